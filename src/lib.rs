@@ -4,4 +4,17 @@
 //! plan; storlab provisions each target, runs the workloads with sound
 //! methodology, stores every run in SQLite and turns runs into verdicts.
 
+pub mod cli;
+pub mod commands;
+pub mod experiment;
+pub mod host;
+pub mod measure;
 pub mod metric;
+pub mod plan;
+pub mod progress;
+pub mod report;
+pub mod runner;
+pub mod stats;
+pub mod store;
+pub mod target;
+pub mod workload;

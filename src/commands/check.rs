@@ -1,0 +1,50 @@
+//! `storlab check EXPERIMENT`: validate and print the planned runs.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+use super::EXIT_INVALID;
+use crate::experiment::{self, units::format_seconds};
+use crate::plan::plan;
+
+pub fn check(file: &Path) -> Result<ExitCode> {
+    let exp = match experiment::load(file) {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(ExitCode::from(EXIT_INVALID));
+        }
+    };
+    let runs = plan(&exp);
+    println!("{}: valid experiment `{}`", file.display(), exp.name);
+    println!(
+        "targets: {}",
+        exp.targets
+            .iter()
+            .map(|t| format!("{} ({})", t.name, t.kind.name()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    println!("baseline: {}", exp.targets[exp.baseline()].name);
+    for r in &runs {
+        let w = &exp.workloads[r.workload];
+        let kind = if r.warmup { "warm-up" } else { "measured" };
+        println!(
+            "  {:>4}  round {:>2}  {:<20} on {:<16} {kind} rep {}  ~{}",
+            r.position + 1,
+            r.round,
+            w.name,
+            exp.targets[r.target].name,
+            r.repetition,
+            format_seconds(w.kind.estimate(&w.params).as_secs_f64())
+        );
+    }
+    println!(
+        "{} runs, estimated {}",
+        runs.len(),
+        format_seconds(exp.estimate().as_secs_f64())
+    );
+    Ok(ExitCode::SUCCESS)
+}

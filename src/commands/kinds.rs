@@ -1,0 +1,39 @@
+//! `storlab targets` and `storlab workloads`: the registries' help, drawn
+//! from the same parameter tables that parse experiment files.
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+use crate::experiment::params::help_table;
+use crate::target::TargetKind;
+use crate::workload::WorkloadKind;
+
+pub fn targets() -> Result<ExitCode> {
+    println!("Target kinds ([[target]] tables; every target also takes name, kind, baseline):\n");
+    for k in TargetKind::ALL {
+        println!("  {} — {}", k.name(), k.about());
+        print!("{}", help_table(k.params()));
+        println!();
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn workloads() -> Result<ExitCode> {
+    println!(
+        "Workload kinds ([[workload]] tables; every workload also takes name, kind, targets):\n"
+    );
+    for k in WorkloadKind::ALL {
+        let p = k.primary();
+        println!(
+            "  {} — {} (primary metric: {}, {} is better)",
+            k.name(),
+            k.about(),
+            p.name,
+            p.direction.as_str()
+        );
+        print!("{}", help_table(k.params()));
+        println!();
+    }
+    Ok(ExitCode::SUCCESS)
+}

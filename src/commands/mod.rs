@@ -1,0 +1,54 @@
+//! One module per subcommand; `dispatch` maps the parsed command line to
+//! them and decides the exit status.
+
+mod check;
+mod kinds;
+mod query;
+mod run;
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+
+use crate::cli::{Cli, Command};
+
+/// Exit status for invalid experiment files and bad input.
+pub const EXIT_INVALID: u8 = 2;
+/// Exit status when a campaign was interrupted by a signal.
+pub const EXIT_INTERRUPTED: u8 = 130;
+
+pub fn dispatch(cli: Cli) -> Result<ExitCode> {
+    match cli.command {
+        Command::Run { experiment } => run::run(&cli.db, experiment.as_deref(), cli.quiet),
+        Command::Check { experiment } => check::check(&experiment),
+        Command::List => query::list(&cli.db),
+        Command::Show { campaign } => query::show(&cli.db, campaign.as_deref()),
+        Command::Export {
+            campaign,
+            format,
+            output,
+        } => query::export(&cli.db, campaign.as_deref(), format, output.as_deref()),
+        Command::Targets => kinds::targets(),
+        Command::Workloads => kinds::workloads(),
+        Command::Env => {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&crate::host::environment())?
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// Writes `text` to `path`, or to stdout when there is none.
+pub fn emit(text: &str, path: Option<&Path>) -> Result<()> {
+    match path {
+        Some(p) => std::fs::write(p, text).with_context(|| format!("writing {}", p.display())),
+        None => {
+            use std::io::Write;
+            let mut out = std::io::stdout().lock();
+            out.write_all(text.as_bytes()).context("writing to stdout")
+        }
+    }
+}

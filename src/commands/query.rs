@@ -1,0 +1,59 @@
+//! `storlab list`, `show` and `export`: read-only views of the store.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+use crate::cli::ExportFormat;
+use crate::report::export::{to_csv, to_json};
+use crate::report::summary::{summary_header, summary_table};
+use crate::report::table::Table;
+use crate::store::Store;
+
+pub fn list(db: &Path) -> Result<ExitCode> {
+    let store = Store::open_existing(db)?;
+    let mut t = Table::new(
+        &[
+            "id", "name", "status", "started", "runs ok", "failed", "planned",
+        ],
+        &[true, false, false, false, true, true, true],
+    );
+    for c in store.list_campaigns()? {
+        t.push(vec![
+            c.id.to_string(),
+            c.name,
+            c.status,
+            c.started_at,
+            c.runs_ok.to_string(),
+            c.runs_failed.to_string(),
+            c.planned_runs.to_string(),
+        ]);
+    }
+    print!("{}", t.render_text());
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn show(db: &Path, campaign: Option<&str>) -> Result<ExitCode> {
+    let store = Store::open_existing(db)?;
+    let data = store.load_campaign(store.resolve_campaign(campaign)?)?;
+    print!("{}", summary_header(&data));
+    print!("{}", summary_table(&data).render_text());
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn export(
+    db: &Path,
+    campaign: Option<&str>,
+    format: ExportFormat,
+    output: Option<&Path>,
+) -> Result<ExitCode> {
+    let store = Store::open_existing(db)?;
+    let data = store.load_campaign(store.resolve_campaign(campaign)?)?;
+    let text = match format {
+        ExportFormat::Csv => to_csv(&data),
+        ExportFormat::Json => format!("{}\n", serde_json::to_string_pretty(&to_json(&data))?),
+    };
+    super::emit(&text, output)?;
+    Ok(ExitCode::SUCCESS)
+}

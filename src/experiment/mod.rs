@@ -1,0 +1,22 @@
+//! The experiment file format: parameter declarations, units, parsing and
+//! validation, and the built-in experiments.
+
+pub mod builtin;
+pub mod error;
+pub mod params;
+pub mod parse;
+pub mod schema;
+pub mod units;
+
+use std::path::Path;
+
+pub use error::ExperimentError;
+pub use parse::parse_experiment;
+pub use schema::{Experiment, Order, Plan, Remount, TargetSpec, WorkloadSpec};
+
+/// Reads and validates an experiment file.
+pub fn load(path: &Path) -> Result<Experiment, ExperimentError> {
+    let name = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| ExperimentError::Read(name.clone(), e))?;
+    parse_experiment(&name, &text)
+}

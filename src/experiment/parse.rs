@@ -1,0 +1,459 @@
+//! Reads an experiment file: TOML → [`Experiment`], validated before anything
+//! runs. Every error names file:line:column and, for an unknown key or kind,
+//! the closest valid one.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+
+use toml_edit::{Document, Item, Table, TableLike};
+
+use super::error::{did_you_mean, ExperimentError, Location};
+use super::params::{split_list, ParamSpec, ParamType, Params, Value};
+use super::schema::{Experiment, Plan, Remount, TargetSpec, WorkloadSpec, PLAN_PARAMS};
+use super::units::{parse_duration, parse_size};
+use crate::target::TargetKind;
+use crate::workload::WorkloadKind;
+
+type Span = Option<Range<usize>>;
+
+const TOP_KEYS: &[&str] = &["name", "description", "plan", "target", "workload"];
+const TARGET_COMMON: &[&str] = &["name", "kind", "baseline"];
+const WORKLOAD_COMMON: &[&str] = &["name", "kind", "targets"];
+
+/// Parses and validates an experiment from its text. `file` names it in errors.
+pub fn parse_experiment(file: &str, source: &str) -> Result<Experiment, ExperimentError> {
+    let doc = Document::parse(source).map_err(|e| ExperimentError::Syntax {
+        at: Location::of_span(file, source, e.span()),
+        message: first_line(e.message()),
+    })?;
+    let cx = Cx { file, source };
+    let root = doc.as_table();
+    cx.check_keys(root, TOP_KEYS, "top level")?;
+    let name = match root.get("name") {
+        Some(item) => cx.string(item, "name")?,
+        None => file_stem(file),
+    };
+    let description = match root.get("description") {
+        Some(item) => cx.string(item, "description")?,
+        None => String::new(),
+    };
+    let (plan, remount_span) = cx.plan(root.get("plan"))?;
+    let targets = cx.targets(root)?;
+    let workloads = cx.workloads(root, &targets)?;
+    let exp = Experiment {
+        name,
+        description,
+        plan,
+        targets,
+        workloads,
+        source: source.to_string(),
+        origin: file.to_string(),
+    };
+    cx.check_remount(&exp, remount_span)?;
+    Ok(exp)
+}
+
+fn first_line(s: &str) -> String {
+    s.lines().next().unwrap_or(s).trim().to_string()
+}
+
+fn file_stem(file: &str) -> String {
+    std::path::Path::new(file)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "experiment".into())
+}
+
+struct Cx<'a> {
+    file: &'a str,
+    source: &'a str,
+}
+
+impl Cx<'_> {
+    fn err(&self, span: Span, message: impl Into<String>) -> ExperimentError {
+        ExperimentError::invalid(Location::of_span(self.file, self.source, span), message)
+    }
+
+    /// Rejects keys that are neither common nor declared, suggesting the nearest.
+    fn check_keys(
+        &self,
+        table: &dyn TableLike,
+        allowed: &[&str],
+        what: &str,
+    ) -> Result<(), ExperimentError> {
+        for (key, _) in table.iter() {
+            if !allowed.contains(&key) {
+                let span = table.key(key).and_then(|k| k.span());
+                let hint = did_you_mean(key, allowed.iter().copied());
+                return Err(self.err(span, format!("unknown key `{key}` in {what}{hint}")));
+            }
+        }
+        Ok(())
+    }
+
+    fn string(&self, item: &Item, key: &str) -> Result<String, ExperimentError> {
+        item.as_str()
+            .map(String::from)
+            .ok_or_else(|| self.err(item.span(), format!("`{key}` must be a string")))
+    }
+
+    fn plan(&self, item: Option<&Item>) -> Result<(Plan, Span), ExperimentError> {
+        let Some(item) = item else {
+            return Ok((Plan::from_params(&Params::defaults(PLAN_PARAMS)), None));
+        };
+        let table = item
+            .as_table_like()
+            .ok_or_else(|| self.err(item.span(), "`plan` must be a table: write [plan]"))?;
+        if let Some(rep) = table.get("repetitions") {
+            if rep.is_table_like() {
+                return Err(self.err(
+                    rep.span(),
+                    "adaptive repetitions ({ min, max, until_ci }) are not available in this version; write a number such as repetitions = 5",
+                ));
+            }
+        }
+        let names: Vec<&str> = PLAN_PARAMS.iter().map(|s| s.name).collect();
+        self.check_keys(table, &names, "[plan]")?;
+        let (params, spans) = self.params(table, PLAN_PARAMS, "[plan]")?;
+        Ok((
+            Plan::from_params(&params),
+            spans.get("remount").cloned().flatten(),
+        ))
+    }
+
+    fn tables<'d>(&self, root: &'d Table, key: &str) -> Result<Vec<&'d Table>, ExperimentError> {
+        match root.get(key) {
+            None => Ok(Vec::new()),
+            Some(Item::ArrayOfTables(a)) => Ok(a.iter().collect()),
+            Some(other) => Err(self.err(
+                other.span(),
+                format!("`{key}` must be written as [[{key}]] tables"),
+            )),
+        }
+    }
+
+    fn targets(&self, root: &Table) -> Result<Vec<TargetSpec>, ExperimentError> {
+        let tables = self.tables(root, "target")?;
+        if tables.is_empty() {
+            return Err(self.err(
+                Some(0..0),
+                "the experiment has no [[target]]; add at least one",
+            ));
+        }
+        let mut out: Vec<TargetSpec> = Vec::new();
+        let mut baseline_seen = false;
+        for t in tables {
+            let name = self.name_of(t, "target", out.iter().map(|x| x.name.as_str()))?;
+            let kind_name = self.kind_of(t, "target", TargetKind::names())?;
+            let kind = TargetKind::parse(&kind_name).expect("checked by kind_of");
+            let mut allowed: Vec<&str> = TARGET_COMMON.to_vec();
+            allowed.extend(kind.params().iter().map(|s| s.name));
+            self.check_keys(t, &allowed, &format!("target `{name}` (kind {kind_name})"))?;
+            let baseline = match t.get("baseline") {
+                Some(item) => item
+                    .as_bool()
+                    .ok_or_else(|| self.err(item.span(), "`baseline` must be true or false"))?,
+                None => false,
+            };
+            if baseline && baseline_seen {
+                return Err(self.err(t.get("baseline").and_then(|i| i.span()), format!("target `{name}` is a second baseline; only one target may say baseline = true")));
+            }
+            baseline_seen |= baseline;
+            let (params, spans) = self.params(t, kind.params(), &format!("target `{name}`"))?;
+            if let Err((key, msg)) = kind.validate(&params) {
+                let span = spans.get(key).cloned().flatten().or_else(|| t.span());
+                return Err(self.err(span, format!("target `{name}`: {msg}")));
+            }
+            out.push(TargetSpec {
+                name,
+                kind,
+                baseline,
+                params,
+            });
+        }
+        Ok(out)
+    }
+
+    fn workloads(
+        &self,
+        root: &Table,
+        targets: &[TargetSpec],
+    ) -> Result<Vec<WorkloadSpec>, ExperimentError> {
+        let tables = self.tables(root, "workload")?;
+        if tables.is_empty() {
+            return Err(self.err(
+                Some(0..0),
+                "the experiment has no [[workload]]; add at least one",
+            ));
+        }
+        let mut out: Vec<WorkloadSpec> = Vec::new();
+        for t in tables {
+            let name = self.name_of(t, "workload", out.iter().map(|x| x.name.as_str()))?;
+            let kind_name = self.kind_of(t, "workload", WorkloadKind::names())?;
+            let kind = WorkloadKind::parse(&kind_name).expect("checked by kind_of");
+            let mut allowed: Vec<&str> = WORKLOAD_COMMON.to_vec();
+            allowed.extend(kind.params().iter().map(|s| s.name));
+            self.check_keys(
+                t,
+                &allowed,
+                &format!("workload `{name}` (kind {kind_name})"),
+            )?;
+            let (params, spans) = self.params(t, kind.params(), &format!("workload `{name}`"))?;
+            if let Err((key, msg)) = kind.validate(&params) {
+                let span = spans.get(key).cloned().flatten().or_else(|| t.span());
+                return Err(self.err(span, format!("workload `{name}`: {msg}")));
+            }
+            let only_targets = self.only_targets(t, &name, targets)?;
+            let spec = WorkloadSpec {
+                name,
+                kind,
+                params,
+                only_targets,
+            };
+            self.check_runnable(t, &spec, targets)?;
+            out.push(spec);
+        }
+        Ok(out)
+    }
+
+    fn only_targets(
+        &self,
+        t: &Table,
+        name: &str,
+        targets: &[TargetSpec],
+    ) -> Result<Vec<String>, ExperimentError> {
+        let Some(item) = t.get("targets") else {
+            return Ok(Vec::new());
+        };
+        let list = self
+            .list(item)
+            .map_err(|m| self.err(item.span(), format!("workload `{name}`: `targets` {m}")))?;
+        for entry in &list {
+            if !targets.iter().any(|x| &x.name == entry) {
+                let hint = did_you_mean(entry, targets.iter().map(|x| x.name.as_str()));
+                return Err(self.err(item.span(), format!("workload `{name}` names target `{entry}`, which the experiment does not define{hint}")));
+            }
+        }
+        Ok(list)
+    }
+
+    /// A workload must be able to run on at least one of its targets.
+    fn check_runnable(
+        &self,
+        t: &Table,
+        w: &WorkloadSpec,
+        targets: &[TargetSpec],
+    ) -> Result<(), ExperimentError> {
+        let mut reasons = Vec::new();
+        for target in targets.iter().filter(|x| w.runs_on(&x.name)) {
+            match w.kind.supports(&w.params, target.kind, &target.params) {
+                Ok(()) => return Ok(()),
+                Err(why) => reasons.push(format!("`{}`: {why}", target.name)),
+            }
+        }
+        Err(self.err(
+            t.span(),
+            format!(
+                "workload `{}` cannot run on any target ({})",
+                w.name,
+                reasons.join("; ")
+            ),
+        ))
+    }
+
+    fn check_remount(&self, exp: &Experiment, span: Span) -> Result<(), ExperimentError> {
+        if exp.plan.remount != Remount::BetweenRuns {
+            return Ok(());
+        }
+        for t in &exp.targets {
+            if let Err(why) = t.kind.can_remount() {
+                return Err(self.err(
+                    span,
+                    format!(
+                        "remount = \"between-runs\" but target `{}` cannot be remounted: {why}",
+                        t.name
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn name_of<'n>(
+        &self,
+        t: &Table,
+        what: &str,
+        mut taken: impl Iterator<Item = &'n str>,
+    ) -> Result<String, ExperimentError> {
+        let item = t
+            .get("name")
+            .ok_or_else(|| self.err(t.span(), format!("this [[{what}]] has no `name`")))?;
+        let name = self.string(item, "name")?;
+        if name.trim().is_empty() {
+            return Err(self.err(item.span(), format!("a {what} name must not be empty")));
+        }
+        if taken.any(|n| n == name) {
+            return Err(self.err(
+                item.span(),
+                format!("duplicate {what} name `{name}`; names must be unique"),
+            ));
+        }
+        Ok(name)
+    }
+
+    fn kind_of(
+        &self,
+        t: &Table,
+        what: &str,
+        known: &[&'static str],
+    ) -> Result<String, ExperimentError> {
+        let item = t.get("kind").ok_or_else(|| {
+            self.err(
+                t.span(),
+                format!(
+                    "this [[{what}]] has no `kind`; one of: {}",
+                    known.join(", ")
+                ),
+            )
+        })?;
+        let kind = self.string(item, "kind")?;
+        if !known.contains(&kind.as_str()) {
+            let hint = did_you_mean(&kind, known.iter().copied());
+            return Err(self.err(
+                item.span(),
+                format!(
+                    "unknown {what} kind `{kind}` (known: {}){hint}",
+                    known.join(", ")
+                ),
+            ));
+        }
+        Ok(kind)
+    }
+
+    /// Reads every declared parameter present in `t`; the rest keep defaults.
+    fn params(
+        &self,
+        t: &dyn TableLike,
+        specs: &[ParamSpec],
+        owner: &str,
+    ) -> Result<(Params, BTreeMap<&'static str, Span>), ExperimentError> {
+        let mut params = Params::defaults(specs);
+        let mut spans = BTreeMap::new();
+        for spec in specs {
+            let Some(item) = t.get(spec.name) else {
+                continue;
+            };
+            let value = self
+                .value(spec, item)
+                .map_err(|m| self.err(item.span(), format!("{owner}: `{}` {m}", spec.name)))?;
+            params.set(spec.name, value);
+            spans.insert(spec.name, item.span());
+        }
+        Ok((params, spans))
+    }
+
+    fn value(&self, spec: &ParamSpec, item: &Item) -> Result<Value, String> {
+        let v = item.as_value();
+        let wrong = || format!("must be {}", with_article(&spec.ty.describe()));
+        Ok(match spec.ty {
+            ParamType::Size => match (v.and_then(|v| v.as_str()), v.and_then(|v| v.as_integer())) {
+                (Some(s), _) => Value::Size(parse_size(s)?),
+                (_, Some(i)) if i >= 0 => Value::Size(i as u64),
+                _ => return Err("must be a size such as \"4k\", \"256M\" or \"4G\"".into()),
+            },
+            ParamType::Duration => match (v.and_then(|v| v.as_str()), v.and_then(number)) {
+                (Some(s), _) => Value::Duration(parse_duration(s)?),
+                (_, Some(f)) if f >= 0.0 => Value::Duration(std::time::Duration::from_secs_f64(f)),
+                _ => return Err("must be a duration such as \"500ms\", \"20s\" or \"10m\"".into()),
+            },
+            ParamType::Int { min, max } => {
+                let i = v.and_then(|v| v.as_integer()).ok_or_else(wrong)?;
+                if i < min || i > max {
+                    return Err(format!("must be between {min} and {max}, not {i}"));
+                }
+                Value::Int(i)
+            }
+            ParamType::Float { min, max } => {
+                let f = v.and_then(number).ok_or_else(wrong)?;
+                if !(min..=max).contains(&f) {
+                    return Err(format!("must be between {min} and {max}, not {f}"));
+                }
+                Value::Float(f)
+            }
+            ParamType::Bool => Value::Bool(
+                v.and_then(|v| v.as_bool())
+                    .ok_or_else(|| "must be true or false".to_string())?,
+            ),
+            ParamType::Str => Value::Str(v.and_then(|v| v.as_str()).ok_or_else(wrong)?.to_string()),
+            ParamType::Choice(options) => {
+                let s = v
+                    .and_then(|v| v.as_str())
+                    .ok_or_else(|| format!("must be one of {}", options.join(", ")))?;
+                if !options.contains(&s) {
+                    let hint = did_you_mean(s, options.iter().copied());
+                    return Err(format!(
+                        "must be one of {}, not `{s}`{hint}",
+                        options.join(", ")
+                    ));
+                }
+                Value::Str(s.to_string())
+            }
+            ParamType::List => Value::List(self.list(item)?),
+            ParamType::Map => Value::Map(map(item)?),
+        })
+    }
+
+    fn list(&self, item: &Item) -> Result<Vec<String>, String> {
+        if let Some(s) = item.as_str() {
+            return Ok(split_list(s));
+        }
+        let array = item
+            .as_array()
+            .ok_or("must be a list of strings, e.g. [\"a\", \"b\"]")?;
+        array
+            .iter()
+            .map(|v| {
+                v.as_str()
+                    .map(String::from)
+                    .ok_or_else(|| "must hold only strings".to_string())
+            })
+            .collect()
+    }
+}
+
+fn with_article(noun: &str) -> String {
+    let vowel = noun.starts_with(['a', 'e', 'i', 'o', 'u']);
+    format!("{} {noun}", if vowel { "an" } else { "a" })
+}
+
+fn number(v: &toml_edit::Value) -> Option<f64> {
+    v.as_float().or_else(|| v.as_integer().map(|i| i as f64))
+}
+
+/// A table of scalars, kept as text (`{ recordsize = "8k", atime = "off" }`).
+fn map(item: &Item) -> Result<BTreeMap<String, String>, String> {
+    let table = item
+        .as_table_like()
+        .ok_or("must be a table, e.g. { key = \"value\" }")?;
+    let mut out = BTreeMap::new();
+    for (k, v) in table.iter() {
+        let v = v
+            .as_value()
+            .ok_or_else(|| format!("entry `{k}` must be a plain value"))?;
+        let text = match v {
+            toml_edit::Value::String(s) => s.value().clone(),
+            toml_edit::Value::Integer(i) => i.value().to_string(),
+            toml_edit::Value::Float(f) => f.value().to_string(),
+            toml_edit::Value::Boolean(b) => {
+                if *b.value() {
+                    "on".into()
+                } else {
+                    "off".into()
+                }
+            }
+            _ => return Err(format!("entry `{k}` must be a string, number or boolean")),
+        };
+        out.insert(k.to_string(), text);
+    }
+    Ok(out)
+}

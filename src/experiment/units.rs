@@ -1,0 +1,132 @@
+//! Parsing of the text units users write: sizes with binary suffixes
+//! (`4k`, `256M`, `4G`, `1.5G`) and durations (`500ms`, `20s`, `10m`, `1h`).
+//!
+//! Sizes are always binary (k = 1024): storage users write `4k` blocks and
+//! mean 4096 bytes, as fio and iozone do.
+
+use std::time::Duration;
+
+/// Parses a size such as `4k`, `256M`, `4G`, `512` (bytes) or `1.5G`.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let value: f64 = num.parse().map_err(|_| {
+        format!("`{text}` is not a size; write a number with an optional unit, e.g. 4k, 256M, 4G")
+    })?;
+    let mult = size_multiplier(unit.trim()).ok_or_else(|| {
+        format!("`{text}` has an unknown size unit `{unit}`; use one of B, k, M, G, T (binary: k = 1024)")
+    })?;
+    let bytes = value * mult as f64;
+    if !bytes.is_finite() || bytes < 0.0 || bytes > u64::MAX as f64 {
+        return Err(format!("`{text}` is out of range"));
+    }
+    Ok(bytes.round() as u64)
+}
+
+fn size_multiplier(unit: &str) -> Option<u64> {
+    let u = unit.to_ascii_lowercase();
+    let u = u.trim_end_matches("ib").trim_end_matches('b');
+    Some(match u {
+        "" => 1,
+        "k" => 1 << 10,
+        "m" => 1 << 20,
+        "g" => 1 << 30,
+        "t" => 1 << 40,
+        _ => return None,
+    })
+}
+
+/// Parses a duration such as `500ms`, `20s`, `10m`, `1h`, `1.5s`.
+/// A bare number is seconds, as in fio's `runtime`.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let value: f64 = num
+        .parse()
+        .map_err(|_| format!("`{text}` is not a duration; write e.g. 500ms, 20s, 10m"))?;
+    let secs = match unit.trim() {
+        "" | "s" | "sec" => value,
+        "ms" => value / 1e3,
+        "us" => value / 1e6,
+        "m" | "min" => value * 60.0,
+        "h" => value * 3600.0,
+        other => {
+            return Err(format!(
+                "`{text}` has an unknown duration unit `{other}`; use ms, s, m or h"
+            ))
+        }
+    };
+    if !secs.is_finite() || !(0.0..=1e9).contains(&secs) {
+        return Err(format!("`{text}` is out of range"));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+/// Formats bytes for humans with binary units (`4.0 KiB`, `1.5 GiB`).
+pub fn format_bytes(bytes: f64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = bytes;
+    let mut i = 0;
+    while v.abs() >= 1024.0 && i < UNITS.len() - 1 {
+        v /= 1024.0;
+        i += 1;
+    }
+    if i == 0 {
+        format!("{v:.0} {}", UNITS[i])
+    } else {
+        format!("{v:.1} {}", UNITS[i])
+    }
+}
+
+/// Formats a duration in seconds for humans (`850 ms`, `12.3 s`, `4m05s`).
+pub fn format_seconds(secs: f64) -> String {
+    if secs < 1.0 {
+        format!("{:.0} ms", secs * 1e3)
+    } else if secs < 120.0 {
+        format!("{secs:.1} s")
+    } else {
+        let s = secs.round() as u64;
+        format!("{}m{:02}s", s / 60, s % 60)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_are_binary() {
+        assert_eq!(parse_size("4k"), Ok(4096));
+        assert_eq!(parse_size("256M"), Ok(256 << 20));
+        assert_eq!(parse_size("4G"), Ok(4 << 30));
+        assert_eq!(parse_size("4GiB"), Ok(4 << 30));
+        assert_eq!(parse_size("512"), Ok(512));
+        assert_eq!(parse_size("1.5k"), Ok(1536));
+        assert!(parse_size("4x").is_err());
+        assert!(parse_size("").is_err());
+        assert!(parse_size("k").is_err());
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("20s"), Ok(Duration::from_secs(20)));
+        assert_eq!(parse_duration("10m"), Ok(Duration::from_secs(600)));
+        assert_eq!(parse_duration("3"), Ok(Duration::from_secs(3)));
+        assert!(parse_duration("3 fortnights").is_err());
+    }
+
+    #[test]
+    fn human_formats() {
+        assert_eq!(format_bytes(4096.0), "4.0 KiB");
+        assert_eq!(format_bytes(100.0), "100 B");
+        assert_eq!(format_seconds(0.25), "250 ms");
+        assert_eq!(format_seconds(245.0), "4m05s");
+    }
+}

@@ -1,0 +1,10 @@
+//! Measurement primitives: what a run yields (metrics, series, histograms),
+//! latency histograms, per-thread CPU accounting and the stop flag.
+
+pub mod cpu;
+pub mod latency;
+pub mod output;
+pub mod stop;
+
+pub use output::{Hist, Metric, RunOutput, Series};
+pub use stop::StopFlag;

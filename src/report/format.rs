@@ -1,0 +1,72 @@
+//! Human formatting of stored values, used only at the edges (terminal,
+//! Markdown, HTML). Storage keeps base units.
+
+use crate::experiment::units::{format_bytes, format_seconds};
+
+/// Formats a value in its stored unit for people.
+pub fn format_value(value: f64, unit: &str) -> String {
+    if !value.is_finite() {
+        return "n/a".into();
+    }
+    match unit {
+        "bytes/s" => format!("{}/s", format_bytes(value)),
+        "bytes" => format_bytes(value),
+        "ns" => format_ns(value),
+        "s" => format_seconds(value),
+        "ops/s" => format!("{} ops/s", si(value)),
+        "tx/s" => format!("{} tx/s", si(value)),
+        "ops" => si(value),
+        "%" => format!("{value:.1}%"),
+        "" => si(value),
+        other => format!("{} {other}", si(value)),
+    }
+}
+
+/// Nanoseconds as ns, µs, ms or s.
+pub fn format_ns(ns: f64) -> String {
+    if ns < 1e3 {
+        format!("{ns:.0} ns")
+    } else if ns < 1e6 {
+        format!("{:.1} µs", ns / 1e3)
+    } else if ns < 1e9 {
+        format!("{:.2} ms", ns / 1e6)
+    } else {
+        format!("{:.2} s", ns / 1e9)
+    }
+}
+
+/// 1234 → 1.23k, 2.5e6 → 2.50M, three significant digits.
+pub fn si(v: f64) -> String {
+    let a = v.abs();
+    let (scaled, suffix) = if a >= 1e9 {
+        (v / 1e9, "G")
+    } else if a >= 1e6 {
+        (v / 1e6, "M")
+    } else if a >= 1e3 {
+        (v / 1e3, "k")
+    } else {
+        (v, "")
+    };
+    let digits = if scaled.abs() >= 100.0 {
+        0
+    } else if scaled.abs() >= 10.0 {
+        1
+    } else {
+        2
+    };
+    format!("{scaled:.digits$}{suffix}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats() {
+        assert_eq!(format_value(1_572_864.0, "bytes/s"), "1.5 MiB/s");
+        assert_eq!(format_value(1500.0, "ns"), "1.5 µs");
+        assert_eq!(format_value(123_456.0, "ops/s"), "123k ops/s");
+        assert_eq!(si(2.5), "2.50");
+        assert_eq!(format_value(f64::NAN, "ns"), "n/a");
+    }
+}

@@ -1,0 +1,86 @@
+//! A plain table of text cells, rendered aligned for the terminal. Reports
+//! build tables once and hand them to a renderer.
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Table {
+    pub header: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+    /// Columns aligned right (numbers).
+    pub right: Vec<bool>,
+}
+
+impl Table {
+    pub fn new(header: &[&str], right: &[bool]) -> Table {
+        Table {
+            header: header.iter().map(|s| s.to_string()).collect(),
+            rows: Vec::new(),
+            right: right.to_vec(),
+        }
+    }
+
+    pub fn push(&mut self, row: Vec<String>) {
+        self.rows.push(row);
+    }
+
+    fn widths(&self) -> Vec<usize> {
+        let mut w: Vec<usize> = self.header.iter().map(|h| h.chars().count()).collect();
+        for row in &self.rows {
+            for (i, cell) in row.iter().enumerate() {
+                if i < w.len() {
+                    w[i] = w[i].max(cell.chars().count());
+                }
+            }
+        }
+        w
+    }
+
+    /// Aligned text with a rule under the header.
+    pub fn render_text(&self) -> String {
+        let widths = self.widths();
+        let line = |cells: &[String]| -> String {
+            let parts: Vec<String> = cells
+                .iter()
+                .enumerate()
+                .map(|(i, c)| {
+                    let pad = widths[i].saturating_sub(c.chars().count());
+                    if self.right.get(i).copied().unwrap_or(false) {
+                        format!("{}{c}", " ".repeat(pad))
+                    } else {
+                        format!("{c}{}", " ".repeat(pad))
+                    }
+                })
+                .collect();
+            parts.join("  ").trim_end().to_string()
+        };
+        let mut out = line(&self.header);
+        out.push('\n');
+        out.push_str(
+            &widths
+                .iter()
+                .map(|w| "─".repeat(*w))
+                .collect::<Vec<_>>()
+                .join("  "),
+        );
+        out.push('\n');
+        for row in &self.rows {
+            out.push_str(&line(row));
+            out.push('\n');
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn aligns_columns() {
+        let mut t = Table::new(&["name", "value"], &[false, true]);
+        t.push(vec!["a".into(), "1".into()]);
+        t.push(vec!["long".into(), "1000".into()]);
+        let text = t.render_text();
+        assert!(text.contains("a         1\n"), "{text}");
+        assert!(text.contains("long   1000\n"), "{text}");
+    }
+}

@@ -1,0 +1,343 @@
+//! Reading campaigns back: the one source of every report and statistic.
+
+use std::collections::BTreeMap;
+
+use anyhow::{bail, Context, Result};
+use hdrhistogram::Histogram;
+use rusqlite::{params, OptionalExtension, Row};
+use serde_json::Value;
+
+use super::Store;
+use crate::metric::Direction;
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct CampaignRow {
+    pub id: i64,
+    pub name: String,
+    pub description: String,
+    pub origin: String,
+    pub status: String,
+    pub started_at: String,
+    pub finished_at: Option<String>,
+    pub storlab_version: String,
+    pub planned_runs: i64,
+    pub runs_ok: i64,
+    pub runs_failed: i64,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct TargetRow {
+    pub id: i64,
+    pub name: String,
+    pub kind: String,
+    pub baseline: bool,
+    pub params: Value,
+    pub facts: Value,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct WorkloadRow {
+    pub id: i64,
+    pub name: String,
+    pub kind: String,
+    pub primary_metric: String,
+    pub params: Value,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct MetricValue {
+    pub value: f64,
+    pub unit: String,
+    pub direction: Direction,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct SeriesData {
+    pub unit: String,
+    pub interval_s: f64,
+    pub values: Vec<f64>,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct RunData {
+    pub id: i64,
+    pub target: String,
+    pub workload: String,
+    pub repetition: u32,
+    pub round: u32,
+    pub position: u32,
+    pub warmup: bool,
+    pub status: String,
+    pub error: Option<String>,
+    pub started_at: String,
+    pub duration_s: f64,
+    pub caches_dropped: bool,
+    pub remounted: bool,
+    pub metrics: BTreeMap<String, MetricValue>,
+    pub series: BTreeMap<String, SeriesData>,
+    pub warnings: Vec<String>,
+}
+
+/// Everything stored about one campaign.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct CampaignData {
+    pub campaign: CampaignRow,
+    pub environment: Value,
+    pub experiment: Value,
+    pub targets: Vec<TargetRow>,
+    pub workloads: Vec<WorkloadRow>,
+    pub runs: Vec<RunData>,
+}
+
+const CAMPAIGN_COLS: &str = "c.id, c.name, c.description, c.origin, c.status, c.started_at, c.finished_at, c.storlab_version, c.planned_runs,
+    (SELECT COUNT(*) FROM runs r WHERE r.campaign_id = c.id AND r.status = 'ok'),
+    (SELECT COUNT(*) FROM runs r WHERE r.campaign_id = c.id AND r.status <> 'ok')";
+
+fn campaign_row(r: &Row<'_>) -> rusqlite::Result<CampaignRow> {
+    Ok(CampaignRow {
+        id: r.get(0)?,
+        name: r.get(1)?,
+        description: r.get(2)?,
+        origin: r.get(3)?,
+        status: r.get(4)?,
+        started_at: r.get(5)?,
+        finished_at: r.get(6)?,
+        storlab_version: r.get(7)?,
+        planned_runs: r.get(8)?,
+        runs_ok: r.get(9)?,
+        runs_failed: r.get(10)?,
+    })
+}
+
+fn json_col(text: String) -> Value {
+    serde_json::from_str(&text).unwrap_or(Value::Null)
+}
+
+impl Store {
+    pub fn list_campaigns(&self) -> Result<Vec<CampaignRow>> {
+        let mut st = self.conn.prepare(&format!(
+            "SELECT {CAMPAIGN_COLS} FROM campaigns c ORDER BY c.id"
+        ))?;
+        let rows = st
+            .query_map([], campaign_row)?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(rows)
+    }
+
+    /// Resolves a campaign given by id or name (the latest of that name);
+    /// `None` means the latest campaign in the store.
+    pub fn resolve_campaign(&self, which: Option<&str>) -> Result<i64> {
+        let found: Option<i64> = match which {
+            None => self
+                .conn
+                .query_row("SELECT MAX(id) FROM campaigns", [], |r| r.get(0))?,
+            Some(w) => match w.parse::<i64>() {
+                Ok(id) => self
+                    .conn
+                    .query_row("SELECT id FROM campaigns WHERE id = ?1", [id], |r| r.get(0))
+                    .optional()?,
+                Err(_) => self.conn.query_row(
+                    "SELECT MAX(id) FROM campaigns WHERE name = ?1",
+                    [w],
+                    |r| r.get(0),
+                )?,
+            },
+        };
+        match (found, which) {
+            (Some(id), _) => Ok(id),
+            (None, None) => bail!(
+                "the store {} holds no campaign yet; run one with `storlab run`",
+                self.path.display()
+            ),
+            (None, Some(w)) => bail!(
+                "no campaign `{w}` in {}; `storlab list` shows the campaigns",
+                self.path.display()
+            ),
+        }
+    }
+
+    pub fn load_campaign(&self, id: i64) -> Result<CampaignData> {
+        let campaign = self
+            .conn
+            .query_row(
+                &format!("SELECT {CAMPAIGN_COLS} FROM campaigns c WHERE c.id = ?1"),
+                [id],
+                campaign_row,
+            )
+            .with_context(|| format!("reading campaign {id}"))?;
+        let (environment, experiment): (String, String) = self.conn.query_row(
+            "SELECT environment_json, experiment_json FROM campaigns WHERE id = ?1",
+            [id],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
+        Ok(CampaignData {
+            campaign,
+            environment: json_col(environment),
+            experiment: json_col(experiment),
+            targets: self.targets(id)?,
+            workloads: self.workloads(id)?,
+            runs: self.runs(id)?,
+        })
+    }
+
+    fn targets(&self, campaign: i64) -> Result<Vec<TargetRow>> {
+        let mut st = self.conn.prepare(
+            "SELECT id, name, kind, baseline, params_json, facts_json FROM targets WHERE campaign_id = ?1 ORDER BY position",
+        )?;
+        let rows = st.query_map([campaign], |r| {
+            Ok(TargetRow {
+                id: r.get(0)?,
+                name: r.get(1)?,
+                kind: r.get(2)?,
+                baseline: r.get(3)?,
+                params: json_col(r.get(4)?),
+                facts: json_col(r.get(5)?),
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    }
+
+    fn workloads(&self, campaign: i64) -> Result<Vec<WorkloadRow>> {
+        let mut st = self.conn.prepare(
+            "SELECT id, name, kind, primary_metric, params_json FROM workloads WHERE campaign_id = ?1 ORDER BY position",
+        )?;
+        let rows = st.query_map([campaign], |r| {
+            Ok(WorkloadRow {
+                id: r.get(0)?,
+                name: r.get(1)?,
+                kind: r.get(2)?,
+                primary_metric: r.get(3)?,
+                params: json_col(r.get(4)?),
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    }
+
+    fn runs(&self, campaign: i64) -> Result<Vec<RunData>> {
+        let mut st = self.conn.prepare(
+            "SELECT r.id, t.name, w.name, r.repetition, r.round, r.position, r.warmup, r.status, r.error, r.started_at,
+                    r.duration_s, r.caches_dropped, r.remounted
+             FROM runs r JOIN targets t ON t.id = r.target_id JOIN workloads w ON w.id = r.workload_id
+             WHERE r.campaign_id = ?1 ORDER BY r.id",
+        )?;
+        let mut runs = st
+            .query_map([campaign], |r| {
+                Ok(RunData {
+                    id: r.get(0)?,
+                    target: r.get(1)?,
+                    workload: r.get(2)?,
+                    repetition: r.get(3)?,
+                    round: r.get(4)?,
+                    position: r.get(5)?,
+                    warmup: r.get(6)?,
+                    status: r.get(7)?,
+                    error: r.get(8)?,
+                    started_at: r.get(9)?,
+                    duration_s: r.get(10)?,
+                    caches_dropped: r.get(11)?,
+                    remounted: r.get(12)?,
+                    metrics: BTreeMap::new(),
+                    series: BTreeMap::new(),
+                    warnings: Vec::new(),
+                })
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        let index: BTreeMap<i64, usize> = runs.iter().enumerate().map(|(i, r)| (r.id, i)).collect();
+        self.attach_metrics(campaign, &index, &mut runs)?;
+        self.attach_series(campaign, &index, &mut runs)?;
+        self.attach_warnings(campaign, &index, &mut runs)?;
+        Ok(runs)
+    }
+
+    fn attach_metrics(
+        &self,
+        campaign: i64,
+        index: &BTreeMap<i64, usize>,
+        runs: &mut [RunData],
+    ) -> Result<()> {
+        let mut st = self.conn.prepare(
+            "SELECT m.run_id, m.name, m.value, m.unit, m.direction FROM metrics m JOIN runs r ON r.id = m.run_id WHERE r.campaign_id = ?1",
+        )?;
+        let mut rows = st.query([campaign])?;
+        while let Some(r) = rows.next()? {
+            let run: i64 = r.get(0)?;
+            let direction =
+                Direction::parse(&r.get::<_, String>(4)?).unwrap_or(Direction::HigherIsBetter);
+            if let Some(&i) = index.get(&run) {
+                runs[i].metrics.insert(
+                    r.get(1)?,
+                    MetricValue {
+                        value: r.get(2)?,
+                        unit: r.get(3)?,
+                        direction,
+                    },
+                );
+            }
+        }
+        Ok(())
+    }
+
+    fn attach_series(
+        &self,
+        campaign: i64,
+        index: &BTreeMap<i64, usize>,
+        runs: &mut [RunData],
+    ) -> Result<()> {
+        let mut st = self.conn.prepare(
+            "SELECT s.run_id, s.name, s.unit, s.interval_s, s.values_json FROM series s JOIN runs r ON r.id = s.run_id WHERE r.campaign_id = ?1",
+        )?;
+        let mut rows = st.query([campaign])?;
+        while let Some(r) = rows.next()? {
+            let run: i64 = r.get(0)?;
+            let values: Vec<f64> =
+                serde_json::from_str(&r.get::<_, String>(4)?).unwrap_or_default();
+            if let Some(&i) = index.get(&run) {
+                runs[i].series.insert(
+                    r.get(1)?,
+                    SeriesData {
+                        unit: r.get(2)?,
+                        interval_s: r.get(3)?,
+                        values,
+                    },
+                );
+            }
+        }
+        Ok(())
+    }
+
+    fn attach_warnings(
+        &self,
+        campaign: i64,
+        index: &BTreeMap<i64, usize>,
+        runs: &mut [RunData],
+    ) -> Result<()> {
+        let mut st = self.conn.prepare(
+            "SELECT w.run_id, w.message FROM warnings w JOIN runs r ON r.id = w.run_id WHERE r.campaign_id = ?1",
+        )?;
+        let mut rows = st.query([campaign])?;
+        while let Some(r) = rows.next()? {
+            let run: i64 = r.get(0)?;
+            if let Some(&i) = index.get(&run) {
+                runs[i].warnings.push(r.get(1)?);
+            }
+        }
+        Ok(())
+    }
+
+    /// A run's stored latency histogram, decoded.
+    pub fn histogram(&self, run: i64, name: &str) -> Result<Option<Histogram<u64>>> {
+        let blob: Option<Vec<u8>> = self
+            .conn
+            .query_row(
+                "SELECT hdr_v2 FROM histograms WHERE run_id = ?1 AND name = ?2",
+                params![run, name],
+                |r| r.get(0),
+            )
+            .optional()?;
+        let Some(blob) = blob else { return Ok(None) };
+        let h = hdrhistogram::serialization::Deserializer::new()
+            .deserialize(&mut blob.as_slice())
+            .map_err(|e| anyhow::anyhow!("decoding histogram {name} of run {run}: {e:?}"))?;
+        Ok(Some(h))
+    }
+}

@@ -1,0 +1,119 @@
+//! Schema and migrations. `meta.schema_version` says which migrations ran;
+//! a store written by a newer storlab is refused rather than misread.
+
+use anyhow::{bail, Result};
+use rusqlite::{Connection, OptionalExtension};
+
+pub const SCHEMA_VERSION: i64 = 1;
+
+const V1: &str = r#"
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE campaigns (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    description TEXT NOT NULL,
+    origin TEXT NOT NULL,
+    status TEXT NOT NULL,
+    started_at TEXT NOT NULL,
+    finished_at TEXT,
+    storlab_version TEXT NOT NULL,
+    planned_runs INTEGER NOT NULL,
+    experiment_source TEXT NOT NULL,
+    experiment_json TEXT NOT NULL,
+    environment_json TEXT NOT NULL
+);
+CREATE TABLE targets (
+    id INTEGER PRIMARY KEY,
+    campaign_id INTEGER NOT NULL REFERENCES campaigns(id),
+    position INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    baseline INTEGER NOT NULL,
+    params_json TEXT NOT NULL,
+    facts_json TEXT NOT NULL DEFAULT '{}',
+    UNIQUE (campaign_id, name)
+);
+CREATE TABLE workloads (
+    id INTEGER PRIMARY KEY,
+    campaign_id INTEGER NOT NULL REFERENCES campaigns(id),
+    position INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    primary_metric TEXT NOT NULL,
+    params_json TEXT NOT NULL,
+    UNIQUE (campaign_id, name)
+);
+CREATE TABLE runs (
+    id INTEGER PRIMARY KEY,
+    campaign_id INTEGER NOT NULL REFERENCES campaigns(id),
+    target_id INTEGER NOT NULL REFERENCES targets(id),
+    workload_id INTEGER NOT NULL REFERENCES workloads(id),
+    repetition INTEGER NOT NULL,
+    round INTEGER NOT NULL,
+    position INTEGER NOT NULL,
+    warmup INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    error TEXT,
+    started_at TEXT NOT NULL,
+    duration_s REAL NOT NULL,
+    caches_dropped INTEGER NOT NULL,
+    remounted INTEGER NOT NULL
+);
+CREATE INDEX runs_by_campaign ON runs (campaign_id);
+CREATE TABLE metrics (
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    name TEXT NOT NULL,
+    value REAL NOT NULL,
+    unit TEXT NOT NULL,
+    direction TEXT NOT NULL,
+    PRIMARY KEY (run_id, name)
+);
+CREATE TABLE series (
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    name TEXT NOT NULL,
+    unit TEXT NOT NULL,
+    interval_s REAL NOT NULL,
+    values_json TEXT NOT NULL,
+    PRIMARY KEY (run_id, name)
+);
+CREATE TABLE histograms (
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    name TEXT NOT NULL,
+    unit TEXT NOT NULL,
+    count INTEGER NOT NULL,
+    hdr_v2 BLOB NOT NULL,
+    PRIMARY KEY (run_id, name)
+);
+CREATE TABLE warnings (
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    message TEXT NOT NULL
+);
+"#;
+
+pub fn migrate(conn: &Connection) -> Result<()> {
+    conn.execute_batch(
+        "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);",
+    )?;
+    let version: i64 = conn
+        .query_row(
+            "SELECT value FROM meta WHERE key = 'schema_version'",
+            [],
+            |r| r.get::<_, String>(0),
+        )
+        .optional()?
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    if version > SCHEMA_VERSION {
+        bail!("the store has schema version {version}, newer than this storlab understands ({SCHEMA_VERSION}); upgrade storlab");
+    }
+    if version < 1 {
+        let tx = conn.unchecked_transaction()?;
+        tx.execute_batch(V1)?;
+        tx.execute(
+            "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?1)",
+            [SCHEMA_VERSION.to_string()],
+        )?;
+        tx.commit()?;
+    }
+    Ok(())
+}

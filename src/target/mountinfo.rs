@@ -1,0 +1,94 @@
+//! /proc/self/mountinfo: which mount a path lives on, with the options the
+//! kernel reports (not the ones someone asked for).
+
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+
+/// One line of mountinfo.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MountEntry {
+    pub major: u32,
+    pub minor: u32,
+    pub mount_point: String,
+    pub mount_options: String,
+    pub fs_type: String,
+    pub source: String,
+    pub super_options: String,
+}
+
+/// Parses mountinfo text (see proc(5)).
+pub fn parse(text: &str) -> Vec<MountEntry> {
+    text.lines().filter_map(parse_line).collect()
+}
+
+fn parse_line(line: &str) -> Option<MountEntry> {
+    let (left, right) = line.split_once(" - ")?;
+    let l: Vec<&str> = left.split(' ').collect();
+    let r: Vec<&str> = right.split(' ').collect();
+    let (major, minor) = l.get(2)?.split_once(':')?;
+    Some(MountEntry {
+        major: major.parse().ok()?,
+        minor: minor.parse().ok()?,
+        mount_point: unescape(l.get(4)?),
+        mount_options: l.get(5)?.to_string(),
+        fs_type: r.first()?.to_string(),
+        source: unescape(r.get(1)?),
+        super_options: r.get(2).unwrap_or(&"").to_string(),
+    })
+}
+
+/// mountinfo escapes space, tab, newline and backslash as octal `\ooo`.
+fn unescape(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\'
+            && i + 3 < b.len()
+            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
+        {
+            let v = (b[i + 1] - b'0') * 64 + (b[i + 2] - b'0') * 8 + (b[i + 3] - b'0');
+            out.push(v);
+            i += 4;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The mount a path lives on: same device, longest mount point prefix.
+pub fn mount_of(path: &Path) -> Option<MountEntry> {
+    let canonical = path.canonicalize().ok()?;
+    let dev = std::fs::metadata(&canonical).ok()?.dev();
+    let (major, minor) = (libc::major(dev), libc::minor(dev));
+    let text = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    parse(&text)
+        .into_iter()
+        .filter(|m| m.major == major && m.minor == minor && canonical.starts_with(&m.mount_point))
+        .max_by_key(|m| m.mount_point.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_a_line() {
+        let t = "36 35 98:0 /mnt1 /mnt/with\\040space rw,noatime master:1 - ext4 /dev/root rw,errors=continue\n";
+        let m = &parse(t)[0];
+        assert_eq!((m.major, m.minor), (98, 0));
+        assert_eq!(m.mount_point, "/mnt/with space");
+        assert_eq!(m.mount_options, "rw,noatime");
+        assert_eq!(m.fs_type, "ext4");
+        assert_eq!(m.source, "/dev/root");
+        assert_eq!(m.super_options, "rw,errors=continue");
+    }
+
+    #[test]
+    fn finds_the_mount_of_proc() {
+        let m = mount_of(Path::new("/proc/self")).unwrap();
+        assert_eq!(m.fs_type, "proc");
+    }
+}

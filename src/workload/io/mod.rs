@@ -1,0 +1,353 @@
+//! Workload `io`: storlab's native engine, with fio's parameter names.
+//!
+//! `numjobs` threads, each with its own file `job<N>.dat`, run the access
+//! pattern `rw` in blocks of `bs`, size-based (`size` per job) or time-based
+//! (`runtime`, after `ramp_time`, wrapping over the file). Latency per
+//! operation goes into HDR histograms merged over threads; throughput is
+//! sampled every second into a series.
+
+mod buffer;
+mod job;
+mod layout;
+mod rng;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::sync::Barrier;
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+
+use self::job::{run_job, JobResult, JobSpec, Progress, Rw, Shared};
+use super::{RunContext, Workload};
+use crate::experiment::params::{ParamSpec, ParamType, Params};
+use crate::measure::cpu::CpuTimes;
+use crate::measure::latency::{latency_metrics, new_histogram};
+use crate::measure::{Hist, Metric, RunOutput, Series};
+
+pub const PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "rw",
+        ty: ParamType::Choice(&["read", "write", "randread", "randwrite", "randrw"]),
+        default: Some("read"),
+        help: "access pattern, as fio's rw",
+    },
+    ParamSpec {
+        name: "bs",
+        ty: ParamType::Size,
+        default: Some("4k"),
+        help: "block size of each operation",
+    },
+    ParamSpec {
+        name: "size",
+        ty: ParamType::Size,
+        default: Some("256M"),
+        help: "file size per job",
+    },
+    ParamSpec {
+        name: "numjobs",
+        ty: ParamType::Int { min: 1, max: 1024 },
+        default: Some("1"),
+        help: "threads, each with its own file",
+    },
+    ParamSpec {
+        name: "ioengine",
+        ty: ParamType::Choice(&["psync"]),
+        default: Some("psync"),
+        help: "how I/O is issued: psync (pread/pwrite)",
+    },
+    ParamSpec {
+        name: "direct",
+        ty: ParamType::Bool,
+        default: Some("false"),
+        help: "O_DIRECT: bypass the page cache",
+    },
+    ParamSpec {
+        name: "fsync",
+        ty: ParamType::Int {
+            min: 0,
+            max: i64::MAX,
+        },
+        default: Some("0"),
+        help: "fsync every N writes (0: never)",
+    },
+    ParamSpec {
+        name: "end_fsync",
+        ty: ParamType::Bool,
+        default: Some("false"),
+        help: "fsync at the end of the job, inside the timing",
+    },
+    ParamSpec {
+        name: "runtime",
+        ty: ParamType::Duration,
+        default: None,
+        help: "time-based run length (wraps over the file); size-based when absent",
+    },
+    ParamSpec {
+        name: "ramp_time",
+        ty: ParamType::Duration,
+        default: Some("0s"),
+        help: "unmeasured time before measuring (time-based runs)",
+    },
+    ParamSpec {
+        name: "rwmixread",
+        ty: ParamType::Int { min: 0, max: 100 },
+        default: Some("50"),
+        help: "percentage of reads in randrw",
+    },
+];
+
+/// Cross-parameter checks: the key at fault and why.
+pub fn validate(p: &Params) -> Result<(), (&'static str, String)> {
+    let bs = p.size("bs").unwrap_or(0);
+    let size = p.size("size").unwrap_or(0);
+    if bs == 0 {
+        return Err(("bs", "bs must be larger than 0".into()));
+    }
+    if bs > size {
+        return Err((
+            "bs",
+            format!("bs ({bs} bytes) is larger than size ({size} bytes)"),
+        ));
+    }
+    if size % bs != 0 {
+        return Err((
+            "size",
+            format!("size ({size} bytes) must be a multiple of bs ({bs} bytes)"),
+        ));
+    }
+    if p.bool("direct") == Some(true) && bs % 512 != 0 {
+        return Err((
+            "bs",
+            "with direct = true, bs must be a multiple of 512 bytes (4k is safe)".into(),
+        ));
+    }
+    let ramp = p.duration("ramp_time").unwrap_or_default();
+    if !ramp.is_zero() && p.duration("runtime").is_none() {
+        return Err((
+            "ramp_time",
+            "ramp_time needs runtime (a time-based run)".into(),
+        ));
+    }
+    if p.duration("runtime") == Some(Duration::ZERO) {
+        return Err(("runtime", "runtime must be longer than 0".into()));
+    }
+    Ok(())
+}
+
+/// Rough run length for estimates: time-based exactly, size-based at 500 MB/s.
+pub fn estimate(p: &Params) -> Duration {
+    let layout = Duration::from_secs_f64(bytes_needed(p) as f64 / 1e9);
+    match p.duration("runtime") {
+        Some(r) => r + p.duration("ramp_time").unwrap_or_default() + layout,
+        None => Duration::from_secs_f64(bytes_needed(p) as f64 / 500e6) + layout,
+    }
+}
+
+pub fn bytes_needed(p: &Params) -> u64 {
+    p.size("size").unwrap_or(0) * p.int("numjobs").unwrap_or(1) as u64
+}
+
+pub struct Io {
+    spec: JobSpec,
+    numjobs: usize,
+}
+
+impl Io {
+    pub fn new(p: &Params) -> Io {
+        let spec = JobSpec {
+            rw: Rw::parse(p.str("rw").unwrap_or("read")).unwrap_or(Rw::Read),
+            bs: p.size("bs").unwrap_or(4096) as usize,
+            size: p.size("size").unwrap_or(256 << 20),
+            direct: p.bool("direct").unwrap_or(false),
+            fsync_every: p.int("fsync").unwrap_or(0) as u64,
+            end_fsync: p.bool("end_fsync").unwrap_or(false),
+            runtime: p.duration("runtime"),
+            ramp: p.duration("ramp_time").unwrap_or_default(),
+            rwmixread: p.int("rwmixread").unwrap_or(50) as u32,
+            seed: 0x0570_41ab,
+        };
+        Io {
+            spec,
+            numjobs: p.int("numjobs").unwrap_or(1) as usize,
+        }
+    }
+
+    fn job_path(dir: &Path, i: usize) -> PathBuf {
+        dir.join(format!("job{i}.dat"))
+    }
+}
+
+impl Workload for Io {
+    fn prepare(&mut self, dir: &Path) -> Result<()> {
+        if !self.spec.rw.needs_layout() {
+            return Ok(());
+        }
+        for i in 0..self.numjobs {
+            layout::ensure_laid_out(
+                &Self::job_path(dir, i),
+                self.spec.size,
+                self.spec.seed + i as u64,
+            )?;
+        }
+        Ok(())
+    }
+
+    fn run(&mut self, dir: &Path, cx: &RunContext) -> Result<RunOutput> {
+        let progress: Vec<Progress> = (0..self.numjobs).map(|_| Progress::default()).collect();
+        let barrier = Barrier::new(self.numjobs + 1);
+        let stop = cx.stop.as_atomic();
+        let (results, series) = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..self.numjobs)
+                .map(|i| {
+                    let mut spec = self.spec.clone();
+                    spec.seed = spec
+                        .seed
+                        .wrapping_add(cx.run_seed)
+                        .wrapping_add(i as u64 * 7919);
+                    let path = Self::job_path(dir, i);
+                    let shared = Shared {
+                        barrier: &barrier,
+                        stop,
+                        progress: &progress[i],
+                    };
+                    scope.spawn(move || run_job(&spec, &path, shared))
+                })
+                .collect();
+            barrier.wait();
+            let series = sample_throughput(&progress, self.spec.ramp, &handles);
+            let results: Vec<Result<JobResult>> = handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err(anyhow::anyhow!("an I/O thread panicked")))
+                })
+                .collect();
+            (results, series)
+        });
+        let results: Vec<JobResult> = results.into_iter().collect::<Result<_>>()?;
+        Ok(aggregate(&self.spec, &results, series))
+    }
+
+    fn cleanup(&mut self, dir: &Path) -> Result<()> {
+        if self.spec.rw == Rw::Write {
+            for i in 0..self.numjobs {
+                let _ = std::fs::remove_file(Self::job_path(dir, i));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Samples the summed progress counters once a second, from the end of the
+/// ramp until every job has finished.
+fn sample_throughput<T>(
+    progress: &[Progress],
+    ramp: Duration,
+    handles: &[std::thread::ScopedJoinHandle<'_, T>],
+) -> Vec<f64> {
+    let start = Instant::now() + ramp;
+    let total = || {
+        progress
+            .iter()
+            .map(|p| p.0.load(Ordering::Relaxed))
+            .sum::<u64>()
+    };
+    let done = || handles.iter().all(|h| h.is_finished());
+    while Instant::now() < start && !done() {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let mut values = Vec::new();
+    let mut last = total();
+    let mut tick = start + Duration::from_secs(1);
+    loop {
+        while Instant::now() < tick {
+            if done() {
+                return values;
+            }
+            std::thread::sleep(
+                Duration::from_millis(5).min(tick.saturating_duration_since(Instant::now())),
+            );
+        }
+        let now_total = total();
+        values.push(now_total.saturating_sub(last) as f64);
+        last = now_total;
+        tick += Duration::from_secs(1);
+    }
+}
+
+/// Merges the jobs' results into the run's metrics, histograms and series.
+fn aggregate(spec: &JobSpec, results: &[JobResult], series: Vec<f64>) -> RunOutput {
+    let mut read = new_histogram();
+    let mut write = new_histogram();
+    let mut sync = new_histogram();
+    let mut cpu = CpuTimes::default();
+    let (mut bytes_read, mut bytes_written) = (0u64, 0u64);
+    for r in results {
+        let _ = read.add(&r.read_lat);
+        let _ = write.add(&r.write_lat);
+        let _ = sync.add(&r.sync_lat);
+        cpu = cpu.plus(r.cpu);
+        bytes_read += r.bytes_read;
+        bytes_written += r.bytes_written;
+    }
+    let start = results.iter().map(|r| r.start).min();
+    let end = results.iter().map(|r| r.end).max();
+    let elapsed = match (start, end) {
+        (Some(s), Some(e)) => e.saturating_duration_since(s).as_secs_f64().max(1e-9),
+        _ => 1e-9,
+    };
+    let mut all = new_histogram();
+    let _ = all.add(&read);
+    let _ = all.add(&write);
+    let bytes = bytes_read + bytes_written;
+    let ops = all.len();
+    let mut m = vec![
+        Metric::higher("bw_bytes_per_s", bytes as f64 / elapsed, "bytes/s"),
+        Metric::higher("iops", ops as f64 / elapsed, "ops/s"),
+        Metric::higher("bytes", bytes as f64, "bytes"),
+        Metric::higher("ops", ops as f64, "ops"),
+        Metric::lower("elapsed_s", elapsed, "s"),
+        Metric::lower("cpu_user_s", cpu.user_s, "s"),
+        Metric::lower("cpu_sys_s", cpu.sys_s, "s"),
+    ];
+    m.extend(latency_metrics("lat", &all));
+    if spec.rw == Rw::Mixed {
+        m.push(Metric::higher(
+            "read_bw_bytes_per_s",
+            bytes_read as f64 / elapsed,
+            "bytes/s",
+        ));
+        m.push(Metric::higher(
+            "write_bw_bytes_per_s",
+            bytes_written as f64 / elapsed,
+            "bytes/s",
+        ));
+        m.extend(latency_metrics("read_lat", &read));
+        m.extend(latency_metrics("write_lat", &write));
+    }
+    m.extend(latency_metrics("sync_lat", &sync));
+    let mut out = RunOutput {
+        metrics: m,
+        ..Default::default()
+    };
+    out.series.push(Series {
+        name: "bw_bytes_per_s".into(),
+        unit: "bytes/s",
+        interval_s: 1.0,
+        values: series,
+    });
+    out.histograms.push(Hist {
+        name: "lat".into(),
+        unit: "ns",
+        hist: all,
+    });
+    if !sync.is_empty() {
+        out.histograms.push(Hist {
+            name: "sync_lat".into(),
+            unit: "ns",
+            hist: sync,
+        });
+    }
+    out
+}

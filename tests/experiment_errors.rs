@@ -1,0 +1,86 @@
+use crate::util::Lab;
+
+const GOOD_TARGET: &str = "[[target]]\nname = \"a\"\nkind = \"dir\"\npath = \"/tmp\"\n";
+const GOOD_WORKLOAD: &str = "[[workload]]\nname = \"w\"\nkind = \"io\"\n";
+
+/// Each case: file text, expected `line:column`, and a phrase of the message.
+const CASES: &[(&str, &str, &str, &str)] = &[
+    ("unknown_key", "[[target]]\nname = \"a\"\nkind = \"dir\"\npath = \"/tmp\"\n[[workload]]\nname = \"w\"\nkind = \"io\"\nruntme = \"5s\"\n", "8:1", "did you mean `runtime`?"),
+    ("unknown_top_key", "nmae = \"x\"\n", "1:1", "did you mean `name`?"),
+    ("wrong_type", "[[target]]\nname = \"a\"\nkind = \"dir\"\npath = \"/tmp\"\n[[workload]]\nname = \"w\"\nkind = \"io\"\nnumjobs = \"four\"\n", "8:11", "must be an integer"),
+    ("bad_unit", "[[target]]\nname = \"a\"\nkind = \"dir\"\npath = \"/tmp\"\n[[workload]]\nname = \"w\"\nkind = \"io\"\nbs = \"4q\"\n", "8:6", "unknown size unit"),
+    ("bad_duration", "[[target]]\nname = \"a\"\nkind = \"dir\"\npath = \"/tmp\"\n[[workload]]\nname = \"w\"\nkind = \"io\"\nruntime = \"5 fortnights\"\n", "8:11", "unknown duration unit"),
+    ("duplicate_target", "[[target]]\nname = \"a\"\nkind = \"dir\"\npath = \"/tmp\"\n[[target]]\nname = \"a\"\nkind = \"dir\"\npath = \"/tmp\"\n[[workload]]\nname = \"w\"\nkind = \"io\"\n", "6:8", "duplicate target name `a`"),
+    ("two_baselines", "[[target]]\nname = \"a\"\nkind = \"dir\"\npath = \"/tmp\"\nbaseline = true\n[[target]]\nname = \"b\"\nkind = \"dir\"\npath = \"/tmp\"\nbaseline = true\n[[workload]]\nname = \"w\"\nkind = \"io\"\n", "10:12", "second baseline"),
+    ("unknown_kind", "[[target]]\nname = \"a\"\nkind = \"tmpsf\"\n", "3:8", "did you mean `tmpfs`?"),
+    ("workload_without_target", "[[target]]\nname = \"a\"\nkind = \"dir\"\npath = \"/tmp\"\n[[workload]]\nname = \"w\"\nkind = \"io\"\ntargets = [\"b\"]\n", "8:11", "does not define"),
+    ("syntax", "[[target]\nname = \"a\"\n", "1:10", "syntax error"),
+    ("bad_choice", "[[target]]\nname = \"a\"\nkind = \"dir\"\npath = \"/tmp\"\n[[workload]]\nname = \"w\"\nkind = \"io\"\nrw = \"randred\"\n", "8:6", "did you mean `randread`?"),
+    ("bs_above_size", "[[target]]\nname = \"a\"\nkind = \"dir\"\npath = \"/tmp\"\n[[workload]]\nname = \"w\"\nkind = \"io\"\nbs = \"1M\"\nsize = \"4k\"\n", "8:6", "larger than size"),
+    ("root_dir", "[[target]]\nname = \"a\"\nkind = \"dir\"\npath = \"/\"\n[[workload]]\nname = \"w\"\nkind = \"io\"\n", "4:8", "refusing `/`"),
+    ("no_workload", "[[target]]\nname = \"a\"\nkind = \"dir\"\npath = \"/tmp\"\n", "1:1", "no [[workload]]"),
+    ("plan_order", "[plan]\norder = \"shuffled\"\n[[target]]\nname = \"a\"\nkind = \"dir\"\npath = \"/tmp\"\n[[workload]]\nname = \"w\"\nkind = \"io\"\n", "2:9", "must be one of interleaved"),
+    ("repetitions_zero", "[plan]\nrepetitions = 0\n[[target]]\nname = \"a\"\nkind = \"dir\"\npath = \"/tmp\"\n[[workload]]\nname = \"w\"\nkind = \"io\"\n", "2:15", "between 1 and"),
+    ("ramp_without_runtime", "[[target]]\nname = \"a\"\nkind = \"dir\"\npath = \"/tmp\"\n[[workload]]\nname = \"w\"\nkind = \"io\"\nramp_time = \"1s\"\n", "8:13", "needs runtime"),
+];
+
+#[test]
+fn malformed_files_give_one_located_error_line_and_exit_2() {
+    let lab = Lab::new();
+    for (name, text, at, phrase) in CASES {
+        let file = lab.file(&format!("{name}.toml"), text);
+        for cmd in ["check", "run"] {
+            let out = lab.run(&[cmd, file.to_str().unwrap()]);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(
+                out.status.code(),
+                Some(2),
+                "{name} ({cmd}): status {:?}, stderr {stderr}",
+                out.status
+            );
+            let lines: Vec<&str> = stderr.lines().collect();
+            assert_eq!(
+                lines.len(),
+                1,
+                "{name} ({cmd}): expected one line, got {stderr}"
+            );
+            let expected = format!("error: {}:{at}: ", file.display());
+            assert!(
+                lines[0].starts_with(&expected),
+                "{name}: `{}` does not start with `{expected}`",
+                lines[0]
+            );
+            assert!(
+                lines[0].contains(phrase),
+                "{name}: `{}` lacks `{phrase}`",
+                lines[0]
+            );
+            assert!(!stderr.contains("panicked"), "{name}: panic");
+        }
+    }
+    assert!(
+        !lab.db().exists(),
+        "no store is created for invalid experiments"
+    );
+}
+
+#[test]
+fn a_missing_file_is_a_clear_error() {
+    let lab = Lab::new();
+    let out = lab.run(&["check", "nope.toml"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("nope.toml: cannot read the experiment file")
+    );
+}
+
+#[test]
+fn a_valid_file_is_planned_with_an_estimate() {
+    let lab = Lab::new();
+    let file = lab.file(
+        "ok.toml",
+        &format!("[plan]\nrepetitions = 2\n{GOOD_TARGET}{GOOD_WORKLOAD}runtime = \"2s\"\n"),
+    );
+    let out = lab.ok(&["check", file.to_str().unwrap()]);
+    assert!(out.contains("2 runs, estimated"), "{out}");
+}

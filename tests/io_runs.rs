@@ -1,0 +1,256 @@
+use std::process::Command;
+
+use crate::util::{metric, Lab};
+
+const MIB: f64 = 1024.0 * 1024.0;
+
+fn dir_experiment(data: &std::path::Path) -> String {
+    format!(
+        r#"name = "sizes"
+[plan]
+repetitions = 2
+
+[[target]]
+name = "data"
+kind = "dir"
+path = "{}"
+
+[[workload]]
+name = "write"
+kind = "io"
+rw = "write"
+bs = "64k"
+size = "8M"
+numjobs = 2
+end_fsync = true
+
+[[workload]]
+name = "read"
+kind = "io"
+rw = "read"
+bs = "1M"
+size = "8M"
+
+[[workload]]
+name = "randread"
+kind = "io"
+rw = "randread"
+bs = "4k"
+size = "4M"
+
+[[workload]]
+name = "randrw"
+kind = "io"
+rw = "randrw"
+bs = "4k"
+size = "4M"
+rwmixread = 70
+runtime = "1s"
+"#,
+        data.display()
+    )
+}
+
+#[test]
+fn bytes_moved_match_the_configured_sizes_and_every_run_is_stored() {
+    let lab = Lab::new();
+    let data = lab.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let file = lab.file("sizes.toml", &dir_experiment(&data));
+    let stdout = lab.ok(&["run", "--quiet", file.to_str().unwrap()]);
+    assert!(stdout.contains("8 of 8 planned runs ok"), "{stdout}");
+    let export = lab.export_json();
+    assert_eq!(export["runs"].as_array().unwrap().len(), 8);
+    assert_eq!(
+        metric(&export, "write", "data", "bytes"),
+        vec![16.0 * MIB; 2]
+    );
+    assert_eq!(metric(&export, "read", "data", "bytes"), vec![8.0 * MIB; 2]);
+    assert_eq!(
+        metric(&export, "randread", "data", "bytes"),
+        vec![4.0 * MIB; 2]
+    );
+    assert_eq!(metric(&export, "randread", "data", "ops"), vec![1024.0; 2]);
+    for run in export["runs"].as_array().unwrap() {
+        let m = &run["metrics"];
+        assert!(
+            m["lat_p50_ns"]["value"].as_f64().unwrap()
+                <= m["lat_p99_ns"]["value"].as_f64().unwrap()
+        );
+        assert!(
+            m["lat_p99_ns"]["value"].as_f64().unwrap()
+                <= m["lat_max_ns"]["value"].as_f64().unwrap()
+        );
+        assert_eq!(run["caches_dropped"], crate::util::is_root());
+    }
+    // randrw: both directions, roughly in the configured mix.
+    let reads = metric(&export, "randrw", "data", "read_bw_bytes_per_s");
+    let writes = metric(&export, "randrw", "data", "write_bw_bytes_per_s");
+    for (r, w) in reads.iter().zip(&writes) {
+        let share = r / (r + w);
+        assert!((0.6..0.8).contains(&share), "read share {share}");
+    }
+    assert!(
+        !data.join("storlab-work").exists(),
+        "the working directory is removed"
+    );
+    assert_eq!(
+        std::fs::read_dir(&data).unwrap().count(),
+        0,
+        "nothing else is left in the target"
+    );
+    let csv = lab.ok(&["export", "--format", "csv"]);
+    assert!(csv.starts_with(
+        "campaign,run,target,workload,repetition,round,warmup,status,metric,value,unit,direction\n"
+    ));
+    assert!(
+        csv.contains(",data,read,1,1,false,ok,bytes,8388608,bytes,higher\n"),
+        "{csv}"
+    );
+    let listed = lab.ok(&["list"]);
+    assert!(
+        listed.contains("sizes") && listed.contains("finished"),
+        "{listed}"
+    );
+    let shown = lab.ok(&["show"]);
+    assert!(
+        shown.contains("randread") && shown.contains("± "),
+        "{shown}"
+    );
+}
+
+#[test]
+fn time_based_runs_last_their_runtime_and_sample_every_second() {
+    let lab = Lab::new();
+    let file = lab.file(
+        "t.toml",
+        &format!(
+            "[plan]\nrepetitions = 1\n[[target]]\nname = \"d\"\nkind = \"dir\"\npath = \"{}\"\n\
+             [[workload]]\nname = \"rr\"\nkind = \"io\"\nrw = \"randread\"\nsize = \"16M\"\nnumjobs = 2\nruntime = \"2s\"\nramp_time = \"500ms\"\n",
+            lab.path().display()
+        ),
+    );
+    lab.ok(&["run", "--quiet", file.to_str().unwrap()]);
+    let export = lab.export_json();
+    let run = &export["runs"][0];
+    let elapsed = run["metrics"]["elapsed_s"]["value"].as_f64().unwrap();
+    assert!((1.9..2.5).contains(&elapsed), "elapsed {elapsed}");
+    let series = run["series"]["bw_bytes_per_s"]["values"]
+        .as_array()
+        .unwrap();
+    assert_eq!(series.len(), 2, "{series:?}");
+    let total: f64 = series.iter().map(|v| v.as_f64().unwrap()).sum();
+    let bytes = run["metrics"]["bytes"]["value"].as_f64().unwrap();
+    assert!(
+        total <= bytes && total > 0.8 * bytes,
+        "series {total} vs bytes {bytes}"
+    );
+    assert!(run["metrics"]["cpu_sys_s"]["value"].as_f64().unwrap() > 0.0);
+}
+
+fn tmpfs_name() -> String {
+    format!("t{}", std::process::id())
+}
+
+fn storlab_mounts(name: &str) -> usize {
+    let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    text.lines()
+        .filter(|l| l.contains(&format!("storlab-tmpfs-{name}-")))
+        .count()
+}
+
+#[test]
+fn tmpfs_is_mounted_measured_and_unmounted() {
+    require_root!();
+    let lab = Lab::new();
+    let name = tmpfs_name();
+    let file = lab.file(
+        "tmpfs.toml",
+        &format!(
+            "[plan]\nrepetitions = 2\n[[target]]\nname = \"{name}\"\nkind = \"tmpfs\"\nsize = \"256M\"\nmount_options = [\"noatime\"]\n\
+             [[workload]]\nname = \"seqread\"\nkind = \"io\"\nrw = \"read\"\nbs = \"1M\"\nsize = \"128M\"\n"
+        ),
+    );
+    lab.ok(&["run", "--quiet", file.to_str().unwrap()]);
+    assert_eq!(storlab_mounts(&name), 0, "the tmpfs is unmounted");
+    let export = lab.export_json();
+    for bw in metric(&export, "seqread", &name, "bw_bytes_per_s") {
+        assert!(
+            bw > 100e6,
+            "tmpfs sequential read at {bw} B/s is implausibly slow"
+        );
+    }
+    assert_eq!(
+        metric(&export, "seqread", &name, "bytes"),
+        vec![128.0 * MIB; 2]
+    );
+    let facts = &export["targets"][0]["facts"];
+    assert_eq!(facts["fs_type"], "tmpfs", "{facts}");
+    assert!(
+        facts["mount_options"].as_str().unwrap().contains("noatime"),
+        "{facts}"
+    );
+    assert_eq!(facts["size_bytes"], 256 * 1024 * 1024, "{facts}");
+}
+
+/// A tmpfs the test mounts itself, unmounted on drop even if the test fails.
+struct TestMount(std::path::PathBuf);
+
+impl TestMount {
+    fn new(dir: std::path::PathBuf, size: &str) -> TestMount {
+        std::fs::create_dir_all(&dir).unwrap();
+        let st = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "storlab-test"])
+            .arg(&dir)
+            .status()
+            .unwrap();
+        assert!(st.success());
+        TestMount(dir)
+    }
+}
+
+impl Drop for TestMount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_full_filesystem_fails_one_run_and_the_campaign_goes_on() {
+    require_root!();
+    let lab = Lab::new();
+    let mnt = TestMount::new(lab.path().join("small"), "8M");
+    for t in ["a", "b"] {
+        std::fs::create_dir(mnt.0.join(t)).unwrap();
+    }
+    let file = lab.file(
+        "full.toml",
+        &format!(
+            "[plan]\nrepetitions = 2\n[[target]]\nname = \"a\"\nkind = \"dir\"\npath = \"{0}/a\"\n[[target]]\nname = \"b\"\nkind = \"dir\"\npath = \"{0}/b\"\n\
+             [[workload]]\nname = \"r\"\nkind = \"io\"\nrw = \"read\"\nbs = \"1M\"\nsize = \"6M\"\n",
+            mnt.0.display()
+        ),
+    );
+    let out = lab.ok(&["run", "--quiet", file.to_str().unwrap()]);
+    assert!(out.contains("2 of 4 planned runs ok, 2 failed"), "{out}");
+    let export = lab.export_json();
+    let failed: Vec<&serde_json::Value> = export["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["status"] == "failed")
+        .collect();
+    assert_eq!(failed.len(), 2);
+    for r in failed {
+        assert_eq!(r["target"], "b");
+        assert!(
+            r["error"]
+                .as_str()
+                .unwrap()
+                .contains("No space left on device"),
+            "{}",
+            r["error"]
+        );
+    }
+    assert_eq!(metric(&export, "r", "a", "bytes"), vec![6.0 * MIB; 2]);
+}

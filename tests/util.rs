@@ -1,0 +1,93 @@
+//! Test helpers: an isolated directory per test and a command builder for
+//! the real binary.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// A fresh directory for one test, removed when dropped.
+pub struct Lab {
+    pub dir: tempfile::TempDir,
+}
+
+impl Lab {
+    pub fn new() -> Lab {
+        Lab {
+            dir: tempfile::Builder::new()
+                .prefix("storlab-test-")
+                .tempdir()
+                .expect("temp dir"),
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn db(&self) -> PathBuf {
+        self.path().join("results.db")
+    }
+
+    /// Writes an experiment file and returns its path.
+    pub fn file(&self, name: &str, text: &str) -> PathBuf {
+        let p = self.path().join(name);
+        std::fs::write(&p, text).expect("write experiment");
+        p
+    }
+
+    /// A `storlab` command with the store in this lab and cwd set to it.
+    pub fn cmd(&self) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_storlab"));
+        c.current_dir(self.path())
+            .env("STORLAB_DB", self.db())
+            .env_remove("RUST_BACKTRACE");
+        c
+    }
+
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.cmd().args(args).output().expect("run storlab")
+    }
+
+    /// Runs and asserts success, returning stdout.
+    pub fn ok(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(
+            out.status.success(),
+            "storlab {args:?} failed ({:?}):\n{}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// The JSON export of the latest campaign.
+    pub fn export_json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.ok(&["export", "--format", "json"])).expect("export is JSON")
+    }
+}
+
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Skips a test visibly when not root.
+macro_rules! require_root {
+    () => {
+        if !crate::util::is_root() {
+            eprintln!("SKIPPED: this test mounts a tmpfs and needs root");
+            return;
+        }
+    };
+}
+
+/// Value of `metric` in every measured run of `workload` on `target`.
+pub fn metric(export: &serde_json::Value, workload: &str, target: &str, metric: &str) -> Vec<f64> {
+    export["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["workload"] == workload && r["target"] == target && r["status"] == "ok")
+        .map(|r| r["metrics"][metric]["value"].as_f64().unwrap_or(f64::NAN))
+        .collect()
+}
