@@ -63,7 +63,7 @@ impl Lab {
         }
         for (i, spec) in exp.targets.iter().enumerate() {
             check_space(exp, i, self.targets[i].root())?;
-            let wd = Workdir::create(self.targets[i].root())
+            let wd = Workdir::create(self.targets[i].root(), &spec.name)
                 .with_context(|| format!("target `{}`", spec.name))?;
             self.workdirs.push(Some(wd));
         }

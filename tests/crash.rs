@@ -39,7 +39,7 @@ fn a_killed_campaign_keeps_its_finished_runs_and_the_next_run_cleans_up() {
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
     assert!(
-        data.join("storlab-work").exists(),
+        data.join("storlab-work-d").exists(),
         "a killed campaign leaves its working directory"
     );
 
@@ -54,7 +54,7 @@ fn a_killed_campaign_keeps_its_finished_runs_and_the_next_run_cleans_up() {
 
     lab.ok(&["run", "--quiet", file.to_str().unwrap()]);
     assert!(
-        !data.join("storlab-work").exists(),
+        !data.join("storlab-work-d").exists(),
         "the next campaign removed the leftover working directory"
     );
     let listed = lab.ok(&["list"]);

@@ -91,7 +91,7 @@ fn bytes_moved_match_the_configured_sizes_and_every_run_is_stored() {
         assert!((0.6..0.8).contains(&share), "read share {share}");
     }
     assert!(
-        !data.join("storlab-work").exists(),
+        !data.join("storlab-work-data").exists(),
         "the working directory is removed"
     );
     assert_eq!(

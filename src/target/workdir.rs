@@ -1,12 +1,13 @@
-//! storlab's own working directory on a target: `storlab-work` below the
-//! target's root, marked as ours so that a later campaign may remove what a
+//! storlab's own working directory on a target: `storlab-work-<target>`
+//! below the target's root (named per target, so that two targets may share a
+//! directory), marked as ours so that a later campaign may remove what a
 //! killed one left, and nothing else.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
-pub const NAME: &str = "storlab-work";
+pub const PREFIX: &str = "storlab-work-";
 const MARKER: &str = ".storlab-workdir";
 
 /// The working directory of a campaign on one target.
@@ -16,10 +17,10 @@ pub struct Workdir {
 }
 
 impl Workdir {
-    /// Creates `<root>/storlab-work`, first removing one that an earlier,
-    /// killed campaign left (recognised by its marker file).
-    pub fn create(root: &Path) -> Result<Workdir> {
-        let path = root.join(NAME);
+    /// Creates `<root>/storlab-work-<target>`, first removing one that an
+    /// earlier, killed campaign left (recognised by its marker file).
+    pub fn create(root: &Path, target: &str) -> Result<Workdir> {
+        let path = root.join(format!("{PREFIX}{}", safe_name(target)));
         if path.exists() {
             if !path.join(MARKER).exists() {
                 bail!(
@@ -65,6 +66,13 @@ impl Workdir {
     }
 }
 
+/// A name reduced to characters safe in a path component.
+pub fn safe_name(name: &str) -> String {
+    name.chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -72,13 +80,13 @@ mod tests {
     #[test]
     fn recreates_its_own_but_refuses_foreign() {
         let root = tempfile::tempdir().unwrap();
-        let w = Workdir::create(root.path()).unwrap();
+        let w = Workdir::create(root.path(), "t").unwrap();
         std::fs::write(w.path().join("leftover"), b"x").unwrap();
         drop(w);
-        let w = Workdir::create(root.path()).unwrap();
+        let w = Workdir::create(root.path(), "t").unwrap();
         assert!(!w.path().join("leftover").exists());
         w.remove().unwrap();
-        std::fs::create_dir(root.path().join(NAME)).unwrap();
-        assert!(Workdir::create(root.path()).is_err());
+        std::fs::create_dir(root.path().join("storlab-work-t")).unwrap();
+        assert!(Workdir::create(root.path(), "t").is_err());
     }
 }
