@@ -40,14 +40,16 @@
 //! * A ratio's sampling distribution is skewed; Fieller's interval is
 //!   asymmetric accordingly, the delta method's is forced symmetric and
 //!   under-covers when the baseline is noisy.
-//! * It agrees exactly with the test: at `R = 1` the pivot *is* Welch's t, so
-//!   with `level = 1 - alpha` the interval excludes 0 % exactly when
-//!   `p < alpha`. A report never shows "significant" beside an interval
-//!   that straddles zero, or the reverse.
+//! * It agrees with the test: at `R = 1` the pivot *is* Welch's t, so with
+//!   `level = 1 - alpha` a bounded interval excludes 0 % exactly when
+//!   `p < alpha` (up to rounding at the boundary). A report never shows
+//!   "significant" beside an interval that straddles zero, or the reverse.
 //! * When the baseline mean is itself not distinguishable from zero
-//!   (`g ≥ 1`) no finite interval exists; Fieller says so, and the interval
-//!   is returned as (-∞, +∞), where the delta method would print a
-//!   misleadingly finite one.
+//!   (`g ≥ 1`) no finite interval exists: Fieller's confidence set is the
+//!   whole line or two disjoint rays. It is returned as (-∞, +∞), where the
+//!   delta method would print a misleadingly finite interval. Only in this
+//!   case can the interval contain 0 % while `p < alpha`; benchmark
+//!   baselines (positive, with a small CV) do not get there.
 //!
 //! Approximation: under unequal variances the pivot's degrees of freedom
 //! depend on `R`; the Welch–Satterthwaite df of the difference (the value
@@ -171,7 +173,8 @@ fn welch_df(b: &Sample, c: &Sample) -> f64 {
 }
 
 /// Fieller bounds `(low, high)` of mean_c / mean_b for critical value `t`;
-/// `(-∞, +∞)` when the baseline mean is not significantly non-zero.
+/// `(-∞, +∞)` when the baseline mean is not significantly non-zero, or when
+/// no critical value exists (`t` NaN, for a level beyond 1 - 2·10⁻¹²).
 fn fieller_ratio_bounds(b: &Sample, c: &Sample, t: f64) -> (f64, f64) {
     let g = t * t * b.var_of_mean / (b.mean * b.mean);
     if g.is_nan() || g >= 1.0 {
@@ -198,4 +201,250 @@ fn is_sane(cmp: &Comparison) -> bool {
         && !cmp.t.is_nan()
         && !cmp.diff_pct_ci.low.is_nan()
         && !cmp.diff_pct_ci.high.is_nan()
+}
+
+#[cfg(test)]
+mod tests {
+    //! Welch references: SciPy 1.17.1,
+    //! `python3 -c "import scipy.stats as st; r = st.ttest_ind(C, B, equal_var=False); print(repr(r.statistic), repr(r.df), repr(r.pvalue))"`
+    //! with the candidate C first, as `welch` defines t = (mean_c - mean_b) / se.
+    //!
+    //! Percent-difference interval references: an independent NumPy 2.4.6
+    //! computation that solves Fieller's defining quadratic with `np.roots`
+    //! instead of the closed form used here:
+    //!
+    //! ```text
+    //! python3 - <<'EOF'
+    //! import numpy as np, scipy.stats as st
+    //! B = [...]; C = [...]   # baseline, candidate
+    //! mb, mc = np.mean(B), np.mean(C)
+    //! vb, vc = np.var(B, ddof=1) / len(B), np.var(C, ddof=1) / len(C)
+    //! q = st.t.ppf(0.975, st.ttest_ind(C, B, equal_var=False).df)
+    //! # the ratios R with (mc - R*mb)**2 == q**2 * (vc + R**2 * vb)
+    //! R = np.sort(np.roots([mb**2 - q**2*vb, -2*mb*mc, mc**2 - q**2*vc]).real)
+    //! print(100 * (R - 1), 100 * (mc - mb) / mb)
+    //! EOF
+    //! ```
+
+    use super::*;
+    use crate::stats::assert_close;
+
+    struct Reference {
+        t: f64,
+        df: f64,
+        p: f64,
+        diff_pct: f64,
+        low: f64,
+        high: f64,
+    }
+
+    #[track_caller]
+    fn check(baseline: &[f64], candidate: &[f64], r: Reference) {
+        let cmp = welch(baseline, candidate, 0.95).unwrap();
+        assert_close(cmp.t, r.t);
+        assert_close(cmp.df, r.df);
+        assert_close(cmp.p_value, r.p);
+        assert_close(cmp.diff_pct, r.diff_pct);
+        assert_close(cmp.diff_pct_ci.low, r.low);
+        assert_close(cmp.diff_pct_ci.high, r.high);
+        assert_eq!(cmp.diff_pct_ci.level, 0.95);
+    }
+
+    // B=[101.2,98.7,102.5,99.9,100.4,97.8,101.9,100.6];
+    // C=[104.1,106.3,103.8,105.2,107.0,104.9,105.5] (module-doc commands).
+    #[test]
+    fn throughput_gain_matches_scipy() {
+        check(
+            &[101.2, 98.7, 102.5, 99.9, 100.4, 97.8, 101.9, 100.6],
+            &[104.1, 106.3, 103.8, 105.2, 107.0, 104.9, 105.5],
+            Reference {
+                t: 6.953674648167519,
+                df: 12.625209990082148,
+                p: 1.1699966634799237e-05,
+                diff_pct: 4.863903220067599,
+                low: 3.31663455168949,
+                high: 6.441258315796161,
+            },
+        );
+    }
+
+    // B=[250.3,248.1,255.7,251.2,249.9,253.4];
+    // C=[231.8,229.4,235.1,233.0,230.7,232.2] (module-doc commands).
+    #[test]
+    fn latency_drop_matches_scipy() {
+        check(
+            &[250.3, 248.1, 255.7, 251.2, 249.9, 253.4],
+            &[231.8, 229.4, 235.1, 233.0, 230.7, 232.2],
+            Reference {
+                t: -14.198500937687601,
+                df: 9.088188422524166,
+                p: 1.641336416232809e-07,
+                diff_pct: -7.71576295903488,
+                low: -8.872699821153873,
+                high: -6.540515287504645,
+            },
+        );
+    }
+
+    // B=[10.1,9.8,10.3,10.0,9.9]; C=[10.2,9.7,10.1,10.0,10.2] (module-doc
+    // commands).
+    #[test]
+    fn no_difference_matches_scipy() {
+        check(
+            &[10.1, 9.8, 10.3, 10.0, 9.9],
+            &[10.2, 9.7, 10.1, 10.0, 10.2],
+            Reference {
+                t: 0.15811388300842966,
+                df: 7.955251709136108,
+                p: 0.8783068839322968,
+                diff_pct: 0.1996007984032071,
+                low: -2.6784853794993957,
+                high: 3.15641580141679,
+            },
+        );
+    }
+
+    // Unequal sizes and variances, where Welch's df and Fieller's asymmetry
+    // show: B=[1.02,0.98,1.05,0.97,1.01];
+    // C=[1.10,0.85,1.30,0.95,1.20,1.05,0.90,1.15,1.25] (module-doc commands).
+    #[test]
+    fn unequal_variances_match_scipy() {
+        check(
+            &[1.02, 0.98, 1.05, 0.97, 1.01],
+            &[1.10, 0.85, 1.30, 0.95, 1.20, 1.05, 0.90, 1.15, 1.25],
+            Reference {
+                t: 1.4157399670941175,
+                df: 9.130131573315008,
+                p: 0.1900471202718604,
+                diff_pct: 7.687210072895973,
+                low: -4.531720485663138,
+                high: 20.129742816932694,
+            },
+        );
+    }
+
+    // A constant baseline: Welch's df falls back to the candidate's n - 1.
+    // B=[5.0,5.0,5.0,5.0]; C=[5.1,5.3,4.9,5.2,5.0] (module-doc commands).
+    #[test]
+    fn constant_baseline_matches_scipy() {
+        check(
+            &[5.0, 5.0, 5.0, 5.0],
+            &[5.1, 5.3, 4.9, 5.2, 5.0],
+            Reference {
+                t: 1.4142135623730911,
+                df: 4.0,
+                p: 0.23019964108049984,
+                diff_pct: 1.999999999999993,
+                low: -1.9264863229553009,
+                high: 5.9264863229553155,
+            },
+        );
+    }
+
+    // A baseline mean indistinguishable from zero: the quadratic's leading
+    // coefficient mb**2 - q**2*vb is negative (module-doc command prints the
+    // roots of an unbounded set), so the interval is (-inf, +inf); t, df and
+    // p still match SciPy. B=[0.5,-0.4,0.3,-0.2]; C=[1.0,1.1,0.9,1.05].
+    #[test]
+    fn noisy_zero_baseline_gives_unbounded_interval() {
+        let cmp = welch(&[0.5, -0.4, 0.3, -0.2], &[1.0, 1.1, 0.9, 1.05], 0.95).unwrap();
+        assert_close(cmp.t, 4.488187591842574);
+        assert_close(cmp.df, 3.2472203673599154);
+        assert_close(cmp.p_value, 0.017404784406544364);
+        assert_close(cmp.diff_pct, 1925.0000000000002);
+        assert_eq!(cmp.diff_pct_ci.low, f64::NEG_INFINITY);
+        assert_eq!(cmp.diff_pct_ci.high, f64::INFINITY);
+    }
+
+    // Reference: the definition of Fieller's interval. At each bound R the
+    // pivot (mc - R mb) / sqrt(vc + R^2 vb) equals the critical value, and
+    // with level = 1 - alpha the interval excludes 0 % iff p < alpha.
+    #[test]
+    fn fieller_bounds_solve_the_pivot_and_agree_with_the_test() {
+        let b = [101.2, 98.7, 102.5, 99.9, 100.4, 97.8, 101.9, 100.6];
+        let c = [104.1, 106.3, 103.8, 105.2, 107.0, 104.9, 105.5];
+        let cmp = welch(&b, &c, 0.95).unwrap();
+        let (sb, sc) = (Sample::new(&b).unwrap(), Sample::new(&c).unwrap());
+        let q = t_critical(0.95, cmp.df);
+        for bound in [cmp.diff_pct_ci.low, cmp.diff_pct_ci.high] {
+            let r = 1.0 + bound / 100.0;
+            let pivot = (sc.mean - r * sb.mean) / (sc.var_of_mean + r * r * sb.var_of_mean).sqrt();
+            assert_close(pivot.abs(), q);
+        }
+        let pairs: [(&[f64], &[f64]); 3] = [
+            (&b, &c),
+            (
+                &[10.1, 9.8, 10.3, 10.0, 9.9],
+                &[10.2, 9.7, 10.1, 10.0, 10.2],
+            ),
+            (
+                &[1.02, 0.98, 1.05, 0.97, 1.01],
+                &[1.10, 0.85, 1.30, 0.95, 1.20],
+            ),
+        ];
+        for (b, c) in pairs {
+            for level in [0.8, 0.9, 0.95, 0.99] {
+                let cmp = welch(b, c, level).unwrap();
+                assert_eq!(
+                    cmp.diff_pct_ci.contains(0.0),
+                    cmp.p_value >= 1.0 - level,
+                    "level {level}: {cmp:?}"
+                );
+            }
+        }
+    }
+
+    // Reference: the documented convention for two constant samples (the
+    // means are exact; df = nb + nc - 2).
+    #[test]
+    fn both_variances_zero() {
+        let same = welch(&[3.0; 4], &[3.0; 5], 0.95).unwrap();
+        assert_eq!((same.t, same.p_value, same.df), (0.0, 1.0, 7.0));
+        assert_eq!(same.diff_pct, 0.0);
+        assert_eq!((same.diff_pct_ci.low, same.diff_pct_ci.high), (0.0, 0.0));
+
+        let up = welch(&[2.0; 3], &[3.0; 3], 0.95).unwrap();
+        assert_eq!((up.t, up.p_value, up.df), (f64::INFINITY, 0.0, 4.0));
+        assert_eq!(up.diff_pct, 50.0);
+        assert_eq!((up.diff_pct_ci.low, up.diff_pct_ci.high), (50.0, 50.0));
+
+        let down = welch(&[4.0; 3], &[3.0; 2], 0.95).unwrap();
+        assert_eq!((down.t, down.p_value), (f64::NEG_INFINITY, 0.0));
+        assert_eq!(down.diff_pct, -25.0);
+    }
+
+    // Reference: the documented `None` cases.
+    #[test]
+    fn undefined_comparisons_are_none() {
+        let ok = [1.0, 2.0, 3.0];
+        assert_eq!(welch(&[], &ok, 0.95), None);
+        assert_eq!(welch(&ok, &[], 0.95), None);
+        assert_eq!(welch(&[1.0], &ok, 0.95), None);
+        assert_eq!(welch(&ok, &[1.0], 0.95), None);
+        assert_eq!(welch(&[-1.0, 1.0], &ok, 0.95), None);
+        assert_eq!(welch(&[1.0, f64::NAN], &ok, 0.95), None);
+        assert_eq!(welch(&ok, &[f64::INFINITY, 1.0], 0.95), None);
+        for level in [0.0, 1.0, f64::NAN, 2.0] {
+            assert_eq!(welch(&ok, &ok, level), None);
+        }
+        assert_eq!(welch(&[f64::MAX, -f64::MAX / 2.0], &ok, 0.95), None);
+    }
+
+    // Welch's t, df and p are scale-invariant, so data scaled by 1e-100 (whose
+    // squared variances of the mean underflow to 0, making the textbook df
+    // formula 0/0) must give the unscaled SciPy 1.17.1 reference,
+    // python3 -c "import scipy.stats as st; r=st.ttest_ind([2.0,3.0,4.5],[1.0,2.0,3.0],equal_var=False); print(repr(r.statistic), repr(r.df), repr(r.pvalue))"
+    // (SciPy itself reports df = 1.0 on the scaled data).
+    #[test]
+    fn tiny_spreads_do_not_underflow_the_df() {
+        let b = [1e-100, 2e-100, 3e-100];
+        let c = [2e-100, 3e-100, 4.5e-100];
+        let cmp = welch(&b, &c, 0.95).unwrap();
+        assert_close(cmp.t, 1.2572371141874241);
+        assert_close(cmp.df, 3.8059405940594067);
+        assert_close(cmp.p_value, 0.28028685711650725);
+        let unscaled = welch(&[1.0, 2.0, 3.0], &[2.0, 3.0, 4.5], 0.95).unwrap();
+        assert_close(cmp.diff_pct_ci.low, unscaled.diff_pct_ci.low);
+        assert_close(cmp.diff_pct_ci.high, unscaled.diff_pct_ci.high);
+    }
 }

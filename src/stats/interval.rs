@@ -11,9 +11,12 @@
 //!   the standard normal (`statrs` `Normal`) replaces Student t above
 //!   df = 10⁸; tails below 1e-12 and df < 1 (where statrs's CDF is too
 //!   coarse in the tails to invert) give NaN. Measured against
-//!   `scipy.stats.t.ppf` over tails 1e-12..0.5: relative error ≤ 1e-11 for
-//!   df ≤ 3·10⁴, ≤ 2·10⁻¹⁰ up to 3·10⁵, ≤ 1e-8 up to 3·10⁷ (the limit of
-//!   statrs's CDF there), ≤ 5e-8 beyond. Welch df and n - 1 are ≥ 1.
+//!   `scipy.stats.t.ppf` on a grid of df from 1 to 3·10⁹ and tails from
+//!   1e-12 to 0.5, the relative error is ≤ 3e-11 for df ≤ 2·10⁴ (but 6e-9
+//!   at the 1e-12 tail of df = 1), ≤ 7e-10 up to df = 6·10⁵, and grows to
+//!   2e-7 near df = 10⁸: statrs's t CDF, which the refinement inverts,
+//!   carries about df · 10⁻¹⁵ of relative error. Welch df and n - 1 are ≥ 1,
+//!   and benchmark run counts keep them far below where this matters.
 //! * [`mean_ci`]: the textbook Student t interval,
 //!   mean ± t(1 - (1 - level) / 2, n - 1) · s / √n, as SciPy's
 //!   `stats.t.interval(level, n - 1, loc=mean, scale=sem)`.
@@ -105,7 +108,8 @@ const STATRS_INVERSE_MAX_DF: f64 = 1e4;
 /// Above this df the Student t distribution is replaced by the standard
 /// normal: their quantiles then differ by less than (z³ + z) / (4 df)
 /// (Abramowitz & Stegun 26.7.5), under 1e-6 for every tail ≥ [`MIN_TAIL`],
-/// and statrs's t CDF is no more accurate than that there (measured).
+/// about what Newton's method on statrs's coarsening t CDF reaches there
+/// (measured; 1e7 and 3e7 as thresholds did worse).
 const NORMAL_MIN_DF: f64 = 1e8;
 
 /// Lower-tail probability P(T ≤ x) of Student t with `df` degrees of
@@ -179,9 +183,10 @@ pub(crate) fn t_critical(level: f64, df: f64) -> f64 {
 
 /// Student t confidence interval for the mean of `xs` at `level`.
 ///
-/// `None` when there are fewer than two values, any value is not finite, or
-/// `level` is not in (0, 1). Identical values give a zero-width interval at
-/// their common value.
+/// `None` when there are fewer than two values, any value is not finite,
+/// `level` is not in (0, 1), or `level` is so close to 1 that
+/// [`t_quantile`] has no answer (beyond 1 - 2·10⁻¹²). Identical values give
+/// a zero-width interval at their common value.
 pub fn mean_ci(xs: &[f64], level: f64) -> Option<Interval> {
     if xs.len() < 2 || !all_finite(xs) || !valid_level(level) {
         return None;
@@ -194,6 +199,9 @@ pub fn mean_ci(xs: &[f64], level: f64) -> Option<Interval> {
     } else {
         t_critical(level, n - 1.0) * standard_error
     };
+    if half.is_nan() {
+        return None;
+    }
     Some(Interval {
         low: m - half,
         high: m + half,
@@ -221,7 +229,8 @@ pub fn median_ci_bootstrap(
     }
     let mut rng = SplitMix64::new(seed);
     let mut sample = vec![0.0; xs.len()];
-    let mut medians = Vec::with_capacity(resamples);
+    // An absurd `resamples` must not abort on allocation up front.
+    let mut medians = Vec::with_capacity(resamples.min(1 << 20));
     for _ in 0..resamples {
         for slot in sample.iter_mut() {
             *slot = xs[rng.below(xs.len())];
@@ -355,7 +364,7 @@ mod tests {
     }
 
     // Beyond df = 1e5 statrs's t CDF, which the refinement inverts, carries
-    // about df · 1e-15 of relative error, so the agreement is checked to 1e-8
+    // about df · 1e-15 of relative error, so the agreement is checked to 1e-7
     // rather than 1e-9 (the limit documented in the module header); above
     // df = 1e8 the normal quantile is used. Reference: SciPy 1.17.1,
     // python3 -c "import scipy.stats as st; [print(df, repr(st.t.ppf(0.975, df)), repr(st.t.ppf(0.05, df))) for df in [1e6, 1e7, 1e9]]"
@@ -367,8 +376,12 @@ mod tests {
             (1e9, 1.959963986912325, -1.644853628475242),
         ];
         for (df, q975, q05) in table {
-            assert!((t_quantile(0.975, df) - q975).abs() < 1e-8 * q975.abs());
-            assert!((t_quantile(0.05, df) - q05).abs() < 1e-8 * q05.abs());
+            let (a, b) = (t_quantile(0.975, df), t_quantile(0.05, df));
+            assert!(
+                (a - q975).abs() < 1e-7 * q975.abs(),
+                "df {df}: {a} vs {q975}"
+            );
+            assert!((b - q05).abs() < 1e-7 * q05.abs(), "df {df}: {b} vs {q05}");
         }
     }
 
@@ -430,7 +443,7 @@ mod tests {
         assert_eq!(mean_ci(&[], 0.95), None);
         assert_eq!(mean_ci(&[1.0], 0.95), None);
         assert_eq!(mean_ci(&[1.0, f64::NAN], 0.95), None);
-        for level in [0.0, 1.0, -0.5, 95.0, f64::NAN] {
+        for level in [0.0, 1.0, -0.5, 95.0, f64::NAN, 1.0 - 1e-15] {
             assert_eq!(mean_ci(&[1.0, 2.0], level), None, "level {level}");
         }
     }

@@ -16,12 +16,14 @@
 //!   means by Fieller's theorem.
 //! * [`outliers`]: modified z-scores from the median absolute deviation
 //!   (Iglewicz & Hoaglin), to flag disturbed runs.
-//! * [`verdict`]: better, worse, or no significant difference at a given
-//!   significance level, with respect to the metric's
+//! * [`verdict`](mod@verdict): better, worse, or no significant difference
+//!   at a given significance level, with respect to the metric's
 //!   [`Direction`](crate::metric::Direction).
 //!
 //! Distribution functions (Student t, normal) come from the `statrs` crate;
-//! none is written by hand here. The unit tests compare every number with
+//! none is written by hand here. statrs 0.18's Student t inverse CDF is
+//! too coarse (and can fail to terminate) for large df, so [`t_quantile`]
+//! refines it by Newton's method on statrs's own CDF: see [`interval`]. The unit tests compare every number with
 //! reference values computed by SciPy/NumPy, and each test names the exact
 //! Python expression that produced its references.
 

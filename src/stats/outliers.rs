@@ -64,3 +64,68 @@ pub fn mad_outliers(xs: &[f64], threshold: f64) -> Vec<usize> {
         .map(|(i, _)| i)
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::assert_close;
+
+    // Reference: SciPy 1.17.1 / NumPy 2.4.6,
+    // python3 -c "import numpy as np, scipy.stats as st; x=[12.5,11.8,13.1,12.9,12.2,14.0,12.7,30.0]; m=st.median_abs_deviation(x); print(repr(m), np.nonzero(np.abs(np.array(x)-np.median(x))/(1.4826*m) > 3.5)[0])"
+    #[test]
+    fn one_disturbed_run_matches_scipy() {
+        let xs = [12.5, 11.8, 13.1, 12.9, 12.2, 14.0, 12.7, 30.0];
+        assert_close(mad(&xs), 0.45000000000000107);
+        assert_eq!(mad_outliers(&xs, DEFAULT_THRESHOLD), vec![7]);
+    }
+
+    // Reference: SciPy 1.17.1 / NumPy 2.4.6, outliers on both sides and a
+    // higher threshold,
+    // python3 -c "import numpy as np, scipy.stats as st; x=np.array([1.0,2.0,3.0,4.0,100.0,-50.0,2.5]); m=st.median_abs_deviation(x); z=np.abs(x-np.median(x))/(1.4826*m); print(repr(m), np.nonzero(z > 3.5)[0], np.nonzero(z > 30)[0])"
+    #[test]
+    fn both_sides_and_thresholds_match_numpy() {
+        let xs = [1.0, 2.0, 3.0, 4.0, 100.0, -50.0, 2.5];
+        assert_close(mad(&xs), 1.5);
+        assert_eq!(mad_outliers(&xs, DEFAULT_THRESHOLD), vec![4, 5]);
+        assert_eq!(mad_outliers(&xs, 30.0), vec![4]);
+    }
+
+    // Reference: SciPy 1.17.1 / NumPy 2.4.6, a quiet sample has none,
+    // python3 -c "import numpy as np, scipy.stats as st; x=np.array([5.1,5.0,5.2,4.9,5.0,5.3]); m=st.median_abs_deviation(x); print(repr(m), np.nonzero(np.abs(x-np.median(x))/(1.4826*m) > 3.5)[0])"
+    #[test]
+    fn quiet_sample_has_no_outliers() {
+        let xs = [5.1, 5.0, 5.2, 4.9, 5.0, 5.3];
+        assert_close(mad(&xs), 0.09999999999999964);
+        assert!(mad_outliers(&xs, DEFAULT_THRESHOLD).is_empty());
+    }
+
+    // Reference: SciPy 1.17.1,
+    // python3 -c "import scipy.stats as st; print(st.median_abs_deviation([2.0,2.0,2.0,2.0,3.0,9.0]))"
+    // gives 0.0; by the documented rule a zero MAD flags nothing (9.0 would
+    // otherwise score infinity).
+    #[test]
+    fn zero_mad_flags_nothing() {
+        let xs = [2.0, 2.0, 2.0, 2.0, 3.0, 9.0];
+        assert_eq!(mad(&xs), 0.0);
+        assert!(mad_outliers(&xs, DEFAULT_THRESHOLD).is_empty());
+        assert!(mad_outliers(&[4.0; 5], DEFAULT_THRESHOLD).is_empty());
+    }
+
+    // Reference: SciPy 1.17.1, python3 -c "import scipy.stats as st; print(st.median_abs_deviation([]), st.median_abs_deviation([1.0, float('nan')]))"
+    // gives nan nan; one value has a MAD of 0.
+    #[test]
+    fn degenerate_inputs() {
+        assert!(mad(&[]).is_nan());
+        assert!(mad(&[1.0, f64::NAN]).is_nan());
+        assert!(mad(&[1.0, f64::INFINITY, 2.0]).is_nan());
+        assert_eq!(mad(&[3.0]), 0.0);
+        assert!(mad_outliers(&[], DEFAULT_THRESHOLD).is_empty());
+        assert!(mad_outliers(&[1.0, 2.0, 3.0, f64::NAN], DEFAULT_THRESHOLD).is_empty());
+        assert!(mad_outliers(&[1.0, 2.0, 3.0, 100.0], f64::NAN).is_empty());
+    }
+
+    #[test]
+    fn default_threshold_is_iglewicz_hoaglin() {
+        assert_eq!(DEFAULT_THRESHOLD, 3.5);
+    }
+}
