@@ -47,6 +47,32 @@ pub enum Command {
         #[arg(long, short)]
         output: Option<PathBuf>,
     },
+    /// Write a report of a campaign: HTML (default), Markdown, JSON or CSV.
+    Report {
+        campaign: Option<String>,
+        /// Output file; the format follows its extension unless --format says.
+        #[arg(long, short)]
+        output: Option<PathBuf>,
+        #[arg(long, short, value_enum)]
+        format: Option<ReportFormat>,
+        /// Compare against this target instead of the campaign's baseline.
+        #[arg(long)]
+        baseline: Option<String>,
+    },
+    /// Compare targets within a campaign against its baseline, or the same
+    /// targets and workloads in two campaigns (A is the baseline).
+    Compare {
+        /// A campaign (latest when omitted).
+        a: Option<String>,
+        /// A second campaign, compared against A.
+        b: Option<String>,
+        /// Within one campaign: the target to compare against.
+        #[arg(long)]
+        baseline: Option<String>,
+        /// Exit 1 when a primary metric is significantly worse by more than PCT percent.
+        #[arg(long, value_name = "PCT")]
+        fail_on_regression: Option<f64>,
+    },
     /// The target kinds and their parameters.
     Targets,
     /// The workload kinds and their parameters.
@@ -59,4 +85,12 @@ pub enum Command {
 pub enum ExportFormat {
     Csv,
     Json,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormat {
+    Html,
+    Md,
+    Json,
+    Csv,
 }

@@ -96,20 +96,25 @@ impl Drop for Lab {
     }
 }
 
-/// Refuses to start when the workloads would not fit on the target.
+/// Refuses to start when the largest workload would not fit on the target.
+/// Workloads remove their files after each run, so the largest one counts,
+/// plus 1/64 (at least 1 MiB) for the filesystem's own metadata.
 fn check_space(exp: &Experiment, target: usize, root: &std::path::Path) -> Result<()> {
     let spec = &exp.targets[target];
-    let needed: u64 = exp
+    let largest: u64 = exp
         .workloads
         .iter()
         .filter(|w| w.runs_on(&spec.name))
         .map(|w| w.kind.bytes_needed(&w.params))
-        .sum();
+        .max()
+        .unwrap_or(0);
+    let needed = largest + (largest / 64).max(1 << 20);
     if let Some((_, free)) = space(root) {
         if needed > free {
             bail!(
-                "target `{}`: the workloads write up to {} but only {} is free at {}; {} is missing (lower `size`, or make room)",
+                "target `{}`: a workload writes up to {} (with metadata, {}) but only {} is free at {}; {} is missing (lower `size`, or make room)",
                 spec.name,
+                format_bytes(largest as f64),
                 format_bytes(needed as f64),
                 format_bytes(free as f64),
                 root.display(),

@@ -215,34 +215,68 @@ impl Drop for TestMount {
     }
 }
 
+fn runs_in_store(db: &std::path::Path) -> i64 {
+    let Ok(conn) = rusqlite::Connection::open(db) else {
+        return 0;
+    };
+    conn.query_row("SELECT COUNT(*) FROM runs", [], |r| r.get(0))
+        .unwrap_or(0)
+}
+
+fn wait_for_runs(db: &std::path::Path, n: i64) {
+    let t0 = std::time::Instant::now();
+    while runs_in_store(db) < n {
+        assert!(
+            t0.elapsed().as_secs() < 60,
+            "fewer than {n} runs after a minute"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 #[test]
-fn a_full_filesystem_fails_one_run_and_the_campaign_goes_on() {
+fn a_full_filesystem_fails_runs_and_the_campaign_goes_on() {
     require_root!();
     let lab = Lab::new();
-    let mnt = TestMount::new(lab.path().join("small"), "8M");
-    for t in ["a", "b"] {
-        std::fs::create_dir(mnt.0.join(t)).unwrap();
-    }
+    let mnt = TestMount::new(lab.path().join("small"), "16M");
     let file = lab.file(
         "full.toml",
         &format!(
-            "[plan]\nrepetitions = 2\n[[target]]\nname = \"a\"\nkind = \"dir\"\npath = \"{0}/a\"\n[[target]]\nname = \"b\"\nkind = \"dir\"\npath = \"{0}/b\"\n\
-             [[workload]]\nname = \"r\"\nkind = \"io\"\nrw = \"read\"\nbs = \"1M\"\nsize = \"6M\"\n",
+            "[plan]\nrepetitions = 12\n[[target]]\nname = \"a\"\nkind = \"dir\"\npath = \"{}\"\n\
+             [[workload]]\nname = \"r\"\nkind = \"io\"\nrw = \"read\"\nbs = \"1M\"\nsize = \"8M\"\nruntime = \"300ms\"\n",
             mnt.0.display()
         ),
     );
-    let out = lab.ok(&["run", "--quiet", file.to_str().unwrap()]);
-    assert!(out.contains("2 of 4 planned runs ok, 2 failed"), "{out}");
+    let child = lab
+        .cmd()
+        .args(["run", "--quiet", file.to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_runs(&lab.db(), 2);
+    // Another program fills the filesystem while the campaign runs.
+    let filler = mnt.0.join("filler");
+    let _ = Command::new("dd")
+        .args(["if=/dev/zero", "bs=1M", "count=16"])
+        .arg(format!("of={}", filler.display()))
+        .stderr(std::process::Stdio::null())
+        .status();
+    let filled_at = runs_in_store(&lab.db());
+    wait_for_runs(&lab.db(), filled_at + 3);
+    std::fs::remove_file(&filler).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{:?}", out.status);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("of 12 planned runs ok"), "{stdout}");
     let export = lab.export_json();
-    let failed: Vec<&serde_json::Value> = export["runs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|r| r["status"] == "failed")
-        .collect();
-    assert_eq!(failed.len(), 2);
-    for r in failed {
-        assert_eq!(r["target"], "b");
+    let runs = export["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 12, "the campaign went on after the failures");
+    let failed: Vec<&serde_json::Value> = runs.iter().filter(|r| r["status"] == "failed").collect();
+    assert!(
+        !failed.is_empty(),
+        "no run failed while the filesystem was full"
+    );
+    for r in &failed {
         assert!(
             r["error"]
                 .as_str()
@@ -252,5 +286,36 @@ fn a_full_filesystem_fails_one_run_and_the_campaign_goes_on() {
             r["error"]
         );
     }
-    assert_eq!(metric(&export, "r", "a", "bytes"), vec![6.0 * MIB; 2]);
+    let last = runs.last().unwrap();
+    assert_eq!(
+        last["status"], "ok",
+        "runs succeed again once there is room"
+    );
+}
+
+#[test]
+fn a_workload_larger_than_the_free_space_is_refused_before_anything_runs() {
+    require_root!();
+    let lab = Lab::new();
+    let mnt = TestMount::new(lab.path().join("tiny"), "8M");
+    let file = lab.file(
+        "big.toml",
+        &format!(
+            "[[target]]\nname = \"a\"\nkind = \"dir\"\npath = \"{}\"\n[[workload]]\nname = \"r\"\nkind = \"io\"\nsize = \"64M\"\n",
+            mnt.0.display()
+        ),
+    );
+    let out = lab.run(&["run", "--quiet", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("target `a`: a workload writes up to 64.0 MiB")
+            && stderr.contains("is missing"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_dir(&mnt.0).unwrap().count(),
+        0,
+        "nothing was written"
+    );
 }

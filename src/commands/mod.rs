@@ -2,8 +2,10 @@
 //! them and decides the exit status.
 
 mod check;
+mod compare;
 mod kinds;
 mod query;
+mod report;
 mod run;
 
 use std::path::Path;
@@ -29,6 +31,30 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             format,
             output,
         } => query::export(&cli.db, campaign.as_deref(), format, output.as_deref()),
+        Command::Report {
+            campaign,
+            output,
+            format,
+            baseline,
+        } => report::report(
+            &cli.db,
+            campaign.as_deref(),
+            output.as_deref(),
+            format,
+            baseline.as_deref(),
+        ),
+        Command::Compare {
+            a,
+            b,
+            baseline,
+            fail_on_regression,
+        } => compare::compare(
+            &cli.db,
+            a.as_deref(),
+            b.as_deref(),
+            baseline.as_deref(),
+            fail_on_regression,
+        ),
         Command::Targets => kinds::targets(),
         Command::Workloads => kinds::workloads(),
         Command::Env => {

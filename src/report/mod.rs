@@ -1,7 +1,16 @@
-//! Reports built from the store: terminal summary, exports; formatting of
-//! values for people happens only here.
+//! Reports built from the store — never from the filesystem under test:
+//! the model (statistics and verdicts), terminal, Markdown and HTML
+//! renderings, comparisons, exports; formatting for people happens only here.
 
+pub mod compare;
 pub mod export;
 pub mod format;
+pub mod html;
+pub mod latency;
+pub mod markdown;
+pub mod markup;
+pub mod model;
+pub mod sections;
 pub mod summary;
+pub mod svg;
 pub mod table;

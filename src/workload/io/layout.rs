@@ -1,5 +1,12 @@
 //! Lays out job files before a run, untimed, as fio does: a read phase needs
 //! a file of the full size with real data blocks behind it.
+//!
+//! The file is written anew before every run, never reused: where its blocks
+//! land (on disk, or which pages a tmpfs gets) changes its speed by several
+//! percent, and a file reused across repetitions would make every repetition
+//! measure the same placement — two identical tmpfs targets then differ
+//! "significantly" by ±6–10% in a direction that changes per campaign.
+//! Fresh files make repetitions independent samples of the configuration.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;

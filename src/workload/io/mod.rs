@@ -16,7 +16,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
 use self::job::{run_job, JobResult, JobSpec, Progress, Rw, Shared};
 use super::{RunContext, Workload};
@@ -230,9 +230,12 @@ impl Workload for Io {
     }
 
     fn cleanup(&mut self, dir: &Path) -> Result<()> {
-        if self.spec.rw == Rw::Write {
-            for i in 0..self.numjobs {
-                let _ = std::fs::remove_file(Self::job_path(dir, i));
+        for i in 0..self.numjobs {
+            let path = Self::job_path(dir, i);
+            match std::fs::remove_file(&path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(e).with_context(|| format!("removing {}", path.display())),
             }
         }
         Ok(())

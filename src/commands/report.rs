@@ -1,0 +1,52 @@
+//! `storlab report [CAMPAIGN] -o FILE`: HTML, Markdown, JSON or CSV.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+use crate::cli::ReportFormat;
+use crate::report::{export, html, latency, markdown, model};
+use crate::store::Store;
+
+pub fn report(
+    db: &Path,
+    campaign: Option<&str>,
+    output: Option<&Path>,
+    format: Option<ReportFormat>,
+    baseline: Option<&str>,
+) -> Result<ExitCode> {
+    let format = format
+        .or_else(|| output.and_then(from_extension))
+        .unwrap_or(ReportFormat::Html);
+    let store = Store::open_existing(db)?;
+    let data = store.load_campaign(store.resolve_campaign(campaign)?)?;
+    let text = match format {
+        ReportFormat::Csv => export::to_csv(&data),
+        ReportFormat::Json => format!(
+            "{}\n",
+            serde_json::to_string_pretty(&export::to_json(&data))?
+        ),
+        ReportFormat::Md => markdown::render(&data, &model::build(&data, baseline)?),
+        ReportFormat::Html => html::render(
+            &data,
+            &model::build(&data, baseline)?,
+            &latency::curves(&store, &data)?,
+        )?,
+    };
+    super::emit(&text, output)?;
+    if let Some(p) = output {
+        eprintln!("wrote {}", p.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn from_extension(p: &Path) -> Option<ReportFormat> {
+    match p.extension()?.to_str()?.to_ascii_lowercase().as_str() {
+        "html" | "htm" => Some(ReportFormat::Html),
+        "md" | "markdown" => Some(ReportFormat::Md),
+        "json" => Some(ReportFormat::Json),
+        "csv" => Some(ReportFormat::Csv),
+        _ => None,
+    }
+}

@@ -1,0 +1,46 @@
+//! The Markdown report: the seeds' tables, with intervals.
+
+use super::markup::{Markdown, Markup};
+use super::model::Report;
+use super::sections::{
+    diff_table, environment_table, headline, methodology, targets_table, values_table,
+};
+use crate::store::CampaignData;
+
+pub fn render(c: &CampaignData, r: &Report) -> String {
+    let md = Markdown;
+    let k = &c.campaign;
+    let mut out = md.heading(1, &format!("{} — campaign {}", k.name, k.id));
+    if !k.description.is_empty() {
+        out.push_str(&md.paragraph(&k.description));
+    }
+    out.push_str(&md.paragraph(&format!(
+        "Started {}, {}: {} of {} planned runs ok, {} failed.",
+        k.started_at, k.status, k.runs_ok, k.planned_runs, k.runs_failed
+    )));
+    out.push_str(&md.list(&headline(r)));
+    out.push_str(&md.heading(2, "Environment"));
+    out.push_str(&md.table(&environment_table(&c.environment)));
+    out.push_str(&md.heading(2, "Targets"));
+    out.push_str(&md.table(&targets_table(c, &r.baseline)));
+    out.push_str(&md.heading(2, "Methodology"));
+    out.push_str(&md.list(&methodology(c)));
+    for w in &r.workloads {
+        out.push_str(&md.heading(2, &format!("{} ({})", w.name, w.kind)));
+        out.push_str(&md.paragraph(&format!(
+            "Mean ± 95% CI over measured runs; primary metric {}.",
+            w.primary
+        )));
+        out.push_str(&md.table(&values_table(w, &r.baseline)));
+        let diffs = diff_table(w);
+        if !diffs.rows.is_empty() {
+            out.push_str(&md.paragraph(&format!("Difference from the baseline {}:", r.baseline)));
+            out.push_str(&md.table(&diffs));
+        }
+    }
+    if !r.warnings.is_empty() {
+        out.push_str(&md.heading(2, "Warnings"));
+        out.push_str(&md.list(&r.warnings));
+    }
+    out
+}

@@ -1,0 +1,110 @@
+use crate::util::Lab;
+
+fn tmpfs_pair(lab: &Lab, name: &str) -> std::path::PathBuf {
+    let id = std::process::id();
+    lab.file(
+        &format!("{name}.toml"),
+        &format!(
+            "name = \"{name}\"\n[plan]\nrepetitions = 10\norder = \"randomized\"\nseed = 7\n\
+             [[target]]\nname = \"a{id}\"\nkind = \"tmpfs\"\nsize = \"128M\"\n\
+             [[target]]\nname = \"b{id}\"\nkind = \"tmpfs\"\nsize = \"128M\"\n\
+             [[workload]]\nname = \"seqread\"\nkind = \"io\"\nrw = \"read\"\nbs = \"1M\"\nsize = \"64M\"\n"
+        ),
+    )
+}
+
+fn disk_vs_tmpfs(lab: &Lab) -> std::path::PathBuf {
+    let data = lab.path().join("disk");
+    std::fs::create_dir_all(&data).unwrap();
+    lab.file(
+        "slower.toml",
+        &format!(
+            "name = \"slower\"\n[plan]\nrepetitions = 5\ndrop_caches = true\n\
+             [[target]]\nname = \"ram{}\"\nkind = \"tmpfs\"\nsize = \"128M\"\n\
+             [[target]]\nname = \"disk\"\nkind = \"dir\"\npath = \"{}\"\n\
+             [[workload]]\nname = \"seqread\"\nkind = \"io\"\nrw = \"read\"\nbs = \"1M\"\nsize = \"64M\"\n",
+            std::process::id(),
+            data.display()
+        ),
+    )
+}
+
+#[test]
+fn an_a_a_campaign_finds_no_significant_difference_and_passes_the_gate() {
+    require_root!();
+    let lab = Lab::new();
+    let file = tmpfs_pair(&lab, "aa");
+    lab.ok(&["run", "--quiet", file.to_str().unwrap()]);
+    let out = lab.run(&["compare", "--fail-on-regression", "5"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("seqread"))
+        .expect("a seqread row");
+    assert!(line.ends_with("no significant difference"), "{line}");
+    let md = lab.ok(&["report", "--format", "md"]);
+    assert!(
+        md.contains("seqread: no significant difference between b"),
+        "{md}"
+    );
+}
+
+#[test]
+fn a_clearly_slower_target_is_called_slower_and_fails_the_gate() {
+    require_root!();
+    let lab = Lab::new();
+    let file = disk_vs_tmpfs(&lab);
+    lab.ok(&["run", "--quiet", file.to_str().unwrap()]);
+    let out = lab.run(&["compare", "--fail-on-regression", "5"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("seqread"))
+        .expect("a seqread row");
+    assert!(line.ends_with("slower"), "{line}");
+    assert!(
+        stderr.contains("regression: seqread bw_bytes_per_s on disk"),
+        "{stderr}"
+    );
+    let json = lab.export_json();
+    assert_eq!(json["campaign"]["name"], "slower");
+    // The p-value is below 0.05: read it back through the JSON report model.
+    let md = lab.ok(&["report", "--format", "md"]);
+    assert!(md.contains("seqread: disk is slower than ram"), "{md}");
+    // A regression smaller than the gate passes.
+    let out = lab.run(&["compare", "--fail-on-regression", "100"]);
+    assert_eq!(out.status.code(), Some(0));
+}
+
+#[test]
+fn two_campaigns_are_compared_by_target_and_workload_name() {
+    let lab = Lab::new();
+    let data = lab.path().join("d");
+    std::fs::create_dir(&data).unwrap();
+    let file = lab.file(
+        "rel.toml",
+        &format!(
+            "name = \"release\"\n[plan]\nrepetitions = 3\n[[target]]\nname = \"d\"\nkind = \"dir\"\npath = \"{}\"\n\
+             [[workload]]\nname = \"r\"\nkind = \"io\"\nrw = \"read\"\nbs = \"1M\"\nsize = \"16M\"\n",
+            data.display()
+        ),
+    );
+    lab.ok(&["run", "--quiet", file.to_str().unwrap()]);
+    lab.ok(&["run", "--quiet", file.to_str().unwrap()]);
+    let out = lab.ok(&["compare", "1", "2"]);
+    assert!(
+        out.contains("d @ campaign 1") && out.contains("d @ campaign 2"),
+        "{out}"
+    );
+    let bad = lab.run(&["compare", "1", "9"]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("no campaign `9`"));
+}
