@@ -31,6 +31,10 @@ pub enum Command {
     Run {
         /// The experiment file (TOML).
         experiment: Option<PathBuf>,
+        /// Continue a killed or interrupted campaign (id or name): provision
+        /// again and run only what is missing.
+        #[arg(long, value_name = "CAMPAIGN", conflicts_with = "experiment")]
+        resume: Option<String>,
     },
     /// Validate an experiment file and print its planned runs with an estimate.
     Check { experiment: PathBuf },

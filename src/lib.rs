@@ -13,6 +13,7 @@ pub mod metric;
 pub mod plan;
 pub mod progress;
 pub mod report;
+pub mod rounds;
 pub mod runner;
 pub mod stats;
 pub mod store;

@@ -32,50 +32,60 @@ pub fn pairs(exp: &Experiment) -> Vec<(usize, usize)> {
     out
 }
 
+/// Groups of pairs that take their rounds together: all pairs at once for
+/// interleaved and randomized orders, one pair at a time for sequential.
+pub fn groups(exp: &Experiment) -> Vec<Vec<(usize, usize)>> {
+    let all = pairs(exp);
+    match exp.plan.order {
+        Order::Sequential => all.into_iter().map(|p| vec![p]).collect(),
+        Order::Interleaved | Order::Randomized => vec![all],
+    }
+}
+
+/// The runs of one round of `pairs`, in the plan's order (positions are
+/// filled in by whoever executes them).
+pub fn round_runs(
+    exp: &Experiment,
+    pairs: &[(usize, usize)],
+    round: u32,
+    repetition: u32,
+    warmup: bool,
+) -> Vec<PlannedRun> {
+    let mut runs: Vec<PlannedRun> = pairs
+        .iter()
+        .map(|&(t, w)| PlannedRun {
+            target: t,
+            workload: w,
+            repetition,
+            round,
+            position: 0,
+            warmup,
+        })
+        .collect();
+    if exp.plan.order == Order::Randomized {
+        let key = u64::from(round) + if warmup { 0 } else { 1 << 32 };
+        shuffle(
+            &mut runs,
+            exp.plan.seed.wrapping_mul(1_000_003).wrapping_add(key),
+        );
+    }
+    runs
+}
+
+/// The runs of a plan with every pair at its minimum repetitions: exactly the
+/// campaign for fixed repetitions, the first rounds of an adaptive one.
 pub fn plan(exp: &Experiment) -> Vec<PlannedRun> {
-    let pairs = pairs(exp);
     let p = &exp.plan;
     let mut runs = Vec::new();
-    let rounds: Vec<(u32, bool)> = (1..=p.warmup)
-        .map(|r| (r, true))
-        .chain((1..=p.repetitions).map(|r| (r, false)))
-        .collect();
-    match p.order {
-        Order::Sequential => {
-            for &(t, w) in &pairs {
-                for (i, &(rep, warmup)) in rounds.iter().enumerate() {
-                    runs.push(PlannedRun {
-                        target: t,
-                        workload: w,
-                        repetition: rep,
-                        round: i as u32 + 1,
-                        position: 0,
-                        warmup,
-                    });
-                }
-            }
+    for group in groups(exp) {
+        let mut round = 0;
+        for rep in 1..=p.warmup {
+            round += 1;
+            runs.extend(round_runs(exp, &group, round, rep, true));
         }
-        Order::Interleaved | Order::Randomized => {
-            for (i, &(rep, warmup)) in rounds.iter().enumerate() {
-                let mut round: Vec<PlannedRun> = pairs
-                    .iter()
-                    .map(|&(t, w)| PlannedRun {
-                        target: t,
-                        workload: w,
-                        repetition: rep,
-                        round: i as u32 + 1,
-                        position: 0,
-                        warmup,
-                    })
-                    .collect();
-                if p.order == Order::Randomized {
-                    shuffle(
-                        &mut round,
-                        p.seed.wrapping_mul(1_000_003).wrapping_add(i as u64),
-                    );
-                }
-                runs.extend(round);
-            }
+        for rep in 1..=p.repetitions.min() {
+            round += 1;
+            runs.extend(round_runs(exp, &group, round, rep, false));
         }
     }
     for (i, r) in runs.iter_mut().enumerate() {

@@ -3,6 +3,7 @@
 //! run the moment it ends, and tears everything down — on success, on
 //! error, and when SIGINT/SIGTERM raise the stop flag.
 
+use std::collections::HashMap;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
@@ -10,11 +11,11 @@ use anyhow::{bail, Context, Result};
 use crate::experiment::units::format_bytes;
 use crate::experiment::{Experiment, Remount};
 use crate::measure::{RunOutput, StopFlag};
-use crate::plan::{plan, PlannedRun};
+use crate::plan::PlannedRun;
 use crate::progress::Printer;
 use crate::report::format::format_value;
 use crate::store::write::{now_rfc3339, CampaignIds};
-use crate::store::{RunRecord, Store};
+use crate::store::{DoneRun, RunRecord, Store};
 use crate::target::facts::{path_facts, space};
 use crate::target::tmpfs::is_root;
 use crate::target::workdir::Workdir;
@@ -125,16 +126,54 @@ fn check_space(exp: &Experiment, target: usize, root: &std::path::Path) -> Resul
     Ok(())
 }
 
-/// Runs a whole campaign and records it in `store`.
+/// Runs a new campaign and records it in `store`.
 pub fn run_campaign(
     exp: &Experiment,
     store: &mut Store,
     stop: &StopFlag,
     printer: &mut Printer,
 ) -> Result<Outcome> {
-    let mut lab = Lab::new(exp)?;
-    let runs = plan(exp);
-    let ids = store.begin_campaign(exp, &crate::host::environment(), runs.len())?;
+    let lab = Lab::new(exp)?;
+    let ids = store.begin_campaign(exp, &crate::host::environment(), planned_runs(exp))?;
+    drive(exp, store, lab, ids, Vec::new(), stop, printer)
+}
+
+/// Continues a killed or interrupted campaign: provisions again and runs only
+/// what is missing, so that it ends with exactly the planned runs.
+pub fn resume_campaign(
+    exp: &Experiment,
+    store: &mut Store,
+    ids: CampaignIds,
+    stop: &StopFlag,
+    printer: &mut Printer,
+) -> Result<Outcome> {
+    let lab = Lab::new(exp)?;
+    let removed = store.reopen_campaign(ids.campaign)?;
+    if removed > 0 {
+        printer.note(&format!(
+            "{removed} interrupted run(s) of campaign {} will run again",
+            ids.campaign
+        ));
+    }
+    let done = store.done_runs(ids.campaign)?;
+    drive(exp, store, lab, ids, done, stop, printer)
+}
+
+/// Runs of the plan: exact for fixed repetitions, the upper bound for adaptive ones.
+fn planned_runs(exp: &Experiment) -> usize {
+    let pairs = crate::plan::pairs(exp).len();
+    pairs * (exp.plan.warmup + exp.plan.repetitions.max()) as usize
+}
+
+fn drive(
+    exp: &Experiment,
+    store: &mut Store,
+    mut lab: Lab,
+    ids: CampaignIds,
+    done: Vec<DoneRun>,
+    stop: &StopFlag,
+    printer: &mut Printer,
+) -> Result<Outcome> {
     if let Err(e) = lab.provision(exp) {
         store.finish_campaign(ids.campaign, "failed")?;
         return Err(e);
@@ -150,53 +189,246 @@ pub fn run_campaign(
             "not running as root: page caches are not dropped between runs (recorded on every run)",
         );
     }
-    let estimate = exp.estimate();
-    printer.start(runs.len(), estimate);
-    let mut outcome = Outcome {
-        campaign: ids.campaign,
-        interrupted: false,
-        runs: 0,
-        failed_runs: 0,
-    };
-    for pr in &runs {
-        if stop.is_raised() {
-            outcome.interrupted = true;
-            break;
-        }
-        let label = label(exp, pr);
-        printer.run_started(pr.position as usize, runs.len(), &label);
-        let (record, out) = execute(exp, &mut lab, &ids, pr, stop, root);
-        store.record_run(&record, out.as_ref())?;
-        outcome.runs += 1;
-        outcome.failed_runs += usize::from(record.status != "ok");
-        let weight = exp.workloads[pr.workload]
-            .kind
-            .estimate(&exp.workloads[pr.workload].params);
-        printer.run_finished(
-            pr.position as usize,
-            runs.len(),
-            &label,
-            &describe(exp, pr, &record, out.as_ref()),
-            weight,
-        );
-    }
-    outcome.interrupted |= stop.is_raised();
+    printer.start(planned_runs(exp), exp.estimate());
+    let mut c = Campaign::new(exp, store, &mut lab, ids, done, stop, printer, root);
+    let result = c.run_all();
+    let outcome = c.outcome.clone();
     printer.finish();
     let errors = lab.teardown();
+    result?;
     let status = if outcome.interrupted {
         "interrupted"
     } else {
         "finished"
     };
-    store.finish_campaign(ids.campaign, status)?;
+    store.finish_campaign(outcome.campaign, status)?;
     if !errors.is_empty() {
         bail!(
             "campaign {} recorded, but teardown failed: {}",
-            ids.campaign,
+            outcome.campaign,
             errors.join("; ")
         );
     }
     Ok(outcome)
+}
+
+type Key = (usize, usize, bool, u32);
+
+/// The state of a campaign's round loop.
+struct Campaign<'a> {
+    exp: &'a Experiment,
+    store: &'a mut Store,
+    lab: &'a mut Lab,
+    ids: CampaignIds,
+    stop: &'a StopFlag,
+    printer: &'a Printer,
+    root: bool,
+    /// Runs already recorded (resume): their primary value.
+    done: HashMap<Key, Option<f64>>,
+    /// Primary values of each pair's successful measured runs.
+    values: HashMap<(usize, usize), Vec<f64>>,
+    position: u32,
+    started: Instant,
+    prior_s: f64,
+    total: usize,
+    outcome: Outcome,
+}
+
+enum Halt {
+    Interrupted,
+    TimeUp,
+}
+
+impl<'a> Campaign<'a> {
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        exp: &'a Experiment,
+        store: &'a mut Store,
+        lab: &'a mut Lab,
+        ids: CampaignIds,
+        done: Vec<DoneRun>,
+        stop: &'a StopFlag,
+        printer: &'a Printer,
+        root: bool,
+    ) -> Self {
+        let index = |v: &[i64], id: i64| v.iter().position(|x| *x == id);
+        let prior_s = done.iter().map(|d| d.duration_s).sum();
+        let done = done
+            .iter()
+            .filter_map(|d| {
+                Some((
+                    (
+                        index(&ids.targets, d.target)?,
+                        index(&ids.workloads, d.workload)?,
+                        d.warmup,
+                        d.repetition,
+                    ),
+                    d.primary,
+                ))
+            })
+            .collect();
+        let outcome = Outcome {
+            campaign: ids.campaign,
+            interrupted: false,
+            runs: 0,
+            failed_runs: 0,
+        };
+        let total = planned_runs(exp);
+        Campaign {
+            exp,
+            store,
+            lab,
+            ids,
+            stop,
+            printer,
+            root,
+            done,
+            values: HashMap::new(),
+            position: 0,
+            started: Instant::now(),
+            prior_s,
+            total,
+            outcome,
+        }
+    }
+
+    fn time_up(&self) -> bool {
+        self.exp
+            .plan
+            .max_time
+            .is_some_and(|m| self.prior_s + self.started.elapsed().as_secs_f64() >= m.as_secs_f64())
+    }
+
+    fn run_all(&mut self) -> Result<()> {
+        let groups = crate::plan::groups(self.exp);
+        for (g, group) in groups.iter().enumerate() {
+            match self.run_group(group)? {
+                None => {}
+                Some(Halt::Interrupted) => {
+                    self.outcome.interrupted = true;
+                    return Ok(());
+                }
+                Some(Halt::TimeUp) => {
+                    for later in &groups[g + 1..] {
+                        for &(t, w) in later {
+                            self.store.set_pair_stop(&self.ids, t, w, "time", 0, None)?;
+                        }
+                    }
+                    self.printer
+                        .note("max_time reached: no further runs were started");
+                    return Ok(());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Warm-up rounds, then measured rounds until every pair has stopped.
+    fn run_group(&mut self, group: &[(usize, usize)]) -> Result<Option<Halt>> {
+        let mut round = 0;
+        for rep in 1..=self.exp.plan.warmup {
+            round += 1;
+            if let Some(h) = self.run_round(group, round, rep, true)? {
+                return Ok(Some(h));
+            }
+        }
+        let mut active: Vec<(usize, usize)> = group.to_vec();
+        let mut rep = 0;
+        while !active.is_empty() {
+            rep += 1;
+            round += 1;
+            if let Some(h) = self.run_round(&active, round, rep, false)? {
+                if matches!(h, Halt::TimeUp) {
+                    for &(t, w) in &active {
+                        let v = self.values.get(&(t, w)).cloned().unwrap_or_default();
+                        self.store.set_pair_stop(
+                            &self.ids,
+                            t,
+                            w,
+                            "time",
+                            v.len() as u32,
+                            crate::rounds::ci_pct(&v),
+                        )?;
+                    }
+                }
+                return Ok(Some(h));
+            }
+            let mut still = Vec::new();
+            for &(t, w) in &active {
+                let v = self.values.get(&(t, w)).cloned().unwrap_or_default();
+                match crate::rounds::decide(self.exp.plan.repetitions, rep, &v) {
+                    Some(s) => {
+                        self.store
+                            .set_pair_stop(&self.ids, t, w, s.reason(), rep, s.ci_pct())?
+                    }
+                    None => still.push((t, w)),
+                }
+            }
+            active = still;
+        }
+        Ok(None)
+    }
+
+    fn run_round(
+        &mut self,
+        pairs: &[(usize, usize)],
+        round: u32,
+        rep: u32,
+        warmup: bool,
+    ) -> Result<Option<Halt>> {
+        for mut pr in crate::plan::round_runs(self.exp, pairs, round, rep, warmup) {
+            pr.position = self.position;
+            self.position += 1;
+            let key = (pr.target, pr.workload, pr.warmup, pr.repetition);
+            if let Some(&value) = self.done.get(&key) {
+                self.note_value(&pr, value);
+                continue;
+            }
+            if self.stop.is_raised() {
+                return Ok(Some(Halt::Interrupted));
+            }
+            if self.time_up() {
+                return Ok(Some(Halt::TimeUp));
+            }
+            self.one(&pr)?;
+        }
+        Ok(None)
+    }
+
+    fn note_value(&mut self, pr: &PlannedRun, value: Option<f64>) {
+        if let (false, Some(v)) = (pr.warmup, value) {
+            self.values
+                .entry((pr.target, pr.workload))
+                .or_default()
+                .push(v);
+        }
+    }
+
+    /// Executes and records one run.
+    fn one(&mut self, pr: &PlannedRun) -> Result<()> {
+        let exp = self.exp;
+        let label = label(exp, pr);
+        self.printer
+            .run_started(pr.position as usize, self.total, &label);
+        let (record, out) = execute(exp, self.lab, &self.ids, pr, self.stop, self.root);
+        self.store.record_run(&record, out.as_ref())?;
+        self.outcome.runs += 1;
+        self.outcome.failed_runs += usize::from(record.status != "ok");
+        if record.status == "ok" {
+            let primary = exp.workloads[pr.workload].kind.primary().name;
+            self.note_value(pr, out.as_ref().and_then(|o| o.metric(primary)));
+        }
+        let spec = &exp.workloads[pr.workload];
+        let describe = describe(exp, pr, &record, out.as_ref());
+        self.printer.run_finished(
+            pr.position as usize,
+            self.total,
+            &label,
+            &describe,
+            spec.kind.estimate(&spec.params),
+        );
+        Ok(())
+    }
 }
 
 fn label(exp: &Experiment, pr: &PlannedRun) -> String {

@@ -223,6 +223,18 @@ fn runs_in_store(db: &std::path::Path) -> i64 {
         .unwrap_or(0)
 }
 
+fn failed_runs(db: &std::path::Path) -> i64 {
+    let Ok(conn) = rusqlite::Connection::open(db) else {
+        return 0;
+    };
+    conn.query_row(
+        "SELECT COUNT(*) FROM runs WHERE status = 'failed'",
+        [],
+        |r| r.get(0),
+    )
+    .unwrap_or(0)
+}
+
 fn wait_for_runs(db: &std::path::Path, n: i64) {
     let t0 = std::time::Instant::now();
     while runs_in_store(db) < n {
@@ -254,15 +266,27 @@ fn a_full_filesystem_fails_runs_and_the_campaign_goes_on() {
         .spawn()
         .unwrap();
     wait_for_runs(&lab.db(), 2);
-    // Another program fills the filesystem while the campaign runs.
+    // Another program fills the filesystem while the campaign runs, taking
+    // whatever space storlab frees between runs, until a run has failed.
     let filler = mnt.0.join("filler");
-    let _ = Command::new("dd")
-        .args(["if=/dev/zero", "bs=1M", "count=16"])
-        .arg(format!("of={}", filler.display()))
-        .stderr(std::process::Stdio::null())
-        .status();
-    let filled_at = runs_in_store(&lab.db());
-    wait_for_runs(&lab.db(), filled_at + 3);
+    let chunk = vec![0u8; 1 << 20];
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&filler)
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    while failed_runs(&lab.db()) == 0 {
+        assert!(
+            t0.elapsed().as_secs() < 30,
+            "no run failed with the filesystem full"
+        );
+        use std::io::Write;
+        if f.write_all(&chunk).is_err() {
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+    }
+    drop(f);
     std::fs::remove_file(&filler).unwrap();
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success(), "{:?}", out.status);

@@ -14,5 +14,7 @@ mod crash;
 mod experiment_errors;
 /// Real runs of the io workload on directories and tmpfs, checked through the store.
 mod io_runs;
+/// Adaptive repetitions, time limits, resuming killed campaigns.
+mod methodology;
 /// Verdicts, comparisons and the regression gate on real campaigns.
 mod verdicts;

@@ -22,7 +22,10 @@ pub const EXIT_INTERRUPTED: u8 = 130;
 
 pub fn dispatch(cli: Cli) -> Result<ExitCode> {
     match cli.command {
-        Command::Run { experiment } => run::run(&cli.db, experiment.as_deref(), cli.quiet),
+        Command::Run { experiment, resume } => match resume {
+            Some(c) => run::resume(&cli.db, &c, cli.quiet),
+            None => run::run(&cli.db, experiment.as_deref(), cli.quiet),
+        },
         Command::Check { experiment } => check::check(&experiment),
         Command::List => query::list(&cli.db),
         Command::Show { campaign } => query::show(&cli.db, campaign.as_deref()),

@@ -10,7 +10,7 @@ use crate::experiment::{self, builtin};
 use crate::measure::StopFlag;
 use crate::progress::Printer;
 use crate::report::summary::{summary_header, summary_table};
-use crate::runner::run_campaign;
+use crate::runner::{resume_campaign, run_campaign, Outcome};
 use crate::store::Store;
 use crate::target::tmpfs::is_root;
 
@@ -31,6 +31,42 @@ pub fn run(db: &Path, file: Option<&Path>, quiet: bool) -> Result<ExitCode> {
     let mut store = Store::open(db)?;
     let mut printer = Printer::new(quiet);
     let outcome = run_campaign(&exp, &mut store, &stop, &mut printer)?;
+    finish(db, &store, &outcome, quiet)
+}
+
+/// `storlab run --resume CAMPAIGN`.
+pub fn resume(db: &Path, campaign: &str, quiet: bool) -> Result<ExitCode> {
+    let mut store = Store::open_existing(db)?;
+    let id = store.resolve_campaign(Some(campaign))?;
+    let r = store.resumable(id)?;
+    let exp = match experiment::parse_experiment(&r.origin, &r.source) {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("error: the stored experiment of campaign {id} no longer validates: {e}");
+            return Ok(ExitCode::from(EXIT_INVALID));
+        }
+    };
+    let names_match = exp
+        .targets
+        .iter()
+        .map(|t| &t.name)
+        .eq(r.target_names.iter())
+        && exp
+            .workloads
+            .iter()
+            .map(|w| &w.name)
+            .eq(r.workload_names.iter());
+    if !names_match {
+        anyhow::bail!("campaign {id}'s stored targets and workloads do not match its experiment; it cannot be resumed");
+    }
+    let stop = StopFlag::new();
+    stop.install_signal_handlers()?;
+    let mut printer = Printer::new(quiet);
+    let outcome = resume_campaign(&exp, &mut store, r.ids, &stop, &mut printer)?;
+    finish(db, &store, &outcome, quiet)
+}
+
+fn finish(db: &Path, store: &Store, outcome: &Outcome, quiet: bool) -> Result<ExitCode> {
     let data = store.load_campaign(outcome.campaign)?;
     print!("{}", summary_header(&data));
     print!("{}", summary_table(&data).render_text());
@@ -42,7 +78,10 @@ pub fn run(db: &Path, file: Option<&Path>, quiet: bool) -> Result<ExitCode> {
         );
     }
     if outcome.interrupted {
-        eprintln!("interrupted: finished runs are stored");
+        eprintln!(
+            "interrupted: finished runs are stored; continue with `storlab run --resume {}`",
+            outcome.campaign
+        );
         return Ok(ExitCode::from(EXIT_INTERRUPTED));
     }
     Ok(ExitCode::SUCCESS)

@@ -12,7 +12,7 @@ use std::path::Path;
 
 pub use error::ExperimentError;
 pub use parse::parse_experiment;
-pub use schema::{Experiment, Order, Plan, Remount, TargetSpec, WorkloadSpec};
+pub use schema::{Experiment, Order, Plan, Remount, Repetitions, TargetSpec, WorkloadSpec};
 
 /// Reads and validates an experiment file.
 pub fn load(path: &Path) -> Result<Experiment, ExperimentError> {

@@ -9,7 +9,9 @@ use toml_edit::{Document, Item, Table, TableLike};
 
 use super::error::{did_you_mean, ExperimentError, Location};
 use super::params::{split_list, ParamSpec, ParamType, Params, Value};
-use super::schema::{Experiment, Plan, Remount, TargetSpec, WorkloadSpec, PLAN_PARAMS};
+use super::schema::{
+    Experiment, Plan, Remount, Repetitions, TargetSpec, WorkloadSpec, PLAN_PARAMS,
+};
 use super::units::{parse_duration, parse_size};
 use crate::target::TargetKind;
 use crate::workload::WorkloadKind;
@@ -104,21 +106,63 @@ impl Cx<'_> {
         let table = item
             .as_table_like()
             .ok_or_else(|| self.err(item.span(), "`plan` must be a table: write [plan]"))?;
-        if let Some(rep) = table.get("repetitions") {
-            if rep.is_table_like() {
-                return Err(self.err(
-                    rep.span(),
-                    "adaptive repetitions ({ min, max, until_ci }) are not available in this version; write a number such as repetitions = 5",
-                ));
-            }
-        }
         let names: Vec<&str> = PLAN_PARAMS.iter().map(|s| s.name).collect();
         self.check_keys(table, &names, "[plan]")?;
-        let (params, spans) = self.params(table, PLAN_PARAMS, "[plan]")?;
-        Ok((
-            Plan::from_params(&params),
-            spans.get("remount").cloned().flatten(),
-        ))
+        let adaptive = match table.get("repetitions") {
+            Some(rep) if rep.is_table_like() => Some(self.adaptive(rep)?),
+            _ => None,
+        };
+        let specs: Vec<ParamSpec> = PLAN_PARAMS
+            .iter()
+            .filter(|s| adaptive.is_none() || s.name != "repetitions")
+            .copied()
+            .collect();
+        let (params, spans) = self.params(table, &specs, "[plan]")?;
+        let mut plan = Plan::from_params(&params);
+        if let Some(a) = adaptive {
+            plan.repetitions = a;
+        }
+        Ok((plan, spans.get("remount").cloned().flatten()))
+    }
+
+    /// `{ min = 3, max = 20, until_ci = "2%" }`.
+    fn adaptive(&self, item: &Item) -> Result<Repetitions, ExperimentError> {
+        let t = item.as_table_like().expect("checked by the caller");
+        self.check_keys(t, &["min", "max", "until_ci"], "repetitions")?;
+        let int = |key: &str, default: i64| -> Result<i64, ExperimentError> {
+            match t.get(key) {
+                None => Ok(default),
+                Some(v) => match v.as_integer() {
+                    Some(i) if (1..=10_000).contains(&i) => Ok(i),
+                    _ => Err(self.err(
+                        v.span(),
+                        format!("repetitions: `{key}` must be a whole number from 1 to 10000"),
+                    )),
+                },
+            }
+        };
+        let (min, max) = (int("min", 3)?, int("max", 10)?);
+        if max < min {
+            return Err(self.err(
+                t.get("max").and_then(|v| v.span()),
+                format!("repetitions: max ({max}) is below min ({min})"),
+            ));
+        }
+        let Some(ci) = t.get("until_ci") else {
+            return Err(self.err(item.span(), "repetitions: adaptive repetitions need `until_ci`, the target CI half-width such as \"2%\""));
+        };
+        let pct = match (ci.as_str(), ci.as_value().and_then(number)) {
+            (Some(s), _) => s
+                .trim()
+                .strip_suffix('%')
+                .and_then(|n| n.trim().parse::<f64>().ok()),
+            (_, Some(f)) => Some(f * 100.0),
+            _ => None,
+        };
+        match pct {
+            Some(p) if p > 0.0 && p < 100.0 => Ok(Repetitions::Adaptive { min: min as u32, max: max as u32, until_ci_pct: p }),
+            _ => Err(self.err(ci.span(), "repetitions: `until_ci` must be a percentage such as \"2%\" (or a fraction such as 0.02)")),
+        }
     }
 
     fn tables<'d>(&self, root: &'d Table, key: &str) -> Result<Vec<&'d Table>, ExperimentError> {

@@ -58,9 +58,52 @@ pub enum Remount {
     BetweenRuns,
 }
 
+/// How many measured runs each target–workload pair gets.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Repetitions {
+    Fixed(u32),
+    /// After `min` rounds, keep adding rounds for the pairs whose primary
+    /// metric's 95% CI half-width is above `until_ci_pct` % of its mean,
+    /// until each is within it or has `max` runs.
+    Adaptive {
+        min: u32,
+        max: u32,
+        until_ci_pct: f64,
+    },
+}
+
+impl Repetitions {
+    pub fn min(self) -> u32 {
+        match self {
+            Repetitions::Fixed(n) => n,
+            Repetitions::Adaptive { min, .. } => min,
+        }
+    }
+
+    pub fn max(self) -> u32 {
+        match self {
+            Repetitions::Fixed(n) => n,
+            Repetitions::Adaptive { max, .. } => max,
+        }
+    }
+
+    pub fn to_json(self) -> serde_json::Value {
+        match self {
+            Repetitions::Fixed(n) => json!(n),
+            Repetitions::Adaptive {
+                min,
+                max,
+                until_ci_pct,
+            } => json!({"min": min, "max": max, "until_ci_pct": until_ci_pct}),
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Plan {
-    pub repetitions: u32,
+    pub repetitions: Repetitions,
+    /// Upper bound on the whole campaign's time.
+    pub max_time: Option<Duration>,
     pub order: Order,
     pub seed: u64,
     pub drop_caches: bool,
@@ -74,7 +117,13 @@ pub const PLAN_PARAMS: &[ParamSpec] = &[
         name: "repetitions",
         ty: ParamType::Int { min: 1, max: 10_000 },
         default: Some("3"),
-        help: "measured runs of every target-workload pair",
+        help: "measured runs of every target-workload pair, or { min = 3, max = 20, until_ci = \"2%\" }",
+    },
+    ParamSpec {
+        name: "max_time",
+        ty: ParamType::Duration,
+        default: None,
+        help: "stop starting new runs after this long (adaptive plans say which pairs stopped on time)",
     },
     ParamSpec {
         name: "order",
@@ -120,7 +169,8 @@ impl Plan {
             _ => Remount::Never,
         };
         Plan {
-            repetitions: p.int("repetitions").unwrap_or(3).max(1) as u32,
+            repetitions: Repetitions::Fixed(p.int("repetitions").unwrap_or(3).max(1) as u32),
+            max_time: p.duration("max_time"),
             order,
             seed: p.int("seed").unwrap_or(1) as u64,
             drop_caches: p.bool("drop_caches").unwrap_or(true),
@@ -131,7 +181,8 @@ impl Plan {
 
     pub fn to_json(&self) -> serde_json::Value {
         json!({
-            "repetitions": self.repetitions,
+            "repetitions": self.repetitions.to_json(),
+            "max_time_s": self.max_time.map(|d| d.as_secs_f64()),
             "order": format!("{:?}", self.order).to_lowercase(),
             "seed": self.seed,
             "drop_caches": self.drop_caches,
@@ -169,7 +220,7 @@ impl Experiment {
         for w in &self.workloads {
             let per_run = w.kind.estimate(&w.params);
             let targets = self.targets.iter().filter(|t| w.runs_on(&t.name)).count() as u32;
-            total += per_run * targets * (self.plan.repetitions + self.plan.warmup);
+            total += per_run * targets * (self.plan.repetitions.min() + self.plan.warmup);
         }
         total
     }

@@ -90,6 +90,7 @@ pub fn to_json(c: &CampaignData) -> serde_json::Value {
         "targets": c.targets,
         "workloads": c.workloads,
         "runs": c.runs,
+        "stops": c.stops,
     })
 }
 

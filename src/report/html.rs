@@ -9,7 +9,7 @@ use super::latency::{nines, Curve};
 use super::markup::{html_escape, Html, Markup};
 use super::model::{Report, WorkloadReport};
 use super::sections::{
-    diff_table, environment_table, headline, methodology, targets_table, values_table,
+    diff_table, environment_table, headline, methodology, stops_table, targets_table, values_table,
 };
 use super::svg::{
     bar_chart, diff_chart, line_chart, target_color, Bar, BarChart, DiffBar, DiffChart, Line,
@@ -52,6 +52,9 @@ pub fn render(c: &CampaignData, r: &Report, curves: &[Curve]) -> Result<String> 
     body.push_str(&h.table(&targets_table(c, &r.baseline)));
     body.push_str(&h.heading(2, "Methodology"));
     body.push_str(&h.list(&methodology(c)));
+    if c.stops.iter().any(|s| s.reason != "fixed") {
+        body.push_str(&h.table(&stops_table(c)));
+    }
     for w in &r.workloads {
         body.push_str(&workload_section(c, r, w, curves)?);
     }

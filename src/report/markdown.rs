@@ -3,7 +3,7 @@
 use super::markup::{Markdown, Markup};
 use super::model::Report;
 use super::sections::{
-    diff_table, environment_table, headline, methodology, targets_table, values_table,
+    diff_table, environment_table, headline, methodology, stops_table, targets_table, values_table,
 };
 use crate::store::CampaignData;
 
@@ -25,6 +25,9 @@ pub fn render(c: &CampaignData, r: &Report) -> String {
     out.push_str(&md.table(&targets_table(c, &r.baseline)));
     out.push_str(&md.heading(2, "Methodology"));
     out.push_str(&md.list(&methodology(c)));
+    if c.stops.iter().any(|s| s.reason != "fixed") {
+        out.push_str(&md.table(&stops_table(c)));
+    }
     for w in &r.workloads {
         out.push_str(&md.heading(2, &format!("{} ({})", w.name, w.kind)));
         out.push_str(&md.paragraph(&format!(

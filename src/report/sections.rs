@@ -208,7 +208,7 @@ pub fn methodology(c: &CampaignData) -> Vec<String> {
         _ => "in interleaved rounds: every target–workload pair once per round".to_string(),
     };
     vec![
-        format!("Each target–workload pair was planned {} times, {order_text}.", plan["repetitions"]),
+        repetitions_text(&plan["repetitions"], &order_text),
         format!("{measured} measured runs and {warmups} warm-up runs (warm-ups are stored but left out of every statistic) were recorded."),
         format!("Page caches were synced and dropped before {dropped} of {} runs; targets were remounted before {remounted} runs.", runs.len()),
         format!(
@@ -216,6 +216,50 @@ pub fn methodology(c: &CampaignData) -> Vec<String> {
             LEVEL * 100.0
         ),
     ]
+}
+
+fn repetitions_text(reps: &Value, order_text: &str) -> String {
+    match reps {
+        Value::Object(a) => format!(
+            "Each target–workload pair ran at least {} and at most {} times, {order_text}, adding rounds while the 95% CI half-width of its primary metric was above {}% of the mean.",
+            a["min"], a["max"], a["until_ci_pct"]
+        ),
+        n => format!("Each target–workload pair was planned {n} times, {order_text}."),
+    }
+}
+
+/// Why each pair stopped, for adaptive plans and time limits.
+pub fn stops_table(c: &CampaignData) -> Table {
+    let mut t = Table::new(
+        &[
+            "workload",
+            "target",
+            "measured runs",
+            "stopped on",
+            "CI half-width",
+        ],
+        &[false, false, true, false, true],
+    );
+    for s in &c.stops {
+        let why = match s.reason.as_str() {
+            "width" => "interval narrow enough",
+            "max" => "maximum repetitions",
+            "time" => "max_time",
+            _ => "fixed repetitions",
+        };
+        let ci = s
+            .ci_pct
+            .map(|p| format!("{p:.2}%"))
+            .unwrap_or_else(|| "—".into());
+        t.push(vec![
+            s.workload.clone(),
+            s.target.clone(),
+            s.measured_runs.to_string(),
+            why.into(),
+            ci,
+        ]);
+    }
+    t
 }
 
 /// A one-line verdict per non-baseline target on the primary metric.

@@ -4,6 +4,7 @@
 //! read only from here.
 
 mod read;
+mod resume;
 mod schema;
 pub mod write;
 
@@ -13,6 +14,7 @@ use anyhow::{Context, Result};
 use rusqlite::Connection;
 
 pub use read::{CampaignData, CampaignRow, RunData, TargetRow, WorkloadRow};
+pub use resume::{DoneRun, Resumable};
 pub use write::RunRecord;
 
 /// An open results store.

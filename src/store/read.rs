@@ -87,6 +87,17 @@ pub struct CampaignData {
     pub targets: Vec<TargetRow>,
     pub workloads: Vec<WorkloadRow>,
     pub runs: Vec<RunData>,
+    /// Why each pair stopped taking runs (fixed, width, max, time).
+    pub stops: Vec<PairStop>,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct PairStop {
+    pub target: String,
+    pub workload: String,
+    pub reason: String,
+    pub measured_runs: u32,
+    pub ci_pct: Option<f64>,
 }
 
 const CAMPAIGN_COLS: &str = "c.id, c.name, c.description, c.origin, c.status, c.started_at, c.finished_at, c.storlab_version, c.planned_runs,
@@ -177,6 +188,7 @@ impl Store {
             targets: self.targets(id)?,
             workloads: self.workloads(id)?,
             runs: self.runs(id)?,
+            stops: self.pair_stops(id)?,
         })
     }
 

@@ -4,7 +4,7 @@
 use anyhow::{bail, Result};
 use rusqlite::{Connection, OptionalExtension};
 
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 const V1: &str = r#"
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -90,6 +90,19 @@ CREATE TABLE warnings (
 );
 "#;
 
+/// Version 2: why each target–workload pair stopped taking runs.
+const V2: &str = r#"
+CREATE TABLE pair_stops (
+    campaign_id INTEGER NOT NULL REFERENCES campaigns(id),
+    target_id INTEGER NOT NULL REFERENCES targets(id),
+    workload_id INTEGER NOT NULL REFERENCES workloads(id),
+    reason TEXT NOT NULL,
+    measured_runs INTEGER NOT NULL,
+    ci_pct REAL,
+    PRIMARY KEY (campaign_id, target_id, workload_id)
+);
+"#;
+
 pub fn migrate(conn: &Connection) -> Result<()> {
     conn.execute_batch(
         "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);",
@@ -106,14 +119,16 @@ pub fn migrate(conn: &Connection) -> Result<()> {
     if version > SCHEMA_VERSION {
         bail!("the store has schema version {version}, newer than this storlab understands ({SCHEMA_VERSION}); upgrade storlab");
     }
-    if version < 1 {
-        let tx = conn.unchecked_transaction()?;
-        tx.execute_batch(V1)?;
-        tx.execute(
-            "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?1)",
-            [SCHEMA_VERSION.to_string()],
-        )?;
-        tx.commit()?;
+    for (v, sql) in [(1, V1), (2, V2)] {
+        if version < v {
+            let tx = conn.unchecked_transaction()?;
+            tx.execute_batch(sql)?;
+            tx.execute(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?1)",
+                [v.to_string()],
+            )?;
+            tx.commit()?;
+        }
     }
     Ok(())
 }

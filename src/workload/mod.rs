@@ -5,6 +5,7 @@
 //! validation, estimates and constructors, and drives `storlab workloads`.
 
 pub mod io;
+pub mod mock;
 
 use std::path::Path;
 use std::time::Duration;
@@ -46,13 +47,14 @@ pub struct Primary {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WorkloadKind {
     Io,
+    Mock,
 }
 
 impl WorkloadKind {
-    pub const ALL: &'static [WorkloadKind] = &[WorkloadKind::Io];
+    pub const ALL: &'static [WorkloadKind] = &[WorkloadKind::Io, WorkloadKind::Mock];
 
     pub fn names() -> &'static [&'static str] {
-        &["io"]
+        &["io", "mock"]
     }
 
     pub fn parse(name: &str) -> Option<WorkloadKind> {
@@ -62,24 +64,30 @@ impl WorkloadKind {
     pub fn name(self) -> &'static str {
         match self {
             WorkloadKind::Io => "io",
+            WorkloadKind::Mock => "mock",
         }
     }
 
     pub fn about(self) -> &'static str {
         match self {
             WorkloadKind::Io => "storlab's native I/O engine, with fio's parameter names",
+            WorkloadKind::Mock => {
+                "synthetic seeded metrics that touch no storage, for testing storlab itself"
+            }
         }
     }
 
     pub fn params(self) -> &'static [ParamSpec] {
         match self {
             WorkloadKind::Io => io::PARAMS,
+            WorkloadKind::Mock => mock::PARAMS,
         }
     }
 
     pub fn validate(self, p: &Params) -> Result<(), (&'static str, String)> {
         match self {
             WorkloadKind::Io => io::validate(p),
+            WorkloadKind::Mock => Ok(()),
         }
     }
 
@@ -95,12 +103,18 @@ impl WorkloadKind {
                 unit: "bytes/s",
                 direction: Direction::HigherIsBetter,
             },
+            WorkloadKind::Mock => Primary {
+                name: "ops_per_s",
+                unit: "ops/s",
+                direction: Direction::HigherIsBetter,
+            },
         }
     }
 
     pub fn estimate(self, p: &Params) -> Duration {
         match self {
             WorkloadKind::Io => io::estimate(p),
+            WorkloadKind::Mock => p.duration("duration").unwrap_or_default(),
         }
     }
 
@@ -108,12 +122,14 @@ impl WorkloadKind {
     pub fn bytes_needed(self, p: &Params) -> u64 {
         match self {
             WorkloadKind::Io => io::bytes_needed(p),
+            WorkloadKind::Mock => 0,
         }
     }
 
     pub fn build(self, p: &Params) -> Box<dyn Workload> {
         match self {
             WorkloadKind::Io => Box::new(io::Io::new(p)),
+            WorkloadKind::Mock => Box::new(mock::Mock::new(p)),
         }
     }
 }

@@ -1,0 +1,150 @@
+//! What resuming a campaign and adaptive plans need from the store: the runs
+//! already done with their primary value, why pairs stopped, and reopening a
+//! killed campaign.
+
+use anyhow::{bail, Context, Result};
+use rusqlite::params;
+
+use super::read::PairStop;
+use super::write::CampaignIds;
+use super::Store;
+
+/// A run already recorded: its place in the plan and its primary value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DoneRun {
+    pub target: i64,
+    pub workload: i64,
+    pub warmup: bool,
+    pub repetition: u32,
+    pub primary: Option<f64>,
+    pub duration_s: f64,
+}
+
+/// A stored campaign to resume: its experiment as written and its row ids.
+#[derive(Debug, Clone)]
+pub struct Resumable {
+    pub source: String,
+    pub origin: String,
+    pub status: String,
+    pub target_names: Vec<String>,
+    pub workload_names: Vec<String>,
+    pub ids: CampaignIds,
+}
+
+impl Store {
+    pub fn resumable(&self, campaign: i64) -> Result<Resumable> {
+        let (source, origin, status): (String, String, String) = self
+            .conn
+            .query_row(
+                "SELECT experiment_source, origin, status FROM campaigns WHERE id = ?1",
+                [campaign],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .with_context(|| format!("reading campaign {campaign}"))?;
+        if status == "finished" {
+            bail!("campaign {campaign} has finished; there is nothing to resume");
+        }
+        let rows = |table: &str| -> Result<Vec<(i64, String)>> {
+            let mut st = self.conn.prepare(&format!(
+                "SELECT id, name FROM {table} WHERE campaign_id = ?1 ORDER BY position"
+            ))?;
+            let v = st
+                .query_map([campaign], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            Ok(v)
+        };
+        let (targets, workloads) = (rows("targets")?, rows("workloads")?);
+        Ok(Resumable {
+            source,
+            origin,
+            status,
+            target_names: targets.iter().map(|t| t.1.clone()).collect(),
+            workload_names: workloads.iter().map(|w| w.1.clone()).collect(),
+            ids: CampaignIds {
+                campaign,
+                targets: targets.iter().map(|t| t.0).collect(),
+                workloads: workloads.iter().map(|w| w.0).collect(),
+            },
+        })
+    }
+
+    /// Removes runs cut short by a signal (partial, never used in statistics)
+    /// so that a resumed campaign runs them again; marks it running.
+    pub fn reopen_campaign(&mut self, campaign: i64) -> Result<usize> {
+        let tx = self.conn.transaction()?;
+        let sub = "SELECT id FROM runs WHERE campaign_id = ?1 AND status = 'interrupted'";
+        for table in ["metrics", "series", "histograms", "warnings"] {
+            tx.execute(
+                &format!("DELETE FROM {table} WHERE run_id IN ({sub})"),
+                [campaign],
+            )?;
+        }
+        let removed = tx.execute(
+            "DELETE FROM runs WHERE campaign_id = ?1 AND status = 'interrupted'",
+            [campaign],
+        )?;
+        tx.execute("DELETE FROM pair_stops WHERE campaign_id = ?1", [campaign])?;
+        tx.execute(
+            "UPDATE campaigns SET status = 'running', finished_at = NULL WHERE id = ?1",
+            [campaign],
+        )?;
+        tx.commit()?;
+        Ok(removed)
+    }
+
+    /// Every ok or failed run of a campaign, with its primary metric.
+    pub fn done_runs(&self, campaign: i64) -> Result<Vec<DoneRun>> {
+        let mut st = self.conn.prepare(
+            "SELECT r.target_id, r.workload_id, r.warmup, r.repetition, m.value, r.duration_s
+             FROM runs r JOIN workloads w ON w.id = r.workload_id
+             LEFT JOIN metrics m ON m.run_id = r.id AND m.name = w.primary_metric
+             WHERE r.campaign_id = ?1 AND r.status IN ('ok', 'failed') ORDER BY r.id",
+        )?;
+        let rows = st.query_map([campaign], |r| {
+            Ok(DoneRun {
+                target: r.get(0)?,
+                workload: r.get(1)?,
+                warmup: r.get(2)?,
+                repetition: r.get(3)?,
+                primary: r.get(4)?,
+                duration_s: r.get(5)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    }
+
+    pub fn set_pair_stop(
+        &mut self,
+        ids: &CampaignIds,
+        target: usize,
+        workload: usize,
+        reason: &str,
+        measured: u32,
+        ci_pct: Option<f64>,
+    ) -> Result<()> {
+        self.conn.execute(
+            "INSERT OR REPLACE INTO pair_stops (campaign_id, target_id, workload_id, reason, measured_runs, ci_pct) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![ids.campaign, ids.targets[target], ids.workloads[workload], reason, measured, ci_pct],
+        )?;
+        Ok(())
+    }
+
+    /// Why each pair of a campaign stopped taking runs.
+    pub fn pair_stops(&self, campaign: i64) -> Result<Vec<PairStop>> {
+        let mut st = self.conn.prepare(
+            "SELECT t.name, w.name, p.reason, p.measured_runs, p.ci_pct FROM pair_stops p
+             JOIN targets t ON t.id = p.target_id JOIN workloads w ON w.id = p.workload_id
+             WHERE p.campaign_id = ?1 ORDER BY w.position, t.position",
+        )?;
+        let rows = st.query_map([campaign], |r| {
+            Ok(PairStop {
+                target: r.get(0)?,
+                workload: r.get(1)?,
+                reason: r.get(2)?,
+                measured_runs: r.get(3)?,
+                ci_pct: r.get(4)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    }
+}

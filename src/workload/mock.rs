@@ -1,0 +1,121 @@
+//! Workload `mock`: synthetic, seeded metrics for testing storlab itself, as
+//! fio's null engine exists to test fio. It touches no storage: a run sleeps
+//! for `duration` (so that timing, signals and interruption can be tested)
+//! and reports `value` perturbed by Gaussian noise of relative size `noise`.
+//! The same seed and run always give the same number.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+
+use super::{RunContext, Workload};
+use crate::experiment::params::{ParamSpec, ParamType, Params};
+use crate::measure::{Metric, RunOutput};
+
+pub const PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "value",
+        ty: ParamType::Float {
+            min: 0.0,
+            max: 1e18,
+        },
+        default: Some("1000"),
+        help: "mean of the reported ops_per_s",
+    },
+    ParamSpec {
+        name: "noise",
+        ty: ParamType::Float {
+            min: 0.0,
+            max: 10.0,
+        },
+        default: Some("0"),
+        help: "relative standard deviation of the noise",
+    },
+    ParamSpec {
+        name: "duration",
+        ty: ParamType::Duration,
+        default: Some("0s"),
+        help: "how long each run sleeps",
+    },
+    ParamSpec {
+        name: "seed",
+        ty: ParamType::Int {
+            min: 0,
+            max: i64::MAX,
+        },
+        default: Some("1"),
+        help: "seed of the noise",
+    },
+];
+
+pub struct Mock {
+    value: f64,
+    noise: f64,
+    duration: Duration,
+    seed: u64,
+}
+
+impl Mock {
+    pub fn new(p: &Params) -> Mock {
+        Mock {
+            value: p.float("value").unwrap_or(1000.0),
+            noise: p.float("noise").unwrap_or(0.0),
+            duration: p.duration("duration").unwrap_or_default(),
+            seed: p.int("seed").unwrap_or(1) as u64,
+        }
+    }
+}
+
+/// A standard normal draw from two splitmix64 outputs (Box–Muller).
+fn gaussian(seed: u64) -> f64 {
+    let mut s = seed;
+    let mut next = || {
+        s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = s;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let (u1, u2) = (next().max(1e-300), next());
+    (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
+}
+
+impl Workload for Mock {
+    fn prepare(&mut self, _dir: &Path) -> Result<()> {
+        Ok(())
+    }
+
+    fn run(&mut self, _dir: &Path, cx: &RunContext) -> Result<RunOutput> {
+        let t0 = Instant::now();
+        while t0.elapsed() < self.duration && !cx.stop.is_raised() {
+            std::thread::sleep(Duration::from_millis(5).min(self.duration));
+        }
+        let v = self.value
+            * (1.0
+                + self.noise
+                    * gaussian(self.seed ^ cx.run_seed.wrapping_mul(0x2545_F491_4F6C_DD1D)));
+        Ok(RunOutput {
+            metrics: vec![Metric::higher("ops_per_s", v.max(0.0), "ops/s")],
+            ..Default::default()
+        })
+    }
+
+    fn cleanup(&mut self, _dir: &Path) -> Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn gaussian_draws_have_unit_spread() {
+        let xs: Vec<f64> = (0..20_000u64).map(|i| super::gaussian(i * 7919)).collect();
+        let mean = xs.iter().sum::<f64>() / xs.len() as f64;
+        let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / xs.len() as f64;
+        assert!(
+            mean.abs() < 0.03 && (var - 1.0).abs() < 0.05,
+            "{mean} {var}"
+        );
+    }
+}
