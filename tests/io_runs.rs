@@ -121,6 +121,7 @@ fn bytes_moved_match_the_configured_sizes_and_every_run_is_stored() {
 
 #[test]
 fn time_based_runs_last_their_runtime_and_sample_every_second() {
+    let _alone = crate::util::measuring_alone();
     let lab = Lab::new();
     let file = lab.file(
         "t.toml",
@@ -161,6 +162,7 @@ fn storlab_mounts(name: &str) -> usize {
 
 #[test]
 fn tmpfs_is_mounted_measured_and_unmounted() {
+    let _alone = crate::util::measuring_alone();
     require_root!();
     let lab = Lab::new();
     let name = tmpfs_name();

@@ -91,3 +91,11 @@ pub fn metric(export: &serde_json::Value, workload: &str, target: &str, metric: 
         .map(|r| r["metrics"][metric]["value"].as_f64().unwrap_or(f64::NAN))
         .collect()
 }
+
+static MEASURING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Held by tests whose assertions depend on measured speed, so that the
+/// suite's other tests (and their cache drops) do not run beside them.
+pub fn measuring_alone() -> std::sync::MutexGuard<'static, ()> {
+    MEASURING.lock().unwrap_or_else(|e| e.into_inner())
+}

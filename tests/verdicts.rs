@@ -19,7 +19,7 @@ fn disk_vs_tmpfs(lab: &Lab) -> std::path::PathBuf {
     lab.file(
         "slower.toml",
         &format!(
-            "name = \"slower\"\n[plan]\nrepetitions = 5\ndrop_caches = true\n\
+            "name = \"slower\"\n[plan]\nrepetitions = 6\ndrop_caches = true\n\
              [[target]]\nname = \"ram{}\"\nkind = \"tmpfs\"\nsize = \"128M\"\n\
              [[target]]\nname = \"disk\"\nkind = \"dir\"\npath = \"{}\"\n\
              [[workload]]\nname = \"seqread\"\nkind = \"io\"\nrw = \"read\"\nbs = \"1M\"\nsize = \"64M\"\n",
@@ -31,6 +31,7 @@ fn disk_vs_tmpfs(lab: &Lab) -> std::path::PathBuf {
 
 #[test]
 fn an_a_a_campaign_finds_no_significant_difference_and_passes_the_gate() {
+    let _alone = crate::util::measuring_alone();
     require_root!();
     let lab = Lab::new();
     let file = tmpfs_pair(&lab, "aa");
@@ -57,6 +58,7 @@ fn an_a_a_campaign_finds_no_significant_difference_and_passes_the_gate() {
 
 #[test]
 fn a_clearly_slower_target_is_called_slower_and_fails_the_gate() {
+    let _alone = crate::util::measuring_alone();
     require_root!();
     let lab = Lab::new();
     let file = disk_vs_tmpfs(&lab);
