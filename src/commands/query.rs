@@ -7,7 +7,7 @@ use anyhow::Result;
 
 use crate::cli::ExportFormat;
 use crate::report::export::{to_csv, to_json};
-use crate::report::summary::{summary_header, summary_table};
+use crate::report::summary::{summary_header, summary_table, warnings_text};
 use crate::report::table::Table;
 use crate::store::Store;
 
@@ -39,6 +39,7 @@ pub fn show(db: &Path, campaign: Option<&str>) -> Result<ExitCode> {
     let data = store.load_campaign(store.resolve_campaign(campaign)?)?;
     print!("{}", summary_header(&data));
     print!("{}", summary_table(&data).render_text());
+    print!("{}", warnings_text(&data));
     Ok(ExitCode::SUCCESS)
 }
 

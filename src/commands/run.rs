@@ -9,7 +9,7 @@ use super::{EXIT_INTERRUPTED, EXIT_INVALID};
 use crate::experiment::{self, builtin};
 use crate::measure::StopFlag;
 use crate::progress::Printer;
-use crate::report::summary::{summary_header, summary_table};
+use crate::report::summary::{summary_header, summary_table, warnings_text};
 use crate::runner::{resume_campaign, run_campaign, Outcome};
 use crate::store::Store;
 use crate::target::tmpfs::is_root;
@@ -70,6 +70,7 @@ fn finish(db: &Path, store: &Store, outcome: &Outcome, quiet: bool) -> Result<Ex
     let data = store.load_campaign(outcome.campaign)?;
     print!("{}", summary_header(&data));
     print!("{}", summary_table(&data).render_text());
+    print!("{}", warnings_text(&data));
     if !quiet {
         eprintln!(
             "results stored in {} as campaign {}",

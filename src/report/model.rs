@@ -17,6 +17,8 @@ use crate::store::{CampaignData, RunData};
 pub const CV_WARN: f64 = 0.05;
 /// Fewer measured runs than this make an interval unreliable.
 pub const MIN_RUNS: usize = 3;
+/// Outliers are only looked for among at least this many runs.
+pub const MIN_OUTLIER_RUNS: usize = 5;
 /// Confidence level of every interval.
 pub const LEVEL: f64 = 0.95;
 /// Differences smaller than this (in %) are not called faster or slower even
@@ -281,7 +283,13 @@ fn pair_warnings(workload: &str, m: &MetricReport, t: &TargetStats, out: &mut Ve
             ));
         }
     }
-    for &i in &t.outliers {
+    // MAD needs a few runs to mean anything, and a run 0.3% off a very
+    // steady median is not worth a warning.
+    let median = t.summary.map(|s| s.median).unwrap_or(0.0);
+    for &i in t.outliers.iter().filter(|_| n >= MIN_OUTLIER_RUNS) {
+        if (t.values[i] - median).abs() <= 0.01 * median.abs() {
+            continue;
+        }
         out.push(format!(
             "{workload} on {}: run {} of {n} is an outlier ({} = {})",
             t.target,
