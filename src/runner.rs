@@ -16,6 +16,7 @@ use crate::report::format::format_value;
 use crate::store::write::{now_rfc3339, CampaignIds};
 use crate::store::{RunRecord, Store};
 use crate::target::facts::{path_facts, space};
+use crate::target::journal::Journal;
 use crate::target::tmpfs::is_root;
 use crate::target::workdir::Workdir;
 use crate::target::Target;
@@ -32,6 +33,7 @@ pub struct Outcome {
 
 /// Provisioned targets and their working directories, torn down on drop.
 struct Lab {
+    journal: Journal,
     targets: Vec<Box<dyn Target>>,
     workdirs: Vec<Option<Workdir>>,
     provisioned: usize,
@@ -39,16 +41,18 @@ struct Lab {
 
 impl Lab {
     fn new(exp: &Experiment) -> Result<Lab> {
+        let journal = Journal::for_campaign();
         let targets: Vec<Box<dyn Target>> = exp
             .targets
             .iter()
-            .map(|t| t.kind.build(&t.name, &t.params))
+            .map(|t| t.kind.build(&t.name, &t.params, &journal))
             .collect();
         for (t, spec) in targets.iter().zip(&exp.targets) {
             t.preflight()
                 .with_context(|| format!("target `{}`", spec.name))?;
         }
         Ok(Lab {
+            journal,
             targets,
             workdirs: Vec::new(),
             provisioned: 0,
@@ -57,9 +61,9 @@ impl Lab {
 
     fn provision(&mut self, exp: &Experiment) -> Result<()> {
         for (t, spec) in self.targets.iter_mut().zip(&exp.targets) {
+            self.provisioned += 1; // a partial provision is torn down too
             t.provision()
                 .with_context(|| format!("provisioning target `{}`", spec.name))?;
-            self.provisioned += 1;
         }
         for (i, spec) in exp.targets.iter().enumerate() {
             check_space(exp, i, self.targets[i].root())?;
@@ -84,6 +88,16 @@ impl Lab {
             }
         }
         self.provisioned = 0;
+        if errors.is_empty() {
+            if let Err(e) = self.journal.finish() {
+                errors.push(format!("{e:#}"));
+            }
+        } else {
+            errors.push(format!(
+                "what could not be undone stays in {}; fix the cause and run `storlab cleanup`",
+                self.journal.path().display()
+            ));
+        }
         errors
     }
 }
@@ -137,6 +151,11 @@ pub fn run_campaign(
     for (i, spec) in exp.targets.iter().enumerate() {
         let mut facts = path_facts(lab.targets[i].root());
         facts["kind"] = serde_json::json!(spec.kind.name());
+        if let serde_json::Value::Object(extra) = lab.targets[i].facts() {
+            for (k, v) in extra {
+                facts[k] = v;
+            }
+        }
         store.set_target_facts(ids.targets[i], &facts)?;
     }
     let root = is_root();

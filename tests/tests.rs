@@ -10,3 +10,6 @@ mod crash;
 mod experiment_errors;
 /// Real runs of the io workload on directories and tmpfs, checked through the store.
 mod io_runs;
+/// Loop, ZFS and Gluster targets provisioned, run and torn down for real;
+/// cleanup after SIGKILL; dangerous specs refused.
+mod provision;

@@ -2,6 +2,7 @@
 //! them and decides the exit status.
 
 mod check;
+mod cleanup;
 mod kinds;
 mod query;
 mod run;
@@ -30,6 +31,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             output,
         } => query::export(&cli.db, campaign.as_deref(), format, output.as_deref()),
         Command::Targets => kinds::targets(),
+        Command::Cleanup => cleanup::cleanup(),
         Command::Workloads => kinds::workloads(),
         Command::Env => {
             println!(
