@@ -18,6 +18,55 @@ use crate::util::Lab;
 /// test started is stopped when that test ends.
 static DAEMONS: Mutex<()> = Mutex::new(());
 
+/// Undoes what a test's campaigns left even when the test fails: kills a
+/// campaign still running, then runs `storlab cleanup` on the test's own
+/// journals. Declared after the `Lab`, so it runs before the lab directory
+/// is removed.
+struct Guard<'a> {
+    lab: &'a Lab,
+    child: Option<std::process::Child>,
+}
+
+impl<'a> Guard<'a> {
+    fn new(lab: &'a Lab) -> Guard<'a> {
+        Guard { lab, child: None }
+    }
+
+    fn spawn(lab: &'a Lab, file: &Path) -> Guard<'a> {
+        let child = lab
+            .cmd()
+            .args(["run", "--quiet", file.to_str().unwrap()])
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        Guard {
+            lab,
+            child: Some(child),
+        }
+    }
+
+    fn child(&mut self) -> &mut std::process::Child {
+        self.child.as_mut().unwrap()
+    }
+}
+
+impl Drop for Guard<'_> {
+    fn drop(&mut self) {
+        if let Some(c) = self.child.as_mut() {
+            if c.try_wait().ok().flatten().is_none() {
+                let _ = c.kill();
+                let _ = c.wait();
+            }
+        }
+        let left = std::fs::read_dir(self.lab.state_dir())
+            .map(|d| d.count())
+            .unwrap_or(0);
+        if left > 0 {
+            let _ = self.lab.run(&["cleanup"]);
+        }
+    }
+}
+
 fn daemons() -> std::sync::MutexGuard<'static, ()> {
     DAEMONS.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -126,6 +175,7 @@ fn assert_gone(lab: &Lab, facts: &Value) {
 /// that nothing is left; returns the export.
 fn provision_run_teardown(lab: &Lab, targets: &str) -> Value {
     let file = experiment(lab, targets, 2);
+    let _guard = Guard::new(lab);
     lab.ok(&["run", "--quiet", file.to_str().unwrap()]);
     let export = lab.export_json();
     for r in export["runs"].as_array().unwrap() {
@@ -243,12 +293,8 @@ fn gluster_replica_2_with_write_behind_off() {
         "[[target]]\nname = \"gl\"\nkind = \"gluster\"\nbricks = 2\nreplica = 2\ndir = \"@DIR@\"\noptions = { \"performance.write-behind\" = \"off\" }\n",
         3,
     );
-    let mut child = lab
-        .cmd()
-        .args(["run", "--quiet", file.to_str().unwrap()])
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut guard = Guard::spawn(&lab, &file);
+    let child = guard.child();
     let base = lab.path().join(format!("storlab-{}-gl", child.id()));
     // The working directory's marker is written through the FUSE mount.
     let marker = |b: &str| base.join(b).join("storlab-work/.storlab-workdir");
@@ -298,12 +344,8 @@ fn a_killed_campaign_is_undone_by_storlab_cleanup() {
          [[target]]\nname = \"gl\"\nkind = \"gluster\"\nbricks = 2\nreplica = 2\ndir = \"@DIR@\"\n",
         50,
     );
-    let mut child = lab
-        .cmd()
-        .args(["run", "--quiet", file.to_str().unwrap()])
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut guard = Guard::spawn(&lab, &file);
+    let child = guard.child();
     let pid = child.id();
     let gl_mnt = lab.path().join(format!("storlab-{pid}-gl/mnt"));
     wait_for("the gluster mount", 120, || {
@@ -352,6 +394,7 @@ fn a_killed_campaign_is_undone_by_storlab_cleanup() {
 
 fn refused(lab: &Lab, targets: &str) -> (i32, String) {
     let file = experiment_with(lab, targets, 1, "never");
+    let _guard = Guard::new(lab);
     let out = lab.run(&["run", "--quiet", file.to_str().unwrap()]);
     assert!(!out.status.success());
     let journals = std::fs::read_dir(lab.state_dir())
@@ -427,6 +470,7 @@ fn an_option_the_kernel_drops_is_an_error_and_everything_is_undone() {
         "[[target]]\nname = \"e\"\nkind = \"loop\"\nsize = \"64M\"\ndir = \"@DIR@\"\nmount_options = [\"noatime\", \"nobh\"]\n",
         1,
     );
+    let _guard = Guard::new(&lab);
     let out = lab.run(&["run", "--quiet", file.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
@@ -463,4 +507,68 @@ fn nfs_without_a_kernel_client_is_refused_clearly() {
     );
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("this kernel has no NFS client"), "{err}");
+}
+
+/// Starts a long loop-target campaign and waits until its first run began.
+fn long_loop_campaign(lab: &Lab) -> (Guard<'_>, std::path::PathBuf) {
+    let file = experiment(
+        lab,
+        "[[target]]\nname = \"e\"\nkind = \"loop\"\nsize = \"64M\"\ndir = \"@DIR@\"\n",
+        100,
+    );
+    let mut guard = Guard::spawn(lab, &file);
+    let base = lab.path().join(format!("storlab-{}-e", guard.child().id()));
+    let work = base.join("mnt/storlab-work");
+    wait_for("the first run", 60, || work.exists());
+    (guard, base)
+}
+
+fn interrupt(child: &std::process::Child) {
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+}
+
+#[test]
+fn sigint_tears_everything_down() {
+    require_root!();
+    let lab = Lab::new();
+    let (mut guard, base) = long_loop_campaign(&lab);
+    let child = guard.child();
+    interrupt(child);
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert!(!base.exists(), "{} left", base.display());
+    assert_eq!(
+        std::fs::read_dir(lab.state_dir()).unwrap().count(),
+        0,
+        "journal left"
+    );
+}
+
+#[test]
+fn a_second_sigint_stops_at_once_and_keeps_the_journal_for_cleanup() {
+    require_root!();
+    let lab = Lab::new();
+    let (mut guard, base) = long_loop_campaign(&lab);
+    let child = guard.child();
+    // An open directory keeps the mount busy, so teardown retries umount
+    // for a while: the second signal lands in the middle of it.
+    let busy = std::fs::File::open(base.join("mnt")).unwrap();
+    interrupt(child);
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "teardown is still retrying"
+    );
+    interrupt(child);
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    let journals = std::fs::read_dir(lab.state_dir()).unwrap().count();
+    assert_eq!(journals, 1, "the journal is kept");
+    assert!(mounted(base.join("mnt").to_str().unwrap()), "still mounted");
+    drop(busy);
+    let out = lab.ok(&["cleanup"]);
+    assert!(out.contains("undone: mount on"), "{out}");
+    assert!(!base.exists(), "{} left after cleanup", base.display());
+    assert!(!mounted(base.join("mnt").to_str().unwrap()));
+    assert_eq!(std::fs::read_dir(lab.state_dir()).unwrap().count(), 0);
 }
