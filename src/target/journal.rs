@@ -11,7 +11,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
 pub use super::resource::Resource;
@@ -137,12 +137,7 @@ impl Inner {
                 dir.display()
             )
         })?;
-        let file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&self.path)
-            .with_context(|| format!("creating journal {}", self.path.display()))?;
-        self.file = Some(file);
+        self.file = Some(self.create_new_file()?);
         let header = Line::Campaign {
             pid: std::process::id(),
             started: crate::store::write::now_rfc3339(),
@@ -152,6 +147,35 @@ impl Inner {
             let _ = d.sync_all(); // the new name itself must survive a crash
         }
         Ok(())
+    }
+}
+
+impl Inner {
+    /// Opens a journal file that did not exist: a killed campaign whose pid
+    /// was reused may have left one under this name, and it must survive.
+    fn create_new_file(&mut self) -> Result<File> {
+        let stem = self
+            .path
+            .to_string_lossy()
+            .trim_end_matches(SUFFIX)
+            .to_string();
+        for n in 0..1000 {
+            let path = match n {
+                0 => self.path.clone(),
+                n => PathBuf::from(format!("{stem}-{n}{SUFFIX}")),
+            };
+            match OpenOptions::new().create_new(true).append(true).open(&path) {
+                Ok(f) => {
+                    self.path = path;
+                    return Ok(f);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => {
+                    return Err(e).with_context(|| format!("creating journal {}", path.display()))
+                }
+            }
+        }
+        bail!("no free journal name next to {}", self.path.display())
     }
 }
 
@@ -255,6 +279,18 @@ mod tests {
         j.finish().unwrap();
         assert!(j.path().exists(), "kept while something is held");
         assert_eq!(journals_in(dir.path()), vec![j.path()]);
+    }
+
+    #[test]
+    fn an_old_journal_under_the_same_name_is_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let old = dir.path().join("campaign-9.journal");
+        std::fs::write(&old, "old").unwrap();
+        let j = Journal::at(old.clone());
+        j.acquire(&Resource::Pool { name: "p".into() }).unwrap();
+        assert_ne!(j.path(), old);
+        assert_eq!(std::fs::read_to_string(&old).unwrap(), "old");
+        assert_eq!(journals_in(dir.path()).len(), 2);
     }
 
     #[test]

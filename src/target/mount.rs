@@ -35,20 +35,31 @@ pub fn mounts_under(path: &Path) -> Vec<String> {
         .collect()
 }
 
-/// Whether the block device `dev` (or a partition of it) is mounted.
+/// Where the block device `dev` (or a partition of it) is mounted, if it is.
 pub fn device_mounted(dev: &Path) -> Option<String> {
     use std::os::unix::fs::MetadataExt;
     let rdev = std::fs::metadata(dev).ok()?.rdev();
     let (major, minor) = (libc::major(rdev), libc::minor(rdev));
-    let canonical = dev.canonicalize().ok()?;
+    let canonical = dev.canonicalize().ok()?.to_string_lossy().into_owned();
     all()
         .into_iter()
-        .find(|m| {
-            (m.major == major && m.minor == minor)
-                || Path::new(&m.source) == canonical
-                || m.source.starts_with(&*canonical.to_string_lossy())
-        })
+        .find(|m| (m.major == major && m.minor == minor) || is_partition_of(&m.source, &canonical))
         .map(|m| m.mount_point)
+}
+
+/// `/dev/sda1` and `/dev/nvme0n1p2` are partitions of `/dev/sda` and
+/// `/dev/nvme0n1`; `/dev/loop10` is not one of `/dev/loop1`.
+fn is_partition_of(source: &str, disk: &str) -> bool {
+    let Some(rest) = source.strip_prefix(disk) else {
+        return false;
+    };
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let ends_in_digit = disk.bytes().last().is_some_and(|b| b.is_ascii_digit());
+    if ends_in_digit {
+        rest.strip_prefix('p').is_some_and(digits)
+    } else {
+        rest.is_empty() || digits(rest)
+    }
 }
 
 /// The argument vector of mount(8).
@@ -169,6 +180,14 @@ mod tests {
         assert!(dropped_options("ext4", &asked, &e).is_empty());
         let asked = strings(&["noatime", "nobh"]);
         assert_eq!(dropped_options("ext4", &asked, &e), vec!["nobh"]);
+    }
+
+    #[test]
+    fn partitions_are_recognised() {
+        assert!(is_partition_of("/dev/sda1", "/dev/sda"));
+        assert!(is_partition_of("/dev/nvme0n1p2", "/dev/nvme0n1"));
+        assert!(!is_partition_of("/dev/loop10", "/dev/loop1"));
+        assert!(!is_partition_of("/dev/sdab", "/dev/sda"));
     }
 
     #[test]

@@ -101,6 +101,14 @@ pub fn kernel_lacks_nfs(filesystems: &str, module_dir: &Path) -> Option<String> 
     ))
 }
 
+/// Whether the mount's options show the version asked for (`4` is any 4.x).
+pub fn version_matches(vers: &str, super_options: &str) -> bool {
+    super_options
+        .split(',')
+        .filter_map(|o| o.strip_prefix("vers="))
+        .any(|v| v == vers || (vers == "4" && v.starts_with('4')))
+}
+
 pub struct Nfs {
     name: String,
     server: String,
@@ -243,6 +251,8 @@ mod tests {
         assert!(a[5].contains("storlab-"), "{a:?}");
         assert_eq!(source("fd00::1", "/x"), "[fd00::1]:/x");
         assert_eq!(options("3", &[]), vec!["vers=3"]);
+        assert!(version_matches("4", "rw,vers=4.2,rsize=1048576"));
+        assert!(!version_matches("3", "rw,vers=4.2"));
     }
 
     #[test]
