@@ -533,6 +533,12 @@ fn sigint_tears_everything_down() {
     require_root!();
     let lab = Lab::new();
     let (mut guard, base) = long_loop_campaign(&lab);
+    let out = lab.ok(&["cleanup"]);
+    assert!(out.contains("still running"), "{out}");
+    assert!(
+        mounted(base.join("mnt").to_str().unwrap()),
+        "cleanup left a running campaign alone"
+    );
     let child = guard.child();
     interrupt(child);
     let status = child.wait().unwrap();

@@ -296,6 +296,20 @@ fn local_hostname() -> String {
         .unwrap_or_else(|| "127.0.0.1".into())
 }
 
+/// Gluster refuses loopback brick addresses, so bricks use the host's name,
+/// which must resolve.
+fn check_resolves(host: &str) -> Result<()> {
+    use std::net::ToSocketAddrs;
+    if (host, 0)
+        .to_socket_addrs()
+        .map(|mut a| a.next().is_some())
+        .unwrap_or(false)
+    {
+        return Ok(());
+    }
+    bail!("the brick host `{host}` does not resolve; add it to /etc/hosts or set `host` to this machine's name or address (not 127.0.0.1: gluster refuses loopback bricks)")
+}
+
 impl Target for Gluster {
     fn preflight(&self) -> Result<()> {
         if !super::tmpfs::is_root() {
@@ -309,6 +323,7 @@ impl Target for Gluster {
         if !glusterd_reachable() && !Path::new("/var/lib/glusterd").is_dir() {
             bail!("glusterd is not running and /var/lib/glusterd does not exist; create it (mkdir -p /var/lib/glusterd) or reinstall glusterfs-server");
         }
+        check_resolves(&self.host)?;
         super::loopfs::preflight_image_dir(&self.name, &self.dir, &self.base, 0)
     }
 
