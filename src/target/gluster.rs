@@ -386,6 +386,7 @@ impl Target for Gluster {
             "effective_options": effective,
             "gluster_version": cmd::version(GLUSTER, &["--version"]),
             "daemon_started_pid": self.started_daemon,
+            "brick_dir_facts": super::facts::path_facts(&self.dir),
         })
     }
 }

@@ -390,6 +390,7 @@ impl Target for Zfs {
             "properties_requested": self.properties,
             "zfs_properties": props,
             "daemon_started_pid": self.started_daemon,
+            "image_dir_facts": self.device.is_none().then(|| super::facts::path_facts(&self.dir)),
         })
     }
 }
