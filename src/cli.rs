@@ -83,6 +83,10 @@ pub enum Command {
     Workloads,
     /// The environment facts storlab records with every campaign.
     Env,
+    /// Undo what killed campaigns left provisioned (mounts, loop devices,
+    /// pools, volumes, daemons, images), from the journals in the state
+    /// directory ($STORLAB_STATE_DIR, else /var/lib/storlab for root).
+    Cleanup,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -17,6 +17,7 @@ use crate::report::format::format_value;
 use crate::store::write::{now_rfc3339, CampaignIds};
 use crate::store::{DoneRun, RunRecord, Store};
 use crate::target::facts::{path_facts, space};
+use crate::target::journal::Journal;
 use crate::target::tmpfs::is_root;
 use crate::target::workdir::Workdir;
 use crate::target::Target;
@@ -33,6 +34,7 @@ pub struct Outcome {
 
 /// Provisioned targets and their working directories, torn down on drop.
 struct Lab {
+    journal: Journal,
     targets: Vec<Box<dyn Target>>,
     workdirs: Vec<Option<Workdir>>,
     provisioned: usize,
@@ -40,16 +42,18 @@ struct Lab {
 
 impl Lab {
     fn new(exp: &Experiment) -> Result<Lab> {
+        let journal = Journal::for_campaign();
         let targets: Vec<Box<dyn Target>> = exp
             .targets
             .iter()
-            .map(|t| t.kind.build(&t.name, &t.params))
+            .map(|t| t.kind.build(&t.name, &t.params, &journal))
             .collect();
         for (t, spec) in targets.iter().zip(&exp.targets) {
             t.preflight()
                 .with_context(|| format!("target `{}`", spec.name))?;
         }
         Ok(Lab {
+            journal,
             targets,
             workdirs: Vec::new(),
             provisioned: 0,
@@ -58,9 +62,9 @@ impl Lab {
 
     fn provision(&mut self, exp: &Experiment) -> Result<()> {
         for (t, spec) in self.targets.iter_mut().zip(&exp.targets) {
+            self.provisioned += 1; // a partial provision is torn down too
             t.provision()
                 .with_context(|| format!("provisioning target `{}`", spec.name))?;
-            self.provisioned += 1;
         }
         for (i, spec) in exp.targets.iter().enumerate() {
             check_space(exp, i, self.targets[i].root())?;
@@ -85,6 +89,16 @@ impl Lab {
             }
         }
         self.provisioned = 0;
+        if errors.is_empty() {
+            if let Err(e) = self.journal.finish() {
+                errors.push(format!("{e:#}"));
+            }
+        } else {
+            errors.push(format!(
+                "what could not be undone stays in {}; fix the cause and run `storlab cleanup`",
+                self.journal.path().display()
+            ));
+        }
         errors
     }
 }
@@ -181,6 +195,11 @@ fn drive(
     for (i, spec) in exp.targets.iter().enumerate() {
         let mut facts = path_facts(lab.targets[i].root());
         facts["kind"] = serde_json::json!(spec.kind.name());
+        if let serde_json::Value::Object(extra) = lab.targets[i].facts() {
+            for (k, v) in extra {
+                facts[k] = v;
+            }
+        }
         store.set_target_facts(ids.targets[i], &facts)?;
     }
     let root = is_root();

@@ -16,5 +16,8 @@ mod experiment_errors;
 mod io_runs;
 /// Adaptive repetitions, time limits, resuming killed campaigns.
 mod methodology;
+/// Loop, ZFS and Gluster targets provisioned, run and torn down for real;
+/// cleanup after SIGKILL; dangerous specs refused.
+mod provision;
 /// Verdicts, comparisons and the regression gate on real campaigns.
 mod verdicts;

@@ -23,6 +23,11 @@ impl Lab {
         self.dir.path()
     }
 
+    /// Where this test's campaigns keep their provisioning journals.
+    pub fn state_dir(&self) -> PathBuf {
+        self.path().join("state")
+    }
+
     pub fn db(&self) -> PathBuf {
         self.path().join("results.db")
     }
@@ -39,6 +44,7 @@ impl Lab {
         let mut c = Command::new(env!("CARGO_BIN_EXE_storlab"));
         c.current_dir(self.path())
             .env("STORLAB_DB", self.db())
+            .env("STORLAB_STATE_DIR", self.state_dir())
             .env_remove("RUST_BACKTRACE");
         c
     }
@@ -98,4 +104,15 @@ static MEASURING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 /// suite's other tests (and their cache drops) do not run beside them.
 pub fn measuring_alone() -> std::sync::MutexGuard<'static, ()> {
     MEASURING.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The block device mounted on `/`, from mountinfo.
+pub fn root_device() -> String {
+    let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    info.lines()
+        .find(|l| l.split(' ').nth(4) == Some("/"))
+        .and_then(|l| l.split(" - ").nth(1))
+        .and_then(|r| r.split(' ').nth(1))
+        .expect("a root mount")
+        .to_string()
 }

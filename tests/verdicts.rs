@@ -22,7 +22,7 @@ fn disk_vs_tmpfs(lab: &Lab) -> std::path::PathBuf {
             "name = \"slower\"\n[plan]\nrepetitions = 6\ndrop_caches = true\n\
              [[target]]\nname = \"ram{}\"\nkind = \"tmpfs\"\nsize = \"128M\"\n\
              [[target]]\nname = \"disk\"\nkind = \"dir\"\npath = \"{}\"\n\
-             [[workload]]\nname = \"seqread\"\nkind = \"io\"\nrw = \"read\"\nbs = \"1M\"\nsize = \"64M\"\n",
+             [[workload]]\nname = \"randread\"\nkind = \"io\"\nrw = \"randread\"\nbs = \"4k\"\nsize = \"64M\"\nruntime = \"1s\"\n",
             std::process::id(),
             data.display()
         ),
@@ -69,18 +69,18 @@ fn a_clearly_slower_target_is_called_slower_and_fails_the_gate() {
     assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
     let line = stdout
         .lines()
-        .find(|l| l.starts_with("seqread"))
-        .expect("a seqread row");
+        .find(|l| l.starts_with("randread"))
+        .expect("a randread row");
     assert!(line.ends_with("slower"), "{line}");
     assert!(
-        stderr.contains("regression: seqread bw_bytes_per_s on disk"),
+        stderr.contains("regression: randread bw_bytes_per_s on disk"),
         "{stderr}"
     );
     let json = lab.export_json();
     assert_eq!(json["campaign"]["name"], "slower");
     // The p-value is below 0.05: read it back through the JSON report model.
     let md = lab.ok(&["report", "--format", "md"]);
-    assert!(md.contains("seqread: disk is slower than ram"), "{md}");
+    assert!(md.contains("randread: disk is slower than ram"), "{md}");
     // A regression smaller than the gate passes.
     let out = lab.run(&["compare", "--fail-on-regression", "100"]);
     assert_eq!(out.status.code(), Some(0));

@@ -2,6 +2,7 @@
 //! them and decides the exit status.
 
 mod check;
+mod cleanup;
 mod compare;
 mod kinds;
 mod query;
@@ -59,6 +60,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             fail_on_regression,
         ),
         Command::Targets => kinds::targets(),
+        Command::Cleanup => cleanup::cleanup(),
         Command::Workloads => kinds::workloads(),
         Command::Env => {
             println!(

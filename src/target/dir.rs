@@ -21,12 +21,52 @@ pub fn validate(p: &Params) -> Result<(), (&'static str, String)> {
             "path",
             "a dir target needs `path`, the directory to test".into(),
         )),
-        Some(path) if Path::new(path) == Path::new("/") => Err((
-            "path",
-            "refusing `/` as a dir target; name a directory below it, e.g. /srv/test".into(),
-        )),
-        Some(_) => Ok(()),
+        Some(_) => validate_dir_param(p, "path"),
     }
+}
+
+/// Refuses `/` (however written) for a directory parameter.
+pub fn validate_dir_param(p: &Params, key: &'static str) -> Result<(), (&'static str, String)> {
+    match p.str(key) {
+        Some(path) if is_slash(Path::new(path)) => Err((
+            key,
+            format!("refusing `/` as `{key}`; name a directory below it, e.g. /srv/test"),
+        )),
+        _ => Ok(()),
+    }
+}
+
+fn is_slash(path: &Path) -> bool {
+    path.canonicalize().unwrap_or_else(|_| path.to_path_buf()) == Path::new("/")
+        || path.components().all(|c| {
+            matches!(
+                c,
+                std::path::Component::RootDir | std::path::Component::CurDir
+            )
+        }) && path.has_root()
+}
+
+/// An existing directory other than `/`, or a clear error.
+pub fn check_is_dir(path: &Path) -> Result<()> {
+    let meta = std::fs::metadata(path).with_context(|| {
+        format!(
+            "{}: cannot use it; create it or fix the path",
+            path.display()
+        )
+    })?;
+    if !meta.is_dir() {
+        bail!(
+            "{} is not a directory; the path must name a directory",
+            path.display()
+        );
+    }
+    if is_slash(path) {
+        bail!(
+            "refusing `/` ({}); name a directory below it",
+            path.display()
+        );
+    }
+    Ok(())
 }
 
 pub struct Dir {
@@ -43,26 +83,7 @@ impl Dir {
 
 impl Target for Dir {
     fn preflight(&self) -> Result<()> {
-        let meta = std::fs::metadata(&self.path).with_context(|| {
-            format!(
-                "dir target {}: cannot use it; create it or fix `path`",
-                self.path.display()
-            )
-        })?;
-        if !meta.is_dir() {
-            bail!(
-                "dir target {} is not a directory; `path` must name a directory",
-                self.path.display()
-            );
-        }
-        let canonical = self
-            .path
-            .canonicalize()
-            .unwrap_or_else(|_| self.path.clone());
-        if canonical == Path::new("/") {
-            bail!("refusing `/` as a dir target; name a directory below it");
-        }
-        Ok(())
+        check_is_dir(&self.path).context("dir target")
     }
 
     fn provision(&mut self) -> Result<()> {

@@ -5,17 +5,28 @@
 //! registry [`TargetKind`] maps names to parameter tables, validation and
 //! constructors, and drives `storlab targets`.
 
+pub mod cmd;
+pub mod daemon;
 pub mod dir;
 pub mod facts;
+pub mod gluster;
+pub mod journal;
+pub mod loopdev;
+pub mod loopfs;
+pub mod mount;
 pub mod mountinfo;
+pub mod nfs;
+pub mod resource;
 pub mod tmpfs;
 pub mod workdir;
+pub mod zfs;
 
 use std::path::Path;
 
 use anyhow::Result;
 
 use crate::experiment::params::{ParamSpec, Params};
+use journal::Journal;
 
 /// One storage configuration's lifecycle.
 pub trait Target: Send {
@@ -27,8 +38,24 @@ pub trait Target: Send {
     fn root(&self) -> &Path;
     /// Unmounts and mounts again (plan `remount = "between-runs"`).
     fn remount(&mut self) -> Result<()>;
-    /// Undoes what provision did; safe to call twice.
+    /// Undoes what provision did, also after a partial provision; safe to
+    /// call twice.
     fn teardown(&mut self) -> Result<()>;
+    /// Kind-specific facts (devices, properties, versions), merged into the
+    /// target's recorded facts after provisioning.
+    fn facts(&self) -> serde_json::Value {
+        serde_json::json!({})
+    }
+}
+
+/// A name unique to this campaign process and target, for pools, volumes
+/// and directories: `storlab<sep><pid><sep><target>`.
+pub fn resource_name(sep: char, target: &str) -> String {
+    let safe: String = target
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { sep })
+        .collect();
+    format!("storlab{sep}{}{sep}{safe}", std::process::id())
 }
 
 /// The closed registry of target kinds.
@@ -36,13 +63,24 @@ pub trait Target: Send {
 pub enum TargetKind {
     Dir,
     Tmpfs,
+    Loop,
+    Zfs,
+    Gluster,
+    Nfs,
 }
 
 impl TargetKind {
-    pub const ALL: &'static [TargetKind] = &[TargetKind::Dir, TargetKind::Tmpfs];
+    pub const ALL: &'static [TargetKind] = &[
+        TargetKind::Dir,
+        TargetKind::Tmpfs,
+        TargetKind::Loop,
+        TargetKind::Zfs,
+        TargetKind::Gluster,
+        TargetKind::Nfs,
+    ];
 
     pub fn names() -> &'static [&'static str] {
-        &["dir", "tmpfs"]
+        &["dir", "tmpfs", "loop", "zfs", "gluster", "nfs"]
     }
 
     pub fn parse(name: &str) -> Option<TargetKind> {
@@ -53,6 +91,10 @@ impl TargetKind {
         match self {
             TargetKind::Dir => "dir",
             TargetKind::Tmpfs => "tmpfs",
+            TargetKind::Loop => "loop",
+            TargetKind::Zfs => "zfs",
+            TargetKind::Gluster => "gluster",
+            TargetKind::Nfs => "nfs",
         }
     }
 
@@ -60,6 +102,14 @@ impl TargetKind {
         match self {
             TargetKind::Dir => "an existing directory on any filesystem, local or network",
             TargetKind::Tmpfs => "a tmpfs that storlab mounts (needs root)",
+            TargetKind::Loop => {
+                "an image file on a loop device with ext4, xfs or btrfs (needs root)"
+            }
+            TargetKind::Zfs => {
+                "a ZFS pool and dataset with properties, kernel ZFS or zfs-fuse (needs root)"
+            }
+            TargetKind::Gluster => "a Gluster volume of local bricks, FUSE-mounted (needs root)",
+            TargetKind::Nfs => "an NFS export mounted with the kernel client (needs root)",
         }
     }
 
@@ -67,6 +117,10 @@ impl TargetKind {
         match self {
             TargetKind::Dir => dir::PARAMS,
             TargetKind::Tmpfs => tmpfs::PARAMS,
+            TargetKind::Loop => loopfs::PARAMS,
+            TargetKind::Zfs => zfs::PARAMS,
+            TargetKind::Gluster => gluster::PARAMS,
+            TargetKind::Nfs => nfs::PARAMS,
         }
     }
 
@@ -74,6 +128,10 @@ impl TargetKind {
         match self {
             TargetKind::Dir => dir::validate(p),
             TargetKind::Tmpfs => Ok(()),
+            TargetKind::Loop => loopfs::validate(p),
+            TargetKind::Zfs => zfs::validate(p),
+            TargetKind::Gluster => gluster::validate(p),
+            TargetKind::Nfs => nfs::validate(p),
         }
     }
 
@@ -82,13 +140,19 @@ impl TargetKind {
         match self {
             TargetKind::Dir => Err("storlab did not mount it".into()),
             TargetKind::Tmpfs => Err("a tmpfs loses its files when unmounted".into()),
+            TargetKind::Loop | TargetKind::Zfs | TargetKind::Gluster | TargetKind::Nfs => Ok(()),
         }
     }
 
-    pub fn build(self, name: &str, p: &Params) -> Box<dyn Target> {
+    /// Builds a target whose resources go to `journal` before they exist.
+    pub fn build(self, name: &str, p: &Params, journal: &Journal) -> Box<dyn Target> {
         match self {
             TargetKind::Dir => Box::new(dir::Dir::new(p)),
-            TargetKind::Tmpfs => Box::new(tmpfs::Tmpfs::new(name, p)),
+            TargetKind::Tmpfs => Box::new(tmpfs::Tmpfs::new(name, p, journal)),
+            TargetKind::Loop => Box::new(loopfs::LoopFs::new(name, p, journal)),
+            TargetKind::Zfs => Box::new(zfs::Zfs::new(name, p, journal)),
+            TargetKind::Gluster => Box::new(gluster::Gluster::new(name, p, journal)),
+            TargetKind::Nfs => Box::new(nfs::Nfs::new(name, p, journal)),
         }
     }
 }

@@ -58,16 +58,25 @@ fn unescape(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// The mount a path lives on: same device, longest mount point prefix.
+/// The mount a path lives on: same device, longest mount point prefix; or,
+/// where stat's device differs from mountinfo's (btrfs subvolumes), the
+/// longest mount point prefix alone.
 pub fn mount_of(path: &Path) -> Option<MountEntry> {
     let canonical = path.canonicalize().ok()?;
     let dev = std::fs::metadata(&canonical).ok()?.dev();
     let (major, minor) = (libc::major(dev), libc::minor(dev));
     let text = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
-    parse(&text)
+    let under: Vec<MountEntry> = parse(&text)
         .into_iter()
-        .filter(|m| m.major == major && m.minor == minor && canonical.starts_with(&m.mount_point))
-        .max_by_key(|m| m.mount_point.len())
+        .filter(|m| canonical.starts_with(&m.mount_point))
+        .collect();
+    let longest = |v: Vec<MountEntry>| v.into_iter().max_by_key(|m| m.mount_point.len());
+    let same_dev: Vec<MountEntry> = under
+        .iter()
+        .filter(|m| m.major == major && m.minor == minor)
+        .cloned()
+        .collect();
+    longest(same_dev).or_else(|| longest(under))
 }
 
 #[cfg(test)]

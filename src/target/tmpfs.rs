@@ -7,6 +7,7 @@ use std::process::Command;
 
 use anyhow::{bail, Context, Result};
 
+use super::journal::{Held, Journal, Resource};
 use super::Target;
 use crate::experiment::params::{ParamSpec, ParamType, Params};
 
@@ -30,11 +31,11 @@ pub struct Tmpfs {
     size: u64,
     options: Vec<String>,
     mountpoint: PathBuf,
-    mounted: bool,
+    held: Held,
 }
 
 impl Tmpfs {
-    pub fn new(name: &str, p: &Params) -> Tmpfs {
+    pub fn new(name: &str, p: &Params, journal: &Journal) -> Tmpfs {
         let safe: String = name
             .chars()
             .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
@@ -49,7 +50,7 @@ impl Tmpfs {
                 .map(<[String]>::to_vec)
                 .unwrap_or_default(),
             mountpoint,
-            mounted: false,
+            held: Held::new(journal),
         }
     }
 
@@ -77,15 +78,20 @@ impl Target for Tmpfs {
     }
 
     fn provision(&mut self) -> Result<()> {
+        self.held.record(Resource::Dir {
+            path: self.mountpoint.clone(),
+        })?;
         std::fs::create_dir_all(&self.mountpoint)
             .with_context(|| format!("creating mount point {}", self.mountpoint.display()))?;
+        self.held.record(Resource::Mount {
+            path: self.mountpoint.clone(),
+        })?;
         let out = Command::new("mount")
             .args(["-t", "tmpfs", "-o", &self.option_string(), "storlab-tmpfs"])
             .arg(&self.mountpoint)
             .output()
             .context("running mount(8); is util-linux installed?")?;
         if !out.status.success() {
-            let _ = std::fs::remove_dir(&self.mountpoint);
             bail!(
                 "mounting tmpfs on {} with -o {} failed: {}",
                 self.mountpoint.display(),
@@ -93,7 +99,6 @@ impl Target for Tmpfs {
                 String::from_utf8_lossy(&out.stderr).trim()
             );
         }
-        self.mounted = true;
         Ok(())
     }
 
@@ -106,26 +111,7 @@ impl Target for Tmpfs {
     }
 
     fn teardown(&mut self) -> Result<()> {
-        if self.mounted {
-            let out = Command::new("umount")
-                .arg(&self.mountpoint)
-                .output()
-                .context("running umount(8)")?;
-            if !out.status.success() {
-                bail!(
-                    "unmounting {} failed: {}; run `umount {}` by hand",
-                    self.mountpoint.display(),
-                    String::from_utf8_lossy(&out.stderr).trim(),
-                    self.mountpoint.display()
-                );
-            }
-            self.mounted = false;
-        }
-        if self.mountpoint.exists() {
-            std::fs::remove_dir(&self.mountpoint)
-                .with_context(|| format!("removing mount point {}", self.mountpoint.display()))?;
-        }
-        Ok(())
+        self.held.undo_all()
     }
 }
 

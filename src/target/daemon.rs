@@ -1,0 +1,102 @@
+//! Daemons storlab starts when the host's are not running (zfs-fuse,
+//! glusterd): started with a pid file storlab chose, stopped only by that
+//! pid, and only if the process there is still the program started.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+
+use super::cmd;
+
+/// Starts `program args…` (which daemonizes and writes `pidfile`) and waits
+/// until `ready()` holds. Returns the daemon's pid.
+pub fn start(
+    program: &str,
+    args: &[String],
+    pidfile: &Path,
+    ready: impl Fn() -> bool,
+) -> Result<u32> {
+    if let Some(dir) = pidfile.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    cmd::run(program, args).with_context(|| format!("starting {program}"))?;
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_secs(30) {
+        if let Some(pid) = read_pid(pidfile) {
+            if ready() {
+                return Ok(pid);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    bail!(
+        "{program} did not become ready within 30 s (pid file {}); see its log",
+        pidfile.display()
+    )
+}
+
+pub fn read_pid(pidfile: &Path) -> Option<u32> {
+    std::fs::read_to_string(pidfile).ok()?.trim().parse().ok()
+}
+
+/// Whether `pid` runs `program` (and is not a zombie).
+pub fn alive_as(pid: u32, program: &str) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    let Some((left, right)) = stat.rsplit_once(')') else {
+        return false;
+    };
+    let comm = left.split_once('(').map(|(_, c)| c).unwrap_or("");
+    let zombie = right.trim_start().starts_with('Z');
+    // comm is truncated to 15 bytes by the kernel.
+    let want: String = program.chars().take(15).collect();
+    comm == want && !zombie
+}
+
+/// Stops the daemon whose pid is in `pidfile`, if it still runs `program`.
+pub fn stop(program: &str, pidfile: &Path) -> Result<()> {
+    let Some(pid) = read_pid(pidfile) else {
+        return Ok(()); // never started, or already stopped and cleaned
+    };
+    if alive_as(pid, program) {
+        signal(pid, libc::SIGTERM);
+        let t0 = Instant::now();
+        while alive_as(pid, program) && t0.elapsed() < Duration::from_secs(20) {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        if alive_as(pid, program) {
+            signal(pid, libc::SIGKILL);
+            std::thread::sleep(Duration::from_millis(300));
+        }
+        if alive_as(pid, program) {
+            bail!("{program} (pid {pid}) does not stop; kill it by hand");
+        }
+    }
+    let _ = std::fs::remove_file(pidfile);
+    Ok(())
+}
+
+fn signal(pid: u32, sig: libc::c_int) {
+    // SAFETY: kill has no memory preconditions; pid was checked to be ours.
+    unsafe {
+        libc::kill(pid as libc::pid_t, sig);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pid_running_something_else_is_not_stopped() {
+        let dir = tempfile::tempdir().unwrap();
+        let pidfile = dir.path().join("x.pid");
+        std::fs::write(&pidfile, format!("{}\n", std::process::id())).unwrap();
+        assert!(!alive_as(std::process::id(), "zfs-fuse"));
+        stop("zfs-fuse", &pidfile).unwrap(); // we are still alive
+        assert!(!pidfile.exists());
+        stop("zfs-fuse", &pidfile).unwrap();
+    }
+}

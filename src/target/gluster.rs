@@ -1,0 +1,435 @@
+//! Target `gluster`: a volume of N bricks in directories storlab creates
+//! (replica, disperse or plain distribute), `options` applied with
+//! `gluster volume set` and read back with `gluster volume get`, mounted
+//! with the FUSE client. glusterd is started when it is not running and
+//! stopped at teardown only if storlab started it. Bricks live on the local
+//! host (its name, or `host`), with `force` since they may sit on the root
+//! filesystem.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use serde_json::{json, Value};
+
+use super::journal::{state_dir, Held, Journal, Resource};
+use super::{cmd, daemon, mount, resource_name, Target};
+use crate::experiment::params::{ParamSpec, ParamType, Params};
+
+pub const PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "bricks",
+        ty: ParamType::Int { min: 1, max: 24 },
+        default: Some("2"),
+        help: "number of bricks, each a directory storlab creates",
+    },
+    ParamSpec {
+        name: "replica",
+        ty: ParamType::Int { min: 2, max: 24 },
+        default: None,
+        help: "replica count (bricks must be a multiple of it)",
+    },
+    ParamSpec {
+        name: "disperse",
+        ty: ParamType::Int { min: 3, max: 24 },
+        default: None,
+        help: "disperse count (erasure coding; bricks a multiple of it)",
+    },
+    ParamSpec {
+        name: "dir",
+        ty: ParamType::Str,
+        default: Some("/var/tmp"),
+        help: "existing directory for the bricks (storlab makes its own subdirectory)",
+    },
+    ParamSpec {
+        name: "host",
+        ty: ParamType::Str,
+        default: None,
+        help: "host name of the bricks and the mount [default: this host's name]",
+    },
+    ParamSpec {
+        name: "options",
+        ty: ParamType::Map,
+        default: None,
+        help: "volume options, e.g. { \"performance.write-behind\" = \"off\" }",
+    },
+    ParamSpec {
+        name: "mount_options",
+        ty: ParamType::List,
+        default: None,
+        help: "options of the FUSE mount, e.g. [\"direct-io-mode=disable\"]",
+    },
+];
+
+const GLUSTER: &str = "gluster";
+const SCRIPT: &str = "--mode=script";
+
+pub fn validate(p: &Params) -> Result<(), (&'static str, String)> {
+    let bricks = p.int("bricks").unwrap_or(2);
+    match (p.int("replica"), p.int("disperse")) {
+        (Some(_), Some(_)) => Err((
+            "disperse",
+            "a volume is replica or disperse, not both".into(),
+        )),
+        (Some(r), None) if bricks % r != 0 => Err((
+            "replica",
+            format!(
+                "{bricks} bricks cannot form replica-{r} sets; make `bricks` a multiple of {r}"
+            ),
+        )),
+        (None, Some(d)) if bricks % d != 0 => Err((
+            "disperse",
+            format!(
+                "{bricks} bricks cannot form disperse-{d} sets; make `bricks` a multiple of {d}"
+            ),
+        )),
+        _ => super::dir::validate_dir_param(p, "dir"),
+    }
+}
+
+/// Runs `gluster --mode=script args…`.
+fn gluster(args: &[&str]) -> Result<String> {
+    let mut all = vec![SCRIPT];
+    all.extend_from_slice(args);
+    cmd::run(GLUSTER, &all)
+}
+
+fn glusterd_reachable() -> bool {
+    cmd::succeeds(GLUSTER, &[SCRIPT, "volume", "list"])
+}
+
+/// Stops and deletes volume `name` if it exists.
+pub fn delete_volume(name: &str) -> Result<()> {
+    if !glusterd_reachable() {
+        bail!("cannot reach glusterd to delete volume {name}; start glusterd and run `storlab cleanup` again");
+    }
+    if gluster(&["volume", "info", name]).is_err() {
+        return Ok(());
+    }
+    let _ = gluster(&["volume", "stop", name, "force"]); // may already be stopped
+    cmd::retry(10, 1000, || {
+        gluster(&["volume", "delete", name]).map(|_| ())
+    })
+    .with_context(|| format!("deleting Gluster volume {name}; run `gluster volume delete {name}`"))
+}
+
+/// `Key: value` lines of `gluster volume info`.
+pub fn parse_info(text: &str) -> BTreeMap<String, String> {
+    text.lines()
+        .filter_map(|l| l.split_once(": "))
+        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+        .collect()
+}
+
+/// The table printed by `gluster volume get VOL OPTION|all`.
+pub fn parse_get(text: &str) -> BTreeMap<String, String> {
+    text.lines()
+        .skip_while(|l| !l.starts_with("------"))
+        .skip(1)
+        .filter_map(|l| {
+            let mut f = l.split_whitespace();
+            Some((f.next()?.to_string(), f.collect::<Vec<_>>().join(" ")))
+        })
+        .collect()
+}
+
+/// Whether `got` (as gluster reports it) is the value `want` asked for.
+pub fn same_value(want: &str, got: &str) -> bool {
+    let norm = |s: &str| {
+        let s = s
+            .trim()
+            .trim_end_matches("(DEFAULT)")
+            .trim()
+            .to_ascii_lowercase();
+        match s.as_str() {
+            "on" | "true" | "yes" | "enable" | "1" => "on".to_string(),
+            "off" | "false" | "no" | "disable" | "0" => "off".to_string(),
+            _ => s,
+        }
+    };
+    norm(want) == norm(got)
+}
+
+/// The `gluster volume create` arguments.
+pub fn create_args(volume: &str, layout: Option<(&str, i64)>, bricks: &[String]) -> Vec<String> {
+    let mut args = vec![
+        SCRIPT.to_string(),
+        "volume".into(),
+        "create".into(),
+        volume.into(),
+    ];
+    if let Some((kind, n)) = layout {
+        args.push(kind.to_string());
+        args.push(n.to_string());
+    }
+    args.extend(bricks.iter().cloned());
+    args.push("force".into());
+    args
+}
+
+pub struct Gluster {
+    name: String,
+    bricks: usize,
+    layout: Option<(&'static str, i64)>,
+    dir: PathBuf,
+    host: String,
+    options: BTreeMap<String, String>,
+    mount_options: Vec<String>,
+    base: PathBuf,
+    mnt: PathBuf,
+    volume: String,
+    started_daemon: Option<u32>,
+    held: Held,
+}
+
+impl Gluster {
+    pub fn new(name: &str, p: &Params, journal: &Journal) -> Gluster {
+        let dir = PathBuf::from(p.str("dir").unwrap_or("/var/tmp"));
+        let base = dir.join(resource_name('-', name));
+        let layout = match (p.int("replica"), p.int("disperse")) {
+            (Some(r), _) => Some(("replica", r)),
+            (None, Some(d)) => Some(("disperse", d)),
+            _ => None,
+        };
+        Gluster {
+            name: name.to_string(),
+            bricks: p.int("bricks").unwrap_or(2).max(1) as usize,
+            layout,
+            host: p
+                .str("host")
+                .map(String::from)
+                .unwrap_or_else(local_hostname),
+            options: p.map("options").cloned().unwrap_or_default(),
+            mount_options: p
+                .list("mount_options")
+                .map(<[String]>::to_vec)
+                .unwrap_or_default(),
+            mnt: base.join("mnt"),
+            base,
+            dir,
+            volume: resource_name('-', name),
+            started_daemon: None,
+            held: Held::new(journal),
+        }
+    }
+
+    /// The brick directories, in volume order.
+    pub fn brick_dirs(&self) -> Vec<PathBuf> {
+        (0..self.bricks)
+            .map(|i| self.base.join(format!("brick{i}")))
+            .collect()
+    }
+
+    fn ensure_glusterd(&mut self) -> Result<()> {
+        if glusterd_reachable() {
+            return Ok(());
+        }
+        let pidfile = state_dir().join(format!("glusterd-{}.pid", std::process::id()));
+        self.held.record(Resource::Daemon {
+            program: "glusterd".into(),
+            pidfile: pidfile.clone(),
+        })?;
+        let args = vec!["-p".to_string(), pidfile.display().to_string()];
+        self.started_daemon = Some(daemon::start(
+            "glusterd",
+            &args,
+            &pidfile,
+            glusterd_reachable,
+        )?);
+        Ok(())
+    }
+
+    fn create_volume(&mut self) -> Result<()> {
+        let mut specs = Vec::new();
+        for b in self.brick_dirs() {
+            self.held.record(Resource::Dir { path: b.clone() })?;
+            std::fs::create_dir(&b).with_context(|| format!("creating brick {}", b.display()))?;
+            specs.push(format!("{}:{}", self.host, b.display()));
+        }
+        self.held.record(Resource::Volume {
+            name: self.volume.clone(),
+        })?;
+        cmd::run(GLUSTER, &create_args(&self.volume, self.layout, &specs))
+            .with_context(|| format!("creating Gluster volume {}", self.volume))?;
+        for (k, v) in &self.options {
+            gluster(&["volume", "set", &self.volume, k, v])
+                .with_context(|| format!("setting {k}={v} on volume {}", self.volume))?;
+        }
+        gluster(&["volume", "start", &self.volume])
+            .with_context(|| format!("starting volume {}", self.volume))?;
+        Ok(())
+    }
+
+    /// Fails unless every option reads back with the value asked for.
+    fn check_options(&self) -> Result<()> {
+        for (k, want) in &self.options {
+            let got = parse_get(&gluster(&["volume", "get", &self.volume, k])?);
+            match got.get(k) {
+                Some(v) if same_value(want, v) => {}
+                other => bail!(
+                    "volume {}: option {k} reads back as {other:?}, not `{want}`",
+                    self.volume
+                ),
+            }
+        }
+        Ok(())
+    }
+
+    fn mount(&self) -> Result<()> {
+        let source = format!("{}:/{}", self.host, self.volume);
+        mount::mount("glusterfs", &source, &self.mnt, &self.mount_options)?;
+        if mount::mounted_at(&self.mnt).is_none() {
+            bail!(
+                "{source} is not mounted on {} after mount(8) succeeded",
+                self.mnt.display()
+            );
+        }
+        Ok(())
+    }
+}
+
+fn local_hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_string())
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "127.0.0.1".into())
+}
+
+/// Gluster refuses loopback brick addresses, so bricks use the host's name,
+/// which must resolve.
+fn check_resolves(host: &str) -> Result<()> {
+    use std::net::ToSocketAddrs;
+    if (host, 0)
+        .to_socket_addrs()
+        .map(|mut a| a.next().is_some())
+        .unwrap_or(false)
+    {
+        return Ok(());
+    }
+    bail!("the brick host `{host}` does not resolve; add it to /etc/hosts or set `host` to this machine's name or address (not 127.0.0.1: gluster refuses loopback bricks)")
+}
+
+impl Target for Gluster {
+    fn preflight(&self) -> Result<()> {
+        if !super::tmpfs::is_root() {
+            bail!("target `{}` needs root (glusterd, FUSE mount)", self.name);
+        }
+        for p in ["gluster", "glusterd", "mount.glusterfs"] {
+            if cmd::which(p).is_none() {
+                bail!("{p} is not installed; install glusterfs-server and glusterfs-client");
+            }
+        }
+        if !glusterd_reachable() && !Path::new("/var/lib/glusterd").is_dir() {
+            bail!("glusterd is not running and /var/lib/glusterd does not exist; create it (mkdir -p /var/lib/glusterd) or reinstall glusterfs-server");
+        }
+        check_resolves(&self.host)?;
+        super::loopfs::preflight_image_dir(&self.name, &self.dir, &self.base, 0)
+    }
+
+    fn provision(&mut self) -> Result<()> {
+        self.ensure_glusterd()?;
+        if gluster(&["volume", "info", &self.volume]).is_ok() {
+            bail!(
+                "a Gluster volume named {} already exists; storlab will not touch it",
+                self.volume
+            );
+        }
+        self.held.record(Resource::Dir {
+            path: self.base.clone(),
+        })?;
+        std::fs::create_dir(&self.base)
+            .with_context(|| format!("creating {}", self.base.display()))?;
+        self.create_volume()?;
+        self.check_options()?;
+        std::fs::create_dir(&self.mnt)
+            .with_context(|| format!("creating {}", self.mnt.display()))?;
+        self.held.record(Resource::Mount {
+            path: self.mnt.clone(),
+        })?;
+        self.mount()
+    }
+
+    fn root(&self) -> &Path {
+        &self.mnt
+    }
+
+    fn remount(&mut self) -> Result<()> {
+        mount::umount_if_mounted(&self.mnt)?;
+        self.mount().context("mounting again")
+    }
+
+    fn teardown(&mut self) -> Result<()> {
+        self.held.undo_all()
+    }
+
+    fn facts(&self) -> Value {
+        let info = gluster(&["volume", "info", &self.volume])
+            .map(|t| parse_info(&t))
+            .unwrap_or_default();
+        let effective: BTreeMap<String, String> = gluster(&["volume", "get", &self.volume, "all"])
+            .map(|t| parse_get(&t))
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|(k, _)| {
+                k.starts_with("performance.")
+                    || k.starts_with("features.cache")
+                    || self.options.contains_key(k)
+            })
+            .collect();
+        json!({
+            "volume": self.volume,
+            "host": self.host,
+            "bricks": self.brick_dirs().iter().map(|b| b.display().to_string()).collect::<Vec<_>>(),
+            "options_requested": self.options,
+            "volume_info": info,
+            "effective_options": effective,
+            "gluster_version": cmd::version(GLUSTER, &["--version"]),
+            "daemon_started_pid": self.started_daemon,
+            "brick_dir_facts": super::facts::path_facts(&self.dir),
+        })
+    }
+}
+
+impl Drop for Gluster {
+    fn drop(&mut self) {
+        let _ = self.teardown();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn volume_get_and_info_are_parsed() {
+        let get = "Option                                   Value\n------                                   -----\nperformance.write-behind                 off\nperformance.cache-size                   32MB\n";
+        let g = parse_get(get);
+        assert_eq!(g["performance.write-behind"], "off");
+        assert_eq!(g.len(), 2);
+        let info = parse_info("\nVolume Name: v\nType: Replicate\nNumber of Bricks: 1 x 2 = 2\n");
+        assert_eq!(info["Type"], "Replicate");
+        assert!(
+            same_value("false", "off") && same_value("Enable", "on") && !same_value("on", "off")
+        );
+    }
+
+    #[test]
+    fn create_arguments_name_every_brick_and_force() {
+        let a = create_args("v", Some(("replica", 2)), &["h:/b0".into(), "h:/b1".into()]);
+        assert_eq!(
+            a,
+            vec![
+                "--mode=script",
+                "volume",
+                "create",
+                "v",
+                "replica",
+                "2",
+                "h:/b0",
+                "h:/b1",
+                "force"
+            ]
+        );
+    }
+}

@@ -1,0 +1,311 @@
+//! The provisioning journal: every resource a campaign creates (directory,
+//! image, loop device, mount, pool, volume, daemon) is appended to a state
+//! file and fsync'd *before* it is created, and marked released once it is
+//! undone. Teardown undoes a target's resources in reverse order; `storlab
+//! cleanup` replays what a killed campaign left. One file per campaign
+//! process, removed when everything in it was released.
+
+use std::collections::BTreeSet;
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Serialize};
+
+pub use super::resource::Resource;
+
+const SUFFIX: &str = ".journal";
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+enum Line {
+    Campaign { pid: u32, started: String },
+    Acquire { id: u64, resource: Resource },
+    Release { id: u64 },
+}
+
+/// A campaign's journal; clones share one file.
+#[derive(Clone)]
+pub struct Journal {
+    inner: Arc<Mutex<Inner>>,
+}
+
+struct Inner {
+    path: PathBuf,
+    file: Option<File>,
+    next: u64,
+    open: BTreeSet<u64>,
+}
+
+/// Where journals live: `$STORLAB_STATE_DIR`, else /var/lib/storlab for root,
+/// else `$XDG_STATE_HOME/storlab` (or ~/.local/state/storlab).
+pub fn state_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("STORLAB_STATE_DIR").filter(|d| !d.is_empty()) {
+        return PathBuf::from(d);
+    }
+    if super::tmpfs::is_root() {
+        return PathBuf::from("/var/lib/storlab");
+    }
+    if let Some(d) = std::env::var_os("XDG_STATE_HOME").filter(|d| !d.is_empty()) {
+        return PathBuf::from(d).join("storlab");
+    }
+    let home = std::env::var_os("HOME").unwrap_or_else(|| "/tmp".into());
+    PathBuf::from(home).join(".local/state/storlab")
+}
+
+impl Journal {
+    /// The journal of this process's campaign, created on first use.
+    pub fn for_campaign() -> Journal {
+        let name = format!("campaign-{}{SUFFIX}", std::process::id());
+        Journal::at(state_dir().join(name))
+    }
+
+    pub fn at(path: PathBuf) -> Journal {
+        let inner = Inner {
+            path,
+            file: None,
+            next: 1,
+            open: BTreeSet::new(),
+        };
+        Journal {
+            inner: Arc::new(Mutex::new(inner)),
+        }
+    }
+
+    pub fn path(&self) -> PathBuf {
+        self.lock().path.clone()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Records `resource` durably; call before creating it.
+    pub fn acquire(&self, resource: &Resource) -> Result<u64> {
+        let mut inner = self.lock();
+        let id = inner.next;
+        inner.append(&Line::Acquire {
+            id,
+            resource: resource.clone(),
+        })?;
+        inner.next += 1;
+        inner.open.insert(id);
+        Ok(id)
+    }
+
+    /// Marks a resource undone.
+    pub fn release(&self, id: u64) -> Result<()> {
+        let mut inner = self.lock();
+        inner.append(&Line::Release { id })?;
+        inner.open.remove(&id);
+        Ok(())
+    }
+
+    /// Removes the journal when nothing in it is still held.
+    pub fn finish(&self) -> Result<()> {
+        let mut inner = self.lock();
+        if !inner.open.is_empty() || inner.file.is_none() {
+            return Ok(());
+        }
+        inner.file = None;
+        std::fs::remove_file(&inner.path)
+            .with_context(|| format!("removing journal {}", inner.path.display()))
+    }
+}
+
+impl Inner {
+    fn append(&mut self, line: &Line) -> Result<()> {
+        if self.file.is_none() {
+            self.create()?;
+        }
+        let path = self.path.clone();
+        let file = self.file.as_mut().expect("created above");
+        let mut text = serde_json::to_string(line)?;
+        text.push('\n');
+        file.write_all(text.as_bytes())
+            .and_then(|_| file.sync_data())
+            .with_context(|| format!("writing journal {}", path.display()))
+    }
+
+    fn create(&mut self) -> Result<()> {
+        let dir = self.path.parent().unwrap_or(Path::new(".")).to_path_buf();
+        std::fs::create_dir_all(&dir).with_context(|| {
+            format!(
+                "creating state directory {} (set STORLAB_STATE_DIR to use another)",
+                dir.display()
+            )
+        })?;
+        self.file = Some(self.create_new_file()?);
+        let header = Line::Campaign {
+            pid: std::process::id(),
+            started: crate::store::write::now_rfc3339(),
+        };
+        self.append(&header)?;
+        if let Ok(d) = File::open(&dir) {
+            let _ = d.sync_all(); // the new name itself must survive a crash
+        }
+        Ok(())
+    }
+}
+
+impl Inner {
+    /// Opens a journal file that did not exist: a killed campaign whose pid
+    /// was reused may have left one under this name, and it must survive.
+    fn create_new_file(&mut self) -> Result<File> {
+        let stem = self
+            .path
+            .to_string_lossy()
+            .trim_end_matches(SUFFIX)
+            .to_string();
+        for n in 0..1000 {
+            let path = match n {
+                0 => self.path.clone(),
+                n => PathBuf::from(format!("{stem}-{n}{SUFFIX}")),
+            };
+            match OpenOptions::new().create_new(true).append(true).open(&path) {
+                Ok(f) => {
+                    self.path = path;
+                    return Ok(f);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => {
+                    return Err(e).with_context(|| format!("creating journal {}", path.display()))
+                }
+            }
+        }
+        bail!("no free journal name next to {}", self.path.display())
+    }
+}
+
+/// What a journal file still holds: the campaign's pid and the resources
+/// acquired but not released, in acquisition order.
+#[derive(Debug)]
+pub struct Pending {
+    pub path: PathBuf,
+    pub pid: Option<u32>,
+    pub resources: Vec<(u64, Resource)>,
+}
+
+pub fn read_pending(path: &Path) -> Result<Pending> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("reading journal {}", path.display()))?;
+    let mut pid = None;
+    let mut resources: Vec<(u64, Resource)> = Vec::new();
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        // A torn last line (killed mid-write) is skipped: its resource was
+        // not created yet, since creation waits for the fsync.
+        match serde_json::from_str::<Line>(line) {
+            Ok(Line::Campaign { pid: p, .. }) => pid = Some(p),
+            Ok(Line::Acquire { id, resource }) => resources.push((id, resource)),
+            Ok(Line::Release { id }) => resources.retain(|(i, _)| *i != id),
+            Err(_) => {}
+        }
+    }
+    Ok(Pending {
+        path: path.to_path_buf(),
+        pid,
+        resources,
+    })
+}
+
+/// Journal files in `dir`, oldest name first.
+pub fn journals_in(dir: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.to_string_lossy().ends_with(SUFFIX))
+        .collect();
+    out.sort();
+    out
+}
+
+/// A target's own resources, undone in reverse order at teardown.
+pub struct Held {
+    journal: Journal,
+    items: Vec<(u64, Resource)>,
+}
+
+impl Held {
+    pub fn new(journal: &Journal) -> Held {
+        Held {
+            journal: journal.clone(),
+            items: Vec::new(),
+        }
+    }
+
+    /// Journals `resource`; the caller creates it next.
+    pub fn record(&mut self, resource: Resource) -> Result<()> {
+        let id = self.journal.acquire(&resource)?;
+        self.items.push((id, resource));
+        Ok(())
+    }
+
+    pub fn holds(&self, resource: &Resource) -> bool {
+        self.items.iter().any(|(_, r)| r == resource)
+    }
+
+    /// Undoes everything held, newest first; stops at the first failure so
+    /// that nothing is removed from under a resource still in place.
+    pub fn undo_all(&mut self) -> Result<()> {
+        while let Some((id, res)) = self.items.last().cloned() {
+            res.undo()
+                .with_context(|| format!("undoing {}", res.describe()))?;
+            self.journal.release(id)?;
+            self.items.pop();
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pending_is_what_was_acquired_and_not_released() {
+        let dir = tempfile::tempdir().unwrap();
+        let j = Journal::at(dir.path().join("campaign-1.journal"));
+        let a = j.acquire(&Resource::Pool { name: "p".into() }).unwrap();
+        j.acquire(&Resource::Volume { name: "v".into() }).unwrap();
+        j.release(a).unwrap();
+        let p = read_pending(&j.path()).unwrap();
+        assert_eq!(p.pid, Some(std::process::id()));
+        assert_eq!(p.resources.len(), 1);
+        assert_eq!(p.resources[0].1, Resource::Volume { name: "v".into() });
+        j.finish().unwrap();
+        assert!(j.path().exists(), "kept while something is held");
+        assert_eq!(journals_in(dir.path()), vec![j.path()]);
+    }
+
+    #[test]
+    fn an_old_journal_under_the_same_name_is_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let old = dir.path().join("campaign-9.journal");
+        std::fs::write(&old, "old").unwrap();
+        let j = Journal::at(old.clone());
+        j.acquire(&Resource::Pool { name: "p".into() }).unwrap();
+        assert_ne!(j.path(), old);
+        assert_eq!(std::fs::read_to_string(&old).unwrap(), "old");
+        assert_eq!(journals_in(dir.path()).len(), 2);
+    }
+
+    #[test]
+    fn a_torn_line_is_ignored_and_nothing_written_means_no_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.journal");
+        std::fs::write(
+            &path,
+            "{\"op\":\"campaign\",\"pid\":7,\"started\":\"t\"}\n{\"op\":\"acq",
+        )
+        .unwrap();
+        let p = read_pending(&path).unwrap();
+        assert_eq!((p.pid, p.resources.len()), (Some(7), 0));
+        let j = Journal::at(dir.path().join("unused.journal"));
+        j.finish().unwrap();
+        assert!(!j.path().exists());
+    }
+}

@@ -1,0 +1,150 @@
+//! Image files and loop devices: a thin (sparse) or preallocated
+//! (fallocate) image, attached with losetup, formatted with mkfs. Loop
+//! devices are found again by their backing file, so a crash between
+//! losetup and the journal cannot orphan one.
+
+use std::fs::OpenOptions;
+use std::os::unix::fs::MetadataExt;
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+
+use super::cmd;
+
+/// Creates `path` (which must not exist) with `size` bytes.
+pub fn create_image(path: &Path, size: u64, preallocated: bool) -> Result<()> {
+    let file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .with_context(|| format!("creating image {} (it must not exist yet)", path.display()))?;
+    if preallocated {
+        // SAFETY: a valid fd; fallocate reports failure through its return value.
+        let rc = unsafe { libc::fallocate(file.as_raw_fd(), 0, 0, size as libc::off_t) };
+        if rc != 0 {
+            let e = std::io::Error::last_os_error();
+            bail!(
+                "preallocating {size} bytes for {}: {e}; the directory's filesystem may not support fallocate, use allocation = \"thin\"",
+                path.display()
+            );
+        }
+    } else {
+        file.set_len(size)
+            .with_context(|| format!("sizing image {}", path.display()))?;
+    }
+    file.sync_all()
+        .with_context(|| format!("syncing image {}", path.display()))
+}
+
+/// Bytes actually allocated to `path` (st_blocks × 512).
+pub fn allocated_bytes(path: &Path) -> Option<u64> {
+    std::fs::metadata(path).ok().map(|m| m.blocks() * 512)
+}
+
+/// Attaches `image` to a free loop device and returns the device.
+pub fn attach(image: &Path) -> Result<PathBuf> {
+    let out = cmd::run(
+        "losetup",
+        &["--find".as_ref(), "--show".as_ref(), image.as_os_str()],
+    )
+    .with_context(|| format!("attaching {} to a loop device", image.display()))?;
+    Ok(PathBuf::from(out.trim()))
+}
+
+/// Loop devices whose backing file is `image`, from sysfs.
+pub fn devices_backed_by(image: &Path) -> Vec<PathBuf> {
+    let want = image.canonicalize().unwrap_or_else(|_| image.to_path_buf());
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/sys/block")
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !name.starts_with("loop") {
+            continue;
+        }
+        let Ok(backing) = std::fs::read_to_string(entry.path().join("loop/backing_file")) else {
+            continue;
+        };
+        let backing = backing.trim().trim_end_matches(" (deleted)");
+        if Path::new(backing) == want || Path::new(backing) == image {
+            out.push(PathBuf::from("/dev").join(name));
+        }
+    }
+    out
+}
+
+/// Detaches every loop device backed by `image`.
+pub fn detach_all(image: &Path) -> Result<()> {
+    for dev in devices_backed_by(image) {
+        cmd::retry(10, 300, || {
+            cmd::run("losetup", &["-d".as_ref(), dev.as_os_str()])
+        })
+        .with_context(|| {
+            format!(
+                "detaching {}; run `losetup -d {}`",
+                dev.display(),
+                dev.display()
+            )
+        })?;
+    }
+    Ok(())
+}
+
+/// The argument vector of mkfs for `fs` on `dev`: quiet, forced (the
+/// device is one storlab just attached) and without discard, which on a
+/// loop device would punch holes into a preallocated image.
+pub fn mkfs_args(fs: &str, dev: &Path, options: &[String]) -> Vec<String> {
+    let quiet_force: &[&str] = match fs {
+        "ext4" => &["-q", "-F", "-E", "nodiscard"],
+        "xfs" => &["-q", "-f", "-K"],
+        "btrfs" => &["-q", "-f", "-K"],
+        _ => &[],
+    };
+    let mut args: Vec<String> = quiet_force.iter().map(|s| s.to_string()).collect();
+    args.extend(options.iter().cloned());
+    args.push(dev.display().to_string());
+    args
+}
+
+/// Runs mkfs.`fs` on a device storlab attached itself.
+pub fn mkfs(fs: &str, dev: &Path, options: &[String]) -> Result<()> {
+    let program = format!("mkfs.{fs}");
+    cmd::run(&program, &mkfs_args(fs, dev, options))
+        .with_context(|| format!("making {fs} on {}", dev.display()))?;
+    Ok(())
+}
+
+/// The version line of mkfs.`fs`.
+pub fn mkfs_version(fs: &str) -> Option<String> {
+    cmd::version(&format!("mkfs.{fs}"), &["-V"])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thin_images_are_sparse_and_preallocated_ones_are_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let thin = dir.path().join("thin.img");
+        let full = dir.path().join("full.img");
+        create_image(&thin, 64 << 20, false).unwrap();
+        create_image(&full, 64 << 20, true).unwrap();
+        assert!(allocated_bytes(&thin).unwrap() < 1 << 20);
+        assert!(allocated_bytes(&full).unwrap() >= 64 << 20);
+        assert!(create_image(&thin, 1, false).is_err(), "never clobbers");
+    }
+
+    #[test]
+    fn mkfs_forces_only_what_storlab_attached() {
+        let a = mkfs_args(
+            "xfs",
+            Path::new("/dev/loop3"),
+            &["-m".into(), "crc=1".into()],
+        );
+        assert_eq!(a, vec!["-q", "-f", "-K", "-m", "crc=1", "/dev/loop3"]);
+    }
+}

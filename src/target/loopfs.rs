@@ -1,0 +1,228 @@
+//! Target `loop`: an image file (thin or preallocated) in a chosen
+//! directory, attached to a loop device, formatted with ext4, xfs or btrfs
+//! and mounted with the options asked for — which are then checked against
+//! mountinfo. Everything is created under `<dir>/storlab-<pid>-<target>/`
+//! and journaled before it is created.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use serde_json::{json, Value};
+
+use super::journal::{Held, Journal, Resource};
+use super::{cmd, loopdev, mount, resource_name, Target};
+use crate::experiment::params::{ParamSpec, ParamType, Params};
+
+pub const FILESYSTEMS: &[&str] = &["ext4", "xfs", "btrfs"];
+
+pub const PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "fs",
+        ty: ParamType::Choice(FILESYSTEMS),
+        default: Some("ext4"),
+        help: "filesystem made on the loop device",
+    },
+    ParamSpec {
+        name: "size",
+        ty: ParamType::Size,
+        default: Some("512M"),
+        help: "size of the image file (xfs needs at least 300M, btrfs 114M)",
+    },
+    ParamSpec {
+        name: "allocation",
+        ty: ParamType::Choice(&["thin", "preallocated"]),
+        default: Some("thin"),
+        help: "thin: a sparse image; preallocated: every block reserved with fallocate",
+    },
+    ParamSpec {
+        name: "dir",
+        ty: ParamType::Str,
+        default: Some("/var/tmp"),
+        help: "existing directory that holds the image (storlab makes its own subdirectory)",
+    },
+    ParamSpec {
+        name: "mkfs_options",
+        ty: ParamType::List,
+        default: None,
+        help: "extra mkfs arguments, e.g. [\"-b\", \"4096\"]",
+    },
+    ParamSpec {
+        name: "mount_options",
+        ty: ParamType::List,
+        default: None,
+        help: "mount options, checked against mountinfo after mounting, e.g. [\"noatime\", \"data=writeback\"]",
+    },
+];
+
+/// Smallest image each filesystem's mkfs accepts.
+fn min_size(fs: &str) -> u64 {
+    match fs {
+        "xfs" => 300 << 20,
+        "btrfs" => 114 << 20,
+        _ => 16 << 20,
+    }
+}
+
+pub fn validate(p: &Params) -> Result<(), (&'static str, String)> {
+    let fs = p.str("fs").unwrap_or("ext4");
+    let size = p.size("size").unwrap_or(0);
+    if size < min_size(fs) {
+        return Err((
+            "size",
+            format!(
+                "{fs} needs an image of at least {} MiB; raise `size`",
+                min_size(fs) >> 20
+            ),
+        ));
+    }
+    super::dir::validate_dir_param(p, "dir")
+}
+
+pub struct LoopFs {
+    name: String,
+    fs: String,
+    size: u64,
+    preallocated: bool,
+    dir: PathBuf,
+    mkfs_options: Vec<String>,
+    mount_options: Vec<String>,
+    base: PathBuf,
+    mnt: PathBuf,
+    device: Option<PathBuf>,
+    held: Held,
+}
+
+impl LoopFs {
+    pub fn new(name: &str, p: &Params, journal: &Journal) -> LoopFs {
+        let dir = PathBuf::from(p.str("dir").unwrap_or("/var/tmp"));
+        let list = |k: &str| p.list(k).map(<[String]>::to_vec).unwrap_or_default();
+        LoopFs {
+            name: name.to_string(),
+            fs: p.str("fs").unwrap_or("ext4").to_string(),
+            size: p.size("size").unwrap_or(512 << 20),
+            preallocated: p.str("allocation") == Some("preallocated"),
+            base: dir.join(resource_name('-', name)),
+            mnt: dir.join(resource_name('-', name)).join("mnt"),
+            dir,
+            mkfs_options: list("mkfs_options"),
+            mount_options: list("mount_options"),
+            device: None,
+            held: Held::new(journal),
+        }
+    }
+
+    fn image(&self) -> PathBuf {
+        self.base.join(format!("{}.img", self.fs))
+    }
+
+    fn mountpoint(&self) -> PathBuf {
+        self.mnt.clone()
+    }
+
+    fn mount(&self) -> Result<()> {
+        let dev = self.device.as_ref().context("no loop device attached")?;
+        let mnt = self.mountpoint();
+        mount::mount(
+            &self.fs,
+            &dev.display().to_string(),
+            &mnt,
+            &self.mount_options,
+        )?;
+        mount::check_options(&self.fs, &mnt, &self.mount_options).map(|_| ())
+    }
+}
+
+/// Checks shared by image-backed targets: root, and a usable directory.
+pub fn preflight_image_dir(target: &str, dir: &Path, base: &Path, image_bytes: u64) -> Result<()> {
+    if !super::tmpfs::is_root() {
+        bail!("target `{target}` needs root (losetup, mkfs, mount); run storlab as root");
+    }
+    super::dir::check_is_dir(dir)?;
+    if base.exists() {
+        bail!(
+            "{} already exists; storlab creates it itself and never reuses one (run `storlab cleanup`, or remove it)",
+            base.display()
+        );
+    }
+    if let Some((_, free)) = super::facts::space(dir) {
+        if image_bytes > free {
+            bail!(
+                "{} has {} MiB free, the image needs {} MiB; lower `size` or choose another `dir`",
+                dir.display(),
+                free >> 20,
+                image_bytes >> 20
+            );
+        }
+    }
+    Ok(())
+}
+
+impl Target for LoopFs {
+    fn preflight(&self) -> Result<()> {
+        preflight_image_dir(&self.name, &self.dir, &self.base, self.size)?;
+        let mkfs = format!("mkfs.{}", self.fs);
+        if loopdev::mkfs_version(&self.fs).is_none() {
+            bail!("{mkfs} is not installed; install the package that provides it (e.g. xfsprogs, btrfs-progs, e2fsprogs)");
+        }
+        Ok(())
+    }
+
+    fn provision(&mut self) -> Result<()> {
+        self.held.record(Resource::Dir {
+            path: self.base.clone(),
+        })?;
+        std::fs::create_dir(&self.base)
+            .with_context(|| format!("creating {}", self.base.display()))?;
+        let image = self.image();
+        self.held.record(Resource::File {
+            path: image.clone(),
+        })?;
+        loopdev::create_image(&image, self.size, self.preallocated)?;
+        self.held.record(Resource::Loop {
+            image: image.clone(),
+        })?;
+        let dev = loopdev::attach(&image)?;
+        self.device = Some(dev.clone());
+        loopdev::mkfs(&self.fs, &dev, &self.mkfs_options)?;
+        let mnt = self.mountpoint();
+        std::fs::create_dir(&mnt).with_context(|| format!("creating {}", mnt.display()))?;
+        self.held.record(Resource::Mount { path: mnt })?;
+        self.mount()
+    }
+
+    fn root(&self) -> &Path {
+        &self.mnt
+    }
+
+    fn remount(&mut self) -> Result<()> {
+        mount::umount_if_mounted(&self.mountpoint())?;
+        self.mount().context("mounting again")
+    }
+
+    fn teardown(&mut self) -> Result<()> {
+        self.held.undo_all()
+    }
+
+    fn facts(&self) -> Value {
+        let image = self.image();
+        json!({
+            "fs": self.fs,
+            "image": image.display().to_string(),
+            "allocation": if self.preallocated { "preallocated" } else { "thin" },
+            "image_size_bytes": self.size,
+            "image_allocated_bytes": loopdev::allocated_bytes(&image),
+            "loop_device": self.device.as_ref().map(|d| d.display().to_string()),
+            "mkfs_options": self.mkfs_options,
+            "mount_options_requested": self.mount_options,
+            "mkfs_version": loopdev::mkfs_version(&self.fs),
+            "image_dir_facts": super::facts::path_facts(&self.dir),
+            "losetup_version": cmd::version("losetup", &["--version"]),
+        })
+    }
+}
+
+impl Drop for LoopFs {
+    fn drop(&mut self) {
+        let _ = self.teardown();
+    }
+}

@@ -1,0 +1,207 @@
+//! Shared mount helpers: mount with an argument vector, unmount what is
+//! mounted, and check the options the kernel kept against those asked for
+//! (an option the kernel dropped is an error, not a silent difference).
+
+use std::path::Path;
+
+use anyhow::{bail, Context, Result};
+
+use super::cmd;
+use super::mountinfo::{parse, MountEntry};
+
+/// The mounts in this namespace.
+fn all() -> Vec<MountEntry> {
+    std::fs::read_to_string("/proc/self/mountinfo")
+        .map(|t| parse(&t))
+        .unwrap_or_default()
+}
+
+/// The mount whose mount point is exactly `path`, the topmost if stacked.
+pub fn mounted_at(path: &Path) -> Option<MountEntry> {
+    let want = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    all()
+        .into_iter()
+        .rev()
+        .find(|m| Path::new(&m.mount_point) == want)
+}
+
+/// Mount points at or below `path`.
+pub fn mounts_under(path: &Path) -> Vec<String> {
+    let want = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    all()
+        .into_iter()
+        .filter(|m| Path::new(&m.mount_point).starts_with(&want))
+        .map(|m| m.mount_point)
+        .collect()
+}
+
+/// Where the block device `dev` (or a partition of it) is mounted, if it is.
+pub fn device_mounted(dev: &Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let rdev = std::fs::metadata(dev).ok()?.rdev();
+    let (major, minor) = (libc::major(rdev), libc::minor(rdev));
+    let canonical = dev.canonicalize().ok()?.to_string_lossy().into_owned();
+    all()
+        .into_iter()
+        .find(|m| (m.major == major && m.minor == minor) || is_partition_of(&m.source, &canonical))
+        .map(|m| m.mount_point)
+}
+
+/// `/dev/sda1` and `/dev/nvme0n1p2` are partitions of `/dev/sda` and
+/// `/dev/nvme0n1`; `/dev/loop10` is not one of `/dev/loop1`.
+fn is_partition_of(source: &str, disk: &str) -> bool {
+    let Some(rest) = source.strip_prefix(disk) else {
+        return false;
+    };
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let ends_in_digit = disk.bytes().last().is_some_and(|b| b.is_ascii_digit());
+    if ends_in_digit {
+        rest.strip_prefix('p').is_some_and(digits)
+    } else {
+        rest.is_empty() || digits(rest)
+    }
+}
+
+/// The argument vector of mount(8).
+pub fn mount_args(fs_type: &str, source: &str, dir: &Path, options: &[String]) -> Vec<String> {
+    let mut args = vec!["-t".to_string(), fs_type.to_string()];
+    if !options.is_empty() {
+        args.push("-o".into());
+        args.push(options.join(","));
+    }
+    args.push(source.to_string());
+    args.push(dir.display().to_string());
+    args
+}
+
+pub fn mount(fs_type: &str, source: &str, dir: &Path, options: &[String]) -> Result<()> {
+    cmd::run("mount", &mount_args(fs_type, source, dir, options))
+        .with_context(|| format!("mounting {source} ({fs_type}) on {}", dir.display()))?;
+    Ok(())
+}
+
+/// Unmounts `path` if something is mounted there, retrying while busy.
+pub fn umount_if_mounted(path: &Path) -> Result<()> {
+    cmd::retry(10, 500, || {
+        if mounted_at(path).is_none() {
+            return Ok(());
+        }
+        cmd::run("umount", &[path]).map(|_| ())
+    })
+    .with_context(|| {
+        format!(
+            "unmounting {}; close what uses it (fuser -vm {}) and run `umount {}`",
+            path.display(),
+            path.display(),
+            path.display()
+        )
+    })
+}
+
+/// Options that need not appear in mountinfo: generic flags, and per
+/// filesystem the defaults the kernel does not echo.
+fn implicit(fs: &str, opt: &str) -> bool {
+    const GENERIC: &[&str] = &[
+        "defaults", "rw", "async", "auto", "noauto", "dev", "exec", "suid", "nouser", "_netdev",
+    ];
+    const EXT4: &[&str] = &["barrier", "barrier=1", "data=ordered", "delalloc"];
+    const XFS: &[&str] = &["barrier", "inode64", "logbufs=8"];
+    GENERIC.contains(&opt)
+        || (fs == "ext4" && EXT4.contains(&opt))
+        || (fs == "xfs" && XFS.contains(&opt))
+}
+
+/// How the kernel spells an option in mountinfo.
+fn kernel_spelling(opt: &str) -> &str {
+    match opt {
+        "barrier=0" => "nobarrier",
+        "nodiratime" => "nodiratime",
+        other => other,
+    }
+}
+
+/// Requested options the kernel does not report for `entry`.
+pub fn dropped_options(fs: &str, requested: &[String], entry: &MountEntry) -> Vec<String> {
+    let shown: Vec<&str> = entry
+        .mount_options
+        .split(',')
+        .chain(entry.super_options.split(','))
+        .collect();
+    requested
+        .iter()
+        .filter(|o| !implicit(fs, o) && !shown.contains(&kernel_spelling(o)))
+        .cloned()
+        .collect()
+}
+
+/// Fails when the mount at `dir` lacks a requested option.
+pub fn check_options(fs: &str, dir: &Path, requested: &[String]) -> Result<MountEntry> {
+    let Some(entry) = mounted_at(dir) else {
+        bail!("{} is not mounted after mount(8) succeeded", dir.display());
+    };
+    let dropped = dropped_options(fs, requested, &entry);
+    if !dropped.is_empty() {
+        bail!(
+            "the kernel dropped mount option(s) {} on {} ({fs}): mountinfo shows `{}` / `{}`; remove them from mount_options (see dmesg for why)",
+            dropped.join(","),
+            dir.display(),
+            entry.mount_options,
+            entry.super_options
+        );
+    }
+    Ok(entry)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(opts: &str, sup: &str) -> MountEntry {
+        MountEntry {
+            major: 7,
+            minor: 0,
+            mount_point: "/m".into(),
+            mount_options: opts.into(),
+            fs_type: "ext4".into(),
+            source: "/dev/loop0".into(),
+            super_options: sup.into(),
+        }
+    }
+
+    fn strings(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn ext4_writeback_nobarrier_is_kept_and_nobh_is_dropped() {
+        // What kernel 6.18 reports for noatime,data=writeback,barrier=0.
+        let e = entry("rw,noatime", "rw,nobarrier,data=writeback");
+        let asked = strings(&["noatime", "data=writeback", "barrier=0", "data=ordered"]);
+        assert!(dropped_options("ext4", &asked, &e).is_empty());
+        let asked = strings(&["noatime", "nobh"]);
+        assert_eq!(dropped_options("ext4", &asked, &e), vec!["nobh"]);
+    }
+
+    #[test]
+    fn partitions_are_recognised() {
+        assert!(is_partition_of("/dev/sda1", "/dev/sda"));
+        assert!(is_partition_of("/dev/nvme0n1p2", "/dev/nvme0n1"));
+        assert!(!is_partition_of("/dev/loop10", "/dev/loop1"));
+        assert!(!is_partition_of("/dev/sdab", "/dev/sda"));
+    }
+
+    #[test]
+    fn mount_arguments_are_a_vector() {
+        let a = mount_args(
+            "ext4",
+            "/dev/loop0",
+            Path::new("/m n"),
+            &strings(&["a", "b"]),
+        );
+        assert_eq!(
+            a,
+            strings(&["-t", "ext4", "-o", "a,b", "/dev/loop0", "/m n"])
+        );
+        assert_eq!(mount_args("xfs", "d", Path::new("/m"), &[]).len(), 4);
+    }
+}

@@ -1,0 +1,432 @@
+//! Target `zfs`: a pool on an image file (or on a named device when the
+//! target says `allow_destroy = true` and the device is not mounted) and one
+//! dataset with the `properties` asked for, read back with `zfs get` and
+//! recorded as facts. Works with kernel ZFS or zfs-fuse; zfs-fuse is started
+//! when it is not running and stopped at teardown only if storlab started it.
+//! Remounting exports and imports the pool, which also empties its ARC.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use serde_json::{json, Value};
+
+use super::journal::{state_dir, Held, Journal, Resource};
+use super::{cmd, daemon, loopdev, mount, resource_name, Target};
+use crate::experiment::params::{ParamSpec, ParamType, Params};
+
+pub const PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "size",
+        ty: ParamType::Size,
+        default: Some("512M"),
+        help: "size of the pool's image file",
+    },
+    ParamSpec {
+        name: "allocation",
+        ty: ParamType::Choice(&["thin", "preallocated"]),
+        default: Some("thin"),
+        help: "thin: a sparse image; preallocated: reserved with fallocate",
+    },
+    ParamSpec {
+        name: "dir",
+        ty: ParamType::Str,
+        default: Some("/var/tmp"),
+        help: "existing directory that holds the image (storlab makes its own subdirectory)",
+    },
+    ParamSpec {
+        name: "device",
+        ty: ParamType::Str,
+        default: None,
+        help: "a block device for the pool instead of an image; DESTROYED, needs allow_destroy = true",
+    },
+    ParamSpec {
+        name: "allow_destroy",
+        ty: ParamType::Bool,
+        default: Some("false"),
+        help: "allow zpool create on `device`, erasing it (refused while it is mounted)",
+    },
+    ParamSpec {
+        name: "properties",
+        ty: ParamType::Map,
+        default: None,
+        help: "dataset properties, e.g. { recordsize = \"8k\", compression = \"on\", logbias = \"throughput\", atime = \"off\" }",
+    },
+];
+
+/// Properties always recorded as facts, besides those asked for.
+const REPORTED: &[&str] = &[
+    "recordsize",
+    "compression",
+    "logbias",
+    "atime",
+    "primarycache",
+    "secondarycache",
+    "sync",
+    "checksum",
+    "dedup",
+    "copies",
+];
+
+pub fn validate(p: &Params) -> Result<(), (&'static str, String)> {
+    if p.str("device").is_some() && p.bool("allow_destroy") != Some(true) {
+        return Err((
+            "device",
+            "a zfs target on an existing `device` erases it: add allow_destroy = true if that is what you want, or leave `device` out to use an image file".into(),
+        ));
+    }
+    if let Some(props) = p.map("properties") {
+        if let Some(k) = props.keys().find(|k| k.contains('=') || k.contains(',')) {
+            return Err(("properties", format!("property name `{k}` is malformed")));
+        }
+    }
+    super::dir::validate_dir_param(p, "dir")
+}
+
+pub struct Zfs {
+    name: String,
+    size: u64,
+    preallocated: bool,
+    dir: PathBuf,
+    device: Option<PathBuf>,
+    properties: BTreeMap<String, String>,
+    base: PathBuf,
+    mnt: PathBuf,
+    pool: String,
+    started_daemon: Option<u32>,
+    held: Held,
+}
+
+/// Whether the host runs kernel ZFS (else zfs-fuse, when installed).
+fn kernel_zfs() -> bool {
+    Path::new("/sys/module/zfs").exists()
+}
+
+fn zfs_reachable() -> bool {
+    cmd::succeeds("zpool", &["list", "-H"])
+}
+
+/// Whether pool `name` exists; an error when ZFS cannot be asked.
+pub fn pool_exists(name: &str) -> Result<bool> {
+    if !zfs_reachable() {
+        bail!("cannot reach ZFS (is the zfs-fuse daemon or the zfs module running?); start it and run `storlab cleanup` again");
+    }
+    Ok(cmd::succeeds("zpool", &["list", "-H", "-o", "name", name]))
+}
+
+/// Destroys pool `name` if it exists, retrying while it is busy.
+pub fn destroy_pool(name: &str) -> Result<()> {
+    if !pool_exists(name)? {
+        return Ok(());
+    }
+    cmd::retry(15, 1000, || {
+        cmd::run("zpool", &["destroy", "-f", name]).map(|_| ())
+    })
+    .with_context(|| format!("destroying pool {name}; run `zpool destroy -f {name}`"))
+}
+
+/// `zfs get all` on `dataset`, kept to `props`: property → (value, source).
+/// (`all` because naming a property this ZFS lacks fails the whole call.)
+pub fn get_properties(dataset: &str, props: &[&str]) -> Result<BTreeMap<String, (String, String)>> {
+    let out = cmd::run(
+        "zfs",
+        &["get", "-H", "-o", "property,value,source", "all", dataset],
+    )?;
+    let mut all = parse_get(&out);
+    all.retain(|k, _| props.contains(&k.as_str()));
+    Ok(all)
+}
+
+fn parse_get(text: &str) -> BTreeMap<String, (String, String)> {
+    text.lines()
+        .filter_map(|l| {
+            let mut f = l.split('\t');
+            Some((
+                f.next()?.to_string(),
+                (f.next()?.to_string(), f.next().unwrap_or("").to_string()),
+            ))
+        })
+        .collect()
+}
+
+/// The `zfs create` argument vector.
+pub fn create_args(
+    dataset: &str,
+    mountpoint: &Path,
+    props: &BTreeMap<String, String>,
+) -> Vec<String> {
+    let mut args = vec!["create".to_string(), "-o".into()];
+    args.push(format!("mountpoint={}", mountpoint.display()));
+    for (k, v) in props {
+        args.push("-o".into());
+        args.push(format!("{k}={v}"));
+    }
+    args.push(dataset.to_string());
+    args
+}
+
+impl Zfs {
+    pub fn new(name: &str, p: &Params, journal: &Journal) -> Zfs {
+        let dir = PathBuf::from(p.str("dir").unwrap_or("/var/tmp"));
+        let base = dir.join(resource_name('-', name));
+        Zfs {
+            name: name.to_string(),
+            size: p.size("size").unwrap_or(512 << 20),
+            preallocated: p.str("allocation") == Some("preallocated"),
+            device: p.str("device").map(PathBuf::from),
+            properties: p.map("properties").cloned().unwrap_or_default(),
+            mnt: base.join("mnt"),
+            base,
+            dir,
+            pool: resource_name('_', name),
+            started_daemon: None,
+            held: Held::new(journal),
+        }
+    }
+
+    fn dataset(&self) -> String {
+        format!("{}/data", self.pool)
+    }
+
+    fn image(&self) -> PathBuf {
+        self.base.join("pool.img")
+    }
+
+    fn ensure_daemon(&mut self) -> Result<()> {
+        if zfs_reachable() {
+            return Ok(());
+        }
+        if kernel_zfs() {
+            bail!("the zfs module is loaded but `zpool list` fails; check the ZFS installation");
+        }
+        let pidfile = state_dir().join(format!("zfs-fuse-{}.pid", std::process::id()));
+        self.held.record(Resource::Daemon {
+            program: "zfs-fuse".into(),
+            pidfile: pidfile.clone(),
+        })?;
+        let args = vec!["--pidfile".to_string(), pidfile.display().to_string()];
+        let pid = daemon::start("zfs-fuse", &args, &pidfile, zfs_reachable)?;
+        self.started_daemon = Some(pid);
+        Ok(())
+    }
+
+    fn vdev(&mut self) -> Result<PathBuf> {
+        if let Some(dev) = &self.device {
+            return Ok(dev.clone());
+        }
+        let image = self.image();
+        self.held.record(Resource::File {
+            path: image.clone(),
+        })?;
+        loopdev::create_image(&image, self.size, self.preallocated)?;
+        Ok(image)
+    }
+
+    /// Fails unless every property asked for reads back as set locally.
+    fn check_properties(&self) -> Result<()> {
+        let keys: Vec<&str> = self.properties.keys().map(String::as_str).collect();
+        if keys.is_empty() {
+            return Ok(());
+        }
+        let got = get_properties(&self.dataset(), &keys)?;
+        for k in keys {
+            match got.get(k) {
+                Some((_, source)) if source == "local" => {}
+                other => bail!(
+                    "ZFS property {k}={} did not take effect on {} (zfs get says {other:?})",
+                    self.properties[k],
+                    self.dataset()
+                ),
+            }
+        }
+        Ok(())
+    }
+
+    fn import_dir(&self) -> PathBuf {
+        match &self.device {
+            Some(d) => d.parent().unwrap_or(Path::new("/dev")).to_path_buf(),
+            None => self.base.clone(),
+        }
+    }
+}
+
+/// Refuses a device that is missing, not a block device, mounted or held.
+pub fn check_device(dev: &Path) -> Result<()> {
+    use std::os::unix::fs::FileTypeExt;
+    let meta = std::fs::metadata(dev)
+        .with_context(|| format!("device {}: cannot use it", dev.display()))?;
+    if !meta.file_type().is_block_device() {
+        bail!("{} is not a block device", dev.display());
+    }
+    if let Some(at) = mount::device_mounted(dev) {
+        bail!(
+            "refusing to destroy {}: it is mounted on {at}; unmount it first",
+            dev.display()
+        );
+    }
+    let name = dev.canonicalize()?.file_name().map(|n| n.to_owned());
+    if let Some(name) = name {
+        let holders = Path::new("/sys/class/block").join(&name).join("holders");
+        if std::fs::read_dir(&holders)
+            .map(|mut d| d.next().is_some())
+            .unwrap_or(false)
+        {
+            bail!(
+                "refusing to destroy {}: it is in use by another device (see {})",
+                dev.display(),
+                holders.display()
+            );
+        }
+    }
+    Ok(())
+}
+
+impl Target for Zfs {
+    fn preflight(&self) -> Result<()> {
+        if cmd::which("zpool").is_none() {
+            bail!("zpool is not installed; install zfsutils-linux (kernel ZFS) or zfs-fuse");
+        }
+        if !kernel_zfs() && cmd::which("zfs-fuse").is_none() && !zfs_reachable() {
+            bail!("neither kernel ZFS nor zfs-fuse is available; install one of them");
+        }
+        match &self.device {
+            Some(dev) => {
+                if !super::tmpfs::is_root() {
+                    bail!("target `{}` needs root", self.name);
+                }
+                check_device(dev)
+            }
+            None => {
+                super::loopfs::preflight_image_dir(&self.name, &self.dir, &self.base, self.size)
+            }
+        }
+    }
+
+    fn provision(&mut self) -> Result<()> {
+        self.ensure_daemon()?;
+        if pool_exists(&self.pool)? {
+            bail!(
+                "a pool named {} already exists; storlab will not touch it",
+                self.pool
+            );
+        }
+        self.held.record(Resource::Dir {
+            path: self.base.clone(),
+        })?;
+        std::fs::create_dir(&self.base)
+            .with_context(|| format!("creating {}", self.base.display()))?;
+        let vdev = self.vdev()?;
+        self.held.record(Resource::Pool {
+            name: self.pool.clone(),
+        })?;
+        let mut args = vec!["create".as_ref(), "-m".as_ref(), "none".as_ref()];
+        if self.device.is_some() {
+            args.push("-f".as_ref()); // allow_destroy = true was checked
+        }
+        args.extend([self.pool.as_ref(), vdev.as_os_str()]);
+        cmd::run("zpool", &args).with_context(|| format!("creating pool {}", self.pool))?;
+        let create = create_args(&self.dataset(), &self.mnt, &self.properties);
+        cmd::run("zfs", &create).with_context(|| format!("creating dataset {}", self.dataset()))?;
+        self.check_properties()?;
+        if mount::mounted_at(&self.mnt).is_none() {
+            bail!(
+                "dataset {} is not mounted on {}",
+                self.dataset(),
+                self.mnt.display()
+            );
+        }
+        Ok(())
+    }
+
+    fn root(&self) -> &Path {
+        &self.mnt
+    }
+
+    fn remount(&mut self) -> Result<()> {
+        cmd::retry(10, 500, || cmd::run("zpool", &["export", &self.pool]))
+            .with_context(|| format!("exporting pool {}", self.pool))?;
+        let dir = self.import_dir();
+        cmd::run(
+            "zpool",
+            &[
+                "import".as_ref(),
+                "-d".as_ref(),
+                dir.as_os_str(),
+                self.pool.as_ref(),
+            ],
+        )
+        .with_context(|| format!("importing pool {} again", self.pool))?;
+        if mount::mounted_at(&self.mnt).is_none() {
+            cmd::run("zfs", &["mount", &self.dataset()])?;
+        }
+        Ok(())
+    }
+
+    fn teardown(&mut self) -> Result<()> {
+        self.held.undo_all()
+    }
+
+    fn facts(&self) -> Value {
+        let mut keys: Vec<&str> = REPORTED.to_vec();
+        keys.extend(
+            self.properties
+                .keys()
+                .map(String::as_str)
+                .filter(|k| !REPORTED.contains(k)),
+        );
+        let props: BTreeMap<String, Value> = get_properties(&self.dataset(), &keys)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(k, (v, s))| (k, json!({ "value": v, "source": s })))
+            .collect();
+        json!({
+            "zfs_flavour": if kernel_zfs() { "kernel" } else { "zfs-fuse" },
+            "zfs_version": std::fs::read_to_string("/sys/module/zfs/version").ok().map(|s| s.trim().to_string())
+                .or_else(|| cmd::version("zpool", &["upgrade", "-v"])),
+            "pool": self.pool,
+            "dataset": self.dataset(),
+            "vdev": self.device.clone().unwrap_or_else(|| self.image()).display().to_string(),
+            "allocation": if self.device.is_some() { "device" } else if self.preallocated { "preallocated" } else { "thin" },
+            "properties_requested": self.properties,
+            "zfs_properties": props,
+            "daemon_started_pid": self.started_daemon,
+            "image_dir_facts": self.device.is_none().then(|| super::facts::path_facts(&self.dir)),
+        })
+    }
+}
+
+impl Drop for Zfs {
+    fn drop(&mut self) {
+        let _ = self.teardown();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zfs_get_output_is_parsed() {
+        let g = parse_get("recordsize\t8K\tlocal\ncompression\ton\tlocal\natime\ton\tdefault\n");
+        assert_eq!(g["recordsize"], ("8K".into(), "local".into()));
+        assert_eq!(g["atime"].1, "default");
+    }
+
+    #[test]
+    fn dataset_creation_is_an_argument_vector() {
+        let mut props = BTreeMap::new();
+        props.insert("recordsize".to_string(), "8k".to_string());
+        let a = create_args("p/data", Path::new("/m"), &props);
+        assert_eq!(
+            a,
+            vec![
+                "create",
+                "-o",
+                "mountpoint=/m",
+                "-o",
+                "recordsize=8k",
+                "p/data"
+            ]
+        );
+    }
+}
