@@ -5,6 +5,8 @@
 //! validation, estimates and constructors, and drives `storlab workloads`.
 
 pub mod io;
+pub mod pgbench;
+pub mod sqlite_oltp;
 
 use std::path::Path;
 use std::time::Duration;
@@ -46,13 +48,19 @@ pub struct Primary {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WorkloadKind {
     Io,
+    Pgbench,
+    SqliteOltp,
 }
 
 impl WorkloadKind {
-    pub const ALL: &'static [WorkloadKind] = &[WorkloadKind::Io];
+    pub const ALL: &'static [WorkloadKind] = &[
+        WorkloadKind::Io,
+        WorkloadKind::Pgbench,
+        WorkloadKind::SqliteOltp,
+    ];
 
     pub fn names() -> &'static [&'static str] {
-        &["io"]
+        &["io", "pgbench", "sqlite-oltp"]
     }
 
     pub fn parse(name: &str) -> Option<WorkloadKind> {
@@ -62,24 +70,36 @@ impl WorkloadKind {
     pub fn name(self) -> &'static str {
         match self {
             WorkloadKind::Io => "io",
+            WorkloadKind::Pgbench => "pgbench",
+            WorkloadKind::SqliteOltp => "sqlite-oltp",
         }
     }
 
     pub fn about(self) -> &'static str {
         match self {
             WorkloadKind::Io => "storlab's native I/O engine, with fio's parameter names",
+            WorkloadKind::Pgbench => {
+                "PostgreSQL's pgbench on a cluster storlab creates in the target (or a server by dsn)"
+            }
+            WorkloadKind::SqliteOltp => {
+                "pgbench's TPC-B-like transaction on an embedded SQLite database in the target"
+            }
         }
     }
 
     pub fn params(self) -> &'static [ParamSpec] {
         match self {
             WorkloadKind::Io => io::PARAMS,
+            WorkloadKind::Pgbench => pgbench::PARAMS,
+            WorkloadKind::SqliteOltp => sqlite_oltp::PARAMS,
         }
     }
 
     pub fn validate(self, p: &Params) -> Result<(), (&'static str, String)> {
         match self {
             WorkloadKind::Io => io::validate(p),
+            WorkloadKind::Pgbench => pgbench::validate(p),
+            WorkloadKind::SqliteOltp => sqlite_oltp::validate(p),
         }
     }
 
@@ -95,12 +115,19 @@ impl WorkloadKind {
                 unit: "bytes/s",
                 direction: Direction::HigherIsBetter,
             },
+            WorkloadKind::Pgbench | WorkloadKind::SqliteOltp => Primary {
+                name: "tps",
+                unit: "tx/s",
+                direction: Direction::HigherIsBetter,
+            },
         }
     }
 
     pub fn estimate(self, p: &Params) -> Duration {
         match self {
             WorkloadKind::Io => io::estimate(p),
+            WorkloadKind::Pgbench => pgbench::estimate(p),
+            WorkloadKind::SqliteOltp => sqlite_oltp::estimate(p),
         }
     }
 
@@ -108,12 +135,16 @@ impl WorkloadKind {
     pub fn bytes_needed(self, p: &Params) -> u64 {
         match self {
             WorkloadKind::Io => io::bytes_needed(p),
+            WorkloadKind::Pgbench => pgbench::bytes_needed(p),
+            WorkloadKind::SqliteOltp => sqlite_oltp::bytes_needed(p),
         }
     }
 
     pub fn build(self, p: &Params) -> Box<dyn Workload> {
         match self {
             WorkloadKind::Io => Box::new(io::Io::new(p)),
+            WorkloadKind::Pgbench => Box::new(pgbench::Pgbench::new(p)),
+            WorkloadKind::SqliteOltp => Box::new(sqlite_oltp::SqliteOltp::new(p)),
         }
     }
 }
