@@ -10,3 +10,7 @@ mod crash;
 mod experiment_errors;
 /// Real runs of the io workload on directories and tmpfs, checked through the store.
 mod io_runs;
+/// pgbench on a PostgreSQL cluster storlab starts and stops (or by dsn).
+mod pgbench_runs;
+/// The embedded SQLite TPC-B-like workload and its consistency invariant.
+mod sqlite_oltp_runs;
