@@ -267,6 +267,60 @@ fn sigint_during_a_run_stops_the_server_and_removes_the_cluster() {
 }
 
 #[test]
+fn a_killed_storlab_leaves_no_server_running() {
+    let _ = require_postgres!();
+    let lab = reachable_lab();
+    let data = lab.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let file = lab.file(
+        "long.toml",
+        &format!(
+            "name = \"long\"\n[[target]]\nname = \"d\"\nkind = \"dir\"\npath = \"{}\"\n\
+             [[workload]]\nname = \"long\"\nkind = \"pgbench\"\nduration = \"120s\"\n",
+            data.display()
+        ),
+    );
+    let mut child = lab
+        .cmd()
+        .args(["run", "--quiet", file.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while !processes_under(&data)
+        .iter()
+        .any(|(_, cmd)| cmd.contains("pgbench") && cmd.contains(" -T "))
+    {
+        assert!(t0.elapsed() < Duration::from_secs(60), "pgbench never started");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    child.kill().unwrap(); // SIGKILL: no handler, no guard runs
+    child.wait().unwrap();
+    // The server got its parent-death signal; pgbench loses its server.
+    let t1 = Instant::now();
+    while !processes_under(&data).is_empty() {
+        assert!(
+            t1.elapsed() < Duration::from_secs(30),
+            "left running: {:?}",
+            processes_under(&data)
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // The next campaign removes the working directory the killed one left.
+    let short = lab.file(
+        "short.toml",
+        &format!(
+            "name = \"short\"\n[[target]]\nname = \"d\"\nkind = \"dir\"\npath = \"{}\"\n\
+             [[workload]]\nname = \"s\"\nkind = \"sqlite-oltp\"\nduration = \"1s\"\n",
+            data.display()
+        ),
+    );
+    lab.ok(&["run", "--quiet", short.to_str().unwrap()]);
+    assert!(!data.join("storlab-work").exists());
+}
+
+#[test]
 fn a_wrong_bindir_fails_the_run_naming_the_missing_programs() {
     let lab = Lab::new();
     let data = lab.path().join("data");

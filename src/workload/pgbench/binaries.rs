@@ -105,7 +105,7 @@ fn debian_bindirs(base: &Path) -> Vec<PathBuf> {
         })
         .filter(|(_, bin)| bin.is_dir())
         .collect();
-    versions.sort_by(|a, b| b.0.cmp(&a.0));
+    versions.sort_by_key(|v| std::cmp::Reverse(v.0));
     versions.into_iter().map(|(_, p)| p).collect()
 }
 
