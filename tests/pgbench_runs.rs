@@ -181,6 +181,8 @@ fn fsync_off_is_faster_than_fsync_on_on_the_same_disk() {
     let lab = reachable_lab();
     let data = lab.path().join("data");
     std::fs::create_dir(&data).unwrap();
+    // A relative target path (storlab's cwd is the lab): the cluster's
+    // paths must not depend on the working directory of the programs.
     let file = lab.file(
         "fsync.toml",
         &format!(
@@ -204,7 +206,7 @@ clients = 1
 duration = "4s"
 settings = {{ fsync = "off", synchronous_commit = "on" }}
 "#,
-            data.display()
+            "data"
         ),
     );
     lab.ok(&["run", "--quiet", file.to_str().unwrap()]);
@@ -292,7 +294,10 @@ fn a_killed_storlab_leaves_no_server_running() {
         .iter()
         .any(|(_, cmd)| cmd.contains("pgbench") && cmd.contains(" -T "))
     {
-        assert!(t0.elapsed() < Duration::from_secs(60), "pgbench never started");
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "pgbench never started"
+        );
         std::thread::sleep(Duration::from_millis(100));
     }
     child.kill().unwrap(); // SIGKILL: no handler, no guard runs

@@ -32,9 +32,12 @@ pub struct Cluster {
 }
 
 impl Cluster {
+    /// The cluster of the workload in `workload_dir`, made absolute: the
+    /// programs run with the cluster directory as their working directory.
     pub fn new(workload_dir: &Path, port: u16, account: Option<Account>) -> Cluster {
+        let dir = std::path::absolute(workload_dir).unwrap_or_else(|_| workload_dir.to_path_buf());
         Cluster {
-            root: workload_dir.join("pg"),
+            root: dir.join("pg"),
             port,
             account,
         }
@@ -189,6 +192,8 @@ mod tests {
         s.insert("fsync".to_string(), "off".to_string());
         s.insert("search_path".to_string(), "it's".to_string());
         let block = c.conf_block(&s);
+        let relative = Cluster::new(Path::new("./wl"), 5432, None);
+        assert!(relative.data().is_absolute(), "{:?}", relative.data());
         assert!(block.contains("fsync = 'off'\n"));
         assert!(block.contains("search_path = 'it''s'\n"));
         assert!(block.ends_with("port = 5433\nunix_socket_directories = '/t/wl/pg/sock'\n"));

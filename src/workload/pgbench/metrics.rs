@@ -9,6 +9,11 @@ use crate::measure::{Metric, RunOutput, Series};
 
 const NS_PER_MS: f64 = 1e6;
 
+/// pgbench prints milliseconds with three decimals: whole nanoseconds are exact.
+fn ms_to_ns(ms: f64) -> f64 {
+    (ms * NS_PER_MS).round()
+}
+
 /// The measured run's metrics and its progress series.
 pub fn output(s: &Summary, progress: &[Progress], interval_s: u32, elapsed_s: f64) -> RunOutput {
     let mut m = vec![
@@ -18,10 +23,10 @@ pub fn output(s: &Summary, progress: &[Progress], interval_s: u32, elapsed_s: f6
         Metric::lower("elapsed_s", elapsed_s, "s"),
     ];
     if let Some(v) = s.latency_avg_ms {
-        m.push(Metric::lower("lat_mean_ns", v * NS_PER_MS, "ns"));
+        m.push(Metric::lower("lat_mean_ns", ms_to_ns(v), "ns"));
     }
     if let Some(v) = s.latency_stddev_ms {
-        m.push(Metric::lower("lat_stddev_ns", v * NS_PER_MS, "ns"));
+        m.push(Metric::lower("lat_stddev_ns", ms_to_ns(v), "ns"));
     }
     if let Some(v) = s.connection_ms {
         m.push(Metric::lower("initial_connection_s", v / 1e3, "s"));
@@ -29,7 +34,7 @@ pub fn output(s: &Summary, progress: &[Progress], interval_s: u32, elapsed_s: f6
     for st in s.statements.iter().filter(|st| !st.text.starts_with('\\')) {
         m.push(Metric::lower(
             format!("stmt_{:02}_{}_lat_mean_ns", st.index, slug(&st.text)),
-            st.latency_ms * NS_PER_MS,
+            ms_to_ns(st.latency_ms),
             "ns",
         ));
     }
@@ -49,7 +54,7 @@ pub fn output(s: &Summary, progress: &[Progress], interval_s: u32, elapsed_s: f6
             name: "lat_mean_ns".into(),
             unit: "ns",
             interval_s: interval,
-            values: progress.iter().map(|p| p.latency_ms * NS_PER_MS).collect(),
+            values: progress.iter().map(|p| ms_to_ns(p.latency_ms)).collect(),
         });
     }
     out
