@@ -14,7 +14,7 @@ rounds=${1:-5}
 secs=${2:-10}
 scale=${3:-2}
 clients=${4:-4}
-threads=2
+threads=$(( clients < 2 ? clients : 2 ))
 mode=prepared
 here=$(cd "$(dirname "$0")/.." && pwd)
 if [ -z "${STORLAB:-}" ]; then

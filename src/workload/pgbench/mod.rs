@@ -149,8 +149,17 @@ pub fn validate(p: &Params) -> Result<(), (&'static str, String)> {
             "give either duration (-T) or transactions (-t), not both".into(),
         ));
     }
-    if p.duration("duration").is_some_and(|d| d.as_secs() == 0) {
-        return Err(("duration", "duration must be at least 1s".into()));
+    for key in ["duration", "prewarm"] {
+        if let Some(d) = p.duration(key) {
+            if d.as_secs() == 0 || d.subsec_nanos() != 0 {
+                return Err((
+                    key,
+                    format!(
+                        "pgbench runs whole seconds: {key} must be 1s or more, in whole seconds"
+                    ),
+                ));
+            }
+        }
     }
     if p.int("threads") > p.int("clients") {
         return Err(("threads", "threads must not exceed clients".into()));
@@ -161,9 +170,6 @@ pub fn validate(p: &Params) -> Result<(), (&'static str, String)> {
             "progress",
             "pgbench reports progress in whole seconds".into(),
         ));
-    }
-    if p.duration("prewarm").is_some_and(|d| d.as_secs() == 0) {
-        return Err(("prewarm", "prewarm must be at least 1s".into()));
     }
     if let Some(settings) = p.map("settings") {
         if p.str("dsn").is_some() && !settings.is_empty() {
@@ -412,5 +418,43 @@ impl Workload for Pgbench {
             self.cluster(dir).remove()?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiment::params::Value;
+
+    fn params(extra: &[(&str, Value)]) -> Params {
+        let mut p = Params::defaults(PARAMS);
+        for (k, v) in extra {
+            p.set(k, v.clone());
+        }
+        p
+    }
+
+    #[test]
+    fn contradictory_or_inexpressible_settings_point_at_their_key() {
+        let secs = |s: f64| Value::Duration(Duration::from_secs_f64(s));
+        let bad = |extra: &[(&str, Value)]| validate(&params(extra)).unwrap_err().0;
+        assert_eq!(
+            bad(&[("duration", secs(5.0)), ("transactions", Value::Int(10))]),
+            "transactions"
+        );
+        assert_eq!(bad(&[("duration", secs(1.5))]), "duration");
+        assert_eq!(bad(&[("prewarm", secs(0.0))]), "prewarm");
+        assert_eq!(bad(&[("threads", Value::Int(4))]), "threads");
+        assert_eq!(bad(&[("progress", secs(0.5))]), "progress");
+        let mut fsync = std::collections::BTreeMap::new();
+        fsync.insert("fsync".to_string(), "off".to_string());
+        assert_eq!(
+            bad(&[
+                ("dsn", Value::Str("host=/tmp".into())),
+                ("settings", Value::Map(fsync))
+            ]),
+            "settings"
+        );
+        assert!(validate(&params(&[("duration", secs(10.0))])).is_ok());
     }
 }
