@@ -148,6 +148,7 @@ mode = "prepared"
     }
     for r in export["runs"].as_array().unwrap() {
         assert_eq!(r["status"], "ok", "{r}");
+        assert_eq!(r["caches_dropped"], true, "dropped between prepare and run");
         assert!(value(r, "tps").unwrap() > 0.0, "{r}");
         assert_eq!(
             value(r, "history_rows"),
