@@ -16,8 +16,12 @@ mod experiment_errors;
 mod io_runs;
 /// Adaptive repetitions, time limits, resuming killed campaigns.
 mod methodology;
+/// pgbench on a PostgreSQL cluster storlab starts and stops (or by dsn).
+mod pgbench_runs;
 /// Loop, ZFS and Gluster targets provisioned, run and torn down for real;
 /// cleanup after SIGKILL; dangerous specs refused.
 mod provision;
+/// The embedded SQLite TPC-B-like workload and its consistency invariant.
+mod sqlite_oltp_runs;
 /// Verdicts, comparisons and the regression gate on real campaigns.
 mod verdicts;

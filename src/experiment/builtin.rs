@@ -1,6 +1,6 @@
 //! The built-in quick experiment that `storlab run` runs without a file: the
-//! current directory's filesystem against tmpfs, sequential and random I/O,
-//! three interleaved repetitions, under two minutes.
+//! current directory's filesystem against tmpfs, sequential and random I/O
+//! and a short SQLite OLTP step, three interleaved repetitions, under two minutes.
 
 use super::{parse_experiment, Experiment, ExperimentError};
 
@@ -14,7 +14,7 @@ pub fn quick_source(root: bool) -> String {
     };
     format!(
         r#"name = "quick"
-description = "The current directory's filesystem against tmpfs: sequential and random I/O"
+description = "The current directory's filesystem against tmpfs: sequential and random I/O, SQLite OLTP"
 
 [plan]
 repetitions = 3
@@ -59,6 +59,14 @@ bs = "4k"
 size = "64M"
 fsync = 1
 runtime = "3s"
+
+[[workload]]
+name = "oltp-sqlite"
+kind = "sqlite-oltp"
+clients = 2
+duration = "3s"
+journal_mode = "wal"
+synchronous = "full"
 "#
     )
 }
@@ -76,7 +84,7 @@ mod tests {
         for root in [true, false] {
             let e = super::quick(root).unwrap();
             assert_eq!(e.targets.len(), 2);
-            assert_eq!(e.workloads.len(), 4);
+            assert_eq!(e.workloads.len(), 5);
             assert!(e.estimate().as_secs() < 120, "{:?}", e.estimate());
         }
     }

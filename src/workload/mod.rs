@@ -6,6 +6,8 @@
 
 pub mod io;
 pub mod mock;
+pub mod pgbench;
+pub mod sqlite_oltp;
 
 use std::path::Path;
 use std::time::Duration;
@@ -48,13 +50,20 @@ pub struct Primary {
 pub enum WorkloadKind {
     Io,
     Mock,
+    Pgbench,
+    SqliteOltp,
 }
 
 impl WorkloadKind {
-    pub const ALL: &'static [WorkloadKind] = &[WorkloadKind::Io, WorkloadKind::Mock];
+    pub const ALL: &'static [WorkloadKind] = &[
+        WorkloadKind::Io,
+        WorkloadKind::Mock,
+        WorkloadKind::Pgbench,
+        WorkloadKind::SqliteOltp,
+    ];
 
     pub fn names() -> &'static [&'static str] {
-        &["io", "mock"]
+        &["io", "mock", "pgbench", "sqlite-oltp"]
     }
 
     pub fn parse(name: &str) -> Option<WorkloadKind> {
@@ -65,6 +74,8 @@ impl WorkloadKind {
         match self {
             WorkloadKind::Io => "io",
             WorkloadKind::Mock => "mock",
+            WorkloadKind::Pgbench => "pgbench",
+            WorkloadKind::SqliteOltp => "sqlite-oltp",
         }
     }
 
@@ -74,6 +85,12 @@ impl WorkloadKind {
             WorkloadKind::Mock => {
                 "synthetic seeded metrics that touch no storage, for testing storlab itself"
             }
+            WorkloadKind::Pgbench => {
+                "PostgreSQL's pgbench on a cluster storlab creates in the target (or a server by dsn)"
+            }
+            WorkloadKind::SqliteOltp => {
+                "pgbench's TPC-B-like transaction on an embedded SQLite database in the target"
+            }
         }
     }
 
@@ -81,6 +98,8 @@ impl WorkloadKind {
         match self {
             WorkloadKind::Io => io::PARAMS,
             WorkloadKind::Mock => mock::PARAMS,
+            WorkloadKind::Pgbench => pgbench::PARAMS,
+            WorkloadKind::SqliteOltp => sqlite_oltp::PARAMS,
         }
     }
 
@@ -88,6 +107,8 @@ impl WorkloadKind {
         match self {
             WorkloadKind::Io => io::validate(p),
             WorkloadKind::Mock => Ok(()),
+            WorkloadKind::Pgbench => pgbench::validate(p),
+            WorkloadKind::SqliteOltp => sqlite_oltp::validate(p),
         }
     }
 
@@ -108,6 +129,11 @@ impl WorkloadKind {
                 unit: "ops/s",
                 direction: Direction::HigherIsBetter,
             },
+            WorkloadKind::Pgbench | WorkloadKind::SqliteOltp => Primary {
+                name: "tps",
+                unit: "tx/s",
+                direction: Direction::HigherIsBetter,
+            },
         }
     }
 
@@ -115,6 +141,8 @@ impl WorkloadKind {
         match self {
             WorkloadKind::Io => io::estimate(p),
             WorkloadKind::Mock => p.duration("duration").unwrap_or_default(),
+            WorkloadKind::Pgbench => pgbench::estimate(p),
+            WorkloadKind::SqliteOltp => sqlite_oltp::estimate(p),
         }
     }
 
@@ -123,6 +151,8 @@ impl WorkloadKind {
         match self {
             WorkloadKind::Io => io::bytes_needed(p),
             WorkloadKind::Mock => 0,
+            WorkloadKind::Pgbench => pgbench::bytes_needed(p),
+            WorkloadKind::SqliteOltp => sqlite_oltp::bytes_needed(p),
         }
     }
 
@@ -130,6 +160,8 @@ impl WorkloadKind {
         match self {
             WorkloadKind::Io => Box::new(io::Io::new(p)),
             WorkloadKind::Mock => Box::new(mock::Mock::new(p)),
+            WorkloadKind::Pgbench => Box::new(pgbench::Pgbench::new(p)),
+            WorkloadKind::SqliteOltp => Box::new(sqlite_oltp::SqliteOltp::new(p)),
         }
     }
 }

@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# The same pgbench settings by hand (initdb, postgresql.conf, pg_ctl start,
+# pgbench -i, pgbench, pg_ctl stop — what the seed studies type) and through
+# storlab (a `pgbench` workload on a `dir` target), alternating ROUNDS times
+# on the same directory (ABBA order); prints each round, both medians,
+# their ratio storlab/hand and the median of the per-round ratios.
+# Both start from a fresh cluster every round and restart the server
+# between `pgbench -i` and the measured run. Needs root (the server runs
+# as `postgres`), PostgreSQL and python3. Usage:
+#   bash bench/pgbench_vs_direct.sh [ROUNDS] [SECONDS] [SCALE] [CLIENTS]
+# STORLAB=/path/to/storlab skips the release build.
+set -euo pipefail
+rounds=${1:-5}
+secs=${2:-10}
+scale=${3:-2}
+clients=${4:-4}
+threads=$(( clients < 2 ? clients : 2 ))
+mode=prepared
+here=$(cd "$(dirname "$0")/.." && pwd)
+if [ -z "${STORLAB:-}" ]; then
+  cargo build --release --quiet --manifest-path "$here/Cargo.toml"
+  STORLAB="${CARGO_TARGET_DIR:-$here/target}/release/storlab"
+fi
+bindir=$(pg_config --bindir 2>/dev/null || ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
+[ -x "$bindir/pgbench" ] || { echo "pgbench not found: apt-get install postgresql" >&2; exit 1; }
+id postgres >/dev/null || { echo "no postgres user: apt-get install postgresql" >&2; exit 1; }
+
+work=$(mktemp -d /var/tmp/storlab-pgbench-bench-XXXXXX)
+chmod 755 "$work"
+mkdir -p "$work/hand" "$work/storlab"
+chown postgres: "$work/hand"
+pg() { runuser -u postgres -- "$bindir/$1" "${@:2}"; }
+cleanup() {
+  [ -f "$work/hand/data/postmaster.pid" ] && pg pg_ctl -D "$work/hand/data" -m fast -w stop >/dev/null 2>&1 || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+# The settings both sides use (the ZFS-vs-ext4 seed's style, scaled down).
+settings=(
+  "shared_buffers = '128MB'"
+  "fsync = 'on'"
+  "synchronous_commit = 'off'"
+  "full_page_writes = 'off'"
+  "wal_level = 'minimal'"
+  "max_wal_senders = '0'"
+  "checkpoint_timeout = '30min'"
+  "max_wal_size = '1GB'"
+  "autovacuum = 'off'"
+)
+toml_settings=$(printf '%s, ' "${settings[@]}" | sed "s/'/\"/g; s/, $//")
+
+cat > "$work/exp.toml" <<TOML
+name = "bench-pgbench"
+[plan]
+repetitions = 1
+drop_caches = false
+[[target]]
+name = "dir"
+kind = "dir"
+path = "$work/storlab"
+[[workload]]
+name = "pgbench"
+kind = "pgbench"
+scale = $scale
+clients = $clients
+threads = $threads
+duration = "${secs}s"
+mode = "$mode"
+progress = "0s"
+per_statement = false
+settings = { $toml_settings }
+TOML
+
+by_hand() {
+  local d="$work/hand/data"
+  rm -rf "$d"
+  pg initdb -D "$d" -U postgres -A trust -E UTF8 --no-sync >/dev/null
+  { printf '%s\n' "${settings[@]}"
+    echo "listen_addresses = ''"
+    echo "port = 5432"
+    echo "unix_socket_directories = '$work/hand'"; } >> "$d/postgresql.conf"
+  pg pg_ctl -D "$d" -l "$work/hand/log" -w start >/dev/null
+  "$bindir/pgbench" -h "$work/hand" -U postgres -i -s "$scale" postgres >/dev/null 2>&1
+  # Restart between init and run, as storlab does (caches drop with the server stopped).
+  pg pg_ctl -D "$d" -m fast -w stop >/dev/null
+  pg pg_ctl -D "$d" -l "$work/hand/log" -w start >/dev/null
+  "$bindir/pgbench" -h "$work/hand" -U postgres -c "$clients" -j "$threads" -T "$secs" -M "$mode" postgres 2>/dev/null |
+    sed -n 's/^tps = \([0-9.]*\).*/\1/p'
+  pg pg_ctl -D "$d" -m fast -w stop >/dev/null
+}
+
+through_storlab() {
+  "$STORLAB" --db "$work/s.db" --quiet run "$work/exp.toml" >/dev/null
+  "$STORLAB" --db "$work/s.db" export --format json |
+    python3 -c 'import json,sys; r=json.load(sys.stdin)["runs"][-1]; print(r["metrics"]["tps"]["value"])'
+}
+
+hand_tps=()
+storlab_tps=()
+for i in $(seq "$rounds"); do
+  # ABBA: odd rounds by hand first, even rounds storlab first, so drift on a
+  # busy machine does not favour one side.
+  if [ $((i % 2)) -eq 1 ]; then h=$(by_hand); s=$(through_storlab)
+  else s=$(through_storlab); h=$(by_hand); fi
+  printf 'round %d: by hand %.1f tps, storlab %.1f tps\n' "$i" "$h" "$s"
+  hand_tps+=("$h")
+  storlab_tps+=("$s")
+done
+python3 - "${hand_tps[*]}" "${storlab_tps[*]}" <<'PY'
+import statistics, sys
+hand = [float(x) for x in sys.argv[1].split()]
+sl = [float(x) for x in sys.argv[2].split()]
+mh, ms = statistics.median(hand), statistics.median(sl)
+paired = statistics.median(s / h for h, s in zip(hand, sl))
+print(f"median by hand {mh:.1f} tps, storlab {ms:.1f} tps, storlab/hand = {ms/mh:.3f}")
+print(f"median of the per-round ratios storlab/hand = {paired:.3f}")
+PY

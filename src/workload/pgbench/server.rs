@@ -1,0 +1,145 @@
+//! A running PostgreSQL server as a guard: `Server::start` spawns the
+//! postmaster on the cluster (its own process group, the server account,
+//! a parent-death signal so that even a SIGKILLed storlab leaves no server
+//! behind) and waits until postmaster.pid says "ready"; `stop` — also
+//! called by `Drop`, so errors and SIGINT stop it too — asks for a fast
+//! shutdown and escalates to immediate, then SIGKILL.
+
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+
+use super::binaries::Binaries;
+use super::cluster::Cluster;
+use super::exec::{signal, tail};
+use crate::measure::StopFlag;
+
+const START_TIMEOUT: Duration = Duration::from_secs(120);
+const FAST_SHUTDOWN: Duration = Duration::from_secs(120);
+const IMMEDIATE_SHUTDOWN: Duration = Duration::from_secs(10);
+
+pub struct Server {
+    child: Option<Child>,
+    cluster: Cluster,
+}
+
+impl Server {
+    /// Starts the server and waits until it accepts connections.
+    pub fn start(cluster: &Cluster, bins: &Binaries, stop: &StopFlag) -> Result<Server> {
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(cluster.log())
+            .with_context(|| format!("opening server log {}", cluster.log().display()))?;
+        let log2 = log
+            .try_clone()
+            .context("duplicating the server log handle")?;
+        let mut cmd = Command::new(&bins.postgres);
+        cmd.arg("-D")
+            .arg(cluster.data())
+            .current_dir(&cluster.root)
+            .stdin(Stdio::null())
+            .stdout(log)
+            .stderr(log2)
+            .process_group(0);
+        if let Some(a) = &cluster.account {
+            a.apply(&mut cmd);
+        }
+        // SAFETY: prctl is async-signal-safe and touches no memory of ours.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGINT);
+                Ok(())
+            });
+        }
+        let child = cmd.spawn().with_context(|| {
+            format!(
+                "starting {} -D {}",
+                bins.postgres.display(),
+                cluster.data().display()
+            )
+        })?;
+        let mut server = Server {
+            child: Some(child),
+            cluster: cluster.clone(),
+        };
+        server.wait_ready(stop)?;
+        Ok(server)
+    }
+
+    fn wait_ready(&mut self, stop: &StopFlag) -> Result<()> {
+        let t0 = Instant::now();
+        let pidfile = self.cluster.data().join("postmaster.pid");
+        loop {
+            let child = self.child.as_mut().context("the server was stopped")?;
+            if let Some(status) = child.try_wait()? {
+                self.child = None;
+                bail!(
+                    "the PostgreSQL server exited at start ({status}); its log {} says: {}",
+                    self.cluster.log().display(),
+                    self.log_tail()
+                );
+            }
+            let ready = std::fs::read_to_string(&pidfile)
+                .map(|t| t.lines().nth(7).is_some_and(|l| l.trim() == "ready"))
+                .unwrap_or(false);
+            if ready {
+                return Ok(());
+            }
+            if stop.is_raised() {
+                bail!("interrupted while the server was starting");
+            }
+            if t0.elapsed() > START_TIMEOUT {
+                bail!(
+                    "the PostgreSQL server was not ready after {}s; its log says: {}",
+                    START_TIMEOUT.as_secs(),
+                    self.log_tail()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn log_tail(&self) -> String {
+        tail(
+            &std::fs::read_to_string(self.cluster.log()).unwrap_or_default(),
+            6,
+        )
+    }
+
+    /// Stops the server: fast shutdown, then immediate, then SIGKILL.
+    pub fn stop(&mut self) -> Result<()> {
+        let Some(mut child) = self.child.take() else {
+            return Ok(());
+        };
+        let steps = [
+            (libc::SIGINT, FAST_SHUTDOWN),
+            (libc::SIGQUIT, IMMEDIATE_SHUTDOWN),
+            (libc::SIGKILL, IMMEDIATE_SHUTDOWN),
+        ];
+        for (sig, patience) in steps {
+            signal(child.id(), sig);
+            let t0 = Instant::now();
+            while t0.elapsed() < patience {
+                if child.try_wait()?.is_some() {
+                    return Ok(());
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+        bail!(
+            "the PostgreSQL server (pid {}) did not stop, even on SIGKILL",
+            child.id()
+        )
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Err(e) = self.stop() {
+            eprintln!("storlab: stopping PostgreSQL: {e:#}");
+        }
+    }
+}

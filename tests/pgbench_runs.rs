@@ -1,0 +1,485 @@
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::util::{metric, Lab};
+
+/// The PostgreSQL bin directory, or a visible skip.
+macro_rules! require_postgres {
+    () => {
+        match crate::pgbench_runs::bindir() {
+            Some(b) => b,
+            None => {
+                eprintln!("SKIPPED: PostgreSQL is not installed (apt-get install postgresql)");
+                return;
+            }
+        }
+    };
+}
+
+pub fn bindir() -> Option<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path().join("bin")))
+        .filter(|b| b.join("initdb").exists() && b.join("pgbench").exists())
+        .collect();
+    dirs.sort();
+    dirs.pop()
+}
+
+/// A lab whose directory the server's unprivileged user can reach.
+fn reachable_lab() -> Lab {
+    use std::os::unix::fs::PermissionsExt;
+    let lab = Lab::new();
+    std::fs::set_permissions(lab.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    lab
+}
+
+/// Pids of live processes one of whose arguments lies below `dir` (how a
+/// postgres started by storlab is found: by its -D data directory).
+fn processes_under(dir: &Path) -> Vec<(u32, String)> {
+    let needle = dir.to_string_lossy().into_owned();
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        if pid == std::process::id() {
+            continue;
+        }
+        let Ok(raw) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let args: Vec<String> = raw
+            .split(|b| *b == 0)
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect();
+        if args.iter().skip(1).any(|a| a.starts_with(&needle)) {
+            found.push((pid, args.join(" ")));
+        }
+    }
+    found
+}
+
+/// Runs storlab, returning its pid (which names its tmpfs mount points) and output.
+fn run_storlab(lab: &Lab, file: &Path) -> (u32, std::process::Output) {
+    let child = lab
+        .cmd()
+        .args(["run", "--quiet", file.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    (pid, child.wait_with_output().unwrap())
+}
+
+fn assert_ok(out: &std::process::Output) {
+    assert!(
+        out.status.success(),
+        "storlab failed ({:?}):\n{}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn runs<'a>(export: &'a serde_json::Value, workload: &str) -> Vec<&'a serde_json::Value> {
+    export["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["workload"] == workload)
+        .collect()
+}
+
+fn value(run: &serde_json::Value, name: &str) -> Option<f64> {
+    run["metrics"][name]["value"].as_f64()
+}
+
+#[test]
+fn pgbench_on_tmpfs_and_on_a_disk_directory_leaves_no_server_and_no_cluster() {
+    require_root!();
+    let _ = require_postgres!();
+    let lab = reachable_lab();
+    let data = lab.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let file = lab.file(
+        "pg.toml",
+        &format!(
+            r#"name = "pg"
+[plan]
+repetitions = 2
+[[target]]
+name = "disk"
+kind = "dir"
+path = "{}"
+[[target]]
+name = "ram"
+kind = "tmpfs"
+size = "512M"
+[[workload]]
+name = "counted"
+kind = "pgbench"
+scale = 1
+clients = 2
+threads = 2
+transactions = 150
+[[workload]]
+name = "timed"
+kind = "pgbench"
+scale = 1
+clients = 2
+duration = "3s"
+reinit = "once"
+mode = "prepared"
+"#,
+            data.display()
+        ),
+    );
+    let (pid, out) = run_storlab(&lab, &file);
+    assert_ok(&out);
+    let export = lab.export_json();
+    for target in ["disk", "ram"] {
+        assert_eq!(
+            metric(&export, "counted", target, "transactions"),
+            vec![300.0; 2]
+        );
+    }
+    for r in export["runs"].as_array().unwrap() {
+        assert_eq!(r["status"], "ok", "{r}");
+        assert_eq!(r["caches_dropped"], true, "dropped between prepare and run");
+        assert!(value(r, "tps").unwrap() > 0.0, "{r}");
+        assert_eq!(
+            value(r, "history_rows"),
+            value(r, "transactions"),
+            "pgbench_history holds one row per reported transaction: {r}"
+        );
+    }
+    // each-run initialises before every run, once only before the first.
+    for r in runs(&export, "counted") {
+        assert!(value(r, "init_seconds").unwrap() > 0.0);
+    }
+    let timed: Vec<bool> = runs(&export, "timed")
+        .iter()
+        .map(|r| value(r, "init_seconds").is_some())
+        .collect();
+    assert_eq!(timed.iter().filter(|x| **x).count(), 2, "{timed:?}");
+    let tmpfs = std::env::temp_dir().join(format!("storlab-tmpfs-ram-{pid}"));
+    for dir in [&data, &tmpfs] {
+        assert_eq!(processes_under(dir), vec![], "nothing runs below {dir:?}");
+    }
+    assert!(
+        !data.join("storlab-work").exists(),
+        "the cluster is removed"
+    );
+    assert!(!tmpfs.exists(), "the tmpfs is unmounted and removed");
+}
+
+#[test]
+fn fsync_off_is_faster_than_fsync_on_on_the_same_disk() {
+    let _ = require_postgres!();
+    let lab = reachable_lab();
+    let data = lab.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    // A relative target path (storlab's cwd is the lab): the cluster's
+    // paths must not depend on the working directory of the programs.
+    let file = lab.file(
+        "fsync.toml",
+        &format!(
+            r#"name = "fsync"
+[plan]
+repetitions = 2
+[[target]]
+name = "disk"
+kind = "dir"
+path = "{}"
+[[workload]]
+name = "fsync-on"
+kind = "pgbench"
+clients = 1
+duration = "4s"
+settings = {{ fsync = "on", synchronous_commit = "on" }}
+[[workload]]
+name = "fsync-off"
+kind = "pgbench"
+clients = 1
+duration = "4s"
+settings = {{ fsync = "off", synchronous_commit = "on" }}
+"#,
+            "data"
+        ),
+    );
+    lab.ok(&["run", "--quiet", file.to_str().unwrap()]);
+    let export = lab.export_json();
+    let mean = |w: &str| {
+        let v = metric(&export, w, "disk", "tps");
+        assert_eq!(v.len(), 2, "{w}: {v:?}");
+        v.iter().sum::<f64>() / v.len() as f64
+    };
+    let (on, off) = (mean("fsync-on"), mean("fsync-off"));
+    eprintln!("fsync on: {on:.0} tps, fsync off: {off:.0} tps");
+    assert!(
+        off > on,
+        "fsync off ({off:.0} tps) should beat on ({on:.0} tps)"
+    );
+    assert_eq!(processes_under(&data), vec![]);
+}
+
+#[test]
+fn sigint_during_a_run_stops_the_server_and_removes_the_cluster() {
+    let _ = require_postgres!();
+    let lab = reachable_lab();
+    let data = lab.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let file = lab.file(
+        "long.toml",
+        &format!(
+            "name = \"long\"\n[[target]]\nname = \"d\"\nkind = \"dir\"\npath = \"{}\"\n\
+             [[workload]]\nname = \"long\"\nkind = \"pgbench\"\nduration = \"120s\"\n",
+            data.display()
+        ),
+    );
+    let mut child = lab
+        .cmd()
+        .args(["run", "--quiet", file.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    // The measured run has begun once pgbench (a client) connects: wait for
+    // the server and a pgbench below our directory.
+    while !processes_under(&data)
+        .iter()
+        .any(|(_, cmd)| cmd.contains("pgbench") && cmd.contains(" -T "))
+    {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "pgbench never started"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // SAFETY: kill on our own child's pid.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert!(t0.elapsed() < Duration::from_secs(60), "stopped promptly");
+    assert_eq!(processes_under(&data), vec![]);
+    assert!(!data.join("storlab-work").exists());
+}
+
+#[test]
+fn a_killed_storlab_leaves_no_server_running() {
+    let _ = require_postgres!();
+    let lab = reachable_lab();
+    let data = lab.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let file = lab.file(
+        "long.toml",
+        &format!(
+            "name = \"long\"\n[[target]]\nname = \"d\"\nkind = \"dir\"\npath = \"{}\"\n\
+             [[workload]]\nname = \"long\"\nkind = \"pgbench\"\nduration = \"120s\"\n",
+            data.display()
+        ),
+    );
+    let mut child = lab
+        .cmd()
+        .args(["run", "--quiet", file.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while !processes_under(&data)
+        .iter()
+        .any(|(_, cmd)| cmd.contains("pgbench") && cmd.contains(" -T "))
+    {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "pgbench never started"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    child.kill().unwrap(); // SIGKILL: no handler, no guard runs
+    child.wait().unwrap();
+    // The server got its parent-death signal; pgbench loses its server.
+    let t1 = Instant::now();
+    while !processes_under(&data).is_empty() {
+        assert!(
+            t1.elapsed() < Duration::from_secs(30),
+            "left running: {:?}",
+            processes_under(&data)
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // The next campaign removes the working directory the killed one left.
+    let short = lab.file(
+        "short.toml",
+        &format!(
+            "name = \"short\"\n[[target]]\nname = \"d\"\nkind = \"dir\"\npath = \"{}\"\n\
+             [[workload]]\nname = \"s\"\nkind = \"sqlite-oltp\"\nduration = \"1s\"\n",
+            data.display()
+        ),
+    );
+    lab.ok(&["run", "--quiet", short.to_str().unwrap()]);
+    assert!(!data.join("storlab-work").exists());
+}
+
+#[test]
+fn a_wrong_bindir_fails_the_run_naming_the_missing_programs() {
+    let lab = Lab::new();
+    let data = lab.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let file = lab.file(
+        "bad.toml",
+        &format!(
+            "name = \"bad\"\n[[target]]\nname = \"d\"\nkind = \"dir\"\npath = \"{}\"\n\
+             [[workload]]\nname = \"pg\"\nkind = \"pgbench\"\nbindir = \"{}\"\n",
+            data.display(),
+            lab.path().display()
+        ),
+    );
+    let out = lab.run(&["run", "--quiet", file.to_str().unwrap()]);
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let export = lab.export_json();
+    let run = &export["runs"][0];
+    assert_eq!(run["status"], "failed", "{text}");
+    let error = run["error"].as_str().unwrap();
+    assert!(
+        error.contains("not found: initdb, postgres, pgbench, psql") && error.contains("bindir"),
+        "{error}"
+    );
+}
+
+#[test]
+fn settings_that_storlab_owns_are_refused_with_their_position() {
+    let lab = Lab::new();
+    let file = lab.file(
+        "port.toml",
+        "name = \"x\"\n[[target]]\nname = \"d\"\nkind = \"dir\"\npath = \".\"\n\
+         [[workload]]\nname = \"pg\"\nkind = \"pgbench\"\nsettings = { port = \"5433\" }\n",
+    );
+    let out = lab.run(&["check", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("port.toml:") && err.contains("set by storlab"),
+        "{err}"
+    );
+}
+
+/// A server the test starts itself, stopped and removed on drop.
+struct OwnServer {
+    child: std::process::Child,
+    sock: PathBuf,
+}
+
+impl OwnServer {
+    fn start(bin: &Path, dir: &Path) -> OwnServer {
+        let as_pg = |program: &str| {
+            let mut c = Command::new("runuser");
+            c.args(["-u", "postgres", "--"]).arg(bin.join(program));
+            c
+        };
+        let pgdir = dir.join("own");
+        std::fs::create_dir(&pgdir).unwrap();
+        let chown = Command::new("chown")
+            .args(["postgres:postgres"])
+            .arg(&pgdir)
+            .status()
+            .unwrap();
+        assert!(chown.success());
+        let st = as_pg("initdb")
+            .args(["-U", "postgres", "-A", "trust", "--no-sync", "-D"])
+            .arg(pgdir.join("data"))
+            .stdout(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(st.success());
+        let child = as_pg("postgres")
+            .arg("-D")
+            .arg(pgdir.join("data"))
+            .args(["-c", "listen_addresses=", "-p", "55439", "-k"])
+            .arg(&pgdir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let server = OwnServer { child, sock: pgdir };
+        let t0 = Instant::now();
+        while !server.sock.join(".s.PGSQL.55439").exists() {
+            assert!(
+                t0.elapsed() < Duration::from_secs(30),
+                "own server did not start"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        std::thread::sleep(Duration::from_millis(300));
+        server
+    }
+
+    fn psql(&self, bin: &Path, sql: &str) -> String {
+        let out = Command::new(bin.join("psql"))
+            .args(["-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h"])
+            .arg(&self.sock)
+            .args(["-p", "55439", "-U", "postgres", "-c", sql, "postgres"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+}
+
+impl Drop for OwnServer {
+    fn drop(&mut self) {
+        // runuser forwards SIGTERM; postgres then shuts down (smart) — ask
+        // the postmaster itself for a fast shutdown through its pid file.
+        if let Ok(pidfile) = std::fs::read_to_string(self.sock.join("data/postmaster.pid")) {
+            if let Some(pid) = pidfile.lines().next().and_then(|l| l.parse::<i32>().ok()) {
+                // SAFETY: kill on the postmaster this test started.
+                unsafe { libc::kill(pid, libc::SIGINT) };
+            }
+        }
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn dsn_runs_against_an_existing_server_and_touches_only_pgbench_tables() {
+    require_root!();
+    let bin = require_postgres!();
+    let lab = reachable_lab();
+    let server = OwnServer::start(&bin, lab.path());
+    server.psql(
+        &bin,
+        "CREATE TABLE mine (x int); INSERT INTO mine VALUES (42)",
+    );
+    let file = lab.file(
+        "dsn.toml",
+        &format!(
+            "name = \"dsn\"\n[plan]\nrepetitions = 2\n[[target]]\nname = \"d\"\nkind = \"dir\"\npath = \"{}\"\n\
+             [[workload]]\nname = \"pg\"\nkind = \"pgbench\"\nclients = 2\ntransactions = 100\n\
+             dsn = \"host={} port=55439 user=postgres dbname=postgres\"\n",
+            lab.path().display(),
+            server.sock.display()
+        ),
+    );
+    lab.ok(&["run", "--quiet", file.to_str().unwrap()]);
+    let export = lab.export_json();
+    assert_eq!(metric(&export, "pg", "d", "transactions"), vec![200.0; 2]);
+    // Counted by the test itself: the last run's transactions are in the table.
+    assert_eq!(
+        server.psql(&bin, "SELECT count(*) FROM pgbench_history"),
+        "200"
+    );
+    assert_eq!(server.psql(&bin, "SELECT x FROM mine"), "42");
+}
