@@ -5,6 +5,9 @@
 //! validation, estimates and constructors, and drives `storlab workloads`.
 
 pub mod io;
+pub mod matrix;
+pub mod smallfiles;
+pub mod tinywrites;
 
 use std::path::Path;
 use std::time::Duration;
@@ -46,13 +49,21 @@ pub struct Primary {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WorkloadKind {
     Io,
+    Matrix,
+    Smallfiles,
+    Tinywrites,
 }
 
 impl WorkloadKind {
-    pub const ALL: &'static [WorkloadKind] = &[WorkloadKind::Io];
+    pub const ALL: &'static [WorkloadKind] = &[
+        WorkloadKind::Io,
+        WorkloadKind::Matrix,
+        WorkloadKind::Smallfiles,
+        WorkloadKind::Tinywrites,
+    ];
 
     pub fn names() -> &'static [&'static str] {
-        &["io"]
+        &["io", "matrix", "smallfiles", "tinywrites"]
     }
 
     pub fn parse(name: &str) -> Option<WorkloadKind> {
@@ -62,24 +73,40 @@ impl WorkloadKind {
     pub fn name(self) -> &'static str {
         match self {
             WorkloadKind::Io => "io",
+            WorkloadKind::Matrix => "matrix",
+            WorkloadKind::Smallfiles => "smallfiles",
+            WorkloadKind::Tinywrites => "tinywrites",
         }
     }
 
     pub fn about(self) -> &'static str {
         match self {
             WorkloadKind::Io => "storlab's native I/O engine, with fio's parameter names",
+            WorkloadKind::Matrix => "iozone's automatic mode: file sizes x record sizes x tests",
+            WorkloadKind::Smallfiles => {
+                "small-file metadata storms: create, stat, read, append, rename, readdir, delete"
+            }
+            WorkloadKind::Tinywrites => {
+                "tiny writes up to a total size, then sync, optionally compressed on the way"
+            }
         }
     }
 
     pub fn params(self) -> &'static [ParamSpec] {
         match self {
             WorkloadKind::Io => io::PARAMS,
+            WorkloadKind::Matrix => matrix::PARAMS,
+            WorkloadKind::Smallfiles => smallfiles::PARAMS,
+            WorkloadKind::Tinywrites => tinywrites::PARAMS,
         }
     }
 
     pub fn validate(self, p: &Params) -> Result<(), (&'static str, String)> {
         match self {
             WorkloadKind::Io => io::validate(p),
+            WorkloadKind::Matrix => matrix::validate(p),
+            WorkloadKind::Smallfiles => smallfiles::validate(p),
+            WorkloadKind::Tinywrites => tinywrites::validate(p),
         }
     }
 
@@ -95,12 +122,30 @@ impl WorkloadKind {
                 unit: "bytes/s",
                 direction: Direction::HigherIsBetter,
             },
+            WorkloadKind::Matrix => Primary {
+                name: matrix::PRIMARY,
+                unit: "bytes/s",
+                direction: Direction::HigherIsBetter,
+            },
+            WorkloadKind::Smallfiles => Primary {
+                name: "ops_per_s",
+                unit: "ops/s",
+                direction: Direction::HigherIsBetter,
+            },
+            WorkloadKind::Tinywrites => Primary {
+                name: "total_s",
+                unit: "s",
+                direction: Direction::LowerIsBetter,
+            },
         }
     }
 
     pub fn estimate(self, p: &Params) -> Duration {
         match self {
             WorkloadKind::Io => io::estimate(p),
+            WorkloadKind::Matrix => matrix::estimate(p),
+            WorkloadKind::Smallfiles => smallfiles::estimate(p),
+            WorkloadKind::Tinywrites => tinywrites::estimate(p),
         }
     }
 
@@ -108,12 +153,18 @@ impl WorkloadKind {
     pub fn bytes_needed(self, p: &Params) -> u64 {
         match self {
             WorkloadKind::Io => io::bytes_needed(p),
+            WorkloadKind::Matrix => matrix::bytes_needed(p),
+            WorkloadKind::Smallfiles => smallfiles::bytes_needed(p),
+            WorkloadKind::Tinywrites => tinywrites::bytes_needed(p),
         }
     }
 
     pub fn build(self, p: &Params) -> Box<dyn Workload> {
         match self {
             WorkloadKind::Io => Box::new(io::Io::new(p)),
+            WorkloadKind::Matrix => Box::new(matrix::Matrix::new(p)),
+            WorkloadKind::Smallfiles => Box::new(smallfiles::Smallfiles::new(p)),
+            WorkloadKind::Tinywrites => Box::new(tinywrites::Tinywrites::new(p)),
         }
     }
 }

@@ -1,0 +1,170 @@
+//! The write path of tinywrites: the program's writes go to the file
+//! directly (one write(2) per write), through a user-space buffer, or into a
+//! real compressor (flate2's gzip, zstd) whose output goes to the file, as
+//! `program | gzip > file` would. The loop allocates nothing.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use flate2::write::GzEncoder;
+
+/// The compression stage, with its level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compress {
+    None,
+    Gzip(u32),
+    Zstd(i32),
+}
+
+impl Compress {
+    pub fn parse(s: &str) -> Result<Compress, String> {
+        let (name, level) = match s.split_once(':') {
+            Some((n, l)) => (n, Some(l)),
+            None => (s, None),
+        };
+        let bad = |range: &str| format!("`{s}`: the level of {name} is a whole number {range}");
+        match (name, level) {
+            ("none", None) => Ok(Compress::None),
+            ("gzip", None) => Ok(Compress::Gzip(6)),
+            ("zstd", None) => Ok(Compress::Zstd(3)),
+            ("gzip", Some(l)) => match l.parse() {
+                Ok(l) if l <= 9 => Ok(Compress::Gzip(l)),
+                _ => Err(bad("from 0 to 9, like gzip:6")),
+            },
+            ("zstd", Some(l)) => match l.parse() {
+                Ok(l) if (1..=19).contains(&l) => Ok(Compress::Zstd(l)),
+                _ => Err(bad("from 1 to 19, like zstd:3")),
+            },
+            _ => Err(format!(
+                "unknown compress `{s}`; compress is none, gzip:LEVEL or zstd:LEVEL"
+            )),
+        }
+    }
+
+    /// The output file's name.
+    pub fn file_name(self) -> &'static str {
+        match self {
+            Compress::None => "tinywrites.out",
+            Compress::Gzip(_) => "tinywrites.out.gz",
+            Compress::Zstd(_) => "tinywrites.out.zst",
+        }
+    }
+}
+
+/// Where the (possibly compressed) stream lands: the file, or a buffer in
+/// front of it.
+pub enum Sink {
+    Direct(File),
+    Buffered(BufWriter<File>),
+}
+
+impl Sink {
+    pub fn new(file: File, buffer: Option<usize>) -> Sink {
+        match buffer {
+            Some(cap) => Sink::Buffered(BufWriter::with_capacity(cap, file)),
+            None => Sink::Direct(file),
+        }
+    }
+
+    /// Flushes the buffer and gives the file back.
+    pub fn into_file(self) -> io::Result<File> {
+        match self {
+            Sink::Direct(f) => Ok(f),
+            Sink::Buffered(b) => b.into_inner().map_err(|e| e.into_error()),
+        }
+    }
+}
+
+impl Write for Sink {
+    #[inline]
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Sink::Direct(f) => f.write(buf),
+            Sink::Buffered(b) => b.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Sink::Direct(f) => f.flush(),
+            Sink::Buffered(b) => b.flush(),
+        }
+    }
+}
+
+/// What the program asked for: how many bytes in how many writes.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Written {
+    pub bytes: u64,
+    pub writes: u64,
+}
+
+/// Writes `total` bytes in writes of `write_size`, cycling through `pool`
+/// (whose length is a multiple of `write_size`).
+fn write_loop<W: Write>(
+    w: &mut W,
+    pool: &[u8],
+    write_size: usize,
+    total: u64,
+    stop: &AtomicBool,
+) -> io::Result<Written> {
+    let mut done = Written::default();
+    let mut at = 0usize;
+    while done.bytes < total && !stop.load(Ordering::Relaxed) {
+        let n = write_size.min((total - done.bytes) as usize);
+        w.write_all(&pool[at..at + n])?;
+        done.bytes += n as u64;
+        done.writes += 1;
+        at += write_size;
+        if at >= pool.len() {
+            at = 0;
+        }
+    }
+    Ok(done)
+}
+
+/// The whole write phase: the stream through the compressor (if any) into
+/// the sink, finished and flushed, so that every byte reached the kernel.
+pub fn write_stream(
+    sink: Sink,
+    compress: Compress,
+    pool: &[u8],
+    write_size: usize,
+    total: u64,
+    stop: &AtomicBool,
+) -> io::Result<(File, Written)> {
+    match compress {
+        Compress::None => {
+            let mut s = sink;
+            let done = write_loop(&mut s, pool, write_size, total, stop)?;
+            Ok((s.into_file()?, done))
+        }
+        Compress::Gzip(level) => {
+            let mut e = GzEncoder::new(sink, flate2::Compression::new(level));
+            let done = write_loop(&mut e, pool, write_size, total, stop)?;
+            Ok((e.finish()?.into_file()?, done))
+        }
+        Compress::Zstd(level) => {
+            let mut e = zstd::Encoder::new(sink, level)?;
+            let done = write_loop(&mut e, pool, write_size, total, stop)?;
+            Ok((e.finish()?.into_file()?, done))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compress_forms() {
+        assert_eq!(Compress::parse("none"), Ok(Compress::None));
+        assert_eq!(Compress::parse("gzip"), Ok(Compress::Gzip(6)));
+        assert_eq!(Compress::parse("gzip:1"), Ok(Compress::Gzip(1)));
+        assert_eq!(Compress::parse("zstd:19"), Ok(Compress::Zstd(19)));
+        assert!(Compress::parse("gzip:10").unwrap_err().contains("0 to 9"));
+        assert!(Compress::parse("zstd:0").is_err());
+        assert!(Compress::parse("lz4").unwrap_err().contains("gzip:LEVEL"));
+    }
+}
