@@ -10,3 +10,5 @@ mod crash;
 mod experiment_errors;
 /// Real runs of the io workload on directories and tmpfs, checked through the store.
 mod io_runs;
+/// The seed studies' workloads (matrix, smallfiles, tinywrites) through the real binary.
+mod seed_workloads;

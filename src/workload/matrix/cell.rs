@@ -5,7 +5,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufReader, BufWriter, Read, Write};
-use std::os::unix::fs::FileExt;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -22,6 +22,8 @@ const STREAM_BUF: usize = 8192;
 pub struct Timing {
     pub include_close: bool,
     pub include_flush: bool,
+    /// O_DIRECT (iozone -I); the f-tests never use it.
+    pub direct: bool,
     /// Odd multiplier and offset of the random permutation.
     pub scramble: (u64, u64),
 }
@@ -45,14 +47,27 @@ impl CellResult {
     }
 }
 
-fn open(test: Test, path: &Path) -> Result<File> {
+fn open(test: Test, path: &Path, direct: bool) -> Result<File> {
     let mut o = OpenOptions::new();
     o.read(true).write(test.writes());
     if test.truncates() {
         o.create(true).truncate(true);
     }
-    o.open(path)
-        .with_context(|| format!("opening {} for {}", path.display(), test.name()))
+    if direct && !test.buffered() {
+        o.custom_flags(libc::O_DIRECT);
+    }
+    o.open(path).map_err(|e| {
+        let hint = if direct && e.raw_os_error() == Some(libc::EINVAL) {
+            ": the filesystem refuses O_DIRECT; set direct = false for this target"
+        } else {
+            ""
+        };
+        anyhow::Error::new(e).context(format!(
+            "opening {} for {}{hint}",
+            path.display(),
+            test.name()
+        ))
+    })
 }
 
 /// Runs `test` on `cell` in the file at `path`; `buf` holds at least one record.
@@ -64,7 +79,7 @@ pub fn run_test(
     buf: &mut [u8],
     stop: &AtomicBool,
 ) -> Result<CellResult> {
-    let file = open(test, path)?;
+    let file = open(test, path, t.direct)?;
     let buf = &mut buf[..cell.record as usize];
     let t0 = Instant::now();
     let (file, mut r) = if test.buffered() {

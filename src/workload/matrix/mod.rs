@@ -62,6 +62,12 @@ pub const PARAMS: &[ParamSpec] = &[
         help: "count close() in the timing, as iozone -c",
     },
     ParamSpec {
+        name: "direct",
+        ty: ParamType::Bool,
+        default: Some("false"),
+        help: "O_DIRECT for the pread/pwrite tests, bypassing the page cache, as iozone -I",
+    },
+    ParamSpec {
         name: "include_flush",
         ty: ParamType::Bool,
         default: Some("false"),
@@ -108,6 +114,20 @@ pub fn validate(p: &Params) -> Result<(), (&'static str, String)> {
         ));
     }
     let tests = p.list("tests").unwrap_or(&[]);
+    if p.bool("direct") == Some(true) {
+        if min_r < 4096 {
+            return Err((
+                "min_record_size",
+                "with direct = true, records must be at least 4k".into(),
+            ));
+        }
+        if let Some(t) = tests.iter().find(|t| *t == "fwrite" || *t == "fread") {
+            return Err((
+                "tests",
+                format!("`{t}` goes through a stream buffer and cannot use direct = true; leave fwrite and fread out"),
+            ));
+        }
+    }
     if tests.is_empty() {
         return Err(("tests", "name at least one test".into()));
     }
@@ -154,6 +174,7 @@ pub struct Matrix {
     tests: Vec<Test>,
     include_close: bool,
     include_flush: bool,
+    direct: bool,
 }
 
 impl Matrix {
@@ -164,6 +185,7 @@ impl Matrix {
             tests,
             include_close: p.bool("include_close").unwrap_or(false),
             include_flush: p.bool("include_flush").unwrap_or(false),
+            direct: p.bool("direct").unwrap_or(false),
         }
     }
 
@@ -190,6 +212,7 @@ impl Matrix {
             let timing = Timing {
                 include_close: self.include_close,
                 include_flush: self.include_flush,
+                direct: self.direct,
                 scramble: (rng.next_u64() | 1, rng.next_u64()),
             };
             let stop = cx.stop.as_atomic();

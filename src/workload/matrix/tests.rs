@@ -18,6 +18,7 @@ fn timing() -> Timing {
     Timing {
         include_close: true,
         include_flush: true,
+        direct: false,
         scramble: (0x9E37_79B9_7F4A_7C15, 3),
     }
 }
@@ -158,6 +159,34 @@ fn reading_tests_alone_lay_the_file_out_first() {
 }
 
 #[test]
+fn direct_io_reaches_the_disk_with_the_same_contents() {
+    // /var/tmp is disk-backed here; tmpfs would refuse O_DIRECT.
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let path = dir.path().join("matrix.dat");
+    let mut buf = AlignedBuf::new(CELL.record as usize, 1);
+    let stop = AtomicBool::new(false);
+    let t = Timing {
+        direct: true,
+        ..timing()
+    };
+    for test in [Test::Write, Test::Rewrite, Test::Reread] {
+        match run_test(test, CELL, &path, t, buf.as_mut_slice(), &stop) {
+            Ok(r) => assert_eq!(r.bytes, CELL.file_size),
+            Err(e) => {
+                assert!(format!("{e:#}").contains("O_DIRECT"), "{e:#}");
+                eprintln!("SKIPPED: /var/tmp refuses O_DIRECT");
+                return;
+            }
+        }
+    }
+    let f = File::open(&path).unwrap();
+    assert_eq!(
+        read_stamp(&f, CELL.record, 3).unwrap(),
+        (Test::Rewrite.tag(), 3)
+    );
+}
+
+#[test]
 fn bad_axes_and_unknown_tests_are_refused() {
     let mut p = Params::defaults(PARAMS);
     p.set(
@@ -171,4 +200,7 @@ fn bad_axes_and_unknown_tests_are_refused() {
         crate::experiment::params::Value::List(vec!["rereed".into()]),
     );
     assert!(validate(&p).unwrap_err().1.contains("reread"));
+    let mut p = Params::defaults(PARAMS);
+    p.set("direct", crate::experiment::params::Value::Bool(true));
+    assert!(validate(&p).unwrap_err().1.contains("fwrite"));
 }
