@@ -168,7 +168,7 @@ include_flush = true
     }
     assert_eq!(
         metrics["write_64k_4k_bw_bytes_per_s"]["direction"],
-        "higher"
+        "higher_is_better"
     );
     assert!(metric(&export, "iozone", "data", "geomean_bw_bytes_per_s")[0] > 0.0);
     let show = lab.ok(&["show"]);
