@@ -130,7 +130,7 @@ fn a_run_yields_one_metric_pair_per_cell_and_test() {
         assert!(out.metric(name).unwrap() > 0.0, "{name}");
     }
     // bytes: every cell's file once per test.
-    let per_test: u64 = (64 + 128 + 256) * 5 << 10;
+    let per_test: u64 = ((64 + 128 + 256) * 5) << 10;
     assert_eq!(out.metric("bytes"), Some((per_test * 11) as f64));
     m.cleanup(dir.path()).unwrap();
     assert!(!Matrix::file(dir.path()).exists());
