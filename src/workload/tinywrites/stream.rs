@@ -1,13 +1,17 @@
 //! The write path of tinywrites: the program's writes go to the file
-//! directly (one write(2) per write), through a user-space buffer, or into a
-//! real compressor (flate2's gzip, zstd) whose output goes to the file, as
-//! `program | gzip > file` would. The loop allocates nothing.
+//! directly (one write(2) per write) or through a user-space buffer; with
+//! compression they go the same way into a pipe, which a compressor thread
+//! (flate2's gzip, zstd) reads and compresses into the file, as
+//! `program | gzip > file` does. The write loop allocates nothing.
 
 use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufWriter, Read, Write};
+use std::os::fd::FromRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use flate2::write::GzEncoder;
+
+use crate::measure::cpu::CpuTimes;
 
 /// The compression stage, with its level.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -124,31 +128,82 @@ fn write_loop<W: Write>(
     Ok(done)
 }
 
-/// The whole write phase: the stream through the compressor (if any) into
-/// the sink, finished and flushed, so that every byte reached the kernel.
+/// Input buffer of the compressor: what it reads from the pipe at a time.
+const PIPE_READ: usize = 64 << 10;
+
+/// The whole write phase, until every byte reached the kernel. Without
+/// compression the program writes into the sink. With it, the program
+/// writes into a pipe and a compressor thread reads the pipe and writes the
+/// compressed stream to the file: `program | gzip > file`, in one process.
+/// Returns the file, what the program wrote and the compressor's CPU time.
 pub fn write_stream(
-    sink: Sink,
+    file: File,
+    buffer: Option<usize>,
     compress: Compress,
     pool: &[u8],
     write_size: usize,
     total: u64,
     stop: &AtomicBool,
-) -> io::Result<(File, Written)> {
-    match compress {
-        Compress::None => {
-            let mut s = sink;
-            let done = write_loop(&mut s, pool, write_size, total, stop)?;
-            Ok((s.into_file()?, done))
-        }
+) -> io::Result<(File, Written, CpuTimes)> {
+    if compress == Compress::None {
+        let mut s = Sink::new(file, buffer);
+        let done = write_loop(&mut s, pool, write_size, total, stop)?;
+        return Ok((s.into_file()?, done, CpuTimes::default()));
+    }
+    let (rd, wr) = pipe()?;
+    std::thread::scope(|scope| {
+        let compressor = scope.spawn(move || compress_pipe(rd, file, compress));
+        let mut s = Sink::new(wr, buffer);
+        let written = write_loop(&mut s, pool, write_size, total, stop)
+            .and_then(|done| s.into_file().map(|_| done));
+        // The write end is closed here (or on error): the compressor sees EOF.
+        let compressed = compressor
+            .join()
+            .unwrap_or_else(|_| Err(io::Error::other("the compressor thread panicked")));
+        let (file, cpu) = compressed?;
+        Ok((file, written?, cpu))
+    })
+}
+
+/// A pipe's read and write ends, as files.
+fn pipe() -> io::Result<(File, File)> {
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: fds has room for the two descriptors pipe2 returns.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: both descriptors were just created and are owned by nobody else.
+    Ok(unsafe { (File::from_raw_fd(fds[0]), File::from_raw_fd(fds[1])) })
+}
+
+/// The compressor: reads the pipe to its end and writes the compressed
+/// stream to `file`, finished.
+fn compress_pipe(mut rd: File, file: File, compress: Compress) -> io::Result<(File, CpuTimes)> {
+    let cpu0 = CpuTimes::thread_now();
+    let mut buf = vec![0u8; PIPE_READ];
+    let file = match compress {
         Compress::Gzip(level) => {
-            let mut e = GzEncoder::new(sink, flate2::Compression::new(level));
-            let done = write_loop(&mut e, pool, write_size, total, stop)?;
-            Ok((e.finish()?.into_file()?, done))
+            let mut e = GzEncoder::new(file, flate2::Compression::new(level));
+            copy(&mut rd, &mut e, &mut buf)?;
+            e.finish()?
         }
         Compress::Zstd(level) => {
-            let mut e = zstd::Encoder::new(sink, level)?;
-            let done = write_loop(&mut e, pool, write_size, total, stop)?;
-            Ok((e.finish()?.into_file()?, done))
+            let mut e = zstd::Encoder::new(file, level)?;
+            copy(&mut rd, &mut e, &mut buf)?;
+            e.finish()?
+        }
+        Compress::None => file,
+    };
+    Ok((file, CpuTimes::thread_now().since(cpu0)))
+}
+
+fn copy<W: Write>(rd: &mut File, w: &mut W, buf: &mut [u8]) -> io::Result<()> {
+    loop {
+        match rd.read(buf) {
+            Ok(0) => return Ok(()),
+            Ok(n) => w.write_all(&buf[..n])?,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
         }
     }
 }
