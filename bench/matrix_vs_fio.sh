@@ -2,7 +2,9 @@
 # matrix cells against fio running the same pattern, on a private tmpfs:
 # a 256 MiB file written then read sequentially, records of 4 KiB and 1 MiB,
 # psync (pwrite/pread), one job; fio and storlab alternate ROUNDS times.
-# Prints each cell's median throughput for both and storlab/fio.
+# As in iozone, the write starts from an empty file and allocates as it goes
+# (fio: --fallocate=none; its default would preallocate, untimed). Prints
+# each cell's median throughput for both and storlab/fio.
 # Needs root (mounts a tmpfs), fio and python3. Usage:
 #   bash bench/matrix_vs_fio.sh [ROUNDS] [FILE_SIZE]
 set -euo pipefail
@@ -16,7 +18,7 @@ command -v fio >/dev/null || { echo "fio is not installed: apt-get install fio" 
 work=$(mktemp -d /tmp/storlab-bench-XXXXXX)
 mnt="$work/tmpfs"
 mkdir -p "$mnt"
-mount -t tmpfs -o size=1G storlab-bench "$mnt"
+mount -t tmpfs -o size=3G storlab-bench "$mnt"
 mkdir -p "$mnt/fio" "$mnt/storlab"
 cleanup() { umount "$mnt" 2>/dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT
@@ -33,7 +35,7 @@ trap cleanup EXIT
 
 fio_bw() { # rw bs -> bytes/s
   fio --name=m --filename="$mnt/fio/f" --rw="$1" --bs="$2" --size="$fsize" --ioengine=psync \
-      --numjobs=1 --output-format=json |
+      --numjobs=1 --fallocate=none --output-format=json |
     python3 -c "import json,sys; print(json.load(sys.stdin)['jobs'][0]['$1']['bw_bytes'])"
 }
 
