@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # matrix cells against fio running the same pattern, on a private tmpfs:
-# a 256 MiB file written then read sequentially, records of 4 KiB and 1 MiB,
+# a file (default 1 GiB) written then read sequentially, records of 4 KiB and 1 MiB,
 # psync (pwrite/pread), one job; fio and storlab alternate ROUNDS times.
 # As in iozone, the write starts from an empty file and allocates as it goes
 # (fio: --fallocate=none; its default would preallocate, untimed). Prints
@@ -9,7 +9,7 @@
 #   bash bench/matrix_vs_fio.sh [ROUNDS] [FILE_SIZE]
 set -euo pipefail
 rounds=${1:-5}
-fsize=${2:-256M}
+fsize=${2:-1G}
 here=$(cd "$(dirname "$0")/.." && pwd)
 cargo build --release --quiet --manifest-path "$here/Cargo.toml"
 storlab="${CARGO_TARGET_DIR:-$here/target}/release/storlab"
