@@ -12,20 +12,20 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 
-use super::grid::{Cell, Test};
+use super::grid::{shuffled, Cell, Test};
 
 /// stdio's BUFSIZ: the stream buffer of the f-tests, as iozone's fopen gives.
 const STREAM_BUF: usize = 8192;
 
-/// How a test is timed, and its random scramble.
+/// How a test is timed, and the seed of its random order.
 #[derive(Debug, Clone, Copy)]
 pub struct Timing {
     pub include_close: bool,
     pub include_flush: bool,
     /// O_DIRECT (iozone -I); the f-tests never use it.
     pub direct: bool,
-    /// Odd multiplier and offset of the random permutation.
-    pub scramble: (u64, u64),
+    /// Seed of the shuffled record order of randread and randwrite.
+    pub seed: u64,
 }
 
 /// What one test on one cell measured.
@@ -81,11 +81,16 @@ pub fn run_test(
 ) -> Result<CellResult> {
     let file = open(test, path, t.direct)?;
     let buf = &mut buf[..cell.record as usize];
+    let order = if test.random() {
+        shuffled(cell.records(), t.seed)
+    } else {
+        Vec::new()
+    };
     let t0 = Instant::now();
     let (file, mut r) = if test.buffered() {
         streamed(test, cell, file, buf, stop, path)?
     } else {
-        let r = positional(test, cell, &file, t, buf, stop, path)?;
+        let r = positional(test, cell, &file, &order, buf, stop, path)?;
         (file, r)
     };
     if t.include_flush && test.writes() {
@@ -102,12 +107,13 @@ pub fn run_test(
     Ok(r)
 }
 
-/// pread/pwrite, one per record, in the test's order.
+/// pread/pwrite, one per record, in the test's order (`order` for the
+/// random tests, shuffled before the timing).
 fn positional(
     test: Test,
     cell: Cell,
     file: &File,
-    t: Timing,
+    order: &[u32],
     buf: &mut [u8],
     stop: &AtomicBool,
     path: &Path,
@@ -118,7 +124,10 @@ fn positional(
         if stop.load(Ordering::Relaxed) {
             break;
         }
-        let idx = test.record_index(i, n, t.scramble.0, t.scramble.1);
+        let idx = match order.get(i as usize) {
+            Some(&o) => o as u64,
+            None => test.record_index(i, n),
+        };
         let off = idx * cell.record;
         let ts = Instant::now();
         if test.writes() {

@@ -86,14 +86,18 @@ impl Test {
         0x5354_4f52_4c41_4200 | self as u64
     }
 
+    /// Whether the test visits the records in a shuffled order.
+    pub fn random(self) -> bool {
+        matches!(self, Test::RandRead | Test::RandWrite)
+    }
+
     /// The index of the record touched by operation `i` of `n` (a power of
-    /// two); `a` (odd) and `b` scramble the random tests: i ↦ a·i + b mod n
-    /// is a permutation, so every record is touched exactly once.
+    /// two), for the tests that are not random: every record once, except
+    /// recrewrite, which rewrites record 0 `n` times.
     #[inline]
-    pub fn record_index(self, i: u64, n: u64, a: u64, b: u64) -> u64 {
+    pub fn record_index(self, i: u64, n: u64) -> u64 {
         let mask = n - 1;
         match self {
-            Test::RandRead | Test::RandWrite => a.wrapping_mul(i).wrapping_add(b) & mask,
             Test::BkwdRead => n - 1 - i,
             Test::RecRewrite => 0,
             Test::StrideRead => i.wrapping_mul(STRIDE) & mask,
@@ -131,6 +135,18 @@ pub fn cells(min_file: u64, max_file: u64, min_rec: u64, max_rec: u64) -> Vec<Ce
         f *= 2;
     }
     out
+}
+
+/// The record indices `0..n` in a random order (Fisher–Yates), built before
+/// a random test's timed loop.
+pub fn shuffled(n: u64, seed: u64) -> Vec<u32> {
+    let mut v: Vec<u32> = (0..n as u32).collect();
+    let mut rng = crate::workload::io::rng::Rng::new(seed);
+    for i in (1..v.len()).rev() {
+        let j = rng.below(i as u64 + 1) as usize;
+        v.swap(i, j);
+    }
+    v
 }
 
 /// `64k`, `1m`, `2g`: the size as it appears in metric names.
@@ -179,13 +195,28 @@ mod tests {
     fn every_pattern_touches_each_record_once() {
         let n = 64;
         for &t in Test::ALL.iter().filter(|t| **t != Test::RecRewrite) {
+            let order = shuffled(n, 9);
             let mut seen = vec![0u32; n as usize];
             for i in 0..n {
-                seen[t.record_index(i, n, 0x9E37_79B9_7F4A_7C15, 5) as usize] += 1;
+                let idx = if t.random() {
+                    order[i as usize] as u64
+                } else {
+                    t.record_index(i, n)
+                };
+                seen[idx as usize] += 1;
             }
             assert!(seen.iter().all(|&s| s == 1), "{}: {seen:?}", t.name());
         }
         assert_eq!(Test::parse("strideread"), Some(Test::StrideRead));
         assert_eq!(Test::FRead.name(), "fread");
+    }
+
+    #[test]
+    fn shuffles_are_not_strides() {
+        let s = shuffled(1024, 1);
+        let steps: std::collections::BTreeSet<i64> =
+            s.windows(2).map(|w| w[1] as i64 - w[0] as i64).collect();
+        assert!(steps.len() > 500, "{} distinct steps", steps.len());
+        assert_ne!(shuffled(1024, 1), shuffled(1024, 2));
     }
 }

@@ -218,7 +218,7 @@ impl Matrix {
                 include_close: self.include_close,
                 include_flush: self.include_flush,
                 direct: self.direct,
-                scramble: (rng.next_u64() | 1, rng.next_u64()),
+                seed: rng.next_u64(),
             };
             let stop = cx.stop.as_atomic();
             out.push(run_test(

@@ -19,7 +19,7 @@ fn timing() -> Timing {
         include_close: true,
         include_flush: true,
         direct: false,
-        scramble: (0x9E37_79B9_7F4A_7C15, 3),
+        seed: 3,
     }
 }
 
