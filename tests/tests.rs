@@ -21,6 +21,8 @@ mod pgbench_runs;
 /// Loop, ZFS and Gluster targets provisioned, run and torn down for real;
 /// cleanup after SIGKILL; dangerous specs refused.
 mod provision;
+/// The seed studies' workloads (matrix, smallfiles, tinywrites) through the real binary.
+mod seed_workloads;
 /// The embedded SQLite TPC-B-like workload and its consistency invariant.
 mod sqlite_oltp_runs;
 /// Verdicts, comparisons and the regression gate on real campaigns.

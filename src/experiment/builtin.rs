@@ -1,6 +1,7 @@
 //! The built-in quick experiment that `storlab run` runs without a file: the
-//! current directory's filesystem against tmpfs, sequential and random I/O
-//! and a short SQLite OLTP step, three interleaved repetitions, under two minutes.
+//! current directory's filesystem against tmpfs, sequential and random I/O,
+//! a short SQLite OLTP step, a small-file storm and a stream of tiny writes,
+//! three interleaved repetitions, under two minutes.
 
 use super::{parse_experiment, Experiment, ExperimentError};
 
@@ -14,7 +15,7 @@ pub fn quick_source(root: bool) -> String {
     };
     format!(
         r#"name = "quick"
-description = "The current directory's filesystem against tmpfs: sequential and random I/O, SQLite OLTP"
+description = "The current directory's filesystem against tmpfs: sequential and random I/O, SQLite OLTP, small files, tiny writes"
 
 [plan]
 repetitions = 3
@@ -67,6 +68,19 @@ clients = 2
 duration = "3s"
 journal_mode = "wal"
 synchronous = "full"
+
+[[workload]]
+name = "smallfiles-4k"
+kind = "smallfiles"
+files = 2000
+dirs = 20
+file_size = "4k"
+
+[[workload]]
+name = "tinywrites-64b"
+kind = "tinywrites"
+write_size = 64
+total_size = "16M"
 "#
     )
 }
@@ -84,7 +98,7 @@ mod tests {
         for root in [true, false] {
             let e = super::quick(root).unwrap();
             assert_eq!(e.targets.len(), 2);
-            assert_eq!(e.workloads.len(), 5);
+            assert_eq!(e.workloads.len(), 7);
             assert!(e.estimate().as_secs() < 120, "{:?}", e.estimate());
         }
     }

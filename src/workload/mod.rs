@@ -5,9 +5,12 @@
 //! validation, estimates and constructors, and drives `storlab workloads`.
 
 pub mod io;
+pub mod matrix;
 pub mod mock;
 pub mod pgbench;
+pub mod smallfiles;
 pub mod sqlite_oltp;
+pub mod tinywrites;
 
 use std::path::Path;
 use std::time::Duration;
@@ -52,6 +55,9 @@ pub enum WorkloadKind {
     Mock,
     Pgbench,
     SqliteOltp,
+    Matrix,
+    Smallfiles,
+    Tinywrites,
 }
 
 impl WorkloadKind {
@@ -60,10 +66,21 @@ impl WorkloadKind {
         WorkloadKind::Mock,
         WorkloadKind::Pgbench,
         WorkloadKind::SqliteOltp,
+        WorkloadKind::Matrix,
+        WorkloadKind::Smallfiles,
+        WorkloadKind::Tinywrites,
     ];
 
     pub fn names() -> &'static [&'static str] {
-        &["io", "mock", "pgbench", "sqlite-oltp"]
+        &[
+            "io",
+            "mock",
+            "pgbench",
+            "sqlite-oltp",
+            "matrix",
+            "smallfiles",
+            "tinywrites",
+        ]
     }
 
     pub fn parse(name: &str) -> Option<WorkloadKind> {
@@ -76,6 +93,9 @@ impl WorkloadKind {
             WorkloadKind::Mock => "mock",
             WorkloadKind::Pgbench => "pgbench",
             WorkloadKind::SqliteOltp => "sqlite-oltp",
+            WorkloadKind::Matrix => "matrix",
+            WorkloadKind::Smallfiles => "smallfiles",
+            WorkloadKind::Tinywrites => "tinywrites",
         }
     }
 
@@ -91,6 +111,13 @@ impl WorkloadKind {
             WorkloadKind::SqliteOltp => {
                 "pgbench's TPC-B-like transaction on an embedded SQLite database in the target"
             }
+            WorkloadKind::Matrix => "iozone's automatic mode: file sizes x record sizes x tests",
+            WorkloadKind::Smallfiles => {
+                "small-file metadata storms: create, stat, read, append, rename, readdir, delete"
+            }
+            WorkloadKind::Tinywrites => {
+                "tiny writes up to a total size, then sync, optionally compressed on the way"
+            }
         }
     }
 
@@ -100,6 +127,9 @@ impl WorkloadKind {
             WorkloadKind::Mock => mock::PARAMS,
             WorkloadKind::Pgbench => pgbench::PARAMS,
             WorkloadKind::SqliteOltp => sqlite_oltp::PARAMS,
+            WorkloadKind::Matrix => matrix::PARAMS,
+            WorkloadKind::Smallfiles => smallfiles::PARAMS,
+            WorkloadKind::Tinywrites => tinywrites::PARAMS,
         }
     }
 
@@ -109,6 +139,9 @@ impl WorkloadKind {
             WorkloadKind::Mock => Ok(()),
             WorkloadKind::Pgbench => pgbench::validate(p),
             WorkloadKind::SqliteOltp => sqlite_oltp::validate(p),
+            WorkloadKind::Matrix => matrix::validate(p),
+            WorkloadKind::Smallfiles => smallfiles::validate(p),
+            WorkloadKind::Tinywrites => tinywrites::validate(p),
         }
     }
 
@@ -118,22 +151,18 @@ impl WorkloadKind {
     }
 
     pub fn primary(self) -> Primary {
-        match self {
-            WorkloadKind::Io => Primary {
-                name: "bw_bytes_per_s",
-                unit: "bytes/s",
-                direction: Direction::HigherIsBetter,
-            },
-            WorkloadKind::Mock => Primary {
-                name: "ops_per_s",
-                unit: "ops/s",
-                direction: Direction::HigherIsBetter,
-            },
-            WorkloadKind::Pgbench | WorkloadKind::SqliteOltp => Primary {
-                name: "tps",
-                unit: "tx/s",
-                direction: Direction::HigherIsBetter,
-            },
+        use Direction::{HigherIsBetter, LowerIsBetter};
+        let (name, unit, direction) = match self {
+            WorkloadKind::Io => ("bw_bytes_per_s", "bytes/s", HigherIsBetter),
+            WorkloadKind::Mock | WorkloadKind::Smallfiles => ("ops_per_s", "ops/s", HigherIsBetter),
+            WorkloadKind::Pgbench | WorkloadKind::SqliteOltp => ("tps", "tx/s", HigherIsBetter),
+            WorkloadKind::Matrix => (matrix::PRIMARY, "bytes/s", HigherIsBetter),
+            WorkloadKind::Tinywrites => ("total_s", "s", LowerIsBetter),
+        };
+        Primary {
+            name,
+            unit,
+            direction,
         }
     }
 
@@ -143,6 +172,9 @@ impl WorkloadKind {
             WorkloadKind::Mock => p.duration("duration").unwrap_or_default(),
             WorkloadKind::Pgbench => pgbench::estimate(p),
             WorkloadKind::SqliteOltp => sqlite_oltp::estimate(p),
+            WorkloadKind::Matrix => matrix::estimate(p),
+            WorkloadKind::Smallfiles => smallfiles::estimate(p),
+            WorkloadKind::Tinywrites => tinywrites::estimate(p),
         }
     }
 
@@ -153,6 +185,9 @@ impl WorkloadKind {
             WorkloadKind::Mock => 0,
             WorkloadKind::Pgbench => pgbench::bytes_needed(p),
             WorkloadKind::SqliteOltp => sqlite_oltp::bytes_needed(p),
+            WorkloadKind::Matrix => matrix::bytes_needed(p),
+            WorkloadKind::Smallfiles => smallfiles::bytes_needed(p),
+            WorkloadKind::Tinywrites => tinywrites::bytes_needed(p),
         }
     }
 
@@ -162,6 +197,9 @@ impl WorkloadKind {
             WorkloadKind::Mock => Box::new(mock::Mock::new(p)),
             WorkloadKind::Pgbench => Box::new(pgbench::Pgbench::new(p)),
             WorkloadKind::SqliteOltp => Box::new(sqlite_oltp::SqliteOltp::new(p)),
+            WorkloadKind::Matrix => Box::new(matrix::Matrix::new(p)),
+            WorkloadKind::Smallfiles => Box::new(smallfiles::Smallfiles::new(p)),
+            WorkloadKind::Tinywrites => Box::new(tinywrites::Tinywrites::new(p)),
         }
     }
 }

@@ -6,10 +6,10 @@
 //! operation goes into HDR histograms merged over threads; throughput is
 //! sampled every second into a series.
 
-mod buffer;
+pub(crate) mod buffer;
 mod job;
-mod layout;
-mod rng;
+pub(crate) mod layout;
+pub(crate) mod rng;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;

@@ -1,0 +1,222 @@
+//! The matrix's axes: iozone's tests in iozone's order, the file size ×
+//! record size cells (powers of two, a record never above its file), the
+//! stable labels metric names are built from, and the order in which a
+//! test visits the records of a file. Pure: no I/O here.
+
+/// One iozone test, in the order iozone runs them on each cell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Test {
+    Write,
+    Rewrite,
+    Read,
+    Reread,
+    RandRead,
+    RandWrite,
+    BkwdRead,
+    RecRewrite,
+    StrideRead,
+    FWrite,
+    FRead,
+}
+
+/// iozone's default stride for strideread, in records; odd, so that on a
+/// power-of-two number of records every record is visited once.
+pub const STRIDE: u64 = 17;
+
+impl Test {
+    pub const ALL: &'static [Test] = &[
+        Test::Write,
+        Test::Rewrite,
+        Test::Read,
+        Test::Reread,
+        Test::RandRead,
+        Test::RandWrite,
+        Test::BkwdRead,
+        Test::RecRewrite,
+        Test::StrideRead,
+        Test::FWrite,
+        Test::FRead,
+    ];
+
+    pub const NAMES: &'static [&'static str] = &[
+        "write",
+        "rewrite",
+        "read",
+        "reread",
+        "randread",
+        "randwrite",
+        "bkwdread",
+        "recrewrite",
+        "strideread",
+        "fwrite",
+        "fread",
+    ];
+
+    pub fn name(self) -> &'static str {
+        Test::NAMES[self as usize]
+    }
+
+    pub fn parse(s: &str) -> Option<Test> {
+        Test::NAMES
+            .iter()
+            .position(|n| *n == s)
+            .map(|i| Test::ALL[i])
+    }
+
+    pub fn writes(self) -> bool {
+        matches!(
+            self,
+            Test::Write | Test::Rewrite | Test::RandWrite | Test::RecRewrite | Test::FWrite
+        )
+    }
+
+    /// Whether the test starts from an empty file (iozone's write and fwrite).
+    pub fn truncates(self) -> bool {
+        matches!(self, Test::Write | Test::FWrite)
+    }
+
+    /// Whether the test goes through a buffered stream (iozone's f-tests).
+    pub fn buffered(self) -> bool {
+        matches!(self, Test::FWrite | Test::FRead)
+    }
+
+    /// The tag written into each record by a writing test, so that what
+    /// reaches the disk tells which test wrote it.
+    pub fn tag(self) -> u64 {
+        0x5354_4f52_4c41_4200 | self as u64
+    }
+
+    /// Whether the test visits the records in a shuffled order.
+    pub fn random(self) -> bool {
+        matches!(self, Test::RandRead | Test::RandWrite)
+    }
+
+    /// The index of the record touched by operation `i` of `n` (a power of
+    /// two), for the tests that are not random: every record once, except
+    /// recrewrite, which rewrites record 0 `n` times.
+    #[inline]
+    pub fn record_index(self, i: u64, n: u64) -> u64 {
+        let mask = n - 1;
+        match self {
+            Test::BkwdRead => n - 1 - i,
+            Test::RecRewrite => 0,
+            Test::StrideRead => i.wrapping_mul(STRIDE) & mask,
+            _ => i,
+        }
+    }
+}
+
+/// One cell of the matrix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cell {
+    pub file_size: u64,
+    pub record: u64,
+}
+
+impl Cell {
+    pub fn records(&self) -> u64 {
+        self.file_size / self.record
+    }
+}
+
+/// Every cell, file sizes ascending then record sizes ascending, as iozone -a.
+pub fn cells(min_file: u64, max_file: u64, min_rec: u64, max_rec: u64) -> Vec<Cell> {
+    let mut out = Vec::new();
+    let mut f = min_file;
+    while f <= max_file {
+        let mut r = min_rec;
+        while r <= max_rec && r <= f {
+            out.push(Cell {
+                file_size: f,
+                record: r,
+            });
+            r *= 2;
+        }
+        f *= 2;
+    }
+    out
+}
+
+/// The record indices `0..n` in a random order (Fisher–Yates), built before
+/// a random test's timed loop.
+pub fn shuffled(n: u64, seed: u64) -> Vec<u32> {
+    let mut v: Vec<u32> = (0..n as u32).collect();
+    let mut rng = crate::workload::io::rng::Rng::new(seed);
+    for i in (1..v.len()).rev() {
+        let j = rng.below(i as u64 + 1) as usize;
+        v.swap(i, j);
+    }
+    v
+}
+
+/// `64k`, `1m`, `2g`: the size as it appears in metric names.
+pub fn label(bytes: u64) -> String {
+    const K: u64 = 1024;
+    if bytes >= K * K * K && bytes % (K * K * K) == 0 {
+        format!("{}g", bytes / (K * K * K))
+    } else if bytes >= K * K && bytes % (K * K) == 0 {
+        format!("{}m", bytes / (K * K))
+    } else if bytes % K == 0 {
+        format!("{}k", bytes / K)
+    } else {
+        format!("{bytes}b")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn iozone_default_axes() {
+        let c = cells(64 << 10, 512 << 20, 4 << 10, 16 << 20);
+        assert_eq!(
+            c.first(),
+            Some(&Cell {
+                file_size: 64 << 10,
+                record: 4 << 10
+            })
+        );
+        assert!(c.iter().all(|c| c.record <= c.file_size));
+        // 64k..16m: 5+6+…+13 records; 32m..512m: 13 each.
+        assert_eq!(c.len(), (5..=13).sum::<usize>() + 5 * 13);
+    }
+
+    #[test]
+    fn labels_are_short_and_stable() {
+        assert_eq!(label(64 << 10), "64k");
+        assert_eq!(label(4 << 10), "4k");
+        assert_eq!(label(1 << 20), "1m");
+        assert_eq!(label(512 << 20), "512m");
+        assert_eq!(label(2 << 30), "2g");
+    }
+
+    #[test]
+    fn every_pattern_touches_each_record_once() {
+        let n = 64;
+        for &t in Test::ALL.iter().filter(|t| **t != Test::RecRewrite) {
+            let order = shuffled(n, 9);
+            let mut seen = vec![0u32; n as usize];
+            for i in 0..n {
+                let idx = if t.random() {
+                    order[i as usize] as u64
+                } else {
+                    t.record_index(i, n)
+                };
+                seen[idx as usize] += 1;
+            }
+            assert!(seen.iter().all(|&s| s == 1), "{}: {seen:?}", t.name());
+        }
+        assert_eq!(Test::parse("strideread"), Some(Test::StrideRead));
+        assert_eq!(Test::FRead.name(), "fread");
+    }
+
+    #[test]
+    fn shuffles_are_not_strides() {
+        let s = shuffled(1024, 1);
+        let steps: std::collections::BTreeSet<i64> =
+            s.windows(2).map(|w| w[1] as i64 - w[0] as i64).collect();
+        assert!(steps.len() > 500, "{} distinct steps", steps.len());
+        assert_ne!(shuffled(1024, 1), shuffled(1024, 2));
+    }
+}

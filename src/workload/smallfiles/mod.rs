@@ -1,0 +1,324 @@
+//! Workload `smallfiles`: metadata storms over many small files, as the
+//! smallfile and mdtest tools run them. `threads` threads each own a tree of
+//! `dirs` directories holding `files` files of `file_size` bytes, and run
+//! the selected operations in a fixed order (create, stat, read, append,
+//! rename, readdir, delete), all threads starting each operation together.
+//! Per operation: ops, ops/s and latency percentiles (`create_lat_p99_ns`…);
+//! over all of them `lat_*`; the primary metric is the total operations per
+//! second over every selected operation.
+
+mod ops;
+mod tree;
+
+use std::path::{Path, PathBuf};
+use std::sync::Barrier;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use hdrhistogram::Histogram;
+
+use self::ops::{Op, Pass, ThreadState};
+use self::tree::Tree;
+use super::{RunContext, Workload};
+use crate::experiment::params::{ParamSpec, ParamType, Params};
+use crate::measure::latency::{latency_metrics, new_histogram};
+use crate::measure::{Hist, Metric, RunOutput};
+
+pub const PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "threads",
+        ty: ParamType::Int { min: 1, max: 1024 },
+        default: Some("1"),
+        help: "threads, each with its own tree",
+    },
+    ParamSpec {
+        name: "files",
+        ty: ParamType::Int {
+            min: 1,
+            max: 100_000_000,
+        },
+        default: Some("1000"),
+        help: "files per thread",
+    },
+    ParamSpec {
+        name: "dirs",
+        ty: ParamType::Int {
+            min: 1,
+            max: 1_000_000,
+        },
+        default: Some("10"),
+        help: "directories per thread; files are spread over them round-robin",
+    },
+    ParamSpec {
+        name: "file_size",
+        ty: ParamType::Size,
+        default: Some("4k"),
+        help: "bytes written by create and again by append",
+    },
+    ParamSpec {
+        name: "operations",
+        ty: ParamType::List,
+        default: Some("create,stat,read,append,rename,readdir,delete"),
+        help: "operations to run, always in the order create, stat, read, append, rename, readdir, delete",
+    },
+    ParamSpec {
+        name: "fsync",
+        ty: ParamType::Bool,
+        default: Some("false"),
+        help: "fsync each file after create, inside the create's timing",
+    },
+];
+
+/// Cross-parameter checks: the key at fault and why.
+pub fn validate(p: &Params) -> Result<(), (&'static str, String)> {
+    let ops = p.list("operations").unwrap_or(&[]);
+    if ops.is_empty() {
+        return Err(("operations", "name at least one operation".into()));
+    }
+    for o in ops {
+        if Op::parse(o).is_none() {
+            return Err((
+                "operations",
+                format!(
+                    "unknown operation `{o}`; operations are {}",
+                    Op::NAMES.join(", ")
+                ),
+            ));
+        }
+    }
+    if p.size("file_size").unwrap_or(0) > 1 << 30 {
+        return Err(("file_size", "file_size above 1G is not a small file".into()));
+    }
+    Ok(())
+}
+
+struct Settings {
+    threads: usize,
+    files: usize,
+    dirs: usize,
+    file_size: usize,
+    ops: Vec<Op>,
+    fsync: bool,
+}
+
+fn settings(p: &Params) -> Settings {
+    let chosen = p.list("operations").unwrap_or(&[]);
+    Settings {
+        threads: p.int("threads").unwrap_or(1) as usize,
+        files: p.int("files").unwrap_or(1000) as usize,
+        dirs: p.int("dirs").unwrap_or(10) as usize,
+        file_size: p.size("file_size").unwrap_or(4096) as usize,
+        ops: Op::ALL
+            .iter()
+            .copied()
+            .filter(|o| chosen.iter().any(|c| c == o.name()))
+            .collect(),
+        fsync: p.bool("fsync").unwrap_or(false),
+    }
+}
+
+/// Rough run length: 20 µs per operation, 2 ms per fsync.
+pub fn estimate(p: &Params) -> Duration {
+    let s = settings(p);
+    let files = (s.threads * s.files) as f64;
+    let fsyncs = if s.fsync && s.ops.contains(&Op::Create) {
+        files * 2e-3
+    } else {
+        0.0
+    };
+    Duration::from_secs_f64(files * s.ops.len() as f64 * 20e-6 + fsyncs)
+}
+
+/// Data plus one 4 KiB block of metadata per file.
+pub fn bytes_needed(p: &Params) -> u64 {
+    let s = settings(p);
+    (s.threads * s.files) as u64 * (2 * s.file_size as u64 + 4096)
+}
+
+pub struct Smallfiles {
+    s: Settings,
+}
+
+/// One thread's results: operations done and the histogram, per operation.
+struct ThreadResult {
+    done: Vec<u64>,
+    hists: Vec<Histogram<u64>>,
+    entries: u64,
+}
+
+impl Smallfiles {
+    pub fn new(p: &Params) -> Smallfiles {
+        Smallfiles { s: settings(p) }
+    }
+
+    pub fn base(dir: &Path) -> PathBuf {
+        dir.join("smallfiles")
+    }
+
+    fn trees(&self, dir: &Path) -> Vec<Tree> {
+        (0..self.s.threads)
+            .map(|t| Tree::new(&Self::base(dir), t, self.s.dirs, self.s.files))
+            .collect()
+    }
+
+    /// One thread: every selected operation, in step with the other threads.
+    fn thread(
+        &self,
+        pass: &Pass<'_>,
+        barrier: &Barrier,
+        starts: &[std::sync::OnceLock<Instant>],
+    ) -> Result<ThreadResult> {
+        let mut st = ThreadState::default();
+        let mut buf = vec![0u8; self.s.file_size.max(4096)];
+        let mut r = ThreadResult {
+            done: vec![0; self.s.ops.len()],
+            hists: self.s.ops.iter().map(|_| new_histogram()).collect(),
+            entries: 0,
+        };
+        let mut err = None;
+        for (i, &op) in self.s.ops.iter().enumerate() {
+            barrier.wait();
+            starts[i].get_or_init(Instant::now);
+            if err.is_none() {
+                match pass.run(op, &mut st, &mut buf, &mut r.hists[i]) {
+                    Ok(n) => r.done[i] = n,
+                    Err(e) => err = Some(e),
+                }
+            }
+            barrier.wait();
+            starts[self.s.ops.len() + i].get_or_init(Instant::now);
+        }
+        r.entries = st.entries;
+        err.map_or(Ok(r), Err)
+    }
+}
+
+impl Workload for Smallfiles {
+    /// Lays out a fresh tree: directories always, files when `create` is
+    /// not among the operations.
+    fn prepare(&mut self, dir: &Path) -> Result<()> {
+        self.cleanup(dir)?;
+        let data = vec![0x5au8; self.s.file_size];
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        for tree in self.trees(dir) {
+            tree.make_dirs()?;
+            if !self.s.ops.contains(&Op::Create) {
+                let pass = Pass {
+                    tree: &tree,
+                    data: &data,
+                    fsync: false,
+                    stop: &stop,
+                };
+                for f in &tree.files {
+                    pass.create(f)
+                        .with_context(|| format!("laying out {}", f.display()))?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn run(&mut self, dir: &Path, cx: &RunContext) -> Result<RunOutput> {
+        let trees = self.trees(dir);
+        let mut data = vec![0u8; self.s.file_size];
+        super::io::buffer::fill_random(&mut data, cx.run_seed);
+        let barrier = Barrier::new(self.s.threads);
+        let marks: Vec<std::sync::OnceLock<Instant>> = (0..2 * self.s.ops.len())
+            .map(|_| Default::default())
+            .collect();
+        let this: &Smallfiles = self;
+        let results: Vec<Result<ThreadResult>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = trees
+                .iter()
+                .map(|tree| {
+                    let pass = Pass {
+                        tree,
+                        data: &data,
+                        fsync: this.s.fsync,
+                        stop: cx.stop.as_atomic(),
+                    };
+                    let (barrier, marks) = (&barrier, &marks);
+                    scope.spawn(move || this.thread(&pass, barrier, marks))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err(anyhow::anyhow!("a smallfiles thread panicked")))
+                })
+                .collect()
+        });
+        let results: Vec<ThreadResult> = results.into_iter().collect::<Result<_>>()?;
+        let n = self.s.ops.len();
+        let walls: Vec<f64> = (0..n)
+            .map(|i| match (marks[i].get(), marks[n + i].get()) {
+                (Some(s), Some(e)) => e.saturating_duration_since(*s).as_secs_f64().max(1e-9),
+                _ => 1e-9,
+            })
+            .collect();
+        Ok(metrics(&self.s.ops, &results, &walls))
+    }
+
+    fn cleanup(&mut self, dir: &Path) -> Result<()> {
+        let base = Self::base(dir);
+        if base.exists() {
+            std::fs::remove_dir_all(&base)
+                .with_context(|| format!("removing {}", base.display()))?;
+        }
+        Ok(())
+    }
+}
+
+/// Per-operation and total metrics.
+fn metrics(ops: &[Op], results: &[ThreadResult], walls: &[f64]) -> RunOutput {
+    let mut out = RunOutput::default();
+    let (mut total_ops, mut total_s) = (0u64, 0.0);
+    let mut all = new_histogram();
+    for (i, op) in ops.iter().enumerate() {
+        let mut h = new_histogram();
+        let mut done = 0;
+        for r in results {
+            let _ = h.add(&r.hists[i]);
+            done += r.done[i];
+        }
+        let name = op.name();
+        out.metrics
+            .push(Metric::higher(format!("{name}_ops"), done as f64, "ops"));
+        out.metrics.push(Metric::higher(
+            format!("{name}_ops_per_s"),
+            done as f64 / walls[i],
+            "ops/s",
+        ));
+        out.metrics
+            .push(Metric::lower(format!("{name}_elapsed_s"), walls[i], "s"));
+        out.metrics
+            .extend(latency_metrics(&format!("{name}_lat"), &h));
+        let _ = all.add(&h);
+        out.histograms.push(Hist {
+            name: format!("{name}_lat"),
+            unit: "ns",
+            hist: h,
+        });
+        total_ops += done;
+        total_s += walls[i];
+    }
+    let entries: u64 = results.iter().map(|r| r.entries).sum();
+    if ops.contains(&Op::Readdir) {
+        out.metrics
+            .push(Metric::higher("readdir_entries", entries as f64, "entries"));
+    }
+    out.metrics.push(Metric::higher(
+        "ops_per_s",
+        total_ops as f64 / total_s.max(1e-9),
+        "ops/s",
+    ));
+    out.metrics
+        .push(Metric::higher("ops", total_ops as f64, "ops"));
+    out.metrics.push(Metric::lower("elapsed_s", total_s, "s"));
+    out.metrics.extend(latency_metrics("lat", &all));
+    out
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,112 @@
+//! What smallfiles leaves on disk: files created, appended to, renamed and
+//! deleted, counted on the filesystem itself.
+
+use super::*;
+use crate::experiment::params::Value;
+use crate::measure::StopFlag;
+
+fn params(ops: &str, threads: i64) -> Params {
+    let mut p = Params::defaults(PARAMS);
+    p.set("threads", Value::Int(threads));
+    p.set("files", Value::Int(50));
+    p.set("dirs", Value::Int(4));
+    p.set("file_size", Value::Size(1000));
+    p.set(
+        "operations",
+        Value::List(ops.split(',').map(String::from).collect()),
+    );
+    assert_eq!(validate(&p), Ok(()));
+    p
+}
+
+/// Runs the workload (without cleanup) and returns its output.
+fn run(dir: &Path, p: &Params) -> RunOutput {
+    let mut w = Smallfiles::new(p);
+    w.prepare(dir).unwrap();
+    let cx = RunContext {
+        stop: StopFlag::new(),
+        run_seed: 3,
+    };
+    w.run(dir, &cx).unwrap()
+}
+
+/// (name prefix, size) of every file in the tree.
+fn files_on_disk(dir: &Path) -> Vec<(char, u64)> {
+    let mut out = Vec::new();
+    for t in std::fs::read_dir(Smallfiles::base(dir)).unwrap() {
+        for d in std::fs::read_dir(t.unwrap().path()).unwrap() {
+            for f in std::fs::read_dir(d.unwrap().path()).unwrap() {
+                let f = f.unwrap();
+                let first = f.file_name().to_string_lossy().chars().next().unwrap();
+                out.push((first, f.metadata().unwrap().len()));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn create_and_append_leave_every_file_at_twice_the_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(dir.path(), &params("create,append", 2));
+    let files = files_on_disk(dir.path());
+    assert_eq!(files.len(), 100);
+    assert!(
+        files.iter().all(|&(c, len)| c == 'f' && len == 2000),
+        "{files:?}"
+    );
+    assert_eq!(out.metric("create_ops"), Some(100.0));
+    assert_eq!(out.metric("append_ops"), Some(100.0));
+    assert_eq!(out.metric("ops"), Some(200.0));
+    assert!(out.metric("ops_per_s").unwrap() > 0.0);
+    assert!(out.metric("create_lat_p99_ns").unwrap() >= out.metric("create_lat_p50_ns").unwrap());
+}
+
+#[test]
+fn rename_renames_every_file_and_readdir_sees_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(dir.path(), &params("create,stat,read,rename,readdir", 3));
+    let files = files_on_disk(dir.path());
+    assert_eq!(files.len(), 150);
+    assert!(
+        files.iter().all(|&(c, len)| c == 'r' && len == 1000),
+        "{files:?}"
+    );
+    assert_eq!(out.metric("rename_ops"), Some(150.0));
+    assert_eq!(out.metric("readdir_ops"), Some(12.0));
+    assert_eq!(out.metric("readdir_entries"), Some(150.0));
+}
+
+#[test]
+fn the_whole_storm_deletes_what_it_created() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(
+        dir.path(),
+        &params("create,stat,read,append,rename,readdir,delete", 2),
+    );
+    assert!(files_on_disk(dir.path()).is_empty());
+    for op in ["create", "stat", "read", "append", "rename", "delete"] {
+        assert_eq!(out.metric(&format!("{op}_ops")), Some(100.0), "{op}");
+    }
+    let mut w = Smallfiles::new(&params("create", 1));
+    w.cleanup(dir.path()).unwrap();
+    assert!(!Smallfiles::base(dir.path()).exists());
+}
+
+#[test]
+fn without_create_the_files_are_laid_out_before_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(dir.path(), &params("stat,delete", 1));
+    assert_eq!(out.metric("create_ops"), None);
+    assert_eq!(out.metric("delete_ops"), Some(50.0));
+    assert!(files_on_disk(dir.path()).is_empty());
+}
+
+#[test]
+fn unknown_operations_are_refused_with_the_list() {
+    let mut p = Params::defaults(PARAMS);
+    p.set("operations", Value::List(vec!["unlink".into()]));
+    let (key, msg) = validate(&p).unwrap_err();
+    assert_eq!(key, "operations");
+    assert!(msg.contains("delete"), "{msg}");
+}

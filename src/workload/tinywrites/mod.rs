@@ -1,0 +1,253 @@
+//! Workload `tinywrites`: the "zillions of tiny writes" program of the
+//! tiny-writes seed. It writes `total_size` bytes in writes of `write_size`
+//! bytes — one write(2) each, or through a user-space buffer (`buffered`) —
+//! optionally through a pipe to a real compressor (`compress`), as
+//! `program | gzip > file`, then makes the file
+//! durable with fsync or sync(2). Metrics: write, sync and total time
+//! (primary, lower is better), throughput, bytes on disk and the
+//! compression ratio.
+
+pub mod data;
+pub mod stream;
+
+use std::fs::OpenOptions;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+
+use self::data::{generate, Data};
+use self::stream::{write_stream, Compress};
+use super::{RunContext, Workload};
+use crate::experiment::params::{ParamSpec, ParamType, Params};
+use crate::measure::cpu::CpuTimes;
+use crate::measure::{Metric, RunOutput};
+
+pub const PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "write_size",
+        ty: ParamType::Size,
+        default: Some("64"),
+        help: "bytes per write",
+    },
+    ParamSpec {
+        name: "total_size",
+        ty: ParamType::Size,
+        default: Some("10M"),
+        help: "bytes written in all",
+    },
+    ParamSpec {
+        name: "buffered",
+        ty: ParamType::Bool,
+        default: Some("false"),
+        help: "collect writes in a user-space buffer (false: one write(2) per write, to the file or to the compressor's pipe)",
+    },
+    ParamSpec {
+        name: "buffer_size",
+        ty: ParamType::Size,
+        default: Some("64k"),
+        help: "size of that buffer, with buffered = true",
+    },
+    ParamSpec {
+        name: "sync",
+        ty: ParamType::Choice(&["fsync", "sync"]),
+        default: Some("fsync"),
+        help: "how the data is made durable after writing: fsync of the file, or sync(2) of every filesystem",
+    },
+    ParamSpec {
+        name: "compress",
+        ty: ParamType::Str,
+        default: Some("none"),
+        help: "compress on the way, as `program | gzip > file`: none, gzip:LEVEL (0-9) or zstd:LEVEL (1-19)",
+    },
+    ParamSpec {
+        name: "data",
+        ty: ParamType::Str,
+        default: Some("text"),
+        help: "what is written: zeros, text, random, or ratio:F (compressible about F:1)",
+    },
+];
+
+/// Data is generated once into a pool of at most this size and cycled: far
+/// beyond any gzip window (32 KiB) or zstd window up to level 19 (8 MiB).
+pub const POOL_MAX: u64 = 64 << 20;
+
+/// Seed of the generated data: the same data for every run.
+pub const SEED: u64 = 0x7157;
+
+/// Cross-parameter checks: the key at fault and why.
+pub fn validate(p: &Params) -> Result<(), (&'static str, String)> {
+    let ws = p.size("write_size").unwrap_or(0);
+    if ws == 0 || ws > 64 << 20 {
+        return Err(("write_size", "write_size must be from 1 byte to 64M".into()));
+    }
+    if p.size("total_size").unwrap_or(0) < ws {
+        return Err((
+            "total_size",
+            "total_size must be at least write_size".into(),
+        ));
+    }
+    if p.size("buffer_size").unwrap_or(0) == 0 {
+        return Err(("buffer_size", "buffer_size must be larger than 0".into()));
+    }
+    Compress::parse(p.str("compress").unwrap_or("none")).map_err(|e| ("compress", e))?;
+    Data::parse(p.str("data").unwrap_or("text")).map_err(|e| ("data", e))?;
+    Ok(())
+}
+
+/// Rough run length: 1 µs per unbuffered write, 1 GB/s otherwise, 20 MB/s compressed.
+pub fn estimate(p: &Params) -> Duration {
+    let s = Settings::from(p);
+    let writes = s.total / s.write_size as u64;
+    let mut secs = s.total as f64 / 1e9 + s.pool_len() as f64 / 500e6;
+    if s.buffer.is_none() {
+        secs += writes as f64 * 1e-6;
+    }
+    if s.compress != Compress::None {
+        secs += s.total as f64 / 20e6;
+    }
+    Duration::from_secs_f64(secs)
+}
+
+pub fn bytes_needed(p: &Params) -> u64 {
+    p.size("total_size").unwrap_or(0)
+}
+
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub write_size: usize,
+    pub total: u64,
+    pub buffer: Option<usize>,
+    pub fsync: bool,
+    pub compress: Compress,
+    pub data: Data,
+}
+
+impl From<&Params> for Settings {
+    fn from(p: &Params) -> Settings {
+        Settings {
+            write_size: p.size("write_size").unwrap_or(64) as usize,
+            total: p.size("total_size").unwrap_or(10 << 20),
+            buffer: p
+                .bool("buffered")
+                .unwrap_or(false)
+                .then(|| p.size("buffer_size").unwrap_or(65536) as usize),
+            fsync: p.str("sync") != Some("sync"),
+            compress: Compress::parse(p.str("compress").unwrap_or("none"))
+                .unwrap_or(Compress::None),
+            data: Data::parse(p.str("data").unwrap_or("text")).unwrap_or(Data::Text),
+        }
+    }
+}
+
+impl Settings {
+    /// The pool's length: a whole number of writes, at most [`POOL_MAX`].
+    pub fn pool_len(&self) -> usize {
+        let ws = self.write_size as u64;
+        (self.total.min(POOL_MAX) / ws).max(1) as usize * self.write_size
+    }
+
+    /// The exact bytes a run writes (before compression).
+    pub fn expected(&self) -> Vec<u8> {
+        let pool = generate(self.data, self.pool_len(), SEED);
+        pool.iter()
+            .copied()
+            .cycle()
+            .take(self.total as usize)
+            .collect()
+    }
+}
+
+pub struct Tinywrites {
+    s: Settings,
+    pool: Vec<u8>,
+}
+
+impl Tinywrites {
+    pub fn new(p: &Params) -> Tinywrites {
+        Tinywrites {
+            s: Settings::from(p),
+            pool: Vec::new(),
+        }
+    }
+
+    pub fn file(&self, dir: &Path) -> PathBuf {
+        dir.join(self.s.compress.file_name())
+    }
+}
+
+impl Workload for Tinywrites {
+    fn prepare(&mut self, dir: &Path) -> Result<()> {
+        self.pool = generate(self.s.data, self.s.pool_len(), SEED);
+        self.cleanup(dir)
+    }
+
+    fn run(&mut self, dir: &Path, cx: &RunContext) -> Result<RunOutput> {
+        let path = self.file(dir);
+        let file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .with_context(|| format!("creating {}", path.display()))?;
+        let cpu0 = CpuTimes::thread_now();
+        let t0 = Instant::now();
+        let (file, done, compressor_cpu) = write_stream(
+            file,
+            self.s.buffer,
+            self.s.compress,
+            &self.pool,
+            self.s.write_size,
+            self.s.total,
+            cx.stop.as_atomic(),
+        )
+        .with_context(|| format!("writing {}", path.display()))?;
+        let t1 = Instant::now();
+        if self.s.fsync {
+            file.sync_all()
+                .with_context(|| format!("fsync of {}", path.display()))?;
+        } else {
+            // SAFETY: sync(2) has no preconditions.
+            unsafe { libc::sync() };
+        }
+        let t2 = Instant::now();
+        let cpu = CpuTimes::thread_now().since(cpu0).plus(compressor_cpu);
+        let on_disk = file.metadata().map(|m| m.len()).unwrap_or(0);
+        drop(file);
+        let write_s = (t1 - t0).as_secs_f64();
+        let sync_s = (t2 - t1).as_secs_f64();
+        let total_s = (t2 - t0).as_secs_f64().max(1e-9);
+        let m = vec![
+            Metric::lower("total_s", total_s, "s"),
+            Metric::lower("write_s", write_s, "s"),
+            Metric::lower("sync_s", sync_s, "s"),
+            Metric::higher("bw_bytes_per_s", done.bytes as f64 / total_s, "bytes/s"),
+            Metric::higher("bytes", done.bytes as f64, "bytes"),
+            Metric::higher("writes", done.writes as f64, "ops"),
+            Metric::lower("bytes_on_disk", on_disk as f64, "bytes"),
+            Metric::higher(
+                "compression_ratio",
+                done.bytes as f64 / (on_disk.max(1)) as f64,
+                "ratio",
+            ),
+            Metric::lower("cpu_user_s", cpu.user_s, "s"),
+            Metric::lower("cpu_sys_s", cpu.sys_s, "s"),
+        ];
+        Ok(RunOutput {
+            metrics: m,
+            ..Default::default()
+        })
+    }
+
+    fn cleanup(&mut self, dir: &Path) -> Result<()> {
+        let path = self.file(dir);
+        match std::fs::remove_file(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                Err(e).with_context(|| format!("removing {}", path.display()))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
