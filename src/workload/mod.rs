@@ -4,6 +4,8 @@
 //! closed registry [`WorkloadKind`] maps names to parameter tables,
 //! validation, estimates and constructors, and drives `storlab workloads`.
 
+pub mod command;
+pub mod fio;
 pub mod io;
 pub mod mock;
 
@@ -47,14 +49,21 @@ pub struct Primary {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WorkloadKind {
     Io,
+    Fio,
+    Command,
     Mock,
 }
 
 impl WorkloadKind {
-    pub const ALL: &'static [WorkloadKind] = &[WorkloadKind::Io, WorkloadKind::Mock];
+    pub const ALL: &'static [WorkloadKind] = &[
+        WorkloadKind::Io,
+        WorkloadKind::Fio,
+        WorkloadKind::Command,
+        WorkloadKind::Mock,
+    ];
 
     pub fn names() -> &'static [&'static str] {
-        &["io", "mock"]
+        &["io", "fio", "command", "mock"]
     }
 
     pub fn parse(name: &str) -> Option<WorkloadKind> {
@@ -64,6 +73,8 @@ impl WorkloadKind {
     pub fn name(self) -> &'static str {
         match self {
             WorkloadKind::Io => "io",
+            WorkloadKind::Fio => "fio",
+            WorkloadKind::Command => "command",
             WorkloadKind::Mock => "mock",
         }
     }
@@ -71,6 +82,10 @@ impl WorkloadKind {
     pub fn about(self) -> &'static str {
         match self {
             WorkloadKind::Io => "storlab's native I/O engine, with fio's parameter names",
+            WorkloadKind::Fio => {
+                "a fio job file (or inline options) run by fio, its JSON+ output as storlab metrics"
+            }
+            WorkloadKind::Command => "any program run in the target's working directory, timed",
             WorkloadKind::Mock => {
                 "synthetic seeded metrics that touch no storage, for testing storlab itself"
             }
@@ -80,6 +95,8 @@ impl WorkloadKind {
     pub fn params(self) -> &'static [ParamSpec] {
         match self {
             WorkloadKind::Io => io::PARAMS,
+            WorkloadKind::Fio => fio::PARAMS,
+            WorkloadKind::Command => command::PARAMS,
             WorkloadKind::Mock => mock::PARAMS,
         }
     }
@@ -87,7 +104,27 @@ impl WorkloadKind {
     pub fn validate(self, p: &Params) -> Result<(), (&'static str, String)> {
         match self {
             WorkloadKind::Io => io::validate(p),
+            WorkloadKind::Fio => fio::validate(p),
+            WorkloadKind::Command => command::validate(p),
             WorkloadKind::Mock => Ok(()),
+        }
+    }
+
+    /// Resolves what the parameters point at once the file is read: relative
+    /// paths against `base`, the experiment file's directory.
+    pub fn resolve(self, p: &mut Params, base: &Path) -> Result<(), (&'static str, String)> {
+        match self {
+            WorkloadKind::Fio => fio::resolve(p, base),
+            WorkloadKind::Command => command::resolve(p, base),
+            WorkloadKind::Io | WorkloadKind::Mock => Ok(()),
+        }
+    }
+
+    /// Checks made before a campaign provisions anything (a program is there).
+    pub fn preflight(self, _p: &Params) -> Result<()> {
+        match self {
+            WorkloadKind::Fio => fio::preflight(),
+            WorkloadKind::Io | WorkloadKind::Command | WorkloadKind::Mock => Ok(()),
         }
     }
 
@@ -98,10 +135,15 @@ impl WorkloadKind {
 
     pub fn primary(self) -> Primary {
         match self {
-            WorkloadKind::Io => Primary {
+            WorkloadKind::Io | WorkloadKind::Fio => Primary {
                 name: "bw_bytes_per_s",
                 unit: "bytes/s",
                 direction: Direction::HigherIsBetter,
+            },
+            WorkloadKind::Command => Primary {
+                name: "wall_s",
+                unit: "s",
+                direction: Direction::LowerIsBetter,
             },
             WorkloadKind::Mock => Primary {
                 name: "ops_per_s",
@@ -114,6 +156,8 @@ impl WorkloadKind {
     pub fn estimate(self, p: &Params) -> Duration {
         match self {
             WorkloadKind::Io => io::estimate(p),
+            WorkloadKind::Fio => fio::estimate(p),
+            WorkloadKind::Command => command::estimate(p),
             WorkloadKind::Mock => p.duration("duration").unwrap_or_default(),
         }
     }
@@ -122,6 +166,9 @@ impl WorkloadKind {
     pub fn bytes_needed(self, p: &Params) -> u64 {
         match self {
             WorkloadKind::Io => io::bytes_needed(p),
+            WorkloadKind::Fio => fio::bytes_needed(p),
+            // Unknown beforehand: the command's own errors tell.
+            WorkloadKind::Command => 0,
             WorkloadKind::Mock => 0,
         }
     }
@@ -129,6 +176,8 @@ impl WorkloadKind {
     pub fn build(self, p: &Params) -> Box<dyn Workload> {
         match self {
             WorkloadKind::Io => Box::new(io::Io::new(p)),
+            WorkloadKind::Fio => Box::new(fio::Fio::new(p)),
+            WorkloadKind::Command => Box::new(command::CommandWorkload::new(p)),
             WorkloadKind::Mock => Box::new(mock::Mock::new(p)),
         }
     }
