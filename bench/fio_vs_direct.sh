@@ -56,6 +56,7 @@ print(sum(j[d]["bw_bytes"] for j in jobs for d in ("read", "write", "trim")))')
   fio_bw+=("$f")
   storlab_bw+=("$s")
 done
+echo "load average at the end (1, 5, 15 min): $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs"
 python3 - "${fio_bw[*]}" "${storlab_bw[*]}" <<'PY'
 import statistics, sys
 fio = [float(x) for x in sys.argv[1].split()]

@@ -151,3 +151,12 @@ pub fn storlab_mounts(name: &str) -> usize {
 pub fn runs(export: &serde_json::Value) -> &Vec<serde_json::Value> {
     export["runs"].as_array().expect("runs")
 }
+
+/// Runs recorded in the store so far (0 before it exists).
+pub fn runs_in_store(db: &Path) -> i64 {
+    let Ok(conn) = rusqlite::Connection::open(db) else {
+        return 0;
+    };
+    conn.query_row("SELECT COUNT(*) FROM runs", [], |r| r.get(0))
+        .unwrap_or(0)
+}

@@ -52,8 +52,9 @@ pub fn job_errors(v: &Value) -> Vec<String> {
         .filter_map(|(i, j)| {
             let code = j.get("error").and_then(Value::as_i64).unwrap_or(0);
             (code != 0).then(|| {
-                let os = std::io::Error::from_raw_os_error(code as i32);
-                format!("job `{}` (#{i}): error {code} ({os})", name(j))
+                let os = std::io::Error::from_raw_os_error(code as i32).to_string();
+                let text = os.split(" (os error").next().unwrap_or(&os);
+                format!("job `{}` (#{i}): error {code} ({text})", name(j))
             })
         })
         .collect()
@@ -382,7 +383,10 @@ mod tests {
         assert_eq!(notes(text), "note: something\n");
         let errors = job_errors(&v);
         assert_eq!(errors.len(), 1);
-        assert!(errors[0].contains("No space left on device"), "{errors:?}");
+        assert_eq!(
+            errors[0],
+            "job `x` (#0): error 28 (No space left on device)"
+        );
         assert!(parse("fio: failed\n").is_none());
     }
 }
