@@ -39,18 +39,33 @@ kind = "fio"
 job = "$job"
 TOML
 
+# Both sides lay the job's files out anew for every run and delete them
+# after it, so each layout takes the pages the other side's run freed: a
+# side that kept reusing its own pages would keep one placement of the
+# blocks, which alone moves tmpfs bandwidth by several percent.
+run_fio() {
+  (cd "$mnt/fio" && fio --directory="$mnt/fio" --output-format=json "$job") |
+    python3 -c 'import json,sys
+jobs = json.load(sys.stdin)["jobs"]
+print(sum(j[d]["bw_bytes"] for j in jobs for d in ("read", "write", "trim")))'
+  find "$mnt/fio" -mindepth 1 -delete
+}
+run_storlab() {
+  "$storlab" --db "$work/s.db" --quiet run "$work/exp.toml" >/dev/null
+  "$storlab" --db "$work/s.db" export --format json |
+    python3 -c 'import json,sys; r=json.load(sys.stdin)["runs"][-1]; print(r["metrics"]["bw_bytes_per_s"]["value"])'
+}
+
 fio_bw=()
 storlab_bw=()
 for i in $(seq "$rounds"); do
-  # storlab lays the job's files out anew for every run; so does this side.
-  find "$mnt/fio" -mindepth 1 -delete
-  f=$(cd "$mnt/fio" && fio --directory="$mnt/fio" --output-format=json "$job" |
-      python3 -c 'import json,sys
-jobs = json.load(sys.stdin)["jobs"]
-print(sum(j[d]["bw_bytes"] for j in jobs for d in ("read", "write", "trim")))')
-  "$storlab" --db "$work/s.db" --quiet run "$work/exp.toml" >/dev/null
-  s=$("$storlab" --db "$work/s.db" export --format json |
-      python3 -c 'import json,sys; r=json.load(sys.stdin)["runs"][-1]; print(r["metrics"]["bw_bytes_per_s"]["value"])')
+  # Which side goes first alternates, so that a drift within a round
+  # favours neither.
+  if [ $((i % 2)) -eq 1 ]; then
+    f=$(run_fio); s=$(run_storlab)
+  else
+    s=$(run_storlab); f=$(run_fio)
+  fi
   printf 'round %d: fio %.1f MiB/s, storlab %.1f MiB/s\n' "$i" \
     "$(python3 -c "print($f / 2**20)")" "$(python3 -c "print($s / 2**20)")"
   fio_bw+=("$f")
