@@ -52,6 +52,11 @@ impl Lab {
             t.preflight()
                 .with_context(|| format!("target `{}`", spec.name))?;
         }
+        for w in &exp.workloads {
+            w.kind
+                .preflight(&w.params)
+                .with_context(|| format!("workload `{}`", w.name))?;
+        }
         Ok(Lab {
             journal,
             targets,

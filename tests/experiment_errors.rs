@@ -21,6 +21,10 @@ const CASES: &[(&str, &str, &str, &str)] = &[
     ("no_workload", "[[target]]\nname = \"a\"\nkind = \"dir\"\npath = \"/tmp\"\n", "1:1", "no [[workload]]"),
     ("plan_order", "[plan]\norder = \"shuffled\"\n[[target]]\nname = \"a\"\nkind = \"dir\"\npath = \"/tmp\"\n[[workload]]\nname = \"w\"\nkind = \"io\"\n", "2:9", "must be one of interleaved"),
     ("repetitions_zero", "[plan]\nrepetitions = 0\n[[target]]\nname = \"a\"\nkind = \"dir\"\npath = \"/tmp\"\n[[workload]]\nname = \"w\"\nkind = \"io\"\n", "2:15", "between 1 and"),
+    ("fio_missing_job_file", "[[target]]\nname = \"a\"\nkind = \"dir\"\npath = \"/tmp\"\n[[workload]]\nname = \"w\"\nkind = \"fio\"\njob = \"nope.fio\"\n", "8:7", "cannot open the fio job file `nope.fio`"),
+    ("fio_job_and_options", "[[target]]\nname = \"a\"\nkind = \"dir\"\npath = \"/tmp\"\n[[workload]]\nname = \"w\"\nkind = \"fio\"\njob = \"a.fio\"\noptions = { rw = \"read\" }\n", "9:11", "not both"),
+    ("fio_inline_directory", "[[target]]\nname = \"a\"\nkind = \"dir\"\npath = \"/tmp\"\n[[workload]]\nname = \"w\"\nkind = \"fio\"\noptions = { rw = \"read\", directory = \"/mnt\" }\n", "8:11", "`directory` is storlab's to set"),
+    ("command_shell_list", "[[target]]\nname = \"a\"\nkind = \"dir\"\npath = \"/tmp\"\n[[workload]]\nname = \"w\"\nkind = \"command\"\nshell = true\ncommand = [\"make\", \"-j2\"]\n", "9:11", "is one string for sh -c"),
     ("ramp_without_runtime", "[[target]]\nname = \"a\"\nkind = \"dir\"\npath = \"/tmp\"\n[[workload]]\nname = \"w\"\nkind = \"io\"\nramp_time = \"1s\"\n", "8:13", "needs runtime"),
 ];
 

@@ -1,6 +1,4 @@
-use std::process::Command;
-
-use crate::util::{metric, Lab};
+use crate::util::{metric, storlab_mounts, Lab, TestMount};
 
 const MIB: f64 = 1024.0 * 1024.0;
 
@@ -153,13 +151,6 @@ fn tmpfs_name() -> String {
     format!("t{}", std::process::id())
 }
 
-fn storlab_mounts(name: &str) -> usize {
-    let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
-    text.lines()
-        .filter(|l| l.contains(&format!("storlab-tmpfs-{name}-")))
-        .count()
-}
-
 #[test]
 fn tmpfs_is_mounted_measured_and_unmounted() {
     let _alone = crate::util::measuring_alone();
@@ -193,28 +184,6 @@ fn tmpfs_is_mounted_measured_and_unmounted() {
         "{facts}"
     );
     assert_eq!(facts["size_bytes"], 256 * 1024 * 1024, "{facts}");
-}
-
-/// A tmpfs the test mounts itself, unmounted on drop even if the test fails.
-struct TestMount(std::path::PathBuf);
-
-impl TestMount {
-    fn new(dir: std::path::PathBuf, size: &str) -> TestMount {
-        std::fs::create_dir_all(&dir).unwrap();
-        let st = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "storlab-test"])
-            .arg(&dir)
-            .status()
-            .unwrap();
-        assert!(st.success());
-        TestMount(dir)
-    }
-}
-
-impl Drop for TestMount {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.0).status();
-    }
 }
 
 fn runs_in_store(db: &std::path::Path) -> i64 {

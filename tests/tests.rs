@@ -8,10 +8,14 @@ mod util;
 mod browser;
 /// A minimal DevTools client for the browser tests.
 mod cdp;
+/// Real commands (tar extraction, failures, timeouts) timed as `command` workloads.
+mod command_runs;
 /// What survives a killed campaign, and what the next one cleans.
 mod crash;
 /// Malformed experiment files: one error line with file:line:column, exit 2.
 mod experiment_errors;
+/// Real fio job files run as `fio` workloads, mapped into storlab metrics.
+mod fio_runs;
 /// Real runs of the io workload on directories and tmpfs, checked through the store.
 mod io_runs;
 /// Adaptive repetitions, time limits, resuming killed campaigns.

@@ -116,3 +116,47 @@ pub fn root_device() -> String {
         .expect("a root mount")
         .to_string()
 }
+
+/// A tmpfs the test mounts itself, unmounted on drop even if the test fails.
+pub struct TestMount(pub PathBuf);
+
+impl TestMount {
+    pub fn new(dir: PathBuf, size: &str) -> TestMount {
+        std::fs::create_dir_all(&dir).unwrap();
+        let st = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "storlab-test"])
+            .arg(&dir)
+            .status()
+            .unwrap();
+        assert!(st.success());
+        TestMount(dir)
+    }
+}
+
+impl Drop for TestMount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// How many tmpfs mounts storlab made for a target named `name` are left.
+pub fn storlab_mounts(name: &str) -> usize {
+    let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    text.lines()
+        .filter(|l| l.contains(&format!("storlab-tmpfs-{name}-")))
+        .count()
+}
+
+/// The runs of the latest campaign's JSON export.
+pub fn runs(export: &serde_json::Value) -> &Vec<serde_json::Value> {
+    export["runs"].as_array().expect("runs")
+}
+
+/// Runs recorded in the store so far (0 before it exists).
+pub fn runs_in_store(db: &Path) -> i64 {
+    let Ok(conn) = rusqlite::Connection::open(db) else {
+        return 0;
+    };
+    conn.query_row("SELECT COUNT(*) FROM runs", [], |r| r.get(0))
+        .unwrap_or(0)
+}

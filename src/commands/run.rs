@@ -59,6 +59,11 @@ pub fn resume(db: &Path, campaign: &str, quiet: bool) -> Result<ExitCode> {
     if !names_match {
         anyhow::bail!("campaign {id}'s stored targets and workloads do not match its experiment; it cannot be resumed");
     }
+    for (w, stored) in exp.workloads.iter().zip(&r.workload_params) {
+        if &w.params.to_json() != stored {
+            anyhow::bail!("workload `{}` of campaign {id} resolves differently now (a file it reads, such as a fio job file, changed); it cannot be resumed", w.name);
+        }
+    }
     let stop = StopFlag::new();
     stop.install_signal_handlers()?;
     let mut printer = Printer::new(quiet);

@@ -35,6 +35,9 @@ pub enum ParamType {
     Choice(&'static [&'static str]),
     /// A list of strings; a single comma-separated string is accepted too.
     List,
+    /// An argument vector (a list of strings) or one string kept whole, as
+    /// a command is written; never split.
+    Args,
     /// A table of scalar settings (`{ recordsize = "8k" }`), kept as text.
     Map,
 }
@@ -50,6 +53,7 @@ impl ParamType {
             ParamType::Str => "string".into(),
             ParamType::Choice(options) => options.join("|"),
             ParamType::List => "list of strings".into(),
+            ParamType::Args => "argument list or string".into(),
             ParamType::Map => "table".into(),
         }
     }
@@ -103,6 +107,7 @@ impl Value {
             ParamType::Bool => Value::Bool(text == "true"),
             ParamType::Str | ParamType::Choice(_) => Value::Str(text.to_string()),
             ParamType::List => Value::List(split_list(text)),
+            ParamType::Args => Value::List(vec![text.to_string()]),
             ParamType::Map => Value::Map(BTreeMap::new()),
         })
     }

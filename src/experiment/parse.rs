@@ -72,6 +72,15 @@ struct Cx<'a> {
 }
 
 impl Cx<'_> {
+    /// The experiment file's directory: relative paths in it (a fio job
+    /// file, a command's program) are resolved against it.
+    fn base_dir(&self) -> std::path::PathBuf {
+        match std::path::Path::new(self.file).parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => std::path::PathBuf::from("."),
+        }
+    }
+
     fn err(&self, span: Span, message: impl Into<String>) -> ExperimentError {
         ExperimentError::invalid(Location::of_span(self.file, self.source, span), message)
     }
@@ -242,8 +251,12 @@ impl Cx<'_> {
                 &allowed,
                 &format!("workload `{name}` (kind {kind_name})"),
             )?;
-            let (params, spans) = self.params(t, kind.params(), &format!("workload `{name}`"))?;
-            if let Err((key, msg)) = kind.validate(&params) {
+            let (mut params, spans) =
+                self.params(t, kind.params(), &format!("workload `{name}`"))?;
+            let resolved = kind
+                .validate(&params)
+                .and_then(|()| kind.resolve(&mut params, &self.base_dir()));
+            if let Err((key, msg)) = resolved {
                 let span = spans.get(key).cloned().flatten().or_else(|| t.span());
                 return Err(self.err(span, format!("workload `{name}`: {msg}")));
             }
@@ -443,6 +456,7 @@ impl Cx<'_> {
                 Value::Str(s.to_string())
             }
             ParamType::List => Value::List(self.list(item)?),
+            ParamType::Args => Value::List(args(item)?),
             ParamType::Map => Value::Map(map(item)?),
         })
     }
@@ -463,6 +477,23 @@ impl Cx<'_> {
             })
             .collect()
     }
+}
+
+/// An argument vector: one string kept whole, or a non-empty array of strings.
+fn args(item: &Item) -> Result<Vec<String>, String> {
+    if let Some(s) = item.as_str() {
+        return Ok(vec![s.to_string()]);
+    }
+    let wrong = "must be an argument list such as [\"tar\", \"-xf\", \"a.tar\"] or one string";
+    let array = item.as_array().ok_or(wrong)?;
+    let out: Vec<String> = array
+        .iter()
+        .map(|v| v.as_str().map(String::from).ok_or(wrong))
+        .collect::<Result<_, _>>()?;
+    if out.is_empty() {
+        return Err("must not be empty".into());
+    }
+    Ok(out)
 }
 
 fn with_article(noun: &str) -> String {

@@ -1,6 +1,8 @@
 //! Measurement primitives: what a run yields (metrics, series, histograms),
-//! latency histograms, per-thread CPU accounting and the stop flag.
+//! latency histograms, per-thread CPU accounting, measured child processes
+//! and the stop flag.
 
+pub mod child;
 pub mod cpu;
 pub mod latency;
 pub mod output;

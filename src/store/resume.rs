@@ -28,6 +28,9 @@ pub struct Resumable {
     pub status: String,
     pub target_names: Vec<String>,
     pub workload_names: Vec<String>,
+    /// Each workload's parameters as resolved when the campaign began
+    /// (a fio job's text among them).
+    pub workload_params: Vec<serde_json::Value>,
     pub ids: CampaignIds,
 }
 
@@ -54,12 +57,20 @@ impl Store {
             Ok(v)
         };
         let (targets, workloads) = (rows("targets")?, rows("workloads")?);
+        let mut st = self.conn.prepare(
+            "SELECT params_json FROM workloads WHERE campaign_id = ?1 ORDER BY position",
+        )?;
+        let workload_params = st
+            .query_map([campaign], |r| r.get::<_, String>(0))?
+            .map(|p| Ok(serde_json::from_str(&p?)?))
+            .collect::<Result<Vec<serde_json::Value>>>()?;
         Ok(Resumable {
             source,
             origin,
             status,
             target_names: targets.iter().map(|t| t.1.clone()).collect(),
             workload_names: workloads.iter().map(|w| w.1.clone()).collect(),
+            workload_params,
             ids: CampaignIds {
                 campaign,
                 targets: targets.iter().map(|t| t.0).collect(),

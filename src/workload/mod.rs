@@ -4,6 +4,8 @@
 //! closed registry [`WorkloadKind`] maps names to parameter tables,
 //! validation, estimates and constructors, and drives `storlab workloads`.
 
+pub mod command;
+pub mod fio;
 pub mod io;
 pub mod matrix;
 pub mod mock;
@@ -52,6 +54,8 @@ pub struct Primary {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WorkloadKind {
     Io,
+    Fio,
+    Command,
     Mock,
     Pgbench,
     SqliteOltp,
@@ -63,6 +67,8 @@ pub enum WorkloadKind {
 impl WorkloadKind {
     pub const ALL: &'static [WorkloadKind] = &[
         WorkloadKind::Io,
+        WorkloadKind::Fio,
+        WorkloadKind::Command,
         WorkloadKind::Mock,
         WorkloadKind::Pgbench,
         WorkloadKind::SqliteOltp,
@@ -74,6 +80,8 @@ impl WorkloadKind {
     pub fn names() -> &'static [&'static str] {
         &[
             "io",
+            "fio",
+            "command",
             "mock",
             "pgbench",
             "sqlite-oltp",
@@ -90,6 +98,8 @@ impl WorkloadKind {
     pub fn name(self) -> &'static str {
         match self {
             WorkloadKind::Io => "io",
+            WorkloadKind::Fio => "fio",
+            WorkloadKind::Command => "command",
             WorkloadKind::Mock => "mock",
             WorkloadKind::Pgbench => "pgbench",
             WorkloadKind::SqliteOltp => "sqlite-oltp",
@@ -102,6 +112,10 @@ impl WorkloadKind {
     pub fn about(self) -> &'static str {
         match self {
             WorkloadKind::Io => "storlab's native I/O engine, with fio's parameter names",
+            WorkloadKind::Fio => {
+                "a fio job file (or inline options) run by fio, its JSON+ output as storlab metrics"
+            }
+            WorkloadKind::Command => "any program run in the target's working directory, timed",
             WorkloadKind::Mock => {
                 "synthetic seeded metrics that touch no storage, for testing storlab itself"
             }
@@ -124,6 +138,8 @@ impl WorkloadKind {
     pub fn params(self) -> &'static [ParamSpec] {
         match self {
             WorkloadKind::Io => io::PARAMS,
+            WorkloadKind::Fio => fio::PARAMS,
+            WorkloadKind::Command => command::PARAMS,
             WorkloadKind::Mock => mock::PARAMS,
             WorkloadKind::Pgbench => pgbench::PARAMS,
             WorkloadKind::SqliteOltp => sqlite_oltp::PARAMS,
@@ -136,12 +152,32 @@ impl WorkloadKind {
     pub fn validate(self, p: &Params) -> Result<(), (&'static str, String)> {
         match self {
             WorkloadKind::Io => io::validate(p),
+            WorkloadKind::Fio => fio::validate(p),
+            WorkloadKind::Command => command::validate(p),
             WorkloadKind::Mock => Ok(()),
             WorkloadKind::Pgbench => pgbench::validate(p),
             WorkloadKind::SqliteOltp => sqlite_oltp::validate(p),
             WorkloadKind::Matrix => matrix::validate(p),
             WorkloadKind::Smallfiles => smallfiles::validate(p),
             WorkloadKind::Tinywrites => tinywrites::validate(p),
+        }
+    }
+
+    /// Resolves what the parameters point at once the file is read: relative
+    /// paths against `base`, the experiment file's directory.
+    pub fn resolve(self, p: &mut Params, base: &Path) -> Result<(), (&'static str, String)> {
+        match self {
+            WorkloadKind::Fio => fio::resolve(p, base),
+            WorkloadKind::Command => command::resolve(p, base),
+            _ => Ok(()),
+        }
+    }
+
+    /// Checks made before a campaign provisions anything (a program is there).
+    pub fn preflight(self, _p: &Params) -> Result<()> {
+        match self {
+            WorkloadKind::Fio => fio::preflight(),
+            _ => Ok(()),
         }
     }
 
@@ -153,7 +189,8 @@ impl WorkloadKind {
     pub fn primary(self) -> Primary {
         use Direction::{HigherIsBetter, LowerIsBetter};
         let (name, unit, direction) = match self {
-            WorkloadKind::Io => ("bw_bytes_per_s", "bytes/s", HigherIsBetter),
+            WorkloadKind::Io | WorkloadKind::Fio => ("bw_bytes_per_s", "bytes/s", HigherIsBetter),
+            WorkloadKind::Command => ("wall_s", "s", LowerIsBetter),
             WorkloadKind::Mock | WorkloadKind::Smallfiles => ("ops_per_s", "ops/s", HigherIsBetter),
             WorkloadKind::Pgbench | WorkloadKind::SqliteOltp => ("tps", "tx/s", HigherIsBetter),
             WorkloadKind::Matrix => (matrix::PRIMARY, "bytes/s", HigherIsBetter),
@@ -169,6 +206,8 @@ impl WorkloadKind {
     pub fn estimate(self, p: &Params) -> Duration {
         match self {
             WorkloadKind::Io => io::estimate(p),
+            WorkloadKind::Fio => fio::estimate(p),
+            WorkloadKind::Command => command::estimate(p),
             WorkloadKind::Mock => p.duration("duration").unwrap_or_default(),
             WorkloadKind::Pgbench => pgbench::estimate(p),
             WorkloadKind::SqliteOltp => sqlite_oltp::estimate(p),
@@ -182,6 +221,9 @@ impl WorkloadKind {
     pub fn bytes_needed(self, p: &Params) -> u64 {
         match self {
             WorkloadKind::Io => io::bytes_needed(p),
+            WorkloadKind::Fio => fio::bytes_needed(p),
+            // Unknown beforehand: the command's own errors tell.
+            WorkloadKind::Command => 0,
             WorkloadKind::Mock => 0,
             WorkloadKind::Pgbench => pgbench::bytes_needed(p),
             WorkloadKind::SqliteOltp => sqlite_oltp::bytes_needed(p),
@@ -194,6 +236,8 @@ impl WorkloadKind {
     pub fn build(self, p: &Params) -> Box<dyn Workload> {
         match self {
             WorkloadKind::Io => Box::new(io::Io::new(p)),
+            WorkloadKind::Fio => Box::new(fio::Fio::new(p)),
+            WorkloadKind::Command => Box::new(command::CommandWorkload::new(p)),
             WorkloadKind::Mock => Box::new(mock::Mock::new(p)),
             WorkloadKind::Pgbench => Box::new(pgbench::Pgbench::new(p)),
             WorkloadKind::SqliteOltp => Box::new(sqlite_oltp::SqliteOltp::new(p)),

@@ -1,0 +1,328 @@
+//! Workload `command`: any program run in storlab's working directory on
+//! the target, timed.
+//!
+//! `command` is an argument vector run directly (no shell, so nothing in it
+//! is interpreted); only `shell = true`, written explicitly, runs it as one
+//! string with `sh -c`. `{dir}` in any argument becomes the working
+//! directory, which is also the command's current directory and
+//! `$STORLAB_DIR`. Optional `prepare` and `cleanup` commands run untimed
+//! before (ahead of the cache drop) and after every run. The run is timed
+//! from spawn to reap: wall time (the primary metric), user and system time
+//! and peak resident memory from `wait4`'s rusage, which covers the child
+//! and every descendant it waited for. The kernel folds the resident size
+//! of the image a child replaces at exec (storlab's) into its peak, so a
+//! peak not above storlab's own is left out, with a warning, rather than
+//! stored as the command's. A non-zero exit fails the run with the tail of
+//! stderr.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use anyhow::{anyhow, bail, Result};
+
+use super::{RunContext, Workload};
+use crate::experiment::params::{ParamSpec, ParamType, Params, Value};
+use crate::experiment::units::format_bytes;
+use crate::measure::child::{self, describe_status, ChildOptions, Finished};
+use crate::measure::{Metric, RunOutput, StopFlag};
+
+/// Lines of stderr kept with a failed run.
+const STDERR_LINES: usize = 10;
+
+/// A run's length is unknown beforehand; estimates count this much.
+const NOMINAL_RUN: Duration = Duration::from_secs(5);
+
+const COMMANDS: [&str; 3] = ["command", "prepare", "cleanup"];
+
+pub const PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "command",
+        ty: ParamType::Args,
+        default: None,
+        help: "the program and its arguments, e.g. [\"tar\", \"-xf\", \"/data/src.tar\"], run without a shell in the working directory; {dir} becomes that directory",
+    },
+    ParamSpec {
+        name: "shell",
+        ty: ParamType::Bool,
+        default: Some("false"),
+        help: "run command, prepare and cleanup as one string each with sh -c ({dir} is pasted as is)",
+    },
+    ParamSpec {
+        name: "prepare",
+        ty: ParamType::Args,
+        default: None,
+        help: "run before every run, untimed and before the cache drop; a failure fails the run",
+    },
+    ParamSpec {
+        name: "cleanup",
+        ty: ParamType::Args,
+        default: None,
+        help: "run after every run, untimed; a failure fails the run",
+    },
+    ParamSpec {
+        name: "timeout",
+        ty: ParamType::Duration,
+        default: None,
+        help: "kill a command (its whole process group) after this long; the run fails",
+    },
+];
+
+pub fn validate(p: &Params) -> Result<(), (&'static str, String)> {
+    if p.list("command").is_none() {
+        return Err((
+            "command",
+            "a command workload needs `command`, e.g. command = [\"tar\", \"-xf\", \"/data/src.tar\"]".into(),
+        ));
+    }
+    let shell = p.bool("shell").unwrap_or(false);
+    for key in COMMANDS {
+        let Some(argv) = p.list(key) else { continue };
+        if argv.first().map_or(true, |s| s.trim().is_empty()) {
+            return Err((key, format!("`{key}` names no program")));
+        }
+        if shell && argv.len() > 1 {
+            return Err((
+                key,
+                format!("with shell = true, `{key}` is one string for sh -c, e.g. {key} = \"cd {{dir}} && make\""),
+            ));
+        }
+        if !shell && argv.len() == 1 && looks_like_shell(&argv[0]) {
+            return Err((
+                key,
+                format!("`{key}` is one string with spaces but is not run by a shell: write it as an argument list such as [\"tar\", \"-xf\", \"a.tar\"], or set shell = true"),
+            ));
+        }
+    }
+    if p.duration("timeout") == Some(Duration::ZERO) {
+        return Err(("timeout", "timeout must be longer than 0".into()));
+    }
+    Ok(())
+}
+
+/// One string holding what looks like several words, and not a program
+/// that exists under that very name.
+fn looks_like_shell(s: &str) -> bool {
+    s.trim().contains(char::is_whitespace) && !Path::new(s).exists()
+}
+
+/// A relative program path (`./bench.sh`, `tools/run`) is resolved against
+/// the experiment file's directory; bare names are searched on PATH.
+pub fn resolve(p: &mut Params, base: &Path) -> Result<(), (&'static str, String)> {
+    if p.bool("shell").unwrap_or(false) {
+        return Ok(());
+    }
+    for key in COMMANDS {
+        let Some(mut argv) = p.list(key).map(<[String]>::to_vec) else {
+            continue;
+        };
+        let program = Path::new(&argv[0]);
+        if program.is_relative() && argv[0].contains('/') && !argv[0].contains("{dir}") {
+            let joined = base.join(program);
+            let abs = std::fs::canonicalize(&joined).unwrap_or_else(|_| absolute(&joined));
+            argv[0] = abs.display().to_string();
+            p.set(key, Value::List(argv));
+        }
+    }
+    Ok(())
+}
+
+/// `p` made absolute against the current directory, `.` steps dropped.
+fn absolute(p: &Path) -> PathBuf {
+    let p = std::env::current_dir()
+        .map(|cwd| cwd.join(p))
+        .unwrap_or_else(|_| p.to_path_buf());
+    p.components().collect()
+}
+
+pub fn estimate(_p: &Params) -> Duration {
+    NOMINAL_RUN
+}
+
+pub struct CommandWorkload {
+    command: Vec<String>,
+    prepare: Option<Vec<String>>,
+    cleanup: Option<Vec<String>>,
+    shell: bool,
+    timeout: Option<Duration>,
+}
+
+impl CommandWorkload {
+    pub fn new(p: &Params) -> CommandWorkload {
+        let argv = |k: &str| p.list(k).map(<[String]>::to_vec);
+        CommandWorkload {
+            command: argv("command").unwrap_or_default(),
+            prepare: argv("prepare"),
+            cleanup: argv("cleanup"),
+            shell: p.bool("shell").unwrap_or(false),
+            timeout: p.duration("timeout"),
+        }
+    }
+
+    /// Runs one of the commands in `dir`; an error if it cannot start.
+    fn spawn(&self, argv: &[String], dir: &Path, stop: &StopFlag) -> Result<Finished> {
+        let mut cmd = build(argv, self.shell, dir);
+        child::run(
+            &mut cmd,
+            ChildOptions {
+                stdin: None,
+                capture_stdout: false,
+                stop,
+                stop_signal: libc::SIGTERM,
+                timeout: self.timeout,
+            },
+        )
+        .map_err(|e| anyhow!("cannot run `{}`: {e}", program_name(argv, self.shell)))
+    }
+
+    /// Runs an untimed hook (prepare or cleanup); fails on a non-zero exit.
+    fn hook(&self, which: &str, argv: Option<&Vec<String>>, dir: &Path) -> Result<()> {
+        let Some(argv) = argv else { return Ok(()) };
+        let f = self.spawn(argv, dir, &StopFlag::new())?;
+        check(&f, self.timeout).map_err(|e| anyhow!("{which} command {e}"))
+    }
+}
+
+/// The process for `argv`: directly, or one string through `sh -c`.
+fn build(argv: &[String], shell: bool, dir: &Path) -> Command {
+    let dir_text = dir.display().to_string();
+    let subst = |s: &String| s.replace("{dir}", &dir_text);
+    let mut cmd = if shell {
+        let mut c = Command::new("sh");
+        c.arg("-c").arg(subst(&argv[0]));
+        c
+    } else {
+        let mut c = Command::new(subst(&argv[0]));
+        c.args(argv[1..].iter().map(subst));
+        c
+    };
+    cmd.current_dir(dir).env("STORLAB_DIR", dir);
+    cmd
+}
+
+fn program_name(argv: &[String], shell: bool) -> String {
+    if shell {
+        "sh -c".into()
+    } else {
+        argv[0].clone()
+    }
+}
+
+/// Ok for exit status 0; otherwise why, with the tail of stderr.
+fn check(f: &Finished, timeout: Option<Duration>) -> Result<()> {
+    if f.timed_out {
+        let t = timeout.map(|t| t.as_secs_f64()).unwrap_or_default();
+        bail!("timed out after {t} s and was killed");
+    }
+    if f.status.success() {
+        return Ok(());
+    }
+    let tail = f.stderr_tail(STDERR_LINES);
+    let said = if tail.is_empty() {
+        "nothing on stderr".to_string()
+    } else {
+        format!("stderr: {tail}")
+    };
+    bail!("failed with {} ({said})", describe_status(f.status))
+}
+
+impl Workload for CommandWorkload {
+    fn prepare(&mut self, dir: &Path) -> Result<()> {
+        self.hook("prepare", self.prepare.as_ref(), dir)
+    }
+
+    fn run(&mut self, dir: &Path, cx: &RunContext) -> Result<RunOutput> {
+        let f = self.spawn(&self.command, dir, &cx.stop)?;
+        // Stopped by a signal: recorded as interrupted, whatever the exit.
+        if !cx.stop.is_raised() {
+            check(&f, self.timeout)
+                .map_err(|e| anyhow!("`{}` {e}", program_name(&self.command, self.shell)))?;
+        }
+        let mut out = RunOutput {
+            metrics: vec![
+                Metric::lower("wall_s", f.wall.as_secs_f64(), "s"),
+                Metric::lower("cpu_user_s", f.user_s, "s"),
+                Metric::lower("cpu_sys_s", f.sys_s, "s"),
+            ],
+            ..Default::default()
+        };
+        match child::own_peak_rss_bytes() {
+            Some(floor) if f.max_rss_bytes <= floor => out.warnings.push(format!(
+                "peak memory not recorded: the kernel reports {}, which is storlab's own resident size carried over at exec; the command used at most that",
+                format_bytes(f.max_rss_bytes as f64)
+            )),
+            _ => out.metrics.push(Metric::lower(
+                "max_rss_bytes",
+                f.max_rss_bytes as f64,
+                "bytes",
+            )),
+        }
+        Ok(out)
+    }
+
+    fn cleanup(&mut self, dir: &Path) -> Result<()> {
+        self.hook("cleanup", self.cleanup.as_ref(), dir)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(pairs: &[(&str, Value)]) -> Params {
+        let mut p = Params::defaults(PARAMS);
+        for (k, v) in pairs {
+            p.set(k, v.clone());
+        }
+        p
+    }
+
+    fn list(items: &[&str]) -> Value {
+        Value::List(items.iter().map(|s| s.to_string()).collect())
+    }
+
+    #[test]
+    fn an_argument_vector_is_passed_verbatim_without_a_shell() {
+        let dir = Path::new("/w/d");
+        let argv: Vec<String> = ["echo", "a; rm -rf {dir}", "$HOME"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let cmd = build(&argv, false, dir);
+        assert_eq!(cmd.get_program(), "echo");
+        let args: Vec<_> = cmd.get_args().collect();
+        assert_eq!(args, ["a; rm -rf /w/d", "$HOME"]);
+        assert_eq!(cmd.get_current_dir(), Some(dir));
+        let sh = build(&["cd {dir} && ls".to_string()], true, dir);
+        assert_eq!(sh.get_program(), "sh");
+        assert_eq!(sh.get_args().collect::<Vec<_>>(), ["-c", "cd /w/d && ls"]);
+    }
+
+    #[test]
+    fn shell_text_needs_shell_true_and_shell_needs_one_string() {
+        let p = params(&[("command", list(&["tar -xf a.tar"]))]);
+        assert!(validate(&p).unwrap_err().1.contains("shell = true"));
+        let p = params(&[
+            ("command", list(&["tar", "-xf"])),
+            ("shell", Value::Bool(true)),
+        ]);
+        assert!(validate(&p).unwrap_err().1.contains("one string"));
+        let p = params(&[
+            ("command", list(&["tar -xf a.tar"])),
+            ("shell", Value::Bool(true)),
+        ]);
+        assert!(validate(&p).is_ok());
+        assert!(validate(&params(&[])).is_err());
+    }
+
+    #[test]
+    fn relative_programs_resolve_against_the_experiment_directory() {
+        let mut p = params(&[
+            ("command", list(&["./bench.sh", "x"])),
+            ("prepare", list(&["tar", "x"])),
+        ]);
+        resolve(&mut p, Path::new("/srv/exp")).unwrap();
+        assert_eq!(p.list("command").unwrap()[0], "/srv/exp/bench.sh");
+        assert_eq!(p.list("prepare").unwrap()[0], "tar");
+    }
+}

@@ -1,0 +1,418 @@
+//! fio job files as storlab reads them: `include` lines expanded, every path
+//! option checked to stay inside the working directory, `directory` lines
+//! replaced (storlab points fio at its own directory on each target), and
+//! the jobs' sizes and run times read for space checks and estimates.
+//!
+//! The syntax is fio's INI dialect (`fio(1)`, "Job file format"): `[name]`
+//! sections, `[global]` defaults for the jobs after it, `key=value` or a
+//! bare `key`, `;` and `#` comment lines, `include FILE` relative to the
+//! including file. Everything else is fio's to interpret.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::experiment::units::{parse_duration, parse_size};
+
+/// Options whose value names files fio writes (or, for `replay_redirect`, a
+/// device it writes to): they must stay below the working directory.
+const PATH_OPTIONS: &[&str] = &[
+    "filename",
+    "filename_format",
+    "opendir",
+    "write_bw_log",
+    "write_lat_log",
+    "write_iops_log",
+    "write_hist_log",
+    "write_iolog",
+    "replay_redirect",
+];
+
+/// How deep `include` may nest (fio itself has no limit; loops must end).
+const MAX_INCLUDE_DEPTH: usize = 16;
+
+/// One line of a job file.
+#[derive(Debug, Clone, PartialEq)]
+enum Line<'a> {
+    Blank,
+    Section(&'a str),
+    Include(&'a str),
+    Option(String, Option<&'a str>),
+}
+
+fn classify(raw: &str) -> Line<'_> {
+    let t = raw.trim();
+    if t.is_empty() || t.starts_with(';') || t.starts_with('#') {
+        return Line::Blank;
+    }
+    if let Some(name) = t.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
+        return Line::Section(name.trim());
+    }
+    if let Some(rest) = t.strip_prefix("include") {
+        if rest.starts_with([' ', '\t']) {
+            return Line::Include(rest.trim());
+        }
+    }
+    match t.split_once('=') {
+        Some((k, v)) => Line::Option(normalize(k), Some(v.trim())),
+        None => Line::Option(normalize(t), None),
+    }
+}
+
+/// Option names compared case-insensitively, `-` as `_`.
+fn normalize(key: &str) -> String {
+    key.trim().to_ascii_lowercase().replace('-', "_")
+}
+
+/// Reads a job file with its includes expanded in place, checking every
+/// line; errors name the file and line.
+pub fn load(path: &Path) -> Result<String, String> {
+    let mut out = String::new();
+    expand(path, 0, &mut out)?;
+    Ok(out)
+}
+
+fn expand(path: &Path, depth: usize, out: &mut String) -> Result<(), String> {
+    if depth > MAX_INCLUDE_DEPTH {
+        return Err(format!(
+            "{}: includes nest deeper than {MAX_INCLUDE_DEPTH} levels (a loop?)",
+            path.display()
+        ));
+    }
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read fio job file {}: {e}", path.display()))?;
+    let here = path.parent().unwrap_or(Path::new("."));
+    for (i, raw) in text.lines().enumerate() {
+        let at = || format!("{}:{}", path.display(), i + 1);
+        match classify(raw) {
+            Line::Include(name) => {
+                let inc: PathBuf = here.join(name);
+                out.push_str(&format!("; storlab: include {name}\n"));
+                expand(&inc, depth + 1, out)
+                    .map_err(|e| format!("{} (included at {})", e, at()))?;
+            }
+            line => {
+                check_line(&line).map_err(|e| format!("{}: {e}", at()))?;
+                out.push_str(raw);
+                out.push('\n');
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Refuses a path option that could reach outside the working directory.
+fn check_line(line: &Line<'_>) -> Result<(), String> {
+    let Line::Option(key, Some(value)) = line else {
+        return Ok(());
+    };
+    if !PATH_OPTIONS.contains(&key.as_str()) {
+        return Ok(());
+    }
+    for part in split_colons(value) {
+        check_relative(key, &part)?;
+    }
+    Ok(())
+}
+
+/// fio's list separator for file names is `:`, escaped as `\:`.
+fn split_colons(value: &str) -> Vec<String> {
+    let mut parts = vec![String::new()];
+    let mut chars = value.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&':') => {
+                parts.last_mut().expect("never empty").push(':');
+                chars.next();
+            }
+            ':' => parts.push(String::new()),
+            c => parts.last_mut().expect("never empty").push(c),
+        }
+    }
+    parts
+}
+
+fn check_relative(key: &str, part: &str) -> Result<(), String> {
+    let why = if part.starts_with('/') || part.starts_with('~') {
+        "is an absolute path"
+    } else if Path::new(part).components().any(|c| c.as_os_str() == "..") {
+        "climbs out with `..`"
+    } else if part.contains("${") || part.contains("$(") {
+        "expands a variable, so storlab cannot check where it points"
+    } else {
+        return Ok(());
+    };
+    Err(format!(
+        "`{key}={part}` {why}; storlab runs fio inside its own working directory on each target and writes nowhere else: use a relative name (e.g. {key}=data) or remove the line"
+    ))
+}
+
+/// The job text of inline options: one job named `inline`. Booleans
+/// (`true`, written `on` by the experiment parser) become fio's 1 and 0.
+pub fn inline(options: &BTreeMap<String, String>) -> Result<String, String> {
+    let mut text = String::from("[inline]\n");
+    for (key, value) in options {
+        if key.is_empty() || key.contains(['=', '[', ']', '\n', '\r']) || key == "include" {
+            return Err(format!("`{key}` is not a fio option name"));
+        }
+        if value.contains(['\n', '\r']) {
+            return Err(format!("the value of `{key}` must be on one line"));
+        }
+        if normalize(key) == "directory" {
+            return Err("`directory` is storlab's to set: fio runs in storlab's working directory on each target; remove it".into());
+        }
+        let value = match value.as_str() {
+            "on" | "true" => "1",
+            "off" | "false" => "0",
+            v => v,
+        };
+        let line = if value.is_empty() {
+            key.clone()
+        } else {
+            format!("{key}={value}")
+        };
+        check_line(&classify(&line))?;
+        text.push_str(&line);
+        text.push('\n');
+    }
+    Ok(text)
+}
+
+/// The text handed to fio: `directory` lines commented out, with one
+/// warning each.
+pub fn render(text: &str) -> (String, Vec<String>) {
+    let mut out = String::with_capacity(text.len());
+    let mut warnings = Vec::new();
+    for raw in text.lines() {
+        if let Line::Option(key, value) = classify(raw) {
+            if key == "directory" {
+                out.push_str("; storlab replaced: ");
+                out.push_str(raw.trim());
+                out.push('\n');
+                warnings.push(format!(
+                    "the job file's `directory={}` is replaced by storlab's working directory on the target",
+                    value.unwrap_or("")
+                ));
+                continue;
+            }
+        }
+        out.push_str(raw);
+        out.push('\n');
+    }
+    (out, warnings)
+}
+
+/// What storlab needs to know of one job: enough for estimates.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobInfo {
+    pub name: String,
+    pub numjobs: u64,
+    pub size: Option<u64>,
+    pub io_bytes: Option<u64>,
+    pub filename: Option<String>,
+    pub runtime: Option<Duration>,
+    pub ramp: Duration,
+    pub time_based: bool,
+    /// `stonewall` or `wait_for`: starts after the jobs before it.
+    pub waits: bool,
+}
+
+/// The jobs of a job text in order, each with the `[global]` options in
+/// force where it appears.
+pub fn jobs(text: &str) -> Vec<JobInfo> {
+    let mut globals: BTreeMap<String, Option<String>> = BTreeMap::new();
+    let mut sections: Vec<(String, BTreeMap<String, Option<String>>)> = Vec::new();
+    let mut in_global = false;
+    for raw in text.lines() {
+        match classify(raw) {
+            Line::Section(name) => {
+                in_global = name == "global";
+                if !in_global {
+                    sections.push((name.to_string(), globals.clone()));
+                }
+            }
+            Line::Option(key, value) => {
+                let value = value.map(String::from);
+                match sections.last_mut() {
+                    Some((_, opts)) if !in_global => {
+                        opts.insert(key, value);
+                    }
+                    _ => {
+                        globals.insert(key, value);
+                    }
+                }
+            }
+            Line::Blank | Line::Include(_) => {}
+        }
+    }
+    sections
+        .into_iter()
+        .map(|(name, o)| job_info(name, &o))
+        .collect()
+}
+
+fn job_info(name: String, o: &BTreeMap<String, Option<String>>) -> JobInfo {
+    let get = |k: &str| o.get(k).map(|v| v.as_deref().unwrap_or(""));
+    let flag = |k: &str| get(k).is_some_and(|v| v != "0");
+    let size = |k: &str| get(k).and_then(|v| parse_size(v).ok());
+    let loops = get("loops")
+        .and_then(|v| v.parse::<u64>().ok())
+        .unwrap_or(1);
+    JobInfo {
+        name,
+        numjobs: get("numjobs")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(1u64)
+            .max(1),
+        size: size("size"),
+        io_bytes: size("io_size")
+            .or_else(|| size("io_limit"))
+            .or_else(|| size("size"))
+            .map(|b| b.saturating_mul(loops)),
+        filename: get("filename").map(String::from),
+        runtime: get("runtime").and_then(|v| parse_duration(v).ok()),
+        ramp: get("ramp_time")
+            .and_then(|v| parse_duration(v).ok())
+            .unwrap_or_default(),
+        time_based: flag("time_based"),
+        waits: flag("stonewall") || get("wait_for").is_some(),
+    }
+}
+
+/// Bytes the jobs' files take at most: a file named by `filename` counts
+/// once however many jobs share it.
+pub fn bytes_needed(jobs: &[JobInfo]) -> u64 {
+    let mut files: BTreeMap<String, u64> = BTreeMap::new();
+    for (i, j) in jobs.iter().enumerate() {
+        let size = j.size.unwrap_or(0);
+        match &j.filename {
+            Some(f) => {
+                let e = files.entry(format!("named:{f}")).or_default();
+                *e = (*e).max(size);
+            }
+            None => {
+                files.insert(format!("job:{i}"), size.saturating_mul(j.numjobs));
+            }
+        }
+    }
+    files.values().sum()
+}
+
+/// Rough run time: jobs between stonewalls run together, the longest of
+/// them decides; size-based jobs are counted at 500 MB/s.
+pub fn estimate(jobs: &[JobInfo]) -> Duration {
+    let mut total = Duration::ZERO;
+    let mut phase = Duration::ZERO;
+    for j in jobs {
+        let by_size = Duration::from_secs_f64(j.io_bytes.unwrap_or(0) as f64 / 500e6);
+        let run = match (j.runtime, j.time_based) {
+            (Some(r), true) => r,
+            (Some(r), false) => r.min(by_size),
+            (None, _) => by_size,
+        };
+        if j.waits {
+            total += phase;
+            phase = Duration::ZERO;
+        }
+        phase = phase.max(run + j.ramp);
+    }
+    total + phase
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const JOB: &str = "; a comment\n[global]\nioengine=psync\nsize=64M\ndirectory=/mnt/test\n\n[write]\nrw=write\nbs=1M\n\n[read]\nstonewall\nrw=randread\nnumjobs=2\nruntime=10s\ntime_based\n";
+
+    #[test]
+    fn jobs_inherit_globals_in_order() {
+        let j = jobs(JOB);
+        assert_eq!(j.len(), 2);
+        assert_eq!(j[0].name, "write");
+        assert_eq!(j[0].size, Some(64 << 20));
+        assert!(!j[0].waits && j[1].waits && j[1].time_based);
+        assert_eq!(j[1].numjobs, 2);
+        assert_eq!(bytes_needed(&j), 3 * (64 << 20));
+        let e = estimate(&j).as_secs_f64();
+        assert!((10.1..10.2).contains(&e), "{e}");
+    }
+
+    #[test]
+    fn shared_files_count_once() {
+        let j = jobs("[a]\nsize=1M\nfilename=f\nnumjobs=4\n[b]\nsize=2M\nfilename=f\n");
+        assert_eq!(bytes_needed(&j), 2 << 20);
+    }
+
+    #[test]
+    fn directory_lines_are_replaced_with_a_warning() {
+        let (text, warnings) = render(JOB);
+        assert!(!text.lines().any(|l| l.starts_with("directory")));
+        assert!(text.contains("; storlab replaced: directory=/mnt/test"));
+        assert_eq!(warnings.len(), 1);
+        assert!(warnings[0].contains("/mnt/test"), "{warnings:?}");
+    }
+
+    #[test]
+    fn paths_outside_the_working_directory_are_refused() {
+        for bad in [
+            "filename=/dev/sdb",
+            "filename=a:/etc/passwd",
+            "FileName=../x",
+            "write_bw_log=/tmp/bw",
+            "opendir=${HOME}",
+        ] {
+            assert!(check_line(&classify(bad)).is_err(), "{bad}");
+        }
+        for good in [
+            "filename=data",
+            "filename=a\\:b:c",
+            "directory=/mnt",
+            "rw=read",
+        ] {
+            assert!(check_line(&classify(good)).is_ok(), "{good}");
+        }
+    }
+
+    #[test]
+    fn includes_are_expanded_and_checked_with_their_location() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir(d.path().join("sub")).unwrap();
+        std::fs::write(d.path().join("sub/common.fio"), "[global]\nbs=4k\n").unwrap();
+        std::fs::write(
+            d.path().join("main.fio"),
+            "include sub/common.fio\n[j]\nrw=read\n",
+        )
+        .unwrap();
+        let text = load(&d.path().join("main.fio")).unwrap();
+        assert!(text.contains("bs=4k") && text.contains("[j]"), "{text}");
+        std::fs::write(
+            d.path().join("sub/common.fio"),
+            "[global]\n\nfilename=/dev/sda\n",
+        )
+        .unwrap();
+        let err = load(&d.path().join("main.fio")).unwrap_err();
+        assert!(
+            err.contains("common.fio:3:") && err.contains("main.fio:1"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn inline_options_make_one_job() {
+        let mut o = BTreeMap::new();
+        o.insert("rw".to_string(), "randread".to_string());
+        o.insert("time_based".to_string(), "on".to_string());
+        o.insert("group_reporting".to_string(), String::new());
+        let text = inline(&o).unwrap();
+        assert_eq!(
+            text,
+            "[inline]\ngroup_reporting\nrw=randread\ntime_based=1\n"
+        );
+        o.insert("directory".to_string(), "/x".to_string());
+        assert!(inline(&o).unwrap_err().contains("storlab's to set"));
+        o.remove("directory");
+        o.insert("rw".to_string(), "read\n[evil]".to_string());
+        assert!(inline(&o).is_err());
+    }
+}

@@ -1,0 +1,254 @@
+//! Workload `fio`: a user's fio job file (or inline options for one job),
+//! run by fio itself in storlab's working directory on the target, its
+//! JSON+ output mapped into storlab's metrics.
+//!
+//! The job file is read when the experiment is: `include`s expanded, path
+//! options checked to stay inside the working directory, and the text kept
+//! with the workload's parameters (`job_text`), so that every run and the
+//! store see the same job. Each run lays the files out untimed first
+//! (`fio --create_only=1`, before the cache drop), then runs
+//! `fio --output-format=json+ --directory=<working dir> -` with the job
+//! text on stdin (`directory` lines of the job file replaced), and removes
+//! what the job left, so that the next run lays its files out anew.
+
+mod jobfile;
+mod output;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use anyhow::{anyhow, Context, Result};
+
+use super::{RunContext, Workload};
+use crate::experiment::params::{ParamSpec, ParamType, Params, Value};
+use crate::measure::child::{self, describe_status, tail_lines, ChildOptions, Finished};
+use crate::measure::{RunOutput, StopFlag};
+
+/// The program run; found on PATH.
+const FIO: &str = "fio";
+
+/// The resolved parameter holding the job text fio runs (includes expanded).
+pub const JOB_TEXT: &str = "job_text";
+
+/// fio's start-up and teardown, twice per run (layout, then the job).
+const FIO_OVERHEAD: Duration = Duration::from_millis(600);
+
+pub const PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "job",
+        ty: ParamType::Str,
+        default: None,
+        help: "fio job file; a relative path is resolved against the experiment file's directory",
+    },
+    ParamSpec {
+        name: "options",
+        ty: ParamType::Map,
+        default: None,
+        help: "instead of job: fio options of one job, e.g. { rw = \"randread\", bs = \"4k\", size = \"1G\" }",
+    },
+];
+
+pub fn validate(p: &Params) -> Result<(), (&'static str, String)> {
+    match (p.str("job"), p.map("options")) {
+        (None, None) => Err((
+            "job",
+            "a fio workload needs `job` (a fio job file) or `options` (fio options of one job)"
+                .into(),
+        )),
+        (Some(_), Some(_)) => Err(("options", "give either `job` or `options`, not both".into())),
+        (None, Some(o)) if o.is_empty() => Err(("options", "`options` is empty".into())),
+        _ => Ok(()),
+    }
+}
+
+/// Reads and checks the job file (relative to `base`, the experiment
+/// file's directory) or the inline options, and keeps the job text.
+pub fn resolve(p: &mut Params, base: &Path) -> Result<(), (&'static str, String)> {
+    let (key, text) = if let Some(job) = p.str("job").map(String::from) {
+        let path = base.join(&job);
+        let abs = std::fs::canonicalize(&path).map_err(|e| {
+            (
+                "job",
+                format!(
+                    "cannot open the fio job file `{job}` ({}: {e}); a relative path is resolved against the experiment file's directory",
+                    path.display()
+                ),
+            )
+        })?;
+        let text = jobfile::load(&abs).map_err(|e| ("job", e))?;
+        p.set("job", Value::Str(abs.display().to_string()));
+        ("job", text)
+    } else {
+        let options = p.map("options").cloned().unwrap_or_default();
+        (
+            "options",
+            jobfile::inline(&options).map_err(|e| ("options", e))?,
+        )
+    };
+    if jobfile::jobs(&text).is_empty() {
+        return Err((
+            key,
+            "the fio job defines no job: add a [section] other than [global]".into(),
+        ));
+    }
+    p.set(JOB_TEXT, Value::Str(text));
+    Ok(())
+}
+
+fn job_text(p: &Params) -> &str {
+    p.str(JOB_TEXT).unwrap_or("")
+}
+
+pub fn estimate(p: &Params) -> Duration {
+    let jobs = jobfile::jobs(job_text(p));
+    let layout = Duration::from_secs_f64(jobfile::bytes_needed(&jobs) as f64 / 1e9);
+    jobfile::estimate(&jobs) + layout + FIO_OVERHEAD
+}
+
+pub fn bytes_needed(p: &Params) -> u64 {
+    jobfile::bytes_needed(&jobfile::jobs(job_text(p)))
+}
+
+/// fio must be there before anything is provisioned.
+pub fn preflight() -> Result<()> {
+    Command::new(FIO)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .map(|_| ())
+        .map_err(spawn_error)
+}
+
+fn spawn_error(e: std::io::Error) -> anyhow::Error {
+    if e.kind() == std::io::ErrorKind::NotFound {
+        anyhow!("fio is not installed (no `fio` on PATH); install it, e.g. `apt-get install fio`")
+    } else {
+        anyhow!(e).context("starting fio")
+    }
+}
+
+pub struct Fio {
+    /// The job text as handed to fio.
+    text: String,
+    /// Recorded with every run (a replaced `directory`).
+    warnings: Vec<String>,
+}
+
+impl Fio {
+    pub fn new(p: &Params) -> Fio {
+        let (text, warnings) = jobfile::render(job_text(p));
+        Fio { text, warnings }
+    }
+
+    /// Runs fio on the job text in `dir` and returns it with its stdout.
+    fn invoke(&self, dir: &Path, extra: &[&str], stop: &StopFlag) -> Result<(Finished, String)> {
+        // fio separates directories with `:`; a literal one is escaped.
+        let directory = dir.display().to_string().replace(':', "\\:");
+        let mut cmd = Command::new(FIO);
+        cmd.arg("--output-format=json+")
+            .arg("--eta=never")
+            .arg(format!("--directory={directory}"))
+            .args(extra)
+            .arg("-")
+            .current_dir(dir);
+        let finished = child::run(
+            &mut cmd,
+            ChildOptions {
+                stdin: Some(self.text.clone().into_bytes()),
+                capture_stdout: true,
+                stop,
+                stop_signal: libc::SIGINT,
+                timeout: None,
+            },
+        )
+        .map_err(spawn_error)?;
+        let stdout = String::from_utf8_lossy(&finished.stdout).into_owned();
+        Ok((finished, stdout))
+    }
+}
+
+/// What fio said: its notes on stdout and its stderr, last lines first kept.
+fn said(f: &Finished, stdout: &str, lines: usize) -> String {
+    let text = format!(
+        "{}\n{}",
+        output::notes(stdout),
+        String::from_utf8_lossy(&f.stderr)
+    );
+    tail_lines(&text, lines)
+}
+
+/// fio's own words for a failure, with the failed jobs' error codes.
+fn failure(f: &Finished, stdout: &str, doc: Option<&serde_json::Value>) -> anyhow::Error {
+    let mut parts = Vec::new();
+    let words = said(f, stdout, 8);
+    if !words.is_empty() {
+        parts.push(words);
+    }
+    parts.extend(doc.map(output::job_errors).unwrap_or_default());
+    if parts.is_empty() {
+        parts.push("no message, and no JSON output".into());
+    }
+    let how = if f.status.success() {
+        "a job failed".to_string()
+    } else {
+        describe_status(f.status)
+    };
+    anyhow!("fio failed ({how}): {}", parts.join(" | "))
+}
+
+impl Workload for Fio {
+    fn prepare(&mut self, dir: &Path) -> Result<()> {
+        let (f, stdout) = self.invoke(dir, &["--create_only=1"], &StopFlag::new())?;
+        let doc = output::parse(&stdout);
+        let job_failed = doc
+            .as_ref()
+            .is_some_and(|d| !output::job_errors(d).is_empty());
+        if !f.status.success() || job_failed {
+            return Err(failure(&f, &stdout, doc.as_ref()))
+                .context("laying out the job's files (fio --create_only=1)");
+        }
+        Ok(())
+    }
+
+    fn run(&mut self, dir: &Path, cx: &RunContext) -> Result<RunOutput> {
+        let (f, stdout) = self.invoke(dir, &[], &cx.stop)?;
+        let doc = output::parse(&stdout);
+        let job_failed = doc
+            .as_ref()
+            .is_some_and(|d| !output::job_errors(d).is_empty());
+        let doc = match doc {
+            // Stopped by SIGINT, fio still reports what it did: the run is
+            // recorded as interrupted.
+            Some(d) if cx.stop.is_raised() => d,
+            Some(d) if f.status.success() && !job_failed => d,
+            other => return Err(failure(&f, &stdout, other.as_ref())),
+        };
+        let mut out = output::to_run_output(&doc);
+        out.warnings.extend(self.warnings.iter().cloned());
+        let words = said(&f, &stdout, 5);
+        if !words.is_empty() {
+            out.warnings.push(format!("fio said: {words}"));
+        }
+        Ok(out)
+    }
+
+    /// Removes what the job left in its directory (files, logs): the next
+    /// run lays its files out anew, as the `io` workload does, so that
+    /// repetitions do not all measure one placement of the blocks.
+    fn cleanup(&mut self, dir: &Path) -> Result<()> {
+        let entries =
+            std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))?;
+        for entry in entries {
+            let path = entry?.path();
+            let removed = if path.is_dir() && !path.is_symlink() {
+                std::fs::remove_dir_all(&path)
+            } else {
+                std::fs::remove_file(&path)
+            };
+            removed.with_context(|| format!("removing {}", path.display()))?;
+        }
+        Ok(())
+    }
+}

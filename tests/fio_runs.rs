@@ -1,0 +1,311 @@
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::util::{metric, runs, runs_in_store, storlab_mounts, Lab, TestMount};
+
+const MIB: f64 = 1024.0 * 1024.0;
+
+/// Copies the test job files into `lab/exp/jobs/` and returns `lab/exp`:
+/// experiments there say `job = "jobs/…"`, which resolves against the
+/// experiment file's directory, not storlab's current directory (the lab).
+fn exp_dir(lab: &Lab) -> PathBuf {
+    let exp = lab.path().join("exp");
+    std::fs::create_dir_all(exp.join("jobs")).unwrap();
+    for name in ["randread.fio", "seqwrite-fsync.fio"] {
+        let from = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fio")
+            .join(name);
+        std::fs::copy(&from, exp.join("jobs").join(name)).unwrap();
+    }
+    exp
+}
+
+const WORKLOADS: &str = r#"
+[[workload]]
+name = "randread"
+kind = "fio"
+job = "jobs/randread.fio"
+
+[[workload]]
+name = "seqwrite-fsync"
+kind = "fio"
+job = "jobs/seqwrite-fsync.fio"
+
+[[workload]]
+name = "inline"
+kind = "fio"
+options = { rw = "randread", bs = "4k", size = "4M", ioengine = "psync", runtime = "1s", time_based = true }
+"#;
+
+fn value(run: &Value, name: &str) -> f64 {
+    run["metrics"][name]["value"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("no metric {name} in {}", run["metrics"]))
+}
+
+/// What every run of the three fio workloads on `target` must show.
+fn assert_fio_figures(export: &Value, target: &str, reps: usize) {
+    let on_target: Vec<&Value> = runs(export)
+        .iter()
+        .filter(|r| r["target"] == target)
+        .collect();
+    assert_eq!(on_target.len(), 3 * reps);
+    for r in &on_target {
+        assert_eq!(r["status"], "ok", "{}: {}", r["workload"], r["error"]);
+    }
+    // Two jobs, each reading its own 8 MiB in 4 KiB blocks.
+    assert_eq!(
+        metric(export, "randread", target, "bytes"),
+        vec![16.0 * MIB; reps]
+    );
+    assert_eq!(
+        metric(export, "randread", target, "ops"),
+        vec![4096.0; reps]
+    );
+    for r in on_target.iter().filter(|r| r["workload"] == "randread") {
+        assert_eq!(value(r, "job0_bytes"), 8.0 * MIB);
+        assert_eq!(value(r, "job1_bytes"), 8.0 * MIB);
+        // Percentiles of the merged buckets lie between the jobs' own (to a
+        // bucket's width, 1/64); the mean is the jobs' means weighted by
+        // their (equal) counts.
+        let (a, b) = (value(r, "job0_lat_p99_ns"), value(r, "job1_lat_p99_ns"));
+        let p99 = value(r, "lat_p99_ns");
+        assert!(
+            p99 >= 0.98 * a.min(b) && p99 <= 1.02 * a.max(b),
+            "{p99} vs {a}, {b}"
+        );
+        let mean = (value(r, "job0_lat_mean_ns") + value(r, "job1_lat_mean_ns")) / 2.0;
+        assert!((value(r, "lat_mean_ns") - mean).abs() < 1e-6 * mean);
+        assert!(value(r, "lat_p50_ns") <= p99 && p99 <= value(r, "lat_max_ns"));
+        assert!(value(r, "bw_bytes_per_s") > 0.0);
+        let warnings = r["warnings"].to_string();
+        assert!(
+            warnings.contains("directory=/nonexistent/storlab-fio-test"),
+            "{warnings}"
+        );
+    }
+    // 64 writes of 64 KiB, an fsync after every 4 and at the end.
+    for r in on_target
+        .iter()
+        .filter(|r| r["workload"] == "seqwrite-fsync")
+    {
+        assert_eq!(value(r, "bytes"), 4.0 * MIB);
+        assert_eq!(value(r, "ops"), 64.0);
+        assert!(value(r, "sync_lat_p50_ns") > 0.0);
+        assert!(value(r, "sync_lat_p99_ns") <= value(r, "sync_lat_max_ns"));
+    }
+    for elapsed in metric(export, "inline", target, "elapsed_s") {
+        assert!((0.95..1.5).contains(&elapsed), "elapsed {elapsed}");
+    }
+}
+
+#[test]
+fn fio_job_files_run_on_a_directory_target() {
+    let lab = Lab::new();
+    exp_dir(&lab);
+    let data = lab.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let file = lab.file(
+        "exp/fio.toml",
+        &format!(
+            "[plan]\nrepetitions = 2\n[[target]]\nname = \"data\"\nkind = \"dir\"\npath = \"{}\"\n{WORKLOADS}",
+            data.display()
+        ),
+    );
+    assert!(file.starts_with(lab.path().join("exp")));
+    let stdout = lab.ok(&["run", "--quiet", "exp/fio.toml"]);
+    assert!(stdout.contains("6 of 6 planned runs ok"), "{stdout}");
+    let export = lab.export_json();
+    assert_fio_figures(&export, "data", 2);
+    let job = &export["workloads"][0]["params"];
+    assert_eq!(
+        job["job"].as_str().unwrap(),
+        lab.path()
+            .join("exp/jobs/randread.fio")
+            .canonicalize()
+            .unwrap()
+            .to_str()
+            .unwrap()
+    );
+    assert!(job["job_text"].as_str().unwrap().contains("rw=randread"));
+    assert_eq!(
+        std::fs::read_dir(&data).unwrap().count(),
+        0,
+        "nothing is left in the target"
+    );
+}
+
+#[test]
+fn fio_job_files_run_on_tmpfs() {
+    require_root!();
+    let lab = Lab::new();
+    exp_dir(&lab);
+    let name = format!("f{}", std::process::id());
+    lab.file(
+        "exp/fio.toml",
+        &format!(
+            "[plan]\nrepetitions = 1\n[[target]]\nname = \"{name}\"\nkind = \"tmpfs\"\nsize = \"128M\"\n{WORKLOADS}"
+        ),
+    );
+    lab.ok(&["run", "--quiet", "exp/fio.toml"]);
+    assert_eq!(storlab_mounts(&name), 0, "the tmpfs is unmounted");
+    let export = lab.export_json();
+    assert_fio_figures(&export, &name, 1);
+    for bw in metric(&export, "randread", &name, "bw_bytes_per_s") {
+        assert!(
+            bw > 50e6,
+            "tmpfs random reads at {bw} B/s are implausibly slow"
+        );
+    }
+}
+
+#[test]
+fn a_missing_fio_is_a_clear_error_before_anything_runs() {
+    let lab = Lab::new();
+    exp_dir(&lab);
+    lab.file(
+        "exp/fio.toml",
+        &format!(
+            "[[target]]\nname = \"d\"\nkind = \"dir\"\npath = \"{}\"\n{WORKLOADS}",
+            lab.path().display()
+        ),
+    );
+    let out = lab
+        .cmd()
+        .args(["run", "exp/fio.toml"])
+        .env("PATH", "/nonexistent")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("workload `randread`: fio is not installed"),
+        "{stderr}"
+    );
+    let left: Vec<_> = std::fs::read_dir(lab.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with("storlab-work"))
+        .collect();
+    assert!(left.is_empty(), "nothing was provisioned: {left:?}");
+}
+
+#[test]
+fn a_failing_job_is_a_failed_run_with_fios_own_words() {
+    let lab = Lab::new();
+    let file = lab.file(
+        "bad.toml",
+        &format!(
+            "[plan]\nrepetitions = 1\n[[target]]\nname = \"d\"\nkind = \"dir\"\npath = \"{}\"\n\
+             [[workload]]\nname = \"engine\"\nkind = \"fio\"\noptions = {{ rw = \"read\", size = \"1M\", ioengine = \"nosuch\" }}\n\
+             [[workload]]\nname = \"fine\"\nkind = \"fio\"\noptions = {{ rw = \"read\", size = \"1M\" }}\n",
+            lab.path().display()
+        ),
+    );
+    let out = lab.ok(&["run", "--quiet", file.to_str().unwrap()]);
+    assert!(out.contains("1 of 2 planned runs ok, 1 failed"), "{out}");
+    let export = lab.export_json();
+    let failed = &runs(&export)[0];
+    assert_eq!(failed["status"], "failed");
+    let error = failed["error"].as_str().unwrap();
+    assert!(error.contains("fio failed"), "{error}");
+    assert!(error.contains("engine nosuch not loadable"), "{error}");
+}
+
+/// A command fills the filesystem after the space check, as something else
+/// on a shared disk would: the fio run then fails with fio's own message.
+#[test]
+fn a_full_filesystem_fails_the_fio_run_with_fios_message() {
+    require_root!();
+    let lab = Lab::new();
+    let mnt = TestMount::new(lab.path().join("small"), "8M");
+    let file = lab.file(
+        "full.toml",
+        &format!(
+            "[plan]\nrepetitions = 1\n[[target]]\nname = \"a\"\nkind = \"dir\"\npath = \"{}\"\n\
+             [[workload]]\nname = \"fill\"\nkind = \"command\"\ncommand = [\"dd\", \"if=/dev/zero\", \"of={{dir}}/filler\", \"bs=1M\", \"count=6\"]\n\
+             [[workload]]\nname = \"w\"\nkind = \"fio\"\noptions = {{ rw = \"write\", bs = \"64k\", size = \"4M\" }}\n",
+            mnt.0.display()
+        ),
+    );
+    let out = lab.ok(&["run", "--quiet", file.to_str().unwrap()]);
+    assert!(out.contains("1 of 2 planned runs ok, 1 failed"), "{out}");
+    let export = lab.export_json();
+    let failed = &runs(&export)[1];
+    assert_eq!(failed["workload"], "w");
+    let error = failed["error"].as_str().unwrap();
+    assert!(
+        error.contains("fio") && error.contains("No space left on device"),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_job_file_writing_outside_the_working_directory_is_refused() {
+    let lab = Lab::new();
+    let exp = exp_dir(&lab);
+    std::fs::write(
+        exp.join("jobs/escape.fio"),
+        "[global]\nrw=write\n[w]\nfilename=/dev/sdz\nsize=1M\n",
+    )
+    .unwrap();
+    let file = lab.file(
+        "exp/escape.toml",
+        "[[target]]\nname = \"d\"\nkind = \"dir\"\npath = \"/tmp\"\n[[workload]]\nname = \"w\"\nkind = \"fio\"\njob = \"jobs/escape.fio\"\n",
+    );
+    for cmd in ["check", "run"] {
+        let out = lab.run(&[cmd, file.to_str().unwrap()]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(
+            stderr.contains(&format!("{}:8:7: workload `w`: ", file.display())),
+            "{stderr}"
+        );
+        assert!(
+            stderr.contains("escape.fio:4: `filename=/dev/sdz` is an absolute path"),
+            "{stderr}"
+        );
+    }
+}
+
+/// A campaign stopped by SIGINT resumes only with the job it began with.
+#[test]
+fn a_changed_job_file_keeps_a_campaign_from_resuming() {
+    let lab = Lab::new();
+    let exp = exp_dir(&lab);
+    lab.file(
+        "exp/resume.toml",
+        &format!(
+            "name = \"r\"\n[plan]\nrepetitions = 3\n[[target]]\nname = \"d\"\nkind = \"dir\"\npath = \"{}\"\n\
+             [[workload]]\nname = \"sw\"\nkind = \"fio\"\njob = \"jobs/seqwrite-fsync.fio\"\n\
+             [[workload]]\nname = \"pause\"\nkind = \"command\"\ncommand = [\"sleep\", \"30\"]\n",
+            lab.path().display()
+        ),
+    );
+    let mut child = lab
+        .cmd()
+        .args(["run", "--quiet", "exp/resume.toml"])
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    while runs_in_store(&lab.db()) < 1 {
+        assert!(t0.elapsed().as_secs() < 60, "no run recorded in time");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    // SAFETY: kill has no memory-safety preconditions; the pid is our child's.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    let job = exp.join("jobs/seqwrite-fsync.fio");
+    let original = std::fs::read_to_string(&job).unwrap();
+    std::fs::write(&job, original.replace("bs=64k", "bs=128k")).unwrap();
+    let out = lab.run(&["run", "--quiet", "--resume", "r"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("workload `sw` of campaign 1 resolves differently now"),
+        "{stderr}"
+    );
+}
