@@ -10,6 +10,8 @@ mod browser;
 mod cdp;
 /// What survives a killed campaign, and what the next one cleans.
 mod crash;
+/// The io_uring and mmap engines and open-loop rates.
+mod engines;
 /// Malformed experiment files: one error line with file:line:column, exit 2.
 mod experiment_errors;
 /// Real runs of the io workload on directories and tmpfs, checked through the store.
