@@ -172,12 +172,21 @@ pub fn validate(p: &Params) -> Result<(), (&'static str, String)> {
     Ok(())
 }
 
-/// Rough run length for estimates: time-based exactly, size-based at 500 MB/s.
+/// Rough run length for estimates: time-based exactly, size-based at 500 MB/s
+/// or at the open-loop rate when one is set.
 pub fn estimate(p: &Params) -> Duration {
     let layout = Duration::from_secs_f64(bytes_needed(p) as f64 / 1e9);
-    match p.duration("runtime") {
-        Some(r) => r + p.duration("ramp_time").unwrap_or_default() + layout,
-        None => Duration::from_secs_f64(bytes_needed(p) as f64 / 500e6) + layout,
+    let size = p.size("size").unwrap_or(0);
+    let bs = p.size("bs").unwrap_or(4096).max(1);
+    let paced = period_ps(
+        bs as usize,
+        p.size("rate").unwrap_or(0),
+        p.int("rate_iops").unwrap_or(0).max(0) as u64,
+    );
+    match (p.duration("runtime"), paced) {
+        (Some(r), _) => r + p.duration("ramp_time").unwrap_or_default() + layout,
+        (None, Some(ps)) => Duration::from_secs_f64((size / bs) as f64 * ps as f64 / 1e12) + layout,
+        (None, None) => Duration::from_secs_f64(bytes_needed(p) as f64 / 500e6) + layout,
     }
 }
 
