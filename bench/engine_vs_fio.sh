@@ -13,7 +13,8 @@
 # fio's (usr_cpu + sys_cpu) % × job_runtime / total_ios.
 # Needs root (mounts a tmpfs), fio, python3 and cc. Usage:
 #   bash bench/engine_vs_fio.sh [ROUNDS] [RUNTIME_S] [PAIRS...]
-# STORLAB=/path/to/storlab uses that binary instead of building one.
+# STORLAB=/path/to/storlab uses that binary instead of building one; FRESH=1
+# makes fio lay its file out anew before every round, as storlab always does.
 set -euo pipefail
 rounds=${1:-5}
 runtime=${2:-10}
@@ -80,6 +81,8 @@ pair() {
   local f s m results="$work/$name.txt"
   : > "$results"
   for i in $(seq "$rounds"); do
+    # FRESH=1: fio lays its file out anew each round, as storlab does by design.
+    if [ "${FRESH:-0}" = 1 ]; then rm -f "$fio_dir"/bench.*; fi
     f=$(fio_run "$metric" "$@")
     s=$(storlab_run "$exp" "$metric")
     m=$([ "$name" = seqread-1m ] && "$work/memcpy_bw" "$runtime" || echo 0)
@@ -108,19 +111,19 @@ for p in "${pairs[@]}"; do
     randread-psync)
       mkdir -p "$mnt/s1" "$mnt/f1"
       experiment "$work/p1.toml" "$p" "$mnt/s1" rw='"randread"' bs='"4k"' ioengine='"psync"'
-      pair "$p" iops "$work/p1.toml" --directory="$mnt/f1" --rw=randread --bs=4k --ioengine=psync
+      fio_dir="$mnt/f1" pair "$p" iops "$work/p1.toml" --directory="$mnt/f1" --rw=randread --bs=4k --ioengine=psync
       rm -rf "$mnt/s1" "$mnt/f1" ;;
     randread-uring)
       mkdir -p "$disk/s2" "$disk/f2"
       experiment "$work/p2.toml" "$p" "$disk/s2" rw='"randread"' bs='"4k"' ioengine='"io_uring"' \
         iodepth=32 direct=true
-      pair "$p" iops "$work/p2.toml" --directory="$disk/f2" --rw=randread --bs=4k \
+      fio_dir="$disk/f2" pair "$p" iops "$work/p2.toml" --directory="$disk/f2" --rw=randread --bs=4k \
         --ioengine=io_uring --iodepth=32 --direct=1 --fixedbufs=1 --registerfiles=1
       rm -rf "$disk/s2" "$disk/f2" ;;
     seqread-1m)
       mkdir -p "$mnt/s3" "$mnt/f3"
       experiment "$work/p3.toml" "$p" "$mnt/s3" rw='"read"' bs='"1M"' ioengine='"psync"'
-      pair "$p" bw "$work/p3.toml" --directory="$mnt/f3" --rw=read --bs=1M --ioengine=psync
+      fio_dir="$mnt/f3" pair "$p" bw "$work/p3.toml" --directory="$mnt/f3" --rw=read --bs=1M --ioengine=psync
       rm -rf "$mnt/s3" "$mnt/f3" ;;
     *) echo "unknown pair $p (randread-psync, randread-uring, seqread-1m)" >&2; exit 2 ;;
   esac
