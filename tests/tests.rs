@@ -12,6 +12,8 @@ mod cdp;
 mod command_runs;
 /// What survives a killed campaign, and what the next one cleans.
 mod crash;
+/// The io_uring and mmap engines and open-loop rates.
+mod engines;
 /// Malformed experiment files: one error line with file:line:column, exit 2.
 mod experiment_errors;
 /// Real fio job files run as `fio` workloads, mapped into storlab metrics.

@@ -240,8 +240,8 @@ fn latency_section(c: &CampaignData, w: &WorkloadReport, curves: &[Curve]) -> Re
     let lines = mine
         .iter()
         .map(|k| Line {
-            label: k.target.clone(),
-            color: color_of(c, &k.target),
+            label: curve_label(k),
+            color: curve_color(c, k),
             points: k
                 .points
                 .iter()
@@ -264,7 +264,7 @@ fn latency_section(c: &CampaignData, w: &WorkloadReport, curves: &[Curve]) -> Re
     };
     table.right[0] = false;
     for k in &mine {
-        let mut row = vec![k.target.clone(), k.count.to_string()];
+        let mut row = vec![curve_label(k), k.count.to_string()];
         row.extend(k.points.iter().map(|&(_, ns)| format_value(ns, "ns")));
         table.rows.push(row);
     }
@@ -283,6 +283,24 @@ fn latency_section(c: &CampaignData, w: &WorkloadReport, curves: &[Curve]) -> Re
     })?));
     out.push_str(&h.table(&table));
     Ok(out)
+}
+
+/// A curve's label: the target, marked when it is the service latency of an
+/// open-loop run (the plain curve is then the response latency).
+fn curve_label(k: &Curve) -> String {
+    match k.hist {
+        "service_lat" => format!("{} (service)", k.target),
+        _ => k.target.clone(),
+    }
+}
+
+/// The target's colour; service latency in a lighter shade of it.
+fn curve_color(c: &CampaignData, k: &Curve) -> super::svg::Rgb {
+    let base = color_of(c, &k.target);
+    match k.hist {
+        "service_lat" => base.mix(super::svg::Rgb(0xff, 0xff, 0xff), 0.5),
+        _ => base,
+    }
 }
 
 /// A scale and unit label for charting values of `unit` up to `max`.

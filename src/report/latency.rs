@@ -1,5 +1,7 @@
 //! Latency percentile curves per workload and target, from the stored HDR
-//! histograms of every measured run, merged exactly (never averaged).
+//! histograms of every measured run, merged exactly (never averaged). Open-loop
+//! runs store the service latency (`service_lat`, from issue) beside the
+//! response latency (`lat`, from the scheduled start); both get a curve.
 
 use anyhow::Result;
 
@@ -9,47 +11,68 @@ use crate::store::{CampaignData, Store};
 /// Percentiles drawn on latency charts.
 pub const CURVE_PERCENTILES: &[f64] = &[50.0, 90.0, 99.0, 99.9, 99.99];
 
+/// The histograms drawn: response latency, and service latency where stored.
+pub const CURVE_HISTOGRAMS: &[&str] = &["lat", "service_lat"];
+
 #[derive(Debug, Clone)]
 pub struct Curve {
     pub workload: String,
     pub target: String,
+    /// The histogram's name: `lat` or `service_lat`.
+    pub hist: &'static str,
     /// (percentile, latency in ns), plus the maximum as percentile 100.
     pub points: Vec<(f64, f64)>,
     pub count: u64,
 }
 
-/// One merged curve per workload and target that recorded a `lat` histogram.
+/// One merged curve per workload, target and histogram of [`CURVE_HISTOGRAMS`] recorded.
 pub fn curves(store: &Store, c: &CampaignData) -> Result<Vec<Curve>> {
     let mut out = Vec::new();
     for w in &c.workloads {
         for t in &c.targets {
-            let mut merged = new_histogram();
-            for r in c.runs.iter().filter(|r| {
-                r.workload == w.name && r.target == t.name && !r.warmup && r.status == "ok"
-            }) {
-                if let Some(h) = store.histogram(r.id, "lat")? {
-                    merged.add(&h).map_err(|e| {
-                        anyhow::anyhow!("merging histograms of run {}: {e:?}", r.id)
-                    })?;
-                }
+            for &hist in CURVE_HISTOGRAMS {
+                out.extend(curve(store, c, &w.name, &t.name, hist)?);
             }
-            if merged.is_empty() {
-                continue;
-            }
-            let mut points: Vec<(f64, f64)> = CURVE_PERCENTILES
-                .iter()
-                .map(|&p| (p, merged.value_at_percentile(p) as f64))
-                .collect();
-            points.push((100.0, merged.max() as f64));
-            out.push(Curve {
-                workload: w.name.clone(),
-                target: t.name.clone(),
-                points,
-                count: merged.len(),
-            });
         }
     }
     Ok(out)
+}
+
+/// The merged curve of one histogram of one workload on one target, if recorded.
+fn curve(
+    store: &Store,
+    c: &CampaignData,
+    workload: &str,
+    target: &str,
+    hist: &'static str,
+) -> Result<Option<Curve>> {
+    let mut merged = new_histogram();
+    for r in c
+        .runs
+        .iter()
+        .filter(|r| r.workload == workload && r.target == target && !r.warmup && r.status == "ok")
+    {
+        if let Some(h) = store.histogram(r.id, hist)? {
+            merged
+                .add(&h)
+                .map_err(|e| anyhow::anyhow!("merging histograms of run {}: {e:?}", r.id))?;
+        }
+    }
+    if merged.is_empty() {
+        return Ok(None);
+    }
+    let mut points: Vec<(f64, f64)> = CURVE_PERCENTILES
+        .iter()
+        .map(|&p| (p, merged.value_at_percentile(p) as f64))
+        .collect();
+    points.push((100.0, merged.max() as f64));
+    Ok(Some(Curve {
+        workload: workload.to_string(),
+        target: target.to_string(),
+        hist,
+        points,
+        count: merged.len(),
+    }))
 }
 
 /// Percentile → "nines" (90 → 1, 99 → 2, 99.9 → 3), the x axis of latency charts.

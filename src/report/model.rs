@@ -38,6 +38,11 @@ const KEY_METRICS: &[&str] = &[
     "lat_mean_ns",
     "lat_p99_ns",
     "lat_p999_ns",
+    // Open-loop runs: service latency beside the response latency above.
+    "service_lat_p99_ns",
+    "service_lat_p999_ns",
+    "sched_lag_max_ns",
+    "cpu_ns_per_op",
 ];
 
 #[derive(Debug, Clone, Serialize)]

@@ -1,20 +1,25 @@
-//! One I/O job: a thread with its own file, issuing synchronous pread/pwrite
-//! (fio's psync engine). The hot loop allocates nothing and takes no lock:
-//! it records into its own histograms and publishes progress with one
-//! relaxed store to its own cache line.
+//! One I/O job: a thread with its own file and engine. The pieces every
+//! engine shares live here (access pattern, ramp and stop, counters) with
+//! the loop of the synchronous engines. Hot loops allocate nothing and take
+//! no lock: they record into the job's own histograms and publish progress
+//! with one relaxed store to the job's own cache line.
 
 use std::fs::{File, OpenOptions};
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Context, Result};
+use anyhow::Result;
 use hdrhistogram::Histogram;
 
 use super::buffer::AlignedBuf;
+use super::engine::{EngineKind, SyncEngine};
+use super::engine_mmap::Mmap;
+use super::engine_psync::Psync;
 use super::rng::Rng;
+use super::schedule::{fine_timer_slack, wait_until, Lag, Schedule};
 use crate::measure::cpu::CpuTimes;
 use crate::measure::latency::new_histogram;
 
@@ -61,12 +66,16 @@ pub struct JobSpec {
     pub rw: Rw,
     pub bs: usize,
     pub size: u64,
+    pub engine: EngineKind,
+    pub iodepth: usize,
     pub direct: bool,
     pub fsync_every: u64,
     pub end_fsync: bool,
     pub runtime: Option<Duration>,
     pub ramp: Duration,
     pub rwmixread: u32,
+    /// Open loop: picoseconds between due times (`rate`, `rate_iops`).
+    pub period_ps: Option<u64>,
     pub seed: u64,
 }
 
@@ -75,12 +84,16 @@ pub struct JobSpec {
 #[derive(Debug, Default)]
 pub struct Progress(pub AtomicU64);
 
-/// What one job measured (after ramp).
+/// What one job measured (after ramp). Latency histograms hold response
+/// latency: from the due time in open-loop runs, from issue otherwise;
+/// `service_lat` (from issue) is kept only in open-loop runs.
 #[derive(Debug)]
 pub struct JobResult {
     pub read_lat: Histogram<u64>,
     pub write_lat: Histogram<u64>,
+    pub service_lat: Histogram<u64>,
     pub sync_lat: Histogram<u64>,
+    pub lag: Lag,
     pub bytes_read: u64,
     pub bytes_written: u64,
     pub cpu: CpuTimes,
@@ -96,13 +109,13 @@ pub struct Shared<'a> {
 }
 
 /// Opens the job's file for the run.
-fn open(spec: &JobSpec, path: &Path) -> Result<File> {
+pub fn open(spec: &JobSpec, path: &Path) -> Result<File> {
     let mut opts = OpenOptions::new();
     opts.read(true).write(spec.rw.writes());
     if spec.rw == Rw::Write {
         opts.create(true).truncate(true);
     }
-    if spec.direct {
+    if spec.direct && !spec.engine.caps().direct_needs_dax {
         opts.custom_flags(libc::O_DIRECT);
     }
     opts.open(path).map_err(|e| {
@@ -122,137 +135,204 @@ pub fn run_job(spec: &JobSpec, path: &Path, shared: Shared<'_>) -> Result<JobRes
     let opened = open(spec, path);
     shared.barrier.wait();
     let file = opened?;
+    if spec.period_ps.is_some() {
+        fine_timer_slack();
+    }
+    match spec.engine {
+        EngineKind::Psync => sync_loop(spec, Psync::new(file, path), &shared),
+        EngineKind::Mmap => sync_loop(spec, Mmap::new(file, spec, path)?, &shared),
+        EngineKind::IoUring => super::engine_uring::run(spec, file, path, &shared),
+    }
+}
+
+/// The loop of the synchronous engines: one operation at a time, paced by
+/// the schedule in open-loop runs. Monomorphised per engine.
+fn sync_loop<E: SyncEngine>(
+    spec: &JobSpec,
+    mut engine: E,
+    shared: &Shared<'_>,
+) -> Result<JobResult> {
     let mut buf = AlignedBuf::new(spec.bs, spec.seed);
-    let mut rng = Rng::new(spec.seed);
-    let mut s = State::new(spec);
-    let t0 = Instant::now();
-    let ramp_end = t0 + spec.ramp;
-    let deadline = spec.runtime.map(|r| ramp_end + r);
-    let target_ops = spec.size / spec.bs as u64;
-    let mut measuring = spec.ramp.is_zero();
-    let mut cpu0 = CpuTimes::thread_now();
-    let mut start = t0;
-    let mut now = t0;
-    let mut ops = 0u64;
-    let mut pos = 0u64;
+    let mut pattern = Pattern::new(spec);
+    let mut s = State::new();
+    let mut phase = Phase::new(spec, Instant::now());
+    let mut sched = spec.period_ps.map(|p| Schedule::new(phase.t0, p));
+    let mut now = phase.t0;
+    let mut issued = 0u64;
     loop {
-        if shared.stop.load(Ordering::Relaxed) {
+        let due = sched.as_mut().map(|s| {
+            let d = s.due();
+            s.advance();
+            d
+        });
+        if phase.finished(shared, due.unwrap_or(now), issued) {
             break;
         }
-        match deadline {
-            Some(d) if now >= d => break,
-            None if ops >= target_ops => break,
-            _ => {}
-        }
-        if !measuring && now >= ramp_end {
-            measuring = true;
-            s.reset();
-            cpu0 = CpuTimes::thread_now();
-            start = now;
-        }
-        let read = match spec.rw {
-            Rw::Read | Rw::RandRead => true,
-            Rw::Write | Rw::RandWrite => false,
-            Rw::Mixed => rng.below(100) < spec.rwmixread as u64,
+        phase.maybe_start(now, &mut s);
+        let (read, off) = pattern.next();
+        let t = match due {
+            Some(d) => {
+                wait_until(d);
+                Instant::now()
+            }
+            None => Instant::now(),
         };
-        let off = if spec.rw.is_random() {
-            rng.below(s.blocks) * spec.bs as u64
-        } else {
-            let o = pos;
-            pos = if pos + 2 * spec.bs as u64 > spec.size {
-                0
-            } else {
-                pos + spec.bs as u64
-            };
-            o
-        };
-        let t = Instant::now();
         if read {
-            read_block(&file, buf.as_mut_slice(), off, path)?;
+            engine.read(buf.as_mut_slice(), off)?;
         } else {
-            write_block(&file, buf.as_slice(), off, path)?;
+            engine.write(buf.as_slice(), off)?;
         }
         now = Instant::now();
-        let lat = now.saturating_duration_since(t).as_nanos() as u64;
-        if measuring {
-            s.record(read, lat, spec.bs as u64);
+        issued += 1;
+        if phase.measuring {
+            s.record(read, t, due, now, spec.bs as u64);
             shared.progress.0.store(s.bytes(), Ordering::Relaxed);
-            ops += 1;
         }
-        if !read && spec.fsync_every > 0 {
-            s.writes_since_sync += 1;
-            if s.writes_since_sync >= spec.fsync_every {
-                s.writes_since_sync = 0;
-                let ts = Instant::now();
-                file.sync_all()
-                    .with_context(|| format!("fsync of {}", path.display()))?;
-                now = Instant::now();
-                if measuring {
-                    s.sync_lat
-                        .saturating_record(now.saturating_duration_since(ts).as_nanos() as u64);
-                }
-            }
+        if !read && s.sync_due(spec) {
+            let ts = Instant::now();
+            engine.sync()?;
+            now = Instant::now();
+            s.record_sync(phase.measuring, ts, now);
         }
     }
     if spec.end_fsync && spec.rw.writes() {
-        file.sync_all()
-            .with_context(|| format!("final fsync of {}", path.display()))?;
+        engine.sync()?;
     }
-    let end = Instant::now();
-    Ok(JobResult {
-        read_lat: s.read_lat,
-        write_lat: s.write_lat,
-        sync_lat: s.sync_lat,
-        bytes_read: s.bytes_read,
-        bytes_written: s.bytes_written,
-        cpu: CpuTimes::thread_now().since(cpu0),
-        start,
-        end,
-    })
+    Ok(phase.finish(s))
 }
 
-#[inline]
-fn read_block(file: &File, buf: &mut [u8], off: u64, path: &Path) -> Result<()> {
-    match file.read_at(buf, off) {
-        Ok(n) if n == buf.len() => Ok(()),
-        Ok(n) => bail!(
-            "short read of {n} bytes at offset {off} in {}: the file is shorter than `size`",
-            path.display()
-        ),
-        Err(e) => Err(e).with_context(|| format!("reading {} at offset {off}", path.display())),
+/// The offsets and directions of successive operations.
+pub struct Pattern {
+    rw: Rw,
+    bs: u64,
+    size: u64,
+    blocks: u64,
+    rwmixread: u64,
+    rng: Rng,
+    pos: u64,
+}
+
+impl Pattern {
+    pub fn new(spec: &JobSpec) -> Pattern {
+        Pattern {
+            rw: spec.rw,
+            bs: spec.bs as u64,
+            size: spec.size,
+            blocks: (spec.size / spec.bs as u64).max(1),
+            rwmixread: spec.rwmixread as u64,
+            rng: Rng::new(spec.seed),
+            pos: 0,
+        }
+    }
+
+    /// Whether the next operation reads, and its offset.
+    #[inline]
+    pub fn next(&mut self) -> (bool, u64) {
+        let read = match self.rw {
+            Rw::Read | Rw::RandRead => true,
+            Rw::Write | Rw::RandWrite => false,
+            Rw::Mixed => self.rng.below(100) < self.rwmixread,
+        };
+        let off = if self.rw.is_random() {
+            self.rng.below(self.blocks) * self.bs
+        } else {
+            let o = self.pos;
+            self.pos = if self.pos + 2 * self.bs > self.size {
+                0
+            } else {
+                self.pos + self.bs
+            };
+            o
+        };
+        (read, off)
     }
 }
 
-#[inline]
-fn write_block(file: &File, buf: &[u8], off: u64, path: &Path) -> Result<()> {
-    match file.write_at(buf, off) {
-        Ok(n) if n == buf.len() => Ok(()),
-        Ok(n) => bail!(
-            "short write of {n} bytes at offset {off} in {}",
-            path.display()
-        ),
-        Err(e) => Err(e).with_context(|| format!("writing {} at offset {off}", path.display())),
+/// When a job measures and when it stops: ramp, runtime or size, stop flag.
+pub struct Phase {
+    pub t0: Instant,
+    ramp_end: Instant,
+    deadline: Option<Instant>,
+    target_ops: u64,
+    pub measuring: bool,
+    cpu0: CpuTimes,
+    start: Instant,
+}
+
+impl Phase {
+    pub fn new(spec: &JobSpec, t0: Instant) -> Phase {
+        let ramp_end = t0 + spec.ramp;
+        Phase {
+            t0,
+            ramp_end,
+            deadline: spec.runtime.map(|r| ramp_end + r),
+            target_ops: spec.size / spec.bs as u64,
+            measuring: spec.ramp.is_zero(),
+            cpu0: CpuTimes::thread_now(),
+            start: t0,
+        }
+    }
+
+    /// Whether no further operation should be issued: `at` is the time the
+    /// next one would start (its due time in open-loop runs).
+    #[inline]
+    pub fn finished(&self, shared: &Shared<'_>, at: Instant, issued: u64) -> bool {
+        if shared.stop.load(Ordering::Relaxed) {
+            return true;
+        }
+        match self.deadline {
+            Some(d) => at >= d,
+            None => issued >= self.target_ops,
+        }
+    }
+
+    /// Starts measuring at the end of the ramp, discarding what came before.
+    #[inline]
+    pub fn maybe_start(&mut self, now: Instant, s: &mut State) {
+        if !self.measuring && now >= self.ramp_end {
+            self.measuring = true;
+            s.reset();
+            self.cpu0 = CpuTimes::thread_now();
+            self.start = now;
+        }
+    }
+
+    pub fn finish(self, s: State) -> JobResult {
+        JobResult {
+            read_lat: s.read_lat,
+            write_lat: s.write_lat,
+            service_lat: s.service_lat,
+            sync_lat: s.sync_lat,
+            lag: s.lag,
+            bytes_read: s.bytes_read,
+            bytes_written: s.bytes_written,
+            cpu: CpuTimes::thread_now().since(self.cpu0),
+            start: self.start,
+            end: Instant::now(),
+        }
     }
 }
 
 /// Counters and histograms of one job.
-struct State {
-    blocks: u64,
+pub struct State {
     read_lat: Histogram<u64>,
     write_lat: Histogram<u64>,
+    service_lat: Histogram<u64>,
     sync_lat: Histogram<u64>,
+    lag: Lag,
     bytes_read: u64,
     bytes_written: u64,
     writes_since_sync: u64,
 }
 
 impl State {
-    fn new(spec: &JobSpec) -> State {
+    pub fn new() -> State {
         State {
-            blocks: (spec.size / spec.bs as u64).max(1),
             read_lat: new_histogram(),
             write_lat: new_histogram(),
+            service_lat: new_histogram(),
             sync_lat: new_histogram(),
+            lag: Lag::default(),
             bytes_read: 0,
             bytes_written: 0,
             writes_since_sync: 0,
@@ -262,23 +342,71 @@ impl State {
     fn reset(&mut self) {
         self.read_lat.reset();
         self.write_lat.reset();
+        self.service_lat.reset();
         self.sync_lat.reset();
+        self.lag = Lag::default();
         self.bytes_read = 0;
         self.bytes_written = 0;
     }
 
+    /// Records one operation issued at `issued`, due at `due` (open loop)
+    /// and completed at `done`.
     #[inline]
-    fn record(&mut self, read: bool, lat_ns: u64, bytes: u64) {
+    pub fn record(
+        &mut self,
+        read: bool,
+        issued: Instant,
+        due: Option<Instant>,
+        done: Instant,
+        bytes: u64,
+    ) {
+        let service = ns(done.saturating_duration_since(issued));
+        let response = match due {
+            Some(d) => {
+                self.service_lat.saturating_record(service);
+                self.lag
+                    .record(issued.saturating_duration_since(d).as_nanos() as u64);
+                ns(done.saturating_duration_since(d))
+            }
+            None => service,
+        };
         if read {
-            self.read_lat.saturating_record(lat_ns.max(1));
+            self.read_lat.saturating_record(response);
             self.bytes_read += bytes;
         } else {
-            self.write_lat.saturating_record(lat_ns.max(1));
+            self.write_lat.saturating_record(response);
             self.bytes_written += bytes;
         }
     }
 
-    fn bytes(&self) -> u64 {
+    /// Counts a write; true when `fsync = N` asks for a sync now.
+    #[inline]
+    pub fn sync_due(&mut self, spec: &JobSpec) -> bool {
+        if spec.fsync_every == 0 {
+            return false;
+        }
+        self.writes_since_sync += 1;
+        if self.writes_since_sync >= spec.fsync_every {
+            self.writes_since_sync = 0;
+            return true;
+        }
+        false
+    }
+
+    pub fn record_sync(&mut self, measuring: bool, from: Instant, to: Instant) {
+        if measuring {
+            self.sync_lat
+                .saturating_record(ns(to.saturating_duration_since(from)));
+        }
+    }
+
+    pub fn bytes(&self) -> u64 {
         self.bytes_read + self.bytes_written
     }
+}
+
+/// Nanoseconds, at least 1 (HDR histograms start at 1).
+#[inline]
+fn ns(d: Duration) -> u64 {
+    (d.as_nanos() as u64).max(1)
 }

@@ -7,9 +7,14 @@
 //! sampled every second into a series.
 
 pub(crate) mod buffer;
+mod engine;
+mod engine_mmap;
+mod engine_psync;
+mod engine_uring;
 mod job;
 pub(crate) mod layout;
 pub(crate) mod rng;
+mod schedule;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
@@ -17,8 +22,11 @@ use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
+use hdrhistogram::Histogram;
 
+use self::engine::EngineKind;
 use self::job::{run_job, JobResult, JobSpec, Progress, Rw, Shared};
+use self::schedule::{period_ps, Lag};
 use super::{RunContext, Workload};
 use crate::experiment::params::{ParamSpec, ParamType, Params};
 use crate::measure::cpu::CpuTimes;
@@ -52,9 +60,30 @@ pub const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "ioengine",
-        ty: ParamType::Choice(&["psync"]),
+        ty: ParamType::Choice(EngineKind::NAMES),
         default: Some("psync"),
-        help: "how I/O is issued: psync (pread/pwrite)",
+        help: "how I/O is issued: psync (pread/pwrite), io_uring (iodepth in flight), mmap (memcpy to/from the mapped file)",
+    },
+    ParamSpec {
+        name: "iodepth",
+        ty: ParamType::Int { min: 1, max: 4096 },
+        default: Some("1"),
+        help: "operations in flight per job (io_uring)",
+    },
+    ParamSpec {
+        name: "rate",
+        ty: ParamType::Size,
+        default: Some("0"),
+        help: "open loop: bytes per second per job (0: as fast as possible)",
+    },
+    ParamSpec {
+        name: "rate_iops",
+        ty: ParamType::Int {
+            min: 0,
+            max: 1_000_000_000,
+        },
+        default: Some("0"),
+        help: "open loop: operations per second per job (0: as fast as possible)",
     },
     ParamSpec {
         name: "direct",
@@ -122,6 +151,14 @@ pub fn validate(p: &Params) -> Result<(), (&'static str, String)> {
             "with direct = true, bs must be a multiple of 512 bytes (4k is safe)".into(),
         ));
     }
+    let engine =
+        EngineKind::parse(p.str("ioengine").unwrap_or("psync")).unwrap_or(EngineKind::Psync);
+    if p.int("iodepth").unwrap_or(1) > 1 && !engine.caps().queued {
+        return Err((
+            "iodepth",
+            "iodepth > 1 needs ioengine = \"io_uring\" (psync and mmap issue one operation at a time)".into(),
+        ));
+    }
     let ramp = p.duration("ramp_time").unwrap_or_default();
     if !ramp.is_zero() && p.duration("runtime").is_none() {
         return Err((
@@ -135,12 +172,21 @@ pub fn validate(p: &Params) -> Result<(), (&'static str, String)> {
     Ok(())
 }
 
-/// Rough run length for estimates: time-based exactly, size-based at 500 MB/s.
+/// Rough run length for estimates: time-based exactly, size-based at 500 MB/s
+/// or at the open-loop rate when one is set.
 pub fn estimate(p: &Params) -> Duration {
     let layout = Duration::from_secs_f64(bytes_needed(p) as f64 / 1e9);
-    match p.duration("runtime") {
-        Some(r) => r + p.duration("ramp_time").unwrap_or_default() + layout,
-        None => Duration::from_secs_f64(bytes_needed(p) as f64 / 500e6) + layout,
+    let size = p.size("size").unwrap_or(0);
+    let bs = p.size("bs").unwrap_or(4096).max(1);
+    let paced = period_ps(
+        bs as usize,
+        p.size("rate").unwrap_or(0),
+        p.int("rate_iops").unwrap_or(0).max(0) as u64,
+    );
+    match (p.duration("runtime"), paced) {
+        (Some(r), _) => r + p.duration("ramp_time").unwrap_or_default() + layout,
+        (None, Some(ps)) => Duration::from_secs_f64((size / bs) as f64 * ps as f64 / 1e12) + layout,
+        (None, None) => Duration::from_secs_f64(bytes_needed(p) as f64 / 500e6) + layout,
     }
 }
 
@@ -159,13 +205,25 @@ impl Io {
             rw: Rw::parse(p.str("rw").unwrap_or("read")).unwrap_or(Rw::Read),
             bs: p.size("bs").unwrap_or(4096) as usize,
             size: p.size("size").unwrap_or(256 << 20),
+            engine: EngineKind::parse(p.str("ioengine").unwrap_or("psync"))
+                .unwrap_or(EngineKind::Psync),
+            iodepth: p.int("iodepth").unwrap_or(1).max(1) as usize,
             direct: p.bool("direct").unwrap_or(false),
             fsync_every: p.int("fsync").unwrap_or(0) as u64,
             end_fsync: p.bool("end_fsync").unwrap_or(false),
             runtime: p.duration("runtime"),
             ramp: p.duration("ramp_time").unwrap_or_default(),
             rwmixread: p.int("rwmixread").unwrap_or(50) as u32,
+            period_ps: None,
             seed: 0x0570_41ab,
+        };
+        let spec = JobSpec {
+            period_ps: period_ps(
+                spec.bs,
+                p.size("rate").unwrap_or(0),
+                p.int("rate_iops").unwrap_or(0).max(0) as u64,
+            ),
+            ..spec
         };
         Io {
             spec,
@@ -279,57 +337,80 @@ fn sample_throughput<T>(
     }
 }
 
-/// Merges the jobs' results into the run's metrics, histograms and series.
-fn aggregate(spec: &JobSpec, results: &[JobResult], series: Vec<f64>) -> RunOutput {
-    let mut read = new_histogram();
-    let mut write = new_histogram();
-    let mut sync = new_histogram();
-    let mut cpu = CpuTimes::default();
-    let (mut bytes_read, mut bytes_written) = (0u64, 0u64);
+/// The jobs' results merged: histograms exactly, counters summed.
+struct Merged {
+    read: Histogram<u64>,
+    write: Histogram<u64>,
+    all: Histogram<u64>,
+    service: Histogram<u64>,
+    sync: Histogram<u64>,
+    lag: Lag,
+    cpu: CpuTimes,
+    bytes_read: u64,
+    bytes_written: u64,
+    elapsed_s: f64,
+}
+
+fn merge(results: &[JobResult]) -> Merged {
+    let mut m = Merged {
+        read: new_histogram(),
+        write: new_histogram(),
+        all: new_histogram(),
+        service: new_histogram(),
+        sync: new_histogram(),
+        lag: Lag::default(),
+        cpu: CpuTimes::default(),
+        bytes_read: 0,
+        bytes_written: 0,
+        elapsed_s: 1e-9,
+    };
     for r in results {
-        let _ = read.add(&r.read_lat);
-        let _ = write.add(&r.write_lat);
-        let _ = sync.add(&r.sync_lat);
-        cpu = cpu.plus(r.cpu);
-        bytes_read += r.bytes_read;
-        bytes_written += r.bytes_written;
+        let _ = m.read.add(&r.read_lat);
+        let _ = m.write.add(&r.write_lat);
+        let _ = m.service.add(&r.service_lat);
+        let _ = m.sync.add(&r.sync_lat);
+        m.lag = m.lag.plus(r.lag);
+        m.cpu = m.cpu.plus(r.cpu);
+        m.bytes_read += r.bytes_read;
+        m.bytes_written += r.bytes_written;
     }
+    let _ = m.all.add(&m.read);
+    let _ = m.all.add(&m.write);
     let start = results.iter().map(|r| r.start).min();
     let end = results.iter().map(|r| r.end).max();
-    let elapsed = match (start, end) {
-        (Some(s), Some(e)) => e.saturating_duration_since(s).as_secs_f64().max(1e-9),
-        _ => 1e-9,
-    };
-    let mut all = new_histogram();
-    let _ = all.add(&read);
-    let _ = all.add(&write);
-    let bytes = bytes_read + bytes_written;
-    let ops = all.len();
-    let mut m = vec![
-        Metric::higher("bw_bytes_per_s", bytes as f64 / elapsed, "bytes/s"),
-        Metric::higher("iops", ops as f64 / elapsed, "ops/s"),
-        Metric::higher("bytes", bytes as f64, "bytes"),
-        Metric::higher("ops", ops as f64, "ops"),
-        Metric::lower("elapsed_s", elapsed, "s"),
-        Metric::lower("cpu_user_s", cpu.user_s, "s"),
-        Metric::lower("cpu_sys_s", cpu.sys_s, "s"),
-    ];
-    m.extend(latency_metrics("lat", &all));
+    if let (Some(s), Some(e)) = (start, end) {
+        m.elapsed_s = e.saturating_duration_since(s).as_secs_f64().max(1e-9);
+    }
+    m
+}
+
+/// Merges the jobs' results into the run's metrics, histograms and series.
+/// `lat_*` is the latency a user of the storage sees: from the due time in
+/// open-loop runs (`rate`, `rate_iops`), from issue otherwise; open-loop
+/// runs add `service_lat_*` (from issue) and the schedule lag.
+fn aggregate(spec: &JobSpec, results: &[JobResult], series: Vec<f64>) -> RunOutput {
+    let g = merge(results);
+    let mut m = throughput_metrics(&g);
+    m.extend(latency_metrics("lat", &g.all));
     if spec.rw == Rw::Mixed {
         m.push(Metric::higher(
             "read_bw_bytes_per_s",
-            bytes_read as f64 / elapsed,
+            g.bytes_read as f64 / g.elapsed_s,
             "bytes/s",
         ));
         m.push(Metric::higher(
             "write_bw_bytes_per_s",
-            bytes_written as f64 / elapsed,
+            g.bytes_written as f64 / g.elapsed_s,
             "bytes/s",
         ));
-        m.extend(latency_metrics("read_lat", &read));
-        m.extend(latency_metrics("write_lat", &write));
+        m.extend(latency_metrics("read_lat", &g.read));
+        m.extend(latency_metrics("write_lat", &g.write));
     }
-    m.extend(latency_metrics("sync_lat", &sync));
+    m.extend(latency_metrics("sync_lat", &g.sync));
+    if spec.period_ps.is_some() {
+        m.extend(latency_metrics("service_lat", &g.service));
+        m.extend(lag_metrics(g.lag));
+    }
     let mut out = RunOutput {
         metrics: m,
         ..Default::default()
@@ -340,17 +421,55 @@ fn aggregate(spec: &JobSpec, results: &[JobResult], series: Vec<f64>) -> RunOutp
         interval_s: 1.0,
         values: series,
     });
-    out.histograms.push(Hist {
-        name: "lat".into(),
-        unit: "ns",
-        hist: all,
-    });
-    if !sync.is_empty() {
-        out.histograms.push(Hist {
-            name: "sync_lat".into(),
-            unit: "ns",
-            hist: sync,
-        });
+    for (name, hist) in [
+        ("lat", g.all),
+        ("service_lat", g.service),
+        ("sync_lat", g.sync),
+    ] {
+        if name == "lat" || !hist.is_empty() {
+            out.histograms.push(Hist {
+                name: name.into(),
+                unit: "ns",
+                hist,
+            });
+        }
     }
     out
+}
+
+fn throughput_metrics(g: &Merged) -> Vec<Metric> {
+    let bytes = g.bytes_read + g.bytes_written;
+    let ops = g.all.len();
+    let cpu_s = g.cpu.user_s + g.cpu.sys_s;
+    let mut m = vec![
+        Metric::higher("bw_bytes_per_s", bytes as f64 / g.elapsed_s, "bytes/s"),
+        Metric::higher("iops", ops as f64 / g.elapsed_s, "ops/s"),
+        Metric::higher("bytes", bytes as f64, "bytes"),
+        Metric::higher("ops", ops as f64, "ops"),
+        Metric::lower("elapsed_s", g.elapsed_s, "s"),
+        Metric::lower("cpu_user_s", g.cpu.user_s, "s"),
+        Metric::lower("cpu_sys_s", g.cpu.sys_s, "s"),
+    ];
+    if ops > 0 {
+        m.push(Metric::lower(
+            "cpu_ns_per_op",
+            cpu_s * 1e9 / ops as f64,
+            "ns",
+        ));
+    }
+    m
+}
+
+fn lag_metrics(lag: Lag) -> Vec<Metric> {
+    if lag.count == 0 {
+        return Vec::new();
+    }
+    vec![
+        Metric::lower(
+            "sched_lag_mean_ns",
+            lag.sum_ns as f64 / lag.count as f64,
+            "ns",
+        ),
+        Metric::lower("sched_lag_max_ns", lag.max_ns as f64, "ns"),
+    ]
 }
