@@ -5,3 +5,4 @@
 //! methodology, stores every run in SQLite and turns runs into verdicts.
 
 pub mod metric;
+pub mod report;

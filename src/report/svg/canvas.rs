@@ -1,0 +1,418 @@
+//! Shared plumbing for the charts: embedded font metrics, the SVG canvas,
+//! title, "no data" placeholder, fitting text into a width, value ranges.
+
+use std::sync::OnceLock;
+
+use anyhow::{anyhow, Result};
+use plotters::coord::{CoordTranslate, Shift};
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+use plotters::style::{register_font, FontDesc, FontFamily, FontStyle};
+
+/// Canvas width in pixels.
+pub(crate) const WIDTH: u32 = 720;
+/// Canvas height in pixels (charts with many rows grow taller).
+pub(crate) const HEIGHT: u32 = 400;
+/// Height of the "no data" placeholder.
+const NO_DATA_HEIGHT: u32 = 120;
+
+/// Font sizes in plotters units (the SVG `font-size` is this / 1.24).
+pub(crate) const TITLE_SIZE: f64 = 20.0;
+pub(crate) const AXIS_TITLE_SIZE: f64 = 16.0;
+pub(crate) const LABEL_SIZE: f64 = 14.0;
+/// Values printed on bars.
+pub(crate) const VALUE_SIZE: f64 = 13.0;
+pub(crate) const SMALL_SIZE: f64 = 12.0;
+/// Vertical distance between lines of tick-label text, in pixels.
+pub(crate) const LINE_HEIGHT: i32 = 14;
+
+pub(crate) const INK: RGBColor = RGBColor(0x22, 0x22, 0x22);
+pub(crate) const MUTED: RGBColor = RGBColor(0x77, 0x77, 0x77);
+pub(crate) const GRID: RGBColor = RGBColor(0xe2, 0xe2, 0xe2);
+pub(crate) const AXIS: RGBColor = RGBColor(0x88, 0x88, 0x88);
+
+const ELLIPSIS: char = '…';
+
+/// The drawing area every chart draws on.
+pub(crate) type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
+
+/// Registers DejaVu Sans (from the `dejavu` crate, compiled in) as plotters'
+/// `sans-serif` family, once per process. Plotters only uses it to measure
+/// text; the SVG names the generic family and the browser picks the face.
+fn ensure_fonts() -> Result<()> {
+    static REGISTERED: OnceLock<Result<(), &'static str>> = OnceLock::new();
+    let registered = REGISTERED.get_or_init(|| {
+        register_font("sans-serif", FontStyle::Normal, dejavu::sans::regular())
+            .map_err(|_| "DejaVu Sans")?;
+        register_font("sans-serif", FontStyle::Bold, dejavu::sans::bold())
+            .map_err(|_| "DejaVu Sans Bold")
+    });
+    registered.map_err(|face| anyhow!("embedded font {face} failed to load"))
+}
+
+/// Text style in the chart font.
+pub(crate) fn font(size: f64) -> TextStyle<'static> {
+    FontDesc::new(FontFamily::SansSerif, size, FontStyle::Normal).color(&INK)
+}
+
+/// Text style anchored at `h`, `v`.
+pub(crate) fn anchored(size: f64, h: HPos, v: VPos) -> TextStyle<'static> {
+    font(size).pos(Pos::new(h, v))
+}
+
+/// Renders a `width` × `height` chart: white background, then `draw`.
+/// Returns the SVG ready to inline (see [`finish`]).
+pub(crate) fn render<F>(title: &str, size: (u32, u32), draw: F) -> Result<String>
+where
+    F: FnOnce(&Area<'_>) -> Result<()>,
+{
+    ensure_fonts()?;
+    let mut buf = String::new();
+    {
+        let root = SVGBackend::with_string(&mut buf, size).into_drawing_area();
+        root.fill(&WHITE)?;
+        draw(&root)?;
+        root.present()?;
+    }
+    Ok(finish(&buf, title))
+}
+
+/// Makes plotters' output inline-ready: drops any XML declaration and labels
+/// the `<svg>` for assistive technology with the chart title.
+fn finish(svg: &str, title: &str) -> String {
+    let mut svg = svg.trim();
+    if svg.starts_with("<?xml") {
+        svg = svg
+            .find("?>")
+            .map_or(svg, |end| svg[end + 2..].trim_start());
+    }
+    match svg.strip_prefix("<svg") {
+        Some(rest) => format!(
+            "<svg role=\"img\" aria-label=\"{}\"{rest}\n",
+            xml_escape(title)
+        ),
+        None => format!("{svg}\n"),
+    }
+}
+
+/// Escapes text for XML content and attribute values.
+pub(crate) fn xml_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Draws the chart title centred at the top; returns the area below it.
+pub(crate) fn draw_title<'a>(root: &Area<'a>, title: &str) -> Result<Area<'a>> {
+    let (width, _) = root.dim_in_pixel();
+    let style = FontDesc::new(FontFamily::SansSerif, TITLE_SIZE, FontStyle::Bold).color(&INK);
+    let text = fit_text(title, TITLE_SIZE, width.saturating_sub(24));
+    let below = root.titled(&text, style)?;
+    Ok(below.margin(4, 0, 0, 0))
+}
+
+/// A small SVG with the title and "no data", for charts with nothing to show.
+pub(crate) fn no_data(title: &str) -> Result<String> {
+    render(title, (WIDTH, NO_DATA_HEIGHT), |root| {
+        let area = draw_title(root, title)?;
+        let (w, h) = area.dim_in_pixel();
+        let style = anchored(AXIS_TITLE_SIZE, HPos::Center, VPos::Center).color(&MUTED);
+        area.draw_text("no data", &style, (w as i32 / 2, h as i32 / 2))?;
+        Ok(())
+    })
+}
+
+/// Width of `text` in pixels as laid out by plotters.
+pub(crate) fn text_width(text: &str, size: f64) -> u32 {
+    if text.is_empty() {
+        return 0;
+    }
+    FontDesc::new(FontFamily::SansSerif, size, FontStyle::Normal)
+        .box_size(text)
+        .map(|(w, _)| w)
+        // Unreachable once the font is registered; a wide guess otherwise.
+        .unwrap_or_else(|_| (text.chars().count() as f64 * size * 0.62) as u32)
+}
+
+/// `text`, or its longest prefix plus "…" that fits in `max_width` pixels.
+pub(crate) fn fit_text(text: &str, size: f64, max_width: u32) -> String {
+    if text_width(text, size) <= max_width {
+        return text.to_string();
+    }
+    let chars: Vec<char> = text.chars().collect();
+    let shortened = |keep: usize| -> String { chars[..keep].iter().chain([&ELLIPSIS]).collect() };
+    // Binary search for the longest prefix that fits: labels can be long.
+    let (mut fits, mut too_long) = (0, chars.len());
+    while too_long - fits > 1 {
+        let mid = (fits + too_long) / 2;
+        if text_width(&shortened(mid), size) <= max_width {
+            fits = mid;
+        } else {
+            too_long = mid;
+        }
+    }
+    shortened(fits)
+}
+
+/// Breaks `text` into at most `max_lines` lines of `max_width` pixels,
+/// preferring breaks after separators common in target names (`-_/.: ,`);
+/// the last line ends in "…" when the text does not fit.
+pub(crate) fn wrap_text(text: &str, size: f64, max_width: u32, max_lines: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut current = String::new();
+    for token in break_tokens(text) {
+        let joined = format!("{current}{token}");
+        if text_width(joined.trim_end(), size) <= max_width {
+            current = joined;
+            continue;
+        }
+        if !current.trim().is_empty() {
+            lines.push(current.trim_end().to_string());
+        }
+        current = hard_break(token.trim_start(), size, max_width, &mut lines);
+    }
+    if !current.trim().is_empty() {
+        lines.push(current.trim_end().to_string());
+    }
+    if lines.len() > max_lines.max(1) {
+        let keep = max_lines.max(1) - 1;
+        let rest = join_broken(&lines[keep..]);
+        lines.truncate(keep);
+        lines.push(fit_text(&format!("{rest}…"), size, max_width));
+    }
+    lines
+}
+
+/// Rejoins wrapped lines: directly after a kept separator, else with a space.
+fn join_broken(lines: &[String]) -> String {
+    let mut out = String::new();
+    for line in lines {
+        if !out.is_empty() && !out.ends_with(['-', '_', '/', '.', ':']) {
+            out.push(' ');
+        }
+        out.push_str(line);
+    }
+    out
+}
+
+/// Splits after each separator, keeping the separator on the left piece.
+fn break_tokens(text: &str) -> Vec<&str> {
+    let mut tokens = Vec::new();
+    let mut start = 0;
+    for (i, c) in text.char_indices() {
+        if matches!(c, '-' | '_' | '/' | '.' | ':' | ' ' | ',') {
+            let end = i + c.len_utf8();
+            tokens.push(&text[start..end]);
+            start = end;
+        }
+    }
+    if start < text.len() {
+        tokens.push(&text[start..]);
+    }
+    tokens
+}
+
+/// Pushes full-width chunks of an over-long `token` onto `lines`; returns
+/// the remainder that starts the next line.
+fn hard_break(token: &str, size: f64, max_width: u32, lines: &mut Vec<String>) -> String {
+    let mut chunk = String::new();
+    for c in token.chars() {
+        chunk.push(c);
+        if text_width(&chunk, size) > max_width && chunk.chars().count() > 1 {
+            chunk.pop();
+            lines.push(std::mem::take(&mut chunk));
+            chunk.push(c);
+        }
+    }
+    chunk
+}
+
+/// Largest magnitude drawn. Beyond it values count as infinite: spans and
+/// paddings of plottable values then stay finite, and so does axis layout.
+const PLOTTABLE_MAX: f64 = 1e300;
+
+/// Whether `v` can be drawn: finite and at most [`PLOTTABLE_MAX`] in size.
+pub(crate) fn plottable(v: f64) -> bool {
+    v.is_finite() && v.abs() <= PLOTTABLE_MAX
+}
+
+/// Smallest and largest of the plottable `values`, if any.
+pub(crate) fn finite_extent(values: impl IntoIterator<Item = f64>) -> Option<(f64, f64)> {
+    values
+        .into_iter()
+        .filter(|&v| plottable(v))
+        .fold(None, |acc, v| match acc {
+            None => Some((v, v)),
+            Some((lo, hi)) => Some((lo.min(v), hi.max(v))),
+        })
+}
+
+/// A confidence interval usable for drawing: both ends plottable, ordered.
+pub(crate) fn finite_ci(ci: Option<(f64, f64)>) -> Option<(f64, f64)> {
+    let (a, b) = ci?;
+    (plottable(a) && plottable(b)).then(|| (a.min(b), a.max(b)))
+}
+
+/// Value range for bars drawn from 0: includes 0 and `extent`, padded by
+/// `pad` × span on each side that holds bars (room for value labels).
+pub(crate) fn zero_based_range(extent: (f64, f64), pad: f64) -> (f64, f64) {
+    let lo = extent.0.min(0.0);
+    let hi = extent.1.max(0.0);
+    let span = if hi - lo > 0.0 { hi - lo } else { 1.0 };
+    let lo = if lo < 0.0 { lo - pad * span } else { lo };
+    let hi = if hi > 0.0 || lo == 0.0 {
+        hi + pad * span
+    } else {
+        hi
+    };
+    (lo, hi)
+}
+
+/// A confidence-interval whisker (stem and caps, in chart coordinates):
+/// white halos under dark strokes, so it shows on any bar colour.
+pub(crate) fn draw_whisker_paths<CT: CoordTranslate>(
+    area: &DrawingArea<SVGBackend<'_>, CT>,
+    paths: &[Vec<CT::From>],
+) -> Result<()>
+where
+    CT::From: Clone,
+{
+    for path in paths {
+        area.draw(&PathElement::new(path.clone(), WHITE.stroke_width(4)))?;
+    }
+    for path in paths {
+        area.draw(&PathElement::new(path.clone(), INK.stroke_width(2)))?;
+    }
+    Ok(())
+}
+
+/// A non-empty range around `lo..hi` for a linear axis.
+pub(crate) fn nonempty(lo: f64, hi: f64) -> (f64, f64) {
+    if hi > lo {
+        (lo, hi)
+    } else {
+        let half = if lo == 0.0 { 0.5 } else { lo.abs() * 0.1 };
+        (lo - half, hi + half)
+    }
+}
+
+/// Most decades a log axis spans; plotters' log axis cannot cope with a
+/// ratio beyond `f64::MAX`, and no chart is readable near that anyway.
+const MAX_DECADES: f64 = 100.0;
+
+/// Whole decades around the positive range `lo..hi`, for a log axis, at most
+/// [`MAX_DECADES`] of them counting down from `hi`.
+pub(crate) fn decades(lo: f64, hi: f64) -> (f64, f64) {
+    let lo = lo.log10().floor().max(hi.log10().ceil() - MAX_DECADES);
+    let lo = 10f64.powf(lo);
+    let mut hi = 10f64.powf(hi.log10().ceil());
+    if hi <= lo {
+        hi = lo * 10.0;
+    }
+    (lo, hi)
+}
+
+#[cfg(test)]
+pub(crate) mod test_util {
+    //! Assertions on rendered SVG text shared by the chart tests.
+
+    /// Number of non-overlapping occurrences of `needle`.
+    pub(crate) fn count(svg: &str, needle: &str) -> usize {
+        svg.matches(needle).count()
+    }
+
+    /// Asserts the SVG is one inline-ready element.
+    pub(crate) fn assert_inline_svg(svg: &str) {
+        assert!(svg.starts_with("<svg "), "starts with: {}", &svg[..40]);
+        assert!(svg.trim_end().ends_with("</svg>"));
+        assert!(!svg.contains("<?xml"));
+        assert!(!svg.contains("href"), "no external references");
+        assert!(!svg.contains("url("), "no external references");
+        assert!(svg.contains("font-family=\"sans-serif\""));
+        assert_eq!(count(svg, "<svg"), 1);
+    }
+
+    /// Number of elements whose fill is `color` (plotters writes `#RRGGBB`).
+    pub(crate) fn count_filled(svg: &str, tag: &str, color: &super::super::Rgb) -> usize {
+        let fill = format!("fill=\"{}\"", color.hex().to_uppercase());
+        svg.lines()
+            .filter(|l| l.starts_with(&format!("<{tag} ")) && l.contains(&fill))
+            .count()
+    }
+
+    /// Number of elements whose stroke is `color`.
+    pub(crate) fn count_stroked(svg: &str, tag: &str, color: &super::super::Rgb) -> usize {
+        let stroke = format!("stroke=\"{}\"", color.hex().to_uppercase());
+        svg.lines()
+            .filter(|l| l.starts_with(&format!("<{tag} ")) && l.contains(&stroke))
+            .count()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_util::*;
+    use super::*;
+
+    #[test]
+    fn no_data_is_a_small_valid_svg() {
+        let svg = no_data("Empty <chart>").unwrap();
+        assert_inline_svg(&svg);
+        assert!(svg.contains("no data"));
+        assert!(svg.contains("Empty &lt;chart&gt;"));
+        assert!(svg.contains("height=\"120\""));
+    }
+
+    #[test]
+    fn finish_strips_xml_declaration_and_labels_the_svg() {
+        let out = finish("<?xml version=\"1.0\"?>\n<svg width=\"1\"></svg>", "a\"b");
+        assert!(out.starts_with("<svg role=\"img\" aria-label=\"a&quot;b\" width=\"1\">"));
+    }
+
+    #[test]
+    fn text_is_measured_with_the_embedded_font() {
+        ensure_fonts().unwrap();
+        let narrow = text_width("iiii", LABEL_SIZE);
+        let wide = text_width("WWWW", LABEL_SIZE);
+        assert!(narrow > 0 && wide > 2 * narrow, "{narrow} {wide}");
+    }
+
+    #[test]
+    fn wrap_prefers_separators_and_truncates() {
+        ensure_fonts().unwrap();
+        let lines = wrap_text("ext4-nvme-noatime-journal", LABEL_SIZE, 80, 3);
+        assert!(lines.len() >= 2, "{lines:?}");
+        assert!(lines[0].ends_with('-'), "{lines:?}");
+        assert!(lines.iter().all(|l| text_width(l, LABEL_SIZE) <= 80));
+        let long = "a".repeat(200);
+        let lines = wrap_text(&long, LABEL_SIZE, 60, 2);
+        assert_eq!(lines.len(), 2);
+        assert!(lines[1].ends_with('…'));
+        assert_eq!(wrap_text("xfs", LABEL_SIZE, 60, 2), ["xfs"]);
+    }
+
+    #[test]
+    fn ranges_are_never_empty() {
+        assert_eq!(zero_based_range((0.0, 0.0), 0.1), (0.0, 0.1));
+        assert_eq!(zero_based_range((-2.0, -1.0), 0.5), (-3.0, 0.0));
+        assert_eq!(nonempty(5.0, 5.0), (4.5, 5.5));
+        assert_eq!(decades(1234.0, 5.6e8), (1e3, 1e9));
+        assert_eq!(decades(100.0, 100.0), (100.0, 1000.0));
+        assert_eq!(decades(1e-300, 1e300), (1e200, 1e300));
+        assert_eq!(
+            finite_extent([f64::NAN, 2.0, f64::INFINITY, -1.0]),
+            Some((-1.0, 2.0))
+        );
+        assert_eq!(finite_ci(Some((3.0, 1.0))), Some((1.0, 3.0)));
+        assert_eq!(finite_ci(Some((f64::NAN, 1.0))), None);
+    }
+}

@@ -1,0 +1,469 @@
+//! Heat map: an iozone-style matrix, file size (rows, first row on top) ×
+//! record size (columns), colour = value, with a colour bar on the right.
+//! Missing cells are light grey. Values print inside cells that fit them.
+//! Sequential data uses viridis; differences use blue-white-red around 0.
+
+use anyhow::Result;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, VPos};
+use plotters::style::FontTransform;
+
+use super::canvas::{
+    anchored, draw_title, finite_extent, fit_text, no_data, plottable, render, text_width, Area,
+    AXIS, AXIS_TITLE_SIZE, HEIGHT, LABEL_SIZE, LINE_HEIGHT, SMALL_SIZE, WIDTH,
+};
+use super::format::{nice_ticks, percent, percent_whole, si, si_digits, TickFormat};
+use super::Rgb;
+
+/// A matrix of values; `cells[row][col]`, `None` where nothing was measured.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HeatMap {
+    pub title: String,
+    pub x_label: String,
+    pub y_label: String,
+    /// Column names, e.g. record sizes.
+    pub x_ticks: Vec<String>,
+    /// Row names, e.g. file sizes.
+    pub y_ticks: Vec<String>,
+    pub cells: Vec<Vec<Option<f64>>>,
+    /// What the colour means, with unit, e.g. "write (KB/s)".
+    pub value_label: String,
+    /// `true` for % differences: blue-white-red centred at 0.
+    pub diverging: bool,
+}
+
+/// Slices of the colour bar, one `<rect>` each.
+pub(crate) const COLORBAR_STEPS: usize = 32;
+const COLORBAR_TICKS: usize = 7;
+const COLORBAR_W: i32 = 14;
+/// Gap between matrix and colour bar, and around labels.
+const GAP: i32 = 14;
+/// Missing cells: light grey with a slash, unlike any colour of the scales.
+const MISSING: Rgb = Rgb(0xee, 0xee, 0xee);
+const MISSING_SLASH: RGBColor = RGBColor(0xc4, 0xc4, 0xc4);
+
+/// Matplotlib's viridis, sampled at ten evenly spaced points.
+const VIRIDIS: [Rgb; 10] = [
+    Rgb(0x44, 0x01, 0x54),
+    Rgb(0x48, 0x28, 0x78),
+    Rgb(0x3e, 0x49, 0x89),
+    Rgb(0x31, 0x68, 0x8e),
+    Rgb(0x26, 0x82, 0x8e),
+    Rgb(0x1f, 0x9e, 0x89),
+    Rgb(0x35, 0xb7, 0x79),
+    Rgb(0x6e, 0xce, 0x58),
+    Rgb(0xb5, 0xde, 0x2b),
+    Rgb(0xfd, 0xe7, 0x25),
+];
+
+/// ColorBrewer RdBu, blue for negative, white at 0, red for positive.
+const BLUE_WHITE_RED: [Rgb; 9] = [
+    Rgb(0x21, 0x66, 0xac),
+    Rgb(0x43, 0x93, 0xc3),
+    Rgb(0x92, 0xc5, 0xde),
+    Rgb(0xd1, 0xe5, 0xf0),
+    Rgb(0xf7, 0xf7, 0xf7),
+    Rgb(0xfd, 0xdb, 0xc7),
+    Rgb(0xf4, 0xa5, 0x82),
+    Rgb(0xd6, 0x60, 0x4d),
+    Rgb(0xb2, 0x18, 0x2b),
+];
+
+/// Renders `c` as SVG; "no data" when no cell holds a finite value.
+pub fn heatmap(c: &HeatMap) -> Result<String> {
+    let values = c.cells.iter().flatten().filter_map(|v| *v);
+    let Some(extent) = finite_extent(values) else {
+        return no_data(&c.title);
+    };
+    let scale = Scale::new(extent, c.diverging);
+    render(&c.title, (WIDTH, HEIGHT), |root| draw(root, c, &scale))
+}
+
+/// Maps values to colours and formats them.
+struct Scale {
+    lo: f64,
+    hi: f64,
+    diverging: bool,
+}
+
+impl Scale {
+    /// Sequential scales span the data; diverging ones are symmetric about 0.
+    fn new((lo, hi): (f64, f64), diverging: bool) -> Scale {
+        if diverging {
+            let m = lo.abs().max(hi.abs());
+            let m = if m > 0.0 { m } else { 1.0 };
+            return Scale {
+                lo: -m,
+                hi: m,
+                diverging,
+            };
+        }
+        let (lo, hi) = if hi > lo {
+            (lo, hi)
+        } else {
+            (lo - 1.0, hi + 1.0)
+        };
+        Scale { lo, hi, diverging }
+    }
+
+    fn color(&self, v: f64) -> Rgb {
+        let t = (v - self.lo) / (self.hi - self.lo);
+        let ramp: &[Rgb] = if self.diverging {
+            &BLUE_WHITE_RED
+        } else {
+            &VIRIDIS
+        };
+        interpolate(ramp, t)
+    }
+
+    /// Texts for a cell value, most precise first.
+    fn cell_texts(&self, v: f64) -> [String; 2] {
+        if self.diverging {
+            [percent(v), percent_whole(v)]
+        } else {
+            [si(v), si_digits(v, 2)]
+        }
+    }
+
+    /// Labelled values of the colour bar, and their labels.
+    fn ticks(&self) -> Vec<(f64, String)> {
+        let format = TickFormat::for_range(self.lo, self.hi, COLORBAR_TICKS);
+        nice_ticks(self.lo, self.hi, COLORBAR_TICKS)
+            .into_iter()
+            .map(|v| {
+                let text = format.format(v);
+                let text = match (self.diverging, v > 0.0) {
+                    (true, true) => format!("+{text}%"),
+                    (true, false) => format!("{text}%"),
+                    (false, _) => text,
+                };
+                (v, text)
+            })
+            .collect()
+    }
+}
+
+/// The colour at `t` in 0..=1 along evenly spaced `stops`.
+fn interpolate(stops: &[Rgb], t: f64) -> Rgb {
+    let t = if t.is_finite() {
+        t.clamp(0.0, 1.0)
+    } else {
+        0.5
+    };
+    let pos = t * (stops.len() - 1) as f64;
+    let i = (pos.floor() as usize).min(stops.len() - 2);
+    stops[i].mix(stops[i + 1], pos - i as f64)
+}
+
+/// Pixel boxes of the parts of the chart.
+struct Layout {
+    /// Matrix: left, top, right, bottom.
+    grid: (i32, i32, i32, i32),
+    rows: usize,
+    cols: usize,
+}
+
+impl Layout {
+    fn cell(&self, row: usize, col: usize) -> (i32, i32, i32, i32) {
+        let (l, t, r, b) = self.grid;
+        let x = |c: usize| l + ((r - l) as f64 * c as f64 / self.cols as f64).round() as i32;
+        let y = |r: usize| t + ((b - t) as f64 * r as f64 / self.rows as f64).round() as i32;
+        (x(col), y(row), x(col + 1), y(row + 1))
+    }
+
+    fn cell_size(&self) -> (f64, f64) {
+        let (l, t, r, b) = self.grid;
+        (
+            f64::from(r - l) / self.cols as f64,
+            f64::from(b - t) / self.rows as f64,
+        )
+    }
+}
+
+fn draw(root: &Area<'_>, c: &HeatMap, scale: &Scale) -> Result<()> {
+    let area = draw_title(root, &c.title)?;
+    let layout = layout(&area, c, scale);
+    for row in 0..layout.rows {
+        for col in 0..layout.cols {
+            draw_cell(root, &layout, scale, row, col, cell_value(c, row, col))?;
+        }
+    }
+    draw_ticks(root, &layout, c)?;
+    draw_axis_titles(root, &layout, c)?;
+    draw_colorbar(root, &layout, scale, &c.value_label)?;
+    Ok(())
+}
+
+fn cell_value(c: &HeatMap, row: usize, col: usize) -> Option<f64> {
+    c.cells
+        .get(row)
+        .and_then(|r| r.get(col).copied().flatten())
+        .filter(|&v| plottable(v))
+}
+
+fn layout(area: &Area<'_>, c: &HeatMap, scale: &Scale) -> Layout {
+    let (xs, ys) = area.get_pixel_range();
+    let rows = c.y_ticks.len().max(c.cells.len()).max(1);
+    let cols = c.cells.iter().map(Vec::len).max().unwrap_or(0);
+    let cols = c.x_ticks.len().max(cols).max(1);
+    let y_ticks_w = c.y_ticks.iter().map(|t| text_width(t, LABEL_SIZE)).max();
+    let bar_labels_w = scale
+        .ticks()
+        .iter()
+        .map(|(_, text)| text_width(text, SMALL_SIZE))
+        .max();
+    let left = xs.start + 10 + LINE_HEIGHT + 8 + y_ticks_w.unwrap_or(0) as i32 + 8;
+    let right = xs.end - 10 - LINE_HEIGHT - 8 - bar_labels_w.unwrap_or(0) as i32 - 6;
+    let right = right - COLORBAR_W - GAP;
+    let top = ys.start + 12;
+    let bottom = ys.end - 10 - LINE_HEIGHT - 8 - LINE_HEIGHT - 8;
+    Layout {
+        grid: (
+            left,
+            top,
+            right.max(left + cols as i32),
+            bottom.max(top + rows as i32),
+        ),
+        rows,
+        cols,
+    }
+}
+
+/// One cell: its colour (grey when missing) and its value if it fits.
+fn draw_cell(
+    root: &Area<'_>,
+    layout: &Layout,
+    scale: &Scale,
+    row: usize,
+    col: usize,
+    value: Option<f64>,
+) -> Result<()> {
+    let (l, t, r, b) = layout.cell(row, col);
+    let fill = value.map_or(MISSING, |v| scale.color(v));
+    let rect = Rectangle::new([(l, t), (r - 1, b - 1)], RGBColor::from(fill).filled());
+    root.draw(&rect)?;
+    let Some(v) = value else {
+        let slash = vec![(l + 2, b - 3), (r - 3, t + 2)];
+        root.draw(&PathElement::new(slash, MISSING_SLASH.stroke_width(1)))?;
+        return Ok(());
+    };
+    let room = r - l - 5;
+    let text = scale
+        .cell_texts(v)
+        .into_iter()
+        .find(|text| text_width(text, SMALL_SIZE) as i32 <= room);
+    if let (Some(text), true) = (text, b - t > 12) {
+        let ink = if fill.luma() < 128.0 { WHITE } else { BLACK };
+        let style = anchored(SMALL_SIZE, HPos::Center, VPos::Center).color(&ink);
+        root.draw_text(&text, &style, ((l + r - 1) / 2, (t + b - 1) / 2))?;
+    }
+    Ok(())
+}
+
+/// Every `stride`-th label along an axis, so labels never overlap.
+fn stride(widest: f64, cell: f64) -> usize {
+    if cell <= 0.0 {
+        return 1;
+    }
+    (widest / cell).ceil().max(1.0) as usize
+}
+
+/// Column names under the matrix, row names to its left.
+fn draw_ticks(root: &Area<'_>, layout: &Layout, c: &HeatMap) -> Result<()> {
+    let (cell_w, cell_h) = layout.cell_size();
+    let (l, _, _, b) = layout.grid;
+    let widest = c.x_ticks.iter().map(|t| text_width(t, LABEL_SIZE)).max();
+    let every = stride(f64::from(widest.unwrap_or(0) + 6), cell_w);
+    let style = anchored(LABEL_SIZE, HPos::Center, VPos::Top);
+    for (col, tick) in c.x_ticks.iter().enumerate().step_by(every) {
+        let (cl, _, cr, _) = layout.cell(0, col);
+        root.draw_text(tick, &style, ((cl + cr) / 2, b + 6))?;
+    }
+    let every = stride(f64::from(LINE_HEIGHT), cell_h);
+    let style = anchored(LABEL_SIZE, HPos::Right, VPos::Center);
+    for (row, tick) in c.y_ticks.iter().enumerate().step_by(every) {
+        let (_, ct, _, cb) = layout.cell(row, 0);
+        root.draw_text(tick, &style, (l - 8, (ct + cb) / 2))?;
+    }
+    Ok(())
+}
+
+/// The x title under the column names, the y title rotated on the left.
+fn draw_axis_titles(root: &Area<'_>, layout: &Layout, c: &HeatMap) -> Result<()> {
+    let (l, t, r, b) = layout.grid;
+    let x_title = fit_text(&c.x_label, AXIS_TITLE_SIZE, (r - l).max(0) as u32);
+    let style = anchored(AXIS_TITLE_SIZE, HPos::Center, VPos::Top);
+    root.draw_text(&x_title, &style, ((l + r) / 2, b + 6 + LINE_HEIGHT + 10))?;
+    let y_title = fit_text(&c.y_label, AXIS_TITLE_SIZE, (b - t).max(0) as u32);
+    let style =
+        anchored(AXIS_TITLE_SIZE, HPos::Center, VPos::Top).transform(FontTransform::Rotate270);
+    root.draw_text(&y_title, &style, (10, (t + b) / 2))?;
+    Ok(())
+}
+
+/// The colour bar right of the matrix: slices, tick labels, rotated title.
+fn draw_colorbar(root: &Area<'_>, layout: &Layout, scale: &Scale, label: &str) -> Result<()> {
+    let (_, t, r, b) = layout.grid;
+    let x0 = r + GAP;
+    let x1 = x0 + COLORBAR_W;
+    let h = f64::from(b - t);
+    let y_at = |frac: f64| b - (h * frac).round() as i32;
+    for i in 0..COLORBAR_STEPS {
+        let frac = |k: usize| k as f64 / COLORBAR_STEPS as f64;
+        let mid = scale.lo + (scale.hi - scale.lo) * (frac(i) + frac(1) / 2.0);
+        let fill = RGBColor::from(scale.color(mid)).filled();
+        root.draw(&Rectangle::new(
+            [(x0, y_at(frac(i + 1))), (x1, y_at(frac(i)))],
+            fill,
+        ))?;
+    }
+    root.draw(&Rectangle::new([(x0, t), (x1, b)], AXIS.stroke_width(1)))?;
+    let style = anchored(SMALL_SIZE, HPos::Left, VPos::Center);
+    for (v, text) in scale.ticks() {
+        let y = y_at((v - scale.lo) / (scale.hi - scale.lo));
+        root.draw(&PathElement::new(
+            vec![(x1, y), (x1 + 4, y)],
+            AXIS.stroke_width(1),
+        ))?;
+        root.draw_text(&text, &style, (x1 + 7, y))?;
+    }
+    let (w, _) = root.dim_in_pixel();
+    let title = fit_text(label, AXIS_TITLE_SIZE, (b - t).max(0) as u32);
+    let style =
+        anchored(AXIS_TITLE_SIZE, HPos::Center, VPos::Top).transform(FontTransform::Rotate90);
+    root.draw_text(&title, &style, (w as i32 - 10, (t + b) / 2))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::canvas::test_util::*;
+    use super::*;
+
+    fn sizes(names: &[&str]) -> Vec<String> {
+        names.iter().map(|s| s.to_string()).collect()
+    }
+
+    /// A triangular iozone matrix: record size ≤ file size.
+    fn iozone(diverging: bool) -> HeatMap {
+        let files = ["64k", "256k", "1M", "4M", "16M"];
+        let records = ["4k", "16k", "64k", "256k", "1M", "4M", "16M"];
+        let cells = (0..files.len())
+            .map(|r| {
+                (0..records.len())
+                    .map(|c| (c <= r + 2).then(|| value(r, c, diverging)))
+                    .collect()
+            })
+            .collect();
+        HeatMap {
+            title: "iozone write".to_string(),
+            x_label: "record size (bytes)".to_string(),
+            y_label: "file size (bytes)".to_string(),
+            x_ticks: sizes(&records),
+            y_ticks: sizes(&files),
+            cells,
+            value_label: "write (KB/s)".to_string(),
+            diverging,
+        }
+    }
+
+    fn value(r: usize, c: usize, diverging: bool) -> f64 {
+        if diverging {
+            (r as f64 - 2.0) * 10.0 + c as f64
+        } else {
+            1e5 * (1.0 + r as f64) * (1.0 + c as f64)
+        }
+    }
+
+    #[test]
+    fn one_rect_per_cell_plus_colorbar() {
+        let c = iozone(false);
+        let svg = heatmap(&c).unwrap();
+        assert_inline_svg(&svg);
+        let cells = c.y_ticks.len() * c.x_ticks.len();
+        // Background, cells, colour-bar slices and its frame.
+        assert_eq!(count(&svg, "<rect "), 1 + cells + COLORBAR_STEPS + 1);
+        let missing = c.cells.iter().flatten().filter(|v| v.is_none()).count();
+        assert_eq!(count_filled(&svg, "rect", &MISSING), missing);
+        let slash = format!("stroke=\"{}\"", Rgb(0xc4, 0xc4, 0xc4).hex().to_uppercase());
+        assert_eq!(count(&svg, &slash), missing);
+        for text in [
+            "iozone write",
+            "record size (bytes)",
+            "file size (bytes)",
+            "write (KB/s)",
+        ] {
+            assert!(svg.contains(text), "{text}");
+        }
+        for tick in c.x_ticks.iter().chain(&c.y_ticks) {
+            assert!(svg.contains(&format!(">\n{tick}\n</text>")), "{tick}");
+        }
+        assert!(
+            svg.contains(">\n100k\n</text>"),
+            "smallest value printed in its cell"
+        );
+    }
+
+    #[test]
+    fn diverging_scale_is_centred_at_zero() {
+        let svg = heatmap(&iozone(true)).unwrap();
+        assert!(
+            svg.contains(">\n0%\n</text>"),
+            "colour bar has 0 in the middle"
+        );
+        assert!(svg.contains(">\n-20%\n</text>") && svg.contains(">\n+20%\n</text>"));
+        assert!(svg.contains(">\n-20.0%\n</text>") && svg.contains(">\n+26.0%\n</text>"));
+        let scale = Scale::new((-5.0, 20.0), true);
+        assert_eq!(scale.color(0.0), Rgb(0xf7, 0xf7, 0xf7));
+        assert_eq!(scale.color(-20.0), BLUE_WHITE_RED[0]);
+        assert_eq!(scale.color(20.0), BLUE_WHITE_RED[8]);
+    }
+
+    #[test]
+    fn ragged_and_non_finite_cells_are_missing() {
+        let mut c = iozone(false);
+        c.cells = vec![
+            vec![Some(1.0), Some(f64::NAN)],
+            vec![Some(f64::INFINITY)],
+            vec![],
+        ];
+        let svg = heatmap(&c).unwrap();
+        let cells = c.y_ticks.len() * c.x_ticks.len();
+        assert_eq!(count_filled(&svg, "rect", &MISSING), cells - 1);
+        assert_eq!(
+            Scale::new((1.0, 1.0), false).color(1.0),
+            interpolate(&VIRIDIS, 0.5)
+        );
+    }
+
+    #[test]
+    fn crowded_tick_labels_are_thinned() {
+        let mut c = iozone(false);
+        c.x_ticks = (0..60).map(|i| format!("{i}M-record")).collect();
+        let svg = heatmap(&c).unwrap();
+        assert!(svg.contains(">\n0M-record\n</text>"));
+        assert!(!svg.contains(">\n1M-record\n</text>"));
+    }
+
+    #[test]
+    fn labels_are_escaped() {
+        let mut c = iozone(false);
+        c.y_ticks[0] = "<script>alert(1)</script>".to_string();
+        c.value_label = "<svg onload=x>".to_string();
+        let svg = heatmap(&c).unwrap();
+        assert!(!svg.contains("<script"));
+        assert_eq!(count(&svg, "<svg"), 1);
+        assert!(svg.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+    }
+
+    #[test]
+    fn empty_input_says_no_data() {
+        let mut c = iozone(false);
+        c.cells = vec![];
+        assert!(heatmap(&c).unwrap().contains("no data"));
+        c.cells = vec![vec![None, Some(f64::NAN)]];
+        let svg = heatmap(&c).unwrap();
+        assert_inline_svg(&svg);
+        assert!(svg.contains("no data"));
+    }
+}
