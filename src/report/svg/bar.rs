@@ -8,8 +8,8 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
 
 use super::canvas::{
-    anchored, draw_title, draw_whisker_paths, finite_ci, finite_extent, font, no_data, render,
-    wrap_text, zero_based_range, Area, AXIS, AXIS_TITLE_SIZE, GRID, HEIGHT, LABEL_SIZE,
+    anchored, draw_title, draw_whisker_paths, finite_ci, finite_extent, font, no_data, plottable,
+    render, wrap_text, zero_based_range, Area, AXIS, AXIS_TITLE_SIZE, GRID, HEIGHT, LABEL_SIZE,
     LINE_HEIGHT, MUTED, SMALL_SIZE, VALUE_SIZE, WIDTH,
 };
 use super::format::{si, TickFormat};
@@ -42,7 +42,7 @@ const MARGIN_RIGHT: u32 = 20;
 
 /// Renders `c` as SVG; "no data" when no bar has a finite value.
 pub fn bar_chart(c: &BarChart) -> Result<String> {
-    if !c.bars.iter().any(|b| b.value.is_finite()) {
+    if !c.bars.iter().any(|b| plottable(b.value)) {
         return no_data(&c.title);
     }
     render(&c.title, (WIDTH, HEIGHT), |root| draw(root, c))
@@ -107,7 +107,7 @@ type Chart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64
 
 /// The y range: 0, every finite value and whisker, with headroom for labels.
 fn value_range(bars: &[Bar]) -> (f64, f64) {
-    let values = bars.iter().filter(|b| b.value.is_finite()).flat_map(|b| {
+    let values = bars.iter().filter(|b| plottable(b.value)).flat_map(|b| {
         let (lo, hi) = finite_ci(b.ci).unwrap_or((b.value, b.value));
         [b.value, lo, hi]
     });
@@ -127,7 +127,7 @@ fn y_label_area(ticks: &TickFormat, lo: f64, hi: f64) -> u32 {
 /// The bar (if its value is finite), its whisker and its value label.
 fn draw_bar(chart: &Chart<'_, '_>, x: f64, half: f64, bar: &Bar) -> Result<()> {
     let area = chart.plotting_area();
-    if !bar.value.is_finite() {
+    if !plottable(bar.value) {
         let style = anchored(SMALL_SIZE, HPos::Center, VPos::Bottom).color(&MUTED);
         area.draw(&(EmptyElement::at((x, 0.0)) + Text::new("n/a", (0, -4), style)))?;
         return Ok(());

@@ -149,15 +149,18 @@ pub(crate) fn fit_text(text: &str, size: f64, max_width: u32) -> String {
         return text.to_string();
     }
     let chars: Vec<char> = text.chars().collect();
-    let mut keep = chars.len();
-    while keep > 0 {
-        keep -= 1;
-        let candidate: String = chars[..keep].iter().chain([&ELLIPSIS]).collect();
-        if text_width(&candidate, size) <= max_width {
-            return candidate;
+    let shortened = |keep: usize| -> String { chars[..keep].iter().chain([&ELLIPSIS]).collect() };
+    // Binary search for the longest prefix that fits: labels can be long.
+    let (mut fits, mut too_long) = (0, chars.len());
+    while too_long - fits > 1 {
+        let mid = (fits + too_long) / 2;
+        if text_width(&shortened(mid), size) <= max_width {
+            fits = mid;
+        } else {
+            too_long = mid;
         }
     }
-    ELLIPSIS.to_string()
+    shortened(fits)
 }
 
 /// Breaks `text` into at most `max_lines` lines of `max_width` pixels,
@@ -233,21 +236,30 @@ fn hard_break(token: &str, size: f64, max_width: u32, lines: &mut Vec<String>) -
     chunk
 }
 
-/// Smallest and largest of the finite `values`, if any.
+/// Largest magnitude drawn. Beyond it values count as infinite: spans and
+/// paddings of plottable values then stay finite, and so does axis layout.
+const PLOTTABLE_MAX: f64 = 1e300;
+
+/// Whether `v` can be drawn: finite and at most [`PLOTTABLE_MAX`] in size.
+pub(crate) fn plottable(v: f64) -> bool {
+    v.is_finite() && v.abs() <= PLOTTABLE_MAX
+}
+
+/// Smallest and largest of the plottable `values`, if any.
 pub(crate) fn finite_extent(values: impl IntoIterator<Item = f64>) -> Option<(f64, f64)> {
     values
         .into_iter()
-        .filter(|v| v.is_finite())
+        .filter(|&v| plottable(v))
         .fold(None, |acc, v| match acc {
             None => Some((v, v)),
             Some((lo, hi)) => Some((lo.min(v), hi.max(v))),
         })
 }
 
-/// A confidence interval usable for drawing: both ends finite, ordered.
+/// A confidence interval usable for drawing: both ends plottable, ordered.
 pub(crate) fn finite_ci(ci: Option<(f64, f64)>) -> Option<(f64, f64)> {
     let (a, b) = ci?;
-    (a.is_finite() && b.is_finite()).then(|| (a.min(b), a.max(b)))
+    (plottable(a) && plottable(b)).then(|| (a.min(b), a.max(b)))
 }
 
 /// Value range for bars drawn from 0: includes 0 and `extent`, padded by
@@ -293,9 +305,15 @@ pub(crate) fn nonempty(lo: f64, hi: f64) -> (f64, f64) {
     }
 }
 
-/// Whole decades around the positive range `lo..hi`, for a log axis.
+/// Most decades a log axis spans; plotters' log axis cannot cope with a
+/// ratio beyond `f64::MAX`, and no chart is readable near that anyway.
+const MAX_DECADES: f64 = 100.0;
+
+/// Whole decades around the positive range `lo..hi`, for a log axis, at most
+/// [`MAX_DECADES`] of them counting down from `hi`.
 pub(crate) fn decades(lo: f64, hi: f64) -> (f64, f64) {
-    let lo = 10f64.powf(lo.log10().floor());
+    let lo = lo.log10().floor().max(hi.log10().ceil() - MAX_DECADES);
+    let lo = 10f64.powf(lo);
     let mut hi = 10f64.powf(hi.log10().ceil());
     if hi <= lo {
         hi = lo * 10.0;
@@ -389,6 +407,7 @@ mod tests {
         assert_eq!(nonempty(5.0, 5.0), (4.5, 5.5));
         assert_eq!(decades(1234.0, 5.6e8), (1e3, 1e9));
         assert_eq!(decades(100.0, 100.0), (100.0, 1000.0));
+        assert_eq!(decades(1e-300, 1e300), (1e200, 1e300));
         assert_eq!(
             finite_extent([f64::NAN, 2.0, f64::INFINITY, -1.0]),
             Some((-1.0, 2.0))

@@ -9,8 +9,8 @@ use plotters::style::text_anchor::{HPos, VPos};
 
 use super::canvas::{
     anchored, draw_title, draw_whisker_paths, finite_ci, finite_extent, fit_text, font, no_data,
-    render, text_width, zero_based_range, Area, AXIS, AXIS_TITLE_SIZE, GRID, HEIGHT, INK,
-    LABEL_SIZE, MUTED, SMALL_SIZE, VALUE_SIZE, WIDTH,
+    plottable, render, text_width, zero_based_range, Area, AXIS, AXIS_TITLE_SIZE, GRID, HEIGHT,
+    INK, LABEL_SIZE, MUTED, SMALL_SIZE, VALUE_SIZE, WIDTH,
 };
 use super::format::{percent, TickFormat};
 use super::Rgb;
@@ -45,7 +45,7 @@ const MAX_NAME_SHARE: f64 = 0.38;
 
 /// Renders `c` as SVG; "no data" when no bar has a finite value.
 pub fn diff_chart(c: &DiffChart) -> Result<String> {
-    if !c.bars.iter().any(|b| b.diff_pct.is_finite()) {
+    if !c.bars.iter().any(|b| plottable(b.diff_pct)) {
         return no_data(&c.title);
     }
     let height = HEIGHT.max(CHROME_PX + ROW_PX * c.bars.len() as u32);
@@ -108,13 +108,10 @@ fn draw(root: &Area<'_>, c: &DiffChart) -> Result<()> {
 /// The x range: 0, every finite difference and whisker, and room on the
 /// outer sides for the value labels.
 fn value_range(bars: &[DiffBar]) -> (f64, f64) {
-    let values = bars
-        .iter()
-        .filter(|b| b.diff_pct.is_finite())
-        .flat_map(|b| {
-            let (lo, hi) = finite_ci(b.ci).unwrap_or((b.diff_pct, b.diff_pct));
-            [b.diff_pct, lo, hi]
-        });
+    let values = bars.iter().filter(|b| plottable(b.diff_pct)).flat_map(|b| {
+        let (lo, hi) = finite_ci(b.ci).unwrap_or((b.diff_pct, b.diff_pct));
+        [b.diff_pct, lo, hi]
+    });
     let (lo, hi) = zero_based_range(finite_extent(values).unwrap_or((0.0, 1.0)), 0.2);
     // A little air on the zero side too, so the zero line is not the axis.
     let air = (hi - lo) * 0.04;
@@ -128,7 +125,7 @@ fn value_range(bars: &[DiffBar]) -> (f64, f64) {
 fn draw_bar(chart: &Chart<'_, '_>, y: f64, half: f64, bar: &DiffBar) -> Result<()> {
     let area = chart.plotting_area();
     let d = bar.diff_pct;
-    if !d.is_finite() {
+    if !plottable(d) {
         let style = anchored(SMALL_SIZE, HPos::Left, VPos::Center).color(&MUTED);
         area.draw(&(EmptyElement::at((0.0, y)) + Text::new("n/a", (6, 0), style)))?;
         return Ok(());

@@ -3,6 +3,9 @@
 
 const PREFIXES: [(f64, &str); 5] = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")];
 
+/// From this magnitude on, numbers are printed in scientific notation.
+const SCIENTIFIC_FROM: f64 = 1e18;
+
 /// Most decimals ever printed; beyond that the caller should pick a unit.
 const MAX_DECIMALS: usize = 9;
 
@@ -36,6 +39,7 @@ fn decimals_for_step(step: f64) -> usize {
 /// Formatter shared by all ticks of a linear axis, so they use one suffix.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct TickFormat {
+    scientific: bool,
     scale: f64,
     suffix: &'static str,
     decimals: usize,
@@ -44,10 +48,12 @@ pub(crate) struct TickFormat {
 impl TickFormat {
     /// For an axis over `lo..hi` showing at most `max_ticks` labels.
     pub(crate) fn for_range(lo: f64, hi: f64, max_ticks: usize) -> TickFormat {
-        let (scale, suffix) = prefix_for(lo.abs().max(hi.abs()));
+        let max_abs = lo.abs().max(hi.abs());
+        let (scale, suffix) = prefix_for(max_abs);
         // Ticks are at least span / max_ticks apart, so this is enough.
         let step = (hi - lo).abs() / max_ticks.max(1) as f64 / scale;
         TickFormat {
+            scientific: max_abs >= SCIENTIFIC_FROM,
             scale,
             suffix,
             decimals: decimals_for_step(step),
@@ -55,6 +61,9 @@ impl TickFormat {
     }
 
     pub(crate) fn format(&self, value: f64) -> String {
+        if self.scientific {
+            return si(value);
+        }
         let s = fixed(value / self.scale, self.decimals);
         if s == "0" {
             s
@@ -78,11 +87,32 @@ pub(crate) fn si_digits(value: f64, digits: i32) -> String {
         return "0".to_string();
     }
     let rounded = round_significant(value, digits);
+    if rounded.abs() >= SCIENTIFIC_FROM {
+        return scientific(value, digits);
+    }
     let (scale, suffix) = prefix_for(rounded.abs());
     let scaled = rounded / scale;
     let magnitude = scaled.abs().log10().floor() as i32;
     let decimals = (digits - 1 - magnitude).clamp(0, MAX_DECIMALS as i32) as usize;
     fixed(scaled, decimals) + suffix
+}
+
+/// `value` as `1.23e20`: `digits` significant digits, trailing zeros dropped.
+fn scientific(value: f64, digits: i32) -> String {
+    let precision = (digits - 1).max(0) as usize;
+    let s = format!("{value:.precision$e}");
+    match s.split_once('e') {
+        Some((mantissa, exponent)) => format!("{}e{exponent}", fixed_trim(mantissa)),
+        None => s,
+    }
+}
+
+fn fixed_trim(number: &str) -> &str {
+    if number.contains('.') {
+        number.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        number
+    }
 }
 
 fn round_significant(value: f64, digits: i32) -> f64 {
@@ -174,6 +204,8 @@ mod tests {
         assert_eq!(si(0.012345), "0.0123");
         assert_eq!(si(-250.0), "-250");
         assert_eq!(si(f64::NAN), "n/a");
+        assert_eq!(si(1.2345e20), "1.23e20");
+        assert_eq!(TickFormat::for_range(0.0, 1e300, 8).format(5e299), "5e299");
     }
 
     #[test]

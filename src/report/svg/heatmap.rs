@@ -9,8 +9,8 @@ use plotters::style::text_anchor::{HPos, VPos};
 use plotters::style::FontTransform;
 
 use super::canvas::{
-    anchored, draw_title, finite_extent, fit_text, no_data, render, text_width, Area, AXIS,
-    AXIS_TITLE_SIZE, HEIGHT, LABEL_SIZE, LINE_HEIGHT, SMALL_SIZE, WIDTH,
+    anchored, draw_title, finite_extent, fit_text, no_data, plottable, render, text_width, Area,
+    AXIS, AXIS_TITLE_SIZE, HEIGHT, LABEL_SIZE, LINE_HEIGHT, SMALL_SIZE, WIDTH,
 };
 use super::format::{nice_ticks, percent, percent_whole, si, si_digits, TickFormat};
 use super::Rgb;
@@ -198,7 +198,7 @@ fn cell_value(c: &HeatMap, row: usize, col: usize) -> Option<f64> {
     c.cells
         .get(row)
         .and_then(|r| r.get(col).copied().flatten())
-        .filter(|v| v.is_finite())
+        .filter(|&v| plottable(v))
 }
 
 fn layout(area: &Area<'_>, c: &HeatMap, scale: &Scale) -> Layout {

@@ -10,8 +10,8 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
 
 use super::canvas::{
-    anchored, decades, draw_title, finite_extent, fit_text, font, no_data, nonempty, render,
-    text_width, Area, AXIS, AXIS_TITLE_SIZE, GRID, HEIGHT, LABEL_SIZE, MUTED, WIDTH,
+    anchored, decades, draw_title, finite_extent, fit_text, font, no_data, nonempty, plottable,
+    render, text_width, Area, AXIS, AXIS_TITLE_SIZE, GRID, HEIGHT, LABEL_SIZE, MUTED, WIDTH,
 };
 use super::format::{si, TickFormat};
 use super::Rgb;
@@ -48,7 +48,7 @@ const LEGEND_ROW: i32 = 20;
 
 /// Renders `c` as SVG; "no data" when no line has a drawable point.
 pub fn line_chart(c: &LineChart) -> Result<String> {
-    let series: Vec<Vec<(f64, f64)>> = c
+    let mut series: Vec<Vec<(f64, f64)>> = c
         .lines
         .iter()
         .map(|l| drawable(&l.points, c.log_x, c.log_y))
@@ -56,12 +56,20 @@ pub fn line_chart(c: &LineChart) -> Result<String> {
     if series.iter().all(Vec::is_empty) {
         return no_data(&c.title);
     }
-    render(&c.title, (WIDTH, HEIGHT), |root| draw(root, c, &series))
+    let points = || series.iter().flatten();
+    let x = Axis::new(points().map(|p| p.0), c.log_x, false, X_TICKS);
+    let y = Axis::new(points().map(|p| p.1), c.log_y, true, Y_TICKS);
+    for points in &mut series {
+        points.retain(|&(px, py)| x.contains(px) && y.contains(py));
+    }
+    render(&c.title, (WIDTH, HEIGHT), |root| {
+        draw(root, c, &series, &x, &y)
+    })
 }
 
 /// The points that can be drawn: finite, and positive on a log axis.
 fn drawable(points: &[(f64, f64)], log_x: bool, log_y: bool) -> Vec<(f64, f64)> {
-    let ok = |v: f64, log: bool| v.is_finite() && (!log || v > 0.0);
+    let ok = |v: f64, log: bool| plottable(v) && (!log || v > 0.0);
     points
         .iter()
         .copied()
@@ -95,6 +103,14 @@ impl Axis {
         Axis::Linear(lo..hi, TickFormat::for_range(lo, hi, ticks))
     }
 
+    /// Whether `v` lies on the axis (a log axis may cut very low values).
+    fn contains(&self, v: f64) -> bool {
+        match self {
+            Axis::Linear(..) => true,
+            Axis::Log(r) => r.start <= v && v <= r.end,
+        }
+    }
+
     fn label(&self, v: f64) -> String {
         match self {
             Axis::Linear(_, ticks) => ticks.format(v),
@@ -103,11 +119,14 @@ impl Axis {
     }
 }
 
-fn draw(root: &Area<'_>, c: &LineChart, series: &[Vec<(f64, f64)>]) -> Result<()> {
+fn draw(
+    root: &Area<'_>,
+    c: &LineChart,
+    series: &[Vec<(f64, f64)>],
+    x: &Axis,
+    y: &Axis,
+) -> Result<()> {
     let area = draw_title(root, &c.title)?;
-    let points = || series.iter().flatten();
-    let x = Axis::new(points().map(|p| p.0), c.log_x, false, X_TICKS);
-    let y = Axis::new(points().map(|p| p.1), c.log_y, true, Y_TICKS);
     let legend = (c.lines.len() > 1).then(|| legend_entries(c, series));
     let legend_w = legend.as_ref().map_or(0, |l| legend_width(l));
     let (plot_area, legend_area) = area.split_horizontally(WIDTH - legend_w);
@@ -115,10 +134,10 @@ fn draw(root: &Area<'_>, c: &LineChart, series: &[Vec<(f64, f64)>]) -> Result<()
         area: &plot_area,
         chart: c,
         series,
-        x: &x,
-        y: &y,
+        x,
+        y,
     };
-    let top = match (&x, &y) {
+    let top = match (x, y) {
         (Axis::Linear(xr, _), Axis::Linear(yr, _)) => plot.draw(xr.clone(), yr.clone()),
         (Axis::Linear(xr, _), Axis::Log(yr)) => plot.draw(xr.clone(), yr.clone().log_scale()),
         (Axis::Log(xr), Axis::Linear(yr, _)) => plot.draw(xr.clone().log_scale(), yr.clone()),

@@ -93,6 +93,83 @@ mod tests {
     use super::*;
 
     #[test]
+    fn extreme_bar_input_renders() {
+        let bars = (0..300)
+            .map(|i| Bar {
+                label: String::new(),
+                value: f64::from(i) * 1e12,
+                ci: Some((f64::MAX, f64::MIN)),
+                color: target_color(i as usize),
+            })
+            .collect();
+        let title = "x".repeat(500);
+        let y_label = title.clone();
+        let c = BarChart {
+            title,
+            y_label,
+            bars,
+        };
+        assert!(bar_chart(&c).is_ok());
+    }
+
+    #[test]
+    fn extreme_diff_input_renders() {
+        let bars = (0..300)
+            .map(|i| DiffBar {
+                label: "y".repeat(i),
+                diff_pct: 1e-12 * i as f64,
+                ci: Some((-f64::MAX, f64::MAX)),
+                color: target_color(i),
+            })
+            .collect();
+        let c = DiffChart {
+            title: String::new(),
+            x_label: String::new(),
+            bars,
+        };
+        assert!(diff_chart(&c).is_ok());
+    }
+
+    #[test]
+    fn extreme_line_input_renders() {
+        let lines = (0..200)
+            .map(|i| Line {
+                label: i.to_string(),
+                color: target_color(i),
+                points: vec![(1.0, 1e-300), (2.0, 1e300), (f64::MAX, f64::MAX)],
+            })
+            .collect();
+        let mut c = LineChart {
+            title: "t".into(),
+            x_label: "x".into(),
+            y_label: "y".into(),
+            lines,
+            log_y: true,
+            log_x: false,
+        };
+        let svg = line_chart(&c).unwrap();
+        assert!(svg.contains("<circle") && svg.contains(">\n1e296\n</text>"));
+        c.log_y = false;
+        c.lines[0].points.push((-f64::MAX, -f64::MAX));
+        assert!(line_chart(&c).is_ok());
+    }
+
+    #[test]
+    fn extreme_heatmap_input_renders() {
+        let c = HeatMap {
+            title: "h".into(),
+            x_label: "x".into(),
+            y_label: "y".into(),
+            x_ticks: vec!["w".repeat(300); 3],
+            y_ticks: vec![],
+            cells: vec![vec![Some(-1.0); 150]; 150],
+            value_label: "v".into(),
+            diverging: true,
+        };
+        assert!(heatmap(&c).is_ok());
+    }
+
+    #[test]
     fn hex_is_css_notation() {
         assert_eq!(Rgb(0, 0x72, 0xb2).hex(), "#0072b2");
         assert_eq!(Rgb(255, 255, 255).hex(), "#ffffff");
