@@ -261,32 +261,45 @@ impl Store {
         Ok(runs)
     }
 
+    /// Runs `f` on every row of `sql` (whose first column is a run id of
+    /// `campaign`) with the index of that run in `runs`.
+    fn each_run_row(
+        &self,
+        sql: &str,
+        campaign: i64,
+        index: &BTreeMap<i64, usize>,
+        mut f: impl FnMut(usize, &Row<'_>) -> rusqlite::Result<()>,
+    ) -> Result<()> {
+        let mut st = self.conn.prepare(sql)?;
+        let mut rows = st.query([campaign])?;
+        while let Some(r) = rows.next()? {
+            if let Some(&i) = index.get(&r.get::<_, i64>(0)?) {
+                f(i, r)?;
+            }
+        }
+        Ok(())
+    }
+
     fn attach_metrics(
         &self,
         campaign: i64,
         index: &BTreeMap<i64, usize>,
         runs: &mut [RunData],
     ) -> Result<()> {
-        let mut st = self.conn.prepare(
-            "SELECT m.run_id, m.name, m.value, m.unit, m.direction FROM metrics m JOIN runs r ON r.id = m.run_id WHERE r.campaign_id = ?1",
-        )?;
-        let mut rows = st.query([campaign])?;
-        while let Some(r) = rows.next()? {
-            let run: i64 = r.get(0)?;
+        let sql = "SELECT m.run_id, m.name, m.value, m.unit, m.direction FROM metrics m JOIN runs r ON r.id = m.run_id WHERE r.campaign_id = ?1";
+        self.each_run_row(sql, campaign, index, |i, r| {
             let direction =
                 Direction::parse(&r.get::<_, String>(4)?).unwrap_or(Direction::HigherIsBetter);
-            if let Some(&i) = index.get(&run) {
-                runs[i].metrics.insert(
-                    r.get(1)?,
-                    MetricValue {
-                        value: r.get(2)?,
-                        unit: r.get(3)?,
-                        direction,
-                    },
-                );
-            }
-        }
-        Ok(())
+            runs[i].metrics.insert(
+                r.get(1)?,
+                MetricValue {
+                    value: r.get(2)?,
+                    unit: r.get(3)?,
+                    direction,
+                },
+            );
+            Ok(())
+        })
     }
 
     fn attach_series(
@@ -295,26 +308,20 @@ impl Store {
         index: &BTreeMap<i64, usize>,
         runs: &mut [RunData],
     ) -> Result<()> {
-        let mut st = self.conn.prepare(
-            "SELECT s.run_id, s.name, s.unit, s.interval_s, s.values_json FROM series s JOIN runs r ON r.id = s.run_id WHERE r.campaign_id = ?1",
-        )?;
-        let mut rows = st.query([campaign])?;
-        while let Some(r) = rows.next()? {
-            let run: i64 = r.get(0)?;
+        let sql = "SELECT s.run_id, s.name, s.unit, s.interval_s, s.values_json FROM series s JOIN runs r ON r.id = s.run_id WHERE r.campaign_id = ?1";
+        self.each_run_row(sql, campaign, index, |i, r| {
             let values: Vec<f64> =
                 serde_json::from_str(&r.get::<_, String>(4)?).unwrap_or_default();
-            if let Some(&i) = index.get(&run) {
-                runs[i].series.insert(
-                    r.get(1)?,
-                    SeriesData {
-                        unit: r.get(2)?,
-                        interval_s: r.get(3)?,
-                        values,
-                    },
-                );
-            }
-        }
-        Ok(())
+            runs[i].series.insert(
+                r.get(1)?,
+                SeriesData {
+                    unit: r.get(2)?,
+                    interval_s: r.get(3)?,
+                    values,
+                },
+            );
+            Ok(())
+        })
     }
 
     fn attach_warnings(
@@ -323,17 +330,11 @@ impl Store {
         index: &BTreeMap<i64, usize>,
         runs: &mut [RunData],
     ) -> Result<()> {
-        let mut st = self.conn.prepare(
-            "SELECT w.run_id, w.message FROM warnings w JOIN runs r ON r.id = w.run_id WHERE r.campaign_id = ?1",
-        )?;
-        let mut rows = st.query([campaign])?;
-        while let Some(r) = rows.next()? {
-            let run: i64 = r.get(0)?;
-            if let Some(&i) = index.get(&run) {
-                runs[i].warnings.push(r.get(1)?);
-            }
-        }
-        Ok(())
+        let sql = "SELECT w.run_id, w.message FROM warnings w JOIN runs r ON r.id = w.run_id WHERE r.campaign_id = ?1";
+        self.each_run_row(sql, campaign, index, |i, r| {
+            runs[i].warnings.push(r.get(1)?);
+            Ok(())
+        })
     }
 
     /// A run's stored latency histogram, decoded.
