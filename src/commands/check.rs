@@ -18,8 +18,8 @@ pub fn check(file: &Path) -> Result<ExitCode> {
         }
     };
     let runs = plan(&exp);
-    println!("{}: valid experiment `{}`", file.display(), exp.name);
-    println!(
+    outln!("{}: valid experiment `{}`", file.display(), exp.name);
+    outln!(
         "targets: {}",
         exp.targets
             .iter()
@@ -27,11 +27,11 @@ pub fn check(file: &Path) -> Result<ExitCode> {
             .collect::<Vec<_>>()
             .join(", ")
     );
-    println!("baseline: {}", exp.targets[exp.baseline()].name);
+    outln!("baseline: {}", exp.targets[exp.baseline()].name);
     for r in &runs {
         let w = &exp.workloads[r.workload];
         let kind = if r.warmup { "warm-up" } else { "measured" };
-        println!(
+        outln!(
             "  {:>4}  round {:>2}  {:<20} on {:<16} {kind} rep {}  ~{}",
             r.position + 1,
             r.round,
@@ -41,7 +41,7 @@ pub fn check(file: &Path) -> Result<ExitCode> {
             format_seconds(w.kind.estimate(&w.params).as_secs_f64())
         );
     }
-    println!(
+    outln!(
         "{} runs, estimated {}",
         runs.len(),
         format_seconds(exp.estimate().as_secs_f64())

@@ -14,7 +14,7 @@ pub fn cleanup() -> Result<ExitCode> {
     let dir = state_dir();
     let journals = journals_in(&dir);
     if journals.is_empty() {
-        println!("nothing to clean up: no journal in {}", dir.display());
+        outln!("nothing to clean up: no journal in {}", dir.display());
         return Ok(ExitCode::SUCCESS);
     }
     let mut failed = false;
@@ -22,7 +22,7 @@ pub fn cleanup() -> Result<ExitCode> {
         let pending = read_pending(&path)?;
         if let Some(pid) = pending.pid.filter(|&p| p != std::process::id()) {
             if alive_as(pid, "storlab") {
-                println!(
+                outln!(
                     "{}: campaign pid {pid} is still running; stop it first (Ctrl-C tears it down)",
                     path.display()
                 );
@@ -41,7 +41,7 @@ pub fn cleanup() -> Result<ExitCode> {
 /// Undoes a journal's resources, newest first; removes the journal when all
 /// are undone. Stops at the first failure, keeping the journal.
 fn undo_journal(pending: &Pending) -> bool {
-    println!(
+    outln!(
         "{}: {} resource(s) left by campaign pid {}",
         pending.path.display(),
         pending.resources.len(),
@@ -52,7 +52,7 @@ fn undo_journal(pending: &Pending) -> bool {
     );
     for (_, res) in pending.resources.iter().rev() {
         match res.undo() {
-            Ok(()) => println!("  undone: {}", res.describe()),
+            Ok(()) => outln!("  undone: {}", res.describe()),
             Err(e) => {
                 eprintln!("  FAILED: {}: {e:#}", res.describe());
                 eprintln!("  the journal is kept; fix the cause and run `storlab cleanup` again");

@@ -40,7 +40,7 @@ pub fn compare(
             rows
         }
     };
-    print!("{}", table(&rows).render_text());
+    out!("{}", table(&rows).render_text());
     let Some(pct) = gate else {
         return Ok(ExitCode::SUCCESS);
     };

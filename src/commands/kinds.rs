@@ -10,30 +10,30 @@ use crate::target::TargetKind;
 use crate::workload::WorkloadKind;
 
 pub fn targets() -> Result<ExitCode> {
-    println!("Target kinds ([[target]] tables; every target also takes name, kind, baseline):\n");
+    outln!("Target kinds ([[target]] tables; every target also takes name, kind, baseline):\n");
     for k in TargetKind::ALL {
-        println!("  {} — {}", k.name(), k.about());
-        print!("{}", help_table(k.params()));
-        println!();
+        outln!("  {} — {}", k.name(), k.about());
+        out!("{}", help_table(k.params()));
+        outln!();
     }
     Ok(ExitCode::SUCCESS)
 }
 
 pub fn workloads() -> Result<ExitCode> {
-    println!(
+    outln!(
         "Workload kinds ([[workload]] tables; every workload also takes name, kind, targets):\n"
     );
     for k in WorkloadKind::ALL {
         let p = k.primary();
-        println!(
+        outln!(
             "  {} — {} (primary metric: {}, {} is better)",
             k.name(),
             k.about(),
             p.name,
             p.direction.as_str()
         );
-        print!("{}", help_table(k.params()));
-        println!();
+        out!("{}", help_table(k.params()));
+        outln!();
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -1,6 +1,19 @@
 //! One module per subcommand; `dispatch` maps the parsed command line to
 //! them and decides the exit status.
 
+/// `print!` for command output: when the reader has gone away
+/// (`storlab check x.toml | head`), the command ends quietly instead of
+/// panicking on the broken pipe.
+macro_rules! out {
+    ($($t:tt)*) => { $crate::commands::to_stdout(&format!($($t)*)) };
+}
+
+/// `println!` with the same broken-pipe behaviour as [`out!`].
+macro_rules! outln {
+    () => { $crate::commands::to_stdout("\n") };
+    ($($t:tt)*) => { $crate::commands::to_stdout(&format!("{}\n", format!($($t)*))) };
+}
+
 mod check;
 mod cleanup;
 mod compare;
@@ -63,7 +76,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Cleanup => cleanup::cleanup(),
         Command::Workloads => kinds::workloads(),
         Command::Env => {
-            println!(
+            outln!(
                 "{}",
                 serde_json::to_string_pretty(&crate::host::environment())?
             );
@@ -77,9 +90,23 @@ pub fn emit(text: &str, path: Option<&Path>) -> Result<()> {
     match path {
         Some(p) => std::fs::write(p, text).with_context(|| format!("writing {}", p.display())),
         None => {
-            use std::io::Write;
-            let mut out = std::io::stdout().lock();
-            out.write_all(text.as_bytes()).context("writing to stdout")
+            to_stdout(text);
+            Ok(())
         }
+    }
+}
+
+/// Writes command output to stdout. A closed pipe ends the process with
+/// status 0, as `head` expects of its writer; anything is recorded before a
+/// command prints, so nothing is lost.
+pub(crate) fn to_stdout(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("error: writing to stdout: {e}");
+        std::process::exit(1);
     }
 }

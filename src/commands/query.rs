@@ -30,16 +30,16 @@ pub fn list(db: &Path) -> Result<ExitCode> {
             c.planned_runs.to_string(),
         ]);
     }
-    print!("{}", t.render_text());
+    out!("{}", t.render_text());
     Ok(ExitCode::SUCCESS)
 }
 
 pub fn show(db: &Path, campaign: Option<&str>) -> Result<ExitCode> {
     let store = Store::open_existing(db)?;
     let data = store.load_campaign(store.resolve_campaign(campaign)?)?;
-    print!("{}", summary_header(&data));
-    print!("{}", summary_table(&data).render_text());
-    print!("{}", warnings_text(&data));
+    out!("{}", summary_header(&data));
+    out!("{}", summary_table(&data).render_text());
+    out!("{}", warnings_text(&data));
     Ok(ExitCode::SUCCESS)
 }
 

@@ -73,9 +73,9 @@ pub fn resume(db: &Path, campaign: &str, quiet: bool) -> Result<ExitCode> {
 
 fn finish(db: &Path, store: &Store, outcome: &Outcome, quiet: bool) -> Result<ExitCode> {
     let data = store.load_campaign(outcome.campaign)?;
-    print!("{}", summary_header(&data));
-    print!("{}", summary_table(&data).render_text());
-    print!("{}", warnings_text(&data));
+    out!("{}", summary_header(&data));
+    out!("{}", summary_table(&data).render_text());
+    out!("{}", warnings_text(&data));
     if !quiet {
         eprintln!(
             "results stored in {} as campaign {}",

@@ -18,9 +18,11 @@ pub fn metric_values(c: &CampaignData, workload: &str, target: &str, metric: &st
         .collect()
 }
 
-fn versus(t: &TargetStats, direction: crate::metric::Direction) -> String {
+fn versus(t: &TargetStats, baseline: &str, direction: crate::metric::Direction) -> String {
     match (&t.comparison, t.verdict) {
-        (None, _) => "baseline".into(),
+        (None, _) if t.target == baseline => "baseline".into(),
+        // Fewer than two runs on one side: no comparison to show.
+        (None, _) => "—".into(),
         (Some(c), Some(v)) if v != Verdict::NoSignificantDifference => {
             format!("{:+.1}% {}", c.diff_pct, v.word(direction))
         }
@@ -75,7 +77,7 @@ pub fn summary_table(c: &CampaignData) -> Table {
                 cv,
                 p99,
                 failed.to_string(),
-                versus(ts, m.direction),
+                versus(ts, &report.baseline, m.direction),
             ]);
         }
     }
@@ -100,5 +102,19 @@ pub fn warnings_text(c: &CampaignData) -> String {
             .map(|w| format!("warning: {w}\n"))
             .collect(),
         Err(_) => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metric::Direction::HigherIsBetter;
+
+    #[test]
+    fn only_the_baseline_is_called_baseline_when_there_is_no_comparison() {
+        let one_run = model::target_stats("zfs", vec![1.0], None, HigherIsBetter);
+        assert_eq!(versus(&one_run, "ext4", HigherIsBetter), "—");
+        let base = model::target_stats("ext4", vec![1.0, 2.0], None, HigherIsBetter);
+        assert_eq!(versus(&base, "ext4", HigherIsBetter), "baseline");
     }
 }

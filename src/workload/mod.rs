@@ -169,6 +169,7 @@ impl WorkloadKind {
         match self {
             WorkloadKind::Fio => fio::resolve(p, base),
             WorkloadKind::Command => command::resolve(p, base),
+            WorkloadKind::Pgbench => pgbench::resolve(p, base),
             _ => Ok(()),
         }
     }

@@ -10,7 +10,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 
 use super::account::Account;
 use super::binaries::Binaries;
@@ -47,8 +47,22 @@ impl Cluster {
         self.root.join("data")
     }
 
+    /// `pg/sock` inside the cluster, unless the socket's path would be too
+    /// long for Linux (deep target paths, long names): then a directory in
+    /// /tmp named after the cluster, so every run of the workload finds it.
     pub fn socket_dir(&self) -> PathBuf {
-        self.root.join("sock")
+        let inside = self.root.join("sock");
+        if self.socket_file_in(&inside).as_os_str().len() <= MAX_SOCKET_PATH {
+            return inside;
+        }
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        self.root.hash(&mut h);
+        PathBuf::from(format!("/tmp/storlab-pg-{:016x}", h.finish()))
+    }
+
+    fn socket_file_in(&self, dir: &Path) -> PathBuf {
+        dir.join(format!(".s.PGSQL.{}", self.port))
     }
 
     pub fn log(&self) -> PathBuf {
@@ -69,11 +83,13 @@ impl Cluster {
             .with_context(|| format!("writing {}", self.marker().display()))
     }
 
-    /// Removes the whole cluster directory, if present.
+    /// Removes the whole cluster directory and its socket directory, if present.
     pub fn remove(&self) -> Result<()> {
-        if self.root.exists() {
-            std::fs::remove_dir_all(&self.root)
-                .with_context(|| format!("removing cluster {}", self.root.display()))?;
+        for dir in [self.root.clone(), self.socket_dir()] {
+            if dir.exists() {
+                std::fs::remove_dir_all(&dir)
+                    .with_context(|| format!("removing cluster {}", dir.display()))?;
+            }
         }
         Ok(())
     }
@@ -88,14 +104,6 @@ impl Cluster {
     ) -> Result<()> {
         self.remove()?;
         let sock = self.socket_dir();
-        let socket_file = sock.join(format!(".s.PGSQL.{}", self.port));
-        if socket_file.as_os_str().len() > MAX_SOCKET_PATH {
-            bail!(
-                "the server's socket path {} is longer than the {MAX_SOCKET_PATH} bytes Linux allows; \
-                 use a shorter target path or workload name",
-                socket_file.display()
-            );
-        }
         for dir in [&self.root, &sock] {
             std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
             std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
@@ -198,6 +206,26 @@ mod tests {
         assert!(block.contains("search_path = 'it''s'\n"));
         assert!(block.ends_with("port = 5433\nunix_socket_directories = '/t/wl/pg/sock'\n"));
         assert!(block.contains("listen_addresses = ''\n"));
+    }
+
+    #[test]
+    fn a_socket_path_too_long_for_linux_moves_to_a_short_directory_in_tmp() {
+        let short = Cluster::new(Path::new("/var/tmp/wl"), 5432, None);
+        assert_eq!(short.socket_dir(), Path::new("/var/tmp/wl/pg/sock"));
+        let deep = format!("/var/tmp/{}/oltp-prepared", "x".repeat(90));
+        let long = Cluster::new(Path::new(&deep), 5432, None);
+        let dir = long.socket_dir();
+        assert!(
+            dir.to_str().unwrap().starts_with("/tmp/storlab-pg-"),
+            "{dir:?}"
+        );
+        let socket = long.socket_file_in(&dir);
+        assert!(socket.as_os_str().len() <= MAX_SOCKET_PATH, "{socket:?}");
+        // Stable for the same cluster (reinit = "once" finds it again),
+        // different for another one.
+        assert_eq!(Cluster::new(Path::new(&deep), 5432, None).socket_dir(), dir);
+        let other = Cluster::new(Path::new(&format!("{deep}2")), 5432, None);
+        assert_ne!(other.socket_dir(), dir);
     }
 
     #[test]

@@ -3,12 +3,12 @@
 //! [`Config`], the resolved form the workload runs from.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::client::{Length, RunSpec};
 use super::cluster::check_setting;
-use crate::experiment::params::{ParamSpec, ParamType, Params};
+use crate::experiment::params::{ParamSpec, ParamType, Params, Value};
 
 pub const PARAMS: &[ParamSpec] = &[
     ParamSpec {
@@ -160,6 +160,33 @@ pub fn validate(p: &Params) -> Result<(), (&'static str, String)> {
 }
 
 /// Rough wall time of one run, initialisation included.
+/// Makes a custom `script` absolute against the experiment file's directory
+/// (`base`), so that it is found from inside the target, and refuses a
+/// script that is not there before anything is provisioned.
+pub fn resolve(p: &mut Params, base: &Path) -> Result<(), (&'static str, String)> {
+    let Some(script) = p.str("script").map(String::from) else {
+        return Ok(());
+    };
+    let joined = base.join(&script);
+    let abs = std::fs::canonicalize(&joined).map_err(|e| {
+        (
+            "script",
+            format!(
+                "cannot open the pgbench script `{script}` ({}: {e}); a relative path is resolved against the experiment file's directory",
+                joined.display()
+            ),
+        )
+    })?;
+    if !abs.is_file() {
+        return Err((
+            "script",
+            format!("the pgbench script {} is not a file", abs.display()),
+        ));
+    }
+    p.set("script", Value::Str(abs.display().to_string()));
+    Ok(())
+}
+
 pub fn estimate(p: &Params) -> Duration {
     let cfg = Config::from_params(p);
     let run = match cfg.spec.length {
@@ -276,5 +303,27 @@ mod tests {
             "settings"
         );
         assert!(validate(&params(&[("duration", secs(10.0))])).is_ok());
+    }
+
+    #[test]
+    fn a_relative_script_is_found_beside_the_experiment_file() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("tx.sql"), "SELECT 1;\n").unwrap();
+        let mut p = params(&[("script", Value::Str("tx.sql".into()))]);
+        resolve(&mut p, dir.path()).unwrap();
+        let abs = std::fs::canonicalize(dir.path().join("tx.sql")).unwrap();
+        assert_eq!(p.str("script"), Some(abs.to_str().unwrap()));
+
+        let mut missing = params(&[("script", Value::Str("nope.sql".into()))]);
+        let (key, msg) = resolve(&mut missing, dir.path()).unwrap_err();
+        assert_eq!(key, "script");
+        assert!(
+            msg.contains("nope.sql") && msg.contains("experiment file's directory"),
+            "{msg}"
+        );
+
+        let mut builtin = params(&[]);
+        assert!(resolve(&mut builtin, dir.path()).is_ok());
+        assert_eq!(builtin.str("script"), None);
     }
 }

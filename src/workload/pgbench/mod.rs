@@ -36,7 +36,7 @@ use super::{RunContext, Workload};
 use crate::experiment::params::Params;
 use crate::measure::{RunOutput, StopFlag};
 
-pub use self::config::{bytes_needed, estimate, validate, PARAMS};
+pub use self::config::{bytes_needed, estimate, resolve, validate, PARAMS};
 
 pub struct Pgbench {
     cfg: Config,
