@@ -1,89 +1,61 @@
+use std::path::{Path, PathBuf};
+
 use base64::Engine;
-use serde_json::json;
+use serde_json::{json, Value};
 
 use crate::cdp::{chromium, Browser};
 use crate::util::Lab;
 
-#[test]
-fn the_html_report_renders_offline_without_errors_and_escapes_names() {
-    require_root!();
-    let Some(binary) = chromium() else {
+/// Chromium's path, or a visible skip (an error under CI).
+fn chromium_or_skip() -> Option<PathBuf> {
+    let binary = chromium();
+    if binary.is_none() {
         assert!(
             std::env::var_os("CI").is_none(),
             "CI must install chromium (.ci/run)"
         );
         eprintln!("SKIPPED: chromium is not installed");
-        return;
-    };
-    let lab = Lab::new();
-    let data = lab.path().join("d");
-    std::fs::create_dir(&data).unwrap();
-    let evil = "<script>alert(1)</script>";
-    let file = lab.file(
-        "r.toml",
-        &format!(
-            "name = \"browser\"\ndescription = \"<b>not bold</b>\"\n[plan]\nrepetitions = 3\n\
-             [[target]]\nname = \"disk\"\nkind = \"dir\"\npath = \"{}\"\n\
-             [[target]]\nname = \"{evil}\"\nkind = \"tmpfs\"\nsize = \"64M\"\n\
-             [[workload]]\nname = \"rr\"\nkind = \"io\"\nrw = \"randread\"\nsize = \"16M\"\nruntime = \"2s\"\n",
-            data.display()
-        ),
-    );
+    }
+    binary
+}
+
+/// Runs the experiment `toml` and writes the latest campaign's HTML report.
+fn report(lab: &Lab, toml: &str) -> PathBuf {
+    let file = lab.file("r.toml", toml);
     lab.ok(&["run", "--quiet", file.to_str().unwrap()]);
     let html = lab.path().join("report.html");
     lab.ok(&["report", "-o", html.to_str().unwrap()]);
+    html
+}
 
-    let mut b = Browser::launch(&binary);
+/// Loads `html` in a fresh headless Chromium; returns it and the page's URL.
+fn open(binary: &Path, html: &Path) -> (Browser, String) {
+    let mut b = Browser::launch(binary);
     let url = format!("file://{}", html.display());
     b.call("Page.navigate", json!({"url": url}), true);
     b.wait_for("Page.loadEventFired");
+    (b, url)
+}
 
+/// Every chart is drawn larger than 100 × 100 px; returns how many there are.
+fn assert_charts_rendered(b: &mut Browser) -> usize {
     let sizes = b.eval("Array.from(document.querySelectorAll('.chart svg')).map(e => { const r = e.getBoundingClientRect(); return [r.width, r.height]; })");
     let sizes = sizes.as_array().unwrap();
-    assert!(
-        sizes.len() >= 4,
-        "expected bar, difference, over-time and latency charts, got {sizes:?}"
-    );
     for s in sizes {
         assert!(
             s[0].as_f64().unwrap() > 100.0 && s[1].as_f64().unwrap() > 100.0,
             "a chart rendered at {s}"
         );
     }
+    sizes.len()
+}
+
+/// No script, no request but the page itself, no console error.
+fn assert_offline_and_clean(b: &mut Browser, url: &str) {
     assert_eq!(
         b.eval("document.querySelectorAll('script').length"),
         json!(0)
     );
-    assert_eq!(
-        b.eval(&format!(
-            "document.body.innerText.includes({})",
-            json!(evil)
-        )),
-        json!(true)
-    );
-    assert_eq!(
-        b.eval("document.body.innerText.includes('<b>not bold</b>')"),
-        json!(true)
-    );
-
-    let metrics = b.call("Page.getLayoutMetrics", json!({}), true);
-    let (w, h) = (
-        metrics["cssContentSize"]["width"].clone(),
-        metrics["cssContentSize"]["height"].clone(),
-    );
-    let shot = b.call(
-        "Page.captureScreenshot",
-        json!({"format": "png", "captureBeyondViewport": true, "clip": {"x": 0, "y": 0, "width": w, "height": h, "scale": 1}}),
-        true,
-    );
-    let png = base64::engine::general_purpose::STANDARD
-        .decode(shot["data"].as_str().unwrap())
-        .unwrap();
-    let out = std::env::temp_dir().join("storlab-report-screenshot.png");
-    std::fs::write(&out, &png).unwrap();
-    assert!(png.len() > 10_000, "screenshot of {} bytes", png.len());
-    eprintln!("screenshot written to {}", out.display());
-
     let requests: Vec<&str> = b
         .events
         .iter()
@@ -105,4 +77,127 @@ fn the_html_report_renders_offline_without_errors_and_escapes_names() {
         .map(|e| e.to_string())
         .collect();
     assert!(errors.is_empty(), "console errors: {errors:?}");
+}
+
+/// A PNG of the page region `clip` ({x, y, width, height}) written to `out`.
+fn screenshot(b: &mut Browser, clip: Value, out: &Path) {
+    let mut clip = clip;
+    clip["scale"] = json!(1);
+    let shot = b.call(
+        "Page.captureScreenshot",
+        json!({"format": "png", "captureBeyondViewport": true, "clip": clip}),
+        true,
+    );
+    let png = base64::engine::general_purpose::STANDARD
+        .decode(shot["data"].as_str().unwrap())
+        .unwrap();
+    std::fs::write(out, &png).unwrap();
+    assert!(png.len() > 10_000, "screenshot of {} bytes", png.len());
+    eprintln!("screenshot written to {}", out.display());
+}
+
+#[test]
+fn the_html_report_renders_offline_without_errors_and_escapes_names() {
+    require_root!();
+    let Some(binary) = chromium_or_skip() else {
+        return;
+    };
+    let lab = Lab::new();
+    let data = lab.path().join("d");
+    std::fs::create_dir(&data).unwrap();
+    let evil = "<script>alert(1)</script>";
+    let html = report(
+        &lab,
+        &format!(
+            "name = \"browser\"\ndescription = \"<b>not bold</b>\"\n[plan]\nrepetitions = 3\n\
+             [[target]]\nname = \"disk\"\nkind = \"dir\"\npath = \"{}\"\n\
+             [[target]]\nname = \"{evil}\"\nkind = \"tmpfs\"\nsize = \"64M\"\n\
+             [[workload]]\nname = \"rr\"\nkind = \"io\"\nrw = \"randread\"\nsize = \"16M\"\nruntime = \"2s\"\n",
+            data.display()
+        ),
+    );
+    let (mut b, url) = open(&binary, &html);
+    let charts = assert_charts_rendered(&mut b);
+    assert!(
+        charts >= 4,
+        "expected bar, difference, over-time and latency charts, got {charts}"
+    );
+    assert_eq!(
+        b.eval(&format!(
+            "document.body.innerText.includes({})",
+            json!(evil)
+        )),
+        json!(true)
+    );
+    assert_eq!(
+        b.eval("document.body.innerText.includes('<b>not bold</b>')"),
+        json!(true)
+    );
+    let size = b.call("Page.getLayoutMetrics", json!({}), true)["cssContentSize"].clone();
+    let page = json!({"x": 0, "y": 0, "width": size["width"], "height": size["height"]});
+    let out = std::env::temp_dir().join("storlab-report-screenshot.png");
+    screenshot(&mut b, page, &out);
+    assert_offline_and_clean(&mut b, &url);
+}
+
+#[test]
+fn a_matrix_report_draws_a_heat_map_per_test_and_target() {
+    require_root!();
+    let Some(binary) = chromium_or_skip() else {
+        return;
+    };
+    let lab = Lab::new();
+    let data = lab.path().join("d");
+    std::fs::create_dir(&data).unwrap();
+    // A disk directory against a tmpfs, fsync inside the timing: writes
+    // differ, reads (from the page cache) hardly. 64k..256k files × 4k..16M
+    // records: 18 cells, 3 of the 3 × 7 empty.
+    let html = report(
+        &lab,
+        &format!(
+            "name = \"matrix-browser\"\n[plan]\nrepetitions = 3\n\
+             [[target]]\nname = \"a\"\nkind = \"dir\"\npath = \"{}\"\n\
+             [[target]]\nname = \"b\"\nkind = \"tmpfs\"\nsize = \"16M\"\n\
+             [[workload]]\nname = \"iozone\"\nkind = \"matrix\"\nmax_file_size = \"256k\"\n\
+             include_flush = true\ntests = [\"write\", \"read\", \"randread\"]\n",
+            data.display()
+        ),
+    );
+    let (mut b, url) = open(&binary, &html);
+    // Bar and difference charts of the primary metric, then per test one
+    // map per target and one difference map.
+    assert_eq!(assert_charts_rendered(&mut b), 2 + 3 * 3);
+    let with = |text: &str| {
+        format!(
+            "Array.from(document.querySelectorAll('.chart svg')).filter(s => s.textContent.includes({})).length",
+            json!(text)
+        )
+    };
+    assert_eq!(b.eval(&with("no cell: record larger than file")), json!(9));
+    assert_eq!(b.eval(&with("randread on b against a")), json!(1));
+    assert_eq!(b.eval(&with("% difference in throughput")), json!(3));
+    // Values per target and differences, file sizes as rows.
+    assert_eq!(
+        b.eval("document.querySelectorAll('.matrix table').length"),
+        json!(9)
+    );
+    assert_eq!(
+        b.eval(
+            "Array.from(document.querySelectorAll('.matrix table')).map(t => t.rows.length - 1)"
+        ),
+        json!(vec![3; 9])
+    );
+    // The per-test summary: all tests, then write, read, randread.
+    assert_eq!(
+        b.eval("document.body.innerText.includes('randread_geomean_bw_bytes_per_s')"),
+        json!(true)
+    );
+    let clip = b.eval(
+        "(() => { const h = document.querySelector('h4'); const m = document.querySelector('.matrix'); \
+         const a = h.getBoundingClientRect(), z = m.getBoundingClientRect(); \
+         return {x: a.left + scrollX - 8, y: a.top + scrollY - 8, width: Math.max(a.width, z.width) + 16, height: z.bottom - a.top + 16}; })()",
+    );
+    let out = std::env::temp_dir().join("storlab-matrix-heatmaps.png");
+    screenshot(&mut b, clip, &out);
+    assert_offline_and_clean(&mut b, &url);
 }

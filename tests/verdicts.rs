@@ -110,3 +110,87 @@ fn two_campaigns_are_compared_by_target_and_workload_name() {
     assert_eq!(bad.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("no campaign `9`"));
 }
+
+#[test]
+fn a_matrix_campaign_is_summed_up_per_test_and_tabled_per_cell() {
+    let lab = Lab::new();
+    let dirs = ["a", "b"].map(|d| {
+        let p = lab.path().join(d);
+        std::fs::create_dir_all(&p).unwrap();
+        p
+    });
+    let file = lab.file(
+        "matrix.toml",
+        &format!(
+            "name = \"matrix\"\n[plan]\nrepetitions = 3\ndrop_caches = false\n\
+             [[target]]\nname = \"a\"\nkind = \"dir\"\npath = \"{}\"\n\
+             [[target]]\nname = \"b\"\nkind = \"dir\"\npath = \"{}\"\n\
+             [[workload]]\nname = \"iozone\"\nkind = \"matrix\"\nmax_file_size = \"256k\"\n\
+             tests = [\"write\", \"read\"]\n",
+            dirs[0].display(),
+            dirs[1].display()
+        ),
+    );
+    let run = lab.ok(&["run", "--quiet", file.to_str().unwrap()]);
+    let show = lab.ok(&["show"]);
+    for out in [&run, &show] {
+        let at = out
+            .find("iozone (matrix): geometric mean throughput per test")
+            .unwrap_or_else(|| panic!("{out}"));
+        let tests: Vec<&str> = out[at..]
+            .lines()
+            .skip(3)
+            .take_while(|l| !l.starts_with("warning"))
+            .filter_map(|l| l.split_whitespace().next())
+            .collect();
+        assert_eq!(tests, ["all", "write", "read"], "{out}");
+    }
+    // The gate stays on the primary metric: one row per target pair.
+    let compare = lab.ok(&["compare"]);
+    assert_eq!(compare.lines().count(), 3, "{compare}");
+    assert!(compare.contains("geomean_bw_bytes_per_s"), "{compare}");
+
+    let md = lab.ok(&["report", "--format", "md"]);
+    assert!(
+        !md.contains("_64k_4k_"),
+        "no per-cell metric in verdict tables"
+    );
+    assert!(
+        md.contains("| write | write_geomean_bw_bytes_per_s |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("#### write") && md.contains("#### read"),
+        "{md}"
+    );
+    let title = "write on b against a: % difference";
+    let at = md.find(title).unwrap_or_else(|| panic!("{md}"));
+    let rows: Vec<&str> = md[at..].lines().skip(2).take(5).collect();
+    assert!(
+        rows[0].starts_with("| file ↓ record → (%) | 4K |"),
+        "{rows:?}"
+    );
+    assert!(
+        rows[2].starts_with("| 64K | ") && rows[2].ends_with(" |  |  |"),
+        "{rows:?}"
+    );
+    assert!(rows[4].starts_with("| 256K | "), "{rows:?}");
+    for cell in rows[2..]
+        .iter()
+        .flat_map(|r| r.trim_matches('|').split('|').skip(1))
+    {
+        let cell = cell.trim();
+        assert!(
+            cell.is_empty()
+                || cell.ends_with('%')
+                || (cell.starts_with('(') && cell.ends_with("%)")),
+            "{cell:?} in {rows:?}"
+        );
+    }
+    for target in ["a", "b"] {
+        assert!(
+            md.contains(&format!("read on {target}: mean throughput (")),
+            "{md}"
+        );
+    }
+}

@@ -39,6 +39,7 @@ pub fn show(db: &Path, campaign: Option<&str>) -> Result<ExitCode> {
     let data = store.load_campaign(store.resolve_campaign(campaign)?)?;
     out!("{}", summary_header(&data));
     out!("{}", summary_table(&data).render_text());
+    out!("{}", crate::report::matrix::summary_text(&data));
     out!("{}", warnings_text(&data));
     Ok(ExitCode::SUCCESS)
 }

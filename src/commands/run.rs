@@ -75,6 +75,7 @@ fn finish(db: &Path, store: &Store, outcome: &Outcome, quiet: bool) -> Result<Ex
     let data = store.load_campaign(outcome.campaign)?;
     out!("{}", summary_header(&data));
     out!("{}", summary_table(&data).render_text());
+    out!("{}", crate::report::matrix::summary_text(&data));
     out!("{}", warnings_text(&data));
     if !quiet {
         eprintln!(

@@ -7,6 +7,7 @@ use anyhow::Result;
 use super::format::format_value;
 use super::latency::{nines, Curve};
 use super::markup::{html_escape, Html, Markup};
+use super::matrix;
 use super::model::{Report, WorkloadReport};
 use super::sections::{
     diff_table, environment_table, headline, methodology, stops_table, targets_table, values_table,
@@ -25,6 +26,7 @@ table { border-collapse: collapse; margin: .5rem 0 1rem; font-size: .9rem; }
 th, td { border: 1px solid #ddd; padding: .25rem .5rem; text-align: left; vertical-align: top; }
 th { background: #f4f4f4; } td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 .chart { margin: .5rem 0 1rem; } .chart svg { max-width: 100%; height: auto; }
+.matrix table { font-size: .8rem; } .matrix p { margin: .8rem 0 0; font-weight: bold; }
 .warnings li { color: #8a4b00; } .headline li { font-weight: bold; }
 @media print { body { max-width: none; margin: 0; } h2 { page-break-before: auto; } .chart, table { page-break-inside: avoid; } }
 "#;
@@ -143,12 +145,14 @@ fn workload_section(
         }
     }
     out.push_str(&h.heading(3, "Values"));
-    out.push_str(&h.table(&values_table(w, &r.baseline)));
+    let values = matrix::summary_table(w, &r.baseline);
+    out.push_str(&h.table(&values.unwrap_or_else(|| values_table(w, &r.baseline))));
     let diffs = diff_table(w);
     if !diffs.rows.is_empty() {
         out.push_str(&h.heading(3, &format!("Difference from {}", r.baseline)));
         out.push_str(&h.table(&diffs));
     }
+    out.push_str(&matrix::html_section(c, r, w)?);
     out.push_str(&series_section(c, w)?);
     out.push_str(&latency_section(c, w, curves)?);
     Ok(out)

@@ -1,6 +1,7 @@
 //! The Markdown report: the seeds' tables, with intervals.
 
 use super::markup::{Markdown, Markup};
+use super::matrix;
 use super::model::Report;
 use super::sections::{
     diff_table, environment_table, headline, methodology, stops_table, targets_table, values_table,
@@ -34,12 +35,14 @@ pub fn render(c: &CampaignData, r: &Report) -> String {
             "Mean ± 95% CI over measured runs; primary metric {}.",
             w.primary
         )));
-        out.push_str(&md.table(&values_table(w, &r.baseline)));
+        let values = matrix::summary_table(w, &r.baseline);
+        out.push_str(&md.table(&values.unwrap_or_else(|| values_table(w, &r.baseline))));
         let diffs = diff_table(w);
         if !diffs.rows.is_empty() {
             out.push_str(&md.paragraph(&format!("Difference from the baseline {}:", r.baseline)));
             out.push_str(&md.table(&diffs));
         }
+        out.push_str(&matrix::markdown_section(c, r, w));
     }
     if !r.warnings.is_empty() {
         out.push_str(&md.heading(2, "Warnings"));

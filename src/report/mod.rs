@@ -9,6 +9,7 @@ pub mod html;
 pub mod latency;
 pub mod markdown;
 pub mod markup;
+pub mod matrix;
 pub mod model;
 pub mod sections;
 pub mod summary;

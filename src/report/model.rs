@@ -155,6 +155,9 @@ fn workload(
             .filter(|m| **m != primary && present(m))
             .map(|m| m.to_string()),
     );
+    if kind == super::matrix::KIND {
+        names.extend(super::matrix::summary_metrics());
+    }
     let metrics = names
         .iter()
         .filter(|m| present(m))

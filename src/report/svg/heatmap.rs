@@ -2,6 +2,9 @@
 //! record size (columns), colour = value, with a colour bar on the right.
 //! Missing cells are light grey. Values print inside cells that fit them.
 //! Sequential data uses viridis; differences use blue-white-red around 0.
+//! Muted cells (say, differences that are not significant) are faded toward
+//! grey and hatched; a legend under the matrix names what missing and
+//! muted cells mean. Several maps can share one colour range.
 
 use anyhow::Result;
 use plotters::prelude::*;
@@ -30,6 +33,16 @@ pub struct HeatMap {
     pub value_label: String,
     /// `true` for % differences: blue-white-red centred at 0.
     pub diverging: bool,
+    /// Colour range shared with other maps, so that a colour means the same
+    /// value in each; `None`: this map's own values. A diverging scale stays
+    /// symmetric about 0 either way.
+    pub range: Option<(f64, f64)>,
+    /// `muted[row][col]`: the cell is drawn faded and hatched.
+    pub muted: Vec<Vec<bool>>,
+    /// Legend for muted cells, shown when one is drawn; empty: none.
+    pub muted_label: String,
+    /// Legend for missing cells, shown when one is drawn; empty: none.
+    pub missing_label: String,
 }
 
 /// Slices of the colour bar, one `<rect>` each.
@@ -41,6 +54,14 @@ const GAP: i32 = 14;
 /// Missing cells: light grey with a slash, unlike any colour of the scales.
 const MISSING: Rgb = Rgb(0xee, 0xee, 0xee);
 const MISSING_SLASH: RGBColor = RGBColor(0xc4, 0xc4, 0xc4);
+/// Muted cells: their colour mixed this far toward [`MUTED_GREY`], hatched.
+const MUTED_MIX: f64 = 0.6;
+const MUTED_GREY: Rgb = Rgb(0xc8, 0xc8, 0xc8);
+const HATCH: RGBColor = RGBColor(0x90, 0x90, 0x90);
+/// Distance between hatch lines, in pixels along x.
+const HATCH_STEP: i32 = 7;
+/// Legend swatches.
+const SWATCH: (i32, i32) = (18, 12);
 
 /// Matplotlib's viridis, sampled at ten evenly spaced points.
 const VIRIDIS: [Rgb; 10] = [
@@ -75,6 +96,10 @@ pub fn heatmap(c: &HeatMap) -> Result<String> {
     let Some(extent) = finite_extent(values) else {
         return no_data(&c.title);
     };
+    let extent = c
+        .range
+        .and_then(|(a, b)| finite_extent([a, b]))
+        .unwrap_or(extent);
     let scale = Scale::new(extent, c.diverging);
     render(&c.title, (WIDTH, HEIGHT), |root| draw(root, c, &scale))
 }
@@ -185,13 +210,47 @@ fn draw(root: &Area<'_>, c: &HeatMap, scale: &Scale) -> Result<()> {
     let layout = layout(&area, c, scale);
     for row in 0..layout.rows {
         for col in 0..layout.cols {
-            draw_cell(root, &layout, scale, row, col, cell_value(c, row, col))?;
+            let look = Look {
+                value: cell_value(c, row, col),
+                muted: is_muted(c, row, col),
+            };
+            draw_cell(root, &layout, scale, (row, col), look)?;
         }
     }
     draw_ticks(root, &layout, c)?;
     draw_axis_titles(root, &layout, c)?;
     draw_colorbar(root, &layout, scale, &c.value_label)?;
+    draw_legend(root, &layout, &legend(c, &layout))?;
     Ok(())
+}
+
+/// What one cell shows.
+#[derive(Clone, Copy)]
+struct Look {
+    value: Option<f64>,
+    muted: bool,
+}
+
+fn is_muted(c: &HeatMap, row: usize, col: usize) -> bool {
+    c.muted
+        .get(row)
+        .and_then(|r| r.get(col).copied())
+        .unwrap_or(false)
+}
+
+/// Legend entries: (missing?, text), for the kinds of cell actually drawn.
+fn legend(c: &HeatMap, layout: &Layout) -> Vec<(bool, String)> {
+    let cells = || (0..layout.rows).flat_map(|r| (0..layout.cols).map(move |k| (r, k)));
+    let any_missing = cells().any(|(r, k)| cell_value(c, r, k).is_none());
+    let any_muted = cells().any(|(r, k)| cell_value(c, r, k).is_some() && is_muted(c, r, k));
+    let mut out = Vec::new();
+    if any_missing && !c.missing_label.is_empty() {
+        out.push((true, c.missing_label.clone()));
+    }
+    if any_muted && !c.muted_label.is_empty() {
+        out.push((false, c.muted_label.clone()));
+    }
+    out
 }
 
 fn cell_value(c: &HeatMap, row: usize, col: usize) -> Option<f64> {
@@ -217,6 +276,7 @@ fn layout(area: &Area<'_>, c: &HeatMap, scale: &Scale) -> Layout {
     let right = right - COLORBAR_W - GAP;
     let top = ys.start + 12;
     let bottom = ys.end - 10 - LINE_HEIGHT - 8 - LINE_HEIGHT - 8;
+    let bottom = bottom - if has_legend(c) { LINE_HEIGHT + 10 } else { 0 };
     Layout {
         grid: (
             left,
@@ -229,24 +289,33 @@ fn layout(area: &Area<'_>, c: &HeatMap, scale: &Scale) -> Layout {
     }
 }
 
-/// One cell: its colour (grey when missing) and its value if it fits.
+/// Whether the chart may draw a legend: some label is set.
+fn has_legend(c: &HeatMap) -> bool {
+    !c.missing_label.is_empty() || !c.muted_label.is_empty()
+}
+
+/// One cell: its colour (grey when missing, faded and hatched when muted)
+/// and its value if it fits.
 fn draw_cell(
     root: &Area<'_>,
     layout: &Layout,
     scale: &Scale,
-    row: usize,
-    col: usize,
-    value: Option<f64>,
+    (row, col): (usize, usize),
+    look: Look,
 ) -> Result<()> {
     let (l, t, r, b) = layout.cell(row, col);
-    let fill = value.map_or(MISSING, |v| scale.color(v));
+    let Some(v) = look.value else {
+        return draw_missing(root, (l, t, r - 1, b - 1));
+    };
+    let mut fill = scale.color(v);
+    if look.muted {
+        fill = fill.mix(MUTED_GREY, MUTED_MIX);
+    }
     let rect = Rectangle::new([(l, t), (r - 1, b - 1)], RGBColor::from(fill).filled());
     root.draw(&rect)?;
-    let Some(v) = value else {
-        let slash = vec![(l + 2, b - 3), (r - 3, t + 2)];
-        root.draw(&PathElement::new(slash, MISSING_SLASH.stroke_width(1)))?;
-        return Ok(());
-    };
+    if look.muted {
+        draw_hatch(root, (l, t, r - 1, b - 1))?;
+    }
     let room = r - l - 5;
     let text = scale
         .cell_texts(v)
@@ -256,6 +325,76 @@ fn draw_cell(
         let ink = if fill.luma() < 128.0 { WHITE } else { BLACK };
         let style = anchored(SMALL_SIZE, HPos::Center, VPos::Center).color(&ink);
         root.draw_text(&text, &style, ((l + r - 1) / 2, (t + b - 1) / 2))?;
+    }
+    Ok(())
+}
+
+/// A missing cell in the box `(l, t, r, b)`: light grey with a slash.
+fn draw_missing(root: &Area<'_>, (l, t, r, b): (i32, i32, i32, i32)) -> Result<()> {
+    let rect = Rectangle::new([(l, t), (r, b)], RGBColor::from(MISSING).filled());
+    root.draw(&rect)?;
+    let slash = vec![(l + 2, b - 2), (r - 2, t + 2)];
+    root.draw(&PathElement::new(slash, MISSING_SLASH.stroke_width(1)))?;
+    Ok(())
+}
+
+/// Parallel lines at 45° across the box `(l, t, r, b)`, clipped to it.
+fn draw_hatch(root: &Area<'_>, (l, t, r, b): (i32, i32, i32, i32)) -> Result<()> {
+    for (from, to) in hatch_lines((l, t, r, b)) {
+        root.draw(&PathElement::new(vec![from, to], HATCH.stroke_width(1)))?;
+    }
+    Ok(())
+}
+
+type Segment = ((i32, i32), (i32, i32));
+
+/// The hatch lines of a box: rising left to right, [`HATCH_STEP`] apart,
+/// each clipped to the box.
+fn hatch_lines((l, t, r, b): (i32, i32, i32, i32)) -> Vec<Segment> {
+    let (w, h) = (r - l, b - t);
+    let mut out = Vec::new();
+    // Line k starts at (l + d, b) and rises one pixel per pixel to the right.
+    let mut d = HATCH_STEP / 2 - h;
+    while d < w {
+        let (x0, y0) = if d < 0 { (l, b + d) } else { (l + d, b) };
+        let end = d + h;
+        let (x1, y1) = if end > w {
+            (r, t + (end - w))
+        } else {
+            (l + end, t)
+        };
+        if x1 > x0 {
+            out.push(((x0, y0), (x1, y1)));
+        }
+        d += HATCH_STEP;
+    }
+    out
+}
+
+/// The legend under the x title: a swatch and its text per entry, left to
+/// right; text that would run past the colour bar is shortened.
+fn draw_legend(root: &Area<'_>, layout: &Layout, items: &[(bool, String)]) -> Result<()> {
+    let (l, _, r, b) = layout.grid;
+    let y = b + 6 + LINE_HEIGHT + 10 + LINE_HEIGHT + 10;
+    let end = r + GAP + COLORBAR_W;
+    let style = anchored(SMALL_SIZE, HPos::Left, VPos::Center);
+    let mut x = l;
+    for (missing, text) in items {
+        let room = (end - x - SWATCH.0 - 6).max(0) as u32;
+        let text = fit_text(text, SMALL_SIZE, room);
+        let swatch = (x, y, x + SWATCH.0, y + SWATCH.1);
+        if *missing {
+            draw_missing(root, swatch)?;
+        } else {
+            let fill = RGBColor::from(Rgb(0xf7, 0xf7, 0xf7).mix(MUTED_GREY, MUTED_MIX));
+            root.draw(&Rectangle::new(
+                [(x, y), (swatch.2, swatch.3)],
+                fill.filled(),
+            ))?;
+            draw_hatch(root, swatch)?;
+        }
+        root.draw_text(&text, &style, (x + SWATCH.0 + 6, y + SWATCH.1 / 2))?;
+        x += SWATCH.0 + 6 + text_width(&text, SMALL_SIZE) as i32 + 24;
     }
     Ok(())
 }
@@ -364,6 +503,10 @@ mod tests {
             cells,
             value_label: "write (KB/s)".to_string(),
             diverging,
+            range: None,
+            muted: vec![],
+            muted_label: String::new(),
+            missing_label: String::new(),
         }
     }
 
@@ -454,6 +597,69 @@ mod tests {
         assert!(!svg.contains("<script"));
         assert_eq!(count(&svg, "<svg"), 1);
         assert!(svg.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+    }
+
+    #[test]
+    fn muted_cells_are_hatched_and_named_in_the_legend() {
+        let mut c = iozone(true);
+        let rows = c.y_ticks.len();
+        // The first measured cell of every row is not significant.
+        c.muted = (0..rows).map(|_| vec![true]).collect();
+        c.muted_label = "hatched: not significant".into();
+        c.missing_label = "empty: record > file".into();
+        let svg = heatmap(&c).unwrap();
+        assert_inline_svg(&svg);
+        let hatch = format!("stroke=\"{}\"", Rgb(0x90, 0x90, 0x90).hex().to_uppercase());
+        assert!(
+            count(&svg, &hatch) > rows,
+            "hatched cells and the legend swatch"
+        );
+        assert!(svg.contains("hatched: not significant"));
+        assert!(svg.contains("empty: record &gt; file"));
+        let plain = heatmap(&iozone(true)).unwrap();
+        assert_eq!(count(&plain, &hatch), 0);
+        assert!(!plain.contains("not significant"));
+        // Labels are only drawn for cells that exist.
+        c.cells = vec![vec![Some(1.0); 7]; 5];
+        c.muted = vec![];
+        let svg = heatmap(&c).unwrap();
+        assert!(!svg.contains("not significant") && !svg.contains("record &gt; file"));
+    }
+
+    #[test]
+    fn hatch_lines_stay_inside_their_cell() {
+        for (w, h) in [(40, 20), (20, 40), (3, 3), (100, 1)] {
+            let lines = hatch_lines((10, 50, 10 + w, 50 + h));
+            assert!(!lines.is_empty() || w.min(h) < HATCH_STEP, "{w}x{h}");
+            for ((x0, y0), (x1, y1)) in lines {
+                for (x, y) in [(x0, y0), (x1, y1)] {
+                    assert!((10..=10 + w).contains(&x) && (50..=50 + h).contains(&y));
+                }
+                assert_eq!(x1 - x0, y0 - y1, "45 degrees");
+            }
+        }
+    }
+
+    #[test]
+    fn a_shared_range_fixes_the_colours() {
+        let mut a = iozone(false);
+        a.range = Some((0.0, 1e7));
+        let mut b = a.clone();
+        for row in b.cells.iter_mut() {
+            for v in row.iter_mut().flatten() {
+                *v *= 2.0;
+            }
+        }
+        // The same value gets the same colour in both maps.
+        a.cells[0][0] = Some(5e6);
+        b.cells[0][0] = Some(5e6);
+        let mid = Scale::new((0.0, 1e7), false).color(5e6);
+        assert!(count_filled(&heatmap(&a).unwrap(), "rect", &mid) >= 1);
+        assert!(count_filled(&heatmap(&b).unwrap(), "rect", &mid) >= 1);
+        assert!(
+            heatmap(&a).unwrap().contains(">\n10M\n</text>"),
+            "bar spans the range"
+        );
     }
 
     #[test]

@@ -107,7 +107,7 @@ impl Test {
 }
 
 /// One cell of the matrix.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Cell {
     pub file_size: u64,
     pub record: u64,
@@ -163,9 +163,93 @@ pub fn label(bytes: u64) -> String {
     }
 }
 
+/// The inverse of [`label`]: `64k` → 65536; `None` for anything else.
+pub fn parse_label(text: &str) -> Option<u64> {
+    let split = text.find(|c: char| !c.is_ascii_digit())?;
+    let (digits, unit) = text.split_at(split);
+    let n: u64 = digits.parse().ok()?;
+    let scale: u64 = match unit {
+        "b" => 1,
+        "k" => 1 << 10,
+        "m" => 1 << 20,
+        "g" => 1 << 30,
+        _ => return None,
+    };
+    n.checked_mul(scale)
+}
+
+/// Suffix of a cell's throughput metric.
+pub const BW_SUFFIX: &str = "bw_bytes_per_s";
+/// Suffix of a cell's mean latency metric.
+pub const LAT_SUFFIX: &str = "lat_mean_ns";
+
+/// The name of one of a cell's metrics, `{test}_{file}_{record}_{suffix}`,
+/// e.g. `write_64k_4k_bw_bytes_per_s`.
+pub fn cell_metric(test: Test, cell: Cell, suffix: &str) -> String {
+    format!(
+        "{}_{}_{}_{suffix}",
+        test.name(),
+        label(cell.file_size),
+        label(cell.record)
+    )
+}
+
+/// The test and cell a metric named by [`cell_metric`] with `suffix`
+/// belongs to; `None` for any other name (per-test geometric means too).
+pub fn parse_cell_metric(name: &str, suffix: &str) -> Option<(Test, Cell)> {
+    let stem = name.strip_suffix(suffix)?.strip_suffix('_')?;
+    let mut parts = stem.split('_');
+    let (test, file, record) = (parts.next()?, parts.next()?, parts.next()?);
+    if parts.next().is_some() {
+        return None;
+    }
+    let cell = Cell {
+        file_size: parse_label(file)?,
+        record: parse_label(record)?,
+    };
+    Some((Test::parse(test)?, cell))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cell_metric_names_parse_back() {
+        for &test in Test::ALL {
+            for cell in cells(64 << 10, 2 << 30, 4 << 10, 16 << 20) {
+                let name = cell_metric(test, cell, BW_SUFFIX);
+                assert_eq!(parse_cell_metric(&name, BW_SUFFIX), Some((test, cell)));
+                assert_eq!(parse_cell_metric(&name, LAT_SUFFIX), None, "{name}");
+            }
+        }
+        assert_eq!(
+            parse_cell_metric("reread_128m_1m_lat_mean_ns", LAT_SUFFIX),
+            Some((
+                Test::Reread,
+                Cell {
+                    file_size: 128 << 20,
+                    record: 1 << 20
+                }
+            ))
+        );
+        for other in [
+            "write_geomean_bw_bytes_per_s",
+            "geomean_bw_bytes_per_s",
+            "write_64k_4k_x_bw_bytes_per_s",
+            "nosuch_64k_4k_bw_bytes_per_s",
+            "write_64q_4k_bw_bytes_per_s",
+            "write_k_4k_bw_bytes_per_s",
+            "write_64k_4kbw_bytes_per_s",
+            "write_99999999999999999999k_4k_bw_bytes_per_s",
+            "bw_bytes_per_s",
+            "",
+        ] {
+            assert_eq!(parse_cell_metric(other, BW_SUFFIX), None, "{other}");
+        }
+        assert_eq!(parse_label("512b"), Some(512));
+        assert_eq!(parse_label("64"), None);
+    }
 
     #[test]
     fn iozone_default_axes() {

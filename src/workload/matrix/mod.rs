@@ -15,7 +15,7 @@ use std::time::Duration;
 use anyhow::Result;
 
 use self::cell::{run_test, CellResult, Timing};
-use self::grid::{cells, label, Cell, Test};
+use self::grid::{cell_metric, cells, Cell, Test, BW_SUFFIX, LAT_SUFFIX};
 use super::io::buffer::AlignedBuf;
 use super::io::rng::Rng;
 use super::{RunContext, Workload};
@@ -77,6 +77,11 @@ pub const PARAMS: &[ParamSpec] = &[
 
 /// The primary metric's name.
 pub const PRIMARY: &str = "geomean_bw_bytes_per_s";
+
+/// The name of a test's geometric mean of throughput over its cells.
+pub fn test_geomean_metric(test: Test) -> String {
+    format!("{}_{PRIMARY}", test.name())
+}
 
 fn power_of_two(p: &Params, key: &'static str) -> Result<u64, (&'static str, String)> {
     let v = p.size(key).unwrap_or(0);
@@ -283,19 +288,13 @@ fn metrics(tests: &[Test], results: &[(Cell, Vec<CellResult>)]) -> RunOutput {
         let mut per_test = Vec::new();
         for (cell, rs) in results {
             let Some(r) = rs.get(ti) else { continue };
-            let name = format!(
-                "{}_{}_{}",
-                test.name(),
-                label(cell.file_size),
-                label(cell.record)
-            );
             m.push(Metric::higher(
-                format!("{name}_bw_bytes_per_s"),
+                cell_metric(*test, *cell, BW_SUFFIX),
                 r.bw(),
                 "bytes/s",
             ));
             m.push(Metric::lower(
-                format!("{name}_lat_mean_ns"),
+                cell_metric(*test, *cell, LAT_SUFFIX),
                 r.lat_mean_ns(),
                 "ns",
             ));
@@ -304,11 +303,7 @@ fn metrics(tests: &[Test], results: &[(Cell, Vec<CellResult>)]) -> RunOutput {
             elapsed += r.elapsed_s;
         }
         let g = geomean(&per_test);
-        m.push(Metric::higher(
-            format!("{}_geomean_bw_bytes_per_s", test.name()),
-            g,
-            "bytes/s",
-        ));
+        m.push(Metric::higher(test_geomean_metric(*test), g, "bytes/s"));
         all.extend(per_test);
     }
     m.push(Metric::higher(PRIMARY, geomean(&all), "bytes/s"));

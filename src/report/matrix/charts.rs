@@ -1,0 +1,211 @@
+//! Heat map descriptions of one test of a matrix: per target, mean
+//! throughput on a colour scale shared by every target of the test (one
+//! colour, one value); per non-baseline target, the % difference from the
+//! baseline on one diverging scale, cells that are not significant hatched.
+
+use super::grid::{MatrixReport, Rows, TargetMatrix, TestMatrix};
+use super::tables::{size_text, Unit};
+use crate::report::model::MIN_EFFECT_PCT;
+use crate::report::svg::HeatMap;
+
+/// Legend of the cells no run measured.
+pub const MISSING_LEGEND: &str = "no cell: record larger than file";
+
+/// Legend of the hatched cells of a difference map.
+pub fn muted_legend() -> String {
+    format!("hatched: not significant (p ≥ 0.05 or under {MIN_EFFECT_PCT}%)")
+}
+
+fn base(m: &MatrixReport, title: String, value_label: String) -> HeatMap {
+    HeatMap {
+        title,
+        x_label: "record size".into(),
+        y_label: "file size".into(),
+        x_ticks: m.axes.records.iter().map(|&r| size_text(r)).collect(),
+        y_ticks: m.axes.files.iter().map(|&f| size_text(f)).collect(),
+        cells: Vec::new(),
+        value_label,
+        diverging: false,
+        range: None,
+        muted: Vec::new(),
+        muted_label: String::new(),
+        missing_label: MISSING_LEGEND.into(),
+    }
+}
+
+/// `rows` with `f` applied to each present cell.
+fn map<T, U>(rows: &Rows<T>, f: impl Fn(&T) -> U) -> Rows<U> {
+    rows.iter()
+        .map(|r| r.iter().map(|c| c.as_ref().map(&f)).collect())
+        .collect()
+}
+
+/// Smallest and largest `value` of the present cells of every target's `rows`.
+fn extent<T>(
+    t: &TestMatrix,
+    rows: impl Fn(&TargetMatrix) -> Option<&Rows<T>>,
+    value: impl Fn(&T) -> f64,
+) -> Option<(f64, f64)> {
+    let mut out: Option<(f64, f64)> = None;
+    for v in t
+        .targets
+        .iter()
+        .filter_map(rows)
+        .flatten()
+        .flatten()
+        .flatten()
+    {
+        let v = value(v);
+        if v.is_finite() {
+            out = Some(out.map_or((v, v), |(lo, hi)| (lo.min(v), hi.max(v))));
+        }
+    }
+    out
+}
+
+/// Mean throughput of `t` on each target, in `unit`, on one colour scale.
+pub fn throughput_maps(m: &MatrixReport, t: &TestMatrix, unit: &Unit) -> Vec<HeatMap> {
+    let range = extent(t, |x| Some(&x.means), |v| v / unit.scale);
+    t.targets
+        .iter()
+        .map(|x| {
+            let title = format!(
+                "{}: {} on {}, mean of {} run(s)",
+                m.workload,
+                t.test.name(),
+                x.target,
+                x.runs
+            );
+            let mut h = base(m, title, format!("throughput ({})", unit.name));
+            h.cells = map(&x.means, |v| v / unit.scale);
+            h.range = range;
+            h
+        })
+        .collect()
+}
+
+/// % difference of `t` from the baseline on each other target, on one
+/// diverging scale; cells that are not significant are hatched.
+pub fn difference_maps(m: &MatrixReport, t: &TestMatrix) -> Vec<HeatMap> {
+    let range = extent(t, |x| x.diffs.as_ref(), |d| d.diff_pct);
+    t.targets
+        .iter()
+        .filter_map(|x| {
+            let diffs = x.diffs.as_ref()?;
+            let title = format!(
+                "{}: {} on {} against {}",
+                m.workload,
+                t.test.name(),
+                x.target,
+                m.baseline
+            );
+            let mut h = base(m, title, "% difference in throughput".into());
+            h.diverging = true;
+            h.cells = map(diffs, |d| d.diff_pct);
+            h.muted = diffs
+                .iter()
+                .map(|r| {
+                    r.iter()
+                        .map(|d| d.is_some_and(|d| !d.significant))
+                        .collect()
+                })
+                .collect();
+            h.muted_label = muted_legend();
+            h.range = range;
+            Some(h)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::grid::{Axes, CellDiff};
+    use super::*;
+    use crate::workload::matrix::grid::Test;
+
+    fn test_matrix() -> (MatrixReport, TestMatrix) {
+        let axes = Axes::from_names([
+            "read_64k_4k_bw_bytes_per_s",
+            "read_128k_4k_bw_bytes_per_s",
+            "read_128k_128k_bw_bytes_per_s",
+        ])
+        .unwrap();
+        let d = |diff_pct, significant| {
+            Some(CellDiff {
+                diff_pct,
+                p_value: Some(0.01),
+                significant,
+            })
+        };
+        let mib = 1048576.0;
+        let a = TargetMatrix {
+            target: "a".into(),
+            runs: 3,
+            means: vec![
+                vec![Some(10.0 * mib), None],
+                vec![Some(20.0 * mib), Some(30.0 * mib)],
+            ],
+            diffs: None,
+        };
+        let b = TargetMatrix {
+            target: "b".into(),
+            runs: 3,
+            means: vec![
+                vec![Some(5.0 * mib), None],
+                vec![Some(40.0 * mib), Some(30.3 * mib)],
+            ],
+            diffs: Some(vec![
+                vec![d(-50.0, true), None],
+                vec![d(100.0, true), d(1.0, false)],
+            ]),
+        };
+        let t = TestMatrix {
+            test: Test::Read,
+            targets: vec![a, b],
+        };
+        let m = MatrixReport {
+            workload: "iozone".into(),
+            baseline: "a".into(),
+            axes,
+            tests: vec![t.clone()],
+        };
+        (m, t)
+    }
+
+    #[test]
+    fn targets_share_one_throughput_scale() {
+        let (m, t) = test_matrix();
+        let unit = Unit {
+            scale: 1048576.0,
+            name: "MiB/s".into(),
+        };
+        let maps = throughput_maps(&m, &t, &unit);
+        assert_eq!(maps.len(), 2);
+        assert!(maps.iter().all(|h| h.range == Some((5.0, 40.0))));
+        assert_eq!(maps[0].cells[1], [Some(20.0), Some(30.0)]);
+        assert_eq!(maps[0].cells[0][1], None, "record > file stays empty");
+        assert_eq!(maps[0].x_ticks, ["4K", "128K"]);
+        assert_eq!(maps[0].y_ticks, ["64K", "128K"]);
+        assert!(maps[1].title.contains("read on b"), "{}", maps[1].title);
+        assert!(!maps[0].diverging);
+    }
+
+    #[test]
+    fn only_non_baseline_targets_get_a_difference_map() {
+        let (m, t) = test_matrix();
+        let maps = difference_maps(&m, &t);
+        assert_eq!(maps.len(), 1);
+        let h = &maps[0];
+        assert!(
+            h.diverging && h.title.contains("b against a"),
+            "{}",
+            h.title
+        );
+        assert_eq!(
+            h.cells,
+            [vec![Some(-50.0), None], vec![Some(100.0), Some(1.0)]]
+        );
+        assert_eq!(h.muted, [vec![false, false], vec![false, true]]);
+        assert!(h.muted_label.contains("not significant"));
+    }
+}

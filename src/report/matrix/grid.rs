@@ -1,0 +1,286 @@
+//! A matrix campaign read back from the store: the axes (tests, file sizes,
+//! record sizes) recovered from the per-cell metric names, each cell's mean
+//! throughput per target over the measured runs and, against the baseline,
+//! its % difference with the significance rule every other verdict uses.
+//! Pure: built from [`CampaignData`], no I/O.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+use crate::metric::Direction;
+use crate::report::model::{call, LEVEL};
+use crate::stats::summary::mean;
+use crate::stats::{welch, Verdict};
+use crate::store::CampaignData;
+use crate::workload::matrix::grid::{parse_cell_metric, Cell, Test, BW_SUFFIX};
+
+/// The cells a campaign measured, and the axes they span.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Axes {
+    /// Tests in iozone's order.
+    pub tests: Vec<Test>,
+    /// File sizes in bytes, ascending (rows).
+    pub files: Vec<u64>,
+    /// Record sizes in bytes, ascending (columns).
+    pub records: Vec<u64>,
+    cells: HashSet<(&'static str, Cell)>,
+}
+
+impl Axes {
+    /// The axes of the throughput metrics among `names`; other names are
+    /// ignored. `None` when no name is a cell's throughput.
+    pub fn from_names<'a>(names: impl IntoIterator<Item = &'a str>) -> Option<Axes> {
+        let cells: HashSet<(&'static str, Cell)> = names
+            .into_iter()
+            .filter_map(|n| parse_cell_metric(n, BW_SUFFIX))
+            .map(|(t, c)| (t.name(), c))
+            .collect();
+        if cells.is_empty() {
+            return None;
+        }
+        let files: BTreeSet<u64> = cells.iter().map(|(_, c)| c.file_size).collect();
+        let records: BTreeSet<u64> = cells.iter().map(|(_, c)| c.record).collect();
+        let tests = Test::ALL
+            .iter()
+            .copied()
+            .filter(|t| cells.iter().any(|(n, _)| *n == t.name()))
+            .collect();
+        Some(Axes {
+            tests,
+            files: files.into_iter().collect(),
+            records: records.into_iter().collect(),
+            cells,
+        })
+    }
+
+    /// Whether any run measured `test` on this cell; the cells with a
+    /// record above the file size never are.
+    pub fn has(&self, test: Test, file: u64, record: u64) -> bool {
+        let cell = Cell {
+            file_size: file,
+            record,
+        };
+        self.cells.contains(&(test.name(), cell))
+    }
+
+    /// Every cell of the file × record rectangle, row by row.
+    fn rectangle(&self) -> impl Iterator<Item = (usize, usize, Cell)> + '_ {
+        self.files.iter().enumerate().flat_map(move |(row, &f)| {
+            self.records.iter().enumerate().map(move |(col, &r)| {
+                let cell = Cell {
+                    file_size: f,
+                    record: r,
+                };
+                (row, col, cell)
+            })
+        })
+    }
+}
+
+/// One cell of one target against the same cell of the baseline.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CellDiff {
+    /// 100 · (mean − baseline mean) / baseline mean.
+    pub diff_pct: f64,
+    /// Welch's two-sided p-value; `None` with fewer than two runs a side.
+    pub p_value: Option<f64>,
+    /// Faster or slower by the report's rule: p < 0.05 and at least 1%.
+    pub significant: bool,
+}
+
+/// `candidate` against `baseline` (throughputs of one cell); `None` when a
+/// side has no value or the baseline's mean is not positive.
+pub fn cell_diff(baseline: &[f64], candidate: &[f64]) -> Option<CellDiff> {
+    if baseline.is_empty() || candidate.is_empty() {
+        return None;
+    }
+    let (mb, mc) = (mean(baseline), mean(candidate));
+    if !(mb > 0.0 && mb.is_finite() && mc.is_finite()) {
+        return None;
+    }
+    let Some(cmp) = welch(baseline, candidate, LEVEL) else {
+        return Some(CellDiff {
+            diff_pct: 100.0 * (mc - mb) / mb,
+            p_value: None,
+            significant: false,
+        });
+    };
+    let verdict = call(&cmp, Direction::HigherIsBetter);
+    Some(CellDiff {
+        diff_pct: cmp.diff_pct,
+        p_value: Some(cmp.p_value),
+        significant: verdict != Verdict::NoSignificantDifference,
+    })
+}
+
+/// `rows[file][record]` of one test on one target.
+pub type Rows<T> = Vec<Vec<Option<T>>>;
+
+/// One test on one target.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TargetMatrix {
+    pub target: String,
+    /// Measured runs of the workload on this target.
+    pub runs: usize,
+    /// Mean throughput in bytes/s; `None` where nothing was measured.
+    pub means: Rows<f64>,
+    /// Against the baseline; `None` for the baseline itself.
+    pub diffs: Option<Rows<CellDiff>>,
+}
+
+/// One test over every target.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TestMatrix {
+    pub test: Test,
+    pub targets: Vec<TargetMatrix>,
+}
+
+/// A matrix workload of a campaign, cell by cell.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MatrixReport {
+    pub workload: String,
+    pub baseline: String,
+    pub axes: Axes,
+    pub tests: Vec<TestMatrix>,
+}
+
+impl MatrixReport {
+    /// Largest mean throughput of any cell, test and target.
+    pub fn max_mean(&self) -> f64 {
+        self.tests
+            .iter()
+            .flat_map(|t| &t.targets)
+            .flat_map(|t| t.means.iter().flatten().flatten())
+            .fold(0.0, |a, &b| f64::max(a, b))
+    }
+}
+
+/// Throughput values per (target, test, cell) over measured, successful runs.
+type Samples = HashMap<(String, &'static str, Cell), Vec<f64>>;
+
+/// The matrix of `workload`, for `targets` (in report order) against
+/// `baseline`; `None` when its runs hold no per-cell metric.
+pub fn build(
+    c: &CampaignData,
+    workload: &str,
+    targets: &[String],
+    baseline: &str,
+) -> Option<MatrixReport> {
+    let runs: Vec<_> = c
+        .runs
+        .iter()
+        .filter(|r| r.workload == workload && !r.warmup && r.status == "ok")
+        .collect();
+    let axes = Axes::from_names(
+        runs.iter()
+            .flat_map(|r| r.metrics.keys().map(String::as_str)),
+    )?;
+    let mut samples = Samples::new();
+    for r in &runs {
+        for (name, m) in &r.metrics {
+            if let Some((test, cell)) = parse_cell_metric(name, BW_SUFFIX) {
+                let key = (r.target.clone(), test.name(), cell);
+                samples.entry(key).or_default().push(m.value);
+            }
+        }
+    }
+    let present: Vec<&String> = targets
+        .iter()
+        .filter(|t| runs.iter().any(|r| &r.target == *t))
+        .collect();
+    let run_count = |t: &str| runs.iter().filter(|r| r.target == t).count();
+    let tests = axes
+        .tests
+        .iter()
+        .map(|&test| TestMatrix {
+            test,
+            targets: present
+                .iter()
+                .map(|t| target_matrix(&axes, &samples, test, t, baseline, run_count(t)))
+                .collect(),
+        })
+        .collect();
+    Some(MatrixReport {
+        workload: workload.into(),
+        baseline: baseline.into(),
+        axes,
+        tests,
+    })
+}
+
+fn target_matrix(
+    axes: &Axes,
+    samples: &Samples,
+    test: Test,
+    target: &str,
+    baseline: &str,
+    runs: usize,
+) -> TargetMatrix {
+    let (rows, cols) = (axes.files.len(), axes.records.len());
+    let mut means: Rows<f64> = vec![vec![None; cols]; rows];
+    let mut diffs: Rows<CellDiff> = vec![vec![None; cols]; rows];
+    let values = |t: &str, cell: Cell| samples.get(&(t.to_string(), test.name(), cell));
+    for (row, col, cell) in axes.rectangle() {
+        let Some(mine) = values(target, cell) else {
+            continue;
+        };
+        means[row][col] = Some(mean(mine));
+        let base = values(baseline, cell).map_or(&[][..], Vec::as_slice);
+        diffs[row][col] = cell_diff(base, mine);
+    }
+    TargetMatrix {
+        target: target.into(),
+        runs,
+        means,
+        diffs: (target != baseline).then_some(diffs),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn axes_come_from_cell_names_only() {
+        let names = [
+            "read_128k_4k_bw_bytes_per_s",
+            "write_64k_4k_bw_bytes_per_s",
+            "write_128k_64k_bw_bytes_per_s",
+            "write_64k_4k_lat_mean_ns",
+            "write_1m_1m_lat_mean_ns",
+            "write_geomean_bw_bytes_per_s",
+            "geomean_bw_bytes_per_s",
+            "cells",
+        ];
+        let a = Axes::from_names(names).unwrap();
+        assert_eq!(a.tests, [Test::Write, Test::Read], "iozone's order");
+        assert_eq!(a.files, [64 << 10, 128 << 10]);
+        assert_eq!(a.records, [4 << 10, 64 << 10]);
+        assert!(a.has(Test::Write, 64 << 10, 4 << 10));
+        assert!(!a.has(Test::Read, 64 << 10, 4 << 10));
+        assert!(!a.has(Test::Write, 64 << 10, 64 << 10), "record > file");
+        assert_eq!(a.rectangle().count(), 4);
+        assert_eq!(Axes::from_names(["cells", "geomean_bw_bytes_per_s"]), None);
+    }
+
+    #[test]
+    fn a_cell_is_significant_by_the_report_rule() {
+        let base = [100.0, 101.0, 99.0];
+        let faster = cell_diff(&base, &[120.0, 121.0, 119.0]).unwrap();
+        assert!((faster.diff_pct - 20.0).abs() < 1e-9);
+        assert!(faster.significant && faster.p_value.unwrap() < 0.05);
+        let slower = cell_diff(&base, &[80.0, 81.0, 79.0]).unwrap();
+        assert!(slower.significant && slower.diff_pct < 0.0);
+        // Noise: p well above 0.05.
+        let noisy = cell_diff(&base, &[90.0, 115.0, 100.0]).unwrap();
+        assert!(!noisy.significant && noisy.p_value.unwrap() > 0.05);
+        // Significant but under the 1% margin: not called.
+        let tiny = cell_diff(&[100.0, 100.01, 99.99], &[100.5, 100.51, 100.49]).unwrap();
+        assert!(tiny.p_value.unwrap() < 0.05 && !tiny.significant);
+        // One run a side: the difference of means, never significant.
+        let single = cell_diff(&[100.0], &[150.0]).unwrap();
+        assert_eq!(single.diff_pct, 50.0);
+        assert_eq!((single.p_value, single.significant), (None, false));
+        assert_eq!(cell_diff(&[], &[1.0]), None);
+        assert_eq!(cell_diff(&[0.0, 0.0], &[1.0, 1.0]), None);
+    }
+}

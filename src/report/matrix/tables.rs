@@ -1,0 +1,274 @@
+//! The matrix as tables, the way iozone users lay it out in a spreadsheet:
+//! per test and target, file sizes as rows and record sizes as columns, one
+//! unit for the whole table; the same shape for % differences against the
+//! baseline; and the per-test geometric means, one row per test.
+
+use super::grid::{MatrixReport, Rows, TargetMatrix};
+use crate::report::model::{MetricReport, TargetStats, WorkloadReport};
+use crate::report::sections::mean_ci_text;
+use crate::report::table::Table;
+use crate::stats::Verdict;
+use crate::workload::matrix::grid::{label, Test};
+
+/// A throughput unit for people: bytes/s per unit, and its name.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unit {
+    pub scale: f64,
+    pub name: String,
+}
+
+/// `64K`, `1M`, `2G`: a size as an axis label.
+pub fn size_text(bytes: u64) -> String {
+    label(bytes).to_uppercase()
+}
+
+/// Three significant digits, whole numbers from 100 up: `1234`, `56.7`, `0.0891`.
+pub fn number_text(v: f64) -> String {
+    if !v.is_finite() {
+        return "n/a".into();
+    }
+    let a = v.abs();
+    let decimals = if a >= 100.0 || a == 0.0 {
+        0
+    } else {
+        (2 - a.log10().floor() as i32).clamp(0, 9) as usize
+    };
+    format!("{v:.decimals$}")
+}
+
+/// `+12.3%`, `-4.0%`, `±0.0%`: one decimal, signed.
+pub fn pct_text(diff_pct: f64) -> String {
+    let text = format!("{diff_pct:+.1}%");
+    match text.as_str() {
+        "+0.0%" | "-0.0%" => "±0.0%".into(),
+        _ => text,
+    }
+}
+
+/// `+12.3%`, or `(+0.4%)` when the difference is not significant: short,
+/// so that a 13-column matrix still fits a page.
+pub fn diff_cell_text(diff_pct: f64, significant: bool) -> String {
+    let text = pct_text(diff_pct);
+    if significant {
+        text
+    } else {
+        format!("({text})")
+    }
+}
+
+/// The table's header: the corner, then one column per record size.
+fn grid_table(m: &MatrixReport, corner: String) -> Table {
+    let mut header = vec![corner];
+    header.extend(m.axes.records.iter().map(|&r| size_text(r)));
+    let mut right = vec![true; header.len()];
+    right[0] = false;
+    Table {
+        header,
+        rows: Vec::new(),
+        right,
+    }
+}
+
+/// Fills `t` with one row per file size: `text` of each measured cell, `—`
+/// where this target lacks a cell the matrix has, blank where no run has it
+/// (a record larger than the file).
+fn fill<T>(
+    t: &mut Table,
+    m: &MatrixReport,
+    test: Test,
+    rows: &Rows<T>,
+    text: impl Fn(&T) -> String,
+) {
+    for (row, &file) in m.axes.files.iter().enumerate() {
+        let mut cells = vec![size_text(file)];
+        for (col, &record) in m.axes.records.iter().enumerate() {
+            let value = rows
+                .get(row)
+                .and_then(|r| r.get(col))
+                .and_then(Option::as_ref);
+            cells.push(match value {
+                Some(v) => text(v),
+                None if m.axes.has(test, file, record) => "—".into(),
+                None => String::new(),
+            });
+        }
+        t.push(cells);
+    }
+}
+
+/// Mean throughput of one test on one target, in `unit`.
+pub fn values_table(m: &MatrixReport, test: Test, tm: &TargetMatrix, unit: &Unit) -> Table {
+    let corner = format!("file ↓ record → ({})", unit.name);
+    let mut t = grid_table(m, corner);
+    fill(&mut t, m, test, &tm.means, |v| number_text(v / unit.scale));
+    t
+}
+
+/// % difference of one test on one target against the baseline; `None` for
+/// the baseline itself.
+pub fn diff_table(m: &MatrixReport, test: Test, tm: &TargetMatrix) -> Option<Table> {
+    let diffs = tm.diffs.as_ref()?;
+    let mut t = grid_table(m, "file ↓ record → (%)".into());
+    fill(&mut t, m, test, diffs, |d| {
+        diff_cell_text(d.diff_pct, d.significant)
+    });
+    Some(t)
+}
+
+/// The test a summary metric stands for: `write` for
+/// `write_geomean_bw_bytes_per_s`, "all tests" for the primary.
+fn test_of(metric: &str, primary: &str) -> String {
+    match metric.strip_suffix(primary) {
+        Some("") => "all tests".into(),
+        Some(t) => t.trim_end_matches('_').into(),
+        None => metric.into(),
+    }
+}
+
+/// `+3.2% faster`, `-0.4% (n.s.)`, or `—` without a comparison.
+fn versus_text(t: &TargetStats, m: &MetricReport) -> String {
+    match (&t.comparison, t.verdict) {
+        (Some(c), Some(v)) if v != Verdict::NoSignificantDifference => {
+            format!("{} {}", pct_text(c.diff_pct), v.word(m.direction))
+        }
+        (Some(c), _) => format!("{} (n.s.)", pct_text(c.diff_pct)),
+        (None, _) => "—".into(),
+    }
+}
+
+/// The workload's summary metrics as rows (all tests, then each test's
+/// geometric mean), targets as columns: mean ± 95% CI, then each
+/// non-baseline target against the baseline.
+pub fn geomeans_table(w: &WorkloadReport, baseline: &str) -> Table {
+    let Some(primary) = w.primary_metric() else {
+        return Table::new(&["test"], &[false]);
+    };
+    let targets = &primary.targets;
+    let mut header = vec!["test".to_string(), "metric".to_string()];
+    header.extend(targets.iter().map(|t| {
+        let role = if t.target == baseline {
+            " (baseline)"
+        } else {
+            ""
+        };
+        format!("{}{role}, n={}", t.target, t.values.len())
+    }));
+    let compared: Vec<usize> = (0..targets.len())
+        .filter(|&i| targets[i].comparison.is_some())
+        .collect();
+    header.extend(
+        compared
+            .iter()
+            .map(|&i| format!("{} vs {baseline}", targets[i].target)),
+    );
+    let mut right = vec![true; header.len()];
+    right[..2].fill(false);
+    let mut t = Table {
+        header,
+        rows: Vec::new(),
+        right,
+    };
+    for m in &w.metrics {
+        let mut row = vec![test_of(&m.name, &w.primary), m.name.clone()];
+        row.extend(m.targets.iter().map(|x| mean_ci_text(x, &m.unit)));
+        row.extend(
+            compared
+                .iter()
+                .map(|&i| m.targets.get(i).map_or("—".into(), |x| versus_text(x, m))),
+        );
+        t.push(row);
+    }
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::grid::{Axes, CellDiff, TestMatrix};
+    use super::*;
+
+    fn report() -> MatrixReport {
+        let axes = Axes::from_names([
+            "write_64k_4k_bw_bytes_per_s",
+            "write_64k_64k_bw_bytes_per_s",
+            "write_128k_4k_bw_bytes_per_s",
+            "write_128k_64k_bw_bytes_per_s",
+            "write_128k_128k_bw_bytes_per_s",
+        ])
+        .unwrap();
+        let d = |diff_pct, significant| {
+            Some(CellDiff {
+                diff_pct,
+                p_value: Some(0.5),
+                significant,
+            })
+        };
+        let target = TargetMatrix {
+            target: "b".into(),
+            runs: 3,
+            // 128k × 64k was not measured on this target.
+            means: vec![
+                vec![Some(1048576.0 * 1500.0), Some(1048576.0 * 2.5), None],
+                vec![Some(1048576.0 * 0.0891), None, Some(1048576.0)],
+            ],
+            diffs: Some(vec![
+                vec![d(12.34, true), d(-0.4, false), None],
+                vec![d(-50.0, true), None, d(0.0, false)],
+            ]),
+        };
+        MatrixReport {
+            workload: "m".into(),
+            baseline: "a".into(),
+            axes,
+            tests: vec![TestMatrix {
+                test: Test::Write,
+                targets: vec![target],
+            }],
+        }
+    }
+
+    #[test]
+    fn file_sizes_are_rows_and_records_columns() {
+        let m = report();
+        let unit = Unit {
+            scale: 1048576.0,
+            name: "MiB/s".into(),
+        };
+        let t = values_table(&m, Test::Write, &m.tests[0].targets[0], &unit);
+        assert_eq!(t.header, ["file ↓ record → (MiB/s)", "4K", "64K", "128K"]);
+        assert_eq!(
+            t.rows[0],
+            ["64K", "1500", "2.50", ""],
+            "record > file: blank"
+        );
+        assert_eq!(t.rows[1], ["128K", "0.0891", "—", "1.00"], "unmeasured: —");
+        assert_eq!(t.right, [false, true, true, true]);
+    }
+
+    #[test]
+    fn differences_say_which_are_not_significant() {
+        let m = report();
+        let t = diff_table(&m, Test::Write, &m.tests[0].targets[0]).unwrap();
+        assert_eq!(t.rows[0], ["64K", "+12.3%", "(-0.4%)", ""]);
+        assert_eq!(t.rows[1], ["128K", "-50.0%", "—", "(±0.0%)"]);
+        let mut base = m.tests[0].targets[0].clone();
+        base.diffs = None;
+        assert_eq!(diff_table(&m, Test::Write, &base), None);
+    }
+
+    #[test]
+    fn numbers_keep_three_digits() {
+        assert_eq!(number_text(12345.6), "12346");
+        assert_eq!(number_text(56.78), "56.8");
+        assert_eq!(number_text(0.0), "0");
+        assert_eq!(number_text(f64::NAN), "n/a");
+        assert_eq!(size_text(1 << 20), "1M");
+        assert_eq!(
+            test_of("write_geomean_bw_bytes_per_s", "geomean_bw_bytes_per_s"),
+            "write"
+        );
+        assert_eq!(
+            test_of("geomean_bw_bytes_per_s", "geomean_bw_bytes_per_s"),
+            "all tests"
+        );
+    }
+}
