@@ -11,6 +11,7 @@ pub mod markdown;
 pub mod markup;
 pub mod model;
 pub mod sections;
+pub mod steady;
 pub mod summary;
 pub mod svg;
 pub mod table;
