@@ -7,7 +7,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cargo build --release --quiet --manifest-path "$here/Cargo.toml"
-storlab="$here/target/release/storlab"
+storlab="${CARGO_TARGET_DIR:-$here/target}/release/storlab"
 work=$(mktemp -d /var/tmp/storlab-bench-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/disk"
@@ -40,11 +40,13 @@ for plan in fixed adaptive; do
   start=$(date +%s.%N)
   "$storlab" --db "$work/s.db" --quiet run "$work/$plan.toml" >/dev/null
   end=$(date +%s.%N)
-  "$storlab" --db "$work/s.db" export --format json | python3 -c '
+  # Each plan's figures from its own campaign, named after its file.
+  "$storlab" --db "$work/s.db" export --format json "$plan" | python3 -c '
 import json, statistics, sys
 from math import sqrt
 plan, wall = sys.argv[1], float(sys.argv[2])
 d = json.load(sys.stdin)
+assert d["campaign"]["name"] == plan, (d["campaign"]["name"], plan)
 # Student t 97.5% quantiles for small df; the report uses statrs for the same.
 t = {1:12.706,2:4.303,3:3.182,4:2.776,5:2.571,6:2.447,7:2.365,8:2.306,9:2.262,10:2.228,11:2.201,12:2.179,13:2.160,14:2.145,15:2.131,16:2.120,17:2.110,18:2.101,19:2.093}
 runs = [r for r in d["runs"] if r["status"] == "ok" and not r["warmup"]]

@@ -31,5 +31,7 @@ mod provision;
 mod seed_workloads;
 /// The embedded SQLite TPC-B-like workload and its consistency invariant.
 mod sqlite_oltp_runs;
+/// Time-based io runs that end at steady state, as fio's steadystate.
+mod steady_state;
 /// Verdicts, comparisons and the regression gate on real campaigns.
 mod verdicts;

@@ -12,6 +12,7 @@ pub mod markup;
 pub mod matrix;
 pub mod model;
 pub mod sections;
+pub mod steady;
 pub mod summary;
 pub mod svg;
 pub mod table;

@@ -207,7 +207,7 @@ pub fn methodology(c: &CampaignData) -> Vec<String> {
         "sequential" => "sequentially: all repetitions of a pair back to back".to_string(),
         _ => "in interleaved rounds: every target–workload pair once per round".to_string(),
     };
-    vec![
+    let mut lines = vec![
         repetitions_text(&plan["repetitions"], &order_text),
         format!("{measured} measured runs and {warmups} warm-up runs (warm-ups are stored but left out of every statistic) were recorded."),
         format!("Page caches were synced and dropped before {dropped} of {} runs; targets were remounted before {remounted} runs.", runs.len()),
@@ -215,7 +215,9 @@ pub fn methodology(c: &CampaignData) -> Vec<String> {
             "Intervals are {:.0}% Student-t intervals of the mean. Each target is compared with the baseline by Welch's t-test; the interval of the % difference follows Fieller's theorem. A difference is called faster or slower when p < 0.05 and it is at least {MIN_EFFECT_PCT}%.",
             LEVEL * 100.0
         ),
-    ]
+    ];
+    lines.extend(super::steady::methodology_lines(c));
+    lines
 }
 
 fn repetitions_text(reps: &Value, order_text: &str) -> String {

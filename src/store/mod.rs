@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use rusqlite::Connection;
 
-pub use read::{CampaignData, CampaignRow, RunData, TargetRow, WorkloadRow};
+pub use read::{CampaignData, CampaignRow, MetricValue, RunData, TargetRow, WorkloadRow};
 pub use resume::{DoneRun, Resumable};
 pub use write::RunRecord;
 

@@ -1,5 +1,5 @@
 //! One I/O job: a thread with its own file and engine. The pieces every
-//! engine shares live here (access pattern, ramp and stop, counters) with
+//! engine shares live here (access pattern, ramp and stops, counters) with
 //! the loop of the synchronous engines. Hot loops allocate nothing and take
 //! no lock: they record into the job's own histograms and publish progress
 //! with one relaxed store to the job's own cache line.
@@ -104,7 +104,10 @@ pub struct JobResult {
 /// Shared coordination between the jobs and the sampler.
 pub struct Shared<'a> {
     pub barrier: &'a Barrier,
+    /// The campaign's stop flag (SIGINT/SIGTERM): the run is interrupted.
     pub stop: &'a AtomicBool,
+    /// The run's own end, raised at steady state: the run is complete.
+    pub halt: &'a AtomicBool,
     pub progress: &'a Progress,
 }
 
@@ -277,7 +280,7 @@ impl Phase {
     /// next one would start (its due time in open-loop runs).
     #[inline]
     pub fn finished(&self, shared: &Shared<'_>, at: Instant, issued: u64) -> bool {
-        if shared.stop.load(Ordering::Relaxed) {
+        if shared.stop.load(Ordering::Relaxed) || shared.halt.load(Ordering::Relaxed) {
             return true;
         }
         match self.deadline {

@@ -5,6 +5,15 @@
 //! (`runtime`, after `ramp_time`, wrapping over the file). Latency per
 //! operation goes into HDR histograms merged over threads; throughput is
 //! sampled every second into a series.
+//!
+//! A time-based run may end early at steady state (`steadystate`, `ss_dur`,
+//! `ss_ramp`, as fio's; see `steady/`): the sampler judges each second's
+//! window and raises a run-local stop, so the run is complete, not
+//! interrupted. The primary metric stays `bw_bytes_per_s` over the whole
+//! measured run, as fio reports it: the steady window's own mean
+//! (`ss_bw_bytes_per_s`) covers only the seconds that happened to meet the
+//! criterion, and comparing targets on it would compare different stretches
+//! of each run.
 
 pub(crate) mod buffer;
 mod engine;
@@ -15,9 +24,10 @@ mod job;
 pub(crate) mod layout;
 pub(crate) mod rng;
 mod schedule;
+mod steady;
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
@@ -27,6 +37,8 @@ use hdrhistogram::Histogram;
 use self::engine::EngineKind;
 use self::job::{run_job, JobResult, JobSpec, Progress, Rw, Shared};
 use self::schedule::{period_ps, Lag};
+pub use self::steady::DEFAULT_CRITERION as DEFAULT_STEADY_CRITERION;
+use self::steady::{Detector, SteadySpec};
 use super::{RunContext, Workload};
 use crate::experiment::params::{ParamSpec, ParamType, Params};
 use crate::measure::cpu::CpuTimes;
@@ -124,6 +136,30 @@ pub const PARAMS: &[ParamSpec] = &[
         default: Some("50"),
         help: "percentage of reads in randrw",
     },
+    ParamSpec {
+        name: "steadystate",
+        ty: ParamType::Str,
+        default: None,
+        help: "end a time-based run at steady state, as fio: iops|iops_slope|bw|bw_slope:LIMIT, LIMIT a percentage of the window mean (\"20%\") or absolute (IOPS; bytes/s as a size); needs runtime and ss_dur",
+    },
+    ParamSpec {
+        name: "ss",
+        ty: ParamType::Str,
+        default: None,
+        help: "alias of steadystate, as in fio",
+    },
+    ParamSpec {
+        name: "ss_dur",
+        ty: ParamType::Duration,
+        default: None,
+        help: "steady-state window, whole seconds (one sample a second); alone it judges fio's default iops_slope:0.01%",
+    },
+    ParamSpec {
+        name: "ss_ramp",
+        ty: ParamType::Duration,
+        default: None,
+        help: "measured time before steady-state samples are judged (counted after ramp_time)",
+    },
 ];
 
 /// Cross-parameter checks: the key at fault and why.
@@ -169,11 +205,12 @@ pub fn validate(p: &Params) -> Result<(), (&'static str, String)> {
     if p.duration("runtime") == Some(Duration::ZERO) {
         return Err(("runtime", "runtime must be longer than 0".into()));
     }
-    Ok(())
+    steady::validate(p)
 }
 
-/// Rough run length for estimates: time-based exactly, size-based at 500 MB/s
-/// or at the open-loop rate when one is set.
+/// Rough run length for estimates: time-based exactly (the full runtime even
+/// with steady state, which may end it sooner), size-based at 500 MB/s or at
+/// the open-loop rate when one is set.
 pub fn estimate(p: &Params) -> Duration {
     let layout = Duration::from_secs_f64(bytes_needed(p) as f64 / 1e9);
     let size = p.size("size").unwrap_or(0);
@@ -197,6 +234,7 @@ pub fn bytes_needed(p: &Params) -> u64 {
 pub struct Io {
     spec: JobSpec,
     numjobs: usize,
+    steady: Option<SteadySpec>,
 }
 
 impl Io {
@@ -228,6 +266,7 @@ impl Io {
         Io {
             spec,
             numjobs: p.int("numjobs").unwrap_or(1) as usize,
+            steady: steady::from_params(p),
         }
     }
 
@@ -255,6 +294,10 @@ impl Workload for Io {
         let progress: Vec<Progress> = (0..self.numjobs).map(|_| Progress::default()).collect();
         let barrier = Barrier::new(self.numjobs + 1);
         let stop = cx.stop.as_atomic();
+        // Raised at steady state: ends the jobs without marking the run
+        // interrupted, which only the campaign's stop flag does.
+        let halt = AtomicBool::new(false);
+        let mut detector = self.steady.map(|s| Detector::new(s, self.spec.bs));
         let (results, series) = std::thread::scope(|scope| {
             let handles: Vec<_> = (0..self.numjobs)
                 .map(|i| {
@@ -267,13 +310,20 @@ impl Workload for Io {
                     let shared = Shared {
                         barrier: &barrier,
                         stop,
+                        halt: &halt,
                         progress: &progress[i],
                     };
                     scope.spawn(move || run_job(&spec, &path, shared))
                 })
                 .collect();
             barrier.wait();
-            let series = sample_throughput(&progress, self.spec.ramp, &handles);
+            let sampler = Sampler {
+                progress: &progress,
+                handles: &handles,
+                detector: detector.as_mut(),
+                halt: &halt,
+            };
+            let series = sampler.run(self.spec.ramp);
             let results: Vec<Result<JobResult>> = handles
                 .into_iter()
                 .map(|h| {
@@ -284,7 +334,15 @@ impl Workload for Io {
             (results, series)
         });
         let results: Vec<JobResult> = results.into_iter().collect::<Result<_>>()?;
-        Ok(aggregate(&self.spec, &results, series))
+        let mut out = aggregate(&self.spec, &results, series);
+        if let Some(d) = &detector {
+            out.metrics.extend(d.metrics());
+            // An interrupted run is flagged as such; it did not run to runtime.
+            if !cx.stop.is_raised() {
+                out.warnings.extend(d.warning(self.spec.runtime));
+            }
+        }
+        Ok(out)
     }
 
     fn cleanup(&mut self, dir: &Path) -> Result<()> {
@@ -301,39 +359,53 @@ impl Workload for Io {
 }
 
 /// Samples the summed progress counters once a second, from the end of the
-/// ramp until every job has finished.
-fn sample_throughput<T>(
-    progress: &[Progress],
-    ramp: Duration,
-    handles: &[std::thread::ScopedJoinHandle<'_, T>],
-) -> Vec<f64> {
-    let start = Instant::now() + ramp;
-    let total = || {
-        progress
+/// ramp until every job has finished, feeding each second to the
+/// steady-state detector, if any.
+struct Sampler<'a, 'scope, T> {
+    progress: &'a [Progress],
+    handles: &'a [std::thread::ScopedJoinHandle<'scope, T>],
+    detector: Option<&'a mut Detector>,
+    halt: &'a AtomicBool,
+}
+
+impl<T> Sampler<'_, '_, T> {
+    fn total(&self) -> u64 {
+        self.progress
             .iter()
             .map(|p| p.0.load(Ordering::Relaxed))
-            .sum::<u64>()
-    };
-    let done = || handles.iter().all(|h| h.is_finished());
-    while Instant::now() < start && !done() {
-        std::thread::sleep(Duration::from_millis(5));
+            .sum()
     }
-    let mut values = Vec::new();
-    let mut last = total();
-    let mut tick = start + Duration::from_secs(1);
-    loop {
-        while Instant::now() < tick {
-            if done() {
-                return values;
-            }
-            std::thread::sleep(
-                Duration::from_millis(5).min(tick.saturating_duration_since(Instant::now())),
-            );
+
+    fn done(&self) -> bool {
+        self.handles.iter().all(|h| h.is_finished())
+    }
+
+    fn run(mut self, ramp: Duration) -> Vec<f64> {
+        let start = Instant::now() + ramp;
+        while Instant::now() < start && !self.done() {
+            std::thread::sleep(Duration::from_millis(5));
         }
-        let now_total = total();
-        values.push(now_total.saturating_sub(last) as f64);
-        last = now_total;
-        tick += Duration::from_secs(1);
+        let mut values = Vec::new();
+        let mut last = self.total();
+        let mut tick = start + Duration::from_secs(1);
+        loop {
+            while Instant::now() < tick {
+                if self.done() {
+                    return values;
+                }
+                std::thread::sleep(
+                    Duration::from_millis(5).min(tick.saturating_duration_since(Instant::now())),
+                );
+            }
+            let now_total = self.total();
+            let bytes = now_total.saturating_sub(last) as f64;
+            values.push(bytes);
+            if self.detector.as_mut().is_some_and(|d| d.push(bytes)) {
+                self.halt.store(true, Ordering::Relaxed);
+            }
+            last = now_total;
+            tick += Duration::from_secs(1);
+        }
     }
 }
 
