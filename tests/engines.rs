@@ -5,7 +5,7 @@
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use crate::util::{metric, Lab};
+use crate::util::{measuring_alone, metric, Lab};
 
 const MIB: f64 = 1024.0 * 1024.0;
 
@@ -120,6 +120,7 @@ fn mmap_with_direct_fails_clearly_and_iodepth_needs_io_uring() {
 
 #[test]
 fn rate_iops_holds_its_rate_and_reports_schedule_lag() {
+    let _alone = measuring_alone();
     let lab = Lab::new();
     let w = r#"
 [[workload]]

@@ -512,7 +512,7 @@ fn aggregate(spec: &JobSpec, results: &[JobResult], series: Vec<f64>) -> RunOutp
 fn throughput_metrics(g: &Merged) -> Vec<Metric> {
     let bytes = g.bytes_read + g.bytes_written;
     let ops = g.all.len();
-    let cpu_s = g.cpu.user_s + g.cpu.sys_s;
+    let cpu_s = g.cpu.total_s;
     let mut m = vec![
         Metric::higher("bw_bytes_per_s", bytes as f64 / g.elapsed_s, "bytes/s"),
         Metric::higher("iops", ops as f64 / g.elapsed_s, "ops/s"),
