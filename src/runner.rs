@@ -42,10 +42,12 @@ struct Lab {
     targets: Vec<Box<dyn Target>>,
     workdirs: Vec<Option<Workdir>>,
     provisioned: usize,
+    /// Clients writing into each target at once (MPI ranks).
+    clients: u64,
 }
 
 impl Lab {
-    fn new(exp: &Experiment) -> Result<Lab> {
+    fn new(exp: &Experiment, clients: usize) -> Result<Lab> {
         let journal = Journal::for_campaign();
         let targets: Vec<Box<dyn Target>> = exp
             .targets
@@ -66,6 +68,7 @@ impl Lab {
             targets,
             workdirs: Vec::new(),
             provisioned: 0,
+            clients: clients as u64,
         })
     }
 
@@ -76,7 +79,7 @@ impl Lab {
                 .with_context(|| format!("provisioning target `{}`", spec.name))?;
         }
         for (i, spec) in exp.targets.iter().enumerate() {
-            check_space(exp, i, self.targets[i].root())?;
+            check_space(exp, i, self.targets[i].root(), self.clients)?;
             let wd = Workdir::create(self.targets[i].root(), &spec.name)
                 .with_context(|| format!("target `{}`", spec.name))?;
             self.workdirs.push(Some(wd));
@@ -122,8 +125,14 @@ impl Drop for Lab {
 
 /// Refuses to start when the largest workload would not fit on the target.
 /// Workloads remove their files after each run, so the largest one counts,
-/// plus 1/64 (at least 1 MiB) for the filesystem's own metadata.
-fn check_space(exp: &Experiment, target: usize, root: &std::path::Path) -> Result<()> {
+/// once per client (MPI rank) writing at the same time, plus 1/64 (at least
+/// 1 MiB) for the filesystem's own metadata.
+fn check_space(
+    exp: &Experiment,
+    target: usize,
+    root: &std::path::Path,
+    clients: u64,
+) -> Result<()> {
     let spec = &exp.targets[target];
     let largest: u64 = exp
         .workloads
@@ -131,7 +140,8 @@ fn check_space(exp: &Experiment, target: usize, root: &std::path::Path) -> Resul
         .filter(|w| w.runs_on(&spec.name))
         .map(|w| w.kind.bytes_needed(&w.params))
         .max()
-        .unwrap_or(0);
+        .unwrap_or(0)
+        * clients.max(1);
     let needed = largest + (largest / 64).max(1 << 20);
     if let Some((_, free)) = space(root) {
         if needed > free {
@@ -167,7 +177,7 @@ pub fn run_campaign_on(
     printer: &mut Printer,
     team: &Team,
 ) -> Result<Outcome> {
-    let lab = Lab::new(exp)?;
+    let lab = Lab::new(exp, team.size())?;
     let ids = store.begin_campaign(exp, &crate::host::environment(), planned_runs(exp))?;
     drive(exp, store, lab, ids, Vec::new(), stop, printer, team)
 }
@@ -182,7 +192,7 @@ pub fn resume_campaign(
     printer: &mut Printer,
     team: &Team,
 ) -> Result<Outcome> {
-    let lab = Lab::new(exp)?;
+    let lab = Lab::new(exp, team.size())?;
     let removed = store.reopen_campaign(ids.campaign)?;
     if removed > 0 {
         printer.note(&format!(
