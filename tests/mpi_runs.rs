@@ -265,3 +265,43 @@ fn an_interrupted_mpi_campaign_resumes_under_mpi() {
     assert_ranked_runs(&lab.db(), &["rr"], 2, 3);
     assert_eq!(storlab_mounts("mpiresume"), 0);
 }
+
+#[test]
+fn a_shared_workload_runs_every_rank_in_one_directory() {
+    let lab = Lab::new();
+    // Rank 0 alone prepares before every rank runs, and cleans up after
+    // every rank ran: the cleanup fails unless all three ranks left their
+    // mark in the one directory.
+    let file = lab.file(
+        "exp.toml",
+        "name = \"mpi-shared\"\n[plan]\nrepetitions = 2\n\n[[target]]\nname = \"here\"\nkind = \"dir\"\npath = \".\"\n\n\
+         [[workload]]\nname = \"together\"\nkind = \"command\"\nshared = true\nshell = true\n\
+         prepare = \"touch ready\"\n\
+         command = \"test -f ready && touch rank$OMPI_COMM_WORLD_RANK\"\n\
+         cleanup = \"test -f rank0 && test -f rank1 && test -f rank2 && rm ready rank0 rank1 rank2\"\n",
+    );
+    ok(&lab, 3, &["run", "--quiet", file.to_str().unwrap()]);
+    let json = lab.export_json();
+    for r in json["runs"].as_array().unwrap() {
+        assert_eq!(r["status"], "ok", "{r}");
+        assert_eq!(r["per_rank"].as_array().unwrap().len(), 3, "{r}");
+    }
+    assert!(!lab.path().join("storlab-work-here").exists());
+}
+
+#[test]
+fn shared_is_refused_where_ranks_would_clobber_each_other() {
+    let lab = Lab::new();
+    let file = lab.file(
+        "exp.toml",
+        "name = \"x\"\n[[target]]\nname = \"here\"\nkind = \"dir\"\npath = \".\"\n\n\
+         [[workload]]\nname = \"meta\"\nkind = \"smallfiles\"\nshared = true\n",
+    );
+    let out = lab.run(&["check", file.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("`shared` is for io and command workloads"),
+        "{stderr}"
+    );
+}

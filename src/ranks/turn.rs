@@ -1,9 +1,10 @@
 //! One run on every rank at once. Each rank prepares in its own `rank-K`
-//! directory; they agree that all prepared; rank 0 remounts and drops its
-//! caches (each host's first rank drops its own); they agree again, meet at
-//! a barrier, run, and send rank 0 their reports; then each cleans up and
-//! says how that went. Rank 0 concludes: the run's status, its merged
-//! figures and a row per rank.
+//! directory (or rank 0 alone in `shared`, for a workload that says
+//! `shared = true`); they agree that all prepared; rank 0 remounts and drops
+//! its caches (each host's first rank drops its own); they agree again, meet
+//! at a barrier, run, and send rank 0 their reports; then each cleans up its
+//! own directory (rank 0 the shared one) and says how that went. Rank 0
+//! concludes: the run's status, its merged figures and a row per rank.
 
 use std::path::Path;
 use std::time::Instant;
@@ -52,9 +53,16 @@ pub fn take_part(
     between: &mut dyn FnMut() -> Result<()>,
 ) -> Option<Concluded> {
     let spec = &exp.workloads[order.workload];
-    let dir = order.dir.join(format!("rank-{}", team.rank()));
+    // With a shared directory only rank 0 lays out and removes the files.
+    let owner = !spec.shared || team.is_root();
+    let dir = match spec.shared {
+        true => order.dir.join("shared"),
+        false => order.dir.join(format!("rank-{}", team.rank())),
+    };
     let mut workload = spec.kind.build(&spec.params);
-    let prepared = prepare(workload.as_mut(), &dir).err();
+    let prepared = owner
+        .then(|| prepare(workload.as_mut(), &dir).err())
+        .flatten();
     let mut report = RankReport {
         rank: team.rank(),
         host: team.host(team.rank()).to_string(),
@@ -86,7 +94,9 @@ pub fn take_part(
         None => {}
     }
     let reports = team.gather(&report);
-    let cleaned = cleanup(workload.as_mut(), &dir).err();
+    let cleaned = owner
+        .then(|| cleanup(workload.as_mut(), &dir).err())
+        .flatten();
     let cleanups: Vec<Option<String>> = team.gather(&cleaned.map(|e| format!("{e:#}")));
     team.is_root()
         .then(|| conclude(spec.kind, reports, cleanups))
