@@ -8,7 +8,20 @@ use std::process::{Command, Output};
 
 use rusqlite::Connection;
 
+use crate::provision::Guard;
 use crate::util::{storlab_mounts, Lab};
+
+/// Kills an `mpirun` still running when a test fails.
+struct Running(std::process::Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if self.0.try_wait().ok().flatten().is_none() {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
 
 /// `mpirun --allow-run-as-root --oversubscribe -n N storlab ARGS…` in the
 /// lab, killed after five minutes so that a hang fails instead of blocking.
@@ -110,6 +123,7 @@ const SMALL_WORKLOADS: &str = "[[workload]]\nname = \"seqwrite\"\nkind = \"io\"\
 fn three_ranks_on_tmpfs_add_up_and_leave_nothing() {
     require_root!();
     let lab = Lab::new();
+    let _guard = Guard::new(&lab);
     let file = lab.file(
         "exp.toml",
         &format!("name = \"mpi-tmpfs\"\n[plan]\nrepetitions = 2\n\n[[target]]\nname = \"mpiram\"\nkind = \"tmpfs\"\nsize = \"256M\"\n\n{SMALL_WORKLOADS}"),
@@ -211,7 +225,7 @@ fn three_ranks_on_a_gluster_replica_volume() {
         &format!("name = \"mpi-gluster\"\n[plan]\nrepetitions = 2\nremount = \"between-runs\"\n\n\
                   [[target]]\nname = \"gl\"\nkind = \"gluster\"\nbricks = 3\nreplica = 3\ndir = \"{dir}\"\n\n{SMALL_WORKLOADS}"),
     );
-    let guard = crate::provision::Guard::new(&lab);
+    let guard = Guard::new(&lab);
     ok(&lab, 3, &["run", "--quiet", file.to_str().unwrap()]);
     assert_ranked_runs(&lab.db(), &["seqwrite", "meta"], 2, 3);
     let json = lab.export_json();
@@ -224,16 +238,39 @@ fn three_ranks_on_a_gluster_replica_volume() {
     drop(guard);
 }
 
+/// The pid of rank 0 among `mpirun`'s children, once it is there.
+fn rank0_of(mpirun: u32) -> i32 {
+    for _ in 0..300 {
+        for e in std::fs::read_dir("/proc").unwrap().flatten() {
+            let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+                continue;
+            };
+            let status = std::fs::read_to_string(e.path().join("status")).unwrap_or_default();
+            let child = status.lines().any(|l| l == format!("PPid:\t{mpirun}"));
+            let environ = std::fs::read(e.path().join("environ")).unwrap_or_default();
+            let rank0 = environ
+                .split(|b| *b == 0)
+                .any(|v| v == b"OMPI_COMM_WORLD_RANK=0");
+            if child && rank0 {
+                return pid;
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    panic!("no rank 0 under mpirun {mpirun}");
+}
+
 #[test]
-fn an_interrupted_mpi_campaign_resumes_under_mpi() {
+fn sigint_on_rank_0_stops_every_rank_and_resume_finishes_under_mpi() {
     require_root!();
     let lab = Lab::new();
+    let _guard = Guard::new(&lab);
     let file = lab.file(
         "exp.toml",
         "name = \"mpi-resume\"\n[plan]\nrepetitions = 2\n\n[[target]]\nname = \"mpiresume\"\nkind = \"tmpfs\"\nsize = \"128M\"\n\n\
          [[workload]]\nname = \"rr\"\nkind = \"io\"\nrw = \"randread\"\nsize = \"8M\"\nruntime = \"4s\"\n",
     );
-    let mut child = Command::new("mpirun")
+    let child = Command::new("mpirun")
         .args(["--allow-run-as-root", "--oversubscribe", "-n", "3"])
         .arg(env!("CARGO_BIN_EXE_storlab"))
         .args(["run", "--quiet", file.to_str().unwrap()])
@@ -244,23 +281,30 @@ fn an_interrupted_mpi_campaign_resumes_under_mpi() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    // Interrupt in the middle of the first run: mpirun passes the signal
-    // on to every rank.
-    std::thread::sleep(std::time::Duration::from_secs(2));
-    // SAFETY: kill with a pid this test spawned.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let status = child.wait().unwrap();
+    let mut child = Running(child);
+    let rank0 = rank0_of(child.0.id());
+    // In the middle of the first run: the tmpfs is there, the run takes 4 s.
+    for _ in 0..300 {
+        if storlab_mounts("mpiresume") > 0 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    // SAFETY: kill with the pid of rank 0 of the mpirun this test spawned.
+    unsafe { libc::kill(rank0, libc::SIGINT) };
+    let status = child.0.wait().unwrap();
     assert!(!status.success(), "an interrupted campaign exits non-zero");
     assert_eq!(storlab_mounts("mpiresume"), 0, "torn down on interrupt");
-    let interrupted = query_i64(
+    let runs = query_i64(
         &lab.db(),
         "SELECT COUNT(*) FROM runs WHERE status = 'interrupted'",
     );
-    assert_eq!(
-        interrupted,
-        vec![1],
-        "the cut run is recorded as interrupted"
-    );
+    assert_eq!(runs, vec![1], "the cut run is recorded as interrupted");
+    let journals = std::fs::read_dir(lab.state_dir())
+        .map(|d| d.count())
+        .unwrap_or(0);
+    assert_eq!(journals, 0, "nothing left for `storlab cleanup`");
     ok(&lab, 3, &["run", "--quiet", "--resume", "mpi-resume"]);
     assert_ranked_runs(&lab.db(), &["rr"], 2, 3);
     assert_eq!(storlab_mounts("mpiresume"), 0);
