@@ -152,6 +152,73 @@ fn three_ranks_on_tmpfs_add_up_and_leave_nothing() {
     assert!(md.contains("### seqwrite: per rank"), "{md}");
 }
 
+/// One run's aggregate `metric` and the same metric of each rank.
+fn aggregate_and_ranks(db: &Path, workload: &str, metric: &str) -> Vec<(f64, Vec<f64>)> {
+    let runs = query_i64(
+        db,
+        &format!("SELECT r.id FROM runs r JOIN workloads w ON w.id = r.workload_id WHERE w.name = '{workload}' AND r.status = 'ok' AND r.ranks = 3"),
+    );
+    let conn = Connection::open(db).unwrap();
+    runs.iter()
+        .map(|run| {
+            let agg = query_f64(
+                db,
+                &format!("SELECT value FROM metrics WHERE run_id = ?1 AND name = '{metric}'"),
+                *run,
+            );
+            let mut st = conn
+                .prepare(
+                    "SELECT value FROM rank_metrics WHERE run_id = ?1 AND name = ?2 ORDER BY rank",
+                )
+                .unwrap();
+            let each = st
+                .query_map(rusqlite::params![run, metric], |r| r.get(0))
+                .unwrap()
+                .map(Result::unwrap)
+                .collect();
+            (agg, each)
+        })
+        .collect()
+}
+
+#[test]
+fn tiny_writes_matrix_and_commands_merge_into_meaningful_primaries() {
+    require_root!();
+    let lab = Lab::new();
+    let _guard = Guard::new(&lab);
+    let file = lab.file(
+        "exp.toml",
+        "name = \"mpi-kinds\"\n[plan]\nrepetitions = 1\n\n[[target]]\nname = \"mpikinds\"\nkind = \"tmpfs\"\nsize = \"256M\"\n\n\
+         [[workload]]\nname = \"tiny\"\nkind = \"tinywrites\"\ntotal_size = \"4M\"\nwrite_size = \"100\"\n\n\
+         [[workload]]\nname = \"grid\"\nkind = \"matrix\"\nmin_file_size = \"64k\"\nmax_file_size = \"256k\"\nmin_record_size = \"4k\"\nmax_record_size = \"64k\"\ntests = [\"write\", \"read\"]\n\n\
+         [[workload]]\nname = \"cmd\"\nkind = \"command\"\ncommand = [\"sleep\", \"0.2\"]\n",
+    );
+    ok(&lab, 3, &["run", "--quiet", file.to_str().unwrap()]);
+    let max = |v: &[f64]| v.iter().copied().fold(f64::MIN, f64::max);
+    let sum = |v: &[f64]| v.iter().sum::<f64>();
+    for (agg, each) in aggregate_and_ranks(&lab.db(), "tiny", "total_s") {
+        assert_eq!(each.len(), 3);
+        assert_eq!(agg, max(&each), "tinywrites: the slowest client's time");
+    }
+    for (agg, each) in aggregate_and_ranks(&lab.db(), "tiny", "bytes") {
+        assert_eq!(agg, sum(&each));
+        assert_eq!(agg, 3.0 * 4.0 * 1024.0 * 1024.0);
+    }
+    let grid = aggregate_and_ranks(&lab.db(), "grid", "geomean_bw_bytes_per_s");
+    assert_eq!(grid.len(), 1, "the matrix run is ok");
+    for (agg, each) in grid {
+        assert!(
+            (agg - sum(&each)).abs() <= 1e-9 * agg,
+            "matrix: client bandwidths add"
+        );
+    }
+    for (agg, each) in aggregate_and_ranks(&lab.db(), "cmd", "wall_s") {
+        assert_eq!(agg, max(&each), "command: the last client's time");
+        assert!(agg >= 0.2);
+    }
+    assert_eq!(storlab_mounts("mpikinds"), 0);
+}
+
 #[test]
 fn a_failing_rank_fails_the_run_without_a_hang() {
     require_root!();
