@@ -22,6 +22,8 @@ pub enum Opening {
     Experiment {
         origin: String,
         source: String,
+        /// Rank 0's storlab version: every rank must run the same one.
+        version: String,
     },
     Abort,
 }

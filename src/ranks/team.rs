@@ -12,6 +12,8 @@ use super::Ranks;
 use crate::experiment::{self, Experiment};
 use crate::workload::WorkloadKind;
 
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+
 pub struct Team {
     ranks: Ranks,
     /// Every rank's host name, known on every rank after the handshake.
@@ -76,6 +78,7 @@ impl Team {
             None => Opening::Experiment {
                 origin: exp.origin.clone(),
                 source: exp.source.clone(),
+                version: VERSION.into(),
             },
             Some(_) => Opening::Abort,
         };
@@ -118,11 +121,22 @@ impl Team {
     /// ends before any run (rank 0 reports why).
     pub fn accept(&mut self) -> Result<Option<Experiment>> {
         let opening: Opening = decode(&self.ranks.broadcast(Vec::new()))?;
-        let Opening::Experiment { origin, source } = opening else {
+        let Opening::Experiment {
+            origin,
+            source,
+            version,
+        } = opening
+        else {
             return Ok(None);
         };
         let parsed = experiment::parse_experiment(&origin, &source);
-        let error = parsed.as_ref().err().map(|e| e.to_string());
+        let error = if version != VERSION {
+            Some(format!(
+                "storlab {VERSION} here but {version} on rank 0; install the same storlab on every host"
+            ))
+        } else {
+            parsed.as_ref().err().map(|e| e.to_string())
+        };
         self.gather(&Hello {
             host: crate::host::hostname(),
             error,
