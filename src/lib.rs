@@ -12,6 +12,7 @@ pub mod measure;
 pub mod metric;
 pub mod plan;
 pub mod progress;
+pub mod ranks;
 pub mod report;
 pub mod rounds;
 pub mod runner;

@@ -1,7 +1,9 @@
 //! Executes a plan: provisions targets, runs every planned run with its
 //! per-run hooks (prepare, remount, cache drop, run, cleanup), records each
 //! run the moment it ends, and tears everything down — on success, on
-//! error, and when SIGINT/SIGTERM raise the stop flag.
+//! error, and when SIGINT/SIGTERM raise the stop flag. Under MPI this is
+//! rank 0: it provisions and records, and each run is carried out by every
+//! rank through [`crate::ranks::turn`].
 
 use std::collections::HashMap;
 use std::time::Instant;
@@ -13,9 +15,11 @@ use crate::experiment::{Experiment, Remount};
 use crate::measure::{RunOutput, StopFlag};
 use crate::plan::PlannedRun;
 use crate::progress::Printer;
+use crate::ranks::protocol::{Instruction, RunOrder};
+use crate::ranks::Team;
 use crate::report::format::format_value;
 use crate::store::write::{now_rfc3339, CampaignIds};
-use crate::store::{DoneRun, RunRecord, Store};
+use crate::store::{DoneRun, RankRow, RunRecord, Store};
 use crate::target::facts::{path_facts, space};
 use crate::target::journal::Journal;
 use crate::target::tmpfs::is_root;
@@ -38,10 +42,12 @@ struct Lab {
     targets: Vec<Box<dyn Target>>,
     workdirs: Vec<Option<Workdir>>,
     provisioned: usize,
+    /// Clients writing into each target at once (MPI ranks).
+    clients: u64,
 }
 
 impl Lab {
-    fn new(exp: &Experiment) -> Result<Lab> {
+    fn new(exp: &Experiment, clients: usize) -> Result<Lab> {
         let journal = Journal::for_campaign();
         let targets: Vec<Box<dyn Target>> = exp
             .targets
@@ -62,6 +68,7 @@ impl Lab {
             targets,
             workdirs: Vec::new(),
             provisioned: 0,
+            clients: clients as u64,
         })
     }
 
@@ -72,7 +79,7 @@ impl Lab {
                 .with_context(|| format!("provisioning target `{}`", spec.name))?;
         }
         for (i, spec) in exp.targets.iter().enumerate() {
-            check_space(exp, i, self.targets[i].root())?;
+            check_space(exp, i, self.targets[i].root(), self.clients)?;
             let wd = Workdir::create(self.targets[i].root(), &spec.name)
                 .with_context(|| format!("target `{}`", spec.name))?;
             self.workdirs.push(Some(wd));
@@ -118,8 +125,14 @@ impl Drop for Lab {
 
 /// Refuses to start when the largest workload would not fit on the target.
 /// Workloads remove their files after each run, so the largest one counts,
-/// plus 1/64 (at least 1 MiB) for the filesystem's own metadata.
-fn check_space(exp: &Experiment, target: usize, root: &std::path::Path) -> Result<()> {
+/// once per client (MPI rank) writing at the same time, plus 1/64 (at least
+/// 1 MiB) for the filesystem's own metadata.
+fn check_space(
+    exp: &Experiment,
+    target: usize,
+    root: &std::path::Path,
+    clients: u64,
+) -> Result<()> {
     let spec = &exp.targets[target];
     let largest: u64 = exp
         .workloads
@@ -127,7 +140,8 @@ fn check_space(exp: &Experiment, target: usize, root: &std::path::Path) -> Resul
         .filter(|w| w.runs_on(&spec.name))
         .map(|w| w.kind.bytes_needed(&w.params))
         .max()
-        .unwrap_or(0);
+        .unwrap_or(0)
+        * clients.max(1);
     let needed = largest + (largest / 64).max(1 << 20);
     if let Some((_, free)) = space(root) {
         if needed > free {
@@ -152,9 +166,20 @@ pub fn run_campaign(
     stop: &StopFlag,
     printer: &mut Printer,
 ) -> Result<Outcome> {
-    let lab = Lab::new(exp)?;
+    run_campaign_on(exp, store, stop, printer, &Team::single())
+}
+
+/// Runs a new campaign with every run on each of `team`'s ranks.
+pub fn run_campaign_on(
+    exp: &Experiment,
+    store: &mut Store,
+    stop: &StopFlag,
+    printer: &mut Printer,
+    team: &Team,
+) -> Result<Outcome> {
+    let lab = Lab::new(exp, team.size())?;
     let ids = store.begin_campaign(exp, &crate::host::environment(), planned_runs(exp))?;
-    drive(exp, store, lab, ids, Vec::new(), stop, printer)
+    drive(exp, store, lab, ids, Vec::new(), stop, printer, team)
 }
 
 /// Continues a killed or interrupted campaign: provisions again and runs only
@@ -165,8 +190,9 @@ pub fn resume_campaign(
     ids: CampaignIds,
     stop: &StopFlag,
     printer: &mut Printer,
+    team: &Team,
 ) -> Result<Outcome> {
-    let lab = Lab::new(exp)?;
+    let lab = Lab::new(exp, team.size())?;
     let removed = store.reopen_campaign(ids.campaign)?;
     if removed > 0 {
         printer.note(&format!(
@@ -175,7 +201,7 @@ pub fn resume_campaign(
         ));
     }
     let done = store.done_runs(ids.campaign)?;
-    drive(exp, store, lab, ids, done, stop, printer)
+    drive(exp, store, lab, ids, done, stop, printer, team)
 }
 
 /// Runs of the plan: exact for fixed repetitions, the upper bound for adaptive ones.
@@ -184,6 +210,7 @@ fn planned_runs(exp: &Experiment) -> usize {
     pairs * (exp.plan.warmup + exp.plan.repetitions.max()) as usize
 }
 
+#[allow(clippy::too_many_arguments)]
 fn drive(
     exp: &Experiment,
     store: &mut Store,
@@ -192,6 +219,7 @@ fn drive(
     done: Vec<DoneRun>,
     stop: &StopFlag,
     printer: &mut Printer,
+    team: &Team,
 ) -> Result<Outcome> {
     if let Err(e) = lab.provision(exp) {
         store.finish_campaign(ids.campaign, "failed")?;
@@ -214,7 +242,7 @@ fn drive(
         );
     }
     printer.start(planned_runs(exp), exp.estimate());
-    let mut c = Campaign::new(exp, store, &mut lab, ids, done, stop, printer, root);
+    let mut c = Campaign::new(exp, store, &mut lab, ids, done, stop, printer, root, team);
     let result = c.run_all();
     let outcome = c.outcome.clone();
     printer.finish();
@@ -247,6 +275,8 @@ struct Campaign<'a> {
     stop: &'a StopFlag,
     printer: &'a Printer,
     root: bool,
+    /// The ranks every run is carried out on (one without MPI).
+    team: &'a Team,
     /// Runs already recorded (resume): their primary value.
     done: HashMap<Key, Option<f64>>,
     /// Primary values of each pair's successful measured runs.
@@ -274,6 +304,7 @@ impl<'a> Campaign<'a> {
         stop: &'a StopFlag,
         printer: &'a Printer,
         root: bool,
+        team: &'a Team,
     ) -> Self {
         let index = |v: &[i64], id: i64| v.iter().position(|x| *x == id);
         let prior_s = done.iter().map(|d| d.duration_s).sum();
@@ -306,6 +337,7 @@ impl<'a> Campaign<'a> {
             stop,
             printer,
             root,
+            team,
             done,
             values: HashMap::new(),
             position: 0,
@@ -434,8 +466,15 @@ impl<'a> Campaign<'a> {
         let label = label(exp, pr);
         self.printer
             .run_started(pr.position as usize, self.total, &label);
-        let (record, out) = execute(exp, self.lab, &self.ids, pr, self.stop, self.root);
-        self.store.record_run(&record, out.as_ref())?;
+        let (record, out, ranks) = if self.team.is_multi() {
+            execute_on_team(
+                exp, self.lab, &self.ids, pr, self.stop, self.root, self.team,
+            )
+        } else {
+            let (record, out) = execute(exp, self.lab, &self.ids, pr, self.stop, self.root);
+            (record, out, Vec::new())
+        };
+        self.store.record_run_ranks(&record, out.as_ref(), &ranks)?;
         self.outcome.runs += 1;
         self.outcome.failed_runs += usize::from(record.status != "ok");
         if record.status == "ok" {
@@ -488,21 +527,7 @@ fn execute(
     stop: &StopFlag,
     root: bool,
 ) -> (RunRecord, Option<RunOutput>) {
-    let mut rec = RunRecord {
-        campaign: ids.campaign,
-        target: ids.targets[pr.target],
-        workload: ids.workloads[pr.workload],
-        repetition: pr.repetition,
-        round: pr.round,
-        position: pr.position,
-        warmup: pr.warmup,
-        status: "ok",
-        error: None,
-        started_at: now_rfc3339(),
-        duration_s: 0.0,
-        caches_dropped: false,
-        remounted: false,
-    };
+    let mut rec = new_record(ids, pr, 1);
     let t0 = Instant::now();
     let result = run_hooks(exp, lab, pr, stop, root, &mut rec);
     rec.duration_s = t0.elapsed().as_secs_f64();
@@ -519,6 +544,90 @@ fn execute(
             (rec, None)
         }
     }
+}
+
+fn new_record(ids: &CampaignIds, pr: &PlannedRun, ranks: usize) -> RunRecord {
+    RunRecord {
+        campaign: ids.campaign,
+        target: ids.targets[pr.target],
+        workload: ids.workloads[pr.workload],
+        repetition: pr.repetition,
+        round: pr.round,
+        position: pr.position,
+        warmup: pr.warmup,
+        status: "ok",
+        error: None,
+        started_at: now_rfc3339(),
+        duration_s: 0.0,
+        caches_dropped: false,
+        remounted: false,
+        ranks: ranks as u32,
+    }
+}
+
+fn run_seed(pr: &PlannedRun) -> u64 {
+    u64::from(pr.position) * 0x9E37 + u64::from(pr.round)
+}
+
+/// Executes one planned run on every rank of `team`; never fails: a failure
+/// on any rank is a recorded run. A rank interrupted by a signal stops the
+/// campaign here too.
+fn execute_on_team(
+    exp: &Experiment,
+    lab: &mut Lab,
+    ids: &CampaignIds,
+    pr: &PlannedRun,
+    stop: &StopFlag,
+    root: bool,
+    team: &Team,
+) -> (RunRecord, Option<RunOutput>, Vec<RankRow>) {
+    let mut rec = new_record(ids, pr, team.size());
+    let t0 = Instant::now();
+    let spec = &exp.workloads[pr.workload];
+    let dir = lab.workdirs[pr.target]
+        .as_ref()
+        .context("the target's working directory is gone")
+        .and_then(|w| w.for_workload(&spec.name));
+    let dir = match dir {
+        Ok(d) => d,
+        Err(e) => {
+            rec.status = "failed";
+            rec.error = Some(format!("{e:#}"));
+            return (rec, None, Vec::new());
+        }
+    };
+    let order = RunOrder {
+        target: pr.target,
+        workload: pr.workload,
+        dir,
+        run_seed: run_seed(pr),
+    };
+    team.instruct(&Instruction::Run(order.clone()));
+    let (mut remounted, mut dropped) = (false, false);
+    let mut between = || -> Result<()> {
+        if exp.plan.remount == Remount::BetweenRuns {
+            lab.targets[pr.target]
+                .remount()
+                .context("remounting before the run")?;
+            remounted = true;
+        }
+        if exp.plan.drop_caches && root {
+            dropped = crate::host::drop_caches().is_ok();
+        }
+        Ok(())
+    };
+    let done = crate::ranks::turn::take_part(team, exp, &order, stop, &mut between)
+        .expect("rank 0 concludes every run");
+    rec.remounted = remounted;
+    rec.caches_dropped = dropped;
+    rec.duration_s = t0.elapsed().as_secs_f64();
+    rec.status = done.status;
+    rec.error = done.error;
+    if rec.status == "interrupted" || (rec.status == "ok" && stop.is_raised()) {
+        rec.status = "interrupted";
+        stop.raise();
+    }
+    (rec, done.output, done.ranks)
 }
 
 fn run_hooks(
@@ -547,7 +656,7 @@ fn run_hooks(
     }
     let cx = RunContext {
         stop: stop.clone(),
-        run_seed: u64::from(pr.position) * 0x9E37 + u64::from(pr.round),
+        run_seed: run_seed(pr),
     };
     let out = workload.run(&dir, &cx);
     let cleaned = workload.cleanup(&dir).context("cleaning up after the run");

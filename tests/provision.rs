@@ -22,13 +22,13 @@ static DAEMONS: Mutex<()> = Mutex::new(());
 /// campaign still running, then runs `storlab cleanup` on the test's own
 /// journals. Declared after the `Lab`, so it runs before the lab directory
 /// is removed.
-struct Guard<'a> {
+pub(crate) struct Guard<'a> {
     lab: &'a Lab,
     child: Option<std::process::Child>,
 }
 
 impl<'a> Guard<'a> {
-    fn new(lab: &'a Lab) -> Guard<'a> {
+    pub(crate) fn new(lab: &'a Lab) -> Guard<'a> {
         Guard { lab, child: None }
     }
 
@@ -67,7 +67,7 @@ impl Drop for Guard<'_> {
     }
 }
 
-fn daemons() -> std::sync::MutexGuard<'static, ()> {
+pub(crate) fn daemons() -> std::sync::MutexGuard<'static, ()> {
     DAEMONS.lock().unwrap_or_else(|e| e.into_inner())
 }
 
@@ -135,7 +135,7 @@ fn succeeds(program: &str, args: &[&str]) -> bool {
 }
 
 /// Asserts that nothing a target recorded in its facts is left.
-fn assert_gone(lab: &Lab, facts: &Value) {
+pub(crate) fn assert_gone(lab: &Lab, facts: &Value) {
     if let Some(m) = facts["mount_point"].as_str() {
         assert!(!mounted(m), "{m} is still mounted");
         assert!(!Path::new(m).exists(), "{m} still exists");

@@ -22,6 +22,9 @@ mod fio_runs;
 mod io_runs;
 /// Adaptive repetitions, time limits, resuming killed campaigns.
 mod methodology;
+/// Multi-client runs under `mpirun` (built with `--features mpi`).
+#[cfg(feature = "mpi")]
+mod mpi_runs;
 /// pgbench on a PostgreSQL cluster storlab starts and stops (or by dsn).
 mod pgbench_runs;
 /// Loop, ZFS and Gluster targets provisioned, run and torn down for real;

@@ -21,7 +21,7 @@ pub fn targets() -> Result<ExitCode> {
 
 pub fn workloads() -> Result<ExitCode> {
     outln!(
-        "Workload kinds ([[workload]] tables; every workload also takes name, kind, targets):\n"
+        "Workload kinds ([[workload]] tables; every workload also takes name, kind, targets, and shared = true for io and command: under MPI every rank in one directory):\n"
     );
     for k in WorkloadKind::ALL {
         let p = k.primary();

@@ -41,6 +41,7 @@ pub fn show(db: &Path, campaign: Option<&str>) -> Result<ExitCode> {
     out!("{}", summary_table(&data).render_text());
     out!("{}", crate::report::matrix::summary_text(&data));
     out!("{}", warnings_text(&data));
+    out!("{}", crate::report::ranks::ranks_text(&data));
     Ok(ExitCode::SUCCESS)
 }
 

@@ -1,4 +1,6 @@
-//! `storlab run [EXPERIMENT]`.
+//! `storlab run [EXPERIMENT]`, alone or as the ranks of an MPI job
+//! (`mpirun -n N storlab run …`): rank 0 loads, provisions, records and
+//! prints; the other ranks follow it (see [`crate::ranks`]).
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -9,12 +11,17 @@ use super::{EXIT_INTERRUPTED, EXIT_INVALID};
 use crate::experiment::{self, builtin};
 use crate::measure::StopFlag;
 use crate::progress::Printer;
+use crate::ranks::Team;
 use crate::report::summary::{summary_header, summary_table, warnings_text};
-use crate::runner::{resume_campaign, run_campaign, Outcome};
+use crate::runner::{resume_campaign, run_campaign_on, Outcome};
 use crate::store::Store;
 use crate::target::tmpfs::is_root;
 
 pub fn run(db: &Path, file: Option<&Path>, quiet: bool) -> Result<ExitCode> {
+    let mut team = Team::join()?;
+    if !team.is_root() {
+        return follow(&mut team);
+    }
     let loaded = match file {
         Some(f) => experiment::load(f),
         None => builtin::quick(is_root()),
@@ -22,28 +29,66 @@ pub fn run(db: &Path, file: Option<&Path>, quiet: bool) -> Result<ExitCode> {
     let exp = match loaded {
         Ok(e) => e,
         Err(e) => {
+            team.abort();
             eprintln!("error: {e}");
             return Ok(ExitCode::from(EXIT_INVALID));
         }
     };
+    team.open(&exp)?;
+    let _over = team.over_on_drop();
     let stop = StopFlag::new();
     stop.install_signal_handlers()?;
     let mut store = Store::open(db)?;
     let mut printer = Printer::new(quiet);
-    let outcome = run_campaign(&exp, &mut store, &stop, &mut printer)?;
+    let outcome = run_campaign_on(&exp, &mut store, &stop, &mut printer, &team)?;
     finish(db, &store, &outcome, quiet)
+}
+
+/// The ranks other than 0, for a whole campaign.
+fn follow(team: &mut Team) -> Result<ExitCode> {
+    match crate::ranks::follow::follow(team) {
+        Ok(true) => Ok(ExitCode::SUCCESS),
+        Ok(false) => Ok(ExitCode::from(EXIT_INVALID)),
+        Err(e) => Err(e.context(format!("rank {}", team.rank()))),
+    }
 }
 
 /// `storlab run --resume CAMPAIGN`.
 pub fn resume(db: &Path, campaign: &str, quiet: bool) -> Result<ExitCode> {
-    let mut store = Store::open_existing(db)?;
+    let mut team = Team::join()?;
+    if !team.is_root() {
+        return follow(&mut team);
+    }
+    let (mut store, r, exp) = match resumable(db, campaign) {
+        Ok(Some(found)) => found,
+        other => {
+            team.abort();
+            return other.map(|_| ExitCode::from(EXIT_INVALID));
+        }
+    };
+    team.open(&exp)?;
+    let _over = team.over_on_drop();
+    let stop = StopFlag::new();
+    stop.install_signal_handlers()?;
+    let mut printer = Printer::new(quiet);
+    let outcome = resume_campaign(&exp, &mut store, r.ids, &stop, &mut printer, &team)?;
+    finish(db, &store, &outcome, quiet)
+}
+
+/// The store, the campaign to resume and its experiment; `None` (after
+/// saying why) when the stored experiment no longer validates.
+fn resumable(
+    db: &Path,
+    campaign: &str,
+) -> Result<Option<(Store, crate::store::Resumable, experiment::Experiment)>> {
+    let store = Store::open_existing(db)?;
     let id = store.resolve_campaign(Some(campaign))?;
     let r = store.resumable(id)?;
     let exp = match experiment::parse_experiment(&r.origin, &r.source) {
         Ok(e) => e,
         Err(e) => {
             eprintln!("error: the stored experiment of campaign {id} no longer validates: {e}");
-            return Ok(ExitCode::from(EXIT_INVALID));
+            return Ok(None);
         }
     };
     let names_match = exp
@@ -64,11 +109,7 @@ pub fn resume(db: &Path, campaign: &str, quiet: bool) -> Result<ExitCode> {
             anyhow::bail!("workload `{}` of campaign {id} resolves differently now (a file it reads, such as a fio job file, changed); it cannot be resumed", w.name);
         }
     }
-    let stop = StopFlag::new();
-    stop.install_signal_handlers()?;
-    let mut printer = Printer::new(quiet);
-    let outcome = resume_campaign(&exp, &mut store, r.ids, &stop, &mut printer)?;
-    finish(db, &store, &outcome, quiet)
+    Ok(Some((store, r, exp)))
 }
 
 fn finish(db: &Path, store: &Store, outcome: &Outcome, quiet: bool) -> Result<ExitCode> {
@@ -77,6 +118,7 @@ fn finish(db: &Path, store: &Store, outcome: &Outcome, quiet: bool) -> Result<Ex
     out!("{}", summary_table(&data).render_text());
     out!("{}", crate::report::matrix::summary_text(&data));
     out!("{}", warnings_text(&data));
+    out!("{}", crate::report::ranks::ranks_text(&data));
     if !quiet {
         eprintln!(
             "results stored in {} as campaign {}",

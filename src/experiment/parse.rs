@@ -20,7 +20,7 @@ type Span = Option<Range<usize>>;
 
 const TOP_KEYS: &[&str] = &["name", "description", "plan", "target", "workload"];
 const TARGET_COMMON: &[&str] = &["name", "kind", "baseline"];
-const WORKLOAD_COMMON: &[&str] = &["name", "kind", "targets"];
+const WORKLOAD_COMMON: &[&str] = &["name", "kind", "targets", "shared"];
 
 /// Parses and validates an experiment from its text. `file` names it in errors.
 pub fn parse_experiment(file: &str, source: &str) -> Result<Experiment, ExperimentError> {
@@ -261,11 +261,13 @@ impl Cx<'_> {
                 return Err(self.err(span, format!("workload `{name}`: {msg}")));
             }
             let only_targets = self.only_targets(t, &name, targets)?;
+            let shared = self.shared(t, &name, kind)?;
             let spec = WorkloadSpec {
                 name,
                 kind,
                 params,
                 only_targets,
+                shared,
             };
             self.check_runnable(t, &spec, targets)?;
             out.push(spec);
@@ -292,6 +294,29 @@ impl Cx<'_> {
             }
         }
         Ok(list)
+    }
+
+    /// `shared = true`: under MPI every rank works on one set of files
+    /// (rank 0 lays them out and removes them). Only where ranks cannot
+    /// overwrite each other's work by accident: `io` (reading or writing the
+    /// same files) and `command` (which can divide the work by its rank).
+    fn shared(&self, t: &Table, name: &str, kind: WorkloadKind) -> Result<bool, ExperimentError> {
+        let Some(item) = t.get("shared") else {
+            return Ok(false);
+        };
+        let Some(shared) = item.as_value().and_then(|v| v.as_bool()) else {
+            return Err(self.err(
+                item.span(),
+                format!("workload `{name}`: `shared` must be true or false"),
+            ));
+        };
+        if shared && !matches!(kind, WorkloadKind::Io | WorkloadKind::Command) {
+            return Err(self.err(item.span(), format!(
+                "workload `{name}`: `shared` is for io and command workloads; the ranks of a {} workload would create and delete the same files",
+                kind.name()
+            )));
+        }
+        Ok(shared)
     }
 
     /// A workload must be able to run on at least one of its targets.

@@ -37,6 +37,8 @@ pub struct WorkloadSpec {
     pub params: Params,
     /// Names of the targets this workload runs on; all when empty.
     pub only_targets: Vec<String>,
+    /// Under MPI, every rank works in one shared directory instead of its own.
+    pub shared: bool,
 }
 
 impl WorkloadSpec {
@@ -209,7 +211,7 @@ impl Experiment {
                 "name": t.name, "kind": t.kind.name(), "baseline": t.baseline, "params": t.params.to_json(),
             })).collect::<Vec<_>>(),
             "workloads": self.workloads.iter().map(|w| json!({
-                "name": w.name, "kind": w.kind.name(), "targets": w.only_targets, "params": w.params.to_json(),
+                "name": w.name, "kind": w.kind.name(), "targets": w.only_targets, "shared": w.shared, "params": w.params.to_json(),
             })).collect::<Vec<_>>(),
         })
     }

@@ -24,8 +24,14 @@ const CSV_HEADER: &[&str] = &[
 ];
 
 /// Tidy CSV of every run and metric; failed runs appear with an empty metric.
+/// A campaign with multi-client runs has two more columns, `rank` and
+/// `host`: empty on a run's aggregate rows, set on each rank's own rows.
 pub fn to_csv(c: &CampaignData) -> String {
+    let ranks = crate::report::ranks::has_ranks(c);
     let mut out = CSV_HEADER.join(",");
+    if ranks {
+        out.push_str(",rank,host");
+    }
     out.push('\n');
     for r in &c.runs {
         let base = [
@@ -38,23 +44,50 @@ pub fn to_csv(c: &CampaignData) -> String {
             r.warmup.to_string(),
             r.status.clone(),
         ];
-        if r.metrics.is_empty() {
-            let mut row: Vec<String> = base.to_vec();
-            row.extend(["".into(), "".into(), "".into(), "".into()]);
-            push_row(&mut out, &row);
-        }
-        for (name, m) in &r.metrics {
-            let mut row: Vec<String> = base.to_vec();
-            row.extend([
-                name.clone(),
-                format!("{}", m.value),
-                m.unit.clone(),
-                m.direction.as_str().into(),
-            ]);
-            push_row(&mut out, &row);
+        let extra = if ranks {
+            vec![String::new(); 2]
+        } else {
+            Vec::new()
+        };
+        metric_rows(&mut out, &base, &r.metrics, &extra);
+        for k in &r.per_rank {
+            let mut base = base.clone();
+            base[7].clone_from(&k.status);
+            metric_rows(
+                &mut out,
+                &base,
+                &k.metrics,
+                &[k.rank.to_string(), k.host.clone()],
+            );
         }
     }
     out
+}
+
+/// A row per metric (one with empty metric cells when there is none).
+fn metric_rows(
+    out: &mut String,
+    base: &[String],
+    metrics: &std::collections::BTreeMap<String, crate::store::MetricValue>,
+    extra: &[String],
+) {
+    if metrics.is_empty() {
+        let mut row: Vec<String> = base.to_vec();
+        row.extend(["".into(), "".into(), "".into(), "".into()]);
+        row.extend_from_slice(extra);
+        push_row(out, &row);
+    }
+    for (name, m) in metrics {
+        let mut row: Vec<String> = base.to_vec();
+        row.extend([
+            name.clone(),
+            format!("{}", m.value),
+            m.unit.clone(),
+            m.direction.as_str().into(),
+        ]);
+        row.extend_from_slice(extra);
+        push_row(out, &row);
+    }
 }
 
 fn push_row(out: &mut String, cells: &[String]) {

@@ -9,6 +9,7 @@ use super::latency::{nines, Curve};
 use super::markup::{html_escape, Html, Markup};
 use super::matrix;
 use super::model::{Report, WorkloadReport};
+use super::ranks::{ranks_section, ranks_sentence};
 use super::sections::{
     diff_table, environment_table, headline, methodology, stops_table, targets_table, values_table,
 };
@@ -54,11 +55,15 @@ pub fn render(c: &CampaignData, r: &Report, curves: &[Curve]) -> Result<String> 
     body.push_str(&h.table(&targets_table(c, &r.baseline)));
     body.push_str(&h.heading(2, "Methodology"));
     body.push_str(&h.list(&methodology(c)));
+    if let Some(s) = ranks_sentence(c) {
+        body.push_str(&h.paragraph(&s));
+    }
     if c.stops.iter().any(|s| s.reason != "fixed") {
         body.push_str(&h.table(&stops_table(c)));
     }
     for w in &r.workloads {
         body.push_str(&workload_section(c, r, w, curves)?);
+        body.push_str(&ranks_section(&h, c, &w.name));
     }
     if !r.warnings.is_empty() {
         body.push_str(&h.heading(2, "Warnings"));

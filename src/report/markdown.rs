@@ -3,6 +3,7 @@
 use super::markup::{Markdown, Markup};
 use super::matrix;
 use super::model::Report;
+use super::ranks::{ranks_section, ranks_sentence};
 use super::sections::{
     diff_table, environment_table, headline, methodology, stops_table, targets_table, values_table,
 };
@@ -26,6 +27,9 @@ pub fn render(c: &CampaignData, r: &Report) -> String {
     out.push_str(&md.table(&targets_table(c, &r.baseline)));
     out.push_str(&md.heading(2, "Methodology"));
     out.push_str(&md.list(&methodology(c)));
+    if let Some(s) = ranks_sentence(c) {
+        out.push_str(&md.paragraph(&s));
+    }
     if c.stops.iter().any(|s| s.reason != "fixed") {
         out.push_str(&md.table(&stops_table(c)));
     }
@@ -43,6 +47,7 @@ pub fn render(c: &CampaignData, r: &Report) -> String {
             out.push_str(&md.table(&diffs));
         }
         out.push_str(&matrix::markdown_section(c, r, w));
+        out.push_str(&ranks_section(&md, c, &w.name));
     }
     if !r.warnings.is_empty() {
         out.push_str(&md.heading(2, "Warnings"));

@@ -11,6 +11,7 @@ pub mod markdown;
 pub mod markup;
 pub mod matrix;
 pub mod model;
+pub mod ranks;
 pub mod sections;
 pub mod steady;
 pub mod summary;

@@ -13,9 +13,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use rusqlite::Connection;
 
-pub use read::{CampaignData, CampaignRow, MetricValue, RunData, TargetRow, WorkloadRow};
+pub use read::{CampaignData, CampaignRow, MetricValue, RankData, RunData, TargetRow, WorkloadRow};
 pub use resume::{DoneRun, Resumable};
-pub use write::RunRecord;
+pub use write::{RankRow, RunRecord};
 
 /// An open results store.
 pub struct Store {

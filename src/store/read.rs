@@ -76,6 +76,23 @@ pub struct RunData {
     pub metrics: BTreeMap<String, MetricValue>,
     pub series: BTreeMap<String, SeriesData>,
     pub warnings: Vec<String>,
+    /// MPI ranks that ran it at once (1 without MPI).
+    pub ranks: u32,
+    /// Each rank's part of a multi-client run, in rank order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub per_rank: Vec<RankData>,
+}
+
+/// One rank's part of a multi-client run.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct RankData {
+    pub rank: u32,
+    pub host: String,
+    pub status: String,
+    pub error: Option<String>,
+    /// Seconds from the start barrier to the end of this rank's run.
+    pub done_s: Option<f64>,
+    pub metrics: BTreeMap<String, MetricValue>,
 }
 
 /// Everything stored about one campaign.
@@ -228,7 +245,7 @@ impl Store {
     fn runs(&self, campaign: i64) -> Result<Vec<RunData>> {
         let mut st = self.conn.prepare(
             "SELECT r.id, t.name, w.name, r.repetition, r.round, r.position, r.warmup, r.status, r.error, r.started_at,
-                    r.duration_s, r.caches_dropped, r.remounted
+                    r.duration_s, r.caches_dropped, r.remounted, r.ranks
              FROM runs r JOIN targets t ON t.id = r.target_id JOIN workloads w ON w.id = r.workload_id
              WHERE r.campaign_id = ?1 ORDER BY r.id",
         )?;
@@ -251,6 +268,8 @@ impl Store {
                     metrics: BTreeMap::new(),
                     series: BTreeMap::new(),
                     warnings: Vec::new(),
+                    ranks: r.get(13)?,
+                    per_rank: Vec::new(),
                 })
             })?
             .collect::<rusqlite::Result<Vec<_>>>()?;
@@ -258,6 +277,7 @@ impl Store {
         self.attach_metrics(campaign, &index, &mut runs)?;
         self.attach_series(campaign, &index, &mut runs)?;
         self.attach_warnings(campaign, &index, &mut runs)?;
+        self.attach_ranks(campaign, &index, &mut runs)?;
         Ok(runs)
     }
 
@@ -333,6 +353,43 @@ impl Store {
         let sql = "SELECT w.run_id, w.message FROM warnings w JOIN runs r ON r.id = w.run_id WHERE r.campaign_id = ?1";
         self.each_run_row(sql, campaign, index, |i, r| {
             runs[i].warnings.push(r.get(1)?);
+            Ok(())
+        })
+    }
+
+    fn attach_ranks(
+        &self,
+        campaign: i64,
+        index: &BTreeMap<i64, usize>,
+        runs: &mut [RunData],
+    ) -> Result<()> {
+        let sql = "SELECT k.run_id, k.rank, k.host, k.status, k.error, k.done_s FROM run_ranks k JOIN runs r ON r.id = k.run_id WHERE r.campaign_id = ?1 ORDER BY k.run_id, k.rank";
+        self.each_run_row(sql, campaign, index, |i, r| {
+            runs[i].per_rank.push(RankData {
+                rank: r.get(1)?,
+                host: r.get(2)?,
+                status: r.get(3)?,
+                error: r.get(4)?,
+                done_s: r.get(5)?,
+                metrics: BTreeMap::new(),
+            });
+            Ok(())
+        })?;
+        let sql = "SELECT m.run_id, m.rank, m.name, m.value, m.unit, m.direction FROM rank_metrics m JOIN runs r ON r.id = m.run_id WHERE r.campaign_id = ?1";
+        self.each_run_row(sql, campaign, index, |i, r| {
+            let rank: u32 = r.get(1)?;
+            let direction =
+                Direction::parse(&r.get::<_, String>(5)?).unwrap_or(Direction::HigherIsBetter);
+            if let Some(k) = runs[i].per_rank.iter_mut().find(|k| k.rank == rank) {
+                k.metrics.insert(
+                    r.get(2)?,
+                    MetricValue {
+                        value: r.get(3)?,
+                        unit: r.get(4)?,
+                        direction,
+                    },
+                );
+            }
             Ok(())
         })
     }

@@ -84,7 +84,14 @@ impl Store {
     pub fn reopen_campaign(&mut self, campaign: i64) -> Result<usize> {
         let tx = self.conn.transaction()?;
         let sub = "SELECT id FROM runs WHERE campaign_id = ?1 AND status = 'interrupted'";
-        for table in ["metrics", "series", "histograms", "warnings"] {
+        for table in [
+            "metrics",
+            "series",
+            "histograms",
+            "warnings",
+            "rank_metrics",
+            "run_ranks",
+        ] {
             tx.execute(
                 &format!("DELETE FROM {table} WHERE run_id IN ({sub})"),
                 [campaign],

@@ -4,7 +4,7 @@
 use anyhow::{bail, Result};
 use rusqlite::{Connection, OptionalExtension};
 
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 const V1: &str = r#"
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -103,6 +103,31 @@ CREATE TABLE pair_stops (
 );
 "#;
 
+/// Version 3: multi-client runs over MPI. Each run's rank count, and per
+/// rank its host, status, end (seconds from the start barrier) and metrics.
+const V3: &str = r#"
+ALTER TABLE runs ADD COLUMN ranks INTEGER NOT NULL DEFAULT 1;
+CREATE TABLE run_ranks (
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    rank INTEGER NOT NULL,
+    host TEXT NOT NULL,
+    status TEXT NOT NULL,
+    error TEXT,
+    done_s REAL,
+    PRIMARY KEY (run_id, rank)
+);
+CREATE TABLE rank_metrics (
+    run_id INTEGER NOT NULL,
+    rank INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    value REAL NOT NULL,
+    unit TEXT NOT NULL,
+    direction TEXT NOT NULL,
+    PRIMARY KEY (run_id, rank, name),
+    FOREIGN KEY (run_id, rank) REFERENCES run_ranks(run_id, rank)
+);
+"#;
+
 pub fn migrate(conn: &Connection) -> Result<()> {
     conn.execute_batch(
         "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);",
@@ -119,7 +144,7 @@ pub fn migrate(conn: &Connection) -> Result<()> {
     if version > SCHEMA_VERSION {
         bail!("the store has schema version {version}, newer than this storlab understands ({SCHEMA_VERSION}); upgrade storlab");
     }
-    for (v, sql) in [(1, V1), (2, V2)] {
+    for (v, sql) in [(1, V1), (2, V2), (3, V3)] {
         if version < v {
             let tx = conn.unchecked_transaction()?;
             tx.execute_batch(sql)?;

@@ -9,7 +9,7 @@ use hdrhistogram::serialization::Serializer;
 
 use super::Store;
 use crate::experiment::Experiment;
-use crate::measure::RunOutput;
+use crate::measure::{Metric, RunOutput};
 
 /// Row ids of a campaign just begun.
 #[derive(Debug, Clone)]
@@ -35,6 +35,21 @@ pub struct RunRecord {
     pub duration_s: f64,
     pub caches_dropped: bool,
     pub remounted: bool,
+    /// MPI ranks that ran it at once (1 without MPI).
+    pub ranks: u32,
+}
+
+/// One rank's part of a multi-client run.
+#[derive(Debug, Clone)]
+pub struct RankRow {
+    pub rank: u32,
+    pub host: String,
+    /// `ok`, `failed`, `interrupted`, or `skipped` (another rank failed first).
+    pub status: String,
+    pub error: Option<String>,
+    /// Seconds from the start barrier to the end of this rank's run.
+    pub done_s: Option<f64>,
+    pub metrics: Vec<Metric>,
 }
 
 pub fn now_rfc3339() -> String {
@@ -102,19 +117,32 @@ impl Store {
 
     /// Stores one finished (or failed) run with everything it measured.
     pub fn record_run(&mut self, r: &RunRecord, out: Option<&RunOutput>) -> Result<i64> {
+        self.record_run_ranks(r, out, &[])
+    }
+
+    /// Stores a run with its per-rank rows, all in one transaction.
+    pub fn record_run_ranks(
+        &mut self,
+        r: &RunRecord,
+        out: Option<&RunOutput>,
+        ranks: &[RankRow],
+    ) -> Result<i64> {
         let tx = self.conn.transaction()?;
         tx.execute(
             "INSERT INTO runs (campaign_id, target_id, workload_id, repetition, round, position, warmup, status, error,
-                started_at, duration_s, caches_dropped, remounted)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                started_at, duration_s, caches_dropped, remounted, ranks)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
             params![
                 r.campaign, r.target, r.workload, r.repetition, r.round, r.position, r.warmup, r.status, r.error,
-                r.started_at, r.duration_s, r.caches_dropped, r.remounted
+                r.started_at, r.duration_s, r.caches_dropped, r.remounted, r.ranks
             ],
         )?;
         let run = tx.last_insert_rowid();
         if let Some(out) = out {
             insert_output(&tx, run, out)?;
+        }
+        for row in ranks {
+            insert_rank(&tx, run, row)?;
         }
         tx.commit().context("committing a run to the store")?;
         Ok(run)
@@ -127,6 +155,20 @@ impl Store {
         )?;
         Ok(())
     }
+}
+
+fn insert_rank(tx: &rusqlite::Transaction<'_>, run: i64, row: &RankRow) -> Result<()> {
+    tx.execute(
+        "INSERT INTO run_ranks (run_id, rank, host, status, error, done_s) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        params![run, row.rank, row.host, row.status, row.error, row.done_s],
+    )?;
+    for m in row.metrics.iter().filter(|m| m.value.is_finite()) {
+        tx.execute(
+            "INSERT OR REPLACE INTO rank_metrics (run_id, rank, name, value, unit, direction) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![run, row.rank, m.name, m.value, m.unit, m.direction.as_str()],
+        )?;
+    }
+    Ok(())
 }
 
 fn insert_output(tx: &rusqlite::Transaction<'_>, run: i64, out: &RunOutput) -> Result<()> {
