@@ -131,6 +131,8 @@ mod tests {
             metrics,
             series: BTreeMap::new(),
             warnings: Vec::new(),
+            ranks: 1,
+            per_rank: Vec::new(),
         }
     }
 
