@@ -578,3 +578,73 @@ fn a_second_sigint_stops_at_once_and_keeps_the_journal_for_cleanup() {
     assert!(!mounted(base.join("mnt").to_str().unwrap()));
     assert_eq!(std::fs::read_dir(lab.state_dir()).unwrap().count(), 0);
 }
+
+/// Stops a glusterd a test's campaign started and, by design, left running
+/// (found through the campaign's facts), even when the test fails.
+struct StopLeftDaemon<'a>(&'a Lab);
+
+impl Drop for StopLeftDaemon<'_> {
+    fn drop(&mut self) {
+        let export = self.0.export_json();
+        let pid = export["targets"][0]["facts"]["daemon_started_pid"].as_u64();
+        if let Some(pid) = pid.filter(|p| daemon_alive(*p)) {
+            let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+            if comm.trim() == "glusterd" {
+                // SAFETY: kill has no memory preconditions; the pid is the
+                // glusterd this test's campaign recorded starting.
+                unsafe { libc::kill(pid as libc::pid_t, libc::SIGTERM) };
+            }
+        }
+    }
+}
+
+/// Campaign A starts glusterd; campaign B finds it running and builds its
+/// volume on it; A ends first. A must not stop the daemon under B's volume:
+/// B's runs all succeed, and the daemon is left running, said so.
+#[test]
+fn a_daemon_another_campaign_still_uses_is_left_running() {
+    require_root!();
+    let _d = daemons();
+    if succeeds("gluster", &["--mode=script", "volume", "list"]) {
+        eprintln!(
+            "SKIPPED: glusterd already runs here, so no campaign of this test would start it"
+        );
+        return;
+    }
+    let gl = "[[target]]\nname = \"gl\"\nkind = \"gluster\"\nbricks = 1\ndir = \"@DIR@\"\n";
+    let (lab_a, lab_b) = (Lab::new(), Lab::new());
+    let file_a = experiment_with(&lab_a, gl, 1, "never");
+    let long = format!("{gl}[[workload]]\nname = \"long\"\nkind = \"io\"\nrw = \"randread\"\nsize = \"4M\"\nruntime = \"8s\"\n");
+    let file_b = lab_b.file(
+        "exp.toml",
+        &long.replace("@DIR@", &lab_b.path().display().to_string()),
+    );
+    let mut a = Guard::spawn(&lab_a, &file_a);
+    let _stop = StopLeftDaemon(&lab_a);
+    wait_for("campaign A's glusterd", 120, || {
+        succeeds("gluster", &["--mode=script", "volume", "list"])
+    });
+    let mut b = Guard::spawn(&lab_b, &file_b);
+    let b_pid = b.child().id();
+    let b_mount = lab_b.path().join(format!("storlab-{b_pid}-gl/mnt"));
+    wait_for("campaign B's mount", 120, || {
+        let ended = b.child().try_wait().unwrap();
+        assert!(ended.is_none(), "campaign B ended early: {ended:?}");
+        mounted(b_mount.to_str().unwrap())
+    });
+    let out_a = a.child.take().unwrap().wait_with_output().unwrap();
+    assert!(out_a.status.success(), "campaign A failed");
+    assert!(b.child().try_wait().unwrap().is_none(), "B ended before A");
+    let pid = target_facts(&lab_a.export_json(), "gl")["daemon_started_pid"]
+        .as_u64()
+        .expect("campaign A started glusterd");
+    assert!(daemon_alive(pid), "A stopped glusterd under B's volume");
+    assert!(b.child().wait().unwrap().success(), "campaign B failed");
+    let export_b = lab_b.export_json();
+    for r in export_b["runs"].as_array().unwrap() {
+        assert_eq!(r["status"], "ok", "{r}");
+    }
+    let facts_b = target_facts(&export_b, "gl");
+    assert!(facts_b["daemon_started_pid"].is_null(), "{facts_b}");
+    assert_gone(&lab_b, &facts_b);
+}

@@ -55,12 +55,24 @@ pub fn alive_as(pid: u32, program: &str) -> bool {
     comm == want && !zombie
 }
 
-/// Stops the daemon whose pid is in `pidfile`, if it still runs `program`.
+/// Stops the daemon whose pid is in `pidfile`, if it still runs `program`
+/// and nothing else depends on it: another campaign may have found it
+/// running and built its volumes or pools on it, and stopping it under them
+/// would break that campaign. It is then left running (and said so).
 pub fn stop(program: &str, pidfile: &Path) -> Result<()> {
     let Some(pid) = read_pid(pidfile) else {
         return Ok(()); // never started, or already stopped and cleaned
     };
     if alive_as(pid, program) {
+        let users = users(program);
+        if !users.is_empty() {
+            eprintln!(
+                "storlab: leaving {program} (pid {pid}) running: {} still use it; stop it once they are gone",
+                users.join(", ")
+            );
+            let _ = std::fs::remove_file(pidfile);
+            return Ok(());
+        }
         signal(pid, libc::SIGTERM);
         let t0 = Instant::now();
         while alive_as(pid, program) && t0.elapsed() < Duration::from_secs(20) {
@@ -78,6 +90,29 @@ pub fn stop(program: &str, pidfile: &Path) -> Result<()> {
     Ok(())
 }
 
+/// What still depends on a daemon, by program: Gluster volumes for
+/// glusterd, pools for zfs-fuse. Empty when it cannot be asked.
+fn users(program: &str) -> Vec<String> {
+    let listing = match program {
+        "glusterd" => cmd::run("gluster", &["--mode=script", "volume", "list"]),
+        "zfs-fuse" => cmd::run("zpool", &["list", "-H", "-o", "name"]),
+        _ => return Vec::new(),
+    };
+    listing.map(|t| names_in(&t)).unwrap_or_default()
+}
+
+/// The names in a `gluster volume list` or `zpool list -H -o name` output.
+fn names_in(listing: &str) -> Vec<String> {
+    listing
+        .lines()
+        .map(str::trim)
+        .filter(|l| {
+            !l.is_empty() && !l.starts_with("No volumes present") && !l.starts_with("no pools")
+        })
+        .map(String::from)
+        .collect()
+}
+
 fn signal(pid: u32, sig: libc::c_int) {
     // SAFETY: kill has no memory preconditions; pid was checked to be ours.
     unsafe {
@@ -88,6 +123,17 @@ fn signal(pid: u32, sig: libc::c_int) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn volume_and_pool_listings_name_their_users() {
+        assert!(names_in("No volumes present in cluster\n").is_empty());
+        assert!(names_in("").is_empty());
+        assert_eq!(
+            names_in("storlab-41-gl\nstorlab-42-gl\n"),
+            ["storlab-41-gl", "storlab-42-gl"]
+        );
+        assert_eq!(names_in("tank\n"), ["tank"]);
+    }
 
     #[test]
     fn a_pid_running_something_else_is_not_stopped() {
