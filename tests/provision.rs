@@ -510,11 +510,14 @@ fn nfs_without_a_kernel_client_is_refused_clearly() {
 }
 
 /// Starts a long loop-target campaign and waits until its first run began.
+/// It never remounts, so that "still mounted" is not caught between an
+/// unmount and a mount.
 fn long_loop_campaign(lab: &Lab) -> (Guard<'_>, std::path::PathBuf) {
-    let file = experiment(
+    let file = experiment_with(
         lab,
         "[[target]]\nname = \"e\"\nkind = \"loop\"\nsize = \"64M\"\ndir = \"@DIR@\"\n",
         100,
+        "never",
     );
     let mut guard = Guard::spawn(lab, &file);
     let base = lab.path().join(format!("storlab-{}-e", guard.child().id()));

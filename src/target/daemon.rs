@@ -25,6 +25,12 @@ pub fn start(
     while t0.elapsed() < Duration::from_secs(30) {
         if let Some(pid) = read_pid(pidfile) {
             if ready() {
+                // What the daemon serves from the start (zfs-fuse imports
+                // the pools in its cache) depends on no campaign; what
+                // appears later may belong to another one.
+                let present = users(program).join("\n");
+                std::fs::write(present_file(pidfile), present)
+                    .with_context(|| format!("writing {}", present_file(pidfile).display()))?;
                 return Ok(pid);
             }
         }
@@ -34,6 +40,11 @@ pub fn start(
         "{program} did not become ready within 30 s (pid file {}); see its log",
         pidfile.display()
     )
+}
+
+/// Where `start` lists what the daemon served from the start.
+fn present_file(pidfile: &Path) -> std::path::PathBuf {
+    pidfile.with_extension("present")
 }
 
 pub fn read_pid(pidfile: &Path) -> Option<u32> {
@@ -58,13 +69,20 @@ pub fn alive_as(pid: u32, program: &str) -> bool {
 /// Stops the daemon whose pid is in `pidfile`, if it still runs `program`
 /// and nothing else depends on it: another campaign may have found it
 /// running and built its volumes or pools on it, and stopping it under them
-/// would break that campaign. It is then left running (and said so).
+/// would break that campaign. It is then left running (and said so). What
+/// the daemon served from its start (pools zfs-fuse imported from its
+/// cache) does not count: it was there without the daemon before.
 pub fn stop(program: &str, pidfile: &Path) -> Result<()> {
+    let present = std::fs::read_to_string(present_file(pidfile)).unwrap_or_default();
+    let _ = std::fs::remove_file(present_file(pidfile));
     let Some(pid) = read_pid(pidfile) else {
         return Ok(()); // never started, or already stopped and cleaned
     };
     if alive_as(pid, program) {
-        let users = users(program);
+        let users: Vec<String> = users(program)
+            .into_iter()
+            .filter(|u| !present.lines().any(|p| p == u))
+            .collect();
         if !users.is_empty() {
             eprintln!(
                 "storlab: leaving {program} (pid {pid}) running: {} still use it; stop it once they are gone",
