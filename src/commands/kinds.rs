@@ -20,10 +20,15 @@ pub fn targets() -> Result<ExitCode> {
 }
 
 pub fn workloads() -> Result<ExitCode> {
+    let shareable: Vec<&str> = WorkloadKind::all()
+        .filter(|k| k.entry().shareable)
+        .map(WorkloadKind::name)
+        .collect();
     outln!(
-        "Workload kinds ([[workload]] tables; every workload also takes name, kind, targets, and shared = true for io and command: under MPI every rank in one directory):\n"
+        "Workload kinds ([[workload]] tables; every workload also takes name, kind, targets, and shared = true for {}: under MPI every rank in one directory):\n",
+        shareable.join(" and ")
     );
-    for k in WorkloadKind::ALL {
+    for k in WorkloadKind::all() {
         let p = k.primary();
         outln!(
             "  {} — {} (primary metric: {}, {} is better)",

@@ -242,7 +242,7 @@ impl Cx<'_> {
         let mut out: Vec<WorkloadSpec> = Vec::new();
         for t in tables {
             let name = self.name_of(t, "workload", out.iter().map(|x| x.name.as_str()))?;
-            let kind_name = self.kind_of(t, "workload", WorkloadKind::names())?;
+            let kind_name = self.kind_of(t, "workload", &WorkloadKind::names())?;
             let kind = WorkloadKind::parse(&kind_name).expect("checked by kind_of");
             let mut allowed: Vec<&str> = WORKLOAD_COMMON.to_vec();
             allowed.extend(kind.params().iter().map(|s| s.name));
@@ -310,7 +310,7 @@ impl Cx<'_> {
                 format!("workload `{name}`: `shared` must be true or false"),
             ));
         };
-        if shared && !matches!(kind, WorkloadKind::Io | WorkloadKind::Command) {
+        if shared && !kind.entry().shareable {
             return Err(self.err(item.span(), format!(
                 "workload `{name}`: `shared` is for io and command workloads; the ranks of a {} workload would create and delete the same files",
                 kind.name()

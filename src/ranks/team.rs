@@ -10,7 +10,6 @@ use serde::{de::DeserializeOwned, Serialize};
 use super::protocol::{decode, encode, Hello, Instruction, Opening, Start};
 use super::Ranks;
 use crate::experiment::{self, Experiment};
-use crate::workload::WorkloadKind;
 
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 
@@ -205,7 +204,7 @@ impl Drop for OverGuard<'_> {
 /// Workload kinds that cannot run once per rank.
 fn refuse(exp: &Experiment) -> Result<()> {
     for w in &exp.workloads {
-        if matches!(w.kind, WorkloadKind::Pgbench | WorkloadKind::SqliteOltp) {
+        if !w.kind.entry().per_rank {
             bail!(
                 "workload `{}` ({}) cannot run on several MPI ranks: each rank would run its own database, which measures neither a shared server nor the storage's scaling; run it without mpirun, in an experiment of its own",
                 w.name,

@@ -30,17 +30,7 @@ pub struct Concluded {
 
 /// The metric holding a rank's measured duration, for IOR's aggregate.
 pub fn span_metric(kind: WorkloadKind) -> Option<&'static str> {
-    match kind {
-        WorkloadKind::Io
-        | WorkloadKind::Fio
-        | WorkloadKind::Smallfiles
-        | WorkloadKind::Matrix
-        | WorkloadKind::Pgbench
-        | WorkloadKind::SqliteOltp => Some("elapsed_s"),
-        WorkloadKind::Tinywrites => Some("total_s"),
-        WorkloadKind::Command => Some("wall_s"),
-        WorkloadKind::Mock => None,
-    }
+    kind.entry().span_metric
 }
 
 /// This rank's part of one run. `between` runs after every rank prepared

@@ -1,8 +1,10 @@
 //! Workloads: what runs against a target and yields metrics.
 //!
-//! Each kind lives in its own module behind the [`Workload`] trait; the
-//! closed registry [`WorkloadKind`] maps names to parameter tables,
-//! validation, estimates and constructors, and drives `storlab workloads`.
+//! Each kind lives in its own module behind the [`Workload`] trait. The
+//! closed registry is one table, [`KINDS`]: an entry per kind with its name,
+//! help, parameter table, primary metric and the functions the rest of
+//! storlab calls (validation, path resolution, preflight, estimates,
+//! constructor), as fio's ioengine ops struct. [`WorkloadKind`] names a row.
 
 pub mod command;
 pub mod fio;
@@ -50,7 +52,7 @@ pub struct Primary {
     pub direction: Direction,
 }
 
-/// The closed registry of workload kinds.
+/// The closed registry of workload kinds; each names one row of [`KINDS`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WorkloadKind {
     Io,
@@ -64,122 +66,253 @@ pub enum WorkloadKind {
     Tinywrites,
 }
 
-impl WorkloadKind {
-    pub const ALL: &'static [WorkloadKind] = &[
-        WorkloadKind::Io,
-        WorkloadKind::Fio,
-        WorkloadKind::Command,
-        WorkloadKind::Mock,
-        WorkloadKind::Pgbench,
-        WorkloadKind::SqliteOltp,
-        WorkloadKind::Matrix,
-        WorkloadKind::Smallfiles,
-        WorkloadKind::Tinywrites,
-    ];
+type Check = fn(&Params) -> Result<(), (&'static str, String)>;
+type Resolve = fn(&mut Params, &Path) -> Result<(), (&'static str, String)>;
 
-    pub fn names() -> &'static [&'static str] {
-        &[
-            "io",
-            "fio",
-            "command",
-            "mock",
-            "pgbench",
-            "sqlite-oltp",
-            "matrix",
-            "smallfiles",
-            "tinywrites",
-        ]
+/// Everything storlab asks of one workload kind.
+pub struct KindEntry {
+    pub kind: WorkloadKind,
+    pub name: &'static str,
+    pub about: &'static str,
+    pub params: &'static [ParamSpec],
+    pub primary: Primary,
+    /// Cross-checks of the parameters, once the file is parsed.
+    pub validate: Check,
+    /// Resolves what the parameters point at: relative paths against the
+    /// experiment file's directory.
+    pub resolve: Resolve,
+    /// Checks made before a campaign provisions anything (a program is there).
+    pub preflight: fn(&Params) -> Result<()>,
+    pub estimate: fn(&Params) -> Duration,
+    /// Bytes the workload writes into the target at most (0: unknown).
+    pub bytes_needed: fn(&Params) -> u64,
+    pub build: fn(&Params) -> Box<dyn Workload>,
+    /// Under MPI: the metric holding a rank's measured duration, for IOR's
+    /// aggregate throughput.
+    pub span_metric: Option<&'static str>,
+    /// Whether it may run once per MPI rank (a database per rank measures
+    /// neither a shared server nor the storage's scaling).
+    pub per_rank: bool,
+    /// Whether `shared = true` may put every rank on one set of files.
+    pub shareable: bool,
+}
+
+const fn primary(name: &'static str, unit: &'static str, direction: Direction) -> Primary {
+    Primary {
+        name,
+        unit,
+        direction,
+    }
+}
+
+const BW: Primary = primary("bw_bytes_per_s", "bytes/s", Direction::HigherIsBetter);
+const TPS: Primary = primary("tps", "tx/s", Direction::HigherIsBetter);
+
+fn nothing_to_resolve(_: &mut Params, _: &Path) -> Result<(), (&'static str, String)> {
+    Ok(())
+}
+
+fn nothing_to_check(_: &Params) -> Result<()> {
+    Ok(())
+}
+
+fn unknown_size(_: &Params) -> u64 {
+    0
+}
+
+/// The registry, in the order `storlab workloads` lists it.
+pub static KINDS: &[KindEntry] = &[
+    KindEntry {
+        kind: WorkloadKind::Io,
+        name: "io",
+        about: "storlab's native I/O engine, with fio's parameter names",
+        params: io::PARAMS,
+        primary: BW,
+        validate: io::validate,
+        resolve: nothing_to_resolve,
+        preflight: nothing_to_check,
+        estimate: io::estimate,
+        bytes_needed: io::bytes_needed,
+        build: |p| Box::new(io::Io::new(p)),
+        span_metric: Some("elapsed_s"),
+        per_rank: true,
+        shareable: true,
+    },
+    KindEntry {
+        kind: WorkloadKind::Fio,
+        name: "fio",
+        about: "a fio job file (or inline options) run by fio, its JSON+ output as storlab metrics",
+        params: fio::PARAMS,
+        primary: BW,
+        validate: fio::validate,
+        resolve: fio::resolve,
+        preflight: |_| fio::preflight(),
+        estimate: fio::estimate,
+        bytes_needed: fio::bytes_needed,
+        build: |p| Box::new(fio::Fio::new(p)),
+        span_metric: Some("elapsed_s"),
+        per_rank: true,
+        shareable: false,
+    },
+    KindEntry {
+        kind: WorkloadKind::Command,
+        name: "command",
+        about: "any program run in the target's working directory, timed",
+        params: command::PARAMS,
+        primary: primary("wall_s", "s", Direction::LowerIsBetter),
+        validate: command::validate,
+        resolve: command::resolve,
+        preflight: nothing_to_check,
+        estimate: command::estimate,
+        // Unknown beforehand: the command's own errors tell.
+        bytes_needed: unknown_size,
+        build: |p| Box::new(command::CommandWorkload::new(p)),
+        span_metric: Some("wall_s"),
+        per_rank: true,
+        shareable: true,
+    },
+    KindEntry {
+        kind: WorkloadKind::Mock,
+        name: "mock",
+        about: "synthetic seeded metrics that touch no storage, for testing storlab itself",
+        params: mock::PARAMS,
+        primary: primary("ops_per_s", "ops/s", Direction::HigherIsBetter),
+        validate: |_| Ok(()),
+        resolve: nothing_to_resolve,
+        preflight: nothing_to_check,
+        estimate: |p| p.duration("duration").unwrap_or_default(),
+        bytes_needed: unknown_size,
+        build: |p| Box::new(mock::Mock::new(p)),
+        span_metric: None,
+        per_rank: true,
+        shareable: false,
+    },
+    KindEntry {
+        kind: WorkloadKind::Pgbench,
+        name: "pgbench",
+        about:
+            "PostgreSQL's pgbench on a cluster storlab creates in the target (or a server by dsn)",
+        params: pgbench::PARAMS,
+        primary: TPS,
+        validate: pgbench::validate,
+        resolve: pgbench::resolve,
+        preflight: nothing_to_check,
+        estimate: pgbench::estimate,
+        bytes_needed: pgbench::bytes_needed,
+        build: |p| Box::new(pgbench::Pgbench::new(p)),
+        span_metric: Some("elapsed_s"),
+        per_rank: false,
+        shareable: false,
+    },
+    KindEntry {
+        kind: WorkloadKind::SqliteOltp,
+        name: "sqlite-oltp",
+        about: "pgbench's TPC-B-like transaction on an embedded SQLite database in the target",
+        params: sqlite_oltp::PARAMS,
+        primary: TPS,
+        validate: sqlite_oltp::validate,
+        resolve: nothing_to_resolve,
+        preflight: nothing_to_check,
+        estimate: sqlite_oltp::estimate,
+        bytes_needed: sqlite_oltp::bytes_needed,
+        build: |p| Box::new(sqlite_oltp::SqliteOltp::new(p)),
+        span_metric: Some("elapsed_s"),
+        per_rank: false,
+        shareable: false,
+    },
+    KindEntry {
+        kind: WorkloadKind::Matrix,
+        name: "matrix",
+        about: "iozone's automatic mode: file sizes x record sizes x tests",
+        params: matrix::PARAMS,
+        primary: primary(matrix::PRIMARY, "bytes/s", Direction::HigherIsBetter),
+        validate: matrix::validate,
+        resolve: nothing_to_resolve,
+        preflight: nothing_to_check,
+        estimate: matrix::estimate,
+        bytes_needed: matrix::bytes_needed,
+        build: |p| Box::new(matrix::Matrix::new(p)),
+        span_metric: Some("elapsed_s"),
+        per_rank: true,
+        shareable: false,
+    },
+    KindEntry {
+        kind: WorkloadKind::Smallfiles,
+        name: "smallfiles",
+        about: "small-file metadata storms: create, stat, read, append, rename, readdir, delete",
+        params: smallfiles::PARAMS,
+        primary: primary("ops_per_s", "ops/s", Direction::HigherIsBetter),
+        validate: smallfiles::validate,
+        resolve: nothing_to_resolve,
+        preflight: nothing_to_check,
+        estimate: smallfiles::estimate,
+        bytes_needed: smallfiles::bytes_needed,
+        build: |p| Box::new(smallfiles::Smallfiles::new(p)),
+        span_metric: Some("elapsed_s"),
+        per_rank: true,
+        shareable: false,
+    },
+    KindEntry {
+        kind: WorkloadKind::Tinywrites,
+        name: "tinywrites",
+        about: "tiny writes up to a total size, then sync, optionally compressed on the way",
+        params: tinywrites::PARAMS,
+        primary: primary("total_s", "s", Direction::LowerIsBetter),
+        validate: tinywrites::validate,
+        resolve: nothing_to_resolve,
+        preflight: nothing_to_check,
+        estimate: tinywrites::estimate,
+        bytes_needed: tinywrites::bytes_needed,
+        build: |p| Box::new(tinywrites::Tinywrites::new(p)),
+        span_metric: Some("total_s"),
+        per_rank: true,
+        shareable: false,
+    },
+];
+
+impl WorkloadKind {
+    /// This kind's row of the registry.
+    pub fn entry(self) -> &'static KindEntry {
+        KINDS
+            .iter()
+            .find(|e| e.kind == self)
+            .expect("every workload kind has a row in KINDS (tested)")
+    }
+
+    pub fn all() -> impl Iterator<Item = WorkloadKind> {
+        KINDS.iter().map(|e| e.kind)
+    }
+
+    pub fn names() -> Vec<&'static str> {
+        KINDS.iter().map(|e| e.name).collect()
     }
 
     pub fn parse(name: &str) -> Option<WorkloadKind> {
-        WorkloadKind::ALL.iter().copied().find(|k| k.name() == name)
+        KINDS.iter().find(|e| e.name == name).map(|e| e.kind)
     }
 
     pub fn name(self) -> &'static str {
-        match self {
-            WorkloadKind::Io => "io",
-            WorkloadKind::Fio => "fio",
-            WorkloadKind::Command => "command",
-            WorkloadKind::Mock => "mock",
-            WorkloadKind::Pgbench => "pgbench",
-            WorkloadKind::SqliteOltp => "sqlite-oltp",
-            WorkloadKind::Matrix => "matrix",
-            WorkloadKind::Smallfiles => "smallfiles",
-            WorkloadKind::Tinywrites => "tinywrites",
-        }
+        self.entry().name
     }
 
     pub fn about(self) -> &'static str {
-        match self {
-            WorkloadKind::Io => "storlab's native I/O engine, with fio's parameter names",
-            WorkloadKind::Fio => {
-                "a fio job file (or inline options) run by fio, its JSON+ output as storlab metrics"
-            }
-            WorkloadKind::Command => "any program run in the target's working directory, timed",
-            WorkloadKind::Mock => {
-                "synthetic seeded metrics that touch no storage, for testing storlab itself"
-            }
-            WorkloadKind::Pgbench => {
-                "PostgreSQL's pgbench on a cluster storlab creates in the target (or a server by dsn)"
-            }
-            WorkloadKind::SqliteOltp => {
-                "pgbench's TPC-B-like transaction on an embedded SQLite database in the target"
-            }
-            WorkloadKind::Matrix => "iozone's automatic mode: file sizes x record sizes x tests",
-            WorkloadKind::Smallfiles => {
-                "small-file metadata storms: create, stat, read, append, rename, readdir, delete"
-            }
-            WorkloadKind::Tinywrites => {
-                "tiny writes up to a total size, then sync, optionally compressed on the way"
-            }
-        }
+        self.entry().about
     }
 
     pub fn params(self) -> &'static [ParamSpec] {
-        match self {
-            WorkloadKind::Io => io::PARAMS,
-            WorkloadKind::Fio => fio::PARAMS,
-            WorkloadKind::Command => command::PARAMS,
-            WorkloadKind::Mock => mock::PARAMS,
-            WorkloadKind::Pgbench => pgbench::PARAMS,
-            WorkloadKind::SqliteOltp => sqlite_oltp::PARAMS,
-            WorkloadKind::Matrix => matrix::PARAMS,
-            WorkloadKind::Smallfiles => smallfiles::PARAMS,
-            WorkloadKind::Tinywrites => tinywrites::PARAMS,
-        }
+        self.entry().params
     }
 
     pub fn validate(self, p: &Params) -> Result<(), (&'static str, String)> {
-        match self {
-            WorkloadKind::Io => io::validate(p),
-            WorkloadKind::Fio => fio::validate(p),
-            WorkloadKind::Command => command::validate(p),
-            WorkloadKind::Mock => Ok(()),
-            WorkloadKind::Pgbench => pgbench::validate(p),
-            WorkloadKind::SqliteOltp => sqlite_oltp::validate(p),
-            WorkloadKind::Matrix => matrix::validate(p),
-            WorkloadKind::Smallfiles => smallfiles::validate(p),
-            WorkloadKind::Tinywrites => tinywrites::validate(p),
-        }
+        (self.entry().validate)(p)
     }
 
-    /// Resolves what the parameters point at once the file is read: relative
-    /// paths against `base`, the experiment file's directory.
     pub fn resolve(self, p: &mut Params, base: &Path) -> Result<(), (&'static str, String)> {
-        match self {
-            WorkloadKind::Fio => fio::resolve(p, base),
-            WorkloadKind::Command => command::resolve(p, base),
-            WorkloadKind::Pgbench => pgbench::resolve(p, base),
-            _ => Ok(()),
-        }
+        (self.entry().resolve)(p, base)
     }
 
-    /// Checks made before a campaign provisions anything (a program is there).
-    pub fn preflight(self, _p: &Params) -> Result<()> {
-        match self {
-            WorkloadKind::Fio => fio::preflight(),
-            _ => Ok(()),
-        }
+    pub fn preflight(self, p: &Params) -> Result<()> {
+        (self.entry().preflight)(p)
     }
 
     /// Whether this workload can run on a target of that kind.
@@ -188,63 +321,40 @@ impl WorkloadKind {
     }
 
     pub fn primary(self) -> Primary {
-        use Direction::{HigherIsBetter, LowerIsBetter};
-        let (name, unit, direction) = match self {
-            WorkloadKind::Io | WorkloadKind::Fio => ("bw_bytes_per_s", "bytes/s", HigherIsBetter),
-            WorkloadKind::Command => ("wall_s", "s", LowerIsBetter),
-            WorkloadKind::Mock | WorkloadKind::Smallfiles => ("ops_per_s", "ops/s", HigherIsBetter),
-            WorkloadKind::Pgbench | WorkloadKind::SqliteOltp => ("tps", "tx/s", HigherIsBetter),
-            WorkloadKind::Matrix => (matrix::PRIMARY, "bytes/s", HigherIsBetter),
-            WorkloadKind::Tinywrites => ("total_s", "s", LowerIsBetter),
-        };
-        Primary {
-            name,
-            unit,
-            direction,
-        }
+        self.entry().primary
     }
 
     pub fn estimate(self, p: &Params) -> Duration {
-        match self {
-            WorkloadKind::Io => io::estimate(p),
-            WorkloadKind::Fio => fio::estimate(p),
-            WorkloadKind::Command => command::estimate(p),
-            WorkloadKind::Mock => p.duration("duration").unwrap_or_default(),
-            WorkloadKind::Pgbench => pgbench::estimate(p),
-            WorkloadKind::SqliteOltp => sqlite_oltp::estimate(p),
-            WorkloadKind::Matrix => matrix::estimate(p),
-            WorkloadKind::Smallfiles => smallfiles::estimate(p),
-            WorkloadKind::Tinywrites => tinywrites::estimate(p),
-        }
+        (self.entry().estimate)(p)
     }
 
-    /// Bytes the workload writes into the target at most.
     pub fn bytes_needed(self, p: &Params) -> u64 {
-        match self {
-            WorkloadKind::Io => io::bytes_needed(p),
-            WorkloadKind::Fio => fio::bytes_needed(p),
-            // Unknown beforehand: the command's own errors tell.
-            WorkloadKind::Command => 0,
-            WorkloadKind::Mock => 0,
-            WorkloadKind::Pgbench => pgbench::bytes_needed(p),
-            WorkloadKind::SqliteOltp => sqlite_oltp::bytes_needed(p),
-            WorkloadKind::Matrix => matrix::bytes_needed(p),
-            WorkloadKind::Smallfiles => smallfiles::bytes_needed(p),
-            WorkloadKind::Tinywrites => tinywrites::bytes_needed(p),
-        }
+        (self.entry().bytes_needed)(p)
     }
 
     pub fn build(self, p: &Params) -> Box<dyn Workload> {
-        match self {
-            WorkloadKind::Io => Box::new(io::Io::new(p)),
-            WorkloadKind::Fio => Box::new(fio::Fio::new(p)),
-            WorkloadKind::Command => Box::new(command::CommandWorkload::new(p)),
-            WorkloadKind::Mock => Box::new(mock::Mock::new(p)),
-            WorkloadKind::Pgbench => Box::new(pgbench::Pgbench::new(p)),
-            WorkloadKind::SqliteOltp => Box::new(sqlite_oltp::SqliteOltp::new(p)),
-            WorkloadKind::Matrix => Box::new(matrix::Matrix::new(p)),
-            WorkloadKind::Smallfiles => Box::new(smallfiles::Smallfiles::new(p)),
-            WorkloadKind::Tinywrites => Box::new(tinywrites::Tinywrites::new(p)),
+        (self.entry().build)(p)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_has_exactly_one_row_and_names_are_unique() {
+        use WorkloadKind::*;
+        let kinds = [
+            Io, Fio, Command, Mock, Pgbench, SqliteOltp, Matrix, Smallfiles, Tinywrites,
+        ];
+        for k in kinds {
+            assert_eq!(KINDS.iter().filter(|e| e.kind == k).count(), 1, "{k:?}");
+            assert_eq!(WorkloadKind::parse(k.name()), Some(k));
         }
+        assert_eq!(KINDS.len(), kinds.len());
+        let mut names = WorkloadKind::names();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), KINDS.len());
     }
 }
