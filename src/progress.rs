@@ -2,23 +2,51 @@
 //! with ETA on a terminal, plain lines otherwise, nothing with `--quiet`
 //! except notes that change what the numbers mean.
 
+use std::cell::Cell;
 use std::io::IsTerminal;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::experiment::units::format_seconds;
 
 pub struct Printer {
     quiet: bool,
     bar: Option<ProgressBar>,
+    /// When the campaign started and its estimate, for the plain lines' ETA.
+    started: Instant,
+    estimate: Duration,
+    /// The estimated share of the runs finished so far.
+    done: Cell<Duration>,
+}
+
+/// Time left: the estimate still to go, scaled by how far the finished
+/// runs took longer (or shorter) than estimated — through FUSE a workload
+/// can take ten times its local estimate. `None` before anything finished.
+pub fn time_left(estimate: Duration, done: Duration, elapsed: Duration) -> Option<Duration> {
+    if done.is_zero() {
+        return None;
+    }
+    let pace = elapsed.as_secs_f64() / done.as_secs_f64();
+    Some(estimate.saturating_sub(done).mul_f64(pace))
 }
 
 impl Printer {
     pub fn new(quiet: bool) -> Printer {
-        Printer { quiet, bar: None }
+        Printer {
+            quiet,
+            bar: None,
+            started: Instant::now(),
+            estimate: Duration::ZERO,
+            done: Cell::new(Duration::ZERO),
+        }
     }
 
     /// Starts a campaign of `total` weight units (estimated milliseconds).
     pub fn start(&mut self, runs: usize, estimate: Duration) {
+        self.started = Instant::now();
+        self.estimate = estimate;
+        self.done.set(Duration::ZERO);
         if self.quiet {
             return;
         }
@@ -35,7 +63,7 @@ impl Printer {
         } else {
             eprintln!(
                 "storlab: {runs} runs planned, about {}",
-                crate::experiment::units::format_seconds(estimate.as_secs_f64())
+                format_seconds(estimate.as_secs_f64())
             );
         }
     }
@@ -55,12 +83,19 @@ impl Printer {
         outcome: &str,
         weight: Duration,
     ) {
+        self.done.set(self.done.get() + weight);
         match &self.bar {
             Some(bar) => {
                 bar.inc(weight.as_millis() as u64);
                 bar.println(format!("[{}/{}] {label}: {outcome}", index + 1, total));
             }
-            None if !self.quiet => eprintln!("[{}/{}] {label}: {outcome}", index + 1, total),
+            None if !self.quiet => {
+                let left = time_left(self.estimate, self.done.get(), self.started.elapsed())
+                    .filter(|_| index + 1 < total)
+                    .map(|d| format!(" (about {} left)", format_seconds(d.as_secs_f64())))
+                    .unwrap_or_default();
+                eprintln!("[{}/{}] {label}: {outcome}{left}", index + 1, total)
+            }
             None => {}
         }
     }
@@ -77,5 +112,22 @@ impl Printer {
         if let Some(bar) = self.bar.take() {
             bar.finish_and_clear();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn time_left_follows_the_pace_of_the_finished_runs() {
+        let s = Duration::from_secs;
+        assert_eq!(time_left(s(100), Duration::ZERO, s(5)), None);
+        // On estimate: what is left of the estimate.
+        assert_eq!(time_left(s(100), s(20), s(20)), Some(s(80)));
+        // Ten times slower than estimated (a FUSE target): ten times longer.
+        assert_eq!(time_left(s(100), s(20), s(200)), Some(s(800)));
+        // Past the estimate (adaptive plans estimate their maximum).
+        assert_eq!(time_left(s(100), s(120), s(60)), Some(Duration::ZERO));
     }
 }
