@@ -616,12 +616,15 @@ fn a_daemon_another_campaign_still_uses_is_left_running() {
     }
     let gl = "[[target]]\nname = \"gl\"\nkind = \"gluster\"\nbricks = 1\ndir = \"@DIR@\"\n";
     let (lab_a, lab_b) = (Lab::new(), Lab::new());
-    let file_a = experiment_with(&lab_a, gl, 1, "never");
-    let long = format!("{gl}[[workload]]\nname = \"long\"\nkind = \"io\"\nrw = \"randread\"\nsize = \"4M\"\nruntime = \"8s\"\n");
-    let file_b = lab_b.file(
-        "exp.toml",
-        &long.replace("@DIR@", &lab_b.path().display().to_string()),
-    );
+    let read_for = |lab: &Lab, secs: u32| {
+        let text = format!("{gl}[[workload]]\nname = \"r\"\nkind = \"io\"\nrw = \"randread\"\nsize = \"4M\"\nruntime = \"{secs}s\"\n");
+        lab.file(
+            "exp.toml",
+            &text.replace("@DIR@", &lab.path().display().to_string()),
+        )
+    };
+    // A outlasts B's start-up, B outlasts A.
+    let (file_a, file_b) = (read_for(&lab_a, 4), read_for(&lab_b, 10));
     let mut a = Guard::spawn(&lab_a, &file_a);
     let _stop = StopLeftDaemon(&lab_a);
     wait_for("campaign A's glusterd", 120, || {

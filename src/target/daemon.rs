@@ -2,7 +2,8 @@
 //! glusterd): started with a pid file storlab chose, stopped only by that
 //! pid, and only if the process there is still the program started.
 
-use std::path::Path;
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
@@ -42,6 +43,69 @@ pub fn start(
     )
 }
 
+/// A campaign's claim on a daemon it relies on, whoever started it: a
+/// shared flock on a host-wide lock file, taken before the campaign looks
+/// for the daemon and held until its own volumes or pools are gone. The
+/// campaign that started the daemon stops it only if it can then lock the
+/// file exclusively — no other campaign holds a claim, not even one that
+/// found the daemon running and has not created its volume yet.
+pub struct Claim(#[allow(dead_code)] std::fs::File);
+
+fn lock_path(program: &str) -> PathBuf {
+    let dir = Path::new("/run/lock");
+    let dir = if dir.is_dir() {
+        dir.to_path_buf()
+    } else {
+        std::env::temp_dir()
+    };
+    dir.join(format!("storlab-{program}.lock"))
+}
+
+fn open_lock(program: &str) -> Result<std::fs::File> {
+    let path = lock_path(program);
+    std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .read(true)
+        .write(true)
+        .open(&path)
+        .with_context(|| format!("opening the lock file {}", path.display()))
+}
+
+fn flock(f: &std::fs::File, op: libc::c_int) -> std::io::Result<()> {
+    loop {
+        // SAFETY: flock on a descriptor this File owns.
+        if unsafe { libc::flock(f.as_raw_fd(), op) } == 0 {
+            return Ok(());
+        }
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+}
+
+/// Claims `program` for this campaign (waits while another campaign is
+/// stopping it).
+pub fn claim(program: &str) -> Result<Claim> {
+    let f = open_lock(program)?;
+    flock(&f, libc::LOCK_SH)
+        .with_context(|| format!("locking {}", lock_path(program).display()))?;
+    Ok(Claim(f))
+}
+
+/// The exclusive lock when no campaign claims `program`; `Err` names why not.
+fn exclusive(program: &str) -> std::result::Result<std::fs::File, String> {
+    let f = open_lock(program).map_err(|e| format!("{e:#}"))?;
+    match flock(&f, libc::LOCK_EX | libc::LOCK_NB) {
+        Ok(()) => Ok(f),
+        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+            Err("another campaign relies on it".into())
+        }
+        Err(e) => Err(format!("locking {}: {e}", lock_path(program).display())),
+    }
+}
+
 /// Where `start` lists what the daemon served from the start.
 fn present_file(pidfile: &Path) -> std::path::PathBuf {
     pidfile.with_extension("present")
@@ -79,6 +143,16 @@ pub fn stop(program: &str, pidfile: &Path) -> Result<()> {
         return Ok(()); // never started, or already stopped and cleaned
     };
     if alive_as(pid, program) {
+        // Held until the daemon is stopped: a campaign starting meanwhile
+        // waits, then finds it gone and starts its own.
+        let _lock = match exclusive(program) {
+            Ok(lock) => lock,
+            Err(why) => {
+                eprintln!("storlab: leaving {program} (pid {pid}) running: {why}");
+                let _ = std::fs::remove_file(pidfile);
+                return Ok(());
+            }
+        };
         let users: Vec<String> = users(program)
             .into_iter()
             .filter(|u| !present.lines().any(|p| p == u))

@@ -179,6 +179,8 @@ pub struct Gluster {
     mnt: PathBuf,
     volume: String,
     started_daemon: Option<u32>,
+    /// This campaign relies on the daemon until teardown (see daemon::Claim).
+    claim: Option<daemon::Claim>,
     held: Held,
 }
 
@@ -209,6 +211,7 @@ impl Gluster {
             dir,
             volume: resource_name('-', name),
             started_daemon: None,
+            claim: None,
             held: Held::new(journal),
         }
     }
@@ -328,6 +331,7 @@ impl Target for Gluster {
     }
 
     fn provision(&mut self) -> Result<()> {
+        self.claim = Some(daemon::claim("glusterd")?);
         self.ensure_glusterd()?;
         if gluster(&["volume", "info", &self.volume]).is_ok() {
             bail!(
@@ -360,6 +364,7 @@ impl Target for Gluster {
     }
 
     fn teardown(&mut self) -> Result<()> {
+        self.claim = None; // our own claim must not keep the daemon running
         self.held.undo_all()
     }
 

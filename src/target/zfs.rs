@@ -94,6 +94,8 @@ pub struct Zfs {
     mnt: PathBuf,
     pool: String,
     started_daemon: Option<u32>,
+    /// This campaign relies on the daemon until teardown (see daemon::Claim).
+    claim: Option<daemon::Claim>,
     held: Held,
 }
 
@@ -180,6 +182,7 @@ impl Zfs {
             dir,
             pool: resource_name('_', name),
             started_daemon: None,
+            claim: None,
             held: Held::new(journal),
         }
     }
@@ -303,6 +306,7 @@ impl Target for Zfs {
     }
 
     fn provision(&mut self) -> Result<()> {
+        self.claim = Some(daemon::claim("zfs-fuse")?);
         self.ensure_daemon()?;
         if pool_exists(&self.pool)? {
             bail!(
@@ -363,6 +367,7 @@ impl Target for Zfs {
     }
 
     fn teardown(&mut self) -> Result<()> {
+        self.claim = None; // our own claim must not keep the daemon running
         self.held.undo_all()
     }
 
