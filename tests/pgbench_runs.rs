@@ -226,10 +226,10 @@ settings = {{ fsync = "off", synchronous_commit = "on" }}
     assert_eq!(processes_under(&data), vec![]);
 }
 
-#[test]
-fn sigint_during_a_run_stops_the_server_and_removes_the_cluster() {
-    let _ = require_postgres!();
-    let lab = reachable_lab();
+/// Starts a campaign of one 120 s pgbench run on a directory target and
+/// returns once that measured run has begun (pgbench, a client, runs below
+/// the directory): the child, the directory and when it was started.
+fn long_campaign_in_its_measured_run(lab: &Lab) -> (std::process::Child, PathBuf, Instant) {
     let data = lab.path().join("data");
     std::fs::create_dir(&data).unwrap();
     let file = lab.file(
@@ -240,7 +240,7 @@ fn sigint_during_a_run_stops_the_server_and_removes_the_cluster() {
             data.display()
         ),
     );
-    let mut child = lab
+    let child = lab
         .cmd()
         .args(["run", "--quiet", file.to_str().unwrap()])
         .stdout(Stdio::null())
@@ -248,8 +248,6 @@ fn sigint_during_a_run_stops_the_server_and_removes_the_cluster() {
         .spawn()
         .unwrap();
     let t0 = Instant::now();
-    // The measured run has begun once pgbench (a client) connects: wait for
-    // the server and a pgbench below our directory.
     while !processes_under(&data)
         .iter()
         .any(|(_, cmd)| cmd.contains("pgbench") && cmd.contains(" -T "))
@@ -260,6 +258,14 @@ fn sigint_during_a_run_stops_the_server_and_removes_the_cluster() {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
+    (child, data, t0)
+}
+
+#[test]
+fn sigint_during_a_run_stops_the_server_and_removes_the_cluster() {
+    let _ = require_postgres!();
+    let lab = reachable_lab();
+    let (mut child, data, t0) = long_campaign_in_its_measured_run(&lab);
     // SAFETY: kill on our own child's pid.
     unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
     let status = child.wait().unwrap();
@@ -273,34 +279,7 @@ fn sigint_during_a_run_stops_the_server_and_removes_the_cluster() {
 fn a_killed_storlab_leaves_no_server_running() {
     let _ = require_postgres!();
     let lab = reachable_lab();
-    let data = lab.path().join("data");
-    std::fs::create_dir(&data).unwrap();
-    let file = lab.file(
-        "long.toml",
-        &format!(
-            "name = \"long\"\n[[target]]\nname = \"d\"\nkind = \"dir\"\npath = \"{}\"\n\
-             [[workload]]\nname = \"long\"\nkind = \"pgbench\"\nduration = \"120s\"\n",
-            data.display()
-        ),
-    );
-    let mut child = lab
-        .cmd()
-        .args(["run", "--quiet", file.to_str().unwrap()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let t0 = Instant::now();
-    while !processes_under(&data)
-        .iter()
-        .any(|(_, cmd)| cmd.contains("pgbench") && cmd.contains(" -T "))
-    {
-        assert!(
-            t0.elapsed() < Duration::from_secs(60),
-            "pgbench never started"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let (mut child, data, _) = long_campaign_in_its_measured_run(&lab);
     child.kill().unwrap(); // SIGKILL: no handler, no guard runs
     child.wait().unwrap();
     // The server got its parent-death signal; pgbench loses its server.

@@ -245,8 +245,7 @@ impl Gluster {
     fn create_volume(&mut self) -> Result<()> {
         let mut specs = Vec::new();
         for b in self.brick_dirs() {
-            self.held.record(Resource::Dir { path: b.clone() })?;
-            std::fs::create_dir(&b).with_context(|| format!("creating brick {}", b.display()))?;
+            self.held.make_dir(&b).context("creating a brick")?;
             specs.push(format!("{}:{}", self.host, b.display()));
         }
         self.held.record(Resource::Volume {
@@ -339,15 +338,10 @@ impl Target for Gluster {
                 self.volume
             );
         }
-        self.held.record(Resource::Dir {
-            path: self.base.clone(),
-        })?;
-        std::fs::create_dir(&self.base)
-            .with_context(|| format!("creating {}", self.base.display()))?;
+        self.held.make_dir(&self.base)?;
         self.create_volume()?;
         self.check_options()?;
-        std::fs::create_dir(&self.mnt)
-            .with_context(|| format!("creating {}", self.mnt.display()))?;
+        self.held.make_dir(&self.mnt)?;
         self.held.record(Resource::Mount {
             path: self.mnt.clone(),
         })?;

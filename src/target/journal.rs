@@ -244,6 +244,15 @@ impl Held {
         Ok(())
     }
 
+    /// Journals the directory `path`, then creates it; it must not exist
+    /// yet, so that teardown never removes a directory it did not make.
+    pub fn make_dir(&mut self, path: &std::path::Path) -> Result<()> {
+        self.record(Resource::Dir {
+            path: path.to_path_buf(),
+        })?;
+        std::fs::create_dir(path).with_context(|| format!("creating {}", path.display()))
+    }
+
     pub fn holds(&self, resource: &Resource) -> bool {
         self.items.iter().any(|(_, r)| r == resource)
     }

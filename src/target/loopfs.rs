@@ -28,18 +28,8 @@ pub const PARAMS: &[ParamSpec] = &[
         default: Some("512M"),
         help: "size of the image file (xfs needs at least 300M, btrfs 114M)",
     },
-    ParamSpec {
-        name: "allocation",
-        ty: ParamType::Choice(&["thin", "preallocated"]),
-        default: Some("thin"),
-        help: "thin: a sparse image; preallocated: every block reserved with fallocate",
-    },
-    ParamSpec {
-        name: "dir",
-        ty: ParamType::Str,
-        default: Some("/var/tmp"),
-        help: "existing directory that holds the image (storlab makes its own subdirectory)",
-    },
+    loopdev::ALLOCATION,
+    loopdev::IMAGE_DIR,
     ParamSpec {
         name: "mkfs_options",
         ty: ParamType::List,
@@ -168,11 +158,7 @@ impl Target for LoopFs {
     }
 
     fn provision(&mut self) -> Result<()> {
-        self.held.record(Resource::Dir {
-            path: self.base.clone(),
-        })?;
-        std::fs::create_dir(&self.base)
-            .with_context(|| format!("creating {}", self.base.display()))?;
+        self.held.make_dir(&self.base)?;
         let image = self.image();
         self.held.record(Resource::File {
             path: image.clone(),

@@ -181,11 +181,7 @@ impl Target for Nfs {
     }
 
     fn provision(&mut self) -> Result<()> {
-        self.held.record(Resource::Dir {
-            path: self.mnt.clone(),
-        })?;
-        std::fs::create_dir(&self.mnt)
-            .with_context(|| format!("creating {}", self.mnt.display()))?;
+        self.held.make_dir(&self.mnt)?;
         self.held.record(Resource::Mount {
             path: self.mnt.clone(),
         })?;

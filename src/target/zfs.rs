@@ -22,18 +22,8 @@ pub const PARAMS: &[ParamSpec] = &[
         default: Some("512M"),
         help: "size of the pool's image file",
     },
-    ParamSpec {
-        name: "allocation",
-        ty: ParamType::Choice(&["thin", "preallocated"]),
-        default: Some("thin"),
-        help: "thin: a sparse image; preallocated: reserved with fallocate",
-    },
-    ParamSpec {
-        name: "dir",
-        ty: ParamType::Str,
-        default: Some("/var/tmp"),
-        help: "existing directory that holds the image (storlab makes its own subdirectory)",
-    },
+    loopdev::ALLOCATION,
+    loopdev::IMAGE_DIR,
     ParamSpec {
         name: "device",
         ty: ParamType::Str,
@@ -314,11 +304,7 @@ impl Target for Zfs {
                 self.pool
             );
         }
-        self.held.record(Resource::Dir {
-            path: self.base.clone(),
-        })?;
-        std::fs::create_dir(&self.base)
-            .with_context(|| format!("creating {}", self.base.display()))?;
+        self.held.make_dir(&self.base)?;
         let vdev = self.vdev()?;
         self.held.record(Resource::Pool {
             name: self.pool.clone(),
