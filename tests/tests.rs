@@ -36,5 +36,7 @@ mod seed_workloads;
 mod sqlite_oltp_runs;
 /// Time-based io runs that end at steady state, as fio's steadystate.
 mod steady_state;
+/// The schema-v3 store fixture: it opens, migrates and reports what it did.
+mod store_fixture;
 /// Verdicts, comparisons and the regression gate on real campaigns.
 mod verdicts;
