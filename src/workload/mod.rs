@@ -25,7 +25,7 @@ use crate::experiment::params::{ParamSpec, Params};
 use crate::measure::{RunOutput, StopFlag};
 use crate::metric::catalogue as m;
 use crate::metric::MetricDef;
-use crate::target::TargetKind;
+use crate::targets::TargetKind;
 
 /// What the runner tells a workload about the run at hand.
 #[derive(Debug, Clone)]
