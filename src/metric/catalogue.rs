@@ -175,11 +175,7 @@ catalogue! {
     DONE_SPREAD_S = def("done_spread_s", Seconds, Lower, Max, "time between the first and the last rank's end");
 }
 
-const fn hist(
-    name: &'static str,
-    help: &'static str,
-    m: [&'static MetricDef; 6],
-) -> HistDef {
+const fn hist(name: &'static str, help: &'static str, m: [&'static MetricDef; 6]) -> HistDef {
     HistDef {
         name,
         help,
@@ -192,7 +188,14 @@ const fn hist(
 pub static LAT: HistDef = hist(
     "lat",
     "latency of each operation or transaction",
-    [&LAT_MEAN_NS, &LAT_P50_NS, &LAT_P90_NS, &LAT_P99_NS, &LAT_P999_NS, &LAT_MAX_NS],
+    [
+        &LAT_MEAN_NS,
+        &LAT_P50_NS,
+        &LAT_P90_NS,
+        &LAT_P99_NS,
+        &LAT_P999_NS,
+        &LAT_MAX_NS,
+    ],
 );
 pub static SERVICE_LAT: HistDef = hist(
     "service_lat",
@@ -256,7 +259,14 @@ pub static SYNC_LAT: HistDef = hist(
 );
 
 /// Every histogram, in the order reports draw them.
-pub static HISTOGRAMS: &[&HistDef] = &[&LAT, &SERVICE_LAT, &READ_LAT, &WRITE_LAT, &TRIM_LAT, &SYNC_LAT];
+pub static HISTOGRAMS: &[&HistDef] = &[
+    &LAT,
+    &SERVICE_LAT,
+    &READ_LAT,
+    &WRITE_LAT,
+    &TRIM_LAT,
+    &SYNC_LAT,
+];
 
 #[cfg(test)]
 mod tests {
@@ -273,7 +283,12 @@ mod tests {
                 "{}",
                 d.name
             );
-            assert_eq!(ALL.iter().filter(|x| x.name == d.name).count(), 1, "{}", d.name);
+            assert_eq!(
+                ALL.iter().filter(|x| x.name == d.name).count(),
+                1,
+                "{}",
+                d.name
+            );
             assert!(std::ptr::eq(lookup(d.name).unwrap(), *d));
             assert!(!d.help.is_empty(), "{}", d.name);
         }

@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// A label key the workloads use.
 #[derive(Debug, PartialEq, Eq)]
@@ -67,7 +67,7 @@ pub static JOB: LabelDef = LabelDef {
 pub static LABELS: &[&LabelDef] = &[&TEST, &FILE_SIZE, &RECORD_SIZE, &OP, &STATEMENT, &JOB];
 
 /// A metric value's labels: key → value, ordered by key.
-#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct Labels(BTreeMap<String, String>);
 
@@ -156,7 +156,11 @@ impl fmt::Display for MetricKey {
         if self.labels.is_empty() {
             return Ok(());
         }
-        let pairs: Vec<String> = self.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let pairs: Vec<String> = self
+            .labels
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
         write!(f, "{{{}}}", pairs.join(","))
     }
 }
@@ -229,9 +233,15 @@ mod tests {
             compact_name("lat_mean_ns", &stmt),
             "stmt_05_begin_lat_mean_ns"
         );
-        assert_eq!(compact_name("iops", &Labels::new().with(&JOB, 0)), "job0_iops");
+        assert_eq!(
+            compact_name("iops", &Labels::new().with(&JOB, 0)),
+            "job0_iops"
+        );
         let swept = Labels::new().with(&OP, "create").with_key("clients", 8);
-        assert_eq!(compact_name("ops_per_s", &swept), "create_ops_per_s{clients=8}");
+        assert_eq!(
+            compact_name("ops_per_s", &swept),
+            "create_ops_per_s{clients=8}"
+        );
         assert_eq!(MetricKey::plain("tps").compact(), "tps");
     }
 

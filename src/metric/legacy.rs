@@ -74,9 +74,9 @@ fn matrix_cell(name: &str) -> Option<MetricKey> {
 /// `{test}_geomean_bw_bytes_per_s` → geomean_bw_bytes_per_s {test}.
 fn matrix_test(name: &str) -> Option<MetricKey> {
     let test = name.strip_suffix("_geomean_bw_bytes_per_s")?;
-    TESTS.contains(&test).then(|| {
-        MetricKey::new("geomean_bw_bytes_per_s", Labels::new().with(&TEST, test))
-    })
+    TESTS
+        .contains(&test)
+        .then(|| MetricKey::new("geomean_bw_bytes_per_s", Labels::new().with(&TEST, test)))
 }
 
 /// `{op}_{metric}` → metric {op} (`readdir_entries` is a metric of its own).
@@ -96,7 +96,10 @@ fn statement(name: &str) -> Option<MetricKey> {
 /// `job{N}_{metric}` → metric {job = N}.
 fn job(name: &str) -> Option<MetricKey> {
     let (n, rest) = name.strip_prefix("job")?.split_once('_')?;
-    let index: u32 = n.parse().ok().filter(|_| n.chars().all(|c| c.is_ascii_digit()))?;
+    let index: u32 = n
+        .parse()
+        .ok()
+        .filter(|_| n.chars().all(|c| c.is_ascii_digit()))?;
     lookup(rest)?;
     Some(MetricKey::new(rest, Labels::new().with(&JOB, index)))
 }
@@ -149,7 +152,11 @@ mod tests {
                 "write_64k_4k_bw_bytes_per_s",
                 key(
                     "bw_bytes_per_s",
-                    &[("test", "write"), ("file_size", "65536"), ("record_size", "4096")],
+                    &[
+                        ("test", "write"),
+                        ("file_size", "65536"),
+                        ("record_size", "4096"),
+                    ],
                 ),
             ),
             (
@@ -157,7 +164,11 @@ mod tests {
                 "reread_128m_1m_lat_mean_ns",
                 key(
                     "lat_mean_ns",
-                    &[("test", "reread"), ("file_size", "134217728"), ("record_size", "1048576")],
+                    &[
+                        ("test", "reread"),
+                        ("file_size", "134217728"),
+                        ("record_size", "1048576"),
+                    ],
                 ),
             ),
             (
@@ -165,17 +176,36 @@ mod tests {
                 "fread_geomean_bw_bytes_per_s",
                 key("geomean_bw_bytes_per_s", &[("test", "fread")]),
             ),
-            ("matrix", "geomean_bw_bytes_per_s", key("geomean_bw_bytes_per_s", &[])),
-            ("smallfiles", "create_ops_per_s", key("ops_per_s", &[("op", "create")])),
-            ("smallfiles", "read_lat_p999_ns", key("lat_p999_ns", &[("op", "read")])),
+            (
+                "matrix",
+                "geomean_bw_bytes_per_s",
+                key("geomean_bw_bytes_per_s", &[]),
+            ),
+            (
+                "smallfiles",
+                "create_ops_per_s",
+                key("ops_per_s", &[("op", "create")]),
+            ),
+            (
+                "smallfiles",
+                "read_lat_p999_ns",
+                key("lat_p999_ns", &[("op", "read")]),
+            ),
             ("smallfiles", "readdir_entries", key("readdir_entries", &[])),
             ("smallfiles", "ops_per_s", key("ops_per_s", &[])),
             (
                 "pgbench",
                 "stmt_06_update_pgbench_accounts_lat_mean_ns",
-                key("lat_mean_ns", &[("statement", "06_update_pgbench_accounts")]),
+                key(
+                    "lat_mean_ns",
+                    &[("statement", "06_update_pgbench_accounts")],
+                ),
             ),
-            ("fio", "job12_lat_p99_ns", key("lat_p99_ns", &[("job", "12")])),
+            (
+                "fio",
+                "job12_lat_p99_ns",
+                key("lat_p99_ns", &[("job", "12")]),
+            ),
             ("fio", "read_lat_p99_ns", key("read_lat_p99_ns", &[])),
             ("io", "read_lat_p99_ns", key("read_lat_p99_ns", &[])),
         ];
@@ -207,7 +237,10 @@ mod tests {
 
     #[test]
     fn steady_criteria_get_their_units_name_and_histograms_their_op() {
-        assert_eq!(decode("io", "ss_range", "ops/s"), MetricKey::plain("ss_range_iops"));
+        assert_eq!(
+            decode("io", "ss_range", "ops/s"),
+            MetricKey::plain("ss_range_iops")
+        );
         assert_eq!(
             decode("io", "ss_slope", "bytes/s per s"),
             MetricKey::plain("ss_slope_bytes_per_s_per_s")
@@ -216,6 +249,9 @@ mod tests {
             decode_hist("smallfiles", "stat_lat"),
             key("lat", &[("op", "stat")])
         );
-        assert_eq!(decode_hist("io", "service_lat"), MetricKey::plain("service_lat"));
+        assert_eq!(
+            decode_hist("io", "service_lat"),
+            MetricKey::plain("service_lat")
+        );
     }
 }

@@ -73,7 +73,7 @@ pub enum Merge {
 }
 
 /// One metric of the catalogue.
-#[derive(Debug, PartialEq)]
+#[derive(Debug, PartialEq, Eq)]
 pub struct MetricDef {
     pub name: &'static str,
     pub unit: Unit,
@@ -117,7 +117,10 @@ pub fn lookup(name: &str) -> Option<&'static MetricDef> {
 
 /// The catalogue entry of a histogram name.
 pub fn lookup_hist(name: &str) -> Option<&'static HistDef> {
-    catalogue::HISTOGRAMS.iter().copied().find(|h| h.name == name)
+    catalogue::HISTOGRAMS
+        .iter()
+        .copied()
+        .find(|h| h.name == name)
 }
 
 /// The headline metrics, in the order reports show them.

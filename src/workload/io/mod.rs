@@ -484,7 +484,11 @@ fn aggregate(spec: &JobSpec, results: &[JobResult], series: Vec<f64>) -> RunOutp
     };
     out.series
         .push(Series::new(&m::BW_BYTES_PER_S, 1.0, series));
-    for (def, hist) in [(&LAT, g.all), (&SERVICE_LAT, g.service), (&SYNC_LAT, g.sync)] {
+    for (def, hist) in [
+        (&LAT, g.all),
+        (&SERVICE_LAT, g.service),
+        (&SYNC_LAT, g.sync),
+    ] {
         if std::ptr::eq(def, &LAT) || !hist.is_empty() {
             out.histograms.push(Hist::new(def, hist));
         }
