@@ -82,7 +82,7 @@ fn matrix_test(name: &str) -> Option<MetricKey> {
 /// `{op}_{metric}` → metric {op} (`readdir_entries` is a metric of its own).
 fn operation(name: &str) -> Option<MetricKey> {
     let (op, rest) = name.split_once('_')?;
-    (OPS.contains(&op) && lookup(rest).is_some() && lookup(name).is_none())
+    (OPS.contains(&op) && lookup(rest).is_some())
         .then(|| MetricKey::new(rest, Labels::new().with(&OP, op)))
 }
 

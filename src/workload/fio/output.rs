@@ -331,7 +331,7 @@ mod tests {
             .unwrap_or_else(|| panic!("no metric {}", def.name))
     }
 
-    fn job(out: &RunOutput, def: &MetricDef, i: usize) -> f64 {
+    fn of_job(out: &RunOutput, def: &MetricDef, i: usize) -> f64 {
         out.labelled(def, &Labels::new().with(&JOB, i))
             .unwrap_or_else(|| panic!("no metric {} of job {i}", def.name))
     }
@@ -351,12 +351,12 @@ mod tests {
         assert!((p90 - 9000.0).abs() / 9000.0 < 0.002, "{p90}");
         assert_eq!(get(&out, &m::LAT_MEAN_NS), 7000.0);
         assert_eq!(get(&out, &m::LAT_MAX_NS), 9000.0);
-        assert_eq!(job(&out, &m::LAT_P50_NS, 0).round(), 1000.0);
+        assert_eq!(of_job(&out, &m::LAT_P50_NS, 0).round(), 1000.0);
         assert_eq!(out.histograms[0].hist.len(), 400);
         // Both jobs ran 2 s in one group: 400 I/Os over 2 s.
         assert_eq!(get(&out, &m::IOPS), 200.0);
         assert_eq!(get(&out, &m::BW_BYTES_PER_S), 200.0 * 4096.0);
-        assert_eq!(job(&out, &m::IOPS, 1), 150.0);
+        assert_eq!(of_job(&out, &m::IOPS, 1), 150.0);
         assert!((get(&out, &m::CPU_SYS_S) - 2.0).abs() < 1e-9);
         assert!(out.metric(&m::READ_BW_BYTES_PER_S).is_none());
     }

@@ -4,6 +4,7 @@
 use super::*;
 use crate::experiment::params::Value;
 use crate::measure::StopFlag;
+use crate::metric::MetricDef;
 
 fn params(ops: &str, threads: i64) -> Params {
     let mut p = Params::defaults(PARAMS);
@@ -46,7 +47,7 @@ fn files_on_disk(dir: &Path) -> Vec<(char, u64)> {
 }
 
 /// The value of `def` for operation `name`.
-fn op(out: &RunOutput, def: &MetricDef, name: &str) -> Option<f64> {
+fn of_op(out: &RunOutput, def: &MetricDef, name: &str) -> Option<f64> {
     out.labelled(def, &Labels::new().with(&OP, name))
 }
 
@@ -60,12 +61,13 @@ fn create_and_append_leave_every_file_at_twice_the_size() {
         files.iter().all(|&(c, len)| c == 'f' && len == 2000),
         "{files:?}"
     );
-    assert_eq!(op(&out, &m::OPS, "create"), Some(100.0));
-    assert_eq!(op(&out, &m::OPS, "append"), Some(100.0));
+    assert_eq!(of_op(&out, &m::OPS, "create"), Some(100.0));
+    assert_eq!(of_op(&out, &m::OPS, "append"), Some(100.0));
     assert_eq!(out.metric(&m::OPS), Some(200.0));
     assert!(out.metric(&m::OPS_PER_S).unwrap() > 0.0);
     assert!(
-        op(&out, &m::LAT_P99_NS, "create").unwrap() >= op(&out, &m::LAT_P50_NS, "create").unwrap()
+        of_op(&out, &m::LAT_P99_NS, "create").unwrap()
+            >= of_op(&out, &m::LAT_P50_NS, "create").unwrap()
     );
 }
 
@@ -79,8 +81,8 @@ fn rename_renames_every_file_and_readdir_sees_them() {
         files.iter().all(|&(c, len)| c == 'r' && len == 1000),
         "{files:?}"
     );
-    assert_eq!(op(&out, &m::OPS, "rename"), Some(150.0));
-    assert_eq!(op(&out, &m::OPS, "readdir"), Some(12.0));
+    assert_eq!(of_op(&out, &m::OPS, "rename"), Some(150.0));
+    assert_eq!(of_op(&out, &m::OPS, "readdir"), Some(12.0));
     assert_eq!(out.metric(&m::READDIR_ENTRIES), Some(150.0));
 }
 
@@ -93,7 +95,7 @@ fn the_whole_storm_deletes_what_it_created() {
     );
     assert!(files_on_disk(dir.path()).is_empty());
     for op in ["create", "stat", "read", "append", "rename", "delete"] {
-        assert_eq!(op(&out, &m::OPS, op), Some(100.0), "{op}");
+        assert_eq!(of_op(&out, &m::OPS, op), Some(100.0), "{op}");
     }
     let mut w = Smallfiles::new(&params("create", 1));
     w.cleanup(dir.path()).unwrap();
@@ -104,8 +106,8 @@ fn the_whole_storm_deletes_what_it_created() {
 fn without_create_the_files_are_laid_out_before_the_run() {
     let dir = tempfile::tempdir().unwrap();
     let out = run(dir.path(), &params("stat,delete", 1));
-    assert_eq!(op(&out, &m::OPS, "create"), None);
-    assert_eq!(op(&out, &m::OPS, "delete"), Some(50.0));
+    assert_eq!(of_op(&out, &m::OPS, "create"), None);
+    assert_eq!(of_op(&out, &m::OPS, "delete"), Some(50.0));
     assert!(files_on_disk(dir.path()).is_empty());
 }
 
