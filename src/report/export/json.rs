@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use base64::Engine;
 use serde_json::{json, Value};
 
-use crate::metric::MetricKey;
+use crate::metric::{MetricKey, Unit};
 use crate::store::{CampaignData, HistData, Metrics, RankData, RunData, SeriesData};
 
 /// Version 2: metrics, series and histograms are lists of records with
@@ -100,7 +100,7 @@ fn histograms(h: &BTreeMap<MetricKey, HistData>) -> Vec<Value> {
             json!({
                 "name": k.name,
                 "labels": k.labels,
-                "unit": "ns",
+                "unit": Unit::Nanoseconds,
                 "count": v.count,
                 "hdr_v2_base64": b64.encode(&v.hdr_v2),
             })
