@@ -16,6 +16,7 @@
 pub mod catalogue;
 pub mod labels;
 pub mod legacy;
+pub mod reference;
 mod unit;
 
 use serde::{Deserialize, Serialize};

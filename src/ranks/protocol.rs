@@ -216,4 +216,12 @@ mod tests {
         assert_eq!(back.warnings, vec!["w".to_string()]);
         assert!(unhex("abc").is_none() && unhex("zz").is_none());
     }
+
+    #[test]
+    fn a_name_outside_the_catalogue_is_a_malformed_message() {
+        let text = r#"{"metrics": [["write_64k_4k_bw_bytes_per_s", {}, 1.0]], "series": [], "histograms": [], "warnings": []}"#;
+        let wire: WireOutput = decode(text.as_bytes()).unwrap();
+        let e = wire.into_output().unwrap_err().to_string();
+        assert!(e.contains("`write_64k_4k_bw_bytes_per_s`, unknown"), "{e}");
+    }
 }

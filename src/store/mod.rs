@@ -59,3 +59,6 @@ impl Store {
         &self.path
     }
 }
+
+#[cfg(test)]
+mod tests;

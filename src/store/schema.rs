@@ -6,7 +6,7 @@ use rusqlite::{Connection, OptionalExtension};
 
 pub const SCHEMA_VERSION: i64 = 4;
 
-const V1: &str = r#"
+pub const V1: &str = r#"
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE campaigns (
     id INTEGER PRIMARY KEY,
@@ -91,7 +91,7 @@ CREATE TABLE warnings (
 "#;
 
 /// Version 2: why each target–workload pair stopped taking runs.
-const V2: &str = r#"
+pub const V2: &str = r#"
 CREATE TABLE pair_stops (
     campaign_id INTEGER NOT NULL REFERENCES campaigns(id),
     target_id INTEGER NOT NULL REFERENCES targets(id),
@@ -105,7 +105,7 @@ CREATE TABLE pair_stops (
 
 /// Version 3: multi-client runs over MPI. Each run's rank count, and per
 /// rank its host, status, end (seconds from the start barrier) and metrics.
-const V3: &str = r#"
+pub const V3: &str = r#"
 ALTER TABLE runs ADD COLUMN ranks INTEGER NOT NULL DEFAULT 1;
 CREATE TABLE run_ranks (
     run_id INTEGER NOT NULL REFERENCES runs(id),
