@@ -90,7 +90,12 @@ impl Labels {
     }
 
     pub fn get(&self, key: &LabelDef) -> Option<&str> {
-        self.0.get(key.key).map(String::as_str)
+        self.value(key.key)
+    }
+
+    /// The value of any key, declared here or not.
+    pub fn value(&self, key: &str) -> Option<&str> {
+        self.0.get(key).map(String::as_str)
     }
 
     /// A size label's value in bytes.

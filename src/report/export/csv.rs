@@ -169,7 +169,11 @@ impl<'a> RunCells<'a> {
             Some((key, cells)) => {
                 row.push(key.name.clone());
                 row.extend(cells);
-                row.extend(self.labels.iter().map(|l| label_value(key, l)));
+                row.extend(
+                    self.labels
+                        .iter()
+                        .map(|l| key.labels.value(l).unwrap_or_default().to_string()),
+                );
             }
             None => row.extend(vec![String::new(); 4 + self.labels.len()]),
         }
@@ -177,14 +181,6 @@ impl<'a> RunCells<'a> {
         row.extend(self.params.iter().cloned());
         row
     }
-}
-
-fn label_value(key: &MetricKey, label: &str) -> String {
-    key.labels
-        .iter()
-        .find(|(k, _)| *k == label)
-        .map(|(_, v)| v.to_string())
-        .unwrap_or_default()
 }
 
 /// The run's value of each parameter column; empty where it has none.
