@@ -3,7 +3,7 @@
 
 use hdrhistogram::Histogram;
 
-use crate::metric::{Direction, HistDef, Labels, MetricDef, MetricKey, Unit};
+use crate::metric::{Direction, HistDef, Labels, MetricDef, Unit};
 
 /// One figure of a run: a catalogue metric, its labels and its value.
 #[derive(Debug, Clone, PartialEq)]
@@ -24,10 +24,6 @@ impl Metric {
 
     pub fn direction(&self) -> Direction {
         self.def.direction
-    }
-
-    pub fn key(&self) -> MetricKey {
-        MetricKey::new(self.def.name, self.labels.clone())
     }
 
     /// Whether this is `def` with exactly `labels`.
