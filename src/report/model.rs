@@ -163,17 +163,7 @@ pub fn metric(
     targets: &[String],
     baseline: &str,
 ) -> MetricReport {
-    let sample = c
-        .runs
-        .iter()
-        .filter(|r| r.workload == workload)
-        .find_map(|r| r.metrics.get(key));
-    let def = metric::lookup(&key.name);
-    let unit = sample.map(|m| m.unit).or(def.map(|d| d.unit));
-    let direction = sample
-        .map(|m| m.direction)
-        .or(def.map(|d| d.direction))
-        .unwrap_or(Direction::HigherIsBetter);
+    let (unit, direction) = unit_and_direction(c, workload, key);
     let values_of = |t: &str| -> Vec<f64> {
         measured(c, workload, t)
             .filter_map(|r| r.metrics.get(key).map(|m| m.value))
@@ -200,9 +190,24 @@ pub fn metric(
     MetricReport {
         name: key.compact(),
         key: key.clone(),
-        unit: unit.unwrap_or(Unit::Flag),
+        unit,
         direction,
         targets: stats,
+    }
+}
+
+/// A metric's unit and direction as stored with the workload's runs, else
+/// as the catalogue declares them.
+fn unit_and_direction(c: &CampaignData, workload: &str, key: &MetricKey) -> (Unit, Direction) {
+    let stored = c
+        .runs
+        .iter()
+        .filter(|r| r.workload == workload)
+        .find_map(|r| r.metrics.get(key));
+    match (stored, metric::lookup(&key.name)) {
+        (Some(m), _) => (m.unit, m.direction),
+        (None, Some(d)) => (d.unit, d.direction),
+        (None, None) => (Unit::Flag, Direction::HigherIsBetter),
     }
 }
 
