@@ -72,6 +72,39 @@ pub const PARAMS: &[ParamSpec] = &[
         help: "pgbench -r: per-statement latencies",
     },
     ParamSpec {
+        name: "rate",
+        ty: ParamType::Float {
+            min: 0.001,
+            max: 1e9,
+        },
+        default: None,
+        help: "pgbench -R: an open-loop run at this many transactions per second (a Poisson schedule); latency counts from the scheduled start",
+    },
+    ParamSpec {
+        name: "latency_limit",
+        ty: ParamType::Duration,
+        default: None,
+        help: "pgbench -L: transactions slower than this are counted as late_transactions; with rate, those already this far behind schedule are skipped",
+    },
+    ParamSpec {
+        name: "transaction_log",
+        ty: ParamType::Bool,
+        default: Some("true"),
+        help: "pgbench -l: a per-transaction log in the workload's directory, read into latency percentiles (lat_p50_ns … lat_max_ns) and removed",
+    },
+    ParamSpec {
+        name: "sampling_rate",
+        ty: ParamType::Float { min: 0.0001, max: 1.0 },
+        default: None,
+        help: "pgbench --sampling-rate: log only this fraction of transactions (long runs); the sample size is stored as logged_transactions",
+    },
+    ParamSpec {
+        name: "init_steps",
+        ty: ParamType::Str,
+        default: Some("dtgvp"),
+        help: "pgbench -I: initialization steps, each timed (d drop, t tables, g client-side or G server-side generate, v vacuum, p primary keys, f foreign keys)",
+    },
+    ParamSpec {
         name: "prewarm",
         ty: ParamType::Duration,
         default: None,
@@ -138,6 +171,18 @@ pub fn validate(p: &Params) -> Result<(), (&'static str, String)> {
     if p.int("threads") > p.int("clients") {
         return Err(("threads", "threads must not exceed clients".into()));
     }
+    if let Some(d) = p.duration("latency_limit") {
+        if d.is_zero() {
+            return Err(("latency_limit", "latency_limit must be above 0".into()));
+        }
+    }
+    if p.float("sampling_rate").is_some() && p.bool("transaction_log") == Some(false) {
+        return Err((
+            "sampling_rate",
+            "sampling_rate samples the transaction log; it needs transaction_log = true".into(),
+        ));
+    }
+    check_init_steps(p.str("init_steps").unwrap_or("dtgvp")).map_err(|m| ("init_steps", m))?;
     let progress = p.duration("progress").unwrap_or_default();
     if progress.subsec_nanos() != 0 {
         return Err((
@@ -159,7 +204,27 @@ pub fn validate(p: &Params) -> Result<(), (&'static str, String)> {
     Ok(())
 }
 
-/// Rough wall time of one run, initialisation included.
+/// Checks `pgbench -I` steps: known letters, each once, one way to generate.
+fn check_init_steps(steps: &str) -> Result<(), String> {
+    if steps.is_empty() {
+        return Err("give at least one step (pgbench's default is \"dtgvp\")".into());
+    }
+    for (i, c) in steps.char_indices() {
+        if !"dtgGvpf".contains(c) {
+            return Err(format!(
+                "`{c}` is not a pgbench -I step; the steps are d (drop tables), t (create tables), g (generate client-side), G (generate server-side), v (vacuum), p (primary keys), f (foreign keys)"
+            ));
+        }
+        if steps[..i].contains(c) {
+            return Err(format!("step `{c}` is given twice"));
+        }
+    }
+    if steps.contains('g') && steps.contains('G') {
+        return Err("generate either client-side (g) or server-side (G), not both".into());
+    }
+    Ok(())
+}
+
 /// Makes a custom `script` absolute against the experiment file's directory
 /// (`base`), so that it is found from inside the target, and refuses a
 /// script that is not there before anything is provisioned.
@@ -187,6 +252,7 @@ pub fn resolve(p: &mut Params, base: &Path) -> Result<(), (&'static str, String)
     Ok(())
 }
 
+/// Rough wall time of one run, initialisation included.
 pub fn estimate(p: &Params) -> Duration {
     let cfg = Config::from_params(p);
     let run = match cfg.spec.length {
@@ -203,12 +269,25 @@ pub fn estimate(p: &Params) -> Duration {
     run + cfg.prewarm.unwrap_or_default() + init + Duration::from_secs(2)
 }
 
-/// Bytes the cluster may take on the target (none with `dsn`).
+/// Bytes the cluster may take on the target (none with `dsn`), and the
+/// transaction log's (about 40 bytes a transaction, at the rate asked for
+/// or, closed-loop, a guess of 2,000 per second).
 pub fn bytes_needed(p: &Params) -> u64 {
-    if p.str("dsn").is_some() {
-        return 0;
+    let cfg = Config::from_params(p);
+    let log = if cfg.transaction_log {
+        let secs = match cfg.spec.length {
+            Length::Duration(d) => d.as_secs_f64(),
+            Length::Transactions(t) => t as f64 * f64::from(cfg.spec.clients) / 2000.0,
+        };
+        let tps = cfg.spec.rate.unwrap_or(2000.0);
+        (secs * tps * 40.0 * cfg.spec.sampling_rate.unwrap_or(1.0)) as u64
+    } else {
+        0
+    };
+    if cfg.dsn.is_some() {
+        return log;
     }
-    (200 << 20) + p.int("scale").unwrap_or(1) as u64 * (24 << 20)
+    (200 << 20) + u64::from(cfg.scale) * (24 << 20) + log
 }
 
 /// The resolved parameters of one pgbench workload.
@@ -219,6 +298,10 @@ pub struct Config {
     pub prewarm: Option<Duration>,
     pub reinit_each_run: bool,
     pub settings: BTreeMap<String, String>,
+    /// pgbench -I.
+    pub init_steps: String,
+    /// Whether the measured run writes a per-transaction log.
+    pub transaction_log: bool,
     pub dsn: Option<String>,
     pub bindir: Option<String>,
     pub os_user: String,
@@ -245,6 +328,10 @@ impl Config {
             script,
             progress_s: p.duration("progress").unwrap_or_default().as_secs() as u32,
             per_statement: p.bool("per_statement").unwrap_or(true),
+            rate: p.float("rate"),
+            latency_limit: p.duration("latency_limit"),
+            log_prefix: None,
+            sampling_rate: p.float("sampling_rate"),
         };
         Config {
             scale: p.int("scale").unwrap_or(1) as u32,
@@ -252,6 +339,8 @@ impl Config {
             prewarm: p.duration("prewarm"),
             reinit_each_run: p.str("reinit") != Some("once"),
             settings: p.map("settings").cloned().unwrap_or_default(),
+            init_steps: p.str("init_steps").unwrap_or("dtgvp").to_string(),
+            transaction_log: p.bool("transaction_log").unwrap_or(true),
             dsn: p.str("dsn").map(String::from),
             bindir: p.str("bindir").map(String::from),
             os_user: p.str("os_user").unwrap_or("postgres").to_string(),
@@ -293,6 +382,22 @@ mod tests {
         assert_eq!(bad(&[("prewarm", secs(0.0))]), "prewarm");
         assert_eq!(bad(&[("threads", Value::Int(4))]), "threads");
         assert_eq!(bad(&[("progress", secs(0.5))]), "progress");
+        assert_eq!(bad(&[("latency_limit", secs(0.0))]), "latency_limit");
+        assert_eq!(
+            bad(&[
+                ("sampling_rate", Value::Float(0.1)),
+                ("transaction_log", Value::Bool(false))
+            ]),
+            "sampling_rate"
+        );
+        for steps in ["", "dtx", "dtgGvp", "dtgvpp"] {
+            assert_eq!(
+                bad(&[("init_steps", Value::Str(steps.into()))]),
+                "init_steps",
+                "{steps}"
+            );
+        }
+        assert!(validate(&params(&[("init_steps", Value::Str("dtGvpf".into()))])).is_ok());
         let mut fsync = std::collections::BTreeMap::new();
         fsync.insert("fsync".to_string(), "off".to_string());
         assert_eq!(
