@@ -587,9 +587,14 @@ fn a_rate_run_holds_its_rate_and_a_stopped_server_shows_in_p999_and_max() {
         p999 / 1e6,
         max / 1e6
     );
+    // Latency counts from the schedule: the ~200 transactions scheduled
+    // during the stop (0.7% of the run) waited up to 200 ms, so the top
+    // 0.1% waited well over 100 ms. (Without a stop, p99.9 is a few ms on
+    // a quiet machine, but can pass 100 ms on a loaded one: the steady
+    // run's figure is printed, not compared.)
     assert!(max >= 190e6, "a 200 ms stop shows in max: {max}");
     assert!(
-        p999 >= 100e6 && p999 > steady_p999,
+        p999 >= 100e6,
         "and in p99.9: {p999} (without a stop {steady_p999})"
     );
     // Nothing fell a whole latency_limit (1 s) behind: nothing skipped.
