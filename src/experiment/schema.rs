@@ -5,6 +5,7 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::params::{ParamSpec, ParamType, Params};
+use crate::stats::Analysis;
 use crate::targets::TargetKind;
 use crate::workload::WorkloadKind;
 
@@ -111,6 +112,8 @@ pub struct Plan {
     pub drop_caches: bool,
     pub remount: Remount,
     pub warmup: u32,
+    /// How targets are compared: on the ratio scale, or by their means.
+    pub analysis: Analysis,
 }
 
 /// The `[plan]` table's parameters.
@@ -157,6 +160,12 @@ pub const PLAN_PARAMS: &[ParamSpec] = &[
         default: Some("0"),
         help: "unmeasured runs of every pair before the measured ones",
     },
+    ParamSpec {
+        name: "analysis",
+        ty: ParamType::Choice(&["ratio", "means"]),
+        default: Some("ratio"),
+        help: "compare targets by the ratio of geometric means (log scale, paired by round) or by Welch's t on the means (for metrics that can be zero or negative; chosen by itself for those)",
+    },
 ];
 
 impl Plan {
@@ -178,6 +187,7 @@ impl Plan {
             drop_caches: p.bool("drop_caches").unwrap_or(true),
             remount,
             warmup: p.int("warmup").unwrap_or(0).max(0) as u32,
+            analysis: Analysis::from_word(p.str("analysis")),
         }
     }
 
@@ -190,6 +200,7 @@ impl Plan {
             "drop_caches": self.drop_caches,
             "remount": match self.remount { Remount::Never => "never", Remount::BetweenRuns => "between-runs" },
             "warmup": self.warmup,
+            "analysis": match self.analysis { Analysis::Ratio => "ratio", Analysis::Means => "means" },
         })
     }
 }

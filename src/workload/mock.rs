@@ -1,13 +1,24 @@
 //! Workload `mock`: synthetic, seeded metrics for testing storlab itself, as
 //! fio's null engine exists to test fio. It touches no storage: a run sleeps
 //! for `duration` (so that timing, signals and interruption can be tested)
-//! and reports `value` perturbed by Gaussian noise of relative size `noise`.
-//! The same seed and run always give the same number.
+//! and reports
+//!
+//! ```text
+//! ops_per_s = value · factor[target] · (1 + drift · position) · (1 + noise · z)
+//! ```
+//!
+//! with `z` a standard normal draw, `position` the run's 0-based place in
+//! the campaign's order (a linear drift over time, such as a neighbour's
+//! load building up) and `factor` a per-target multiplier (a true
+//! difference between targets). The same seed and run always give the same
+//! number, so campaigns with a known truth test the verdicts
+//! (`tests/calibration.rs`).
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use anyhow::Result;
+use anyhow::{bail, Result};
 
 use super::{RunContext, Workload};
 use crate::experiment::params::{ParamSpec, ParamType, Params};
@@ -33,6 +44,21 @@ pub const PARAMS: &[ParamSpec] = &[
         help: "relative standard deviation of the noise",
     },
     ParamSpec {
+        name: "drift",
+        ty: ParamType::Float {
+            min: -0.5,
+            max: 0.5,
+        },
+        default: Some("0"),
+        help: "relative change of the mean per run, linear in the run's position in the campaign",
+    },
+    ParamSpec {
+        name: "factor",
+        ty: ParamType::Map,
+        default: None,
+        help: "multiplier of the mean per target, e.g. { b = 1.05 }; 1 for targets not named",
+    },
+    ParamSpec {
         name: "duration",
         ty: ParamType::Duration,
         default: Some("0s"),
@@ -50,19 +76,53 @@ pub const PARAMS: &[ParamSpec] = &[
 ];
 
 pub struct Mock {
-    value: f64,
-    noise: f64,
+    model: Model,
+    factors: BTreeMap<String, String>,
     duration: Duration,
-    seed: u64,
+}
+
+/// What a mock run reports, before the per-target factor: everything but
+/// the sleeping, so that simulations can draw the same numbers in-process.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Model {
+    pub value: f64,
+    pub noise: f64,
+    pub drift: f64,
+    pub seed: u64,
+}
+
+impl Model {
+    /// The reported value of the run at `position` with `run_seed`, on a
+    /// target whose factor is `factor`; never negative.
+    pub fn value(&self, factor: f64, position: u32, run_seed: u64) -> f64 {
+        let z = gaussian(self.seed ^ run_seed.wrapping_mul(0x2545_F491_4F6C_DD1D));
+        let drifted = 1.0 + self.drift * f64::from(position);
+        (self.value * factor * drifted * (1.0 + self.noise * z)).max(0.0)
+    }
 }
 
 impl Mock {
     pub fn new(p: &Params) -> Mock {
         Mock {
-            value: p.float("value").unwrap_or(1000.0),
-            noise: p.float("noise").unwrap_or(0.0),
+            model: Model {
+                value: p.float("value").unwrap_or(1000.0),
+                noise: p.float("noise").unwrap_or(0.0),
+                drift: p.float("drift").unwrap_or(0.0),
+                seed: p.int("seed").unwrap_or(1) as u64,
+            },
+            factors: p.map("factor").cloned().unwrap_or_default(),
             duration: p.duration("duration").unwrap_or_default(),
-            seed: p.int("seed").unwrap_or(1) as u64,
+        }
+    }
+
+    /// The factor of `target`: 1 unless the `factor` table names it.
+    fn factor(&self, target: &str) -> Result<f64> {
+        let Some(text) = self.factors.get(target) else {
+            return Ok(1.0);
+        };
+        match text.parse::<f64>() {
+            Ok(f) if f.is_finite() && f >= 0.0 => Ok(f),
+            _ => bail!("mock: factor for target `{target}` is `{text}`; write a non-negative number such as 1.05"),
         }
     }
 }
@@ -91,12 +151,10 @@ impl Workload for Mock {
         while t0.elapsed() < self.duration && !cx.stop.is_raised() {
             std::thread::sleep(Duration::from_millis(5).min(self.duration));
         }
-        let v = self.value
-            * (1.0
-                + self.noise
-                    * gaussian(self.seed ^ cx.run_seed.wrapping_mul(0x2545_F491_4F6C_DD1D)));
+        let factor = self.factor(&cx.target)?;
+        let v = self.model.value(factor, cx.position, cx.run_seed);
         Ok(RunOutput {
-            metrics: vec![Metric::higher("ops_per_s", v.max(0.0), "ops/s")],
+            metrics: vec![Metric::higher("ops_per_s", v, "ops/s")],
             ..Default::default()
         })
     }
@@ -108,6 +166,23 @@ impl Workload for Mock {
 
 #[cfg(test)]
 mod tests {
+    use super::Model;
+
+    // Reference: the formula of the module doc, without noise.
+    #[test]
+    fn drift_and_factor_scale_the_mean() {
+        let m = Model {
+            value: 100.0,
+            noise: 0.0,
+            drift: 0.01,
+            seed: 1,
+        };
+        assert_eq!(m.value(1.0, 0, 9), 100.0);
+        assert!((m.value(1.05, 10, 9) - 115.5).abs() < 1e-9);
+        let down = Model { drift: -0.2, ..m };
+        assert_eq!(down.value(1.0, 10, 9), 0.0, "never negative");
+    }
+
     #[test]
     fn gaussian_draws_have_unit_spread() {
         let xs: Vec<f64> = (0..20_000u64).map(|i| super::gaussian(i * 7919)).collect();

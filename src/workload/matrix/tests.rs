@@ -116,6 +116,8 @@ fn a_run_yields_one_metric_pair_per_cell_and_test() {
     let cx = RunContext {
         stop: StopFlag::new(),
         run_seed: 7,
+        position: 0,
+        target: "t".into(),
     };
     m.prepare(dir.path()).unwrap();
     let out = m.run(dir.path(), &cx).unwrap();
@@ -152,6 +154,8 @@ fn reading_tests_alone_lay_the_file_out_first() {
     let cx = RunContext {
         stop: StopFlag::new(),
         run_seed: 1,
+        position: 0,
+        target: "t".into(),
     };
     let out = m.run(dir.path(), &cx).unwrap();
     assert!(out.metric("reread_128k_128k_bw_bytes_per_s").unwrap() > 0.0);
