@@ -10,6 +10,7 @@ pub mod latency;
 pub mod markdown;
 pub mod markup;
 pub mod matrix;
+pub mod methods;
 pub mod model;
 pub mod ranks;
 pub mod sections;

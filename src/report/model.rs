@@ -1,20 +1,25 @@
 //! The report model: everything a report shows, computed once from the
 //! store — per workload and metric, each target's summary and interval and,
 //! against the baseline, the % difference with its interval, p-value and
-//! verdict; plus the warnings a careful reviewer would raise. Renderers
-//! (terminal, Markdown, HTML) only lay this out.
+//! verdict (on the ratio scale, paired by round where the plan made rounds:
+//! [`crate::stats::analysis`]), and for an inconclusive one how many runs
+//! would settle it; plus the warnings a careful reviewer would raise, once
+//! per campaign. Renderers (terminal, Markdown, HTML) only lay this out.
 
 use serde::Serialize;
 
 use crate::metric::Direction;
 use crate::stats::{
-    mad_outliers, mean_ci, summarize, verdict, welch, Comparison, Interval, Summary, Verdict,
+    compare_runs, mad_outliers, mean_ci, runs_for_half_width, runs_to_resolve, summarize,
+    t_quantile, verdict, Analysis, Comparison, Design, Interval, RoundValue, Summary, Verdict,
     DEFAULT_ALPHA, DEFAULT_THRESHOLD,
 };
 use crate::store::{CampaignData, RunData};
 
-/// Coefficient of variation above which a pair is flagged unstable.
-pub const CV_WARN: f64 = 0.05;
+/// The precision, in %, a reviewer asks of a result: an interval wider
+/// than ±this is imprecise, and the report says how many runs would
+/// narrow it to this.
+pub const RESOLUTION_PCT: f64 = 5.0;
 /// Fewer measured runs than this make an interval unreliable.
 pub const MIN_RUNS: usize = 3;
 /// Outliers are only looked for among at least this many runs.
@@ -50,12 +55,31 @@ pub struct TargetStats {
     pub target: String,
     pub values: Vec<f64>,
     pub summary: Option<Summary>,
+    /// Student t interval of the mean; for values that cannot be negative
+    /// its lower bound is clipped at 0 (`ci_clipped`).
     pub ci: Option<Interval>,
+    /// The Student interval reached below zero, impossible for these
+    /// values, and was clipped there.
+    pub ci_clipped: bool,
     /// Indices into `values` of MAD outliers.
     pub outliers: Vec<usize>,
     /// Against the baseline target; `None` for the baseline itself.
     pub comparison: Option<Comparison>,
     pub verdict: Option<Verdict>,
+    /// For an inconclusive comparison: what would settle it.
+    pub settle: Option<Settle>,
+}
+
+/// How many runs would measure an inconclusive difference to ±`pct` %.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Settle {
+    pub pct: f64,
+    /// Runs per target (pairs of runs when paired by round), estimated from
+    /// the observed spread; `None` when more than
+    /// [`crate::stats::resolve::MAX_RUNS`] would be needed.
+    pub runs: Option<usize>,
+    /// Runs compared now (pairs when paired).
+    pub now: usize,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -63,6 +87,12 @@ pub struct MetricReport {
     pub name: String,
     pub unit: String,
     pub direction: Direction,
+    /// How this metric's targets were compared (means when a value was not
+    /// positive, or when the plan asked).
+    pub analysis: Analysis,
+    /// A secondary metric: its verdicts are exploratory; the workload's
+    /// verdict and the regression gate are about the primary metric.
+    pub exploratory: bool,
     pub targets: Vec<TargetStats>,
 }
 
@@ -161,7 +191,11 @@ fn workload(
     let metrics = names
         .iter()
         .filter(|m| present(m))
-        .map(|m| metric(c, name, m, targets, baseline))
+        .map(|m| {
+            let mut report = metric(c, name, m, targets, baseline);
+            report.exploratory = m != primary;
+            report
+        })
         .collect();
     WorkloadReport {
         name: name.into(),
@@ -171,7 +205,34 @@ fn workload(
     }
 }
 
-/// Statistics of one metric over each target, compared with the baseline.
+/// How the campaign's runs can be compared: paired by round unless the
+/// plan ran each pair's repetitions back to back.
+pub fn design(c: &CampaignData) -> Design {
+    match c.experiment["plan"]["order"].as_str() {
+        Some("sequential") => Design::Unpaired,
+        _ => Design::Rounds,
+    }
+}
+
+/// The analysis the campaign's plan asks for (ratio unless it says means).
+pub fn plan_analysis(c: &CampaignData) -> Analysis {
+    Analysis::from_word(c.experiment["plan"]["analysis"].as_str())
+}
+
+/// One metric's measured values on a target, with their rounds.
+pub fn round_values(c: &CampaignData, workload: &str, target: &str, name: &str) -> Vec<RoundValue> {
+    measured(c, workload, target)
+        .filter_map(|r| {
+            r.metrics.get(name).map(|m| RoundValue {
+                round: r.round,
+                value: m.value,
+            })
+        })
+        .collect()
+}
+
+/// Statistics of one metric over each target, compared with the baseline
+/// (marked primary; [`workload`] marks the secondary ones exploratory).
 pub fn metric(
     c: &CampaignData,
     workload: &str,
@@ -188,26 +249,30 @@ pub fn metric(
     let direction = sample
         .map(|m| m.direction)
         .unwrap_or(Direction::HigherIsBetter);
-    let values_of = |t: &str| -> Vec<f64> {
-        measured(c, workload, t)
-            .filter_map(|r| r.metrics.get(name).map(|m| m.value))
-            .collect()
-    };
-    let base = values_of(baseline);
-    let stats = targets
+    let ran: Vec<&String> = targets
         .iter()
         .filter(|t| {
             c.runs
                 .iter()
                 .any(|r| r.workload == workload && &r.target == *t)
         })
-        .map(|t| {
-            let values = values_of(t);
-            let comparison = if t == baseline {
+        .collect();
+    let runs: Vec<Vec<RoundValue>> = ran
+        .iter()
+        .map(|t| round_values(c, workload, t, name))
+        .collect();
+    let analysis = plan_analysis(c).for_values(runs.iter().flatten().map(|r| &r.value));
+    let base = round_values(c, workload, baseline, name);
+    let stats = ran
+        .iter()
+        .zip(runs)
+        .map(|(t, values)| {
+            let comparison = if *t == baseline {
                 None
             } else {
-                welch(&base, &values, LEVEL)
+                compare_runs(&base, &values, design(c), analysis, LEVEL)
             };
+            let values = values.iter().map(|r| r.value).collect();
             target_stats(t, values, comparison, direction)
         })
         .collect();
@@ -215,6 +280,8 @@ pub fn metric(
         name: name.into(),
         unit,
         direction,
+        analysis,
+        exploratory: false,
         targets: stats,
     }
 }
@@ -226,15 +293,51 @@ pub fn target_stats(
     comparison: Option<Comparison>,
     direction: Direction,
 ) -> TargetStats {
+    let (ci, ci_clipped) = clipped_ci(&values);
+    let verdict = comparison.as_ref().map(|c| call(c, direction));
     TargetStats {
         target: target.into(),
         summary: summarize(&values),
-        ci: mean_ci(&values, LEVEL),
+        ci,
+        ci_clipped,
         outliers: mad_outliers(&values, DEFAULT_THRESHOLD),
-        verdict: comparison.as_ref().map(|c| call(c, direction)),
+        settle: comparison
+            .as_ref()
+            .zip(verdict)
+            .and_then(|(c, v)| settle(c, v)),
+        verdict,
         comparison,
         values,
     }
+}
+
+/// The Student interval of the mean of `values`, its lower bound clipped at
+/// 0 when no value is negative (a throughput, a time, a count cannot be);
+/// true when it was clipped.
+fn clipped_ci(values: &[f64]) -> (Option<Interval>, bool) {
+    match mean_ci(values, LEVEL) {
+        Some(ci) if ci.low < 0.0 && values.iter().all(|v| *v >= 0.0) => {
+            (Some(Interval { low: 0.0, ..ci }), true)
+        }
+        ci => (ci, false),
+    }
+}
+
+/// What would settle an inconclusive comparison: `None` when it is
+/// conclusive (a verdict) or already measured to ±[`RESOLUTION_PCT`].
+fn settle(c: &Comparison, v: Verdict) -> Option<Settle> {
+    if v != Verdict::NoSignificantDifference {
+        return None;
+    }
+    let runs = runs_to_resolve(c, RESOLUTION_PCT);
+    if runs.is_some_and(|n| n <= c.n) {
+        return None;
+    }
+    Some(Settle {
+        pct: RESOLUTION_PCT,
+        runs,
+        now: c.n,
+    })
 }
 
 /// The verdict: significant at α = 0.05 and at least [`MIN_EFFECT_PCT`].
@@ -243,6 +346,18 @@ pub fn call(c: &Comparison, direction: Direction) -> Verdict {
         return Verdict::NoSignificantDifference;
     }
     verdict(c, direction, DEFAULT_ALPHA)
+}
+
+/// Half-width of a target's Student interval relative to its mean, in %,
+/// and the runs that would narrow it to ±[`RESOLUTION_PCT`]; `None` with
+/// fewer than two runs or a zero mean.
+pub fn precision(t: &TargetStats) -> Option<(f64, Option<usize>)> {
+    let s = t.summary.filter(|s| s.n >= 2 && s.mean != 0.0)?;
+    let n = s.n as f64;
+    let se = s.stddev / n.sqrt() / s.mean.abs();
+    let half = t_quantile(1.0 - (1.0 - LEVEL) / 2.0, n - 1.0) * se;
+    let runs = runs_for_half_width(se, s.n, n - 1.0, RESOLUTION_PCT / 100.0, LEVEL);
+    Some((100.0 * half, runs))
 }
 
 fn warnings(c: &CampaignData, workloads: &[WorkloadReport]) -> Vec<String> {
@@ -259,14 +374,7 @@ fn warnings(c: &CampaignData, workloads: &[WorkloadReport]) -> Vec<String> {
     if undropped > 0 {
         out.push(format!("caches were not dropped before {undropped} of {} runs: reads may have come from the page cache", c.runs.len()));
     }
-    for w in workloads {
-        let Some(m) = w.primary_metric() else {
-            continue;
-        };
-        for t in &m.targets {
-            pair_warnings(&w.name, m, t, &mut out);
-        }
-    }
+    out.extend(summarised(workloads));
     out.extend(c.runs.iter().flat_map(|r| {
         r.warnings
             .iter()
@@ -275,35 +383,102 @@ fn warnings(c: &CampaignData, workloads: &[WorkloadReport]) -> Vec<String> {
     out
 }
 
-fn pair_warnings(workload: &str, m: &MetricReport, t: &TargetStats, out: &mut Vec<String>) {
-    let n = t.values.len();
-    if n < MIN_RUNS {
-        out.push(format!(
-            "{workload} on {}: only {n} measured run(s); intervals need at least {MIN_RUNS}",
-            t.target
-        ));
-    }
-    if let Some(s) = t.summary {
-        if n >= 2 && s.cv > CV_WARN {
-            out.push(format!(
-                "{workload} on {}: unstable, {} varies by {:.1}% (CV) between runs: add repetitions",
-                t.target, m.name, s.cv * 100.0
-            ));
+/// The warnings about the primary metrics' statistics, one line per kind
+/// of problem with every pair it concerns listed.
+fn summarised(workloads: &[WorkloadReport]) -> Vec<String> {
+    let (mut few, mut open, mut imprecise, mut outliers) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for w in workloads {
+        let Some(m) = w.primary_metric() else {
+            continue;
+        };
+        let compared = m.targets.iter().any(|t| t.comparison.is_some());
+        for t in &m.targets {
+            let n = t.values.len();
+            if n < MIN_RUNS {
+                few.push(format!("{} on {} ({n})", w.name, t.target));
+            }
+            if let Some(s) = &t.settle {
+                open.push(format!(
+                    "{} {} {} ({} now)",
+                    w.name,
+                    t.target,
+                    runs_text(s.runs),
+                    s.now
+                ));
+            }
+            if !compared {
+                imprecise.extend(imprecise_text(&w.name, t));
+            }
+            outliers.extend(outlier_texts(&w.name, m, t));
         }
     }
+    let mut out = Vec::new();
+    let mut push = |items: Vec<String>, head: String| {
+        if !items.is_empty() {
+            out.push(format!("{head}: {}", items.join("; ")));
+        }
+    };
+    push(
+        few,
+        format!("too few measured runs for an interval (at least {MIN_RUNS} needed)"),
+    );
+    push(
+        open,
+        format!(
+            "inconclusive against the baseline; runs per target that would measure the difference to ±{RESOLUTION_PCT}%"
+        ),
+    );
+    push(
+        imprecise,
+        format!("imprecise: the 95% interval of the mean is wider than ±{RESOLUTION_PCT}%"),
+    );
+    push(
+        outliers,
+        "outliers (modified z-score above 3.5)".to_string(),
+    );
+    out
+}
+
+/// `about 9`, or `more than 10000`.
+pub fn runs_text(runs: Option<usize>) -> String {
+    match runs {
+        Some(n) => format!("about {n}"),
+        None => format!("more than {}", crate::stats::resolve::MAX_RUNS),
+    }
+}
+
+/// `w on t ±7.2% (about 9 runs would give ±5%)` when t's interval is wider
+/// than ±[`RESOLUTION_PCT`].
+fn imprecise_text(workload: &str, t: &TargetStats) -> Option<String> {
+    let (half, runs) = precision(t)?;
+    (half > RESOLUTION_PCT).then(|| {
+        format!(
+            "{workload} on {} ±{half:.1}% ({} runs would give ±{RESOLUTION_PCT}%)",
+            t.target,
+            runs_text(runs)
+        )
+    })
+}
+
+/// Runs of `t` that are MAD outliers, as `w on t run 3 of 6 (x = …)`.
+fn outlier_texts(workload: &str, m: &MetricReport, t: &TargetStats) -> Vec<String> {
+    let n = t.values.len();
     // MAD needs a few runs to mean anything, and a run 0.3% off a very
     // steady median is not worth a warning.
     let median = t.summary.map(|s| s.median).unwrap_or(0.0);
-    for &i in t.outliers.iter().filter(|_| n >= MIN_OUTLIER_RUNS) {
-        if (t.values[i] - median).abs() <= 0.01 * median.abs() {
-            continue;
-        }
-        out.push(format!(
-            "{workload} on {}: run {} of {n} is an outlier ({} = {})",
-            t.target,
-            i + 1,
-            m.name,
-            crate::report::format::format_value(t.values[i], &m.unit)
-        ));
-    }
+    t.outliers
+        .iter()
+        .filter(|_| n >= MIN_OUTLIER_RUNS)
+        .filter(|&&i| (t.values[i] - median).abs() > 0.01 * median.abs())
+        .map(|&i| {
+            format!(
+                "{workload} on {} run {} of {n} ({} = {})",
+                t.target,
+                i + 1,
+                m.name,
+                crate::report::format::format_value(t.values[i], &m.unit)
+            )
+        })
+        .collect()
 }

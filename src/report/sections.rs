@@ -4,14 +4,20 @@
 use serde_json::Value;
 
 use super::format::format_value;
-use super::model::{MetricReport, Report, TargetStats, WorkloadReport, LEVEL, MIN_EFFECT_PCT};
+use super::model::{MetricReport, Report, TargetStats, WorkloadReport, LEVEL};
 use super::table::Table;
 use crate::stats::Verdict;
 use crate::store::CampaignData;
 
-/// `1.2 GiB/s ± 3.4 MiB/s`, or the bare mean with one run.
+/// `1.2 GiB/s ± 3.4 MiB/s`, or the bare mean with one run; an interval
+/// clipped at zero is shown whole, `1.4 ms [0, 6.3 ms]`.
 pub fn mean_ci_text(t: &TargetStats, unit: &str) -> String {
     match (t.summary, t.ci) {
+        (Some(s), Some(ci)) if t.ci_clipped => format!(
+            "{} [0, {}]",
+            format_value(s.mean, unit),
+            format_value(ci.high, unit)
+        ),
         (Some(s), Some(ci)) => format!(
             "{} ± {}",
             format_value(s.mean, unit),
@@ -22,25 +28,52 @@ pub fn mean_ci_text(t: &TargetStats, unit: &str) -> String {
     }
 }
 
-/// `+12.3% [+8.1%, +16.5%]`.
+/// `+12.3% [+8.1%, +16.5%]`; an infinite bound is written `unbounded`.
 pub fn diff_text(t: &TargetStats) -> String {
     match &t.comparison {
-        Some(c) if c.diff_pct_ci.low.is_finite() && c.diff_pct_ci.high.is_finite() => {
-            format!(
-                "{:+.1}% [{:+.1}%, {:+.1}%]",
-                c.diff_pct, c.diff_pct_ci.low, c.diff_pct_ci.high
-            )
+        Some(c) if c.diff_pct_ci.low.is_infinite() && c.diff_pct_ci.high.is_infinite() => {
+            format!("{:+.1}% [unbounded: baseline too noisy]", c.diff_pct)
         }
-        Some(c) => format!("{:+.1}% [unbounded: baseline too noisy]", c.diff_pct),
+        Some(c) => format!(
+            "{:+.1}% [{}, {}]",
+            c.diff_pct,
+            bound_text(c.diff_pct_ci.low),
+            bound_text(c.diff_pct_ci.high)
+        ),
         None => "—".into(),
     }
 }
 
+/// A bound of a % difference: one decimal, or as many (up to six) as keep a
+/// bound above -100 % (a ratio above 0) from printing as -100.0 %.
+pub fn bound_text(pct: f64) -> String {
+    if pct.is_infinite() {
+        return "unbounded".into();
+    }
+    let minus_100 = |d: usize| format!("{pct:.d$}") == format!("{:.d$}", -100.0);
+    let digits = (1..=6)
+        .find(|&d| pct <= -100.0 || !minus_100(d))
+        .unwrap_or(6);
+    format!("{pct:+.digits$}%")
+}
+
+/// The verdict's word, marked exploratory for a secondary metric.
 pub fn verdict_text(t: &TargetStats, m: &MetricReport) -> String {
     match t.verdict {
+        Some(v) if m.exploratory => format!("{} (exploratory)", v.word(m.direction)),
         Some(v) => v.word(m.direction).to_string(),
         None => "—".into(),
     }
+}
+
+/// `±5% needs about 9 runs per target`, for an inconclusive comparison.
+pub fn settle_text(t: &TargetStats) -> Option<String> {
+    let s = t.settle?;
+    Some(format!(
+        "±{}% needs {} runs per target",
+        s.pct,
+        super::model::runs_text(s.runs)
+    ))
 }
 
 pub fn p_text(t: &TargetStats) -> String {
@@ -91,12 +124,16 @@ pub fn diff_table(w: &WorkloadReport) -> Table {
     );
     for m in &w.metrics {
         for ts in m.targets.iter().filter(|x| x.comparison.is_some()) {
+            let verdict = match settle_text(ts).filter(|_| !m.exploratory) {
+                Some(more) => format!("{}; {more}", verdict_text(ts, m)),
+                None => verdict_text(ts, m),
+            };
             t.push(vec![
                 ts.target.clone(),
                 m.name.clone(),
                 diff_text(ts),
                 p_text(ts),
-                verdict_text(ts, m),
+                verdict,
             ]);
         }
     }
@@ -190,8 +227,9 @@ pub fn targets_table(c: &CampaignData, baseline: &str) -> Table {
     t
 }
 
-/// The methodology, written out from the plan and what the runs recorded.
-pub fn methodology(c: &CampaignData) -> Vec<String> {
+/// The methodology, written out from the plan, what the runs recorded and
+/// how the report compared them.
+pub fn methodology(c: &CampaignData, r: &Report) -> Vec<String> {
     let plan = &c.experiment["plan"];
     let runs = &c.runs;
     let measured = runs.iter().filter(|r| !r.warmup).count();
@@ -212,10 +250,11 @@ pub fn methodology(c: &CampaignData) -> Vec<String> {
         format!("{measured} measured runs and {warmups} warm-up runs (warm-ups are stored but left out of every statistic) were recorded."),
         format!("Page caches were synced and dropped before {dropped} of {} runs; targets were remounted before {remounted} runs.", runs.len()),
         format!(
-            "Intervals are {:.0}% Student-t intervals of the mean. Each target is compared with the baseline by Welch's t-test; the interval of the % difference follows Fieller's theorem. A difference is called faster or slower when p < 0.05 and it is at least {MIN_EFFECT_PCT}%.",
+            "Intervals are {:.0}% Student-t intervals of the mean; where such an interval of a metric that cannot be negative reaches below zero, it is clipped at zero and shown as [0, upper].",
             LEVEL * 100.0
         ),
     ];
+    lines.extend(super::methods::comparison_lines(c, r));
     lines.extend(super::steady::methodology_lines(c));
     lines
 }
@@ -272,7 +311,7 @@ pub fn headline(r: &Report) -> Vec<String> {
             continue;
         };
         for t in m.targets.iter().filter(|t| t.comparison.is_some()) {
-            let line = match t.verdict {
+            let mut line = match t.verdict {
                 Some(v) if v != Verdict::NoSignificantDifference => format!(
                     "{}: {} is {} than {} by {} ({}, p {})",
                     w.name,
@@ -293,6 +332,9 @@ pub fn headline(r: &Report) -> Vec<String> {
                     p_text(t)
                 ),
             };
+            if let Some(more) = settle_text(t) {
+                line.push_str(&format!("; {more}"));
+            }
             out.push(line);
         }
     }

@@ -188,7 +188,7 @@ mod tests {
     //! ```
 
     use super::*;
-    use crate::stats::assert_close;
+    use crate::stats::{assert_close, verdict, Verdict};
 
     struct Reference {
         t: f64,
@@ -324,6 +324,9 @@ mod tests {
         let before = crate::stats::welch(&[0.118, 0.133, 0.149], &[6.9, 8.8], 0.95).unwrap();
         assert!(before.p_value > 0.05 && before.diff_pct_ci.low < -100.0);
         let cmp = welch_log(&[0.118, 0.133, 0.149], &[6.9, 8.8], 0.95).unwrap();
+        // total_s: lower is better, so 60× the time is worse ("slower").
+        let lower = crate::metric::Direction::LowerIsBetter;
+        assert_eq!(verdict(&cmp, lower, 0.05), Verdict::Worse);
         check(
             cmp,
             Reference {
@@ -336,6 +339,7 @@ mod tests {
             },
         );
         let cmp = paired_log(&[0.118, 0.133], &[6.9, 8.8], 0.95).unwrap();
+        assert_eq!(verdict(&cmp, lower, 0.05), Verdict::Worse);
         check(
             cmp,
             Reference {

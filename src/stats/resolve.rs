@@ -50,7 +50,7 @@ pub fn runs_for_half_width(
     level: f64,
 ) -> Option<usize> {
     let usable = n >= 2 && se >= 0.0 && se.is_finite() && df >= 1.0 && df.is_finite();
-    if !usable || !(half_width > 0.0) {
+    if !usable || half_width.is_nan() || half_width <= 0.0 {
         return None;
     }
     let fits = |m: usize| -> bool {

@@ -92,6 +92,16 @@ pub struct Model {
 }
 
 impl Model {
+    /// The model a mock workload's parameters describe.
+    pub fn from_params(p: &Params) -> Model {
+        Model {
+            value: p.float("value").unwrap_or(1000.0),
+            noise: p.float("noise").unwrap_or(0.0),
+            drift: p.float("drift").unwrap_or(0.0),
+            seed: p.int("seed").unwrap_or(1) as u64,
+        }
+    }
+
     /// The reported value of the run at `position` with `run_seed`, on a
     /// target whose factor is `factor`; never negative.
     pub fn value(&self, factor: f64, position: u32, run_seed: u64) -> f64 {
@@ -104,12 +114,7 @@ impl Model {
 impl Mock {
     pub fn new(p: &Params) -> Mock {
         Mock {
-            model: Model {
-                value: p.float("value").unwrap_or(1000.0),
-                noise: p.float("noise").unwrap_or(0.0),
-                drift: p.float("drift").unwrap_or(0.0),
-                seed: p.int("seed").unwrap_or(1) as u64,
-            },
+            model: Model::from_params(p),
             factors: p.map("factor").cloned().unwrap_or_default(),
             duration: p.duration("duration").unwrap_or_default(),
         }
