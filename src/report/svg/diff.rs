@@ -206,14 +206,20 @@ fn draw_open(
         }
     }
     draw_whisker_paths(chart.plotting_area(), &paths)?;
-    let (dx, h) = if d >= 0.0 {
-        (6, HPos::Left)
+    let text = format!("{} (unbounded)", percent(d));
+    // Beside the bar's end, away from zero; a negative bar's label goes
+    // right of zero instead when the names' column would be in its way.
+    let width = text_width(&text, VALUE_SIZE) as i32 + 6;
+    let room_left = chart.backend_coord(&(d, y)).0 - chart.backend_coord(&(lo, y)).0;
+    let (x, dx, h) = if d < 0.0 && room_left < width {
+        (0.0, 6, HPos::Left)
+    } else if d < 0.0 {
+        (d, -6, HPos::Right)
     } else {
-        (-6, HPos::Right)
+        (d, 6, HPos::Left)
     };
     let style = anchored(VALUE_SIZE, h, VPos::Bottom);
-    let text = format!("{} (unbounded)", percent(d));
-    let label = EmptyElement::at((d, y)) + Text::new(text, (dx, -3), style);
+    let label = EmptyElement::at((x, y)) + Text::new(text, (dx, -3), style);
     chart.plotting_area().draw(&label)?;
     Ok(())
 }
