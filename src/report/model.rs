@@ -482,3 +482,192 @@ fn outlier_texts(workload: &str, m: &MetricReport, t: &TargetStats) -> Vec<Strin
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::stats::Method;
+    use crate::store::{CampaignRow, MetricValue, TargetRow, WorkloadRow};
+
+    /// A campaign of targets `a` (baseline) and `b`, workload `w` with
+    /// primary metric `tps` (and `lat` beside it), one run per
+    /// (target, round, tps) given.
+    fn campaign(plan: serde_json::Value, runs: &[(&str, u32, f64)]) -> CampaignData {
+        let run = |(i, &(target, round, tps)): (usize, &(&str, u32, f64))| {
+            let metric = |value, direction| MetricValue {
+                value,
+                unit: String::new(),
+                direction,
+            };
+            RunData {
+                id: i as i64 + 1,
+                target: target.into(),
+                workload: "w".into(),
+                repetition: round,
+                round,
+                position: i as u32,
+                warmup: false,
+                status: "ok".into(),
+                error: None,
+                started_at: String::new(),
+                duration_s: 1.0,
+                caches_dropped: true,
+                remounted: false,
+                metrics: BTreeMap::from([
+                    ("tps".into(), metric(tps, Direction::HigherIsBetter)),
+                    (
+                        "lat_mean_ns".into(),
+                        metric(1e9 / tps, Direction::LowerIsBetter),
+                    ),
+                ]),
+                series: BTreeMap::new(),
+                warnings: Vec::new(),
+                ranks: 1,
+                per_rank: Vec::new(),
+            }
+        };
+        let target = |id, name: &str| TargetRow {
+            id,
+            name: name.into(),
+            kind: "dir".into(),
+            baseline: id == 1,
+            params: json!({}),
+            facts: json!({}),
+        };
+        CampaignData {
+            campaign: CampaignRow {
+                id: 1,
+                name: "c".into(),
+                description: String::new(),
+                origin: String::new(),
+                status: "finished".into(),
+                started_at: String::new(),
+                finished_at: None,
+                storlab_version: String::new(),
+                planned_runs: runs.len() as i64,
+                runs_ok: runs.len() as i64,
+                runs_failed: 0,
+            },
+            environment: json!({}),
+            experiment: json!({ "plan": plan }),
+            targets: vec![target(1, "a"), target(2, "b")],
+            workloads: vec![WorkloadRow {
+                id: 1,
+                name: "w".into(),
+                kind: "pgbench".into(),
+                primary_metric: "tps".into(),
+                params: json!({}),
+            }],
+            runs: runs.iter().enumerate().map(run).collect(),
+            stops: Vec::new(),
+        }
+    }
+
+    /// Both targets drift up a round at a time; b is 3% faster in each.
+    const DRIFTING: &[(&str, u32, f64)] = &[
+        ("a", 1, 100.0),
+        ("b", 1, 103.4),
+        ("a", 2, 104.9),
+        ("b", 2, 107.6),
+        ("a", 3, 110.3),
+        ("b", 3, 113.9),
+    ];
+
+    fn primary(r: &Report) -> &MetricReport {
+        r.workloads[0].primary_metric().unwrap()
+    }
+
+    // Reference: the rules of stats::analysis (whose methods have SciPy
+    // references) applied to the plan stored with the campaign.
+    #[test]
+    fn the_plan_decides_pairing_and_the_analysis() {
+        let method = |plan| {
+            let r = build(&campaign(plan, DRIFTING), None).unwrap();
+            primary(&r).targets[1].comparison.unwrap().method
+        };
+        assert_eq!(method(json!({"order": "interleaved"})), Method::PairedLog);
+        assert_eq!(method(json!({"order": "randomized"})), Method::PairedLog);
+        assert_eq!(
+            method(json!({})),
+            Method::PairedLog,
+            "a store before the choice"
+        );
+        assert_eq!(method(json!({"order": "sequential"})), Method::WelchLog);
+        let means = json!({"order": "interleaved", "analysis": "means"});
+        assert_eq!(method(means), Method::WelchMeans);
+
+        let mut zero = DRIFTING.to_vec();
+        zero[0].2 = 0.0;
+        let r = build(&campaign(json!({}), &zero), None).unwrap();
+        assert_eq!(primary(&r).analysis, Analysis::Means);
+        assert_eq!(
+            primary(&r).targets[1].comparison.unwrap().method,
+            Method::WelchMeans
+        );
+    }
+
+    #[test]
+    fn secondary_metrics_are_exploratory() {
+        let r = build(&campaign(json!({}), DRIFTING), None).unwrap();
+        let flags: Vec<(&str, bool)> = r.workloads[0]
+            .metrics
+            .iter()
+            .map(|m| (m.name.as_str(), m.exploratory))
+            .collect();
+        assert_eq!(flags, [("tps", false), ("lat_mean_ns", true)]);
+    }
+
+    // Reference: mean_ci's SciPy reference for [1, 2] is [-4.85, 7.85];
+    // values that cannot be negative keep [0, 7.85].
+    #[test]
+    fn intervals_of_non_negative_values_are_clipped_at_zero() {
+        let t = target_stats("a", vec![1.0, 2.0], None, Direction::HigherIsBetter);
+        let ci = t.ci.unwrap();
+        assert!(t.ci_clipped && ci.low == 0.0 && (ci.high - 7.853102368087347).abs() < 1e-9);
+        let t = target_stats("a", vec![-1.0, 2.0], None, Direction::HigherIsBetter);
+        assert!(!t.ci_clipped && t.ci.unwrap().low < 0.0);
+        let t = target_stats("a", vec![10.0, 10.5, 9.5], None, Direction::HigherIsBetter);
+        assert!(!t.ci_clipped && t.ci.unwrap().low > 0.0);
+    }
+
+    // Reference: stats::resolve's rule; the drift that pairing removes
+    // leaves the unpaired comparison inconclusive, with a count to settle.
+    #[test]
+    fn only_inconclusive_pairs_say_how_many_runs_would_settle_them() {
+        let paired = build(&campaign(json!({}), DRIFTING), None).unwrap();
+        let t = &primary(&paired).targets[1];
+        assert_eq!((t.verdict, t.settle), (Some(Verdict::Better), None));
+
+        let c = campaign(json!({"order": "sequential"}), DRIFTING);
+        let unpaired = build(&c, None).unwrap();
+        let t = &primary(&unpaired).targets[1];
+        assert_eq!(t.verdict, Some(Verdict::NoSignificantDifference));
+        let settle = t.settle.unwrap();
+        assert_eq!((settle.pct, settle.now), (RESOLUTION_PCT, 3));
+        assert!(settle.runs.unwrap() > 3, "{settle:?}");
+        let lines: Vec<&String> = unpaired
+            .warnings
+            .iter()
+            .filter(|w| w.starts_with("inconclusive"))
+            .collect();
+        assert_eq!(lines.len(), 1, "{:?}", unpaired.warnings);
+        assert!(lines[0].ends_with(&format!("w b {} (3 now)", runs_text(settle.runs))));
+    }
+
+    #[test]
+    fn warnings_list_every_pair_once_per_kind() {
+        let two_runs = &DRIFTING[..4];
+        let r = build(&campaign(json!({"order": "sequential"}), two_runs), None).unwrap();
+        let few: Vec<&String> = r
+            .warnings
+            .iter()
+            .filter(|w| w.starts_with("too few measured runs"))
+            .collect();
+        assert_eq!(few.len(), 1, "{:?}", r.warnings);
+        assert!(few[0].ends_with(": w on a (2); w on b (2)"), "{}", few[0]);
+    }
+}
