@@ -340,3 +340,22 @@ pub fn headline(r: &Report) -> Vec<String> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::bound_text;
+
+    // Reference: the rule on bound_text; a ratio above 0 never prints as
+    // -100.0%.
+    #[test]
+    fn bounds_near_minus_100_keep_their_digits() {
+        assert_eq!(bound_text(12.34), "+12.3%");
+        assert_eq!(bound_text(-46.44), "-46.4%");
+        assert_eq!(bound_text(-99.94), "-99.9%");
+        assert_eq!(bound_text(-99.97), "-99.97%");
+        assert_eq!(bound_text(-99.99994), "-99.9999%");
+        assert_eq!(bound_text(-100.0 + 1e-9), "-100.000000%");
+        assert_eq!(bound_text(-100.0), "-100.0%");
+        assert_eq!(bound_text(f64::INFINITY), "unbounded");
+    }
+}
