@@ -8,7 +8,7 @@
 
 use serde::Serialize;
 
-use crate::metric::Direction;
+use crate::metric::{self, Direction, MetricKey, Unit};
 use crate::stats::{
     compare_runs, mad_outliers, mean_ci, runs_for_half_width, runs_to_resolve, summarize,
     t_quantile, verdict, Analysis, Comparison, Design, Interval, RoundValue, Summary, Verdict,
@@ -30,25 +30,6 @@ pub const LEVEL: f64 = 0.95;
 /// when significant: an equivalence margin, so that run-to-run drift of a
 /// busy host is not reported as a finding.
 pub const MIN_EFFECT_PCT: f64 = 1.0;
-
-/// Metrics shown in tables besides the primary, in this order, when present.
-const KEY_METRICS: &[&str] = &[
-    "bw_bytes_per_s",
-    "iops",
-    "tps",
-    "ops_per_s",
-    "total_s",
-    "wall_s",
-    "init_seconds",
-    "lat_mean_ns",
-    "lat_p99_ns",
-    "lat_p999_ns",
-    // Open-loop runs: service latency beside the response latency above.
-    "service_lat_p99_ns",
-    "service_lat_p999_ns",
-    "sched_lag_max_ns",
-    "cpu_ns_per_op",
-];
 
 #[derive(Debug, Clone, Serialize)]
 pub struct TargetStats {
@@ -84,8 +65,11 @@ pub struct Settle {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct MetricReport {
+    /// The metric as people read it: its compact name, label values first
+    /// (`write_geomean_bw_bytes_per_s`).
     pub name: String,
-    pub unit: String,
+    pub key: MetricKey,
+    pub unit: Unit,
     pub direction: Direction,
     /// How this metric's targets were compared (means when a value was not
     /// positive, or when the plan asked).
@@ -101,7 +85,8 @@ pub struct WorkloadReport {
     pub name: String,
     pub kind: String,
     pub primary: String,
-    /// The primary metric first, then the key metrics present.
+    /// The primary metric first, then the catalogue's headline metrics
+    /// present (and a kind's own summary metrics).
     pub metrics: Vec<MetricReport>,
 }
 
@@ -173,27 +158,26 @@ fn workload(
     targets: &[String],
     baseline: &str,
 ) -> WorkloadReport {
-    let present = |m: &str| {
+    let present = |m: &MetricKey| {
         c.runs
             .iter()
             .any(|r| r.workload == name && r.metrics.contains_key(m))
     };
-    let mut names = vec![primary.to_string()];
-    names.extend(
-        KEY_METRICS
-            .iter()
-            .filter(|m| **m != primary && present(m))
-            .map(|m| m.to_string()),
+    let mut keys = vec![MetricKey::plain(primary)];
+    keys.extend(
+        metric::headlines()
+            .filter(|d| d.name != primary)
+            .map(|d| MetricKey::plain(d.name)),
     );
     if kind == super::matrix::KIND {
-        names.extend(super::matrix::summary_metrics());
+        keys.extend(super::matrix::summary_metrics());
     }
-    let metrics = names
+    let metrics = keys
         .iter()
         .filter(|m| present(m))
         .map(|m| {
             let mut report = metric(c, name, m, targets, baseline);
-            report.exploratory = m != primary;
+            report.exploratory = *m != keys[0];
             report
         })
         .collect();
@@ -220,10 +204,15 @@ pub fn plan_analysis(c: &CampaignData) -> Analysis {
 }
 
 /// One metric's measured values on a target, with their rounds.
-pub fn round_values(c: &CampaignData, workload: &str, target: &str, name: &str) -> Vec<RoundValue> {
+pub fn round_values(
+    c: &CampaignData,
+    workload: &str,
+    target: &str,
+    key: &MetricKey,
+) -> Vec<RoundValue> {
     measured(c, workload, target)
         .filter_map(|r| {
-            r.metrics.get(name).map(|m| RoundValue {
+            r.metrics.get(key).map(|m| RoundValue {
                 round: r.round,
                 value: m.value,
             })
@@ -236,19 +225,11 @@ pub fn round_values(c: &CampaignData, workload: &str, target: &str, name: &str) 
 pub fn metric(
     c: &CampaignData,
     workload: &str,
-    name: &str,
+    key: &MetricKey,
     targets: &[String],
     baseline: &str,
 ) -> MetricReport {
-    let sample = c
-        .runs
-        .iter()
-        .filter(|r| r.workload == workload)
-        .find_map(|r| r.metrics.get(name));
-    let unit = sample.map(|m| m.unit.clone()).unwrap_or_default();
-    let direction = sample
-        .map(|m| m.direction)
-        .unwrap_or(Direction::HigherIsBetter);
+    let (unit, direction) = unit_and_direction(c, workload, key);
     let ran: Vec<&String> = targets
         .iter()
         .filter(|t| {
@@ -259,10 +240,10 @@ pub fn metric(
         .collect();
     let runs: Vec<Vec<RoundValue>> = ran
         .iter()
-        .map(|t| round_values(c, workload, t, name))
+        .map(|t| round_values(c, workload, t, key))
         .collect();
     let analysis = plan_analysis(c).for_values(runs.iter().flatten().map(|r| &r.value));
-    let base = round_values(c, workload, baseline, name);
+    let base = round_values(c, workload, baseline, key);
     let stats = ran
         .iter()
         .zip(runs)
@@ -277,12 +258,28 @@ pub fn metric(
         })
         .collect();
     MetricReport {
-        name: name.into(),
+        name: key.compact(),
+        key: key.clone(),
         unit,
         direction,
         analysis,
         exploratory: false,
         targets: stats,
+    }
+}
+
+/// A metric's unit and direction as stored with the workload's runs, else
+/// as the catalogue declares them.
+fn unit_and_direction(c: &CampaignData, workload: &str, key: &MetricKey) -> (Unit, Direction) {
+    let stored = c
+        .runs
+        .iter()
+        .filter(|r| r.workload == workload)
+        .find_map(|r| r.metrics.get(key));
+    match (stored, metric::lookup(&key.name)) {
+        (Some(m), _) => (m.unit, m.direction),
+        (None, Some(d)) => (d.unit, d.direction),
+        (None, None) => (Unit::Flag, Direction::HigherIsBetter),
     }
 }
 
@@ -477,7 +474,7 @@ fn outlier_texts(workload: &str, m: &MetricReport, t: &TargetStats) -> Vec<Strin
                 t.target,
                 i + 1,
                 m.name,
-                crate::report::format::format_value(t.values[i], &m.unit)
+                crate::report::format::format_value(t.values[i], m.unit)
             )
         })
         .collect()
@@ -500,7 +497,7 @@ mod tests {
         let run = |(i, &(target, round, tps)): (usize, &(&str, u32, f64))| {
             let metric = |value, direction| MetricValue {
                 value,
-                unit: String::new(),
+                unit: Unit::Flag,
                 direction,
             };
             RunData {
@@ -518,13 +515,17 @@ mod tests {
                 caches_dropped: true,
                 remounted: false,
                 metrics: BTreeMap::from([
-                    ("tps".into(), metric(tps, Direction::HigherIsBetter)),
                     (
-                        "lat_mean_ns".into(),
+                        MetricKey::plain("tps"),
+                        metric(tps, Direction::HigherIsBetter),
+                    ),
+                    (
+                        MetricKey::plain("lat_mean_ns"),
                         metric(1e9 / tps, Direction::LowerIsBetter),
                     ),
                 ]),
                 series: BTreeMap::new(),
+                histograms: BTreeMap::new(),
                 warnings: Vec::new(),
                 ranks: 1,
                 per_rank: Vec::new(),

@@ -22,7 +22,8 @@ use anyhow::{bail, Result};
 
 use super::{RunContext, Workload};
 use crate::experiment::params::{ParamSpec, ParamType, Params};
-use crate::measure::{Metric, RunOutput};
+use crate::measure::RunOutput;
+use crate::metric::catalogue as m;
 
 pub const PARAMS: &[ParamSpec] = &[
     ParamSpec {
@@ -159,7 +160,7 @@ impl Workload for Mock {
         let factor = self.factor(&cx.target)?;
         let v = self.model.value(factor, cx.position, cx.run_seed);
         Ok(RunOutput {
-            metrics: vec![Metric::higher("ops_per_s", v, "ops/s")],
+            metrics: vec![m::OPS_PER_S.value(v)],
             ..Default::default()
         })
     }
