@@ -174,7 +174,7 @@ fn a_real_a_a_campaign_is_what_the_simulation_draws_and_passes_the_gate() {
     for (pr, run) in plan(&exp).iter().zip(runs) {
         assert_eq!(run["position"], pr.position);
         let model = Model::from_params(&exp.workloads[pr.workload].params);
-        let value = run["metrics"]["ops_per_s"]["value"].as_f64().unwrap();
+        let value = crate::util::value_of(run, "ops_per_s").unwrap();
         // The store keeps the value to the last bit or so (SQLite REAL).
         let drawn = model.value(1.0, pr.position, run_seed(pr));
         assert!((value - drawn).abs() <= 1e-12 * drawn, "{drawn} vs {run}");
