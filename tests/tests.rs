@@ -18,6 +18,8 @@ mod engines;
 mod experiment_errors;
 /// Real fio job files run as `fio` workloads, mapped into storlab metrics.
 mod fio_runs;
+/// No import cycles among the modules of src/ (read with syn).
+mod import_cycles;
 /// Real runs of the io workload on directories and tmpfs, checked through the store.
 mod io_runs;
 /// Adaptive repetitions, time limits, resuming killed campaigns.

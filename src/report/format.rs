@@ -1,7 +1,7 @@
 //! Human formatting of stored values, used only at the edges (terminal,
 //! Markdown, HTML). Storage keeps base units.
 
-use crate::experiment::units::{format_bytes, format_seconds};
+use crate::params::units::{format_bytes, format_seconds};
 
 /// Formats a value in its stored unit for people.
 pub fn format_value(value: f64, unit: &str) -> String {
