@@ -29,11 +29,7 @@ const TEMPORARY_EXCEPTIONS: &[(&str, &[&str], &str)] = &[(
 
 #[test]
 fn no_import_cycle_among_the_modules_of_src() {
-    let crate_ = Crate::read(
-        &std::env::var("CYCLES_SRC")
-            .map(PathBuf::from)
-            .unwrap_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join("src")),
-    );
+    let crate_ = Crate::read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"));
     let mut cycles = crate_.cycles();
     let mut stale = Vec::new();
     for (parent, members, why) in TEMPORARY_EXCEPTIONS {
@@ -59,11 +55,7 @@ fn no_import_cycle_among_the_modules_of_src() {
 
 #[test]
 fn the_lowest_layers_import_nothing_above_them() {
-    let crate_ = Crate::read(
-        &std::env::var("CYCLES_SRC")
-            .map(PathBuf::from)
-            .unwrap_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join("src")),
-    );
+    let crate_ = Crate::read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"));
     let uses = |from: &str, to: &str| -> Vec<String> {
         crate_
             .edges
