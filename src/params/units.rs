@@ -74,7 +74,9 @@ pub const MAX_DURATION_S: f64 = 1e9;
 /// (`inf`, `nan` and `1e300` included); `text` is how the user wrote it.
 pub fn duration_from_secs(secs: f64, text: &str) -> Result<Duration, String> {
     if !(0.0..=MAX_DURATION_S).contains(&secs) {
-        return Err(format!("`{text}` is out of range"));
+        return Err(format!(
+            "`{text}` is out of range: a duration is from 0 to {MAX_DURATION_S:e} s (about 31 years)"
+        ));
     }
     Ok(Duration::from_secs_f64(secs))
 }
