@@ -309,4 +309,44 @@ mod tests {
         names.dedup();
         assert_eq!(names.len(), KINDS.len());
     }
+
+    #[test]
+    fn every_declared_default_is_read_into_its_typed_field() {
+        fn reads<K: Declared>() {
+            let p = Params::defaults(K::PARAMS);
+            let declared = K::PARAMS.iter().filter(|s| s.default.is_some()).count();
+            assert_eq!(p.to_json().as_object().unwrap().len(), declared);
+            if let Err(e) = K::from_params(&p) {
+                panic!("{}: {e:?}", std::any::type_name::<K>());
+            }
+        }
+        reads::<io::IoParams>();
+        reads::<fio::FioParams>();
+        reads::<command::CommandParams>();
+        reads::<mock::MockParams>();
+        reads::<pgbench::PgbenchParams>();
+        reads::<sqlite_oltp::SqliteOltpParams>();
+        reads::<matrix::MatrixParams>();
+        reads::<smallfiles::SmallfilesParams>();
+        reads::<tinywrites::TinywritesParams>();
+    }
+
+    #[test]
+    fn an_overridden_value_is_checked_and_estimated_anew() {
+        use crate::params::Value;
+        let base = Path::new(".");
+        let mut p = Params::defaults(WorkloadKind::Pgbench.params());
+        p.set("transactions", Value::Int(1000));
+        let short = WorkloadKind::Pgbench.configure(&mut p, base).unwrap();
+        p.set("transactions", Value::Int(4000));
+        let long = WorkloadKind::Pgbench.configure(&mut p, base).unwrap();
+        assert!(long.estimate() > short.estimate());
+
+        let mut p = Params::defaults(WorkloadKind::Io.params());
+        assert!(WorkloadKind::Io.configure(&mut p, base).is_ok());
+        p.set("bs", Value::Size(1 << 30));
+        let (key, msg) = WorkloadKind::Io.configure(&mut p, base).unwrap_err();
+        assert_eq!(key, "bs");
+        assert!(msg.contains("larger than size"), "{msg}");
+    }
 }
