@@ -8,7 +8,9 @@ use std::ops::Range;
 use toml_edit::{Document, Item, Table, TableLike};
 
 use super::error::{did_you_mean, ExperimentError, Location};
-use super::schema::{Experiment, Plan, PlanParams, Remount, Repetitions, TargetSpec, WorkloadSpec};
+use super::schema::{
+    AdaptiveParams, Experiment, Plan, PlanParams, Remount, Repetitions, TargetSpec, WorkloadSpec,
+};
 use crate::params::units::{parse_duration, parse_size};
 use crate::params::{split_list, Declared, Fault, ParamSpec, ParamType, Params, Value};
 use crate::targets::TargetKind;
@@ -144,19 +146,8 @@ impl Cx<'_> {
     fn adaptive(&self, item: &Item) -> Result<Repetitions, ExperimentError> {
         let t = item.as_table_like().expect("checked by the caller");
         self.check_keys(t, &["min", "max", "until_ci"], "repetitions")?;
-        let int = |key: &str, default: i64| -> Result<i64, ExperimentError> {
-            match t.get(key) {
-                None => Ok(default),
-                Some(v) => match v.as_integer() {
-                    Some(i) if (1..=10_000).contains(&i) => Ok(i),
-                    _ => Err(self.err(
-                        v.span(),
-                        format!("repetitions: `{key}` must be a whole number from 1 to 10000"),
-                    )),
-                },
-            }
-        };
-        let (min, max) = (int("min", 3)?, int("max", 10)?);
+        let (params, _) = self.params(t, AdaptiveParams::PARAMS, &[], "repetitions")?;
+        let AdaptiveParams { min, max } = self.typed(&params, item.span())?;
         if max < min {
             return Err(self.err(
                 t.get("max").and_then(|v| v.span()),
@@ -175,7 +166,7 @@ impl Cx<'_> {
             _ => None,
         };
         match pct {
-            Some(p) if p > 0.0 && p < 100.0 => Ok(Repetitions::Adaptive { min: min as u32, max: max as u32, until_ci_pct: p }),
+            Some(p) if p > 0.0 && p < 100.0 => Ok(Repetitions::Adaptive { min, max, until_ci_pct: p }),
             _ => Err(self.err(ci.span(), "repetitions: `until_ci` must be a percentage such as \"2%\" (or a fraction such as 0.02)")),
         }
     }

@@ -165,6 +165,15 @@ declare! {
     }
 }
 
+declare! {
+    /// Adaptive repetitions' bounds: `repetitions = { min = 3, max = 20,
+    /// until_ci = "2%" }` (the parser reads `until_ci`, a percentage).
+    pub struct AdaptiveParams {
+        min: int(u32, 1, 10_000) = "3" => "measured runs of every pair before the interval is judged",
+        max: int(u32, 1, 10_000) = "10" => "measured runs of a pair at most",
+    }
+}
+
 impl From<PlanParams> for Plan {
     fn from(p: PlanParams) -> Plan {
         Plan {

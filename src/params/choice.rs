@@ -12,7 +12,7 @@ pub trait Choice: Sized + Copy {
 
 /// Declares an enum of words:
 ///
-/// ```ignore
+/// ```text
 /// choices! {
 ///     /// How the data is made durable.
 ///     pub enum Sync { Fsync = "fsync", Sync = "sync" }

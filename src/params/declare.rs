@@ -1,6 +1,6 @@
 //! [`declare!`]: a kind's parameters, written once.
 //!
-//! ```ignore
+//! ```text
 //! declare! {
 //!     /// The parameters of an `io` workload.
 //!     pub struct IoParams {
