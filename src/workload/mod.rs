@@ -26,7 +26,8 @@ use std::time::Duration;
 use anyhow::Result;
 
 use crate::measure::{RunOutput, StopFlag};
-use crate::metric::Direction;
+use crate::metric::catalogue as m;
+use crate::metric::MetricDef;
 use crate::params::{Declared, Fault, ParamSpec, Params};
 use crate::targets::TargetKind;
 
@@ -46,14 +47,6 @@ pub trait Workload: Send {
     fn run(&mut self, dir: &Path, cx: &RunContext) -> Result<RunOutput>;
     /// Untimed cleanup after each run.
     fn cleanup(&mut self, dir: &Path) -> Result<()>;
-}
-
-/// The primary metric of a workload kind: the one verdicts are about.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Primary {
-    pub name: &'static str,
-    pub unit: &'static str,
-    pub direction: Direction,
 }
 
 /// The closed registry of workload kinds; each names one row of [`KINDS`].
@@ -111,29 +104,19 @@ pub struct KindEntry {
     pub name: &'static str,
     pub about: &'static str,
     pub params: &'static [ParamSpec],
-    pub primary: Primary,
+    /// The metric verdicts are about (its value without labels).
+    pub primary: &'static MetricDef,
     /// Checks and resolves parameters into the kind's configuration.
     pub configure: Configurer,
     /// Under MPI: the metric holding a rank's measured duration, for IOR's
     /// aggregate throughput.
-    pub span_metric: Option<&'static str>,
+    pub span_metric: Option<&'static MetricDef>,
     /// Whether it may run once per MPI rank (a database per rank measures
     /// neither a shared server nor the storage's scaling).
     pub per_rank: bool,
     /// Whether `shared = true` may put every rank on one set of files.
     pub shareable: bool,
 }
-
-const fn primary(name: &'static str, unit: &'static str, direction: Direction) -> Primary {
-    Primary {
-        name,
-        unit,
-        direction,
-    }
-}
-
-const BW: Primary = primary("bw_bytes_per_s", "bytes/s", Direction::HigherIsBetter);
-const TPS: Primary = primary("tps", "tx/s", Direction::HigherIsBetter);
 
 /// The registry, in the order `storlab workloads` lists it.
 pub static KINDS: &[KindEntry] = &[
@@ -142,9 +125,9 @@ pub static KINDS: &[KindEntry] = &[
         name: "io",
         about: "storlab's native I/O engine, with fio's parameter names",
         params: io::IoParams::PARAMS,
-        primary: BW,
+        primary: &m::BW_BYTES_PER_S,
         configure: configure::<io::IoParams>,
-        span_metric: Some("elapsed_s"),
+        span_metric: Some(&m::ELAPSED_S),
         per_rank: true,
         shareable: true,
     },
@@ -153,9 +136,9 @@ pub static KINDS: &[KindEntry] = &[
         name: "fio",
         about: "a fio job file (or inline options) run by fio, its JSON+ output as storlab metrics",
         params: fio::FioParams::PARAMS,
-        primary: BW,
+        primary: &m::BW_BYTES_PER_S,
         configure: configure::<fio::FioParams>,
-        span_metric: Some("elapsed_s"),
+        span_metric: Some(&m::ELAPSED_S),
         per_rank: true,
         shareable: false,
     },
@@ -164,9 +147,9 @@ pub static KINDS: &[KindEntry] = &[
         name: "command",
         about: "any program run in the target's working directory, timed",
         params: command::CommandParams::PARAMS,
-        primary: primary("wall_s", "s", Direction::LowerIsBetter),
+        primary: &m::WALL_S,
         configure: configure::<command::CommandParams>,
-        span_metric: Some("wall_s"),
+        span_metric: Some(&m::WALL_S),
         per_rank: true,
         shareable: true,
     },
@@ -175,7 +158,7 @@ pub static KINDS: &[KindEntry] = &[
         name: "mock",
         about: "synthetic seeded metrics that touch no storage, for testing storlab itself",
         params: mock::MockParams::PARAMS,
-        primary: primary("ops_per_s", "ops/s", Direction::HigherIsBetter),
+        primary: &m::OPS_PER_S,
         configure: configure::<mock::MockParams>,
         span_metric: None,
         per_rank: true,
@@ -187,9 +170,9 @@ pub static KINDS: &[KindEntry] = &[
         about:
             "PostgreSQL's pgbench on a cluster storlab creates in the target (or a server by dsn)",
         params: pgbench::PgbenchParams::PARAMS,
-        primary: TPS,
+        primary: &m::TPS,
         configure: configure::<pgbench::PgbenchParams>,
-        span_metric: Some("elapsed_s"),
+        span_metric: Some(&m::ELAPSED_S),
         per_rank: false,
         shareable: false,
     },
@@ -198,9 +181,9 @@ pub static KINDS: &[KindEntry] = &[
         name: "sqlite-oltp",
         about: "pgbench's TPC-B-like transaction on an embedded SQLite database in the target",
         params: sqlite_oltp::SqliteOltpParams::PARAMS,
-        primary: TPS,
+        primary: &m::TPS,
         configure: configure::<sqlite_oltp::SqliteOltpParams>,
-        span_metric: Some("elapsed_s"),
+        span_metric: Some(&m::ELAPSED_S),
         per_rank: false,
         shareable: false,
     },
@@ -209,9 +192,9 @@ pub static KINDS: &[KindEntry] = &[
         name: "matrix",
         about: "iozone's automatic mode: file sizes x record sizes x tests",
         params: matrix::MatrixParams::PARAMS,
-        primary: primary(matrix::PRIMARY, "bytes/s", Direction::HigherIsBetter),
+        primary: &m::GEOMEAN_BW_BYTES_PER_S,
         configure: configure::<matrix::MatrixParams>,
-        span_metric: Some("elapsed_s"),
+        span_metric: Some(&m::ELAPSED_S),
         per_rank: true,
         shareable: false,
     },
@@ -220,9 +203,9 @@ pub static KINDS: &[KindEntry] = &[
         name: "smallfiles",
         about: "small-file metadata storms: create, stat, read, append, rename, readdir, delete",
         params: smallfiles::SmallfilesParams::PARAMS,
-        primary: primary("ops_per_s", "ops/s", Direction::HigherIsBetter),
+        primary: &m::OPS_PER_S,
         configure: configure::<smallfiles::SmallfilesParams>,
-        span_metric: Some("elapsed_s"),
+        span_metric: Some(&m::ELAPSED_S),
         per_rank: true,
         shareable: false,
     },
@@ -231,9 +214,9 @@ pub static KINDS: &[KindEntry] = &[
         name: "tinywrites",
         about: "tiny writes up to a total size, then sync, optionally compressed on the way",
         params: tinywrites::TinywritesParams::PARAMS,
-        primary: primary("total_s", "s", Direction::LowerIsBetter),
+        primary: &m::TOTAL_S,
         configure: configure::<tinywrites::TinywritesParams>,
-        span_metric: Some("total_s"),
+        span_metric: Some(&m::TOTAL_S),
         per_rank: true,
         shareable: false,
     },
@@ -284,7 +267,7 @@ impl WorkloadKind {
         Ok(())
     }
 
-    pub fn primary(self) -> Primary {
+    pub fn primary(self) -> &'static MetricDef {
         self.entry().primary
     }
 }
