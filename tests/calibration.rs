@@ -24,7 +24,7 @@ use storlab::plan::plan;
 use storlab::report::model::call;
 use storlab::runner::run_seed;
 use storlab::stats::{compare_runs, Analysis, Design, Method, RoundValue, Verdict};
-use storlab::workload::mock::Model;
+use storlab::workload::mock::{MockParams, Model};
 
 use crate::util::Lab;
 
@@ -173,7 +173,8 @@ fn a_real_a_a_campaign_is_what_the_simulation_draws_and_passes_the_gate() {
     assert_eq!(runs.len(), 40);
     for (pr, run) in plan(&exp).iter().zip(runs) {
         assert_eq!(run["position"], pr.position);
-        let model = Model::from_params(&exp.workloads[pr.workload].params);
+        let params = MockParams::from_params(&exp.workloads[pr.workload].params).unwrap();
+        let model = params.model();
         let value = crate::util::value_of(run, "ops_per_s").unwrap();
         // The store keeps the value to the last bit or so (SQLite REAL).
         let drawn = model.value(1.0, pr.position, run_seed(pr));

@@ -42,6 +42,14 @@ impl Analysis {
         }
     }
 
+    /// The plan's word for it.
+    pub fn word(self) -> &'static str {
+        match self {
+            Analysis::Ratio => "ratio",
+            Analysis::Means => "means",
+        }
+    }
+
     /// The analysis for a metric with these values: [`Analysis::Means`]
     /// when asked for, or when a value is not positive (no log exists).
     pub fn for_values<'a>(self, values: impl IntoIterator<Item = &'a f64>) -> Analysis {
