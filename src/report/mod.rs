@@ -10,7 +10,6 @@ pub mod latency;
 pub mod markdown;
 pub mod markup;
 pub mod matrix;
-pub mod methods;
 pub mod model;
 pub mod ranks;
 pub mod sections;
