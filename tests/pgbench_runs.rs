@@ -613,7 +613,7 @@ fn wal_bytes_per_transaction_are_lower_without_full_page_writes() {
          [[workload]]\nname = \"fpw-on\"\nkind = \"pgbench\"\nscale = 2\nclients = 2\nduration = \"5s\"\n\
          settings = { full_page_writes = \"on\" }\n\
          [[workload]]\nname = \"fpw-off\"\nkind = \"pgbench\"\nscale = 2\nclients = 2\nduration = \"5s\"\n\
-         settings = { full_page_writes = \"off\" }\n",
+         settings = { full_page_writes = \"off\" }\nsampling_rate = 0.5\n",
     );
     lab.ok(&["run", "--quiet", file.to_str().unwrap()]);
     let export = lab.export_json();
@@ -629,6 +629,10 @@ fn wal_bytes_per_transaction_are_lower_without_full_page_writes() {
     );
     assert!(get("fpw-on", "wal_fpi") > 0.0);
     assert_eq!(get("fpw-off", "wal_fpi"), 0.0);
+    // Percentiles from a sample: about half the transactions logged.
+    let sampled = get("fpw-off", "logged_transactions") / get("fpw-off", "transactions");
+    assert!((0.4..0.6).contains(&sampled), "sampling_rate 0.5 logged {sampled}");
+    assert_eq!(get("fpw-on", "logged_transactions"), get("fpw-on", "transactions"));
     for w in ["fpw-on", "fpw-off"] {
         let wal = get(w, "wal_bytes");
         let tx = get(w, "transactions");

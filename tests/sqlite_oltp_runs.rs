@@ -52,11 +52,13 @@ fn after_a_run_the_tpcb_balances_agree_with_the_history() {
     )
     .unwrap();
     let spec = &exp.workloads[0];
-    let mut w = spec.kind.build(&spec.params);
+    let mut w = spec.config.build();
     w.prepare(dir.path()).unwrap();
     let cx = RunContext {
         stop: StopFlag::new(),
         run_seed: 3,
+        position: 0,
+        target: "t".into(),
     };
     let out = w.run(dir.path(), &cx).unwrap();
     // Checked here, independently of the workload's own check, before cleanup.

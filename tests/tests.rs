@@ -6,6 +6,8 @@ mod util;
 
 /// The HTML report in a real headless Chromium.
 mod browser;
+/// Verdicts on simulated and real mock campaigns with a known truth.
+mod calibration;
 /// A minimal DevTools client for the browser tests.
 mod cdp;
 /// Real commands (tar extraction, failures, timeouts) timed as `command` workloads.
@@ -20,6 +22,10 @@ mod experiment_errors;
 mod export_schema;
 /// Real fio job files run as `fio` workloads, mapped into storlab metrics.
 mod fio_runs;
+/// Thousands of mutated experiment files: no panic, every refusal located.
+mod fuzz_experiments;
+/// No import cycles among the modules of src/ (read with syn).
+mod import_cycles;
 /// Real runs of the io workload on directories and tmpfs, checked through the store.
 mod io_runs;
 /// Adaptive repetitions, time limits, resuming killed campaigns.
@@ -27,6 +33,8 @@ mod methodology;
 /// Multi-client runs under `mpirun` (built with `--features mpi`).
 #[cfg(feature = "mpi")]
 mod mpi_runs;
+/// Numbers at and beyond their parameter's range: located errors, saturating estimates.
+mod param_ranges;
 /// pgbench on a PostgreSQL cluster storlab starts and stops (or by dsn).
 mod pgbench_runs;
 /// Loop, ZFS and Gluster targets provisioned, run and torn down for real;

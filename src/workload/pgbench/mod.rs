@@ -43,10 +43,9 @@ use self::facts::ServerFacts;
 use self::metrics::Init;
 use self::server::Server;
 use super::{RunContext, Workload};
-use crate::experiment::params::Params;
 use crate::measure::{RunOutput, StopFlag};
 
-pub use self::config::{bytes_needed, estimate, resolve, validate, PARAMS};
+pub use self::config::PgbenchParams;
 
 /// How long pgbench's backends may take to end after it exits.
 const CLIENTS_PATIENCE: Duration = Duration::from_secs(30);
@@ -69,9 +68,9 @@ struct Before {
 }
 
 impl Pgbench {
-    pub fn new(p: &Params) -> Pgbench {
+    pub fn new(cfg: Config) -> Pgbench {
         Pgbench {
-            cfg: Config::from_params(p),
+            cfg,
             bins: None,
             account: None,
             init: None,
