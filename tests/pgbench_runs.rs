@@ -631,8 +631,14 @@ fn wal_bytes_per_transaction_are_lower_without_full_page_writes() {
     assert_eq!(get("fpw-off", "wal_fpi"), 0.0);
     // Percentiles from a sample: about half the transactions logged.
     let sampled = get("fpw-off", "logged_transactions") / get("fpw-off", "transactions");
-    assert!((0.4..0.6).contains(&sampled), "sampling_rate 0.5 logged {sampled}");
-    assert_eq!(get("fpw-on", "logged_transactions"), get("fpw-on", "transactions"));
+    assert!(
+        (0.4..0.6).contains(&sampled),
+        "sampling_rate 0.5 logged {sampled}"
+    );
+    assert_eq!(
+        get("fpw-on", "logged_transactions"),
+        get("fpw-on", "transactions")
+    );
     for w in ["fpw-on", "fpw-off"] {
         let wal = get(w, "wal_bytes");
         let tx = get(w, "transactions");

@@ -150,13 +150,8 @@ impl Pgbench {
         if let Some(prefix) = &spec.log_prefix {
             self.read_log(prefix, origin_us, &mut run)?;
         }
-        if let (Some(b), Some(a)) = (&before, &after) {
-            let (figures, said) = counters::metrics(&b.counters, a, summary.transactions);
-            run.metrics.extend(figures);
-            warnings.extend(said);
-        }
         if let Some(b) = before {
-            run.facts = b.facts.to_facts();
+            add_server_figures(&mut run, b, after, summary.transactions, &mut warnings);
         }
         if let Some(rate) = spec.rate {
             warnings.extend(metrics::rate_shortfall(rate, &summary, elapsed));
@@ -313,6 +308,22 @@ impl Pgbench {
         }
         Ok(())
     }
+}
+
+/// The server's facts, and what it wrote between `before` and `after`.
+fn add_server_figures(
+    run: &mut RunOutput,
+    before: Before,
+    after: Option<Snapshot>,
+    transactions: u64,
+    warnings: &mut Vec<String>,
+) {
+    if let Some(after) = after {
+        let (figures, said) = counters::metrics(&before.counters, &after, transactions);
+        run.metrics.extend(figures);
+        warnings.extend(said);
+    }
+    run.facts = before.facts.to_facts();
 }
 
 /// Where a run's transaction log goes: inside the workload's directory.
