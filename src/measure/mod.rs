@@ -7,6 +7,7 @@ pub mod cpu;
 pub mod latency;
 pub mod output;
 pub mod stop;
+pub mod telemetry;
 
 pub use output::{Hist, Metric, RunOutput, Series};
 pub use stop::StopFlag;
