@@ -12,6 +12,7 @@ use anyhow::{bail, Context, Result};
 
 use crate::experiment::{Experiment, Remount};
 use crate::host::{is_root, now_rfc3339};
+use crate::measure::telemetry::{self, DeviceProbe, Recorder, Watch};
 use crate::measure::{RunOutput, StopFlag};
 use crate::params::units::format_bytes;
 use crate::plan::PlannedRun;
@@ -44,6 +45,8 @@ struct Lab {
     provisioned: usize,
     /// Clients writing into each target at once (MPI ranks).
     clients: u64,
+    /// What telemetry watches on each target (none when it is off).
+    watches: Vec<Option<Watch>>,
 }
 
 impl Lab {
@@ -69,6 +72,7 @@ impl Lab {
             workdirs: Vec::new(),
             provisioned: 0,
             clients: clients as u64,
+            watches: Vec::new(),
         })
     }
 
@@ -84,7 +88,21 @@ impl Lab {
                 .with_context(|| format!("target `{}`", spec.name))?;
             self.workdirs.push(Some(wd));
         }
+        self.watches = self
+            .targets
+            .iter()
+            .map(|t| {
+                exp.plan
+                    .telemetry
+                    .then(|| Watch::of_target(t.root(), t.backing()))
+            })
+            .collect();
         Ok(())
+    }
+
+    /// What telemetry watches on target `t` during a run, if anything.
+    fn watch(&self, t: usize) -> Option<Watch> {
+        self.watches.get(t).cloned().flatten()
     }
 
     /// Removes working directories and undoes provisioning, in reverse order.
@@ -606,6 +624,7 @@ fn execute_on_team(
         position: pr.position,
     };
     team.instruct(&Instruction::Run(order.clone()));
+    let watch = lab.watch(pr.target);
     let (mut remounted, mut dropped) = (false, false);
     let mut between = || -> Result<()> {
         if exp.plan.remount == Remount::BetweenRuns {
@@ -619,7 +638,7 @@ fn execute_on_team(
         }
         Ok(())
     };
-    let done = crate::ranks::turn::take_part(team, exp, &order, stop, &mut between)
+    let done = crate::ranks::turn::take_part(team, exp, &order, stop, &mut between, watch)
         .expect("rank 0 concludes every run");
     rec.remounted = remounted;
     rec.caches_dropped = dropped;
@@ -630,7 +649,11 @@ fn execute_on_team(
         rec.status = "interrupted";
         stop.raise();
     }
-    (rec, done.output, done.ranks)
+    let mut output = done.output;
+    if let (Some(out), Some(recording)) = (output.as_mut(), &done.telemetry) {
+        telemetry::conclude(recording, out);
+    }
+    (rec, output, done.ranks)
 }
 
 fn run_hooks(
@@ -657,15 +680,24 @@ fn run_hooks(
     if exp.plan.drop_caches && root {
         rec.caches_dropped = crate::host::drop_caches().is_ok();
     }
+    let watch = lab
+        .watch(pr.target)
+        .map(|w| w.with_serving(workload.serving(&dir)));
     let cx = RunContext {
         stop: stop.clone(),
         run_seed: run_seed(pr),
         position: pr.position,
         target: exp.targets[pr.target].name.clone(),
+        devices: watch.as_ref().and_then(|w| DeviceProbe::of_chain(&w.chain)),
     };
+    let recorder = watch.map(Recorder::start);
     let out = workload.run(&dir, &cx);
+    let recording = recorder.map(Recorder::stop);
     let cleaned = workload.cleanup(&dir).context("cleaning up after the run");
-    let out = out?;
+    let mut out = out?;
     cleaned?;
+    if let Some(recording) = &recording {
+        telemetry::conclude(recording, &mut out);
+    }
     Ok(out)
 }

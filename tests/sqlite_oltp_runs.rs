@@ -59,6 +59,7 @@ fn after_a_run_the_tpcb_balances_agree_with_the_history() {
         run_seed: 3,
         position: 0,
         target: "t".into(),
+        devices: None,
     };
     let out = w.run(dir.path(), &cx).unwrap();
     // Checked here, independently of the workload's own check, before cleanup.

@@ -34,7 +34,7 @@ pub fn follow(team: &mut Team) -> Result<bool> {
         match team.instruction()? {
             Instruction::Over => return Ok(true),
             Instruction::Run(order) => {
-                take_part(team, &exp, &order, &stop, &mut between);
+                take_part(team, &exp, &order, &stop, &mut between, None);
             }
         }
     }

@@ -15,6 +15,7 @@ use super::merge::{merge, RankRun};
 use super::protocol::{RankReport, RunOrder, WireOutput};
 use super::Team;
 use crate::experiment::Experiment;
+use crate::measure::telemetry::{DeviceProbe, Recorder, Recording, Watch};
 use crate::measure::{RunOutput, StopFlag};
 use crate::store::write::RankRow;
 use crate::workload::{RunContext, Workload, WorkloadKind};
@@ -26,6 +27,8 @@ pub struct Concluded {
     pub error: Option<String>,
     pub output: Option<RunOutput>,
     pub ranks: Vec<RankRow>,
+    /// Rank 0's telemetry of the measured run, when it watched one.
+    pub telemetry: Option<Recording>,
 }
 
 /// The metric holding a rank's measured duration, for IOR's aggregate.
@@ -34,13 +37,16 @@ pub fn span_metric(kind: WorkloadKind) -> Option<&'static crate::metric::MetricD
 }
 
 /// This rank's part of one run. `between` runs after every rank prepared
-/// (rank 0: remount and drop caches). Returns the conclusion on rank 0.
+/// (rank 0: remount and drop caches). `watch`, given on rank 0, is what its
+/// telemetry samples during the measured run. Returns the conclusion on
+/// rank 0.
 pub fn take_part(
     team: &Team,
     exp: &Experiment,
     order: &RunOrder,
     stop: &StopFlag,
     between: &mut dyn FnMut() -> Result<()>,
+    watch: Option<Watch>,
 ) -> Option<Concluded> {
     let spec = &exp.workloads[order.workload];
     // With a shared directory only rank 0 lays out and removes the files.
@@ -61,6 +67,7 @@ pub fn take_part(
         done_s: None,
         output: None,
     };
+    let mut telemetry = None;
     let mut failed = team.failures(prepared.map(|e| format!("{e:#}")));
     if failed.is_empty() {
         failed = team.failures(between().err().map(|e| format!("{e:#}")));
@@ -72,15 +79,20 @@ pub fn take_part(
         }
         None if failed.is_empty() => {
             team.barrier();
+            let watch = watch.map(|w| w.with_serving(workload.serving(&dir)));
+            let devices = watch.as_ref().and_then(|w| DeviceProbe::of_chain(&w.chain));
+            let recorder = watch.map(Recorder::start);
             run(
                 workload.as_mut(),
                 &dir,
+                devices,
                 order,
                 &exp.targets[order.target].name,
                 team.rank(),
                 stop,
                 &mut report,
             );
+            telemetry = recorder.map(Recorder::stop);
         }
         None => {}
     }
@@ -89,8 +101,10 @@ pub fn take_part(
         .then(|| cleanup(workload.as_mut(), &dir).err())
         .flatten();
     let cleanups: Vec<Option<String>> = team.gather(&cleaned.map(|e| format!("{e:#}")));
-    team.is_root()
-        .then(|| conclude(spec.kind, reports, cleanups))
+    team.is_root().then(|| Concluded {
+        telemetry,
+        ..conclude(spec.kind, reports, cleanups)
+    })
 }
 
 fn prepare(w: &mut dyn Workload, dir: &Path) -> Result<()> {
@@ -99,9 +113,11 @@ fn prepare(w: &mut dyn Workload, dir: &Path) -> Result<()> {
 }
 
 /// The measured run, timed from the start barrier.
+#[allow(clippy::too_many_arguments)]
 fn run(
     w: &mut dyn Workload,
     dir: &Path,
+    devices: Option<DeviceProbe>,
     order: &RunOrder,
     target: &str,
     rank: usize,
@@ -114,6 +130,7 @@ fn run(
         run_seed: order.run_seed ^ (rank as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
         position: order.position,
         target: target.to_string(),
+        devices,
     };
     let t0 = Instant::now();
     let out = w.run(dir, &cx);
@@ -201,5 +218,6 @@ fn conclude(
         error: (!errors.is_empty()).then(|| errors.join("; ")),
         output: (status != "failed").then(|| merge(&runs, span_metric(kind))),
         ranks: rows,
+        telemetry: None,
     }
 }

@@ -24,6 +24,7 @@ use std::sync::Arc;
 
 use anyhow::Result;
 
+use crate::measure::telemetry::Backing;
 use crate::params::{Declared, Fault, ParamSpec, Params};
 use crate::provision::journal::Journal;
 
@@ -44,6 +45,11 @@ pub trait Target: Send {
     /// target's recorded facts after provisioning.
     fn facts(&self) -> serde_json::Value {
         serde_json::json!({})
+    }
+    /// What holds the target's data besides its mount point (images, brick
+    /// directories) and the processes serving it, for the telemetry.
+    fn backing(&self) -> Backing {
+        Backing::default()
     }
 }
 

@@ -25,6 +25,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 
+use crate::measure::telemetry::{DeviceProbe, Served};
 use crate::measure::{RunOutput, StopFlag};
 use crate::metric::catalogue as m;
 use crate::metric::MetricDef;
@@ -42,6 +43,10 @@ pub struct RunContext {
     pub position: u32,
     /// The name of the target the run is on.
     pub target: String,
+    /// The target's physical devices, when telemetry watches them: a
+    /// workload that times phases of its own (the matrix's cells) reads
+    /// their counters around each.
+    pub devices: Option<DeviceProbe>,
 }
 
 /// A workload's lifecycle on one target directory.
@@ -52,6 +57,11 @@ pub trait Workload: Send {
     fn run(&mut self, dir: &Path, cx: &RunContext) -> Result<RunOutput>;
     /// Untimed cleanup after each run.
     fn cleanup(&mut self, dir: &Path) -> Result<()>;
+    /// Processes serving the run that storlab starts for it (a database
+    /// server), for the telemetry; asked after prepare.
+    fn serving(&self, _dir: &Path) -> Vec<Served> {
+        Vec::new()
+    }
 }
 
 /// The closed registry of workload kinds; each names one row of [`KINDS`].

@@ -65,6 +65,30 @@ impl Watch {
     }
 }
 
+/// The counters of a chain's bottom devices, read on demand: the bytes
+/// they have read and written since boot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeviceProbe {
+    devices: Vec<(u32, u32)>,
+}
+
+impl DeviceProbe {
+    /// A probe of `chain`'s bottom devices; none when it has none.
+    pub fn of_chain(chain: &Chain) -> Option<DeviceProbe> {
+        let devices: Vec<(u32, u32)> = chain.bottom().map(|d| (d.major, d.minor)).collect();
+        (!devices.is_empty()).then_some(DeviceProbe { devices })
+    }
+
+    /// Bytes read and written by the devices so far.
+    pub fn bytes(&self) -> (u64, u64) {
+        sample::disks(&self.devices)
+            .values()
+            .fold((0, 0), |(r, w), d| {
+                (r + d.read_sectors * 512, w + d.write_sectors * 512)
+            })
+    }
+}
+
 /// Adds a recording's figures to a run's output, then the figures derived
 /// from both and the warnings of the validity checks.
 pub fn conclude(rec: &Recording, out: &mut RunOutput) {

@@ -33,6 +33,7 @@ fn run(dir: &Path, p: &Params) -> RunOutput {
         run_seed: 3,
         position: 0,
         target: "t".into(),
+        devices: None,
     };
     w.run(dir, &cx).unwrap()
 }

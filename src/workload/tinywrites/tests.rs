@@ -34,6 +34,7 @@ fn run(p: &Settings) -> (RunOutput, Vec<u8>) {
         run_seed: 1,
         position: 0,
         target: "t".into(),
+        devices: None,
     };
     let out = w.run(dir.path(), &cx).unwrap();
     let bytes = std::fs::read(w.file(dir.path())).unwrap();
