@@ -48,5 +48,8 @@ mod sqlite_oltp_runs;
 mod steady_state;
 /// The schema-v3 store fixture: it opens, migrates and reports what it did.
 mod store_fixture;
+/// Telemetry against ground truth: device bytes, a throttled read, the
+/// page-cache warning, the CPU of Gluster's daemons.
+mod telemetry;
 /// Verdicts, comparisons and the regression gate on real campaigns.
 mod verdicts;

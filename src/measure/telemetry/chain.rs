@@ -44,6 +44,16 @@ impl Chain {
         chain
     }
 
+    /// The chain of the devices numbered (major, minor) and what lies
+    /// under them.
+    pub fn of_devices(numbers: &[(u32, u32)]) -> Chain {
+        let mut chain = Chain::default();
+        for (major, minor) in numbers {
+            chain.add(*major, *minor, 0, None);
+        }
+        chain
+    }
+
     pub fn is_empty(&self) -> bool {
         self.devices.is_empty()
     }
