@@ -158,6 +158,7 @@ mod tests {
 
     fn entry(opts: &str, sup: &str) -> MountEntry {
         MountEntry {
+            mount_id: 40,
             major: 7,
             minor: 0,
             mount_point: "/m".into(),

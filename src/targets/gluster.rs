@@ -279,6 +279,10 @@ impl Target for Gluster {
     }
 
     fn teardown(&mut self) -> Result<()> {
+        // The claim holds until the volume is gone: released earlier,
+        // another campaign could stop the daemon under our teardown.
+        self.held
+            .undo_while(|r| !matches!(r, Resource::Daemon { .. }))?;
         self.claim = None; // our own claim must not keep the daemon running
         self.held.undo_all()
     }

@@ -287,6 +287,10 @@ impl Target for Zfs {
     }
 
     fn teardown(&mut self) -> Result<()> {
+        // The claim holds until the pool is gone: released earlier,
+        // another campaign could stop the daemon under our teardown.
+        self.held
+            .undo_while(|r| !matches!(r, Resource::Daemon { .. }))?;
         self.claim = None; // our own claim must not keep the daemon running
         self.held.undo_all()
     }

@@ -176,9 +176,15 @@ impl CommandWorkload {
     }
 
     /// Runs an untimed hook (prepare or cleanup); fails on a non-zero exit.
-    fn hook(&self, which: &str, argv: Option<&Vec<String>>, dir: &Path) -> Result<()> {
+    fn hook(
+        &self,
+        which: &str,
+        argv: Option<&Vec<String>>,
+        dir: &Path,
+        stop: &StopFlag,
+    ) -> Result<()> {
         let Some(argv) = argv else { return Ok(()) };
-        let f = self.spawn(argv, dir, &StopFlag::new())?;
+        let f = self.spawn(argv, dir, stop)?;
         check(&f, self.timeout).map_err(|e| anyhow!("{which} command {e}"))
     }
 }
@@ -227,8 +233,8 @@ fn check(f: &Finished, timeout: Option<Duration>) -> Result<()> {
 }
 
 impl Workload for CommandWorkload {
-    fn prepare(&mut self, dir: &Path) -> Result<()> {
-        self.hook("prepare", self.prepare.as_ref(), dir)
+    fn prepare(&mut self, dir: &Path, cx: &RunContext) -> Result<()> {
+        self.hook("prepare", self.prepare.as_ref(), dir, &cx.stop)
     }
 
     fn run(&mut self, dir: &Path, cx: &RunContext) -> Result<RunOutput> {
@@ -261,7 +267,8 @@ impl Workload for CommandWorkload {
     }
 
     fn cleanup(&mut self, dir: &Path) -> Result<()> {
-        self.hook("cleanup", self.cleanup.as_ref(), dir)
+        // Cleanup runs to its end even after an interrupt.
+        self.hook("cleanup", self.cleanup.as_ref(), dir, &StopFlag::new())
     }
 }
 

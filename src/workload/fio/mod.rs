@@ -199,8 +199,8 @@ fn failure(f: &Finished, stdout: &str, doc: Option<&serde_json::Value>) -> anyho
 }
 
 impl Workload for Fio {
-    fn prepare(&mut self, dir: &Path) -> Result<()> {
-        let (f, stdout) = self.invoke(dir, &["--create_only=1"], &StopFlag::new())?;
+    fn prepare(&mut self, dir: &Path, cx: &RunContext) -> Result<()> {
+        let (f, stdout) = self.invoke(dir, &["--create_only=1"], &cx.stop)?;
         let doc = output::parse(&stdout);
         let job_failed = doc
             .as_ref()

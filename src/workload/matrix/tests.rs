@@ -7,7 +7,6 @@ use std::sync::atomic::AtomicBool;
 use super::cell::{read_stamp, run_test, Timing};
 use super::grid::{Cell, Test};
 use super::*;
-use crate::measure::StopFlag;
 
 const CELL: Cell = Cell {
     file_size: 64 << 10,
@@ -113,11 +112,8 @@ fn a_run_yields_one_metric_pair_per_cell_and_test() {
     );
     assert_eq!(validate(&p), Ok(()));
     let mut m = Matrix::new(&p);
-    let cx = RunContext {
-        stop: StopFlag::new(),
-        run_seed: 7,
-    };
-    m.prepare(dir.path()).unwrap();
+    let cx = RunContext::standalone(7);
+    m.prepare(dir.path(), &cx).unwrap();
     let out = m.run(dir.path(), &cx).unwrap();
     // 64k: 4k..64k (5), 128k: 5, 256k: 5 → 15 cells.
     assert_eq!(out.metric("cells"), Some(15.0));
@@ -149,10 +145,7 @@ fn reading_tests_alone_lay_the_file_out_first() {
         crate::experiment::params::Value::List(vec!["reread".into()]),
     );
     let mut m = Matrix::new(&p);
-    let cx = RunContext {
-        stop: StopFlag::new(),
-        run_seed: 1,
-    };
+    let cx = RunContext::standalone(1);
     let out = m.run(dir.path(), &cx).unwrap();
     assert!(out.metric("reread_128k_128k_bw_bytes_per_s").unwrap() > 0.0);
     assert_eq!(out.metric("write_64k_4k_bw_bytes_per_s"), None);

@@ -3,7 +3,6 @@
 
 use super::*;
 use crate::experiment::params::Value;
-use crate::measure::StopFlag;
 
 fn params(ops: &str, threads: i64) -> Params {
     let mut p = Params::defaults(PARAMS);
@@ -22,11 +21,8 @@ fn params(ops: &str, threads: i64) -> Params {
 /// Runs the workload (without cleanup) and returns its output.
 fn run(dir: &Path, p: &Params) -> RunOutput {
     let mut w = Smallfiles::new(p);
-    w.prepare(dir).unwrap();
-    let cx = RunContext {
-        stop: StopFlag::new(),
-        run_seed: 3,
-    };
+    let cx = RunContext::standalone(3);
+    w.prepare(dir, &cx).unwrap();
     w.run(dir, &cx).unwrap()
 }
 

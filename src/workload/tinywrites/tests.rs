@@ -5,7 +5,6 @@ use std::io::Read;
 
 use super::*;
 use crate::experiment::params::Value;
-use crate::measure::StopFlag;
 
 fn params(compress: &str, data: &str, total: u64, buffered: bool) -> Params {
     let mut p = Params::defaults(PARAMS);
@@ -21,11 +20,8 @@ fn params(compress: &str, data: &str, total: u64, buffered: bool) -> Params {
 fn run(p: &Params) -> (RunOutput, Vec<u8>) {
     let dir = tempfile::tempdir().unwrap();
     let mut w = Tinywrites::new(p);
-    w.prepare(dir.path()).unwrap();
-    let cx = RunContext {
-        stop: StopFlag::new(),
-        run_seed: 1,
-    };
+    let cx = RunContext::standalone(1);
+    w.prepare(dir.path(), &cx).unwrap();
     let out = w.run(dir.path(), &cx).unwrap();
     let bytes = std::fs::read(w.file(dir.path())).unwrap();
     w.cleanup(dir.path()).unwrap();
