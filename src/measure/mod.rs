@@ -7,6 +7,7 @@ pub mod cpu;
 pub mod latency;
 pub mod output;
 pub mod stop;
+pub mod strays;
 pub mod wire;
 
 pub use output::{Hist, Metric, RunOutput, Series};

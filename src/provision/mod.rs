@@ -17,6 +17,7 @@ pub mod loopdev;
 pub mod mount;
 pub mod mountinfo;
 pub mod naming;
+pub mod options;
 pub mod owner;
 pub mod resource;
 pub mod workdir;

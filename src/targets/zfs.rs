@@ -17,7 +17,7 @@ use crate::provision::journal::{state_dir, Held, Journal, Resource};
 use crate::provision::zfs_cli::{
     create_args, get_properties, kernel_zfs, pool_exists, zfs_reachable,
 };
-use crate::provision::{cmd, daemon, loopdev, mount, resource_name};
+use crate::provision::{cmd, daemon, loopdev, mount, options, resource_name};
 
 pub const PARAMS: &[ParamSpec] = &[
     ParamSpec {
@@ -212,6 +212,7 @@ pub fn check_device(dev: &Path) -> Result<()> {
 
 impl Target for Zfs {
     fn preflight(&self) -> Result<()> {
+        options::refuse_paths_in_map("properties", &self.properties, true)?;
         if cmd::which("zpool").is_none() {
             bail!("zpool is not installed; install zfsutils-linux (kernel ZFS) or zfs-fuse");
         }

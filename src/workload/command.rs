@@ -252,6 +252,12 @@ impl Workload for CommandWorkload {
             ],
             ..Default::default()
         };
+        if f.strays > 0 {
+            out.warnings.push(format!(
+                "the command left {} process(es) running when it ended; storlab killed them, since they would have kept the target busy",
+                f.strays
+            ));
+        }
         match child::own_peak_rss_bytes() {
             Some(floor) if f.max_rss_bytes <= floor => out.warnings.push(format!(
                 "peak memory not recorded: the kernel reports {}, which is storlab's own resident size carried over at exec; the command used at most that",

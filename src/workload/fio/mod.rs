@@ -13,6 +13,7 @@
 
 mod jobfile;
 mod output;
+mod policy;
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -76,7 +77,7 @@ pub fn resolve(p: &mut Params, base: &Path) -> Result<(), (&'static str, String)
                 ),
             )
         })?;
-        let text = jobfile::load(&abs).map_err(|e| ("job", e))?;
+        let text = jobfile::load(&abs, base).map_err(|e| ("job", e))?;
         p.set("job", Value::Str(abs.display().to_string()));
         ("job", text)
     } else {
