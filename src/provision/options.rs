@@ -91,10 +91,23 @@ mod tests {
         }
         refuse_paths(
             "mkfs_options",
-            &v(&["-b", "4096", "-O", "^has_journal", "-E", "stride=16,stripe_width=64", "-L", "data"]),
+            &v(&[
+                "-b",
+                "4096",
+                "-O",
+                "^has_journal",
+                "-E",
+                "stride=16,stripe_width=64",
+                "-L",
+                "data",
+            ]),
         )
         .unwrap();
-        refuse_paths("mount_options", &v(&["noatime", "data=writeback", "barrier=0"])).unwrap();
+        refuse_paths(
+            "mount_options",
+            &v(&["noatime", "data=writeback", "barrier=0"]),
+        )
+        .unwrap();
         refuse_paths("options", &v(&["auth.allow=10.0.0.0/8"])).unwrap();
     }
 

@@ -46,7 +46,7 @@ pub const PARAMS: &[ParamSpec] = &[
         name: "shell",
         ty: ParamType::Bool,
         default: Some("false"),
-        help: "run command, prepare and cleanup as one string each with sh -c ({dir} is pasted as is)",
+        help: "run command, prepare and cleanup as one string each with sh -c ({dir} is pasted single-quoted)",
     },
     ParamSpec {
         name: "prepare",
@@ -189,13 +189,16 @@ impl CommandWorkload {
     }
 }
 
-/// The process for `argv`: directly, or one string through `sh -c`.
+/// The process for `argv`: directly, or one string through `sh -c`, where
+/// `{dir}` is pasted single-quoted, so that a path with spaces or shell
+/// characters stays one word and runs nothing.
 fn build(argv: &[String], shell: bool, dir: &Path) -> Command {
     let dir_text = dir.display().to_string();
     let subst = |s: &String| s.replace("{dir}", &dir_text);
     let mut cmd = if shell {
         let mut c = Command::new("sh");
-        c.arg("-c").arg(subst(&argv[0]));
+        c.arg("-c")
+            .arg(argv[0].replace("{dir}", &shell_quote(&dir_text)));
         c
     } else {
         let mut c = Command::new(subst(&argv[0]));
@@ -204,6 +207,11 @@ fn build(argv: &[String], shell: bool, dir: &Path) -> Command {
     };
     cmd.current_dir(dir).env("STORLAB_DIR", dir);
     cmd
+}
+
+/// `s` as one word for sh: single-quoted, a `'` inside as `'\''`.
+fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
 }
 
 fn program_name(argv: &[String], shell: bool) -> String {
@@ -308,7 +316,21 @@ mod tests {
         assert_eq!(cmd.get_current_dir(), Some(dir));
         let sh = build(&["cd {dir} && ls".to_string()], true, dir);
         assert_eq!(sh.get_program(), "sh");
-        assert_eq!(sh.get_args().collect::<Vec<_>>(), ["-c", "cd /w/d && ls"]);
+        assert_eq!(sh.get_args().collect::<Vec<_>>(), ["-c", "cd '/w/d' && ls"]);
+    }
+
+    #[test]
+    fn with_a_shell_dir_stays_one_word_whatever_it_holds() {
+        let root = tempfile::tempdir().unwrap();
+        let odd = root.path().join("it's a dir;$(touch pwned)");
+        std::fs::create_dir(&odd).unwrap();
+        let mut sh = build(&["printf %s {dir}".to_string()], true, &odd);
+        let out = sh.output().unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            odd.display().to_string()
+        );
+        assert!(!odd.join("pwned").exists() && !root.path().join("pwned").exists());
     }
 
     #[test]

@@ -394,7 +394,11 @@ mod tests {
         let exp = d.path().join("exp");
         std::fs::create_dir(&exp).unwrap();
         std::fs::write(d.path().join("secret"), "[global]\nbs=4k\n").unwrap();
-        for inc in ["include ../secret", "include /etc/shadow", "include /etc/passwd"] {
+        for inc in [
+            "include ../secret",
+            "include /etc/shadow",
+            "include /etc/passwd",
+        ] {
             std::fs::write(exp.join("main.fio"), format!("{inc}\n[j]\nrw=read\n")).unwrap();
             let err = load(&exp.join("main.fio"), &exp).unwrap_err();
             assert!(
