@@ -2,13 +2,12 @@
 //! glusterd): started with a pid file storlab chose, stopped only by that
 //! pid, and only if the process there is still the program started.
 
-use std::os::fd::AsRawFd;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
-use super::cmd;
+use super::{cmd, hostlock};
 use super::resource::Undone;
 
 /// Starts `program args…` (which daemonizes and writes `pidfile`) and waits
@@ -52,58 +51,21 @@ pub fn start(
 /// found the daemon running and has not created its volume yet.
 pub struct Claim(#[allow(dead_code)] std::fs::File);
 
-fn lock_path(program: &str) -> PathBuf {
-    let dir = Path::new("/run/lock");
-    let dir = if dir.is_dir() {
-        dir.to_path_buf()
-    } else {
-        std::env::temp_dir()
-    };
-    dir.join(format!("storlab-{program}.lock"))
-}
-
-fn open_lock(program: &str) -> Result<std::fs::File> {
-    let path = lock_path(program);
-    std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .read(true)
-        .write(true)
-        .open(&path)
-        .with_context(|| format!("opening the lock file {}", path.display()))
-}
-
-fn flock(f: &std::fs::File, op: libc::c_int) -> std::io::Result<()> {
-    loop {
-        // SAFETY: flock on a descriptor this File owns.
-        if unsafe { libc::flock(f.as_raw_fd(), op) } == 0 {
-            return Ok(());
-        }
-        let e = std::io::Error::last_os_error();
-        if e.kind() != std::io::ErrorKind::Interrupted {
-            return Err(e);
-        }
-    }
-}
-
 /// Claims `program` for this campaign (waits while another campaign is
 /// stopping it).
 pub fn claim(program: &str) -> Result<Claim> {
-    let f = open_lock(program)?;
-    flock(&f, libc::LOCK_SH)
-        .with_context(|| format!("locking {}", lock_path(program).display()))?;
+    let f = hostlock::open(program)?;
+    hostlock::flock(&f, libc::LOCK_SH)
+        .with_context(|| format!("locking {}", hostlock::path(program).display()))?;
     Ok(Claim(f))
 }
 
 /// The exclusive lock when no campaign claims `program`; `Err` names why not.
 fn exclusive(program: &str) -> std::result::Result<std::fs::File, String> {
-    let f = open_lock(program).map_err(|e| format!("{e:#}"))?;
-    match flock(&f, libc::LOCK_EX | libc::LOCK_NB) {
-        Ok(()) => Ok(f),
-        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-            Err("another campaign relies on it".into())
-        }
-        Err(e) => Err(format!("locking {}: {e}", lock_path(program).display())),
+    match hostlock::try_exclusive(program) {
+        Ok(Some(f)) => Ok(f),
+        Ok(None) => Err("another campaign relies on it".into()),
+        Err(e) => Err(format!("{e:#}")),
     }
 }
 

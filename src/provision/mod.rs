@@ -11,6 +11,7 @@ pub mod cmd;
 pub mod daemon;
 pub mod facts;
 pub mod gluster_cli;
+pub mod hostlock;
 pub mod identity;
 pub mod journal;
 pub mod loopdev;

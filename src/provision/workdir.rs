@@ -1,20 +1,22 @@
 //! storlab's own working directory on a target: `storlab-work-<target>`
 //! below the target's root (named per target, so that two targets may share
 //! a directory). It belongs to one live campaign: its marker file names the
-//! campaign process (pid and start time), and the campaign holds an
-//! exclusive lock on the marker for as long as it runs. Another campaign
-//! finding the directory leaves it alone while either says its owner is
-//! alive, and removes it only when its owner is gone (a killed campaign's
-//! leftovers). The directory is journaled before it is created, so that
+//! campaign process (host, pid and start time), and the campaign holds an
+//! exclusive host-wide lock named after the directory's path for as long as
+//! it runs (outside the target, which must stay unmountable). Another
+//! campaign finding the directory leaves it alone while either says its
+//! owner is alive (or the owner ran on another host), and removes it only
+//! when its owner is gone (a killed campaign's leftovers). The directory is journaled before it is created, so that
 //! `storlab cleanup` removes what a killed campaign left even if no
 //! campaign runs there again.
 
 use std::fs::File;
-use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Serialize};
 
+use super::hostlock;
 use super::journal::{Journal, Resource, Undone};
 use super::naming::WORKDIR_PREFIX;
 use super::owner::Owner;
@@ -30,58 +32,67 @@ pub struct Workdir {
     owner: Owner,
     journal: Journal,
     id: u64,
-    /// The marker, locked exclusively while this campaign runs.
-    lock: Option<File>,
+    /// The directory's host-wide lock, held while this campaign runs.
+    _lock: File,
+}
+
+/// What a marker says: the owning campaign process and its host.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Marker {
+    #[serde(flatten)]
+    owner: Owner,
+    host: String,
 }
 
 /// Who owns a working directory, as its marker says.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum Marked {
-    /// A marker of this storlab: the owner's pid and start time.
-    Owner(Owner),
+    /// A marker of this storlab: the owner's host, pid and start time.
+    Owner(Owner, String),
     /// A marker of an older storlab: only a pid.
     Pid(u32),
 }
 
 impl Marked {
-    fn is_alive(self) -> bool {
+    /// Alive, or on another host (where storlab cannot tell: cautious).
+    fn may_be_alive(&self) -> bool {
         match self {
-            Marked::Owner(o) => o.is_alive(),
-            Marked::Pid(pid) => super::daemon::alive_as(pid, "storlab"),
+            Marked::Owner(o, host) => *host != crate::host::hostname() || o.is_alive(),
+            Marked::Pid(pid) => super::daemon::alive_as(*pid, "storlab"),
         }
     }
 
-    fn pid(self) -> u32 {
+    fn describe(&self) -> String {
         match self {
-            Marked::Owner(o) => o.pid,
-            Marked::Pid(p) => p,
+            Marked::Owner(o, host) => format!("pid {} on {host}", o.pid),
+            Marked::Pid(p) => format!("pid {p}"),
         }
     }
 }
 
 fn read_marker(dir: &Path) -> Option<Marked> {
     let text = std::fs::read_to_string(dir.join(MARKER)).ok()?;
-    if let Ok(o) = serde_json::from_str::<Owner>(text.trim()) {
-        return Some(Marked::Owner(o));
+    if let Ok(m) = serde_json::from_str::<Marker>(text.trim()) {
+        return Some(Marked::Owner(m.owner, m.host));
     }
     let pid = text.trim().strip_prefix("pid ")?.trim().parse().ok()?;
     Some(Marked::Pid(pid))
 }
 
-/// Tries to lock the marker of `dir` exclusively: `Ok(None)` when another
-/// process holds it.
+/// The host-wide lock of the working directory at `path` (FNV-1a of the
+/// path, the same in every storlab build).
+fn lock_name(path: &Path) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in path.as_os_str().as_encoded_bytes() {
+        h = (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("work-{h:016x}")
+}
+
+/// The lock of `dir` held exclusively: `Ok(None)` when another process
+/// holds it.
 fn try_lock(dir: &Path) -> Result<Option<File>> {
-    let path = dir.join(MARKER);
-    let f = File::open(&path).with_context(|| format!("opening {}", path.display()))?;
-    // SAFETY: flock on a descriptor this File owns.
-    if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
-        return Ok(Some(f));
-    }
-    let e = std::io::Error::last_os_error();
-    if e.kind() == std::io::ErrorKind::WouldBlock {
-        return Ok(None);
-    }
-    Err(e).with_context(|| format!("locking {}", path.display()))
+    hostlock::try_exclusive(&lock_name(dir))
 }
 
 impl Workdir {
@@ -90,10 +101,19 @@ impl Workdir {
     /// that a running campaign owns, or that storlab did not make, is
     /// refused.
     pub fn create(root: &Path, target: &str, journal: &Journal) -> Result<Workdir> {
+        let root = std::path::absolute(root)
+            .with_context(|| format!("resolving {}", root.display()))?;
         let path = root.join(format!("{PREFIX}{}", safe_name(target)));
+        let lock = try_lock(&path)?;
         if path.exists() {
-            take_over(&path)?;
+            take_over(&path, lock.is_some())?;
         }
+        let Some(lock) = lock else {
+            bail!(
+                "{} is being set up by another campaign right now; wait for it, or give this target another name or path",
+                path.display()
+            );
+        };
         let owner = Owner::me();
         let id = journal.acquire(&Resource::Workdir {
             path: path.clone(),
@@ -109,22 +129,20 @@ impl Workdir {
                 )
             });
         }
-        let mut wd = Workdir {
+        let wd = Workdir {
             path,
             owner,
             journal: journal.clone(),
             id,
-            lock: None,
+            _lock: lock,
         };
         let marker = wd.path.join(MARKER);
-        std::fs::write(&marker, format!("{}\n", serde_json::to_string(&owner)?))
+        let text = serde_json::to_string(&Marker {
+            owner,
+            host: crate::host::hostname(),
+        })?;
+        std::fs::write(&marker, format!("{text}\n"))
             .with_context(|| format!("writing marker {}", marker.display()))?;
-        wd.lock = Some(try_lock(&wd.path)?.with_context(|| {
-            format!(
-                "{} was locked by another process as it was created",
-                marker.display()
-            )
-        })?);
         Ok(wd)
     }
 
@@ -141,9 +159,9 @@ impl Workdir {
 
     /// Removes the directory (unless another campaign owns it by now) and
     /// releases it from the journal.
-    pub fn remove(mut self) -> Result<()> {
-        self.lock = None; // our own lock must not look like another owner's
-        match remove_owned(&self.path, &self.owner)? {
+    pub fn remove(self) -> Result<()> {
+        // Still holding the lock: nobody takes the directory over meanwhile.
+        match remove_marked(&self.path, &self.owner)? {
             Undone::Gone => self.journal.release(self.id),
             Undone::Kept(why) => {
                 self.journal.keep(self.id);
@@ -154,27 +172,27 @@ impl Workdir {
 }
 
 /// Removes a working directory a campaign no longer running left, or
-/// refuses one in use or not made by storlab.
-fn take_over(path: &Path) -> Result<()> {
+/// refuses one in use or not made by storlab. `locked`: this process holds
+/// the directory's lock (no campaign on this host does).
+fn take_over(path: &Path, locked: bool) -> Result<()> {
     let Some(marked) = read_marker(path) else {
         bail!(
             "{} exists but was not made by storlab; move it away or choose another target path",
             path.display()
         );
     };
-    let lock = try_lock(path)?;
-    if lock.is_none() || marked.is_alive() {
+    if !locked || marked.may_be_alive() {
         bail!(
-            "{} belongs to a campaign that is still running (pid {}); wait for it to end, or give this target another name or path",
+            "{} belongs to a campaign that is still running ({}), or ran on another host; wait for it to end, or give this target another name or path (a directory a campaign on another host left must be removed by hand)",
             path.display(),
-            marked.pid()
+            marked.describe()
         );
     }
     remove_dir(path).with_context(|| {
         format!(
-            "removing {} left by a campaign that is gone (pid {})",
+            "removing {} left by a campaign that is gone ({})",
             path.display(),
-            marked.pid()
+            marked.describe()
         )
     })
 }
@@ -183,11 +201,22 @@ fn take_over(path: &Path) -> Result<()> {
 /// names `owner`. One that another campaign owns by now is not ours to
 /// remove (ours is gone); one without a marker is removed only if empty.
 pub fn remove_owned(path: &Path, owner: &Owner) -> Result<Undone> {
+    let Some(_lock) = try_lock(path)? else {
+        return Ok(Undone::Kept(format!(
+            "{} is locked by a running campaign; it is left alone",
+            path.display()
+        )));
+    };
+    remove_marked(path, owner)
+}
+
+/// Removes `path` if its marker names `owner` (see [`remove_owned`]).
+fn remove_marked(path: &Path, owner: &Owner) -> Result<Undone> {
     if !path.exists() {
         return Ok(Undone::Gone);
     }
     match read_marker(path) {
-        Some(Marked::Owner(o)) if o == *owner => {}
+        Some(Marked::Owner(o, host)) if o == *owner && host == crate::host::hostname() => {}
         Some(_) => return Ok(Undone::Gone),
         None => {
             return match std::fs::remove_dir(path) {
@@ -198,12 +227,6 @@ pub fn remove_owned(path: &Path, owner: &Owner) -> Result<Undone> {
                 ))),
             }
         }
-    }
-    if try_lock(path)?.is_none() {
-        return Ok(Undone::Kept(format!(
-            "{} is locked by a running campaign; it is left alone",
-            path.display()
-        )));
     }
     remove_dir(path)?;
     Ok(Undone::Gone)
@@ -248,7 +271,11 @@ mod tests {
             pid: std::process::id(),
             start: Owner::me().start + 1,
         };
-        std::fs::write(path.join(MARKER), serde_json::to_string(&dead).unwrap()).unwrap();
+        let marker = Marker {
+            owner: dead,
+            host: crate::host::hostname(),
+        };
+        std::fs::write(path.join(MARKER), serde_json::to_string(&marker).unwrap()).unwrap();
         let w = Workdir::create(root.path(), "t", &j).unwrap();
         assert!(!w.path().join("leftover").exists());
         w.remove().unwrap();
@@ -276,7 +303,10 @@ mod tests {
         let state = tempfile::tempdir().unwrap();
         let w = Workdir::create(root.path(), "t", &journal(state.path())).unwrap();
         let earlier = Owner { pid: 1, start: 1 };
-        assert_eq!(remove_owned(w.path(), &earlier).unwrap(), Undone::Gone);
+        // Locked by its running owner: left alone.
+        assert!(matches!(remove_owned(w.path(), &earlier).unwrap(), Undone::Kept(_)));
+        // Its marker names another owner: not that owner's to remove.
+        assert_eq!(remove_marked(w.path(), &earlier).unwrap(), Undone::Gone);
         assert!(w.path().exists(), "not removed: it is not that owner's");
         w.remove().unwrap();
     }
