@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
-use super::{cmd, hostlock};
 use super::resource::Undone;
+use super::{cmd, hostlock};
 
 /// Starts `program args…` (which daemonizes and writes `pidfile`) and waits
 /// until `ready()` holds. Returns the daemon's pid.

@@ -101,8 +101,8 @@ impl Workdir {
     /// that a running campaign owns, or that storlab did not make, is
     /// refused.
     pub fn create(root: &Path, target: &str, journal: &Journal) -> Result<Workdir> {
-        let root = std::path::absolute(root)
-            .with_context(|| format!("resolving {}", root.display()))?;
+        let root =
+            std::path::absolute(root).with_context(|| format!("resolving {}", root.display()))?;
         let path = root.join(format!("{PREFIX}{}", safe_name(target)));
         let lock = try_lock(&path)?;
         if path.exists() {
@@ -304,7 +304,10 @@ mod tests {
         let w = Workdir::create(root.path(), "t", &journal(state.path())).unwrap();
         let earlier = Owner { pid: 1, start: 1 };
         // Locked by its running owner: left alone.
-        assert!(matches!(remove_owned(w.path(), &earlier).unwrap(), Undone::Kept(_)));
+        assert!(matches!(
+            remove_owned(w.path(), &earlier).unwrap(),
+            Undone::Kept(_)
+        ));
         // Its marker names another owner: not that owner's to remove.
         assert_eq!(remove_marked(w.path(), &earlier).unwrap(), Undone::Gone);
         assert!(w.path().exists(), "not removed: it is not that owner's");

@@ -231,6 +231,8 @@ impl<'a, 'l> Campaign<'a, 'l> {
                 }
             }
         }
+        // Interrupted in its last run: interrupted all the same, and resumable.
+        self.outcome.interrupted = self.s.stop.is_raised();
         Ok(())
     }
 
