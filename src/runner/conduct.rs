@@ -47,7 +47,7 @@ impl Campaign<'_, '_> {
         self.outcome.runs += 1;
         self.outcome.failed_runs += usize::from(record.status == "failed");
         if record.status == "ok" {
-            let primary = exp.workloads[pr.workload].kind.primary().name;
+            let primary = exp.workloads[pr.workload].kind.primary();
             self.note_value(pr, run.output.as_ref().and_then(|o| o.metric(primary)));
         }
         let spec = &exp.workloads[pr.workload];
@@ -178,7 +178,7 @@ fn label(exp: &Experiment, pr: &PlannedRun) -> String {
 
 fn describe(exp: &Experiment, pr: &PlannedRun, rec: &RunRecord, out: Option<&RunOutput>) -> String {
     let primary = exp.workloads[pr.workload].kind.primary();
-    let value = out.and_then(|o| o.metric(primary.name));
+    let value = out.and_then(|o| o.metric(primary));
     let text = value
         .map(|v| format_value(v, primary.unit))
         .unwrap_or_else(|| "no primary metric".into());

@@ -4,6 +4,7 @@
 //! read only from here.
 
 mod lock;
+mod migrate_v4;
 mod read;
 mod resume;
 mod schema;
@@ -15,7 +16,10 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use rusqlite::Connection;
 
-pub use read::{CampaignData, CampaignRow, MetricValue, RankData, RunData, TargetRow, WorkloadRow};
+pub use read::{
+    CampaignData, CampaignRow, HistData, MetricValue, Metrics, PairStop, RankData, RunData,
+    SeriesData, TargetRow, WorkloadRow,
+};
 pub use resume::{DoneRun, Resumable};
 pub use spool::run_text;
 pub use write::{RankRow, RunRecord};
@@ -136,3 +140,6 @@ fn writable(path: &Path) -> bool {
     // SAFETY: access reads a NUL-terminated path and touches nothing else.
     unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 }
 }
+
+#[cfg(test)]
+mod tests;

@@ -286,7 +286,7 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::measure::Metric;
+    use crate::metric::catalogue as m;
 
     fn record() -> RunRecord {
         RunRecord {
@@ -310,7 +310,7 @@ mod tests {
     #[test]
     fn a_spooled_run_reads_back_exactly() {
         let out = RunOutput {
-            metrics: vec![Metric::higher("bw_bytes_per_s", 0.1 + 0.2, "bytes/s")],
+            metrics: vec![m::BW_BYTES_PER_S.value(0.1 + 0.2)],
             ..Default::default()
         };
         let text = run_text(&record(), Some(&out), &[]).unwrap();
