@@ -51,7 +51,7 @@ fn after_a_run_the_tpcb_balances_agree_with_the_history() {
     )
     .unwrap();
     let spec = &exp.workloads[0];
-    let mut w = spec.kind.build(&spec.params);
+    let mut w = spec.config.build();
     let cx = RunContext::standalone(3);
     w.prepare(dir.path(), &cx).unwrap();
     let out = w.run(dir.path(), &cx).unwrap();

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
-use super::resource::Undone;
+use super::undo::Undone;
 use super::{cmd, hostlock};
 
 /// Starts `program args…` (which daemonizes and writes `pidfile`) and waits

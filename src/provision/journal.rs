@@ -15,7 +15,8 @@ use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
 use super::owner::Owner;
-pub use super::resource::{Resource, Undone};
+pub use super::resource::Resource;
+pub use super::undo::Undone;
 
 const SUFFIX: &str = ".journal";
 
@@ -222,7 +223,7 @@ impl Inner {
         self.file = Some(self.create_new_file()?);
         let header = Line::Campaign {
             pid: std::process::id(),
-            started: chrono::Local::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, false),
+            started: crate::host::now_rfc3339(),
             owner: Some(Owner::me()),
         };
         self.append(&header)?;

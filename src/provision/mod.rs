@@ -20,7 +20,9 @@ pub mod mountinfo;
 pub mod naming;
 pub mod options;
 pub mod owner;
+pub mod ownership;
 pub mod resource;
+pub mod undo;
 pub mod workdir;
 pub mod zfs_cli;
 

@@ -11,7 +11,9 @@ use serde::{Deserialize, Serialize};
 
 use super::naming::{check_ours, is_resource_name, WORKDIR_PREFIX};
 use super::owner::Owner;
-use super::{daemon, gluster_cli, loopdev, mount, workdir, zfs_cli};
+use super::undo::remove_dir;
+pub use super::undo::Undone;
+use super::{daemon, gluster_cli, loopdev, mount, ownership, zfs_cli};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -34,17 +36,6 @@ pub enum Resource {
     /// A campaign's working directory on a target, removed only while its
     /// marker still names `owner` (another campaign may own that path now).
     Workdir { path: PathBuf, owner: Owner },
-}
-
-/// What undoing a resource did.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Undone {
-    /// It is gone (or was already).
-    Gone,
-    /// It is deliberately left in place, for the reason given (a daemon
-    /// another campaign still uses): it stays in the journal, so that a
-    /// later teardown or `storlab cleanup` undoes it.
-    Kept(String),
 }
 
 /// The daemons storlab may start.
@@ -109,7 +100,7 @@ impl Resource {
             Resource::Pool { name } => gone(zfs_cli::destroy_pool(name)),
             Resource::Volume { name } => gone(gluster_cli::delete_volume(name)),
             Resource::Daemon { program, pidfile } => daemon::stop(program, pidfile),
-            Resource::Workdir { path, owner } => workdir::remove_owned(path, owner),
+            Resource::Workdir { path, owner } => ownership::remove_owned(path, owner),
         }
     }
 }
@@ -132,20 +123,6 @@ fn check_pidfile(program: &str, pidfile: &Path) -> Result<()> {
         );
     }
     Ok(())
-}
-
-pub(super) fn remove_dir(path: &Path) -> Result<()> {
-    if !path.exists() {
-        return Ok(());
-    }
-    if let Some(m) = mount::mounts_under(path).first() {
-        bail!(
-            "not removing {}: {} is still mounted; unmount it first",
-            path.display(),
-            m
-        );
-    }
-    std::fs::remove_dir_all(path).with_context(|| format!("removing {}", path.display()))
 }
 
 #[cfg(test)]

@@ -1,29 +1,21 @@
 //! storlab's own working directory on a target: `storlab-work-<target>`
 //! below the target's root (named per target, so that two targets may share
-//! a directory). It belongs to one live campaign: its marker file names the
-//! campaign process (host, pid and start time), and the campaign holds an
-//! exclusive host-wide lock named after the directory's path for as long as
-//! it runs (outside the target, which must stay unmountable). Another
-//! campaign finding the directory leaves it alone while either says its
-//! owner is alive (or the owner ran on another host), and removes it only
-//! when its owner is gone (a killed campaign's leftovers). The directory is journaled before it is created, so that
-//! `storlab cleanup` removes what a killed campaign left even if no
-//! campaign runs there again.
+//! a directory). It belongs to one live campaign ([`super::ownership`]);
+//! one left by a campaign that is gone is removed first. The directory is
+//! journaled before it is created, so that `storlab cleanup` removes what a
+//! killed campaign left even if no campaign runs there again.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
-use serde::{Deserialize, Serialize};
 
-use super::hostlock;
 use super::journal::{Journal, Resource, Undone};
 use super::naming::WORKDIR_PREFIX;
 use super::owner::Owner;
-use super::resource::remove_dir;
+use super::ownership::{mark, remove_marked, take_over, try_lock};
 
 pub const PREFIX: &str = WORKDIR_PREFIX;
-const MARKER: &str = ".storlab-workdir";
 
 /// The working directory of a campaign on one target.
 #[derive(Debug)]
@@ -34,65 +26,6 @@ pub struct Workdir {
     id: u64,
     /// The directory's host-wide lock, held while this campaign runs.
     _lock: File,
-}
-
-/// What a marker says: the owning campaign process and its host.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-struct Marker {
-    #[serde(flatten)]
-    owner: Owner,
-    host: String,
-}
-
-/// Who owns a working directory, as its marker says.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Marked {
-    /// A marker of this storlab: the owner's host, pid and start time.
-    Owner(Owner, String),
-    /// A marker of an older storlab: only a pid.
-    Pid(u32),
-}
-
-impl Marked {
-    /// Alive, or on another host (where storlab cannot tell: cautious).
-    fn may_be_alive(&self) -> bool {
-        match self {
-            Marked::Owner(o, host) => *host != crate::host::hostname() || o.is_alive(),
-            Marked::Pid(pid) => super::daemon::alive_as(*pid, "storlab"),
-        }
-    }
-
-    fn describe(&self) -> String {
-        match self {
-            Marked::Owner(o, host) => format!("pid {} on {host}", o.pid),
-            Marked::Pid(p) => format!("pid {p}"),
-        }
-    }
-}
-
-fn read_marker(dir: &Path) -> Option<Marked> {
-    let text = std::fs::read_to_string(dir.join(MARKER)).ok()?;
-    if let Ok(m) = serde_json::from_str::<Marker>(text.trim()) {
-        return Some(Marked::Owner(m.owner, m.host));
-    }
-    let pid = text.trim().strip_prefix("pid ")?.trim().parse().ok()?;
-    Some(Marked::Pid(pid))
-}
-
-/// The host-wide lock of the working directory at `path` (FNV-1a of the
-/// path, the same in every storlab build).
-fn lock_name(path: &Path) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in path.as_os_str().as_encoded_bytes() {
-        h = (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
-    }
-    format!("work-{h:016x}")
-}
-
-/// The lock of `dir` held exclusively: `Ok(None)` when another process
-/// holds it.
-fn try_lock(dir: &Path) -> Result<Option<File>> {
-    hostlock::try_exclusive(&lock_name(dir))
 }
 
 impl Workdir {
@@ -136,13 +69,7 @@ impl Workdir {
             id,
             _lock: lock,
         };
-        let marker = wd.path.join(MARKER);
-        let text = serde_json::to_string(&Marker {
-            owner,
-            host: crate::host::hostname(),
-        })?;
-        std::fs::write(&marker, format!("{text}\n"))
-            .with_context(|| format!("writing marker {}", marker.display()))?;
+        mark(&wd.path, owner)?;
         Ok(wd)
     }
 
@@ -171,67 +98,6 @@ impl Workdir {
     }
 }
 
-/// Removes a working directory a campaign no longer running left, or
-/// refuses one in use or not made by storlab. `locked`: this process holds
-/// the directory's lock (no campaign on this host does).
-fn take_over(path: &Path, locked: bool) -> Result<()> {
-    let Some(marked) = read_marker(path) else {
-        bail!(
-            "{} exists but was not made by storlab; move it away or choose another target path",
-            path.display()
-        );
-    };
-    if !locked || marked.may_be_alive() {
-        bail!(
-            "{} belongs to a campaign that is still running ({}), or ran on another host; wait for it to end, or give this target another name or path (a directory a campaign on another host left must be removed by hand)",
-            path.display(),
-            marked.describe()
-        );
-    }
-    remove_dir(path).with_context(|| {
-        format!(
-            "removing {} left by a campaign that is gone ({})",
-            path.display(),
-            marked.describe()
-        )
-    })
-}
-
-/// Undoes a journaled working directory: removes it while its marker still
-/// names `owner`. One that another campaign owns by now is not ours to
-/// remove (ours is gone); one without a marker is removed only if empty.
-pub fn remove_owned(path: &Path, owner: &Owner) -> Result<Undone> {
-    let Some(_lock) = try_lock(path)? else {
-        return Ok(Undone::Kept(format!(
-            "{} is locked by a running campaign; it is left alone",
-            path.display()
-        )));
-    };
-    remove_marked(path, owner)
-}
-
-/// Removes `path` if its marker names `owner` (see [`remove_owned`]).
-fn remove_marked(path: &Path, owner: &Owner) -> Result<Undone> {
-    if !path.exists() {
-        return Ok(Undone::Gone);
-    }
-    match read_marker(path) {
-        Some(Marked::Owner(o, host)) if o == *owner && host == crate::host::hostname() => {}
-        Some(_) => return Ok(Undone::Gone),
-        None => {
-            return match std::fs::remove_dir(path) {
-                Ok(()) => Ok(Undone::Gone),
-                Err(_) => Ok(Undone::Kept(format!(
-                    "{} has no storlab marker but is not empty; look at it and remove it by hand",
-                    path.display()
-                ))),
-            }
-        }
-    }
-    remove_dir(path)?;
-    Ok(Undone::Gone)
-}
-
 /// A name reduced to characters safe in a path component.
 pub fn safe_name(name: &str) -> String {
     name.chars()
@@ -248,6 +114,7 @@ pub fn safe_name(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::provision::ownership::{remove_owned, Marker, MARKER};
 
     fn journal(dir: &Path) -> Journal {
         Journal::at(dir.join("campaign-test.journal"))

@@ -65,7 +65,7 @@ pub fn take_part(
         run_seed: order.run_seed ^ (team.rank() as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
         journal: m.journal.clone(),
     };
-    let mut workload = spec.kind.build(&spec.params);
+    let mut workload = spec.config.build();
     let prepared = owner
         .then(|| prepare(workload.as_mut(), &dir, team, &cx).err())
         .flatten();

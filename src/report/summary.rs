@@ -64,7 +64,10 @@ pub fn summary_table(c: &CampaignData) -> Table {
                 .runs
                 .iter()
                 .filter(|r| {
-                    r.workload == w.name && r.target == ts.target && !r.warmup && r.status == "failed"
+                    r.workload == w.name
+                        && r.target == ts.target
+                        && !r.warmup
+                        && r.status == "failed"
                 })
                 .count();
             let cv = ts

@@ -12,12 +12,13 @@ use anyhow::{anyhow, Context, Result};
 
 use super::Campaign;
 use crate::experiment::{Experiment, Remount};
+use crate::host::now_rfc3339;
 use crate::measure::RunOutput;
 use crate::plan::PlannedRun;
 use crate::ranks::protocol::{Instruction, RunOrder};
 use crate::ranks::turn::{take_part, Member};
 use crate::report::format::format_value;
-use crate::store::write::{now_rfc3339, CampaignIds};
+use crate::store::write::CampaignIds;
 use crate::store::{run_text, RankRow, RunRecord};
 
 /// A run as rank 0 concluded it.
@@ -57,7 +58,7 @@ impl Campaign<'_, '_> {
             self.total,
             &label,
             &describe,
-            spec.kind.estimate(&spec.params),
+            spec.config.estimate(),
         );
         Ok(())
     }

@@ -8,8 +8,8 @@ use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 
-use crate::experiment::units::format_bytes;
 use crate::experiment::Experiment;
+use crate::params::units::format_bytes;
 use crate::provision::facts::space;
 use crate::provision::identity::Identity;
 use crate::provision::journal::Journal;
@@ -36,15 +36,15 @@ impl Lab {
         let targets: Vec<Box<dyn Target>> = exp
             .targets
             .iter()
-            .map(|t| t.kind.build(&t.name, &t.params, &journal))
+            .map(|t| t.config.build(&t.name, &journal))
             .collect();
         for (t, spec) in targets.iter().zip(&exp.targets) {
             t.preflight()
                 .with_context(|| format!("target `{}`", spec.name))?;
         }
         for w in &exp.workloads {
-            w.kind
-                .preflight(&w.params)
+            w.config
+                .preflight()
                 .with_context(|| format!("workload `{}`", w.name))?;
         }
         let n = targets.len();
@@ -157,7 +157,7 @@ fn check_space(exp: &Experiment, target: usize, root: &Path, clients: u64) -> Re
         .workloads
         .iter()
         .filter(|w| w.runs_on(&spec.name))
-        .map(|w| w.kind.bytes_needed(&w.params))
+        .map(|w| w.config.bytes_needed())
         .max()
         .unwrap_or(0)
         .saturating_mul(clients.max(1));

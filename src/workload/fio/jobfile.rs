@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::experiment::units::{parse_duration, parse_size};
+use crate::params::units::{parse_duration, parse_size};
 
 /// How deep `include` may nest (fio itself has no limit; loops must end).
 const MAX_INCLUDE_DEPTH: usize = 16;
@@ -114,23 +114,6 @@ fn check_line(line: &Line<'_>) -> Result<(), String> {
         Line::Option(key, value) => super::policy::check(key, *value),
         _ => Ok(()),
     }
-}
-
-/// fio's list separator for file names is `:`, escaped as `\:`.
-pub(super) fn split_colons(value: &str) -> Vec<String> {
-    let mut parts = vec![String::new()];
-    let mut chars = value.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' if chars.peek() == Some(&':') => {
-                parts.last_mut().expect("never empty").push(':');
-                chars.next();
-            }
-            ':' => parts.push(String::new()),
-            c => parts.last_mut().expect("never empty").push(c),
-        }
-    }
-    parts
 }
 
 /// The job text of inline options: one job named `inline`. Booleans
@@ -281,7 +264,7 @@ pub fn bytes_needed(jobs: &[JobInfo]) -> u64 {
             }
         }
     }
-    files.values().sum()
+    files.values().fold(0, |a, b| a.saturating_add(*b))
 }
 
 /// Rough run time: jobs between stonewalls run together, the longest of

@@ -299,7 +299,7 @@ pub fn check(key: &str, value: Option<&str>) -> Result<(), String> {
         return Ok(()); // replaced by storlab's own (see `render`)
     }
     if PATH_OPTIONS.contains(&key) {
-        return super::jobfile::split_colons(value)
+        return split_colons(value)
             .iter()
             .try_for_each(|part| check_relative(key, part));
     }
@@ -349,6 +349,23 @@ fn refusal(key: &str) -> String {
     format!(
         "fio option {shown} is not one storlab passes to fio{why}: fio runs as root, so storlab allows only options known to stay inside its working directory and the fio processes; remove it, or run that job with fio by hand"
     )
+}
+
+/// fio's list separator for file names is `:`, escaped as `\:`.
+fn split_colons(value: &str) -> Vec<String> {
+    let mut parts = vec![String::new()];
+    let mut chars = value.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&':') => {
+                parts.last_mut().expect("never empty").push(':');
+                chars.next();
+            }
+            ':' => parts.push(String::new()),
+            c => parts.last_mut().expect("never empty").push(c),
+        }
+    }
+    parts
 }
 
 /// A file name must stay below the working directory.
