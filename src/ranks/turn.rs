@@ -63,6 +63,8 @@ pub fn take_part(
         stop: m.stop.clone(),
         // Each rank its own random pattern.
         run_seed: order.run_seed ^ (team.rank() as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+        position: order.position,
+        target: m.exp.targets[order.target].name.clone(),
         journal: m.journal.clone(),
     };
     let mut workload = spec.config.build();

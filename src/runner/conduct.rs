@@ -106,6 +106,7 @@ impl Campaign<'_, '_> {
                 workload: pr.workload,
                 dir,
                 run_seed: run_seed(pr),
+                position: pr.position,
             })
         });
         let order = match order {
@@ -210,6 +211,8 @@ fn new_record(ids: &CampaignIds, pr: &PlannedRun, ranks: usize) -> RunRecord {
     }
 }
 
-fn run_seed(pr: &PlannedRun) -> u64 {
+/// The seed a planned run's workload gets (`RunContext::run_seed`): public
+/// so that simulations of mock campaigns draw what a real one would.
+pub fn run_seed(pr: &PlannedRun) -> u64 {
     u64::from(pr.position) * 0x9E37 + u64::from(pr.round)
 }

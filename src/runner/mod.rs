@@ -8,6 +8,8 @@
 mod conduct;
 mod lab;
 
+pub use conduct::run_seed;
+
 use std::collections::HashMap;
 use std::time::Instant;
 

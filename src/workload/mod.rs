@@ -39,6 +39,11 @@ pub struct RunContext {
     pub stop: StopFlag,
     /// Differs per run, so that random patterns are not replayed exactly.
     pub run_seed: u64,
+    /// The run's 0-based position in the campaign's order (for the mock
+    /// workload's simulated drift).
+    pub position: u32,
+    /// The name of the target the run is on.
+    pub target: String,
     /// The campaign's journal: a workload records here, before creating
     /// it, anything it makes outside its directory (a socket directory in
     /// /tmp), so that teardown and `storlab cleanup` remove it.
@@ -47,11 +52,14 @@ pub struct RunContext {
 
 impl RunContext {
     /// A context for running a workload outside a campaign (tests, tools):
-    /// never stopped, journaling into the state directory.
+    /// never stopped, the first run of target `t`, journaling into the
+    /// state directory.
     pub fn standalone(run_seed: u64) -> RunContext {
         RunContext {
             stop: StopFlag::new(),
             run_seed,
+            position: 0,
+            target: "t".into(),
             journal: Journal::for_campaign(),
         }
     }
