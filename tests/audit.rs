@@ -496,6 +496,17 @@ impl Drop for FakeDaemon {
     }
 }
 
+/// Runs `storlab cleanup` on the lab's journals when the test ends, so that
+/// nothing a campaign kept (a daemon another campaign claimed) outlives the
+/// lab's state directory unrecorded if it can be undone by then.
+struct CleanupOnDrop<'a>(&'a Lab);
+
+impl Drop for CleanupOnDrop<'_> {
+    fn drop(&mut self) {
+        let _ = self.0.run(&["cleanup"]);
+    }
+}
+
 /// A directory of stand-ins put first on storlab's PATH.
 fn fake_bin(lab: &Lab, name: &str, script: &str) -> PathBuf {
     use std::os::unix::fs::PermissionsExt;
@@ -563,6 +574,7 @@ fn item7_a_campaign_holds_its_daemon_claim_until_its_volume_is_gone() {
     require_root!();
     let _d = crate::provision::daemons();
     let lab = Lab::new();
+    let _cleanup = CleanupOnDrop(&lab);
     let log = lab.path().join("claims.log");
     // On `volume delete`, try the lock a campaign stopping glusterd takes.
     let bin = fake_bin(

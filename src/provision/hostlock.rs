@@ -49,12 +49,57 @@ pub fn flock(f: &File, op: libc::c_int) -> std::io::Result<()> {
 }
 
 /// The lock `name` held exclusively, or `None` while another process
-/// holds it.
+/// holds it. A lock file may be removed by its holder ([`remove`]): a lock
+/// taken on a file that is no longer the one at the path is let go and
+/// taken again on the new file.
 pub fn try_exclusive(name: &str) -> Result<Option<File>> {
-    let f = open(name)?;
-    match flock(&f, libc::LOCK_EX | libc::LOCK_NB) {
-        Ok(()) => Ok(Some(f)),
-        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Ok(None),
-        Err(e) => Err(e).with_context(|| format!("locking {}", path(name).display())),
+    loop {
+        let f = open(name)?;
+        match flock(&f, libc::LOCK_EX | libc::LOCK_NB) {
+            Ok(()) if still_at_path(&f, name) => return Ok(Some(f)),
+            Ok(()) => continue,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Ok(None),
+            Err(e) => return Err(e).with_context(|| format!("locking {}", path(name).display())),
+        }
+    }
+}
+
+/// Whether `f` is still the file at the lock's path.
+fn still_at_path(f: &File, name: &str) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (f.metadata(), std::fs::metadata(path(name))) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
+}
+
+/// Removes the lock file `name` while `held` (its exclusive lock) is still
+/// held, so that no other process can hold a lock on it meanwhile; a
+/// process that opened it before sees that it is gone ([`try_exclusive`]).
+pub fn remove(name: &str, held: File) {
+    if still_at_path(&held, name) {
+        let _ = std::fs::remove_file(path(name));
+    }
+    drop(held);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_removed_lock_file_is_never_held_twice() {
+        let name = format!("test-{}", std::process::id());
+        let held = try_exclusive(&name).unwrap().expect("free");
+        // Opened before the removal, as a competing process would.
+        let early = open(&name).unwrap();
+        assert!(try_exclusive(&name).unwrap().is_none(), "held");
+        remove(&name, held);
+        assert!(!path(&name).exists());
+        assert!(flock(&early, libc::LOCK_EX | libc::LOCK_NB).is_ok());
+        assert!(!still_at_path(&early, &name), "the early file is stale");
+        let again = try_exclusive(&name).unwrap().expect("a fresh file");
+        remove(&name, again);
+        assert!(!path(&name).exists());
     }
 }

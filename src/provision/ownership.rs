@@ -108,13 +108,22 @@ pub fn take_over(path: &Path, locked: bool) -> Result<()> {
 /// names `owner`. One that another campaign owns by now is not ours to
 /// remove (ours is gone); one without a marker is removed only if empty.
 pub fn remove_owned(path: &Path, owner: &Owner) -> Result<Undone> {
-    let Some(_lock) = try_lock(path)? else {
+    let Some(lock) = try_lock(path)? else {
         return Ok(Undone::Kept(format!(
             "{} is locked by a running campaign; it is left alone",
             path.display()
         )));
     };
-    remove_marked(path, owner)
+    let undone = remove_marked(path, owner)?;
+    if undone == Undone::Gone && !path.exists() {
+        release(path, lock);
+    }
+    Ok(undone)
+}
+
+/// Lets go of the lock of `dir`, which is gone, and removes its lock file.
+pub fn release(dir: &Path, held: File) {
+    hostlock::remove(&lock_name(dir), held);
 }
 
 /// Removes `path` if its marker names `owner` (see [`remove_owned`]).

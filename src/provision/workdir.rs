@@ -13,7 +13,7 @@ use anyhow::{bail, Context, Result};
 use super::journal::{Journal, Resource, Undone};
 use super::naming::WORKDIR_PREFIX;
 use super::owner::Owner;
-use super::ownership::{mark, remove_marked, take_over, try_lock};
+use super::ownership::{mark, release, remove_marked, take_over, try_lock};
 
 pub const PREFIX: &str = WORKDIR_PREFIX;
 
@@ -89,7 +89,12 @@ impl Workdir {
     pub fn remove(self) -> Result<()> {
         // Still holding the lock: nobody takes the directory over meanwhile.
         match remove_marked(&self.path, &self.owner)? {
-            Undone::Gone => self.journal.release(self.id),
+            Undone::Gone => {
+                if !self.path.exists() {
+                    release(&self.path, self._lock);
+                }
+                self.journal.release(self.id)
+            }
             Undone::Kept(why) => {
                 self.journal.keep(self.id);
                 bail!("{why}")
