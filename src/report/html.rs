@@ -19,8 +19,9 @@ use super::svg::{
     LineChart,
 };
 use super::table::Table;
+use super::telemetry;
 use crate::metric::catalogue::SERVICE_LAT;
-use crate::metric::{Family, Unit};
+use crate::metric::{Family, MetricKey, Unit};
 use crate::store::CampaignData;
 
 const STYLE: &str = r#"
@@ -174,6 +175,9 @@ fn workload_section(
     out.push_str(&matrix::html_section(c, r, w)?);
     out.push_str(&series_section(c, w)?);
     out.push_str(&latency_section(c, w, curves)?);
+    if let Some(p) = telemetry::panel(c, w, &r.targets, &r.baseline) {
+        out.push_str(&telemetry::render(&h, &p, 3, true)?);
+    }
     Ok(out)
 }
 
@@ -184,10 +188,14 @@ fn series_section(c: &CampaignData, w: &WorkloadReport) -> Result<String> {
         .iter()
         .filter(|r| r.workload == w.name && !r.warmup && r.status == "ok")
         .collect();
-    let Some((name, unit)) = runs
-        .iter()
-        .find_map(|r| r.series.iter().next().map(|(n, s)| (n.clone(), s.unit)))
-    else {
+    // The primary metric's series; telemetry's series are in its own
+    // section.
+    let primary = MetricKey::plain(&w.primary);
+    let Some((name, unit)) = runs.iter().find_map(|r| {
+        r.series
+            .get_key_value(&primary)
+            .map(|(n, s)| (n.clone(), s.unit))
+    }) else {
         return Ok(String::new());
     };
     let max = runs

@@ -8,6 +8,7 @@ use super::sections::{
     diff_table, environment_table, facts_table, headline, methodology, stops_table, targets_table,
     values_table,
 };
+use super::telemetry;
 use crate::store::CampaignData;
 
 pub fn render(c: &CampaignData, r: &Report) -> String {
@@ -53,6 +54,10 @@ pub fn render(c: &CampaignData, r: &Report) -> String {
             out.push_str(&md.table(&facts));
         }
         out.push_str(&matrix::markdown_section(c, r, w));
+        if let Some(p) = telemetry::panel(c, w, &r.targets, &r.baseline) {
+            // Without charts, rendering cannot fail.
+            out.push_str(&telemetry::render(&md, &p, 3, false).unwrap_or_default());
+        }
         out.push_str(&ranks_section(&md, c, &w.name));
     }
     if !r.warnings.is_empty() {

@@ -17,3 +17,4 @@ pub mod steady;
 pub mod summary;
 pub mod svg;
 pub mod table;
+pub mod telemetry;

@@ -75,8 +75,18 @@ fn unit_of(m: &MatrixReport) -> Unit {
 /// How to read the maps and tables, once per workload.
 fn reading(m: &MatrixReport, unit: &Unit) -> String {
     format!(
-        "Per test: mean throughput over the measured runs in {}, file sizes as rows and record sizes as columns (empty where the record is larger than the file, — where a target has no measurement), then the % difference of each target's mean from the baseline {} (in the maps red is faster, blue slower). A difference in parentheses (hatched in the maps) is not significant: p ≥ 0.05 (Welch's t on the logs of the cell's runs) or under {MIN_EFFECT_PCT}%, the rule of every verdict in this report. Mean latency per cell is in the CSV and JSON exports.",
-        unit.name, m.baseline
+        "Per test: mean throughput over the measured runs in {}, file sizes as rows and record sizes as columns (empty where the record is larger than the file, — where a target has no measurement), then the % difference of each target's mean from the baseline {} (in the maps red is faster, blue slower). A difference in parentheses (hatched in the maps) is not significant: p ≥ 0.05 (Welch's t on the logs of the cell's runs) or under {MIN_EFFECT_PCT}%, the rule of every verdict in this report. Mean latency per cell is in the CSV and JSON exports.{}",
+        unit.name,
+        m.baseline,
+        if m.tests.iter().flat_map(|t| &t.targets).any(|x| x.has_device_reads()) {
+            format!(
+                " For the reading tests, a map and a table per target say where each cell's reads came from: the share of the bytes read that the target's devices delivered (telemetry's device read ratio), memory under {:.0}% (the page cache, or a cache of the storage), the device from {:.0}%.",
+                100.0 * tables::MEMORY_BELOW,
+                100.0 * tables::DEVICE_FROM
+            )
+        } else {
+            String::new()
+        }
     )
 }
 
@@ -88,6 +98,18 @@ fn test_tables<M: Markup>(out: &M, m: &MatrixReport, t: &TestMatrix, unit: &Unit
         let title = format!("{test} on {}: mean throughput ({})", x.target, unit.name);
         s.push_str(&out.paragraph(&title));
         s.push_str(&out.table(&tables::values_table(m, t.test, x, unit)));
+    }
+    for x in &t.targets {
+        if let Some(table) = tables::device_table(m, t.test, x) {
+            let title = format!(
+                "{test} on {}: where the reads came from (bytes the device read ÷ bytes read; memory under {:.0}%, device from {:.0}%)",
+                x.target,
+                100.0 * tables::MEMORY_BELOW,
+                100.0 * tables::DEVICE_FROM
+            );
+            s.push_str(&out.paragraph(&title));
+            s.push_str(&out.table(&table));
+        }
     }
     for x in &t.targets {
         if let Some(table) = tables::diff_table(m, t.test, x) {
@@ -116,6 +138,7 @@ pub fn html_section(c: &CampaignData, r: &Report, w: &WorkloadReport) -> Result<
         out.push_str(&h.heading(4, t.test.name()));
         let maps = charts::throughput_maps(&m, t, &unit)
             .into_iter()
+            .chain(charts::device_maps(&m, t))
             .chain(charts::difference_maps(&m, t));
         for map in maps {
             out.push_str(&format!("<div class=\"chart\">{}</div>\n", heatmap(&map)?));
