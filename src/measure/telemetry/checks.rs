@@ -10,9 +10,10 @@
 //! at 90% of a core or more is "CPU-bound"; other processes over 10% of the
 //! host's CPU, or steal over 5%, are "a noisy neighbour".
 
+use super::chain::Chain;
 use crate::measure::RunOutput;
 use crate::metric::catalogue as m;
-use crate::metric::labels::PROCESS;
+use crate::metric::labels::{DEVICE, PROCESS};
 use crate::metric::MetricDef;
 use crate::params::units::format_bytes;
 
@@ -33,10 +34,10 @@ const PG_DEFAULT_SHARED_BUFFERS: f64 = (128u64 << 20) as f64;
 /// documentation's 15 MB per 100,000 accounts).
 pub const PGBENCH_BYTES_PER_SCALE: f64 = 15e6;
 
-/// Every check's warning for one run.
-pub fn checks(out: &RunOutput) -> Vec<String> {
+/// Every check's warning for one run on the device chain `chain`.
+pub fn checks(out: &RunOutput, chain: &Chain) -> Vec<String> {
     [
-        page_cache(out),
+        page_cache(out, chain),
         fits_in_memory(out),
         fits_in_arc(out),
         fits_in_shared_buffers(out),
@@ -70,18 +71,53 @@ fn pct(x: f64) -> String {
 }
 
 /// Reads the device did not deliver.
-pub fn page_cache(out: &RunOutput) -> Option<String> {
+pub fn page_cache(out: &RunOutput, chain: &Chain) -> Option<String> {
     let read = get(out, &m::READ_BYTES).filter(|r| *r >= MIN_BYTES)?;
-    let dev = get(out, &m::DEV_READ_BYTES)?;
+    let (who, dev) = least_read(out, chain)?;
     let ratio = dev / read;
     (ratio < PAGE_CACHE_RATIO).then(|| {
         format!(
-            "page cache: the device delivered {} of the {} read ({}): this measured the page cache, not the device (drop caches before the run, read more than memory holds, or use direct = true)",
+            "page cache: {who} delivered {} of the {} read ({}): this measured the page cache, not the device (drop caches before the run, read more than memory holds, or use direct = true)",
             format_bytes(dev),
             format_bytes(read),
             pct(100.0 * ratio)
         )
     })
+}
+
+/// The level of the device chain that read least during the run, and
+/// what it read: each level's devices together (the bottom's sum, without
+/// a label: "the device"). A device the target shares with the rest of
+/// the host (the disk under a loop image) also counts other processes'
+/// reads, never fewer than the target's: the level that read least says
+/// how far down the workload's reads went. `None` without device figures.
+fn least_read(out: &RunOutput, chain: &Chain) -> Option<(String, f64)> {
+    let labelled = |name: &str| {
+        out.metrics
+            .iter()
+            .find(|x| {
+                std::ptr::eq(x.def, &m::DEV_READ_BYTES) && x.labels.get(&DEVICE) == Some(name)
+            })
+            .map(|x| x.value)
+    };
+    let mut levels: Vec<(String, f64)> = get(out, &m::DEV_READ_BYTES)
+        .map(|b| ("the device".to_string(), b))
+        .into_iter()
+        .collect();
+    let deepest = chain.devices.iter().map(|d| d.depth).max().unwrap_or(0);
+    for depth in 0..=deepest {
+        let names: Vec<&str> = chain
+            .devices
+            .iter()
+            .filter(|d| d.depth == depth)
+            .map(|d| d.name.as_str())
+            .collect();
+        let bytes: Option<f64> = names.iter().map(|n| labelled(n)).sum();
+        if let (false, Some(b)) = (names.is_empty(), bytes) {
+            levels.push((names.join(" + "), b));
+        }
+    }
+    levels.into_iter().min_by(|a, b| a.1.total_cmp(&b.1))
 }
 
 /// A working set the page cache holds, read more than once over.

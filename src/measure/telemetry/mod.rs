@@ -95,6 +95,6 @@ pub fn conclude(rec: &Recording, out: &mut RunOutput) {
     figures::figures(rec).add_to(out);
     let derived = figures::derived(out);
     out.metrics.extend(derived);
-    let warnings = checks::checks(out);
+    let warnings = checks::checks(out, &rec.chain);
     out.warnings.extend(warnings);
 }

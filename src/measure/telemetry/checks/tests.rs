@@ -1,4 +1,5 @@
 use super::*;
+use crate::measure::telemetry::chain::Device;
 use crate::metric::Labels;
 
 const MIB: f64 = (1u64 << 20) as f64;
@@ -12,11 +13,12 @@ fn run(metrics: &[(&'static MetricDef, f64)]) -> RunOutput {
 
 #[test]
 fn a_cached_reread_measured_the_page_cache_and_a_cold_read_did_not() {
+    let none = Chain::default();
     let warm = run(&[
         (&m::READ_BYTES, 256.0 * MIB),
         (&m::DEV_READ_BYTES, 2.0 * MIB),
     ]);
-    let w = page_cache(&warm).unwrap();
+    let w = page_cache(&warm, &none).unwrap();
     assert!(
         w.contains("the device delivered 2.0 MiB of the 256.0 MiB read (0.8%)"),
         "{w}"
@@ -25,11 +27,64 @@ fn a_cached_reread_measured_the_page_cache_and_a_cold_read_did_not() {
         (&m::READ_BYTES, 256.0 * MIB),
         (&m::DEV_READ_BYTES, 250.0 * MIB),
     ]);
-    assert_eq!(page_cache(&cold), None);
+    assert_eq!(page_cache(&cold, &none), None);
     // No device to ask (tmpfs), or too little read to judge: no warning.
-    assert_eq!(page_cache(&run(&[(&m::READ_BYTES, 256.0 * MIB)])), None);
+    assert_eq!(
+        page_cache(&run(&[(&m::READ_BYTES, 256.0 * MIB)]), &none),
+        None
+    );
     let tiny = run(&[(&m::READ_BYTES, 4096.0), (&m::DEV_READ_BYTES, 0.0)]);
-    assert_eq!(page_cache(&tiny), None);
+    assert_eq!(page_cache(&tiny, &none), None);
+}
+
+/// loop0 on vda: the chain of a loop target whose image lies on vda.
+fn loop_chain() -> Chain {
+    let device = |name: &str, depth, under: Option<&str>, bottom| Device {
+        name: name.into(),
+        major: 7,
+        minor: depth as u32,
+        depth,
+        under: under.map(String::from),
+        bottom,
+    };
+    Chain {
+        devices: vec![
+            device("loop0", 0, None, false),
+            device("vda", 1, Some("loop0"), true),
+        ],
+    }
+}
+
+fn device_read(mut out: RunOutput, device: &str, bytes: f64) -> RunOutput {
+    out.metrics.push(m::DEV_READ_BYTES.labelled(
+        Labels::new().with(&crate::metric::labels::DEVICE, device),
+        bytes,
+    ));
+    out
+}
+
+#[test]
+fn a_neighbour_reading_the_shared_disk_does_not_hide_the_page_cache() {
+    // The file was in the loop target's page cache (loop0 read nothing),
+    // while other processes read 100 MiB from the host's disk.
+    let base = run(&[
+        (&m::READ_BYTES, 64.0 * MIB),
+        (&m::DEV_READ_BYTES, 100.0 * MIB),
+    ]);
+    let warm = device_read(device_read(base.clone(), "loop0", 0.0), "vda", 100.0 * MIB);
+    let w = page_cache(&warm, &loop_chain()).unwrap();
+    assert!(
+        w.contains("loop0 delivered 0 B of the 64.0 MiB read (0.0%)"),
+        "{w}"
+    );
+    // The image's pages were in the host's cache: loop0 read it all, vda
+    // (the bottom, without a label) almost nothing.
+    let mut image_cached = device_read(device_read(base.clone(), "loop0", 64.0 * MIB), "vda", MIB);
+    image_cached.metrics[1].value = MIB;
+    let w = page_cache(&image_cached, &loop_chain()).unwrap();
+    assert!(w.contains("the device delivered 1.0 MiB"), "{w}");
+    let cold = device_read(device_read(base, "loop0", 64.0 * MIB), "vda", 100.0 * MIB);
+    assert_eq!(page_cache(&cold, &loop_chain()), None);
 }
 
 #[test]
@@ -158,5 +213,5 @@ fn sync_flushes_what_others_left_dirty() {
         ..run(&[(&m::MEM_DIRTY_START_BYTES, 4096.0)])
     };
     assert_eq!(sync_flushed_others(&clean), None);
-    assert_eq!(checks(&clean), Vec::<String>::new());
+    assert_eq!(checks(&clean, &Chain::default()), Vec::<String>::new());
 }
