@@ -80,7 +80,7 @@ fn reading(m: &MatrixReport, unit: &Unit) -> String {
         m.baseline,
         if m.tests.iter().flat_map(|t| &t.targets).any(|x| x.has_device_reads()) {
             format!(
-                " For the reading tests, a map and a table per target say where each cell's reads came from: the share of the bytes read that the target's devices delivered (telemetry's device read ratio), memory under {:.0}% (the page cache, or a cache of the storage), the device from {:.0}%.",
+                " For the reading tests, a map and a table per target say where each cell's reads came from: the share of the bytes read that the target's devices delivered (telemetry's device read ratio), memory under {:.0}% (the page cache, or a cache of the storage), the device from {:.0}%. The devices at the bottom of a chain are often the host's (the disk holding an image or a brick): they count other processes' reads too, so over 100% says that others read from them during the cell, and on a busy host a cell read from memory can look mixed.",
                 100.0 * tables::MEMORY_BELOW,
                 100.0 * tables::DEVICE_FROM
             )
@@ -102,7 +102,7 @@ fn test_tables<M: Markup>(out: &M, m: &MatrixReport, t: &TestMatrix, unit: &Unit
     for x in &t.targets {
         if let Some(table) = tables::device_table(m, t.test, x) {
             let title = format!(
-                "{test} on {}: where the reads came from (bytes the device read ÷ bytes read; memory under {:.0}%, device from {:.0}%)",
+                "{test} on {}: where the reads came from, % of the bytes read that the device read (mem: memory, under {:.0}%; dev: the device, from {:.0}%; mix: both)",
                 x.target,
                 100.0 * tables::MEMORY_BELOW,
                 100.0 * tables::DEVICE_FROM

@@ -123,17 +123,17 @@ pub const MEMORY_BELOW: f64 = crate::measure::telemetry::checks::PAGE_CACHE_RATI
 /// [`MEMORY_BELOW`]); between the two, from both.
 pub const DEVICE_FROM: f64 = 1.0 - MEMORY_BELOW;
 
-/// `device 98%`, `memory 0%`, `mixed 45%`: where a cell's reads came
-/// from, by the share the device delivered.
+/// `dev 98%`, `mem 0.0%`, `mix 45%`: where a cell's reads came from, by
+/// the share the device delivered (short: a matrix has many columns).
 pub fn source_text(ratio: f64) -> String {
     let word = if ratio < MEMORY_BELOW {
-        "memory"
+        "mem"
     } else if ratio >= DEVICE_FROM {
-        "device"
+        "dev"
     } else {
-        "mixed"
+        "mix"
     };
-    // Under 10%, a decimal: "memory 10%" would contradict the threshold.
+    // Under 10%, a decimal: "mem 10%" would contradict the threshold.
     let digits = usize::from(ratio < 0.1);
     format!("{word} {:.digits$}%", 100.0 * ratio)
 }
@@ -312,10 +312,10 @@ mod tests {
         };
         let t = device_table(&m, Test::Read, &target).unwrap();
         assert_eq!(t.header, ["file ↓ record → (reads from)", "4K"]);
-        assert_eq!(t.rows[0], ["64K", "memory 9.9%"]);
-        assert_eq!(t.rows[1], ["1M", "mixed 45%"]);
-        assert_eq!(source_text(0.9), "device 90%");
-        assert_eq!(source_text(0.1), "mixed 10%");
+        assert_eq!(t.rows[0], ["64K", "mem 9.9%"]);
+        assert_eq!(t.rows[1], ["1M", "mix 45%"]);
+        assert_eq!(source_text(0.9), "dev 90%");
+        assert_eq!(source_text(0.1), "mix 10%");
         let mut none = target.clone();
         none.device_read = vec![vec![None], vec![None]];
         assert_eq!(device_table(&m, Test::Read, &none), None, "telemetry off");
