@@ -6,7 +6,7 @@
 # per round the throughput with telemetry on and off, then the geometric
 # mean of on/off with its 95% interval (t on the log ratios), and the
 # sampler's own CPU (telemetry_cpu_pct, % of one core) over the runs.
-#   randread-4k  4 KiB random reads, psync, one job, 512 MiB file, time-based
+#   randread-4k  4 KiB random reads, psync, one job, 256 MiB file, time-based
 # Needs root (mounts a tmpfs) and python3. Usage:
 #   bash bench/telemetry_overhead.sh [ROUNDS] [RUNTIME_S]
 # STORLAB=/path/to/storlab uses that binary instead of building one.
@@ -31,7 +31,7 @@ echo "# $(date -u +%FT%TZ) load: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs
 experiment() {
   printf 'name = "telemetry-%s"\n[plan]\nrepetitions = 1\ndrop_caches = false\ntelemetry = %s\n' "$1" "$1"
   printf '[[target]]\nname = "t"\nkind = "dir"\npath = "%s"\n' "$mnt"
-  printf '[[workload]]\nname = "randread-4k"\nkind = "io"\nrw = "randread"\nbs = "4k"\nsize = "512M"\nruntime = "%ss"\n' "$runtime"
+  printf '[[workload]]\nname = "randread-4k"\nkind = "io"\nrw = "randread"\nbs = "4k"\nsize = "256M"\nruntime = "%ss"\n' "$runtime"
 }
 experiment true > "$work/on.toml"
 experiment false > "$work/off.toml"
@@ -50,7 +50,9 @@ print(get("bw_bytes_per_s"), get("telemetry_cpu_pct"))'
 for r in $(seq 1 "$rounds"); do
   if (( r % 2 )); then order="on off"; else order="off on"; fi
   for side in $order; do
-    echo "$r $side $(run "$side")" >> "$work/results"
+    # Its own statement, so that a failed run stops the benchmark (set -e).
+    figures=$(run "$side")
+    echo "$r $side $figures" >> "$work/results"
   done
 done
 python3 - "$work/results" <<'PY'

@@ -180,7 +180,9 @@ pub fn panel(
     Some(p)
 }
 
-/// Per target: the devices and the serving processes its runs watched.
+/// Per target: the devices and the serving processes its runs watched
+/// (why each process was watched is among the facts the workload was
+/// measured with).
 fn watched_table(runs: &[&RunData], targets: &[String]) -> Table {
     let mut t = Table::new(
         &["target", "devices (top → bottom)", "processes watched"],
@@ -198,10 +200,8 @@ fn watched_table(runs: &[&RunData], targets: &[String]) -> Table {
         let processes: Vec<String> = r
             .facts
             .iter()
-            .filter_map(|(k, v)| {
-                let p = k.strip_prefix("telemetry_process.")?;
-                Some(format!("{p} ({v})"))
-            })
+            .filter_map(|(k, _)| k.strip_prefix("telemetry_process."))
+            .map(String::from)
             .collect();
         let processes = if processes.is_empty() {
             "storlab".to_string()
@@ -246,7 +246,9 @@ fn figures_table(
     let keys: BTreeSet<&MetricKey> = runs
         .iter()
         .flat_map(|r| r.metrics.keys())
-        .filter(|k| k.labels.get(&DEVICE).is_none())
+        // Unlabelled or by process: a single device's figures are in the
+        // devices table, a matrix cell's in the matrix.
+        .filter(|k| k.labels.iter().all(|(l, _)| l == PROCESS.key))
         .collect();
     for def in FIGURES {
         for key in keys.iter().filter(|k| k.name == def.name) {
