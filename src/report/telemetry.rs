@@ -199,8 +199,8 @@ fn watched_table(runs: &[&RunData], targets: &[String]) -> Table {
             .unwrap_or_else(|| "none (no block device under the target)".into());
         let processes: Vec<String> = r
             .facts
-            .iter()
-            .filter_map(|(k, _)| k.strip_prefix("telemetry_process."))
+            .keys()
+            .filter_map(|k| k.strip_prefix("telemetry_process."))
             .map(String::from)
             .collect();
         let processes = if processes.is_empty() {
