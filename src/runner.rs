@@ -118,7 +118,7 @@ impl Lab {
 impl Drop for Lab {
     fn drop(&mut self) {
         for e in self.teardown() {
-            eprintln!("storlab: teardown: {e}");
+            errln!("storlab: teardown: {e}");
         }
     }
 }

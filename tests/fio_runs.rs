@@ -114,8 +114,25 @@ fn fio_job_files_run_on_a_directory_target() {
         ),
     );
     assert!(file.starts_with(lab.path().join("exp")));
-    let stdout = lab.ok(&["run", "--quiet", "exp/fio.toml"]);
+    let out = lab.run(&["run", "--quiet", "exp/fio.toml"]);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{stdout}\n{stderr}");
     assert!(stdout.contains("6 of 6 planned runs ok"), "{stdout}");
+    // Warnings go to stderr, never into the tables on stdout; the job
+    // file's replaced `directory`, the same in every run, is said once.
+    assert!(!stdout.contains("warning"), "{stdout}");
+    let replaced: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("directory=/nonexistent/storlab-fio-test"))
+        .collect();
+    assert_eq!(replaced.len(), 1, "{stderr}");
+    assert!(
+        replaced[0].contains("(randread on data, 2 runs)"),
+        "{stderr}"
+    );
     let export = lab.export_json();
     assert_fio_figures(&export, "data", 2);
     let job = &export["workloads"][0]["params"];

@@ -40,17 +40,25 @@ pub fn show(db: &Path, campaign: Option<&str>) -> Result<ExitCode> {
     out!("{}", summary_header(&data));
     out!("{}", summary_table(&data).render_text());
     out!("{}", crate::report::matrix::summary_text(&data));
-    out!("{}", warnings_text(&data));
     out!("{}", crate::report::ranks::ranks_text(&data));
+    // Warnings are for the reader, not for the table a script parses.
+    crate::console::to_stderr(&warnings_text(&data));
     Ok(ExitCode::SUCCESS)
 }
 
 pub fn export(
     db: &Path,
     campaign: Option<&str>,
-    format: ExportFormat,
+    format: Option<ExportFormat>,
     output: Option<&Path>,
 ) -> Result<ExitCode> {
+    let format = match super::format::choose(format, output, ExportFormat::Csv) {
+        Ok(f) => f,
+        Err(why) => {
+            errln!("error: {why}");
+            return Ok(ExitCode::from(super::EXIT_INVALID));
+        }
+    };
     let store = Store::open_existing(db)?;
     let data = store.load_campaign(store.resolve_campaign(campaign)?)?;
     let text = match format {
@@ -58,5 +66,8 @@ pub fn export(
         ExportFormat::Json => format!("{}\n", serde_json::to_string_pretty(&to_json(&data))?),
     };
     super::emit(&text, output)?;
+    if let Some(p) = output {
+        crate::console::wrote(p);
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -30,7 +30,7 @@ pub fn run(db: &Path, file: Option<&Path>, quiet: bool) -> Result<ExitCode> {
         Ok(e) => e,
         Err(e) => {
             team.abort();
-            eprintln!("error: {e}");
+            errln!("error: {e}");
             return Ok(ExitCode::from(EXIT_INVALID));
         }
     };
@@ -87,7 +87,7 @@ fn resumable(
     let exp = match experiment::parse_experiment(&r.origin, &r.source) {
         Ok(e) => e,
         Err(e) => {
-            eprintln!("error: the stored experiment of campaign {id} no longer validates: {e}");
+            errln!("error: the stored experiment of campaign {id} no longer validates: {e}");
             return Ok(None);
         }
     };
@@ -117,17 +117,18 @@ fn finish(db: &Path, store: &Store, outcome: &Outcome, quiet: bool) -> Result<Ex
     out!("{}", summary_header(&data));
     out!("{}", summary_table(&data).render_text());
     out!("{}", crate::report::matrix::summary_text(&data));
-    out!("{}", warnings_text(&data));
     out!("{}", crate::report::ranks::ranks_text(&data));
+    // Warnings are for the reader, not for the table a script parses.
+    crate::console::to_stderr(&warnings_text(&data));
     if !quiet {
-        eprintln!(
+        errln!(
             "results stored in {} as campaign {}",
             db.display(),
             outcome.campaign
         );
     }
     if outcome.interrupted {
-        eprintln!(
+        errln!(
             "interrupted: finished runs are stored; continue with `storlab run --resume {}`",
             outcome.campaign
         );

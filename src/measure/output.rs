@@ -58,6 +58,9 @@ pub struct RunOutput {
     pub series: Vec<Series>,
     pub histograms: Vec<Hist>,
     pub warnings: Vec<String>,
+    /// What the run was measured with, stored beside it: name → text
+    /// (`fio_version` → `fio-3.33`, `disk0` → `loop3`).
+    pub facts: Vec<(String, String)>,
 }
 
 impl RunOutput {

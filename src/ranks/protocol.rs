@@ -83,6 +83,7 @@ pub struct WireOutput {
     /// Name, unit and the V2 encoding in hex.
     histograms: Vec<(String, String, String)>,
     warnings: Vec<String>,
+    facts: Vec<(String, String)>,
 }
 
 pub fn encode<T: Serialize>(v: &T) -> Vec<u8> {
@@ -129,12 +130,14 @@ impl WireOutput {
                 .collect(),
             histograms,
             warnings: out.warnings.clone(),
+            facts: out.facts.clone(),
         })
     }
 
     pub fn into_output(self) -> Result<RunOutput> {
         let mut out = RunOutput {
             warnings: self.warnings,
+            facts: self.facts,
             ..Default::default()
         };
         for (name, value, unit, d) in self.metrics {
@@ -225,6 +228,7 @@ mod tests {
                 hist: hist.clone(),
             }],
             warnings: vec!["w".into()],
+            facts: vec![("fio_version".into(), "fio-3.33".into())],
         };
         let wire = WireOutput::from_output(&out).unwrap();
         let back = decode::<WireOutput>(&encode(&wire))
@@ -237,6 +241,7 @@ mod tests {
         assert_eq!(back.histograms[0].hist, hist);
         assert_eq!(back.histograms[0].hist.len(), 4);
         assert_eq!(back.warnings, vec!["w".to_string()]);
+        assert_eq!(back.facts, out.facts);
         assert!(unhex("abc").is_none() && unhex("zz").is_none());
     }
 }

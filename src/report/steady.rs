@@ -131,6 +131,7 @@ mod tests {
             metrics,
             series: BTreeMap::new(),
             warnings: Vec::new(),
+            facts: BTreeMap::new(),
             ranks: 1,
             per_rank: Vec::new(),
         }

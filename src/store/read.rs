@@ -76,6 +76,9 @@ pub struct RunData {
     pub metrics: BTreeMap<String, MetricValue>,
     pub series: BTreeMap<String, SeriesData>,
     pub warnings: Vec<String>,
+    /// What the run was measured with (`fio_version`, `disk0`…).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub facts: BTreeMap<String, String>,
     /// MPI ranks that ran it at once (1 without MPI).
     pub ranks: u32,
     /// Each rank's part of a multi-client run, in rank order.
@@ -268,6 +271,7 @@ impl Store {
                     metrics: BTreeMap::new(),
                     series: BTreeMap::new(),
                     warnings: Vec::new(),
+                    facts: BTreeMap::new(),
                     ranks: r.get(13)?,
                     per_rank: Vec::new(),
                 })
@@ -277,6 +281,7 @@ impl Store {
         self.attach_metrics(campaign, &index, &mut runs)?;
         self.attach_series(campaign, &index, &mut runs)?;
         self.attach_warnings(campaign, &index, &mut runs)?;
+        self.attach_facts(campaign, &index, &mut runs)?;
         self.attach_ranks(campaign, &index, &mut runs)?;
         Ok(runs)
     }
@@ -353,6 +358,19 @@ impl Store {
         let sql = "SELECT w.run_id, w.message FROM warnings w JOIN runs r ON r.id = w.run_id WHERE r.campaign_id = ?1";
         self.each_run_row(sql, campaign, index, |i, r| {
             runs[i].warnings.push(r.get(1)?);
+            Ok(())
+        })
+    }
+
+    fn attach_facts(
+        &self,
+        campaign: i64,
+        index: &BTreeMap<i64, usize>,
+        runs: &mut [RunData],
+    ) -> Result<()> {
+        let sql = "SELECT f.run_id, f.name, f.value FROM run_facts f JOIN runs r ON r.id = f.run_id WHERE r.campaign_id = ?1";
+        self.each_run_row(sql, campaign, index, |i, r| {
+            runs[i].facts.insert(r.get(1)?, r.get(2)?);
             Ok(())
         })
     }

@@ -4,7 +4,7 @@
 use anyhow::{bail, Result};
 use rusqlite::{Connection, OptionalExtension};
 
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 const V1: &str = r#"
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -128,6 +128,17 @@ CREATE TABLE rank_metrics (
 );
 "#;
 
+/// Version 4: what each run was measured with, as text beside its metrics
+/// (the fio version, the devices under fio's disk figures).
+const V4: &str = r#"
+CREATE TABLE run_facts (
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    name TEXT NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (run_id, name)
+);
+"#;
+
 pub fn migrate(conn: &Connection) -> Result<()> {
     conn.execute_batch(
         "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);",
@@ -144,7 +155,7 @@ pub fn migrate(conn: &Connection) -> Result<()> {
     if version > SCHEMA_VERSION {
         bail!("the store has schema version {version}, newer than this storlab understands ({SCHEMA_VERSION}); upgrade storlab");
     }
-    for (v, sql) in [(1, V1), (2, V2), (3, V3)] {
+    for (v, sql) in [(1, V1), (2, V2), (3, V3), (4, V4)] {
         if version < v {
             let tx = conn.unchecked_transaction()?;
             tx.execute_batch(sql)?;

@@ -74,7 +74,7 @@ impl Store {
                 exp.description,
                 exp.origin,
                 now_rfc3339(),
-                env!("CARGO_PKG_VERSION"),
+                crate::VERSION,
                 planned_runs as i64,
                 exp.source,
                 exp.to_json().to_string(),
@@ -200,6 +200,12 @@ fn insert_output(tx: &rusqlite::Transaction<'_>, run: i64, out: &RunOutput) -> R
         tx.execute(
             "INSERT INTO warnings (run_id, message) VALUES (?1, ?2)",
             params![run, w],
+        )?;
+    }
+    for (name, value) in &out.facts {
+        tx.execute(
+            "INSERT OR REPLACE INTO run_facts (run_id, name, value) VALUES (?1, ?2, ?3)",
+            params![run, name, value],
         )?;
     }
     Ok(())

@@ -41,6 +41,10 @@ fn io_rank(rank: usize, lat: &[u64], elapsed: f64, done: f64) -> RankRun {
             }],
             histograms: vec![h],
             warnings: vec!["same".into(), format!("only {rank}")],
+            facts: vec![
+                ("fio_version".into(), "fio-3.33".into()),
+                ("disk0".into(), format!("loop{rank}")),
+            ],
         },
     }
 }
@@ -93,6 +97,14 @@ fn counts_add_histograms_merge_exactly_and_throughput_is_iors_aggregate() {
         out.warnings,
         vec!["same", "rank 0: only 0", "rank 1: only 1", "rank 2: only 2"]
     );
+    let fact = |n: &str| {
+        out.facts
+            .iter()
+            .find(|(k, _)| k == n)
+            .map(|(_, v)| v.as_str())
+    };
+    assert_eq!(fact("fio_version"), Some("fio-3.33"));
+    assert_eq!(fact("disk0"), Some("0: loop0; 1: loop1; 2: loop2"));
 }
 
 #[test]

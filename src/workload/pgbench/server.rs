@@ -139,7 +139,7 @@ impl Server {
 impl Drop for Server {
     fn drop(&mut self) {
         if let Err(e) = self.stop() {
-            eprintln!("storlab: stopping PostgreSQL: {e:#}");
+            errln!("storlab: stopping PostgreSQL: {e:#}");
         }
     }
 }

@@ -213,6 +213,7 @@ impl SqliteOltp {
                 hist: lat,
             }],
             warnings: Vec::new(),
+            facts: Vec::new(),
         }
     }
 }
