@@ -12,8 +12,14 @@ pub fn environment() -> Value {
         "memory_bytes": meminfo_total(),
         "kernel": uname_release(),
         "distribution": distribution(),
-        "root": crate::target::tmpfs::is_root(),
+        "root": is_root(),
     })
+}
+
+/// Whether storlab runs as root (mounts, loop devices, cache drops).
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
 }
 
 fn read(path: &str) -> Option<String> {

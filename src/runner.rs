@@ -12,19 +12,19 @@ use anyhow::{bail, Context, Result};
 
 use crate::experiment::units::format_bytes;
 use crate::experiment::{Experiment, Remount};
+use crate::host::is_root;
 use crate::measure::{RunOutput, StopFlag};
 use crate::plan::PlannedRun;
 use crate::progress::Printer;
+use crate::provision::facts::{path_facts, space};
+use crate::provision::journal::Journal;
+use crate::provision::workdir::Workdir;
 use crate::ranks::protocol::{Instruction, RunOrder};
 use crate::ranks::Team;
 use crate::report::format::format_value;
 use crate::store::write::{now_rfc3339, CampaignIds};
 use crate::store::{DoneRun, RankRow, RunRecord, Store};
-use crate::target::facts::{path_facts, space};
-use crate::target::journal::Journal;
-use crate::target::tmpfs::is_root;
-use crate::target::workdir::Workdir;
-use crate::target::Target;
+use crate::targets::Target;
 use crate::workload::RunContext;
 
 /// How a campaign ended.

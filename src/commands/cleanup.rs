@@ -7,8 +7,8 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use crate::target::daemon::alive_as;
-use crate::target::journal::{journals_in, read_pending, state_dir, Pending};
+use crate::provision::daemon::alive_as;
+use crate::provision::journal::{journals_in, read_pending, state_dir, Pending};
 
 pub fn cleanup() -> Result<ExitCode> {
     let dir = state_dir();

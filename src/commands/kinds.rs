@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use crate::experiment::params::help_table;
-use crate::target::TargetKind;
+use crate::targets::TargetKind;
 use crate::workload::WorkloadKind;
 
 pub fn targets() -> Result<ExitCode> {

@@ -9,13 +9,13 @@ use anyhow::Result;
 
 use super::{EXIT_INTERRUPTED, EXIT_INVALID};
 use crate::experiment::{self, builtin};
+use crate::host::is_root;
 use crate::measure::StopFlag;
 use crate::progress::Printer;
 use crate::ranks::Team;
 use crate::report::summary::{summary_header, summary_table, warnings_text};
 use crate::runner::{resume_campaign, run_campaign_on, Outcome};
 use crate::store::Store;
-use crate::target::tmpfs::is_root;
 
 pub fn run(db: &Path, file: Option<&Path>, quiet: bool) -> Result<ExitCode> {
     let mut team = Team::join()?;

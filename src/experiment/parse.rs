@@ -13,7 +13,7 @@ use super::schema::{
     Experiment, Plan, Remount, Repetitions, TargetSpec, WorkloadSpec, PLAN_PARAMS,
 };
 use super::units::{parse_duration, parse_size};
-use crate::target::TargetKind;
+use crate::targets::TargetKind;
 use crate::workload::WorkloadKind;
 
 type Span = Option<Range<usize>>;

@@ -5,7 +5,7 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::params::{ParamSpec, ParamType, Params};
-use crate::target::TargetKind;
+use crate::targets::TargetKind;
 use crate::workload::WorkloadKind;
 
 /// A whole experiment, validated.

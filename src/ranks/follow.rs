@@ -8,8 +8,8 @@ use anyhow::Result;
 use super::protocol::Instruction;
 use super::turn::take_part;
 use super::Team;
+use crate::host::is_root;
 use crate::measure::StopFlag;
-use crate::target::tmpfs::is_root;
 
 /// Follows rank 0 to the end of the campaign. `false` when the job ended
 /// before any run (rank 0 reports why).

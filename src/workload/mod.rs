@@ -24,7 +24,7 @@ use anyhow::Result;
 use crate::experiment::params::{ParamSpec, Params};
 use crate::measure::{RunOutput, StopFlag};
 use crate::metric::Direction;
-use crate::target::TargetKind;
+use crate::targets::TargetKind;
 
 /// What the runner tells a workload about the run at hand.
 #[derive(Debug, Clone)]

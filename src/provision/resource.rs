@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
-use super::{daemon, gluster, loopdev, mount, zfs};
+use super::{daemon, gluster_cli, loopdev, mount, zfs_cli};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -56,8 +56,8 @@ impl Resource {
             },
             Resource::Loop { image } => loopdev::detach_all(image),
             Resource::Mount { path } => mount::umount_if_mounted(path),
-            Resource::Pool { name } => zfs::destroy_pool(name),
-            Resource::Volume { name } => gluster::delete_volume(name),
+            Resource::Pool { name } => zfs_cli::destroy_pool(name),
+            Resource::Volume { name } => gluster_cli::delete_volume(name),
             Resource::Daemon { program, pidfile } => daemon::stop(program, pidfile),
         }
     }

@@ -12,9 +12,13 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 
-use super::journal::{state_dir, Held, Journal, Resource};
-use super::{cmd, daemon, mount, resource_name, Target};
+use super::Target;
 use crate::experiment::params::{ParamSpec, ParamType, Params};
+use crate::provision::gluster_cli::{
+    create_args, gluster, glusterd_reachable, parse_get, parse_info, same_value, GLUSTER,
+};
+use crate::provision::journal::{state_dir, Held, Journal, Resource};
+use crate::provision::{cmd, daemon, mount, resource_name};
 
 pub const PARAMS: &[ParamSpec] = &[
     ParamSpec {
@@ -61,9 +65,6 @@ pub const PARAMS: &[ParamSpec] = &[
     },
 ];
 
-const GLUSTER: &str = "gluster";
-const SCRIPT: &str = "--mode=script";
-
 pub fn validate(p: &Params) -> Result<(), (&'static str, String)> {
     let bricks = p.int("bricks").unwrap_or(2);
     match (p.int("replica"), p.int("disperse")) {
@@ -85,86 +86,6 @@ pub fn validate(p: &Params) -> Result<(), (&'static str, String)> {
         )),
         _ => super::dir::validate_dir_param(p, "dir"),
     }
-}
-
-/// Runs `gluster --mode=script args…`.
-fn gluster(args: &[&str]) -> Result<String> {
-    let mut all = vec![SCRIPT];
-    all.extend_from_slice(args);
-    cmd::run(GLUSTER, &all)
-}
-
-fn glusterd_reachable() -> bool {
-    cmd::succeeds(GLUSTER, &[SCRIPT, "volume", "list"])
-}
-
-/// Stops and deletes volume `name` if it exists.
-pub fn delete_volume(name: &str) -> Result<()> {
-    if !glusterd_reachable() {
-        bail!("cannot reach glusterd to delete volume {name}; start glusterd and run `storlab cleanup` again");
-    }
-    if gluster(&["volume", "info", name]).is_err() {
-        return Ok(());
-    }
-    let _ = gluster(&["volume", "stop", name, "force"]); // may already be stopped
-    cmd::retry(10, 1000, || {
-        gluster(&["volume", "delete", name]).map(|_| ())
-    })
-    .with_context(|| format!("deleting Gluster volume {name}; run `gluster volume delete {name}`"))
-}
-
-/// `Key: value` lines of `gluster volume info`.
-pub fn parse_info(text: &str) -> BTreeMap<String, String> {
-    text.lines()
-        .filter_map(|l| l.split_once(": "))
-        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
-        .collect()
-}
-
-/// The table printed by `gluster volume get VOL OPTION|all`.
-pub fn parse_get(text: &str) -> BTreeMap<String, String> {
-    text.lines()
-        .skip_while(|l| !l.starts_with("------"))
-        .skip(1)
-        .filter_map(|l| {
-            let mut f = l.split_whitespace();
-            Some((f.next()?.to_string(), f.collect::<Vec<_>>().join(" ")))
-        })
-        .collect()
-}
-
-/// Whether `got` (as gluster reports it) is the value `want` asked for.
-pub fn same_value(want: &str, got: &str) -> bool {
-    let norm = |s: &str| {
-        let s = s
-            .trim()
-            .trim_end_matches("(DEFAULT)")
-            .trim()
-            .to_ascii_lowercase();
-        match s.as_str() {
-            "on" | "true" | "yes" | "enable" | "1" => "on".to_string(),
-            "off" | "false" | "no" | "disable" | "0" => "off".to_string(),
-            _ => s,
-        }
-    };
-    norm(want) == norm(got)
-}
-
-/// The `gluster volume create` arguments.
-pub fn create_args(volume: &str, layout: Option<(&str, i64)>, bricks: &[String]) -> Vec<String> {
-    let mut args = vec![
-        SCRIPT.to_string(),
-        "volume".into(),
-        "create".into(),
-        volume.into(),
-    ];
-    if let Some((kind, n)) = layout {
-        args.push(kind.to_string());
-        args.push(n.to_string());
-    }
-    args.extend(bricks.iter().cloned());
-    args.push("force".into());
-    args
 }
 
 pub struct Gluster {
@@ -314,7 +235,7 @@ fn check_resolves(host: &str) -> Result<()> {
 
 impl Target for Gluster {
     fn preflight(&self) -> Result<()> {
-        if !super::tmpfs::is_root() {
+        if !crate::host::is_root() {
             bail!("target `{}` needs root (glusterd, FUSE mount)", self.name);
         }
         for p in ["gluster", "glusterd", "mount.glusterfs"] {
@@ -326,7 +247,7 @@ impl Target for Gluster {
             bail!("glusterd is not running and /var/lib/glusterd does not exist; create it (mkdir -p /var/lib/glusterd) or reinstall glusterfs-server");
         }
         check_resolves(&self.host)?;
-        super::loopfs::preflight_image_dir(&self.name, &self.dir, &self.base, 0)
+        super::image::preflight_image_dir(&self.name, &self.dir, &self.base, 0)
     }
 
     fn provision(&mut self) -> Result<()> {
@@ -385,7 +306,7 @@ impl Target for Gluster {
             "effective_options": effective,
             "gluster_version": cmd::version(GLUSTER, &["--version"]),
             "daemon_started_pid": self.started_daemon,
-            "brick_dir_facts": super::facts::path_facts(&self.dir),
+            "brick_dir_facts": crate::provision::facts::path_facts(&self.dir),
         })
     }
 }
@@ -393,42 +314,5 @@ impl Target for Gluster {
 impl Drop for Gluster {
     fn drop(&mut self) {
         let _ = self.teardown();
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn volume_get_and_info_are_parsed() {
-        let get = "Option                                   Value\n------                                   -----\nperformance.write-behind                 off\nperformance.cache-size                   32MB\n";
-        let g = parse_get(get);
-        assert_eq!(g["performance.write-behind"], "off");
-        assert_eq!(g.len(), 2);
-        let info = parse_info("\nVolume Name: v\nType: Replicate\nNumber of Bricks: 1 x 2 = 2\n");
-        assert_eq!(info["Type"], "Replicate");
-        assert!(
-            same_value("false", "off") && same_value("Enable", "on") && !same_value("on", "off")
-        );
-    }
-
-    #[test]
-    fn create_arguments_name_every_brick_and_force() {
-        let a = create_args("v", Some(("replica", 2)), &["h:/b0".into(), "h:/b1".into()]);
-        assert_eq!(
-            a,
-            vec![
-                "--mode=script",
-                "volume",
-                "create",
-                "v",
-                "replica",
-                "2",
-                "h:/b0",
-                "h:/b1",
-                "force"
-            ]
-        );
     }
 }

@@ -3,22 +3,16 @@
 //! Each kind lives in its own module behind the [`Target`] trait
 //! (preflight → provision → remount between runs → teardown); the closed
 //! registry [`TargetKind`] maps names to parameter tables, validation and
-//! constructors, and drives `storlab targets`.
+//! constructors, and drives `storlab targets`. What the kinds stand on —
+//! the journal, commands, mounts, loop devices, daemons and the zfs and
+//! gluster command lines — is [`crate::provision`], which knows no kind.
 
-pub mod cmd;
-pub mod daemon;
 pub mod dir;
-pub mod facts;
 pub mod gluster;
-pub mod journal;
-pub mod loopdev;
+pub mod image;
 pub mod loopfs;
-pub mod mount;
-pub mod mountinfo;
 pub mod nfs;
-pub mod resource;
 pub mod tmpfs;
-pub mod workdir;
 pub mod zfs;
 
 use std::path::Path;
@@ -26,7 +20,7 @@ use std::path::Path;
 use anyhow::Result;
 
 use crate::experiment::params::{ParamSpec, Params};
-use journal::Journal;
+use crate::provision::journal::Journal;
 
 /// One storage configuration's lifecycle.
 pub trait Target: Send {
@@ -46,16 +40,6 @@ pub trait Target: Send {
     fn facts(&self) -> serde_json::Value {
         serde_json::json!({})
     }
-}
-
-/// A name unique to this campaign process and target, for pools, volumes
-/// and directories: `storlab<sep><pid><sep><target>`.
-pub fn resource_name(sep: char, target: &str) -> String {
-    let safe: String = target
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { sep })
-        .collect();
-    format!("storlab{sep}{}{sep}{safe}", std::process::id())
 }
 
 /// The closed registry of target kinds.

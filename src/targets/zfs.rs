@@ -11,9 +11,13 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 
-use super::journal::{state_dir, Held, Journal, Resource};
-use super::{cmd, daemon, loopdev, mount, resource_name, Target};
+use super::Target;
 use crate::experiment::params::{ParamSpec, ParamType, Params};
+use crate::provision::journal::{state_dir, Held, Journal, Resource};
+use crate::provision::zfs_cli::{
+    create_args, get_properties, kernel_zfs, pool_exists, zfs_reachable,
+};
+use crate::provision::{cmd, daemon, loopdev, mount, resource_name};
 
 pub const PARAMS: &[ParamSpec] = &[
     ParamSpec {
@@ -22,8 +26,8 @@ pub const PARAMS: &[ParamSpec] = &[
         default: Some("512M"),
         help: "size of the pool's image file",
     },
-    loopdev::ALLOCATION,
-    loopdev::IMAGE_DIR,
+    super::image::ALLOCATION,
+    super::image::IMAGE_DIR,
     ParamSpec {
         name: "device",
         ty: ParamType::Str,
@@ -87,74 +91,6 @@ pub struct Zfs {
     /// This campaign relies on the daemon until teardown (see daemon::Claim).
     claim: Option<daemon::Claim>,
     held: Held,
-}
-
-/// Whether the host runs kernel ZFS (else zfs-fuse, when installed).
-fn kernel_zfs() -> bool {
-    Path::new("/sys/module/zfs").exists()
-}
-
-fn zfs_reachable() -> bool {
-    cmd::succeeds("zpool", &["list", "-H"])
-}
-
-/// Whether pool `name` exists; an error when ZFS cannot be asked.
-pub fn pool_exists(name: &str) -> Result<bool> {
-    if !zfs_reachable() {
-        bail!("cannot reach ZFS (is the zfs-fuse daemon or the zfs module running?); start it and run `storlab cleanup` again");
-    }
-    Ok(cmd::succeeds("zpool", &["list", "-H", "-o", "name", name]))
-}
-
-/// Destroys pool `name` if it exists, retrying while it is busy.
-pub fn destroy_pool(name: &str) -> Result<()> {
-    if !pool_exists(name)? {
-        return Ok(());
-    }
-    cmd::retry(15, 1000, || {
-        cmd::run("zpool", &["destroy", "-f", name]).map(|_| ())
-    })
-    .with_context(|| format!("destroying pool {name}; run `zpool destroy -f {name}`"))
-}
-
-/// `zfs get all` on `dataset`, kept to `props`: property → (value, source).
-/// (`all` because naming a property this ZFS lacks fails the whole call.)
-pub fn get_properties(dataset: &str, props: &[&str]) -> Result<BTreeMap<String, (String, String)>> {
-    let out = cmd::run(
-        "zfs",
-        &["get", "-H", "-o", "property,value,source", "all", dataset],
-    )?;
-    let mut all = parse_get(&out);
-    all.retain(|k, _| props.contains(&k.as_str()));
-    Ok(all)
-}
-
-fn parse_get(text: &str) -> BTreeMap<String, (String, String)> {
-    text.lines()
-        .filter_map(|l| {
-            let mut f = l.split('\t');
-            Some((
-                f.next()?.to_string(),
-                (f.next()?.to_string(), f.next().unwrap_or("").to_string()),
-            ))
-        })
-        .collect()
-}
-
-/// The `zfs create` argument vector.
-pub fn create_args(
-    dataset: &str,
-    mountpoint: &Path,
-    props: &BTreeMap<String, String>,
-) -> Vec<String> {
-    let mut args = vec!["create".to_string(), "-o".into()];
-    args.push(format!("mountpoint={}", mountpoint.display()));
-    for (k, v) in props {
-        args.push("-o".into());
-        args.push(format!("{k}={v}"));
-    }
-    args.push(dataset.to_string());
-    args
 }
 
 impl Zfs {
@@ -284,14 +220,12 @@ impl Target for Zfs {
         }
         match &self.device {
             Some(dev) => {
-                if !super::tmpfs::is_root() {
+                if !crate::host::is_root() {
                     bail!("target `{}` needs root", self.name);
                 }
                 check_device(dev)
             }
-            None => {
-                super::loopfs::preflight_image_dir(&self.name, &self.dir, &self.base, self.size)
-            }
+            None => super::image::preflight_image_dir(&self.name, &self.dir, &self.base, self.size),
         }
     }
 
@@ -381,7 +315,7 @@ impl Target for Zfs {
             "properties_requested": self.properties,
             "zfs_properties": props,
             "daemon_started_pid": self.started_daemon,
-            "image_dir_facts": self.device.is_none().then(|| super::facts::path_facts(&self.dir)),
+            "image_dir_facts": self.device.is_none().then(|| crate::provision::facts::path_facts(&self.dir)),
         })
     }
 }
@@ -389,35 +323,5 @@ impl Target for Zfs {
 impl Drop for Zfs {
     fn drop(&mut self) {
         let _ = self.teardown();
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn zfs_get_output_is_parsed() {
-        let g = parse_get("recordsize\t8K\tlocal\ncompression\ton\tlocal\natime\ton\tdefault\n");
-        assert_eq!(g["recordsize"], ("8K".into(), "local".into()));
-        assert_eq!(g["atime"].1, "default");
-    }
-
-    #[test]
-    fn dataset_creation_is_an_argument_vector() {
-        let mut props = BTreeMap::new();
-        props.insert("recordsize".to_string(), "8k".to_string());
-        let a = create_args("p/data", Path::new("/m"), &props);
-        assert_eq!(
-            a,
-            vec![
-                "create",
-                "-o",
-                "mountpoint=/m",
-                "-o",
-                "recordsize=8k",
-                "p/data"
-            ]
-        );
     }
 }

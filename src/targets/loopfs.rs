@@ -9,9 +9,10 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 
-use super::journal::{Held, Journal, Resource};
-use super::{cmd, loopdev, mount, resource_name, Target};
+use super::Target;
 use crate::experiment::params::{ParamSpec, ParamType, Params};
+use crate::provision::journal::{Held, Journal, Resource};
+use crate::provision::{cmd, loopdev, mount, resource_name};
 
 pub const FILESYSTEMS: &[&str] = &["ext4", "xfs", "btrfs"];
 
@@ -28,8 +29,8 @@ pub const PARAMS: &[ParamSpec] = &[
         default: Some("512M"),
         help: "size of the image file (xfs needs at least 300M, btrfs 114M)",
     },
-    loopdev::ALLOCATION,
-    loopdev::IMAGE_DIR,
+    super::image::ALLOCATION,
+    super::image::IMAGE_DIR,
     ParamSpec {
         name: "mkfs_options",
         ty: ParamType::List,
@@ -122,34 +123,9 @@ impl LoopFs {
     }
 }
 
-/// Checks shared by image-backed targets: root, and a usable directory.
-pub fn preflight_image_dir(target: &str, dir: &Path, base: &Path, image_bytes: u64) -> Result<()> {
-    if !super::tmpfs::is_root() {
-        bail!("target `{target}` needs root (losetup, mkfs, mount); run storlab as root");
-    }
-    super::dir::check_is_dir(dir)?;
-    if base.exists() {
-        bail!(
-            "{} already exists; storlab creates it itself and never reuses one (run `storlab cleanup`, or remove it)",
-            base.display()
-        );
-    }
-    if let Some((_, free)) = super::facts::space(dir) {
-        if image_bytes > free {
-            bail!(
-                "{} has {} MiB free, the image needs {} MiB; lower `size` or choose another `dir`",
-                dir.display(),
-                free >> 20,
-                image_bytes >> 20
-            );
-        }
-    }
-    Ok(())
-}
-
 impl Target for LoopFs {
     fn preflight(&self) -> Result<()> {
-        preflight_image_dir(&self.name, &self.dir, &self.base, self.size)?;
+        super::image::preflight_image_dir(&self.name, &self.dir, &self.base, self.size)?;
         let mkfs = format!("mkfs.{}", self.fs);
         if loopdev::mkfs_version(&self.fs).is_none() {
             bail!("{mkfs} is not installed; install the package that provides it (e.g. xfsprogs, btrfs-progs, e2fsprogs)");
@@ -201,7 +177,7 @@ impl Target for LoopFs {
             "mkfs_options": self.mkfs_options,
             "mount_options_requested": self.mount_options,
             "mkfs_version": loopdev::mkfs_version(&self.fs),
-            "image_dir_facts": super::facts::path_facts(&self.dir),
+            "image_dir_facts": crate::provision::facts::path_facts(&self.dir),
             "losetup_version": cmd::version("losetup", &["--version"]),
         })
     }

@@ -8,9 +8,10 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 
-use super::journal::{Held, Journal, Resource};
-use super::{cmd, mount, resource_name, Target};
+use super::Target;
 use crate::experiment::params::{ParamSpec, ParamType, Params};
+use crate::provision::journal::{Held, Journal, Resource};
+use crate::provision::{cmd, mount, resource_name};
 
 pub const VERSIONS: &[&str] = &["3", "4", "4.0", "4.1", "4.2"];
 
@@ -168,7 +169,7 @@ impl Nfs {
 
 impl Target for Nfs {
     fn preflight(&self) -> Result<()> {
-        if !super::tmpfs::is_root() {
+        if !crate::host::is_root() {
             bail!("target `{}` needs root to mount NFS", self.name);
         }
         let fs = std::fs::read_to_string("/proc/filesystems").unwrap_or_default();

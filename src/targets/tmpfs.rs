@@ -7,9 +7,9 @@ use std::process::Command;
 
 use anyhow::{bail, Context, Result};
 
-use super::journal::{Held, Journal, Resource};
 use super::Target;
 use crate::experiment::params::{ParamSpec, ParamType, Params};
+use crate::provision::journal::{Held, Journal, Resource};
 
 pub const PARAMS: &[ParamSpec] = &[
     ParamSpec {
@@ -61,14 +61,9 @@ impl Tmpfs {
     }
 }
 
-pub fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
-
 impl Target for Tmpfs {
     fn preflight(&self) -> Result<()> {
-        if !is_root() {
+        if !crate::host::is_root() {
             bail!(
                 "target `{}`: mounting a tmpfs needs root; run storlab as root, or use a dir target on /dev/shm instead: kind = \"dir\", path = \"/dev/shm\"",
                 self.name

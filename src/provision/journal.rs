@@ -45,7 +45,7 @@ pub fn state_dir() -> PathBuf {
     if let Some(d) = std::env::var_os("STORLAB_STATE_DIR").filter(|d| !d.is_empty()) {
         return PathBuf::from(d);
     }
-    if super::tmpfs::is_root() {
+    if crate::host::is_root() {
         return PathBuf::from("/var/lib/storlab");
     }
     if let Some(d) = std::env::var_os("XDG_STATE_HOME").filter(|d| !d.is_empty()) {

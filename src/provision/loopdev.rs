@@ -10,23 +10,6 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
-use crate::experiment::params::{ParamSpec, ParamType};
-
-/// The image parameters of every image-backed target (loop, zfs).
-pub const ALLOCATION: ParamSpec = ParamSpec {
-    name: "allocation",
-    ty: ParamType::Choice(&["thin", "preallocated"]),
-    default: Some("thin"),
-    help: "thin: a sparse image; preallocated: every block reserved with fallocate",
-};
-
-pub const IMAGE_DIR: ParamSpec = ParamSpec {
-    name: "dir",
-    ty: ParamType::Str,
-    default: Some("/var/tmp"),
-    help: "existing directory that holds the image (storlab makes its own subdirectory)",
-};
-
 use super::cmd;
 
 /// Creates `path` (which must not exist) with `size` bytes.
