@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 
 use super::EXIT_INVALID;
 use crate::experiment::builtin::quick_source;
-use crate::target::tmpfs::is_root;
+use crate::host::is_root;
 
 pub fn init(file: &Path, force: bool) -> Result<ExitCode> {
     let text = quick_source(is_root());
