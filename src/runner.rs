@@ -73,6 +73,7 @@ impl Lab {
     }
 
     fn provision(&mut self, exp: &Experiment) -> Result<()> {
+        let _phase = crate::provision::cmd::Provisioning::begin();
         for (t, spec) in self.targets.iter_mut().zip(&exp.targets) {
             self.provisioned += 1; // a partial provision is torn down too
             t.provision()
@@ -222,8 +223,14 @@ fn drive(
     team: &Team,
 ) -> Result<Outcome> {
     if let Err(e) = lab.provision(exp) {
-        store.finish_campaign(ids.campaign, "failed")?;
-        return Err(e);
+        if !stop.is_raised() {
+            store.finish_campaign(ids.campaign, "failed")?;
+            return Err(e);
+        }
+        // A signal cut a provisioning command short: what was provisioned
+        // is undone and the campaign can be resumed.
+        printer.note(&format!("interrupted while provisioning: {e:#}"));
+        return end_interrupted(store, lab, ids.campaign);
     }
     for (i, spec) in exp.targets.iter().enumerate() {
         let mut facts = path_facts(lab.targets[i].root());
@@ -262,6 +269,24 @@ fn drive(
         );
     }
     Ok(outcome)
+}
+
+/// Tears down and records a campaign interrupted before its first run.
+fn end_interrupted(store: &mut Store, mut lab: Lab, campaign: i64) -> Result<Outcome> {
+    let errors = lab.teardown();
+    store.finish_campaign(campaign, "interrupted")?;
+    if !errors.is_empty() {
+        bail!(
+            "campaign {campaign} recorded, but teardown failed: {}",
+            errors.join("; ")
+        );
+    }
+    Ok(Outcome {
+        campaign,
+        interrupted: true,
+        runs: 0,
+        failed_runs: 0,
+    })
 }
 
 type Key = (usize, usize, bool, u32);

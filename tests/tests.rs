@@ -8,6 +8,9 @@ mod util;
 mod browser;
 /// A minimal DevTools client for the browser tests.
 mod cdp;
+/// The command line: version, completions, man pages, init, stdin, export
+/// formats, closed streams, SIGHUP, stuck external commands.
+mod cli;
 /// Real commands (tar extraction, failures, timeouts) timed as `command` workloads.
 mod command_runs;
 /// What survives a killed campaign, and what the next one cleans.

@@ -110,6 +110,7 @@ pub fn run(cmd: &mut Command, opts: ChildOptions<'_>) -> std::io::Result<Finishe
     })
     .stderr(Stdio::piped())
     .process_group(0);
+    crate::console::echo(cmd);
     let t0 = Instant::now();
     let mut child = cmd.spawn()?;
     let pid = child.id() as libc::pid_t;

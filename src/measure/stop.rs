@@ -24,6 +24,21 @@ pub fn signals_received() -> usize {
     SIGNALS.load(Ordering::SeqCst)
 }
 
+/// Whether a campaign's signal handlers are installed in this process.
+pub fn handlers_installed() -> bool {
+    RUNNING.lock().unwrap_or_else(|e| e.into_inner()).is_some()
+}
+
+/// Whether the running campaign's stop flag is raised (a signal, a closed
+/// stderr).
+pub fn running_is_stopped() -> bool {
+    RUNNING
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .as_ref()
+        .is_some_and(StopFlag::is_raised)
+}
+
 /// Interrupts the running campaign, if there is one, as a signal would
 /// (without counting as one): `why` is for the record only.
 pub fn interrupt_running(_why: &str) {

@@ -112,9 +112,10 @@ pub fn bytes_needed(p: &Params) -> u64 {
 
 /// fio must be there before anything is provisioned.
 pub fn preflight() -> Result<()> {
-    Command::new(FIO)
-        .arg("--version")
-        .stdout(Stdio::null())
+    let mut cmd = Command::new(FIO);
+    cmd.arg("--version");
+    crate::console::echo(&cmd);
+    cmd.stdout(Stdio::null())
         .stderr(Stdio::null())
         .status()
         .map(|_| ())

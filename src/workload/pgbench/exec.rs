@@ -25,6 +25,7 @@ pub struct Captured {
 /// program gets SIGINT and the call fails with "interrupted".
 pub fn run(mut cmd: Command, what: &str, stop: &StopFlag) -> Result<Captured> {
     let shown = show(&cmd);
+    crate::console::echo(&cmd);
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -78,7 +79,7 @@ fn wait_or_stop(child: &mut Child, stop: &StopFlag) -> std::io::Result<ExitStatu
     }
 }
 
-/// A stop flag raised by SIGINT/SIGTERM for as long as it lives, for work
+/// A stop flag raised by SIGINT/SIGTERM/SIGHUP for as long as it lives, for work
 /// the runner gives no flag to (prepare); the runner's own handlers keep
 /// running beside it.
 pub struct SignalStop {
@@ -90,7 +91,7 @@ impl SignalStop {
     pub fn install() -> SignalStop {
         let flag = StopFlag::new();
         let mut ids = Vec::new();
-        for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        for sig in crate::measure::stop::STOP_SIGNALS {
             let f = flag.clone();
             // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
             if let Ok(id) = unsafe { signal_hook::low_level::register(sig, move || f.raise()) } {

@@ -54,6 +54,7 @@ impl Server {
                 Ok(())
             });
         }
+        crate::console::echo(&cmd);
         let child = cmd.spawn().with_context(|| {
             format!(
                 "starting {} -D {}",
