@@ -102,6 +102,7 @@ fn assert_fio_figures(export: &Value, target: &str, reps: usize) {
 
 #[test]
 fn fio_job_files_run_on_a_directory_target() {
+    require_program!("fio");
     let lab = Lab::new();
     exp_dir(&lab);
     let data = lab.path().join("data");
@@ -156,6 +157,7 @@ fn fio_job_files_run_on_a_directory_target() {
 #[test]
 fn fio_job_files_run_on_tmpfs() {
     require_root!();
+    require_program!("fio");
     let lab = Lab::new();
     exp_dir(&lab);
     let name = format!("f{}", std::process::id());
@@ -210,6 +212,7 @@ fn a_missing_fio_is_a_clear_error_before_anything_runs() {
 
 #[test]
 fn a_failing_job_is_a_failed_run_with_fios_own_words() {
+    require_program!("fio");
     let lab = Lab::new();
     let file = lab.file(
         "bad.toml",
@@ -235,6 +238,7 @@ fn a_failing_job_is_a_failed_run_with_fios_own_words() {
 #[test]
 fn a_full_filesystem_fails_the_fio_run_with_fios_message() {
     require_root!();
+    require_program!("fio");
     let lab = Lab::new();
     let mnt = TestMount::new(lab.path().join("small"), "8M");
     let file = lab.file(
@@ -260,6 +264,7 @@ fn a_full_filesystem_fails_the_fio_run_with_fios_message() {
 
 #[test]
 fn a_job_file_writing_outside_the_working_directory_is_refused() {
+    require_program!("fio");
     let lab = Lab::new();
     let exp = exp_dir(&lab);
     std::fs::write(
@@ -290,6 +295,7 @@ fn a_job_file_writing_outside_the_working_directory_is_refused() {
 /// A campaign stopped by SIGINT resumes only with the job it began with.
 #[test]
 fn a_changed_job_file_keeps_a_campaign_from_resuming() {
+    require_program!("fio");
     let lab = Lab::new();
     let exp = exp_dir(&lab);
     lab.file(

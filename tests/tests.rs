@@ -41,5 +41,7 @@ mod sqlite_oltp_runs;
 mod steady_state;
 /// The schema-v3 store fixture: it opens, migrates and reports what it did.
 mod store_fixture;
+/// The suite's own rules: guards that cannot panic, scripts/test's packages.
+mod suite;
 /// Verdicts, comparisons and the regression gate on real campaigns.
 mod verdicts;
