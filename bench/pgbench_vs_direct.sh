@@ -8,7 +8,7 @@
 # between `pgbench -i` and the measured run. Needs root (the server runs
 # as `postgres`), PostgreSQL and python3. Usage:
 #   bash bench/pgbench_vs_direct.sh [ROUNDS] [SECONDS] [SCALE] [CLIENTS]
-# STORLAB=/path/to/storlab skips the release build.
+# STORLAB=/path/to/storlab skips the build (profiling profile: release code with debug info).
 set -euo pipefail
 rounds=${1:-5}
 secs=${2:-10}
@@ -18,8 +18,8 @@ threads=$(( clients < 2 ? clients : 2 ))
 mode=prepared
 here=$(cd "$(dirname "$0")/.." && pwd)
 if [ -z "${STORLAB:-}" ]; then
-  cargo build --release --quiet --manifest-path "$here/Cargo.toml"
-  STORLAB="${CARGO_TARGET_DIR:-$here/target}/release/storlab"
+  cargo build --profile profiling --quiet --manifest-path "$here/Cargo.toml"
+  STORLAB="${CARGO_TARGET_DIR:-$here/target}/profiling/storlab"
 fi
 bindir=$(pg_config --bindir 2>/dev/null || ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
 [ -x "$bindir/pgbench" ] || { echo "pgbench not found: apt-get install postgresql" >&2; exit 1; }
