@@ -22,7 +22,7 @@ pub struct Cli {
     pub quiet: bool,
 
     /// Also print every external command storlab runs (mkfs, losetup,
-    /// mount, zpool, gluster, initdb, pg_ctl, fio…) on stderr, as a line to
+    /// mount, zpool, gluster, initdb, postgres, pgbench, fio…) on stderr, as a line to
     /// paste into a shell.
     #[arg(long, short, global = true)]
     pub verbose: bool,

@@ -15,6 +15,8 @@ mod cli;
 mod command_runs;
 /// What survives a killed campaign, and what the next one cleans.
 mod crash;
+/// The reference in docs/ against the code's declarations.
+mod docs;
 /// The io_uring and mmap engines and open-loop rates.
 mod engines;
 /// Malformed experiment files: one error line with file:line:column, exit 2.
