@@ -18,6 +18,8 @@ use super::svg::{
     LineChart,
 };
 use super::table::Table;
+use crate::metric::catalogue::SERVICE_LAT;
+use crate::metric::{Family, Unit};
 use crate::store::CampaignData;
 
 const STYLE: &str = r#"
@@ -97,7 +99,7 @@ fn workload_section(
     let mut out = h.heading(2, &format!("{} ({})", w.name, w.kind));
     if let Some(m) = w.primary_metric() {
         let (scale, unit) = display_unit(
-            &m.unit,
+            m.unit,
             m.targets
                 .iter()
                 .filter_map(|t| t.summary.map(|s| s.mean))
@@ -170,12 +172,10 @@ fn series_section(c: &CampaignData, w: &WorkloadReport) -> Result<String> {
         .iter()
         .filter(|r| r.workload == w.name && !r.warmup && r.status == "ok")
         .collect();
-    let Some((name, unit)) = runs.iter().find_map(|r| {
-        r.series
-            .iter()
-            .next()
-            .map(|(n, s)| (n.clone(), s.unit.clone()))
-    }) else {
+    let Some((name, unit)) = runs
+        .iter()
+        .find_map(|r| r.series.iter().next().map(|(n, s)| (n.clone(), s.unit)))
+    else {
         return Ok(String::new());
     };
     let max = runs
@@ -183,7 +183,7 @@ fn series_section(c: &CampaignData, w: &WorkloadReport) -> Result<String> {
         .filter_map(|r| r.series.get(&name))
         .flat_map(|s| s.values.iter().copied())
         .fold(0.0, f64::max);
-    let (scale, shown) = display_unit(&unit, max);
+    let (scale, shown) = display_unit(unit, max);
     let mut lines = Vec::new();
     let mut table = Table::new(
         &[
@@ -274,7 +274,11 @@ fn latency_section(c: &CampaignData, w: &WorkloadReport, curves: &[Curve]) -> Re
     table.right[0] = false;
     for k in &mine {
         let mut row = vec![curve_label(k), k.count.to_string()];
-        row.extend(k.points.iter().map(|&(_, ns)| format_value(ns, "ns")));
+        row.extend(
+            k.points
+                .iter()
+                .map(|&(_, ns)| format_value(ns, Unit::Nanoseconds)),
+        );
         table.rows.push(row);
     }
     let h = Html;
@@ -297,29 +301,32 @@ fn latency_section(c: &CampaignData, w: &WorkloadReport, curves: &[Curve]) -> Re
 /// A curve's label: the target, marked when it is the service latency of an
 /// open-loop run (the plain curve is then the response latency).
 fn curve_label(k: &Curve) -> String {
-    match k.hist {
-        "service_lat" => format!("{} (service)", k.target),
-        _ => k.target.clone(),
+    if std::ptr::eq(k.hist, &SERVICE_LAT) {
+        format!("{} (service)", k.target)
+    } else {
+        k.target.clone()
     }
 }
 
 /// The target's colour; service latency in a lighter shade of it.
 fn curve_color(c: &CampaignData, k: &Curve) -> super::svg::Rgb {
     let base = color_of(c, &k.target);
-    match k.hist {
-        "service_lat" => base.mix(super::svg::Rgb(0xff, 0xff, 0xff), 0.5),
-        _ => base,
+    if std::ptr::eq(k.hist, &SERVICE_LAT) {
+        base.mix(super::svg::Rgb(0xff, 0xff, 0xff), 0.5)
+    } else {
+        base
     }
 }
 
 /// A scale and unit label for charting values of `unit` up to `max`.
-pub fn display_unit(unit: &str, max: f64) -> (f64, String) {
-    match unit {
-        "bytes/s" if max >= 1024.0 * 1024.0 * 1024.0 => (1024.0 * 1024.0 * 1024.0, "GiB/s".into()),
-        "bytes/s" => (1024.0 * 1024.0, "MiB/s".into()),
-        "bytes" => (1024.0 * 1024.0, "MiB".into()),
-        "ns" if max >= 1e6 => (1e6, "ms".into()),
-        "ns" => (1e3, "µs".into()),
-        other => (1.0, other.to_string()),
+pub fn display_unit(unit: Unit, max: f64) -> (f64, String) {
+    const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
+    match unit.family() {
+        Family::BytesPerSec if max >= GIB => (GIB, "GiB/s".into()),
+        Family::BytesPerSec => (1024.0 * 1024.0, "MiB/s".into()),
+        Family::Bytes => (1024.0 * 1024.0, "MiB".into()),
+        Family::Nanoseconds if max >= 1e6 => (1e6, "ms".into()),
+        Family::Nanoseconds => (1e3, "µs".into()),
+        _ => (1.0, unit.to_string()),
     }
 }

@@ -8,8 +8,13 @@
 //! largest max fio reports. Run time is the sum over reporting groups
 //! (stonewalled phases) of their longest job; bandwidth and IOPS are the
 //! run's bytes and I/Os over it, as fio's group summary computes them.
-//! Each job's own figures are kept under `job<N>_`, N its place in fio's
-//! `jobs` array (job sections in order, `numjobs` clones expanded).
+//! Each job's own figures are labelled `job` = N, N its place in fio's
+//! `jobs` array (job sections in order, `numjobs` clones expanded); each
+//! device of `disk_util` gives `disk_*` figures labelled `device`.
+//!
+//! The JSON is read into typed structs: a field storlab reads that fio did
+//! not write is an error naming it (`jobs[1].read: missing field
+//! io_bytes`), so that a change in fio's output never shows as zeros.
 
 use std::collections::BTreeMap;
 
@@ -19,15 +24,24 @@ use serde::Deserialize;
 
 use crate::measure::latency::{latency_metrics, new_histogram};
 use crate::measure::{Hist, Metric, RunOutput};
+use crate::metric::catalogue::{self as m, LAT, READ_LAT, SYNC_LAT, TRIM_LAT, WRITE_LAT};
+use crate::metric::labels::{DEVICE, JOB};
+use crate::metric::{HistDef, Labels, MetricDef};
 
 /// Highest latency the histograms hold (one hour in ns); longer is clamped.
 const MAX_NS: u64 = 3_600_000_000_000;
 
 const DIRECTIONS: [&str; 3] = ["read", "write", "trim"];
 
+/// Each direction's throughput and latency metrics, in [`DIRECTIONS`] order.
+const DIRECTION_METRICS: [(&MetricDef, &HistDef); 3] = [
+    (&m::READ_BW_BYTES_PER_S, &READ_LAT),
+    (&m::WRITE_BW_BYTES_PER_S, &WRITE_LAT),
+    (&m::TRIM_BW_BYTES_PER_S, &TRIM_LAT),
+];
+
 /// fio's JSON+ document, the parts storlab reads. Every field is required
-/// unless fio itself leaves it out in a normal run (said at the field): a
-/// change in fio's output is an error naming the field, never a zero.
+/// unless fio itself leaves it out in a normal run (said at the field).
 #[derive(Debug, Deserialize)]
 pub struct FioReport {
     #[serde(rename = "fio version")]
@@ -198,10 +212,12 @@ impl Lat {
         let bins = match (&v.bins, v.n) {
             (Some(b), _) => b,
             (None, 0) => return Ok(lat),
-            (None, _) => return Err(anyhow!(
-                "fio's output has no `{path}.bins` for {} latencies: storlab reads --output-format=json+",
-                v.n
-            )),
+            (None, _) => {
+                return Err(anyhow!(
+                    "fio's output has no `{path}.bins` for {} latencies: storlab reads --output-format=json+",
+                    v.n
+                ))
+            }
         };
         for (value, &count) in bins {
             let ns: u64 = value.parse().map_err(|_| {
@@ -223,26 +239,28 @@ impl Lat {
         let _ = self.hist.add(&other.hist);
     }
 
-    /// `{prefix}_mean_ns`, percentiles from the buckets, `{prefix}_max_ns`.
-    /// A bucket's value may lie past the exact extremes fio saw; percentiles
-    /// are kept within them.
-    fn metrics(&self, prefix: &str) -> Vec<Metric> {
+    /// The metrics of histogram `def`: percentiles from the buckets, mean
+    /// and max exact. A bucket's value may lie past the exact extremes fio
+    /// saw; percentiles are kept within them.
+    fn metrics(&self, def: &'static HistDef, labels: &Labels) -> Vec<Metric> {
         if self.n == 0 {
             return Vec::new();
         }
-        let mut m = latency_metrics(prefix, &self.hist);
-        for x in &mut m {
-            x.value = x.value.clamp(self.min.min(self.max), self.max);
+        let mut out = latency_metrics(def, labels, &self.hist);
+        if out.is_empty() {
+            // No buckets (fio without JSON+): the exact figures alone.
+            out.push(def.mean.labelled(labels.clone(), self.mean));
+            out.push(def.max.labelled(labels.clone(), self.max));
         }
-        let exact = [("mean", self.mean), ("max", self.max)];
-        for (label, value) in exact {
-            let name = format!("{prefix}_{label}_ns");
-            match m.iter_mut().find(|x| x.name == name) {
-                Some(x) => x.value = value,
-                None => m.push(Metric::lower(name, value, "ns")),
+        for x in &mut out {
+            x.value = x.value.clamp(self.min.min(self.max), self.max);
+            if std::ptr::eq(x.def, def.mean) {
+                x.value = self.mean;
+            } else if std::ptr::eq(x.def, def.max) {
+                x.value = self.max;
             }
         }
-        m
+        out
     }
 }
 
@@ -308,22 +326,22 @@ impl Job {
         all
     }
 
-    /// `job<i>_bw_bytes_per_s`, `_iops`, `_bytes`, `_lat_*`.
+    /// `bw_bytes_per_s`, `iops`, `bytes` and `lat_*` labelled `job` = i.
     fn metrics(&self, i: usize) -> Vec<Metric> {
-        let p = format!("job{i}");
+        let job = Labels::new().with(&JOB, i);
         let t = self.runtime_s.max(1e-9);
-        let mut m = vec![
-            Metric::higher(format!("{p}_bw_bytes_per_s"), self.bytes() / t, "bytes/s"),
-            Metric::higher(format!("{p}_iops"), self.ios() / t, "ops/s"),
-            Metric::higher(format!("{p}_bytes"), self.bytes(), "bytes"),
+        let mut out = vec![
+            m::BW_BYTES_PER_S.labelled(job.clone(), self.bytes() / t),
+            m::IOPS.labelled(job.clone(), self.ios() / t),
+            m::BYTES.labelled(job.clone(), self.bytes()),
         ];
-        m.extend(self.lat().metrics(&format!("{p}_lat")));
-        m
+        out.extend(self.lat().metrics(&LAT, &job));
+        out
     }
 }
 
 /// The run's metrics and histograms from fio's JSON+ report, with fio's
-/// version and the devices of `disk_util` as the run's facts.
+/// version as the run's fact `fio_version`.
 pub fn to_run_output(report: &FioReport) -> Result<RunOutput> {
     let jobs = report
         .jobs
@@ -358,74 +376,63 @@ pub fn to_run_output(report: &FioReport) -> Result<RunOutput> {
     for (_, l) in &dirs {
         all.merge(l);
     }
-    let mut m = vec![
-        Metric::higher("bw_bytes_per_s", bytes / elapsed, "bytes/s"),
-        Metric::higher("iops", ios / elapsed, "ops/s"),
-        Metric::higher("bytes", bytes, "bytes"),
-        Metric::higher("ops", ios, "ops"),
-        Metric::lower("elapsed_s", elapsed, "s"),
-        Metric::lower("cpu_user_s", user, "s"),
-        Metric::lower("cpu_sys_s", sys, "s"),
+    let none = Labels::new();
+    let mut metrics = vec![
+        m::BW_BYTES_PER_S.value(bytes / elapsed),
+        m::IOPS.value(ios / elapsed),
+        m::BYTES.value(bytes),
+        m::OPS.value(ios),
+        m::ELAPSED_S.value(elapsed),
+        m::CPU_USER_S.value(user),
+        m::CPU_SYS_S.value(sys),
     ];
-    m.extend(all.metrics("lat"));
+    metrics.extend(all.metrics(&LAT, &none));
     let active = dirs.iter().filter(|(t, _)| t.ios > 0.0).count();
     if active > 1 {
-        for (d, (t, l)) in DIRECTIONS.iter().zip(&dirs) {
+        for ((bw, hist), (t, l)) in DIRECTION_METRICS.iter().zip(&dirs) {
             if t.ios > 0.0 {
-                m.push(Metric::higher(
-                    format!("{d}_bw_bytes_per_s"),
-                    t.bytes / elapsed,
-                    "bytes/s",
-                ));
-                m.extend(l.metrics(&format!("{d}_lat")));
+                metrics.push(bw.value(t.bytes / elapsed));
+                metrics.extend(l.metrics(hist, &none));
             }
         }
     }
-    m.extend(sync.metrics("sync_lat"));
+    metrics.extend(sync.metrics(&SYNC_LAT, &none));
     for (i, j) in jobs.iter().enumerate() {
-        m.extend(j.metrics(i));
+        metrics.extend(j.metrics(i));
     }
-    let mut facts = vec![("fio_version".to_string(), report.version.clone())];
-    for (i, d) in report.disk_util.iter().enumerate() {
-        m.extend(disk_metrics(i, d));
-        facts.push((format!("disk{i}"), d.name.clone()));
+    for d in &report.disk_util {
+        metrics.extend(disk_metrics(d));
     }
     let mut out = RunOutput {
-        metrics: m,
-        facts,
+        metrics,
+        facts: vec![("fio_version".to_string(), report.version.clone())],
         ..Default::default()
     };
-    out.histograms.push(Hist {
-        name: "lat".into(),
-        unit: "ns",
-        hist: all.hist,
-    });
+    out.histograms.push(Hist::new(&LAT, all.hist));
     if sync.n > 0 {
-        out.histograms.push(Hist {
-            name: "sync_lat".into(),
-            unit: "ns",
-            hist: sync.hist,
-        });
+        out.histograms.push(Hist::new(&SYNC_LAT, sync.hist));
     }
     Ok(out)
 }
 
-/// `disk<i>_…`: what the i-th device under the job's files did during the
-/// run, as fio read it from /proc/diskstats (ticks in seconds). Its name
-/// is the run's fact `disk<i>`.
-fn disk_metrics(i: usize, d: &DiskUtil) -> Vec<Metric> {
-    let p = format!("disk{i}");
+/// What a device under the job's files did during the run, as fio read it
+/// from /proc/diskstats (ticks in seconds), labelled with its name.
+fn disk_metrics(d: &DiskUtil) -> Vec<Metric> {
+    let device = Labels::new().with(&DEVICE, &d.name);
     let s = |ms: u64| ms as f64 / 1e3;
-    vec![
-        Metric::lower(format!("{p}_util_pct"), d.util, "%"),
-        Metric::higher(format!("{p}_read_ios"), d.read_ios as f64, "ops"),
-        Metric::higher(format!("{p}_write_ios"), d.write_ios as f64, "ops"),
-        Metric::higher(format!("{p}_read_merges"), d.read_merges as f64, "ops"),
-        Metric::higher(format!("{p}_write_merges"), d.write_merges as f64, "ops"),
-        Metric::lower(format!("{p}_read_ticks_s"), s(d.read_ticks), "s"),
-        Metric::lower(format!("{p}_write_ticks_s"), s(d.write_ticks), "s"),
-        Metric::lower(format!("{p}_in_queue_s"), s(d.in_queue), "s"),
+    [
+        (&m::DISK_UTIL_PCT, d.util),
+        (&m::DISK_READ_IOS, d.read_ios as f64),
+        (&m::DISK_WRITE_IOS, d.write_ios as f64),
+        (&m::DISK_READ_MERGES, d.read_merges as f64),
+        (&m::DISK_WRITE_MERGES, d.write_merges as f64),
+        (&m::DISK_READ_TICKS_S, s(d.read_ticks)),
+        (&m::DISK_WRITE_TICKS_S, s(d.write_ticks)),
+        (&m::DISK_IN_QUEUE_S, s(d.in_queue)),
     ]
+    .into_iter()
+    .map(|(def, v)| def.labelled(device.clone(), v))
+    .collect()
 }
 
 #[cfg(test)]
@@ -456,9 +463,14 @@ mod tests {
         to_run_output(&parse(&stdout(jobs)).unwrap().unwrap()).unwrap()
     }
 
-    fn get(out: &RunOutput, name: &str) -> f64 {
-        out.metric(name)
-            .unwrap_or_else(|| panic!("no metric {name}"))
+    fn get(out: &RunOutput, def: &MetricDef) -> f64 {
+        out.metric(def)
+            .unwrap_or_else(|| panic!("no metric {}", def.name))
+    }
+
+    fn of_job(out: &RunOutput, def: &MetricDef, i: usize) -> f64 {
+        out.labelled(def, &Labels::new().with(&JOB, i))
+            .unwrap_or_else(|| panic!("no metric {} of job {i}", def.name))
     }
 
     #[test]
@@ -469,28 +481,28 @@ mod tests {
             job("a", 0, json!({"1000": 100}), 100, 1000.0, 1000.0),
             job("b", 0, json!({"9000": 300}), 300, 9000.0, 9000.0),
         ]);
-        let p50 = get(&out, "lat_p50_ns");
+        let p50 = get(&out, &m::LAT_P50_NS);
         assert!((p50 - 9000.0).abs() / 9000.0 < 0.002, "{p50}");
-        let p90 = get(&out, "lat_p90_ns");
+        let p90 = get(&out, &m::LAT_P90_NS);
         assert!((p90 - 9000.0).abs() / 9000.0 < 0.002, "{p90}");
-        assert_eq!(get(&out, "lat_mean_ns"), 7000.0);
-        assert_eq!(get(&out, "lat_max_ns"), 9000.0);
-        assert_eq!(get(&out, "job0_lat_p50_ns").round(), 1000.0);
+        assert_eq!(get(&out, &m::LAT_MEAN_NS), 7000.0);
+        assert_eq!(get(&out, &m::LAT_MAX_NS), 9000.0);
+        assert_eq!(of_job(&out, &m::LAT_P50_NS, 0).round(), 1000.0);
         assert_eq!(out.histograms[0].hist.len(), 400);
         // Both jobs ran 2 s in one group: 400 I/Os over 2 s.
-        assert_eq!(get(&out, "iops"), 200.0);
-        assert_eq!(get(&out, "bw_bytes_per_s"), 200.0 * 4096.0);
-        assert_eq!(get(&out, "job1_iops"), 150.0);
-        assert!((get(&out, "cpu_sys_s") - 2.0).abs() < 1e-9);
-        assert!(out.metric("read_bw_bytes_per_s").is_none());
+        assert_eq!(get(&out, &m::IOPS), 200.0);
+        assert_eq!(get(&out, &m::BW_BYTES_PER_S), 200.0 * 4096.0);
+        assert_eq!(of_job(&out, &m::IOPS, 1), 150.0);
+        assert!((get(&out, &m::CPU_SYS_S) - 2.0).abs() < 1e-9);
+        assert!(out.metric(&m::READ_BW_BYTES_PER_S).is_none());
     }
 
     #[test]
     fn percentiles_stay_within_the_exact_extremes() {
         // fio's bucket value (9216) lies past the largest latency it saw.
         let out = run_output(vec![job("a", 0, json!({"9216": 10}), 10, 9000.0, 9100.0)]);
-        assert_eq!(get(&out, "lat_p99_ns"), 9100.0);
-        assert_eq!(get(&out, "lat_max_ns"), 9100.0);
+        assert_eq!(get(&out, &m::LAT_P99_NS), 9100.0);
+        assert_eq!(get(&out, &m::LAT_MAX_NS), 9100.0);
     }
 
     #[test]
@@ -499,8 +511,8 @@ mod tests {
             job("a", 0, json!({"1000": 100}), 100, 1000.0, 1000.0),
             job("b", 1, json!({"1000": 100}), 100, 1000.0, 1000.0),
         ]);
-        assert_eq!(get(&out, "elapsed_s"), 4.0);
-        assert_eq!(get(&out, "iops"), 50.0);
+        assert_eq!(get(&out, &m::ELAPSED_S), 4.0);
+        assert_eq!(get(&out, &m::IOPS), 50.0);
     }
 
     #[test]
@@ -542,8 +554,7 @@ mod tests {
         assert!(err.contains("`jobs[0].read.clat_ns`"), "{err}");
         assert!(err.contains("missing field `N`"), "{err}");
 
-        let no_version = r#"{"jobs": []}"#;
-        let err = parse(no_version).unwrap().unwrap_err().to_string();
+        let err = parse(r#"{"jobs": []}"#).unwrap().unwrap_err().to_string();
         assert!(err.contains("missing field `fio version`"), "{err}");
 
         // Latencies without buckets (plain JSON, not JSON+): no percentiles
@@ -571,15 +582,14 @@ mod tests {
         let out = to_run_output(&report).unwrap();
         assert_eq!(
             out.facts,
-            vec![
-                ("fio_version".to_string(), "fio-3.33".to_string()),
-                ("disk0".to_string(), "loop3".to_string())
-            ]
+            vec![("fio_version".to_string(), "fio-3.33".to_string())]
         );
-        assert_eq!(get(&out, "disk0_util_pct"), 87.5);
-        assert_eq!(get(&out, "disk0_read_ios"), 10.0);
-        assert_eq!(get(&out, "disk0_read_ticks_s"), 1.5);
-        assert_eq!(get(&out, "disk0_in_queue_s"), 1.52);
+        let loop3 = Labels::new().with(&DEVICE, "loop3");
+        let disk = |def: &MetricDef| out.labelled(def, &loop3).unwrap();
+        assert_eq!(disk(&m::DISK_UTIL_PCT), 87.5);
+        assert_eq!(disk(&m::DISK_READ_IOS), 10.0);
+        assert_eq!(disk(&m::DISK_READ_TICKS_S), 1.5);
+        assert_eq!(disk(&m::DISK_IN_QUEUE_S), 1.52);
         // A device entry missing a figure is an error too.
         doc["disk_util"][0].as_object_mut().unwrap().remove("util");
         let err = parse(&doc.to_string()).unwrap().unwrap_err().to_string();
