@@ -15,6 +15,7 @@ use std::ffi::OsStr;
 use std::io::Write;
 use std::process::Command;
 use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::OnceLock;
 
 /// How much storlab says on stderr.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -28,6 +29,16 @@ pub enum Level {
 }
 
 static LEVEL: AtomicU8 = AtomicU8::new(Level::Normal as u8);
+
+/// Called when a write to stderr finds its reader gone: the running
+/// campaign's interruption, registered by whoever runs one (this module
+/// sits below the campaign and knows nothing of it).
+static READER_GONE: OnceLock<fn()> = OnceLock::new();
+
+/// Registers what a closed stderr does (the first registration holds).
+pub fn when_reader_gone(hook: fn()) {
+    let _ = READER_GONE.set(hook);
+}
 
 pub fn set_level(level: Level) {
     LEVEL.store(level as u8, Ordering::Relaxed);
@@ -66,7 +77,9 @@ pub fn to_stderr(text: &str) {
     let mut err = std::io::stderr().lock();
     if let Err(e) = err.write_all(text.as_bytes()).and_then(|()| err.flush()) {
         if e.kind() == std::io::ErrorKind::BrokenPipe {
-            crate::measure::stop::interrupt_running("stderr was closed");
+            if let Some(hook) = READER_GONE.get() {
+                hook();
+            }
         }
     }
 }

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use clap::CommandFactory;
-use storlab::experiment::params::ParamSpec;
+use storlab::params::ParamSpec;
 use storlab::targets::TargetKind;
 use storlab::workload::WorkloadKind;
 
@@ -42,7 +42,7 @@ fn undocumented(text: &str, params: &[ParamSpec]) -> Vec<&'static str> {
 fn every_target_parameter_is_in_the_reference() {
     let page = doc("targets.md");
     let mut missing = Vec::new();
-    for kind in TargetKind::ALL {
+    for kind in TargetKind::all() {
         match section(&page, kind.name()) {
             None => missing.push(format!("no section ## `{}`", kind.name())),
             Some(text) => missing.extend(
@@ -75,7 +75,11 @@ fn every_workload_parameter_is_in_the_reference() {
 #[test]
 fn every_plan_parameter_is_in_the_reference() {
     let page = doc("experiment.md");
-    let missing = undocumented(&page, storlab::experiment::schema::PLAN_PARAMS);
+    let mut missing = undocumented(&page, storlab::experiment::schema::PlanParams::PARAMS);
+    missing.extend(undocumented(
+        &page,
+        storlab::experiment::schema::AdaptiveParams::PARAMS,
+    ));
     assert!(missing.is_empty(), "docs/experiment.md lacks {missing:?}");
 }
 

@@ -25,6 +25,10 @@ mod experiment_errors;
 mod export_schema;
 /// Real fio job files run as `fio` workloads, mapped into storlab metrics.
 mod fio_runs;
+/// Thousands of mutated experiment files: no panic, every refusal located.
+mod fuzz_experiments;
+/// No import cycles among the modules of src/ (read with syn).
+mod import_cycles;
 /// Real runs of the io workload on directories and tmpfs, checked through the store.
 mod io_runs;
 /// Adaptive repetitions, time limits, resuming killed campaigns.
@@ -32,6 +36,8 @@ mod methodology;
 /// Multi-client runs under `mpirun` (built with `--features mpi`).
 #[cfg(feature = "mpi")]
 mod mpi_runs;
+/// Numbers at and beyond their parameter's range: located errors, saturating estimates.
+mod param_ranges;
 /// pgbench on a PostgreSQL cluster storlab starts and stops (or by dsn).
 mod pgbench_runs;
 /// Loop, ZFS and Gluster targets provisioned, run and torn down for real;

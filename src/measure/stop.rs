@@ -40,8 +40,8 @@ pub fn running_is_stopped() -> bool {
 }
 
 /// Interrupts the running campaign, if there is one, as a signal would
-/// (without counting as one): `why` is for the record only.
-pub fn interrupt_running(_why: &str) {
+/// (without counting as one): what a closed stderr does.
+pub fn interrupt_running() {
     let running = RUNNING.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(flag) = running.as_ref() {
         flag.raise();
@@ -64,6 +64,7 @@ impl StopFlag {
     /// 130), leaving recorded runs in the store.
     pub fn install_signal_handlers(&self) -> std::io::Result<()> {
         *RUNNING.lock().unwrap_or_else(|e| e.into_inner()) = Some(self.clone());
+        crate::console::when_reader_gone(interrupt_running);
         for sig in STOP_SIGNALS {
             let raised = self.raised.clone();
             let signals = self.signals.clone();

@@ -1,8 +1,9 @@
 //! One I/O job: a thread with its own file and engine. The pieces every
-//! engine shares live here (access pattern, ramp and stops, counters) with
-//! the loop of the synchronous engines. Hot loops allocate nothing and take
-//! no lock: they record into the job's own histograms and publish progress
-//! with one relaxed store to the job's own cache line.
+//! engine shares live here (access pattern, ramp and stops, counters); the
+//! engines build on them and `driver.rs` runs a job on its engine. Hot
+//! loops allocate nothing and take no lock: they record into the job's own
+//! histograms and publish progress with one relaxed store to the job's own
+//! cache line.
 
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::OpenOptionsExt;
@@ -14,38 +15,26 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 use hdrhistogram::Histogram;
 
-use super::buffer::AlignedBuf;
-use super::engine::{EngineKind, SyncEngine};
-use super::engine_mmap::Mmap;
-use super::engine_psync::Psync;
+use super::engine::EngineKind;
 use super::rng::Rng;
-use super::schedule::{fine_timer_slack, wait_until, Lag, Schedule};
+use super::schedule::Lag;
 use crate::measure::cpu::CpuTimes;
 use crate::measure::latency::new_histogram;
+use crate::params::choices;
 
-/// The access pattern, with fio's names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Rw {
-    Read,
-    Write,
-    RandRead,
-    RandWrite,
-    /// randrw: random reads and writes in the `rwmixread` proportion.
-    Mixed,
+choices! {
+    /// The access pattern, with fio's names.
+    pub enum Rw {
+        Read = "read",
+        Write = "write",
+        RandRead = "randread",
+        RandWrite = "randwrite",
+        /// randrw: random reads and writes in the `rwmixread` proportion.
+        Mixed = "randrw",
+    }
 }
 
 impl Rw {
-    pub fn parse(s: &str) -> Option<Rw> {
-        Some(match s {
-            "read" => Rw::Read,
-            "write" => Rw::Write,
-            "randread" => Rw::RandRead,
-            "randwrite" => Rw::RandWrite,
-            "randrw" => Rw::Mixed,
-            _ => return None,
-        })
-    }
-
     pub fn is_random(self) -> bool {
         matches!(self, Rw::RandRead | Rw::RandWrite | Rw::Mixed)
     }
@@ -131,77 +120,6 @@ pub fn open(spec: &JobSpec, path: &Path) -> Result<File> {
             anyhow::Error::new(e).context(format!("opening {}", path.display()))
         }
     })
-}
-
-/// Runs one job to completion. Waits on the barrier so that all jobs start together.
-pub fn run_job(spec: &JobSpec, path: &Path, shared: Shared<'_>) -> Result<JobResult> {
-    let opened = open(spec, path);
-    shared.barrier.wait();
-    let file = opened?;
-    if spec.period_ps.is_some() {
-        fine_timer_slack();
-    }
-    match spec.engine {
-        EngineKind::Psync => sync_loop(spec, Psync::new(file, path), &shared),
-        EngineKind::Mmap => sync_loop(spec, Mmap::new(file, spec, path)?, &shared),
-        EngineKind::IoUring => super::engine_uring::run(spec, file, path, &shared),
-    }
-}
-
-/// The loop of the synchronous engines: one operation at a time, paced by
-/// the schedule in open-loop runs. Monomorphised per engine.
-fn sync_loop<E: SyncEngine>(
-    spec: &JobSpec,
-    mut engine: E,
-    shared: &Shared<'_>,
-) -> Result<JobResult> {
-    let mut buf = AlignedBuf::new(spec.bs, spec.seed);
-    let mut pattern = Pattern::new(spec);
-    let mut s = State::new();
-    let mut phase = Phase::new(spec, Instant::now());
-    let mut sched = spec.period_ps.map(|p| Schedule::new(phase.t0, p));
-    let mut now = phase.t0;
-    let mut issued = 0u64;
-    loop {
-        let due = sched.as_mut().map(|s| {
-            let d = s.due();
-            s.advance();
-            d
-        });
-        if phase.finished(shared, due.unwrap_or(now), issued) {
-            break;
-        }
-        phase.maybe_start(now, &mut s);
-        let (read, off) = pattern.next();
-        let t = match due {
-            Some(d) => {
-                wait_until(d);
-                Instant::now()
-            }
-            None => Instant::now(),
-        };
-        if read {
-            engine.read(buf.as_mut_slice(), off)?;
-        } else {
-            engine.write(buf.as_slice(), off)?;
-        }
-        now = Instant::now();
-        issued += 1;
-        if phase.measuring {
-            s.record(read, t, due, now, spec.bs as u64);
-            shared.progress.0.store(s.bytes(), Ordering::Relaxed);
-        }
-        if !read && s.sync_due(spec) {
-            let ts = Instant::now();
-            engine.sync()?;
-            now = Instant::now();
-            s.record_sync(phase.measuring, ts, now);
-        }
-    }
-    if spec.end_fsync && spec.rw.writes() {
-        engine.sync()?;
-    }
-    Ok(phase.finish(s))
 }
 
 /// The offsets and directions of successive operations.

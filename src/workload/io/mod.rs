@@ -16,6 +16,7 @@
 //! of each run.
 
 pub(crate) mod buffer;
+mod driver;
 mod engine;
 mod engine_mmap;
 mod engine_psync;
@@ -34,203 +35,121 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use hdrhistogram::Histogram;
 
+use self::driver::run_job;
 use self::engine::EngineKind;
-use self::job::{run_job, JobResult, JobSpec, Progress, Rw, Shared};
+use self::job::{JobResult, JobSpec, Progress, Rw, Shared};
 use self::schedule::{period_ps, Lag};
 pub use self::steady::DEFAULT_CRITERION as DEFAULT_STEADY_CRITERION;
-use self::steady::{Detector, SteadySpec};
-use super::{RunContext, Workload};
-use crate::experiment::params::{ParamSpec, ParamType, Params};
+use self::steady::{Detector, SteadyParams, SteadySpec};
+use super::{Configure, RunContext, Workload, WorkloadConfig};
 use crate::measure::cpu::CpuTimes;
 use crate::measure::latency::{latency_metrics, new_histogram};
 use crate::measure::{Hist, Metric, RunOutput, Series};
 use crate::metric::catalogue::{self as m, LAT, READ_LAT, SERVICE_LAT, SYNC_LAT, WRITE_LAT};
 use crate::metric::Labels;
+use crate::params::units::saturating_secs;
+use crate::params::{declare, Fault, Params};
 
-pub const PARAMS: &[ParamSpec] = &[
-    ParamSpec {
-        name: "rw",
-        ty: ParamType::Choice(&["read", "write", "randread", "randwrite", "randrw"]),
-        default: Some("read"),
-        help: "access pattern, as fio's rw",
-    },
-    ParamSpec {
-        name: "bs",
-        ty: ParamType::Size,
-        default: Some("4k"),
-        help: "block size of each operation",
-    },
-    ParamSpec {
-        name: "size",
-        ty: ParamType::Size,
-        default: Some("256M"),
-        help: "file size per job",
-    },
-    ParamSpec {
-        name: "numjobs",
-        ty: ParamType::Int { min: 1, max: 1024 },
-        default: Some("1"),
-        help: "threads, each with its own file",
-    },
-    ParamSpec {
-        name: "ioengine",
-        ty: ParamType::Choice(EngineKind::NAMES),
-        default: Some("psync"),
-        help: "how I/O is issued: psync (pread/pwrite), io_uring (iodepth in flight), mmap (memcpy to/from the mapped file)",
-    },
-    ParamSpec {
-        name: "iodepth",
-        ty: ParamType::Int { min: 1, max: 4096 },
-        default: Some("1"),
-        help: "operations in flight per job (io_uring)",
-    },
-    ParamSpec {
-        name: "rate",
-        ty: ParamType::Size,
-        default: Some("0"),
-        help: "open loop: bytes per second per job (0: as fast as possible)",
-    },
-    ParamSpec {
-        name: "rate_iops",
-        ty: ParamType::Int {
-            min: 0,
-            max: 1_000_000_000,
-        },
-        default: Some("0"),
-        help: "open loop: operations per second per job (0: as fast as possible)",
-    },
-    ParamSpec {
-        name: "direct",
-        ty: ParamType::Bool,
-        default: Some("false"),
-        help: "O_DIRECT: bypass the page cache",
-    },
-    ParamSpec {
-        name: "fsync",
-        ty: ParamType::Int {
-            min: 0,
-            max: i64::MAX,
-        },
-        default: Some("0"),
-        help: "fsync every N writes (0: never)",
-    },
-    ParamSpec {
-        name: "end_fsync",
-        ty: ParamType::Bool,
-        default: Some("false"),
-        help: "fsync at the end of the job, inside the timing",
-    },
-    ParamSpec {
-        name: "runtime",
-        ty: ParamType::Duration,
-        default: None,
-        help: "time-based run length (wraps over the file); size-based when absent",
-    },
-    ParamSpec {
-        name: "ramp_time",
-        ty: ParamType::Duration,
-        default: Some("0s"),
-        help: "unmeasured time before measuring (time-based runs)",
-    },
-    ParamSpec {
-        name: "rwmixread",
-        ty: ParamType::Int { min: 0, max: 100 },
-        default: Some("50"),
-        help: "percentage of reads in randrw",
-    },
-    ParamSpec {
-        name: "steadystate",
-        ty: ParamType::Str,
-        default: None,
-        help: "end a time-based run at steady state, as fio: iops|iops_slope|bw|bw_slope:LIMIT, LIMIT a percentage of the window mean (\"20%\") or absolute (IOPS; bytes/s as a size); needs runtime and ss_dur",
-    },
-    ParamSpec {
-        name: "ss",
-        ty: ParamType::Str,
-        default: None,
-        help: "alias of steadystate, as in fio",
-    },
-    ParamSpec {
-        name: "ss_dur",
-        ty: ParamType::Duration,
-        default: None,
-        help: "steady-state window, whole seconds (one sample a second); alone it judges fio's default iops_slope:0.01%",
-    },
-    ParamSpec {
-        name: "ss_ramp",
-        ty: ParamType::Duration,
-        default: None,
-        help: "measured time before steady-state samples are judged (counted after ramp_time)",
-    },
-];
-
-/// Cross-parameter checks: the key at fault and why.
-pub fn validate(p: &Params) -> Result<(), (&'static str, String)> {
-    let bs = p.size("bs").unwrap_or(0);
-    let size = p.size("size").unwrap_or(0);
-    if bs == 0 {
-        return Err(("bs", "bs must be larger than 0".into()));
-    }
-    if bs > size {
-        return Err((
-            "bs",
-            format!("bs ({bs} bytes) is larger than size ({size} bytes)"),
-        ));
-    }
-    if size % bs != 0 {
-        return Err((
-            "size",
-            format!("size ({size} bytes) must be a multiple of bs ({bs} bytes)"),
-        ));
-    }
-    if p.bool("direct") == Some(true) && bs % 512 != 0 {
-        return Err((
-            "bs",
-            "with direct = true, bs must be a multiple of 512 bytes (4k is safe)".into(),
-        ));
-    }
-    let engine =
-        EngineKind::parse(p.str("ioengine").unwrap_or("psync")).unwrap_or(EngineKind::Psync);
-    if p.int("iodepth").unwrap_or(1) > 1 && !engine.caps().queued {
-        return Err((
-            "iodepth",
-            "iodepth > 1 needs ioengine = \"io_uring\" (psync and mmap issue one operation at a time)".into(),
-        ));
-    }
-    let ramp = p.duration("ramp_time").unwrap_or_default();
-    if !ramp.is_zero() && p.duration("runtime").is_none() {
-        return Err((
-            "ramp_time",
-            "ramp_time needs runtime (a time-based run)".into(),
-        ));
-    }
-    if p.duration("runtime") == Some(Duration::ZERO) {
-        return Err(("runtime", "runtime must be longer than 0".into()));
-    }
-    steady::validate(p)
-}
-
-/// Rough run length for estimates: time-based exactly (the full runtime even
-/// with steady state, which may end it sooner), size-based at 500 MB/s or at
-/// the open-loop rate when one is set.
-pub fn estimate(p: &Params) -> Duration {
-    let layout = Duration::from_secs_f64(bytes_needed(p) as f64 / 1e9);
-    let size = p.size("size").unwrap_or(0);
-    let bs = p.size("bs").unwrap_or(4096).max(1);
-    let paced = period_ps(
-        bs as usize,
-        p.size("rate").unwrap_or(0),
-        p.int("rate_iops").unwrap_or(0).max(0) as u64,
-    );
-    match (p.duration("runtime"), paced) {
-        (Some(r), _) => r + p.duration("ramp_time").unwrap_or_default() + layout,
-        (None, Some(ps)) => Duration::from_secs_f64((size / bs) as f64 * ps as f64 / 1e12) + layout,
-        (None, None) => Duration::from_secs_f64(bytes_needed(p) as f64 / 500e6) + layout,
+declare! {
+    /// The parameters of an `io` workload, with fio's names.
+    pub struct IoParams {
+        rw: choice(Rw) = "read" => "access pattern, as fio's rw",
+        bs: size = "4k" => "block size of each operation",
+        size: size = "256M" => "file size per job",
+        numjobs: int(usize, 1, 1024) = "1" => "threads, each with its own file",
+        ioengine: choice(EngineKind) = "psync" => "how I/O is issued: psync (pread/pwrite), io_uring (iodepth in flight), mmap (memcpy to/from the mapped file)",
+        iodepth: int(usize, 1, 4096) = "1" => "operations in flight per job (io_uring)",
+        rate: size = "0" => "open loop: bytes per second per job (0: as fast as possible)",
+        rate_iops: int(u64, 0, 1_000_000_000) = "0" => "open loop: operations per second per job (0: as fast as possible)",
+        direct: bool = "false" => "O_DIRECT: bypass the page cache",
+        fsync: int(u64, 0, i64::MAX) = "0" => "fsync every N writes (0: never)",
+        end_fsync: bool = "false" => "fsync at the end of the job, inside the timing",
+        runtime: duration => "time-based run length (wraps over the file); size-based when absent",
+        ramp_time: duration = "0s" => "unmeasured time before measuring (time-based runs)",
+        rwmixread: int(u32, 0, 100) = "50" => "percentage of reads in randrw",
+        steady: flatten(SteadyParams),
     }
 }
 
-pub fn bytes_needed(p: &Params) -> u64 {
-    p.size("size").unwrap_or(0) * p.int("numjobs").unwrap_or(1) as u64
+impl IoParams {
+    /// Cross-parameter checks: the key at fault and why.
+    fn validate(&self) -> Result<(), Fault> {
+        let (bs, size) = (self.bs, self.size);
+        if bs == 0 {
+            return Err(("bs", "bs must be larger than 0".into()));
+        }
+        if bs > size {
+            return Err((
+                "bs",
+                format!("bs ({bs} bytes) is larger than size ({size} bytes)"),
+            ));
+        }
+        if size % bs != 0 {
+            return Err((
+                "size",
+                format!("size ({size} bytes) must be a multiple of bs ({bs} bytes)"),
+            ));
+        }
+        if self.direct && bs % 512 != 0 {
+            return Err((
+                "bs",
+                "with direct = true, bs must be a multiple of 512 bytes (4k is safe)".into(),
+            ));
+        }
+        if self.iodepth > 1 && !self.ioengine.caps().queued {
+            return Err((
+                "iodepth",
+                "iodepth > 1 needs ioengine = \"io_uring\" (psync and mmap issue one operation at a time)".into(),
+            ));
+        }
+        if !self.ramp_time.is_zero() && self.runtime.is_none() {
+            return Err((
+                "ramp_time",
+                "ramp_time needs runtime (a time-based run)".into(),
+            ));
+        }
+        if self.runtime == Some(Duration::ZERO) {
+            return Err(("runtime", "runtime must be longer than 0".into()));
+        }
+        self.steady.validate(self.runtime)
+    }
+
+    fn period_ps(&self) -> Option<u64> {
+        period_ps(self.bs as usize, self.rate, self.rate_iops)
+    }
+}
+
+impl Configure for IoParams {
+    type Config = IoParams;
+
+    fn configure(self, _: &Path, _: &mut Params) -> Result<IoParams, Fault> {
+        self.validate()?;
+        Ok(self)
+    }
+}
+
+impl WorkloadConfig for IoParams {
+    /// Rough run length for estimates: time-based exactly (the full runtime
+    /// even with steady state, which may end it sooner), size-based at
+    /// 500 MB/s or at the open-loop rate when one is set.
+    fn estimate(&self) -> Duration {
+        let layout = saturating_secs(self.bytes_needed() as f64 / 1e9);
+        let ops = (self.size / self.bs.max(1)) as f64;
+        let run = match (self.runtime, self.period_ps()) {
+            (Some(r), _) => r.saturating_add(self.ramp_time),
+            (None, Some(ps)) => saturating_secs(ops * ps as f64 / 1e12),
+            (None, None) => saturating_secs(self.bytes_needed() as f64 / 500e6),
+        };
+        run.saturating_add(layout)
+    }
+
+    fn bytes_needed(&self) -> u64 {
+        self.size.saturating_mul(self.numjobs as u64)
+    }
+
+    fn build(&self) -> Box<dyn Workload> {
+        Box::new(Io::new(self))
+    }
 }
 
 pub struct Io {
@@ -240,35 +159,26 @@ pub struct Io {
 }
 
 impl Io {
-    pub fn new(p: &Params) -> Io {
+    pub fn new(p: &IoParams) -> Io {
         let spec = JobSpec {
-            rw: Rw::parse(p.str("rw").unwrap_or("read")).unwrap_or(Rw::Read),
-            bs: p.size("bs").unwrap_or(4096) as usize,
-            size: p.size("size").unwrap_or(256 << 20),
-            engine: EngineKind::parse(p.str("ioengine").unwrap_or("psync"))
-                .unwrap_or(EngineKind::Psync),
-            iodepth: p.int("iodepth").unwrap_or(1).max(1) as usize,
-            direct: p.bool("direct").unwrap_or(false),
-            fsync_every: p.int("fsync").unwrap_or(0) as u64,
-            end_fsync: p.bool("end_fsync").unwrap_or(false),
-            runtime: p.duration("runtime"),
-            ramp: p.duration("ramp_time").unwrap_or_default(),
-            rwmixread: p.int("rwmixread").unwrap_or(50) as u32,
-            period_ps: None,
+            rw: p.rw,
+            bs: p.bs as usize,
+            size: p.size,
+            engine: p.ioengine,
+            iodepth: p.iodepth,
+            direct: p.direct,
+            fsync_every: p.fsync,
+            end_fsync: p.end_fsync,
+            runtime: p.runtime,
+            ramp: p.ramp_time,
+            rwmixread: p.rwmixread,
+            period_ps: p.period_ps(),
             seed: 0x0570_41ab,
-        };
-        let spec = JobSpec {
-            period_ps: period_ps(
-                spec.bs,
-                p.size("rate").unwrap_or(0),
-                p.int("rate_iops").unwrap_or(0).max(0) as u64,
-            ),
-            ..spec
         };
         Io {
             spec,
-            numjobs: p.int("numjobs").unwrap_or(1) as usize,
-            steady: steady::from_params(p),
+            numjobs: p.numjobs,
+            steady: p.steady.spec(),
         }
     }
 
