@@ -9,7 +9,8 @@ use clap::{Parser, Subcommand, ValueEnum};
 #[command(
     name = "storlab",
     version = crate::VERSION,
-    about = "A laboratory for storage experiments: provision configurations, run real workloads, compare with confidence intervals."
+    about = "A laboratory for storage experiments: provision configurations, run real workloads, compare with confidence intervals.",
+    after_help = "Environment: STORLAB_DB (the store, as --db), STORLAB_STATE_DIR (provisioning journals), STORLAB_COMMAND_TIMEOUT (seconds an external command may run, default 300). Reference: docs/ in storlab's source."
 )]
 pub struct Cli {
     /// The results store (SQLite).
