@@ -95,7 +95,7 @@ pub struct RunOutput {
     pub histograms: Vec<Hist>,
     pub warnings: Vec<String>,
     /// What the run was measured with, stored beside it: name → text
-    /// (`fio_version` → `fio-3.33`).
+    /// (`pg_server_version` → `15.18 (Debian 15.18-0+deb12u1)`).
     pub facts: Vec<(String, String)>,
 }
 

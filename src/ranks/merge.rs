@@ -215,7 +215,7 @@ fn merge_series(runs: &[RankRun]) -> Vec<Series> {
 }
 
 /// Each fact once: as it is when every rank that has it agrees, else each
-/// rank's value (`0: fio-3.33; 1: fio-3.28`).
+/// rank's value (`0: 15.4; 1: 16.1`).
 fn merge_facts(runs: &[RankRun]) -> Vec<(String, String)> {
     let mut by_name: Vec<(&str, Vec<(usize, &str)>)> = Vec::new();
     for r in runs {

@@ -204,7 +204,7 @@ mod tests {
                 hist: hist.clone(),
             }],
             warnings: vec!["w".into()],
-            facts: vec![("fio_version".into(), "fio-3.33".into())],
+            facts: vec![("pg_server_version".into(), "15.18".into())],
         };
         let wire = WireOutput::from_output(&out).unwrap();
         let back = decode::<WireOutput>(&encode(&wire))

@@ -97,7 +97,7 @@ pub struct RunData {
     pub series: BTreeMap<MetricKey, SeriesData>,
     pub histograms: BTreeMap<MetricKey, HistData>,
     pub warnings: Vec<String>,
-    /// What the run was measured with (`fio_version`).
+    /// What the run was measured with (`pg_server_version`, …).
     pub facts: BTreeMap<String, String>,
     /// MPI ranks that ran it at once (1 without MPI).
     pub ranks: u32,

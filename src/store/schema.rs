@@ -174,7 +174,7 @@ CREATE TABLE rank_metrics_v4 (
 "#;
 
 /// Version 5: what each run was measured with, as text beside its metrics
-/// (the fio version, the devices under fio's disk figures).
+/// (the PostgreSQL server's version and non-default settings).
 pub const V5: &str = r#"
 CREATE TABLE run_facts (
     run_id INTEGER NOT NULL REFERENCES runs(id),

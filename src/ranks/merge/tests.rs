@@ -35,8 +35,8 @@ fn io_rank(rank: usize, lat: &[u64], elapsed: f64, done: f64) -> RankRun {
             histograms: vec![h],
             warnings: vec!["same".into(), format!("only {rank}")],
             facts: vec![
-                ("fio_version".into(), "fio-3.33".into()),
-                ("device".into(), format!("loop{rank}")),
+                ("engine".into(), "psync".into()),
+                ("version".into(), format!("1.{}", rank.min(1))),
             ],
         },
     }
@@ -94,14 +94,13 @@ fn counts_add_histograms_merge_exactly_and_throughput_is_iors_aggregate() {
         out.warnings,
         vec!["same", "rank 0: only 0", "rank 1: only 1", "rank 2: only 2"]
     );
-    let fact = |n: &str| {
-        out.facts
-            .iter()
-            .find(|(k, _)| k == n)
-            .map(|(_, v)| v.as_str())
-    };
-    assert_eq!(fact("fio_version"), Some("fio-3.33"));
-    assert_eq!(fact("device"), Some("0: loop0; 1: loop1; 2: loop2"));
+    assert_eq!(
+        out.facts,
+        vec![
+            ("engine".to_string(), "psync".to_string()),
+            ("version".to_string(), "0: 1.0; 1: 1.1; 2: 1.1".to_string())
+        ]
+    );
 }
 
 #[test]

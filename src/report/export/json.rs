@@ -14,8 +14,7 @@ use crate::store::{CampaignData, HistData, Metrics, RankData, RunData, SeriesDat
 
 /// Version 2: metrics, series and histograms are lists of records with
 /// labels (version 1 keyed metrics by name); histograms are included.
-/// Version 3: every run has its facts (`fio_version`).
-pub const JSON_SCHEMA_VERSION: u32 = 3;
+pub const JSON_SCHEMA_VERSION: u32 = 2;
 
 /// The whole campaign as JSON.
 pub fn to_json(c: &CampaignData) -> Value {
