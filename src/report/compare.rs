@@ -5,8 +5,8 @@
 use serde::Serialize;
 
 use super::model::{self, TargetStats, LEVEL};
-use super::sections::{diff_text, mean_ci_text, p_text};
 use super::table::Table;
+use super::text::{diff_text, mean_ci_text, p_text};
 use crate::metric::{Direction, MetricKey, Unit};
 use crate::stats::{compare_runs, Analysis, Design, Verdict};
 use crate::store::CampaignData;
@@ -36,7 +36,8 @@ impl Row {
 
 /// Every non-baseline target against the baseline, on primary metrics.
 pub fn within(c: &CampaignData, baseline: Option<&str>) -> anyhow::Result<Vec<Row>> {
-    let r = model::build(c, baseline)?;
+    // The gate concerns primary metrics only: no kind's summary metrics.
+    let r = model::build(c, baseline, &|_| Vec::new())?;
     let mut rows = Vec::new();
     for w in &r.workloads {
         let Some(m) = w.primary_metric() else {

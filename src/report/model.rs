@@ -14,7 +14,7 @@ use crate::stats::{
     t_quantile, verdict, Analysis, Comparison, Design, Interval, RoundValue, Summary, Verdict,
     DEFAULT_ALPHA, DEFAULT_THRESHOLD,
 };
-use crate::store::{CampaignData, RunData};
+use crate::store::{CampaignData, RunData, WorkloadRow};
 
 /// The precision, in %, a reviewer asks of a result: an interval wider
 /// than ±this is imprecise, and the report says how many runs would
@@ -105,7 +105,14 @@ pub struct Report {
 }
 
 /// Builds the model for a campaign; `baseline` overrides the stored one.
-pub fn build(c: &CampaignData, baseline: Option<&str>) -> anyhow::Result<Report> {
+/// `summary_metrics` names the metrics a workload shows beside the primary
+/// and the catalogue's headline ones (a kind's own: the matrix's per-test
+/// geometric means).
+pub fn build(
+    c: &CampaignData,
+    baseline: Option<&str>,
+    summary_metrics: &dyn Fn(&WorkloadRow) -> Vec<MetricKey>,
+) -> anyhow::Result<Report> {
     let baseline = match baseline {
         Some(b) if c.targets.iter().any(|t| t.name == b) => b.to_string(),
         Some(b) => anyhow::bail!(
@@ -129,7 +136,7 @@ pub fn build(c: &CampaignData, baseline: Option<&str>) -> anyhow::Result<Report>
     let workloads: Vec<WorkloadReport> = c
         .workloads
         .iter()
-        .map(|w| workload(c, &w.name, &w.kind, &w.primary_metric, &targets, &baseline))
+        .map(|w| workload(c, w, summary_metrics(w), &targets, &baseline))
         .collect();
     let warnings = warnings(c, &workloads);
     Ok(Report {
@@ -152,12 +159,12 @@ fn measured<'a>(
 
 fn workload(
     c: &CampaignData,
-    name: &str,
-    kind: &str,
-    primary: &str,
+    w: &WorkloadRow,
+    extra: Vec<MetricKey>,
     targets: &[String],
     baseline: &str,
 ) -> WorkloadReport {
+    let (name, primary) = (w.name.as_str(), w.primary_metric.as_str());
     let present = |m: &MetricKey| {
         c.runs
             .iter()
@@ -169,9 +176,7 @@ fn workload(
             .filter(|d| d.name != primary)
             .map(|d| MetricKey::plain(d.name)),
     );
-    if kind == super::matrix::KIND {
-        keys.extend(super::matrix::summary_metrics());
-    }
+    keys.extend(extra);
     let metrics = keys
         .iter()
         .filter(|m| present(m))
@@ -183,7 +188,7 @@ fn workload(
         .collect();
     WorkloadReport {
         name: name.into(),
-        kind: kind.into(),
+        kind: w.kind.clone(),
         primary: primary.into(),
         metrics,
     }
@@ -488,7 +493,7 @@ mod tests {
 
     use super::*;
     use crate::stats::Method;
-    use crate::store::{CampaignRow, MetricValue, TargetRow, WorkloadRow};
+    use crate::store::{CampaignRow, MetricValue, TargetRow};
 
     /// A campaign of targets `a` (baseline) and `b`, workload `w` with
     /// primary metric `tps` (and `lat` beside it), one run per
@@ -568,6 +573,10 @@ mod tests {
         }
     }
 
+    fn build_plain(c: &CampaignData, baseline: Option<&str>) -> anyhow::Result<Report> {
+        build(c, baseline, &|_| Vec::new())
+    }
+
     /// Both targets drift up a round at a time; b is 3% faster in each.
     const DRIFTING: &[(&str, u32, f64)] = &[
         ("a", 1, 100.0),
@@ -587,7 +596,7 @@ mod tests {
     #[test]
     fn the_plan_decides_pairing_and_the_analysis() {
         let method = |plan| {
-            let r = build(&campaign(plan, DRIFTING), None).unwrap();
+            let r = build_plain(&campaign(plan, DRIFTING), None).unwrap();
             primary(&r).targets[1].comparison.unwrap().method
         };
         assert_eq!(method(json!({"order": "interleaved"})), Method::PairedLog);
@@ -603,7 +612,7 @@ mod tests {
 
         let mut zero = DRIFTING.to_vec();
         zero[0].2 = 0.0;
-        let r = build(&campaign(json!({}), &zero), None).unwrap();
+        let r = build_plain(&campaign(json!({}), &zero), None).unwrap();
         assert_eq!(primary(&r).analysis, Analysis::Means);
         assert_eq!(
             primary(&r).targets[1].comparison.unwrap().method,
@@ -613,7 +622,7 @@ mod tests {
 
     #[test]
     fn secondary_metrics_are_exploratory() {
-        let r = build(&campaign(json!({}), DRIFTING), None).unwrap();
+        let r = build_plain(&campaign(json!({}), DRIFTING), None).unwrap();
         let flags: Vec<(&str, bool)> = r.workloads[0]
             .metrics
             .iter()
@@ -639,12 +648,12 @@ mod tests {
     // leaves the unpaired comparison inconclusive, with a count to settle.
     #[test]
     fn only_inconclusive_pairs_say_how_many_runs_would_settle_them() {
-        let paired = build(&campaign(json!({}), DRIFTING), None).unwrap();
+        let paired = build_plain(&campaign(json!({}), DRIFTING), None).unwrap();
         let t = &primary(&paired).targets[1];
         assert_eq!((t.verdict, t.settle), (Some(Verdict::Better), None));
 
         let c = campaign(json!({"order": "sequential"}), DRIFTING);
-        let unpaired = build(&c, None).unwrap();
+        let unpaired = build_plain(&c, None).unwrap();
         let t = &primary(&unpaired).targets[1];
         assert_eq!(t.verdict, Some(Verdict::NoSignificantDifference));
         let settle = t.settle.unwrap();
@@ -662,7 +671,7 @@ mod tests {
     #[test]
     fn warnings_list_every_pair_once_per_kind() {
         let two_runs = &DRIFTING[..4];
-        let r = build(&campaign(json!({"order": "sequential"}), two_runs), None).unwrap();
+        let r = build_plain(&campaign(json!({"order": "sequential"}), two_runs), None).unwrap();
         let few: Vec<&String> = r
             .warnings
             .iter()

@@ -6,8 +6,8 @@
 use super::grid::{MatrixReport, Rows, TargetMatrix};
 use crate::metric::labels::{size_token, TEST};
 use crate::report::model::{MetricReport, TargetStats, WorkloadReport};
-use crate::report::sections::mean_ci_text;
 use crate::report::table::Table;
+use crate::report::text::mean_ci_text;
 use crate::stats::Verdict;
 use crate::workload::matrix::grid::Test;
 

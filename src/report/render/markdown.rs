@@ -1,0 +1,104 @@
+//! The Markdown report: the document's body as GitHub-flavoured Markdown;
+//! charts are left out (their numbers are in the tables beside them).
+
+use anyhow::Result;
+
+use super::markup::{self, Markup};
+use crate::report::document::{Chart, Document};
+use crate::report::table::Table;
+
+pub fn render(doc: &Document) -> Result<String> {
+    markup::render(&Markdown, doc)
+}
+
+pub struct Markdown;
+
+/// Escapes text for a Markdown table cell or paragraph.
+pub fn md_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '|' | '\\' | '*' | '`' | '<' | '>' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '\n' => out.push(' '),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+impl Markup for Markdown {
+    fn heading(&self, level: u8, text: &str) -> String {
+        format!("{} {}\n\n", "#".repeat(level as usize), md_escape(text))
+    }
+
+    fn paragraph(&self, text: &str) -> String {
+        format!("{}\n\n", md_escape(text))
+    }
+
+    fn list(&self, items: &[String]) -> String {
+        let mut out: String = items
+            .iter()
+            .map(|i| format!("- {}\n", md_escape(i)))
+            .collect();
+        out.push('\n');
+        out
+    }
+
+    fn table(&self, t: &Table) -> String {
+        let row = |cells: &[String]| {
+            format!(
+                "| {} |\n",
+                cells
+                    .iter()
+                    .map(|c| md_escape(c))
+                    .collect::<Vec<_>>()
+                    .join(" | ")
+            )
+        };
+        let mut out = row(&t.header);
+        let rule: Vec<&str> = (0..t.header.len())
+            .map(|i| match t.right.get(i) {
+                Some(true) => "---:",
+                _ => "---",
+            })
+            .collect();
+        out.push_str(&format!("|{}|\n", rule.join("|")));
+        for r in &t.rows {
+            out.push_str(&row(r));
+        }
+        out.push('\n');
+        out
+    }
+
+    fn chart(&self, _: &Chart) -> Result<String> {
+        Ok(String::new())
+    }
+
+    fn open(&self, _: &str) -> String {
+        String::new()
+    }
+
+    fn close(&self, _: &str) -> String {
+        String::new()
+    }
+
+    fn page(&self, _: &str, body: String) -> String {
+        body
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes() {
+        let mut t = Table::new(&["target"], &[false]);
+        t.push(vec!["<script>alert(1)</script>|x".into()]);
+        let m = Markdown.table(&t);
+        assert!(m.contains("\\<script\\>alert(1)\\</script\\>\\|x"), "{m}");
+    }
+}
