@@ -38,7 +38,7 @@ pub fn list(db: &Path) -> Result<ExitCode> {
 pub fn show(db: &Path, campaign: Option<&str>) -> Result<ExitCode> {
     let store = Store::open_existing(db)?;
     let data = store.load_campaign(store.resolve_campaign(campaign)?)?;
-    let doc = outline::build(&data, None)?;
+    let doc = outline::build(&data, &outline::Options::default())?;
     out!("{}", terminal::summary(&doc));
     out!("{}", terminal::warnings(&doc));
     Ok(ExitCode::SUCCESS)

@@ -15,7 +15,7 @@ pub fn report(
     campaign: Option<&str>,
     output: Option<&Path>,
     format: Option<ReportFormat>,
-    baseline: Option<&str>,
+    options: outline::Options,
 ) -> Result<ExitCode> {
     let format = format
         .or_else(|| output.and_then(from_extension))
@@ -28,8 +28,8 @@ pub fn report(
             "{}\n",
             serde_json::to_string_pretty(&export::to_json(&data))?
         ),
-        ReportFormat::Md => markdown::render(&outline::build(&data, baseline)?)?,
-        ReportFormat::Html => html::render(&outline::build(&data, baseline)?)?,
+        ReportFormat::Md => markdown::render(&outline::build(&data, &options)?)?,
+        ReportFormat::Html => html::render(&outline::build(&data, &options)?)?,
     };
     super::emit(&text, output)?;
     if let Some(p) = output {

@@ -115,7 +115,7 @@ fn resumable(
 
 fn finish(db: &Path, store: &Store, outcome: &Outcome, quiet: bool) -> Result<ExitCode> {
     let data = store.load_campaign(outcome.campaign)?;
-    let doc = outline::build(&data, None)?;
+    let doc = outline::build(&data, &outline::Options::default())?;
     out!("{}", terminal::summary(&doc));
     out!("{}", terminal::warnings(&doc));
     if !quiet {

@@ -104,14 +104,23 @@ pub struct Report {
     pub warnings: Vec<String>,
 }
 
-/// Builds the model for a campaign; `baseline` overrides the stored one.
-/// `summary_metrics` names the metrics a workload shows beside the primary
-/// and the catalogue's headline ones (a kind's own: the matrix's per-test
-/// geometric means).
+/// What a workload kind chooses to summarise beyond the stored primary
+/// metric and the catalogue's headline ones.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Chosen {
+    /// The metric the verdict and the gate concern, in place of the
+    /// workload's stored primary (a matrix's `primary_test`).
+    pub primary: Option<MetricKey>,
+    /// Metrics shown and compared beside it (each test's geometric mean).
+    pub beside: Vec<MetricKey>,
+}
+
+/// Builds the model for a campaign; `baseline` overrides the stored one,
+/// `choose` says what a workload kind summarises of its own.
 pub fn build(
     c: &CampaignData,
     baseline: Option<&str>,
-    summary_metrics: &dyn Fn(&WorkloadRow) -> Vec<MetricKey>,
+    choose: &dyn Fn(&WorkloadRow) -> Chosen,
 ) -> anyhow::Result<Report> {
     let baseline = match baseline {
         Some(b) if c.targets.iter().any(|t| t.name == b) => b.to_string(),
@@ -136,7 +145,7 @@ pub fn build(
     let workloads: Vec<WorkloadReport> = c
         .workloads
         .iter()
-        .map(|w| workload(c, w, summary_metrics(w), &targets, &baseline))
+        .map(|w| workload(c, w, choose(w), &targets, &baseline))
         .collect();
     let warnings = warnings(c, &workloads);
     Ok(Report {
@@ -160,36 +169,40 @@ fn measured<'a>(
 fn workload(
     c: &CampaignData,
     w: &WorkloadRow,
-    extra: Vec<MetricKey>,
+    chosen: Chosen,
     targets: &[String],
     baseline: &str,
 ) -> WorkloadReport {
-    let (name, primary) = (w.name.as_str(), w.primary_metric.as_str());
+    let name = w.name.as_str();
     let present = |m: &MetricKey| {
         c.runs
             .iter()
             .any(|r| r.workload == name && r.metrics.contains_key(m))
     };
-    let mut keys = vec![MetricKey::plain(primary)];
+    let primary = chosen
+        .primary
+        .filter(present)
+        .unwrap_or_else(|| MetricKey::plain(&w.primary_metric));
+    let mut keys = vec![primary.clone()];
     keys.extend(
         metric::headlines()
-            .filter(|d| d.name != primary)
+            .filter(|d| d.name != w.primary_metric)
             .map(|d| MetricKey::plain(d.name)),
     );
-    keys.extend(extra);
-    let metrics = keys
-        .iter()
-        .filter(|m| present(m))
-        .map(|m| {
-            let mut report = metric(c, name, m, targets, baseline);
-            report.exploratory = *m != keys[0];
-            report
-        })
-        .collect();
+    keys.extend(chosen.beside);
+    let mut metrics: Vec<MetricReport> = Vec::new();
+    for key in keys.iter().filter(|m| present(m)) {
+        if metrics.iter().any(|m| &m.key == key) {
+            continue;
+        }
+        let mut report = metric(c, name, key, targets, baseline);
+        report.exploratory = *key != primary;
+        metrics.push(report);
+    }
     WorkloadReport {
         name: name.into(),
         kind: w.kind.clone(),
-        primary: primary.into(),
+        primary: primary.compact(),
         metrics,
     }
 }
@@ -575,7 +588,7 @@ mod tests {
     }
 
     fn build_plain(c: &CampaignData, baseline: Option<&str>) -> anyhow::Result<Report> {
-        build(c, baseline, &|_| Vec::new())
+        build(c, baseline, &|_| Chosen::default())
     }
 
     /// Both targets drift up a round at a time; b is 3% faster in each.

@@ -1,7 +1,10 @@
 //! The one outline of every report: builds the [`Document`] of a campaign
 //! from the store — the model once, the latency curves from the stored
 //! histograms, the common sections, and what each workload kind or feature
-//! contributes — in reading order. Any error in the data surfaces here.
+//! contributes — in reading order: what ran and the headline verdicts,
+//! what was compared (with the requested differences that are none), the
+//! environment and methodology, each workload, the warnings. Any error in
+//! the data surfaces here.
 
 use anyhow::Result;
 
@@ -10,25 +13,34 @@ use super::document::{Document, Section};
 use super::latency::curves;
 use super::model;
 use super::ranks;
-use super::sections::{campaign, methodology, percentiles, series, summary, workload};
+use super::sections::{
+    campaign, compared, methodology, percentiles, requested, series, summary, workload,
+};
 use crate::store::CampaignData;
 
-/// The document of campaign `c`; `baseline` overrides its stored baseline.
-pub fn build(c: &CampaignData, baseline: Option<&str>) -> Result<Document> {
-    let model = model::build(c, baseline, &|w| contrib::summary_metrics(c, w))?;
+/// What a reader asked of the report beyond the campaign.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// A target to compare against in place of the campaign's baseline.
+    pub baseline: Option<String>,
+    /// Series to chart over time beside each workload's primary metric's.
+    pub series: Vec<String>,
+}
+
+/// The document of campaign `c`.
+pub fn build(c: &CampaignData, options: &Options) -> Result<Document> {
+    let model = model::build(c, options.baseline.as_deref(), &|w| contrib::choose(c, w))?;
     let cx = Context {
         campaign: c,
         model: &model,
     };
     let curves = curves(c)?;
     let mut summary = vec![summary::section(c, &model)];
-    let mut body = vec![
-        campaign::intro(c),
-        campaign::headline_section(&model),
-        campaign::environment_section(c),
-        campaign::targets_section(c, &model.baseline),
-        methodology::section(c, &model),
-    ];
+    let setup = requested::warnings(c, &model.baseline);
+    let mut body = vec![campaign::intro(c), campaign::headline_section(&model)];
+    body.extend(compared::sections(c, &model.baseline, &setup));
+    body.push(campaign::environment_section(c));
+    body.push(methodology::section(c, &model));
     for w in &model.workloads {
         summary.extend(contrib::summary(cx, w)?);
         body.push(workload::section(
@@ -38,7 +50,7 @@ pub fn build(c: &CampaignData, baseline: Option<&str>) -> Result<Document> {
             contrib::values_table(cx, w),
         ));
         body.extend(contrib::sections(cx, w)?);
-        body.extend(series::section(c, w));
+        body.extend(series::section(c, w, &options.series));
         body.extend(percentiles::section(c, w, &curves));
         body.extend(ranks::report_section(c, &w.name));
     }
@@ -47,10 +59,12 @@ pub fn build(c: &CampaignData, baseline: Option<&str>) -> Result<Document> {
     warnings.list(model.warnings.clone());
     body.push(warnings);
     body.retain(|s| !s.is_empty());
+    // The terminal says first what the configuration did not compare; the
+    // report says it at the top, beside the configuration.
     Ok(Document {
         title: campaign::title(c),
         summary,
         body,
-        warnings: model.warnings,
+        warnings: setup.into_iter().chain(model.warnings).collect(),
     })
 }

@@ -41,6 +41,61 @@ pub fn diff_text(t: &TargetStats) -> String {
     }
 }
 
+/// `[+8.1%, +16.5%]`: the interval of a % difference alone; `[unbounded]`
+/// when both bounds are.
+pub fn interval_text(t: &TargetStats) -> String {
+    match &t.comparison {
+        Some(c) if c.diff_pct_ci.low.is_infinite() && c.diff_pct_ci.high.is_infinite() => {
+            "[unbounded]".into()
+        }
+        Some(c) => format!(
+            "[{}, {}]",
+            bound_text(c.diff_pct_ci.low),
+            bound_text(c.diff_pct_ci.high)
+        ),
+        None => String::new(),
+    }
+}
+
+/// How a % difference of metric `name` reads, the sign with the quantity
+/// rather than with the verdict: `takes 20.2% less time` (a time),
+/// `38.4% lower lat_mean_ns` (a latency), `-64.0% tps` (a rate, an
+/// amount); and whether that names the metric.
+pub fn change_text(diff_pct: f64, name: &str, unit: Unit) -> (String, bool) {
+    let size = diff_pct.abs();
+    let less = diff_pct < 0.0;
+    match unit.family() {
+        Family::Seconds => {
+            let how = if less { "less" } else { "more" };
+            (format!("takes {size:.1}% {how} time"), false)
+        }
+        Family::Nanoseconds => {
+            let how = if less { "lower" } else { "higher" };
+            (format!("{size:.1}% {how} {name}"), true)
+        }
+        _ => (format!("{diff_pct:+.1}% {name}"), true),
+    }
+}
+
+/// A significant difference in a table cell beside its verdict word:
+/// `+60.3% faster` for a rate, `24.6% less time, faster` for a time,
+/// `38.4% lower, faster` for a latency.
+pub fn versus_text(diff_pct: f64, unit: Unit, word: &str) -> String {
+    let size = diff_pct.abs();
+    let less = diff_pct < 0.0;
+    match unit.family() {
+        Family::Seconds => {
+            let how = if less { "less" } else { "more" };
+            format!("{size:.1}% {how} time, {word}")
+        }
+        Family::Nanoseconds => {
+            let how = if less { "lower" } else { "higher" };
+            format!("{size:.1}% {how}, {word}")
+        }
+        _ => format!("{diff_pct:+.1}% {word}"),
+    }
+}
+
 /// A bound of a % difference: one decimal, or as many (up to six) as keep a
 /// bound above -100 % (a ratio above 0) from printing as -100.0 %.
 pub fn bound_text(pct: f64) -> String {
@@ -100,6 +155,33 @@ mod tests {
 
     // Reference: the rule on bound_text; a ratio above 0 never prints as
     // -100.0%.
+    // The examples: a time that drops reads as less time, a rate
+    // keeps its sign beside its name.
+    #[test]
+    fn changes_read_in_the_metric_s_direction() {
+        use super::{change_text, versus_text, Unit};
+        assert_eq!(
+            change_text(-20.2, "total_s", Unit::Seconds),
+            ("takes 20.2% less time".to_string(), false)
+        );
+        assert_eq!(
+            change_text(-64.0, "tps", Unit::TransactionsPerSec),
+            ("-64.0% tps".to_string(), true)
+        );
+        assert_eq!(
+            change_text(12.5, "lat_p99_ns", Unit::Nanoseconds).0,
+            "12.5% higher lat_p99_ns"
+        );
+        assert_eq!(
+            versus_text(-24.6, Unit::Seconds, "faster"),
+            "24.6% less time, faster"
+        );
+        assert_eq!(
+            versus_text(60.3, Unit::BytesPerSec, "faster"),
+            "+60.3% faster"
+        );
+    }
+
     #[test]
     fn bounds_near_minus_100_keep_their_digits() {
         assert_eq!(bound_text(12.34), "+12.3%");

@@ -1,5 +1,5 @@
-//! What a workload kind or a feature adds to the report: summary metrics
-//! beside the primary one, its own table of them, lines under the summary
+//! What a workload kind or a feature adds to the report: the metric its
+//! verdict concerns, summary metrics beside it, its own table of them, lines under the summary
 //! `storlab show` prints, and sections under the workload's own in the
 //! report — all from the campaign data and the model, like every other
 //! section. The matrix contributes its per-test geometric means and its
@@ -16,7 +16,7 @@ pub mod matrix;
 use anyhow::Result;
 
 use super::document::Section;
-use super::model::{Report, WorkloadReport};
+use super::model::{Chosen, Report, WorkloadReport};
 use super::table::Table;
 use crate::metric::MetricKey;
 use crate::store::{CampaignData, WorkloadRow};
@@ -30,6 +30,12 @@ pub struct Context<'a> {
 }
 
 pub trait Contributor: Sync {
+    /// The metric `w`'s verdict and the regression gate concern, in place
+    /// of its stored primary metric (a matrix's `primary_test`).
+    fn primary_metric(&self, _c: &CampaignData, _w: &WorkloadRow) -> Option<MetricKey> {
+        None
+    }
+
     /// Metrics of `w` that the model summarises and compares beside the
     /// primary one, in this order (the matrix: each test's geometric mean).
     /// Those no run recorded are left out.
@@ -58,12 +64,17 @@ pub trait Contributor: Sync {
 /// Every contributor, in the order their sections appear.
 pub static CONTRIBUTORS: &[&dyn Contributor] = &[&matrix::Matrix];
 
-/// Every contributor's summary metrics of `w`.
-pub fn summary_metrics(c: &CampaignData, w: &WorkloadRow) -> Vec<MetricKey> {
-    CONTRIBUTORS
-        .iter()
-        .flat_map(|k| k.summary_metrics(c, w))
-        .collect()
+/// What the model summarises of `w` beyond its stored primary metric and
+/// the catalogue's headlines: the first contributor's primary metric,
+/// every contributor's summary metrics.
+pub fn choose(c: &CampaignData, w: &WorkloadRow) -> Chosen {
+    Chosen {
+        primary: CONTRIBUTORS.iter().find_map(|k| k.primary_metric(c, w)),
+        beside: CONTRIBUTORS
+            .iter()
+            .flat_map(|k| k.summary_metrics(c, w))
+            .collect(),
+    }
 }
 
 /// The first contributor's table of `w`'s summary metrics, if any.

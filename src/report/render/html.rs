@@ -18,6 +18,8 @@ th { background: #f4f4f4; } td.num, th.num { text-align: right; font-variant-num
 .chart { margin: .5rem 0 1rem; } .chart svg { max-width: 100%; height: auto; }
 .matrix table { font-size: .8rem; } .matrix p { margin: .8rem 0 0; font-weight: bold; }
 .warnings li { color: #8a4b00; } .headline li { font-weight: bold; }
+td.differs { background: #fff1c2; font-weight: bold; }
+.side table { display: inline-table; vertical-align: top; margin-right: 1rem; }
 @media print { body { max-width: none; margin: 0; } h2 { page-break-before: auto; } .chart, table { page-break-inside: avoid; } }
 "#;
 
@@ -61,11 +63,17 @@ impl Markup for Html {
     }
 
     fn table(&self, t: &Table) -> String {
-        let cell = |tag: &str, i: usize, c: &str| {
-            let class = if t.right.get(i).copied().unwrap_or(false) {
-                " class=\"num\""
-            } else {
-                ""
+        let cell = |tag: &str, i: usize, c: &str, marked: bool| {
+            let classes: Vec<&str> = [
+                (t.right.get(i).copied().unwrap_or(false), "num"),
+                (marked, "differs"),
+            ]
+            .iter()
+            .filter_map(|&(on, name)| on.then_some(name))
+            .collect();
+            let class = match classes.is_empty() {
+                true => String::new(),
+                false => format!(" class=\"{}\"", classes.join(" ")),
             };
             format!("<{tag}{class}>{}</{tag}>", html_escape(c))
         };
@@ -73,17 +81,18 @@ impl Markup for Html {
             .header
             .iter()
             .enumerate()
-            .map(|(i, c)| cell("th", i, c))
+            .map(|(i, c)| cell("th", i, c, false))
             .collect();
         let body: String = t
             .rows
             .iter()
-            .map(|r| {
+            .enumerate()
+            .map(|(r, row)| {
                 format!(
                     "<tr>{}</tr>",
-                    r.iter()
+                    row.iter()
                         .enumerate()
-                        .map(|(i, c)| cell("td", i, c))
+                        .map(|(i, c)| cell("td", i, c, t.is_marked(r, i)))
                         .collect::<String>()
                 )
             })
@@ -127,8 +136,11 @@ mod tests {
     fn escapes() {
         let mut t = Table::new(&["target"], &[false]);
         t.push(vec!["<script>alert(1)</script>|x".into()]);
+        t.push(vec!["b".into()]);
+        t.marked.insert((1, 0));
         let h = Html.table(&t);
         assert!(h.contains("&lt;script&gt;alert(1)&lt;/script&gt;|x"), "{h}");
+        assert!(h.contains("<td class=\"differs\">b</td>"), "{h}");
         assert!(!h.contains("<script>"));
     }
 }

@@ -48,17 +48,18 @@ impl Markup for Markdown {
     }
 
     fn table(&self, t: &Table) -> String {
-        let row = |cells: &[String]| {
-            format!(
-                "| {} |\n",
-                cells
-                    .iter()
-                    .map(|c| md_escape(c))
-                    .collect::<Vec<_>>()
-                    .join(" | ")
-            )
+        let row = |cells: &[String], marked: &dyn Fn(usize) -> bool| {
+            let cells: Vec<String> = cells
+                .iter()
+                .enumerate()
+                .map(|(i, c)| match (marked(i), c.is_empty()) {
+                    (true, false) => format!("**{}**", md_escape(c)),
+                    _ => md_escape(c),
+                })
+                .collect();
+            format!("| {} |\n", cells.join(" | "))
         };
-        let mut out = row(&t.header);
+        let mut out = row(&t.header, &|_| false);
         let rule: Vec<&str> = (0..t.header.len())
             .map(|i| match t.right.get(i) {
                 Some(true) => "---:",
@@ -66,8 +67,8 @@ impl Markup for Markdown {
             })
             .collect();
         out.push_str(&format!("|{}|\n", rule.join("|")));
-        for r in &t.rows {
-            out.push_str(&row(r));
+        for (i, r) in t.rows.iter().enumerate() {
+            out.push_str(&row(r, &|j| t.is_marked(i, j)));
         }
         out.push('\n');
         out
@@ -98,7 +99,10 @@ mod tests {
     fn escapes() {
         let mut t = Table::new(&["target"], &[false]);
         t.push(vec!["<script>alert(1)</script>|x".into()]);
+        t.push(vec!["*b*".into()]);
+        t.marked.insert((1, 0));
         let m = Markdown.table(&t);
         assert!(m.contains("\\<script\\>alert(1)\\</script\\>\\|x"), "{m}");
+        assert!(m.contains("| **\\*b\\*** |"), "a marked cell is bold: {m}");
     }
 }

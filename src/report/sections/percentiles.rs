@@ -41,6 +41,7 @@ pub fn section(c: &CampaignData, w: &WorkloadReport, curves: &[Curve]) -> Option
         right: header.iter().map(|_| true).collect(),
         header,
         rows: Vec::new(),
+        ..Table::default()
     };
     table.right[0] = false;
     for k in &mine {

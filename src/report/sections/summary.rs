@@ -3,12 +3,12 @@
 //! latency and the verdict against the baseline.
 
 use crate::metric::catalogue::LAT_P99_NS;
-use crate::metric::{Direction, MetricDef};
+use crate::metric::{Direction, MetricDef, Unit};
 use crate::report::document::Section;
 use crate::report::format::format_value;
 use crate::report::model::{runs_text, Report, TargetStats};
 use crate::report::table::Table;
-use crate::report::text::mean_ci_text;
+use crate::report::text::{mean_ci_text, versus_text};
 use crate::stats::{summarize, Verdict};
 use crate::store::CampaignData;
 
@@ -29,13 +29,13 @@ fn metric_values(c: &CampaignData, workload: &str, target: &str, metric: &Metric
         .collect()
 }
 
-fn versus(t: &TargetStats, baseline: &str, direction: Direction) -> String {
+fn versus(t: &TargetStats, baseline: &str, unit: Unit, direction: Direction) -> String {
     match (&t.comparison, t.verdict) {
         (None, _) if t.target == baseline => "baseline".into(),
         // Fewer than two runs on one side: no comparison to show.
         (None, _) => "—".into(),
         (Some(c), Some(v)) if v != Verdict::NoSignificantDifference => {
-            format!("{:+.1}% {}", c.diff_pct, v.word(direction))
+            versus_text(c.diff_pct, unit, v.word(direction))
         }
         (Some(c), _) => match &t.settle {
             Some(s) => format!(
@@ -93,7 +93,7 @@ fn summary_table(c: &CampaignData, report: &Report) -> Table {
                 cv,
                 p99,
                 failed.to_string(),
-                versus(ts, &report.baseline, m.direction),
+                versus(ts, &report.baseline, m.unit, m.direction),
             ]);
         }
     }
@@ -117,8 +117,11 @@ mod tests {
     #[test]
     fn only_the_baseline_is_called_baseline_when_there_is_no_comparison() {
         let one_run = crate::report::model::target_stats("zfs", vec![1.0], None, HigherIsBetter);
-        assert_eq!(versus(&one_run, "ext4", HigherIsBetter), "—");
+        assert_eq!(versus(&one_run, "ext4", Unit::Flag, HigherIsBetter), "—");
         let base = crate::report::model::target_stats("ext4", vec![1.0, 2.0], None, HigherIsBetter);
-        assert_eq!(versus(&base, "ext4", HigherIsBetter), "baseline");
+        assert_eq!(
+            versus(&base, "ext4", Unit::Flag, HigherIsBetter),
+            "baseline"
+        );
     }
 }

@@ -1,6 +1,7 @@
 //! A workload's own section: the primary metric's bar chart and %
 //! difference chart, then every summary metric as a table of means with
-//! intervals and a table of differences from the baseline.
+//! intervals, a table of differences from the baseline, and what the runs
+//! were measured with (their facts: the PostgreSQL server's version…).
 
 use super::color_of;
 use crate::report::document::{Chart, Section};
@@ -31,6 +32,11 @@ pub fn section(c: &CampaignData, r: &Report, w: &WorkloadReport, values: Option<
     if !diffs.rows.is_empty() {
         s.text(format!("Difference from the baseline {}:", r.baseline));
         s.table(diffs);
+    }
+    let facts = facts_table(c, &w.name);
+    if !facts.rows.is_empty() {
+        s.text("Measured with:");
+        s.table(facts);
     }
     s
 }
@@ -109,6 +115,7 @@ fn values_table(w: &WorkloadReport, baseline: &str) -> Table {
         header,
         rows: Vec::new(),
         right,
+        ..Table::default()
     };
     let Some(primary) = w.primary_metric() else {
         return t;
@@ -151,6 +158,43 @@ fn diff_table(w: &WorkloadReport) -> Table {
                 verdict,
             ]);
         }
+    }
+    t
+}
+
+/// What a workload's runs were measured with (the PostgreSQL server's
+/// version and settings): one row per fact, its value when every run
+/// agrees, else each target's (`ext4: 15.18; zfs: 16.4`).
+fn facts_table(c: &CampaignData, workload: &str) -> Table {
+    let mut t = Table::new(&["fact", "value"], &[false, false]);
+    let runs: Vec<_> = c.runs.iter().filter(|r| r.workload == workload).collect();
+    let mut names: Vec<&str> = runs
+        .iter()
+        .flat_map(|r| r.facts.keys().map(String::as_str))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    for name in names {
+        let mut per_target: Vec<(&str, Vec<&str>)> = Vec::new();
+        for r in &runs {
+            let Some(v) = r.facts.get(name) else { continue };
+            match per_target.iter_mut().find(|(t, _)| *t == r.target) {
+                Some((_, vs)) if !vs.contains(&v.as_str()) => vs.push(v),
+                Some(_) => {}
+                None => per_target.push((&r.target, vec![v])),
+            }
+        }
+        let first = &per_target[0].1;
+        let value = if per_target.iter().all(|(_, vs)| vs == first) {
+            first.join(" / ")
+        } else {
+            let each: Vec<String> = per_target
+                .iter()
+                .map(|(t, vs)| format!("{t}: {}", vs.join(" / ")))
+                .collect();
+            each.join("; ")
+        };
+        t.push(vec![name.to_string(), value]);
     }
     t
 }

@@ -25,19 +25,27 @@ use crate::workload::matrix::grid::{test_labels, Test};
 
 /// The workload kind this module reports on.
 pub const KIND: &str = "matrix";
+/// The parameter naming the test a matrix's verdict is about.
+const PRIMARY_TEST: &str = "primary_test";
 
 pub struct Matrix;
 
 impl Contributor for Matrix {
-    /// Each test's geometric mean, in iozone's order.
+    /// The geometric mean of `primary_test` when the workload names one.
+    fn primary_metric(&self, _c: &CampaignData, w: &WorkloadRow) -> Option<MetricKey> {
+        let test = w.params[PRIMARY_TEST].as_str().and_then(Test::parse);
+        (w.kind == KIND).then_some(test).flatten().map(geomean)
+    }
+
+    /// The geometric mean over all tests, then each test's, in iozone's
+    /// order.
     fn summary_metrics(&self, _c: &CampaignData, w: &WorkloadRow) -> Vec<MetricKey> {
         if w.kind != KIND {
             return Vec::new();
         }
-        Test::ALL
-            .iter()
-            .map(|&t| MetricKey::new(GEOMEAN_BW_BYTES_PER_S.name, test_labels(t)))
-            .collect()
+        let mut keys = vec![MetricKey::plain(GEOMEAN_BW_BYTES_PER_S.name)];
+        keys.extend(Test::ALL.iter().map(|&t| geomean(t)));
+        keys
     }
 
     /// Tests as rows, targets as columns.
@@ -69,6 +77,11 @@ impl Contributor for Matrix {
     }
 }
 
+/// A test's geometric mean throughput.
+fn geomean(t: Test) -> MetricKey {
+    MetricKey::new(GEOMEAN_BW_BYTES_PER_S.name, test_labels(t))
+}
+
 /// The cell-by-cell matrix of `w`, when it is a matrix workload whose runs
 /// recorded cells.
 fn matrix_of(cx: Context, w: &WorkloadReport) -> Option<MatrixReport> {
@@ -87,7 +100,7 @@ fn unit_of(m: &MatrixReport) -> Unit {
 /// How to read the maps and tables, once per workload.
 fn reading(m: &MatrixReport, unit: &Unit) -> String {
     format!(
-        "Per test: mean throughput over the measured runs in {}, file sizes as rows and record sizes as columns (empty where the record is larger than the file, — where a target has no measurement), then the % difference of each target's mean from the baseline {} (in the maps red is faster, blue slower). A difference in parentheses (hatched in the maps) is not significant: p ≥ 0.05 (Welch's t on the logs of the cell's runs) or under {MIN_EFFECT_PCT}%, the rule of every verdict in this report. Mean latency per cell is in the CSV and JSON exports.",
+        "Per test: mean throughput over the measured runs in {}, file sizes as rows and record sizes as columns (empty where the record is larger than the file, — where a target has no measurement), then the % difference of each target's mean from the baseline {} (in the maps red is faster, blue slower). The throughput maps of a test share one colour scale unless its values span more than a decade; then each target has its own, logarithmic where its own values do, as the map's title says. A difference in parentheses (hatched in the maps) is not significant: p ≥ 0.05 (Welch's t on the logs of the cell's runs) or under {MIN_EFFECT_PCT}%, the rule of every verdict in this report. Mean latency per cell is in the CSV and JSON exports.",
         unit.name, m.baseline
     )
 }
