@@ -20,6 +20,7 @@ th { background: #f4f4f4; } td.num, th.num { text-align: right; font-variant-num
 .warnings li { color: #8a4b00; } .headline li { font-weight: bold; }
 td.differs { background: #fff1c2; font-weight: bold; }
 .side table { display: inline-table; vertical-align: top; margin-right: 1rem; }
+.compared td { overflow-wrap: anywhere; } .compared td:first-child { min-width: 9rem; }
 @media print { body { max-width: none; margin: 0; } h2 { page-break-before: auto; } .chart, table { page-break-inside: avoid; } }
 "#;
 

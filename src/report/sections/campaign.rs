@@ -181,3 +181,84 @@ fn parts_text(w: &WorkloadReport, m: &MetricReport, target: &str) -> Option<Stri
         .collect();
     Some(format!("by {by}, which disagree: {}", each.join(", ")))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metric::{Direction, MetricKey};
+    use crate::report::model::{target_stats, LEVEL};
+    use crate::stats::{welch_log, Analysis};
+    use crate::workload::matrix::grid::{test_labels, Test};
+
+    /// A matrix summary metric (all tests, or one test's) of targets `a`
+    /// (baseline) and `b`.
+    fn part(test: Option<Test>, b: &[f64]) -> MetricReport {
+        let name = "geomean_bw_bytes_per_s";
+        let key = test.map_or(MetricKey::plain(name), |t| {
+            MetricKey::new(name, test_labels(t))
+        });
+        let a = [100.0, 101.0, 99.0];
+        let higher = Direction::HigherIsBetter;
+        MetricReport {
+            name: key.compact(),
+            exploratory: test.is_some(),
+            key,
+            unit: Unit::BytesPerSec,
+            direction: higher,
+            analysis: Analysis::Ratio,
+            targets: vec![
+                target_stats("a", a.to_vec(), None, higher),
+                target_stats("b", b.to_vec(), welch_log(&a, b, LEVEL), higher),
+            ],
+        }
+    }
+
+    fn matrix(metrics: Vec<MetricReport>) -> Report {
+        let w = WorkloadReport {
+            name: "iozone".into(),
+            kind: "matrix".into(),
+            primary: metrics[0].name.clone(),
+            metrics,
+        };
+        Report {
+            baseline: "a".into(),
+            targets: vec!["a".into(), "b".into()],
+            workloads: vec![w],
+            warnings: Vec::new(),
+        }
+    }
+
+    // The translators study: slower over all tests, its re-reads faster.
+    #[test]
+    fn the_headline_lists_the_tests_when_they_disagree_in_direction() {
+        let slower = [80.0, 81.0, 79.0];
+        let faster = [120.0, 121.0, 119.0];
+        let r = matrix(vec![
+            part(None, &slower),
+            part(Some(Test::Write), &slower),
+            part(Some(Test::Reread), &faster),
+        ]);
+        let line = &headline(&r)[0];
+        assert!(
+            line.starts_with("iozone: b is slower than a: -20.0% geomean_bw_bytes_per_s ["),
+            "{line}"
+        );
+        assert!(
+            line.ends_with("; by test, which disagree: write -20.0% slower, reread +20.0% faster"),
+            "{line}"
+        );
+        let agree = matrix(vec![part(None, &slower), part(Some(Test::Write), &slower)]);
+        assert!(!headline(&agree)[0].contains("disagree"));
+        // A named primary test: its verdict leads, all tests become a part.
+        let named = matrix(vec![part(Some(Test::Reread), &faster), part(None, &slower)]);
+        let line = &headline(&named)[0];
+        assert!(
+            line.starts_with("iozone: b is faster than a: +20.0% reread_geomean_bw_bytes_per_s"),
+            "{line}"
+        );
+        assert!(
+            line.ends_with("by test, which disagree: all -20.0% slower"),
+            "{line}"
+        );
+    }
+}

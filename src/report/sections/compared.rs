@@ -37,7 +37,8 @@ pub fn sections(c: &CampaignData, baseline: &str, warnings: &[String]) -> Vec<Se
     let mut s = match out.is_empty() {
         true => Section::new(2, title),
         false => Section::untitled(2),
-    };
+    }
+    .with_class("compared");
     s.text(format!(
         "Targets side by side: what each asked for, what was read back once it was provisioned, versions and devices; a value that differs from the baseline {baseline}'s is marked."
     ));
@@ -86,7 +87,6 @@ pub fn targets_table(c: &CampaignData, baseline: &str) -> Table {
 /// One table per workload kind, its workloads as columns.
 pub fn workload_tables(c: &CampaignData) -> Vec<Table> {
     let mut kinds: Vec<&str> = c.workloads.iter().map(|w| w.kind.as_str()).collect();
-    kinds.dedup();
     let mut seen = Vec::new();
     kinds.retain(|k| {
         let new = !seen.contains(k);
@@ -157,65 +157,75 @@ fn table(corner: &str, header: Vec<String>, rows: Vec<Row>, mark: Mark) -> Table
     t
 }
 
+/// One parameter of one column: where its parameter is declared (for the
+/// order of rows), its name, its value as text, and whether it is set to
+/// other than its default.
+struct Setting {
+    order: usize,
+    name: String,
+    text: String,
+    set: bool,
+}
+
 /// One row per parameter that some column sets to other than its default
-/// or that differs between columns; a table parameter (`options`,
-/// `properties`) one row per key.
+/// or that differs between columns, in declaration order; a table
+/// parameter (`options`, `properties`) one row per key.
 fn param_rows(prefix: &str, columns: &[(&Value, &[ParamSpec])]) -> Vec<Row> {
-    let flat: Vec<Vec<(String, Option<String>, bool)>> = columns
+    let flat: Vec<Vec<Setting>> = columns
         .iter()
         .map(|(params, specs)| flatten(params, specs))
         .collect();
-    let mut names: Vec<&String> = Vec::new();
-    for (name, _, _) in flat.iter().flatten() {
-        if !names.contains(&name) {
-            names.push(name);
-        }
-    }
+    let mut names: Vec<(usize, &String)> =
+        flat.iter().flatten().map(|s| (s.order, &s.name)).collect();
+    names.sort();
+    // Kinds declare a name at different places: its first place counts.
+    let mut seen: Vec<&String> = Vec::new();
+    names.retain(|(_, n)| {
+        let new = !seen.contains(n);
+        seen.push(n);
+        new
+    });
     names
         .into_iter()
-        .filter_map(|name| {
-            let cells: Vec<Option<&(String, Option<String>, bool)>> = flat
+        .filter_map(|(_, name)| {
+            let cells: Vec<Option<&Setting>> = flat
                 .iter()
-                .map(|col| col.iter().find(|(n, _, _)| n == name))
+                .map(|col| col.iter().find(|s| &s.name == name))
                 .collect();
-            let values: Vec<Option<String>> = cells
-                .iter()
-                .map(|c| c.and_then(|(_, v, _)| v.clone()))
-                .collect();
-            let set = cells.iter().flatten().any(|(_, _, set)| *set);
+            let values: Vec<Option<String>> =
+                cells.iter().map(|c| c.map(|s| s.text.clone())).collect();
+            let set = cells.iter().flatten().any(|s| s.set);
             let varies = values.iter().any(|v| v != &values[0]);
             (set || varies).then(|| (format!("{prefix}{name}"), values))
         })
         .collect()
 }
 
-/// A column's parameters as (name, value text, set to other than its
-/// default), in declaration order; table parameters one entry per key.
-fn flatten(params: &Value, specs: &[ParamSpec]) -> Vec<(String, Option<String>, bool)> {
+/// A column's parameters; a table parameter's keys (Gluster options, ZFS
+/// properties) one each, named by the key alone.
+fn flatten(params: &Value, specs: &[ParamSpec]) -> Vec<Setting> {
     let defaults = Params::defaults(specs).to_json();
     let Some(map) = params.as_object() else {
         return Vec::new();
     };
     let mut out = Vec::new();
-    let mut keys: Vec<&String> = specs
-        .iter()
-        .filter_map(|s| map.get_key_value(s.name).map(|(k, _)| k))
-        .collect();
-    keys.extend(map.keys().filter(|k| !specs.iter().any(|s| s.name == *k)));
-    for key in keys {
-        let value = &map[key];
-        let spec = specs.iter().find(|s| s.name == key);
+    for (key, value) in map {
+        let at = specs.iter().position(|s| s.name == key);
+        let order = at.unwrap_or(specs.len());
         match value {
-            Value::Object(entries) => out.extend(
-                entries
-                    .iter()
-                    .map(|(k, v)| (format!("{key}: {k}"), Some(plain(v)), true)),
-            ),
+            Value::Object(entries) => out.extend(entries.iter().map(|(k, v)| Setting {
+                order,
+                name: k.clone(),
+                text: plain(v),
+                set: true,
+            })),
             Value::Null => {}
-            v => {
-                let set = defaults.get(key.as_str()) != Some(v);
-                out.push((key.clone(), Some(param_text(v, spec)), set));
-            }
+            v => out.push(Setting {
+                order,
+                name: key.clone(),
+                text: param_text(v, at.map(|i| &specs[i])),
+                set: defaults.get(key.as_str()) != Some(v),
+            }),
         }
     }
     out

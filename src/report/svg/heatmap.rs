@@ -13,8 +13,8 @@ use plotters::style::text_anchor::{HPos, VPos};
 use plotters::style::FontTransform;
 
 use super::canvas::{
-    anchored, decades, draw_title, finite_extent, fit_text, no_data, plottable, render, text_width,
-    Area, AXIS, AXIS_TITLE_SIZE, HEIGHT, LABEL_SIZE, LINE_HEIGHT, SMALL_SIZE, WIDTH,
+    anchored, draw_title, finite_extent, fit_text, no_data, plottable, render, text_width, Area,
+    AXIS, AXIS_TITLE_SIZE, HEIGHT, LABEL_SIZE, LINE_HEIGHT, SMALL_SIZE, WIDTH,
 };
 use super::format::{nice_ticks, percent, percent_whole, si, si_digits, TickFormat};
 use super::Rgb;
@@ -118,7 +118,7 @@ struct Scale {
 
 impl Scale {
     /// Sequential scales span the data; diverging ones are symmetric about
-    /// 0; a log scale spans whole decades of the positive values.
+    /// 0; a log scale spans the positive values.
     fn new((lo, hi): (f64, f64), diverging: bool, log: bool) -> Scale {
         if diverging {
             let m = lo.abs().max(hi.abs());
@@ -132,7 +132,11 @@ impl Scale {
         }
         if log && hi > 0.0 {
             let lo = if lo > 0.0 { lo } else { hi / 10.0 };
-            let (lo, hi) = decades(lo, hi);
+            let (lo, hi) = if hi > lo * 1.001 {
+                (lo, hi)
+            } else {
+                (lo / 2.0, hi * 2.0)
+            };
             return Scale {
                 lo,
                 hi,
@@ -208,18 +212,19 @@ impl Scale {
             .collect()
     }
 
-    /// Each power of ten of a log scale, with 2× and 5× between them when
-    /// it spans few decades.
+    /// The powers of ten within a log scale, with 2× and 5× between them
+    /// when it spans few decades.
     fn log_ticks(&self) -> Vec<(f64, String)> {
-        let decades = (self.hi / self.lo).log10().round().max(1.0) as i32;
-        let steps: &[f64] = if decades <= 2 {
+        let span = (self.hi / self.lo).log10();
+        let steps: &[f64] = if span <= 2.5 {
             &[1.0, 2.0, 5.0]
         } else {
             &[1.0]
         };
-        let first = self.lo.log10().round() as i32;
+        let first = self.lo.log10().floor() as i32;
+        let last = self.hi.log10().ceil() as i32;
         let mut out = Vec::new();
-        for k in first..=first + decades {
+        for k in first..=last {
             for m in steps {
                 let v = m * 10f64.powi(k);
                 if v >= self.lo * 0.999 && v <= self.hi * 1.001 {
