@@ -93,6 +93,7 @@ fn mount_entry(t: &TargetRow) -> Option<(String, MountEntry)> {
         return None;
     }
     let entry = MountEntry {
+        mount_id: 0,
         major: 0,
         minor: 0,
         mount_point: f["mount_point"].as_str().unwrap_or_default().into(),

@@ -73,7 +73,10 @@ fn summary_table(c: &CampaignData, report: &Report) -> Table {
                 .runs
                 .iter()
                 .filter(|r| {
-                    r.workload == w.name && r.target == ts.target && !r.warmup && r.status != "ok"
+                    r.workload == w.name
+                        && r.target == ts.target
+                        && !r.warmup
+                        && r.status == "failed"
                 })
                 .count();
             let cv = ts
