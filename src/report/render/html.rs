@@ -12,7 +12,7 @@ use crate::report::table::Table;
 const STYLE: &str = r#"
 body { font-family: sans-serif; margin: 2rem auto; max-width: 1000px; padding: 0 1rem; color: #222; line-height: 1.4; }
 h1 { font-size: 1.6rem; } h2 { border-bottom: 1px solid #ccc; padding-bottom: .2rem; margin-top: 2rem; } h3 { font-size: 1.05rem; }
-table { border-collapse: collapse; margin: .5rem 0 1rem; font-size: .9rem; }
+table { border-collapse: collapse; margin: .5rem 0 1rem; font-size: .9rem; display: block; max-width: 100%; width: fit-content; overflow-x: auto; }
 th, td { border: 1px solid #ddd; padding: .25rem .5rem; text-align: left; vertical-align: top; }
 th { background: #f4f4f4; } td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 .chart { margin: .5rem 0 1rem; } .chart svg { max-width: 100%; height: auto; }
@@ -21,7 +21,7 @@ th { background: #f4f4f4; } td.num, th.num { text-align: right; font-variant-num
 td.differs { background: #fff1c2; font-weight: bold; }
 .side table { display: inline-table; vertical-align: top; margin-right: 1rem; }
 .compared td { overflow-wrap: anywhere; } .compared td:first-child { min-width: 9rem; }
-@media print { body { max-width: none; margin: 0; } h2 { page-break-before: auto; } .chart, table { page-break-inside: avoid; } }
+@media print { body { max-width: none; margin: 0; } h2 { page-break-before: auto; } .chart, table { page-break-inside: avoid; } table { display: table; } }
 "#;
 
 pub fn render(doc: &Document) -> Result<String> {
