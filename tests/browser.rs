@@ -271,6 +271,9 @@ fn the_report_shows_what_was_compared_the_primary_series_and_open_intervals() {
     // The unbounded interval is drawn open and said so, in chart and table.
     let open_ended = "Array.from(document.querySelectorAll('.chart svg')).filter(s => s.textContent.includes('noisy: ops_per_s against plain')).map(s => s.textContent.includes('unbounded'))";
     assert_eq!(b.eval(open_ended), json!([true]));
+    // Its estimate is an outline, not a solid bar that would look certain.
+    let bars = "Array.from(document.querySelectorAll('.chart svg')).filter(s => s.textContent.includes('noisy: ops_per_s against plain')).map(s => Array.from(s.querySelectorAll('rect')).filter(r => r.getAttribute('stroke') !== 'none' && r.getAttribute('fill') === 'none').length + ' outlined, ' + Array.from(s.querySelectorAll('rect')).filter(r => r.getAttribute('stroke') === 'none' && r.getAttribute('fill') !== 'none' && r.getAttribute('fill') !== '#FFFFFF' && r.getAttribute('width') > 2 && r.getAttribute('height') > 2).length + ' solid')";
+    assert_eq!(b.eval(bars), json!(["1 outlined, 0 solid"]));
     assert_eq!(
         b.eval("document.body.innerText.includes('[unbounded: baseline too noisy]')"),
         json!(true)
