@@ -7,7 +7,8 @@ use anyhow::Result;
 
 use crate::cli::ExportFormat;
 use crate::report::export::{to_csv, to_json};
-use crate::report::summary::{summary_header, summary_table, warnings_text};
+use crate::report::outline;
+use crate::report::render::terminal;
 use crate::report::table::Table;
 use crate::store::Store;
 
@@ -37,12 +38,10 @@ pub fn list(db: &Path) -> Result<ExitCode> {
 pub fn show(db: &Path, campaign: Option<&str>) -> Result<ExitCode> {
     let store = Store::open_existing(db)?;
     let data = store.load_campaign(store.resolve_campaign(campaign)?)?;
-    out!("{}", summary_header(&data));
-    out!("{}", summary_table(&data).render_text());
-    out!("{}", crate::report::matrix::summary_text(&data));
-    out!("{}", crate::report::ranks::ranks_text(&data));
+    let doc = outline::build(&data, &outline::Options::default())?;
+    out!("{}", terminal::summary(&doc));
     // Warnings are for the reader, not for the table a script parses.
-    crate::console::to_stderr(&warnings_text(&data));
+    crate::console::to_stderr(&terminal::warnings(&doc));
     Ok(ExitCode::SUCCESS)
 }
 
