@@ -7,7 +7,8 @@ use anyhow::Result;
 
 use crate::cli::ExportFormat;
 use crate::report::export::{to_csv, to_json};
-use crate::report::summary::{summary_header, summary_table, warnings_text};
+use crate::report::outline;
+use crate::report::render::terminal;
 use crate::report::table::Table;
 use crate::store::Store;
 
@@ -37,20 +38,26 @@ pub fn list(db: &Path) -> Result<ExitCode> {
 pub fn show(db: &Path, campaign: Option<&str>) -> Result<ExitCode> {
     let store = Store::open_existing(db)?;
     let data = store.load_campaign(store.resolve_campaign(campaign)?)?;
-    out!("{}", summary_header(&data));
-    out!("{}", summary_table(&data).render_text());
-    out!("{}", crate::report::matrix::summary_text(&data));
-    out!("{}", warnings_text(&data));
-    out!("{}", crate::report::ranks::ranks_text(&data));
+    let doc = outline::build(&data, &outline::Options::default())?;
+    out!("{}", terminal::summary(&doc));
+    // Warnings are for the reader, not for the table a script parses.
+    crate::console::to_stderr(&terminal::warnings(&doc));
     Ok(ExitCode::SUCCESS)
 }
 
 pub fn export(
     db: &Path,
     campaign: Option<&str>,
-    format: ExportFormat,
+    format: Option<ExportFormat>,
     output: Option<&Path>,
 ) -> Result<ExitCode> {
+    let format = match super::format::choose(format, output, ExportFormat::Csv) {
+        Ok(f) => f,
+        Err(why) => {
+            errln!("error: {why}");
+            return Ok(ExitCode::from(super::EXIT_INVALID));
+        }
+    };
     let store = Store::open_existing(db)?;
     let data = store.load_campaign(store.resolve_campaign(campaign)?)?;
     let text = match format {
@@ -58,5 +65,8 @@ pub fn export(
         ExportFormat::Json => format!("{}\n", serde_json::to_string_pretty(&to_json(&data))?),
     };
     super::emit(&text, output)?;
+    if let Some(p) = output {
+        crate::console::wrote(p);
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -6,7 +6,8 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use crate::cli::ReportFormat;
-use crate::report::{export, html, latency, markdown, model};
+use crate::report::render::{html, markdown};
+use crate::report::{export, outline};
 use crate::store::Store;
 
 pub fn report(
@@ -14,11 +15,15 @@ pub fn report(
     campaign: Option<&str>,
     output: Option<&Path>,
     format: Option<ReportFormat>,
-    baseline: Option<&str>,
+    options: outline::Options,
 ) -> Result<ExitCode> {
-    let format = format
-        .or_else(|| output.and_then(from_extension))
-        .unwrap_or(ReportFormat::Html);
+    let format = match super::format::choose(format, output, ReportFormat::Html) {
+        Ok(f) => f,
+        Err(why) => {
+            errln!("error: {why}");
+            return Ok(ExitCode::from(super::EXIT_INVALID));
+        }
+    };
     let store = Store::open_existing(db)?;
     let data = store.load_campaign(store.resolve_campaign(campaign)?)?;
     let text = match format {
@@ -27,26 +32,12 @@ pub fn report(
             "{}\n",
             serde_json::to_string_pretty(&export::to_json(&data))?
         ),
-        ReportFormat::Md => markdown::render(&data, &model::build(&data, baseline)?),
-        ReportFormat::Html => html::render(
-            &data,
-            &model::build(&data, baseline)?,
-            &latency::curves(&data)?,
-        )?,
+        ReportFormat::Md => markdown::render(&outline::build(&data, &options)?)?,
+        ReportFormat::Html => html::render(&outline::build(&data, &options)?)?,
     };
     super::emit(&text, output)?;
     if let Some(p) = output {
-        eprintln!("wrote {}", p.display());
+        crate::console::wrote(p);
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn from_extension(p: &Path) -> Option<ReportFormat> {
-    match p.extension()?.to_str()?.to_ascii_lowercase().as_str() {
-        "html" | "htm" => Some(ReportFormat::Html),
-        "md" | "markdown" => Some(ReportFormat::Md),
-        "json" => Some(ReportFormat::Json),
-        "csv" => Some(ReportFormat::Csv),
-        _ => None,
-    }
 }

@@ -13,7 +13,8 @@ use crate::host::is_root;
 use crate::measure::StopFlag;
 use crate::progress::Printer;
 use crate::ranks::Team;
-use crate::report::summary::{summary_header, summary_table, warnings_text};
+use crate::report::outline;
+use crate::report::render::terminal;
 use crate::runner::{resume_campaign, run_campaign, Outcome, Session};
 use crate::store::Store;
 
@@ -30,7 +31,7 @@ pub fn run(db: &Path, file: Option<&Path>, quiet: bool) -> Result<ExitCode> {
         Ok(e) => e,
         Err(e) => {
             team.abort();
-            eprintln!("error: {e}");
+            errln!("error: {e}");
             return Ok(ExitCode::from(EXIT_INVALID));
         }
     };
@@ -100,7 +101,7 @@ fn resumable(
     let exp = match experiment::parse_experiment(&r.origin, &r.source) {
         Ok(e) => e,
         Err(e) => {
-            eprintln!("error: the stored experiment of campaign {id} no longer validates: {e}");
+            errln!("error: the stored experiment of campaign {id} no longer validates: {e}");
             return Ok(None);
         }
     };
@@ -127,20 +128,19 @@ fn resumable(
 
 fn finish(db: &Path, store: &Store, outcome: &Outcome, quiet: bool) -> Result<ExitCode> {
     let data = store.load_campaign(outcome.campaign)?;
-    out!("{}", summary_header(&data));
-    out!("{}", summary_table(&data).render_text());
-    out!("{}", crate::report::matrix::summary_text(&data));
-    out!("{}", warnings_text(&data));
-    out!("{}", crate::report::ranks::ranks_text(&data));
+    let doc = outline::build(&data, &outline::Options::default())?;
+    out!("{}", terminal::summary(&doc));
+    // Warnings are for the reader, not for the table a script parses.
+    crate::console::to_stderr(&terminal::warnings(&doc));
     if !quiet {
-        eprintln!(
+        errln!(
             "results stored in {} as campaign {}",
             db.display(),
             outcome.campaign
         );
     }
     if outcome.interrupted {
-        eprintln!(
+        errln!(
             "interrupted: finished runs are stored; continue with `storlab run --resume {}`",
             outcome.campaign
         );

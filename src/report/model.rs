@@ -14,7 +14,7 @@ use crate::stats::{
     t_quantile, verdict, Analysis, Comparison, Design, Interval, RoundValue, Summary, Verdict,
     DEFAULT_ALPHA, DEFAULT_THRESHOLD,
 };
-use crate::store::{CampaignData, RunData};
+use crate::store::{CampaignData, RunData, WorkloadRow};
 
 /// The precision, in %, a reviewer asks of a result: an interval wider
 /// than ±this is imprecise, and the report says how many runs would
@@ -104,8 +104,24 @@ pub struct Report {
     pub warnings: Vec<String>,
 }
 
-/// Builds the model for a campaign; `baseline` overrides the stored one.
-pub fn build(c: &CampaignData, baseline: Option<&str>) -> anyhow::Result<Report> {
+/// What a workload kind chooses to summarise beyond the stored primary
+/// metric and the catalogue's headline ones.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Chosen {
+    /// The metric the verdict and the gate concern, in place of the
+    /// workload's stored primary (a matrix's `primary_test`).
+    pub primary: Option<MetricKey>,
+    /// Metrics shown and compared beside it (each test's geometric mean).
+    pub beside: Vec<MetricKey>,
+}
+
+/// Builds the model for a campaign; `baseline` overrides the stored one,
+/// `choose` says what a workload kind summarises of its own.
+pub fn build(
+    c: &CampaignData,
+    baseline: Option<&str>,
+    choose: &dyn Fn(&WorkloadRow) -> Chosen,
+) -> anyhow::Result<Report> {
     let baseline = match baseline {
         Some(b) if c.targets.iter().any(|t| t.name == b) => b.to_string(),
         Some(b) => anyhow::bail!(
@@ -129,7 +145,7 @@ pub fn build(c: &CampaignData, baseline: Option<&str>) -> anyhow::Result<Report>
     let workloads: Vec<WorkloadReport> = c
         .workloads
         .iter()
-        .map(|w| workload(c, &w.name, &w.kind, &w.primary_metric, &targets, &baseline))
+        .map(|w| workload(c, w, choose(w), &targets, &baseline))
         .collect();
     let warnings = warnings(c, &workloads);
     Ok(Report {
@@ -152,39 +168,41 @@ fn measured<'a>(
 
 fn workload(
     c: &CampaignData,
-    name: &str,
-    kind: &str,
-    primary: &str,
+    w: &WorkloadRow,
+    chosen: Chosen,
     targets: &[String],
     baseline: &str,
 ) -> WorkloadReport {
+    let name = w.name.as_str();
     let present = |m: &MetricKey| {
         c.runs
             .iter()
             .any(|r| r.workload == name && r.metrics.contains_key(m))
     };
-    let mut keys = vec![MetricKey::plain(primary)];
+    let primary = chosen
+        .primary
+        .filter(present)
+        .unwrap_or_else(|| MetricKey::plain(&w.primary_metric));
+    let mut keys = vec![primary.clone()];
     keys.extend(
         metric::headlines()
-            .filter(|d| d.name != primary)
+            .filter(|d| d.name != w.primary_metric)
             .map(|d| MetricKey::plain(d.name)),
     );
-    if kind == super::matrix::KIND {
-        keys.extend(super::matrix::summary_metrics());
+    keys.extend(chosen.beside);
+    let mut metrics: Vec<MetricReport> = Vec::new();
+    for key in keys.iter().filter(|m| present(m)) {
+        if metrics.iter().any(|m| &m.key == key) {
+            continue;
+        }
+        let mut report = metric(c, name, key, targets, baseline);
+        report.exploratory = *key != primary;
+        metrics.push(report);
     }
-    let metrics = keys
-        .iter()
-        .filter(|m| present(m))
-        .map(|m| {
-            let mut report = metric(c, name, m, targets, baseline);
-            report.exploratory = *m != keys[0];
-            report
-        })
-        .collect();
     WorkloadReport {
         name: name.into(),
-        kind: kind.into(),
-        primary: primary.into(),
+        kind: w.kind.clone(),
+        primary: primary.compact(),
         metrics,
     }
 }
@@ -358,25 +376,94 @@ pub fn precision(t: &TargetStats) -> Option<(f64, Option<usize>)> {
 }
 
 fn warnings(c: &CampaignData, workloads: &[WorkloadReport]) -> Vec<String> {
-    let mut out = Vec::new();
-    let failed: Vec<&RunData> = c.runs.iter().filter(|r| r.status != "ok").collect();
-    for r in &failed {
+    let failed = c.runs.iter().filter(|r| r.status != "ok").map(|r| {
         let why = r.error.as_deref().unwrap_or("interrupted");
-        out.push(format!(
-            "run {} ({} on {}, rep {}) {}: {why}",
-            r.id, r.workload, r.target, r.repetition, r.status
-        ));
-    }
+        (r, format!("{}: {why}", r.status))
+    });
+    let mut out = said_once(failed);
     let undropped = c.runs.iter().filter(|r| !r.caches_dropped).count();
     if undropped > 0 {
         out.push(format!("caches were not dropped before {undropped} of {} runs: reads may have come from the page cache", c.runs.len()));
     }
     out.extend(summarised(workloads));
-    out.extend(c.runs.iter().flat_map(|r| {
-        r.warnings
-            .iter()
-            .map(move |w| format!("run {} ({} on {}): {w}", r.id, r.workload, r.target))
-    }));
+    let per_run = c
+        .runs
+        .iter()
+        .flat_map(|r| r.warnings.iter().map(move |w| (r, w.clone())));
+    out.extend(said_once(per_run));
+    out
+}
+
+/// Per-run messages, each said once: a message that several runs of one
+/// workload on one target share — word for word, or but for its figures
+/// (`16.2 MiB` in one run, `16.3 MiB` in the next) — becomes one line with
+/// their count and ids, in the order the messages first appeared.
+fn said_once<'a>(messages: impl Iterator<Item = (&'a RunData, String)>) -> Vec<String> {
+    struct Group<'g> {
+        key: (&'g str, &'g str, String),
+        text: String,
+        ids: Vec<i64>,
+        same_figures: bool,
+    }
+    let mut groups: Vec<Group<'a>> = Vec::new();
+    for (r, text) in messages {
+        let key = (
+            r.workload.as_str(),
+            r.target.as_str(),
+            without_figures(&text),
+        );
+        match groups.iter_mut().find(|g| g.key == key) {
+            Some(g) => {
+                g.ids.push(r.id);
+                g.same_figures &= g.text == text;
+            }
+            None => groups.push(Group {
+                key,
+                text,
+                ids: vec![r.id],
+                same_figures: true,
+            }),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|g| {
+            let (workload, target, _) = g.key;
+            let text = g.text;
+            match g.ids.as_slice() {
+                [id] => format!("run {id} ({workload} on {target}): {text}"),
+                ids => {
+                    let list: Vec<String> = ids.iter().map(i64::to_string).collect();
+                    let figures = if g.same_figures {
+                        String::new()
+                    } else {
+                        format!(" (figures of run {})", ids[0])
+                    };
+                    format!(
+                        "runs {} ({workload} on {target}, {} runs): {text}{figures}",
+                        list.join(", "),
+                        ids.len()
+                    )
+                }
+            }
+        })
+        .collect()
+}
+
+/// `text` with every number replaced by `#`, so that messages that differ
+/// only in a measured figure are told alike.
+fn without_figures(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut in_number = false;
+    for c in text.chars() {
+        let numeric = c.is_ascii_digit() || (in_number && c == '.');
+        if numeric && !in_number {
+            out.push('#');
+        } else if !numeric {
+            out.push(c);
+        }
+        in_number = numeric;
+    }
     out
 }
 
@@ -488,7 +575,7 @@ mod tests {
 
     use super::*;
     use crate::stats::Method;
-    use crate::store::{CampaignRow, MetricValue, TargetRow, WorkloadRow};
+    use crate::store::{CampaignRow, MetricValue, TargetRow};
 
     /// A campaign of targets `a` (baseline) and `b`, workload `w` with
     /// primary metric `tps` (and `lat` beside it), one run per
@@ -569,6 +656,10 @@ mod tests {
         }
     }
 
+    fn build_plain(c: &CampaignData, baseline: Option<&str>) -> anyhow::Result<Report> {
+        build(c, baseline, &|_| Chosen::default())
+    }
+
     /// Both targets drift up a round at a time; b is 3% faster in each.
     const DRIFTING: &[(&str, u32, f64)] = &[
         ("a", 1, 100.0),
@@ -588,7 +679,7 @@ mod tests {
     #[test]
     fn the_plan_decides_pairing_and_the_analysis() {
         let method = |plan| {
-            let r = build(&campaign(plan, DRIFTING), None).unwrap();
+            let r = build_plain(&campaign(plan, DRIFTING), None).unwrap();
             primary(&r).targets[1].comparison.unwrap().method
         };
         assert_eq!(method(json!({"order": "interleaved"})), Method::PairedLog);
@@ -604,7 +695,7 @@ mod tests {
 
         let mut zero = DRIFTING.to_vec();
         zero[0].2 = 0.0;
-        let r = build(&campaign(json!({}), &zero), None).unwrap();
+        let r = build_plain(&campaign(json!({}), &zero), None).unwrap();
         assert_eq!(primary(&r).analysis, Analysis::Means);
         assert_eq!(
             primary(&r).targets[1].comparison.unwrap().method,
@@ -614,7 +705,7 @@ mod tests {
 
     #[test]
     fn secondary_metrics_are_exploratory() {
-        let r = build(&campaign(json!({}), DRIFTING), None).unwrap();
+        let r = build_plain(&campaign(json!({}), DRIFTING), None).unwrap();
         let flags: Vec<(&str, bool)> = r.workloads[0]
             .metrics
             .iter()
@@ -640,12 +731,12 @@ mod tests {
     // leaves the unpaired comparison inconclusive, with a count to settle.
     #[test]
     fn only_inconclusive_pairs_say_how_many_runs_would_settle_them() {
-        let paired = build(&campaign(json!({}), DRIFTING), None).unwrap();
+        let paired = build_plain(&campaign(json!({}), DRIFTING), None).unwrap();
         let t = &primary(&paired).targets[1];
         assert_eq!((t.verdict, t.settle), (Some(Verdict::Better), None));
 
         let c = campaign(json!({"order": "sequential"}), DRIFTING);
-        let unpaired = build(&c, None).unwrap();
+        let unpaired = build_plain(&c, None).unwrap();
         let t = &primary(&unpaired).targets[1];
         assert_eq!(t.verdict, Some(Verdict::NoSignificantDifference));
         let settle = t.settle.unwrap();
@@ -663,7 +754,7 @@ mod tests {
     #[test]
     fn warnings_list_every_pair_once_per_kind() {
         let two_runs = &DRIFTING[..4];
-        let r = build(&campaign(json!({"order": "sequential"}), two_runs), None).unwrap();
+        let r = build_plain(&campaign(json!({"order": "sequential"}), two_runs), None).unwrap();
         let few: Vec<&String> = r
             .warnings
             .iter()
@@ -671,5 +762,60 @@ mod tests {
             .collect();
         assert_eq!(few.len(), 1, "{:?}", r.warnings);
         assert!(few[0].ends_with(": w on a (2); w on b (2)"), "{}", few[0]);
+    }
+
+    #[test]
+    fn messages_that_differ_only_in_figures_are_alike() {
+        let a = "the kernel reports 16.2 MiB, storlab's own size; job 3";
+        let b = "the kernel reports 16.3 MiB, storlab's own size; job 3";
+        assert_eq!(without_figures(a), without_figures(b));
+        assert_eq!(
+            without_figures(a),
+            "the kernel reports # MiB, storlab's own size; job #"
+        );
+        assert_ne!(without_figures("disk full"), without_figures("disk busy"));
+        // A full stop after a number ends the sentence, not the number.
+        assert_eq!(without_figures("took 3 s."), "took # s.");
+    }
+
+    #[test]
+    fn a_warning_every_run_gives_is_said_once_with_its_count() {
+        let mut c = campaign(
+            json!({}),
+            &[
+                ("a", 1, 10.0),
+                ("b", 1, 20.0),
+                ("a", 2, 11.0),
+                ("b", 2, 21.0),
+            ],
+        );
+        for r in &mut c.runs {
+            r.warnings.push(format!("peak {}.0 MiB not recorded", r.id));
+            r.warnings.push("fio said: note".into());
+        }
+        c.runs[3].status = "failed".into();
+        c.runs[3].error = Some("disk full".into());
+        let said = said_once(
+            c.runs
+                .iter()
+                .flat_map(|r| r.warnings.iter().map(move |w| (r, w.clone()))),
+        );
+        assert_eq!(
+            said,
+            [
+                "runs 1, 3 (w on a, 2 runs): peak 1.0 MiB not recorded (figures of run 1)",
+                "runs 1, 3 (w on a, 2 runs): fio said: note",
+                "runs 2, 4 (w on b, 2 runs): peak 2.0 MiB not recorded (figures of run 2)",
+                "runs 2, 4 (w on b, 2 runs): fio said: note",
+            ]
+        );
+        let r = build_plain(&c, None).unwrap();
+        assert!(
+            r.warnings
+                .iter()
+                .any(|w| w == "run 4 (w on b): failed: disk full"),
+            "{:?}",
+            r.warnings
+        );
     }
 }

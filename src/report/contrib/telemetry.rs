@@ -8,21 +8,24 @@
 //! validity checks for the workload's runs. Nothing when no run of the
 //! workload recorded telemetry (`[plan] telemetry = false`).
 //!
-//! The panel is data ([`Panel`]); the HTML and Markdown reports render it.
+//! A section under each workload's, from the stored runs like every other;
+//! the renderers lay it out (Markdown without the charts: their numbers
+//! are in the table under them).
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use anyhow::Result;
 
-use super::format::format_value;
-use super::markup::Markup;
-use super::model::{self, WorkloadReport};
-use super::sections::{diff_text, mean_ci_text};
-use super::svg::{line_chart, target_color, Line, LineChart};
-use super::table::Table;
+use super::{Context, Contributor};
 use crate::metric::catalogue as m;
 use crate::metric::labels::{DEVICE, PROCESS};
-use crate::metric::{Family, Labels, MetricDef, MetricKey, Unit};
+use crate::metric::{Family, Labels, MetricDef, MetricKey};
+use crate::report::document::{Chart, Section};
+use crate::report::format::format_value;
+use crate::report::model::{self, WorkloadReport};
+use crate::report::svg::{target_color, Line, LineChart};
+use crate::report::table::Table;
+use crate::report::text::{diff_text, display_unit, mean_ci_text};
 use crate::stats::summary::mean;
 use crate::store::{CampaignData, RunData, SeriesData};
 
@@ -63,51 +66,15 @@ const FIGURES: &[&MetricDef] = &[
     &m::TELEMETRY_CPU_PCT,
 ];
 
-/// A part of a report: text, lists, tables and line charts in reading
-/// order, under one title.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Panel {
-    pub title: String,
-    pub blocks: Vec<Block>,
-}
+pub struct Telemetry;
 
-#[derive(Debug, Clone, PartialEq)]
-pub enum Block {
-    Text(String),
-    List(Vec<String>),
-    Table(Table),
-    Chart(LineChart),
-}
-
-impl Panel {
-    fn text(&mut self, text: impl Into<String>) {
-        self.blocks.push(Block::Text(text.into()));
+impl Contributor for Telemetry {
+    fn sections(&self, cx: Context, w: &WorkloadReport) -> Result<Vec<Section>> {
+        let m = cx.model;
+        Ok(section(cx.campaign, w, &m.targets, &m.baseline)
+            .into_iter()
+            .collect())
     }
-
-    fn table(&mut self, t: Table) {
-        if !t.rows.is_empty() {
-            self.blocks.push(Block::Table(t));
-        }
-    }
-}
-
-/// `p` in `out`'s markup under a heading of `level`; charts as inline
-/// SVG when `charts` (HTML), left out otherwise (Markdown: every charted
-/// number is in the table under its charts).
-pub fn render<M: Markup>(out: &M, p: &Panel, level: u8, charts: bool) -> Result<String> {
-    let mut s = out.heading(level, &p.title);
-    for b in &p.blocks {
-        match b {
-            Block::Text(t) => s.push_str(&out.paragraph(t)),
-            Block::List(items) => s.push_str(&out.list(items)),
-            Block::Table(t) => s.push_str(&out.table(t)),
-            Block::Chart(c) if charts => {
-                s.push_str(&format!("<div class=\"chart\">{}</div>\n", line_chart(c)?));
-            }
-            Block::Chart(_) => {}
-        }
-    }
-    Ok(s)
 }
 
 /// The measured runs of `w` that recorded telemetry.
@@ -119,29 +86,29 @@ fn watched<'a>(c: &'a CampaignData, w: &str) -> Vec<&'a RunData> {
         .collect()
 }
 
-/// The panel of workload `w`; `None` when none of its runs recorded
+/// The section of workload `w`; `None` when none of its runs recorded
 /// telemetry.
-pub fn panel(
+pub fn section(
     c: &CampaignData,
     w: &WorkloadReport,
     targets: &[String],
     baseline: &str,
-) -> Option<Panel> {
+) -> Option<Section> {
     let runs = watched(c, &w.name);
     if runs.is_empty() {
         return None;
     }
-    let mut p = Panel {
-        title: TITLE.into(),
-        blocks: Vec::new(),
-    };
+    let mut p = Section::new(3, TITLE);
     p.text(
         "Sampled once a second during each measured run: the devices under each target, the host's CPU, the CPU of storlab and of the processes serving the target (each with its children, in % of one core), the host's page cache and pressure. Device figures without a device name are those of the devices at the bottom of the chain, the physical ones; a device the target shares with the rest of the host (the disk holding a loop image) also counts the other processes' I/O, as do the host's CPU and memory figures. Per-run figures are the mean ± 95% CI over the measured runs, and the difference from the baseline is computed like any metric's.",
     );
     p.table(watched_table(&runs, targets));
     p.table(figures_table(c, w, &runs, targets, baseline));
-    p.text("Each device, as iostat shows it: the mean per run over the measured runs.");
-    p.table(devices_table(&runs, targets));
+    let devices = devices_table(&runs, targets);
+    if !devices.rows.is_empty() {
+        p.text("Each device, as iostat shows it: the mean per run over the measured runs.");
+        p.table(devices);
+    }
     for t in targets {
         let Some(r) = runs.iter().find(|r| &r.target == t) else {
             continue;
@@ -157,7 +124,7 @@ pub fn panel(
             over.what.join("; ")
         ));
         for chart in over.charts {
-            p.blocks.push(Block::Chart(chart));
+            p.chart(Chart::Line(chart));
         }
         p.table(over.table);
     }
@@ -175,7 +142,7 @@ pub fn panel(
         p.text("The validity checks found nothing to warn of: the reads reached the devices, the data did not fit a cache, the writes were flushed, no thread was CPU-bound and the host was quiet.");
     } else {
         p.text("What the validity checks warn of:");
-        p.blocks.push(Block::List(warnings));
+        p.list(warnings);
     }
     Some(p)
 }
@@ -240,8 +207,8 @@ fn figures_table(
     right[0] = false;
     let mut table = Table {
         header,
-        rows: Vec::new(),
         right,
+        ..Table::default()
     };
     let keys: BTreeSet<&MetricKey> = runs
         .iter()
@@ -443,7 +410,7 @@ fn over_time(w: &WorkloadReport, r: &RunData) -> OverTime {
             .fold(0.0, f64::max);
         let (scale, shown) = match unit.family() {
             Family::Percent => (1.0, "% of one core".to_string()),
-            _ => scale_of(unit, max),
+            _ => display_unit(unit, max),
         };
         out.what.push(what.to_string());
         out.charts.push(LineChart {
@@ -494,8 +461,8 @@ fn table_over_time(columns: &[(String, f64, SeriesData)]) -> Table {
     let right = vec![true; header.len()];
     let mut table = Table {
         header,
-        rows: Vec::new(),
         right,
+        ..Table::default()
     };
     let mut rows: BTreeMap<i64, Vec<String>> = BTreeMap::new();
     for (i, (_, scale, s)) in columns.iter().enumerate() {
@@ -512,17 +479,6 @@ fn table_over_time(columns: &[(String, f64, SeriesData)]) -> Table {
         table.push(row);
     }
     table
-}
-
-/// A scale and unit label to chart values of `unit` up to `max` in.
-fn scale_of(unit: Unit, max: f64) -> (f64, String) {
-    const MIB: f64 = 1024.0 * 1024.0;
-    match unit.family() {
-        Family::BytesPerSec if max >= 1024.0 * MIB => (1024.0 * MIB, "GiB/s".into()),
-        Family::BytesPerSec => (MIB, "MiB/s".into()),
-        Family::Bytes => (MIB, "MiB".into()),
-        _ => (1.0, unit.to_string()),
-    }
 }
 
 #[cfg(test)]

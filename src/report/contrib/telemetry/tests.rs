@@ -4,7 +4,8 @@ use serde_json::json;
 
 use super::*;
 use crate::metric::Direction;
-use crate::report::markup::{Html, Markdown};
+use crate::report::document::Block;
+use crate::report::render;
 use crate::store::{CampaignRow, MetricValue, TargetRow, WorkloadRow};
 
 const MIB: f64 = 1048576.0;
@@ -157,12 +158,12 @@ fn watched_campaign() -> CampaignData {
     campaign(runs)
 }
 
-fn panel_of(c: &CampaignData) -> Option<Panel> {
-    let r = model::build(c, None).unwrap();
-    panel(c, &r.workloads[0], &r.targets, &r.baseline)
+fn panel_of(c: &CampaignData) -> Option<Section> {
+    let r = model::build(c, None, &|_| Default::default()).unwrap();
+    section(c, &r.workloads[0], &r.targets, &r.baseline)
 }
 
-fn tables(p: &Panel) -> Vec<&Table> {
+fn tables(p: &Section) -> Vec<&Table> {
     p.blocks
         .iter()
         .filter_map(|b| match b {
@@ -172,7 +173,7 @@ fn tables(p: &Panel) -> Vec<&Table> {
         .collect()
 }
 
-fn texts(p: &Panel) -> Vec<&str> {
+fn texts(p: &Section) -> Vec<&str> {
     p.blocks
         .iter()
         .filter_map(|b| match b {
@@ -232,7 +233,7 @@ fn over_time_aligns_the_clocks_and_leaves_out_lines_at_zero() {
         .blocks
         .iter()
         .filter_map(|b| match b {
-            Block::Chart(c) => Some(c),
+            Block::Chart(Chart::Line(c)) => Some(c),
             _ => None,
         })
         .collect();
@@ -289,10 +290,16 @@ fn the_runs_warnings_are_listed_with_their_run() {
 #[test]
 fn markdown_leaves_the_charts_out_and_html_draws_them() {
     let p = panel_of(&watched_campaign()).unwrap();
-    let md = render(&Markdown, &p, 3, false).unwrap();
-    assert!(md.starts_with("### What the system did"));
+    let doc = crate::report::document::Document {
+        title: "t".into(),
+        summary: Vec::new(),
+        body: vec![p],
+        warnings: Vec::new(),
+    };
+    let md = render::markdown::render(&doc).unwrap();
+    assert!(md.contains("### What the system did"), "{md}");
     assert!(!md.contains("<svg"));
     assert!(md.contains("| loop0 read (MiB/s) |"));
-    let html = render(&Html, &p, 3, true).unwrap();
+    let html = render::html::render(&doc).unwrap();
     assert_eq!(html.matches("<svg").count(), 6);
 }
