@@ -6,9 +6,8 @@
 //! target names (its mount point, images, bricks); a path on a filesystem
 //! without a block device (tmpfs, NFS, FUSE) adds nothing by itself.
 
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-
-use crate::provision::mountinfo::mount_of;
 
 /// One block device of a chain.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -118,8 +117,24 @@ impl Chain {
 /// The device number of the filesystem holding `path`, if it is a block
 /// device (major 0 is an anonymous device: tmpfs, NFS, FUSE, ZFS).
 fn device_of_path(path: &Path) -> Option<(u32, u32)> {
-    let m = mount_of(path)?;
-    (m.major != 0).then_some((m.major, m.minor))
+    let dev = std::fs::metadata(path).ok()?.dev();
+    let (major, minor) = (libc::major(dev), libc::minor(dev));
+    if major != 0 {
+        return Some((major, minor));
+    }
+    // stat's device is anonymous on btrfs (a subvolume's), as on tmpfs,
+    // NFS and FUSE: the mount the path lives on may still name a block
+    // device (mountinfo through procfs, not provision's parser: measure
+    // sits below provision).
+    let canonical = path.canonicalize().ok()?;
+    let mounts = procfs::process::Process::myself().ok()?.mountinfo().ok()?;
+    let m = mounts
+        .into_iter()
+        .filter(|m| canonical.starts_with(&m.mount_point))
+        .max_by_key(|m| m.mount_point.as_os_str().len())?;
+    let (a, b) = m.majmin.split_once(':')?;
+    let (a, b): (u32, u32) = (a.parse().ok()?, b.parse().ok()?);
+    (a != 0).then_some((a, b))
 }
 
 /// The device's sysfs directory (/sys/devices/…/NAME).
