@@ -1,9 +1,10 @@
 //! Measurement primitives: what a run yields (metrics, series, histograms),
-//! latency histograms, per-thread CPU accounting, measured child processes
-//! and the stop flag.
+//! latency histograms (whole-run and per-second), per-thread CPU
+//! accounting, measured child processes and the stop flag.
 
 pub mod child;
 pub mod cpu;
+pub mod intervals;
 pub mod latency;
 pub mod output;
 pub mod stop;

@@ -1,8 +1,9 @@
 //! One I/O job: a thread with its own file and engine. The pieces every
-//! engine shares live here (access pattern, ramp and stops, counters) with
-//! the loop of the synchronous engines. Hot loops allocate nothing and take
-//! no lock: they record into the job's own histograms and publish progress
-//! with one relaxed store to the job's own cache line.
+//! engine shares live here (the job's description, ramp and stops, write
+//! data and verification, counters) with the loop of the synchronous
+//! engines; the access pattern is `pattern.rs`. Hot loops allocate nothing
+//! and take no lock: they record into the job's own histograms and publish
+//! progress with one relaxed store to the job's own cache line.
 
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::OpenOptionsExt;
@@ -11,16 +12,22 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
-use anyhow::Result;
+use anyhow::{bail, Result};
 use hdrhistogram::Histogram;
 
+use super::bssplit::BsSplit;
 use super::buffer::AlignedBuf;
+use super::dist::Dist;
 use super::engine::{EngineKind, SyncEngine};
 use super::engine_mmap::Mmap;
 use super::engine_psync::Psync;
-use super::rng::Rng;
+use super::fill::{FillSpec, Filler};
+use super::pattern::{Op, Pattern};
+use super::randmap::RandMap;
 use super::schedule::{fine_timer_slack, wait_until, Lag, Schedule};
+use super::verify::{self, Failures};
 use crate::measure::cpu::CpuTimes;
+use crate::measure::intervals::{Intervals, Sparse};
 use crate::measure::latency::new_histogram;
 
 /// The access pattern, with fio's names.
@@ -60,14 +67,28 @@ impl Rw {
     }
 }
 
+/// `verify`: written units carry a checksummed header, reads check them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VerifySpec {
+    /// `verify_fatal`: stop at the first mismatch instead of checking on.
+    pub fatal: bool,
+}
+
 /// What one job does.
 #[derive(Debug, Clone)]
 pub struct JobSpec {
     pub rw: Rw,
-    pub bs: usize,
+    /// Block sizes per direction (`bs`, or `bssplit`).
+    pub split: BsSplit,
+    /// Where the job's region starts in its file (`offset`).
+    pub offset: u64,
+    /// The region's length (`size`): I/O stays within offset..offset+size.
     pub size: u64,
     pub engine: EngineKind,
     pub iodepth: usize,
+    /// io_uring: operations queued before each submission (fio's
+    /// `iodepth_batch_submit`).
+    pub batch_submit: usize,
     pub direct: bool,
     pub fsync_every: u64,
     pub end_fsync: bool,
@@ -77,6 +98,42 @@ pub struct JobSpec {
     /// Open loop: picoseconds between due times (`rate`, `rate_iops`).
     pub period_ps: Option<u64>,
     pub seed: u64,
+    pub dist: Dist,
+    /// fio's random map: uniform random I/O covers every block once per
+    /// pass (`norandommap = false`, the default).
+    pub randommap: bool,
+    pub fill: FillSpec,
+    pub verify: Option<VerifySpec>,
+}
+
+impl JobSpec {
+    /// The smallest block size: alignment of random offsets, verify unit.
+    pub fn unit(&self) -> usize {
+        self.split.min()
+    }
+
+    /// The largest block size: the size of each I/O buffer.
+    pub fn max_bs(&self) -> usize {
+        self.split.max()
+    }
+
+    /// The length the job's file must have.
+    pub fn file_len(&self) -> u64 {
+        self.offset + self.size
+    }
+
+    /// Mean bytes per operation, for rates and operation counts.
+    pub fn mean_bs(&self) -> f64 {
+        let mean = |s: &super::bssplit::Split| s.mean();
+        match self.rw {
+            Rw::Read | Rw::RandRead => mean(&self.split.read),
+            Rw::Write | Rw::RandWrite => mean(&self.split.write),
+            Rw::Mixed => {
+                let r = self.rwmixread as f64 / 100.0;
+                r * mean(&self.split.read) + (1.0 - r) * mean(&self.split.write)
+            }
+        }
+    }
 }
 
 /// Progress published by a job: measured bytes so far, on its own cache line.
@@ -99,6 +156,8 @@ pub struct JobResult {
     pub cpu: CpuTimes,
     pub start: Instant,
     pub end: Instant,
+    /// Per-second latency histograms from the start of measurement.
+    pub intervals: Vec<Sparse>,
 }
 
 /// Shared coordination between the jobs and the sampler.
@@ -142,8 +201,8 @@ pub fn run_job(spec: &JobSpec, path: &Path, shared: Shared<'_>) -> Result<JobRes
         fine_timer_slack();
     }
     match spec.engine {
-        EngineKind::Psync => sync_loop(spec, Psync::new(file, path), &shared),
-        EngineKind::Mmap => sync_loop(spec, Mmap::new(file, spec, path)?, &shared),
+        EngineKind::Psync => sync_loop(spec, Psync::new(file, path), path, &shared),
+        EngineKind::Mmap => sync_loop(spec, Mmap::new(file, spec, path)?, path, &shared),
         EngineKind::IoUring => super::engine_uring::run(spec, file, path, &shared),
     }
 }
@@ -153,12 +212,15 @@ pub fn run_job(spec: &JobSpec, path: &Path, shared: Shared<'_>) -> Result<JobRes
 fn sync_loop<E: SyncEngine>(
     spec: &JobSpec,
     mut engine: E,
+    path: &Path,
     shared: &Shared<'_>,
 ) -> Result<JobResult> {
-    let mut buf = AlignedBuf::new(spec.bs, spec.seed);
+    let mut buf = AlignedBuf::zeroed(spec.max_bs());
+    let mut data = Data::new(spec, path);
+    data.initial(buf.as_mut_slice());
     let mut pattern = Pattern::new(spec);
-    let mut s = State::new();
     let mut phase = Phase::new(spec, Instant::now());
+    let mut s = State::new(phase.epoch());
     let mut sched = spec.period_ps.map(|p| Schedule::new(phase.t0, p));
     let mut now = phase.t0;
     let mut issued = 0u64;
@@ -172,7 +234,11 @@ fn sync_loop<E: SyncEngine>(
             break;
         }
         phase.maybe_start(now, &mut s);
-        let (read, off) = pattern.next();
+        let Op { read, off, len } = pattern.next();
+        let b = &mut buf.as_mut_slice()[..len];
+        if !read {
+            data.before_write(b, off);
+        }
         let t = match due {
             Some(d) => {
                 wait_until(d);
@@ -181,14 +247,17 @@ fn sync_loop<E: SyncEngine>(
             None => Instant::now(),
         };
         if read {
-            engine.read(buf.as_mut_slice(), off)?;
+            engine.read(b, off)?;
         } else {
-            engine.write(buf.as_slice(), off)?;
+            engine.write(b, off)?;
         }
         now = Instant::now();
-        issued += 1;
+        issued += len as u64;
+        if read {
+            data.after_read(b, off)?;
+        }
         if phase.measuring {
-            s.record(read, t, due, now, spec.bs as u64);
+            s.record(read, t, due, now, len as u64);
             shared.progress.0.store(s.bytes(), Ordering::Relaxed);
         }
         if !read && s.sync_due(spec) {
@@ -201,53 +270,125 @@ fn sync_loop<E: SyncEngine>(
     if spec.end_fsync && spec.rw.writes() {
         engine.sync()?;
     }
-    Ok(phase.finish(s))
+    let result = phase.finish(s);
+    data.verify_written(buf.as_mut_slice(), |b, off| engine.read(b, off))?;
+    data.finish()?;
+    Ok(result)
 }
 
-/// The offsets and directions of successive operations.
-pub struct Pattern {
-    rw: Rw,
-    bs: u64,
+/// What happens to the bytes of each operation: write buffers are filled
+/// (`fill.rs`) and, with `verify`, stamped; reads are checked. A job that
+/// only writes checks what it wrote once it is done, untimed, as fio's
+/// verify phase.
+pub struct Data<'a> {
+    filler: Filler,
+    unit: usize,
+    verify: Option<VerifySpec>,
+    failures: Failures,
+    /// Units written, for the check of a write-only job.
+    written: Option<RandMap>,
+    start: u64,
     size: u64,
-    blocks: u64,
-    rwmixread: u64,
-    rng: Rng,
-    pos: u64,
+    path: &'a Path,
 }
 
-impl Pattern {
-    pub fn new(spec: &JobSpec) -> Pattern {
-        Pattern {
-            rw: spec.rw,
-            bs: spec.bs as u64,
+impl<'a> Data<'a> {
+    pub fn new(spec: &JobSpec, path: &'a Path) -> Data<'a> {
+        let unit = spec.unit();
+        let check_after = spec.verify.is_some() && matches!(spec.rw, Rw::Write | Rw::RandWrite);
+        Data {
+            filler: Filler::new(spec.fill, unit, spec.seed),
+            unit,
+            verify: spec.verify,
+            failures: Failures::default(),
+            written: check_after.then(|| RandMap::new(spec.size / unit as u64)),
+            start: spec.offset,
             size: spec.size,
-            blocks: (spec.size / spec.bs as u64).max(1),
-            rwmixread: spec.rwmixread as u64,
-            rng: Rng::new(spec.seed),
-            pos: 0,
+            path,
         }
     }
 
-    /// Whether the next operation reads, and its offset.
+    /// Contents of the job's buffers before the first write.
+    pub fn initial(&mut self, buf: &mut [u8]) {
+        self.filler.initial(buf);
+    }
+
+    /// Prepares the buffer of the write of `buf.len()` bytes at `off`.
     #[inline]
-    pub fn next(&mut self) -> (bool, u64) {
-        let read = match self.rw {
-            Rw::Read | Rw::RandRead => true,
-            Rw::Write | Rw::RandWrite => false,
-            Rw::Mixed => self.rng.below(100) < self.rwmixread,
+    pub fn before_write(&mut self, buf: &mut [u8], off: u64) {
+        self.filler.for_write(buf, off);
+        if self.verify.is_some() {
+            verify::stamp(buf, off, self.unit);
+            if let Some(w) = self.written.as_mut() {
+                let first = (off - self.start) / self.unit as u64;
+                for u in first..first + (buf.len() / self.unit) as u64 {
+                    w.take(u);
+                }
+            }
+        }
+    }
+
+    /// Checks the data a read brought back, with `verify`.
+    #[inline]
+    pub fn after_read(&mut self, buf: &[u8], off: u64) -> Result<()> {
+        let Some(v) = self.verify else {
+            return Ok(());
         };
-        let off = if self.rw.is_random() {
-            self.rng.below(self.blocks) * self.bs
-        } else {
-            let o = self.pos;
-            self.pos = if self.pos + 2 * self.bs > self.size {
-                0
-            } else {
-                self.pos + self.bs
-            };
-            o
+        if let Err(bad) = verify::check(buf, off, self.unit) {
+            if v.fatal {
+                self.failures.add(bad);
+                return self.finish();
+            }
+            self.failures.add(bad);
+        }
+        Ok(())
+    }
+
+    /// The verify phase of a write-only job: reads back every unit it wrote
+    /// with `read` (into `buf`, at least one unit long) and checks it.
+    pub fn verify_written(
+        &mut self,
+        buf: &mut [u8],
+        mut read: impl FnMut(&mut [u8], u64) -> Result<()>,
+    ) -> Result<()> {
+        let Some(written) = self.written.take() else {
+            return Ok(());
         };
-        (read, off)
+        let unit = self.unit as u64;
+        let chunk = (buf.len() as u64 / unit).max(1);
+        let units = self.size / unit;
+        let mut u = 0;
+        while u < units {
+            let n = chunk.min(units - u);
+            if (u..u + n).any(|x| written.is_taken(x)) {
+                let b = &mut buf[..(n * unit) as usize];
+                let off = self.start + u * unit;
+                read(b, off)?;
+                for (i, one) in b.chunks_exact(self.unit).enumerate() {
+                    if written.is_taken(u + i as u64) {
+                        let at = off + i as u64 * unit;
+                        self.after_read(one, at)?;
+                    }
+                }
+            }
+            u += n;
+        }
+        Ok(())
+    }
+
+    /// Fails the job if any unit failed verification, naming the first.
+    pub fn finish(&self) -> Result<()> {
+        let Some((off, why)) = &self.failures.first else {
+            return Ok(());
+        };
+        let more = match self.failures.count {
+            1 => String::new(),
+            n => format!(" ({} more units failed after it)", n - 1),
+        };
+        bail!(
+            "verify: the block at offset {off} of {} failed crc32c verification: {why}{more}; the storage returned data other than what was written there",
+            self.path.display()
+        )
     }
 }
 
@@ -256,7 +397,7 @@ pub struct Phase {
     pub t0: Instant,
     ramp_end: Instant,
     deadline: Option<Instant>,
-    target_ops: u64,
+    target_bytes: u64,
     pub measuring: bool,
     cpu0: CpuTimes,
     start: Instant,
@@ -269,15 +410,21 @@ impl Phase {
             t0,
             ramp_end,
             deadline: spec.runtime.map(|r| ramp_end + r),
-            target_ops: spec.size / spec.bs as u64,
+            target_bytes: spec.size,
             measuring: spec.ramp.is_zero(),
             cpu0: CpuTimes::thread_now(),
             start: t0,
         }
     }
 
+    /// Where the seconds of the per-second series are counted from.
+    pub fn epoch(&self) -> Instant {
+        self.ramp_end
+    }
+
     /// Whether no further operation should be issued: `at` is the time the
-    /// next one would start (its due time in open-loop runs).
+    /// next one would start (its due time in open-loop runs), `issued` the
+    /// bytes issued so far.
     #[inline]
     pub fn finished(&self, shared: &Shared<'_>, at: Instant, issued: u64) -> bool {
         if shared.stop.load(Ordering::Relaxed) || shared.halt.load(Ordering::Relaxed) {
@@ -285,7 +432,7 @@ impl Phase {
         }
         match self.deadline {
             Some(d) => at >= d,
-            None => issued >= self.target_ops,
+            None => issued >= self.target_bytes,
         }
     }
 
@@ -294,13 +441,14 @@ impl Phase {
     pub fn maybe_start(&mut self, now: Instant, s: &mut State) {
         if !self.measuring && now >= self.ramp_end {
             self.measuring = true;
-            s.reset();
+            s.reset(self.ramp_end);
             self.cpu0 = CpuTimes::thread_now();
             self.start = now;
         }
     }
 
     pub fn finish(self, s: State) -> JobResult {
+        let end = Instant::now();
         JobResult {
             read_lat: s.read_lat,
             write_lat: s.write_lat,
@@ -311,7 +459,8 @@ impl Phase {
             bytes_written: s.bytes_written,
             cpu: CpuTimes::thread_now().since(self.cpu0),
             start: self.start,
-            end: Instant::now(),
+            end,
+            intervals: s.intervals.finish(end),
         }
     }
 }
@@ -322,6 +471,7 @@ pub struct State {
     write_lat: Histogram<u64>,
     service_lat: Histogram<u64>,
     sync_lat: Histogram<u64>,
+    intervals: Intervals,
     lag: Lag,
     bytes_read: u64,
     bytes_written: u64,
@@ -329,12 +479,13 @@ pub struct State {
 }
 
 impl State {
-    pub fn new() -> State {
+    pub fn new(epoch: Instant) -> State {
         State {
             read_lat: new_histogram(),
             write_lat: new_histogram(),
             service_lat: new_histogram(),
             sync_lat: new_histogram(),
+            intervals: Intervals::new(epoch),
             lag: Lag::default(),
             bytes_read: 0,
             bytes_written: 0,
@@ -342,11 +493,12 @@ impl State {
         }
     }
 
-    fn reset(&mut self) {
+    fn reset(&mut self, epoch: Instant) {
         self.read_lat.reset();
         self.write_lat.reset();
         self.service_lat.reset();
         self.sync_lat.reset();
+        self.intervals = Intervals::new(epoch);
         self.lag = Lag::default();
         self.bytes_read = 0;
         self.bytes_written = 0;
@@ -373,6 +525,7 @@ impl State {
             }
             None => service,
         };
+        self.intervals.record(done, response);
         if read {
             self.read_lat.saturating_record(response);
             self.bytes_read += bytes;

@@ -6,6 +6,13 @@
 //! operation goes into HDR histograms merged over threads; throughput is
 //! sampled every second into a series.
 //!
+//! Access patterns, write data and checks follow fio's options of the same
+//! names: `bssplit`, `random_distribution` with fio's random map
+//! (`norandommap`), `offset`/`size` regions, the buffer options
+//! (`buffer_compress_percentage`, `dedupe_percentage`, …) and `verify`.
+//! Latency is also kept per second (`lat_p50_ns`, `lat_p99_ns`,
+//! `lat_p999_ns` series), so that a stall shows in the second it happened.
+//!
 //! A time-based run may end early at steady state (`steadystate`, `ss_dur`,
 //! `ss_ramp`, as fio's; see `steady/`): the sampler judges each second's
 //! window and raises a run-local stop, so the run is complete, not
@@ -15,16 +22,23 @@
 //! criterion, and comparing targets on it would compare different stretches
 //! of each run.
 
+mod bssplit;
 pub(crate) mod buffer;
+mod dist;
 mod engine;
 mod engine_mmap;
 mod engine_psync;
 mod engine_uring;
+pub(crate) mod fill;
 mod job;
 pub(crate) mod layout;
+mod options;
+mod pattern;
+mod randmap;
 pub(crate) mod rng;
 mod schedule;
 mod steady;
+mod verify;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -36,12 +50,14 @@ use hdrhistogram::Histogram;
 
 use self::engine::EngineKind;
 use self::job::{run_job, JobResult, JobSpec, Progress, Rw, Shared};
+use self::options::Options;
 use self::schedule::{period_ps, Lag};
+use self::steady::Detector;
 pub use self::steady::DEFAULT_CRITERION as DEFAULT_STEADY_CRITERION;
-use self::steady::{Detector, SteadySpec};
 use super::{RunContext, Workload};
 use crate::experiment::params::{ParamSpec, ParamType, Params};
 use crate::measure::cpu::CpuTimes;
+use crate::measure::intervals::{self, percentile_series};
 use crate::measure::latency::{latency_metrics, new_histogram};
 use crate::measure::{Hist, Metric, RunOutput, Series};
 
@@ -160,52 +176,89 @@ pub const PARAMS: &[ParamSpec] = &[
         default: None,
         help: "measured time before steady-state samples are judged (counted after ramp_time)",
     },
+    ParamSpec {
+        name: "bssplit",
+        ty: ParamType::Str,
+        default: None,
+        help: "a mix of block sizes with weights, as fio: 4k/10:64k/50:32k/40 (a size without a weight shares the rest); reads,writes: 2k/50:4k/50,4k/90:8k/10; overrides bs",
+    },
+    ParamSpec {
+        name: "offset",
+        ty: ParamType::Size,
+        default: Some("0"),
+        help: "where each job's region starts in its file (or device): I/O stays within offset..offset+size",
+    },
+    ParamSpec {
+        name: "random_distribution",
+        ty: ParamType::Str,
+        default: Some("random"),
+        help: "where random I/O goes, as fio: random (uniform), zipf:θ, pareto:h, normal:σ (σ % of the region); an optional :BASE (0-1) places the hot spot",
+    },
+    ParamSpec {
+        name: "norandommap",
+        ty: ParamType::Bool,
+        default: Some("false"),
+        help: "uniform random I/O draws blocks with replacement (false: every block once per pass, as fio's random map)",
+    },
+    ParamSpec {
+        name: "verify",
+        ty: ParamType::Choice(&["none", "crc32c"]),
+        default: Some("none"),
+        help: "crc32c: written blocks carry a checksummed header naming their offset; reads check it, and write-only jobs read back what they wrote; a mismatch fails the run naming the offset",
+    },
+    ParamSpec {
+        name: "verify_fatal",
+        ty: ParamType::Bool,
+        default: Some("false"),
+        help: "stop at the first verify mismatch (false: check on and fail at the end with the count)",
+    },
+    ParamSpec {
+        name: "buffer_compress_percentage",
+        ty: ParamType::Int { min: 0, max: 100 },
+        default: Some("0"),
+        help: "written data compresses by about this percentage (50: to half), as fio: random bytes then zeros in each buffer_compress_chunk; 0: incompressible",
+    },
+    ParamSpec {
+        name: "buffer_compress_chunk",
+        ty: ParamType::Size,
+        default: Some("512"),
+        help: "the random-then-zeros segment of buffer_compress_percentage (0: the block size)",
+    },
+    ParamSpec {
+        name: "dedupe_percentage",
+        ty: ParamType::Int { min: 0, max: 100 },
+        default: Some("0"),
+        help: "this percentage of writes repeat the previous unique buffer byte for byte, as fio's dedupe_mode = repeat",
+    },
+    ParamSpec {
+        name: "zero_buffers",
+        ty: ParamType::Bool,
+        default: Some("false"),
+        help: "write zeros",
+    },
+    ParamSpec {
+        name: "refill_buffers",
+        ty: ParamType::Bool,
+        default: Some("false"),
+        help: "fresh random data for every write (buffer_compress_percentage, dedupe_percentage and verify imply it)",
+    },
+    ParamSpec {
+        name: "scramble_buffers",
+        ty: ParamType::Bool,
+        default: Some("true"),
+        help: "stamp each 512-byte sector of a write with its offset and the write, so no two written sectors are alike (cheap; defeats naive deduplication, not compression)",
+    },
+    ParamSpec {
+        name: "iodepth_batch_submit",
+        ty: ParamType::Int { min: 0, max: 4096 },
+        default: Some("4"),
+        help: "io_uring: submit every N queued operations (0: the whole iodepth at once); fio's default is 1, 4 keeps a virtio disk busier at less CPU",
+    },
 ];
 
 /// Cross-parameter checks: the key at fault and why.
 pub fn validate(p: &Params) -> Result<(), (&'static str, String)> {
-    let bs = p.size("bs").unwrap_or(0);
-    let size = p.size("size").unwrap_or(0);
-    if bs == 0 {
-        return Err(("bs", "bs must be larger than 0".into()));
-    }
-    if bs > size {
-        return Err((
-            "bs",
-            format!("bs ({bs} bytes) is larger than size ({size} bytes)"),
-        ));
-    }
-    if size % bs != 0 {
-        return Err((
-            "size",
-            format!("size ({size} bytes) must be a multiple of bs ({bs} bytes)"),
-        ));
-    }
-    if p.bool("direct") == Some(true) && bs % 512 != 0 {
-        return Err((
-            "bs",
-            "with direct = true, bs must be a multiple of 512 bytes (4k is safe)".into(),
-        ));
-    }
-    let engine =
-        EngineKind::parse(p.str("ioengine").unwrap_or("psync")).unwrap_or(EngineKind::Psync);
-    if p.int("iodepth").unwrap_or(1) > 1 && !engine.caps().queued {
-        return Err((
-            "iodepth",
-            "iodepth > 1 needs ioengine = \"io_uring\" (psync and mmap issue one operation at a time)".into(),
-        ));
-    }
-    let ramp = p.duration("ramp_time").unwrap_or_default();
-    if !ramp.is_zero() && p.duration("runtime").is_none() {
-        return Err((
-            "ramp_time",
-            "ramp_time needs runtime (a time-based run)".into(),
-        ));
-    }
-    if p.duration("runtime") == Some(Duration::ZERO) {
-        return Err(("runtime", "runtime must be longer than 0".into()));
-    }
-    steady::validate(p)
+    options::read(p).map(|_| ())
 }
 
 /// Rough run length for estimates: time-based exactly (the full runtime even
@@ -214,7 +267,9 @@ pub fn validate(p: &Params) -> Result<(), (&'static str, String)> {
 pub fn estimate(p: &Params) -> Duration {
     let layout = Duration::from_secs_f64(bytes_needed(p) as f64 / 1e9);
     let size = p.size("size").unwrap_or(0);
-    let bs = p.size("bs").unwrap_or(4096).max(1);
+    let bs = options::read(p)
+        .map_or(4096.0, |o| o.spec.mean_bs())
+        .max(1.0);
     let paced = period_ps(
         bs as usize,
         p.size("rate").unwrap_or(0),
@@ -222,52 +277,33 @@ pub fn estimate(p: &Params) -> Duration {
     );
     match (p.duration("runtime"), paced) {
         (Some(r), _) => r + p.duration("ramp_time").unwrap_or_default() + layout,
-        (None, Some(ps)) => Duration::from_secs_f64((size / bs) as f64 * ps as f64 / 1e12) + layout,
+        (None, Some(ps)) => Duration::from_secs_f64(size as f64 / bs * ps as f64 / 1e12) + layout,
         (None, None) => Duration::from_secs_f64(bytes_needed(p) as f64 / 500e6) + layout,
     }
 }
 
 pub fn bytes_needed(p: &Params) -> u64 {
-    p.size("size").unwrap_or(0) * p.int("numjobs").unwrap_or(1) as u64
+    (p.size("offset").unwrap_or(0) + p.size("size").unwrap_or(0))
+        * p.int("numjobs").unwrap_or(1) as u64
 }
 
 pub struct Io {
-    spec: JobSpec,
-    numjobs: usize,
-    steady: Option<SteadySpec>,
+    /// The parameters read, or why they cannot run (validation refuses
+    /// such a workload before it is built).
+    opts: Result<Options, String>,
 }
 
 impl Io {
     pub fn new(p: &Params) -> Io {
-        let spec = JobSpec {
-            rw: Rw::parse(p.str("rw").unwrap_or("read")).unwrap_or(Rw::Read),
-            bs: p.size("bs").unwrap_or(4096) as usize,
-            size: p.size("size").unwrap_or(256 << 20),
-            engine: EngineKind::parse(p.str("ioengine").unwrap_or("psync"))
-                .unwrap_or(EngineKind::Psync),
-            iodepth: p.int("iodepth").unwrap_or(1).max(1) as usize,
-            direct: p.bool("direct").unwrap_or(false),
-            fsync_every: p.int("fsync").unwrap_or(0) as u64,
-            end_fsync: p.bool("end_fsync").unwrap_or(false),
-            runtime: p.duration("runtime"),
-            ramp: p.duration("ramp_time").unwrap_or_default(),
-            rwmixread: p.int("rwmixread").unwrap_or(50) as u32,
-            period_ps: None,
-            seed: 0x0570_41ab,
-        };
-        let spec = JobSpec {
-            period_ps: period_ps(
-                spec.bs,
-                p.size("rate").unwrap_or(0),
-                p.int("rate_iops").unwrap_or(0).max(0) as u64,
-            ),
-            ..spec
-        };
         Io {
-            spec,
-            numjobs: p.int("numjobs").unwrap_or(1) as usize,
-            steady: steady::from_params(p),
+            opts: options::read(p).map_err(|(key, why)| format!("{key}: {why}")),
         }
+    }
+
+    fn opts(&self) -> Result<&Options> {
+        self.opts
+            .as_ref()
+            .map_err(|e| anyhow::anyhow!("invalid io parameters: {e}"))
     }
 
     fn job_path(dir: &Path, i: usize) -> PathBuf {
@@ -277,31 +313,31 @@ impl Io {
 
 impl Workload for Io {
     fn prepare(&mut self, dir: &Path) -> Result<()> {
-        if !self.spec.rw.needs_layout() {
+        let o = self.opts()?;
+        if !o.spec.rw.needs_layout() {
             return Ok(());
         }
-        for i in 0..self.numjobs {
-            layout::ensure_laid_out(
-                &Self::job_path(dir, i),
-                self.spec.size,
-                self.spec.seed + i as u64,
-            )?;
+        for i in 0..o.numjobs {
+            layout::lay_out_job(&Self::job_path(dir, i), &o.spec, o.spec.seed + i as u64)?;
         }
         Ok(())
     }
 
     fn run(&mut self, dir: &Path, cx: &RunContext) -> Result<RunOutput> {
-        let progress: Vec<Progress> = (0..self.numjobs).map(|_| Progress::default()).collect();
-        let barrier = Barrier::new(self.numjobs + 1);
+        let o = self.opts()?;
+        let progress: Vec<Progress> = (0..o.numjobs).map(|_| Progress::default()).collect();
+        let barrier = Barrier::new(o.numjobs + 1);
         let stop = cx.stop.as_atomic();
         // Raised at steady state: ends the jobs without marking the run
         // interrupted, which only the campaign's stop flag does.
         let halt = AtomicBool::new(false);
-        let mut detector = self.steady.map(|s| Detector::new(s, self.spec.bs));
+        let mut detector = o
+            .steady
+            .map(|s| Detector::new(s, o.spec.mean_bs().round() as usize));
         let (results, series) = std::thread::scope(|scope| {
-            let handles: Vec<_> = (0..self.numjobs)
+            let handles: Vec<_> = (0..o.numjobs)
                 .map(|i| {
-                    let mut spec = self.spec.clone();
+                    let mut spec = o.spec.clone();
                     spec.seed = spec
                         .seed
                         .wrapping_add(cx.run_seed)
@@ -323,7 +359,7 @@ impl Workload for Io {
                 detector: detector.as_mut(),
                 halt: &halt,
             };
-            let series = sampler.run(self.spec.ramp);
+            let series = sampler.run(o.spec.ramp);
             let results: Vec<Result<JobResult>> = handles
                 .into_iter()
                 .map(|h| {
@@ -334,19 +370,22 @@ impl Workload for Io {
             (results, series)
         });
         let results: Vec<JobResult> = results.into_iter().collect::<Result<_>>()?;
-        let mut out = aggregate(&self.spec, &results, series);
+        let mut out = aggregate(&o.spec, &results, series);
         if let Some(d) = &detector {
             out.metrics.extend(d.metrics());
             // An interrupted run is flagged as such; it did not run to runtime.
             if !cx.stop.is_raised() {
-                out.warnings.extend(d.warning(self.spec.runtime));
+                out.warnings.extend(d.warning(o.spec.runtime));
             }
         }
         Ok(out)
     }
 
     fn cleanup(&mut self, dir: &Path) -> Result<()> {
-        for i in 0..self.numjobs {
+        let Ok(o) = self.opts() else {
+            return Ok(());
+        };
+        for i in 0..o.numjobs {
             let path = Self::job_path(dir, i);
             match std::fs::remove_file(&path) {
                 Ok(()) => {}
@@ -487,12 +526,14 @@ fn aggregate(spec: &JobSpec, results: &[JobResult], series: Vec<f64>) -> RunOutp
         metrics: m,
         ..Default::default()
     };
+    let seconds = series.len();
     out.series.push(Series {
         name: "bw_bytes_per_s".into(),
         unit: "bytes/s",
         interval_s: 1.0,
         values: series,
     });
+    out.series.extend(latency_series(results, seconds));
     for (name, hist) in [
         ("lat", g.all),
         ("service_lat", g.service),
@@ -507,6 +548,29 @@ fn aggregate(spec: &JobSpec, results: &[JobResult], series: Vec<f64>) -> RunOutp
         }
     }
     out
+}
+
+/// The per-second latency percentiles, merged over the jobs, for the
+/// seconds of the throughput series; nothing for a run shorter than one.
+fn latency_series(results: &[JobResult], seconds: usize) -> Vec<Series> {
+    let per_job: Vec<&[_]> = results.iter().map(|r| r.intervals.as_slice()).collect();
+    let merged = intervals::merge(&per_job, seconds);
+    if merged.iter().all(|h| h.is_empty()) {
+        return Vec::new();
+    }
+    [
+        ("lat_p50_ns", 50.0),
+        ("lat_p99_ns", 99.0),
+        ("lat_p999_ns", 99.9),
+    ]
+    .into_iter()
+    .map(|(name, q)| Series {
+        name: name.into(),
+        unit: "ns",
+        interval_s: 1.0,
+        values: percentile_series(&merged, q),
+    })
+    .collect()
 }
 
 fn throughput_metrics(g: &Merged) -> Vec<Metric> {
