@@ -478,7 +478,7 @@ impl<'a> Campaign<'a> {
         self.outcome.runs += 1;
         self.outcome.failed_runs += usize::from(record.status != "ok");
         if record.status == "ok" {
-            let primary = exp.workloads[pr.workload].kind.primary().name;
+            let primary = exp.workloads[pr.workload].kind.primary();
             self.note_value(pr, out.as_ref().and_then(|o| o.metric(primary)));
         }
         let spec = &exp.workloads[pr.workload];
@@ -507,7 +507,7 @@ fn describe(exp: &Experiment, pr: &PlannedRun, rec: &RunRecord, out: Option<&Run
         return format!("FAILED: {e}");
     }
     let primary = exp.workloads[pr.workload].kind.primary();
-    let value = out.and_then(|o| o.metric(primary.name));
+    let value = out.and_then(|o| o.metric(primary));
     let text = value
         .map(|v| format_value(v, primary.unit))
         .unwrap_or_else(|| "no primary metric".into());

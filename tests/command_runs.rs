@@ -89,8 +89,7 @@ timeout = "300ms"
 "#;
 
 fn value(run: &Value, name: &str) -> f64 {
-    run["metrics"][name]["value"]
-        .as_f64()
+    crate::util::value_of(run, name)
         .unwrap_or_else(|| panic!("no metric {name} in {}", run["metrics"]))
 }
 

@@ -39,9 +39,14 @@ options = { rw = "randread", bs = "4k", size = "4M", ioengine = "psync", runtime
 "#;
 
 fn value(run: &Value, name: &str) -> f64 {
-    run["metrics"][name]["value"]
-        .as_f64()
+    crate::util::value_of(run, name)
         .unwrap_or_else(|| panic!("no metric {name} in {}", run["metrics"]))
+}
+
+/// The value of `name` of fio job `job` (its place in fio's jobs array).
+fn of_job(run: &Value, name: &str, job: &str) -> f64 {
+    crate::util::labelled_value(run, name, &[("job", job)])
+        .unwrap_or_else(|| panic!("no metric {name} of job {job} in {}", run["metrics"]))
 }
 
 /// What every run of the three fio workloads on `target` must show.
@@ -64,18 +69,18 @@ fn assert_fio_figures(export: &Value, target: &str, reps: usize) {
         vec![4096.0; reps]
     );
     for r in on_target.iter().filter(|r| r["workload"] == "randread") {
-        assert_eq!(value(r, "job0_bytes"), 8.0 * MIB);
-        assert_eq!(value(r, "job1_bytes"), 8.0 * MIB);
+        assert_eq!(of_job(r, "bytes", "0"), 8.0 * MIB);
+        assert_eq!(of_job(r, "bytes", "1"), 8.0 * MIB);
         // Percentiles of the merged buckets lie between the jobs' own (to a
         // bucket's width, 1/64); the mean is the jobs' means weighted by
         // their (equal) counts.
-        let (a, b) = (value(r, "job0_lat_p99_ns"), value(r, "job1_lat_p99_ns"));
+        let (a, b) = (of_job(r, "lat_p99_ns", "0"), of_job(r, "lat_p99_ns", "1"));
         let p99 = value(r, "lat_p99_ns");
         assert!(
             p99 >= 0.98 * a.min(b) && p99 <= 1.02 * a.max(b),
             "{p99} vs {a}, {b}"
         );
-        let mean = (value(r, "job0_lat_mean_ns") + value(r, "job1_lat_mean_ns")) / 2.0;
+        let mean = (of_job(r, "lat_mean_ns", "0") + of_job(r, "lat_mean_ns", "1")) / 2.0;
         assert!((value(r, "lat_mean_ns") - mean).abs() < 1e-6 * mean);
         assert!(value(r, "lat_p50_ns") <= p99 && p99 <= value(r, "lat_max_ns"));
         assert!(value(r, "bw_bytes_per_s") > 0.0);

@@ -70,15 +70,9 @@ fn bytes_moved_match_the_configured_sizes_and_every_run_is_stored() {
     );
     assert_eq!(metric(&export, "randread", "data", "ops"), vec![1024.0; 2]);
     for run in export["runs"].as_array().unwrap() {
-        let m = &run["metrics"];
-        assert!(
-            m["lat_p50_ns"]["value"].as_f64().unwrap()
-                <= m["lat_p99_ns"]["value"].as_f64().unwrap()
-        );
-        assert!(
-            m["lat_p99_ns"]["value"].as_f64().unwrap()
-                <= m["lat_max_ns"]["value"].as_f64().unwrap()
-        );
+        let m = |name| crate::util::value_of(run, name).unwrap();
+        assert!(m("lat_p50_ns") <= m("lat_p99_ns"));
+        assert!(m("lat_p99_ns") <= m("lat_max_ns"));
         assert_eq!(run["caches_dropped"], crate::util::is_root());
     }
     // randrw: both directions, roughly in the configured mix.
@@ -99,12 +93,18 @@ fn bytes_moved_match_the_configured_sizes_and_every_run_is_stored() {
     );
     let csv = lab.ok(&["export", "--format", "csv"]);
     assert!(csv.starts_with(
-        "campaign,run,target,workload,repetition,round,warmup,status,metric,value,unit,direction\n"
+        "campaign,run,target,workload,repetition,round,warmup,status,metric,value,unit,direction,workload."
     ));
-    assert!(
-        csv.contains(",data,read,1,1,false,ok,bytes,8388608,bytes,higher\n"),
-        "{csv}"
-    );
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let size = header.iter().position(|c| *c == "workload.size").unwrap();
+    let target_path = header.iter().position(|c| *c == "target.path").unwrap();
+    let row = csv
+        .lines()
+        .find(|l| l.contains(",data,read,1,1,false,ok,bytes,8388608,bytes,higher,"))
+        .unwrap_or_else(|| panic!("{csv}"));
+    let cells: Vec<&str> = row.split(',').collect();
+    assert_eq!(cells[size], "8388608", "the workload's size, in bytes");
+    assert_eq!(cells[target_path], data.to_str().unwrap(), "{row}");
     let listed = lab.ok(&["list"]);
     assert!(
         listed.contains("sizes") && listed.contains("finished"),
@@ -132,19 +132,18 @@ fn time_based_runs_last_their_runtime_and_sample_every_second() {
     lab.ok(&["run", "--quiet", file.to_str().unwrap()]);
     let export = lab.export_json();
     let run = &export["runs"][0];
-    let elapsed = run["metrics"]["elapsed_s"]["value"].as_f64().unwrap();
+    let m = |name| crate::util::value_of(run, name).unwrap();
+    let elapsed = m("elapsed_s");
     assert!((1.9..2.5).contains(&elapsed), "elapsed {elapsed}");
-    let series = run["series"]["bw_bytes_per_s"]["values"]
-        .as_array()
-        .unwrap();
+    let series = crate::util::series_of(run, "bw_bytes_per_s");
     assert_eq!(series.len(), 2, "{series:?}");
     let total: f64 = series.iter().map(|v| v.as_f64().unwrap()).sum();
-    let bytes = run["metrics"]["bytes"]["value"].as_f64().unwrap();
+    let bytes = m("bytes");
     assert!(
         total <= bytes && total > 0.8 * bytes,
         "series {total} vs bytes {bytes}"
     );
-    assert!(run["metrics"]["cpu_sys_s"]["value"].as_f64().unwrap() > 0.0);
+    assert!(m("cpu_sys_s") > 0.0);
 }
 
 fn tmpfs_name() -> String {

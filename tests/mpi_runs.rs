@@ -94,12 +94,12 @@ fn assert_ranked_run(db: &Path, run: i64, ranks: i64) {
     assert_eq!(rows, (0..ranks).collect::<Vec<_>>(), "a row per rank");
     let agg = |m: &str| {
         status(&format!(
-            "SELECT value FROM metrics WHERE run_id = ?1 AND name = '{m}'"
+            "SELECT value FROM metrics WHERE run_id = ?1 AND name = '{m}' AND labels = '{{}}'"
         ))
     };
     let sum = |m: &str| {
         status(&format!(
-            "SELECT SUM(value) FROM rank_metrics WHERE run_id = ?1 AND name = '{m}'"
+            "SELECT SUM(value) FROM rank_metrics WHERE run_id = ?1 AND name = '{m}' AND labels = '{{}}'"
         ))
     };
     let ops = agg("ops");
@@ -107,7 +107,9 @@ fn assert_ranked_run(db: &Path, run: i64, ranks: i64) {
     assert_eq!(ops, sum("ops"), "run {run}: aggregate ops = sum over ranks");
     let counted = status("SELECT SUM(count) FROM histograms WHERE run_id = ?1");
     assert_eq!(counted, ops, "run {run}: merged histograms count every op");
-    let has_bytes = status("SELECT COUNT(*) FROM metrics WHERE run_id = ?1 AND name = 'bytes'");
+    let has_bytes = status(
+        "SELECT COUNT(*) FROM metrics WHERE run_id = ?1 AND name = 'bytes' AND labels = '{}'",
+    );
     if has_bytes > 0.0 {
         assert_eq!(agg("bytes"), sum("bytes"), "run {run}: bytes add up");
     }
@@ -138,10 +140,10 @@ fn three_ranks_on_tmpfs_add_up_and_leave_nothing() {
         .unwrap_or(0);
     assert_eq!(journals, 0, "every journal is finished");
     let csv = lab.ok(&["export", "--format", "csv"]);
-    assert!(csv.starts_with("campaign,run,target,workload,repetition,round,warmup,status,metric,value,unit,direction,rank,host\n"), "{csv}");
+    assert!(csv.starts_with("campaign,run,target,workload,repetition,round,warmup,status,metric,value,unit,direction,op,rank,host,workload."), "{csv}");
     assert!(
         csv.lines()
-            .any(|l| l.contains(",seqwrite,") && l.contains(",bytes,16777216,bytes,higher,2,")),
+            .any(|l| l.contains(",seqwrite,") && l.contains(",bytes,16777216,bytes,higher,,2,")),
         "{csv}"
     );
     let json = lab.export_json();
@@ -163,12 +165,12 @@ fn aggregate_and_ranks(db: &Path, workload: &str, metric: &str) -> Vec<(f64, Vec
         .map(|run| {
             let agg = query_f64(
                 db,
-                &format!("SELECT value FROM metrics WHERE run_id = ?1 AND name = '{metric}'"),
+                &format!("SELECT value FROM metrics WHERE run_id = ?1 AND name = '{metric}' AND labels = '{{}}'"),
                 *run,
             );
             let mut st = conn
                 .prepare(
-                    "SELECT value FROM rank_metrics WHERE run_id = ?1 AND name = ?2 ORDER BY rank",
+                    "SELECT value FROM rank_metrics WHERE run_id = ?1 AND name = ?2 AND labels = '{}' ORDER BY rank",
                 )
                 .unwrap();
             let each = st

@@ -94,7 +94,7 @@ fn runs<'a>(export: &'a serde_json::Value, workload: &str) -> Vec<&'a serde_json
 }
 
 fn value(run: &serde_json::Value, name: &str) -> Option<f64> {
-    run["metrics"][name]["value"].as_f64()
+    crate::util::value_of(run, name)
 }
 
 #[test]

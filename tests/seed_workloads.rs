@@ -1,4 +1,4 @@
-use crate::util::{metric, Lab};
+use crate::util::{labelled, metric, Lab};
 
 fn mean(v: &[f64]) -> f64 {
     v.iter().sum::<f64>() / v.len() as f64
@@ -107,13 +107,13 @@ fsync = true
     let export = run(&lab, &on_dir(&lab, "storm", 2, w));
     for op in ["create", "stat", "read", "append", "rename", "delete"] {
         assert_eq!(
-            metric(&export, "storm", "data", &format!("{op}_ops")),
+            labelled(&export, "storm", "data", "ops", &[("op", op)]),
             vec![600.0; 2],
             "{op}"
         );
     }
     assert_eq!(
-        metric(&export, "storm", "data", "readdir_ops"),
+        labelled(&export, "storm", "data", "ops", &[("op", "readdir")]),
         vec![14.0; 2]
     );
     assert_eq!(
@@ -142,7 +142,14 @@ include_flush = true
 "#;
     let export = run(&lab, &on_dir(&lab, "iozone", 1, w));
     let runs = export["runs"].as_array().unwrap();
-    let metrics = runs[0]["metrics"].as_object().unwrap();
+    let metrics = runs[0]["metrics"].as_array().unwrap();
+    let cell = |test: &str, file: &str, record: &str, name: &str| {
+        metrics.iter().find(|m| {
+            m["name"] == name
+                && m["labels"]
+                    == serde_json::json!({"test": test, "file_size": file, "record_size": record})
+        })
+    };
     // 64k: 5 records, 128k: 6, 256k: 6, 512k: 6 → 23 cells.
     assert_eq!(metric(&export, "iozone", "data", "cells"), vec![23.0]);
     for test in [
@@ -158,18 +165,28 @@ include_flush = true
         "fwrite",
         "fread",
     ] {
-        for cell in ["64k_4k", "512k_128k"] {
+        for (file, record) in [("65536", "4096"), ("524288", "131072")] {
             for m in ["bw_bytes_per_s", "lat_mean_ns"] {
-                let name = format!("{test}_{cell}_{m}");
-                assert!(metrics[&name]["value"].as_f64().unwrap() > 0.0, "{name}");
+                let value = cell(test, file, record, m).map(|m| &m["value"]);
+                assert!(
+                    value.and_then(|v| v.as_f64()).unwrap() > 0.0,
+                    "{test} {file} {record} {m}"
+                );
             }
         }
-        assert!(!metrics.contains_key(&format!("{test}_64k_128k_bw_bytes_per_s")));
+        assert!(cell(test, "65536", "131072", "bw_bytes_per_s").is_none());
+        let geomean = labelled(
+            &export,
+            "iozone",
+            "data",
+            "geomean_bw_bytes_per_s",
+            &[("test", test)],
+        );
+        assert!(geomean[0] > 0.0, "{test}");
     }
-    assert_eq!(
-        metrics["write_64k_4k_bw_bytes_per_s"]["direction"],
-        "higher_is_better"
-    );
+    let write = cell("write", "65536", "4096", "bw_bytes_per_s").unwrap();
+    assert_eq!(write["direction"], "higher");
+    assert_eq!(write["unit"], "bytes/s");
     assert!(metric(&export, "iozone", "data", "geomean_bw_bytes_per_s")[0] > 0.0);
     let show = lab.ok(&["show"]);
     assert!(show.contains("geomean_bw_bytes_per_s"), "{show}");

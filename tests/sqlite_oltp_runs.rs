@@ -65,12 +65,16 @@ fn after_a_run_the_tpcb_balances_agree_with_the_history() {
     let history = sum("SELECT COALESCE(SUM(delta), 0) FROM pgbench_history");
     let rows = sum("SELECT COUNT(*) FROM pgbench_history");
     assert!(rows > 0);
-    assert_eq!(rows as f64, out.metric("transactions").unwrap());
+    assert_eq!(
+        rows as f64,
+        out.metric(&storlab::metric::catalogue::TRANSACTIONS)
+            .unwrap()
+    );
     assert_eq!(sum("SELECT SUM(abalance) FROM pgbench_accounts"), history);
     assert_eq!(sum("SELECT SUM(tbalance) FROM pgbench_tellers"), history);
     assert_eq!(sum("SELECT SUM(bbalance) FROM pgbench_branches"), history);
     assert_eq!(sum("SELECT COUNT(*) FROM pgbench_accounts"), 100_000);
-    assert!(out.metric("tps").unwrap() > 0.0);
+    assert!(out.metric(&storlab::metric::catalogue::TPS).unwrap() > 0.0);
     drop(conn);
     w.cleanup(dir.path()).unwrap();
     assert!(!dir.path().join("oltp.db").exists());

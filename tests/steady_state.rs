@@ -6,7 +6,7 @@ const WORKLOAD: &str = "[[workload]]\nname = \"w\"\nkind = \"io\"\n";
 fn values(export: &serde_json::Value, name: &str) -> Vec<f64> {
     runs(export)
         .iter()
-        .map(|r| r["metrics"][name]["value"].as_f64().unwrap_or(f64::NAN))
+        .map(|r| crate::util::value_of(r, name).unwrap_or(f64::NAN))
         .collect()
 }
 
@@ -34,19 +34,17 @@ fn a_steady_run_ends_well_before_its_runtime_and_says_when() {
             "a steady run is complete, not interrupted"
         );
         assert_eq!(run["warnings"].as_array().unwrap().len(), 0, "{run}");
-        let m = &run["metrics"];
-        let at = m["ss_time_s"]["value"].as_f64().unwrap();
-        let elapsed = m["elapsed_s"]["value"].as_f64().unwrap();
-        assert_eq!(m["ss_reached"]["value"], 1.0);
+        let m = |name| crate::util::value_of(run, name).unwrap();
+        let at = m("ss_time_s");
+        let elapsed = m("elapsed_s");
+        assert_eq!(m("ss_reached"), 1.0);
         assert!((3.0..=30.0).contains(&at), "steady after {at} s");
         assert!(
             elapsed < 20.0 && elapsed < at + 1.0,
             "ran {elapsed} s, steady after {at} s"
         );
-        assert!(m["ss_range_pct"]["value"].as_f64().unwrap() < 20.0);
-        let series = run["series"]["bw_bytes_per_s"]["values"]
-            .as_array()
-            .unwrap();
+        assert!(m("ss_range_pct") < 20.0);
+        let series = crate::util::series_of(run, "bw_bytes_per_s");
         assert_eq!(series.len() as f64, at, "one sample a second until steady");
         // The steady window's mean is that of the series' last 3 seconds.
         let tail: f64 = series[series.len() - 3..]
@@ -54,9 +52,9 @@ fn a_steady_run_ends_well_before_its_runtime_and_says_when() {
             .map(|v| v.as_f64().unwrap())
             .sum::<f64>()
             / 3.0;
-        let window = m["ss_bw_bytes_per_s"]["value"].as_f64().unwrap();
+        let window = m("ss_bw_bytes_per_s");
         assert!((window - tail).abs() <= 1e-6 * tail, "{window} vs {tail}");
-        let iops = m["ss_iops"]["value"].as_f64().unwrap();
+        let iops = m("ss_iops");
         assert!((iops * 65536.0 - window).abs() <= 1e-6 * window);
     }
     assert_eq!(metric(&export, "seqread", &name, "ss_reached"), [1.0, 1.0]);
@@ -89,12 +87,12 @@ fn a_criterion_never_met_runs_to_runtime_with_a_warning() {
     let export = lab.export_json();
     let run = &runs(&export)[0];
     assert_eq!(run["status"], "ok");
-    let m = &run["metrics"];
-    assert_eq!(m["ss_reached"]["value"], 0.0);
-    assert!(m["ss_time_s"].is_null() && m["ss_iops"].is_null(), "{m}");
-    let last = m["ss_range_pct"]["value"].as_f64().unwrap();
+    let m = |name| crate::util::value_of(run, name);
+    assert_eq!(m("ss_reached"), Some(0.0));
+    assert!(m("ss_time_s").is_none() && m("ss_iops").is_none(), "{run}");
+    let last = m("ss_range_pct").unwrap();
     assert!(last >= 0.000001, "{last}");
-    let elapsed = m["elapsed_s"]["value"].as_f64().unwrap();
+    let elapsed = m("elapsed_s").unwrap();
     assert!((4.9..6.0).contains(&elapsed), "ran {elapsed} s of 5");
     let warnings = run["warnings"].as_array().unwrap();
     assert_eq!(warnings.len(), 1, "{warnings:?}");

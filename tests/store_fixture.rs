@@ -1,13 +1,19 @@
 //! The schema-v3 store written by an earlier storlab (tests/fixtures/v3):
 //! it opens (on a copy: opening migrates), and `show`, `report` and `export`
-//! give what that storlab gave, pinned by the files in `golden/`.
+//! give what that storlab gave, pinned by the files in `golden/`. The CSV
+//! export changed by design with labels (schema v4): `written-by-v3/` keeps
+//! what the v3 storlab exported, and every value of it must be in today's
+//! export under its name and labels.
 //!
 //! When a change means to alter what a user sees, regenerate the golden
 //! file it touches with `STORLAB_BLESS=1 cargo test store_fixture` and read
 //! the diff before committing: a number that changes there is a bug unless
 //! the change is about that number.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+
+use storlab::metric::{compact_name, Labels};
 
 use crate::util::Lab;
 
@@ -72,4 +78,134 @@ fn csv_export_is_what_the_v3_storlab_wrote() {
     for c in ["1", "2"] {
         assert_golden(&format!("export-{c}.csv"), &lab.ok(&["export", c]));
     }
+}
+
+/// A CSV's rows as maps of column → cell.
+fn csv_rows(text: &str) -> Vec<BTreeMap<String, String>> {
+    let mut reader = csv::Reader::from_reader(text.as_bytes());
+    let header: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
+    reader
+        .records()
+        .map(|r| {
+            let r = r.expect("a well-formed CSV row");
+            header
+                .iter()
+                .cloned()
+                .zip(r.iter().map(String::from))
+                .collect()
+        })
+        .collect()
+}
+
+/// (run, rank, metric as v3 named it, value, unit, direction) of every
+/// metric row; the name is composed from today's name and label columns,
+/// never parsed.
+type Figure = (String, String, String, String, String, String);
+
+fn figures(rows: &[BTreeMap<String, String>], label_columns: &[String]) -> Vec<Figure> {
+    let mut out: Vec<Figure> = rows
+        .iter()
+        .filter(|r| !r["metric"].is_empty())
+        .map(|r| {
+            let labels = label_columns
+                .iter()
+                .filter(|c| !r[*c].is_empty())
+                .fold(Labels::new(), |l, c| l.with_key(c, &r[c]));
+            let rank = r.get("rank").cloned().unwrap_or_default();
+            let name = compact_name(&r["metric"], &labels);
+            let cell = |c: &str| r[c].clone();
+            (
+                cell("run"),
+                rank,
+                name,
+                cell("value"),
+                cell("unit"),
+                cell("direction"),
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn every_v3_exported_value_is_in_the_new_csv_under_its_name_and_labels() {
+    let lab = lab_with_fixture();
+    for c in ["1", "2"] {
+        let old =
+            std::fs::read_to_string(fixture_dir().join(format!("written-by-v3/export-{c}.csv")))
+                .expect("the v3 export");
+        let old = csv_rows(&old);
+        let new = csv_rows(&lab.ok(&["export", c]));
+        let fixed = [
+            "campaign",
+            "run",
+            "target",
+            "workload",
+            "repetition",
+            "round",
+            "warmup",
+            "status",
+            "metric",
+            "value",
+            "unit",
+            "direction",
+            "rank",
+            "host",
+        ];
+        let label_columns: Vec<String> = new[0]
+            .keys()
+            .filter(|k| !fixed.contains(&k.as_str()) && !k.contains('.'))
+            .cloned()
+            .collect();
+        assert!(
+            label_columns.contains(&"op".to_string()),
+            "{label_columns:?}"
+        );
+        let (want, got) = (figures(&old, &[]), figures(&new, &label_columns));
+        assert_eq!(want.len(), got.len(), "campaign {c}: as many metric rows");
+        for (w, g) in want.iter().zip(&got) {
+            assert_eq!(w, g, "campaign {c}");
+        }
+        // The rows of runs without metrics (failed runs) are kept too.
+        assert_eq!(old.len(), new.len(), "campaign {c}: as many rows");
+        for r in new.iter().filter(|r| !r["metric"].is_empty()) {
+            assert!(storlab::metric::lookup(&r["metric"]).is_some(), "{r:?}");
+        }
+    }
+}
+
+#[test]
+fn the_v3_names_became_catalogue_names_with_labels() {
+    let lab = lab_with_fixture();
+    let rows = csv_rows(&lab.ok(&["export", "1"]));
+    let has = |workload: &str, metric: &str, labels: &[(&str, &str)]| {
+        rows.iter().any(|r| {
+            r["workload"] == workload
+                && r["metric"] == metric
+                && labels.iter().all(|(k, v)| r[*k] == *v)
+        })
+    };
+    let cell = [
+        ("test", "write"),
+        ("file_size", "65536"),
+        ("record_size", "4096"),
+    ];
+    assert!(has("matrix", "bw_bytes_per_s", &cell));
+    assert!(has(
+        "matrix",
+        "geomean_bw_bytes_per_s",
+        &[("test", "fread")]
+    ));
+    assert!(has("smallfiles", "lat_p999_ns", &[("op", "read")]));
+    assert!(has("smallfiles", "ops_per_s", &[("op", "create")]));
+    assert!(has("pgbench", "lat_mean_ns", &[("statement", "05_begin")]));
+    assert!(has("fio-randwrite", "iops", &[("job", "0")]));
+    assert!(!has("smallfiles", "read_lat_p999_ns", &[]));
+    let params = rows
+        .iter()
+        .find(|r| r["workload"] == "randread-4k")
+        .unwrap();
+    assert_eq!(params["workload.bs"], "4096");
+    assert_eq!(params["target.path"], "/var/tmp/storlab-fixture");
 }

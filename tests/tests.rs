@@ -16,6 +16,8 @@ mod crash;
 mod engines;
 /// Malformed experiment files: one error line with file:line:column, exit 2.
 mod experiment_errors;
+/// The JSON export against its published JSON Schema.
+mod export_schema;
 /// Real fio job files run as `fio` workloads, mapped into storlab metrics.
 mod fio_runs;
 /// Real runs of the io workload on directories and tmpfs, checked through the store.

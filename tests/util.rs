@@ -87,15 +87,58 @@ macro_rules! require_root {
     };
 }
 
-/// Value of `metric` in every measured run of `workload` on `target`.
+/// Value of `metric` (without labels) in every measured run of `workload`
+/// on `target`.
 pub fn metric(export: &serde_json::Value, workload: &str, target: &str, metric: &str) -> Vec<f64> {
+    labelled(export, workload, target, metric, &[])
+}
+
+/// Value of `metric` with exactly `labels` in every measured run of
+/// `workload` on `target`.
+pub fn labelled(
+    export: &serde_json::Value,
+    workload: &str,
+    target: &str,
+    metric: &str,
+    labels: &[(&str, &str)],
+) -> Vec<f64> {
     export["runs"]
         .as_array()
         .unwrap()
         .iter()
         .filter(|r| r["workload"] == workload && r["target"] == target && r["status"] == "ok")
-        .map(|r| r["metrics"][metric]["value"].as_f64().unwrap_or(f64::NAN))
+        .map(|r| labelled_value(r, metric, labels).unwrap_or(f64::NAN))
         .collect()
+}
+
+/// The value of `name` without labels in one exported run.
+pub fn value_of(run: &serde_json::Value, name: &str) -> Option<f64> {
+    labelled_value(run, name, &[])
+}
+
+/// The value of `name` with exactly `labels` in one exported run.
+pub fn labelled_value(run: &serde_json::Value, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
+    let want: serde_json::Map<String, serde_json::Value> = labels
+        .iter()
+        .map(|(k, v)| (k.to_string(), serde_json::Value::from(*v)))
+        .collect();
+    run["metrics"]
+        .as_array()?
+        .iter()
+        .find(|m| m["name"] == name && m["labels"].as_object() == Some(&want))
+        .and_then(|m| m["value"].as_f64())
+}
+
+/// The values of series `name` (without labels) of one exported run.
+pub fn series_of(run: &serde_json::Value, name: &str) -> Vec<serde_json::Value> {
+    run["series"]
+        .as_array()
+        .and_then(|s| {
+            s.iter()
+                .find(|x| x["name"] == name && x["labels"] == serde_json::json!({}))
+        })
+        .and_then(|x| x["values"].as_array().cloned())
+        .unwrap_or_default()
 }
 
 static MEASURING: std::sync::Mutex<()> = std::sync::Mutex::new(());

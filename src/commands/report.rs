@@ -31,7 +31,7 @@ pub fn report(
         ReportFormat::Html => html::render(
             &data,
             &model::build(&data, baseline)?,
-            &latency::curves(&store, &data)?,
+            &latency::curves(&data)?,
         )?,
     };
     super::emit(&text, output)?;

@@ -1,54 +1,90 @@
-//! What one run yields. Values are in base units: bytes, seconds,
-//! nanoseconds for latency, operations.
+//! What one run yields. Values are in their catalogue unit's base form:
+//! bytes, seconds, nanoseconds for latency, operations.
 
 use hdrhistogram::Histogram;
 
-use crate::metric::Direction;
+use crate::metric::{Direction, HistDef, Labels, MetricDef, Unit};
 
-/// One named figure of a run.
+/// One figure of a run: a catalogue metric, its labels and its value.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Metric {
-    pub name: String,
+    pub def: &'static MetricDef,
+    pub labels: Labels,
     pub value: f64,
-    pub unit: &'static str,
-    pub direction: Direction,
 }
 
 impl Metric {
-    pub fn higher(name: impl Into<String>, value: f64, unit: &'static str) -> Metric {
-        Metric {
-            name: name.into(),
-            value,
-            unit,
-            direction: Direction::HigherIsBetter,
-        }
+    pub fn name(&self) -> &'static str {
+        self.def.name
     }
 
-    pub fn lower(name: impl Into<String>, value: f64, unit: &'static str) -> Metric {
+    pub fn unit(&self) -> Unit {
+        self.def.unit
+    }
+
+    pub fn direction(&self) -> Direction {
+        self.def.direction
+    }
+
+    /// Whether this is `def` with exactly `labels`.
+    pub fn is(&self, def: &MetricDef, labels: &Labels) -> bool {
+        std::ptr::eq(self.def, def) && &self.labels == labels
+    }
+}
+
+impl MetricDef {
+    /// A value of this metric without labels: the run's overall figure.
+    pub fn value(&'static self, value: f64) -> Metric {
+        self.labelled(Labels::new(), value)
+    }
+
+    /// A value of this metric with labels.
+    pub fn labelled(&'static self, labels: Labels, value: f64) -> Metric {
         Metric {
-            name: name.into(),
+            def: self,
+            labels,
             value,
-            unit,
-            direction: Direction::LowerIsBetter,
         }
     }
 }
 
-/// A value sampled at a fixed interval (throughput per second).
+/// A metric sampled at a fixed interval (throughput per second).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Series {
-    pub name: String,
-    pub unit: &'static str,
+    pub def: &'static MetricDef,
+    pub labels: Labels,
     pub interval_s: f64,
     pub values: Vec<f64>,
+}
+
+impl Series {
+    /// One value per `interval_s` of the run, without labels.
+    pub fn new(def: &'static MetricDef, interval_s: f64, values: Vec<f64>) -> Series {
+        Series {
+            def,
+            labels: Labels::new(),
+            interval_s,
+            values,
+        }
+    }
 }
 
 /// A latency histogram in nanoseconds, merged exactly across threads.
 #[derive(Debug, Clone)]
 pub struct Hist {
-    pub name: String,
-    pub unit: &'static str,
+    pub def: &'static HistDef,
+    pub labels: Labels,
     pub hist: Histogram<u64>,
+}
+
+impl Hist {
+    pub fn new(def: &'static HistDef, hist: Histogram<u64>) -> Hist {
+        Hist {
+            def,
+            labels: Labels::new(),
+            hist,
+        }
+    }
 }
 
 /// Everything a workload measured in one run.
@@ -61,10 +97,16 @@ pub struct RunOutput {
 }
 
 impl RunOutput {
-    pub fn metric(&self, name: &str) -> Option<f64> {
+    /// The run's overall value of `def` (the one without labels).
+    pub fn metric(&self, def: &MetricDef) -> Option<f64> {
+        self.labelled(def, &Labels::new())
+    }
+
+    /// The value of `def` with exactly `labels`.
+    pub fn labelled(&self, def: &MetricDef, labels: &Labels) -> Option<f64> {
         self.metrics
             .iter()
-            .find(|m| m.name == name)
+            .find(|m| m.is(def, labels))
             .map(|m| m.value)
     }
 }

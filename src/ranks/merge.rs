@@ -1,26 +1,21 @@
 //! Merging the ranks' outputs of one run into the run's figures, on rank 0.
 //! A pure function, so that every rule below is unit-tested.
 //!
-//! The rules, after IOR and mdtest:
-//! - counts (units bytes, ops, tx, entries, rows) are summed; a peak
-//!   (`max_rss_bytes`) takes the largest rank;
-//! - latency histograms are merged exactly (counts add) and their mean,
-//!   percentiles and max recomputed from the merged histogram; a latency
-//!   figure without a histogram takes the largest rank for percentiles and
-//!   maxima (an upper bound of the merged figure) and the ranks' mean for
-//!   means; `cpu_ns_per_op` is weighted by each rank's operations;
-//! - overall rates (`bw_bytes_per_s`, `iops`, `ops_per_s`, …) are IOR's
-//!   aggregate: the ranks' total amount over the window from the earliest
-//!   start of a rank's measured interval to the last rank's end, each rank's
-//!   interval being its own measured duration (`span`) ending when its run
-//!   returned, counted from the start barrier; a per-phase rate
-//!   `P_ops_per_s` with a `P_elapsed_s` (smallfiles) is the ranks' total
-//!   over the slowest rank's phase; any other rate (a matrix cell, a fio
-//!   direction) is the sum of the ranks' rates, the throughput of clients
-//!   running side by side;
-//! - CPU seconds are summed; any other time takes the slowest rank;
-//! - anything else (ratios, cell counts) is the mean over the ranks, which
-//!   ran the same workload;
+//! Each metric merges by its catalogue rule ([`crate::metric::Merge`]),
+//! after IOR and mdtest:
+//! - latency histograms are merged exactly (counts add) and the metrics the
+//!   catalogue derives from them recomputed from the merged histogram;
+//!   without a histogram a latency figure merges by its own rule (the
+//!   ranks' mean for means, the largest rank for percentiles and maxima:
+//!   an upper bound of the merged figure);
+//! - a `Rate` without labels is IOR's aggregate: the ranks' total amount
+//!   over the window from the earliest start of a rank's measured interval
+//!   to the last rank's end, each rank's interval being its own measured
+//!   duration (`span`) ending when its run returned, counted from the start
+//!   barrier; a labelled `Rate` with a same-labelled `elapsed_s` (a
+//!   smallfiles phase) is the ranks' total over the slowest rank's phase;
+//!   any other rate (a matrix cell, a fio job) is the sum of the ranks'
+//!   rates, the throughput of clients running side by side;
 //! - rate series are summed second by second, others take the largest rank;
 //! - `first_done_s`, `last_done_s` and `done_spread_s` (from the start
 //!   barrier to the first and the last rank's end, and the gap between
@@ -30,6 +25,8 @@ use std::collections::BTreeMap;
 
 use crate::measure::latency::{latency_metrics, new_histogram};
 use crate::measure::{Hist, Metric, RunOutput, Series};
+use crate::metric::catalogue as m;
+use crate::metric::{Labels, Merge, MetricDef};
 
 /// One rank's successful part of a run.
 #[derive(Debug, Clone)]
@@ -40,34 +37,25 @@ pub struct RankRun {
     pub output: RunOutput,
 }
 
-/// Rates whose amount is the rank's rate times its measured span.
-const OVERALL_RATES: &[&str] = &[
-    "bw_bytes_per_s",
-    "iops",
-    "ops_per_s",
-    "read_bw_bytes_per_s",
-    "write_bw_bytes_per_s",
-    "tps",
-];
+/// A metric of a run: its catalogue entry and labels.
+type Key<'a> = (&'static MetricDef, &'a Labels);
 
-const COUNT_UNITS: &[&str] = &["bytes", "ops", "tx", "entries", "rows"];
-
-/// Merges the ranks' outputs; `span` names the metric holding each rank's
+/// Merges the ranks' outputs; `span` is the metric holding each rank's
 /// measured duration (`elapsed_s`, `total_s`, `wall_s`), if the kind has one.
-pub fn merge(runs: &[RankRun], span: Option<&str>) -> RunOutput {
+pub fn merge(runs: &[RankRun], span: Option<&'static MetricDef>) -> RunOutput {
     let mut out = RunOutput::default();
     let hists = merge_histograms(runs);
     let recomputed: Vec<Metric> = hists
         .iter()
-        .flat_map(|h| latency_metrics(&h.name, &h.hist))
+        .flat_map(|h| latency_metrics(h.def, &h.labels, &h.hist))
         .collect();
     let window = window_s(runs, span);
-    for name in names_in_order(runs) {
-        if recomputed.iter().any(|m| m.name == name) {
+    for key in keys_in_order(runs) {
+        if recomputed.iter().any(|m| m.is(key.0, key.1)) {
             continue;
         }
-        let each: Vec<&Metric> = runs.iter().filter_map(|r| find(&r.output, &name)).collect();
-        out.metrics.push(merge_metric(runs, &each, span, window));
+        let value = merge_metric(runs, key, span, window);
+        out.metrics.push(key.0.labelled(key.1.clone(), value));
     }
     out.metrics.extend(recomputed);
     out.metrics.extend(stonewall(runs));
@@ -77,32 +65,32 @@ pub fn merge(runs: &[RankRun], span: Option<&str>) -> RunOutput {
     out
 }
 
-fn find<'a>(out: &'a RunOutput, name: &str) -> Option<&'a Metric> {
-    out.metrics.iter().find(|m| m.name == name)
+/// `key`'s value in one rank's output.
+fn value(out: &RunOutput, (def, labels): Key<'_>) -> Option<f64> {
+    out.labelled(def, labels)
 }
 
-/// Every metric name, in the order the lowest rank having it lists them.
-fn names_in_order(runs: &[RankRun]) -> Vec<String> {
-    let mut names: Vec<String> = Vec::new();
-    for r in runs {
-        for m in &r.output.metrics {
-            if !names.contains(&m.name) {
-                names.push(m.name.clone());
-            }
+/// Every metric, in the order the lowest rank having it lists them.
+fn keys_in_order(runs: &[RankRun]) -> Vec<Key<'_>> {
+    let mut keys: Vec<Key<'_>> = Vec::new();
+    for m in runs.iter().flat_map(|r| &r.output.metrics) {
+        if !keys.iter().any(|k| m.is(k.0, k.1)) {
+            keys.push((m.def, &m.labels));
         }
     }
-    names
+    keys
 }
 
 fn merge_histograms(runs: &[RankRun]) -> Vec<Hist> {
     let mut merged: Vec<Hist> = Vec::new();
     for h in runs.iter().flat_map(|r| &r.output.histograms) {
-        let at = match merged.iter().position(|m| m.name == h.name) {
+        let same = |m: &Hist| std::ptr::eq(m.def, h.def) && m.labels == h.labels;
+        let at = match merged.iter().position(same) {
             Some(i) => i,
             None => {
                 merged.push(Hist {
-                    name: h.name.clone(),
-                    unit: h.unit,
+                    def: h.def,
+                    labels: h.labels.clone(),
                     hist: new_histogram(),
                 });
                 merged.len() - 1
@@ -118,11 +106,11 @@ fn merge_histograms(runs: &[RankRun]) -> Vec<Hist> {
 
 /// The window of IOR's aggregate: earliest start of a rank's measured
 /// interval to the last end, from the start barrier.
-fn window_s(runs: &[RankRun], span: Option<&str>) -> f64 {
+fn window_s(runs: &[RankRun], span: Option<&'static MetricDef>) -> f64 {
     let start = runs
         .iter()
         .map(|r| {
-            let s = span.and_then(|s| find(&r.output, s)).map(|m| m.value);
+            let s = span.and_then(|s| r.output.metric(s));
             (r.done_s - s.unwrap_or(r.done_s)).max(0.0)
         })
         .fold(f64::INFINITY, f64::min);
@@ -130,86 +118,64 @@ fn window_s(runs: &[RankRun], span: Option<&str>) -> f64 {
     (end - start).max(1e-9)
 }
 
-fn merge_metric(runs: &[RankRun], each: &[&Metric], span: Option<&str>, window: f64) -> Metric {
-    let first = each[0];
-    let values: Vec<f64> = each.iter().map(|m| m.value).collect();
-    let value = if first.unit.ends_with("/s") {
-        merge_rate(runs, &first.name, span, window)
-    } else if COUNT_UNITS.contains(&first.unit) {
-        if first.name == "max_rss_bytes" {
-            max(&values)
-        } else {
-            values.iter().sum()
-        }
-    } else if first.unit == "s" {
-        if first.name.starts_with("cpu_") {
-            values.iter().sum()
-        } else {
-            max(&values)
-        }
-    } else if first.unit == "ns" {
-        merge_latency(runs, &first.name, &values)
-    } else {
-        mean(&values)
-    };
-    Metric {
-        name: first.name.clone(),
-        value,
-        unit: first.unit,
-        direction: first.direction,
+fn merge_metric(
+    runs: &[RankRun],
+    key: Key<'_>,
+    span: Option<&'static MetricDef>,
+    window: f64,
+) -> f64 {
+    let values: Vec<f64> = runs.iter().filter_map(|r| value(&r.output, key)).collect();
+    match key.0.merge {
+        Merge::Sum | Merge::SumOfRates => values.iter().sum(),
+        Merge::Max => max(&values),
+        Merge::Mean => mean(&values),
+        Merge::Rate => merge_rate(runs, key, span, window),
+        Merge::WeightedBy(weight) => weighted(runs, key, weight).unwrap_or_else(|| mean(&values)),
     }
 }
 
-fn merge_rate(runs: &[RankRun], name: &str, span: Option<&str>, window: f64) -> f64 {
-    let value = |r: &RankRun, n: &str| find(&r.output, n).map(|m| m.value);
-    let amount = |dur: &str| -> Option<(f64, f64)> {
+fn merge_rate(
+    runs: &[RankRun],
+    key: Key<'_>,
+    span: Option<&'static MetricDef>,
+    window: f64,
+) -> f64 {
+    // The ranks' total amount (rate × duration) and the longest duration.
+    let amount = |dur: Key<'_>| -> Option<(f64, f64)> {
         let mut total = 0.0;
         let mut slowest: f64 = 0.0;
-        for r in runs.iter().filter(|r| value(r, name).is_some()) {
-            let d = value(r, dur)?;
-            total += value(r, name)? * d;
+        for r in runs.iter().filter(|r| value(&r.output, key).is_some()) {
+            let d = value(&r.output, dur)?;
+            total += value(&r.output, key)? * d;
             slowest = slowest.max(d);
         }
         Some((total, slowest))
     };
-    if let Some(span) = span.filter(|_| OVERALL_RATES.contains(&name)) {
-        if let Some((total, _)) = amount(span) {
+    let overall = key.1.is_empty();
+    if let Some(span) = span.filter(|_| overall) {
+        if let Some((total, _)) = amount((span, key.1)) {
             return total / window;
         }
     }
-    if let Some(phase) = name.strip_suffix("_ops_per_s") {
-        if let Some((total, slowest)) = amount(&format!("{phase}_elapsed_s")) {
+    if !overall {
+        if let Some((total, slowest)) = amount((&m::ELAPSED_S, key.1)) {
             return total / slowest.max(1e-9);
         }
     }
-    runs.iter().filter_map(|r| value(r, name)).sum()
+    runs.iter().filter_map(|r| value(&r.output, key)).sum()
 }
 
-fn merge_latency(runs: &[RankRun], name: &str, values: &[f64]) -> f64 {
-    if name == "cpu_ns_per_op" {
-        let pairs: Option<Vec<(f64, f64)>> = runs
-            .iter()
-            .filter_map(|r| find(&r.output, name).map(|m| (r, m.value)))
-            .map(|(r, v)| find(&r.output, "ops").map(|o| (v, o.value)))
-            .collect();
-        if let Some(p) = pairs {
-            let ops: f64 = p.iter().map(|x| x.1).sum();
-            if ops > 0.0 {
-                return p.iter().map(|(v, o)| v * o).sum::<f64>() / ops;
-            }
-        }
-    }
-    let is_peak = name.ends_with("_max_ns")
-        || name
-            .trim_end_matches("_ns")
-            .rsplit('_')
-            .next()
-            .is_some_and(|p| p.starts_with('p') && p[1..].chars().all(|c| c.is_ascii_digit()));
-    if is_peak {
-        max(values)
-    } else {
-        mean(values)
-    }
+/// The ranks' values weighted by their `weight` (same labels); `None`
+/// when a rank lacks it or the weights add to nothing.
+fn weighted(runs: &[RankRun], key: Key<'_>, weight: &'static MetricDef) -> Option<f64> {
+    let pairs: Option<Vec<(f64, f64)>> = runs
+        .iter()
+        .filter_map(|r| value(&r.output, key).map(|v| (r, v)))
+        .map(|(r, v)| value(&r.output, (weight, key.1)).map(|w| (v, w)))
+        .collect();
+    let pairs = pairs?;
+    let total: f64 = pairs.iter().map(|x| x.1).sum();
+    (total > 0.0).then(|| pairs.iter().map(|(v, w)| v * w).sum::<f64>() / total)
 }
 
 fn stonewall(runs: &[RankRun]) -> Vec<Metric> {
@@ -217,20 +183,21 @@ fn stonewall(runs: &[RankRun]) -> Vec<Metric> {
     let first = done.iter().copied().fold(f64::INFINITY, f64::min);
     let last = max(&done);
     vec![
-        Metric::lower("first_done_s", first, "s"),
-        Metric::lower("last_done_s", last, "s"),
-        Metric::lower("done_spread_s", last - first, "s"),
+        m::FIRST_DONE_S.value(first),
+        m::LAST_DONE_S.value(last),
+        m::DONE_SPREAD_S.value(last - first),
     ]
 }
 
 fn merge_series(runs: &[RankRun]) -> Vec<Series> {
     let mut merged: Vec<Series> = Vec::new();
     for s in runs.iter().flat_map(|r| &r.output.series) {
-        let Some(m) = merged.iter_mut().find(|m| m.name == s.name) else {
+        let same = |m: &&mut Series| std::ptr::eq(m.def, s.def) && m.labels == s.labels;
+        let Some(m) = merged.iter_mut().find(same) else {
             merged.push(s.clone());
             continue;
         };
-        let sum = m.unit.ends_with("/s");
+        let sum = matches!(m.def.merge, Merge::Rate | Merge::SumOfRates);
         if m.values.len() < s.values.len() {
             let fill = if sum { 0.0 } else { f64::NAN };
             m.values.resize(s.values.len(), fill);

@@ -3,16 +3,14 @@
 //! run, and each rank's report after it. Histograms travel in HdrHistogram's
 //! V2 encoding (hex), so that rank 0 merges them exactly.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::Mutex;
 
 use anyhow::{anyhow, Result};
 use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 
-use crate::measure::{Hist, Metric, RunOutput, Series};
-use crate::metric::Direction;
+use crate::measure::{Hist, RunOutput, Series};
+use crate::metric::{lookup, lookup_hist, Labels, MetricDef};
 
 /// Rank 0's first word: the experiment every rank runs, or why there is none.
 #[derive(Debug, Serialize, Deserialize)]
@@ -75,13 +73,13 @@ pub struct RankReport {
     pub output: Option<WireOutput>,
 }
 
-/// A [`RunOutput`] on the wire.
+/// A [`RunOutput`] on the wire: catalogue names with their labels.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct WireOutput {
-    metrics: Vec<(String, f64, String, String)>,
-    series: Vec<(String, String, f64, Vec<Option<f64>>)>,
-    /// Name, unit and the V2 encoding in hex.
-    histograms: Vec<(String, String, String)>,
+    metrics: Vec<(String, Labels, f64)>,
+    series: Vec<(String, Labels, f64, Vec<Option<f64>>)>,
+    /// Name, labels and the V2 encoding in hex.
+    histograms: Vec<(String, Labels, String)>,
     warnings: Vec<String>,
 }
 
@@ -101,30 +99,21 @@ impl WireOutput {
             let mut bytes = Vec::new();
             V2Serializer::new()
                 .serialize(&h.hist, &mut bytes)
-                .map_err(|e| anyhow!("serializing histogram {}: {e:?}", h.name))?;
-            histograms.push((h.name.clone(), h.unit.to_string(), hex(&bytes)));
+                .map_err(|e| anyhow!("serializing histogram {}: {e:?}", h.def.name))?;
+            histograms.push((h.def.name.to_string(), h.labels.clone(), hex(&bytes)));
         }
+        let finite = out.metrics.iter().filter(|m| m.value.is_finite());
         Ok(WireOutput {
-            metrics: out
-                .metrics
-                .iter()
-                .filter(|m| m.value.is_finite())
-                .map(|m| {
-                    let d = m.direction.as_str().to_string();
-                    (m.name.clone(), m.value, m.unit.to_string(), d)
-                })
+            metrics: finite
+                .map(|m| (m.def.name.to_string(), m.labels.clone(), m.value))
                 .collect(),
             series: out
                 .series
                 .iter()
                 .map(|s| {
                     let v = s.values.iter().map(|x| x.is_finite().then_some(*x));
-                    (
-                        s.name.clone(),
-                        s.unit.to_string(),
-                        s.interval_s,
-                        v.collect(),
-                    )
+                    let name = s.def.name.to_string();
+                    (name, s.labels.clone(), s.interval_s, v.collect())
                 })
                 .collect(),
             histograms,
@@ -137,37 +126,36 @@ impl WireOutput {
             warnings: self.warnings,
             ..Default::default()
         };
-        for (name, value, unit, d) in self.metrics {
-            let direction = Direction::parse(&d).unwrap_or(Direction::HigherIsBetter);
-            out.metrics.push(Metric {
-                name,
-                value,
-                unit: intern(&unit),
-                direction,
-            });
+        for (name, labels, value) in self.metrics {
+            out.metrics.push(known(&name)?.labelled(labels, value));
         }
-        for (name, unit, interval_s, values) in self.series {
+        for (name, labels, interval_s, values) in self.series {
             let values = values.into_iter().map(|v| v.unwrap_or(f64::NAN));
             out.series.push(Series {
-                name,
-                unit: intern(&unit),
+                def: known(&name)?,
+                labels,
                 interval_s,
                 values: values.collect(),
             });
         }
-        for (name, unit, text) in self.histograms {
+        for (name, labels, text) in self.histograms {
+            let def = lookup_hist(&name).ok_or_else(|| {
+                anyhow!("a rank sent histogram `{name}`, unknown to this storlab")
+            })?;
             let bytes = unhex(&text).ok_or_else(|| anyhow!("histogram {name}: bad hex"))?;
             let hist = Deserializer::new()
                 .deserialize(&mut bytes.as_slice())
                 .map_err(|e| anyhow!("decoding histogram {name}: {e:?}"))?;
-            out.histograms.push(Hist {
-                name,
-                unit: intern(&unit),
-                hist,
-            });
+            out.histograms.push(Hist { def, labels, hist });
         }
         Ok(out)
     }
+}
+
+/// The catalogue entry of a metric a rank sent (every rank runs the same
+/// storlab, so an unknown name is a malformed message).
+fn known(name: &str) -> Result<&'static MetricDef> {
+    lookup(name).ok_or_else(|| anyhow!("a rank sent metric `{name}`, unknown to this storlab"))
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -184,23 +172,11 @@ fn unhex(text: &str) -> Option<Vec<u8>> {
         .collect()
 }
 
-/// Units are `&'static str` in a [`Metric`]; the few that arrive over the
-/// wire are leaked once each, not once per message.
-fn intern(unit: &str) -> &'static str {
-    static UNITS: Mutex<BTreeMap<String, &'static str>> = Mutex::new(BTreeMap::new());
-    let mut units = UNITS.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(u) = units.get(unit) {
-        return u;
-    }
-    let leaked: &'static str = Box::leak(unit.to_string().into_boxed_str());
-    units.insert(unit.to_string(), leaked);
-    leaked
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::measure::latency::new_histogram;
+    use crate::metric::catalogue as m;
 
     #[test]
     fn an_output_survives_the_wire_exactly() {
@@ -208,20 +184,17 @@ mod tests {
         for v in [1_000u64, 2_000, 2_000, 3_600_000_000] {
             hist.record(v).unwrap();
         }
+        let op = Labels::new().with(&crate::metric::labels::OP, "create");
         let out = RunOutput {
             metrics: vec![
-                Metric::higher("bytes", 4096.0, "bytes"),
-                Metric::lower("nan", f64::NAN, "s"),
+                m::BYTES.value(4096.0),
+                m::ELAPSED_S.value(f64::NAN),
+                m::OPS.labelled(op.clone(), 7.0),
             ],
-            series: vec![Series {
-                name: "bw_bytes_per_s".into(),
-                unit: "bytes/s",
-                interval_s: 1.0,
-                values: vec![1.0, f64::NAN],
-            }],
+            series: vec![Series::new(&m::BW_BYTES_PER_S, 1.0, vec![1.0, f64::NAN])],
             histograms: vec![Hist {
-                name: "lat".into(),
-                unit: "ns",
+                def: &m::LAT,
+                labels: op.clone(),
                 hist: hist.clone(),
             }],
             warnings: vec!["w".into()],
@@ -231,12 +204,24 @@ mod tests {
             .unwrap()
             .into_output()
             .unwrap();
-        assert_eq!(back.metrics, vec![out.metrics[0].clone()]);
+        assert_eq!(
+            back.metrics,
+            vec![out.metrics[0].clone(), out.metrics[2].clone()]
+        );
+        assert_eq!(back.histograms[0].labels, op);
         assert_eq!(back.series[0].values[0], 1.0);
         assert!(back.series[0].values[1].is_nan());
         assert_eq!(back.histograms[0].hist, hist);
         assert_eq!(back.histograms[0].hist.len(), 4);
         assert_eq!(back.warnings, vec!["w".to_string()]);
         assert!(unhex("abc").is_none() && unhex("zz").is_none());
+    }
+
+    #[test]
+    fn a_name_outside_the_catalogue_is_a_malformed_message() {
+        let text = r#"{"metrics": [["write_64k_4k_bw_bytes_per_s", {}, 1.0]], "series": [], "histograms": [], "warnings": []}"#;
+        let wire: WireOutput = decode(text.as_bytes()).unwrap();
+        let e = wire.into_output().unwrap_err().to_string();
+        assert!(e.contains("`write_64k_4k_bw_bytes_per_s`, unknown"), "{e}");
     }
 }

@@ -29,7 +29,7 @@ pub struct Concluded {
 }
 
 /// The metric holding a rank's measured duration, for IOR's aggregate.
-pub fn span_metric(kind: WorkloadKind) -> Option<&'static str> {
+pub fn span_metric(kind: WorkloadKind) -> Option<&'static crate::metric::MetricDef> {
     kind.entry().span_metric
 }
 

@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::model::{self, TargetStats, LEVEL};
 use super::sections::{diff_text, mean_ci_text, p_text};
 use super::table::Table;
-use crate::metric::Direction;
+use crate::metric::{Direction, MetricKey, Unit};
 use crate::stats::{welch, Verdict};
 use crate::store::CampaignData;
 
@@ -16,7 +16,7 @@ use crate::store::CampaignData;
 pub struct Row {
     pub workload: String,
     pub metric: String,
-    pub unit: String,
+    pub unit: Unit,
     pub direction: Direction,
     pub baseline_label: String,
     pub baseline: TargetStats,
@@ -49,7 +49,7 @@ pub fn within(c: &CampaignData, baseline: Option<&str>) -> anyhow::Result<Vec<Ro
             rows.push(Row {
                 workload: w.name.clone(),
                 metric: m.name.clone(),
-                unit: m.unit.clone(),
+                unit: m.unit,
                 direction: m.direction,
                 baseline_label: base.target.clone(),
                 baseline: base.clone(),
@@ -74,8 +74,9 @@ pub fn between(a: &CampaignData, b: &CampaignData) -> Vec<Row> {
             .filter(|t| b.targets.iter().any(|x| x.name == t.name))
         {
             let names = [t.name.clone()];
-            let ma = model::metric(a, &w.name, &w.primary_metric, &names, &t.name);
-            let mb = model::metric(b, &wb.name, &w.primary_metric, &names, &t.name);
+            let primary = MetricKey::plain(&w.primary_metric);
+            let ma = model::metric(a, &w.name, &primary, &names, &t.name);
+            let mb = model::metric(b, &wb.name, &primary, &names, &t.name);
             let (Some(sa), Some(sb)) = (ma.targets.first(), mb.targets.first()) else {
                 continue;
             };
@@ -87,7 +88,7 @@ pub fn between(a: &CampaignData, b: &CampaignData) -> Vec<Row> {
             rows.push(Row {
                 workload: w.name.clone(),
                 metric: w.primary_metric.clone(),
-                unit: ma.unit.clone(),
+                unit: ma.unit,
                 direction: ma.direction,
                 baseline_label: format!("{} @ campaign {}", t.name, a.campaign.id),
                 baseline: sa.clone(),
@@ -124,9 +125,9 @@ pub fn table(rows: &[Row]) -> Table {
             r.workload.clone(),
             r.metric.clone(),
             r.baseline_label.clone(),
-            mean_ci_text(&r.baseline, &r.unit),
+            mean_ci_text(&r.baseline, r.unit),
             r.candidate_label.clone(),
-            mean_ci_text(&r.candidate, &r.unit),
+            mean_ci_text(&r.candidate, r.unit),
             diff_text(&r.candidate),
             p_text(&r.candidate),
             word.to_string(),

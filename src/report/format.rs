@@ -2,22 +2,27 @@
 //! Markdown, HTML). Storage keeps base units.
 
 use crate::experiment::units::{format_bytes, format_seconds};
+use crate::metric::{Family, Unit};
 
-/// Formats a value in its stored unit for people.
-pub fn format_value(value: f64, unit: &str) -> String {
+/// Formats a value in its stored unit for people, after the unit's family.
+pub fn format_value(value: f64, unit: Unit) -> String {
     if !value.is_finite() {
         return "n/a".into();
     }
+    match unit.family() {
+        Family::BytesPerSec => format!("{}/s", format_bytes(value)),
+        Family::Bytes => format_bytes(value),
+        Family::Nanoseconds => format_ns(value),
+        Family::Seconds => format_seconds(value),
+        Family::Percent => format!("{value:.1}%"),
+        Family::Count => count(value, unit),
+    }
+}
+
+/// `1.23k ops/s`; operations and flags bare (`1.23k`).
+fn count(value: f64, unit: Unit) -> String {
     match unit {
-        "bytes/s" => format!("{}/s", format_bytes(value)),
-        "bytes" => format_bytes(value),
-        "ns" => format_ns(value),
-        "s" => format_seconds(value),
-        "ops/s" => format!("{} ops/s", si(value)),
-        "tx/s" => format!("{} tx/s", si(value)),
-        "ops" => si(value),
-        "%" => format!("{value:.1}%"),
-        "" => si(value),
+        Unit::Ops | Unit::Flag => si(value),
         other => format!("{} {other}", si(value)),
     }
 }
@@ -63,10 +68,13 @@ mod tests {
 
     #[test]
     fn formats() {
-        assert_eq!(format_value(1_572_864.0, "bytes/s"), "1.5 MiB/s");
-        assert_eq!(format_value(1500.0, "ns"), "1.5 µs");
-        assert_eq!(format_value(123_456.0, "ops/s"), "123k ops/s");
+        assert_eq!(format_value(1_572_864.0, Unit::BytesPerSec), "1.5 MiB/s");
+        assert_eq!(format_value(1500.0, Unit::Nanoseconds), "1.5 µs");
+        assert_eq!(format_value(123_456.0, Unit::OpsPerSec), "123k ops/s");
+        assert_eq!(format_value(18_841.0, Unit::Transactions), "18.8k tx");
+        assert_eq!(format_value(18_841.0, Unit::Ops), "18.8k");
+        assert_eq!(format_value(12.34, Unit::Percent), "12.3%");
         assert_eq!(si(2.5), "2.50");
-        assert_eq!(format_value(f64::NAN, "ns"), "n/a");
+        assert_eq!(format_value(f64::NAN, Unit::Nanoseconds), "n/a");
     }
 }

@@ -18,7 +18,10 @@ use super::svg::{
     LineChart,
 };
 use super::table::Table;
-use crate::store::CampaignData;
+use crate::metric::catalogue::SERVICE_LAT;
+use crate::metric::{Family, Unit};
+use crate::metric::MetricKey;
+use crate::store::{CampaignData, RunData};
 
 const STYLE: &str = r#"
 body { font-family: sans-serif; margin: 2rem auto; max-width: 1000px; padding: 0 1rem; color: #222; line-height: 1.4; }
@@ -97,7 +100,7 @@ fn workload_section(
     let mut out = h.heading(2, &format!("{} ({})", w.name, w.kind));
     if let Some(m) = w.primary_metric() {
         let (scale, unit) = display_unit(
-            &m.unit,
+            m.unit,
             m.targets
                 .iter()
                 .filter_map(|t| t.summary.map(|s| s.mean))
@@ -163,27 +166,52 @@ fn workload_section(
     Ok(out)
 }
 
-/// Throughput over time, one line per measured run, and its table.
+/// Series over time, one line per measured run, each with its table: the
+/// throughput first, then the latency percentiles of each second under it
+/// (catalogue order), so that a stall shows at the same time in both.
 fn series_section(c: &CampaignData, w: &WorkloadReport) -> Result<String> {
-    let runs: Vec<_> = c
+    let runs: Vec<&RunData> = c
         .runs
         .iter()
         .filter(|r| r.workload == w.name && !r.warmup && r.status == "ok")
         .collect();
-    let Some((name, unit)) = runs.iter().find_map(|r| {
-        r.series
-            .iter()
-            .next()
-            .map(|(n, s)| (n.clone(), s.unit.clone()))
-    }) else {
+    let mut keys: Vec<&MetricKey> = runs.iter().flat_map(|r| r.series.keys()).collect();
+    keys.sort_by_key(|k| (catalogue_position(&k.name), *k));
+    keys.dedup();
+    let mut out = String::new();
+    for key in keys {
+        out.push_str(&one_series(c, w, &runs, key)?);
+    }
+    if out.is_empty() {
+        return Ok(out);
+    }
+    Ok(Html.heading(3, "Over time") + &out)
+}
+
+fn catalogue_position(name: &str) -> usize {
+    crate::metric::ALL
+        .iter()
+        .position(|d| d.name == name)
+        .unwrap_or(usize::MAX)
+}
+
+/// One series' chart and table; empty when no run has a value of it.
+fn one_series(
+    c: &CampaignData,
+    w: &WorkloadReport,
+    runs: &[&RunData],
+    name: &MetricKey,
+) -> Result<String> {
+    let Some(unit) = runs.iter().find_map(|r| r.series.get(name).map(|s| s.unit)) else {
         return Ok(String::new());
     };
     let max = runs
         .iter()
-        .filter_map(|r| r.series.get(&name))
+        .filter_map(|r| r.series.get(name))
         .flat_map(|s| s.values.iter().copied())
+        .filter(|v| v.is_finite())
         .fold(0.0, f64::max);
-    let (scale, shown) = display_unit(&unit, max);
+    let (scale, shown) = display_unit(unit, max);
     let mut lines = Vec::new();
     let mut table = Table::new(
         &[
@@ -194,14 +222,17 @@ fn series_section(c: &CampaignData, w: &WorkloadReport) -> Result<String> {
         ],
         &[true, false, true, false],
     );
-    for r in &runs {
-        let Some(s) = r.series.get(&name) else {
+    for r in runs {
+        let Some(s) = r.series.get(name) else {
             continue;
         };
+        // A second without a value (no operation completed) is left out
+        // of the line and shown as – in the table.
         let points = s
             .values
             .iter()
             .enumerate()
+            .filter(|(_, v)| v.is_finite())
             .map(|(i, v)| ((i + 1) as f64 * s.interval_s, v / scale))
             .collect();
         lines.push(Line {
@@ -212,7 +243,10 @@ fn series_section(c: &CampaignData, w: &WorkloadReport) -> Result<String> {
         let text = s
             .values
             .iter()
-            .map(|v| format!("{:.1}", v / scale))
+            .map(|v| match v.is_finite() {
+                true => format!("{:.1}", v / scale),
+                false => "–".into(),
+            })
             .collect::<Vec<_>>()
             .join(", ");
         table.push(vec![
@@ -225,18 +259,16 @@ fn series_section(c: &CampaignData, w: &WorkloadReport) -> Result<String> {
     if lines.iter().all(|l| l.points.is_empty()) {
         return Ok(String::new());
     }
-    let h = Html;
-    let mut out = h.heading(3, "Over time");
     let title = format!("{}: {name} over time, per run", w.name);
-    out.push_str(&chart(line_chart(&LineChart {
+    let mut out = chart(line_chart(&LineChart {
         title,
         x_label: "time (s)".into(),
         y_label: format!("{name} ({shown})"),
         lines,
         log_y: false,
         log_x: false,
-    })?));
-    out.push_str(&h.table(&table));
+    })?);
+    out.push_str(&Html.table(&table));
     Ok(out)
 }
 
@@ -274,7 +306,11 @@ fn latency_section(c: &CampaignData, w: &WorkloadReport, curves: &[Curve]) -> Re
     table.right[0] = false;
     for k in &mine {
         let mut row = vec![curve_label(k), k.count.to_string()];
-        row.extend(k.points.iter().map(|&(_, ns)| format_value(ns, "ns")));
+        row.extend(
+            k.points
+                .iter()
+                .map(|&(_, ns)| format_value(ns, Unit::Nanoseconds)),
+        );
         table.rows.push(row);
     }
     let h = Html;
@@ -297,29 +333,32 @@ fn latency_section(c: &CampaignData, w: &WorkloadReport, curves: &[Curve]) -> Re
 /// A curve's label: the target, marked when it is the service latency of an
 /// open-loop run (the plain curve is then the response latency).
 fn curve_label(k: &Curve) -> String {
-    match k.hist {
-        "service_lat" => format!("{} (service)", k.target),
-        _ => k.target.clone(),
+    if std::ptr::eq(k.hist, &SERVICE_LAT) {
+        format!("{} (service)", k.target)
+    } else {
+        k.target.clone()
     }
 }
 
 /// The target's colour; service latency in a lighter shade of it.
 fn curve_color(c: &CampaignData, k: &Curve) -> super::svg::Rgb {
     let base = color_of(c, &k.target);
-    match k.hist {
-        "service_lat" => base.mix(super::svg::Rgb(0xff, 0xff, 0xff), 0.5),
-        _ => base,
+    if std::ptr::eq(k.hist, &SERVICE_LAT) {
+        base.mix(super::svg::Rgb(0xff, 0xff, 0xff), 0.5)
+    } else {
+        base
     }
 }
 
 /// A scale and unit label for charting values of `unit` up to `max`.
-pub fn display_unit(unit: &str, max: f64) -> (f64, String) {
-    match unit {
-        "bytes/s" if max >= 1024.0 * 1024.0 * 1024.0 => (1024.0 * 1024.0 * 1024.0, "GiB/s".into()),
-        "bytes/s" => (1024.0 * 1024.0, "MiB/s".into()),
-        "bytes" => (1024.0 * 1024.0, "MiB".into()),
-        "ns" if max >= 1e6 => (1e6, "ms".into()),
-        "ns" => (1e3, "µs".into()),
-        other => (1.0, other.to_string()),
+pub fn display_unit(unit: Unit, max: f64) -> (f64, String) {
+    const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
+    match unit.family() {
+        Family::BytesPerSec if max >= GIB => (GIB, "GiB/s".into()),
+        Family::BytesPerSec => (1024.0 * 1024.0, "MiB/s".into()),
+        Family::Bytes => (1024.0 * 1024.0, "MiB".into()),
+        Family::Nanoseconds if max >= 1e6 => (1e6, "ms".into()),
+        Family::Nanoseconds => (1e3, "µs".into()),
+        _ => (1.0, unit.to_string()),
     }
 }

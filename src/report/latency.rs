@@ -6,32 +6,34 @@
 use anyhow::Result;
 
 use crate::measure::latency::new_histogram;
-use crate::store::{CampaignData, Store};
+use crate::metric::catalogue::{LAT, SERVICE_LAT};
+use crate::metric::{HistDef, MetricKey};
+use crate::store::CampaignData;
 
 /// Percentiles drawn on latency charts.
 pub const CURVE_PERCENTILES: &[f64] = &[50.0, 90.0, 99.0, 99.9, 99.99];
 
 /// The histograms drawn: response latency, and service latency where stored.
-pub const CURVE_HISTOGRAMS: &[&str] = &["lat", "service_lat"];
+pub const CURVE_HISTOGRAMS: &[&HistDef] = &[&LAT, &SERVICE_LAT];
 
 #[derive(Debug, Clone)]
 pub struct Curve {
     pub workload: String,
     pub target: String,
-    /// The histogram's name: `lat` or `service_lat`.
-    pub hist: &'static str,
+    /// The histogram: `lat` or `service_lat`.
+    pub hist: &'static HistDef,
     /// (percentile, latency in ns), plus the maximum as percentile 100.
     pub points: Vec<(f64, f64)>,
     pub count: u64,
 }
 
 /// One merged curve per workload, target and histogram of [`CURVE_HISTOGRAMS`] recorded.
-pub fn curves(store: &Store, c: &CampaignData) -> Result<Vec<Curve>> {
+pub fn curves(c: &CampaignData) -> Result<Vec<Curve>> {
     let mut out = Vec::new();
     for w in &c.workloads {
         for t in &c.targets {
             for &hist in CURVE_HISTOGRAMS {
-                out.extend(curve(store, c, &w.name, &t.name, hist)?);
+                out.extend(curve(c, &w.name, &t.name, hist)?);
             }
         }
     }
@@ -40,19 +42,19 @@ pub fn curves(store: &Store, c: &CampaignData) -> Result<Vec<Curve>> {
 
 /// The merged curve of one histogram of one workload on one target, if recorded.
 fn curve(
-    store: &Store,
     c: &CampaignData,
     workload: &str,
     target: &str,
-    hist: &'static str,
+    hist: &'static HistDef,
 ) -> Result<Option<Curve>> {
+    let key = MetricKey::plain(hist.name);
     let mut merged = new_histogram();
     for r in c
         .runs
         .iter()
         .filter(|r| r.workload == workload && r.target == target && !r.warmup && r.status == "ok")
     {
-        if let Some(h) = store.histogram(r.id, hist)? {
+        if let Some(h) = r.histograms.get(&key).map(|h| h.decode()).transpose()? {
             merged
                 .add(&h)
                 .map_err(|e| anyhow::anyhow!("merging histograms of run {}: {e:?}", r.id))?;

@@ -6,7 +6,7 @@
 
 use serde::Serialize;
 
-use crate::metric::Direction;
+use crate::metric::{self, Direction, MetricKey, Unit};
 use crate::stats::{
     mad_outliers, mean_ci, summarize, verdict, welch, Comparison, Interval, Summary, Verdict,
     DEFAULT_ALPHA, DEFAULT_THRESHOLD,
@@ -26,25 +26,6 @@ pub const LEVEL: f64 = 0.95;
 /// busy host is not reported as a finding.
 pub const MIN_EFFECT_PCT: f64 = 1.0;
 
-/// Metrics shown in tables besides the primary, in this order, when present.
-const KEY_METRICS: &[&str] = &[
-    "bw_bytes_per_s",
-    "iops",
-    "tps",
-    "ops_per_s",
-    "total_s",
-    "wall_s",
-    "init_seconds",
-    "lat_mean_ns",
-    "lat_p99_ns",
-    "lat_p999_ns",
-    // Open-loop runs: service latency beside the response latency above.
-    "service_lat_p99_ns",
-    "service_lat_p999_ns",
-    "sched_lag_max_ns",
-    "cpu_ns_per_op",
-];
-
 #[derive(Debug, Clone, Serialize)]
 pub struct TargetStats {
     pub target: String,
@@ -60,8 +41,11 @@ pub struct TargetStats {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct MetricReport {
+    /// The metric as people read it: its compact name, label values first
+    /// (`write_geomean_bw_bytes_per_s`).
     pub name: String,
-    pub unit: String,
+    pub key: MetricKey,
+    pub unit: Unit,
     pub direction: Direction,
     pub targets: Vec<TargetStats>,
 }
@@ -71,7 +55,8 @@ pub struct WorkloadReport {
     pub name: String,
     pub kind: String,
     pub primary: String,
-    /// The primary metric first, then the key metrics present.
+    /// The primary metric first, then the catalogue's headline metrics
+    /// present (and a kind's own summary metrics).
     pub metrics: Vec<MetricReport>,
 }
 
@@ -143,22 +128,21 @@ fn workload(
     targets: &[String],
     baseline: &str,
 ) -> WorkloadReport {
-    let present = |m: &str| {
+    let present = |m: &MetricKey| {
         c.runs
             .iter()
             .any(|r| r.workload == name && r.metrics.contains_key(m))
     };
-    let mut names = vec![primary.to_string()];
-    names.extend(
-        KEY_METRICS
-            .iter()
-            .filter(|m| **m != primary && present(m))
-            .map(|m| m.to_string()),
+    let mut keys = vec![MetricKey::plain(primary)];
+    keys.extend(
+        metric::headlines()
+            .filter(|d| d.name != primary)
+            .map(|d| MetricKey::plain(d.name)),
     );
     if kind == super::matrix::KIND {
-        names.extend(super::matrix::summary_metrics());
+        keys.extend(super::matrix::summary_metrics());
     }
-    let metrics = names
+    let metrics = keys
         .iter()
         .filter(|m| present(m))
         .map(|m| metric(c, name, m, targets, baseline))
@@ -175,22 +159,14 @@ fn workload(
 pub fn metric(
     c: &CampaignData,
     workload: &str,
-    name: &str,
+    key: &MetricKey,
     targets: &[String],
     baseline: &str,
 ) -> MetricReport {
-    let sample = c
-        .runs
-        .iter()
-        .filter(|r| r.workload == workload)
-        .find_map(|r| r.metrics.get(name));
-    let unit = sample.map(|m| m.unit.clone()).unwrap_or_default();
-    let direction = sample
-        .map(|m| m.direction)
-        .unwrap_or(Direction::HigherIsBetter);
+    let (unit, direction) = unit_and_direction(c, workload, key);
     let values_of = |t: &str| -> Vec<f64> {
         measured(c, workload, t)
-            .filter_map(|r| r.metrics.get(name).map(|m| m.value))
+            .filter_map(|r| r.metrics.get(key).map(|m| m.value))
             .collect()
     };
     let base = values_of(baseline);
@@ -212,10 +188,26 @@ pub fn metric(
         })
         .collect();
     MetricReport {
-        name: name.into(),
+        name: key.compact(),
+        key: key.clone(),
         unit,
         direction,
         targets: stats,
+    }
+}
+
+/// A metric's unit and direction as stored with the workload's runs, else
+/// as the catalogue declares them.
+fn unit_and_direction(c: &CampaignData, workload: &str, key: &MetricKey) -> (Unit, Direction) {
+    let stored = c
+        .runs
+        .iter()
+        .filter(|r| r.workload == workload)
+        .find_map(|r| r.metrics.get(key));
+    match (stored, metric::lookup(&key.name)) {
+        (Some(m), _) => (m.unit, m.direction),
+        (None, Some(d)) => (d.unit, d.direction),
+        (None, None) => (Unit::Flag, Direction::HigherIsBetter),
     }
 }
 
@@ -303,7 +295,7 @@ fn pair_warnings(workload: &str, m: &MetricReport, t: &TargetStats, out: &mut Ve
             t.target,
             i + 1,
             m.name,
-            crate::report::format::format_value(t.values[i], &m.unit)
+            crate::report::format::format_value(t.values[i], m.unit)
         ));
     }
 }

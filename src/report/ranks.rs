@@ -8,6 +8,7 @@ use std::collections::BTreeSet;
 use super::format::format_value;
 use super::markup::Markup;
 use super::table::Table;
+use crate::metric::{MetricKey, Unit};
 use crate::store::{CampaignData, RunData};
 
 /// Measured, successful multi-rank runs of a workload on a target.
@@ -81,16 +82,18 @@ pub fn ranks_table(c: &CampaignData, workload: &str) -> Option<Table> {
 
 fn rank_row(target: &str, rank: u32, runs: &[&RunData], primary: &str) -> Vec<String> {
     let mut host = String::new();
-    let (mut values, mut done, mut behind, mut unit) = (Vec::new(), Vec::new(), Vec::new(), "");
+    let primary = MetricKey::plain(primary);
+    let (mut values, mut done, mut behind, mut unit) =
+        (Vec::new(), Vec::new(), Vec::new(), Unit::Flag);
     let mut last = 0;
     for r in runs {
         let Some(k) = r.per_rank.iter().find(|k| k.rank == rank) else {
             continue;
         };
         host.clone_from(&k.host);
-        if let Some(m) = k.metrics.get(primary) {
+        if let Some(m) = k.metrics.get(&primary) {
             values.push(m.value);
-            unit = &m.unit;
+            unit = m.unit;
         }
         let ends: Vec<f64> = r.per_rank.iter().filter_map(|x| x.done_s).collect();
         if let Some(d) = k.done_s {
@@ -102,15 +105,15 @@ fn rank_row(target: &str, rank: u32, runs: &[&RunData], primary: &str) -> Vec<St
         }
     }
     let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
-    let text = |v: Option<f64>, u: &str| v.map(|x| format_value(x, u)).unwrap_or("—".into());
+    let text = |v: Option<f64>, u: Unit| v.map(|x| format_value(x, u)).unwrap_or("—".into());
     vec![
         target.to_string(),
         rank.to_string(),
         host,
         done.len().to_string(),
         text(mean(&values), unit),
-        text(mean(&done), "s"),
-        text(mean(&behind), "s"),
+        text(mean(&done), Unit::Seconds),
+        text(mean(&behind), Unit::Seconds),
         format!("{last} of {}", done.len()),
     ]
 }

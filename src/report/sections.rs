@@ -6,11 +6,12 @@ use serde_json::Value;
 use super::format::format_value;
 use super::model::{MetricReport, Report, TargetStats, WorkloadReport, LEVEL, MIN_EFFECT_PCT};
 use super::table::Table;
+use crate::metric::Unit;
 use crate::stats::Verdict;
 use crate::store::CampaignData;
 
 /// `1.2 GiB/s ± 3.4 MiB/s`, or the bare mean with one run.
-pub fn mean_ci_text(t: &TargetStats, unit: &str) -> String {
+pub fn mean_ci_text(t: &TargetStats, unit: Unit) -> String {
     match (t.summary, t.ci) {
         (Some(s), Some(ci)) => format!(
             "{} ± {}",
@@ -75,7 +76,7 @@ pub fn values_table(w: &WorkloadReport, baseline: &str) -> Table {
         row.extend(w.metrics.iter().map(|m| {
             m.targets
                 .get(i)
-                .map(|x| mean_ci_text(x, &m.unit))
+                .map(|x| mean_ci_text(x, m.unit))
                 .unwrap_or_default()
         }));
         t.rows.push(row);
@@ -118,7 +119,7 @@ pub fn environment_table(env: &Value) -> Table {
             "Memory",
             env["memory_bytes"]
                 .as_f64()
-                .map(|b| format_value(b, "bytes")),
+                .map(|b| format_value(b, Unit::Bytes)),
         ),
         ("Kernel", env["kernel"].as_str().map(String::from)),
         (
@@ -179,11 +180,11 @@ pub fn targets_table(c: &CampaignData, baseline: &str) -> Table {
             device,
             f["size_bytes"]
                 .as_f64()
-                .map(|b| format_value(b, "bytes"))
+                .map(|b| format_value(b, Unit::Bytes))
                 .unwrap_or_default(),
             f["free_bytes"]
                 .as_f64()
-                .map(|b| format_value(b, "bytes"))
+                .map(|b| format_value(b, Unit::Bytes))
                 .unwrap_or_default(),
         ]);
     }

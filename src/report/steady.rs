@@ -4,6 +4,7 @@
 
 use serde_json::Value;
 
+use crate::metric::catalogue::{SS_REACHED, SS_TIME_S};
 use crate::stats::summarize;
 use crate::store::{CampaignData, RunData};
 
@@ -24,7 +25,7 @@ pub fn methodology_lines(c: &CampaignData) -> Vec<String> {
 
 /// A measured run that recorded whether it reached steady state.
 fn judged(r: &RunData) -> bool {
-    !r.warmup && r.status == "ok" && r.metrics.contains_key("ss_reached")
+    !r.warmup && r.status == "ok" && r.metric(&SS_REACHED).is_some()
 }
 
 fn workload_line(name: &str, params: &Value, c: &CampaignData, runs: &[&RunData]) -> String {
@@ -56,8 +57,8 @@ fn workload_line(name: &str, params: &Value, c: &CampaignData, runs: &[&RunData]
 fn tally(runs: &[&RunData], median: &str) -> String {
     let times: Vec<f64> = runs
         .iter()
-        .filter(|r| r.metrics.get("ss_reached").is_some_and(|m| m.value == 1.0))
-        .filter_map(|r| r.metrics.get("ss_time_s").map(|m| m.value))
+        .filter(|r| r.metric(&SS_REACHED).is_some_and(|m| m.value == 1.0))
+        .filter_map(|r| r.metric(&SS_TIME_S).map(|m| m.value))
         .collect();
     let head = format!("{} of {} measured runs", times.len(), runs.len());
     match summarize(&times) {
@@ -93,25 +94,25 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::metric::Direction;
+    use crate::metric::{MetricDef, MetricKey};
     use crate::store::{CampaignRow, MetricValue, TargetRow, WorkloadRow};
 
     fn run(id: i64, target: &str, workload: &str, steady_after: Option<f64>) -> RunData {
         let mut metrics = BTreeMap::new();
-        let mut put = |name: &str, value: f64| {
+        let mut put = |def: &MetricDef, value: f64| {
             metrics.insert(
-                name.to_string(),
+                MetricKey::plain(def.name),
                 MetricValue {
                     value,
-                    unit: String::new(),
-                    direction: Direction::HigherIsBetter,
+                    unit: def.unit,
+                    direction: def.direction,
                 },
             );
         };
         if workload == "steady" {
-            put("ss_reached", steady_after.map_or(0.0, |_| 1.0));
+            put(&SS_REACHED, steady_after.map_or(0.0, |_| 1.0));
             if let Some(t) = steady_after {
-                put("ss_time_s", t);
+                put(&SS_TIME_S, t);
             }
         }
         RunData {
@@ -130,6 +131,7 @@ mod tests {
             remounted: false,
             metrics,
             series: BTreeMap::new(),
+            histograms: BTreeMap::new(),
             warnings: Vec::new(),
             ranks: 1,
             per_rank: Vec::new(),

@@ -6,15 +6,22 @@ use super::format::format_value;
 use super::model::{self, TargetStats};
 use super::sections::mean_ci_text;
 use super::table::Table;
+use crate::metric::catalogue::LAT_P99_NS;
+use crate::metric::MetricDef;
 use crate::stats::{summarize, Verdict};
 use crate::store::CampaignData;
 
 /// Values of one metric over a pair's measured, successful runs.
-pub fn metric_values(c: &CampaignData, workload: &str, target: &str, metric: &str) -> Vec<f64> {
+pub fn metric_values(
+    c: &CampaignData,
+    workload: &str,
+    target: &str,
+    metric: &MetricDef,
+) -> Vec<f64> {
     c.runs
         .iter()
         .filter(|r| r.workload == workload && r.target == target && !r.warmup && r.status == "ok")
-        .filter_map(|r| r.metrics.get(metric).map(|m| m.value))
+        .filter_map(|r| r.metric(metric).map(|m| m.value))
         .collect()
 }
 
@@ -65,15 +72,15 @@ pub fn summary_table(c: &CampaignData) -> Table {
                 .filter(|s| s.n > 1)
                 .map(|s| format!("{:.1}%", s.cv * 100.0))
                 .unwrap_or_else(|| "—".into());
-            let p99 = summarize(&metric_values(c, &w.name, &ts.target, "lat_p99_ns"))
-                .map(|s| format_value(s.mean, "ns"))
+            let p99 = summarize(&metric_values(c, &w.name, &ts.target, &LAT_P99_NS))
+                .map(|s| format_value(s.mean, LAT_P99_NS.unit))
                 .unwrap_or_else(|| "—".into());
             t.push(vec![
                 w.name.clone(),
                 ts.target.clone(),
                 ts.values.len().to_string(),
                 m.name.clone(),
-                mean_ci_text(ts, &m.unit),
+                mean_ci_text(ts, m.unit),
                 cv,
                 p99,
                 failed.to_string(),

@@ -3,6 +3,7 @@
 //! end, so a crash loses at most the run in progress. Reports and statistics
 //! read only from here.
 
+mod migrate_v4;
 mod read;
 mod resume;
 mod schema;
@@ -13,7 +14,10 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use rusqlite::Connection;
 
-pub use read::{CampaignData, CampaignRow, MetricValue, RankData, RunData, TargetRow, WorkloadRow};
+pub use read::{
+    CampaignData, CampaignRow, HistData, MetricValue, Metrics, PairStop, RankData, RunData,
+    SeriesData, TargetRow, WorkloadRow,
+};
 pub use resume::{DoneRun, Resumable};
 pub use write::{RankRow, RunRecord};
 
@@ -55,3 +59,6 @@ impl Store {
         &self.path
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -4,11 +4,11 @@ use std::collections::BTreeMap;
 
 use anyhow::{bail, Context, Result};
 use hdrhistogram::Histogram;
-use rusqlite::{params, OptionalExtension, Row};
+use rusqlite::{OptionalExtension, Row};
 use serde_json::Value;
 
 use super::Store;
-use crate::metric::Direction;
+use crate::metric::{Direction, Labels, MetricDef, MetricKey, Unit};
 
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct CampaignRow {
@@ -44,21 +44,41 @@ pub struct WorkloadRow {
     pub params: Value,
 }
 
-#[derive(Debug, Clone, serde::Serialize)]
+/// One stored value of a metric, with its unit and direction as stored.
+#[derive(Debug, Clone, PartialEq)]
 pub struct MetricValue {
     pub value: f64,
-    pub unit: String,
+    pub unit: Unit,
     pub direction: Direction,
 }
 
-#[derive(Debug, Clone, serde::Serialize)]
+/// Values of a run's metric keyed by catalogue name and labels.
+pub type Metrics = BTreeMap<MetricKey, MetricValue>;
+
+#[derive(Debug, Clone)]
 pub struct SeriesData {
-    pub unit: String,
+    pub unit: Unit,
     pub interval_s: f64,
     pub values: Vec<f64>,
 }
 
-#[derive(Debug, Clone, serde::Serialize)]
+/// A stored latency histogram: its sample count and its HdrHistogram V2
+/// encoding (nanoseconds), decoded on demand.
+#[derive(Debug, Clone)]
+pub struct HistData {
+    pub count: u64,
+    pub hdr_v2: Vec<u8>,
+}
+
+impl HistData {
+    pub fn decode(&self) -> Result<Histogram<u64>> {
+        hdrhistogram::serialization::Deserializer::new()
+            .deserialize(&mut self.hdr_v2.as_slice())
+            .map_err(|e| anyhow::anyhow!("decoding a stored histogram: {e:?}"))
+    }
+}
+
+#[derive(Debug, Clone)]
 pub struct RunData {
     pub id: i64,
     pub target: String,
@@ -73,18 +93,25 @@ pub struct RunData {
     pub duration_s: f64,
     pub caches_dropped: bool,
     pub remounted: bool,
-    pub metrics: BTreeMap<String, MetricValue>,
-    pub series: BTreeMap<String, SeriesData>,
+    pub metrics: Metrics,
+    pub series: BTreeMap<MetricKey, SeriesData>,
+    pub histograms: BTreeMap<MetricKey, HistData>,
     pub warnings: Vec<String>,
     /// MPI ranks that ran it at once (1 without MPI).
     pub ranks: u32,
     /// Each rank's part of a multi-client run, in rank order.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub per_rank: Vec<RankData>,
 }
 
+impl RunData {
+    /// The run's overall value of `def` (without labels).
+    pub fn metric(&self, def: &MetricDef) -> Option<&MetricValue> {
+        self.metrics.get(&MetricKey::plain(def.name))
+    }
+}
+
 /// One rank's part of a multi-client run.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone)]
 pub struct RankData {
     pub rank: u32,
     pub host: String,
@@ -92,11 +119,11 @@ pub struct RankData {
     pub error: Option<String>,
     /// Seconds from the start barrier to the end of this rank's run.
     pub done_s: Option<f64>,
-    pub metrics: BTreeMap<String, MetricValue>,
+    pub metrics: Metrics,
 }
 
 /// Everything stored about one campaign.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone)]
 pub struct CampaignData {
     pub campaign: CampaignRow,
     pub environment: Value,
@@ -267,6 +294,7 @@ impl Store {
                     remounted: r.get(12)?,
                     metrics: BTreeMap::new(),
                     series: BTreeMap::new(),
+                    histograms: BTreeMap::new(),
                     warnings: Vec::new(),
                     ranks: r.get(13)?,
                     per_rank: Vec::new(),
@@ -276,6 +304,7 @@ impl Store {
         let index: BTreeMap<i64, usize> = runs.iter().enumerate().map(|(i, r)| (r.id, i)).collect();
         self.attach_metrics(campaign, &index, &mut runs)?;
         self.attach_series(campaign, &index, &mut runs)?;
+        self.attach_histograms(campaign, &index, &mut runs)?;
         self.attach_warnings(campaign, &index, &mut runs)?;
         self.attach_ranks(campaign, &index, &mut runs)?;
         Ok(runs)
@@ -306,18 +335,10 @@ impl Store {
         index: &BTreeMap<i64, usize>,
         runs: &mut [RunData],
     ) -> Result<()> {
-        let sql = "SELECT m.run_id, m.name, m.value, m.unit, m.direction FROM metrics m JOIN runs r ON r.id = m.run_id WHERE r.campaign_id = ?1";
+        let sql = "SELECT m.run_id, m.name, m.labels, m.value, m.unit, m.direction FROM metrics m JOIN runs r ON r.id = m.run_id WHERE r.campaign_id = ?1";
         self.each_run_row(sql, campaign, index, |i, r| {
-            let direction =
-                Direction::parse(&r.get::<_, String>(4)?).unwrap_or(Direction::HigherIsBetter);
-            runs[i].metrics.insert(
-                r.get(1)?,
-                MetricValue {
-                    value: r.get(2)?,
-                    unit: r.get(3)?,
-                    direction,
-                },
-            );
+            let (key, value) = metric_row(r, 1)?;
+            runs[i].metrics.insert(key, value);
             Ok(())
         })
     }
@@ -328,18 +349,34 @@ impl Store {
         index: &BTreeMap<i64, usize>,
         runs: &mut [RunData],
     ) -> Result<()> {
-        let sql = "SELECT s.run_id, s.name, s.unit, s.interval_s, s.values_json FROM series s JOIN runs r ON r.id = s.run_id WHERE r.campaign_id = ?1";
+        let sql = "SELECT s.run_id, s.name, s.labels, s.unit, s.interval_s, s.values_json FROM series s JOIN runs r ON r.id = s.run_id WHERE r.campaign_id = ?1";
         self.each_run_row(sql, campaign, index, |i, r| {
-            let values: Vec<f64> =
-                serde_json::from_str(&r.get::<_, String>(4)?).unwrap_or_default();
-            runs[i].series.insert(
-                r.get(1)?,
-                SeriesData {
-                    unit: r.get(2)?,
-                    interval_s: r.get(3)?,
-                    values,
-                },
-            );
+            let values: Vec<Option<f64>> =
+                serde_json::from_str(&r.get::<_, String>(5)?).unwrap_or_default();
+            let values = values.into_iter().map(|v| v.unwrap_or(f64::NAN)).collect();
+            let series = SeriesData {
+                unit: unit(r, 3)?,
+                interval_s: r.get(4)?,
+                values,
+            };
+            runs[i].series.insert(key(r, 1)?, series);
+            Ok(())
+        })
+    }
+
+    fn attach_histograms(
+        &self,
+        campaign: i64,
+        index: &BTreeMap<i64, usize>,
+        runs: &mut [RunData],
+    ) -> Result<()> {
+        let sql = "SELECT h.run_id, h.name, h.labels, h.count, h.hdr_v2 FROM histograms h JOIN runs r ON r.id = h.run_id WHERE r.campaign_id = ?1";
+        self.each_run_row(sql, campaign, index, |i, r| {
+            let hist = HistData {
+                count: r.get::<_, i64>(3)?.max(0) as u64,
+                hdr_v2: r.get(4)?,
+            };
+            runs[i].histograms.insert(key(r, 1)?, hist);
             Ok(())
         })
     }
@@ -375,39 +412,51 @@ impl Store {
             });
             Ok(())
         })?;
-        let sql = "SELECT m.run_id, m.rank, m.name, m.value, m.unit, m.direction FROM rank_metrics m JOIN runs r ON r.id = m.run_id WHERE r.campaign_id = ?1";
+        let sql = "SELECT m.run_id, m.rank, m.name, m.labels, m.value, m.unit, m.direction FROM rank_metrics m JOIN runs r ON r.id = m.run_id WHERE r.campaign_id = ?1";
         self.each_run_row(sql, campaign, index, |i, r| {
             let rank: u32 = r.get(1)?;
-            let direction =
-                Direction::parse(&r.get::<_, String>(5)?).unwrap_or(Direction::HigherIsBetter);
+            let (key, value) = metric_row(r, 2)?;
             if let Some(k) = runs[i].per_rank.iter_mut().find(|k| k.rank == rank) {
-                k.metrics.insert(
-                    r.get(2)?,
-                    MetricValue {
-                        value: r.get(3)?,
-                        unit: r.get(4)?,
-                        direction,
-                    },
-                );
+                k.metrics.insert(key, value);
             }
             Ok(())
         })
     }
+}
 
-    /// A run's stored latency histogram, decoded.
-    pub fn histogram(&self, run: i64, name: &str) -> Result<Option<Histogram<u64>>> {
-        let blob: Option<Vec<u8>> = self
-            .conn
-            .query_row(
-                "SELECT hdr_v2 FROM histograms WHERE run_id = ?1 AND name = ?2",
-                params![run, name],
-                |r| r.get(0),
-            )
-            .optional()?;
-        let Some(blob) = blob else { return Ok(None) };
-        let h = hdrhistogram::serialization::Deserializer::new()
-            .deserialize(&mut blob.as_slice())
-            .map_err(|e| anyhow::anyhow!("decoding histogram {name} of run {run}: {e:?}"))?;
-        Ok(Some(h))
-    }
+/// A metric's key from the columns `name, labels` at `at`.
+fn key(r: &Row<'_>, at: usize) -> rusqlite::Result<MetricKey> {
+    let name: String = r.get(at)?;
+    let text: String = r.get(at + 1)?;
+    let labels = Labels::from_json_text(&text).map_err(|e| bad_column(at + 1, e))?;
+    Ok(MetricKey::new(&name, labels))
+}
+
+/// A unit from its stored text at `at`.
+fn unit(r: &Row<'_>, at: usize) -> rusqlite::Result<Unit> {
+    let text: String = r.get(at)?;
+    Unit::parse(&text).ok_or_else(|| {
+        bad_column(
+            at,
+            format!(
+                "unit `{text}` is none storlab writes; was the store written by another program?"
+            ),
+        )
+    })
+}
+
+/// A metric from the columns `name, labels, value, unit, direction` at `at`.
+fn metric_row(r: &Row<'_>, at: usize) -> rusqlite::Result<(MetricKey, MetricValue)> {
+    let direction =
+        Direction::parse(&r.get::<_, String>(at + 4)?).unwrap_or(Direction::HigherIsBetter);
+    let value = MetricValue {
+        value: r.get(at + 2)?,
+        unit: unit(r, at + 3)?,
+        direction,
+    };
+    Ok((key(r, at)?, value))
+}
+
+fn bad_column(at: usize, why: String) -> rusqlite::Error {
+    rusqlite::Error::FromSqlConversionFailure(at, rusqlite::types::Type::Text, why.into())
 }

@@ -115,7 +115,7 @@ impl Store {
         let mut st = self.conn.prepare(
             "SELECT r.target_id, r.workload_id, r.warmup, r.repetition, m.value, r.duration_s
              FROM runs r JOIN workloads w ON w.id = r.workload_id
-             LEFT JOIN metrics m ON m.run_id = r.id AND m.name = w.primary_metric
+             LEFT JOIN metrics m ON m.run_id = r.id AND m.name = w.primary_metric AND m.labels = '{}'
              WHERE r.campaign_id = ?1 AND r.status IN ('ok', 'failed') ORDER BY r.id",
         )?;
         let rows = st.query_map([campaign], |r| {

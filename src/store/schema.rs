@@ -4,9 +4,9 @@
 use anyhow::{bail, Result};
 use rusqlite::{Connection, OptionalExtension};
 
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
-const V1: &str = r#"
+pub const V1: &str = r#"
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE campaigns (
     id INTEGER PRIMARY KEY,
@@ -91,7 +91,7 @@ CREATE TABLE warnings (
 "#;
 
 /// Version 2: why each target–workload pair stopped taking runs.
-const V2: &str = r#"
+pub const V2: &str = r#"
 CREATE TABLE pair_stops (
     campaign_id INTEGER NOT NULL REFERENCES campaigns(id),
     target_id INTEGER NOT NULL REFERENCES targets(id),
@@ -105,7 +105,7 @@ CREATE TABLE pair_stops (
 
 /// Version 3: multi-client runs over MPI. Each run's rank count, and per
 /// rank its host, status, end (seconds from the start barrier) and metrics.
-const V3: &str = r#"
+pub const V3: &str = r#"
 ALTER TABLE runs ADD COLUMN ranks INTEGER NOT NULL DEFAULT 1;
 CREATE TABLE run_ranks (
     run_id INTEGER NOT NULL REFERENCES runs(id),
@@ -124,6 +124,51 @@ CREATE TABLE rank_metrics (
     unit TEXT NOT NULL,
     direction TEXT NOT NULL,
     PRIMARY KEY (run_id, rank, name),
+    FOREIGN KEY (run_id, rank) REFERENCES run_ranks(run_id, rank)
+);
+"#;
+
+/// Version 4: labels. Metrics, series, histograms and per-rank metrics are
+/// keyed by catalogue name and labels (a JSON object of strings, `{}` for
+/// none) instead of names with the labels packed in; [`super::migrate_v4`]
+/// moves the v3 rows over.
+pub const V4: &str = r#"
+CREATE TABLE metrics_v4 (
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    name TEXT NOT NULL,
+    labels TEXT NOT NULL DEFAULT '{}',
+    value REAL NOT NULL,
+    unit TEXT NOT NULL,
+    direction TEXT NOT NULL,
+    PRIMARY KEY (run_id, name, labels)
+);
+CREATE TABLE series_v4 (
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    name TEXT NOT NULL,
+    labels TEXT NOT NULL DEFAULT '{}',
+    unit TEXT NOT NULL,
+    interval_s REAL NOT NULL,
+    values_json TEXT NOT NULL,
+    PRIMARY KEY (run_id, name, labels)
+);
+CREATE TABLE histograms_v4 (
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    name TEXT NOT NULL,
+    labels TEXT NOT NULL DEFAULT '{}',
+    unit TEXT NOT NULL,
+    count INTEGER NOT NULL,
+    hdr_v2 BLOB NOT NULL,
+    PRIMARY KEY (run_id, name, labels)
+);
+CREATE TABLE rank_metrics_v4 (
+    run_id INTEGER NOT NULL,
+    rank INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    labels TEXT NOT NULL DEFAULT '{}',
+    value REAL NOT NULL,
+    unit TEXT NOT NULL,
+    direction TEXT NOT NULL,
+    PRIMARY KEY (run_id, rank, name, labels),
     FOREIGN KEY (run_id, rank) REFERENCES run_ranks(run_id, rank)
 );
 "#;
@@ -148,12 +193,23 @@ pub fn migrate(conn: &Connection) -> Result<()> {
         if version < v {
             let tx = conn.unchecked_transaction()?;
             tx.execute_batch(sql)?;
-            tx.execute(
-                "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?1)",
-                [v.to_string()],
-            )?;
+            set_version(&tx, v)?;
             tx.commit()?;
         }
     }
+    if version < 4 {
+        let tx = conn.unchecked_transaction()?;
+        super::migrate_v4::migrate(&tx)?;
+        set_version(&tx, 4)?;
+        tx.commit()?;
+    }
+    Ok(())
+}
+
+fn set_version(tx: &rusqlite::Transaction<'_>, v: i64) -> Result<()> {
+    tx.execute(
+        "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?1)",
+        [v.to_string()],
+    )?;
     Ok(())
 }

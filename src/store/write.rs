@@ -164,36 +164,34 @@ fn insert_rank(tx: &rusqlite::Transaction<'_>, run: i64, row: &RankRow) -> Resul
     )?;
     for m in row.metrics.iter().filter(|m| m.value.is_finite()) {
         tx.execute(
-            "INSERT OR REPLACE INTO rank_metrics (run_id, rank, name, value, unit, direction) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![run, row.rank, m.name, m.value, m.unit, m.direction.as_str()],
+            "INSERT OR REPLACE INTO rank_metrics (run_id, rank, name, labels, value, unit, direction) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![run, row.rank, m.name(), m.labels.to_json_text(), m.value, m.unit().as_str(), m.direction().as_str()],
         )?;
     }
     Ok(())
 }
 
 fn insert_output(tx: &rusqlite::Transaction<'_>, run: i64, out: &RunOutput) -> Result<()> {
-    for m in &out.metrics {
-        if m.value.is_finite() {
-            tx.execute(
-                "INSERT OR REPLACE INTO metrics (run_id, name, value, unit, direction) VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![run, m.name, m.value, m.unit, m.direction.as_str()],
-            )?;
-        }
+    for m in out.metrics.iter().filter(|m| m.value.is_finite()) {
+        tx.execute(
+            "INSERT OR REPLACE INTO metrics (run_id, name, labels, value, unit, direction) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![run, m.name(), m.labels.to_json_text(), m.value, m.unit().as_str(), m.direction().as_str()],
+        )?;
     }
     for s in &out.series {
         tx.execute(
-            "INSERT OR REPLACE INTO series (run_id, name, unit, interval_s, values_json) VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![run, s.name, s.unit, s.interval_s, serde_json::to_string(&s.values)?],
+            "INSERT OR REPLACE INTO series (run_id, name, labels, unit, interval_s, values_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![run, s.def.name, s.labels.to_json_text(), s.def.unit.as_str(), s.interval_s, serde_json::to_string(&s.values)?],
         )?;
     }
     for h in &out.histograms {
         let mut bytes = Vec::new();
         hdrhistogram::serialization::V2Serializer::new()
             .serialize(&h.hist, &mut bytes)
-            .map_err(|e| anyhow::anyhow!("serializing histogram {}: {e:?}", h.name))?;
+            .map_err(|e| anyhow::anyhow!("serializing histogram {}: {e:?}", h.def.name))?;
         tx.execute(
-            "INSERT OR REPLACE INTO histograms (run_id, name, unit, count, hdr_v2) VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![run, h.name, h.unit, h.hist.len() as i64, bytes],
+            "INSERT OR REPLACE INTO histograms (run_id, name, labels, unit, count, hdr_v2) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![run, h.def.name, h.labels.to_json_text(), h.def.unit().as_str(), h.hist.len() as i64, bytes],
         )?;
     }
     for w in &out.warnings {

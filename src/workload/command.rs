@@ -25,7 +25,8 @@ use super::{RunContext, Workload};
 use crate::experiment::params::{ParamSpec, ParamType, Params, Value};
 use crate::experiment::units::format_bytes;
 use crate::measure::child::{self, describe_status, ChildOptions, Finished};
-use crate::measure::{Metric, RunOutput, StopFlag};
+use crate::measure::{RunOutput, StopFlag};
+use crate::metric::catalogue as m;
 
 /// Lines of stderr kept with a failed run.
 const STDERR_LINES: usize = 10;
@@ -240,9 +241,9 @@ impl Workload for CommandWorkload {
         }
         let mut out = RunOutput {
             metrics: vec![
-                Metric::lower("wall_s", f.wall.as_secs_f64(), "s"),
-                Metric::lower("cpu_user_s", f.user_s, "s"),
-                Metric::lower("cpu_sys_s", f.sys_s, "s"),
+                m::WALL_S.value(f.wall.as_secs_f64()),
+                m::CPU_USER_S.value(f.user_s),
+                m::CPU_SYS_S.value(f.sys_s),
             ],
             ..Default::default()
         };
@@ -251,11 +252,9 @@ impl Workload for CommandWorkload {
                 "peak memory not recorded: the kernel reports {}, which is storlab's own resident size carried over at exec; the command used at most that",
                 format_bytes(f.max_rss_bytes as f64)
             )),
-            _ => out.metrics.push(Metric::lower(
-                "max_rss_bytes",
-                f.max_rss_bytes as f64,
-                "bytes",
-            )),
+            _ => out
+                .metrics
+                .push(m::MAX_RSS_BYTES.value(f.max_rss_bytes as f64)),
         }
         Ok(out)
     }

@@ -11,7 +11,8 @@ use anyhow::Result;
 
 use super::{RunContext, Workload};
 use crate::experiment::params::{ParamSpec, ParamType, Params};
-use crate::measure::{Metric, RunOutput};
+use crate::measure::RunOutput;
+use crate::metric::catalogue as m;
 
 pub const PARAMS: &[ParamSpec] = &[
     ParamSpec {
@@ -96,7 +97,7 @@ impl Workload for Mock {
                 + self.noise
                     * gaussian(self.seed ^ cx.run_seed.wrapping_mul(0x2545_F491_4F6C_DD1D)));
         Ok(RunOutput {
-            metrics: vec![Metric::higher("ops_per_s", v.max(0.0), "ops/s")],
+            metrics: vec![m::OPS_PER_S.value(v.max(0.0))],
             ..Default::default()
         })
     }

@@ -23,7 +23,8 @@ use anyhow::Result;
 
 use crate::experiment::params::{ParamSpec, Params};
 use crate::measure::{RunOutput, StopFlag};
-use crate::metric::Direction;
+use crate::metric::catalogue as m;
+use crate::metric::MetricDef;
 use crate::targets::TargetKind;
 
 /// What the runner tells a workload about the run at hand.
@@ -42,14 +43,6 @@ pub trait Workload: Send {
     fn run(&mut self, dir: &Path, cx: &RunContext) -> Result<RunOutput>;
     /// Untimed cleanup after each run.
     fn cleanup(&mut self, dir: &Path) -> Result<()>;
-}
-
-/// The primary metric of a workload kind: the one verdicts are about.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Primary {
-    pub name: &'static str,
-    pub unit: &'static str,
-    pub direction: Direction,
 }
 
 /// The closed registry of workload kinds; each names one row of [`KINDS`].
@@ -75,7 +68,8 @@ pub struct KindEntry {
     pub name: &'static str,
     pub about: &'static str,
     pub params: &'static [ParamSpec],
-    pub primary: Primary,
+    /// The metric verdicts are about (its value without labels).
+    pub primary: &'static MetricDef,
     /// Cross-checks of the parameters, once the file is parsed.
     pub validate: Check,
     /// Resolves what the parameters point at: relative paths against the
@@ -89,24 +83,13 @@ pub struct KindEntry {
     pub build: fn(&Params) -> Box<dyn Workload>,
     /// Under MPI: the metric holding a rank's measured duration, for IOR's
     /// aggregate throughput.
-    pub span_metric: Option<&'static str>,
+    pub span_metric: Option<&'static MetricDef>,
     /// Whether it may run once per MPI rank (a database per rank measures
     /// neither a shared server nor the storage's scaling).
     pub per_rank: bool,
     /// Whether `shared = true` may put every rank on one set of files.
     pub shareable: bool,
 }
-
-const fn primary(name: &'static str, unit: &'static str, direction: Direction) -> Primary {
-    Primary {
-        name,
-        unit,
-        direction,
-    }
-}
-
-const BW: Primary = primary("bw_bytes_per_s", "bytes/s", Direction::HigherIsBetter);
-const TPS: Primary = primary("tps", "tx/s", Direction::HigherIsBetter);
 
 fn nothing_to_resolve(_: &mut Params, _: &Path) -> Result<(), (&'static str, String)> {
     Ok(())
@@ -127,14 +110,14 @@ pub static KINDS: &[KindEntry] = &[
         name: "io",
         about: "storlab's native I/O engine, with fio's parameter names",
         params: io::PARAMS,
-        primary: BW,
+        primary: &m::BW_BYTES_PER_S,
         validate: io::validate,
         resolve: nothing_to_resolve,
         preflight: nothing_to_check,
         estimate: io::estimate,
         bytes_needed: io::bytes_needed,
         build: |p| Box::new(io::Io::new(p)),
-        span_metric: Some("elapsed_s"),
+        span_metric: Some(&m::ELAPSED_S),
         per_rank: true,
         shareable: true,
     },
@@ -143,14 +126,14 @@ pub static KINDS: &[KindEntry] = &[
         name: "fio",
         about: "a fio job file (or inline options) run by fio, its JSON+ output as storlab metrics",
         params: fio::PARAMS,
-        primary: BW,
+        primary: &m::BW_BYTES_PER_S,
         validate: fio::validate,
         resolve: fio::resolve,
         preflight: |_| fio::preflight(),
         estimate: fio::estimate,
         bytes_needed: fio::bytes_needed,
         build: |p| Box::new(fio::Fio::new(p)),
-        span_metric: Some("elapsed_s"),
+        span_metric: Some(&m::ELAPSED_S),
         per_rank: true,
         shareable: false,
     },
@@ -159,7 +142,7 @@ pub static KINDS: &[KindEntry] = &[
         name: "command",
         about: "any program run in the target's working directory, timed",
         params: command::PARAMS,
-        primary: primary("wall_s", "s", Direction::LowerIsBetter),
+        primary: &m::WALL_S,
         validate: command::validate,
         resolve: command::resolve,
         preflight: nothing_to_check,
@@ -167,7 +150,7 @@ pub static KINDS: &[KindEntry] = &[
         // Unknown beforehand: the command's own errors tell.
         bytes_needed: unknown_size,
         build: |p| Box::new(command::CommandWorkload::new(p)),
-        span_metric: Some("wall_s"),
+        span_metric: Some(&m::WALL_S),
         per_rank: true,
         shareable: true,
     },
@@ -176,7 +159,7 @@ pub static KINDS: &[KindEntry] = &[
         name: "mock",
         about: "synthetic seeded metrics that touch no storage, for testing storlab itself",
         params: mock::PARAMS,
-        primary: primary("ops_per_s", "ops/s", Direction::HigherIsBetter),
+        primary: &m::OPS_PER_S,
         validate: |_| Ok(()),
         resolve: nothing_to_resolve,
         preflight: nothing_to_check,
@@ -193,14 +176,14 @@ pub static KINDS: &[KindEntry] = &[
         about:
             "PostgreSQL's pgbench on a cluster storlab creates in the target (or a server by dsn)",
         params: pgbench::PARAMS,
-        primary: TPS,
+        primary: &m::TPS,
         validate: pgbench::validate,
         resolve: pgbench::resolve,
         preflight: nothing_to_check,
         estimate: pgbench::estimate,
         bytes_needed: pgbench::bytes_needed,
         build: |p| Box::new(pgbench::Pgbench::new(p)),
-        span_metric: Some("elapsed_s"),
+        span_metric: Some(&m::ELAPSED_S),
         per_rank: false,
         shareable: false,
     },
@@ -209,14 +192,14 @@ pub static KINDS: &[KindEntry] = &[
         name: "sqlite-oltp",
         about: "pgbench's TPC-B-like transaction on an embedded SQLite database in the target",
         params: sqlite_oltp::PARAMS,
-        primary: TPS,
+        primary: &m::TPS,
         validate: sqlite_oltp::validate,
         resolve: nothing_to_resolve,
         preflight: nothing_to_check,
         estimate: sqlite_oltp::estimate,
         bytes_needed: sqlite_oltp::bytes_needed,
         build: |p| Box::new(sqlite_oltp::SqliteOltp::new(p)),
-        span_metric: Some("elapsed_s"),
+        span_metric: Some(&m::ELAPSED_S),
         per_rank: false,
         shareable: false,
     },
@@ -225,14 +208,14 @@ pub static KINDS: &[KindEntry] = &[
         name: "matrix",
         about: "iozone's automatic mode: file sizes x record sizes x tests",
         params: matrix::PARAMS,
-        primary: primary(matrix::PRIMARY, "bytes/s", Direction::HigherIsBetter),
+        primary: &m::GEOMEAN_BW_BYTES_PER_S,
         validate: matrix::validate,
         resolve: nothing_to_resolve,
         preflight: nothing_to_check,
         estimate: matrix::estimate,
         bytes_needed: matrix::bytes_needed,
         build: |p| Box::new(matrix::Matrix::new(p)),
-        span_metric: Some("elapsed_s"),
+        span_metric: Some(&m::ELAPSED_S),
         per_rank: true,
         shareable: false,
     },
@@ -241,14 +224,14 @@ pub static KINDS: &[KindEntry] = &[
         name: "smallfiles",
         about: "small-file metadata storms: create, stat, read, append, rename, readdir, delete",
         params: smallfiles::PARAMS,
-        primary: primary("ops_per_s", "ops/s", Direction::HigherIsBetter),
+        primary: &m::OPS_PER_S,
         validate: smallfiles::validate,
         resolve: nothing_to_resolve,
         preflight: nothing_to_check,
         estimate: smallfiles::estimate,
         bytes_needed: smallfiles::bytes_needed,
         build: |p| Box::new(smallfiles::Smallfiles::new(p)),
-        span_metric: Some("elapsed_s"),
+        span_metric: Some(&m::ELAPSED_S),
         per_rank: true,
         shareable: false,
     },
@@ -257,14 +240,14 @@ pub static KINDS: &[KindEntry] = &[
         name: "tinywrites",
         about: "tiny writes up to a total size, then sync, optionally compressed on the way",
         params: tinywrites::PARAMS,
-        primary: primary("total_s", "s", Direction::LowerIsBetter),
+        primary: &m::TOTAL_S,
         validate: tinywrites::validate,
         resolve: nothing_to_resolve,
         preflight: nothing_to_check,
         estimate: tinywrites::estimate,
         bytes_needed: tinywrites::bytes_needed,
         build: |p| Box::new(tinywrites::Tinywrites::new(p)),
-        span_metric: Some("total_s"),
+        span_metric: Some(&m::TOTAL_S),
         per_rank: true,
         shareable: false,
     },
@@ -320,7 +303,7 @@ impl WorkloadKind {
         Ok(())
     }
 
-    pub fn primary(self) -> Primary {
+    pub fn primary(self) -> &'static MetricDef {
         self.entry().primary
     }
 

@@ -1,15 +1,13 @@
 use super::*;
+use crate::metric::catalogue::LAT;
+use crate::metric::labels::{FILE_SIZE, OP, RECORD_SIZE, TEST};
 
 fn hist(values: &[u64]) -> Hist {
     let mut h = new_histogram();
     for v in values {
         h.record(*v).unwrap();
     }
-    Hist {
-        name: "lat".into(),
-        unit: "ns",
-        hist: h,
-    }
+    Hist::new(&LAT, h)
 }
 
 /// An io-like rank: `ops` operations of 4 KiB with the given latencies,
@@ -19,35 +17,34 @@ fn io_rank(rank: usize, lat: &[u64], elapsed: f64, done: f64) -> RankRun {
     let bytes = ops * 4096.0;
     let h = hist(lat);
     let mut metrics = vec![
-        Metric::higher("bw_bytes_per_s", bytes / elapsed, "bytes/s"),
-        Metric::higher("iops", ops / elapsed, "ops/s"),
-        Metric::higher("bytes", bytes, "bytes"),
-        Metric::higher("ops", ops, "ops"),
-        Metric::lower("elapsed_s", elapsed, "s"),
-        Metric::lower("cpu_user_s", 0.5, "s"),
-        Metric::lower("cpu_ns_per_op", 1000.0 * (rank + 1) as f64, "ns"),
+        m::BW_BYTES_PER_S.value(bytes / elapsed),
+        m::IOPS.value(ops / elapsed),
+        m::BYTES.value(bytes),
+        m::OPS.value(ops),
+        m::ELAPSED_S.value(elapsed),
+        m::CPU_USER_S.value(0.5),
+        m::CPU_NS_PER_OP.value(1000.0 * (rank + 1) as f64),
     ];
-    metrics.extend(latency_metrics("lat", &h.hist));
+    metrics.extend(latency_metrics(&LAT, &Labels::new(), &h.hist));
     RankRun {
         rank,
         done_s: done,
         output: RunOutput {
             metrics,
-            series: vec![Series {
-                name: "bw_bytes_per_s".into(),
-                unit: "bytes/s",
-                interval_s: 1.0,
-                values: vec![10.0; rank + 1],
-            }],
+            series: vec![Series::new(&m::BW_BYTES_PER_S, 1.0, vec![10.0; rank + 1])],
             histograms: vec![h],
             warnings: vec!["same".into(), format!("only {rank}")],
         },
     }
 }
 
-fn get(out: &RunOutput, name: &str) -> f64 {
-    out.metric(name)
-        .unwrap_or_else(|| panic!("no {name} in {:?}", out.metrics))
+fn get(out: &RunOutput, def: &MetricDef) -> f64 {
+    labelled(out, def, &Labels::new())
+}
+
+fn labelled(out: &RunOutput, def: &MetricDef, labels: &Labels) -> f64 {
+    out.labelled(def, labels)
+        .unwrap_or_else(|| panic!("no {} {labels:?} in {:?}", def.name, out.metrics))
 }
 
 #[test]
@@ -63,31 +60,31 @@ fn counts_add_histograms_merge_exactly_and_throughput_is_iors_aggregate() {
         io_rank(1, &lats[1], 2.0, 2.1),
         io_rank(2, &lats[2], 3.5, 4.0),
     ];
-    let out = merge(&runs, Some("elapsed_s"));
-    let ops: f64 = runs.iter().map(|r| get(&r.output, "ops")).sum();
-    assert_eq!(get(&out, "ops"), ops);
-    assert_eq!(get(&out, "ops"), 450.0);
-    assert_eq!(get(&out, "bytes"), 450.0 * 4096.0);
-    let lat = out.histograms.iter().find(|h| h.name == "lat").unwrap();
+    let out = merge(&runs, Some(&m::ELAPSED_S));
+    let ops: f64 = runs.iter().map(|r| get(&r.output, &m::OPS)).sum();
+    assert_eq!(get(&out, &m::OPS), ops);
+    assert_eq!(get(&out, &m::OPS), 450.0);
+    assert_eq!(get(&out, &m::BYTES), 450.0 * 4096.0);
+    let lat = out.histograms.iter().find(|h| h.def.name == "lat").unwrap();
     assert_eq!(lat.hist.len() as f64, ops, "merged count = summed ops");
     let all = hist(&lats.concat());
     assert_eq!(lat.hist, all.hist, "exactly the histogram of every sample");
     assert_eq!(
-        get(&out, "lat_p99_ns"),
+        get(&out, &m::LAT_P99_NS),
         all.hist.value_at_percentile(99.0) as f64
     );
-    assert_eq!(get(&out, "lat_max_ns"), all.hist.max() as f64);
+    assert_eq!(get(&out, &m::LAT_MAX_NS), all.hist.max() as f64);
     // Measured intervals: [0.1, 1.1], [0.1, 2.1], [0.5, 4.0]: window 3.9 s.
     let window = 4.0 - 0.1;
-    assert!((get(&out, "bw_bytes_per_s") - 450.0 * 4096.0 / window).abs() < 1e-6);
-    assert!((get(&out, "iops") - 450.0 / window).abs() < 1e-9);
-    assert_eq!(get(&out, "elapsed_s"), 3.5, "the slowest rank's time");
-    assert_eq!(get(&out, "cpu_user_s"), 1.5, "CPU seconds add");
+    assert!((get(&out, &m::BW_BYTES_PER_S) - 450.0 * 4096.0 / window).abs() < 1e-6);
+    assert!((get(&out, &m::IOPS) - 450.0 / window).abs() < 1e-9);
+    assert_eq!(get(&out, &m::ELAPSED_S), 3.5, "the slowest rank's time");
+    assert_eq!(get(&out, &m::CPU_USER_S), 1.5, "CPU seconds add");
     // Weighted by operations: (1000*100 + 2000*300 + 3000*50) / 450.
-    assert!((get(&out, "cpu_ns_per_op") - 850_000.0 / 450.0).abs() < 1e-9);
-    assert_eq!(get(&out, "first_done_s"), 1.1);
-    assert_eq!(get(&out, "last_done_s"), 4.0);
-    assert!((get(&out, "done_spread_s") - 2.9).abs() < 1e-12);
+    assert!((get(&out, &m::CPU_NS_PER_OP) - 850_000.0 / 450.0).abs() < 1e-9);
+    assert_eq!(get(&out, &m::FIRST_DONE_S), 1.1);
+    assert_eq!(get(&out, &m::LAST_DONE_S), 4.0);
+    assert!((get(&out, &m::DONE_SPREAD_S) - 2.9).abs() < 1e-12);
     assert_eq!(out.series[0].values, vec![30.0, 20.0, 10.0]);
     assert_eq!(
         out.warnings,
@@ -97,37 +94,42 @@ fn counts_add_histograms_merge_exactly_and_throughput_is_iors_aggregate() {
 
 #[test]
 fn per_phase_rates_use_the_slowest_rank_and_others_add() {
+    let create = Labels::new().with(&OP, "create");
+    let cell = Labels::new()
+        .with(&TEST, "write")
+        .with(&FILE_SIZE, 1 << 20)
+        .with(&RECORD_SIZE, 4096);
     let rank = |r: usize, create_s: f64, matrix_bw: f64| RankRun {
         rank: r,
         done_s: 1.0,
         output: RunOutput {
             metrics: vec![
-                Metric::higher("create_ops", 1000.0, "ops"),
-                Metric::higher("create_ops_per_s", 1000.0 / create_s, "ops/s"),
-                Metric::lower("create_elapsed_s", create_s, "s"),
-                Metric::higher("write_1m_4k_bw_bytes_per_s", matrix_bw, "bytes/s"),
-                Metric::lower("write_1m_4k_lat_mean_ns", matrix_bw / 1e3, "ns"),
-                Metric::lower("sched_lag_p99_ns", matrix_bw / 1e3, "ns"),
-                Metric::higher("cells", 4.0, "cells"),
-                Metric::higher("compression_ratio", r as f64 + 1.0, "ratio"),
-                Metric::lower("max_rss_bytes", 1e6 * (r + 1) as f64, "bytes"),
+                m::OPS.labelled(create.clone(), 1000.0),
+                m::OPS_PER_S.labelled(create.clone(), 1000.0 / create_s),
+                m::ELAPSED_S.labelled(create.clone(), create_s),
+                m::BW_BYTES_PER_S.labelled(cell.clone(), matrix_bw),
+                m::LAT_MEAN_NS.labelled(cell.clone(), matrix_bw / 1e3),
+                m::SERVICE_LAT_P99_NS.value(matrix_bw / 1e3),
+                m::CELLS.value(4.0),
+                m::COMPRESSION_RATIO.value(r as f64 + 1.0),
+                m::MAX_RSS_BYTES.value(1e6 * (r + 1) as f64),
             ],
             ..Default::default()
         },
     };
     let out = merge(&[rank(0, 1.0, 1e6), rank(1, 4.0, 3e6)], None);
-    assert_eq!(get(&out, "create_ops"), 2000.0);
-    assert_eq!(get(&out, "create_ops_per_s"), 2000.0 / 4.0);
-    assert_eq!(get(&out, "write_1m_4k_bw_bytes_per_s"), 4e6);
-    assert_eq!(get(&out, "write_1m_4k_lat_mean_ns"), 2e3, "mean of means");
+    assert_eq!(labelled(&out, &m::OPS, &create), 2000.0);
+    assert_eq!(labelled(&out, &m::OPS_PER_S, &create), 2000.0 / 4.0);
+    assert_eq!(labelled(&out, &m::BW_BYTES_PER_S, &cell), 4e6);
+    assert_eq!(labelled(&out, &m::LAT_MEAN_NS, &cell), 2e3, "mean of means");
     assert_eq!(
-        get(&out, "sched_lag_p99_ns"),
+        get(&out, &m::SERVICE_LAT_P99_NS),
         3e3,
         "percentile: largest rank"
     );
-    assert_eq!(get(&out, "cells"), 4.0);
-    assert_eq!(get(&out, "compression_ratio"), 1.5);
-    assert_eq!(get(&out, "max_rss_bytes"), 2e6, "a peak is not summed");
+    assert_eq!(get(&out, &m::CELLS), 4.0);
+    assert_eq!(get(&out, &m::COMPRESSION_RATIO), 1.5);
+    assert_eq!(get(&out, &m::MAX_RSS_BYTES), 2e6, "a peak is not summed");
     assert!(out.histograms.is_empty());
 }
 
@@ -137,12 +139,12 @@ fn rates_without_a_span_add_up() {
         rank: r,
         done_s: done,
         output: RunOutput {
-            metrics: vec![Metric::higher("ops_per_s", v, "ops/s")],
+            metrics: vec![m::OPS_PER_S.value(v)],
             ..Default::default()
         },
     };
     let out = merge(&[rank(0, 100.0, 2.0), rank(1, 50.0, 0.5)], None);
-    assert_eq!(get(&out, "ops_per_s"), 150.0);
-    assert_eq!(get(&out, "first_done_s"), 0.5);
-    assert_eq!(get(&out, "last_done_s"), 2.0);
+    assert_eq!(get(&out, &m::OPS_PER_S), 150.0);
+    assert_eq!(get(&out, &m::FIRST_DONE_S), 0.5);
+    assert_eq!(get(&out, &m::LAST_DONE_S), 2.0);
 }

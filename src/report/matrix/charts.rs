@@ -124,12 +124,11 @@ mod tests {
     use crate::workload::matrix::grid::Test;
 
     fn test_matrix() -> (MatrixReport, TestMatrix) {
-        let axes = Axes::from_names([
-            "read_64k_4k_bw_bytes_per_s",
-            "read_128k_4k_bw_bytes_per_s",
-            "read_128k_128k_bw_bytes_per_s",
-        ])
-        .unwrap();
+        const K: u64 = 1024;
+        let axes = Axes::of_cells(
+            Test::Read,
+            &[(64 * K, 4 * K), (128 * K, 4 * K), (128 * K, 128 * K)],
+        );
         let d = |diff_pct, significant| {
             Some(CellDiff {
                 diff_pct,

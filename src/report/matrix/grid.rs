@@ -1,17 +1,25 @@
 //! A matrix campaign read back from the store: the axes (tests, file sizes,
-//! record sizes) recovered from the per-cell metric names, each cell's mean
+//! record sizes) read from the labels of the per-cell metrics, each cell's mean
 //! throughput per target over the measured runs and, against the baseline,
 //! its % difference with the significance rule every other verdict uses.
 //! Pure: built from [`CampaignData`], no I/O.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
-use crate::metric::Direction;
+use crate::metric::catalogue::BW_BYTES_PER_S;
+use crate::metric::{Direction, MetricKey};
 use crate::report::model::{call, LEVEL};
 use crate::stats::summary::mean;
 use crate::stats::{welch, Verdict};
 use crate::store::CampaignData;
-use crate::workload::matrix::grid::{parse_cell_metric, Cell, Test, BW_SUFFIX};
+use crate::workload::matrix::grid::{cell_of, Cell, Test};
+
+/// The test and cell of a cell's throughput; `None` for any other metric.
+fn throughput_cell(key: &MetricKey) -> Option<(Test, Cell)> {
+    (key.name == BW_BYTES_PER_S.name)
+        .then(|| cell_of(&key.labels))
+        .flatten()
+}
 
 /// The cells a campaign measured, and the axes they span.
 #[derive(Debug, Clone, PartialEq)]
@@ -26,12 +34,12 @@ pub struct Axes {
 }
 
 impl Axes {
-    /// The axes of the throughput metrics among `names`; other names are
-    /// ignored. `None` when no name is a cell's throughput.
-    pub fn from_names<'a>(names: impl IntoIterator<Item = &'a str>) -> Option<Axes> {
-        let cells: HashSet<(&'static str, Cell)> = names
+    /// The axes of the cells' throughput metrics among `keys`; other
+    /// metrics are ignored. `None` when none is a cell's throughput.
+    pub fn from_keys<'a>(keys: impl IntoIterator<Item = &'a MetricKey>) -> Option<Axes> {
+        let cells: HashSet<(&'static str, Cell)> = keys
             .into_iter()
-            .filter_map(|n| parse_cell_metric(n, BW_SUFFIX))
+            .filter_map(throughput_cell)
             .map(|(t, c)| (t.name(), c))
             .collect();
         if cells.is_empty() {
@@ -50,6 +58,18 @@ impl Axes {
             records: records.into_iter().collect(),
             cells,
         })
+    }
+
+    /// The axes of `test` measured on each (file size, record size) cell.
+    #[cfg(test)]
+    pub fn of_cells(test: Test, cells: &[(u64, u64)]) -> Axes {
+        use crate::workload::matrix::grid::cell_labels;
+        let keys: Vec<MetricKey> = cells
+            .iter()
+            .map(|&(file_size, record)| Cell { file_size, record })
+            .map(|c| MetricKey::new(BW_BYTES_PER_S.name, cell_labels(test, c)))
+            .collect();
+        Axes::from_keys(&keys).expect("cells were given")
     }
 
     /// Whether any run measured `test` on this cell; the cells with a
@@ -170,14 +190,11 @@ pub fn build(
         .iter()
         .filter(|r| r.workload == workload && !r.warmup && r.status == "ok")
         .collect();
-    let axes = Axes::from_names(
-        runs.iter()
-            .flat_map(|r| r.metrics.keys().map(String::as_str)),
-    )?;
+    let axes = Axes::from_keys(runs.iter().flat_map(|r| r.metrics.keys()))?;
     let mut samples = Samples::new();
     for r in &runs {
-        for (name, m) in &r.metrics {
-            if let Some((test, cell)) = parse_cell_metric(name, BW_SUFFIX) {
+        for (key, m) in &r.metrics {
+            if let Some((test, cell)) = throughput_cell(key) {
                 let key = (r.target.clone(), test.name(), cell);
                 samples.entry(key).or_default().push(m.value);
             }
@@ -240,18 +257,27 @@ mod tests {
     use super::*;
 
     #[test]
-    fn axes_come_from_cell_names_only() {
-        let names = [
-            "read_128k_4k_bw_bytes_per_s",
-            "write_64k_4k_bw_bytes_per_s",
-            "write_128k_64k_bw_bytes_per_s",
-            "write_64k_4k_lat_mean_ns",
-            "write_1m_1m_lat_mean_ns",
-            "write_geomean_bw_bytes_per_s",
-            "geomean_bw_bytes_per_s",
-            "cells",
+    fn axes_come_from_the_cells_throughput_only() {
+        use crate::workload::matrix::grid::{cell_labels, test_labels};
+        let cell = |t: Test, f: u64, r: u64| {
+            let c = Cell {
+                file_size: f,
+                record: r,
+            };
+            cell_labels(t, c)
+        };
+        let bw = |labels| MetricKey::new("bw_bytes_per_s", labels);
+        let keys = [
+            bw(cell(Test::Read, 128 << 10, 4 << 10)),
+            bw(cell(Test::Write, 64 << 10, 4 << 10)),
+            bw(cell(Test::Write, 128 << 10, 64 << 10)),
+            MetricKey::new("lat_mean_ns", cell(Test::Write, 64 << 10, 4 << 10)),
+            MetricKey::new("lat_mean_ns", cell(Test::Write, 1 << 20, 1 << 20)),
+            MetricKey::new("geomean_bw_bytes_per_s", test_labels(Test::Write)),
+            MetricKey::plain("geomean_bw_bytes_per_s"),
+            MetricKey::plain("cells"),
         ];
-        let a = Axes::from_names(names).unwrap();
+        let a = Axes::from_keys(&keys).unwrap();
         assert_eq!(a.tests, [Test::Write, Test::Read], "iozone's order");
         assert_eq!(a.files, [64 << 10, 128 << 10]);
         assert_eq!(a.records, [4 << 10, 64 << 10]);
@@ -259,7 +285,7 @@ mod tests {
         assert!(!a.has(Test::Read, 64 << 10, 4 << 10));
         assert!(!a.has(Test::Write, 64 << 10, 64 << 10), "record > file");
         assert_eq!(a.rectangle().count(), 4);
-        assert_eq!(Axes::from_names(["cells", "geomean_bw_bytes_per_s"]), None);
+        assert_eq!(Axes::from_keys(&keys[5..]), None);
     }
 
     #[test]

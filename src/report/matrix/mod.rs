@@ -19,17 +19,20 @@ use super::markup::{Html, Markdown, Markup};
 use super::model::{self, Report, WorkloadReport, MIN_EFFECT_PCT};
 use super::svg::heatmap;
 use super::table::Table;
+use crate::metric::catalogue::GEOMEAN_BW_BYTES_PER_S;
+use crate::metric::{MetricKey, Unit as StoredUnit};
 use crate::store::CampaignData;
-use crate::workload::matrix::grid::Test;
-use crate::workload::matrix::test_geomean_metric;
+use crate::workload::matrix::grid::{test_labels, Test};
 
 /// The workload kind this module reports on.
 pub const KIND: &str = "matrix";
 
 /// Metrics a matrix workload's summary shows beside its primary metric:
 /// each test's geometric mean, in iozone's order (those measured).
-pub fn summary_metrics() -> impl Iterator<Item = String> {
-    Test::ALL.iter().map(|&t| test_geomean_metric(t))
+pub fn summary_metrics() -> impl Iterator<Item = MetricKey> {
+    Test::ALL
+        .iter()
+        .map(|&t| MetricKey::new(GEOMEAN_BW_BYTES_PER_S.name, test_labels(t)))
 }
 
 /// The summary table of a matrix workload (tests as rows, targets as
@@ -65,7 +68,7 @@ fn matrix_of(c: &CampaignData, r: &Report, w: &WorkloadReport) -> Option<MatrixR
 
 /// One unit for every number of the matrix, chosen from its largest mean.
 fn unit_of(m: &MatrixReport) -> Unit {
-    let (scale, name) = display_unit("bytes/s", m.max_mean());
+    let (scale, name) = display_unit(StoredUnit::BytesPerSec, m.max_mean());
     Unit { scale, name }
 }
 

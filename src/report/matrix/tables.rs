@@ -4,11 +4,12 @@
 //! baseline; and the per-test geometric means, one row per test.
 
 use super::grid::{MatrixReport, Rows, TargetMatrix};
+use crate::metric::labels::{size_token, TEST};
 use crate::report::model::{MetricReport, TargetStats, WorkloadReport};
 use crate::report::sections::mean_ci_text;
 use crate::report::table::Table;
 use crate::stats::Verdict;
-use crate::workload::matrix::grid::{label, Test};
+use crate::workload::matrix::grid::Test;
 
 /// A throughput unit for people: bytes/s per unit, and its name.
 #[derive(Debug, Clone, PartialEq)]
@@ -19,7 +20,7 @@ pub struct Unit {
 
 /// `64K`, `1M`, `2G`: a size as an axis label.
 pub fn size_text(bytes: u64) -> String {
-    label(bytes).to_uppercase()
+    size_token(bytes).to_uppercase()
 }
 
 /// Three significant digits, whole numbers from 100 up: `1234`, `56.7`, `0.0891`.
@@ -115,14 +116,10 @@ pub fn diff_table(m: &MatrixReport, test: Test, tm: &TargetMatrix) -> Option<Tab
     Some(t)
 }
 
-/// The test a summary metric stands for: `write` for
-/// `write_geomean_bw_bytes_per_s`, "all tests" for the primary.
-fn test_of(metric: &str, primary: &str) -> String {
-    match metric.strip_suffix(primary) {
-        Some("") => "all tests".into(),
-        Some(t) => t.trim_end_matches('_').into(),
-        None => metric.into(),
-    }
+/// The test a summary metric stands for (its `test` label): "all tests"
+/// for the primary, which has none.
+fn test_of(m: &MetricReport) -> String {
+    m.key.labels.get(&TEST).unwrap_or("all tests").to_string()
 }
 
 /// `+3.2% faster`, `-0.4% (n.s.)`, or `—` without a comparison.
@@ -169,8 +166,8 @@ pub fn geomeans_table(w: &WorkloadReport, baseline: &str) -> Table {
         right,
     };
     for m in &w.metrics {
-        let mut row = vec![test_of(&m.name, &w.primary), m.name.clone()];
-        row.extend(m.targets.iter().map(|x| mean_ci_text(x, &m.unit)));
+        let mut row = vec![test_of(m), m.name.clone()];
+        row.extend(m.targets.iter().map(|x| mean_ci_text(x, m.unit)));
         row.extend(
             compared
                 .iter()
@@ -187,14 +184,17 @@ mod tests {
     use super::*;
 
     fn report() -> MatrixReport {
-        let axes = Axes::from_names([
-            "write_64k_4k_bw_bytes_per_s",
-            "write_64k_64k_bw_bytes_per_s",
-            "write_128k_4k_bw_bytes_per_s",
-            "write_128k_64k_bw_bytes_per_s",
-            "write_128k_128k_bw_bytes_per_s",
-        ])
-        .unwrap();
+        const K: u64 = 1024;
+        let axes = Axes::of_cells(
+            Test::Write,
+            &[
+                (64 * K, 4 * K),
+                (64 * K, 64 * K),
+                (128 * K, 4 * K),
+                (128 * K, 64 * K),
+                (128 * K, 128 * K),
+            ],
+        );
         let d = |diff_pct, significant| {
             Some(CellDiff {
                 diff_pct,
@@ -262,13 +262,15 @@ mod tests {
         assert_eq!(number_text(0.0), "0");
         assert_eq!(number_text(f64::NAN), "n/a");
         assert_eq!(size_text(1 << 20), "1M");
-        assert_eq!(
-            test_of("write_geomean_bw_bytes_per_s", "geomean_bw_bytes_per_s"),
-            "write"
-        );
-        assert_eq!(
-            test_of("geomean_bw_bytes_per_s", "geomean_bw_bytes_per_s"),
-            "all tests"
-        );
+        let geomean = |labels| MetricReport {
+            name: String::new(),
+            key: crate::metric::MetricKey::new("geomean_bw_bytes_per_s", labels),
+            unit: crate::metric::Unit::BytesPerSec,
+            direction: crate::metric::Direction::HigherIsBetter,
+            targets: Vec::new(),
+        };
+        let write = crate::workload::matrix::grid::test_labels(Test::Write);
+        assert_eq!(test_of(&geomean(write)), "write");
+        assert_eq!(test_of(&geomean(Default::default())), "all tests");
     }
 }

@@ -8,7 +8,7 @@
 //! largest max fio reports. Run time is the sum over reporting groups
 //! (stonewalled phases) of their longest job; bandwidth and IOPS are the
 //! run's bytes and I/Os over it, as fio's group summary computes them.
-//! Each job's own figures are kept under `job<N>_`, N its place in fio's
+//! Each job's own figures are labelled `job` = N, N its place in fio's
 //! `jobs` array (job sections in order, `numjobs` clones expanded).
 
 use std::collections::BTreeMap;
@@ -18,11 +18,21 @@ use serde_json::Value;
 
 use crate::measure::latency::{latency_metrics, new_histogram};
 use crate::measure::{Hist, Metric, RunOutput};
+use crate::metric::catalogue::{self as m, LAT, READ_LAT, SYNC_LAT, TRIM_LAT, WRITE_LAT};
+use crate::metric::labels::JOB;
+use crate::metric::{HistDef, Labels, MetricDef};
 
 /// Highest latency the histograms hold (one hour in ns); longer is clamped.
 const MAX_NS: u64 = 3_600_000_000_000;
 
 const DIRECTIONS: [&str; 3] = ["read", "write", "trim"];
+
+/// Each direction's throughput and latency metrics, in [`DIRECTIONS`] order.
+const DIRECTION_METRICS: [(&MetricDef, &HistDef); 3] = [
+    (&m::READ_BW_BYTES_PER_S, &READ_LAT),
+    (&m::WRITE_BW_BYTES_PER_S, &WRITE_LAT),
+    (&m::TRIM_BW_BYTES_PER_S, &TRIM_LAT),
+];
 
 /// The first JSON object in fio's stdout (notes may precede it).
 pub fn parse(stdout: &str) -> Option<Value> {
@@ -129,26 +139,28 @@ impl Lat {
         let _ = self.hist.add(&other.hist);
     }
 
-    /// `{prefix}_mean_ns`, percentiles from the buckets, `{prefix}_max_ns`.
-    /// A bucket's value may lie past the exact extremes fio saw; percentiles
-    /// are kept within them.
-    fn metrics(&self, prefix: &str) -> Vec<Metric> {
+    /// The metrics of histogram `def`: percentiles from the buckets, mean
+    /// and max exact. A bucket's value may lie past the exact extremes fio
+    /// saw; percentiles are kept within them.
+    fn metrics(&self, def: &'static HistDef, labels: &Labels) -> Vec<Metric> {
         if self.n == 0 {
             return Vec::new();
         }
-        let mut m = latency_metrics(prefix, &self.hist);
-        for x in &mut m {
-            x.value = x.value.clamp(self.min.min(self.max), self.max);
+        let mut out = latency_metrics(def, labels, &self.hist);
+        if out.is_empty() {
+            // No buckets (fio without JSON+): the exact figures alone.
+            out.push(def.mean.labelled(labels.clone(), self.mean));
+            out.push(def.max.labelled(labels.clone(), self.max));
         }
-        let exact = [("mean", self.mean), ("max", self.max)];
-        for (label, value) in exact {
-            let name = format!("{prefix}_{label}_ns");
-            match m.iter_mut().find(|x| x.name == name) {
-                Some(x) => x.value = value,
-                None => m.push(Metric::lower(name, value, "ns")),
+        for x in &mut out {
+            x.value = x.value.clamp(self.min.min(self.max), self.max);
+            if std::ptr::eq(x.def, def.mean) {
+                x.value = self.mean;
+            } else if std::ptr::eq(x.def, def.max) {
+                x.value = self.max;
             }
         }
-        m
+        out
     }
 }
 
@@ -217,17 +229,17 @@ impl Job {
         all
     }
 
-    /// `job<i>_bw_bytes_per_s`, `_iops`, `_bytes`, `_lat_*`.
+    /// `bw_bytes_per_s`, `iops`, `bytes` and `lat_*` labelled `job` = i.
     fn metrics(&self, i: usize) -> Vec<Metric> {
-        let p = format!("job{i}");
+        let job = Labels::new().with(&JOB, i);
         let t = self.runtime_s.max(1e-9);
-        let mut m = vec![
-            Metric::higher(format!("{p}_bw_bytes_per_s"), self.bytes() / t, "bytes/s"),
-            Metric::higher(format!("{p}_iops"), self.ios() / t, "ops/s"),
-            Metric::higher(format!("{p}_bytes"), self.bytes(), "bytes"),
+        let mut out = vec![
+            m::BW_BYTES_PER_S.labelled(job.clone(), self.bytes() / t),
+            m::IOPS.labelled(job.clone(), self.ios() / t),
+            m::BYTES.labelled(job.clone(), self.bytes()),
         ];
-        m.extend(self.lat().metrics(&format!("{p}_lat")));
-        m
+        out.extend(self.lat().metrics(&LAT, &job));
+        out
     }
 }
 
@@ -261,48 +273,37 @@ pub fn to_run_output(v: &Value) -> RunOutput {
     for (_, l) in &dirs {
         all.merge(l);
     }
-    let mut m = vec![
-        Metric::higher("bw_bytes_per_s", bytes / elapsed, "bytes/s"),
-        Metric::higher("iops", ios / elapsed, "ops/s"),
-        Metric::higher("bytes", bytes, "bytes"),
-        Metric::higher("ops", ios, "ops"),
-        Metric::lower("elapsed_s", elapsed, "s"),
-        Metric::lower("cpu_user_s", user, "s"),
-        Metric::lower("cpu_sys_s", sys, "s"),
+    let none = Labels::new();
+    let mut metrics = vec![
+        m::BW_BYTES_PER_S.value(bytes / elapsed),
+        m::IOPS.value(ios / elapsed),
+        m::BYTES.value(bytes),
+        m::OPS.value(ios),
+        m::ELAPSED_S.value(elapsed),
+        m::CPU_USER_S.value(user),
+        m::CPU_SYS_S.value(sys),
     ];
-    m.extend(all.metrics("lat"));
+    metrics.extend(all.metrics(&LAT, &none));
     let active = dirs.iter().filter(|(t, _)| t.ios > 0.0).count();
     if active > 1 {
-        for (d, (t, l)) in DIRECTIONS.iter().zip(&dirs) {
+        for ((bw, hist), (t, l)) in DIRECTION_METRICS.iter().zip(&dirs) {
             if t.ios > 0.0 {
-                m.push(Metric::higher(
-                    format!("{d}_bw_bytes_per_s"),
-                    t.bytes / elapsed,
-                    "bytes/s",
-                ));
-                m.extend(l.metrics(&format!("{d}_lat")));
+                metrics.push(bw.value(t.bytes / elapsed));
+                metrics.extend(l.metrics(hist, &none));
             }
         }
     }
-    m.extend(sync.metrics("sync_lat"));
+    metrics.extend(sync.metrics(&SYNC_LAT, &none));
     for (i, j) in jobs.iter().enumerate() {
-        m.extend(j.metrics(i));
+        metrics.extend(j.metrics(i));
     }
     let mut out = RunOutput {
-        metrics: m,
+        metrics,
         ..Default::default()
     };
-    out.histograms.push(Hist {
-        name: "lat".into(),
-        unit: "ns",
-        hist: all.hist,
-    });
+    out.histograms.push(Hist::new(&LAT, all.hist));
     if sync.n > 0 {
-        out.histograms.push(Hist {
-            name: "sync_lat".into(),
-            unit: "ns",
-            hist: sync.hist,
-        });
+        out.histograms.push(Hist::new(&SYNC_LAT, sync.hist));
     }
     out
 }
@@ -325,9 +326,14 @@ mod tests {
         })
     }
 
-    fn get(out: &RunOutput, name: &str) -> f64 {
-        out.metric(name)
-            .unwrap_or_else(|| panic!("no metric {name}"))
+    fn get(out: &RunOutput, def: &MetricDef) -> f64 {
+        out.metric(def)
+            .unwrap_or_else(|| panic!("no metric {}", def.name))
+    }
+
+    fn of_job(out: &RunOutput, def: &MetricDef, i: usize) -> f64 {
+        out.labelled(def, &Labels::new().with(&JOB, i))
+            .unwrap_or_else(|| panic!("no metric {} of job {i}", def.name))
     }
 
     #[test]
@@ -339,20 +345,20 @@ mod tests {
             job("b", 0, json!({"9000": 300}), 300, 9000.0, 9000.0),
         ]});
         let out = to_run_output(&doc);
-        let p50 = get(&out, "lat_p50_ns");
+        let p50 = get(&out, &m::LAT_P50_NS);
         assert!((p50 - 9000.0).abs() / 9000.0 < 0.002, "{p50}");
-        let p90 = get(&out, "lat_p90_ns");
+        let p90 = get(&out, &m::LAT_P90_NS);
         assert!((p90 - 9000.0).abs() / 9000.0 < 0.002, "{p90}");
-        assert_eq!(get(&out, "lat_mean_ns"), 7000.0);
-        assert_eq!(get(&out, "lat_max_ns"), 9000.0);
-        assert_eq!(get(&out, "job0_lat_p50_ns").round(), 1000.0);
+        assert_eq!(get(&out, &m::LAT_MEAN_NS), 7000.0);
+        assert_eq!(get(&out, &m::LAT_MAX_NS), 9000.0);
+        assert_eq!(of_job(&out, &m::LAT_P50_NS, 0).round(), 1000.0);
         assert_eq!(out.histograms[0].hist.len(), 400);
         // Both jobs ran 2 s in one group: 400 I/Os over 2 s.
-        assert_eq!(get(&out, "iops"), 200.0);
-        assert_eq!(get(&out, "bw_bytes_per_s"), 200.0 * 4096.0);
-        assert_eq!(get(&out, "job1_iops"), 150.0);
-        assert!((get(&out, "cpu_sys_s") - 2.0).abs() < 1e-9);
-        assert!(out.metric("read_bw_bytes_per_s").is_none());
+        assert_eq!(get(&out, &m::IOPS), 200.0);
+        assert_eq!(get(&out, &m::BW_BYTES_PER_S), 200.0 * 4096.0);
+        assert_eq!(of_job(&out, &m::IOPS, 1), 150.0);
+        assert!((get(&out, &m::CPU_SYS_S) - 2.0).abs() < 1e-9);
+        assert!(out.metric(&m::READ_BW_BYTES_PER_S).is_none());
     }
 
     #[test]
@@ -360,8 +366,8 @@ mod tests {
         // fio's bucket value (9216) lies past the largest latency it saw.
         let doc = json!({"jobs": [job("a", 0, json!({"9216": 10}), 10, 9000.0, 9100.0)]});
         let out = to_run_output(&doc);
-        assert_eq!(get(&out, "lat_p99_ns"), 9100.0);
-        assert_eq!(get(&out, "lat_max_ns"), 9100.0);
+        assert_eq!(get(&out, &m::LAT_P99_NS), 9100.0);
+        assert_eq!(get(&out, &m::LAT_MAX_NS), 9100.0);
     }
 
     #[test]
@@ -371,8 +377,8 @@ mod tests {
             job("b", 1, json!({"1000": 100}), 100, 1000.0, 1000.0),
         ]});
         let out = to_run_output(&doc);
-        assert_eq!(get(&out, "elapsed_s"), 4.0);
-        assert_eq!(get(&out, "iops"), 50.0);
+        assert_eq!(get(&out, &m::ELAPSED_S), 4.0);
+        assert_eq!(get(&out, &m::IOPS), 50.0);
     }
 
     #[test]

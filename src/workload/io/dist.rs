@@ -98,8 +98,7 @@ impl Dist {
 /// An optional number of a distribution's text; `what` names it in errors.
 fn number(s: Option<&&str>, what: &str) -> Result<Option<f64>, String> {
     match s {
-        None => Ok(None),
-        Some(v) if v.is_empty() => Ok(None),
+        None | Some(&"") => Ok(None),
         Some(v) => v
             .parse::<f64>()
             .ok()

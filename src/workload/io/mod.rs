@@ -60,6 +60,8 @@ use crate::measure::cpu::CpuTimes;
 use crate::measure::intervals::{self, percentile_series};
 use crate::measure::latency::{latency_metrics, new_histogram};
 use crate::measure::{Hist, Metric, RunOutput, Series};
+use crate::metric::catalogue::{self as m, LAT, READ_LAT, SERVICE_LAT, SYNC_LAT, WRITE_LAT};
+use crate::metric::Labels;
 
 pub const PARAMS: &[ParamSpec] = &[
     ParamSpec {
@@ -501,50 +503,35 @@ fn merge(results: &[JobResult]) -> Merged {
 /// runs add `service_lat_*` (from issue) and the schedule lag.
 fn aggregate(spec: &JobSpec, results: &[JobResult], series: Vec<f64>) -> RunOutput {
     let g = merge(results);
-    let mut m = throughput_metrics(&g);
-    m.extend(latency_metrics("lat", &g.all));
+    let none = Labels::new();
+    let mut metrics = throughput_metrics(&g);
+    metrics.extend(latency_metrics(&LAT, &none, &g.all));
     if spec.rw == Rw::Mixed {
-        m.push(Metric::higher(
-            "read_bw_bytes_per_s",
-            g.bytes_read as f64 / g.elapsed_s,
-            "bytes/s",
-        ));
-        m.push(Metric::higher(
-            "write_bw_bytes_per_s",
-            g.bytes_written as f64 / g.elapsed_s,
-            "bytes/s",
-        ));
-        m.extend(latency_metrics("read_lat", &g.read));
-        m.extend(latency_metrics("write_lat", &g.write));
+        metrics.push(m::READ_BW_BYTES_PER_S.value(g.bytes_read as f64 / g.elapsed_s));
+        metrics.push(m::WRITE_BW_BYTES_PER_S.value(g.bytes_written as f64 / g.elapsed_s));
+        metrics.extend(latency_metrics(&READ_LAT, &none, &g.read));
+        metrics.extend(latency_metrics(&WRITE_LAT, &none, &g.write));
     }
-    m.extend(latency_metrics("sync_lat", &g.sync));
+    metrics.extend(latency_metrics(&SYNC_LAT, &none, &g.sync));
     if spec.period_ps.is_some() {
-        m.extend(latency_metrics("service_lat", &g.service));
-        m.extend(lag_metrics(g.lag));
+        metrics.extend(latency_metrics(&SERVICE_LAT, &none, &g.service));
+        metrics.extend(lag_metrics(g.lag));
     }
     let mut out = RunOutput {
-        metrics: m,
+        metrics,
         ..Default::default()
     };
     let seconds = series.len();
-    out.series.push(Series {
-        name: "bw_bytes_per_s".into(),
-        unit: "bytes/s",
-        interval_s: 1.0,
-        values: series,
-    });
+    out.series
+        .push(Series::new(&m::BW_BYTES_PER_S, 1.0, series));
     out.series.extend(latency_series(results, seconds));
-    for (name, hist) in [
-        ("lat", g.all),
-        ("service_lat", g.service),
-        ("sync_lat", g.sync),
+    for (def, hist) in [
+        (&LAT, g.all),
+        (&SERVICE_LAT, g.service),
+        (&SYNC_LAT, g.sync),
     ] {
-        if name == "lat" || !hist.is_empty() {
-            out.histograms.push(Hist {
-                name: name.into(),
-                unit: "ns",
-                hist,
-            });
+        if std::ptr::eq(def, &LAT) || !hist.is_empty() {
+            out.histograms.push(Hist::new(def, hist));
         }
     }
     out
@@ -559,17 +546,12 @@ fn latency_series(results: &[JobResult], seconds: usize) -> Vec<Series> {
         return Vec::new();
     }
     [
-        ("lat_p50_ns", 50.0),
-        ("lat_p99_ns", 99.0),
-        ("lat_p999_ns", 99.9),
+        (&m::LAT_P50_NS, 50.0),
+        (&m::LAT_P99_NS, 99.0),
+        (&m::LAT_P999_NS, 99.9),
     ]
     .into_iter()
-    .map(|(name, q)| Series {
-        name: name.into(),
-        unit: "ns",
-        interval_s: 1.0,
-        values: percentile_series(&merged, q),
-    })
+    .map(|(def, q)| Series::new(def, 1.0, percentile_series(&merged, q)))
     .collect()
 }
 
@@ -577,23 +559,19 @@ fn throughput_metrics(g: &Merged) -> Vec<Metric> {
     let bytes = g.bytes_read + g.bytes_written;
     let ops = g.all.len();
     let cpu_s = g.cpu.total_s;
-    let mut m = vec![
-        Metric::higher("bw_bytes_per_s", bytes as f64 / g.elapsed_s, "bytes/s"),
-        Metric::higher("iops", ops as f64 / g.elapsed_s, "ops/s"),
-        Metric::higher("bytes", bytes as f64, "bytes"),
-        Metric::higher("ops", ops as f64, "ops"),
-        Metric::lower("elapsed_s", g.elapsed_s, "s"),
-        Metric::lower("cpu_user_s", g.cpu.user_s, "s"),
-        Metric::lower("cpu_sys_s", g.cpu.sys_s, "s"),
+    let mut out = vec![
+        m::BW_BYTES_PER_S.value(bytes as f64 / g.elapsed_s),
+        m::IOPS.value(ops as f64 / g.elapsed_s),
+        m::BYTES.value(bytes as f64),
+        m::OPS.value(ops as f64),
+        m::ELAPSED_S.value(g.elapsed_s),
+        m::CPU_USER_S.value(g.cpu.user_s),
+        m::CPU_SYS_S.value(g.cpu.sys_s),
     ];
     if ops > 0 {
-        m.push(Metric::lower(
-            "cpu_ns_per_op",
-            cpu_s * 1e9 / ops as f64,
-            "ns",
-        ));
+        out.push(m::CPU_NS_PER_OP.value(cpu_s * 1e9 / ops as f64));
     }
-    m
+    out
 }
 
 fn lag_metrics(lag: Lag) -> Vec<Metric> {
@@ -601,11 +579,7 @@ fn lag_metrics(lag: Lag) -> Vec<Metric> {
         return Vec::new();
     }
     vec![
-        Metric::lower(
-            "sched_lag_mean_ns",
-            lag.sum_ns as f64 / lag.count as f64,
-            "ns",
-        ),
-        Metric::lower("sched_lag_max_ns", lag.max_ns as f64, "ns"),
+        m::SCHED_LAG_MEAN_NS.value(lag.sum_ns as f64 / lag.count as f64),
+        m::SCHED_LAG_MAX_NS.value(lag.max_ns as f64),
     ]
 }

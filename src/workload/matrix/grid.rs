@@ -1,7 +1,10 @@
 //! The matrix's axes: iozone's tests in iozone's order, the file size ×
 //! record size cells (powers of two, a record never above its file), the
-//! stable labels metric names are built from, and the order in which a
-//! test visits the records of a file. Pure: no I/O here.
+//! labels of each cell's metrics, and the order in which a test visits the
+//! records of a file. Pure: no I/O here.
+
+use crate::metric::labels::{FILE_SIZE, RECORD_SIZE, TEST};
+use crate::metric::Labels;
 
 /// One iozone test, in the order iozone runs them on each cell.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -149,65 +152,26 @@ pub fn shuffled(n: u64, seed: u64) -> Vec<u32> {
     v
 }
 
-/// `64k`, `1m`, `2g`: the size as it appears in metric names.
-pub fn label(bytes: u64) -> String {
-    const K: u64 = 1024;
-    if bytes >= K * K * K && bytes % (K * K * K) == 0 {
-        format!("{}g", bytes / (K * K * K))
-    } else if bytes >= K * K && bytes % (K * K) == 0 {
-        format!("{}m", bytes / (K * K))
-    } else if bytes % K == 0 {
-        format!("{}k", bytes / K)
-    } else {
-        format!("{bytes}b")
-    }
+/// The labels of a cell's metrics: its test, file size and record size.
+pub fn cell_labels(test: Test, cell: Cell) -> Labels {
+    test_labels(test)
+        .with(&FILE_SIZE, cell.file_size)
+        .with(&RECORD_SIZE, cell.record)
 }
 
-/// The inverse of [`label`]: `64k` → 65536; `None` for anything else.
-pub fn parse_label(text: &str) -> Option<u64> {
-    let split = text.find(|c: char| !c.is_ascii_digit())?;
-    let (digits, unit) = text.split_at(split);
-    let n: u64 = digits.parse().ok()?;
-    let scale: u64 = match unit {
-        "b" => 1,
-        "k" => 1 << 10,
-        "m" => 1 << 20,
-        "g" => 1 << 30,
-        _ => return None,
-    };
-    n.checked_mul(scale)
-}
-
-/// Suffix of a cell's throughput metric.
-pub const BW_SUFFIX: &str = "bw_bytes_per_s";
-/// Suffix of a cell's mean latency metric.
-pub const LAT_SUFFIX: &str = "lat_mean_ns";
-
-/// The name of one of a cell's metrics, `{test}_{file}_{record}_{suffix}`,
-/// e.g. `write_64k_4k_bw_bytes_per_s`.
-pub fn cell_metric(test: Test, cell: Cell, suffix: &str) -> String {
-    format!(
-        "{}_{}_{}_{suffix}",
-        test.name(),
-        label(cell.file_size),
-        label(cell.record)
-    )
-}
-
-/// The test and cell a metric named by [`cell_metric`] with `suffix`
-/// belongs to; `None` for any other name (per-test geometric means too).
-pub fn parse_cell_metric(name: &str, suffix: &str) -> Option<(Test, Cell)> {
-    let stem = name.strip_suffix(suffix)?.strip_suffix('_')?;
-    let mut parts = stem.split('_');
-    let (test, file, record) = (parts.next()?, parts.next()?, parts.next()?);
-    if parts.next().is_some() {
-        return None;
-    }
+/// The test and cell of a cell's metric, from its labels; `None` for any
+/// other labels.
+pub fn cell_of(labels: &Labels) -> Option<(Test, Cell)> {
     let cell = Cell {
-        file_size: parse_label(file)?,
-        record: parse_label(record)?,
+        file_size: labels.bytes(&FILE_SIZE)?,
+        record: labels.bytes(&RECORD_SIZE)?,
     };
-    Some((Test::parse(test)?, cell))
+    Some((Test::parse(labels.get(&TEST)?)?, cell))
+}
+
+/// The label of a test's metrics (its geometric mean).
+pub fn test_labels(test: Test) -> Labels {
+    Labels::new().with(&TEST, test.name())
 }
 
 #[cfg(test)]
@@ -215,40 +179,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn cell_metric_names_parse_back() {
-        for &test in Test::ALL {
-            for cell in cells(64 << 10, 2 << 30, 4 << 10, 16 << 20) {
-                let name = cell_metric(test, cell, BW_SUFFIX);
-                assert_eq!(parse_cell_metric(&name, BW_SUFFIX), Some((test, cell)));
-                assert_eq!(parse_cell_metric(&name, LAT_SUFFIX), None, "{name}");
-            }
-        }
-        assert_eq!(
-            parse_cell_metric("reread_128m_1m_lat_mean_ns", LAT_SUFFIX),
-            Some((
-                Test::Reread,
-                Cell {
-                    file_size: 128 << 20,
-                    record: 1 << 20
-                }
-            ))
-        );
-        for other in [
-            "write_geomean_bw_bytes_per_s",
-            "geomean_bw_bytes_per_s",
-            "write_64k_4k_x_bw_bytes_per_s",
-            "nosuch_64k_4k_bw_bytes_per_s",
-            "write_64q_4k_bw_bytes_per_s",
-            "write_k_4k_bw_bytes_per_s",
-            "write_64k_4kbw_bytes_per_s",
-            "write_99999999999999999999k_4k_bw_bytes_per_s",
-            "bw_bytes_per_s",
-            "",
-        ] {
-            assert_eq!(parse_cell_metric(other, BW_SUFFIX), None, "{other}");
-        }
-        assert_eq!(parse_label("512b"), Some(512));
-        assert_eq!(parse_label("64"), None);
+    fn a_cell_is_labelled_with_its_test_and_sizes_in_bytes() {
+        let cell = Cell {
+            file_size: 128 << 20,
+            record: 1 << 20,
+        };
+        let l = cell_labels(Test::Reread, cell);
+        assert_eq!(l.get(&TEST), Some("reread"));
+        assert_eq!(l.bytes(&FILE_SIZE), Some(128 << 20));
+        assert_eq!(l.bytes(&RECORD_SIZE), Some(1 << 20));
+        assert_eq!(test_labels(Test::FRead).get(&TEST), Some("fread"));
+        assert_eq!(cell_of(&l), Some((Test::Reread, cell)));
+        assert_eq!(cell_of(&test_labels(Test::Reread)), None);
+        assert_eq!(cell_of(&l.clone().with(&TEST, "nosuch")), None);
     }
 
     #[test]
@@ -264,15 +207,6 @@ mod tests {
         assert!(c.iter().all(|c| c.record <= c.file_size));
         // 64k..16m: 5+6+…+13 records; 32m..512m: 13 each.
         assert_eq!(c.len(), (5..=13).sum::<usize>() + 5 * 13);
-    }
-
-    #[test]
-    fn labels_are_short_and_stable() {
-        assert_eq!(label(64 << 10), "64k");
-        assert_eq!(label(4 << 10), "4k");
-        assert_eq!(label(1 << 20), "1m");
-        assert_eq!(label(512 << 20), "512m");
-        assert_eq!(label(2 << 30), "2g");
     }
 
     #[test]

@@ -1,10 +1,10 @@
 //! Workload `matrix`: iozone's automatic mode (`iozone -a`) on storlab's
 //! engine. For every file size × record size cell (powers of two) it runs
 //! the selected tests in iozone's order on one file, `matrix.dat`, and
-//! yields per cell `{test}_{file}_{record}_bw_bytes_per_s` and
-//! `{test}_{file}_{record}_lat_mean_ns` (e.g. `write_64k_4k_bw_bytes_per_s`),
-//! per test the geometric mean of its cells, and as primary metric the
-//! geometric mean of throughput over every cell and test.
+//! yields per cell `bw_bytes_per_s` and `lat_mean_ns` labelled with the
+//! test, file size and record size, per test the geometric mean of its
+//! cells (`geomean_bw_bytes_per_s` labelled with the test), and as primary
+//! metric that geometric mean over every cell and test, without labels.
 
 pub mod cell;
 pub mod grid;
@@ -15,12 +15,13 @@ use std::time::Duration;
 use anyhow::Result;
 
 use self::cell::{run_test, CellResult, Timing};
-use self::grid::{cell_metric, cells, Cell, Test, BW_SUFFIX, LAT_SUFFIX};
+use self::grid::{cell_labels, cells, test_labels, Cell, Test};
 use super::io::buffer::AlignedBuf;
 use super::io::rng::Rng;
 use super::{RunContext, Workload};
 use crate::experiment::params::{ParamSpec, ParamType, Params};
-use crate::measure::{Metric, RunOutput};
+use crate::measure::RunOutput;
+use crate::metric::catalogue as m;
 
 pub const PARAMS: &[ParamSpec] = &[
     ParamSpec {
@@ -74,14 +75,6 @@ pub const PARAMS: &[ParamSpec] = &[
         help: "count fsync() of written data in the timing, as iozone -e",
     },
 ];
-
-/// The primary metric's name.
-pub const PRIMARY: &str = "geomean_bw_bytes_per_s";
-
-/// The name of a test's geometric mean of throughput over its cells.
-pub fn test_geomean_metric(test: Test) -> String {
-    format!("{}_{PRIMARY}", test.name())
-}
 
 fn power_of_two(p: &Params, key: &'static str) -> Result<u64, (&'static str, String)> {
     let v = p.size(key).unwrap_or(0);
@@ -281,37 +274,30 @@ fn geomean(values: &[f64]) -> f64 {
 
 /// Per-cell metrics, per-test geometric means and the primary metric.
 fn metrics(tests: &[Test], results: &[(Cell, Vec<CellResult>)]) -> RunOutput {
-    let mut m = Vec::new();
+    let mut out = Vec::new();
     let mut all = Vec::new();
     let (mut bytes, mut elapsed) = (0u64, 0.0);
     for (ti, test) in tests.iter().enumerate() {
         let mut per_test = Vec::new();
         for (cell, rs) in results {
             let Some(r) = rs.get(ti) else { continue };
-            m.push(Metric::higher(
-                cell_metric(*test, *cell, BW_SUFFIX),
-                r.bw(),
-                "bytes/s",
-            ));
-            m.push(Metric::lower(
-                cell_metric(*test, *cell, LAT_SUFFIX),
-                r.lat_mean_ns(),
-                "ns",
-            ));
+            let labels = cell_labels(*test, *cell);
+            out.push(m::BW_BYTES_PER_S.labelled(labels.clone(), r.bw()));
+            out.push(m::LAT_MEAN_NS.labelled(labels, r.lat_mean_ns()));
             per_test.push(r.bw());
             bytes += r.bytes;
             elapsed += r.elapsed_s;
         }
         let g = geomean(&per_test);
-        m.push(Metric::higher(test_geomean_metric(*test), g, "bytes/s"));
+        out.push(m::GEOMEAN_BW_BYTES_PER_S.labelled(test_labels(*test), g));
         all.extend(per_test);
     }
-    m.push(Metric::higher(PRIMARY, geomean(&all), "bytes/s"));
-    m.push(Metric::higher("cells", results.len() as f64, "cells"));
-    m.push(Metric::higher("bytes", bytes as f64, "bytes"));
-    m.push(Metric::lower("elapsed_s", elapsed, "s"));
+    out.push(m::GEOMEAN_BW_BYTES_PER_S.value(geomean(&all)));
+    out.push(m::CELLS.value(results.len() as f64));
+    out.push(m::BYTES.value(bytes as f64));
+    out.push(m::ELAPSED_S.value(elapsed));
     RunOutput {
-        metrics: m,
+        metrics: out,
         ..Default::default()
     }
 }

@@ -120,18 +120,19 @@ fn a_run_yields_one_metric_pair_per_cell_and_test() {
     m.prepare(dir.path()).unwrap();
     let out = m.run(dir.path(), &cx).unwrap();
     // 64k: 4k..64k (5), 128k: 5, 256k: 5 → 15 cells.
-    assert_eq!(out.metric("cells"), Some(15.0));
+    assert_eq!(out.metric(&m::CELLS), Some(15.0));
     assert_eq!(out.metrics.len(), 15 * 11 * 2 + 11 + 4);
-    for name in [
-        "write_64k_4k_bw_bytes_per_s",
-        "fread_256k_64k_lat_mean_ns",
-        PRIMARY,
-    ] {
-        assert!(out.metric(name).unwrap() > 0.0, "{name}");
-    }
+    let cell = |file_size: u64, record: u64| Cell { file_size, record };
+    let write = cell_labels(Test::Write, cell(64 << 10, 4 << 10));
+    let fread = cell_labels(Test::FRead, cell(256 << 10, 64 << 10));
+    assert!(out.labelled(&m::BW_BYTES_PER_S, &write).unwrap() > 0.0);
+    assert!(out.labelled(&m::LAT_MEAN_NS, &fread).unwrap() > 0.0);
+    assert!(out.metric(&m::GEOMEAN_BW_BYTES_PER_S).unwrap() > 0.0);
+    let rewrite = test_labels(Test::Rewrite);
+    assert!(out.labelled(&m::GEOMEAN_BW_BYTES_PER_S, &rewrite).unwrap() > 0.0);
     // bytes: every cell's file once per test.
     let per_test: u64 = ((64 + 128 + 256) * 5) << 10;
-    assert_eq!(out.metric("bytes"), Some((per_test * 11) as f64));
+    assert_eq!(out.metric(&m::BYTES), Some((per_test * 11) as f64));
     m.cleanup(dir.path()).unwrap();
     assert!(!Matrix::file(dir.path()).exists());
 }
@@ -154,8 +155,11 @@ fn reading_tests_alone_lay_the_file_out_first() {
         run_seed: 1,
     };
     let out = m.run(dir.path(), &cx).unwrap();
-    assert!(out.metric("reread_128k_128k_bw_bytes_per_s").unwrap() > 0.0);
-    assert_eq!(out.metric("write_64k_4k_bw_bytes_per_s"), None);
+    let cell = |file_size: u64, record: u64| Cell { file_size, record };
+    let reread = cell_labels(Test::Reread, cell(128 << 10, 128 << 10));
+    let write = cell_labels(Test::Write, cell(64 << 10, 4 << 10));
+    assert!(out.labelled(&m::BW_BYTES_PER_S, &reread).unwrap() > 0.0);
+    assert_eq!(out.labelled(&m::BW_BYTES_PER_S, &write), None);
 }
 
 #[test]

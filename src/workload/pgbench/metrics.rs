@@ -2,10 +2,14 @@
 //! (latency in ns, time in s). Metric names are stable: `tps` (primary),
 //! `transactions`, `failed_transactions`, `lat_mean_ns`, `lat_stddev_ns`,
 //! `initial_connection_s`, `elapsed_s`, `init_seconds`, `prewarm_tps`,
-//! `history_rows`, and `stmt_NN_<first words>_lat_mean_ns` per statement.
+//! `history_rows`, and per statement `lat_mean_ns` labelled `statement`
+//! with its number and first words (`05_begin`).
 
 use super::parse::{slug, Progress, Summary};
-use crate::measure::{Metric, RunOutput, Series};
+use crate::measure::{RunOutput, Series};
+use crate::metric::catalogue as m;
+use crate::metric::labels::STATEMENT;
+use crate::metric::Labels;
 
 const NS_PER_MS: f64 = 1e6;
 
@@ -16,46 +20,36 @@ fn ms_to_ns(ms: f64) -> f64 {
 
 /// The measured run's metrics and its progress series.
 pub fn output(s: &Summary, progress: &[Progress], interval_s: u32, elapsed_s: f64) -> RunOutput {
-    let mut m = vec![
-        Metric::higher("tps", s.tps, "tx/s"),
-        Metric::higher("transactions", s.transactions as f64, "tx"),
-        Metric::lower("failed_transactions", s.failed as f64, "tx"),
-        Metric::lower("elapsed_s", elapsed_s, "s"),
+    let mut metrics = vec![
+        m::TPS.value(s.tps),
+        m::TRANSACTIONS.value(s.transactions as f64),
+        m::FAILED_TRANSACTIONS.value(s.failed as f64),
+        m::ELAPSED_S.value(elapsed_s),
     ];
     if let Some(v) = s.latency_avg_ms {
-        m.push(Metric::lower("lat_mean_ns", ms_to_ns(v), "ns"));
+        metrics.push(m::LAT_MEAN_NS.value(ms_to_ns(v)));
     }
     if let Some(v) = s.latency_stddev_ms {
-        m.push(Metric::lower("lat_stddev_ns", ms_to_ns(v), "ns"));
+        metrics.push(m::LAT_STDDEV_NS.value(ms_to_ns(v)));
     }
     if let Some(v) = s.connection_ms {
-        m.push(Metric::lower("initial_connection_s", v / 1e3, "s"));
+        metrics.push(m::INITIAL_CONNECTION_S.value(v / 1e3));
     }
     for st in s.statements.iter().filter(|st| !st.text.starts_with('\\')) {
-        m.push(Metric::lower(
-            format!("stmt_{:02}_{}_lat_mean_ns", st.index, slug(&st.text)),
-            ms_to_ns(st.latency_ms),
-            "ns",
-        ));
+        let which = format!("{:02}_{}", st.index, slug(&st.text));
+        let labels = Labels::new().with(&STATEMENT, which);
+        metrics.push(m::LAT_MEAN_NS.labelled(labels, ms_to_ns(st.latency_ms)));
     }
     let mut out = RunOutput {
-        metrics: m,
+        metrics,
         ..Default::default()
     };
     if !progress.is_empty() {
         let interval = f64::from(interval_s.max(1));
-        out.series.push(Series {
-            name: "tps".into(),
-            unit: "tx/s",
-            interval_s: interval,
-            values: progress.iter().map(|p| p.tps).collect(),
-        });
-        out.series.push(Series {
-            name: "lat_mean_ns".into(),
-            unit: "ns",
-            interval_s: interval,
-            values: progress.iter().map(|p| ms_to_ns(p.latency_ms)).collect(),
-        });
+        let tps = progress.iter().map(|p| p.tps).collect();
+        let lat = progress.iter().map(|p| ms_to_ns(p.latency_ms)).collect();
+        out.series.push(Series::new(&m::TPS, interval, tps));
+        out.series.push(Series::new(&m::LAT_MEAN_NS, interval, lat));
     }
     out
 }
@@ -69,14 +63,13 @@ pub fn extras(
     history_rows: Option<u64>,
 ) {
     if let Some(v) = init_seconds {
-        out.metrics.push(Metric::lower("init_seconds", v, "s"));
+        out.metrics.push(m::INIT_SECONDS.value(v));
     }
     if let Some(v) = prewarm_tps {
-        out.metrics.push(Metric::higher("prewarm_tps", v, "tx/s"));
+        out.metrics.push(m::PREWARM_TPS.value(v));
     }
     if let Some(v) = history_rows {
-        out.metrics
-            .push(Metric::higher("history_rows", v as f64, "rows"));
+        out.metrics.push(m::HISTORY_ROWS.value(v as f64));
     }
 }
 
@@ -91,15 +84,25 @@ mod tests {
         let stderr = include_str!("testdata/pg15_duration_prepared.stderr");
         let s = parse::summary(stdout).unwrap();
         let out = output(&s, &parse::progress(stderr), 1, 3.2);
-        assert_eq!(out.metric("tps"), Some(6283.843907));
-        let near = |name: &str, want: f64| {
-            let got = out.metric(name).unwrap();
-            assert!((got - want).abs() < 1e-6 * want, "{name}: {got}");
+        assert_eq!(out.metric(&m::TPS), Some(6283.843907));
+        let near = |got: Option<f64>, want: f64| {
+            let got = got.unwrap();
+            assert!((got - want).abs() < 1e-6 * want, "{got} ≠ {want}");
         };
-        near("lat_mean_ns", 315_000.0);
-        assert_eq!(out.metric("transactions"), Some(18841.0));
-        near("stmt_06_update_pgbench_accounts_lat_mean_ns", 35_000.0);
-        assert!(out.metrics.iter().all(|m| !m.name.contains("set_aid")));
+        near(out.metric(&m::LAT_MEAN_NS), 315_000.0);
+        assert_eq!(out.metric(&m::TRANSACTIONS), Some(18841.0));
+        let update = Labels::new().with(&STATEMENT, "06_update_pgbench_accounts");
+        near(out.labelled(&m::LAT_MEAN_NS, &update), 35_000.0);
+        let statements: Vec<&str> = out
+            .metrics
+            .iter()
+            .filter_map(|m| m.labels.get(&STATEMENT))
+            .collect();
+        assert!(
+            statements.iter().all(|s| !s.contains("set_aid")),
+            "{statements:?}"
+        );
+        assert_eq!(statements.len(), 7, "{statements:?}");
         assert_eq!(out.series[0].values, vec![6849.8, 6274.8, 5715.2]);
     }
 }

@@ -126,7 +126,7 @@ fn first_number(text: &str) -> Option<f64> {
     text[..end].parse().ok()
 }
 
-/// A stable snake_case slug of a statement's first words, for metric names.
+/// A stable snake_case slug of a statement's first words, for its label.
 pub fn slug(text: &str) -> String {
     let words: Vec<String> = text
         .split(|c: char| !c.is_ascii_alphanumeric())

@@ -3,9 +3,10 @@
 //! `dirs` directories holding `files` files of `file_size` bytes, and run
 //! the selected operations in a fixed order (create, stat, read, append,
 //! rename, readdir, delete), all threads starting each operation together.
-//! Per operation: ops, ops/s and latency percentiles (`create_lat_p99_ns`…);
-//! over all of them `lat_*`; the primary metric is the total operations per
-//! second over every selected operation.
+//! Per operation, labelled `op`: `ops`, `ops_per_s`, `elapsed_s` and the
+//! latency histogram with its percentiles; over all of them the same
+//! without labels. The primary metric is the total operations per second
+//! over every selected operation.
 
 mod ops;
 mod tree;
@@ -22,7 +23,10 @@ use self::tree::Tree;
 use super::{RunContext, Workload};
 use crate::experiment::params::{ParamSpec, ParamType, Params};
 use crate::measure::latency::{latency_metrics, new_histogram};
-use crate::measure::{Hist, Metric, RunOutput};
+use crate::measure::{Hist, RunOutput};
+use crate::metric::catalogue::{self as m, LAT};
+use crate::metric::labels::OP;
+use crate::metric::Labels;
 
 pub const PARAMS: &[ParamSpec] = &[
     ParamSpec {
@@ -282,22 +286,17 @@ fn metrics(ops: &[Op], results: &[ThreadResult], walls: &[f64]) -> RunOutput {
             let _ = h.add(&r.hists[i]);
             done += r.done[i];
         }
-        let name = op.name();
-        out.metrics
-            .push(Metric::higher(format!("{name}_ops"), done as f64, "ops"));
-        out.metrics.push(Metric::higher(
-            format!("{name}_ops_per_s"),
-            done as f64 / walls[i],
-            "ops/s",
-        ));
-        out.metrics
-            .push(Metric::lower(format!("{name}_elapsed_s"), walls[i], "s"));
-        out.metrics
-            .extend(latency_metrics(&format!("{name}_lat"), &h));
+        let labels = Labels::new().with(&OP, op.name());
+        out.metrics.extend([
+            m::OPS.labelled(labels.clone(), done as f64),
+            m::OPS_PER_S.labelled(labels.clone(), done as f64 / walls[i]),
+            m::ELAPSED_S.labelled(labels.clone(), walls[i]),
+        ]);
+        out.metrics.extend(latency_metrics(&LAT, &labels, &h));
         let _ = all.add(&h);
         out.histograms.push(Hist {
-            name: format!("{name}_lat"),
-            unit: "ns",
+            def: &LAT,
+            labels,
             hist: h,
         });
         total_ops += done;
@@ -305,18 +304,15 @@ fn metrics(ops: &[Op], results: &[ThreadResult], walls: &[f64]) -> RunOutput {
     }
     let entries: u64 = results.iter().map(|r| r.entries).sum();
     if ops.contains(&Op::Readdir) {
-        out.metrics
-            .push(Metric::higher("readdir_entries", entries as f64, "entries"));
+        out.metrics.push(m::READDIR_ENTRIES.value(entries as f64));
     }
-    out.metrics.push(Metric::higher(
-        "ops_per_s",
-        total_ops as f64 / total_s.max(1e-9),
-        "ops/s",
-    ));
+    out.metrics.extend([
+        m::OPS_PER_S.value(total_ops as f64 / total_s.max(1e-9)),
+        m::OPS.value(total_ops as f64),
+        m::ELAPSED_S.value(total_s),
+    ]);
     out.metrics
-        .push(Metric::higher("ops", total_ops as f64, "ops"));
-    out.metrics.push(Metric::lower("elapsed_s", total_s, "s"));
-    out.metrics.extend(latency_metrics("lat", &all));
+        .extend(latency_metrics(&LAT, &Labels::new(), &all));
     out
 }
 

@@ -4,6 +4,7 @@
 use super::*;
 use crate::experiment::params::Value;
 use crate::measure::StopFlag;
+use crate::metric::MetricDef;
 
 fn params(ops: &str, threads: i64) -> Params {
     let mut p = Params::defaults(PARAMS);
@@ -45,6 +46,11 @@ fn files_on_disk(dir: &Path) -> Vec<(char, u64)> {
     out
 }
 
+/// The value of `def` for operation `name`.
+fn of_op(out: &RunOutput, def: &MetricDef, name: &str) -> Option<f64> {
+    out.labelled(def, &Labels::new().with(&OP, name))
+}
+
 #[test]
 fn create_and_append_leave_every_file_at_twice_the_size() {
     let dir = tempfile::tempdir().unwrap();
@@ -55,11 +61,14 @@ fn create_and_append_leave_every_file_at_twice_the_size() {
         files.iter().all(|&(c, len)| c == 'f' && len == 2000),
         "{files:?}"
     );
-    assert_eq!(out.metric("create_ops"), Some(100.0));
-    assert_eq!(out.metric("append_ops"), Some(100.0));
-    assert_eq!(out.metric("ops"), Some(200.0));
-    assert!(out.metric("ops_per_s").unwrap() > 0.0);
-    assert!(out.metric("create_lat_p99_ns").unwrap() >= out.metric("create_lat_p50_ns").unwrap());
+    assert_eq!(of_op(&out, &m::OPS, "create"), Some(100.0));
+    assert_eq!(of_op(&out, &m::OPS, "append"), Some(100.0));
+    assert_eq!(out.metric(&m::OPS), Some(200.0));
+    assert!(out.metric(&m::OPS_PER_S).unwrap() > 0.0);
+    assert!(
+        of_op(&out, &m::LAT_P99_NS, "create").unwrap()
+            >= of_op(&out, &m::LAT_P50_NS, "create").unwrap()
+    );
 }
 
 #[test]
@@ -72,9 +81,9 @@ fn rename_renames_every_file_and_readdir_sees_them() {
         files.iter().all(|&(c, len)| c == 'r' && len == 1000),
         "{files:?}"
     );
-    assert_eq!(out.metric("rename_ops"), Some(150.0));
-    assert_eq!(out.metric("readdir_ops"), Some(12.0));
-    assert_eq!(out.metric("readdir_entries"), Some(150.0));
+    assert_eq!(of_op(&out, &m::OPS, "rename"), Some(150.0));
+    assert_eq!(of_op(&out, &m::OPS, "readdir"), Some(12.0));
+    assert_eq!(out.metric(&m::READDIR_ENTRIES), Some(150.0));
 }
 
 #[test]
@@ -86,7 +95,7 @@ fn the_whole_storm_deletes_what_it_created() {
     );
     assert!(files_on_disk(dir.path()).is_empty());
     for op in ["create", "stat", "read", "append", "rename", "delete"] {
-        assert_eq!(out.metric(&format!("{op}_ops")), Some(100.0), "{op}");
+        assert_eq!(of_op(&out, &m::OPS, op), Some(100.0), "{op}");
     }
     let mut w = Smallfiles::new(&params("create", 1));
     w.cleanup(dir.path()).unwrap();
@@ -97,8 +106,8 @@ fn the_whole_storm_deletes_what_it_created() {
 fn without_create_the_files_are_laid_out_before_the_run() {
     let dir = tempfile::tempdir().unwrap();
     let out = run(dir.path(), &params("stat,delete", 1));
-    assert_eq!(out.metric("create_ops"), None);
-    assert_eq!(out.metric("delete_ops"), Some(50.0));
+    assert_eq!(of_op(&out, &m::OPS, "create"), None);
+    assert_eq!(of_op(&out, &m::OPS, "delete"), Some(50.0));
     assert!(files_on_disk(dir.path()).is_empty());
 }
 

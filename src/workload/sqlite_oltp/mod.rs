@@ -19,7 +19,9 @@ use self::client::{ClientResult, ClientSpec};
 use super::{RunContext, Workload};
 use crate::experiment::params::{ParamSpec, ParamType, Params};
 use crate::measure::latency::{latency_metrics, new_histogram};
-use crate::measure::{Hist, Metric, RunOutput, Series};
+use crate::measure::{Hist, RunOutput, Series};
+use crate::metric::catalogue::{self as m, LAT};
+use crate::metric::Labels;
 
 /// The database file inside the workload's directory.
 pub const DB_FILE: &str = "oltp.db";
@@ -188,30 +190,21 @@ impl SqliteOltp {
         }
         let transactions: u64 = results.iter().map(|r| r.transactions).sum();
         let failed: u64 = results.iter().map(|r| r.failed).sum();
-        let mut m = vec![
-            Metric::higher("tps", transactions as f64 / elapsed.max(1e-9), "tx/s"),
-            Metric::higher("transactions", transactions as f64, "tx"),
-            Metric::lower("failed_transactions", failed as f64, "tx"),
-            Metric::lower("elapsed_s", elapsed, "s"),
-            Metric::higher("history_rows", rows as f64, "rows"),
+        let mut metrics = vec![
+            m::TPS.value(transactions as f64 / elapsed.max(1e-9)),
+            m::TRANSACTIONS.value(transactions as f64),
+            m::FAILED_TRANSACTIONS.value(failed as f64),
+            m::ELAPSED_S.value(elapsed),
+            m::HISTORY_ROWS.value(rows as f64),
         ];
         if let Some(s) = self.init_seconds {
-            m.push(Metric::lower("init_seconds", s, "s"));
+            metrics.push(m::INIT_SECONDS.value(s));
         }
-        m.extend(latency_metrics("lat", &lat));
+        metrics.extend(latency_metrics(&LAT, &Labels::new(), &lat));
         RunOutput {
-            metrics: m,
-            series: vec![Series {
-                name: "tps".into(),
-                unit: "tx/s",
-                interval_s: 1.0,
-                values: series,
-            }],
-            histograms: vec![Hist {
-                name: "lat".into(),
-                unit: "ns",
-                hist: lat,
-            }],
+            metrics,
+            series: vec![Series::new(&m::TPS, 1.0, series)],
+            histograms: vec![Hist::new(&LAT, lat)],
             warnings: Vec::new(),
         }
     }

@@ -21,7 +21,8 @@ use self::stream::{write_stream, Compress};
 use super::{RunContext, Workload};
 use crate::experiment::params::{ParamSpec, ParamType, Params};
 use crate::measure::cpu::CpuTimes;
-use crate::measure::{Metric, RunOutput};
+use crate::measure::RunOutput;
+use crate::metric::catalogue as m;
 
 pub const PARAMS: &[ParamSpec] = &[
     ParamSpec {
@@ -216,24 +217,20 @@ impl Workload for Tinywrites {
         let write_s = (t1 - t0).as_secs_f64();
         let sync_s = (t2 - t1).as_secs_f64();
         let total_s = (t2 - t0).as_secs_f64().max(1e-9);
-        let m = vec![
-            Metric::lower("total_s", total_s, "s"),
-            Metric::lower("write_s", write_s, "s"),
-            Metric::lower("sync_s", sync_s, "s"),
-            Metric::higher("bw_bytes_per_s", done.bytes as f64 / total_s, "bytes/s"),
-            Metric::higher("bytes", done.bytes as f64, "bytes"),
-            Metric::higher("writes", done.writes as f64, "ops"),
-            Metric::lower("bytes_on_disk", on_disk as f64, "bytes"),
-            Metric::higher(
-                "compression_ratio",
-                done.bytes as f64 / (on_disk.max(1)) as f64,
-                "ratio",
-            ),
-            Metric::lower("cpu_user_s", cpu.user_s, "s"),
-            Metric::lower("cpu_sys_s", cpu.sys_s, "s"),
+        let metrics = vec![
+            m::TOTAL_S.value(total_s),
+            m::WRITE_S.value(write_s),
+            m::SYNC_S.value(sync_s),
+            m::BW_BYTES_PER_S.value(done.bytes as f64 / total_s),
+            m::BYTES.value(done.bytes as f64),
+            m::WRITES.value(done.writes as f64),
+            m::BYTES_ON_DISK.value(on_disk as f64),
+            m::COMPRESSION_RATIO.value(done.bytes as f64 / (on_disk.max(1)) as f64),
+            m::CPU_USER_S.value(cpu.user_s),
+            m::CPU_SYS_S.value(cpu.sys_s),
         ];
         Ok(RunOutput {
-            metrics: m,
+            metrics,
             ..Default::default()
         })
     }

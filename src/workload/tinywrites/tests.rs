@@ -40,8 +40,8 @@ fn uncompressed_the_file_is_the_generated_data() {
         let p = params("none", "random", 100_000, buffered);
         let (out, bytes) = run(&p);
         assert_eq!(bytes, Settings::from(&p).expected());
-        assert_eq!(out.metric("writes"), Some(1563.0));
-        assert_eq!(out.metric("bytes_on_disk"), Some(100_000.0));
+        assert_eq!(out.metric(&m::WRITES), Some(1563.0));
+        assert_eq!(out.metric(&m::BYTES_ON_DISK), Some(100_000.0));
     }
 }
 
@@ -54,8 +54,8 @@ fn gzip_leaves_a_gzip_stream_of_exactly_the_data() {
         .read_to_end(&mut plain)
         .unwrap();
     assert_eq!(plain, Settings::from(&p).expected());
-    assert_eq!(out.metric("bytes_on_disk"), Some(bytes.len() as f64));
-    assert!(out.metric("compression_ratio").unwrap() > 2.0);
+    assert_eq!(out.metric(&m::BYTES_ON_DISK), Some(bytes.len() as f64));
+    assert!(out.metric(&m::COMPRESSION_RATIO).unwrap() > 2.0);
 }
 
 #[test]
@@ -64,7 +64,7 @@ fn zstd_leaves_a_zstd_stream_of_exactly_the_data() {
     let (out, bytes) = run(&p);
     let plain = zstd::decode_all(&bytes[..]).unwrap();
     assert_eq!(plain, Settings::from(&p).expected());
-    let ratio = out.metric("compression_ratio").unwrap();
+    let ratio = out.metric(&m::COMPRESSION_RATIO).unwrap();
     assert!(ratio > 2.0 && ratio < 4.5, "{ratio}");
 }
 

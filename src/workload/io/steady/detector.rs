@@ -8,6 +8,8 @@ use std::time::Duration;
 use super::criterion::{criterion_value, meets, Limit, Measure, Test};
 use super::SteadySpec;
 use crate::measure::Metric;
+use crate::metric::catalogue as m;
+use crate::metric::MetricDef;
 
 /// Judges each new per-second sample; remembers when the run became steady.
 #[derive(Debug, Clone)]
@@ -67,36 +69,32 @@ impl Detector {
     /// `ss_reached`, `ss_time_s`, the steady window's mean throughput and
     /// the criterion's last value, named after its form.
     pub fn metrics(&self) -> Vec<Metric> {
-        let mut m = vec![Metric::higher(
-            "ss_reached",
-            if self.reached() { 1.0 } else { 0.0 },
-            "",
-        )];
+        let mut out = vec![m::SS_REACHED.value(if self.reached() { 1.0 } else { 0.0 })];
         if let Some((secs, mean)) = self.reached {
             let bw = match self.spec.criterion.measure {
                 Measure::Iops => mean * self.bs,
                 Measure::Bw => mean,
             };
-            m.push(Metric::lower("ss_time_s", secs as f64, "s"));
-            m.push(Metric::higher("ss_bw_bytes_per_s", bw, "bytes/s"));
-            m.push(Metric::higher("ss_iops", bw / self.bs, "ops/s"));
+            out.push(m::SS_TIME_S.value(secs as f64));
+            out.push(m::SS_BW_BYTES_PER_S.value(bw));
+            out.push(m::SS_IOPS.value(bw / self.bs));
         }
         if let Some(v) = self.last_value.filter(|v| v.is_finite()) {
-            let (name, unit) = self.value_name();
-            m.push(Metric::lower(name, v, unit));
+            out.push(self.value_def().value(v));
         }
-        m
+        out
     }
 
-    fn value_name(&self) -> (&'static str, &'static str) {
+    /// The catalogue metric of the criterion's value, after its form.
+    fn value_def(&self) -> &'static MetricDef {
         let c = self.spec.criterion;
         match (c.test, c.limit, c.measure) {
-            (Test::Range, Limit::Pct(_), _) => ("ss_range_pct", "%"),
-            (Test::Slope, Limit::Pct(_), _) => ("ss_slope_pct", "%"),
-            (Test::Range, Limit::Abs(_), Measure::Bw) => ("ss_range", "bytes/s"),
-            (Test::Range, Limit::Abs(_), Measure::Iops) => ("ss_range", "ops/s"),
-            (Test::Slope, Limit::Abs(_), Measure::Bw) => ("ss_slope", "bytes/s per s"),
-            (Test::Slope, Limit::Abs(_), Measure::Iops) => ("ss_slope", "ops/s per s"),
+            (Test::Range, Limit::Pct(_), _) => &m::SS_RANGE_PCT,
+            (Test::Slope, Limit::Pct(_), _) => &m::SS_SLOPE_PCT,
+            (Test::Range, Limit::Abs(_), Measure::Bw) => &m::SS_RANGE_BYTES_PER_S,
+            (Test::Range, Limit::Abs(_), Measure::Iops) => &m::SS_RANGE_IOPS,
+            (Test::Slope, Limit::Abs(_), Measure::Bw) => &m::SS_SLOPE_BYTES_PER_S_PER_S,
+            (Test::Slope, Limit::Abs(_), Measure::Iops) => &m::SS_SLOPE_IOPS_PER_S,
         }
     }
 
@@ -128,7 +126,7 @@ impl Detector {
         };
         let (value, limit) = match c.limit {
             Limit::Pct(l) => (format!("{v:.3}%"), format!("{l}%")),
-            Limit::Abs(l) => (format!("{v:.1} {}", self.value_name().1), format!("{l}")),
+            Limit::Abs(l) => (format!("{v:.1} {}", self.value_def().unit), format!("{l}")),
         };
         match (c.test, c.limit) {
             (Test::Range, _) => format!(
@@ -163,7 +161,7 @@ mod tests {
     fn metric(d: &Detector, name: &str) -> Option<f64> {
         d.metrics()
             .into_iter()
-            .find(|m| m.name == name)
+            .find(|m| m.name() == name)
             .map(|m| m.value)
     }
 
@@ -223,7 +221,7 @@ mod tests {
         let mut d = detector("bw:1k", 2, 0);
         d.push(10_000.0);
         d.push(14_000.0);
-        assert_eq!(metric(&d, "ss_range"), Some(2000.0));
+        assert_eq!(metric(&d, "ss_range_bytes_per_s"), Some(2000.0));
         let w = d.warning(None).unwrap();
         assert!(
             w.contains("before the run ended: in the last 2 s window, bandwidth deviated from its mean by up to 2000.0 bytes/s (bw limit 1024)"),

@@ -1,0 +1,346 @@
+//! The declarations: one line per metric, in the order reports list the
+//! headline ones (throughput and rates, times, latency, CPU), and the
+//! latency histograms the percentile metrics come from.
+
+use super::Direction::{HigherIsBetter as Higher, LowerIsBetter as Lower};
+use super::Merge::{Max, Mean, Rate, Sum, SumOfRates, WeightedBy};
+use super::{Direction, HistDef, Merge, MetricDef, Unit};
+
+const fn def(
+    name: &'static str,
+    unit: Unit,
+    direction: Direction,
+    merge: Merge,
+    help: &'static str,
+) -> MetricDef {
+    MetricDef {
+        name,
+        unit,
+        direction,
+        merge,
+        headline: false,
+        help,
+    }
+}
+
+/// [`def`], shown in reports beside the primary metric.
+const fn headline(
+    name: &'static str,
+    unit: Unit,
+    direction: Direction,
+    merge: Merge,
+    help: &'static str,
+) -> MetricDef {
+    MetricDef {
+        headline: true,
+        ..def(name, unit, direction, merge, help)
+    }
+}
+
+/// A latency statistic in nanoseconds: means merge as means (when no
+/// histogram is at hand to recompute them), percentiles and maxima as the
+/// largest part's (an upper bound of the merged figure).
+const fn lat(name: &'static str, merge: Merge, help: &'static str) -> MetricDef {
+    def(name, Unit::Nanoseconds, Lower, merge, help)
+}
+
+const fn lat_headline(name: &'static str, merge: Merge, help: &'static str) -> MetricDef {
+    headline(name, Unit::Nanoseconds, Lower, merge, help)
+}
+
+macro_rules! catalogue {
+    ($($id:ident = $def:expr;)*) => {
+        $(pub static $id: MetricDef = $def;)*
+        /// Every metric, in catalogue order.
+        pub static ALL: &[&MetricDef] = &[$(&$id),*];
+    };
+}
+
+use Unit::*;
+
+catalogue! {
+    // Throughput and rates.
+    BW_BYTES_PER_S = headline("bw_bytes_per_s", BytesPerSec, Higher, Rate,
+        "bytes read and written per second of the run");
+    IOPS = headline("iops", OpsPerSec, Higher, Rate,
+        "I/O operations per second of the run");
+    TPS = headline("tps", TransactionsPerSec, Higher, Rate,
+        "committed transactions per second");
+    OPS_PER_S = headline("ops_per_s", OpsPerSec, Higher, Rate,
+        "operations per second (per operation with an `op` label)");
+    // Times of whole runs.
+    TOTAL_S = headline("total_s", Seconds, Lower, Max,
+        "time to write everything and sync it");
+    WALL_S = headline("wall_s", Seconds, Lower, Max,
+        "wall-clock time of the command");
+    INIT_SECONDS = headline("init_seconds", Seconds, Lower, Max,
+        "time to initialise the database (in the run that did it)");
+    // Latency: the `lat` histogram's figures (response latency, from the
+    // scheduled start in open-loop runs).
+    LAT_MEAN_NS = lat_headline("lat_mean_ns", Mean, "mean latency of an operation or transaction");
+    LAT_P50_NS = lat("lat_p50_ns", Max, "median latency");
+    LAT_P90_NS = lat("lat_p90_ns", Max, "90th percentile latency");
+    LAT_P99_NS = lat_headline("lat_p99_ns", Max, "99th percentile latency");
+    LAT_P999_NS = lat_headline("lat_p999_ns", Max, "99.9th percentile latency");
+    LAT_MAX_NS = lat("lat_max_ns", Max, "largest latency");
+    // Open-loop runs: service latency (from issue) and schedule lag.
+    SERVICE_LAT_MEAN_NS = lat("service_lat_mean_ns", Mean, "mean service latency (from issue) of an open-loop run");
+    SERVICE_LAT_P50_NS = lat("service_lat_p50_ns", Max, "median service latency");
+    SERVICE_LAT_P90_NS = lat("service_lat_p90_ns", Max, "90th percentile service latency");
+    SERVICE_LAT_P99_NS = lat_headline("service_lat_p99_ns", Max, "99th percentile service latency");
+    SERVICE_LAT_P999_NS = lat_headline("service_lat_p999_ns", Max, "99.9th percentile service latency");
+    SERVICE_LAT_MAX_NS = lat("service_lat_max_ns", Max, "largest service latency");
+    SCHED_LAG_MEAN_NS = lat("sched_lag_mean_ns", Mean, "mean delay of an issue behind its scheduled time");
+    SCHED_LAG_MAX_NS = lat_headline("sched_lag_max_ns", Max, "largest delay of an issue behind its scheduled time");
+    // CPU.
+    CPU_NS_PER_OP = headline("cpu_ns_per_op", Nanoseconds, Lower, WeightedBy(&OPS),
+        "CPU time (user + system) per operation");
+    CPU_USER_S = def("cpu_user_s", Seconds, Lower, Sum, "user CPU time");
+    CPU_SYS_S = def("cpu_sys_s", Seconds, Lower, Sum, "system CPU time");
+    // Amounts and times.
+    BYTES = def("bytes", Bytes, Higher, Sum, "bytes read and written");
+    OPS = def("ops", Ops, Higher, Sum, "operations done (per operation with an `op` label)");
+    ELAPSED_S = def("elapsed_s", Seconds, Lower, Max,
+        "measured time (of a phase with an `op` label)");
+    // Directions of mixed I/O.
+    READ_BW_BYTES_PER_S = def("read_bw_bytes_per_s", BytesPerSec, Higher, Rate, "bytes read per second");
+    WRITE_BW_BYTES_PER_S = def("write_bw_bytes_per_s", BytesPerSec, Higher, Rate, "bytes written per second");
+    TRIM_BW_BYTES_PER_S = def("trim_bw_bytes_per_s", BytesPerSec, Higher, Rate, "bytes trimmed per second");
+    READ_LAT_MEAN_NS = lat("read_lat_mean_ns", Mean, "mean read latency");
+    READ_LAT_P50_NS = lat("read_lat_p50_ns", Max, "median read latency");
+    READ_LAT_P90_NS = lat("read_lat_p90_ns", Max, "90th percentile read latency");
+    READ_LAT_P99_NS = lat("read_lat_p99_ns", Max, "99th percentile read latency");
+    READ_LAT_P999_NS = lat("read_lat_p999_ns", Max, "99.9th percentile read latency");
+    READ_LAT_MAX_NS = lat("read_lat_max_ns", Max, "largest read latency");
+    WRITE_LAT_MEAN_NS = lat("write_lat_mean_ns", Mean, "mean write latency");
+    WRITE_LAT_P50_NS = lat("write_lat_p50_ns", Max, "median write latency");
+    WRITE_LAT_P90_NS = lat("write_lat_p90_ns", Max, "90th percentile write latency");
+    WRITE_LAT_P99_NS = lat("write_lat_p99_ns", Max, "99th percentile write latency");
+    WRITE_LAT_P999_NS = lat("write_lat_p999_ns", Max, "99.9th percentile write latency");
+    WRITE_LAT_MAX_NS = lat("write_lat_max_ns", Max, "largest write latency");
+    TRIM_LAT_MEAN_NS = lat("trim_lat_mean_ns", Mean, "mean trim latency");
+    TRIM_LAT_P50_NS = lat("trim_lat_p50_ns", Max, "median trim latency");
+    TRIM_LAT_P90_NS = lat("trim_lat_p90_ns", Max, "90th percentile trim latency");
+    TRIM_LAT_P99_NS = lat("trim_lat_p99_ns", Max, "99th percentile trim latency");
+    TRIM_LAT_P999_NS = lat("trim_lat_p999_ns", Max, "99.9th percentile trim latency");
+    TRIM_LAT_MAX_NS = lat("trim_lat_max_ns", Max, "largest trim latency");
+    SYNC_LAT_MEAN_NS = lat("sync_lat_mean_ns", Mean, "mean fsync/fdatasync latency");
+    SYNC_LAT_P50_NS = lat("sync_lat_p50_ns", Max, "median fsync/fdatasync latency");
+    SYNC_LAT_P90_NS = lat("sync_lat_p90_ns", Max, "90th percentile fsync/fdatasync latency");
+    SYNC_LAT_P99_NS = lat("sync_lat_p99_ns", Max, "99th percentile fsync/fdatasync latency");
+    SYNC_LAT_P999_NS = lat("sync_lat_p999_ns", Max, "99.9th percentile fsync/fdatasync latency");
+    SYNC_LAT_MAX_NS = lat("sync_lat_max_ns", Max, "largest fsync/fdatasync latency");
+    // Steady state (io with `steadystate`).
+    SS_REACHED = def("ss_reached", Flag, Higher, Mean, "1 if the run reached steady state");
+    SS_TIME_S = def("ss_time_s", Seconds, Lower, Max, "seconds of measurement until steady state");
+    SS_BW_BYTES_PER_S = def("ss_bw_bytes_per_s", BytesPerSec, Higher, SumOfRates,
+        "mean throughput of the steady window");
+    SS_IOPS = def("ss_iops", OpsPerSec, Higher, SumOfRates, "mean IOPS of the steady window");
+    SS_RANGE_PCT = def("ss_range_pct", Percent, Lower, Mean,
+        "the criterion's last value: the window's range in % of its mean");
+    SS_SLOPE_PCT = def("ss_slope_pct", Percent, Lower, Mean,
+        "the criterion's last value: the window's slope in % of its mean");
+    SS_RANGE_BYTES_PER_S = def("ss_range_bytes_per_s", BytesPerSec, Lower, Mean,
+        "the criterion's last value: the window's throughput range");
+    SS_RANGE_IOPS = def("ss_range_iops", OpsPerSec, Lower, Mean,
+        "the criterion's last value: the window's IOPS range");
+    SS_SLOPE_BYTES_PER_S_PER_S = def("ss_slope_bytes_per_s_per_s", BytesPerSecPerSec, Lower, Mean,
+        "the criterion's last value: the window's throughput slope");
+    SS_SLOPE_IOPS_PER_S = def("ss_slope_iops_per_s", OpsPerSecPerSec, Lower, Mean,
+        "the criterion's last value: the window's IOPS slope");
+    // matrix.
+    GEOMEAN_BW_BYTES_PER_S = def("geomean_bw_bytes_per_s", BytesPerSec, Higher, SumOfRates,
+        "geometric mean of the cells' throughput (per test with a `test` label)");
+    CELLS = def("cells", Cells, Higher, Mean, "matrix cells measured");
+    // smallfiles.
+    READDIR_ENTRIES = def("readdir_entries", Entries, Higher, Sum, "directory entries read by readdir");
+    // tinywrites.
+    WRITE_S = def("write_s", Seconds, Lower, Max, "time of the writes, before the sync");
+    SYNC_S = def("sync_s", Seconds, Lower, Max, "time of the final sync");
+    WRITES = def("writes", Ops, Higher, Sum, "write calls made");
+    BYTES_ON_DISK = def("bytes_on_disk", Bytes, Lower, Sum, "size of the written file");
+    COMPRESSION_RATIO = def("compression_ratio", Ratio, Higher, Mean, "bytes written ÷ bytes on disk");
+    // OLTP (pgbench, sqlite-oltp).
+    TRANSACTIONS = def("transactions", Transactions, Higher, Sum, "committed transactions");
+    FAILED_TRANSACTIONS = def("failed_transactions", Transactions, Lower, Sum, "failed transactions");
+    HISTORY_ROWS = def("history_rows", Rows, Higher, Sum, "rows in the history table after the run");
+    PREWARM_TPS = def("prewarm_tps", TransactionsPerSec, Higher, SumOfRates, "tps of the unmeasured prewarm");
+    LAT_STDDEV_NS = lat("lat_stddev_ns", Mean, "standard deviation of the transaction latency");
+    INITIAL_CONNECTION_S = def("initial_connection_s", Seconds, Lower, Max, "time to open the connections");
+    // command.
+    MAX_RSS_BYTES = def("max_rss_bytes", Bytes, Lower, Max, "peak resident memory of the command");
+    // Multi-client runs: the ranks' ends after the start barrier.
+    FIRST_DONE_S = def("first_done_s", Seconds, Lower, Max, "when the first rank finished, after the start barrier");
+    LAST_DONE_S = def("last_done_s", Seconds, Lower, Max, "when the last rank finished, after the start barrier");
+    DONE_SPREAD_S = def("done_spread_s", Seconds, Lower, Max, "time between the first and the last rank's end");
+}
+
+const fn hist(name: &'static str, help: &'static str, m: [&'static MetricDef; 6]) -> HistDef {
+    HistDef {
+        name,
+        help,
+        mean: m[0],
+        percentiles: [(50.0, m[1]), (90.0, m[2]), (99.0, m[3]), (99.9, m[4])],
+        max: m[5],
+    }
+}
+
+pub static LAT: HistDef = hist(
+    "lat",
+    "latency of each operation or transaction",
+    [
+        &LAT_MEAN_NS,
+        &LAT_P50_NS,
+        &LAT_P90_NS,
+        &LAT_P99_NS,
+        &LAT_P999_NS,
+        &LAT_MAX_NS,
+    ],
+);
+pub static SERVICE_LAT: HistDef = hist(
+    "service_lat",
+    "service latency (from issue) of each operation of an open-loop run",
+    [
+        &SERVICE_LAT_MEAN_NS,
+        &SERVICE_LAT_P50_NS,
+        &SERVICE_LAT_P90_NS,
+        &SERVICE_LAT_P99_NS,
+        &SERVICE_LAT_P999_NS,
+        &SERVICE_LAT_MAX_NS,
+    ],
+);
+pub static READ_LAT: HistDef = hist(
+    "read_lat",
+    "latency of each read",
+    [
+        &READ_LAT_MEAN_NS,
+        &READ_LAT_P50_NS,
+        &READ_LAT_P90_NS,
+        &READ_LAT_P99_NS,
+        &READ_LAT_P999_NS,
+        &READ_LAT_MAX_NS,
+    ],
+);
+pub static WRITE_LAT: HistDef = hist(
+    "write_lat",
+    "latency of each write",
+    [
+        &WRITE_LAT_MEAN_NS,
+        &WRITE_LAT_P50_NS,
+        &WRITE_LAT_P90_NS,
+        &WRITE_LAT_P99_NS,
+        &WRITE_LAT_P999_NS,
+        &WRITE_LAT_MAX_NS,
+    ],
+);
+pub static TRIM_LAT: HistDef = hist(
+    "trim_lat",
+    "latency of each trim",
+    [
+        &TRIM_LAT_MEAN_NS,
+        &TRIM_LAT_P50_NS,
+        &TRIM_LAT_P90_NS,
+        &TRIM_LAT_P99_NS,
+        &TRIM_LAT_P999_NS,
+        &TRIM_LAT_MAX_NS,
+    ],
+);
+pub static SYNC_LAT: HistDef = hist(
+    "sync_lat",
+    "latency of each fsync or fdatasync",
+    [
+        &SYNC_LAT_MEAN_NS,
+        &SYNC_LAT_P50_NS,
+        &SYNC_LAT_P90_NS,
+        &SYNC_LAT_P99_NS,
+        &SYNC_LAT_P999_NS,
+        &SYNC_LAT_MAX_NS,
+    ],
+);
+
+/// Every histogram, in the order reports draw them.
+pub static HISTOGRAMS: &[&HistDef] = &[
+    &LAT,
+    &SERVICE_LAT,
+    &READ_LAT,
+    &WRITE_LAT,
+    &TRIM_LAT,
+    &SYNC_LAT,
+];
+
+#[cfg(test)]
+mod tests {
+    use super::super::{headlines, lookup, lookup_hist};
+    use super::*;
+
+    #[test]
+    fn names_are_unique_snake_case_and_found() {
+        for d in ALL {
+            assert!(
+                d.name
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'),
+                "{}",
+                d.name
+            );
+            assert_eq!(
+                ALL.iter().filter(|x| x.name == d.name).count(),
+                1,
+                "{}",
+                d.name
+            );
+            assert!(std::ptr::eq(lookup(d.name).unwrap(), *d));
+            assert!(!d.help.is_empty(), "{}", d.name);
+        }
+        assert_eq!(lookup("write_64k_4k_bw_bytes_per_s"), None);
+    }
+
+    #[test]
+    fn headlines_keep_the_order_reports_have_always_shown() {
+        let names: Vec<&str> = headlines().map(|d| d.name).collect();
+        assert_eq!(
+            names,
+            [
+                "bw_bytes_per_s",
+                "iops",
+                "tps",
+                "ops_per_s",
+                "total_s",
+                "wall_s",
+                "init_seconds",
+                "lat_mean_ns",
+                "lat_p99_ns",
+                "lat_p999_ns",
+                "service_lat_p99_ns",
+                "service_lat_p999_ns",
+                "sched_lag_max_ns",
+                "cpu_ns_per_op",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_histogram_names_its_metrics() {
+        for h in HISTOGRAMS {
+            assert!(std::ptr::eq(lookup_hist(h.name).unwrap(), *h));
+            let stats = ["mean", "p50", "p90", "p99", "p999", "max"];
+            for (m, stat) in h.metrics().zip(stats) {
+                assert_eq!(m.name, format!("{}_{stat}_ns", h.name));
+                assert!(ALL.iter().any(|d| std::ptr::eq(*d, m)));
+                assert_eq!(m.unit, h.unit());
+            }
+        }
+    }
+
+    #[test]
+    fn rates_merge_as_rates_and_amounts_add() {
+        for d in ALL {
+            if d.unit.is_rate() {
+                assert!(matches!(d.merge, Rate | SumOfRates | Mean), "{}", d.name);
+            }
+            if matches!(d.merge, Rate | SumOfRates) {
+                assert!(d.unit.is_rate(), "{}", d.name);
+            }
+        }
+    }
+}

@@ -1,0 +1,156 @@
+//! The store's round trip of labelled figures, the primary metric that
+//! resuming reads, and the v3 → v4 migration of a store written by hand in
+//! the v3 layout.
+
+use super::write::RunRecord;
+use super::Store;
+use crate::experiment::parse::parse_experiment;
+use crate::measure::latency::new_histogram;
+use crate::measure::{Hist, RunOutput, Series};
+use crate::metric::catalogue::{self as m, LAT};
+use crate::metric::labels::{OP, TEST};
+use crate::metric::{Labels, MetricKey, Unit};
+
+const EXPERIMENT: &str = "name = \"s\"\n[[target]]\nname = \"t\"\nkind = \"dir\"\npath = \"/tmp\"\n[[workload]]\nname = \"w\"\nkind = \"matrix\"\n";
+
+fn record(ids: &super::write::CampaignIds) -> RunRecord {
+    RunRecord {
+        campaign: ids.campaign,
+        target: ids.targets[0],
+        workload: ids.workloads[0],
+        repetition: 1,
+        round: 1,
+        position: 0,
+        warmup: false,
+        status: "ok",
+        error: None,
+        started_at: String::new(),
+        duration_s: 1.0,
+        caches_dropped: false,
+        remounted: false,
+        ranks: 1,
+    }
+}
+
+#[test]
+fn labelled_figures_come_back_with_their_labels_and_the_primary_without() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("s.db")).unwrap();
+    let exp = parse_experiment("s.toml", EXPERIMENT).unwrap();
+    let ids = store
+        .begin_campaign(&exp, &serde_json::json!({}), 1)
+        .unwrap();
+    let write = Labels::new().with(&TEST, "write");
+    let create = Labels::new().with(&OP, "create");
+    let mut hist = new_histogram();
+    hist.record(1500).unwrap();
+    let out = RunOutput {
+        metrics: vec![
+            m::GEOMEAN_BW_BYTES_PER_S.labelled(write.clone(), 5.0),
+            m::GEOMEAN_BW_BYTES_PER_S.value(7.0),
+            m::GEOMEAN_BW_BYTES_PER_S.labelled(Labels::new().with(&TEST, "read"), 9.0),
+        ],
+        series: vec![Series {
+            def: &m::OPS_PER_S,
+            labels: create.clone(),
+            interval_s: 1.0,
+            values: vec![1.0, f64::NAN],
+        }],
+        histograms: vec![Hist {
+            def: &LAT,
+            labels: create.clone(),
+            hist: hist.clone(),
+        }],
+        warnings: Vec::new(),
+    };
+    store.record_run(&record(&ids), Some(&out)).unwrap();
+    let done = store.done_runs(ids.campaign).unwrap();
+    assert_eq!(done.len(), 1, "one row per run, whatever the labels");
+    assert_eq!(
+        done[0].primary,
+        Some(7.0),
+        "the primary is the unlabelled value"
+    );
+    let c = store.load_campaign(ids.campaign).unwrap();
+    let run = &c.runs[0];
+    let key = MetricKey::new("geomean_bw_bytes_per_s", write);
+    assert_eq!(run.metrics[&key].value, 5.0);
+    assert_eq!(run.metrics[&key].unit, Unit::BytesPerSec);
+    assert_eq!(run.metric(&m::GEOMEAN_BW_BYTES_PER_S).unwrap().value, 7.0);
+    let series = &run.series[&MetricKey::new("ops_per_s", create.clone())];
+    assert_eq!(series.values[0], 1.0);
+    assert!(series.values[1].is_nan());
+    let stored = &run.histograms[&MetricKey::new("lat", create)];
+    assert_eq!(stored.count, 1);
+    assert_eq!(stored.decode().unwrap(), hist);
+}
+
+/// The v3 layout's tables, as storlab at schema version 3 made them.
+fn v3_store(path: &std::path::Path) -> rusqlite::Connection {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    conn.execute_batch(super::schema::V1).unwrap();
+    conn.execute_batch(super::schema::V2).unwrap();
+    conn.execute_batch(super::schema::V3).unwrap();
+    conn.execute_batch(
+        "INSERT INTO meta VALUES ('schema_version', '3');
+         INSERT INTO campaigns VALUES (1, 'c', '', 'x.toml', 'finished', '', NULL, '0', 1, '', '{}', '{}');
+         INSERT INTO targets VALUES (1, 1, 0, 't', 'dir', 1, '{}', '{}');
+         INSERT INTO workloads VALUES (1, 1, 0, 'm', 'matrix', 'geomean_bw_bytes_per_s', '{}');
+         INSERT INTO workloads VALUES (2, 1, 1, 's', 'smallfiles', 'ops_per_s', '{}');
+         INSERT INTO runs (id, campaign_id, target_id, workload_id, repetition, round, position, warmup, status, started_at, duration_s, caches_dropped, remounted, ranks)
+             VALUES (1, 1, 1, 1, 1, 1, 0, 0, 'ok', '', 1.0, 0, 0, 2), (2, 1, 1, 2, 1, 1, 1, 0, 'ok', '', 1.0, 0, 0, 1);
+         INSERT INTO metrics VALUES (1, 'write_64k_4k_bw_bytes_per_s', 1.5, 'bytes/s', 'higher');
+         INSERT INTO metrics VALUES (1, 'geomean_bw_bytes_per_s', 2.5, 'bytes/s', 'higher');
+         INSERT INTO metrics VALUES (2, 'read_lat_p99_ns', 3.5, 'ns', 'lower');
+         INSERT INTO histograms VALUES (2, 'read_lat', 'ns', 0, x'00');
+         INSERT INTO run_ranks VALUES (1, 0, 'h', 'ok', NULL, 1.0);
+         INSERT INTO rank_metrics VALUES (1, 0, 'write_geomean_bw_bytes_per_s', 4.5, 'bytes/s', 'higher');",
+    )
+    .unwrap();
+    conn
+}
+
+#[test]
+fn a_v3_store_migrates_its_names_into_names_and_labels() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v3.db");
+    drop(v3_store(&path));
+    let store = Store::open(&path).unwrap();
+    let c = store.load_campaign(1).unwrap();
+    let cell = Labels::new()
+        .with(&TEST, "write")
+        .with(&crate::metric::labels::FILE_SIZE, 65536)
+        .with(&crate::metric::labels::RECORD_SIZE, 4096);
+    let matrix = &c.runs[0];
+    assert_eq!(
+        matrix.metrics[&MetricKey::new("bw_bytes_per_s", cell)].value,
+        1.5
+    );
+    assert_eq!(
+        matrix.metric(&m::GEOMEAN_BW_BYTES_PER_S).unwrap().value,
+        2.5
+    );
+    let rank = &matrix.per_rank[0].metrics;
+    let write = MetricKey::new("geomean_bw_bytes_per_s", Labels::new().with(&TEST, "write"));
+    assert_eq!(rank[&write].value, 4.5);
+    let read = Labels::new().with(&OP, "read");
+    let smallfiles = &c.runs[1];
+    assert_eq!(
+        smallfiles.metrics[&MetricKey::new("lat_p99_ns", read.clone())].value,
+        3.5
+    );
+    assert!(smallfiles
+        .histograms
+        .contains_key(&MetricKey::new("lat", read)));
+    let version: String = store
+        .conn
+        .query_row(
+            "SELECT value FROM meta WHERE key = 'schema_version'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(version, "4");
+    drop(store);
+    assert!(Store::open(&path).is_ok(), "a v4 store opens as it is");
+}
