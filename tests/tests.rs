@@ -20,6 +20,9 @@ mod experiment_errors;
 mod export_schema;
 /// Real fio job files run as `fio` workloads, mapped into storlab metrics.
 mod fio_runs;
+/// fio's access patterns, write data and verify in the io engine, and
+/// per-second latency percentiles, through the real binary.
+mod io_patterns;
 /// Real runs of the io workload on directories and tmpfs, checked through the store.
 mod io_runs;
 /// Adaptive repetitions, time limits, resuming killed campaigns.

@@ -19,8 +19,8 @@ use super::svg::{
 };
 use super::table::Table;
 use crate::metric::catalogue::SERVICE_LAT;
-use crate::metric::{Family, Unit};
 use crate::metric::MetricKey;
+use crate::metric::{Family, Unit};
 use crate::store::{CampaignData, RunData};
 
 const STYLE: &str = r#"

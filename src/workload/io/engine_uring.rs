@@ -165,16 +165,38 @@ impl Ring {
     }
 }
 
-/// Runs one io_uring job to completion.
-pub fn run(spec: &JobSpec, file: File, path: &Path, shared: &Shared<'_>) -> Result<JobResult> {
-    let mut ring = Ring::new(spec, &file, path)?;
+/// An io_uring job set up: its ring and its file.
+pub struct Uring {
+    ring: Ring,
+    file: File,
+}
+
+impl Uring {
+    pub fn new(spec: &JobSpec, file: File, path: &Path) -> Result<Uring> {
+        let ring = Ring::new(spec, &file, path)?;
+        Ok(Uring { ring, file })
+    }
+
+    /// Runs the job to completion.
+    pub fn run(self, spec: &JobSpec, path: &Path, shared: &Shared<'_>) -> Result<JobResult> {
+        run(self.ring, spec, self.file, path, shared)
+    }
+}
+
+fn run(
+    mut ring: Ring,
+    spec: &JobSpec,
+    file: File,
+    path: &Path,
+    shared: &Shared<'_>,
+) -> Result<JobResult> {
     let mut data = Data::new(spec, path);
     for idx in 0..spec.iodepth {
         data.initial(ring.buf(idx));
     }
     let mut q = Queue::new(spec);
     let mut pattern = Pattern::new(spec);
-    let mut phase = Phase::new(spec, Instant::now());
+    let mut phase = Phase::new(spec, shared.start());
     let mut s = State::new(phase.epoch());
     let mut sched = spec.period_ps.map(|p| Schedule::new(phase.t0, p));
     let mut issued = 0u64;

@@ -5,11 +5,12 @@
 //! and take no lock: they record into the job's own histograms and publish
 //! progress with one relaxed store to the job's own cache line.
 
+use std::cell::Cell;
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Barrier;
+use std::sync::{Barrier, OnceLock};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Result};
@@ -163,6 +164,9 @@ pub struct JobResult {
 /// Shared coordination between the jobs and the sampler.
 pub struct Shared<'a> {
     pub barrier: &'a Barrier,
+    /// The run's start, the same instant for every job and the sampler, so
+    /// that their seconds (throughput, latency, the runtime's end) align.
+    pub epoch: &'a OnceLock<Instant>,
     /// The campaign's stop flag (SIGINT/SIGTERM): the run is interrupted.
     pub stop: &'a AtomicBool,
     /// The run's own end, raised at steady state: the run is complete.
@@ -192,18 +196,44 @@ pub fn open(spec: &JobSpec, path: &Path) -> Result<File> {
     })
 }
 
-/// Runs one job to completion. Waits on the barrier so that all jobs start together.
+impl Shared<'_> {
+    /// The run's start: the first job or sampler to ask fixes it.
+    pub fn start(&self) -> Instant {
+        *self.epoch.get_or_init(Instant::now)
+    }
+}
+
+/// A job's engine, set up before the start.
+enum Ready<'a> {
+    Psync(Psync<'a>),
+    Mmap(Mmap<'a>),
+    IoUring(Box<super::engine_uring::Uring>),
+}
+
+fn set_up<'a>(spec: &JobSpec, path: &'a Path) -> Result<Ready<'a>> {
+    let file = open(spec, path)?;
+    Ok(match spec.engine {
+        EngineKind::Psync => Ready::Psync(Psync::new(file, path)),
+        EngineKind::Mmap => Ready::Mmap(Mmap::new(file, spec, path)?),
+        EngineKind::IoUring => {
+            Ready::IoUring(Box::new(super::engine_uring::Uring::new(spec, file, path)?))
+        }
+    })
+}
+
+/// Runs one job to completion. Sets its engine up, then waits on the
+/// barrier so that all jobs start together (a job that failed to set up
+/// waits too, so that no one waits for it forever).
 pub fn run_job(spec: &JobSpec, path: &Path, shared: Shared<'_>) -> Result<JobResult> {
-    let opened = open(spec, path);
+    let ready = set_up(spec, path);
     shared.barrier.wait();
-    let file = opened?;
     if spec.period_ps.is_some() {
         fine_timer_slack();
     }
-    match spec.engine {
-        EngineKind::Psync => sync_loop(spec, Psync::new(file, path), path, &shared),
-        EngineKind::Mmap => sync_loop(spec, Mmap::new(file, spec, path)?, path, &shared),
-        EngineKind::IoUring => super::engine_uring::run(spec, file, path, &shared),
+    match ready? {
+        Ready::Psync(e) => sync_loop(spec, e, path, &shared),
+        Ready::Mmap(e) => sync_loop(spec, e, path, &shared),
+        Ready::IoUring(u) => u.run(spec, path, &shared),
     }
 }
 
@@ -219,7 +249,7 @@ fn sync_loop<E: SyncEngine>(
     let mut data = Data::new(spec, path);
     data.initial(buf.as_mut_slice());
     let mut pattern = Pattern::new(spec);
-    let mut phase = Phase::new(spec, Instant::now());
+    let mut phase = Phase::new(spec, shared.start());
     let mut s = State::new(phase.epoch());
     let mut sched = spec.period_ps.map(|p| Schedule::new(phase.t0, p));
     let mut now = phase.t0;
@@ -401,6 +431,8 @@ pub struct Phase {
     pub measuring: bool,
     cpu0: CpuTimes,
     start: Instant,
+    /// The run ended at its runtime: its last second is whole.
+    deadline_hit: Cell<bool>,
 }
 
 impl Phase {
@@ -414,6 +446,7 @@ impl Phase {
             measuring: spec.ramp.is_zero(),
             cpu0: CpuTimes::thread_now(),
             start: t0,
+            deadline_hit: Cell::new(false),
         }
     }
 
@@ -431,7 +464,11 @@ impl Phase {
             return true;
         }
         match self.deadline {
-            Some(d) => at >= d,
+            Some(d) => {
+                let over = at >= d;
+                self.deadline_hit.set(over);
+                over
+            }
             None => issued >= self.target_bytes,
         }
     }
@@ -449,6 +486,12 @@ impl Phase {
 
     pub fn finish(self, s: State) -> JobResult {
         let end = Instant::now();
+        // Operations of the last second are all in even if the job ends a
+        // moment before it does (open loop: the last due time).
+        let last_second = match (self.deadline, self.deadline_hit.get()) {
+            (Some(d), true) => end.max(d),
+            _ => end,
+        };
         JobResult {
             read_lat: s.read_lat,
             write_lat: s.write_lat,
@@ -460,7 +503,7 @@ impl Phase {
             cpu: CpuTimes::thread_now().since(self.cpu0),
             start: self.start,
             end,
-            intervals: s.intervals.finish(end),
+            intervals: s.intervals.finish(last_second),
         }
     }
 }

@@ -42,7 +42,7 @@ mod verify;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Barrier;
+use std::sync::{Barrier, OnceLock};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
@@ -329,6 +329,7 @@ impl Workload for Io {
         let o = self.opts()?;
         let progress: Vec<Progress> = (0..o.numjobs).map(|_| Progress::default()).collect();
         let barrier = Barrier::new(o.numjobs + 1);
+        let epoch = OnceLock::new();
         let stop = cx.stop.as_atomic();
         // Raised at steady state: ends the jobs without marking the run
         // interrupted, which only the campaign's stop flag does.
@@ -347,6 +348,7 @@ impl Workload for Io {
                     let path = Self::job_path(dir, i);
                     let shared = Shared {
                         barrier: &barrier,
+                        epoch: &epoch,
                         stop,
                         halt: &halt,
                         progress: &progress[i],
@@ -355,13 +357,16 @@ impl Workload for Io {
                 })
                 .collect();
             barrier.wait();
+            let start = *epoch.get_or_init(Instant::now);
             let sampler = Sampler {
                 progress: &progress,
                 handles: &handles,
                 detector: detector.as_mut(),
                 halt: &halt,
+                stop,
+                end: o.spec.runtime.map(|r| start + o.spec.ramp + r),
             };
-            let series = sampler.run(o.spec.ramp);
+            let series = sampler.run(start + o.spec.ramp);
             let results: Vec<Result<JobResult>> = handles
                 .into_iter()
                 .map(|h| {
@@ -407,6 +412,10 @@ struct Sampler<'a, 'scope, T> {
     handles: &'a [std::thread::ScopedJoinHandle<'scope, T>],
     detector: Option<&'a mut Detector>,
     halt: &'a AtomicBool,
+    stop: &'a AtomicBool,
+    /// A time-based run's end (after the ramp): its last second is whole
+    /// even when the jobs finish a moment before its tick.
+    end: Option<Instant>,
 }
 
 impl<T> Sampler<'_, '_, T> {
@@ -421,8 +430,8 @@ impl<T> Sampler<'_, '_, T> {
         self.handles.iter().all(|h| h.is_finished())
     }
 
-    fn run(mut self, ramp: Duration) -> Vec<f64> {
-        let start = Instant::now() + ramp;
+    /// Samples from `start`, the end of the ramp.
+    fn run(mut self, start: Instant) -> Vec<f64> {
         while Instant::now() < start && !self.done() {
             std::thread::sleep(Duration::from_millis(5));
         }
@@ -432,21 +441,37 @@ impl<T> Sampler<'_, '_, T> {
         loop {
             while Instant::now() < tick {
                 if self.done() {
+                    if self.ran_to_end(tick) {
+                        self.sample(&mut values, &mut last);
+                    }
                     return values;
                 }
                 std::thread::sleep(
                     Duration::from_millis(5).min(tick.saturating_duration_since(Instant::now())),
                 );
             }
-            let now_total = self.total();
-            let bytes = now_total.saturating_sub(last) as f64;
-            values.push(bytes);
-            if self.detector.as_mut().is_some_and(|d| d.push(bytes)) {
-                self.halt.store(true, Ordering::Relaxed);
-            }
-            last = now_total;
+            self.sample(&mut values, &mut last);
             tick += Duration::from_secs(1);
         }
+    }
+
+    /// Records the bytes moved since the last sample.
+    fn sample(&mut self, values: &mut Vec<f64>, last: &mut u64) {
+        let now_total = self.total();
+        let bytes = now_total.saturating_sub(*last) as f64;
+        values.push(bytes);
+        if self.detector.as_mut().is_some_and(|d| d.push(bytes)) {
+            self.halt.store(true, Ordering::Relaxed);
+        }
+        *last = now_total;
+    }
+
+    /// Whether the second ending at `tick` is the last of a time-based run
+    /// that was neither stopped nor ended at steady state.
+    fn ran_to_end(&self, tick: Instant) -> bool {
+        self.end.is_some_and(|e| tick <= e)
+            && !self.halt.load(Ordering::Relaxed)
+            && !self.stop.load(Ordering::Relaxed)
     }
 }
 
