@@ -24,7 +24,8 @@ use anyhow::{bail, Context, Result};
 use io_uring::{opcode, squeue, types, IoUring};
 
 use super::buffer::AlignedBuf;
-use super::job::{Data, JobResult, JobSpec, Phase, Shared, State};
+use super::data::Data;
+use super::job::{JobResult, JobSpec, Phase, Shared, State};
 use super::pattern::{Op, Pattern};
 use super::schedule::{wait_until, Schedule};
 

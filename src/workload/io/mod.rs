@@ -24,6 +24,7 @@
 
 mod bssplit;
 pub(crate) mod buffer;
+mod data;
 mod dist;
 mod engine;
 mod engine_mmap;
