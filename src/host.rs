@@ -16,6 +16,11 @@ pub fn environment() -> Value {
     })
 }
 
+/// The local time now, as stored (RFC 3339 with milliseconds and offset).
+pub fn now_rfc3339() -> String {
+    chrono::Local::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, false)
+}
+
 /// Whether storlab runs as root (mounts, loop devices, cache drops).
 pub fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.

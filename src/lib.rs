@@ -10,6 +10,7 @@ pub mod experiment;
 pub mod host;
 pub mod measure;
 pub mod metric;
+pub mod params;
 pub mod plan;
 pub mod progress;
 pub mod provision;

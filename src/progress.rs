@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::experiment::units::format_seconds;
+use crate::params::units::format_seconds;
 
 pub struct Printer {
     quiet: bool,

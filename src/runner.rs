@@ -10,10 +10,10 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 
-use crate::experiment::units::format_bytes;
 use crate::experiment::{Experiment, Remount};
-use crate::host::is_root;
+use crate::host::{is_root, now_rfc3339};
 use crate::measure::{RunOutput, StopFlag};
+use crate::params::units::format_bytes;
 use crate::plan::PlannedRun;
 use crate::progress::Printer;
 use crate::provision::facts::{path_facts, space};
@@ -22,7 +22,7 @@ use crate::provision::workdir::Workdir;
 use crate::ranks::protocol::{Instruction, RunOrder};
 use crate::ranks::Team;
 use crate::report::format::format_value;
-use crate::store::write::{now_rfc3339, CampaignIds};
+use crate::store::write::CampaignIds;
 use crate::store::{DoneRun, RankRow, RunRecord, Store};
 use crate::targets::Target;
 use crate::workload::RunContext;
@@ -52,15 +52,15 @@ impl Lab {
         let targets: Vec<Box<dyn Target>> = exp
             .targets
             .iter()
-            .map(|t| t.kind.build(&t.name, &t.params, &journal))
+            .map(|t| t.config.build(&t.name, &journal))
             .collect();
         for (t, spec) in targets.iter().zip(&exp.targets) {
             t.preflight()
                 .with_context(|| format!("target `{}`", spec.name))?;
         }
         for w in &exp.workloads {
-            w.kind
-                .preflight(&w.params)
+            w.config
+                .preflight()
                 .with_context(|| format!("workload `{}`", w.name))?;
         }
         Ok(Lab {
@@ -138,7 +138,7 @@ fn check_space(
         .workloads
         .iter()
         .filter(|w| w.runs_on(&spec.name))
-        .map(|w| w.kind.bytes_needed(&w.params))
+        .map(|w| w.config.bytes_needed())
         .max()
         .unwrap_or(0)
         * clients.max(1);
@@ -488,7 +488,7 @@ impl<'a> Campaign<'a> {
             self.total,
             &label,
             &describe,
-            spec.kind.estimate(&spec.params),
+            spec.config.estimate(),
         );
         Ok(())
     }
@@ -643,7 +643,7 @@ fn run_hooks(
         .as_ref()
         .context("the target's working directory is gone")?;
     let dir = workdir.for_workload(&spec.name)?;
-    let mut workload = spec.kind.build(&spec.params);
+    let mut workload = spec.config.build();
     workload.prepare(&dir).context("preparing the run")?;
     if exp.plan.remount == Remount::BetweenRuns {
         lab.targets[pr.target]

@@ -52,7 +52,7 @@ fn after_a_run_the_tpcb_balances_agree_with_the_history() {
     )
     .unwrap();
     let spec = &exp.workloads[0];
-    let mut w = spec.kind.build(&spec.params);
+    let mut w = spec.config.build();
     w.prepare(dir.path()).unwrap();
     let cx = RunContext {
         stop: StopFlag::new(),

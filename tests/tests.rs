@@ -20,6 +20,10 @@ mod experiment_errors;
 mod export_schema;
 /// Real fio job files run as `fio` workloads, mapped into storlab metrics.
 mod fio_runs;
+/// Thousands of mutated experiment files: no panic, every refusal located.
+mod fuzz_experiments;
+/// No import cycles among the modules of src/ (read with syn).
+mod import_cycles;
 /// fio's access patterns, write data and verify in the io engine, and
 /// per-second latency percentiles, through the real binary.
 mod io_patterns;
@@ -30,6 +34,8 @@ mod methodology;
 /// Multi-client runs under `mpirun` (built with `--features mpi`).
 #[cfg(feature = "mpi")]
 mod mpi_runs;
+/// Numbers at and beyond their parameter's range: located errors, saturating estimates.
+mod param_ranges;
 /// pgbench on a PostgreSQL cluster storlab starts and stops (or by dsn).
 mod pgbench_runs;
 /// Loop, ZFS and Gluster targets provisioned, run and torn down for real;

@@ -6,7 +6,8 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use super::EXIT_INVALID;
-use crate::experiment::{self, units::format_seconds};
+use crate::experiment;
+use crate::params::units::format_seconds;
 use crate::plan::plan;
 
 pub fn check(file: &Path) -> Result<ExitCode> {
@@ -38,7 +39,7 @@ pub fn check(file: &Path) -> Result<ExitCode> {
             w.name,
             exp.targets[r.target].name,
             r.repetition,
-            format_seconds(w.kind.estimate(&w.params).as_secs_f64())
+            format_seconds(w.config.estimate().as_secs_f64())
         );
     }
     outln!(

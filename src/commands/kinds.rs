@@ -5,13 +5,13 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use crate::experiment::params::help_table;
+use crate::params::help_table;
 use crate::targets::TargetKind;
 use crate::workload::WorkloadKind;
 
 pub fn targets() -> Result<ExitCode> {
     outln!("Target kinds ([[target]] tables; every target also takes name, kind, baseline):\n");
-    for k in TargetKind::ALL {
+    for k in TargetKind::all() {
         outln!("  {} — {}", k.name(), k.about());
         out!("{}", help_table(k.params()));
         outln!();

@@ -1,12 +1,11 @@
-//! The experiment file format: parameter declarations, units, parsing and
-//! validation, and the built-in experiments.
+//! The experiment file format: parsing and validation against the kinds'
+//! registries (their parameters declared in [`crate::params`]), and the
+//! built-in experiments.
 
 pub mod builtin;
 pub mod error;
-pub mod params;
 pub mod parse;
 pub mod schema;
-pub mod units;
 
 use std::path::Path;
 

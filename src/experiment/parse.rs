@@ -8,11 +8,11 @@ use std::ops::Range;
 use toml_edit::{Document, Item, Table, TableLike};
 
 use super::error::{did_you_mean, ExperimentError, Location};
-use super::params::{split_list, ParamSpec, ParamType, Params, Value};
 use super::schema::{
-    Experiment, Plan, Remount, Repetitions, TargetSpec, WorkloadSpec, PLAN_PARAMS,
+    AdaptiveParams, Experiment, Plan, PlanParams, Remount, Repetitions, TargetSpec, WorkloadSpec,
 };
-use super::units::{parse_duration, parse_size};
+use crate::params::units::{parse_duration, parse_size};
+use crate::params::{split_list, Declared, Fault, ParamSpec, ParamType, Params, Value};
 use crate::targets::TargetKind;
 use crate::workload::WorkloadKind;
 
@@ -110,47 +110,44 @@ impl Cx<'_> {
 
     fn plan(&self, item: Option<&Item>) -> Result<(Plan, Span), ExperimentError> {
         let Some(item) = item else {
-            return Ok((Plan::from_params(&Params::defaults(PLAN_PARAMS)), None));
+            let defaults = Params::defaults(PlanParams::PARAMS);
+            return Ok((Plan::from(self.typed::<PlanParams>(&defaults, None)?), None));
         };
         let table = item
             .as_table_like()
             .ok_or_else(|| self.err(item.span(), "`plan` must be a table: write [plan]"))?;
-        let names: Vec<&str> = PLAN_PARAMS.iter().map(|s| s.name).collect();
+        let names: Vec<&str> = PlanParams::PARAMS.iter().map(|s| s.name).collect();
         self.check_keys(table, &names, "[plan]")?;
         let adaptive = match table.get("repetitions") {
             Some(rep) if rep.is_table_like() => Some(self.adaptive(rep)?),
             _ => None,
         };
-        let specs: Vec<ParamSpec> = PLAN_PARAMS
-            .iter()
-            .filter(|s| adaptive.is_none() || s.name != "repetitions")
-            .copied()
-            .collect();
-        let (params, spans) = self.params(table, &specs, "[plan]")?;
-        let mut plan = Plan::from_params(&params);
+        // Adaptive repetitions were read above; the declared integer keeps
+        // its default.
+        let skip: &[&str] = if adaptive.is_some() {
+            &["repetitions"]
+        } else {
+            &[]
+        };
+        let (params, spans) = self.params(table, PlanParams::PARAMS, skip, "[plan]")?;
+        let mut plan = Plan::from(self.typed::<PlanParams>(&params, item.span())?);
         if let Some(a) = adaptive {
             plan.repetitions = a;
         }
         Ok((plan, spans.get("remount").cloned().flatten()))
     }
 
+    /// Reads declared parameters into their typed struct.
+    fn typed<K: Declared>(&self, p: &Params, span: Span) -> Result<K, ExperimentError> {
+        K::from_params(p).map_err(|(_, msg)| self.err(span, msg))
+    }
+
     /// `{ min = 3, max = 20, until_ci = "2%" }`.
     fn adaptive(&self, item: &Item) -> Result<Repetitions, ExperimentError> {
         let t = item.as_table_like().expect("checked by the caller");
         self.check_keys(t, &["min", "max", "until_ci"], "repetitions")?;
-        let int = |key: &str, default: i64| -> Result<i64, ExperimentError> {
-            match t.get(key) {
-                None => Ok(default),
-                Some(v) => match v.as_integer() {
-                    Some(i) if (1..=10_000).contains(&i) => Ok(i),
-                    _ => Err(self.err(
-                        v.span(),
-                        format!("repetitions: `{key}` must be a whole number from 1 to 10000"),
-                    )),
-                },
-            }
-        };
-        let (min, max) = (int("min", 3)?, int("max", 10)?);
+        let (params, _) = self.params(t, AdaptiveParams::PARAMS, &[], "repetitions")?;
+        let AdaptiveParams { min, max } = self.typed(&params, item.span())?;
         if max < min {
             return Err(self.err(
                 t.get("max").and_then(|v| v.span()),
@@ -169,7 +166,7 @@ impl Cx<'_> {
             _ => None,
         };
         match pct {
-            Some(p) if p > 0.0 && p < 100.0 => Ok(Repetitions::Adaptive { min: min as u32, max: max as u32, until_ci_pct: p }),
+            Some(p) if p > 0.0 && p < 100.0 => Ok(Repetitions::Adaptive { min, max, until_ci_pct: p }),
             _ => Err(self.err(ci.span(), "repetitions: `until_ci` must be a percentage such as \"2%\" (or a fraction such as 0.02)")),
         }
     }
@@ -197,7 +194,7 @@ impl Cx<'_> {
         let mut baseline_seen = false;
         for t in tables {
             let name = self.name_of(t, "target", out.iter().map(|x| x.name.as_str()))?;
-            let kind_name = self.kind_of(t, "target", TargetKind::names())?;
+            let kind_name = self.kind_of(t, "target", &TargetKind::names())?;
             let kind = TargetKind::parse(&kind_name).expect("checked by kind_of");
             let mut allowed: Vec<&str> = TARGET_COMMON.to_vec();
             allowed.extend(kind.params().iter().map(|s| s.name));
@@ -212,16 +209,17 @@ impl Cx<'_> {
                 return Err(self.err(t.get("baseline").and_then(|i| i.span()), format!("target `{name}` is a second baseline; only one target may say baseline = true")));
             }
             baseline_seen |= baseline;
-            let (params, spans) = self.params(t, kind.params(), &format!("target `{name}`"))?;
-            if let Err((key, msg)) = kind.validate(&params) {
-                let span = spans.get(key).cloned().flatten().or_else(|| t.span());
-                return Err(self.err(span, format!("target `{name}`: {msg}")));
-            }
+            let (params, spans) =
+                self.params(t, kind.params(), &[], &format!("target `{name}`"))?;
+            let config = kind
+                .configure(&params)
+                .map_err(|fault| self.fault(t, &spans, &format!("target `{name}`"), fault))?;
             out.push(TargetSpec {
                 name,
                 kind,
                 baseline,
                 params,
+                config,
             });
         }
         Ok(out)
@@ -252,20 +250,17 @@ impl Cx<'_> {
                 &format!("workload `{name}` (kind {kind_name})"),
             )?;
             let (mut params, spans) =
-                self.params(t, kind.params(), &format!("workload `{name}`"))?;
-            let resolved = kind
-                .validate(&params)
-                .and_then(|()| kind.resolve(&mut params, &self.base_dir()));
-            if let Err((key, msg)) = resolved {
-                let span = spans.get(key).cloned().flatten().or_else(|| t.span());
-                return Err(self.err(span, format!("workload `{name}`: {msg}")));
-            }
+                self.params(t, kind.params(), &[], &format!("workload `{name}`"))?;
+            let config = kind
+                .configure(&mut params, &self.base_dir())
+                .map_err(|fault| self.fault(t, &spans, &format!("workload `{name}`"), fault))?;
             let only_targets = self.only_targets(t, &name, targets)?;
             let shared = self.shared(t, &name, kind)?;
             let spec = WorkloadSpec {
                 name,
                 kind,
                 params,
+                config,
                 only_targets,
                 shared,
             };
@@ -412,16 +407,30 @@ impl Cx<'_> {
         Ok(kind)
     }
 
-    /// Reads every declared parameter present in `t`; the rest keep defaults.
+    /// A kind's fault, at the key it names (or the whole table).
+    fn fault(
+        &self,
+        t: &Table,
+        spans: &BTreeMap<&'static str, Span>,
+        owner: &str,
+        (key, msg): Fault,
+    ) -> ExperimentError {
+        let span = spans.get(key).cloned().flatten().or_else(|| t.span());
+        self.err(span, format!("{owner}: {msg}"))
+    }
+
+    /// Reads every declared parameter present in `t` but those in `skip`;
+    /// the rest keep defaults.
     fn params(
         &self,
         t: &dyn TableLike,
         specs: &[ParamSpec],
+        skip: &[&str],
         owner: &str,
     ) -> Result<(Params, BTreeMap<&'static str, Span>), ExperimentError> {
         let mut params = Params::defaults(specs);
         let mut spans = BTreeMap::new();
-        for spec in specs {
+        for spec in specs.iter().filter(|s| !skip.contains(&s.name)) {
             let Some(item) = t.get(spec.name) else {
                 continue;
             };
@@ -434,43 +443,28 @@ impl Cx<'_> {
         Ok((params, spans))
     }
 
+    /// One value as its spec says, numbers checked against their declared
+    /// range by the parameter layer.
     fn value(&self, spec: &ParamSpec, item: &Item) -> Result<Value, String> {
         let v = item.as_value();
-        let wrong = || format!("must be {}", with_article(&spec.ty.describe()));
+        let numeric = match v {
+            Some(toml_edit::Value::Integer(i)) => spec.ty.integer(*i.value()),
+            Some(toml_edit::Value::Float(f)) => spec.ty.number(*f.value()),
+            _ => None,
+        };
+        if let Some(read) = numeric {
+            return read;
+        }
+        let text = v.and_then(|v| v.as_str());
+        let wrong = || spec.ty.expected();
         Ok(match spec.ty {
-            ParamType::Size => match (v.and_then(|v| v.as_str()), v.and_then(|v| v.as_integer())) {
-                (Some(s), _) => Value::Size(parse_size(s)?),
-                (_, Some(i)) if i >= 0 => Value::Size(i as u64),
-                _ => return Err("must be a size such as \"4k\", \"256M\" or \"4G\"".into()),
-            },
-            ParamType::Duration => match (v.and_then(|v| v.as_str()), v.and_then(number)) {
-                (Some(s), _) => Value::Duration(parse_duration(s)?),
-                (_, Some(f)) if f >= 0.0 => Value::Duration(std::time::Duration::from_secs_f64(f)),
-                _ => return Err("must be a duration such as \"500ms\", \"20s\" or \"10m\"".into()),
-            },
-            ParamType::Int { min, max } => {
-                let i = v.and_then(|v| v.as_integer()).ok_or_else(wrong)?;
-                if i < min || i > max {
-                    return Err(format!("must be between {min} and {max}, not {i}"));
-                }
-                Value::Int(i)
-            }
-            ParamType::Float { min, max } => {
-                let f = v.and_then(number).ok_or_else(wrong)?;
-                if !(min..=max).contains(&f) {
-                    return Err(format!("must be between {min} and {max}, not {f}"));
-                }
-                Value::Float(f)
-            }
-            ParamType::Bool => Value::Bool(
-                v.and_then(|v| v.as_bool())
-                    .ok_or_else(|| "must be true or false".to_string())?,
-            ),
-            ParamType::Str => Value::Str(v.and_then(|v| v.as_str()).ok_or_else(wrong)?.to_string()),
+            ParamType::Size => Value::Size(parse_size(text.ok_or_else(wrong)?)?),
+            ParamType::Duration => Value::Duration(parse_duration(text.ok_or_else(wrong)?)?),
+            ParamType::Int { .. } | ParamType::Float { .. } => return Err(wrong()),
+            ParamType::Bool => Value::Bool(v.and_then(|v| v.as_bool()).ok_or_else(wrong)?),
+            ParamType::Str => Value::Str(text.ok_or_else(wrong)?.to_string()),
             ParamType::Choice(options) => {
-                let s = v
-                    .and_then(|v| v.as_str())
-                    .ok_or_else(|| format!("must be one of {}", options.join(", ")))?;
+                let s = text.ok_or_else(wrong)?;
                 if !options.contains(&s) {
                     let hint = did_you_mean(s, options.iter().copied());
                     return Err(format!(
@@ -519,11 +513,6 @@ fn args(item: &Item) -> Result<Vec<String>, String> {
         return Err("must not be empty".into());
     }
     Ok(out)
-}
-
-fn with_article(noun: &str) -> String {
-    let vowel = noun.starts_with(['a', 'e', 'i', 'o', 'u']);
-    format!("{} {noun}", if vowel { "an" } else { "a" })
 }
 
 fn number(v: &toml_edit::Value) -> Option<f64> {

@@ -1,12 +1,14 @@
 //! The resolved experiment: what a valid file means, in typed form.
 
+use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::json;
 
-use super::params::{ParamSpec, ParamType, Params};
-use crate::targets::TargetKind;
-use crate::workload::WorkloadKind;
+use crate::params::{choices, declare, Fault, Params, Value};
+use crate::targets::{TargetConfig, TargetKind};
+use crate::workload::{WorkloadConfig, WorkloadKind};
 
 /// A whole experiment, validated.
 #[derive(Debug, Clone)]
@@ -27,14 +29,37 @@ pub struct TargetSpec {
     pub name: String,
     pub kind: TargetKind,
     pub baseline: bool,
+    /// The parameters as resolved: stored with the campaign.
     pub params: Params,
+    /// The same, typed and checked: what the target is built from.
+    pub config: Arc<dyn TargetConfig>,
+}
+
+impl TargetSpec {
+    /// This target with one parameter overridden, checked anew, as a sweep
+    /// makes its variants.
+    pub fn with_value(&self, key: &str, value: Value) -> Result<TargetSpec, Fault> {
+        let mut params = self.params.clone();
+        params.set(key, value);
+        let config = self.kind.configure(&params)?;
+        Ok(TargetSpec {
+            params,
+            config,
+            ..self.clone()
+        })
+    }
 }
 
 #[derive(Debug, Clone)]
 pub struct WorkloadSpec {
     pub name: String,
     pub kind: WorkloadKind,
+    /// The parameters as resolved (paths made absolute, a fio job's text):
+    /// stored with every run.
     pub params: Params,
+    /// The same, typed and checked: what estimates, preflight and the
+    /// workload itself are built from.
+    pub config: Arc<dyn WorkloadConfig>,
     /// Names of the targets this workload runs on; all when empty.
     pub only_targets: Vec<String>,
     /// Under MPI, every rank works in one shared directory instead of its own.
@@ -45,19 +70,32 @@ impl WorkloadSpec {
     pub fn runs_on(&self, target: &str) -> bool {
         self.only_targets.is_empty() || self.only_targets.iter().any(|t| t == target)
     }
+
+    /// This workload with one parameter overridden, checked and resolved
+    /// anew (relative paths against `base`, the experiment file's
+    /// directory), as a sweep makes its variants.
+    pub fn with_value(&self, key: &str, value: Value, base: &Path) -> Result<WorkloadSpec, Fault> {
+        let mut params = self.params.clone();
+        params.set(key, value);
+        let config = self.kind.configure(&mut params, base)?;
+        Ok(WorkloadSpec {
+            params,
+            config,
+            ..self.clone()
+        })
+    }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Order {
-    Interleaved,
-    Randomized,
-    Sequential,
+choices! {
+    pub enum Order {
+        Interleaved = "interleaved",
+        Randomized = "randomized",
+        Sequential = "sequential",
+    }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Remount {
-    Never,
-    BetweenRuns,
+choices! {
+    pub enum Remount { Never = "never", BetweenRuns = "between-runs" }
 }
 
 /// How many measured runs each target–workload pair gets.
@@ -113,82 +151,52 @@ pub struct Plan {
     pub warmup: u32,
 }
 
-/// The `[plan]` table's parameters.
-pub const PLAN_PARAMS: &[ParamSpec] = &[
-    ParamSpec {
-        name: "repetitions",
-        ty: ParamType::Int { min: 1, max: 10_000 },
-        default: Some("3"),
-        help: "measured runs of every target-workload pair, or { min = 3, max = 20, until_ci = \"2%\" }",
-    },
-    ParamSpec {
-        name: "max_time",
-        ty: ParamType::Duration,
-        default: None,
-        help: "stop starting new runs after this long (adaptive plans say which pairs stopped on time)",
-    },
-    ParamSpec {
-        name: "order",
-        ty: ParamType::Choice(&["interleaved", "randomized", "sequential"]),
-        default: Some("interleaved"),
-        help: "interleaved rounds ABAB..., a seeded shuffle within each round, or all repetitions of a pair back to back",
-    },
-    ParamSpec {
-        name: "seed",
-        ty: ParamType::Int { min: 0, max: i64::MAX },
-        default: Some("1"),
-        help: "seed of the randomized order",
-    },
-    ParamSpec {
-        name: "drop_caches",
-        ty: ParamType::Bool,
-        default: Some("true"),
-        help: "sync and drop the page cache before every run (needs root)",
-    },
-    ParamSpec {
-        name: "remount",
-        ty: ParamType::Choice(&["never", "between-runs"]),
-        default: Some("never"),
-        help: "unmount and mount every mountable target before each run",
-    },
-    ParamSpec {
-        name: "warmup",
-        ty: ParamType::Int { min: 0, max: 1000 },
-        default: Some("0"),
-        help: "unmeasured runs of every pair before the measured ones",
-    },
-];
+declare! {
+    /// The `[plan]` table's parameters (`repetitions` may also be a table
+    /// of adaptive repetitions, which the parser reads itself).
+    pub struct PlanParams {
+        repetitions: int(u32, 1, 10_000) = "3" => "measured runs of every target-workload pair, or { min = 3, max = 20, until_ci = \"2%\" }",
+        max_time: duration => "stop starting new runs after this long (adaptive plans say which pairs stopped on time)",
+        order: choice(Order) = "interleaved" => "interleaved rounds ABAB..., a seeded shuffle within each round, or all repetitions of a pair back to back",
+        seed: int(u64, 0, i64::MAX) = "1" => "seed of the randomized order",
+        drop_caches: bool = "true" => "sync and drop the page cache before every run (needs root)",
+        remount: choice(Remount) = "never" => "unmount and mount every mountable target before each run",
+        warmup: int(u32, 0, 1000) = "0" => "unmeasured runs of every pair before the measured ones",
+    }
+}
 
-impl Plan {
-    pub fn from_params(p: &Params) -> Plan {
-        let order = match p.str("order") {
-            Some("randomized") => Order::Randomized,
-            Some("sequential") => Order::Sequential,
-            _ => Order::Interleaved,
-        };
-        let remount = match p.str("remount") {
-            Some("between-runs") => Remount::BetweenRuns,
-            _ => Remount::Never,
-        };
+declare! {
+    /// Adaptive repetitions' bounds: `repetitions = { min = 3, max = 20,
+    /// until_ci = "2%" }` (the parser reads `until_ci`, a percentage).
+    pub struct AdaptiveParams {
+        min: int(u32, 1, 10_000) = "3" => "measured runs of every pair before the interval is judged",
+        max: int(u32, 1, 10_000) = "10" => "measured runs of a pair at most",
+    }
+}
+
+impl From<PlanParams> for Plan {
+    fn from(p: PlanParams) -> Plan {
         Plan {
-            repetitions: Repetitions::Fixed(p.int("repetitions").unwrap_or(3).max(1) as u32),
-            max_time: p.duration("max_time"),
-            order,
-            seed: p.int("seed").unwrap_or(1) as u64,
-            drop_caches: p.bool("drop_caches").unwrap_or(true),
-            remount,
-            warmup: p.int("warmup").unwrap_or(0).max(0) as u32,
+            repetitions: Repetitions::Fixed(p.repetitions),
+            max_time: p.max_time,
+            order: p.order,
+            seed: p.seed,
+            drop_caches: p.drop_caches,
+            remount: p.remount,
+            warmup: p.warmup,
         }
     }
+}
 
+impl Plan {
     pub fn to_json(&self) -> serde_json::Value {
         json!({
             "repetitions": self.repetitions.to_json(),
             "max_time_s": self.max_time.map(|d| d.as_secs_f64()),
-            "order": format!("{:?}", self.order).to_lowercase(),
+            "order": self.order.name(),
             "seed": self.seed,
             "drop_caches": self.drop_caches,
-            "remount": match self.remount { Remount::Never => "never", Remount::BetweenRuns => "between-runs" },
+            "remount": self.remount.name(),
             "warmup": self.warmup,
         })
     }
@@ -216,13 +224,15 @@ impl Experiment {
         })
     }
 
-    /// Rough duration of the whole campaign, for `storlab check` and the ETA.
+    /// Rough duration of the whole campaign, for `storlab check` and the
+    /// ETA; saturates rather than overflows.
     pub fn estimate(&self) -> Duration {
+        let runs_per_pair = self.plan.repetitions.min() + self.plan.warmup;
         let mut total = Duration::ZERO;
         for w in &self.workloads {
-            let per_run = w.kind.estimate(&w.params);
             let targets = self.targets.iter().filter(|t| w.runs_on(&t.name)).count() as u32;
-            total += per_run * targets * (self.plan.repetitions.min() + self.plan.warmup);
+            let runs = targets.saturating_mul(runs_per_pair);
+            total = total.saturating_add(w.config.estimate().saturating_mul(runs));
         }
         total
     }

@@ -140,7 +140,7 @@ impl Inner {
         self.file = Some(self.create_new_file()?);
         let header = Line::Campaign {
             pid: std::process::id(),
-            started: crate::store::write::now_rfc3339(),
+            started: crate::host::now_rfc3339(),
         };
         self.append(&header)?;
         if let Ok(d) = File::open(&dir) {

@@ -49,7 +49,7 @@ pub fn take_part(
         true => order.dir.join("shared"),
         false => order.dir.join(format!("rank-{}", team.rank())),
     };
-    let mut workload = spec.kind.build(&spec.params);
+    let mut workload = spec.config.build();
     let prepared = owner
         .then(|| prepare(workload.as_mut(), &dir).err())
         .flatten();

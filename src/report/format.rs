@@ -1,8 +1,8 @@
 //! Human formatting of stored values, used only at the edges (terminal,
 //! Markdown, HTML). Storage keeps base units.
 
-use crate::experiment::units::{format_bytes, format_seconds};
 use crate::metric::{Family, Unit};
+use crate::params::units::{format_bytes, format_seconds};
 
 /// Formats a value in its stored unit for people, after the unit's family.
 pub fn format_value(value: f64, unit: Unit) -> String {

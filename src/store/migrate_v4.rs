@@ -13,8 +13,9 @@ use crate::metric::{legacy, MetricKey};
 /// Each v3 row's workload kind, joined in.
 const KIND: &str = "COALESCE((SELECT w.kind FROM runs r JOIN workloads w ON w.id = r.workload_id WHERE r.id = x.run_id), '')";
 
+/// Fills the v4 tables (`*_v4`, which the caller has created) from the v3
+/// ones, then puts them in their place.
 pub fn migrate(tx: &Transaction<'_>) -> Result<()> {
-    tx.execute_batch(super::schema::V4)?;
     metrics(tx).context("moving metrics to labels")?;
     rank_metrics(tx).context("moving per-rank metrics to labels")?;
     series(tx).context("moving series to labels")?;

@@ -199,6 +199,7 @@ pub fn migrate(conn: &Connection) -> Result<()> {
     }
     if version < 4 {
         let tx = conn.unchecked_transaction()?;
+        tx.execute_batch(V4)?;
         super::migrate_v4::migrate(&tx)?;
         set_version(&tx, 4)?;
         tx.commit()?;

@@ -9,6 +9,7 @@ use hdrhistogram::serialization::Serializer;
 
 use super::Store;
 use crate::experiment::Experiment;
+use crate::host::now_rfc3339;
 use crate::measure::{Metric, RunOutput};
 
 /// Row ids of a campaign just begun.
@@ -50,10 +51,6 @@ pub struct RankRow {
     /// Seconds from the start barrier to the end of this rank's run.
     pub done_s: Option<f64>,
     pub metrics: Vec<Metric>,
-}
-
-pub fn now_rfc3339() -> String {
-    chrono::Local::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, false)
 }
 
 impl Store {

@@ -5,35 +5,42 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
-use super::Target;
-use crate::experiment::params::{ParamSpec, ParamType, Params};
+use super::{Target, TargetConfig};
+use crate::params::{declare, Fault};
+use crate::provision::journal::Journal;
 
-pub const PARAMS: &[ParamSpec] = &[ParamSpec {
-    name: "path",
-    ty: ParamType::Str,
-    default: None,
-    help: "the existing directory to test (storlab works in a subdirectory it creates and removes)",
-}];
+declare! {
+    /// The parameters of a `dir` target.
+    pub struct DirParams {
+        path: string => "the existing directory to test (storlab works in a subdirectory it creates and removes)",
+    }
+}
 
-pub fn validate(p: &Params) -> Result<(), (&'static str, String)> {
-    match p.str("path") {
-        None => Err((
-            "path",
-            "a dir target needs `path`, the directory to test".into(),
-        )),
-        Some(_) => validate_dir_param(p, "path"),
+impl TargetConfig for DirParams {
+    fn validate(&self) -> Result<(), Fault> {
+        match &self.path {
+            None => Err((
+                "path",
+                "a dir target needs `path`, the directory to test".into(),
+            )),
+            Some(path) => validate_dir_param("path", path),
+        }
+    }
+
+    fn build(&self, _: &str, _: &Journal) -> Box<dyn Target> {
+        Box::new(Dir::new(self))
     }
 }
 
 /// Refuses `/` (however written) for a directory parameter.
-pub fn validate_dir_param(p: &Params, key: &'static str) -> Result<(), (&'static str, String)> {
-    match p.str(key) {
-        Some(path) if is_slash(Path::new(path)) => Err((
+pub fn validate_dir_param(key: &'static str, path: &str) -> Result<(), Fault> {
+    if is_slash(Path::new(path)) {
+        return Err((
             key,
             format!("refusing `/` as `{key}`; name a directory below it, e.g. /srv/test"),
-        )),
-        _ => Ok(()),
+        ));
     }
+    Ok(())
 }
 
 fn is_slash(path: &Path) -> bool {
@@ -74,9 +81,9 @@ pub struct Dir {
 }
 
 impl Dir {
-    pub fn new(p: &Params) -> Dir {
+    pub fn new(p: &DirParams) -> Dir {
         Dir {
-            path: PathBuf::from(p.str("path").unwrap_or(".")),
+            path: PathBuf::from(p.path.as_deref().unwrap_or_default()),
         }
     }
 }

@@ -12,79 +12,53 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 
-use super::Target;
-use crate::experiment::params::{ParamSpec, ParamType, Params};
+use super::{Target, TargetConfig};
+use crate::params::{declare, Fault};
 use crate::provision::gluster_cli::{
     create_args, gluster, glusterd_reachable, parse_get, parse_info, same_value, GLUSTER,
 };
 use crate::provision::journal::{state_dir, Held, Journal, Resource};
 use crate::provision::{cmd, daemon, mount, resource_name};
 
-pub const PARAMS: &[ParamSpec] = &[
-    ParamSpec {
-        name: "bricks",
-        ty: ParamType::Int { min: 1, max: 24 },
-        default: Some("2"),
-        help: "number of bricks, each a directory storlab creates",
-    },
-    ParamSpec {
-        name: "replica",
-        ty: ParamType::Int { min: 2, max: 24 },
-        default: None,
-        help: "replica count (bricks must be a multiple of it)",
-    },
-    ParamSpec {
-        name: "disperse",
-        ty: ParamType::Int { min: 3, max: 24 },
-        default: None,
-        help: "disperse count (erasure coding; bricks a multiple of it)",
-    },
-    ParamSpec {
-        name: "dir",
-        ty: ParamType::Str,
-        default: Some("/var/tmp"),
-        help: "existing directory for the bricks (storlab makes its own subdirectory)",
-    },
-    ParamSpec {
-        name: "host",
-        ty: ParamType::Str,
-        default: None,
-        help: "host name of the bricks and the mount [default: this host's name]",
-    },
-    ParamSpec {
-        name: "options",
-        ty: ParamType::Map,
-        default: None,
-        help: "volume options, e.g. { \"performance.write-behind\" = \"off\" }",
-    },
-    ParamSpec {
-        name: "mount_options",
-        ty: ParamType::List,
-        default: None,
-        help: "options of the FUSE mount, e.g. [\"direct-io-mode=disable\"]",
-    },
-];
+declare! {
+    /// The parameters of a `gluster` target.
+    pub struct GlusterParams {
+        bricks: int(usize, 1, 24) = "2" => "number of bricks, each a directory storlab creates",
+        replica: int(usize, 2, 24) => "replica count (bricks must be a multiple of it)",
+        disperse: int(usize, 3, 24) => "disperse count (erasure coding; bricks a multiple of it)",
+        dir: string = "/var/tmp" => "existing directory for the bricks (storlab makes its own subdirectory)",
+        host: string => "host name of the bricks and the mount [default: this host's name]",
+        options: map => "volume options, e.g. { \"performance.write-behind\" = \"off\" }",
+        mount_options: list => "options of the FUSE mount, e.g. [\"direct-io-mode=disable\"]",
+    }
+}
 
-pub fn validate(p: &Params) -> Result<(), (&'static str, String)> {
-    let bricks = p.int("bricks").unwrap_or(2);
-    match (p.int("replica"), p.int("disperse")) {
-        (Some(_), Some(_)) => Err((
-            "disperse",
-            "a volume is replica or disperse, not both".into(),
-        )),
-        (Some(r), None) if bricks % r != 0 => Err((
-            "replica",
-            format!(
-                "{bricks} bricks cannot form replica-{r} sets; make `bricks` a multiple of {r}"
-            ),
-        )),
-        (None, Some(d)) if bricks % d != 0 => Err((
-            "disperse",
-            format!(
-                "{bricks} bricks cannot form disperse-{d} sets; make `bricks` a multiple of {d}"
-            ),
-        )),
-        _ => super::dir::validate_dir_param(p, "dir"),
+impl TargetConfig for GlusterParams {
+    fn validate(&self) -> Result<(), Fault> {
+        let bricks = self.bricks;
+        match (self.replica, self.disperse) {
+            (Some(_), Some(_)) => Err((
+                "disperse",
+                "a volume is replica or disperse, not both".into(),
+            )),
+            (Some(r), None) if bricks % r != 0 => Err((
+                "replica",
+                format!(
+                    "{bricks} bricks cannot form replica-{r} sets; make `bricks` a multiple of {r}"
+                ),
+            )),
+            (None, Some(d)) if bricks % d != 0 => Err((
+                "disperse",
+                format!(
+                    "{bricks} bricks cannot form disperse-{d} sets; make `bricks` a multiple of {d}"
+                ),
+            )),
+            _ => super::dir::validate_dir_param("dir", &self.dir),
+        }
+    }
+
+    fn build(&self, name: &str, journal: &Journal) -> Box<dyn Target> {
+        Box::new(Gluster::new(name, self, journal))
     }
 }
 
@@ -106,27 +80,21 @@ pub struct Gluster {
 }
 
 impl Gluster {
-    pub fn new(name: &str, p: &Params, journal: &Journal) -> Gluster {
-        let dir = PathBuf::from(p.str("dir").unwrap_or("/var/tmp"));
+    pub fn new(name: &str, p: &GlusterParams, journal: &Journal) -> Gluster {
+        let dir = PathBuf::from(&p.dir);
         let base = dir.join(resource_name('-', name));
-        let layout = match (p.int("replica"), p.int("disperse")) {
-            (Some(r), _) => Some(("replica", r)),
-            (None, Some(d)) => Some(("disperse", d)),
+        let layout = match (p.replica, p.disperse) {
+            (Some(r), _) => Some(("replica", r as i64)),
+            (None, Some(d)) => Some(("disperse", d as i64)),
             _ => None,
         };
         Gluster {
             name: name.to_string(),
-            bricks: p.int("bricks").unwrap_or(2).max(1) as usize,
+            bricks: p.bricks,
             layout,
-            host: p
-                .str("host")
-                .map(String::from)
-                .unwrap_or_else(local_hostname),
-            options: p.map("options").cloned().unwrap_or_default(),
-            mount_options: p
-                .list("mount_options")
-                .map(<[String]>::to_vec)
-                .unwrap_or_default(),
+            host: p.host.clone().unwrap_or_else(local_hostname),
+            options: p.options.clone().unwrap_or_default(),
+            mount_options: p.mount_options.clone().unwrap_or_default(),
             mnt: base.join("mnt"),
             base,
             dir,

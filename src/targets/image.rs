@@ -6,22 +6,30 @@ use std::path::Path;
 
 use anyhow::{bail, Result};
 
-use crate::experiment::params::{ParamSpec, ParamType};
+use crate::params::{choices, declare, Fault};
 
-/// The image parameters of every image-backed target (loop, zfs).
-pub const ALLOCATION: ParamSpec = ParamSpec {
-    name: "allocation",
-    ty: ParamType::Choice(&["thin", "preallocated"]),
-    default: Some("thin"),
-    help: "thin: a sparse image; preallocated: every block reserved with fallocate",
-};
+declare! {
+    /// The image parameters of every image-backed target (loop, zfs).
+    pub struct ImageParams {
+        allocation: choice(Allocation) = "thin" => "thin: a sparse image; preallocated: every block reserved with fallocate",
+        dir: string = "/var/tmp" => "existing directory that holds the image (storlab makes its own subdirectory)",
+    }
+}
 
-pub const IMAGE_DIR: ParamSpec = ParamSpec {
-    name: "dir",
-    ty: ParamType::Str,
-    default: Some("/var/tmp"),
-    help: "existing directory that holds the image (storlab makes its own subdirectory)",
-};
+choices! {
+    /// How an image file's blocks are allocated.
+    pub enum Allocation { Thin = "thin", Preallocated = "preallocated" }
+}
+
+impl ImageParams {
+    pub fn validate(&self) -> Result<(), Fault> {
+        super::dir::validate_dir_param("dir", &self.dir)
+    }
+
+    pub fn preallocated(&self) -> bool {
+        self.allocation == Allocation::Preallocated
+    }
+}
 
 /// Checks shared by image-backed targets: root, and a usable directory.
 pub fn preflight_image_dir(target: &str, dir: &Path, base: &Path, image_bytes: u64) -> Result<()> {

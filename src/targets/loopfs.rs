@@ -9,41 +9,24 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 
-use super::Target;
-use crate::experiment::params::{ParamSpec, ParamType, Params};
+use super::image::ImageParams;
+use super::{Target, TargetConfig};
+use crate::params::{declare, Fault};
 use crate::provision::journal::{Held, Journal, Resource};
 use crate::provision::{cmd, loopdev, mount, resource_name};
 
 pub const FILESYSTEMS: &[&str] = &["ext4", "xfs", "btrfs"];
 
-pub const PARAMS: &[ParamSpec] = &[
-    ParamSpec {
-        name: "fs",
-        ty: ParamType::Choice(FILESYSTEMS),
-        default: Some("ext4"),
-        help: "filesystem made on the loop device",
-    },
-    ParamSpec {
-        name: "size",
-        ty: ParamType::Size,
-        default: Some("512M"),
-        help: "size of the image file (xfs needs at least 300M, btrfs 114M)",
-    },
-    super::image::ALLOCATION,
-    super::image::IMAGE_DIR,
-    ParamSpec {
-        name: "mkfs_options",
-        ty: ParamType::List,
-        default: None,
-        help: "extra mkfs arguments, e.g. [\"-b\", \"4096\"]",
-    },
-    ParamSpec {
-        name: "mount_options",
-        ty: ParamType::List,
-        default: None,
-        help: "mount options, checked against mountinfo after mounting, e.g. [\"noatime\", \"data=writeback\"]",
-    },
-];
+declare! {
+    /// The parameters of a `loop` target.
+    pub struct LoopParams {
+        fs: one_of(FILESYSTEMS) = "ext4" => "filesystem made on the loop device",
+        size: size = "512M" => "size of the image file (xfs needs at least 300M, btrfs 114M)",
+        image: flatten(ImageParams),
+        mkfs_options: list => "extra mkfs arguments, e.g. [\"-b\", \"4096\"]",
+        mount_options: list => "mount options, checked against mountinfo after mounting, e.g. [\"noatime\", \"data=writeback\"]",
+    }
+}
 
 /// Smallest image each filesystem's mkfs accepts.
 fn min_size(fs: &str) -> u64 {
@@ -54,19 +37,24 @@ fn min_size(fs: &str) -> u64 {
     }
 }
 
-pub fn validate(p: &Params) -> Result<(), (&'static str, String)> {
-    let fs = p.str("fs").unwrap_or("ext4");
-    let size = p.size("size").unwrap_or(0);
-    if size < min_size(fs) {
-        return Err((
-            "size",
-            format!(
-                "{fs} needs an image of at least {} MiB; raise `size`",
-                min_size(fs) >> 20
-            ),
-        ));
+impl TargetConfig for LoopParams {
+    fn validate(&self) -> Result<(), Fault> {
+        let fs = self.fs.as_str();
+        if self.size < min_size(fs) {
+            return Err((
+                "size",
+                format!(
+                    "{fs} needs an image of at least {} MiB; raise `size`",
+                    min_size(fs) >> 20
+                ),
+            ));
+        }
+        self.image.validate()
     }
-    super::dir::validate_dir_param(p, "dir")
+
+    fn build(&self, name: &str, journal: &Journal) -> Box<dyn Target> {
+        Box::new(LoopFs::new(name, self, journal))
+    }
 }
 
 pub struct LoopFs {
@@ -84,19 +72,19 @@ pub struct LoopFs {
 }
 
 impl LoopFs {
-    pub fn new(name: &str, p: &Params, journal: &Journal) -> LoopFs {
-        let dir = PathBuf::from(p.str("dir").unwrap_or("/var/tmp"));
-        let list = |k: &str| p.list(k).map(<[String]>::to_vec).unwrap_or_default();
+    pub fn new(name: &str, p: &LoopParams, journal: &Journal) -> LoopFs {
+        let dir = PathBuf::from(&p.image.dir);
+        let list = |l: &Option<Vec<String>>| l.clone().unwrap_or_default();
         LoopFs {
             name: name.to_string(),
-            fs: p.str("fs").unwrap_or("ext4").to_string(),
-            size: p.size("size").unwrap_or(512 << 20),
-            preallocated: p.str("allocation") == Some("preallocated"),
+            fs: p.fs.clone(),
+            size: p.size,
+            preallocated: p.image.preallocated(),
             base: dir.join(resource_name('-', name)),
             mnt: dir.join(resource_name('-', name)).join("mnt"),
             dir,
-            mkfs_options: list("mkfs_options"),
-            mount_options: list("mount_options"),
+            mkfs_options: list(&p.mkfs_options),
+            mount_options: list(&p.mount_options),
             device: None,
             held: Held::new(journal),
         }

@@ -1,11 +1,14 @@
 //! Targets: the storage configurations under test.
 //!
 //! Each kind lives in its own module behind the [`Target`] trait
-//! (preflight → provision → remount between runs → teardown); the closed
-//! registry [`TargetKind`] maps names to parameter tables, validation and
-//! constructors, and drives `storlab targets`. What the kinds stand on —
-//! the journal, commands, mounts, loop devices, daemons and the zfs and
-//! gluster command lines — is [`crate::provision`], which knows no kind.
+//! (preflight → provision → remount between runs → teardown). The closed
+//! registry is one table, [`TARGETS`], as the workloads' `KINDS`: an entry
+//! per kind with its name, help, parameter table, how its parameters become
+//! a [`TargetConfig`] (which builds the target) and whether it can be
+//! remounted; it drives `storlab targets`. [`TargetKind`] names a row.
+//! What the kinds stand on — the journal, commands, mounts, loop devices,
+//! daemons and the zfs and gluster command lines — is
+//! [`crate::provision`], which knows no kind.
 
 pub mod dir;
 pub mod gluster;
@@ -15,11 +18,13 @@ pub mod nfs;
 pub mod tmpfs;
 pub mod zfs;
 
+use std::fmt::Debug;
 use std::path::Path;
+use std::sync::Arc;
 
 use anyhow::Result;
 
-use crate::experiment::params::{ParamSpec, Params};
+use crate::params::{Declared, Fault, ParamSpec, Params};
 use crate::provision::journal::Journal;
 
 /// One storage configuration's lifecycle.
@@ -42,7 +47,29 @@ pub trait Target: Send {
     }
 }
 
-/// The closed registry of target kinds.
+/// A target kind's declared parameters ([`crate::params::declare!`]),
+/// checked: what the rest of storlab builds a target from.
+pub trait TargetConfig: Debug + Send + Sync {
+    /// Cross-checks of the parameters: the key at fault and why.
+    fn validate(&self) -> Result<(), Fault> {
+        Ok(())
+    }
+    /// Builds a target whose resources go to `journal` before they exist.
+    fn build(&self, name: &str, journal: &Journal) -> Box<dyn Target>;
+}
+
+type Configurer = fn(&Params) -> Result<Arc<dyn TargetConfig>, Fault>;
+
+/// Reads a kind's typed parameters once and checks them.
+fn configure<K: Declared + TargetConfig + 'static>(
+    p: &Params,
+) -> Result<Arc<dyn TargetConfig>, Fault> {
+    let config = K::from_params(p)?;
+    config.validate()?;
+    Ok(Arc::new(config))
+}
+
+/// The closed registry of target kinds; each names one row of [`TARGETS`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TargetKind {
     Dir,
@@ -53,90 +80,117 @@ pub enum TargetKind {
     Nfs,
 }
 
-impl TargetKind {
-    pub const ALL: &'static [TargetKind] = &[
-        TargetKind::Dir,
-        TargetKind::Tmpfs,
-        TargetKind::Loop,
-        TargetKind::Zfs,
-        TargetKind::Gluster,
-        TargetKind::Nfs,
-    ];
+/// Everything storlab asks of one target kind.
+pub struct TargetEntry {
+    pub kind: TargetKind,
+    pub name: &'static str,
+    pub about: &'static str,
+    pub params: &'static [ParamSpec],
+    /// Checks parameters into the kind's configuration.
+    pub configure: Configurer,
+    /// Why the kind cannot be remounted between runs, if it cannot.
+    pub cannot_remount: Option<&'static str>,
+}
 
-    pub fn names() -> &'static [&'static str] {
-        &["dir", "tmpfs", "loop", "zfs", "gluster", "nfs"]
+/// The registry, in the order `storlab targets` lists it.
+pub static TARGETS: &[TargetEntry] = &[
+    TargetEntry {
+        kind: TargetKind::Dir,
+        name: "dir",
+        about: "an existing directory on any filesystem, local or network",
+        params: dir::DirParams::PARAMS,
+        configure: configure::<dir::DirParams>,
+        cannot_remount: Some("storlab did not mount it"),
+    },
+    TargetEntry {
+        kind: TargetKind::Tmpfs,
+        name: "tmpfs",
+        about: "a tmpfs that storlab mounts (needs root)",
+        params: tmpfs::TmpfsParams::PARAMS,
+        configure: configure::<tmpfs::TmpfsParams>,
+        cannot_remount: Some("a tmpfs loses its files when unmounted"),
+    },
+    TargetEntry {
+        kind: TargetKind::Loop,
+        name: "loop",
+        about: "an image file on a loop device with ext4, xfs or btrfs (needs root)",
+        params: loopfs::LoopParams::PARAMS,
+        configure: configure::<loopfs::LoopParams>,
+        cannot_remount: None,
+    },
+    TargetEntry {
+        kind: TargetKind::Zfs,
+        name: "zfs",
+        about: "a ZFS pool and dataset with properties, kernel ZFS or zfs-fuse (needs root)",
+        params: zfs::ZfsParams::PARAMS,
+        configure: configure::<zfs::ZfsParams>,
+        cannot_remount: None,
+    },
+    TargetEntry {
+        kind: TargetKind::Gluster,
+        name: "gluster",
+        about: "a Gluster volume of local bricks, FUSE-mounted (needs root)",
+        params: gluster::GlusterParams::PARAMS,
+        configure: configure::<gluster::GlusterParams>,
+        cannot_remount: None,
+    },
+    TargetEntry {
+        kind: TargetKind::Nfs,
+        name: "nfs",
+        about: "an NFS export mounted with the kernel client (needs root)",
+        params: nfs::NfsParams::PARAMS,
+        configure: configure::<nfs::NfsParams>,
+        cannot_remount: None,
+    },
+];
+
+impl TargetKind {
+    /// This kind's row of the registry.
+    pub fn entry(self) -> &'static TargetEntry {
+        TARGETS
+            .iter()
+            .find(|e| e.kind == self)
+            .expect("every target kind has a row in TARGETS (tested)")
+    }
+
+    pub fn all() -> impl Iterator<Item = TargetKind> {
+        TARGETS.iter().map(|e| e.kind)
+    }
+
+    pub fn names() -> Vec<&'static str> {
+        TARGETS.iter().map(|e| e.name).collect()
     }
 
     pub fn parse(name: &str) -> Option<TargetKind> {
-        TargetKind::ALL.iter().copied().find(|k| k.name() == name)
+        TARGETS.iter().find(|e| e.name == name).map(|e| e.kind)
     }
 
     pub fn name(self) -> &'static str {
-        match self {
-            TargetKind::Dir => "dir",
-            TargetKind::Tmpfs => "tmpfs",
-            TargetKind::Loop => "loop",
-            TargetKind::Zfs => "zfs",
-            TargetKind::Gluster => "gluster",
-            TargetKind::Nfs => "nfs",
-        }
+        self.entry().name
     }
 
     pub fn about(self) -> &'static str {
-        match self {
-            TargetKind::Dir => "an existing directory on any filesystem, local or network",
-            TargetKind::Tmpfs => "a tmpfs that storlab mounts (needs root)",
-            TargetKind::Loop => {
-                "an image file on a loop device with ext4, xfs or btrfs (needs root)"
-            }
-            TargetKind::Zfs => {
-                "a ZFS pool and dataset with properties, kernel ZFS or zfs-fuse (needs root)"
-            }
-            TargetKind::Gluster => "a Gluster volume of local bricks, FUSE-mounted (needs root)",
-            TargetKind::Nfs => "an NFS export mounted with the kernel client (needs root)",
-        }
+        self.entry().about
     }
 
     pub fn params(self) -> &'static [ParamSpec] {
-        match self {
-            TargetKind::Dir => dir::PARAMS,
-            TargetKind::Tmpfs => tmpfs::PARAMS,
-            TargetKind::Loop => loopfs::PARAMS,
-            TargetKind::Zfs => zfs::PARAMS,
-            TargetKind::Gluster => gluster::PARAMS,
-            TargetKind::Nfs => nfs::PARAMS,
-        }
+        self.entry().params
     }
 
-    pub fn validate(self, p: &Params) -> Result<(), (&'static str, String)> {
-        match self {
-            TargetKind::Dir => dir::validate(p),
-            TargetKind::Tmpfs => Ok(()),
-            TargetKind::Loop => loopfs::validate(p),
-            TargetKind::Zfs => zfs::validate(p),
-            TargetKind::Gluster => gluster::validate(p),
-            TargetKind::Nfs => nfs::validate(p),
-        }
+    /// Checks `p` into the kind's configuration. A sweep overrides values
+    /// in `p` and configures each variant anew.
+    pub fn configure(self, p: &Params) -> Result<Arc<dyn TargetConfig>, Fault> {
+        (self.entry().configure)(p)
     }
 
     /// Why this kind cannot be remounted between runs, if it cannot.
     pub fn can_remount(self) -> Result<(), String> {
-        match self {
-            TargetKind::Dir => Err("storlab did not mount it".into()),
-            TargetKind::Tmpfs => Err("a tmpfs loses its files when unmounted".into()),
-            TargetKind::Loop | TargetKind::Zfs | TargetKind::Gluster | TargetKind::Nfs => Ok(()),
-        }
-    }
-
-    /// Builds a target whose resources go to `journal` before they exist.
-    pub fn build(self, name: &str, p: &Params, journal: &Journal) -> Box<dyn Target> {
-        match self {
-            TargetKind::Dir => Box::new(dir::Dir::new(p)),
-            TargetKind::Tmpfs => Box::new(tmpfs::Tmpfs::new(name, p, journal)),
-            TargetKind::Loop => Box::new(loopfs::LoopFs::new(name, p, journal)),
-            TargetKind::Zfs => Box::new(zfs::Zfs::new(name, p, journal)),
-            TargetKind::Gluster => Box::new(gluster::Gluster::new(name, p, journal)),
-            TargetKind::Nfs => Box::new(nfs::Nfs::new(name, p, journal)),
+        match self.entry().cannot_remount {
+            Some(why) => Err(why.into()),
+            None => Ok(()),
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

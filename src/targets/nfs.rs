@@ -8,66 +8,55 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 
-use super::Target;
-use crate::experiment::params::{ParamSpec, ParamType, Params};
+use super::{Target, TargetConfig};
+use crate::params::{declare, Fault};
 use crate::provision::journal::{Held, Journal, Resource};
 use crate::provision::{cmd, mount, resource_name};
 
 pub const VERSIONS: &[&str] = &["3", "4", "4.0", "4.1", "4.2"];
 
-pub const PARAMS: &[ParamSpec] = &[
-    ParamSpec {
-        name: "server",
-        ty: ParamType::Str,
-        default: None,
-        help: "NFS server: host name, IPv4 or IPv6 address",
-    },
-    ParamSpec {
-        name: "export",
-        ty: ParamType::Str,
-        default: None,
-        help: "exported path on the server, e.g. /srv/nfs",
-    },
-    ParamSpec {
-        name: "vers",
-        ty: ParamType::Choice(VERSIONS),
-        default: Some("4.2"),
-        help: "protocol version",
-    },
-    ParamSpec {
-        name: "mount_options",
-        ty: ParamType::List,
-        default: None,
-        help: "client mount options, e.g. [\"rsize=1048576\", \"wsize=1048576\", \"hard\", \"noatime\"]",
-    },
-];
+declare! {
+    /// The parameters of an `nfs` target.
+    pub struct NfsParams {
+        server: string => "NFS server: host name, IPv4 or IPv6 address",
+        export: string => "exported path on the server, e.g. /srv/nfs",
+        vers: one_of(VERSIONS) = "4.2" => "protocol version",
+        mount_options: list => "client mount options, e.g. [\"rsize=1048576\", \"wsize=1048576\", \"hard\", \"noatime\"]",
+    }
+}
 
-pub fn validate(p: &Params) -> Result<(), (&'static str, String)> {
-    match (p.str("server"), p.str("export")) {
-        (None, _) => Err(("server", "an nfs target needs `server`".into())),
-        (Some(s), _) if s.is_empty() || s.contains('/') => {
-            Err(("server", format!("`{s}` is not a host name or address")))
-        }
-        (_, None) => Err((
-            "export",
-            "an nfs target needs `export`, e.g. /srv/nfs".into(),
-        )),
-        (_, Some(e)) if !e.starts_with('/') => Err((
-            "export",
-            format!("`{e}` is not an absolute path on the server"),
-        )),
-        _ => match p
-            .list("mount_options")
-            .unwrap_or_default()
-            .iter()
-            .find(|o| o.starts_with("vers=") || o.starts_with("nfsvers="))
-        {
-            Some(o) => Err((
-                "mount_options",
-                format!("`{o}`: set the version with `vers`, not in mount_options"),
+impl TargetConfig for NfsParams {
+    fn validate(&self) -> Result<(), Fault> {
+        match (self.server.as_deref(), self.export.as_deref()) {
+            (None, _) => Err(("server", "an nfs target needs `server`".into())),
+            (Some(s), _) if s.is_empty() || s.contains('/') => {
+                Err(("server", format!("`{s}` is not a host name or address")))
+            }
+            (_, None) => Err((
+                "export",
+                "an nfs target needs `export`, e.g. /srv/nfs".into(),
             )),
-            None => Ok(()),
-        },
+            (_, Some(e)) if !e.starts_with('/') => Err((
+                "export",
+                format!("`{e}` is not an absolute path on the server"),
+            )),
+            _ => match self
+                .mount_options
+                .iter()
+                .flatten()
+                .find(|o| o.starts_with("vers=") || o.starts_with("nfsvers="))
+            {
+                Some(o) => Err((
+                    "mount_options",
+                    format!("`{o}`: set the version with `vers`, not in mount_options"),
+                )),
+                None => Ok(()),
+            },
+        }
+    }
+
+    fn build(&self, name: &str, journal: &Journal) -> Box<dyn Target> {
+        Box::new(Nfs::new(name, self, journal))
     }
 }
 
@@ -121,16 +110,13 @@ pub struct Nfs {
 }
 
 impl Nfs {
-    pub fn new(name: &str, p: &Params, journal: &Journal) -> Nfs {
+    pub fn new(name: &str, p: &NfsParams, journal: &Journal) -> Nfs {
         Nfs {
             name: name.to_string(),
-            server: p.str("server").unwrap_or_default().to_string(),
-            export: p.str("export").unwrap_or_default().to_string(),
-            vers: p.str("vers").unwrap_or("4.2").to_string(),
-            mount_options: p
-                .list("mount_options")
-                .map(<[String]>::to_vec)
-                .unwrap_or_default(),
+            server: p.server.clone().unwrap_or_default(),
+            export: p.export.clone().unwrap_or_default(),
+            vers: p.vers.clone(),
+            mount_options: p.mount_options.clone().unwrap_or_default(),
             mnt: std::env::temp_dir().join(resource_name('-', name)),
             held: Held::new(journal),
         }
@@ -221,17 +207,17 @@ impl Drop for Nfs {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiment::params::Value as P;
+    use crate::params::{Params, Value as P};
 
-    fn params(server: &str, export: &str, opts: &[&str]) -> Params {
-        let mut p = Params::defaults(PARAMS);
+    fn params(server: &str, export: &str, opts: &[&str]) -> NfsParams {
+        let mut p = Params::defaults(NfsParams::PARAMS);
         p.set("server", P::Str(server.into()));
         p.set("export", P::Str(export.into()));
         p.set(
             "mount_options",
             P::List(opts.iter().map(|s| s.to_string()).collect()),
         );
-        p
+        NfsParams::from_params(&p).unwrap()
     }
 
     #[test]
@@ -254,10 +240,10 @@ mod tests {
 
     #[test]
     fn bad_specs_are_refused() {
-        assert!(validate(&params("h", "/e", &[])).is_ok());
-        assert_eq!(validate(&params("h", "e", &[])).unwrap_err().0, "export");
+        assert!(params("h", "/e", &[]).validate().is_ok());
+        assert_eq!(params("h", "e", &[]).validate().unwrap_err().0, "export");
         assert_eq!(
-            validate(&params("h", "/e", &["vers=3"])).unwrap_err().0,
+            params("h", "/e", &["vers=3"]).validate().unwrap_err().0,
             "mount_options"
         );
     }

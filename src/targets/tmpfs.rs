@@ -7,24 +7,23 @@ use std::process::Command;
 
 use anyhow::{bail, Context, Result};
 
-use super::Target;
-use crate::experiment::params::{ParamSpec, ParamType, Params};
+use super::{Target, TargetConfig};
+use crate::params::declare;
 use crate::provision::journal::{Held, Journal, Resource};
 
-pub const PARAMS: &[ParamSpec] = &[
-    ParamSpec {
-        name: "size",
-        ty: ParamType::Size,
-        default: Some("1G"),
-        help: "size limit of the tmpfs",
-    },
-    ParamSpec {
-        name: "mount_options",
-        ty: ParamType::List,
-        default: None,
-        help: "extra mount options, e.g. [\"noatime\", \"huge=always\"]",
-    },
-];
+declare! {
+    /// The parameters of a `tmpfs` target.
+    pub struct TmpfsParams {
+        size: size = "1G" => "size limit of the tmpfs",
+        mount_options: list => "extra mount options, e.g. [\"noatime\", \"huge=always\"]",
+    }
+}
+
+impl TargetConfig for TmpfsParams {
+    fn build(&self, name: &str, journal: &Journal) -> Box<dyn Target> {
+        Box::new(Tmpfs::new(name, self, journal))
+    }
+}
 
 pub struct Tmpfs {
     name: String,
@@ -35,7 +34,7 @@ pub struct Tmpfs {
 }
 
 impl Tmpfs {
-    pub fn new(name: &str, p: &Params, journal: &Journal) -> Tmpfs {
+    pub fn new(name: &str, p: &TmpfsParams, journal: &Journal) -> Tmpfs {
         let safe: String = name
             .chars()
             .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
@@ -44,11 +43,8 @@ impl Tmpfs {
             std::env::temp_dir().join(format!("storlab-tmpfs-{safe}-{}", std::process::id()));
         Tmpfs {
             name: name.to_string(),
-            size: p.size("size").unwrap_or(1 << 30),
-            options: p
-                .list("mount_options")
-                .map(<[String]>::to_vec)
-                .unwrap_or_default(),
+            size: p.size,
+            options: p.mount_options.clone().unwrap_or_default(),
             mountpoint,
             held: Held::new(journal),
         }

@@ -11,42 +11,25 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 
-use super::Target;
-use crate::experiment::params::{ParamSpec, ParamType, Params};
+use super::image::ImageParams;
+use super::{Target, TargetConfig};
+use crate::params::{declare, Fault};
 use crate::provision::journal::{state_dir, Held, Journal, Resource};
 use crate::provision::zfs_cli::{
     create_args, get_properties, kernel_zfs, pool_exists, zfs_reachable,
 };
 use crate::provision::{cmd, daemon, loopdev, mount, resource_name};
 
-pub const PARAMS: &[ParamSpec] = &[
-    ParamSpec {
-        name: "size",
-        ty: ParamType::Size,
-        default: Some("512M"),
-        help: "size of the pool's image file",
-    },
-    super::image::ALLOCATION,
-    super::image::IMAGE_DIR,
-    ParamSpec {
-        name: "device",
-        ty: ParamType::Str,
-        default: None,
-        help: "a block device for the pool instead of an image; DESTROYED, needs allow_destroy = true",
-    },
-    ParamSpec {
-        name: "allow_destroy",
-        ty: ParamType::Bool,
-        default: Some("false"),
-        help: "allow zpool create on `device`, erasing it (refused while it is mounted)",
-    },
-    ParamSpec {
-        name: "properties",
-        ty: ParamType::Map,
-        default: None,
-        help: "dataset properties, e.g. { recordsize = \"8k\", compression = \"on\", logbias = \"throughput\", atime = \"off\" }",
-    },
-];
+declare! {
+    /// The parameters of a `zfs` target.
+    pub struct ZfsParams {
+        size: size = "512M" => "size of the pool's image file",
+        image: flatten(ImageParams),
+        device: string => "a block device for the pool instead of an image; DESTROYED, needs allow_destroy = true",
+        allow_destroy: bool = "false" => "allow zpool create on `device`, erasing it (refused while it is mounted)",
+        properties: map => "dataset properties, e.g. { recordsize = \"8k\", compression = \"on\", logbias = \"throughput\", atime = \"off\" }",
+    }
+}
 
 /// Properties always recorded as facts, besides those asked for.
 const REPORTED: &[&str] = &[
@@ -62,19 +45,25 @@ const REPORTED: &[&str] = &[
     "copies",
 ];
 
-pub fn validate(p: &Params) -> Result<(), (&'static str, String)> {
-    if p.str("device").is_some() && p.bool("allow_destroy") != Some(true) {
-        return Err((
-            "device",
-            "a zfs target on an existing `device` erases it: add allow_destroy = true if that is what you want, or leave `device` out to use an image file".into(),
-        ));
-    }
-    if let Some(props) = p.map("properties") {
-        if let Some(k) = props.keys().find(|k| k.contains('=') || k.contains(',')) {
-            return Err(("properties", format!("property name `{k}` is malformed")));
+impl TargetConfig for ZfsParams {
+    fn validate(&self) -> Result<(), Fault> {
+        if self.device.is_some() && !self.allow_destroy {
+            return Err((
+                "device",
+                "a zfs target on an existing `device` erases it: add allow_destroy = true if that is what you want, or leave `device` out to use an image file".into(),
+            ));
         }
+        if let Some(props) = &self.properties {
+            if let Some(k) = props.keys().find(|k| k.contains('=') || k.contains(',')) {
+                return Err(("properties", format!("property name `{k}` is malformed")));
+            }
+        }
+        self.image.validate()
     }
-    super::dir::validate_dir_param(p, "dir")
+
+    fn build(&self, name: &str, journal: &Journal) -> Box<dyn Target> {
+        Box::new(Zfs::new(name, self, journal))
+    }
 }
 
 pub struct Zfs {
@@ -94,15 +83,15 @@ pub struct Zfs {
 }
 
 impl Zfs {
-    pub fn new(name: &str, p: &Params, journal: &Journal) -> Zfs {
-        let dir = PathBuf::from(p.str("dir").unwrap_or("/var/tmp"));
+    pub fn new(name: &str, p: &ZfsParams, journal: &Journal) -> Zfs {
+        let dir = PathBuf::from(&p.image.dir);
         let base = dir.join(resource_name('-', name));
         Zfs {
             name: name.to_string(),
-            size: p.size("size").unwrap_or(512 << 20),
-            preallocated: p.str("allocation") == Some("preallocated"),
-            device: p.str("device").map(PathBuf::from),
-            properties: p.map("properties").cloned().unwrap_or_default(),
+            size: p.size,
+            preallocated: p.image.preallocated(),
+            device: p.device.as_ref().map(PathBuf::from),
+            properties: p.properties.clone().unwrap_or_default(),
             mnt: base.join("mnt"),
             base,
             dir,

@@ -21,12 +21,12 @@ use std::time::Duration;
 
 use anyhow::{anyhow, bail, Result};
 
-use super::{RunContext, Workload};
-use crate::experiment::params::{ParamSpec, ParamType, Params, Value};
-use crate::experiment::units::format_bytes;
+use super::{Configure, RunContext, Workload, WorkloadConfig};
 use crate::measure::child::{self, describe_status, ChildOptions, Finished};
 use crate::measure::{RunOutput, StopFlag};
 use crate::metric::catalogue as m;
+use crate::params::units::format_bytes;
+use crate::params::{declare, Fault, Params, Value};
 
 /// Lines of stderr kept with a failed run.
 const STDERR_LINES: usize = 10;
@@ -34,98 +34,86 @@ const STDERR_LINES: usize = 10;
 /// A run's length is unknown beforehand; estimates count this much.
 const NOMINAL_RUN: Duration = Duration::from_secs(5);
 
-const COMMANDS: [&str; 3] = ["command", "prepare", "cleanup"];
-
-pub const PARAMS: &[ParamSpec] = &[
-    ParamSpec {
-        name: "command",
-        ty: ParamType::Args,
-        default: None,
-        help: "the program and its arguments, e.g. [\"tar\", \"-xf\", \"/data/src.tar\"], run without a shell in the working directory; {dir} becomes that directory",
-    },
-    ParamSpec {
-        name: "shell",
-        ty: ParamType::Bool,
-        default: Some("false"),
-        help: "run command, prepare and cleanup as one string each with sh -c ({dir} is pasted as is)",
-    },
-    ParamSpec {
-        name: "prepare",
-        ty: ParamType::Args,
-        default: None,
-        help: "run before every run, untimed and before the cache drop; a failure fails the run",
-    },
-    ParamSpec {
-        name: "cleanup",
-        ty: ParamType::Args,
-        default: None,
-        help: "run after every run, untimed; a failure fails the run",
-    },
-    ParamSpec {
-        name: "timeout",
-        ty: ParamType::Duration,
-        default: None,
-        help: "kill a command (its whole process group) after this long; the run fails",
-    },
-];
-
-pub fn validate(p: &Params) -> Result<(), (&'static str, String)> {
-    if p.list("command").is_none() {
-        return Err((
-            "command",
-            "a command workload needs `command`, e.g. command = [\"tar\", \"-xf\", \"/data/src.tar\"]".into(),
-        ));
+declare! {
+    /// The parameters of a `command` workload.
+    pub struct CommandParams {
+        command: args => "the program and its arguments, e.g. [\"tar\", \"-xf\", \"/data/src.tar\"], run without a shell in the working directory; {dir} becomes that directory",
+        shell: bool = "false" => "run command, prepare and cleanup as one string each with sh -c ({dir} is pasted as is)",
+        prepare: args => "run before every run, untimed and before the cache drop; a failure fails the run",
+        cleanup: args => "run after every run, untimed; a failure fails the run",
+        timeout: duration => "kill a command (its whole process group) after this long; the run fails",
     }
-    let shell = p.bool("shell").unwrap_or(false);
-    for key in COMMANDS {
-        let Some(argv) = p.list(key) else { continue };
-        if argv.first().map_or(true, |s| s.trim().is_empty()) {
-            return Err((key, format!("`{key}` names no program")));
-        }
-        if shell && argv.len() > 1 {
+}
+
+impl CommandParams {
+    /// The command lines, under their keys.
+    fn commands(&self) -> [(&'static str, &Option<Vec<String>>); 3] {
+        [
+            ("command", &self.command),
+            ("prepare", &self.prepare),
+            ("cleanup", &self.cleanup),
+        ]
+    }
+
+    fn validate(&self) -> Result<(), Fault> {
+        if self.command.is_none() {
             return Err((
-                key,
-                format!("with shell = true, `{key}` is one string for sh -c, e.g. {key} = \"cd {{dir}} && make\""),
+                "command",
+                "a command workload needs `command`, e.g. command = [\"tar\", \"-xf\", \"/data/src.tar\"]".into(),
             ));
         }
-        if !shell && argv.len() == 1 && looks_like_shell(&argv[0]) {
-            return Err((
-                key,
-                format!("`{key}` is one string with spaces but is not run by a shell: write it as an argument list such as [\"tar\", \"-xf\", \"a.tar\"], or set shell = true"),
-            ));
+        for (key, argv) in self.commands() {
+            let Some(argv) = argv else { continue };
+            if argv.first().map_or(true, |s| s.trim().is_empty()) {
+                return Err((key, format!("`{key}` names no program")));
+            }
+            if self.shell && argv.len() > 1 {
+                return Err((
+                    key,
+                    format!("with shell = true, `{key}` is one string for sh -c, e.g. {key} = \"cd {{dir}} && make\""),
+                ));
+            }
+            if !self.shell && argv.len() == 1 && looks_like_shell(&argv[0]) {
+                return Err((
+                    key,
+                    format!("`{key}` is one string with spaces but is not run by a shell: write it as an argument list such as [\"tar\", \"-xf\", \"a.tar\"], or set shell = true"),
+                ));
+            }
+        }
+        if self.timeout == Some(Duration::ZERO) {
+            return Err(("timeout", "timeout must be longer than 0".into()));
+        }
+        Ok(())
+    }
+
+    /// A relative program path (`./bench.sh`, `tools/run`) is resolved
+    /// against the experiment file's directory; bare names are searched on
+    /// PATH.
+    fn resolve(&mut self, base: &Path, stored: &mut Params) {
+        if self.shell {
+            return;
+        }
+        for (key, argv) in [
+            ("command", &mut self.command),
+            ("prepare", &mut self.prepare),
+            ("cleanup", &mut self.cleanup),
+        ] {
+            let Some(argv) = argv else { continue };
+            let program = Path::new(&argv[0]);
+            if program.is_relative() && argv[0].contains('/') && !argv[0].contains("{dir}") {
+                let joined = base.join(program);
+                let abs = std::fs::canonicalize(&joined).unwrap_or_else(|_| absolute(&joined));
+                argv[0] = abs.display().to_string();
+                stored.set(key, Value::List(argv.clone()));
+            }
         }
     }
-    if p.duration("timeout") == Some(Duration::ZERO) {
-        return Err(("timeout", "timeout must be longer than 0".into()));
-    }
-    Ok(())
 }
 
 /// One string holding what looks like several words, and not a program
 /// that exists under that very name.
 fn looks_like_shell(s: &str) -> bool {
     s.trim().contains(char::is_whitespace) && !Path::new(s).exists()
-}
-
-/// A relative program path (`./bench.sh`, `tools/run`) is resolved against
-/// the experiment file's directory; bare names are searched on PATH.
-pub fn resolve(p: &mut Params, base: &Path) -> Result<(), (&'static str, String)> {
-    if p.bool("shell").unwrap_or(false) {
-        return Ok(());
-    }
-    for key in COMMANDS {
-        let Some(mut argv) = p.list(key).map(<[String]>::to_vec) else {
-            continue;
-        };
-        let program = Path::new(&argv[0]);
-        if program.is_relative() && argv[0].contains('/') && !argv[0].contains("{dir}") {
-            let joined = base.join(program);
-            let abs = std::fs::canonicalize(&joined).unwrap_or_else(|_| absolute(&joined));
-            argv[0] = abs.display().to_string();
-            p.set(key, Value::List(argv));
-        }
-    }
-    Ok(())
 }
 
 /// `p` made absolute against the current directory, `.` steps dropped.
@@ -136,8 +124,30 @@ fn absolute(p: &Path) -> PathBuf {
     p.components().collect()
 }
 
-pub fn estimate(_p: &Params) -> Duration {
-    NOMINAL_RUN
+impl Configure for CommandParams {
+    type Config = CommandParams;
+
+    fn configure(mut self, base: &Path, stored: &mut Params) -> Result<CommandParams, Fault> {
+        self.validate()?;
+        self.resolve(base, stored);
+        Ok(self)
+    }
+}
+
+impl WorkloadConfig for CommandParams {
+    /// A run's length is unknown beforehand.
+    fn estimate(&self) -> Duration {
+        NOMINAL_RUN
+    }
+
+    /// Unknown beforehand: the command's own errors tell.
+    fn bytes_needed(&self) -> u64 {
+        0
+    }
+
+    fn build(&self) -> Box<dyn Workload> {
+        Box::new(CommandWorkload::new(self))
+    }
 }
 
 pub struct CommandWorkload {
@@ -149,14 +159,13 @@ pub struct CommandWorkload {
 }
 
 impl CommandWorkload {
-    pub fn new(p: &Params) -> CommandWorkload {
-        let argv = |k: &str| p.list(k).map(<[String]>::to_vec);
+    pub fn new(p: &CommandParams) -> CommandWorkload {
         CommandWorkload {
-            command: argv("command").unwrap_or_default(),
-            prepare: argv("prepare"),
-            cleanup: argv("cleanup"),
-            shell: p.bool("shell").unwrap_or(false),
-            timeout: p.duration("timeout"),
+            command: p.command.clone().unwrap_or_default(),
+            prepare: p.prepare.clone(),
+            cleanup: p.cleanup.clone(),
+            shell: p.shell,
+            timeout: p.timeout,
         }
     }
 
@@ -269,11 +278,15 @@ mod tests {
     use super::*;
 
     fn params(pairs: &[(&str, Value)]) -> Params {
-        let mut p = Params::defaults(PARAMS);
+        let mut p = Params::defaults(CommandParams::PARAMS);
         for (k, v) in pairs {
             p.set(k, v.clone());
         }
         p
+    }
+
+    fn validate(p: &Params) -> Result<(), Fault> {
+        CommandParams::from_params(p)?.validate()
     }
 
     fn list(items: &[&str]) -> Value {
@@ -320,8 +333,15 @@ mod tests {
             ("command", list(&["./bench.sh", "x"])),
             ("prepare", list(&["tar", "x"])),
         ]);
-        resolve(&mut p, Path::new("/srv/exp")).unwrap();
-        assert_eq!(p.list("command").unwrap()[0], "/srv/exp/bench.sh");
-        assert_eq!(p.list("prepare").unwrap()[0], "tar");
+        let c = CommandParams::from_params(&p).unwrap();
+        let c = c.configure(Path::new("/srv/exp"), &mut p).unwrap();
+        assert_eq!(c.command.unwrap()[0], "/srv/exp/bench.sh");
+        assert_eq!(c.prepare.unwrap()[0], "tar");
+        // The stored rows hold the resolved path; resolving them again
+        // (as a sweep's variant is) changes nothing.
+        assert_eq!(p.get("command"), Some(&list(&["/srv/exp/bench.sh", "x"])));
+        let again = CommandParams::from_params(&p).unwrap();
+        let again = again.configure(Path::new("/elsewhere"), &mut p).unwrap();
+        assert_eq!(again.command.unwrap()[0], "/srv/exp/bench.sh");
     }
 }

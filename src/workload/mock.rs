@@ -9,46 +9,42 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
-use super::{RunContext, Workload};
-use crate::experiment::params::{ParamSpec, ParamType, Params};
+use super::{Configure, RunContext, Workload, WorkloadConfig};
 use crate::measure::RunOutput;
 use crate::metric::catalogue as m;
+use crate::params::{declare, Fault, Params};
 
-pub const PARAMS: &[ParamSpec] = &[
-    ParamSpec {
-        name: "value",
-        ty: ParamType::Float {
-            min: 0.0,
-            max: 1e18,
-        },
-        default: Some("1000"),
-        help: "mean of the reported ops_per_s",
-    },
-    ParamSpec {
-        name: "noise",
-        ty: ParamType::Float {
-            min: 0.0,
-            max: 10.0,
-        },
-        default: Some("0"),
-        help: "relative standard deviation of the noise",
-    },
-    ParamSpec {
-        name: "duration",
-        ty: ParamType::Duration,
-        default: Some("0s"),
-        help: "how long each run sleeps",
-    },
-    ParamSpec {
-        name: "seed",
-        ty: ParamType::Int {
-            min: 0,
-            max: i64::MAX,
-        },
-        default: Some("1"),
-        help: "seed of the noise",
-    },
-];
+declare! {
+    /// The parameters of a `mock` workload.
+    pub struct MockParams {
+        value: float(0.0, 1e18) = "1000" => "mean of the reported ops_per_s",
+        noise: float(0.0, 10.0) = "0" => "relative standard deviation of the noise",
+        duration: duration = "0s" => "how long each run sleeps",
+        seed: int(u64, 0, i64::MAX) = "1" => "seed of the noise",
+    }
+}
+
+impl Configure for MockParams {
+    type Config = MockParams;
+
+    fn configure(self, _: &Path, _: &mut Params) -> Result<MockParams, Fault> {
+        Ok(self)
+    }
+}
+
+impl WorkloadConfig for MockParams {
+    fn estimate(&self) -> Duration {
+        self.duration
+    }
+
+    fn bytes_needed(&self) -> u64 {
+        0
+    }
+
+    fn build(&self) -> Box<dyn Workload> {
+        Box::new(Mock::new(self))
+    }
+}
 
 pub struct Mock {
     value: f64,
@@ -58,12 +54,12 @@ pub struct Mock {
 }
 
 impl Mock {
-    pub fn new(p: &Params) -> Mock {
+    pub fn new(p: &MockParams) -> Mock {
         Mock {
-            value: p.float("value").unwrap_or(1000.0),
-            noise: p.float("noise").unwrap_or(0.0),
-            duration: p.duration("duration").unwrap_or_default(),
-            seed: p.int("seed").unwrap_or(1) as u64,
+            value: p.value,
+            noise: p.noise,
+            duration: p.duration,
+            seed: p.seed,
         }
     }
 }

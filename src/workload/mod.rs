@@ -2,9 +2,11 @@
 //!
 //! Each kind lives in its own module behind the [`Workload`] trait. The
 //! closed registry is one table, [`KINDS`]: an entry per kind with its name,
-//! help, parameter table, primary metric and the functions the rest of
-//! storlab calls (validation, path resolution, preflight, estimates,
-//! constructor), as fio's ioengine ops struct. [`WorkloadKind`] names a row.
+//! help, parameter table, primary metric and how its parameters become a
+//! [`WorkloadConfig`] (checked, paths resolved), as fio's ioengine ops
+//! struct. The configuration, built once per workload (and again per
+//! variant when a value is overridden), answers preflight, estimates and
+//! the constructor. [`WorkloadKind`] names a row.
 
 pub mod command;
 pub mod fio;
@@ -16,15 +18,17 @@ pub mod smallfiles;
 pub mod sqlite_oltp;
 pub mod tinywrites;
 
+use std::fmt::Debug;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Result;
 
-use crate::experiment::params::{ParamSpec, Params};
 use crate::measure::{RunOutput, StopFlag};
 use crate::metric::catalogue as m;
 use crate::metric::MetricDef;
+use crate::params::{Declared, Fault, ParamSpec, Params};
 use crate::targets::TargetKind;
 
 /// What the runner tells a workload about the run at hand.
@@ -59,8 +63,40 @@ pub enum WorkloadKind {
     Tinywrites,
 }
 
-type Check = fn(&Params) -> Result<(), (&'static str, String)>;
-type Resolve = fn(&mut Params, &Path) -> Result<(), (&'static str, String)>;
+/// A workload kind's checked parameters: what the rest of storlab asks of
+/// one workload.
+pub trait WorkloadConfig: Debug + Send + Sync {
+    /// Checks made before a campaign provisions anything (a program is there).
+    fn preflight(&self) -> Result<()> {
+        Ok(())
+    }
+    /// Rough length of one run, saturating rather than overflowing.
+    fn estimate(&self) -> Duration;
+    /// Bytes the workload writes into the target at most (0: unknown),
+    /// saturating rather than overflowing.
+    fn bytes_needed(&self) -> u64;
+    fn build(&self) -> Box<dyn Workload>;
+}
+
+/// A kind's declared parameters ([`crate::params::declare!`]) turned into
+/// its configuration.
+pub trait Configure: Declared {
+    type Config: WorkloadConfig + 'static;
+    /// Cross-checks (the key at fault and why), then what the parameters
+    /// point at: relative paths against `base`, the experiment file's
+    /// directory. What resolution changes is recorded in `stored`, the
+    /// parameter rows kept with each run; resolving them again changes
+    /// nothing.
+    fn configure(self, base: &Path, stored: &mut Params) -> Result<Self::Config, Fault>;
+}
+
+type Configurer = fn(&mut Params, &Path) -> Result<Arc<dyn WorkloadConfig>, Fault>;
+
+/// Reads a kind's typed parameters once and configures it.
+fn configure<K: Configure>(p: &mut Params, base: &Path) -> Result<Arc<dyn WorkloadConfig>, Fault> {
+    let declared = K::from_params(p)?;
+    Ok(Arc::new(declared.configure(base, p)?))
+}
 
 /// Everything storlab asks of one workload kind.
 pub struct KindEntry {
@@ -70,17 +106,8 @@ pub struct KindEntry {
     pub params: &'static [ParamSpec],
     /// The metric verdicts are about (its value without labels).
     pub primary: &'static MetricDef,
-    /// Cross-checks of the parameters, once the file is parsed.
-    pub validate: Check,
-    /// Resolves what the parameters point at: relative paths against the
-    /// experiment file's directory.
-    pub resolve: Resolve,
-    /// Checks made before a campaign provisions anything (a program is there).
-    pub preflight: fn(&Params) -> Result<()>,
-    pub estimate: fn(&Params) -> Duration,
-    /// Bytes the workload writes into the target at most (0: unknown).
-    pub bytes_needed: fn(&Params) -> u64,
-    pub build: fn(&Params) -> Box<dyn Workload>,
+    /// Checks and resolves parameters into the kind's configuration.
+    pub configure: Configurer,
     /// Under MPI: the metric holding a rank's measured duration, for IOR's
     /// aggregate throughput.
     pub span_metric: Option<&'static MetricDef>,
@@ -91,32 +118,15 @@ pub struct KindEntry {
     pub shareable: bool,
 }
 
-fn nothing_to_resolve(_: &mut Params, _: &Path) -> Result<(), (&'static str, String)> {
-    Ok(())
-}
-
-fn nothing_to_check(_: &Params) -> Result<()> {
-    Ok(())
-}
-
-fn unknown_size(_: &Params) -> u64 {
-    0
-}
-
 /// The registry, in the order `storlab workloads` lists it.
 pub static KINDS: &[KindEntry] = &[
     KindEntry {
         kind: WorkloadKind::Io,
         name: "io",
         about: "storlab's native I/O engine, with fio's parameter names",
-        params: io::PARAMS,
+        params: io::IoParams::PARAMS,
         primary: &m::BW_BYTES_PER_S,
-        validate: io::validate,
-        resolve: nothing_to_resolve,
-        preflight: nothing_to_check,
-        estimate: io::estimate,
-        bytes_needed: io::bytes_needed,
-        build: |p| Box::new(io::Io::new(p)),
+        configure: configure::<io::IoParams>,
         span_metric: Some(&m::ELAPSED_S),
         per_rank: true,
         shareable: true,
@@ -125,14 +135,9 @@ pub static KINDS: &[KindEntry] = &[
         kind: WorkloadKind::Fio,
         name: "fio",
         about: "a fio job file (or inline options) run by fio, its JSON+ output as storlab metrics",
-        params: fio::PARAMS,
+        params: fio::FioParams::PARAMS,
         primary: &m::BW_BYTES_PER_S,
-        validate: fio::validate,
-        resolve: fio::resolve,
-        preflight: |_| fio::preflight(),
-        estimate: fio::estimate,
-        bytes_needed: fio::bytes_needed,
-        build: |p| Box::new(fio::Fio::new(p)),
+        configure: configure::<fio::FioParams>,
         span_metric: Some(&m::ELAPSED_S),
         per_rank: true,
         shareable: false,
@@ -141,15 +146,9 @@ pub static KINDS: &[KindEntry] = &[
         kind: WorkloadKind::Command,
         name: "command",
         about: "any program run in the target's working directory, timed",
-        params: command::PARAMS,
+        params: command::CommandParams::PARAMS,
         primary: &m::WALL_S,
-        validate: command::validate,
-        resolve: command::resolve,
-        preflight: nothing_to_check,
-        estimate: command::estimate,
-        // Unknown beforehand: the command's own errors tell.
-        bytes_needed: unknown_size,
-        build: |p| Box::new(command::CommandWorkload::new(p)),
+        configure: configure::<command::CommandParams>,
         span_metric: Some(&m::WALL_S),
         per_rank: true,
         shareable: true,
@@ -158,14 +157,9 @@ pub static KINDS: &[KindEntry] = &[
         kind: WorkloadKind::Mock,
         name: "mock",
         about: "synthetic seeded metrics that touch no storage, for testing storlab itself",
-        params: mock::PARAMS,
+        params: mock::MockParams::PARAMS,
         primary: &m::OPS_PER_S,
-        validate: |_| Ok(()),
-        resolve: nothing_to_resolve,
-        preflight: nothing_to_check,
-        estimate: |p| p.duration("duration").unwrap_or_default(),
-        bytes_needed: unknown_size,
-        build: |p| Box::new(mock::Mock::new(p)),
+        configure: configure::<mock::MockParams>,
         span_metric: None,
         per_rank: true,
         shareable: false,
@@ -175,14 +169,9 @@ pub static KINDS: &[KindEntry] = &[
         name: "pgbench",
         about:
             "PostgreSQL's pgbench on a cluster storlab creates in the target (or a server by dsn)",
-        params: pgbench::PARAMS,
+        params: pgbench::PgbenchParams::PARAMS,
         primary: &m::TPS,
-        validate: pgbench::validate,
-        resolve: pgbench::resolve,
-        preflight: nothing_to_check,
-        estimate: pgbench::estimate,
-        bytes_needed: pgbench::bytes_needed,
-        build: |p| Box::new(pgbench::Pgbench::new(p)),
+        configure: configure::<pgbench::PgbenchParams>,
         span_metric: Some(&m::ELAPSED_S),
         per_rank: false,
         shareable: false,
@@ -191,14 +180,9 @@ pub static KINDS: &[KindEntry] = &[
         kind: WorkloadKind::SqliteOltp,
         name: "sqlite-oltp",
         about: "pgbench's TPC-B-like transaction on an embedded SQLite database in the target",
-        params: sqlite_oltp::PARAMS,
+        params: sqlite_oltp::SqliteOltpParams::PARAMS,
         primary: &m::TPS,
-        validate: sqlite_oltp::validate,
-        resolve: nothing_to_resolve,
-        preflight: nothing_to_check,
-        estimate: sqlite_oltp::estimate,
-        bytes_needed: sqlite_oltp::bytes_needed,
-        build: |p| Box::new(sqlite_oltp::SqliteOltp::new(p)),
+        configure: configure::<sqlite_oltp::SqliteOltpParams>,
         span_metric: Some(&m::ELAPSED_S),
         per_rank: false,
         shareable: false,
@@ -207,14 +191,9 @@ pub static KINDS: &[KindEntry] = &[
         kind: WorkloadKind::Matrix,
         name: "matrix",
         about: "iozone's automatic mode: file sizes x record sizes x tests",
-        params: matrix::PARAMS,
+        params: matrix::MatrixParams::PARAMS,
         primary: &m::GEOMEAN_BW_BYTES_PER_S,
-        validate: matrix::validate,
-        resolve: nothing_to_resolve,
-        preflight: nothing_to_check,
-        estimate: matrix::estimate,
-        bytes_needed: matrix::bytes_needed,
-        build: |p| Box::new(matrix::Matrix::new(p)),
+        configure: configure::<matrix::MatrixParams>,
         span_metric: Some(&m::ELAPSED_S),
         per_rank: true,
         shareable: false,
@@ -223,14 +202,9 @@ pub static KINDS: &[KindEntry] = &[
         kind: WorkloadKind::Smallfiles,
         name: "smallfiles",
         about: "small-file metadata storms: create, stat, read, append, rename, readdir, delete",
-        params: smallfiles::PARAMS,
+        params: smallfiles::SmallfilesParams::PARAMS,
         primary: &m::OPS_PER_S,
-        validate: smallfiles::validate,
-        resolve: nothing_to_resolve,
-        preflight: nothing_to_check,
-        estimate: smallfiles::estimate,
-        bytes_needed: smallfiles::bytes_needed,
-        build: |p| Box::new(smallfiles::Smallfiles::new(p)),
+        configure: configure::<smallfiles::SmallfilesParams>,
         span_metric: Some(&m::ELAPSED_S),
         per_rank: true,
         shareable: false,
@@ -239,14 +213,9 @@ pub static KINDS: &[KindEntry] = &[
         kind: WorkloadKind::Tinywrites,
         name: "tinywrites",
         about: "tiny writes up to a total size, then sync, optionally compressed on the way",
-        params: tinywrites::PARAMS,
+        params: tinywrites::TinywritesParams::PARAMS,
         primary: &m::TOTAL_S,
-        validate: tinywrites::validate,
-        resolve: nothing_to_resolve,
-        preflight: nothing_to_check,
-        estimate: tinywrites::estimate,
-        bytes_needed: tinywrites::bytes_needed,
-        build: |p| Box::new(tinywrites::Tinywrites::new(p)),
+        configure: configure::<tinywrites::TinywritesParams>,
         span_metric: Some(&m::TOTAL_S),
         per_rank: true,
         shareable: false,
@@ -286,16 +255,11 @@ impl WorkloadKind {
         self.entry().params
     }
 
-    pub fn validate(self, p: &Params) -> Result<(), (&'static str, String)> {
-        (self.entry().validate)(p)
-    }
-
-    pub fn resolve(self, p: &mut Params, base: &Path) -> Result<(), (&'static str, String)> {
-        (self.entry().resolve)(p, base)
-    }
-
-    pub fn preflight(self, p: &Params) -> Result<()> {
-        (self.entry().preflight)(p)
+    /// Checks `p` and resolves what it points at (relative paths against
+    /// `base`, recorded in `p`) into the kind's configuration. A sweep
+    /// overrides values in `p` and configures each variant anew.
+    pub fn configure(self, p: &mut Params, base: &Path) -> Result<Arc<dyn WorkloadConfig>, Fault> {
+        (self.entry().configure)(p, base)
     }
 
     /// Whether this workload can run on a target of that kind.
@@ -305,18 +269,6 @@ impl WorkloadKind {
 
     pub fn primary(self) -> &'static MetricDef {
         self.entry().primary
-    }
-
-    pub fn estimate(self, p: &Params) -> Duration {
-        (self.entry().estimate)(p)
-    }
-
-    pub fn bytes_needed(self, p: &Params) -> u64 {
-        (self.entry().bytes_needed)(p)
-    }
-
-    pub fn build(self, p: &Params) -> Box<dyn Workload> {
-        (self.entry().build)(p)
     }
 }
 
@@ -339,5 +291,45 @@ mod tests {
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), KINDS.len());
+    }
+
+    #[test]
+    fn every_declared_default_is_read_into_its_typed_field() {
+        fn reads<K: Declared>() {
+            let p = Params::defaults(K::PARAMS);
+            let declared = K::PARAMS.iter().filter(|s| s.default.is_some()).count();
+            assert_eq!(p.to_json().as_object().unwrap().len(), declared);
+            if let Err(e) = K::from_params(&p) {
+                panic!("{}: {e:?}", std::any::type_name::<K>());
+            }
+        }
+        reads::<io::IoParams>();
+        reads::<fio::FioParams>();
+        reads::<command::CommandParams>();
+        reads::<mock::MockParams>();
+        reads::<pgbench::PgbenchParams>();
+        reads::<sqlite_oltp::SqliteOltpParams>();
+        reads::<matrix::MatrixParams>();
+        reads::<smallfiles::SmallfilesParams>();
+        reads::<tinywrites::TinywritesParams>();
+    }
+
+    #[test]
+    fn an_overridden_value_is_checked_and_estimated_anew() {
+        use crate::params::Value;
+        let base = Path::new(".");
+        let mut p = Params::defaults(WorkloadKind::Pgbench.params());
+        p.set("transactions", Value::Int(1000));
+        let short = WorkloadKind::Pgbench.configure(&mut p, base).unwrap();
+        p.set("transactions", Value::Int(4000));
+        let long = WorkloadKind::Pgbench.configure(&mut p, base).unwrap();
+        assert!(long.estimate() > short.estimate());
+
+        let mut p = Params::defaults(WorkloadKind::Io.params());
+        assert!(WorkloadKind::Io.configure(&mut p, base).is_ok());
+        p.set("bs", Value::Size(1 << 30));
+        let (key, msg) = WorkloadKind::Io.configure(&mut p, base).unwrap_err();
+        assert_eq!(key, "bs");
+        assert!(msg.contains("larger than size"), "{msg}");
     }
 }

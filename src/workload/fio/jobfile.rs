@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::experiment::units::{parse_duration, parse_size};
+use crate::params::units::{parse_duration, parse_size};
 
 /// Options whose value names files fio writes (or, for `replay_redirect`, a
 /// device it writes to): they must stay below the working directory.
@@ -295,7 +295,7 @@ pub fn bytes_needed(jobs: &[JobInfo]) -> u64 {
             }
         }
     }
-    files.values().sum()
+    files.values().fold(0, |a, b| a.saturating_add(*b))
 }
 
 /// Rough run time: jobs between stonewalls run together, the longest of

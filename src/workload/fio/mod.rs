@@ -20,10 +20,11 @@ use std::time::Duration;
 
 use anyhow::{anyhow, Context, Result};
 
-use super::{RunContext, Workload};
-use crate::experiment::params::{ParamSpec, ParamType, Params, Value};
+use super::{Configure, RunContext, Workload, WorkloadConfig};
 use crate::measure::child::{self, describe_status, tail_lines, ChildOptions, Finished};
 use crate::measure::{RunOutput, StopFlag};
+use crate::params::units::saturating_secs;
+use crate::params::{declare, Fault, Params, Value};
 
 /// The program run; found on PATH.
 const FIO: &str = "fio";
@@ -34,84 +35,103 @@ pub const JOB_TEXT: &str = "job_text";
 /// fio's start-up and teardown, twice per run (layout, then the job).
 const FIO_OVERHEAD: Duration = Duration::from_millis(600);
 
-pub const PARAMS: &[ParamSpec] = &[
-    ParamSpec {
-        name: "job",
-        ty: ParamType::Str,
-        default: None,
-        help: "fio job file; a relative path is resolved against the experiment file's directory",
-    },
-    ParamSpec {
-        name: "options",
-        ty: ParamType::Map,
-        default: None,
-        help: "instead of job: fio options of one job, e.g. { rw = \"randread\", bs = \"4k\", size = \"1G\" }",
-    },
-];
-
-pub fn validate(p: &Params) -> Result<(), (&'static str, String)> {
-    match (p.str("job"), p.map("options")) {
-        (None, None) => Err((
-            "job",
-            "a fio workload needs `job` (a fio job file) or `options` (fio options of one job)"
-                .into(),
-        )),
-        (Some(_), Some(_)) => Err(("options", "give either `job` or `options`, not both".into())),
-        (None, Some(o)) if o.is_empty() => Err(("options", "`options` is empty".into())),
-        _ => Ok(()),
+declare! {
+    /// The parameters of a `fio` workload.
+    pub struct FioParams {
+        job: string => "fio job file; a relative path is resolved against the experiment file's directory",
+        options: map => "instead of job: fio options of one job, e.g. { rw = \"randread\", bs = \"4k\", size = \"1G\" }",
     }
 }
 
-/// Reads and checks the job file (relative to `base`, the experiment
-/// file's directory) or the inline options, and keeps the job text.
-pub fn resolve(p: &mut Params, base: &Path) -> Result<(), (&'static str, String)> {
-    let (key, text) = if let Some(job) = p.str("job").map(String::from) {
-        let path = base.join(&job);
-        let abs = std::fs::canonicalize(&path).map_err(|e| {
-            (
+impl FioParams {
+    fn validate(&self) -> Result<(), Fault> {
+        match (&self.job, &self.options) {
+            (None, None) => Err((
                 "job",
-                format!(
-                    "cannot open the fio job file `{job}` ({}: {e}); a relative path is resolved against the experiment file's directory",
-                    path.display()
-                ),
-            )
-        })?;
-        let text = jobfile::load(&abs).map_err(|e| ("job", e))?;
-        p.set("job", Value::Str(abs.display().to_string()));
-        ("job", text)
-    } else {
-        let options = p.map("options").cloned().unwrap_or_default();
-        (
-            "options",
-            jobfile::inline(&options).map_err(|e| ("options", e))?,
-        )
-    };
-    if jobfile::jobs(&text).is_empty() {
-        return Err((
-            key,
-            "the fio job defines no job: add a [section] other than [global]".into(),
-        ));
+                "a fio workload needs `job` (a fio job file) or `options` (fio options of one job)"
+                    .into(),
+            )),
+            (Some(_), Some(_)) => {
+                Err(("options", "give either `job` or `options`, not both".into()))
+            }
+            (None, Some(o)) if o.is_empty() => Err(("options", "`options` is empty".into())),
+            _ => Ok(()),
+        }
     }
-    p.set(JOB_TEXT, Value::Str(text));
-    Ok(())
 }
 
-fn job_text(p: &Params) -> &str {
-    p.str(JOB_TEXT).unwrap_or("")
+/// A fio workload's job text, checked, with includes expanded.
+#[derive(Debug, Clone)]
+pub struct FioConfig {
+    text: String,
 }
 
-pub fn estimate(p: &Params) -> Duration {
-    let jobs = jobfile::jobs(job_text(p));
-    let layout = Duration::from_secs_f64(jobfile::bytes_needed(&jobs) as f64 / 1e9);
-    jobfile::estimate(&jobs) + layout + FIO_OVERHEAD
+impl Configure for FioParams {
+    type Config = FioConfig;
+
+    /// Reads and checks the job file (relative to `base`, the experiment
+    /// file's directory) or the inline options, and keeps the job text.
+    fn configure(self, base: &Path, stored: &mut Params) -> Result<FioConfig, Fault> {
+        self.validate()?;
+        let (key, text) = match (&self.job, &self.options) {
+            (Some(job), _) => {
+                let path = base.join(job);
+                let abs = std::fs::canonicalize(&path).map_err(|e| {
+                    (
+                        "job",
+                        format!(
+                            "cannot open the fio job file `{job}` ({}: {e}); a relative path is resolved against the experiment file's directory",
+                            path.display()
+                        ),
+                    )
+                })?;
+                let text = jobfile::load(&abs).map_err(|e| ("job", e))?;
+                stored.set("job", Value::Str(abs.display().to_string()));
+                ("job", text)
+            }
+            (None, options) => {
+                let options = options.clone().unwrap_or_default();
+                (
+                    "options",
+                    jobfile::inline(&options).map_err(|e| ("options", e))?,
+                )
+            }
+        };
+        if jobfile::jobs(&text).is_empty() {
+            return Err((
+                key,
+                "the fio job defines no job: add a [section] other than [global]".into(),
+            ));
+        }
+        stored.set(JOB_TEXT, Value::Str(text.clone()));
+        Ok(FioConfig { text })
+    }
 }
 
-pub fn bytes_needed(p: &Params) -> u64 {
-    jobfile::bytes_needed(&jobfile::jobs(job_text(p)))
+impl WorkloadConfig for FioConfig {
+    fn preflight(&self) -> Result<()> {
+        preflight()
+    }
+
+    fn estimate(&self) -> Duration {
+        let jobs = jobfile::jobs(&self.text);
+        let layout = saturating_secs(jobfile::bytes_needed(&jobs) as f64 / 1e9);
+        jobfile::estimate(&jobs)
+            .saturating_add(layout)
+            .saturating_add(FIO_OVERHEAD)
+    }
+
+    fn bytes_needed(&self) -> u64 {
+        jobfile::bytes_needed(&jobfile::jobs(&self.text))
+    }
+
+    fn build(&self) -> Box<dyn Workload> {
+        Box::new(Fio::new(&self.text))
+    }
 }
 
 /// fio must be there before anything is provisioned.
-pub fn preflight() -> Result<()> {
+fn preflight() -> Result<()> {
     Command::new(FIO)
         .arg("--version")
         .stdout(Stdio::null())
@@ -137,8 +157,8 @@ pub struct Fio {
 }
 
 impl Fio {
-    pub fn new(p: &Params) -> Fio {
-        let (text, warnings) = jobfile::render(job_text(p));
+    pub fn new(job_text: &str) -> Fio {
+        let (text, warnings) = jobfile::render(job_text);
         Fio { text, warnings }
     }
 

@@ -4,7 +4,7 @@
 //! (`2k/50:4k/50,4k/90:8k/10`), and one list serves both directions.
 
 use super::rng::Rng;
-use crate::experiment::units::parse_size;
+use crate::params::units::parse_size;
 
 /// Block sizes of one direction with cumulative weights out of 100.
 #[derive(Debug, Clone, PartialEq)]

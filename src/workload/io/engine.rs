@@ -6,15 +6,18 @@
 
 use anyhow::Result;
 
-/// Which engine a job uses, with fio's names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EngineKind {
-    /// pread/pwrite, one operation at a time.
-    Psync,
-    /// io_uring, `iodepth` operations in flight, registered buffers and file.
-    IoUring,
-    /// The file mapped into memory; reads and writes are memcpy.
-    Mmap,
+use crate::params::choices;
+
+choices! {
+    /// Which engine a job uses, with fio's names.
+    pub enum EngineKind {
+        /// pread/pwrite, one operation at a time.
+        Psync = "psync",
+        /// io_uring, `iodepth` operations in flight, registered buffers and file.
+        IoUring = "io_uring",
+        /// The file mapped into memory; reads and writes are memcpy.
+        Mmap = "mmap",
+    }
 }
 
 /// What an engine can do; validation and the job loop consult these.
@@ -27,17 +30,6 @@ pub struct Caps {
 }
 
 impl EngineKind {
-    pub const NAMES: &'static [&'static str] = &["psync", "io_uring", "mmap"];
-
-    pub fn parse(s: &str) -> Option<EngineKind> {
-        Some(match s {
-            "psync" => EngineKind::Psync,
-            "io_uring" => EngineKind::IoUring,
-            "mmap" => EngineKind::Mmap,
-            _ => return None,
-        })
-    }
-
     pub fn caps(self) -> Caps {
         match self {
             EngineKind::Psync => Caps {

@@ -1,8 +1,8 @@
 //! One I/O job: a thread with its own file and engine. The pieces every
-//! engine shares live here (the job's description, ramp and stops, write
-//! data and verification, counters) with the loop of the synchronous
-//! engines; the access pattern is `pattern.rs`. Hot loops allocate nothing
-//! and take no lock: they record into the job's own histograms and publish
+//! engine shares live here (the job's description, ramp and stops,
+//! counters); the access pattern is `pattern.rs`, the data path `data.rs`,
+//! and `driver.rs` runs a job on its engine. Hot loops allocate nothing and
+//! take no lock: they record into the job's own histograms and publish
 //! progress with one relaxed store to the job's own cache line.
 
 use std::cell::Cell;
@@ -17,42 +17,28 @@ use anyhow::Result;
 use hdrhistogram::Histogram;
 
 use super::bssplit::BsSplit;
-use super::buffer::AlignedBuf;
-use super::data::Data;
 use super::dist::Dist;
-use super::engine::{EngineKind, SyncEngine};
-use super::engine_mmap::Mmap;
-use super::engine_psync::Psync;
+use super::engine::EngineKind;
 use super::fill::FillSpec;
-use super::pattern::{Op, Pattern};
-use super::schedule::{fine_timer_slack, wait_until, Lag, Schedule};
+use super::schedule::Lag;
 use crate::measure::cpu::CpuTimes;
 use crate::measure::intervals::{Intervals, Sparse};
 use crate::measure::latency::new_histogram;
+use crate::params::choices;
 
-/// The access pattern, with fio's names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Rw {
-    Read,
-    Write,
-    RandRead,
-    RandWrite,
-    /// randrw: random reads and writes in the `rwmixread` proportion.
-    Mixed,
+choices! {
+    /// The access pattern, with fio's names.
+    pub enum Rw {
+        Read = "read",
+        Write = "write",
+        RandRead = "randread",
+        RandWrite = "randwrite",
+        /// randrw: random reads and writes in the `rwmixread` proportion.
+        Mixed = "randrw",
+    }
 }
 
 impl Rw {
-    pub fn parse(s: &str) -> Option<Rw> {
-        Some(match s {
-            "read" => Rw::Read,
-            "write" => Rw::Write,
-            "randread" => Rw::RandRead,
-            "randwrite" => Rw::RandWrite,
-            "randrw" => Rw::Mixed,
-            _ => return None,
-        })
-    }
-
     pub fn is_random(self) -> bool {
         matches!(self, Rw::RandRead | Rw::RandWrite | Rw::Mixed)
     }
@@ -200,109 +186,6 @@ impl Shared<'_> {
     pub fn start(&self) -> Instant {
         *self.epoch.get_or_init(Instant::now)
     }
-}
-
-/// A job's engine, set up before the start.
-enum Ready<'a> {
-    Psync(Psync<'a>),
-    Mmap(Mmap<'a>),
-    IoUring(Box<super::engine_uring::Uring>),
-}
-
-fn set_up<'a>(spec: &JobSpec, path: &'a Path) -> Result<Ready<'a>> {
-    let file = open(spec, path)?;
-    Ok(match spec.engine {
-        EngineKind::Psync => Ready::Psync(Psync::new(file, path)),
-        EngineKind::Mmap => Ready::Mmap(Mmap::new(file, spec, path)?),
-        EngineKind::IoUring => {
-            Ready::IoUring(Box::new(super::engine_uring::Uring::new(spec, file, path)?))
-        }
-    })
-}
-
-/// Runs one job to completion. Sets its engine up, then waits on the
-/// barrier so that all jobs start together (a job that failed to set up
-/// waits too, so that no one waits for it forever).
-pub fn run_job(spec: &JobSpec, path: &Path, shared: Shared<'_>) -> Result<JobResult> {
-    let ready = set_up(spec, path);
-    shared.barrier.wait();
-    if spec.period_ps.is_some() {
-        fine_timer_slack();
-    }
-    match ready? {
-        Ready::Psync(e) => sync_loop(spec, e, path, &shared),
-        Ready::Mmap(e) => sync_loop(spec, e, path, &shared),
-        Ready::IoUring(u) => u.run(spec, path, &shared),
-    }
-}
-
-/// The loop of the synchronous engines: one operation at a time, paced by
-/// the schedule in open-loop runs. Monomorphised per engine.
-fn sync_loop<E: SyncEngine>(
-    spec: &JobSpec,
-    mut engine: E,
-    path: &Path,
-    shared: &Shared<'_>,
-) -> Result<JobResult> {
-    let mut buf = AlignedBuf::zeroed(spec.max_bs());
-    let mut data = Data::new(spec, path);
-    data.initial(buf.as_mut_slice());
-    let mut pattern = Pattern::new(spec);
-    let mut phase = Phase::new(spec, shared.start());
-    let mut s = State::new(phase.epoch());
-    let mut sched = spec.period_ps.map(|p| Schedule::new(phase.t0, p));
-    let mut now = phase.t0;
-    let mut issued = 0u64;
-    loop {
-        let due = sched.as_mut().map(|s| {
-            let d = s.due();
-            s.advance();
-            d
-        });
-        if phase.finished(shared, due.unwrap_or(now), issued) {
-            break;
-        }
-        phase.maybe_start(now, &mut s);
-        let Op { read, off, len } = pattern.next();
-        let b = &mut buf.as_mut_slice()[..len];
-        if !read {
-            data.before_write(b, off);
-        }
-        let t = match due {
-            Some(d) => {
-                wait_until(d);
-                Instant::now()
-            }
-            None => Instant::now(),
-        };
-        if read {
-            engine.read(b, off)?;
-        } else {
-            engine.write(b, off)?;
-        }
-        now = Instant::now();
-        issued += len as u64;
-        if read {
-            data.after_read(b, off)?;
-        }
-        if phase.measuring {
-            s.record(read, t, due, now, len as u64);
-            shared.progress.0.store(s.bytes(), Ordering::Relaxed);
-        }
-        if !read && s.sync_due(spec) {
-            let ts = Instant::now();
-            engine.sync()?;
-            now = Instant::now();
-            s.record_sync(phase.measuring, ts, now);
-        }
-    }
-    if spec.end_fsync && spec.rw.writes() {
-        engine.sync()?;
-    }
-    let result = phase.finish(s);
-    data.verify_written(buf.as_mut_slice(), |b, off| engine.read(b, off))?;
-    data.finish()?;
-    Ok(result)
 }
 
 /// When a job measures and when it stops: ramp, runtime or size, stop flag.

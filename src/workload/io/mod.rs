@@ -26,6 +26,7 @@ mod bssplit;
 pub(crate) mod buffer;
 mod data;
 mod dist;
+mod driver;
 mod engine;
 mod engine_mmap;
 mod engine_psync;
@@ -49,264 +50,109 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use hdrhistogram::Histogram;
 
+use self::driver::run_job;
 use self::engine::EngineKind;
-use self::job::{run_job, JobResult, JobSpec, Progress, Rw, Shared};
+use self::job::{JobResult, JobSpec, Progress, Rw, Shared};
 use self::options::Options;
-use self::schedule::{period_ps, Lag};
-use self::steady::Detector;
+use self::schedule::Lag;
 pub use self::steady::DEFAULT_CRITERION as DEFAULT_STEADY_CRITERION;
-use super::{RunContext, Workload};
-use crate::experiment::params::{ParamSpec, ParamType, Params};
+use self::steady::{Detector, SteadyParams};
+use super::{Configure, RunContext, Workload, WorkloadConfig};
 use crate::measure::cpu::CpuTimes;
 use crate::measure::intervals::{self, percentile_series};
 use crate::measure::latency::{latency_metrics, new_histogram};
 use crate::measure::{Hist, Metric, RunOutput, Series};
 use crate::metric::catalogue::{self as m, LAT, READ_LAT, SERVICE_LAT, SYNC_LAT, WRITE_LAT};
 use crate::metric::Labels;
+use crate::params::units::saturating_secs;
+use crate::params::{declare, Fault, Params};
 
-pub const PARAMS: &[ParamSpec] = &[
-    ParamSpec {
-        name: "rw",
-        ty: ParamType::Choice(&["read", "write", "randread", "randwrite", "randrw"]),
-        default: Some("read"),
-        help: "access pattern, as fio's rw",
-    },
-    ParamSpec {
-        name: "bs",
-        ty: ParamType::Size,
-        default: Some("4k"),
-        help: "block size of each operation",
-    },
-    ParamSpec {
-        name: "size",
-        ty: ParamType::Size,
-        default: Some("256M"),
-        help: "file size per job",
-    },
-    ParamSpec {
-        name: "numjobs",
-        ty: ParamType::Int { min: 1, max: 1024 },
-        default: Some("1"),
-        help: "threads, each with its own file",
-    },
-    ParamSpec {
-        name: "ioengine",
-        ty: ParamType::Choice(EngineKind::NAMES),
-        default: Some("psync"),
-        help: "how I/O is issued: psync (pread/pwrite), io_uring (iodepth in flight), mmap (memcpy to/from the mapped file)",
-    },
-    ParamSpec {
-        name: "iodepth",
-        ty: ParamType::Int { min: 1, max: 4096 },
-        default: Some("1"),
-        help: "operations in flight per job (io_uring)",
-    },
-    ParamSpec {
-        name: "rate",
-        ty: ParamType::Size,
-        default: Some("0"),
-        help: "open loop: bytes per second per job (0: as fast as possible)",
-    },
-    ParamSpec {
-        name: "rate_iops",
-        ty: ParamType::Int {
-            min: 0,
-            max: 1_000_000_000,
-        },
-        default: Some("0"),
-        help: "open loop: operations per second per job (0: as fast as possible)",
-    },
-    ParamSpec {
-        name: "direct",
-        ty: ParamType::Bool,
-        default: Some("false"),
-        help: "O_DIRECT: bypass the page cache",
-    },
-    ParamSpec {
-        name: "fsync",
-        ty: ParamType::Int {
-            min: 0,
-            max: i64::MAX,
-        },
-        default: Some("0"),
-        help: "fsync every N writes (0: never)",
-    },
-    ParamSpec {
-        name: "end_fsync",
-        ty: ParamType::Bool,
-        default: Some("false"),
-        help: "fsync at the end of the job, inside the timing",
-    },
-    ParamSpec {
-        name: "runtime",
-        ty: ParamType::Duration,
-        default: None,
-        help: "time-based run length (wraps over the file); size-based when absent",
-    },
-    ParamSpec {
-        name: "ramp_time",
-        ty: ParamType::Duration,
-        default: Some("0s"),
-        help: "unmeasured time before measuring (time-based runs)",
-    },
-    ParamSpec {
-        name: "rwmixread",
-        ty: ParamType::Int { min: 0, max: 100 },
-        default: Some("50"),
-        help: "percentage of reads in randrw",
-    },
-    ParamSpec {
-        name: "steadystate",
-        ty: ParamType::Str,
-        default: None,
-        help: "end a time-based run at steady state, as fio: iops|iops_slope|bw|bw_slope:LIMIT, LIMIT a percentage of the window mean (\"20%\") or absolute (IOPS; bytes/s as a size); needs runtime and ss_dur",
-    },
-    ParamSpec {
-        name: "ss",
-        ty: ParamType::Str,
-        default: None,
-        help: "alias of steadystate, as in fio",
-    },
-    ParamSpec {
-        name: "ss_dur",
-        ty: ParamType::Duration,
-        default: None,
-        help: "steady-state window, whole seconds (one sample a second); alone it judges fio's default iops_slope:0.01%",
-    },
-    ParamSpec {
-        name: "ss_ramp",
-        ty: ParamType::Duration,
-        default: None,
-        help: "measured time before steady-state samples are judged (counted after ramp_time)",
-    },
-    ParamSpec {
-        name: "bssplit",
-        ty: ParamType::Str,
-        default: None,
-        help: "a mix of block sizes with weights, as fio: 4k/10:64k/50:32k/40 (a size without a weight shares the rest); reads,writes: 2k/50:4k/50,4k/90:8k/10; overrides bs",
-    },
-    ParamSpec {
-        name: "offset",
-        ty: ParamType::Size,
-        default: Some("0"),
-        help: "where each job's region starts in its file (or device): I/O stays within offset..offset+size",
-    },
-    ParamSpec {
-        name: "random_distribution",
-        ty: ParamType::Str,
-        default: Some("random"),
-        help: "where random I/O goes, as fio: random (uniform), zipf:θ, pareto:h, normal:σ (σ % of the region); an optional :BASE (0-1) places the hot spot",
-    },
-    ParamSpec {
-        name: "norandommap",
-        ty: ParamType::Bool,
-        default: Some("false"),
-        help: "uniform random I/O draws blocks with replacement (false: every block once per pass, as fio's random map)",
-    },
-    ParamSpec {
-        name: "verify",
-        ty: ParamType::Choice(&["none", "crc32c"]),
-        default: Some("none"),
-        help: "crc32c: written blocks carry a checksummed header naming their offset; reads check it, and write-only jobs read back what they wrote; a mismatch fails the run naming the offset",
-    },
-    ParamSpec {
-        name: "verify_fatal",
-        ty: ParamType::Bool,
-        default: Some("false"),
-        help: "stop at the first verify mismatch (false: check on and fail at the end with the count)",
-    },
-    ParamSpec {
-        name: "buffer_compress_percentage",
-        ty: ParamType::Int { min: 0, max: 100 },
-        default: Some("0"),
-        help: "written data compresses by about this percentage (50: to half), as fio: random bytes then zeros in each buffer_compress_chunk; 0: incompressible",
-    },
-    ParamSpec {
-        name: "buffer_compress_chunk",
-        ty: ParamType::Size,
-        default: Some("512"),
-        help: "the random-then-zeros segment of buffer_compress_percentage (0: the block size)",
-    },
-    ParamSpec {
-        name: "dedupe_percentage",
-        ty: ParamType::Int { min: 0, max: 100 },
-        default: Some("0"),
-        help: "this percentage of writes repeat the previous unique buffer byte for byte, as fio's dedupe_mode = repeat",
-    },
-    ParamSpec {
-        name: "zero_buffers",
-        ty: ParamType::Bool,
-        default: Some("false"),
-        help: "write zeros",
-    },
-    ParamSpec {
-        name: "refill_buffers",
-        ty: ParamType::Bool,
-        default: Some("false"),
-        help: "fresh random data for every write (buffer_compress_percentage, dedupe_percentage and verify imply it)",
-    },
-    ParamSpec {
-        name: "scramble_buffers",
-        ty: ParamType::Bool,
-        default: Some("true"),
-        help: "stamp each 512-byte sector of a write with its offset and the write, so no two written sectors are alike (cheap; defeats naive deduplication, not compression)",
-    },
-    ParamSpec {
-        name: "iodepth_batch_submit",
-        ty: ParamType::Int { min: 0, max: 4096 },
-        default: Some("4"),
-        help: "io_uring: submit every N queued operations (0: the whole iodepth at once); fio's default is 1, 4 keeps a virtio disk busier at less CPU",
-    },
-];
-
-/// Cross-parameter checks: the key at fault and why.
-pub fn validate(p: &Params) -> Result<(), (&'static str, String)> {
-    options::read(p).map(|_| ())
-}
-
-/// Rough run length for estimates: time-based exactly (the full runtime even
-/// with steady state, which may end it sooner), size-based at 500 MB/s or at
-/// the open-loop rate when one is set.
-pub fn estimate(p: &Params) -> Duration {
-    let layout = Duration::from_secs_f64(bytes_needed(p) as f64 / 1e9);
-    let size = p.size("size").unwrap_or(0);
-    let bs = options::read(p)
-        .map_or(4096.0, |o| o.spec.mean_bs())
-        .max(1.0);
-    let paced = period_ps(
-        bs as usize,
-        p.size("rate").unwrap_or(0),
-        p.int("rate_iops").unwrap_or(0).max(0) as u64,
-    );
-    match (p.duration("runtime"), paced) {
-        (Some(r), _) => r + p.duration("ramp_time").unwrap_or_default() + layout,
-        (None, Some(ps)) => Duration::from_secs_f64(size as f64 / bs * ps as f64 / 1e12) + layout,
-        (None, None) => Duration::from_secs_f64(bytes_needed(p) as f64 / 500e6) + layout,
+declare! {
+    /// The parameters of an `io` workload, with fio's names. They are read
+    /// into a job in one place, `options.rs`.
+    pub struct IoParams {
+        rw: choice(Rw) = "read" => "access pattern, as fio's rw",
+        bs: size = "4k" => "block size of each operation",
+        size: size = "256M" => "the region each job works in: its file's size after offset",
+        numjobs: int(usize, 1, 1024) = "1" => "threads, each with its own file",
+        ioengine: choice(EngineKind) = "psync" => "how I/O is issued: psync (pread/pwrite), io_uring (iodepth in flight), mmap (memcpy to/from the mapped file)",
+        iodepth: int(usize, 1, 4096) = "1" => "operations in flight per job (io_uring)",
+        rate: size = "0" => "open loop: bytes per second per job (0: as fast as possible)",
+        rate_iops: int(u64, 0, 1_000_000_000) = "0" => "open loop: operations per second per job (0: as fast as possible)",
+        direct: bool = "false" => "O_DIRECT: bypass the page cache",
+        fsync: int(u64, 0, i64::MAX) = "0" => "fsync every N writes (0: never)",
+        end_fsync: bool = "false" => "fsync at the end of the job, inside the timing",
+        runtime: duration => "time-based run length (wraps over the file); size-based when absent",
+        ramp_time: duration = "0s" => "unmeasured time before measuring (time-based runs)",
+        rwmixread: int(u32, 0, 100) = "50" => "percentage of reads in randrw",
+        steady: flatten(SteadyParams),
+        bssplit: string => "a mix of block sizes with weights, as fio: 4k/10:64k/50:32k/40 (a size without a weight shares the rest); reads,writes: 2k/50:4k/50,4k/90:8k/10; overrides bs",
+        offset: size = "0" => "where each job's region starts in its file: I/O stays within offset..offset+size",
+        random_distribution: string = "random" => "where random I/O goes, as fio: random (uniform), zipf:θ, pareto:h, normal:σ (σ % of the region); an optional :BASE (0-1) places the hot spot",
+        norandommap: bool = "false" => "uniform random I/O draws blocks with replacement (false: every block once per pass, as fio's random map)",
+        verify: one_of(&["none", "crc32c"]) = "none" => "crc32c: written blocks carry a checksummed header naming their offset; reads check it, and write-only jobs read back what they wrote; a mismatch fails the run naming the offset",
+        verify_fatal: bool = "false" => "stop at the first verify mismatch (false: check on and fail at the end with the count)",
+        buffer_compress_percentage: int(u32, 0, 100) = "0" => "written data compresses by about this percentage (50: to half), as fio: random bytes then zeros in each buffer_compress_chunk; 0: incompressible",
+        buffer_compress_chunk: size = "512" => "the random-then-zeros segment of buffer_compress_percentage (0: the block size)",
+        dedupe_percentage: int(u32, 0, 100) = "0" => "this percentage of writes repeat the previous unique buffer byte for byte, as fio's dedupe_mode = repeat",
+        zero_buffers: bool = "false" => "write zeros",
+        refill_buffers: bool = "false" => "fresh random data for every write (buffer_compress_percentage, dedupe_percentage and verify imply it)",
+        scramble_buffers: bool = "true" => "stamp each 512-byte sector of a write with its offset and the write, so no two written sectors are alike (cheap; defeats naive deduplication, not compression)",
+        iodepth_batch_submit: int(usize, 0, 4096) = "4" => "io_uring: submit every N queued operations (0: the whole iodepth at once); fio's default is 1, 4 keeps a virtio disk busier at less CPU",
     }
 }
 
-pub fn bytes_needed(p: &Params) -> u64 {
-    (p.size("offset").unwrap_or(0) + p.size("size").unwrap_or(0))
-        * p.int("numjobs").unwrap_or(1) as u64
+impl Configure for IoParams {
+    type Config = IoConfig;
+
+    fn configure(self, _: &Path, _: &mut Params) -> Result<IoConfig, Fault> {
+        Ok(IoConfig {
+            opts: options::read(&self)?,
+        })
+    }
+}
+
+/// An `io` workload's checked job description.
+#[derive(Debug, Clone)]
+pub struct IoConfig {
+    opts: Options,
+}
+
+impl WorkloadConfig for IoConfig {
+    /// Rough run length for estimates: time-based exactly (the full runtime
+    /// even with steady state, which may end it sooner), size-based at
+    /// 500 MB/s or at the open-loop rate when one is set.
+    fn estimate(&self) -> Duration {
+        let spec = &self.opts.spec;
+        let layout = saturating_secs(self.bytes_needed() as f64 / 1e9);
+        let ops = spec.size as f64 / spec.mean_bs().max(1.0);
+        let run = match (spec.runtime, spec.period_ps) {
+            (Some(r), _) => r.saturating_add(spec.ramp),
+            (None, Some(ps)) => saturating_secs(ops * ps as f64 / 1e12),
+            (None, None) => saturating_secs(self.bytes_needed() as f64 / 500e6),
+        };
+        run.saturating_add(layout)
+    }
+
+    fn bytes_needed(&self) -> u64 {
+        self.opts
+            .spec
+            .file_len()
+            .saturating_mul(self.opts.numjobs as u64)
+    }
+
+    fn build(&self) -> Box<dyn Workload> {
+        Box::new(Io::new(self.opts.clone()))
+    }
 }
 
 pub struct Io {
-    /// The parameters read, or why they cannot run (validation refuses
-    /// such a workload before it is built).
-    opts: Result<Options, String>,
+    opts: Options,
 }
 
 impl Io {
-    pub fn new(p: &Params) -> Io {
-        Io {
-            opts: options::read(p).map_err(|(key, why)| format!("{key}: {why}")),
-        }
-    }
-
-    fn opts(&self) -> Result<&Options> {
-        self.opts
-            .as_ref()
-            .map_err(|e| anyhow::anyhow!("invalid io parameters: {e}"))
+    pub fn new(opts: Options) -> Io {
+        Io { opts }
     }
 
     fn job_path(dir: &Path, i: usize) -> PathBuf {
@@ -316,7 +162,7 @@ impl Io {
 
 impl Workload for Io {
     fn prepare(&mut self, dir: &Path) -> Result<()> {
-        let o = self.opts()?;
+        let o = &self.opts;
         if !o.spec.rw.needs_layout() {
             return Ok(());
         }
@@ -327,7 +173,7 @@ impl Workload for Io {
     }
 
     fn run(&mut self, dir: &Path, cx: &RunContext) -> Result<RunOutput> {
-        let o = self.opts()?;
+        let o = &self.opts;
         let progress: Vec<Progress> = (0..o.numjobs).map(|_| Progress::default()).collect();
         let barrier = Barrier::new(o.numjobs + 1);
         let epoch = OnceLock::new();
@@ -390,9 +236,7 @@ impl Workload for Io {
     }
 
     fn cleanup(&mut self, dir: &Path) -> Result<()> {
-        let Ok(o) = self.opts() else {
-            return Ok(());
-        };
+        let o = &self.opts;
         for i in 0..o.numjobs {
             let path = Self::job_path(dir, i);
             match std::fs::remove_file(&path) {

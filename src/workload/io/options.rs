@@ -1,21 +1,18 @@
 //! Reading the `io` parameters into a job: the one place that interprets
-//! them. Validation and construction both go through [`read`], so a
-//! workload that validated builds exactly what was checked.
+//! them. The declared, typed parameters (`IoParams`) become the job every
+//! thread runs, after the checks that involve several of them.
 
 use std::time::Duration;
 
 use super::bssplit::BsSplit;
 use super::dist::Dist;
-use super::engine::EngineKind;
 use super::fill::FillSpec;
-use super::job::{JobSpec, Rw, VerifySpec};
+use super::job::{JobSpec, VerifySpec};
 use super::schedule::period_ps;
-use super::steady::{self, SteadySpec};
+use super::steady::SteadySpec;
 use super::verify::HEADER;
-use crate::experiment::params::Params;
-
-/// A parameter at fault, and why.
-pub type Fault = (&'static str, String);
+use super::IoParams;
+use crate::params::Fault;
 
 /// Everything an `io` workload needs to run.
 #[derive(Debug, Clone)]
@@ -25,93 +22,75 @@ pub struct Options {
     pub steady: Option<SteadySpec>,
 }
 
-pub fn read(p: &Params) -> Result<Options, Fault> {
-    let split = block_sizes(p)?;
-    let engine =
-        EngineKind::parse(p.str("ioengine").unwrap_or("psync")).unwrap_or(EngineKind::Psync);
-    let iodepth = p.int("iodepth").unwrap_or(1).max(1) as usize;
+pub fn read(p: &IoParams) -> Result<Options, Fault> {
+    let (split, bs_key) = block_sizes(p)?;
     let mut spec = JobSpec {
-        rw: Rw::parse(p.str("rw").unwrap_or("read")).unwrap_or(Rw::Read),
+        rw: p.rw,
         split,
-        offset: p.size("offset").unwrap_or(0),
-        size: p.size("size").unwrap_or(256 << 20),
-        engine,
-        iodepth,
-        batch_submit: match p.int("iodepth_batch_submit").unwrap_or(4) {
-            0 => iodepth,
-            n => (n as usize).min(iodepth),
+        offset: p.offset,
+        size: p.size,
+        engine: p.ioengine,
+        iodepth: p.iodepth,
+        batch_submit: match p.iodepth_batch_submit {
+            0 => p.iodepth,
+            n => n.min(p.iodepth),
         },
-        direct: p.bool("direct").unwrap_or(false),
-        fsync_every: p.int("fsync").unwrap_or(0) as u64,
-        end_fsync: p.bool("end_fsync").unwrap_or(false),
-        runtime: p.duration("runtime"),
-        ramp: p.duration("ramp_time").unwrap_or_default(),
-        rwmixread: p.int("rwmixread").unwrap_or(50) as u32,
+        direct: p.direct,
+        fsync_every: p.fsync,
+        end_fsync: p.end_fsync,
+        runtime: p.runtime,
+        ramp: p.ramp_time,
+        rwmixread: p.rwmixread,
         period_ps: None,
         seed: 0x0570_41ab,
-        dist: Dist::parse(p.str("random_distribution").unwrap_or("random"))
-            .map_err(|e| ("random_distribution", e))?,
-        randommap: !p.bool("norandommap").unwrap_or(false),
+        dist: Dist::parse(&p.random_distribution).map_err(|e| ("random_distribution", e))?,
+        randommap: !p.norandommap,
         fill: fill(p),
         verify: verify(p)?,
     };
-    spec.period_ps = period_ps(
-        spec.mean_bs().round() as usize,
-        p.size("rate").unwrap_or(0),
-        p.int("rate_iops").unwrap_or(0).max(0) as u64,
-    );
-    let bs_key = if p.str("bssplit").is_some() {
-        "bssplit"
-    } else {
-        "bs"
-    };
+    spec.period_ps = period_ps(spec.mean_bs().round() as usize, p.rate, p.rate_iops);
     check_region(&spec, bs_key)?;
     check_engine(&spec)?;
     check_timing(p)?;
-    steady::validate(p)?;
+    p.steady.validate(p.runtime)?;
     Ok(Options {
         spec,
-        numjobs: p.int("numjobs").unwrap_or(1).max(1) as usize,
-        steady: steady::from_params(p),
+        numjobs: p.numjobs,
+        steady: p.steady.spec(),
     })
 }
 
-/// `bs`, or `bssplit` when given (it overrides `bs`, as in fio).
-fn block_sizes(p: &Params) -> Result<BsSplit, Fault> {
-    let split = match p.str("bssplit") {
-        Some(text) => BsSplit::parse(text).map_err(|e| ("bssplit", e))?,
-        None => {
-            let bs = p.size("bs").unwrap_or(0);
-            if bs == 0 {
-                return Err(("bs", "bs must be larger than 0".into()));
-            }
-            BsSplit::fixed(bs as usize)
-        }
+/// `bs`, or `bssplit` when given (it overrides `bs`, as in fio), with the
+/// key the block sizes came from.
+fn block_sizes(p: &IoParams) -> Result<(BsSplit, &'static str), Fault> {
+    let (split, key) = match &p.bssplit {
+        Some(text) => (BsSplit::parse(text).map_err(|e| ("bssplit", e))?, "bssplit"),
+        None if p.bs == 0 => return Err(("bs", "bs must be larger than 0".into())),
+        None => (BsSplit::fixed(p.bs as usize), "bs"),
     };
-    split.check_multiples().map_err(|e| ("bssplit", e))?;
-    Ok(split)
+    split.check_multiples().map_err(|e| (key, e))?;
+    Ok((split, key))
 }
 
-fn fill(p: &Params) -> FillSpec {
+fn fill(p: &IoParams) -> FillSpec {
     FillSpec {
-        zero: p.bool("zero_buffers").unwrap_or(false),
-        refill: p.bool("refill_buffers").unwrap_or(false),
-        scramble: p.bool("scramble_buffers").unwrap_or(true),
-        compress_pct: p.int("buffer_compress_percentage").unwrap_or(0) as u32,
-        compress_chunk: p.size("buffer_compress_chunk").unwrap_or(512) as usize,
-        dedupe_pct: p.int("dedupe_percentage").unwrap_or(0) as u32,
+        zero: p.zero_buffers,
+        refill: p.refill_buffers,
+        scramble: p.scramble_buffers,
+        compress_pct: p.buffer_compress_percentage,
+        compress_chunk: p.buffer_compress_chunk as usize,
+        dedupe_pct: p.dedupe_percentage,
     }
 }
 
-fn verify(p: &Params) -> Result<Option<VerifySpec>, Fault> {
-    let fatal = p.bool("verify_fatal").unwrap_or(false);
-    match p.str("verify").unwrap_or("none") {
-        "none" if fatal => Err((
+fn verify(p: &IoParams) -> Result<Option<VerifySpec>, Fault> {
+    match (p.verify.as_str(), p.verify_fatal) {
+        ("none", true) => Err((
             "verify_fatal",
             "verify_fatal needs verify = \"crc32c\"".into(),
         )),
-        "none" => Ok(None),
-        _ => Ok(Some(VerifySpec { fatal })),
+        ("none", false) => Ok(None),
+        (_, fatal) => Ok(Some(VerifySpec { fatal })),
     }
 }
 
@@ -130,6 +109,9 @@ fn check_region(spec: &JobSpec, bs_key: &'static str) -> Result<(), Fault> {
             "size",
             format!("size ({size} bytes) must be a multiple of the block size ({min} bytes)"),
         ));
+    }
+    if spec.offset.checked_add(size).is_none() {
+        return Err(("offset", "offset + size is beyond any file".into()));
     }
     if spec.direct && min % 512 != 0 {
         return Err((
@@ -162,15 +144,14 @@ fn check_engine(spec: &JobSpec) -> Result<(), Fault> {
     Ok(())
 }
 
-fn check_timing(p: &Params) -> Result<(), Fault> {
-    let ramp = p.duration("ramp_time").unwrap_or_default();
-    if !ramp.is_zero() && p.duration("runtime").is_none() {
+fn check_timing(p: &IoParams) -> Result<(), Fault> {
+    if !p.ramp_time.is_zero() && p.runtime.is_none() {
         return Err((
             "ramp_time",
             "ramp_time needs runtime (a time-based run)".into(),
         ));
     }
-    if p.duration("runtime") == Some(Duration::ZERO) {
+    if p.runtime == Some(Duration::ZERO) {
         return Err(("runtime", "runtime must be longer than 0".into()));
     }
     Ok(())

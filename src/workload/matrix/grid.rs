@@ -133,9 +133,15 @@ pub fn cells(min_file: u64, max_file: u64, min_rec: u64, max_rec: u64) -> Vec<Ce
                 file_size: f,
                 record: r,
             });
-            r *= 2;
+            match r.checked_mul(2) {
+                Some(next) => r = next,
+                None => break,
+            }
         }
-        f *= 2;
+        match f.checked_mul(2) {
+            Some(next) => f = next,
+            None => break,
+        }
     }
     out
 }

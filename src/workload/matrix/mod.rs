@@ -18,66 +18,27 @@ use self::cell::{run_test, CellResult, Timing};
 use self::grid::{cell_labels, cells, test_labels, Cell, Test};
 use super::io::buffer::AlignedBuf;
 use super::io::rng::Rng;
-use super::{RunContext, Workload};
-use crate::experiment::params::{ParamSpec, ParamType, Params};
+use super::{Configure, RunContext, Workload, WorkloadConfig};
 use crate::measure::RunOutput;
 use crate::metric::catalogue as m;
+use crate::params::units::saturating_secs;
+use crate::params::{declare, Fault, Params};
 
-pub const PARAMS: &[ParamSpec] = &[
-    ParamSpec {
-        name: "min_file_size",
-        ty: ParamType::Size,
-        default: Some("64k"),
-        help: "smallest file size (a power of two), as iozone -n",
-    },
-    ParamSpec {
-        name: "max_file_size",
-        ty: ParamType::Size,
-        default: Some("512M"),
-        help: "largest file size (a power of two), as iozone -g",
-    },
-    ParamSpec {
-        name: "min_record_size",
-        ty: ParamType::Size,
-        default: Some("4k"),
-        help: "smallest record size (a power of two), as iozone -y",
-    },
-    ParamSpec {
-        name: "max_record_size",
-        ty: ParamType::Size,
-        default: Some("16M"),
-        help: "largest record size (a power of two), as iozone -q",
-    },
-    ParamSpec {
-        name: "tests",
-        ty: ParamType::List,
-        default: Some(
-            "write,rewrite,read,reread,randread,randwrite,bkwdread,recrewrite,strideread,fwrite,fread",
-        ),
-        help: "tests to run on each cell, always in iozone's order",
-    },
-    ParamSpec {
-        name: "include_close",
-        ty: ParamType::Bool,
-        default: Some("false"),
-        help: "count close() in the timing, as iozone -c",
-    },
-    ParamSpec {
-        name: "direct",
-        ty: ParamType::Bool,
-        default: Some("false"),
-        help: "O_DIRECT for the pread/pwrite tests, bypassing the page cache, as iozone -I",
-    },
-    ParamSpec {
-        name: "include_flush",
-        ty: ParamType::Bool,
-        default: Some("false"),
-        help: "count fsync() of written data in the timing, as iozone -e",
-    },
-];
+declare! {
+    /// The parameters of a `matrix` workload, as iozone's automatic mode.
+    pub struct MatrixParams {
+        min_file_size: size = "64k" => "smallest file size (a power of two), as iozone -n",
+        max_file_size: size = "512M" => "largest file size (a power of two), as iozone -g",
+        min_record_size: size = "4k" => "smallest record size (a power of two), as iozone -y",
+        max_record_size: size = "16M" => "largest record size (a power of two), as iozone -q",
+        tests: list = "write,rewrite,read,reread,randread,randwrite,bkwdread,recrewrite,strideread,fwrite,fread" => "tests to run on each cell, always in iozone's order",
+        include_close: bool = "false" => "count close() in the timing, as iozone -c",
+        direct: bool = "false" => "O_DIRECT for the pread/pwrite tests, bypassing the page cache, as iozone -I",
+        include_flush: bool = "false" => "count fsync() of written data in the timing, as iozone -e",
+    }
+}
 
-fn power_of_two(p: &Params, key: &'static str) -> Result<u64, (&'static str, String)> {
-    let v = p.size(key).unwrap_or(0);
+fn power_of_two(key: &'static str, v: u64) -> Result<u64, Fault> {
     if v < 1024 || !v.is_power_of_two() {
         return Err((
             key,
@@ -87,89 +48,104 @@ fn power_of_two(p: &Params, key: &'static str) -> Result<u64, (&'static str, Str
     Ok(v)
 }
 
-/// Cross-parameter checks: the key at fault and why.
-pub fn validate(p: &Params) -> Result<(), (&'static str, String)> {
-    let min_f = power_of_two(p, "min_file_size")?;
-    let max_f = power_of_two(p, "max_file_size")?;
-    let min_r = power_of_two(p, "min_record_size")?;
-    let max_r = power_of_two(p, "max_record_size")?;
-    if min_f > max_f {
-        return Err((
-            "min_file_size",
-            "min_file_size is above max_file_size".into(),
-        ));
-    }
-    if min_r > max_r {
-        return Err((
-            "min_record_size",
-            "min_record_size is above max_record_size".into(),
-        ));
-    }
-    if min_r > max_f {
-        return Err((
-            "min_record_size",
-            "min_record_size is above max_file_size: the matrix would have no cell".into(),
-        ));
-    }
-    let tests = p.list("tests").unwrap_or(&[]);
-    if p.bool("direct") == Some(true) {
-        if min_r < 4096 {
+impl MatrixParams {
+    /// Cross-parameter checks: the key at fault and why.
+    fn validate(&self) -> Result<(), Fault> {
+        let min_f = power_of_two("min_file_size", self.min_file_size)?;
+        let max_f = power_of_two("max_file_size", self.max_file_size)?;
+        let min_r = power_of_two("min_record_size", self.min_record_size)?;
+        let max_r = power_of_two("max_record_size", self.max_record_size)?;
+        if min_f > max_f {
+            return Err((
+                "min_file_size",
+                "min_file_size is above max_file_size".into(),
+            ));
+        }
+        if min_r > max_r {
             return Err((
                 "min_record_size",
-                "with direct = true, records must be at least 4k".into(),
+                "min_record_size is above max_record_size".into(),
             ));
         }
-        if let Some(t) = tests.iter().find(|t| *t == "fwrite" || *t == "fread") {
+        if min_r > max_f {
             return Err((
-                "tests",
-                format!("`{t}` goes through a stream buffer and cannot use direct = true; leave fwrite and fread out"),
+                "min_record_size",
+                "min_record_size is above max_file_size: the matrix would have no cell".into(),
             ));
         }
-    }
-    if tests.is_empty() {
-        return Err(("tests", "name at least one test".into()));
-    }
-    for t in tests {
-        if Test::parse(t).is_none() {
-            return Err((
-                "tests",
-                format!("unknown test `{t}`; tests are {}", Test::NAMES.join(", ")),
-            ));
+        let tests = &self.tests;
+        if self.direct {
+            if min_r < 4096 {
+                return Err((
+                    "min_record_size",
+                    "with direct = true, records must be at least 4k".into(),
+                ));
+            }
+            if let Some(t) = tests.iter().find(|t| *t == "fwrite" || *t == "fread") {
+                return Err((
+                    "tests",
+                    format!("`{t}` goes through a stream buffer and cannot use direct = true; leave fwrite and fread out"),
+                ));
+            }
         }
+        if tests.is_empty() {
+            return Err(("tests", "name at least one test".into()));
+        }
+        for t in tests {
+            if Test::parse(t).is_none() {
+                return Err((
+                    "tests",
+                    format!("unknown test `{t}`; tests are {}", Test::NAMES.join(", ")),
+                ));
+            }
+        }
+        Ok(())
     }
-    Ok(())
+
+    fn settings(&self) -> (Vec<Cell>, Vec<Test>) {
+        let cells = cells(
+            self.min_file_size,
+            self.max_file_size,
+            self.min_record_size,
+            self.max_record_size,
+        );
+        let tests = Test::ALL
+            .iter()
+            .copied()
+            .filter(|t| self.tests.iter().any(|c| c == t.name()))
+            .collect();
+        (cells, tests)
+    }
 }
 
-fn settings(p: &Params) -> (Vec<Cell>, Vec<Test>) {
-    let cells = cells(
-        p.size("min_file_size").unwrap_or(64 << 10),
-        p.size("max_file_size").unwrap_or(512 << 20),
-        p.size("min_record_size").unwrap_or(4 << 10),
-        p.size("max_record_size").unwrap_or(16 << 20),
-    );
-    let chosen = p.list("tests").unwrap_or(&[]);
-    let tests = Test::ALL
-        .iter()
-        .copied()
-        .filter(|t| chosen.iter().any(|c| c == t.name()))
-        .collect();
-    (cells, tests)
+impl Configure for MatrixParams {
+    type Config = MatrixParams;
+
+    fn configure(self, _: &Path, _: &mut Params) -> Result<MatrixParams, Fault> {
+        self.validate()?;
+        Ok(self)
+    }
 }
 
-/// Rough run length: every byte moved at 1 GB/s, or 100 MB/s with O_DIRECT.
-pub fn estimate(p: &Params) -> Duration {
-    let (cells, tests) = settings(p);
-    let bytes: u64 = cells.iter().map(|c| c.file_size).sum::<u64>() * tests.len() as u64;
-    let rate = if p.bool("direct") == Some(true) {
-        100e6
-    } else {
-        1e9
-    };
-    Duration::from_secs_f64(bytes as f64 / rate)
-}
+impl WorkloadConfig for MatrixParams {
+    /// Rough run length: every byte moved at 1 GB/s, or 100 MB/s with O_DIRECT.
+    fn estimate(&self) -> Duration {
+        let (cells, tests) = self.settings();
+        let bytes = cells
+            .iter()
+            .fold(0u64, |sum, c| sum.saturating_add(c.file_size))
+            .saturating_mul(tests.len() as u64);
+        let rate = if self.direct { 100e6 } else { 1e9 };
+        saturating_secs(bytes as f64 / rate)
+    }
 
-pub fn bytes_needed(p: &Params) -> u64 {
-    p.size("max_file_size").unwrap_or(0)
+    fn bytes_needed(&self) -> u64 {
+        self.max_file_size
+    }
+
+    fn build(&self) -> Box<dyn Workload> {
+        Box::new(Matrix::new(self))
+    }
 }
 
 pub struct Matrix {
@@ -181,14 +157,14 @@ pub struct Matrix {
 }
 
 impl Matrix {
-    pub fn new(p: &Params) -> Matrix {
-        let (cells, tests) = settings(p);
+    pub fn new(p: &MatrixParams) -> Matrix {
+        let (cells, tests) = p.settings();
         Matrix {
             cells,
             tests,
-            include_close: p.bool("include_close").unwrap_or(false),
-            include_flush: p.bool("include_flush").unwrap_or(false),
-            direct: p.bool("direct").unwrap_or(false),
+            include_close: p.include_close,
+            include_flush: p.include_flush,
+            direct: p.direct,
         }
     }
 

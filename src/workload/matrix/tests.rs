@@ -8,6 +8,11 @@ use super::cell::{read_stamp, run_test, Timing};
 use super::grid::{Cell, Test};
 use super::*;
 use crate::measure::StopFlag;
+use crate::params::Value;
+
+fn validate(p: &Params) -> Result<(), Fault> {
+    MatrixParams::from_params(p)?.validate()
+}
 
 const CELL: Cell = Cell {
     file_size: 64 << 10,
@@ -102,17 +107,11 @@ fn each_test_leaves_the_file_it_should() {
 #[test]
 fn a_run_yields_one_metric_pair_per_cell_and_test() {
     let dir = tempfile::tempdir().unwrap();
-    let mut p = Params::defaults(PARAMS);
-    p.set(
-        "max_file_size",
-        crate::experiment::params::Value::Size(256 << 10),
-    );
-    p.set(
-        "max_record_size",
-        crate::experiment::params::Value::Size(64 << 10),
-    );
+    let mut p = Params::defaults(MatrixParams::PARAMS);
+    p.set("max_file_size", Value::Size(256 << 10));
+    p.set("max_record_size", Value::Size(64 << 10));
     assert_eq!(validate(&p), Ok(()));
-    let mut m = Matrix::new(&p);
+    let mut m = Matrix::new(&MatrixParams::from_params(&p).unwrap());
     let cx = RunContext {
         stop: StopFlag::new(),
         run_seed: 7,
@@ -140,16 +139,10 @@ fn a_run_yields_one_metric_pair_per_cell_and_test() {
 #[test]
 fn reading_tests_alone_lay_the_file_out_first() {
     let dir = tempfile::tempdir().unwrap();
-    let mut p = Params::defaults(PARAMS);
-    p.set(
-        "max_file_size",
-        crate::experiment::params::Value::Size(128 << 10),
-    );
-    p.set(
-        "tests",
-        crate::experiment::params::Value::List(vec!["reread".into()]),
-    );
-    let mut m = Matrix::new(&p);
+    let mut p = Params::defaults(MatrixParams::PARAMS);
+    p.set("max_file_size", Value::Size(128 << 10));
+    p.set("tests", Value::List(vec!["reread".into()]));
+    let mut m = Matrix::new(&MatrixParams::from_params(&p).unwrap());
     let cx = RunContext {
         stop: StopFlag::new(),
         run_seed: 1,
@@ -192,19 +185,27 @@ fn direct_io_reaches_the_disk_with_the_same_contents() {
 
 #[test]
 fn bad_axes_and_unknown_tests_are_refused() {
-    let mut p = Params::defaults(PARAMS);
-    p.set(
-        "max_file_size",
-        crate::experiment::params::Value::Size(3 << 20),
-    );
+    let mut p = Params::defaults(MatrixParams::PARAMS);
+    p.set("max_file_size", Value::Size(3 << 20));
     assert_eq!(validate(&p).unwrap_err().0, "max_file_size");
-    let mut p = Params::defaults(PARAMS);
-    p.set(
-        "tests",
-        crate::experiment::params::Value::List(vec!["rereed".into()]),
-    );
+    let mut p = Params::defaults(MatrixParams::PARAMS);
+    p.set("tests", Value::List(vec!["rereed".into()]));
     assert!(validate(&p).unwrap_err().1.contains("reread"));
-    let mut p = Params::defaults(PARAMS);
-    p.set("direct", crate::experiment::params::Value::Bool(true));
+    let mut p = Params::defaults(MatrixParams::PARAMS);
+    p.set("direct", Value::Bool(true));
     assert!(validate(&p).unwrap_err().1.contains("fwrite"));
+}
+
+#[test]
+fn the_largest_sizes_estimate_without_overflow() {
+    let mut p = Params::defaults(MatrixParams::PARAMS);
+    for key in ["max_file_size", "max_record_size", "min_record_size"] {
+        p.set(key, Value::Size(1 << 63));
+    }
+    p.set("min_file_size", Value::Size(1 << 62));
+    let m = MatrixParams::from_params(&p).unwrap();
+    assert_eq!(m.validate(), Ok(()));
+    assert_eq!(m.settings().0.len(), 1);
+    assert_eq!(m.bytes_needed(), 1 << 63);
+    assert!(m.estimate() > Duration::from_secs(1 << 30));
 }

@@ -1,6 +1,6 @@
 //! The pgbench workload's parameters, declared once (parsing, defaults,
-//! help, stored rows), their cross-checks, the run's estimates, and
-//! [`Config`], the resolved form the workload runs from.
+//! help, stored rows), their cross-checks, and [`Config`], the resolved
+//! form the workload runs from, with the run's estimates.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -8,207 +8,125 @@ use std::time::Duration;
 
 use super::client::{Length, RunSpec};
 use super::cluster::check_setting;
-use crate::experiment::params::{ParamSpec, ParamType, Params, Value};
+use super::Pgbench;
+use crate::params::units::saturating_secs;
+use crate::params::{choices, declare, Fault, Params, Value};
+use crate::workload::{Configure, Workload, WorkloadConfig};
 
-pub const PARAMS: &[ParamSpec] = &[
-    ParamSpec {
-        name: "scale",
-        ty: ParamType::Int { min: 1, max: 1_000_000 },
-        default: Some("1"),
-        help: "pgbench -i -s: scale factor (1 = 100,000 accounts, about 16 MB)",
-    },
-    ParamSpec {
-        name: "clients",
-        ty: ParamType::Int { min: 1, max: 10_000 },
-        default: Some("1"),
-        help: "pgbench -c: concurrent database sessions",
-    },
-    ParamSpec {
-        name: "threads",
-        ty: ParamType::Int { min: 1, max: 1024 },
-        default: Some("1"),
-        help: "pgbench -j: worker threads (at most clients)",
-    },
-    ParamSpec {
-        name: "duration",
-        ty: ParamType::Duration,
-        default: None,
-        help: "pgbench -T: run length; 60s when neither duration nor transactions is given",
-    },
-    ParamSpec {
-        name: "transactions",
-        ty: ParamType::Int { min: 1, max: i64::MAX },
-        default: None,
-        help: "pgbench -t: transactions per client, instead of duration",
-    },
-    ParamSpec {
-        name: "mode",
-        ty: ParamType::Choice(&["simple", "extended", "prepared"]),
-        default: Some("simple"),
-        help: "pgbench -M: query protocol",
-    },
-    ParamSpec {
-        name: "builtin",
-        ty: ParamType::Choice(&["tpcb-like", "simple-update", "select-only"]),
-        default: Some("tpcb-like"),
-        help: "pgbench -b: builtin script",
-    },
-    ParamSpec {
-        name: "script",
-        ty: ParamType::Str,
-        default: None,
-        help: "pgbench -f: a custom script file, instead of builtin",
-    },
-    ParamSpec {
-        name: "progress",
-        ty: ParamType::Duration,
-        default: Some("1s"),
-        help: "pgbench -P: progress interval in whole seconds, stored as series (0: none)",
-    },
-    ParamSpec {
-        name: "per_statement",
-        ty: ParamType::Bool,
-        default: Some("true"),
-        help: "pgbench -r: per-statement latencies",
-    },
-    ParamSpec {
-        name: "prewarm",
-        ty: ParamType::Duration,
-        default: None,
-        help: "an unmeasured pgbench run of this length before the measured one (its tps is kept as prewarm_tps)",
-    },
-    ParamSpec {
-        name: "reinit",
-        ty: ParamType::Choice(&["each-run", "once"]),
-        default: Some("each-run"),
-        help: "a fresh cluster and pgbench -i before every run, or once per campaign",
-    },
-    ParamSpec {
-        name: "settings",
-        ty: ParamType::Map,
-        default: None,
-        help: "postgresql.conf settings, e.g. { shared_buffers = \"256MB\", fsync = \"off\" }",
-    },
-    ParamSpec {
-        name: "dsn",
-        ty: ParamType::Str,
-        default: None,
-        help: "run against this existing server instead (libpq string); only pgbench_* tables are touched",
-    },
-    ParamSpec {
-        name: "bindir",
-        ty: ParamType::Str,
-        default: None,
-        help: "directory of initdb, postgres, pgbench, psql (default: pg_config, /usr/lib/postgresql/*/bin, PATH)",
-    },
-    ParamSpec {
-        name: "os_user",
-        ty: ParamType::Str,
-        default: Some("postgres"),
-        help: "the unprivileged user the server runs as when storlab runs as root",
-    },
-    ParamSpec {
-        name: "port",
-        ty: ParamType::Int { min: 1, max: 65535 },
-        default: Some("5432"),
-        help: "the server's port (names its socket file; TCP stays off)",
-    },
-];
+declare! {
+    /// The parameters of a `pgbench` workload, with pgbench's meanings.
+    pub struct PgbenchParams {
+        scale: int(u32, 1, 1_000_000) = "1" => "pgbench -i -s: scale factor (1 = 100,000 accounts, about 16 MB)",
+        clients: int(u32, 1, 10_000) = "1" => "pgbench -c: concurrent database sessions",
+        threads: int(u32, 1, 1024) = "1" => "pgbench -j: worker threads (at most clients)",
+        duration: duration => "pgbench -T: run length; 60s when neither duration nor transactions is given",
+        transactions: int(u64, 1, i64::MAX) => "pgbench -t: transactions per client, instead of duration",
+        mode: one_of(&["simple", "extended", "prepared"]) = "simple" => "pgbench -M: query protocol",
+        builtin: one_of(&["tpcb-like", "simple-update", "select-only"]) = "tpcb-like" => "pgbench -b: builtin script",
+        script: string => "pgbench -f: a custom script file, instead of builtin",
+        progress: duration = "1s" => "pgbench -P: progress interval in whole seconds, stored as series (0: none)",
+        per_statement: bool = "true" => "pgbench -r: per-statement latencies",
+        prewarm: duration => "an unmeasured pgbench run of this length before the measured one (its tps is kept as prewarm_tps)",
+        reinit: choice(Reinit) = "each-run" => "a fresh cluster and pgbench -i before every run, or once per campaign",
+        settings: map => "postgresql.conf settings, e.g. { shared_buffers = \"256MB\", fsync = \"off\" }",
+        dsn: string => "run against this existing server instead (libpq string); only pgbench_* tables are touched",
+        bindir: string => "directory of initdb, postgres, pgbench, psql (default: pg_config, /usr/lib/postgresql/*/bin, PATH)",
+        os_user: string = "postgres" => "the unprivileged user the server runs as when storlab runs as root",
+        port: int(u16, 1, 65535) = "5432" => "the server's port (names its socket file; TCP stays off)",
+    }
+}
 
-/// Cross-parameter checks: the key at fault and why.
-pub fn validate(p: &Params) -> Result<(), (&'static str, String)> {
-    if p.duration("duration").is_some() && p.int("transactions").is_some() {
-        return Err((
-            "transactions",
-            "give either duration (-T) or transactions (-t), not both".into(),
-        ));
-    }
-    for key in ["duration", "prewarm"] {
-        if let Some(d) = p.duration(key) {
-            if d.as_secs() == 0 || d.subsec_nanos() != 0 {
-                return Err((
-                    key,
-                    format!(
-                        "pgbench runs whole seconds: {key} must be 1s or more, in whole seconds"
-                    ),
-                ));
-            }
-        }
-    }
-    if p.int("threads") > p.int("clients") {
-        return Err(("threads", "threads must not exceed clients".into()));
-    }
-    let progress = p.duration("progress").unwrap_or_default();
-    if progress.subsec_nanos() != 0 {
-        return Err((
-            "progress",
-            "pgbench reports progress in whole seconds".into(),
-        ));
-    }
-    if let Some(settings) = p.map("settings") {
-        if p.str("dsn").is_some() && !settings.is_empty() {
+choices! {
+    /// When the cluster is initialised.
+    pub enum Reinit { EachRun = "each-run", Once = "once" }
+}
+
+/// The run length when neither `duration` nor `transactions` is given, as
+/// the help of `duration` says.
+const DEFAULT_LENGTH: Duration = Duration::from_secs(60);
+
+impl PgbenchParams {
+    /// Cross-parameter checks: the key at fault and why.
+    fn validate(&self) -> Result<(), Fault> {
+        if self.duration.is_some() && self.transactions.is_some() {
             return Err((
-                "settings",
-                "settings apply to a server storlab starts; with dsn, configure your server yourself".into(),
+                "transactions",
+                "give either duration (-T) or transactions (-t), not both".into(),
             ));
         }
-        for (k, v) in settings {
-            check_setting(k, v).map_err(|m| ("settings", m))?;
+        for (key, d) in [("duration", self.duration), ("prewarm", self.prewarm)] {
+            if let Some(d) = d {
+                if d.as_secs() == 0 || d.subsec_nanos() != 0 {
+                    return Err((
+                        key,
+                        format!(
+                            "pgbench runs whole seconds: {key} must be 1s or more, in whole seconds"
+                        ),
+                    ));
+                }
+            }
         }
-    }
-    Ok(())
-}
-
-/// Rough wall time of one run, initialisation included.
-/// Makes a custom `script` absolute against the experiment file's directory
-/// (`base`), so that it is found from inside the target, and refuses a
-/// script that is not there before anything is provisioned.
-pub fn resolve(p: &mut Params, base: &Path) -> Result<(), (&'static str, String)> {
-    let Some(script) = p.str("script").map(String::from) else {
-        return Ok(());
-    };
-    let joined = base.join(&script);
-    let abs = std::fs::canonicalize(&joined).map_err(|e| {
-        (
-            "script",
-            format!(
-                "cannot open the pgbench script `{script}` ({}: {e}); a relative path is resolved against the experiment file's directory",
-                joined.display()
-            ),
-        )
-    })?;
-    if !abs.is_file() {
-        return Err((
-            "script",
-            format!("the pgbench script {} is not a file", abs.display()),
-        ));
-    }
-    p.set("script", Value::Str(abs.display().to_string()));
-    Ok(())
-}
-
-pub fn estimate(p: &Params) -> Duration {
-    let cfg = Config::from_params(p);
-    let run = match cfg.spec.length {
-        Length::Duration(d) => d,
-        Length::Transactions(t) => {
-            Duration::from_secs_f64(t as f64 * f64::from(cfg.spec.clients) / 500.0)
+        if self.threads > self.clients {
+            return Err(("threads", "threads must not exceed clients".into()));
         }
-    };
-    let init = if cfg.reinit_each_run {
-        Duration::from_secs(3 + u64::from(cfg.scale))
-    } else {
-        Duration::ZERO
-    };
-    run + cfg.prewarm.unwrap_or_default() + init + Duration::from_secs(2)
+        if self.progress.subsec_nanos() != 0 {
+            return Err((
+                "progress",
+                "pgbench reports progress in whole seconds".into(),
+            ));
+        }
+        if let Some(settings) = &self.settings {
+            if self.dsn.is_some() && !settings.is_empty() {
+                return Err((
+                    "settings",
+                    "settings apply to a server storlab starts; with dsn, configure your server yourself".into(),
+                ));
+            }
+            for (k, v) in settings {
+                check_setting(k, v).map_err(|m| ("settings", m))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Makes a custom `script` absolute against the experiment file's
+    /// directory (`base`), so that it is found from inside the target, and
+    /// refuses a script that is not there before anything is provisioned.
+    fn resolve(&mut self, base: &Path, stored: &mut Params) -> Result<(), Fault> {
+        let Some(script) = &self.script else {
+            return Ok(());
+        };
+        let joined = base.join(script);
+        let abs = std::fs::canonicalize(&joined).map_err(|e| {
+            (
+                "script",
+                format!(
+                    "cannot open the pgbench script `{script}` ({}: {e}); a relative path is resolved against the experiment file's directory",
+                    joined.display()
+                ),
+            )
+        })?;
+        if !abs.is_file() {
+            return Err((
+                "script",
+                format!("the pgbench script {} is not a file", abs.display()),
+            ));
+        }
+        let abs = abs.display().to_string();
+        stored.set("script", Value::Str(abs.clone()));
+        self.script = Some(abs);
+        Ok(())
+    }
 }
 
-/// Bytes the cluster may take on the target (none with `dsn`).
-pub fn bytes_needed(p: &Params) -> u64 {
-    if p.str("dsn").is_some() {
-        return 0;
+impl Configure for PgbenchParams {
+    type Config = Config;
+
+    fn configure(mut self, base: &Path, stored: &mut Params) -> Result<Config, Fault> {
+        self.validate()?;
+        self.resolve(base, stored)?;
+        Ok(Config::from(self))
     }
-    (200 << 20) + p.int("scale").unwrap_or(1) as u64 * (24 << 20)
 }
 
 /// The resolved parameters of one pgbench workload.
@@ -225,40 +143,42 @@ pub struct Config {
     pub port: u16,
 }
 
-impl Config {
-    pub fn from_params(p: &Params) -> Config {
-        let length = match (p.int("transactions"), p.duration("duration")) {
-            (Some(t), _) => Length::Transactions(t as u64),
+impl From<PgbenchParams> for Config {
+    fn from(p: PgbenchParams) -> Config {
+        let length = match (p.transactions, p.duration) {
+            (Some(t), _) => Length::Transactions(t),
             (None, Some(d)) => Length::Duration(d),
-            (None, None) => Length::Duration(Duration::from_secs(60)),
+            (None, None) => Length::Duration(DEFAULT_LENGTH),
         };
-        let script = p.str("script").map(PathBuf::from);
+        let script = p.script.map(PathBuf::from);
         let spec = RunSpec {
-            clients: p.int("clients").unwrap_or(1) as u32,
-            threads: p.int("threads").unwrap_or(1) as u32,
+            clients: p.clients,
+            threads: p.threads,
             length,
-            mode: p.str("mode").unwrap_or("simple").to_string(),
+            mode: p.mode,
             builtin: match script {
                 Some(_) => None,
-                None => Some(p.str("builtin").unwrap_or("tpcb-like").to_string()),
+                None => Some(p.builtin),
             },
             script,
-            progress_s: p.duration("progress").unwrap_or_default().as_secs() as u32,
-            per_statement: p.bool("per_statement").unwrap_or(true),
+            progress_s: p.progress.as_secs() as u32,
+            per_statement: p.per_statement,
         };
         Config {
-            scale: p.int("scale").unwrap_or(1) as u32,
+            scale: p.scale,
             spec,
-            prewarm: p.duration("prewarm"),
-            reinit_each_run: p.str("reinit") != Some("once"),
-            settings: p.map("settings").cloned().unwrap_or_default(),
-            dsn: p.str("dsn").map(String::from),
-            bindir: p.str("bindir").map(String::from),
-            os_user: p.str("os_user").unwrap_or("postgres").to_string(),
-            port: p.int("port").unwrap_or(5432) as u16,
+            prewarm: p.prewarm,
+            reinit_each_run: p.reinit == Reinit::EachRun,
+            settings: p.settings.unwrap_or_default(),
+            dsn: p.dsn,
+            bindir: p.bindir,
+            os_user: p.os_user,
+            port: p.port,
         }
     }
+}
 
+impl Config {
     /// Whether pgbench_history should hold exactly one row per transaction.
     pub fn writes_history(&self) -> bool {
         matches!(
@@ -268,17 +188,57 @@ impl Config {
     }
 }
 
+impl WorkloadConfig for Config {
+    /// Rough wall time of one run, initialisation included; saturates for
+    /// lengths no run could have (`transactions` near 2^63).
+    fn estimate(&self) -> Duration {
+        let run = match self.spec.length {
+            Length::Duration(d) => d,
+            Length::Transactions(t) => {
+                saturating_secs(t as f64 * f64::from(self.spec.clients) / 500.0)
+            }
+        };
+        let init = if self.reinit_each_run {
+            Duration::from_secs(3 + u64::from(self.scale))
+        } else {
+            Duration::ZERO
+        };
+        run.saturating_add(self.prewarm.unwrap_or_default())
+            .saturating_add(init)
+            .saturating_add(Duration::from_secs(2))
+    }
+
+    /// Bytes the cluster may take on the target (none with `dsn`).
+    fn bytes_needed(&self) -> u64 {
+        if self.dsn.is_some() {
+            return 0;
+        }
+        (200 << 20) + u64::from(self.scale) * (24 << 20)
+    }
+
+    fn build(&self) -> Box<dyn Workload> {
+        Box::new(Pgbench::new(self.clone()))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiment::params::Value;
 
     fn params(extra: &[(&str, Value)]) -> Params {
-        let mut p = Params::defaults(PARAMS);
+        let mut p = Params::defaults(PgbenchParams::PARAMS);
         for (k, v) in extra {
             p.set(k, v.clone());
         }
         p
+    }
+
+    fn validate(p: &Params) -> Result<(), Fault> {
+        PgbenchParams::from_params(p)?.validate()
+    }
+
+    fn resolve(p: &mut Params, base: &Path) -> Result<(), Fault> {
+        PgbenchParams::from_params(p)?.resolve(base, p)
     }
 
     #[test]
@@ -312,7 +272,10 @@ mod tests {
         let mut p = params(&[("script", Value::Str("tx.sql".into()))]);
         resolve(&mut p, dir.path()).unwrap();
         let abs = std::fs::canonicalize(dir.path().join("tx.sql")).unwrap();
-        assert_eq!(p.str("script"), Some(abs.to_str().unwrap()));
+        assert_eq!(
+            p.get("script"),
+            Some(&Value::Str(abs.display().to_string()))
+        );
 
         let mut missing = params(&[("script", Value::Str("nope.sql".into()))]);
         let (key, msg) = resolve(&mut missing, dir.path()).unwrap_err();
@@ -324,6 +287,27 @@ mod tests {
 
         let mut builtin = params(&[]);
         assert!(resolve(&mut builtin, dir.path()).is_ok());
-        assert_eq!(builtin.str("script"), None);
+        assert_eq!(builtin.get("script"), None);
+    }
+}
+
+#[cfg(test)]
+mod estimates {
+    use super::*;
+
+    /// Issue #16: `transactions = 9223372036854775807, clients = 10000`
+    /// panicked in the estimate, after provisioning.
+    #[test]
+    fn the_largest_transaction_count_saturates_the_estimate() {
+        let mut p = Params::defaults(PgbenchParams::PARAMS);
+        p.set("transactions", Value::Int(i64::MAX));
+        p.set("clients", Value::Int(10_000));
+        p.set(
+            "prewarm",
+            Value::Duration(Duration::from_secs(1_000_000_000)),
+        );
+        let cfg = PgbenchParams::from_params(&p).unwrap();
+        let cfg = cfg.configure(Path::new("."), &mut p).unwrap();
+        assert_eq!(cfg.estimate(), Duration::MAX);
     }
 }

@@ -33,10 +33,9 @@ use self::cluster::Cluster;
 use self::config::Config;
 use self::server::Server;
 use super::{RunContext, Workload};
-use crate::experiment::params::Params;
 use crate::measure::{RunOutput, StopFlag};
 
-pub use self::config::{bytes_needed, estimate, resolve, validate, PARAMS};
+pub use self::config::PgbenchParams;
 
 pub struct Pgbench {
     cfg: Config,
@@ -46,9 +45,9 @@ pub struct Pgbench {
 }
 
 impl Pgbench {
-    pub fn new(p: &Params) -> Pgbench {
+    pub fn new(cfg: Config) -> Pgbench {
         Pgbench {
-            cfg: Config::from_params(p),
+            cfg,
             bins: None,
             account: None,
             init_seconds: None,

@@ -20,80 +20,65 @@ use hdrhistogram::Histogram;
 
 use self::ops::{Op, Pass, ThreadState};
 use self::tree::Tree;
-use super::{RunContext, Workload};
-use crate::experiment::params::{ParamSpec, ParamType, Params};
+use super::{Configure, RunContext, Workload, WorkloadConfig};
 use crate::measure::latency::{latency_metrics, new_histogram};
 use crate::measure::{Hist, RunOutput};
 use crate::metric::catalogue::{self as m, LAT};
 use crate::metric::labels::OP;
 use crate::metric::Labels;
+use crate::params::units::saturating_secs;
+use crate::params::{declare, Fault, Params};
 
-pub const PARAMS: &[ParamSpec] = &[
-    ParamSpec {
-        name: "threads",
-        ty: ParamType::Int { min: 1, max: 1024 },
-        default: Some("1"),
-        help: "threads, each with its own tree",
-    },
-    ParamSpec {
-        name: "files",
-        ty: ParamType::Int {
-            min: 1,
-            max: 100_000_000,
-        },
-        default: Some("1000"),
-        help: "files per thread",
-    },
-    ParamSpec {
-        name: "dirs",
-        ty: ParamType::Int {
-            min: 1,
-            max: 1_000_000,
-        },
-        default: Some("10"),
-        help: "directories per thread; files are spread over them round-robin",
-    },
-    ParamSpec {
-        name: "file_size",
-        ty: ParamType::Size,
-        default: Some("4k"),
-        help: "bytes written by create and again by append",
-    },
-    ParamSpec {
-        name: "operations",
-        ty: ParamType::List,
-        default: Some("create,stat,read,append,rename,readdir,delete"),
-        help: "operations to run, always in the order create, stat, read, append, rename, readdir, delete",
-    },
-    ParamSpec {
-        name: "fsync",
-        ty: ParamType::Bool,
-        default: Some("false"),
-        help: "fsync each file after create, inside the create's timing",
-    },
-];
-
-/// Cross-parameter checks: the key at fault and why.
-pub fn validate(p: &Params) -> Result<(), (&'static str, String)> {
-    let ops = p.list("operations").unwrap_or(&[]);
-    if ops.is_empty() {
-        return Err(("operations", "name at least one operation".into()));
+declare! {
+    /// The parameters of a `smallfiles` workload.
+    pub struct SmallfilesParams {
+        threads: int(usize, 1, 1024) = "1" => "threads, each with its own tree",
+        files: int(usize, 1, 100_000_000) = "1000" => "files per thread",
+        dirs: int(usize, 1, 1_000_000) = "10" => "directories per thread; files are spread over them round-robin",
+        file_size: size = "4k" => "bytes written by create and again by append",
+        operations: list = "create,stat,read,append,rename,readdir,delete" => "operations to run, always in the order create, stat, read, append, rename, readdir, delete",
+        fsync: bool = "false" => "fsync each file after create, inside the create's timing",
     }
-    for o in ops {
-        if Op::parse(o).is_none() {
-            return Err((
-                "operations",
-                format!(
-                    "unknown operation `{o}`; operations are {}",
-                    Op::NAMES.join(", ")
-                ),
-            ));
+}
+
+impl SmallfilesParams {
+    /// Cross-parameter checks: the key at fault and why.
+    fn validate(&self) -> Result<(), Fault> {
+        let ops = &self.operations;
+        if ops.is_empty() {
+            return Err(("operations", "name at least one operation".into()));
+        }
+        for o in ops {
+            if Op::parse(o).is_none() {
+                return Err((
+                    "operations",
+                    format!(
+                        "unknown operation `{o}`; operations are {}",
+                        Op::NAMES.join(", ")
+                    ),
+                ));
+            }
+        }
+        if self.file_size > 1 << 30 {
+            return Err(("file_size", "file_size above 1G is not a small file".into()));
+        }
+        Ok(())
+    }
+
+    fn settings(&self) -> Settings {
+        Settings {
+            threads: self.threads,
+            files: self.files,
+            dirs: self.dirs,
+            file_size: self.file_size as usize,
+            ops: Op::ALL
+                .iter()
+                .copied()
+                .filter(|o| self.operations.iter().any(|c| c == o.name()))
+                .collect(),
+            fsync: self.fsync,
         }
     }
-    if p.size("file_size").unwrap_or(0) > 1 << 30 {
-        return Err(("file_size", "file_size above 1G is not a small file".into()));
-    }
-    Ok(())
 }
 
 struct Settings {
@@ -105,38 +90,37 @@ struct Settings {
     fsync: bool,
 }
 
-fn settings(p: &Params) -> Settings {
-    let chosen = p.list("operations").unwrap_or(&[]);
-    Settings {
-        threads: p.int("threads").unwrap_or(1) as usize,
-        files: p.int("files").unwrap_or(1000) as usize,
-        dirs: p.int("dirs").unwrap_or(10) as usize,
-        file_size: p.size("file_size").unwrap_or(4096) as usize,
-        ops: Op::ALL
-            .iter()
-            .copied()
-            .filter(|o| chosen.iter().any(|c| c == o.name()))
-            .collect(),
-        fsync: p.bool("fsync").unwrap_or(false),
+impl Configure for SmallfilesParams {
+    type Config = SmallfilesParams;
+
+    fn configure(self, _: &Path, _: &mut Params) -> Result<SmallfilesParams, Fault> {
+        self.validate()?;
+        Ok(self)
     }
 }
 
-/// Rough run length: 20 µs per operation, 2 ms per fsync.
-pub fn estimate(p: &Params) -> Duration {
-    let s = settings(p);
-    let files = (s.threads * s.files) as f64;
-    let fsyncs = if s.fsync && s.ops.contains(&Op::Create) {
-        files * 2e-3
-    } else {
-        0.0
-    };
-    Duration::from_secs_f64(files * s.ops.len() as f64 * 20e-6 + fsyncs)
-}
+impl WorkloadConfig for SmallfilesParams {
+    /// Rough run length: 20 µs per operation, 2 ms per fsync.
+    fn estimate(&self) -> Duration {
+        let s = self.settings();
+        let files = (s.threads * s.files) as f64;
+        let fsyncs = if s.fsync && s.ops.contains(&Op::Create) {
+            files * 2e-3
+        } else {
+            0.0
+        };
+        saturating_secs(files * s.ops.len() as f64 * 20e-6 + fsyncs)
+    }
 
-/// Data plus one 4 KiB block of metadata per file.
-pub fn bytes_needed(p: &Params) -> u64 {
-    let s = settings(p);
-    (s.threads * s.files) as u64 * (2 * s.file_size as u64 + 4096)
+    /// Data plus one 4 KiB block of metadata per file.
+    fn bytes_needed(&self) -> u64 {
+        let s = self.settings();
+        ((s.threads * s.files) as u64).saturating_mul(2 * s.file_size as u64 + 4096)
+    }
+
+    fn build(&self) -> Box<dyn Workload> {
+        Box::new(Smallfiles::new(self))
+    }
 }
 
 pub struct Smallfiles {
@@ -151,8 +135,8 @@ struct ThreadResult {
 }
 
 impl Smallfiles {
-    pub fn new(p: &Params) -> Smallfiles {
-        Smallfiles { s: settings(p) }
+    pub fn new(p: &SmallfilesParams) -> Smallfiles {
+        Smallfiles { s: p.settings() }
     }
 
     pub fn base(dir: &Path) -> PathBuf {

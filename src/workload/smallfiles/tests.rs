@@ -2,12 +2,16 @@
 //! deleted, counted on the filesystem itself.
 
 use super::*;
-use crate::experiment::params::Value;
 use crate::measure::StopFlag;
 use crate::metric::MetricDef;
+use crate::params::Value;
+
+fn validate(p: &Params) -> Result<(), Fault> {
+    SmallfilesParams::from_params(p)?.validate()
+}
 
 fn params(ops: &str, threads: i64) -> Params {
-    let mut p = Params::defaults(PARAMS);
+    let mut p = Params::defaults(SmallfilesParams::PARAMS);
     p.set("threads", Value::Int(threads));
     p.set("files", Value::Int(50));
     p.set("dirs", Value::Int(4));
@@ -22,7 +26,7 @@ fn params(ops: &str, threads: i64) -> Params {
 
 /// Runs the workload (without cleanup) and returns its output.
 fn run(dir: &Path, p: &Params) -> RunOutput {
-    let mut w = Smallfiles::new(p);
+    let mut w = Smallfiles::new(&SmallfilesParams::from_params(p).unwrap());
     w.prepare(dir).unwrap();
     let cx = RunContext {
         stop: StopFlag::new(),
@@ -97,7 +101,7 @@ fn the_whole_storm_deletes_what_it_created() {
     for op in ["create", "stat", "read", "append", "rename", "delete"] {
         assert_eq!(of_op(&out, &m::OPS, op), Some(100.0), "{op}");
     }
-    let mut w = Smallfiles::new(&params("create", 1));
+    let mut w = Smallfiles::new(&SmallfilesParams::from_params(&params("create", 1)).unwrap());
     w.cleanup(dir.path()).unwrap();
     assert!(!Smallfiles::base(dir.path()).exists());
 }
@@ -113,7 +117,7 @@ fn without_create_the_files_are_laid_out_before_the_run() {
 
 #[test]
 fn unknown_operations_are_refused_with_the_list() {
-    let mut p = Params::defaults(PARAMS);
+    let mut p = Params::defaults(SmallfilesParams::PARAMS);
     p.set("operations", Value::List(vec!["unlink".into()]));
     let (key, msg) = validate(&p).unwrap_err();
     assert_eq!(key, "operations");

@@ -16,72 +16,53 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 
 use self::client::{ClientResult, ClientSpec};
-use super::{RunContext, Workload};
-use crate::experiment::params::{ParamSpec, ParamType, Params};
+use super::{Configure, RunContext, Workload, WorkloadConfig};
 use crate::measure::latency::{latency_metrics, new_histogram};
 use crate::measure::{Hist, RunOutput, Series};
 use crate::metric::catalogue::{self as m, LAT};
 use crate::metric::Labels;
+use crate::params::{declare, Fault, Params};
 
 /// The database file inside the workload's directory.
 pub const DB_FILE: &str = "oltp.db";
 
-pub const PARAMS: &[ParamSpec] = &[
-    ParamSpec {
-        name: "scale",
-        ty: ParamType::Int {
-            min: 1,
-            max: 10_000,
-        },
-        default: Some("1"),
-        help: "as pgbench -s: 1 = 1 branch, 10 tellers, 100,000 accounts",
-    },
-    ParamSpec {
-        name: "clients",
-        ty: ParamType::Int { min: 1, max: 1024 },
-        default: Some("1"),
-        help: "threads, each with its own connection",
-    },
-    ParamSpec {
-        name: "duration",
-        ty: ParamType::Duration,
-        default: Some("10s"),
-        help: "run length",
-    },
-    ParamSpec {
-        name: "journal_mode",
-        ty: ParamType::Choice(&["delete", "truncate", "persist", "memory", "wal", "off"]),
-        default: Some("wal"),
-        help: "SQLite's PRAGMA journal_mode",
-    },
-    ParamSpec {
-        name: "synchronous",
-        ty: ParamType::Choice(&["off", "normal", "full", "extra"]),
-        default: Some("full"),
-        help: "SQLite's PRAGMA synchronous",
-    },
-    ParamSpec {
-        name: "busy_timeout",
-        ty: ParamType::Duration,
-        default: Some("5s"),
-        help: "how long a client waits for the write lock before the transaction counts as failed",
-    },
-];
-
-pub fn validate(p: &Params) -> Result<(), (&'static str, String)> {
-    if p.duration("duration").is_some_and(|d| d.is_zero()) {
-        return Err(("duration", "duration must be longer than 0".into()));
+declare! {
+    /// The parameters of a `sqlite-oltp` workload.
+    pub struct SqliteOltpParams {
+        scale: int(i64, 1, 10_000) = "1" => "as pgbench -s: 1 = 1 branch, 10 tellers, 100,000 accounts",
+        clients: int(usize, 1, 1024) = "1" => "threads, each with its own connection",
+        duration: duration = "10s" => "run length",
+        journal_mode: one_of(&["delete", "truncate", "persist", "memory", "wal", "off"]) = "wal" => "SQLite's PRAGMA journal_mode",
+        synchronous: one_of(&["off", "normal", "full", "extra"]) = "full" => "SQLite's PRAGMA synchronous",
+        busy_timeout: duration = "5s" => "how long a client waits for the write lock before the transaction counts as failed",
     }
-    Ok(())
 }
 
-pub fn estimate(p: &Params) -> Duration {
-    let scale = p.int("scale").unwrap_or(1) as u64;
-    p.duration("duration").unwrap_or_default() + Duration::from_millis(500 + 500 * scale)
+impl Configure for SqliteOltpParams {
+    type Config = SqliteOltpParams;
+
+    fn configure(self, _: &Path, _: &mut Params) -> Result<SqliteOltpParams, Fault> {
+        if self.duration.is_zero() {
+            return Err(("duration", "duration must be longer than 0".into()));
+        }
+        Ok(self)
+    }
 }
 
-pub fn bytes_needed(p: &Params) -> u64 {
-    (64 << 20) + p.int("scale").unwrap_or(1) as u64 * (24 << 20)
+impl WorkloadConfig for SqliteOltpParams {
+    fn estimate(&self) -> Duration {
+        let scale = self.scale as u64;
+        self.duration
+            .saturating_add(Duration::from_millis(500 + 500 * scale))
+    }
+
+    fn bytes_needed(&self) -> u64 {
+        (64 << 20) + self.scale as u64 * (24 << 20)
+    }
+
+    fn build(&self) -> Box<dyn Workload> {
+        Box::new(SqliteOltp::new(self))
+    }
 }
 
 pub struct SqliteOltp {
@@ -92,18 +73,18 @@ pub struct SqliteOltp {
 }
 
 impl SqliteOltp {
-    pub fn new(p: &Params) -> SqliteOltp {
+    pub fn new(p: &SqliteOltpParams) -> SqliteOltp {
         SqliteOltp {
             spec: ClientSpec {
                 db: PathBuf::new(),
-                journal_mode: p.str("journal_mode").unwrap_or("wal").to_string(),
-                synchronous: p.str("synchronous").unwrap_or("full").to_string(),
-                busy_timeout: p.duration("busy_timeout").unwrap_or(Duration::from_secs(5)),
-                scale: p.int("scale").unwrap_or(1),
+                journal_mode: p.journal_mode.clone(),
+                synchronous: p.synchronous.clone(),
+                busy_timeout: p.busy_timeout,
+                scale: p.scale,
                 seed: 0,
             },
-            clients: p.int("clients").unwrap_or(1) as usize,
-            duration: p.duration("duration").unwrap_or(Duration::from_secs(10)),
+            clients: p.clients,
+            duration: p.duration,
             init_seconds: None,
         }
     }

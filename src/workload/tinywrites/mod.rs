@@ -18,56 +18,30 @@ use anyhow::{Context, Result};
 
 use self::data::{generate, Data};
 use self::stream::{write_stream, Compress};
-use super::{RunContext, Workload};
-use crate::experiment::params::{ParamSpec, ParamType, Params};
+use super::{Configure, RunContext, Workload, WorkloadConfig};
 use crate::measure::cpu::CpuTimes;
 use crate::measure::RunOutput;
 use crate::metric::catalogue as m;
+use crate::params::units::saturating_secs;
+use crate::params::{choices, declare, Fault, Params};
 
-pub const PARAMS: &[ParamSpec] = &[
-    ParamSpec {
-        name: "write_size",
-        ty: ParamType::Size,
-        default: Some("64"),
-        help: "bytes per write",
-    },
-    ParamSpec {
-        name: "total_size",
-        ty: ParamType::Size,
-        default: Some("10M"),
-        help: "bytes written in all",
-    },
-    ParamSpec {
-        name: "buffered",
-        ty: ParamType::Bool,
-        default: Some("false"),
-        help: "collect writes in a user-space buffer (false: one write(2) per write, to the file or to the compressor's pipe)",
-    },
-    ParamSpec {
-        name: "buffer_size",
-        ty: ParamType::Size,
-        default: Some("64k"),
-        help: "size of that buffer, with buffered = true",
-    },
-    ParamSpec {
-        name: "sync",
-        ty: ParamType::Choice(&["fsync", "sync"]),
-        default: Some("fsync"),
-        help: "how the data is made durable after writing: fsync of the file, or sync(2) of every filesystem",
-    },
-    ParamSpec {
-        name: "compress",
-        ty: ParamType::Str,
-        default: Some("none"),
-        help: "compress on the way, as `program | gzip > file`: none, gzip:LEVEL (0-9) or zstd:LEVEL (1-19)",
-    },
-    ParamSpec {
-        name: "data",
-        ty: ParamType::Str,
-        default: Some("text"),
-        help: "what is written: zeros, text, random, or ratio:F (compressible about F:1)",
-    },
-];
+declare! {
+    /// The parameters of a `tinywrites` workload.
+    pub struct TinywritesParams {
+        write_size: size = "64" => "bytes per write",
+        total_size: size = "10M" => "bytes written in all",
+        buffered: bool = "false" => "collect writes in a user-space buffer (false: one write(2) per write, to the file or to the compressor's pipe)",
+        buffer_size: size = "64k" => "size of that buffer, with buffered = true",
+        sync: choice(Durability) = "fsync" => "how the data is made durable after writing: fsync of the file, or sync(2) of every filesystem",
+        compress: string = "none" => "compress on the way, as `program | gzip > file`: none, gzip:LEVEL (0-9) or zstd:LEVEL (1-19)",
+        data: string = "text" => "what is written: zeros, text, random, or ratio:F (compressible about F:1)",
+    }
+}
+
+choices! {
+    /// How the written data is made durable.
+    pub enum Durability { Fsync = "fsync", Sync = "sync" }
+}
 
 /// Data is generated once into a pool of at most this size and cycled: far
 /// beyond any gzip window (32 KiB) or zstd window up to level 19 (8 MiB).
@@ -75,44 +49,6 @@ pub const POOL_MAX: u64 = 64 << 20;
 
 /// Seed of the generated data: the same data for every run.
 pub const SEED: u64 = 0x7157;
-
-/// Cross-parameter checks: the key at fault and why.
-pub fn validate(p: &Params) -> Result<(), (&'static str, String)> {
-    let ws = p.size("write_size").unwrap_or(0);
-    if ws == 0 || ws > 64 << 20 {
-        return Err(("write_size", "write_size must be from 1 byte to 64M".into()));
-    }
-    if p.size("total_size").unwrap_or(0) < ws {
-        return Err((
-            "total_size",
-            "total_size must be at least write_size".into(),
-        ));
-    }
-    if p.size("buffer_size").unwrap_or(0) == 0 {
-        return Err(("buffer_size", "buffer_size must be larger than 0".into()));
-    }
-    Compress::parse(p.str("compress").unwrap_or("none")).map_err(|e| ("compress", e))?;
-    Data::parse(p.str("data").unwrap_or("text")).map_err(|e| ("data", e))?;
-    Ok(())
-}
-
-/// Rough run length: 1 µs per unbuffered write, 1 GB/s otherwise, 20 MB/s compressed.
-pub fn estimate(p: &Params) -> Duration {
-    let s = Settings::from(p);
-    let writes = s.total / s.write_size as u64;
-    let mut secs = s.total as f64 / 1e9 + s.pool_len() as f64 / 500e6;
-    if s.buffer.is_none() {
-        secs += writes as f64 * 1e-6;
-    }
-    if s.compress != Compress::None {
-        secs += s.total as f64 / 20e6;
-    }
-    Duration::from_secs_f64(secs)
-}
-
-pub fn bytes_needed(p: &Params) -> u64 {
-    p.size("total_size").unwrap_or(0)
-}
 
 #[derive(Debug, Clone)]
 pub struct Settings {
@@ -124,20 +60,56 @@ pub struct Settings {
     pub data: Data,
 }
 
-impl From<&Params> for Settings {
-    fn from(p: &Params) -> Settings {
-        Settings {
-            write_size: p.size("write_size").unwrap_or(64) as usize,
-            total: p.size("total_size").unwrap_or(10 << 20),
-            buffer: p
-                .bool("buffered")
-                .unwrap_or(false)
-                .then(|| p.size("buffer_size").unwrap_or(65536) as usize),
-            fsync: p.str("sync") != Some("sync"),
-            compress: Compress::parse(p.str("compress").unwrap_or("none"))
-                .unwrap_or(Compress::None),
-            data: Data::parse(p.str("data").unwrap_or("text")).unwrap_or(Data::Text),
+impl Configure for TinywritesParams {
+    type Config = Settings;
+
+    /// Cross-parameter checks (the key at fault and why), then the
+    /// settings a run follows.
+    fn configure(self, _: &Path, _: &mut Params) -> Result<Settings, Fault> {
+        let ws = self.write_size;
+        if ws == 0 || ws > 64 << 20 {
+            return Err(("write_size", "write_size must be from 1 byte to 64M".into()));
         }
+        if self.total_size < ws {
+            return Err((
+                "total_size",
+                "total_size must be at least write_size".into(),
+            ));
+        }
+        if self.buffer_size == 0 {
+            return Err(("buffer_size", "buffer_size must be larger than 0".into()));
+        }
+        Ok(Settings {
+            write_size: ws as usize,
+            total: self.total_size,
+            buffer: self.buffered.then_some(self.buffer_size as usize),
+            fsync: self.sync == Durability::Fsync,
+            compress: Compress::parse(&self.compress).map_err(|e| ("compress", e))?,
+            data: Data::parse(&self.data).map_err(|e| ("data", e))?,
+        })
+    }
+}
+
+impl WorkloadConfig for Settings {
+    /// Rough run length: 1 µs per unbuffered write, 1 GB/s otherwise, 20 MB/s compressed.
+    fn estimate(&self) -> Duration {
+        let writes = self.total / self.write_size as u64;
+        let mut secs = self.total as f64 / 1e9 + self.pool_len() as f64 / 500e6;
+        if self.buffer.is_none() {
+            secs += writes as f64 * 1e-6;
+        }
+        if self.compress != Compress::None {
+            secs += self.total as f64 / 20e6;
+        }
+        saturating_secs(secs)
+    }
+
+    fn bytes_needed(&self) -> u64 {
+        self.total
+    }
+
+    fn build(&self) -> Box<dyn Workload> {
+        Box::new(Tinywrites::new(self))
     }
 }
 
@@ -165,9 +137,9 @@ pub struct Tinywrites {
 }
 
 impl Tinywrites {
-    pub fn new(p: &Params) -> Tinywrites {
+    pub fn new(s: &Settings) -> Tinywrites {
         Tinywrites {
-            s: Settings::from(p),
+            s: s.clone(),
             pool: Vec::new(),
         }
     }

@@ -4,21 +4,28 @@
 use std::io::Read;
 
 use super::*;
-use crate::experiment::params::Value;
 use crate::measure::StopFlag;
+use crate::params::Value;
 
-fn params(compress: &str, data: &str, total: u64, buffered: bool) -> Params {
-    let mut p = Params::defaults(PARAMS);
+fn configure(p: &Params) -> Result<Settings, Fault> {
+    TinywritesParams::from_params(p)?.configure(Path::new("."), &mut p.clone())
+}
+
+fn validate(p: &Params) -> Result<(), Fault> {
+    configure(p).map(|_| ())
+}
+
+fn params(compress: &str, data: &str, total: u64, buffered: bool) -> Settings {
+    let mut p = Params::defaults(TinywritesParams::PARAMS);
     p.set("compress", Value::Str(compress.into()));
     p.set("data", Value::Str(data.into()));
     p.set("total_size", Value::Size(total));
     p.set("buffered", Value::Bool(buffered));
-    assert_eq!(validate(&p), Ok(()));
-    p
+    configure(&p).unwrap()
 }
 
 /// Runs once and returns the output and the file's bytes.
-fn run(p: &Params) -> (RunOutput, Vec<u8>) {
+fn run(p: &Settings) -> (RunOutput, Vec<u8>) {
     let dir = tempfile::tempdir().unwrap();
     let mut w = Tinywrites::new(p);
     w.prepare(dir.path()).unwrap();
@@ -39,7 +46,7 @@ fn uncompressed_the_file_is_the_generated_data() {
     for buffered in [false, true] {
         let p = params("none", "random", 100_000, buffered);
         let (out, bytes) = run(&p);
-        assert_eq!(bytes, Settings::from(&p).expected());
+        assert_eq!(bytes, p.expected());
         assert_eq!(out.metric(&m::WRITES), Some(1563.0));
         assert_eq!(out.metric(&m::BYTES_ON_DISK), Some(100_000.0));
     }
@@ -53,7 +60,7 @@ fn gzip_leaves_a_gzip_stream_of_exactly_the_data() {
     flate2::read::GzDecoder::new(&bytes[..])
         .read_to_end(&mut plain)
         .unwrap();
-    assert_eq!(plain, Settings::from(&p).expected());
+    assert_eq!(plain, p.expected());
     assert_eq!(out.metric(&m::BYTES_ON_DISK), Some(bytes.len() as f64));
     assert!(out.metric(&m::COMPRESSION_RATIO).unwrap() > 2.0);
 }
@@ -63,17 +70,17 @@ fn zstd_leaves_a_zstd_stream_of_exactly_the_data() {
     let p = params("zstd:3", "ratio:3", 3 << 20, true);
     let (out, bytes) = run(&p);
     let plain = zstd::decode_all(&bytes[..]).unwrap();
-    assert_eq!(plain, Settings::from(&p).expected());
+    assert_eq!(plain, p.expected());
     let ratio = out.metric(&m::COMPRESSION_RATIO).unwrap();
     assert!(ratio > 2.0 && ratio < 4.5, "{ratio}");
 }
 
 #[test]
 fn bad_compress_and_data_point_at_their_key() {
-    let mut p = Params::defaults(PARAMS);
+    let mut p = Params::defaults(TinywritesParams::PARAMS);
     p.set("compress", Value::Str("gzip:11".into()));
     assert_eq!(validate(&p).unwrap_err().0, "compress");
-    let mut p = Params::defaults(PARAMS);
+    let mut p = Params::defaults(TinywritesParams::PARAMS);
     p.set("data", Value::Str("ratio:x".into()));
     assert_eq!(validate(&p).unwrap_err().0, "data");
 }

@@ -2,7 +2,7 @@
 //! values (`bw:20%`), the window's largest deviation from its mean and its
 //! least-squares slope, and the test against the limit.
 
-use crate::experiment::units::parse_size;
+use crate::params::units::parse_size;
 
 /// Which per-second figure is judged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -2,7 +2,9 @@
 //! (`4k`, `256M`, `4G`, `1.5G`) and durations (`500ms`, `20s`, `10m`, `1h`).
 //!
 //! Sizes are always binary (k = 1024): storage users write `4k` blocks and
-//! mean 4096 bytes, as fio and iozone do.
+//! mean 4096 bytes, as fio and iozone do. A duration is at most
+//! [`MAX_DURATION_S`], however it is written; estimates built from
+//! parameters saturate ([`saturating_secs`]) rather than overflow.
 
 use std::time::Duration;
 
@@ -62,10 +64,30 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
             ))
         }
     };
-    if !secs.is_finite() || !(0.0..=1e9).contains(&secs) {
-        return Err(format!("`{text}` is out of range"));
+    duration_from_secs(secs, text)
+}
+
+/// The longest duration a parameter may hold: about 31 years.
+pub const MAX_DURATION_S: f64 = 1e9;
+
+/// Seconds as a [`Duration`], refused outside 0 to [`MAX_DURATION_S`]
+/// (`inf`, `nan` and `1e300` included); `text` is how the user wrote it.
+pub fn duration_from_secs(secs: f64, text: &str) -> Result<Duration, String> {
+    if !(0.0..=MAX_DURATION_S).contains(&secs) {
+        return Err(format!(
+            "`{text}` is out of range: a duration is from 0 to {MAX_DURATION_S:e} s (about 31 years)"
+        ));
     }
     Ok(Duration::from_secs_f64(secs))
+}
+
+/// Seconds as a [`Duration`] for estimates: a negative or undefined figure
+/// is zero, one beyond what a `Duration` holds is [`Duration::MAX`].
+pub fn saturating_secs(secs: f64) -> Duration {
+    if secs.is_nan() || secs <= 0.0 {
+        return Duration::ZERO;
+    }
+    Duration::try_from_secs_f64(secs).unwrap_or(Duration::MAX)
 }
 
 /// Formats bytes for humans with binary units (`4.0 KiB`, `1.5 GiB`).
@@ -120,6 +142,24 @@ mod tests {
         assert_eq!(parse_duration("10m"), Ok(Duration::from_secs(600)));
         assert_eq!(parse_duration("3"), Ok(Duration::from_secs(3)));
         assert!(parse_duration("3 fortnights").is_err());
+        assert!(parse_duration("1e300").is_err());
+        assert!(parse_duration("2e9s").is_err());
+        assert!(duration_from_secs(f64::INFINITY, "inf").is_err());
+        assert!(duration_from_secs(f64::NAN, "nan").is_err());
+        assert!(duration_from_secs(1.8e19, "1.8e19").is_err());
+        assert_eq!(
+            duration_from_secs(1.5, "1.5"),
+            Ok(Duration::from_millis(1500))
+        );
+    }
+
+    #[test]
+    fn estimates_saturate() {
+        assert_eq!(saturating_secs(f64::INFINITY), Duration::MAX);
+        assert_eq!(saturating_secs(1e300), Duration::MAX);
+        assert_eq!(saturating_secs(f64::NAN), Duration::ZERO);
+        assert_eq!(saturating_secs(-1.0), Duration::ZERO);
+        assert_eq!(saturating_secs(2.5), Duration::from_millis(2500));
     }
 
     #[test]

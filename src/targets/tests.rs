@@ -1,0 +1,50 @@
+use super::*;
+
+#[test]
+fn every_kind_has_exactly_one_row_and_names_are_unique() {
+    use TargetKind::*;
+    let kinds = [Dir, Tmpfs, Loop, Zfs, Gluster, Nfs];
+    for k in kinds {
+        assert_eq!(TARGETS.iter().filter(|e| e.kind == k).count(), 1, "{k:?}");
+        assert_eq!(TargetKind::parse(k.name()), Some(k));
+    }
+    assert_eq!(TARGETS.len(), kinds.len());
+    let mut names = TargetKind::names();
+    names.sort_unstable();
+    names.dedup();
+    assert_eq!(names.len(), TARGETS.len());
+}
+
+#[test]
+fn every_declared_default_is_read_into_its_typed_field() {
+    fn reads<K: Declared>() {
+        let p = Params::defaults(K::PARAMS);
+        let declared = K::PARAMS.iter().filter(|s| s.default.is_some()).count();
+        assert_eq!(p.to_json().as_object().unwrap().len(), declared);
+        if let Err(e) = K::from_params(&p) {
+            panic!("{}: {e:?}", std::any::type_name::<K>());
+        }
+    }
+    reads::<dir::DirParams>();
+    reads::<tmpfs::TmpfsParams>();
+    reads::<loopfs::LoopParams>();
+    reads::<zfs::ZfsParams>();
+    reads::<gluster::GlusterParams>();
+    reads::<nfs::NfsParams>();
+}
+
+#[test]
+fn only_mounted_kinds_remount() {
+    assert!(TargetKind::Dir.can_remount().is_err());
+    assert!(TargetKind::Tmpfs.can_remount().is_err());
+    assert!(TargetKind::Loop.can_remount().is_ok());
+}
+
+#[test]
+fn a_variant_is_checked_anew() {
+    let mut p = Params::defaults(TargetKind::Loop.params());
+    p.set("size", crate::params::Value::Size(200 << 20));
+    assert!(TargetKind::Loop.configure(&p).is_ok());
+    p.set("fs", crate::params::Value::Str("xfs".into()));
+    assert_eq!(TargetKind::Loop.configure(&p).unwrap_err().0, "size");
+}
