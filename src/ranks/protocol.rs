@@ -57,6 +57,8 @@ pub struct RunOrder {
     /// inside it (the same path on every host).
     pub dir: PathBuf,
     pub run_seed: u64,
+    /// The run's 0-based position in the campaign.
+    pub position: u32,
 }
 
 /// What one rank reports after a run.

@@ -57,7 +57,7 @@ pub fn render(c: &CampaignData, r: &Report, curves: &[Curve]) -> Result<String> 
     body.push_str(&h.heading(2, "Targets"));
     body.push_str(&h.table(&targets_table(c, &r.baseline)));
     body.push_str(&h.heading(2, "Methodology"));
-    body.push_str(&h.list(&methodology(c)));
+    body.push_str(&h.list(&methodology(c, r)));
     if let Some(s) = ranks_sentence(c) {
         body.push_str(&h.paragraph(&s));
     }
@@ -119,7 +119,13 @@ fn workload_section(
                 })
             })
             .collect();
-        let title = format!("{}: {} (mean, 95% CI)", w.name, m.name);
+        let clipped = m.targets.iter().any(|t| t.ci_clipped);
+        let title = format!(
+            "{}: {} (mean, 95% CI{})",
+            w.name,
+            m.name,
+            if clipped { ", clipped at 0" } else { "" }
+        );
         out.push_str(&chart(bar_chart(&BarChart {
             title,
             y_label: format!("{} ({unit})", m.name),
@@ -130,8 +136,8 @@ fn workload_section(
             .iter()
             .filter_map(|t| {
                 let cmp = t.comparison.as_ref()?;
-                let ci = Some((cmp.diff_pct_ci.low, cmp.diff_pct_ci.high))
-                    .filter(|(a, b)| a.is_finite() && b.is_finite());
+                // An infinite bound is passed on: the chart draws it open.
+                let ci = Some((cmp.diff_pct_ci.low, cmp.diff_pct_ci.high));
                 Some(DiffBar {
                     label: t.target.clone(),
                     diff_pct: cmp.diff_pct,

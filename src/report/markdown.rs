@@ -26,7 +26,7 @@ pub fn render(c: &CampaignData, r: &Report) -> String {
     out.push_str(&md.heading(2, "Targets"));
     out.push_str(&md.table(&targets_table(c, &r.baseline)));
     out.push_str(&md.heading(2, "Methodology"));
-    out.push_str(&md.list(&methodology(c)));
+    out.push_str(&md.list(&methodology(c, r)));
     if let Some(s) = ranks_sentence(c) {
         out.push_str(&md.paragraph(&s));
     }
