@@ -79,7 +79,11 @@ impl Lab {
                 .with_context(|| format!("provisioning target `{}`", spec.name))?;
         }
         for (i, spec) in exp.targets.iter().enumerate() {
-            check_space(exp, i, self.targets[i].root(), self.clients)?;
+            // A raw device's room is checked against its size by the io
+            // workload; the working directory beside it holds no data.
+            if self.targets[i].device().is_none() {
+                check_space(exp, i, self.targets[i].root(), self.clients)?;
+            }
             let wd = Workdir::create(self.targets[i].root(), &spec.name)
                 .with_context(|| format!("target `{}`", spec.name))?;
             self.workdirs.push(Some(wd));
@@ -226,7 +230,10 @@ fn drive(
         return Err(e);
     }
     for (i, spec) in exp.targets.iter().enumerate() {
-        let mut facts = path_facts(lab.targets[i].root());
+        let mut facts = match lab.targets[i].device() {
+            None => path_facts(lab.targets[i].root()),
+            Some(_) => serde_json::json!({}),
+        };
         facts["kind"] = serde_json::json!(spec.kind.name());
         if let serde_json::Value::Object(extra) = lab.targets[i].facts() {
             for (k, v) in extra {
@@ -586,6 +593,14 @@ fn execute_on_team(
     let mut rec = new_record(ids, pr, team.size());
     let t0 = Instant::now();
     let spec = &exp.workloads[pr.workload];
+    if let Some(dev) = lab.targets[pr.target].device() {
+        rec.status = "failed";
+        rec.error = Some(format!(
+            "a block target runs on one process: the ranks of an MPI run cannot share the raw device {}",
+            dev.display()
+        ));
+        return (rec, None, Vec::new());
+    }
     let dir = lab.workdirs[pr.target]
         .as_ref()
         .context("the target's working directory is gone")
@@ -647,6 +662,9 @@ fn run_hooks(
         .context("the target's working directory is gone")?;
     let dir = workdir.for_workload(&spec.name)?;
     let mut workload = spec.config.build();
+    if let Some(dev) = lab.targets[pr.target].device() {
+        workload.use_device(dev)?;
+    }
     workload.prepare(&dir).context("preparing the run")?;
     if exp.plan.remount == Remount::BetweenRuns {
         lab.targets[pr.target]

@@ -4,6 +4,9 @@
 #[macro_use]
 mod util;
 
+/// The `block` target on loop devices the tests create: refusals, and io
+/// on the raw device.
+mod block_target;
 /// The HTML report in a real headless Chromium.
 mod browser;
 /// Verdicts on simulated and real mock campaigns with a known truth.

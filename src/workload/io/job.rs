@@ -90,6 +90,9 @@ pub struct JobSpec {
     pub randommap: bool,
     pub fill: FillSpec,
     pub verify: Option<VerifySpec>,
+    /// On a raw device (a `block` target): the file is the device, never
+    /// created, truncated or removed.
+    pub raw: bool,
 }
 
 impl JobSpec {
@@ -163,7 +166,7 @@ pub struct Shared<'a> {
 pub fn open(spec: &JobSpec, path: &Path) -> Result<File> {
     let mut opts = OpenOptions::new();
     opts.read(true).write(spec.rw.writes());
-    if spec.rw == Rw::Write {
+    if spec.rw == Rw::Write && !spec.raw {
         opts.create(true).truncate(true);
     }
     if spec.direct && !spec.engine.caps().direct_needs_dax {

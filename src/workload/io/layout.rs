@@ -11,10 +11,11 @@
 //! The job's region is written with the job's own write data (`fill.rs`),
 //! so that reads of a compressing or deduplicating target meet the data
 //! the experiment asked for, and with `verify` every unit is stamped so
-//! that reads can check it; the bytes before `offset` are random.
+//! that reads can check it; the bytes before `offset` are random. On a raw
+//! device (a `block` target) only the job's region is written.
 
 use std::fs::{File, OpenOptions};
-use std::io::Write;
+use std::io::{Seek, SeekFrom, Write};
 use std::path::Path;
 
 use anyhow::{Context, Result};
@@ -27,8 +28,11 @@ const CHUNK: usize = 1 << 20;
 
 /// What a laid-out file holds past its start.
 struct Content {
-    /// Bytes before this are random (the job's `offset`).
+    /// Bytes before this are random (the job's `offset`), or left alone on
+    /// a raw device.
     start: u64,
+    /// A raw device: write the region only, never create or truncate.
+    raw: bool,
     unit: usize,
     max_bs: usize,
     fill: FillSpec,
@@ -41,6 +45,7 @@ struct Content {
 pub fn ensure_laid_out(path: &Path, size: u64, seed: u64) -> Result<()> {
     let content = Content {
         start: 0,
+        raw: false,
         unit: 4096,
         max_bs: 4096,
         fill: FillSpec::default(),
@@ -55,6 +60,7 @@ pub fn ensure_laid_out(path: &Path, size: u64, seed: u64) -> Result<()> {
 pub fn lay_out_job(path: &Path, spec: &JobSpec, seed: u64) -> Result<()> {
     let content = Content {
         start: spec.offset,
+        raw: spec.raw,
         unit: spec.unit(),
         max_bs: spec.max_bs(),
         fill: spec.fill,
@@ -65,7 +71,7 @@ pub fn lay_out_job(path: &Path, spec: &JobSpec, seed: u64) -> Result<()> {
 
 fn ensure(path: &Path, size: u64, content: &Content, seed: u64) -> Result<()> {
     if let Ok(meta) = std::fs::metadata(path) {
-        if meta.len() == size && allocated(&meta) >= size && !content.verify {
+        if !content.raw && meta.len() == size && allocated(&meta) >= size && !content.verify {
             return Ok(());
         }
     }
@@ -80,15 +86,18 @@ fn allocated(meta: &std::fs::Metadata) -> u64 {
 
 fn write_file(path: &Path, size: u64, c: &Content, seed: u64) -> Result<()> {
     let mut f: File = OpenOptions::new()
-        .create(true)
+        .create(!c.raw)
         .write(true)
-        .truncate(true)
+        .truncate(!c.raw)
         .open(path)?;
     // Whole units per chunk, so that stamps fall on the job's unit grid.
     let chunk_len = (CHUNK / c.unit).max(1) * c.unit;
     let mut chunk = vec![0u8; chunk_len.max(CHUNK)];
     fill_random(&mut chunk, seed);
-    let mut left = c.start.min(size);
+    let mut left = if c.raw { 0 } else { c.start.min(size) };
+    if c.raw {
+        f.seek(SeekFrom::Start(c.start))?;
+    }
     while left > 0 {
         let n = left.min(chunk.len() as u64) as usize;
         f.write_all(&chunk[..n])?;

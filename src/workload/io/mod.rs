@@ -47,7 +47,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Barrier, OnceLock};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use hdrhistogram::Histogram;
 
 use self::driver::run_job;
@@ -148,15 +148,30 @@ impl WorkloadConfig for IoConfig {
 
 pub struct Io {
     opts: Options,
+    /// The raw device every job runs on (a `block` target), each in its
+    /// own region; files in the run's directory otherwise.
+    device: Option<PathBuf>,
 }
 
 impl Io {
     pub fn new(opts: Options) -> Io {
-        Io { opts }
+        Io { opts, device: None }
     }
 
-    fn job_path(dir: &Path, i: usize) -> PathBuf {
-        dir.join(format!("job{i}.dat"))
+    fn job_path(&self, dir: &Path, i: usize) -> PathBuf {
+        match &self.device {
+            Some(dev) => dev.clone(),
+            None => dir.join(format!("job{i}.dat")),
+        }
+    }
+
+    /// Job `i`'s spec: on a raw device, its region follows job i−1's.
+    fn job_spec(&self, i: usize) -> JobSpec {
+        let mut spec = self.opts.spec.clone();
+        if self.device.is_some() {
+            spec.offset += i as u64 * spec.size;
+        }
+        spec
     }
 }
 
@@ -167,7 +182,11 @@ impl Workload for Io {
             return Ok(());
         }
         for i in 0..o.numjobs {
-            layout::lay_out_job(&Self::job_path(dir, i), &o.spec, o.spec.seed + i as u64)?;
+            layout::lay_out_job(
+                &self.job_path(dir, i),
+                &self.job_spec(i),
+                o.spec.seed + i as u64,
+            )?;
         }
         Ok(())
     }
@@ -187,12 +206,12 @@ impl Workload for Io {
         let (results, series) = std::thread::scope(|scope| {
             let handles: Vec<_> = (0..o.numjobs)
                 .map(|i| {
-                    let mut spec = o.spec.clone();
+                    let mut spec = self.job_spec(i);
                     spec.seed = spec
                         .seed
                         .wrapping_add(cx.run_seed)
                         .wrapping_add(i as u64 * 7919);
-                    let path = Self::job_path(dir, i);
+                    let path = self.job_path(dir, i);
                     let shared = Shared {
                         barrier: &barrier,
                         epoch: &epoch,
@@ -235,10 +254,34 @@ impl Workload for Io {
         Ok(out)
     }
 
+    fn use_device(&mut self, dev: &Path) -> Result<()> {
+        let spec = &mut self.opts.spec;
+        if spec.engine == EngineKind::Mmap {
+            bail!(
+                "ioengine = \"mmap\" does not run on the raw device {}; use psync or io_uring",
+                dev.display()
+            );
+        }
+        let need = spec.offset + spec.size * self.opts.numjobs as u64;
+        let have = crate::provision::blockdev::size(dev)?;
+        if need > have {
+            bail!(
+                "{} has {have} bytes, fewer than offset + numjobs × size = {need}; lower size or numjobs",
+                dev.display()
+            );
+        }
+        spec.raw = true;
+        self.device = Some(dev.to_path_buf());
+        Ok(())
+    }
+
     fn cleanup(&mut self, dir: &Path) -> Result<()> {
         let o = &self.opts;
+        if self.device.is_some() {
+            return Ok(());
+        }
         for i in 0..o.numjobs {
-            let path = Self::job_path(dir, i);
+            let path = self.job_path(dir, i);
             match std::fs::remove_file(&path) {
                 Ok(()) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}

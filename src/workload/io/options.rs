@@ -47,6 +47,7 @@ pub fn read(p: &IoParams) -> Result<Options, Fault> {
         randommap: !p.norandommap,
         fill: fill(p),
         verify: verify(p)?,
+        raw: false,
     };
     spec.period_ps = period_ps(spec.mean_bs().round() as usize, p.rate, p.rate_iops);
     check_region(&spec, bs_key)?;

@@ -144,6 +144,7 @@ mod tests {
             randommap: true,
             fill: FillSpec::default(),
             verify: None,
+            raw: false,
         }
     }
 
