@@ -11,7 +11,8 @@ use super::matrix;
 use super::model::{Report, WorkloadReport};
 use super::ranks::{ranks_section, ranks_sentence};
 use super::sections::{
-    diff_table, environment_table, headline, methodology, stops_table, targets_table, values_table,
+    diff_table, environment_table, facts_table, headline, methodology, stops_table, targets_table,
+    values_table,
 };
 use super::svg::{
     bar_chart, diff_chart, line_chart, target_color, Bar, BarChart, DiffBar, DiffChart, Line,
@@ -165,6 +166,11 @@ fn workload_section(
     if !diffs.rows.is_empty() {
         out.push_str(&h.heading(3, &format!("Difference from {}", r.baseline)));
         out.push_str(&h.table(&diffs));
+    }
+    let facts = facts_table(c, &w.name);
+    if !facts.rows.is_empty() {
+        out.push_str(&h.heading(3, "Measured with"));
+        out.push_str(&h.table(&facts));
     }
     out.push_str(&matrix::html_section(c, r, w)?);
     out.push_str(&series_section(c, w)?);

@@ -5,7 +5,8 @@ use super::matrix;
 use super::model::Report;
 use super::ranks::{ranks_section, ranks_sentence};
 use super::sections::{
-    diff_table, environment_table, headline, methodology, stops_table, targets_table, values_table,
+    diff_table, environment_table, facts_table, headline, methodology, stops_table, targets_table,
+    values_table,
 };
 use crate::store::CampaignData;
 
@@ -45,6 +46,11 @@ pub fn render(c: &CampaignData, r: &Report) -> String {
         if !diffs.rows.is_empty() {
             out.push_str(&md.paragraph(&format!("Difference from the baseline {}:", r.baseline)));
             out.push_str(&md.table(&diffs));
+        }
+        let facts = facts_table(c, &w.name);
+        if !facts.rows.is_empty() {
+            out.push_str(&md.paragraph("Measured with:"));
+            out.push_str(&md.table(&facts));
         }
         out.push_str(&matrix::markdown_section(c, r, w));
         out.push_str(&ranks_section(&md, c, &w.name));

@@ -231,6 +231,43 @@ pub fn targets_table(c: &CampaignData, baseline: &str) -> Table {
     t
 }
 
+/// What a workload's runs were measured with (the PostgreSQL server's
+/// version and settings): one row per fact, its value when every run
+/// agrees, else each target's (`ext4: 15.18; zfs: 16.4`).
+pub fn facts_table(c: &CampaignData, workload: &str) -> Table {
+    let mut t = Table::new(&["fact", "value"], &[false, false]);
+    let runs: Vec<_> = c.runs.iter().filter(|r| r.workload == workload).collect();
+    let mut names: Vec<&str> = runs
+        .iter()
+        .flat_map(|r| r.facts.keys().map(String::as_str))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    for name in names {
+        let mut per_target: Vec<(&str, Vec<&str>)> = Vec::new();
+        for r in &runs {
+            let Some(v) = r.facts.get(name) else { continue };
+            match per_target.iter_mut().find(|(t, _)| *t == r.target) {
+                Some((_, vs)) if !vs.contains(&v.as_str()) => vs.push(v),
+                Some(_) => {}
+                None => per_target.push((&r.target, vec![v])),
+            }
+        }
+        let first = &per_target[0].1;
+        let value = if per_target.iter().all(|(_, vs)| vs == first) {
+            first.join(" / ")
+        } else {
+            let each: Vec<String> = per_target
+                .iter()
+                .map(|(t, vs)| format!("{t}: {}", vs.join(" / ")))
+                .collect();
+            each.join("; ")
+        };
+        t.push(vec![name.to_string(), value]);
+    }
+    t
+}
+
 /// The methodology, written out from the plan, what the runs recorded and
 /// how the report compared them.
 pub fn methodology(c: &CampaignData, r: &Report) -> Vec<String> {
