@@ -18,6 +18,10 @@
 #                    tmpfs
 # CPU per operation: storlab's cpu_ns_per_op (the I/O threads' CPU clock);
 # fio's (usr_cpu + sys_cpu) % × job_runtime / total_ios, summed over jobs.
+# Measure on an otherwise idle machine: fio starts each job in a session of
+# its own (setsid), so with the kernel's autogroup scheduling its numjobs = 2
+# gets two shares of a busy machine's CPU where storlab's two job threads
+# share one, and randread-2jobs then measures the scheduler, not the engines.
 # Needs root (mounts a tmpfs), fio, python3 and cc. Usage:
 #   bash bench/engine_vs_fio.sh [ROUNDS] [RUNTIME_S] [PAIRS...]
 # STORLAB=/path/to/storlab uses that binary instead of building one; FRESH=1
