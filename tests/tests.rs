@@ -4,6 +4,8 @@
 #[macro_use]
 mod util;
 
+/// The adversarial audit's findings (#16), each as the case that broke.
+mod audit;
 /// The `block` target on loop devices the tests create: refusals, and io
 /// on the raw device.
 mod block_target;

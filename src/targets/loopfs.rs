@@ -13,7 +13,7 @@ use super::image::ImageParams;
 use super::{Target, TargetConfig};
 use crate::params::{declare, Fault};
 use crate::provision::journal::{Held, Journal, Resource};
-use crate::provision::{cmd, loopdev, mount, resource_name};
+use crate::provision::{cmd, loopdev, mount, options, resource_name};
 
 pub const FILESYSTEMS: &[&str] = &["ext4", "xfs", "btrfs"];
 
@@ -113,6 +113,8 @@ impl LoopFs {
 
 impl Target for LoopFs {
     fn preflight(&self) -> Result<()> {
+        options::refuse_paths("mkfs_options", &self.mkfs_options)?;
+        options::refuse_paths("mount_options", &self.mount_options)?;
         super::image::preflight_image_dir(&self.name, &self.dir, &self.base, self.size)?;
         let mkfs = format!("mkfs.{}", self.fs);
         if loopdev::mkfs_version(&self.fs).is_none() {

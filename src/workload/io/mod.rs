@@ -176,7 +176,7 @@ impl Io {
 }
 
 impl Workload for Io {
-    fn prepare(&mut self, dir: &Path) -> Result<()> {
+    fn prepare(&mut self, dir: &Path, _cx: &RunContext) -> Result<()> {
         let o = &self.opts;
         if !o.spec.rw.needs_layout() {
             return Ok(());
