@@ -18,10 +18,14 @@
 #                    tmpfs
 # CPU per operation: storlab's cpu_ns_per_op (the I/O threads' CPU clock);
 # fio's (usr_cpu + sys_cpu) % × job_runtime / total_ios, summed over jobs.
-# Measure on an otherwise idle machine: fio starts each job in a session of
-# its own (setsid), so with the kernel's autogroup scheduling its numjobs = 2
-# gets two shares of a busy machine's CPU where storlab's two job threads
-# share one, and randread-2jobs then measures the scheduler, not the engines.
+# Measure on an otherwise idle machine. On a busy one the kernel's autogroup
+# scheduling shares the CPU between sessions, not threads: fio starts each
+# job process in a session of its own (setsid), so run alone it would get a
+# share of its own while storlab shared the share of this script's session
+# (a QD32 run under load then measured the scheduler, not the engines: the
+# device idled while the process waited for the CPU). So both run in a
+# session of their own (setsid -w), and fio's numjobs = 2 runs as threads
+# (--thread), one session for both jobs as storlab's two job threads.
 # Needs root (mounts a tmpfs), fio, python3 and cc. Usage:
 #   bash bench/engine_vs_fio.sh [ROUNDS] [RUNTIME_S] [PAIRS...]
 # STORLAB=/path/to/storlab uses that binary instead of building one; FRESH=1
@@ -65,7 +69,7 @@ experiment() {
 
 # storlab_run FILE METRIC: prints "throughput cpu_ns_per_op" of the run.
 storlab_run() {
-  "$STORLAB" --db "$work/s.db" --quiet run "$1" >/dev/null
+  setsid -w "$STORLAB" --db "$work/s.db" --quiet run "$1" >/dev/null
   "$STORLAB" --db "$work/s.db" export --format json | python3 -c '
 import json, sys
 run = json.load(sys.stdin)["runs"][-1]
@@ -79,7 +83,7 @@ print(m[key], m["cpu_ns_per_op"])' "$2"
 # reads and writes together, summed over jobs.
 fio_run() {
   local metric=$1; shift
-  fio --name=bench --size=1G --time_based --runtime="$runtime" \
+  setsid -w fio --name=bench --size=1G --time_based --runtime="$runtime" \
       --output-format=json "$@" | python3 -c '
 import json, sys
 jobs = json.load(sys.stdin)["jobs"]
@@ -159,7 +163,7 @@ for p in "${pairs[@]}"; do
       pair "$p" bw "$exp" --directory="$f_dir" --rw=read --bs=1M --ioengine=psync ;;
     randread-2jobs)
       experiment "$exp" "$p" "$s_dir" rw='"randread"' bs='"4k"' ioengine='"psync"' numjobs=2
-      pair "$p" iops "$exp" --directory="$f_dir" --rw=randread --bs=4k --ioengine=psync --numjobs=2 ;;
+      pair "$p" iops "$exp" --directory="$f_dir" --rw=randread --bs=4k --ioengine=psync --numjobs=2 --thread ;;
     bssplit-read)
       experiment "$exp" "$p" "$s_dir" rw='"randread"' bssplit='"4k/50:64k/30:256k/20"' ioengine='"psync"'
       pair "$p" bw "$exp" --directory="$f_dir" --rw=randread --bssplit=4k/50:64k/30:256k/20 --ioengine=psync ;;

@@ -44,7 +44,7 @@ mod verify;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Barrier, OnceLock};
+use std::sync::{mpsc, Barrier, OnceLock};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
@@ -196,6 +196,7 @@ impl Workload for Io {
         let progress: Vec<Progress> = (0..o.numjobs).map(|_| Progress::default()).collect();
         let barrier = Barrier::new(o.numjobs + 1);
         let epoch = OnceLock::new();
+        let (ended_tx, ended_rx) = mpsc::channel::<()>();
         let stop = cx.stop.as_atomic();
         // Raised at steady state: ends the jobs without marking the run
         // interrupted, which only the campaign's stop flag does.
@@ -219,14 +220,19 @@ impl Workload for Io {
                         halt: &halt,
                         progress: &progress[i],
                     };
-                    scope.spawn(move || run_job(&spec, &path, shared))
+                    let ended = ended_tx.clone();
+                    scope.spawn(move || {
+                        let _ended = ended;
+                        run_job(&spec, &path, shared)
+                    })
                 })
                 .collect();
+            drop(ended_tx);
             barrier.wait();
             let start = *epoch.get_or_init(Instant::now);
             let sampler = Sampler {
                 progress: &progress,
-                handles: &handles,
+                ended: ended_rx,
                 detector: detector.as_mut(),
                 halt: &halt,
                 stop,
@@ -295,9 +301,12 @@ impl Workload for Io {
 /// Samples the summed progress counters once a second, from the end of the
 /// ramp until every job has finished, feeding each second to the
 /// steady-state detector, if any.
-struct Sampler<'a, 'scope, T> {
+struct Sampler<'a> {
     progress: &'a [Progress],
-    handles: &'a [std::thread::ScopedJoinHandle<'scope, T>],
+    /// Disconnected once every job thread has ended (each holds a sender
+    /// until it returns or unwinds): the sampler sleeps until its next tick
+    /// or that, whichever comes first, rather than polling.
+    ended: mpsc::Receiver<()>,
     detector: Option<&'a mut Detector>,
     halt: &'a AtomicBool,
     stop: &'a AtomicBool,
@@ -306,7 +315,7 @@ struct Sampler<'a, 'scope, T> {
     end: Option<Instant>,
 }
 
-impl<T> Sampler<'_, '_, T> {
+impl Sampler<'_> {
     fn total(&self) -> u64 {
         self.progress
             .iter()
@@ -314,29 +323,35 @@ impl<T> Sampler<'_, '_, T> {
             .sum()
     }
 
-    fn done(&self) -> bool {
-        self.handles.iter().all(|h| h.is_finished())
+    /// Sleeps until `t`; true if every job ended first.
+    fn jobs_end_before(&self, t: Instant) -> bool {
+        loop {
+            let left = t.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return false;
+            }
+            match self.ended.recv_timeout(left) {
+                Err(mpsc::RecvTimeoutError::Disconnected) => return true,
+                Err(mpsc::RecvTimeoutError::Timeout) => return false,
+                Ok(()) => {}
+            }
+        }
     }
 
     /// Samples from `start`, the end of the ramp.
     fn run(mut self, start: Instant) -> Vec<f64> {
-        while Instant::now() < start && !self.done() {
-            std::thread::sleep(Duration::from_millis(5));
-        }
         let mut values = Vec::new();
+        if self.jobs_end_before(start) {
+            return values;
+        }
         let mut last = self.total();
         let mut tick = start + Duration::from_secs(1);
         loop {
-            while Instant::now() < tick {
-                if self.done() {
-                    if self.ran_to_end(tick) {
-                        self.sample(&mut values, &mut last);
-                    }
-                    return values;
+            if self.jobs_end_before(tick) {
+                if self.ran_to_end(tick) {
+                    self.sample(&mut values, &mut last);
                 }
-                std::thread::sleep(
-                    Duration::from_millis(5).min(tick.saturating_duration_since(Instant::now())),
-                );
+                return values;
             }
             self.sample(&mut values, &mut last);
             tick += Duration::from_secs(1);
