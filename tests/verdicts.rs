@@ -48,12 +48,28 @@ fn an_a_a_campaign_finds_no_significant_difference_and_passes_the_gate() {
         .lines()
         .find(|l| l.starts_with("seqread"))
         .expect("a seqread row");
-    assert!(line.ends_with("no significant difference"), "{line}");
+    // At a 5% level one A/A campaign in twenty is called different by
+    // chance: what must hold every time is that a difference called
+    // between two identical targets is small, and the report agrees.
     let md = lab.ok(&["report", "--format", "md"]);
-    assert!(
-        md.contains("seqread: no significant difference between b"),
-        "{md}"
-    );
+    if line.ends_with("no significant difference") {
+        assert!(
+            md.contains("seqread: no significant difference between b"),
+            "{md}"
+        );
+    } else {
+        let diff = first_percentage(line).expect("a difference column");
+        assert!(diff.abs() < 5.0, "an A/A difference of {diff}%: {line}");
+        assert!(!md.contains("seqread: no significant difference"), "{md}");
+    }
+}
+
+/// The first signed percentage of a compare row (its difference).
+fn first_percentage(line: &str) -> Option<f64> {
+    line.split_whitespace()
+        .map(|w| w.trim_matches(|c| c == '[' || c == ']' || c == ','))
+        .find(|w| (w.starts_with('+') || w.starts_with('-')) && w.ends_with('%'))
+        .and_then(|w| w.trim_end_matches('%').parse().ok())
 }
 
 #[test]
