@@ -53,6 +53,8 @@ mkdir -p "$mnt"
 mount -t tmpfs -o size=5G storlab-bench "$mnt"
 cleanup() { umount "$mnt" 2>/dev/null || true; rm -rf "$work" "$disk"; }
 trap cleanup EXIT
+# A stopped benchmark (Ctrl-C, kill) unmounts and removes what it made too.
+trap "exit 130" INT TERM
 cc -O2 -o "$work/memcpy_bw" "$here/bench/memcpy_bw.c"
 echo "# $(date -u +%FT%TZ) load: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs, kernel $(uname -r), $(fio --version)"
 
