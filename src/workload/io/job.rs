@@ -155,7 +155,7 @@ pub struct Shared<'a> {
     /// The run's start, the same instant for every job and the sampler, so
     /// that their seconds (throughput, latency, the runtime's end) align.
     pub epoch: &'a OnceLock<Instant>,
-    /// The campaign's stop flag (SIGINT/SIGTERM): the run is interrupted.
+    /// The campaign's stop flag (SIGINT/SIGTERM/SIGHUP): the run is interrupted.
     pub stop: &'a AtomicBool,
     /// The run's own end, raised at steady state: the run is complete.
     pub halt: &'a AtomicBool,
