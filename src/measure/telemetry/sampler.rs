@@ -138,8 +138,13 @@ mod tests {
             "{}",
             rec.samples.len()
         );
-        assert!(rec.elapsed_s() >= 0.35);
+        // From the first sample, which a loaded host may start late, to
+        // the last, at stop.
+        assert!((0.2..1.0).contains(&rec.elapsed_s()), "{}", rec.elapsed_s());
         assert!(rec.samples.windows(2).all(|w| w[0].t <= w[1].t));
-        assert!(rec.sampler_cpu_s > 0.0 && rec.cores >= 1);
+        // CPU time comes in clock ticks (10 ms): a sampler that took less
+        // over this short run may show none.
+        assert!(rec.sampler_cpu_s >= 0.0 && rec.sampler_cpu_s < 0.35);
+        assert!(rec.cores >= 1);
     }
 }
