@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 
-use crate::experiment::{Experiment, Remount};
+use crate::experiment::{sweep, Experiment, Remount};
 use crate::host::{is_root, now_rfc3339};
 use crate::measure::{RunOutput, StopFlag};
 use crate::params::units::format_bytes;
@@ -37,11 +37,16 @@ pub struct Outcome {
 }
 
 /// Provisioned targets and their working directories, torn down on drop.
+/// A target standing on another is provisioned after it, its image in that
+/// one's working directory, and torn down before it.
 struct Lab {
     journal: Journal,
     targets: Vec<Box<dyn Target>>,
     workdirs: Vec<Option<Workdir>>,
-    provisioned: usize,
+    /// What each target stands on (`on`), by index.
+    under: Vec<Option<usize>>,
+    /// Targets in the order they were (or began to be) provisioned.
+    provisioned: Vec<usize>,
     /// Clients writing into each target at once (MPI ranks).
     clients: u64,
 }
@@ -52,7 +57,7 @@ impl Lab {
         let targets: Vec<Box<dyn Target>> = exp
             .targets
             .iter()
-            .map(|t| t.config.build(&t.name, &journal))
+            .map(|t| t.config.build(&t.slug, &journal))
             .collect();
         for (t, spec) in targets.iter().zip(&exp.targets) {
             t.preflight()
@@ -65,42 +70,99 @@ impl Lab {
         }
         Ok(Lab {
             journal,
+            workdirs: exp.targets.iter().map(|_| None).collect(),
+            under: exp.targets.iter().map(|t| t.on).collect(),
             targets,
-            workdirs: Vec::new(),
-            provisioned: 0,
+            provisioned: Vec::new(),
             clients: clients as u64,
         })
     }
 
+    /// Provisions every target in dependency order, each with its working
+    /// directory, which holds the images of the targets standing on it.
     fn provision(&mut self, exp: &Experiment) -> Result<()> {
-        for (t, spec) in self.targets.iter_mut().zip(&exp.targets) {
-            self.provisioned += 1; // a partial provision is torn down too
-            t.provision()
+        for i in exp.provision_order() {
+            let spec = &exp.targets[i];
+            if let Some(c) = spec.on {
+                let dir = self.workdirs[c]
+                    .as_ref()
+                    .map(|w| w.path().to_path_buf())
+                    .context("the target below has no working directory")?;
+                self.targets[i].stand_on(&dir)?;
+            }
+            self.provisioned.push(i); // a partial provision is torn down too
+            self.targets[i]
+                .provision()
                 .with_context(|| format!("provisioning target `{}`", spec.name))?;
-        }
-        for (i, spec) in exp.targets.iter().enumerate() {
             check_space(exp, i, self.targets[i].root(), self.clients)?;
-            let wd = Workdir::create(self.targets[i].root(), &spec.name)
+            let wd = Workdir::create(self.targets[i].root(), &spec.slug)
                 .with_context(|| format!("target `{}`", spec.name))?;
-            self.workdirs.push(Some(wd));
+            self.workdirs[i] = Some(wd);
         }
         Ok(())
     }
 
-    /// Removes working directories and undoes provisioning, in reverse order.
+    /// Unmounts and mounts target `t` again. A target in a stack takes the
+    /// whole stack with it: what stands on its bottom lets go (top first),
+    /// the bottom is remounted, and each takes hold again (bottom first),
+    /// so that no cache of the stack survives.
+    fn remount(&mut self, t: usize) -> Result<()> {
+        let mut bottom = t;
+        while let Some(c) = self.under[bottom] {
+            bottom = c;
+        }
+        let stack: Vec<usize> = self
+            .provisioned
+            .iter()
+            .copied()
+            .filter(|&i| self.stands_on(i, bottom))
+            .collect();
+        for &i in stack.iter().rev() {
+            self.targets[i].release()?;
+        }
+        self.targets[bottom].remount()?;
+        for &i in &stack {
+            self.targets[i].hold()?;
+        }
+        Ok(())
+    }
+
+    /// Whether `i` stands on `bottom`, directly or through others.
+    fn stands_on(&self, i: usize, bottom: usize) -> bool {
+        let mut at = self.under[i];
+        while let Some(c) = at {
+            if c == bottom {
+                return true;
+            }
+            at = self.under[c];
+        }
+        false
+    }
+
+    /// Removes working directories and undoes provisioning, in reverse
+    /// order: what stands on a target goes first. A target whose upper
+    /// floors could not be undone stays, for `storlab cleanup`, rather
+    /// than be pulled from under them.
     fn teardown(&mut self) -> Vec<String> {
         let mut errors = Vec::new();
-        for wd in self.workdirs.iter_mut().rev().filter_map(Option::take) {
-            if let Err(e) = wd.remove() {
+        let mut stuck = vec![false; self.targets.len()];
+        while let Some(i) = self.provisioned.pop() {
+            let above = (0..self.targets.len()).any(|j| stuck[j] && self.stands_on(j, i));
+            if above {
+                stuck[i] = true;
+                continue;
+            }
+            let mut undo = || -> Result<()> {
+                if let Some(wd) = self.workdirs[i].take() {
+                    wd.remove()?;
+                }
+                self.targets[i].teardown()
+            };
+            if let Err(e) = undo() {
+                stuck[i] = true;
                 errors.push(format!("{e:#}"));
             }
         }
-        for t in self.targets[..self.provisioned].iter_mut().rev() {
-            if let Err(e) = t.teardown() {
-                errors.push(format!("{e:#}"));
-            }
-        }
-        self.provisioned = 0;
         if errors.is_empty() {
             if let Err(e) = self.journal.finish() {
                 errors.push(format!("{e:#}"));
@@ -137,7 +199,7 @@ fn check_space(
     let largest: u64 = exp
         .workloads
         .iter()
-        .filter(|w| w.runs_on(&spec.name))
+        .filter(|w| w.runs_on(spec))
         .map(|w| w.config.bytes_needed())
         .max()
         .unwrap_or(0)
@@ -466,7 +528,7 @@ impl<'a> Campaign<'a> {
         let label = label(exp, pr);
         self.printer
             .run_started(pr.position as usize, self.total, &label);
-        let (record, out, ranks) = if self.team.is_multi() {
+        let (record, mut out, mut ranks) = if self.team.is_multi() {
             execute_on_team(
                 exp, self.lab, &self.ids, pr, self.stop, self.root, self.team,
             )
@@ -474,15 +536,17 @@ impl<'a> Campaign<'a> {
             let (record, out) = execute(exp, self.lab, &self.ids, pr, self.stop, self.root);
             (record, out, Vec::new())
         };
+        let describe = describe(exp, pr, &record, out.as_ref());
+        let primary = exp.workloads[pr.workload].kind.primary();
+        let value = out.as_ref().and_then(|o| o.metric(primary));
+        label_variant(exp, pr, out.as_mut(), &mut ranks);
         self.store.record_run_ranks(&record, out.as_ref(), &ranks)?;
         self.outcome.runs += 1;
         self.outcome.failed_runs += usize::from(record.status != "ok");
         if record.status == "ok" {
-            let primary = exp.workloads[pr.workload].kind.primary();
-            self.note_value(pr, out.as_ref().and_then(|o| o.metric(primary)));
+            self.note_value(pr, value);
         }
         let spec = &exp.workloads[pr.workload];
-        let describe = describe(exp, pr, &record, out.as_ref());
         self.printer.run_finished(
             pr.position as usize,
             self.total,
@@ -491,6 +555,30 @@ impl<'a> Campaign<'a> {
             spec.config.estimate(),
         );
         Ok(())
+    }
+}
+
+/// A variant's swept values (its target's, then its workload's) become
+/// labels on every metric, series and histogram it records, its ranks'
+/// metrics too.
+fn label_variant(
+    exp: &Experiment,
+    pr: &PlannedRun,
+    out: Option<&mut RunOutput>,
+    ranks: &mut [RankRow],
+) {
+    let target = sweep::labels(&exp.targets[pr.target].factors);
+    let labels = target.with_all(&sweep::labels(&exp.workloads[pr.workload].factors));
+    if labels.is_empty() {
+        return;
+    }
+    if let Some(out) = out {
+        out.add_labels(&labels);
+    }
+    for row in ranks {
+        for m in &mut row.metrics {
+            m.labels = std::mem::take(&mut m.labels).with_all(&labels);
+        }
     }
 }
 
@@ -587,7 +675,7 @@ fn execute_on_team(
     let dir = lab.workdirs[pr.target]
         .as_ref()
         .context("the target's working directory is gone")
-        .and_then(|w| w.for_workload(&spec.name));
+        .and_then(|w| w.for_workload(&spec.slug));
     let dir = match dir {
         Ok(d) => d,
         Err(e) => {
@@ -606,8 +694,7 @@ fn execute_on_team(
     let (mut remounted, mut dropped) = (false, false);
     let mut between = || -> Result<()> {
         if exp.plan.remount == Remount::BetweenRuns {
-            lab.targets[pr.target]
-                .remount()
+            lab.remount(pr.target)
                 .context("remounting before the run")?;
             remounted = true;
         }
@@ -642,12 +729,11 @@ fn run_hooks(
     let workdir = lab.workdirs[pr.target]
         .as_ref()
         .context("the target's working directory is gone")?;
-    let dir = workdir.for_workload(&spec.name)?;
+    let dir = workdir.for_workload(&spec.slug)?;
     let mut workload = spec.config.build();
     workload.prepare(&dir).context("preparing the run")?;
     if exp.plan.remount == Remount::BetweenRuns {
-        lab.targets[pr.target]
-            .remount()
+        lab.remount(pr.target)
             .context("remounting before the run")?;
         rec.remounted = true;
     }

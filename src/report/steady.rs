@@ -135,6 +135,7 @@ mod tests {
             warnings: Vec::new(),
             ranks: 1,
             per_rank: Vec::new(),
+            factors: Default::default(),
         }
     }
 
@@ -146,6 +147,8 @@ mod tests {
             baseline: id == 1,
             params: json!({}),
             facts: json!({}),
+            family: name.into(),
+            factors: Vec::new(),
         };
         let workload = |id, name: &str, params| WorkloadRow {
             id,
@@ -153,6 +156,9 @@ mod tests {
             kind: "io".into(),
             primary_metric: "bw_bytes_per_s".into(),
             params,
+            family: name.into(),
+            factors: Vec::new(),
+            compare_levels: Vec::new(),
         };
         CampaignData {
             campaign: CampaignRow {

@@ -7,6 +7,7 @@ mod migrate_v4;
 mod read;
 mod resume;
 mod schema;
+mod variants;
 pub mod write;
 
 use std::path::{Path, PathBuf};

@@ -8,6 +8,7 @@ use rusqlite::{OptionalExtension, Row};
 use serde_json::Value;
 
 use super::Store;
+use crate::experiment::sweep::Factor;
 use crate::metric::{Direction, Labels, MetricDef, MetricKey, Unit};
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -33,6 +34,10 @@ pub struct TargetRow {
     pub baseline: bool,
     pub params: Value,
     pub facts: Value,
+    /// The `[[target]]` table it is a variant of (its own name if none).
+    pub family: String,
+    /// Its swept values, the labels of every metric of its runs.
+    pub factors: Vec<Factor>,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -42,6 +47,12 @@ pub struct WorkloadRow {
     pub kind: String,
     pub primary_metric: String,
     pub params: Value,
+    /// The `[[workload]]` table it is a variant of (its own name if none).
+    pub family: String,
+    /// Its swept values, the labels of every metric of its runs.
+    pub factors: Vec<Factor>,
+    /// Factors whose levels the report compares on every target.
+    pub compare_levels: Vec<String>,
 }
 
 /// One stored value of a metric, with its unit and direction as stored.
@@ -101,9 +112,19 @@ pub struct RunData {
     pub ranks: u32,
     /// Each rank's part of a multi-client run, in rank order.
     pub per_rank: Vec<RankData>,
+    /// The swept values of the run's target and workload variants: stored
+    /// as labels on every metric, series and histogram, and taken off the
+    /// keys above when read, so that a variant's metrics read as any
+    /// run's ([`RunData::labels_of`] puts them back).
+    pub factors: Labels,
 }
 
 impl RunData {
+    /// A key's labels as stored: its own and the run's factors.
+    pub fn labels_of(&self, key: &MetricKey) -> Labels {
+        key.labels.clone().with_all(&self.factors)
+    }
+
     /// The run's overall value of `def` (without labels).
     pub fn metric(&self, def: &MetricDef) -> Option<&MetricValue> {
         self.metrics.get(&MetricKey::plain(def.name))
@@ -225,15 +246,32 @@ impl Store {
             [id],
             |r| Ok((r.get(0)?, r.get(1)?)),
         )?;
+        let experiment = json_col(experiment);
+        let (targets, workloads) = self.variants(id, &experiment)?;
+        let mut runs = self.runs(id)?;
+        super::variants::strip(&mut runs, &targets, &workloads);
         Ok(CampaignData {
             campaign,
             environment: json_col(environment),
-            experiment: json_col(experiment),
-            targets: self.targets(id)?,
-            workloads: self.workloads(id)?,
-            runs: self.runs(id)?,
+            experiment,
+            targets,
+            workloads,
+            runs,
             stops: self.pair_stops(id)?,
         })
+    }
+
+    /// A campaign's targets and workloads with their variants' families
+    /// and factors, from the experiment stored with it.
+    pub(super) fn variants(
+        &self,
+        campaign: i64,
+        experiment: &Value,
+    ) -> Result<(Vec<TargetRow>, Vec<WorkloadRow>)> {
+        let mut targets = self.targets(campaign)?;
+        let mut workloads = self.workloads(campaign)?;
+        super::variants::annotate(experiment, &mut targets, &mut workloads);
+        Ok((targets, workloads))
     }
 
     fn targets(&self, campaign: i64) -> Result<Vec<TargetRow>> {
@@ -248,6 +286,8 @@ impl Store {
                 baseline: r.get(3)?,
                 params: json_col(r.get(4)?),
                 facts: json_col(r.get(5)?),
+                family: String::new(),
+                factors: Vec::new(),
             })
         })?;
         Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
@@ -264,6 +304,9 @@ impl Store {
                 kind: r.get(2)?,
                 primary_metric: r.get(3)?,
                 params: json_col(r.get(4)?),
+                family: String::new(),
+                factors: Vec::new(),
+                compare_levels: Vec::new(),
             })
         })?;
         Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
@@ -298,6 +341,7 @@ impl Store {
                     warnings: Vec::new(),
                     ranks: r.get(13)?,
                     per_rank: Vec::new(),
+                    factors: Labels::new(),
                 })
             })?
             .collect::<rusqlite::Result<Vec<_>>>()?;
