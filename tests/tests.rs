@@ -46,5 +46,8 @@ mod sqlite_oltp_runs;
 mod steady_state;
 /// The schema-v3 store fixture: it opens, migrates and reports what it did.
 mod store_fixture;
+/// Sweeps: variants, their labels on everything stored, zip, resuming,
+/// located refusals.
+mod sweeps;
 /// Verdicts, comparisons and the regression gate on real campaigns.
 mod verdicts;
