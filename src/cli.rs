@@ -40,8 +40,15 @@ pub enum Command {
     Check { experiment: PathBuf },
     /// List the campaigns in the store.
     List,
-    /// Print a campaign's summary table (latest when omitted).
-    Show { campaign: Option<String> },
+    /// Print a campaign's summary table (latest when omitted), and for
+    /// swept workloads their tables by swept value.
+    Show {
+        campaign: Option<String>,
+        /// Also compare the levels of this swept parameter with its first
+        /// value on every target (as the experiment's `compare_levels`).
+        #[arg(long, value_name = "FACTOR")]
+        compare_levels: Vec<String>,
+    },
     /// Write every run of a campaign as CSV or JSON (latest when omitted).
     Export {
         campaign: Option<String>,
@@ -62,6 +69,10 @@ pub enum Command {
         /// Compare against this target instead of the campaign's baseline.
         #[arg(long)]
         baseline: Option<String>,
+        /// Also compare the levels of this swept parameter with its first
+        /// value on every target (as the experiment's `compare_levels`).
+        #[arg(long, value_name = "FACTOR")]
+        compare_levels: Vec<String>,
     },
     /// Compare targets within a campaign against its baseline, or the same
     /// targets and workloads in two campaigns (A is the baseline).

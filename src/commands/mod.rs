@@ -42,7 +42,10 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         },
         Command::Check { experiment } => check::check(&experiment),
         Command::List => query::list(&cli.db),
-        Command::Show { campaign } => query::show(&cli.db, campaign.as_deref()),
+        Command::Show {
+            campaign,
+            compare_levels,
+        } => query::show(&cli.db, campaign.as_deref(), &compare_levels),
         Command::Export {
             campaign,
             format,
@@ -53,12 +56,14 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             output,
             format,
             baseline,
+            compare_levels,
         } => report::report(
             &cli.db,
             campaign.as_deref(),
             output.as_deref(),
             format,
             baseline.as_deref(),
+            &compare_levels,
         ),
         Command::Compare {
             a,

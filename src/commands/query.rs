@@ -7,7 +7,7 @@ use anyhow::Result;
 
 use crate::cli::ExportFormat;
 use crate::report::export::{to_csv, to_json};
-use crate::report::summary::{summary_header, summary_table, warnings_text};
+use crate::report::summary::{studies_text, summary_header, summary_table, warnings_text};
 use crate::report::table::Table;
 use crate::store::Store;
 
@@ -34,11 +34,12 @@ pub fn list(db: &Path) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn show(db: &Path, campaign: Option<&str>) -> Result<ExitCode> {
+pub fn show(db: &Path, campaign: Option<&str>, compare_levels: &[String]) -> Result<ExitCode> {
     let store = Store::open_existing(db)?;
     let data = store.load_campaign(store.resolve_campaign(campaign)?)?;
     out!("{}", summary_header(&data));
     out!("{}", summary_table(&data).render_text());
+    out!("{}", studies_text(&data, compare_levels)?);
     out!("{}", crate::report::matrix::summary_text(&data));
     out!("{}", warnings_text(&data));
     out!("{}", crate::report::ranks::ranks_text(&data));

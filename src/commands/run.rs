@@ -13,7 +13,7 @@ use crate::host::is_root;
 use crate::measure::StopFlag;
 use crate::progress::Printer;
 use crate::ranks::Team;
-use crate::report::summary::{summary_header, summary_table, warnings_text};
+use crate::report::summary::{studies_text, summary_header, summary_table, warnings_text};
 use crate::runner::{resume_campaign, run_campaign_on, Outcome};
 use crate::store::Store;
 
@@ -116,6 +116,7 @@ fn finish(db: &Path, store: &Store, outcome: &Outcome, quiet: bool) -> Result<Ex
     let data = store.load_campaign(outcome.campaign)?;
     out!("{}", summary_header(&data));
     out!("{}", summary_table(&data).render_text());
+    out!("{}", studies_text(&data, &[])?);
     out!("{}", crate::report::matrix::summary_text(&data));
     out!("{}", warnings_text(&data));
     out!("{}", crate::report::ranks::ranks_text(&data));

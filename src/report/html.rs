@@ -13,9 +13,11 @@ use super::ranks::{ranks_section, ranks_sentence};
 use super::sections::{
     diff_table, environment_table, headline, methodology, stops_table, targets_table, values_table,
 };
+use super::study::document::{blocks, Block};
+use super::study::Study;
 use super::svg::{
-    bar_chart, diff_chart, line_chart, target_color, Bar, BarChart, DiffBar, DiffChart, Line,
-    LineChart,
+    bar_chart, curve_chart, diff_chart, heatmap, line_chart, target_color, Bar, BarChart, DiffBar,
+    DiffChart, Line, LineChart,
 };
 use super::table::Table;
 use crate::metric::catalogue::SERVICE_LAT;
@@ -35,7 +37,7 @@ th { background: #f4f4f4; } td.num, th.num { text-align: right; font-variant-num
 "#;
 
 /// Renders the whole report. `curves` are the merged latency percentiles.
-pub fn render(c: &CampaignData, r: &Report, curves: &[Curve]) -> Result<String> {
+pub fn render(c: &CampaignData, r: &Report, curves: &[Curve], studies: &[Study]) -> Result<String> {
     let h = Html;
     let k = &c.campaign;
     let title = format!("{} — campaign {}", k.name, k.id);
@@ -63,6 +65,12 @@ pub fn render(c: &CampaignData, r: &Report, curves: &[Curve]) -> Result<String> 
     if c.stops.iter().any(|s| s.reason != "fixed") {
         body.push_str(&h.table(&stops_table(c)));
     }
+    if !studies.is_empty() {
+        body.push_str(&h.heading(2, "Factors"));
+    }
+    for s in studies {
+        body.push_str(&study_section(s)?);
+    }
     for w in &r.workloads {
         body.push_str(&workload_section(c, r, w, curves)?);
         body.push_str(&ranks_section(&h, c, &w.name));
@@ -79,6 +87,27 @@ pub fn render(c: &CampaignData, r: &Report, curves: &[Curve]) -> Result<String> 
          <title>{}</title><style>{STYLE}</style></head><body>\n{body}</body></html>\n",
         html_escape(&title)
     ))
+}
+
+/// A study: its curve, tables and heat maps.
+fn study_section(s: &Study) -> Result<String> {
+    let h = Html;
+    let mut out = String::from("<div class=\"study\">");
+    for b in blocks(s) {
+        match b {
+            Block::Heading(t) => out.push_str(&h.heading(3, &t)),
+            Block::Note(t) => out.push_str(&h.paragraph(&t)),
+            Block::Table(t) => out.push_str(&h.table(&t)),
+            Block::Curve(c) => out.push_str(&chart(curve_chart(&c)?)),
+            Block::HeatMaps(maps) => {
+                for m in &maps {
+                    out.push_str(&chart(heatmap(m)?));
+                }
+            }
+        }
+    }
+    out.push_str("</div>\n");
+    Ok(out)
 }
 
 fn color_of(c: &CampaignData, target: &str) -> super::svg::Rgb {

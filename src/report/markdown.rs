@@ -7,9 +7,11 @@ use super::ranks::{ranks_section, ranks_sentence};
 use super::sections::{
     diff_table, environment_table, headline, methodology, stops_table, targets_table, values_table,
 };
+use super::study::document::{blocks, Block};
+use super::study::Study;
 use crate::store::CampaignData;
 
-pub fn render(c: &CampaignData, r: &Report) -> String {
+pub fn render(c: &CampaignData, r: &Report, studies: &[Study]) -> String {
     let md = Markdown;
     let k = &c.campaign;
     let mut out = md.heading(1, &format!("{} — campaign {}", k.name, k.id));
@@ -32,6 +34,19 @@ pub fn render(c: &CampaignData, r: &Report) -> String {
     }
     if c.stops.iter().any(|s| s.reason != "fixed") {
         out.push_str(&md.table(&stops_table(c)));
+    }
+    if !studies.is_empty() {
+        out.push_str(&md.heading(2, "Factors"));
+    }
+    for s in studies {
+        for b in blocks(s) {
+            out.push_str(&match b {
+                Block::Heading(t) => md.heading(3, &t),
+                Block::Note(t) => md.paragraph(&t),
+                Block::Table(t) => md.table(&t),
+                Block::Curve(_) | Block::HeatMaps(_) => String::new(),
+            });
+        }
     }
     for w in &r.workloads {
         out.push_str(&md.heading(2, &format!("{} ({})", w.name, w.kind)));

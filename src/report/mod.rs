@@ -14,6 +14,7 @@ pub mod model;
 pub mod ranks;
 pub mod sections;
 pub mod steady;
+pub mod study;
 pub mod summary;
 pub mod svg;
 pub mod table;

@@ -91,6 +91,15 @@ pub fn summary_table(c: &CampaignData) -> Table {
     t
 }
 
+/// The pivots of swept workloads (see [`super::study`]), comparing the
+/// levels of `compare_levels` too; empty when nothing was swept.
+pub fn studies_text(c: &CampaignData, compare_levels: &[String]) -> anyhow::Result<String> {
+    super::study::check_levels(c, compare_levels)?;
+    let report = model::build(c, None)?;
+    let studies = super::study::studies(c, &report, compare_levels);
+    Ok(super::study::tables::text(&studies))
+}
+
 /// Header lines above the summary table.
 pub fn summary_header(c: &CampaignData) -> String {
     let k = &c.campaign;

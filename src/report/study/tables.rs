@@ -1,0 +1,134 @@
+//! The study as tables, in the seeds' shape: a row per target, a column
+//! per swept value; mean ± 95% CI, and the % difference from the baseline
+//! (or from a factor's first level), not significant ones in parentheses.
+//! `storlab show` prints them; Markdown and HTML render the same tables.
+
+use super::{LevelStudy, Pivot, Study};
+use crate::report::model::TargetStats;
+use crate::report::sections::mean_ci_text;
+use crate::report::table::Table;
+use crate::stats::Verdict;
+
+/// The note under every table of differences.
+pub const SIGNIFICANCE: &str =
+    "differences in parentheses are not significant (p ≥ 0.05, or under 1%)";
+
+/// The header: the rows' title, then the column factor's values.
+fn header(p: &Pivot, corner: &str) -> (Vec<String>, Vec<bool>) {
+    let mut header = vec![match &p.column {
+        Some(a) => format!("{corner} \\ {}", a.key),
+        None => corner.to_string(),
+    }];
+    match &p.column {
+        Some(a) => header.extend(a.levels.iter().map(|l| l.text.clone())),
+        None => header.push(p.metric.clone()),
+    }
+    let mut right = vec![false];
+    right.extend(std::iter::repeat_n(true, p.width()));
+    (header, right)
+}
+
+fn table(p: &Pivot, corner: &str, cell: impl Fn(&TargetStats) -> String) -> Table {
+    let (header, right) = header(p, corner);
+    let mut t = Table {
+        header,
+        rows: Vec::new(),
+        right,
+    };
+    for r in &p.rows {
+        let mut row = vec![r.label.clone()];
+        row.extend(
+            r.cells
+                .iter()
+                .map(|c| c.as_ref().map(&cell).unwrap_or_else(|| "—".into())),
+        );
+        t.push(row);
+    }
+    t
+}
+
+/// Mean ± 95% CI of the pivot's metric.
+pub fn means(p: &Pivot) -> Table {
+    table(p, "target", |s| mean_ci_text(s, p.unit))
+}
+
+/// Each cell's % difference from the baseline target on the same workload
+/// variant, with its interval when `intervals`.
+pub fn differences(p: &Pivot, baseline: &str, intervals: bool) -> Table {
+    table(p, "target", |s| match &s.comparison {
+        None if s.target == baseline => "baseline".into(),
+        _ => difference(s, intervals),
+    })
+}
+
+/// Each level's % difference from the factor's first level.
+pub fn levels(l: &LevelStudy, intervals: bool) -> Table {
+    table(&l.pivot, "level on target", |s| difference(s, intervals))
+}
+
+/// `+41.2%`, `(+3.1%)` when not significant, `—` with nothing to compare.
+pub fn difference(s: &TargetStats, intervals: bool) -> String {
+    let Some(c) = &s.comparison else {
+        return "—".into();
+    };
+    let ci = &c.diff_pct_ci;
+    let text = match intervals {
+        true if ci.low.is_finite() && ci.high.is_finite() => {
+            format!("{:+.1}% [{:+.1}%, {:+.1}%]", c.diff_pct, ci.low, ci.high)
+        }
+        true => format!("{:+.1}% [unbounded]", c.diff_pct),
+        false => format!("{:+.1}%", c.diff_pct),
+    };
+    match s.verdict {
+        Some(Verdict::Better | Verdict::Worse) => text,
+        _ => format!("({text})"),
+    }
+}
+
+/// What a pivot shows, as a caption: `tpcb: tps (tx/s), mean ± 95% CI`.
+pub fn caption(s: &Study, p: &Pivot, what: &str) -> String {
+    let by = match &p.column {
+        Some(a) => format!(", by {}", a.key),
+        None => String::new(),
+    };
+    format!("{}: {} ({}), {what}{by}", s.family, p.metric, p.unit)
+}
+
+/// Caption of a factor's level comparison.
+pub fn level_caption(s: &Study, l: &LevelStudy) -> String {
+    format!(
+        "{}: {} of each {} against {}={} on the same target (% difference, 95% CI)",
+        s.family, l.pivot.metric, l.factor, l.factor, l.base.text
+    )
+}
+
+/// The studies for the terminal: the primary metric's pivots (means and
+/// differences from the baseline) and the level comparisons asked for.
+pub fn text(studies: &[Study]) -> String {
+    let mut out = String::new();
+    for s in studies {
+        out.push('\n');
+        out.push_str(&caption(s, &s.primary, "mean ± 95% CI"));
+        out.push('\n');
+        out.push_str(&means(&s.primary).render_text());
+        let diffs = differences(&s.primary, &s.baseline, false);
+        if s.primary.rows.len() > 1 {
+            out.push('\n');
+            out.push_str(&caption(
+                s,
+                &s.primary,
+                &format!("% difference from {}", s.baseline),
+            ));
+            out.push('\n');
+            out.push_str(&diffs.render_text());
+            out.push_str(&format!("{SIGNIFICANCE}\n"));
+        }
+        for l in &s.levels {
+            out.push('\n');
+            out.push_str(&level_caption(s, l));
+            out.push('\n');
+            out.push_str(&levels(l, false).render_text());
+        }
+    }
+    out
+}
