@@ -265,3 +265,33 @@ fn bad_sweeps_are_located_errors() {
         assert_eq!(stderr.lines().count(), 1, "{name}: {stderr}");
     }
 }
+
+/// `compare --fail-on-regression` judges every variant: two campaigns of
+/// one swept experiment, the second 20% slower, name each variant.
+#[test]
+fn the_regression_gate_judges_every_variant() {
+    let lab = Lab::new();
+    let experiment = |value: u32| {
+        format!(
+            "name = \"gate\"\n[plan]\nrepetitions = 4\ndrop_caches = false\n\
+             [[target]]\nname = \"d\"\nkind = \"dir\"\npath = \"{}\"\n\
+             [[workload]]\nname = \"m\"\nkind = \"mock\"\nvalue = {value}\nnoise = 0.01\nsweep = {{ seed = [1, 2, 3] }}\n",
+            lab.path().display()
+        )
+    };
+    let first = lab.file("a.toml", &experiment(1000));
+    lab.ok(&["run", "--quiet", first.to_str().unwrap()]);
+    let second = lab.file("b.toml", &experiment(800));
+    lab.ok(&["run", "--quiet", second.to_str().unwrap()]);
+    let out = lab.run(&["compare", "1", "2", "--fail-on-regression", "5"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for seed in 1..=3 {
+        assert!(
+            stderr.contains(&format!(
+                "regression: m[seed={seed}] ops_per_s on d @ campaign 2"
+            )),
+            "{stderr}"
+        );
+    }
+}

@@ -24,7 +24,7 @@ fn header(p: &Pivot, corner: &str) -> (Vec<String>, Vec<bool>) {
         None => header.push(p.metric.clone()),
     }
     let mut right = vec![false];
-    right.extend(std::iter::repeat_n(true, p.width()));
+    right.extend(std::iter::repeat(true).take(p.width()));
     (header, right)
 }
 

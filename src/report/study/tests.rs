@@ -166,7 +166,6 @@ fn compress(c: &str) -> Factor {
 fn seed_002(compare: &[&str]) -> (CampaignData, Vec<Study>) {
     let mut b = Builder::new().target("disk", vec![]).target("gl", vec![]);
     b.compare_levels = compare.iter().map(|s| s.to_string()).collect();
-    let mut b = b;
     for mib in [100, 10] {
         for c in ["none", "gzip:6"] {
             b = b.workload("tiny", vec![compress(c), size(mib)]);
