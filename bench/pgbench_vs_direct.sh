@@ -7,14 +7,25 @@
 # Both start from a fresh cluster every round and restart the server
 # between `pgbench -i` and the measured run. Needs root (the server runs
 # as `postgres`), PostgreSQL and python3. Usage:
-#   bash bench/pgbench_vs_direct.sh [ROUNDS] [SECONDS] [SCALE] [CLIENTS]
+#   bash bench/pgbench_vs_direct.sh [ROUNDS] [SECONDS] [SCALE] [CLIENTS] [RATE]
+# RATE (transactions/s, default 300) runs both sides open-loop (pgbench -R)
+# below what the machine sustains: each side's tps is then the schedule's
+# (a Poisson count, ±1% at 300 tx/s for 20 s) rather than the shared
+# machine's momentary speed, so the comparison is quiet enough to see a 1%
+# difference in what storlab runs; their mean latencies are compared too.
+# RATE=0 runs closed-loop, as fast as the machine goes (each side then
+# varies by 10-15% from run to run on a busy 2-core machine).
 # STORLAB=/path/to/storlab skips the release build.
 set -euo pipefail
-rounds=${1:-5}
-secs=${2:-10}
+rounds=${1:-8}
+secs=${2:-20}
 scale=${3:-2}
-clients=${4:-4}
+clients=${4:-2}
+rate=${5:-300}
 threads=$(( clients < 2 ? clients : 2 ))
+rate_args=()
+rate_toml=""
+if [ "$rate" != 0 ]; then rate_args=(-R "$rate"); rate_toml="rate = $rate"; fi
 mode=prepared
 here=$(cd "$(dirname "$0")/.." && pwd)
 if [ -z "${STORLAB:-}" ]; then
@@ -69,6 +80,7 @@ duration = "${secs}s"
 mode = "$mode"
 progress = "0s"
 per_statement = false
+$rate_toml
 settings = { $toml_settings }
 TOML
 
@@ -85,51 +97,68 @@ by_hand() {
   # Restart between init and run, as storlab does (caches drop with the server stopped).
   pg pg_ctl -D "$d" -m fast -w stop >/dev/null
   pg pg_ctl -D "$d" -l "$work/hand/log" -w start >/dev/null
-  "$bindir/pgbench" -h "$work/hand" -U postgres -c "$clients" -j "$threads" -T "$secs" -M "$mode" postgres 2>/dev/null |
-    sed -n 's/^tps = \([0-9.]*\).*/\1/p'
+  # tps and mean latency (ms), on one line.
+  "$bindir/pgbench" -h "$work/hand" -U postgres -c "$clients" -j "$threads" -T "$secs" -M "$mode" \
+    "${rate_args[@]}" postgres 2>/dev/null |
+    awk '/^latency average = /{lat=$4} /^tps = /{tps=$3} END{print tps, lat}'
   pg pg_ctl -D "$d" -m fast -w stop >/dev/null
 }
 
 through_storlab() {
   "$STORLAB" --db "$work/s.db" --quiet run "$work/exp.toml" >/dev/null
   "$STORLAB" --db "$work/s.db" export --format json |
-    python3 -c 'import json,sys; r=json.load(sys.stdin)["runs"][-1]; print(r["metrics"]["tps"]["value"])'
+    python3 -c 'import json,sys
+r = json.load(sys.stdin)["runs"][-1]
+v = {m["name"]: m["value"] for m in r["metrics"] if not m["labels"]}
+print(v["tps"], v["lat_mean_ns"] / 1e6)'
 }
 
 hand_tps=()
 storlab_tps=()
+hand_lat=()
+storlab_lat=()
 for i in $(seq "$rounds"); do
   # ABBA: odd rounds by hand first, even rounds storlab first, so drift on a
   # busy machine does not favour one side.
   if [ $((i % 2)) -eq 1 ]; then h=$(by_hand); s=$(through_storlab)
   else s=$(through_storlab); h=$(by_hand); fi
-  printf 'round %d: by hand %.1f tps, storlab %.1f tps\n' "$i" "$h" "$s"
-  hand_tps+=("$h")
-  storlab_tps+=("$s")
+  read -r ht hl <<<"$h"
+  read -r st sl <<<"$s"
+  printf 'round %d: by hand %.1f tps %.3f ms, storlab %.1f tps %.3f ms\n' "$i" "$ht" "$hl" "$st" "$sl"
+  hand_tps+=("$ht"); hand_lat+=("$hl")
+  storlab_tps+=("$st"); storlab_lat+=("$sl")
 done
-python3 - "${hand_tps[*]}" "${storlab_tps[*]}" <<'PY'
+echo "uptime: $(uptime)"
+python3 - "${hand_tps[*]}" "${storlab_tps[*]}" "${hand_lat[*]}" "${storlab_lat[*]}" <<'PY'
 import statistics, sys
 hand = [float(x) for x in sys.argv[1].split()]
 sl = [float(x) for x in sys.argv[2].split()]
+hand_lat = [float(x) for x in sys.argv[3].split()]
+sl_lat = [float(x) for x in sys.argv[4].split()]
 mh, ms = statistics.median(hand), statistics.median(sl)
 paired = statistics.median(s / h for h, s in zip(hand, sl))
 print(f"median by hand {mh:.1f} tps, storlab {ms:.1f} tps, storlab/hand = {ms/mh:.3f}")
 print(f"median of the per-round ratios storlab/hand = {paired:.3f}")
 # How sure: the geometric mean of the per-round ratios with a 95% t interval
 # (t quantiles from a table, no SciPy needed), and each side's run-to-run CV.
-# On a 2-core machine each side alone varies by 10-15%, so the interval is
-# wide unless ROUNDS is large.
+# Closed-loop on a 2-core machine each side alone varies by 10-15%, so the
+# interval is wide unless ROUNDS is large; rate-limited, tps varies as the
+# schedule's Poisson count does.
 import math
-logs = [math.log(s / h) for h, s in zip(hand, sl)]
-n = len(logs)
+n = len(hand)
 if n >= 2:
     t = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365,
          8: 2.306, 9: 2.262, 10: 2.228, 11: 2.201, 12: 2.179, 13: 2.160,
          14: 2.145, 15: 2.131, 16: 2.120, 17: 2.110, 18: 2.101, 19: 2.093,
          20: 2.086, 25: 2.060, 30: 2.042}
     q = t.get(n - 1, t[max(k for k in t if k <= n - 1)])
-    m, se = statistics.mean(logs), statistics.stdev(logs) / math.sqrt(n)
     cv = lambda v: 100 * statistics.stdev(v) / statistics.mean(v)
-    print(f"geometric mean ratio {math.exp(m):.3f}, 95% CI [{math.exp(m - q * se):.3f}, {math.exp(m + q * se):.3f}]; "
-          f"run-to-run CV by hand {cv(hand):.1f}%, storlab {cv(sl):.1f}%")
+    def ratio(what, a, b):
+        logs = [math.log(y / x) for x, y in zip(a, b)]
+        m, se = statistics.mean(logs), statistics.stdev(logs) / math.sqrt(n)
+        print(f"{what}: geometric mean ratio storlab/hand {math.exp(m):.3f}, 95% CI "
+              f"[{math.exp(m - q * se):.3f}, {math.exp(m + q * se):.3f}] (±{100 * (math.exp(q * se) - 1):.1f}%); "
+              f"run-to-run CV by hand {cv(a):.1f}%, storlab {cv(b):.1f}%")
+    ratio("tps", hand, sl)
+    ratio("mean latency", hand_lat, sl_lat)
 PY

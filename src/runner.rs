@@ -653,7 +653,9 @@ fn new_record(ids: &CampaignIds, pr: &PlannedRun, ranks: usize) -> RunRecord {
     }
 }
 
-fn run_seed(pr: &PlannedRun) -> u64 {
+/// The seed a planned run's workload gets (`RunContext::run_seed`): public
+/// so that simulations of mock campaigns draw what a real one would.
+pub fn run_seed(pr: &PlannedRun) -> u64 {
     u64::from(pr.position) * 0x9E37 + u64::from(pr.round)
 }
 
@@ -689,6 +691,7 @@ fn execute_on_team(
         workload: pr.workload,
         dir,
         run_seed: run_seed(pr),
+        position: pr.position,
     };
     team.instruct(&Instruction::Run(order.clone()));
     let (mut remounted, mut dropped) = (false, false);
@@ -743,6 +746,8 @@ fn run_hooks(
     let cx = RunContext {
         stop: stop.clone(),
         run_seed: run_seed(pr),
+        position: pr.position,
+        target: exp.targets[pr.target].name.clone(),
     };
     let out = workload.run(&dir, &cx);
     let cleaned = workload.cleanup(&dir).context("cleaning up after the run");

@@ -57,6 +57,8 @@ fn after_a_run_the_tpcb_balances_agree_with_the_history() {
     let cx = RunContext {
         stop: StopFlag::new(),
         run_seed: 3,
+        position: 0,
+        target: "t".into(),
     };
     let out = w.run(dir.path(), &cx).unwrap();
     // Checked here, independently of the workload's own check, before cleanup.

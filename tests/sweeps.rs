@@ -179,6 +179,7 @@ fn a_resumed_sweep_campaign_ends_with_exactly_the_planned_runs() {
     let mut child = lab
         .cmd()
         .args(["run", "--quiet", file.to_str().unwrap()])
+        .stdout(std::process::Stdio::null())
         .spawn()
         .unwrap();
     for kill_after in [4, 9, 13] {
@@ -192,6 +193,7 @@ fn a_resumed_sweep_campaign_ends_with_exactly_the_planned_runs() {
         child = lab
             .cmd()
             .args(["run", "--quiet", "--resume", "swept-resume"])
+            .stdout(std::process::Stdio::null())
             .spawn()
             .unwrap();
     }

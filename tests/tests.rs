@@ -6,6 +6,8 @@ mod util;
 
 /// The HTML report in a real headless Chromium.
 mod browser;
+/// Verdicts on simulated and real mock campaigns with a known truth.
+mod calibration;
 /// A minimal DevTools client for the browser tests.
 mod cdp;
 /// Real commands (tar extraction, failures, timeouts) timed as `command` workloads.

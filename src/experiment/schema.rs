@@ -7,7 +7,8 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::sweep::Factor;
-use crate::params::{choices, declare, Fault, Params, Value};
+use crate::params::{choices, declare, Choice, Fault, Params, Value};
+use crate::stats::Analysis;
 use crate::targets::{TargetConfig, TargetKind};
 use crate::workload::{WorkloadConfig, WorkloadKind};
 
@@ -178,6 +179,24 @@ pub struct Plan {
     pub drop_caches: bool,
     pub remount: Remount,
     pub warmup: u32,
+    /// How targets are compared: on the ratio scale, or by their means.
+    pub analysis: Analysis,
+}
+
+/// The plan's word for the statistics' analysis (which lives in `stats`,
+/// a layer that knows nothing of parameters).
+impl Choice for Analysis {
+    const NAMES: &'static [&'static str] = &["ratio", "means"];
+
+    fn from_name(name: &str) -> Option<Analysis> {
+        Self::NAMES
+            .contains(&name)
+            .then(|| Analysis::from_word(Some(name)))
+    }
+
+    fn name(self) -> &'static str {
+        self.word()
+    }
 }
 
 declare! {
@@ -191,6 +210,7 @@ declare! {
         drop_caches: bool = "true" => "sync and drop the page cache before every run (needs root)",
         remount: choice(Remount) = "never" => "unmount and mount every mountable target before each run",
         warmup: int(u32, 0, 1000) = "0" => "unmeasured runs of every pair before the measured ones",
+        analysis: choice(Analysis) = "ratio" => "compare targets by the ratio of geometric means (log scale, paired by round) or by Welch's t on the means (for metrics that can be zero or negative; chosen by itself for those)",
     }
 }
 
@@ -213,6 +233,7 @@ impl From<PlanParams> for Plan {
             drop_caches: p.drop_caches,
             remount: p.remount,
             warmup: p.warmup,
+            analysis: p.analysis,
         }
     }
 }
@@ -227,6 +248,7 @@ impl Plan {
             "drop_caches": self.drop_caches,
             "remount": self.remount.name(),
             "warmup": self.warmup,
+            "analysis": self.analysis.word(),
         })
     }
 }

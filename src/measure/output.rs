@@ -94,6 +94,9 @@ pub struct RunOutput {
     pub series: Vec<Series>,
     pub histograms: Vec<Hist>,
     pub warnings: Vec<String>,
+    /// What the run was measured with, stored beside it: name → text
+    /// (`pg_server_version` → `15.18 (Debian 15.18-0+deb12u1)`).
+    pub facts: Vec<(String, String)>,
 }
 
 impl RunOutput {

@@ -95,6 +95,9 @@ catalogue! {
     // CPU.
     CPU_NS_PER_OP = headline("cpu_ns_per_op", Nanoseconds, Lower, WeightedBy(&OPS),
         "CPU time (user + system) per operation");
+    // Write volume per transaction of a database workload.
+    WAL_BYTES_PER_TX = headline("wal_bytes_per_tx", BytesPerTransaction, Lower, Mean,
+        "WAL bytes the server generated per committed transaction");
     CPU_USER_S = def("cpu_user_s", Seconds, Lower, Sum, "user CPU time");
     CPU_SYS_S = def("cpu_sys_s", Seconds, Lower, Sum, "system CPU time");
     // Amounts and times.
@@ -167,6 +170,36 @@ catalogue! {
     PREWARM_TPS = def("prewarm_tps", TransactionsPerSec, Higher, SumOfRates, "tps of the unmeasured prewarm");
     LAT_STDDEV_NS = lat("lat_stddev_ns", Mean, "standard deviation of the transaction latency");
     INITIAL_CONNECTION_S = def("initial_connection_s", Seconds, Lower, Max, "time to open the connections");
+    LOGGED_TRANSACTIONS = def("logged_transactions", Transactions, Higher, Sum,
+        "transactions in pgbench's per-transaction log, which the latency percentiles come from (all of them, or a sample with sampling_rate)");
+    LATE_TRANSACTIONS = def("late_transactions", Transactions, Lower, Sum,
+        "transactions that took longer than latency_limit, from their scheduled start when rate-limited (pgbench -L)");
+    SKIPPED_TRANSACTIONS = def("skipped_transactions", Transactions, Lower, Sum,
+        "transactions pgbench skipped because they were already latency_limit behind schedule (-R with -L)");
+    // pgbench -i by step (pgbench's own timing of each step).
+    INIT_DROP_S = def("init_drop_s", Seconds, Lower, Max, "pgbench -i: dropping old tables");
+    INIT_TABLES_S = def("init_tables_s", Seconds, Lower, Max, "pgbench -i: creating the tables");
+    INIT_GENERATE_S = def("init_generate_s", Seconds, Lower, Max,
+        "pgbench -i: generating the data (client-side with step g, server-side with G)");
+    INIT_VACUUM_S = def("init_vacuum_s", Seconds, Lower, Max, "pgbench -i: vacuuming the tables");
+    INIT_KEYS_S = def("init_keys_s", Seconds, Lower, Max, "pgbench -i: creating the primary keys");
+    INIT_FOREIGN_KEYS_S = def("init_foreign_keys_s", Seconds, Lower, Max, "pgbench -i: creating the foreign keys (step f)");
+    // What a PostgreSQL server wrote during a measured run (its statistics
+    // views before and after).
+    WAL_BYTES = def("wal_bytes", Bytes, Lower, Sum, "WAL the server generated (the advance of its WAL insert position)");
+    WAL_RECORDS = def("wal_records", Records, Lower, Sum, "WAL records the server generated (pg_stat_wal, PostgreSQL 14+)");
+    WAL_FPI = def("wal_fpi", Records, Lower, Sum, "full-page images written into the WAL (pg_stat_wal, PostgreSQL 14+)");
+    WAL_SYNCS = def("wal_syncs", Ops, Lower, Sum, "fsync/fdatasync calls on WAL files (pg_stat_wal, PostgreSQL 14+)");
+    DATA_FSYNCS = def("data_fsyncs", Ops, Lower, Sum, "fsync calls on data files (pg_stat_io, PostgreSQL 16+)");
+    CHECKPOINTS_TIMED = def("checkpoints_timed", Checkpoints, Lower, Sum, "checkpoints started by checkpoint_timeout");
+    CHECKPOINTS_REQUESTED = def("checkpoints_requested", Checkpoints, Lower, Sum,
+        "checkpoints requested (max_wal_size reached, or asked for)");
+    CHECKPOINT_WRITE_BYTES = def("checkpoint_write_bytes", Bytes, Lower, Sum, "data pages the checkpointer wrote");
+    BGWRITER_WRITE_BYTES = def("bgwriter_write_bytes", Bytes, Lower, Sum, "data pages the background writer wrote");
+    BACKEND_WRITE_BYTES = def("backend_write_bytes", Bytes, Lower, Sum, "data pages client backends wrote themselves");
+    DATA_BYTES_PER_TX = def("data_bytes_per_tx", BytesPerTransaction, Lower, Mean,
+        "data pages written during the run (checkpointer, background writer, backends) per transaction; pages still dirty at the end are not counted");
+    TEMP_BYTES = def("temp_bytes", Bytes, Lower, Sum, "temporary file bytes queries wrote (pg_stat_database)");
     // command.
     MAX_RSS_BYTES = def("max_rss_bytes", Bytes, Lower, Max, "peak resident memory of the command");
     // Multi-client runs: the ranks' ends after the start barrier.
@@ -315,6 +348,7 @@ mod tests {
                 "service_lat_p999_ns",
                 "sched_lag_max_ns",
                 "cpu_ns_per_op",
+                "wal_bytes_per_tx",
             ]
         );
     }

@@ -30,6 +30,12 @@ pub enum Unit {
     Rows,
     /// 1 for yes, 0 for no.
     Flag,
+    /// Bytes per committed transaction (WAL, data pages).
+    BytesPerTransaction,
+    /// WAL records (full-page images among them).
+    Records,
+    /// Checkpoints a database server made.
+    Checkpoints,
 }
 
 /// How renderers show values of a unit.
@@ -67,6 +73,9 @@ const ALL: &[Unit] = &[
     Unit::Entries,
     Unit::Rows,
     Unit::Flag,
+    Unit::BytesPerTransaction,
+    Unit::Records,
+    Unit::Checkpoints,
 ];
 
 impl Unit {
@@ -90,6 +99,9 @@ impl Unit {
             Unit::Entries => "entries",
             Unit::Rows => "rows",
             Unit::Flag => "",
+            Unit::BytesPerTransaction => "bytes/tx",
+            Unit::Records => "records",
+            Unit::Checkpoints => "checkpoints",
         }
     }
 

@@ -62,6 +62,7 @@ pub fn merge(runs: &[RankRun], span: Option<&'static MetricDef>) -> RunOutput {
     out.series = merge_series(runs);
     out.histograms = hists;
     out.warnings = merge_warnings(runs);
+    out.facts = merge_facts(runs);
     out
 }
 
@@ -211,6 +212,33 @@ fn merge_series(runs: &[RankRun]) -> Vec<Series> {
         }
     }
     merged
+}
+
+/// Each fact once: as it is when every rank that has it agrees, else each
+/// rank's value (`0: 15.4; 1: 16.1`).
+fn merge_facts(runs: &[RankRun]) -> Vec<(String, String)> {
+    let mut by_name: Vec<(&str, Vec<(usize, &str)>)> = Vec::new();
+    for r in runs {
+        for (name, value) in &r.output.facts {
+            match by_name.iter_mut().find(|(n, _)| n == name) {
+                Some((_, values)) => values.push((r.rank, value)),
+                None => by_name.push((name, vec![(r.rank, value)])),
+            }
+        }
+    }
+    by_name
+        .into_iter()
+        .map(|(name, values)| {
+            let first = values[0].1;
+            let value = if values.iter().all(|(_, v)| *v == first) {
+                first.to_string()
+            } else {
+                let each: Vec<String> = values.iter().map(|(r, v)| format!("{r}: {v}")).collect();
+                each.join("; ")
+            };
+            (name.to_string(), value)
+        })
+        .collect()
 }
 
 /// Each warning once: as it is when every rank gave it, else naming the ranks.

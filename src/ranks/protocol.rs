@@ -57,6 +57,8 @@ pub struct RunOrder {
     /// inside it (the same path on every host).
     pub dir: PathBuf,
     pub run_seed: u64,
+    /// The run's 0-based position in the campaign.
+    pub position: u32,
 }
 
 /// What one rank reports after a run.
@@ -81,6 +83,8 @@ pub struct WireOutput {
     /// Name, labels and the V2 encoding in hex.
     histograms: Vec<(String, Labels, String)>,
     warnings: Vec<String>,
+    #[serde(default)]
+    facts: Vec<(String, String)>,
 }
 
 pub fn encode<T: Serialize>(v: &T) -> Vec<u8> {
@@ -118,12 +122,14 @@ impl WireOutput {
                 .collect(),
             histograms,
             warnings: out.warnings.clone(),
+            facts: out.facts.clone(),
         })
     }
 
     pub fn into_output(self) -> Result<RunOutput> {
         let mut out = RunOutput {
             warnings: self.warnings,
+            facts: self.facts,
             ..Default::default()
         };
         for (name, labels, value) in self.metrics {
@@ -198,6 +204,7 @@ mod tests {
                 hist: hist.clone(),
             }],
             warnings: vec!["w".into()],
+            facts: vec![("pg_server_version".into(), "15.18".into())],
         };
         let wire = WireOutput::from_output(&out).unwrap();
         let back = decode::<WireOutput>(&encode(&wire))
@@ -214,6 +221,7 @@ mod tests {
         assert_eq!(back.histograms[0].hist, hist);
         assert_eq!(back.histograms[0].hist.len(), 4);
         assert_eq!(back.warnings, vec!["w".to_string()]);
+        assert_eq!(back.facts, out.facts);
         assert!(unhex("abc").is_none() && unhex("zz").is_none());
     }
 

@@ -76,6 +76,7 @@ pub fn take_part(
                 workload.as_mut(),
                 &dir,
                 order,
+                &exp.targets[order.target].name,
                 team.rank(),
                 stop,
                 &mut report,
@@ -102,6 +103,7 @@ fn run(
     w: &mut dyn Workload,
     dir: &Path,
     order: &RunOrder,
+    target: &str,
     rank: usize,
     stop: &StopFlag,
     report: &mut RankReport,
@@ -110,6 +112,8 @@ fn run(
         stop: stop.clone(),
         // Each rank its own random pattern.
         run_seed: order.run_seed ^ (rank as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+        position: order.position,
+        target: target.to_string(),
     };
     let t0 = Instant::now();
     let out = w.run(dir, &cx);

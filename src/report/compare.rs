@@ -8,7 +8,7 @@ use super::model::{self, TargetStats, LEVEL};
 use super::sections::{diff_text, mean_ci_text, p_text};
 use super::table::Table;
 use crate::metric::{Direction, MetricKey, Unit};
-use crate::stats::{welch, Verdict};
+use crate::stats::{compare_runs, Analysis, Design, Verdict};
 use crate::store::CampaignData;
 
 /// One primary-metric comparison: `candidate` against `baseline`.
@@ -83,7 +83,13 @@ pub fn between(a: &CampaignData, b: &CampaignData) -> Vec<Row> {
             if sa.values.is_empty() && sb.values.is_empty() {
                 continue;
             }
-            let cmp = welch(&sa.values, &sb.values, LEVEL);
+            let cmp = compare_runs(
+                &model::round_values(a, &w.name, &t.name, &primary),
+                &model::round_values(b, &wb.name, &t.name, &primary),
+                Design::Unpaired,
+                between_analysis(a, b),
+                LEVEL,
+            );
             let candidate = model::target_stats(&t.name, sb.values.clone(), cmp, ma.direction);
             rows.push(Row {
                 workload: w.name.clone(),
@@ -98,6 +104,15 @@ pub fn between(a: &CampaignData, b: &CampaignData) -> Vec<Row> {
         }
     }
     rows
+}
+
+/// Two campaigns are compared by their means if either plan asked so; their
+/// runs share no rounds, so never paired.
+fn between_analysis(a: &CampaignData, b: &CampaignData) -> Analysis {
+    match (model::plan_analysis(a), model::plan_analysis(b)) {
+        (Analysis::Ratio, Analysis::Ratio) => Analysis::Ratio,
+        _ => Analysis::Means,
+    }
 }
 
 pub fn table(rows: &[Row]) -> Table {

@@ -19,10 +19,12 @@ pub fn format_value(value: f64, unit: Unit) -> String {
     }
 }
 
-/// `1.23k ops/s`; operations and flags bare (`1.23k`).
+/// `1.23k ops/s`; operations and flags bare (`1.23k`); bytes per
+/// transaction as a size (`8.2 KiB/tx`).
 fn count(value: f64, unit: Unit) -> String {
     match unit {
         Unit::Ops | Unit::Flag => si(value),
+        Unit::BytesPerTransaction => format!("{}/tx", format_bytes(value)),
         other => format!("{} {other}", si(value)),
     }
 }
@@ -73,6 +75,10 @@ mod tests {
         assert_eq!(format_value(123_456.0, Unit::OpsPerSec), "123k ops/s");
         assert_eq!(format_value(18_841.0, Unit::Transactions), "18.8k tx");
         assert_eq!(format_value(18_841.0, Unit::Ops), "18.8k");
+        assert_eq!(
+            format_value(8396.8, Unit::BytesPerTransaction),
+            "8.2 KiB/tx"
+        );
         assert_eq!(format_value(12.34, Unit::Percent), "12.3%");
         assert_eq!(si(2.5), "2.50");
         assert_eq!(format_value(f64::NAN, Unit::Nanoseconds), "n/a");

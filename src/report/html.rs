@@ -11,7 +11,8 @@ use super::matrix;
 use super::model::{Report, WorkloadReport};
 use super::ranks::{ranks_section, ranks_sentence};
 use super::sections::{
-    diff_table, environment_table, headline, methodology, stops_table, targets_table, values_table,
+    diff_table, environment_table, facts_table, headline, methodology, stops_table, targets_table,
+    values_table,
 };
 use super::study::document::{blocks, Block};
 use super::study::Study;
@@ -58,7 +59,7 @@ pub fn render(c: &CampaignData, r: &Report, curves: &[Curve], studies: &[Study])
     body.push_str(&h.heading(2, "Targets"));
     body.push_str(&h.table(&targets_table(c, &r.baseline)));
     body.push_str(&h.heading(2, "Methodology"));
-    body.push_str(&h.list(&methodology(c)));
+    body.push_str(&h.list(&methodology(c, r)));
     if let Some(s) = ranks_sentence(c) {
         body.push_str(&h.paragraph(&s));
     }
@@ -147,7 +148,13 @@ fn workload_section(
                 })
             })
             .collect();
-        let title = format!("{}: {} (mean, 95% CI)", w.name, m.name);
+        let clipped = m.targets.iter().any(|t| t.ci_clipped);
+        let title = format!(
+            "{}: {} (mean, 95% CI{})",
+            w.name,
+            m.name,
+            if clipped { ", clipped at 0" } else { "" }
+        );
         out.push_str(&chart(bar_chart(&BarChart {
             title,
             y_label: format!("{} ({unit})", m.name),
@@ -158,8 +165,8 @@ fn workload_section(
             .iter()
             .filter_map(|t| {
                 let cmp = t.comparison.as_ref()?;
-                let ci = Some((cmp.diff_pct_ci.low, cmp.diff_pct_ci.high))
-                    .filter(|(a, b)| a.is_finite() && b.is_finite());
+                // An infinite bound is passed on: the chart draws it open.
+                let ci = Some((cmp.diff_pct_ci.low, cmp.diff_pct_ci.high));
                 Some(DiffBar {
                     label: t.target.clone(),
                     diff_pct: cmp.diff_pct,
@@ -187,6 +194,11 @@ fn workload_section(
     if !diffs.rows.is_empty() {
         out.push_str(&h.heading(3, &format!("Difference from {}", r.baseline)));
         out.push_str(&h.table(&diffs));
+    }
+    let facts = facts_table(c, &w.name);
+    if !facts.rows.is_empty() {
+        out.push_str(&h.heading(3, "Measured with"));
+        out.push_str(&h.table(&facts));
     }
     out.push_str(&matrix::html_section(c, r, w)?);
     out.push_str(&series_section(c, w)?);

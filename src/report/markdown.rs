@@ -5,7 +5,8 @@ use super::matrix;
 use super::model::Report;
 use super::ranks::{ranks_section, ranks_sentence};
 use super::sections::{
-    diff_table, environment_table, headline, methodology, stops_table, targets_table, values_table,
+    diff_table, environment_table, facts_table, headline, methodology, stops_table, targets_table,
+    values_table,
 };
 use super::study::document::{blocks, Block};
 use super::study::Study;
@@ -28,7 +29,7 @@ pub fn render(c: &CampaignData, r: &Report, studies: &[Study]) -> String {
     out.push_str(&md.heading(2, "Targets"));
     out.push_str(&md.table(&targets_table(c, &r.baseline)));
     out.push_str(&md.heading(2, "Methodology"));
-    out.push_str(&md.list(&methodology(c)));
+    out.push_str(&md.list(&methodology(c, r)));
     if let Some(s) = ranks_sentence(c) {
         out.push_str(&md.paragraph(&s));
     }
@@ -60,6 +61,11 @@ pub fn render(c: &CampaignData, r: &Report, studies: &[Study]) -> String {
         if !diffs.rows.is_empty() {
             out.push_str(&md.paragraph(&format!("Difference from the baseline {}:", r.baseline)));
             out.push_str(&md.table(&diffs));
+        }
+        let facts = facts_table(c, &w.name);
+        if !facts.rows.is_empty() {
+            out.push_str(&md.paragraph("Measured with:"));
+            out.push_str(&md.table(&facts));
         }
         out.push_str(&matrix::markdown_section(c, r, w));
         out.push_str(&ranks_section(&md, c, &w.name));

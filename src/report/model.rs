@@ -1,20 +1,25 @@
 //! The report model: everything a report shows, computed once from the
 //! store — per workload and metric, each target's summary and interval and,
 //! against the baseline, the % difference with its interval, p-value and
-//! verdict; plus the warnings a careful reviewer would raise. Renderers
-//! (terminal, Markdown, HTML) only lay this out.
+//! verdict (on the ratio scale, paired by round where the plan made rounds:
+//! [`crate::stats::analysis`]), and for an inconclusive one how many runs
+//! would settle it; plus the warnings a careful reviewer would raise, once
+//! per campaign. Renderers (terminal, Markdown, HTML) only lay this out.
 
 use serde::Serialize;
 
 use crate::metric::{self, Direction, MetricKey, Unit};
 use crate::stats::{
-    mad_outliers, mean_ci, summarize, verdict, welch, Comparison, Interval, Summary, Verdict,
+    compare_runs, mad_outliers, mean_ci, runs_for_half_width, runs_to_resolve, summarize,
+    t_quantile, verdict, Analysis, Comparison, Design, Interval, RoundValue, Summary, Verdict,
     DEFAULT_ALPHA, DEFAULT_THRESHOLD,
 };
 use crate::store::{CampaignData, RunData};
 
-/// Coefficient of variation above which a pair is flagged unstable.
-pub const CV_WARN: f64 = 0.05;
+/// The precision, in %, a reviewer asks of a result: an interval wider
+/// than ±this is imprecise, and the report says how many runs would
+/// narrow it to this.
+pub const RESOLUTION_PCT: f64 = 5.0;
 /// Fewer measured runs than this make an interval unreliable.
 pub const MIN_RUNS: usize = 3;
 /// Outliers are only looked for among at least this many runs.
@@ -31,12 +36,31 @@ pub struct TargetStats {
     pub target: String,
     pub values: Vec<f64>,
     pub summary: Option<Summary>,
+    /// Student t interval of the mean; for values that cannot be negative
+    /// its lower bound is clipped at 0 (`ci_clipped`).
     pub ci: Option<Interval>,
+    /// The Student interval reached below zero, impossible for these
+    /// values, and was clipped there.
+    pub ci_clipped: bool,
     /// Indices into `values` of MAD outliers.
     pub outliers: Vec<usize>,
     /// Against the baseline target; `None` for the baseline itself.
     pub comparison: Option<Comparison>,
     pub verdict: Option<Verdict>,
+    /// For an inconclusive comparison: what would settle it.
+    pub settle: Option<Settle>,
+}
+
+/// How many runs would measure an inconclusive difference to ±`pct` %.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Settle {
+    pub pct: f64,
+    /// Runs per target (pairs of runs when paired by round), estimated from
+    /// the observed spread; `None` when more than
+    /// [`crate::stats::resolve::MAX_RUNS`] would be needed.
+    pub runs: Option<usize>,
+    /// Runs compared now (pairs when paired).
+    pub now: usize,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -47,6 +71,12 @@ pub struct MetricReport {
     pub key: MetricKey,
     pub unit: Unit,
     pub direction: Direction,
+    /// How this metric's targets were compared (means when a value was not
+    /// positive, or when the plan asked).
+    pub analysis: Analysis,
+    /// A secondary metric: its verdicts are exploratory; the workload's
+    /// verdict and the regression gate are about the primary metric.
+    pub exploratory: bool,
     pub targets: Vec<TargetStats>,
 }
 
@@ -145,7 +175,11 @@ fn workload(
     let metrics = keys
         .iter()
         .filter(|m| present(m))
-        .map(|m| metric(c, name, m, targets, baseline))
+        .map(|m| {
+            let mut report = metric(c, name, m, targets, baseline);
+            report.exploratory = *m != keys[0];
+            report
+        })
         .collect();
     WorkloadReport {
         name: name.into(),
@@ -155,7 +189,39 @@ fn workload(
     }
 }
 
-/// Statistics of one metric over each target, compared with the baseline.
+/// How the campaign's runs can be compared: paired by round unless the
+/// plan ran each pair's repetitions back to back.
+pub fn design(c: &CampaignData) -> Design {
+    match c.experiment["plan"]["order"].as_str() {
+        Some("sequential") => Design::Unpaired,
+        _ => Design::Rounds,
+    }
+}
+
+/// The analysis the campaign's plan asks for (ratio unless it says means).
+pub fn plan_analysis(c: &CampaignData) -> Analysis {
+    Analysis::from_word(c.experiment["plan"]["analysis"].as_str())
+}
+
+/// One metric's measured values on a target, with their rounds.
+pub fn round_values(
+    c: &CampaignData,
+    workload: &str,
+    target: &str,
+    key: &MetricKey,
+) -> Vec<RoundValue> {
+    measured(c, workload, target)
+        .filter_map(|r| {
+            r.metrics.get(key).map(|m| RoundValue {
+                round: r.round,
+                value: m.value,
+            })
+        })
+        .collect()
+}
+
+/// Statistics of one metric over each target, compared with the baseline
+/// (marked primary; [`workload`] marks the secondary ones exploratory).
 pub fn metric(
     c: &CampaignData,
     workload: &str,
@@ -164,26 +230,30 @@ pub fn metric(
     baseline: &str,
 ) -> MetricReport {
     let (unit, direction) = unit_and_direction(c, workload, key);
-    let values_of = |t: &str| -> Vec<f64> {
-        measured(c, workload, t)
-            .filter_map(|r| r.metrics.get(key).map(|m| m.value))
-            .collect()
-    };
-    let base = values_of(baseline);
-    let stats = targets
+    let ran: Vec<&String> = targets
         .iter()
         .filter(|t| {
             c.runs
                 .iter()
                 .any(|r| r.workload == workload && &r.target == *t)
         })
-        .map(|t| {
-            let values = values_of(t);
-            let comparison = if t == baseline {
+        .collect();
+    let runs: Vec<Vec<RoundValue>> = ran
+        .iter()
+        .map(|t| round_values(c, workload, t, key))
+        .collect();
+    let analysis = plan_analysis(c).for_values(runs.iter().flatten().map(|r| &r.value));
+    let base = round_values(c, workload, baseline, key);
+    let stats = ran
+        .iter()
+        .zip(runs)
+        .map(|(t, values)| {
+            let comparison = if *t == baseline {
                 None
             } else {
-                welch(&base, &values, LEVEL)
+                compare_runs(&base, &values, design(c), analysis, LEVEL)
             };
+            let values = values.iter().map(|r| r.value).collect();
             target_stats(t, values, comparison, direction)
         })
         .collect();
@@ -192,6 +262,8 @@ pub fn metric(
         key: key.clone(),
         unit,
         direction,
+        analysis,
+        exploratory: false,
         targets: stats,
     }
 }
@@ -218,15 +290,51 @@ pub fn target_stats(
     comparison: Option<Comparison>,
     direction: Direction,
 ) -> TargetStats {
+    let (ci, ci_clipped) = clipped_ci(&values);
+    let verdict = comparison.as_ref().map(|c| call(c, direction));
     TargetStats {
         target: target.into(),
         summary: summarize(&values),
-        ci: mean_ci(&values, LEVEL),
+        ci,
+        ci_clipped,
         outliers: mad_outliers(&values, DEFAULT_THRESHOLD),
-        verdict: comparison.as_ref().map(|c| call(c, direction)),
+        settle: comparison
+            .as_ref()
+            .zip(verdict)
+            .and_then(|(c, v)| settle(c, v)),
+        verdict,
         comparison,
         values,
     }
+}
+
+/// The Student interval of the mean of `values`, its lower bound clipped at
+/// 0 when no value is negative (a throughput, a time, a count cannot be);
+/// true when it was clipped.
+fn clipped_ci(values: &[f64]) -> (Option<Interval>, bool) {
+    match mean_ci(values, LEVEL) {
+        Some(ci) if ci.low < 0.0 && values.iter().all(|v| *v >= 0.0) => {
+            (Some(Interval { low: 0.0, ..ci }), true)
+        }
+        ci => (ci, false),
+    }
+}
+
+/// What would settle an inconclusive comparison: `None` when it is
+/// conclusive (a verdict) or already measured to ±[`RESOLUTION_PCT`].
+fn settle(c: &Comparison, v: Verdict) -> Option<Settle> {
+    if v != Verdict::NoSignificantDifference {
+        return None;
+    }
+    let runs = runs_to_resolve(c, RESOLUTION_PCT);
+    if runs.is_some_and(|n| n <= c.n) {
+        return None;
+    }
+    Some(Settle {
+        pct: RESOLUTION_PCT,
+        runs,
+        now: c.n,
+    })
 }
 
 /// The verdict: significant at α = 0.05 and at least [`MIN_EFFECT_PCT`].
@@ -235,6 +343,18 @@ pub fn call(c: &Comparison, direction: Direction) -> Verdict {
         return Verdict::NoSignificantDifference;
     }
     verdict(c, direction, DEFAULT_ALPHA)
+}
+
+/// Half-width of a target's Student interval relative to its mean, in %,
+/// and the runs that would narrow it to ±[`RESOLUTION_PCT`]; `None` with
+/// fewer than two runs or a zero mean.
+pub fn precision(t: &TargetStats) -> Option<(f64, Option<usize>)> {
+    let s = t.summary.filter(|s| s.n >= 2 && s.mean != 0.0)?;
+    let n = s.n as f64;
+    let se = s.stddev / n.sqrt() / s.mean.abs();
+    let half = t_quantile(1.0 - (1.0 - LEVEL) / 2.0, n - 1.0) * se;
+    let runs = runs_for_half_width(se, s.n, n - 1.0, RESOLUTION_PCT / 100.0, LEVEL);
+    Some((100.0 * half, runs))
 }
 
 fn warnings(c: &CampaignData, workloads: &[WorkloadReport]) -> Vec<String> {
@@ -251,14 +371,7 @@ fn warnings(c: &CampaignData, workloads: &[WorkloadReport]) -> Vec<String> {
     if undropped > 0 {
         out.push(format!("caches were not dropped before {undropped} of {} runs: reads may have come from the page cache", c.runs.len()));
     }
-    for w in workloads {
-        let Some(m) = w.primary_metric() else {
-            continue;
-        };
-        for t in &m.targets {
-            pair_warnings(&w.name, m, t, &mut out);
-        }
-    }
+    out.extend(summarised(workloads));
     out.extend(c.runs.iter().flat_map(|r| {
         r.warnings
             .iter()
@@ -267,35 +380,299 @@ fn warnings(c: &CampaignData, workloads: &[WorkloadReport]) -> Vec<String> {
     out
 }
 
-fn pair_warnings(workload: &str, m: &MetricReport, t: &TargetStats, out: &mut Vec<String>) {
-    let n = t.values.len();
-    if n < MIN_RUNS {
-        out.push(format!(
-            "{workload} on {}: only {n} measured run(s); intervals need at least {MIN_RUNS}",
-            t.target
-        ));
-    }
-    if let Some(s) = t.summary {
-        if n >= 2 && s.cv > CV_WARN {
-            out.push(format!(
-                "{workload} on {}: unstable, {} varies by {:.1}% (CV) between runs: add repetitions",
-                t.target, m.name, s.cv * 100.0
-            ));
+/// The warnings about the primary metrics' statistics, one line per kind
+/// of problem with every pair it concerns listed.
+fn summarised(workloads: &[WorkloadReport]) -> Vec<String> {
+    let (mut few, mut open, mut imprecise, mut outliers) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for w in workloads {
+        let Some(m) = w.primary_metric() else {
+            continue;
+        };
+        let compared = m.targets.iter().any(|t| t.comparison.is_some());
+        for t in &m.targets {
+            let n = t.values.len();
+            if n < MIN_RUNS {
+                few.push(format!("{} on {} ({n})", w.name, t.target));
+            }
+            if let Some(s) = &t.settle {
+                open.push(format!(
+                    "{} {} {} ({} now)",
+                    w.name,
+                    t.target,
+                    runs_text(s.runs),
+                    s.now
+                ));
+            }
+            if !compared {
+                imprecise.extend(imprecise_text(&w.name, t));
+            }
+            outliers.extend(outlier_texts(&w.name, m, t));
         }
     }
+    let mut out = Vec::new();
+    let mut push = |items: Vec<String>, head: String| {
+        if !items.is_empty() {
+            out.push(format!("{head}: {}", items.join("; ")));
+        }
+    };
+    push(
+        few,
+        format!("too few measured runs for an interval (at least {MIN_RUNS} needed)"),
+    );
+    push(
+        open,
+        format!(
+            "inconclusive against the baseline; runs per target that would measure the difference to ±{RESOLUTION_PCT}%"
+        ),
+    );
+    push(
+        imprecise,
+        format!("imprecise: the 95% interval of the mean is wider than ±{RESOLUTION_PCT}%"),
+    );
+    push(
+        outliers,
+        "outliers (modified z-score above 3.5)".to_string(),
+    );
+    out
+}
+
+/// `about 9`, or `more than 10000`.
+pub fn runs_text(runs: Option<usize>) -> String {
+    match runs {
+        Some(n) => format!("about {n}"),
+        None => format!("more than {}", crate::stats::resolve::MAX_RUNS),
+    }
+}
+
+/// `w on t ±7.2% (about 9 runs would give ±5%)` when t's interval is wider
+/// than ±[`RESOLUTION_PCT`].
+fn imprecise_text(workload: &str, t: &TargetStats) -> Option<String> {
+    let (half, runs) = precision(t)?;
+    (half > RESOLUTION_PCT).then(|| {
+        format!(
+            "{workload} on {} ±{half:.1}% ({} runs would give ±{RESOLUTION_PCT}%)",
+            t.target,
+            runs_text(runs)
+        )
+    })
+}
+
+/// Runs of `t` that are MAD outliers, as `w on t run 3 of 6 (x = …)`.
+fn outlier_texts(workload: &str, m: &MetricReport, t: &TargetStats) -> Vec<String> {
+    let n = t.values.len();
     // MAD needs a few runs to mean anything, and a run 0.3% off a very
     // steady median is not worth a warning.
     let median = t.summary.map(|s| s.median).unwrap_or(0.0);
-    for &i in t.outliers.iter().filter(|_| n >= MIN_OUTLIER_RUNS) {
-        if (t.values[i] - median).abs() <= 0.01 * median.abs() {
-            continue;
+    t.outliers
+        .iter()
+        .filter(|_| n >= MIN_OUTLIER_RUNS)
+        .filter(|&&i| (t.values[i] - median).abs() > 0.01 * median.abs())
+        .map(|&i| {
+            format!(
+                "{workload} on {} run {} of {n} ({} = {})",
+                t.target,
+                i + 1,
+                m.name,
+                crate::report::format::format_value(t.values[i], m.unit)
+            )
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::stats::Method;
+    use crate::store::{CampaignRow, MetricValue, TargetRow, WorkloadRow};
+
+    /// A campaign of targets `a` (baseline) and `b`, workload `w` with
+    /// primary metric `tps` (and `lat` beside it), one run per
+    /// (target, round, tps) given.
+    fn campaign(plan: serde_json::Value, runs: &[(&str, u32, f64)]) -> CampaignData {
+        let run = |(i, &(target, round, tps)): (usize, &(&str, u32, f64))| {
+            let metric = |value, direction| MetricValue {
+                value,
+                unit: Unit::Flag,
+                direction,
+            };
+            RunData {
+                id: i as i64 + 1,
+                target: target.into(),
+                workload: "w".into(),
+                repetition: round,
+                round,
+                position: i as u32,
+                warmup: false,
+                status: "ok".into(),
+                error: None,
+                started_at: String::new(),
+                duration_s: 1.0,
+                caches_dropped: true,
+                remounted: false,
+                metrics: BTreeMap::from([
+                    (
+                        MetricKey::plain("tps"),
+                        metric(tps, Direction::HigherIsBetter),
+                    ),
+                    (
+                        MetricKey::plain("lat_mean_ns"),
+                        metric(1e9 / tps, Direction::LowerIsBetter),
+                    ),
+                ]),
+                series: BTreeMap::new(),
+                histograms: BTreeMap::new(),
+                warnings: Vec::new(),
+                facts: BTreeMap::new(),
+                ranks: 1,
+                per_rank: Vec::new(),
+                ..Default::default()
+            }
+        };
+        let target = |id, name: &str| TargetRow {
+            id,
+            name: name.into(),
+            kind: "dir".into(),
+            baseline: id == 1,
+            params: json!({}),
+            facts: json!({}),
+            ..Default::default()
+        };
+        CampaignData {
+            campaign: CampaignRow {
+                id: 1,
+                name: "c".into(),
+                description: String::new(),
+                origin: String::new(),
+                status: "finished".into(),
+                started_at: String::new(),
+                finished_at: None,
+                storlab_version: String::new(),
+                planned_runs: runs.len() as i64,
+                runs_ok: runs.len() as i64,
+                runs_failed: 0,
+            },
+            environment: json!({}),
+            experiment: json!({ "plan": plan }),
+            targets: vec![target(1, "a"), target(2, "b")],
+            workloads: vec![WorkloadRow {
+                id: 1,
+                name: "w".into(),
+                kind: "pgbench".into(),
+                primary_metric: "tps".into(),
+                params: json!({}),
+                ..Default::default()
+            }],
+            runs: runs.iter().enumerate().map(run).collect(),
+            stops: Vec::new(),
         }
-        out.push(format!(
-            "{workload} on {}: run {} of {n} is an outlier ({} = {})",
-            t.target,
-            i + 1,
-            m.name,
-            crate::report::format::format_value(t.values[i], m.unit)
-        ));
+    }
+
+    /// Both targets drift up a round at a time; b is 3% faster in each.
+    const DRIFTING: &[(&str, u32, f64)] = &[
+        ("a", 1, 100.0),
+        ("b", 1, 103.4),
+        ("a", 2, 104.9),
+        ("b", 2, 107.6),
+        ("a", 3, 110.3),
+        ("b", 3, 113.9),
+    ];
+
+    fn primary(r: &Report) -> &MetricReport {
+        r.workloads[0].primary_metric().unwrap()
+    }
+
+    // Reference: the rules of stats::analysis (whose methods have SciPy
+    // references) applied to the plan stored with the campaign.
+    #[test]
+    fn the_plan_decides_pairing_and_the_analysis() {
+        let method = |plan| {
+            let r = build(&campaign(plan, DRIFTING), None).unwrap();
+            primary(&r).targets[1].comparison.unwrap().method
+        };
+        assert_eq!(method(json!({"order": "interleaved"})), Method::PairedLog);
+        assert_eq!(method(json!({"order": "randomized"})), Method::PairedLog);
+        assert_eq!(
+            method(json!({})),
+            Method::PairedLog,
+            "a store before the choice"
+        );
+        assert_eq!(method(json!({"order": "sequential"})), Method::WelchLog);
+        let means = json!({"order": "interleaved", "analysis": "means"});
+        assert_eq!(method(means), Method::WelchMeans);
+
+        let mut zero = DRIFTING.to_vec();
+        zero[0].2 = 0.0;
+        let r = build(&campaign(json!({}), &zero), None).unwrap();
+        assert_eq!(primary(&r).analysis, Analysis::Means);
+        assert_eq!(
+            primary(&r).targets[1].comparison.unwrap().method,
+            Method::WelchMeans
+        );
+    }
+
+    #[test]
+    fn secondary_metrics_are_exploratory() {
+        let r = build(&campaign(json!({}), DRIFTING), None).unwrap();
+        let flags: Vec<(&str, bool)> = r.workloads[0]
+            .metrics
+            .iter()
+            .map(|m| (m.name.as_str(), m.exploratory))
+            .collect();
+        assert_eq!(flags, [("tps", false), ("lat_mean_ns", true)]);
+    }
+
+    // Reference: mean_ci's SciPy reference for [1, 2] is [-4.85, 7.85];
+    // values that cannot be negative keep [0, 7.85].
+    #[test]
+    fn intervals_of_non_negative_values_are_clipped_at_zero() {
+        let t = target_stats("a", vec![1.0, 2.0], None, Direction::HigherIsBetter);
+        let ci = t.ci.unwrap();
+        assert!(t.ci_clipped && ci.low == 0.0 && (ci.high - 7.853102368087347).abs() < 1e-9);
+        let t = target_stats("a", vec![-1.0, 2.0], None, Direction::HigherIsBetter);
+        assert!(!t.ci_clipped && t.ci.unwrap().low < 0.0);
+        let t = target_stats("a", vec![10.0, 10.5, 9.5], None, Direction::HigherIsBetter);
+        assert!(!t.ci_clipped && t.ci.unwrap().low > 0.0);
+    }
+
+    // Reference: stats::resolve's rule; the drift that pairing removes
+    // leaves the unpaired comparison inconclusive, with a count to settle.
+    #[test]
+    fn only_inconclusive_pairs_say_how_many_runs_would_settle_them() {
+        let paired = build(&campaign(json!({}), DRIFTING), None).unwrap();
+        let t = &primary(&paired).targets[1];
+        assert_eq!((t.verdict, t.settle), (Some(Verdict::Better), None));
+
+        let c = campaign(json!({"order": "sequential"}), DRIFTING);
+        let unpaired = build(&c, None).unwrap();
+        let t = &primary(&unpaired).targets[1];
+        assert_eq!(t.verdict, Some(Verdict::NoSignificantDifference));
+        let settle = t.settle.unwrap();
+        assert_eq!((settle.pct, settle.now), (RESOLUTION_PCT, 3));
+        assert!(settle.runs.unwrap() > 3, "{settle:?}");
+        let lines: Vec<&String> = unpaired
+            .warnings
+            .iter()
+            .filter(|w| w.starts_with("inconclusive"))
+            .collect();
+        assert_eq!(lines.len(), 1, "{:?}", unpaired.warnings);
+        assert!(lines[0].ends_with(&format!("w b {} (3 now)", runs_text(settle.runs))));
+    }
+
+    #[test]
+    fn warnings_list_every_pair_once_per_kind() {
+        let two_runs = &DRIFTING[..4];
+        let r = build(&campaign(json!({"order": "sequential"}), two_runs), None).unwrap();
+        let few: Vec<&String> = r
+            .warnings
+            .iter()
+            .filter(|w| w.starts_with("too few measured runs"))
+            .collect();
+        assert_eq!(few.len(), 1, "{:?}", r.warnings);
+        assert!(few[0].ends_with(": w on a (2); w on b (2)"), "{}", few[0]);
     }
 }

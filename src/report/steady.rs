@@ -133,6 +133,7 @@ mod tests {
             series: BTreeMap::new(),
             histograms: BTreeMap::new(),
             warnings: Vec::new(),
+            facts: BTreeMap::new(),
             ranks: 1,
             per_rank: Vec::new(),
             factors: Default::default(),

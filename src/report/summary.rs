@@ -33,7 +33,15 @@ fn versus(t: &TargetStats, baseline: &str, direction: crate::metric::Direction) 
         (Some(c), Some(v)) if v != Verdict::NoSignificantDifference => {
             format!("{:+.1}% {}", c.diff_pct, v.word(direction))
         }
-        (Some(c), _) => format!("{:+.1}% (n.s.)", c.diff_pct),
+        (Some(c), _) => match &t.settle {
+            Some(s) => format!(
+                "{:+.1}% (n.s.; ±{}% needs {} runs)",
+                c.diff_pct,
+                s.pct,
+                model::runs_text(s.runs)
+            ),
+            None => format!("{:+.1}% (n.s.)", c.diff_pct),
+        },
     }
 }
 

@@ -1,5 +1,10 @@
-//! Candidate against baseline: Welch's t-test and the percent difference of
-//! the means with its confidence interval.
+//! Candidate against baseline on the values themselves (`[plan] analysis =
+//! "means"`, and metrics that can be zero or negative, which have no log):
+//! Welch's t-test and the percent difference of the means with its
+//! confidence interval. Positive metrics are compared on the ratio scale
+//! instead ([`crate::stats::ratio`]), whose interval never reaches -100 %;
+//! Fieller's can, with two or three noisy runs (see the tiny-writes case in
+//! `ratio`'s tests).
 //!
 //! # Test
 //!
@@ -68,19 +73,53 @@ use serde::Serialize;
 use super::interval::{t_cdf, t_critical, valid_level, Interval};
 use super::summary::{all_finite, mean, sample_stddev};
 
+/// How a [`Comparison`] was computed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Method {
+    /// Runs paired by round: Student t on the per-round log ratios
+    /// ([`crate::stats::ratio::paired_log`]).
+    PairedLog,
+    /// Unpaired runs: Welch's t on the logs
+    /// ([`crate::stats::ratio::welch_log`]).
+    WelchLog,
+    /// Welch's t on the values themselves, Fieller's interval for the ratio
+    /// of the means ([`welch`]): for metrics that can be zero or negative.
+    WelchMeans,
+}
+
+impl Method {
+    /// True for the methods that work on the log scale, whose percent
+    /// difference is a ratio of geometric means.
+    pub fn is_log(self) -> bool {
+        matches!(self, Method::PairedLog | Method::WelchLog)
+    }
+}
+
 /// Result of comparing a candidate's runs against a baseline's.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Comparison {
-    /// Percent difference of the means, 100 · (mean_c - mean_b) / mean_b.
+    pub method: Method,
+    /// Percent difference: of the geometric means for the log methods,
+    /// 100 · (exp(mean log ratio) - 1); of the arithmetic means for
+    /// [`Method::WelchMeans`], 100 · (mean_c - mean_b) / mean_b.
     pub diff_pct: f64,
-    /// Confidence interval of `diff_pct` by Fieller's theorem (module doc).
+    /// Confidence interval of `diff_pct` (see each method).
     pub diff_pct_ci: Interval,
-    /// Welch's t statistic, positive when the candidate mean is larger.
+    /// The t statistic, positive when the candidate is larger.
     pub t: f64,
-    /// Welch–Satterthwaite degrees of freedom.
+    /// Degrees of freedom of `t`.
     pub df: f64,
     /// Two-sided p-value.
     pub p_value: f64,
+    /// Runs compared: the pairs for [`Method::PairedLog`], the smaller of
+    /// the two sides otherwise.
+    pub n: usize,
+    /// Standard error of the estimated difference on the method's scale:
+    /// in log units for the log methods, relative to |mean_b| for
+    /// [`Method::WelchMeans`]. With `df` it says how the interval would
+    /// narrow with more runs ([`crate::stats::resolve`]).
+    pub se: f64,
 }
 
 /// Compares `candidate` against `baseline` with Welch's t-test, and gives
@@ -105,14 +144,14 @@ pub fn welch(baseline: &[f64], candidate: &[f64], level: f64) -> Option<Comparis
 }
 
 /// Mean, variance of the mean (s² / n) and count of one side.
-struct Sample {
-    n: f64,
-    mean: f64,
-    var_of_mean: f64,
+pub(super) struct Sample {
+    pub(super) n: f64,
+    pub(super) mean: f64,
+    pub(super) var_of_mean: f64,
 }
 
 impl Sample {
-    fn new(xs: &[f64]) -> Option<Sample> {
+    pub(super) fn new(xs: &[f64]) -> Option<Sample> {
         if xs.len() < 2 || !all_finite(xs) {
             return None;
         }
@@ -135,6 +174,7 @@ fn exact_comparison(b: &Sample, c: &Sample, diff_pct: f64, level: f64) -> Option
         (f64::INFINITY.copysign(c.mean - b.mean), 0.0)
     };
     Some(Comparison {
+        method: Method::WelchMeans,
         diff_pct,
         diff_pct_ci: Interval {
             low: diff_pct,
@@ -144,6 +184,8 @@ fn exact_comparison(b: &Sample, c: &Sample, diff_pct: f64, level: f64) -> Option
         t,
         df: b.n + c.n - 2.0,
         p_value,
+        n: b.n.min(c.n) as usize,
+        se: 0.0,
     })
 }
 
@@ -152,6 +194,7 @@ fn welch_comparison(b: &Sample, c: &Sample, diff_pct: f64, level: f64) -> Option
     let df = welch_df(b, c);
     let ratio = fieller_ratio_bounds(b, c, t_critical(level, df));
     Some(Comparison {
+        method: Method::WelchMeans,
         diff_pct,
         diff_pct_ci: Interval {
             low: 100.0 * (ratio.0 - 1.0),
@@ -161,12 +204,14 @@ fn welch_comparison(b: &Sample, c: &Sample, diff_pct: f64, level: f64) -> Option
         t,
         df,
         p_value: two_sided_p(t, df)?,
+        n: b.n.min(c.n) as usize,
+        se: (b.var_of_mean + c.var_of_mean).sqrt() / b.mean.abs(),
     })
 }
 
 /// Welch–Satterthwaite df, computed on the variance shares (each over their
 /// sum) so that tiny variances cannot underflow to 0/0.
-fn welch_df(b: &Sample, c: &Sample) -> f64 {
+pub(super) fn welch_df(b: &Sample, c: &Sample) -> f64 {
     let total = b.var_of_mean + c.var_of_mean;
     let (wb, wc) = (b.var_of_mean / total, c.var_of_mean / total);
     1.0 / (wb * wb / (b.n - 1.0) + wc * wc / (c.n - 1.0))
@@ -187,18 +232,19 @@ fn fieller_ratio_bounds(b: &Sample, c: &Sample, t: f64) -> (f64, f64) {
 }
 
 /// Two-sided p-value of `t` under Student t with `df` degrees of freedom.
-fn two_sided_p(t: f64, df: f64) -> Option<f64> {
+pub(super) fn two_sided_p(t: f64, df: f64) -> Option<f64> {
     let p = 2.0 * t_cdf(-t.abs(), df);
     (!p.is_nan()).then_some(p.min(1.0))
 }
 
 /// Rejects results of overflowed arithmetic: nothing may be NaN, and only
 /// the interval bounds may be infinite (an unbounded Fieller set).
-fn is_sane(cmp: &Comparison) -> bool {
+pub(super) fn is_sane(cmp: &Comparison) -> bool {
     cmp.diff_pct.is_finite()
         && cmp.df.is_finite()
         && cmp.p_value.is_finite()
         && !cmp.t.is_nan()
+        && !cmp.se.is_nan()
         && !cmp.diff_pct_ci.low.is_nan()
         && !cmp.diff_pct_ci.high.is_nan()
 }

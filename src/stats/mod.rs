@@ -11,9 +11,17 @@
 //!   variation of one set of runs.
 //! * [`interval`]: confidence intervals for the mean (Student t) and for the
 //!   median (percentile bootstrap with a seeded, reproducible generator).
-//! * [`compare`]: candidate against baseline with Welch's unequal-variances
-//!   t-test, and a confidence interval for the percent difference of the
-//!   means by Fieller's theorem.
+//! * [`ratio`]: candidate against baseline on the ratio scale: the ratio
+//!   of geometric means with a t-interval of the mean log ratio, paired by
+//!   round or by Welch's t (Kalibera & Jones, "Rigorous benchmarking in
+//!   reasonable time", ISMM 2013; benchstat's practice). Its bounds never
+//!   reach -100 %.
+//! * [`compare`]: candidate against baseline on the values themselves, for
+//!   metrics that can be zero or negative: Welch's unequal-variances t-test
+//!   and Fieller's interval for the percent difference of the means.
+//! * [`analysis`]: which of those the plan's design and the data call for.
+//! * [`resolve`]: how many runs an inconclusive interval would need to
+//!   settle a difference of a given size.
 //! * [`outliers`]: modified z-scores from the median absolute deviation
 //!   (Iglewicz & Hoaglin), to flag disturbed runs.
 //! * [`verdict`](mod@verdict): better, worse, or no significant difference
@@ -27,15 +35,21 @@
 //! reference values computed by SciPy/NumPy, and each test names the exact
 //! Python expression that produced its references.
 
+pub mod analysis;
 pub mod compare;
 pub mod interval;
 pub mod outliers;
+pub mod ratio;
+pub mod resolve;
 pub mod summary;
 pub mod verdict;
 
-pub use compare::{welch, Comparison};
+pub use analysis::{compare_runs, Analysis, Design, RoundValue};
+pub use compare::{welch, Comparison, Method};
 pub use interval::{mean_ci, median_ci_bootstrap, t_quantile, Interval};
 pub use outliers::{mad, mad_outliers, DEFAULT_THRESHOLD};
+pub use ratio::{paired_log, welch_log};
+pub use resolve::{runs_for_half_width, runs_to_resolve};
 pub use summary::{summarize, Summary};
 pub use verdict::{verdict, Verdict, DEFAULT_ALPHA};
 

@@ -1,18 +1,20 @@
 //! The verdict of a comparison: better, worse, or no significant
 //! difference.
 //!
-//! A difference is significant when Welch's two-sided p-value is below the
+//! A difference is significant when the comparison's two-sided p-value
+//! (paired t or Welch's t, on logs or on the values: see
+//! [`crate::stats::analysis`]) is below the
 //! significance level alpha, [`DEFAULT_ALPHA`] = 0.05 by convention (R. A.
 //! Fisher, "Statistical Methods for Research Workers", 1925). Only then
 //! does its sign count: for a [`Direction::HigherIsBetter`] metric
 //! (throughput, IOPS) a larger candidate mean is better; for a
 //! [`Direction::LowerIsBetter`] metric (latency) a smaller one is.
 //!
-//! The sign is read from Welch's t (the sign of mean_c - mean_b), not from
-//! the percent difference, so that a negative baseline mean cannot flip it.
-//! With `level = 1 - alpha` the verdict agrees with the percent-difference
-//! interval of [`crate::stats::compare`]: significant exactly when the
-//! interval excludes 0 %.
+//! The sign is read from t (positive when the candidate is larger), not
+//! from the percent difference, so that a negative baseline mean cannot
+//! flip it. With `level = 1 - alpha` the verdict agrees with the
+//! percent-difference interval: significant exactly when the interval
+//! excludes 0 % (for Fieller's interval, when it is bounded).
 
 use serde::Serialize;
 
@@ -73,6 +75,9 @@ mod tests {
 
     fn comparison(diff_pct: f64, t: f64, p_value: f64) -> Comparison {
         Comparison {
+            method: crate::stats::Method::WelchMeans,
+            n: 5,
+            se: 0.01,
             diff_pct,
             diff_pct_ci: Interval {
                 low: diff_pct - 1.0,

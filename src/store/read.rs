@@ -26,7 +26,7 @@ pub struct CampaignRow {
     pub runs_failed: i64,
 }
 
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct TargetRow {
     pub id: i64,
     pub name: String,
@@ -40,7 +40,7 @@ pub struct TargetRow {
     pub factors: Vec<Factor>,
 }
 
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct WorkloadRow {
     pub id: i64,
     pub name: String,
@@ -89,7 +89,7 @@ impl HistData {
     }
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct RunData {
     pub id: i64,
     pub target: String,
@@ -108,6 +108,8 @@ pub struct RunData {
     pub series: BTreeMap<MetricKey, SeriesData>,
     pub histograms: BTreeMap<MetricKey, HistData>,
     pub warnings: Vec<String>,
+    /// What the run was measured with (`pg_server_version`, …).
+    pub facts: BTreeMap<String, String>,
     /// MPI ranks that ran it at once (1 without MPI).
     pub ranks: u32,
     /// Each rank's part of a multi-client run, in rank order.
@@ -339,6 +341,7 @@ impl Store {
                     series: BTreeMap::new(),
                     histograms: BTreeMap::new(),
                     warnings: Vec::new(),
+                    facts: BTreeMap::new(),
                     ranks: r.get(13)?,
                     per_rank: Vec::new(),
                     factors: Labels::new(),
@@ -350,6 +353,7 @@ impl Store {
         self.attach_series(campaign, &index, &mut runs)?;
         self.attach_histograms(campaign, &index, &mut runs)?;
         self.attach_warnings(campaign, &index, &mut runs)?;
+        self.attach_facts(campaign, &index, &mut runs)?;
         self.attach_ranks(campaign, &index, &mut runs)?;
         Ok(runs)
     }
@@ -434,6 +438,19 @@ impl Store {
         let sql = "SELECT w.run_id, w.message FROM warnings w JOIN runs r ON r.id = w.run_id WHERE r.campaign_id = ?1";
         self.each_run_row(sql, campaign, index, |i, r| {
             runs[i].warnings.push(r.get(1)?);
+            Ok(())
+        })
+    }
+
+    fn attach_facts(
+        &self,
+        campaign: i64,
+        index: &BTreeMap<i64, usize>,
+        runs: &mut [RunData],
+    ) -> Result<()> {
+        let sql = "SELECT f.run_id, f.name, f.value FROM run_facts f JOIN runs r ON r.id = f.run_id WHERE r.campaign_id = ?1";
+        self.each_run_row(sql, campaign, index, |i, r| {
+            runs[i].facts.insert(r.get(1)?, r.get(2)?);
             Ok(())
         })
     }

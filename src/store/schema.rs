@@ -4,7 +4,7 @@
 use anyhow::{bail, Result};
 use rusqlite::{Connection, OptionalExtension};
 
-pub const SCHEMA_VERSION: i64 = 4;
+pub const SCHEMA_VERSION: i64 = 5;
 
 pub const V1: &str = r#"
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -173,6 +173,17 @@ CREATE TABLE rank_metrics_v4 (
 );
 "#;
 
+/// Version 5: what each run was measured with, as text beside its metrics
+/// (the PostgreSQL server's version and non-default settings).
+pub const V5: &str = r#"
+CREATE TABLE run_facts (
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    name TEXT NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (run_id, name)
+);
+"#;
+
 pub fn migrate(conn: &Connection) -> Result<()> {
     conn.execute_batch(
         "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);",
@@ -202,6 +213,12 @@ pub fn migrate(conn: &Connection) -> Result<()> {
         tx.execute_batch(V4)?;
         super::migrate_v4::migrate(&tx)?;
         set_version(&tx, 4)?;
+        tx.commit()?;
+    }
+    if version < 5 {
+        let tx = conn.unchecked_transaction()?;
+        tx.execute_batch(V5)?;
+        set_version(&tx, 5)?;
         tx.commit()?;
     }
     Ok(())

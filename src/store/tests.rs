@@ -62,6 +62,7 @@ fn labelled_figures_come_back_with_their_labels_and_the_primary_without() {
             hist: hist.clone(),
         }],
         warnings: Vec::new(),
+        facts: vec![("pg_server_version".into(), "15.18".into())],
     };
     store.record_run(&record(&ids), Some(&out)).unwrap();
     let done = store.done_runs(ids.campaign).unwrap();
@@ -73,6 +74,7 @@ fn labelled_figures_come_back_with_their_labels_and_the_primary_without() {
     );
     let c = store.load_campaign(ids.campaign).unwrap();
     let run = &c.runs[0];
+    assert_eq!(run.facts["pg_server_version"], "15.18");
     let key = MetricKey::new("geomean_bw_bytes_per_s", write);
     assert_eq!(run.metrics[&key].value, 5.0);
     assert_eq!(run.metrics[&key].unit, Unit::BytesPerSec);
@@ -150,7 +152,7 @@ fn a_v3_store_migrates_its_names_into_names_and_labels() {
             |r| r.get(0),
         )
         .unwrap();
-    assert_eq!(version, "4");
+    assert_eq!(version, "5");
     drop(store);
-    assert!(Store::open(&path).is_ok(), "a v4 store opens as it is");
+    assert!(Store::open(&path).is_ok(), "a v5 store opens as it is");
 }

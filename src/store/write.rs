@@ -197,5 +197,11 @@ fn insert_output(tx: &rusqlite::Transaction<'_>, run: i64, out: &RunOutput) -> R
             params![run, w],
         )?;
     }
+    for (name, value) in &out.facts {
+        tx.execute(
+            "INSERT OR REPLACE INTO run_facts (run_id, name, value) VALUES (?1, ?2, ?3)",
+            params![run, name, value],
+        )?;
+    }
     Ok(())
 }

@@ -1,9 +1,20 @@
 //! Workload `mock`: synthetic, seeded metrics for testing storlab itself, as
 //! fio's null engine exists to test fio. It touches no storage: a run sleeps
 //! for `duration` (so that timing, signals and interruption can be tested)
-//! and reports `value` perturbed by Gaussian noise of relative size `noise`.
-//! The same seed and run always give the same number.
+//! and reports
+//!
+//! ```text
+//! ops_per_s = value · factor[target] · (1 + drift · position) · (1 + noise · z)
+//! ```
+//!
+//! with `z` a standard normal draw, `position` the run's 0-based place in
+//! the campaign's order (a linear drift over time, such as a neighbour's
+//! load building up) and `factor` a per-target multiplier (a true
+//! difference between targets). The same seed and run always give the same
+//! number, so campaigns with a known truth test the verdicts
+//! (`tests/calibration.rs`).
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -19,20 +30,54 @@ declare! {
     pub struct MockParams {
         value: float(0.0, 1e18) = "1000" => "mean of the reported ops_per_s",
         noise: float(0.0, 10.0) = "0" => "relative standard deviation of the noise",
+        drift: float(-0.5, 0.5) = "0" => "relative change of the mean per run, linear in the run's position in the campaign",
+        factor: map => "multiplier of the mean per target, e.g. { b = 1.05 }; 1 for targets not named",
         duration: duration = "0s" => "how long each run sleeps",
         seed: int(u64, 0, i64::MAX) = "1" => "seed of the noise",
     }
 }
 
-impl Configure for MockParams {
-    type Config = MockParams;
+/// A configured mock workload: its model, per-target factors and sleep.
+#[derive(Debug, Clone)]
+pub struct MockConfig {
+    pub model: Model,
+    /// Factor per target name; 1 for targets not named.
+    pub factors: BTreeMap<String, f64>,
+    pub duration: Duration,
+}
 
-    fn configure(self, _: &Path, _: &mut Params) -> Result<MockParams, Fault> {
-        Ok(self)
+impl MockParams {
+    /// What the runs report, these parameters' model.
+    pub fn model(&self) -> Model {
+        Model {
+            value: self.value,
+            noise: self.noise,
+            drift: self.drift,
+            seed: self.seed,
+        }
     }
 }
 
-impl WorkloadConfig for MockParams {
+impl Configure for MockParams {
+    type Config = MockConfig;
+
+    fn configure(self, _: &Path, _: &mut Params) -> Result<MockConfig, Fault> {
+        let mut factors = BTreeMap::new();
+        for (target, text) in self.factor.iter().flatten() {
+            match text.parse::<f64>() {
+                Ok(f) if f.is_finite() && f >= 0.0 => factors.insert(target.clone(), f),
+                _ => return Err(("factor", format!("the factor for target `{target}` is `{text}`; write a non-negative number such as 1.05"))),
+            };
+        }
+        Ok(MockConfig {
+            model: self.model(),
+            factors,
+            duration: self.duration,
+        })
+    }
+}
+
+impl WorkloadConfig for MockConfig {
     fn estimate(&self) -> Duration {
         self.duration
     }
@@ -42,25 +87,33 @@ impl WorkloadConfig for MockParams {
     }
 
     fn build(&self) -> Box<dyn Workload> {
-        Box::new(Mock::new(self))
+        Box::new(Mock {
+            config: self.clone(),
+        })
     }
 }
 
 pub struct Mock {
-    value: f64,
-    noise: f64,
-    duration: Duration,
-    seed: u64,
+    config: MockConfig,
 }
 
-impl Mock {
-    pub fn new(p: &MockParams) -> Mock {
-        Mock {
-            value: p.value,
-            noise: p.noise,
-            duration: p.duration,
-            seed: p.seed,
-        }
+/// What a mock run reports, before the per-target factor: everything but
+/// the sleeping, so that simulations can draw the same numbers in-process.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Model {
+    pub value: f64,
+    pub noise: f64,
+    pub drift: f64,
+    pub seed: u64,
+}
+
+impl Model {
+    /// The reported value of the run at `position` with `run_seed`, on a
+    /// target whose factor is `factor`; never negative.
+    pub fn value(&self, factor: f64, position: u32, run_seed: u64) -> f64 {
+        let z = gaussian(self.seed ^ run_seed.wrapping_mul(0x2545_F491_4F6C_DD1D));
+        let drifted = 1.0 + self.drift * f64::from(position);
+        (self.value * factor * drifted * (1.0 + self.noise * z)).max(0.0)
     }
 }
 
@@ -84,16 +137,15 @@ impl Workload for Mock {
     }
 
     fn run(&mut self, _dir: &Path, cx: &RunContext) -> Result<RunOutput> {
+        let duration = self.config.duration;
         let t0 = Instant::now();
-        while t0.elapsed() < self.duration && !cx.stop.is_raised() {
-            std::thread::sleep(Duration::from_millis(5).min(self.duration));
+        while t0.elapsed() < duration && !cx.stop.is_raised() {
+            std::thread::sleep(Duration::from_millis(5).min(duration));
         }
-        let v = self.value
-            * (1.0
-                + self.noise
-                    * gaussian(self.seed ^ cx.run_seed.wrapping_mul(0x2545_F491_4F6C_DD1D)));
+        let factor = self.config.factors.get(&cx.target).copied().unwrap_or(1.0);
+        let v = self.config.model.value(factor, cx.position, cx.run_seed);
         Ok(RunOutput {
-            metrics: vec![m::OPS_PER_S.value(v.max(0.0))],
+            metrics: vec![m::OPS_PER_S.value(v)],
             ..Default::default()
         })
     }
@@ -105,6 +157,40 @@ impl Workload for Mock {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use crate::params::Value;
+
+    // Reference: the formula of the module doc, without noise.
+    #[test]
+    fn drift_and_factor_scale_the_mean() {
+        let m = Model {
+            value: 100.0,
+            noise: 0.0,
+            drift: 0.01,
+            seed: 1,
+        };
+        assert_eq!(m.value(1.0, 0, 9), 100.0);
+        assert!((m.value(1.05, 10, 9) - 115.5).abs() < 1e-9);
+        let down = Model { drift: -0.2, ..m };
+        assert_eq!(down.value(1.0, 10, 9), 0.0, "never negative");
+    }
+
+    #[test]
+    fn a_factor_must_be_a_number() {
+        let configure = |text: &str| {
+            let mut p = Params::defaults(MockParams::PARAMS);
+            let factor = BTreeMap::from([("b".to_string(), text.to_string())]);
+            p.set("factor", Value::Map(factor));
+            MockParams::from_params(&p)
+                .unwrap()
+                .configure(Path::new("/"), &mut p)
+        };
+        assert_eq!(configure("1.05").unwrap().factors["b"], 1.05);
+        let (key, why) = configure("fast").unwrap_err();
+        assert_eq!(key, "factor");
+        assert!(why.contains("`b` is `fast`"), "{why}");
+    }
+
     #[test]
     fn gaussian_draws_have_unit_spread() {
         let xs: Vec<f64> = (0..20_000u64).map(|i| super::gaussian(i * 7919)).collect();

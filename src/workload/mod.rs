@@ -37,6 +37,11 @@ pub struct RunContext {
     pub stop: StopFlag,
     /// Differs per run, so that random patterns are not replayed exactly.
     pub run_seed: u64,
+    /// The run's 0-based position in the campaign's order (for the mock
+    /// workload's simulated drift).
+    pub position: u32,
+    /// The name of the target the run is on.
+    pub target: String,
 }
 
 /// A workload's lifecycle on one target directory.

@@ -34,6 +34,10 @@ fn io_rank(rank: usize, lat: &[u64], elapsed: f64, done: f64) -> RankRun {
             series: vec![Series::new(&m::BW_BYTES_PER_S, 1.0, vec![10.0; rank + 1])],
             histograms: vec![h],
             warnings: vec!["same".into(), format!("only {rank}")],
+            facts: vec![
+                ("engine".into(), "psync".into()),
+                ("version".into(), format!("1.{}", rank.min(1))),
+            ],
         },
     }
 }
@@ -89,6 +93,13 @@ fn counts_add_histograms_merge_exactly_and_throughput_is_iors_aggregate() {
     assert_eq!(
         out.warnings,
         vec!["same", "rank 0: only 0", "rank 1: only 1", "rank 2: only 2"]
+    );
+    assert_eq!(
+        out.facts,
+        vec![
+            ("engine".to_string(), "psync".to_string()),
+            ("version".to_string(), "0: 1.0; 1: 1.1; 2: 1.1".to_string())
+        ]
     );
 }
 

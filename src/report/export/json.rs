@@ -1,7 +1,7 @@
 //! The campaign as one JSON document: campaign, environment, experiment,
 //! targets with facts, workloads, and every run with its metrics (name,
 //! labels, value, unit, direction), series, latency histograms
-//! (HdrHistogram V2, base64), warnings and per-rank parts. The layout is
+//! (HdrHistogram V2, base64), warnings, facts and per-rank parts. The layout is
 //! `docs/export.schema.json`; [`JSON_SCHEMA_VERSION`] changes with it.
 
 use std::collections::BTreeMap;
@@ -50,6 +50,7 @@ fn run(r: &RunData) -> Value {
         "series": series(&r.series, r),
         "histograms": histograms(&r.histograms, r),
         "warnings": r.warnings,
+        "facts": r.facts,
         "per_rank": r.per_rank.iter().map(|k| rank(k, r)).collect::<Vec<_>>(),
     })
 }

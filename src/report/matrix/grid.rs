@@ -10,7 +10,7 @@ use crate::metric::catalogue::BW_BYTES_PER_S;
 use crate::metric::{Direction, MetricKey};
 use crate::report::model::{call, LEVEL};
 use crate::stats::summary::mean;
-use crate::stats::{welch, Verdict};
+use crate::stats::{welch_log, Verdict};
 use crate::store::CampaignData;
 use crate::workload::matrix::grid::{cell_of, Cell, Test};
 
@@ -99,9 +99,11 @@ impl Axes {
 /// One cell of one target against the same cell of the baseline.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CellDiff {
-    /// 100 · (mean − baseline mean) / baseline mean.
+    /// 100 · (ratio − 1), the ratio of the geometric means (of the means
+    /// when a side has a single run or a zero).
     pub diff_pct: f64,
-    /// Welch's two-sided p-value; `None` with fewer than two runs a side.
+    /// Welch's two-sided p-value on the logs; `None` with fewer than two
+    /// positive runs a side.
     pub p_value: Option<f64>,
     /// Faster or slower by the report's rule: p < 0.05 and at least 1%.
     pub significant: bool,
@@ -117,7 +119,9 @@ pub fn cell_diff(baseline: &[f64], candidate: &[f64]) -> Option<CellDiff> {
     if !(mb > 0.0 && mb.is_finite() && mc.is_finite()) {
         return None;
     }
-    let Some(cmp) = welch(baseline, candidate, LEVEL) else {
+    // Throughputs are positive: compared on the ratio scale like every
+    // positive metric, unpaired (a cell's runs are few and exploratory).
+    let Some(cmp) = welch_log(baseline, candidate, LEVEL) else {
         return Some(CellDiff {
             diff_pct: 100.0 * (mc - mb) / mb,
             p_value: None,
@@ -292,7 +296,12 @@ mod tests {
     fn a_cell_is_significant_by_the_report_rule() {
         let base = [100.0, 101.0, 99.0];
         let faster = cell_diff(&base, &[120.0, 121.0, 119.0]).unwrap();
-        assert!((faster.diff_pct - 20.0).abs() < 1e-9);
+        // The ratio of geometric means; NumPy: g = lambda x:
+        // np.exp(np.mean(np.log(x))); 100 * (g(C) / g(B) - 1).
+        assert!(
+            (faster.diff_pct - 20.001222332005).abs() < 1e-9,
+            "{faster:?}"
+        );
         assert!(faster.significant && faster.p_value.unwrap() < 0.05);
         let slower = cell_diff(&base, &[80.0, 81.0, 79.0]).unwrap();
         assert!(slower.significant && slower.diff_pct < 0.0);

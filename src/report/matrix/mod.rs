@@ -75,7 +75,7 @@ fn unit_of(m: &MatrixReport) -> Unit {
 /// How to read the maps and tables, once per workload.
 fn reading(m: &MatrixReport, unit: &Unit) -> String {
     format!(
-        "Per test: mean throughput over the measured runs in {}, file sizes as rows and record sizes as columns (empty where the record is larger than the file, — where a target has no measurement), then the % difference of each target's mean from the baseline {} (in the maps red is faster, blue slower). A difference in parentheses (hatched in the maps) is not significant: Welch's p ≥ 0.05 or under {MIN_EFFECT_PCT}%, the rule of every verdict in this report. Mean latency per cell is in the CSV and JSON exports.",
+        "Per test: mean throughput over the measured runs in {}, file sizes as rows and record sizes as columns (empty where the record is larger than the file, — where a target has no measurement), then the % difference of each target's mean from the baseline {} (in the maps red is faster, blue slower). A difference in parentheses (hatched in the maps) is not significant: p ≥ 0.05 (Welch's t on the logs of the cell's runs) or under {MIN_EFFECT_PCT}%, the rule of every verdict in this report. Mean latency per cell is in the CSV and JSON exports.",
         unit.name, m.baseline
     )
 }

@@ -267,6 +267,8 @@ mod tests {
             key: crate::metric::MetricKey::new("geomean_bw_bytes_per_s", labels),
             unit: crate::metric::Unit::BytesPerSec,
             direction: crate::metric::Direction::HigherIsBetter,
+            analysis: crate::stats::Analysis::Ratio,
+            exploratory: true,
             targets: Vec::new(),
         };
         let write = crate::workload::matrix::grid::test_labels(Test::Write);

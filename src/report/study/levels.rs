@@ -2,15 +2,16 @@
 //! (`compare_levels = ["compress"]`, or `--compare-levels`): every level
 //! against the first one written, on the same target with every other
 //! swept value the same, by the same statistics as the comparisons with
-//! the baseline — gzip against none on the disk and on Gluster, for each
-//! file size.
+//! the baseline (on the ratio scale, paired by round where the plan made
+//! rounds) — gzip against none on the disk and on Gluster, for each file
+//! size.
 
 use serde::Serialize;
 
 use super::{arrange, choose_column, Level, Pair, Pivot};
 use crate::metric::MetricKey;
-use crate::report::model::{target_stats, LEVEL};
-use crate::stats::welch;
+use crate::report::model::{design, plan_analysis, round_values, target_stats, LEVEL};
+use crate::stats::{compare_runs, RoundValue};
 use crate::store::CampaignData;
 
 /// One factor's levels compared: cells hold each level's figures and its
@@ -52,9 +53,9 @@ pub(crate) fn compare(
     let (metric, unit, direction) = (primary.metric.clone(), primary.unit, primary.direction);
     let pivot = arrange(&others, column.as_deref(), &[], |p| {
         let b = pairs.iter().find(|b| is_base(b) && group(b) == group(p))?;
-        let base_values = values(c, b);
-        let values = values(c, p);
-        let cmp = welch(&base_values, &values, LEVEL);
+        let (base, level) = (rounds(c, b), rounds(c, p));
+        let cmp = compare_runs(&base, &level, design(c), plan_analysis(c), LEVEL);
+        let values = level.iter().map(|r| r.value).collect();
         let stats = target_stats(&p.target.name, values, cmp, direction);
         Some((stats, metric.clone(), unit, direction))
     })?;
@@ -68,17 +69,8 @@ pub(crate) fn compare(
     })
 }
 
-/// The primary metric of a pair's measured, successful runs.
-fn values(c: &CampaignData, p: &Pair) -> Vec<f64> {
+/// The primary metric of a pair's measured, successful runs, by round.
+fn rounds(c: &CampaignData, p: &Pair) -> Vec<RoundValue> {
     let key = MetricKey::plain(&p.workload.primary_metric);
-    c.runs
-        .iter()
-        .filter(|r| {
-            r.workload == p.workload.name
-                && r.target == p.target.name
-                && !r.warmup
-                && r.status == "ok"
-        })
-        .filter_map(|r| r.metrics.get(&key).map(|m| m.value))
-        .collect()
+    round_values(c, &p.workload.name, &p.target.name, &key)
 }

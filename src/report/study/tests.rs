@@ -143,8 +143,7 @@ fn run(
         histograms: BTreeMap::new(),
         warnings: Vec::new(),
         ranks: 1,
-        per_rank: Vec::new(),
-        factors: Default::default(),
+        ..Default::default()
     }
 }
 

@@ -1,6 +1,12 @@
 //! Difference chart: one horizontal bar per target showing its % difference
 //! against the baseline, drawn from a zero line, with a confidence-interval
 //! whisker and the signed value at the bar's end. Names sit on the left.
+//!
+//! An interval with an infinite bound (Fieller's, when the baseline's mean
+//! is not told apart from zero) is drawn open: its whisker runs to the
+//! chart's edge with an arrowhead and no cap, the value is labelled
+//! "unbounded", and the axis is scaled to the finite numbers only, so one
+//! unbounded estimate does not squash the others.
 
 use anyhow::Result;
 use plotters::coord::types::RangedCoordf64;
@@ -20,7 +26,8 @@ use super::Rgb;
 pub struct DiffBar {
     pub label: String,
     pub diff_pct: f64,
-    /// Confidence interval of `diff_pct`, drawn as a whisker.
+    /// Confidence interval of `diff_pct`, drawn as a whisker; an infinite
+    /// bound is unbounded and drawn open (a NaN bound draws no whisker).
     pub ci: Option<(f64, f64)>,
     pub color: Rgb,
 }
@@ -97,7 +104,7 @@ fn draw(root: &Area<'_>, c: &DiffChart) -> Result<()> {
     let half = (0.32f64).min(MAX_BAR_PX / 2.0 * n as f64 / f64::from(rows_px.max(1)));
     for (i, (bar, name)) in c.bars.iter().zip(&names).enumerate() {
         let y = (n - 1 - i) as f64;
-        draw_bar(&chart, y, half, bar)?;
+        draw_bar(&chart, y, half, bar, (lo, hi))?;
         let (x, y) = chart.backend_coord(&(lo, y));
         let style = anchored(LABEL_SIZE, HPos::Right, VPos::Center);
         root.draw_text(name, &style, (x - 8, y))?;
@@ -105,11 +112,12 @@ fn draw(root: &Area<'_>, c: &DiffChart) -> Result<()> {
     Ok(())
 }
 
-/// The x range: 0, every finite difference and whisker, and room on the
-/// outer sides for the value labels.
+/// The x range: 0, every finite difference and finite whisker end (an
+/// unbounded end does not stretch it), and room on the outer sides for the
+/// value labels.
 fn value_range(bars: &[DiffBar]) -> (f64, f64) {
     let values = bars.iter().filter(|b| plottable(b.diff_pct)).flat_map(|b| {
-        let (lo, hi) = finite_ci(b.ci).unwrap_or((b.diff_pct, b.diff_pct));
+        let (lo, hi) = b.ci.unwrap_or((b.diff_pct, b.diff_pct));
         [b.diff_pct, lo, hi]
     });
     let (lo, hi) = zero_based_range(finite_extent(values).unwrap_or((0.0, 1.0)), 0.2);
@@ -121,8 +129,15 @@ fn value_range(bars: &[DiffBar]) -> (f64, f64) {
     )
 }
 
-/// The bar from 0 (if the difference is finite), its whisker and its label.
-fn draw_bar(chart: &Chart<'_, '_>, y: f64, half: f64, bar: &DiffBar) -> Result<()> {
+/// The bar from 0 (if the difference is finite), its whisker and its label;
+/// `range` is the x axis, where an unbounded whisker ends.
+fn draw_bar(
+    chart: &Chart<'_, '_>,
+    y: f64,
+    half: f64,
+    bar: &DiffBar,
+    range: (f64, f64),
+) -> Result<()> {
     let area = chart.plotting_area();
     let d = bar.diff_pct;
     if !plottable(d) {
@@ -132,6 +147,9 @@ fn draw_bar(chart: &Chart<'_, '_>, y: f64, half: f64, bar: &DiffBar) -> Result<(
     }
     let fill = RGBColor::from(bar.color).filled();
     area.draw(&Rectangle::new([(0.0, y - half), (d, y + half)], fill))?;
+    if let Some(open) = open_ci(bar.ci) {
+        return draw_open(chart, y, half, d, open, range);
+    }
     let ci = finite_ci(bar.ci);
     if let Some((lo, hi)) = ci {
         draw_whisker(chart, y, half * 0.5, lo, hi)?;
@@ -144,6 +162,65 @@ fn draw_bar(chart: &Chart<'_, '_>, y: f64, half: f64, bar: &DiffBar) -> Result<(
     };
     let style = anchored(VALUE_SIZE, h, VPos::Center);
     area.draw(&(EmptyElement::at((tip, y)) + Text::new(percent(d), (dx, 0), style)))?;
+    Ok(())
+}
+
+/// An interval with at least one infinite bound (and no NaN), its ends as
+/// `Some(finite)` or `None` for unbounded, ordered low to high.
+type OpenCi = (Option<f64>, Option<f64>);
+
+fn open_ci(ci: Option<(f64, f64)>) -> Option<OpenCi> {
+    let (a, b) = ci?;
+    let (lo, hi) = (a.min(b), a.max(b));
+    if lo.is_nan() || hi.is_nan() || (plottable(lo) && plottable(hi)) {
+        return None;
+    }
+    Some((plottable(lo).then_some(lo), plottable(hi).then_some(hi)))
+}
+
+/// An unbounded whisker: from its finite end (capped) to the axis edge on
+/// each open side (an arrowhead, no cap), and the value labelled
+/// "unbounded" just above the stem beside the bar's end.
+fn draw_open(
+    chart: &Chart<'_, '_>,
+    y: f64,
+    half: f64,
+    d: f64,
+    (low, high): OpenCi,
+    (lo, hi): (f64, f64),
+) -> Result<()> {
+    let cap = half * 0.5;
+    let (from, to) = (low.unwrap_or(lo), high.unwrap_or(hi));
+    let mut paths = vec![vec![(from, y), (to, y)]];
+    // An arrowhead 2% of the axis long at each open end.
+    let head = (hi - lo) * 0.02;
+    for (end, open, inward) in [(from, low.is_none(), head), (to, high.is_none(), -head)] {
+        if open {
+            paths.push(vec![
+                (end + inward, y - cap),
+                (end, y),
+                (end + inward, y + cap),
+            ]);
+        } else {
+            paths.push(vec![(end, y - cap), (end, y + cap)]);
+        }
+    }
+    draw_whisker_paths(chart.plotting_area(), &paths)?;
+    let text = format!("{} (unbounded)", percent(d));
+    // Beside the bar's end, away from zero; a negative bar's label goes
+    // right of zero instead when the names' column would be in its way.
+    let width = text_width(&text, VALUE_SIZE) as i32 + 6;
+    let room_left = chart.backend_coord(&(d, y)).0 - chart.backend_coord(&(lo, y)).0;
+    let (x, dx, h) = if d < 0.0 && room_left < width {
+        (0.0, 6, HPos::Left)
+    } else if d < 0.0 {
+        (d, -6, HPos::Right)
+    } else {
+        (d, 6, HPos::Left)
+    };
+    let style = anchored(VALUE_SIZE, h, VPos::Bottom);
+    let label = EmptyElement::at((x, y)) + Text::new(text, (dx, -3), style);
+    chart.plotting_area().draw(&label)?;
     Ok(())
 }
 
@@ -239,6 +316,26 @@ mod tests {
             0,
             "no whisker from a NaN bound"
         );
+    }
+
+    #[test]
+    fn an_unbounded_interval_is_drawn_open_and_does_not_stretch_the_axis() {
+        let bounded = chart(vec![diff("xfs", 12.5, Some((8.0, 17.0)), 1)]);
+        let c = chart(vec![
+            diff("xfs", 12.5, Some((8.0, 17.0)), 1),
+            diff("zfs", 40.0, Some((f64::NEG_INFINITY, f64::INFINITY)), 2),
+            diff("btrfs", -20.0, Some((-30.0, f64::INFINITY)), 3),
+        ]);
+        let svg = diff_chart(&c).unwrap();
+        assert!(svg.contains("+40.0% (unbounded)"), "{svg}");
+        assert!(svg.contains("-20.0% (unbounded)"), "{svg}");
+        // xfs: stem and two caps; zfs: stem and two arrowheads; btrfs: stem,
+        // a cap at -30% and an arrowhead.
+        assert_eq!(count(&svg, "stroke=\"#222222\" stroke-width=\"2\""), 9);
+        // The axis ends near the largest finite number (+40%), not at 1e300.
+        let (lo, hi) = value_range(&c.bars);
+        assert!(lo > -50.0 && hi < 60.0, "{lo} {hi}");
+        assert!(value_range(&bounded.bars).1 < hi);
     }
 
     #[test]

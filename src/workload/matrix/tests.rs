@@ -115,6 +115,8 @@ fn a_run_yields_one_metric_pair_per_cell_and_test() {
     let cx = RunContext {
         stop: StopFlag::new(),
         run_seed: 7,
+        position: 0,
+        target: "t".into(),
     };
     m.prepare(dir.path()).unwrap();
     let out = m.run(dir.path(), &cx).unwrap();
@@ -146,6 +148,8 @@ fn reading_tests_alone_lay_the_file_out_first() {
     let cx = RunContext {
         stop: StopFlag::new(),
         run_seed: 1,
+        position: 0,
+        target: "t".into(),
     };
     let out = m.run(dir.path(), &cx).unwrap();
     let cell = |file_size: u64, record: u64| Cell { file_size, record };

@@ -66,12 +66,21 @@ pub struct RunSpec {
     pub script: Option<PathBuf>,
     pub progress_s: u32,
     pub per_statement: bool,
+    /// `-R`: transactions per second, open loop.
+    pub rate: Option<f64>,
+    /// `-L`.
+    pub latency_limit: Option<Duration>,
+    /// `-l --log-prefix`: where the per-transaction log goes.
+    pub log_prefix: Option<PathBuf>,
+    /// `--sampling-rate`, with a log.
+    pub sampling_rate: Option<f64>,
 }
 
-/// `pgbench -i -s SCALE` (drops and recreates only the pgbench tables).
-pub fn init(bins: &Binaries, conn: &Conn, scale: u32) -> Command {
+/// `pgbench -i -I STEPS -s SCALE` (drops and recreates only the pgbench
+/// tables); pgbench times each step.
+pub fn init(bins: &Binaries, conn: &Conn, scale: u32, steps: &str) -> Command {
     let mut cmd = Command::new(&bins.pgbench);
-    cmd.args(["-i", "-s", &scale.to_string()]);
+    cmd.args(["-i", "-I", steps, "-s", &scale.to_string()]);
     conn.args(&mut cmd);
     cmd
 }
@@ -109,23 +118,39 @@ pub fn run_args(spec: &RunSpec) -> Vec<String> {
     if spec.per_statement {
         a.push("-r".into());
     }
+    if let Some(r) = spec.rate {
+        a.extend(["-R".into(), format!("{r}")]);
+    }
+    if let Some(l) = spec.latency_limit {
+        a.extend(["-L".into(), ms(l)]);
+    }
+    if let Some(p) = &spec.log_prefix {
+        a.extend(["-l".into(), "--log-prefix".into()]);
+        a.push(p.to_string_lossy().into_owned());
+        if let Some(s) = spec.sampling_rate {
+            a.extend(["--sampling-rate".into(), format!("{s}")]);
+        }
+    }
     a
+}
+
+/// Milliseconds as pgbench takes them (`-L 5.5`).
+fn ms(d: Duration) -> String {
+    let text = format!("{:.3}", d.as_secs_f64() * 1e3);
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// psql printing the one-line answer of `sql`.
+pub fn query(bins: &Binaries, conn: &Conn, sql: &str) -> Command {
+    let mut cmd = Command::new(&bins.psql);
+    cmd.args(["-X", "-A", "-t", "-q", "-v", "ON_ERROR_STOP=1", "-c", sql]);
+    conn.args(&mut cmd);
+    cmd
 }
 
 /// psql printing one number: the rows in pgbench_history.
 pub fn count_history(bins: &Binaries, conn: &Conn) -> Command {
-    let mut cmd = Command::new(&bins.psql);
-    cmd.args([
-        "-X",
-        "-A",
-        "-t",
-        "-v",
-        "ON_ERROR_STOP=1",
-        "-c",
-        "SELECT count(*) FROM pgbench_history",
-    ]);
-    conn.args(&mut cmd);
-    cmd
+    query(bins, conn, "SELECT count(*) FROM pgbench_history")
 }
 
 #[cfg(test)]
@@ -143,6 +168,10 @@ mod tests {
             script: None,
             progress_s: 10,
             per_statement: true,
+            rate: None,
+            latency_limit: None,
+            log_prefix: None,
+            sampling_rate: None,
         };
         assert_eq!(
             run_args(&spec).join(" "),
@@ -157,10 +186,16 @@ mod tests {
             script: Some("/x/my.sql".into()),
             progress_s: 0,
             per_statement: false,
+            rate: Some(250.5),
+            latency_limit: Some(Duration::from_micros(5500)),
+            log_prefix: Some("/t/w/txlog/pgbench_log".into()),
+            sampling_rate: Some(0.1),
         };
         assert_eq!(
             run_args(&spec).join(" "),
-            "-c 10 -j 1 -t 500 -M simple -f /x/my.sql"
+            "-c 10 -j 1 -t 500 -M simple -f /x/my.sql -R 250.5 -L 5.5 \
+             -l --log-prefix /t/w/txlog/pgbench_log --sampling-rate 0.1"
         );
+        assert_eq!(ms(Duration::from_millis(200)), "200");
     }
 }

@@ -26,6 +26,11 @@ declare! {
         script: string => "pgbench -f: a custom script file, instead of builtin",
         progress: duration = "1s" => "pgbench -P: progress interval in whole seconds, stored as series (0: none)",
         per_statement: bool = "true" => "pgbench -r: per-statement latencies",
+        rate: float(0.001, 1e9) => "pgbench -R: an open-loop run at this many transactions per second (a Poisson schedule); latency counts from the scheduled start",
+        latency_limit: duration => "pgbench -L: transactions slower than this are counted as late_transactions; with rate, those already this far behind schedule are skipped",
+        transaction_log: bool = "true" => "pgbench -l: a per-transaction log in the workload's directory, read into latency percentiles (lat_p50_ns … lat_max_ns) and removed",
+        sampling_rate: float(0.0001, 1.0) => "pgbench --sampling-rate: log only this fraction of transactions (long runs); the sample size is stored as logged_transactions",
+        init_steps: string = "dtgvp" => "pgbench -I: initialization steps, each timed (d drop, t tables, g client-side or G server-side generate, v vacuum, p primary keys, f foreign keys)",
         prewarm: duration => "an unmeasured pgbench run of this length before the measured one (its tps is kept as prewarm_tps)",
         reinit: choice(Reinit) = "each-run" => "a fresh cluster and pgbench -i before every run, or once per campaign",
         settings: map => "postgresql.conf settings, e.g. { shared_buffers = \"256MB\", fsync = \"off\" }",
@@ -69,6 +74,16 @@ impl PgbenchParams {
         if self.threads > self.clients {
             return Err(("threads", "threads must not exceed clients".into()));
         }
+        if self.latency_limit.is_some_and(|d| d.is_zero()) {
+            return Err(("latency_limit", "latency_limit must be above 0".into()));
+        }
+        if self.sampling_rate.is_some() && !self.transaction_log {
+            return Err((
+                "sampling_rate",
+                "sampling_rate samples the transaction log; it needs transaction_log = true".into(),
+            ));
+        }
+        check_init_steps(&self.init_steps).map_err(|m| ("init_steps", m))?;
         if self.progress.subsec_nanos() != 0 {
             return Err((
                 "progress",
@@ -119,6 +134,27 @@ impl PgbenchParams {
     }
 }
 
+/// Checks `pgbench -I` steps: known letters, each once, one way to generate.
+fn check_init_steps(steps: &str) -> Result<(), String> {
+    if steps.is_empty() {
+        return Err("give at least one step (pgbench's default is \"dtgvp\")".into());
+    }
+    for (i, c) in steps.char_indices() {
+        if !"dtgGvpf".contains(c) {
+            return Err(format!(
+                "`{c}` is not a pgbench -I step; the steps are d (drop tables), t (create tables), g (generate client-side), G (generate server-side), v (vacuum), p (primary keys), f (foreign keys)"
+            ));
+        }
+        if steps[..i].contains(c) {
+            return Err(format!("step `{c}` is given twice"));
+        }
+    }
+    if steps.contains('g') && steps.contains('G') {
+        return Err("generate either client-side (g) or server-side (G), not both".into());
+    }
+    Ok(())
+}
+
 impl Configure for PgbenchParams {
     type Config = Config;
 
@@ -137,6 +173,10 @@ pub struct Config {
     pub prewarm: Option<Duration>,
     pub reinit_each_run: bool,
     pub settings: BTreeMap<String, String>,
+    /// pgbench -I.
+    pub init_steps: String,
+    /// Whether the measured run writes a per-transaction log.
+    pub transaction_log: bool,
     pub dsn: Option<String>,
     pub bindir: Option<String>,
     pub os_user: String,
@@ -163,6 +203,10 @@ impl From<PgbenchParams> for Config {
             script,
             progress_s: p.progress.as_secs() as u32,
             per_statement: p.per_statement,
+            rate: p.rate,
+            latency_limit: p.latency_limit,
+            log_prefix: None,
+            sampling_rate: p.sampling_rate,
         };
         Config {
             scale: p.scale,
@@ -170,6 +214,8 @@ impl From<PgbenchParams> for Config {
             prewarm: p.prewarm,
             reinit_each_run: p.reinit == Reinit::EachRun,
             settings: p.settings.unwrap_or_default(),
+            init_steps: p.init_steps,
+            transaction_log: p.transaction_log,
             dsn: p.dsn,
             bindir: p.bindir,
             os_user: p.os_user,
@@ -208,12 +254,26 @@ impl WorkloadConfig for Config {
             .saturating_add(Duration::from_secs(2))
     }
 
-    /// Bytes the cluster may take on the target (none with `dsn`).
+    /// Bytes the cluster may take on the target (none with `dsn`), and the
+    /// transaction log's (about 40 bytes a transaction, at the rate asked
+    /// for or, closed-loop, a guess of 2,000 per second).
     fn bytes_needed(&self) -> u64 {
+        let log = if self.transaction_log {
+            let secs = match self.spec.length {
+                Length::Duration(d) => d.as_secs_f64(),
+                Length::Transactions(t) => t as f64 * f64::from(self.spec.clients) / 2000.0,
+            };
+            let tps = self.spec.rate.unwrap_or(2000.0);
+            let bytes = secs * tps * 40.0 * self.spec.sampling_rate.unwrap_or(1.0);
+            // `as` saturates: a run no disk could log asks for everything.
+            bytes as u64
+        } else {
+            0
+        };
         if self.dsn.is_some() {
-            return 0;
+            return log;
         }
-        (200 << 20) + u64::from(self.scale) * (24 << 20)
+        ((200 << 20) + u64::from(self.scale) * (24 << 20)).saturating_add(log)
     }
 
     fn build(&self) -> Box<dyn Workload> {
@@ -253,6 +313,22 @@ mod tests {
         assert_eq!(bad(&[("prewarm", secs(0.0))]), "prewarm");
         assert_eq!(bad(&[("threads", Value::Int(4))]), "threads");
         assert_eq!(bad(&[("progress", secs(0.5))]), "progress");
+        assert_eq!(bad(&[("latency_limit", secs(0.0))]), "latency_limit");
+        assert_eq!(
+            bad(&[
+                ("sampling_rate", Value::Float(0.1)),
+                ("transaction_log", Value::Bool(false))
+            ]),
+            "sampling_rate"
+        );
+        for steps in ["", "dtx", "dtgGvp", "dtgvpp"] {
+            assert_eq!(
+                bad(&[("init_steps", Value::Str(steps.into()))]),
+                "init_steps",
+                "{steps}"
+            );
+        }
+        assert!(validate(&params(&[("init_steps", Value::Str("dtGvpf".into()))])).is_ok());
         let mut fsync = std::collections::BTreeMap::new();
         fsync.insert("fsync".to_string(), "off".to_string());
         assert_eq!(

@@ -3,26 +3,33 @@
 //!
 //! The runner builds a fresh instance per run and calls prepare → (cache
 //! drop) → run → cleanup. `prepare` initialises when needed — initdb,
-//! settings, a server started only for `pgbench -i -s SCALE` (timed as
-//! `init_seconds`) and stopped again, so caches are dropped with no server
-//! running. `run` starts the server, runs the optional prewarm and the
-//! measured pgbench, counts pgbench_history, and stops the server through a
-//! guard, so no postgres outlives a run. `reinit = "once"` keeps the
-//! cluster on disk in the workload's directory across runs; the runner
-//! removes that directory at teardown.
+//! settings, a server started only for `pgbench -i -I STEPS -s SCALE`
+//! (timed as `init_seconds`, each step as pgbench times it) and stopped
+//! again, so caches are dropped with no server running. `run` starts the
+//! server, runs the optional prewarm, reads the server's facts and
+//! counters, runs the measured pgbench (with a per-transaction log in the
+//! workload's directory, read into latency percentiles and removed), reads
+//! the counters again once pgbench's backends have gone, counts
+//! pgbench_history, and stops the server through a guard, so no postgres
+//! outlives a run. `reinit = "once"` keeps the cluster on disk in the
+//! workload's directory across runs; the runner removes that directory at
+//! teardown.
 
 mod account;
 mod binaries;
 mod client;
 mod cluster;
 mod config;
+mod counters;
 mod exec;
+mod facts;
 mod metrics;
 mod parse;
 mod server;
+mod txlog;
 
-use std::path::Path;
-use std::time::Instant;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{bail, Context, Result};
 
@@ -31,17 +38,33 @@ use self::binaries::Binaries;
 use self::client::{Conn, Length};
 use self::cluster::Cluster;
 use self::config::Config;
+use self::counters::Snapshot;
+use self::facts::ServerFacts;
+use self::metrics::Init;
 use self::server::Server;
 use super::{RunContext, Workload};
 use crate::measure::{RunOutput, StopFlag};
 
 pub use self::config::PgbenchParams;
 
+/// How long pgbench's backends may take to end after it exits.
+const CLIENTS_PATIENCE: Duration = Duration::from_secs(30);
+/// With `dsn`, once the connections are back to their number before the
+/// run: time for a backend that has left pg_stat_activity to hand its
+/// last statistics over.
+const DSN_GRACE: Duration = Duration::from_millis(500);
+
 pub struct Pgbench {
     cfg: Config,
     bins: Option<Binaries>,
     account: Option<Account>,
-    init_seconds: Option<f64>,
+    init: Option<Init>,
+}
+
+/// The server as it was before the measured run.
+struct Before {
+    facts: ServerFacts,
+    counters: Snapshot,
 }
 
 impl Pgbench {
@@ -50,7 +73,7 @@ impl Pgbench {
             cfg,
             bins: None,
             account: None,
-            init_seconds: None,
+            init: None,
         }
     }
 
@@ -80,35 +103,42 @@ impl Pgbench {
         cluster.mark_initialized()
     }
 
-    /// `pgbench -i -s SCALE`, its wall time kept as `init_seconds`.
+    /// `pgbench -i -I STEPS -s SCALE`: its wall time and pgbench's time of
+    /// each step.
     fn timed_init(&mut self, conn: &Conn, stop: &StopFlag) -> Result<()> {
         let t0 = Instant::now();
-        exec::run(
-            client::init(self.bins()?, conn, self.cfg.scale),
-            "pgbench -i",
-            stop,
-        )?;
-        self.init_seconds = Some(t0.elapsed().as_secs_f64());
+        let cmd = client::init(self.bins()?, conn, self.cfg.scale, &self.cfg.init_steps);
+        let out = exec::run(cmd, "pgbench -i", stop)?;
+        self.init = Some(Init {
+            seconds: t0.elapsed().as_secs_f64(),
+            steps: parse::init_steps(&out.stderr),
+        });
         Ok(())
     }
 
-    /// The prewarm, the measured run and the history count, on a live server.
-    fn measure(&self, conn: &Conn, stop: &StopFlag) -> Result<RunOutput> {
-        let bins = self.bins()?;
-        let mut prewarm_tps = None;
-        if let Some(d) = self.cfg.prewarm {
-            let mut spec = self.cfg.spec.clone();
-            spec.length = Length::Duration(d);
-            spec.progress_s = 0;
-            spec.per_statement = false;
-            let out = exec::run(client::run(bins, conn, &spec), "prewarm pgbench", stop)?;
-            prewarm_tps = Some(parse::summary(&out.stdout)?.tps);
-        }
+    /// The prewarm, the measured run, what the server wrote meanwhile and
+    /// the history count, on a live server (`server` when storlab runs it).
+    fn measure(
+        &self,
+        dir: &Path,
+        conn: &Conn,
+        server: Option<&Server>,
+        stop: &StopFlag,
+    ) -> Result<RunOutput> {
+        let prewarm_tps = self.prewarm(conn, stop)?;
+        let mut warnings = Vec::new();
+        let before = self.server_before(conn, stop, &mut warnings);
+        let mut spec = self.cfg.spec.clone();
+        spec.log_prefix = self.fresh_log_prefix(dir)?;
+        let origin_us = now_us();
         let t0 = Instant::now();
-        let out = exec::run(client::run(bins, conn, &self.cfg.spec), "pgbench", stop)?;
+        let out = exec::run(client::run(self.bins()?, conn, &spec), "pgbench", stop)?;
         let elapsed = t0.elapsed().as_secs_f64();
         let summary = parse::summary(&out.stdout)
             .with_context(|| format!("reading pgbench's output: {}", exec::tail(&out.stdout, 4)))?;
+        let after = before
+            .as_ref()
+            .and_then(|b| self.server_after(b, conn, server, stop, &mut warnings));
         let history = if self.cfg.writes_history() {
             Some(self.count_history(conn, stop)?)
         } else {
@@ -116,8 +146,143 @@ impl Pgbench {
         };
         let progress = parse::progress(&out.stderr);
         let mut run = metrics::output(&summary, &progress, self.cfg.spec.progress_s, elapsed);
-        metrics::extras(&mut run, self.init_seconds, prewarm_tps, history);
+        metrics::extras(&mut run, self.init.as_ref(), prewarm_tps, history);
+        if let Some(prefix) = &spec.log_prefix {
+            self.read_log(prefix, origin_us, &mut run)?;
+        }
+        if let Some(b) = before {
+            add_server_figures(&mut run, b, after, summary.transactions, &mut warnings);
+        }
+        if let Some(rate) = spec.rate {
+            warnings.extend(metrics::rate_shortfall(rate, &summary, elapsed));
+        }
+        run.warnings.extend(warnings);
         Ok(run)
+    }
+
+    /// The unmeasured prewarm run, if any: its tps.
+    fn prewarm(&self, conn: &Conn, stop: &StopFlag) -> Result<Option<f64>> {
+        let Some(d) = self.cfg.prewarm else {
+            return Ok(None);
+        };
+        let mut spec = self.cfg.spec.clone();
+        spec.length = Length::Duration(d);
+        spec.progress_s = 0;
+        spec.per_statement = false;
+        spec.latency_limit = None;
+        let out = exec::run(
+            client::run(self.bins()?, conn, &spec),
+            "prewarm pgbench",
+            stop,
+        )?;
+        Ok(Some(parse::summary(&out.stdout)?.tps))
+    }
+
+    /// A new, empty directory for the transaction log, or none without one.
+    fn fresh_log_prefix(&self, dir: &Path) -> Result<Option<PathBuf>> {
+        if !self.cfg.transaction_log {
+            return Ok(None);
+        }
+        let logs = log_dir(dir);
+        if logs.exists() {
+            std::fs::remove_dir_all(&logs)
+                .with_context(|| format!("removing an old transaction log {}", logs.display()))?;
+        }
+        std::fs::create_dir_all(&logs).with_context(|| format!("creating {}", logs.display()))?;
+        Ok(Some(logs.join("pgbench_log")))
+    }
+
+    /// The transaction log's latency figures into `run`; the log removed.
+    fn read_log(&self, prefix: &Path, origin_us: u64, run: &mut RunOutput) -> Result<()> {
+        let log = txlog::read_dir(prefix, origin_us, self.cfg.spec.rate.is_some())?;
+        run.metrics.extend(log.metrics());
+        run.histograms.extend(log.histograms());
+        run.series.extend(log.series());
+        if let Some(dir) = prefix.parent() {
+            std::fs::remove_dir_all(dir)
+                .with_context(|| format!("removing the transaction log {}", dir.display()))?;
+        }
+        Ok(())
+    }
+
+    /// The server's facts and counters before the run; a failure to read
+    /// them is a warning, not a failed run.
+    fn server_before(
+        &self,
+        conn: &Conn,
+        stop: &StopFlag,
+        warnings: &mut Vec<String>,
+    ) -> Option<Before> {
+        let read = || -> Result<Before> {
+            let facts = ServerFacts::from_json(&self.psql(conn, facts::SQL, stop)?)?;
+            let counters = self.snapshot(conn, facts.version_num, stop)?;
+            Ok(Before { facts, counters })
+        };
+        read()
+            .map_err(|e| {
+                warnings.push(format!(
+                    "the server's facts and counters were not read: {e:#}"
+                ))
+            })
+            .ok()
+    }
+
+    /// The counters once pgbench's backends have gone.
+    fn server_after(
+        &self,
+        before: &Before,
+        conn: &Conn,
+        server: Option<&Server>,
+        stop: &StopFlag,
+        warnings: &mut Vec<String>,
+    ) -> Option<Snapshot> {
+        let settled = match server {
+            Some(s) => s.wait_for_clients(CLIENTS_PATIENCE),
+            None => self.wait_for_dsn_clients(before.counters.clients, conn, stop),
+        };
+        if !settled {
+            warnings.push(format!(
+                "pgbench's connections had not all closed {}s after it ended: the server's counters may miss their last second",
+                CLIENTS_PATIENCE.as_secs()
+            ));
+        }
+        self.snapshot(conn, before.facts.version_num, stop)
+            .map_err(|e| {
+                warnings.push(format!(
+                    "the server's counters after the run were not read: {e:#}"
+                ))
+            })
+            .ok()
+    }
+
+    /// An existing server: until its client connections are back to
+    /// `baseline`, then a grace period.
+    fn wait_for_dsn_clients(&self, baseline: u64, conn: &Conn, stop: &StopFlag) -> bool {
+        let t0 = Instant::now();
+        let sql = "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()";
+        loop {
+            let now = self
+                .psql(conn, sql, stop)
+                .ok()
+                .and_then(|t| t.trim().parse::<u64>().ok());
+            if now.is_some_and(|n| n <= baseline) {
+                std::thread::sleep(DSN_GRACE);
+                return true;
+            }
+            if t0.elapsed() > CLIENTS_PATIENCE || stop.is_raised() {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn snapshot(&self, conn: &Conn, version_num: u32, stop: &StopFlag) -> Result<Snapshot> {
+        Snapshot::from_json(&self.psql(conn, &counters::snapshot_sql(version_num), stop)?)
+    }
+
+    fn psql(&self, conn: &Conn, sql: &str, stop: &StopFlag) -> Result<String> {
+        let out = exec::run(client::query(self.bins()?, conn, sql), "psql", stop)?;
+        Ok(out.stdout)
     }
 
     fn count_history(&self, conn: &Conn, stop: &StopFlag) -> Result<u64> {
@@ -143,6 +308,34 @@ impl Pgbench {
         }
         Ok(())
     }
+}
+
+/// The server's facts, and what it wrote between `before` and `after`.
+fn add_server_figures(
+    run: &mut RunOutput,
+    before: Before,
+    after: Option<Snapshot>,
+    transactions: u64,
+    warnings: &mut Vec<String>,
+) {
+    if let Some(after) = after {
+        let (figures, said) = counters::metrics(&before.counters, &after, transactions);
+        run.metrics.extend(figures);
+        warnings.extend(said);
+    }
+    run.facts = before.facts.to_facts();
+}
+
+/// Where a run's transaction log goes: inside the workload's directory.
+fn log_dir(dir: &Path) -> PathBuf {
+    dir.join("txlog")
+}
+
+fn now_us() -> u64 {
+    SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_micros() as u64)
+        .unwrap_or(0)
 }
 
 impl Workload for Pgbench {
@@ -172,11 +365,11 @@ impl Workload for Pgbench {
     fn run(&mut self, dir: &Path, cx: &RunContext) -> Result<RunOutput> {
         let conn = self.conn(dir);
         if self.cfg.dsn.is_some() {
-            return self.measure(&conn, &cx.stop);
+            return self.measure(dir, &conn, None, &cx.stop);
         }
         let cluster = self.cluster(dir);
         let mut server = Server::start(&cluster, self.bins()?, &cx.stop)?;
-        let out = self.measure(&conn, &cx.stop);
+        let out = self.measure(dir, &conn, Some(&server), &cx.stop);
         let stopped = server.stop();
         let out = out?;
         stopped?;
@@ -184,6 +377,11 @@ impl Workload for Pgbench {
     }
 
     fn cleanup(&mut self, dir: &Path) -> Result<()> {
+        let logs = log_dir(dir);
+        if logs.exists() {
+            std::fs::remove_dir_all(&logs)
+                .with_context(|| format!("removing the transaction log {}", logs.display()))?;
+        }
         if self.cfg.dsn.is_none() && self.cfg.reinit_each_run {
             self.cluster(dir).remove()?;
         }

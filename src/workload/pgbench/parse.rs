@@ -1,8 +1,9 @@
 //! Parsing of pgbench's text output: the summary on stdout (tps, latency,
-//! transactions, failures, per-statement latencies from `-r`) and the
-//! progress lines (`-P`) on stderr. Pure functions over text, tested on
-//! output captured from real pgbench runs (`testdata/`); nothing here runs
-//! a program.
+//! transactions, failures, skipped and late transactions and the schedule
+//! lag of rate-limited runs, per-statement latencies from `-r`), the
+//! progress lines (`-P`) on stderr, and the per-step times `pgbench -i`
+//! prints at its end. Pure functions over text, tested on output captured
+//! from real pgbench runs (`testdata/`); nothing here runs a program.
 
 use anyhow::{bail, Result};
 
@@ -15,6 +16,13 @@ pub struct Summary {
     pub latency_avg_ms: Option<f64>,
     pub latency_stddev_ms: Option<f64>,
     pub connection_ms: Option<f64>,
+    /// With `-R` and `-L`: transactions skipped for starting too late.
+    pub skipped: Option<u64>,
+    /// With `-L`: transactions above the latency limit.
+    pub late: Option<u64>,
+    /// With `-R`: the schedule lag's mean and maximum.
+    pub lag_avg_ms: Option<f64>,
+    pub lag_max_ms: Option<f64>,
     pub statements: Vec<Statement>,
 }
 
@@ -66,6 +74,17 @@ pub fn summary(stdout: &str) -> Result<Summary> {
             s.latency_stddev_ms = first_number(rest);
         } else if let Some(rest) = line.strip_prefix("initial connection time = ") {
             s.connection_ms = first_number(rest);
+        } else if let Some(rest) = line.strip_prefix("number of transactions skipped: ") {
+            s.skipped = first_number(rest).map(|v| v as u64);
+        } else if let Some(rest) = line.strip_prefix("number of transactions above the ") {
+            // `5.0 ms latency limit: 372/498 (74.699%)`
+            let count = rest.split_once(": ").and_then(|(_, n)| first_number(n));
+            s.late = count.map(|v| v as u64);
+        } else if let Some(rest) = line.strip_prefix("rate limit schedule lag: avg ") {
+            // `1.467 (max 4.998) ms`
+            s.lag_avg_ms = first_number(rest);
+            let max = rest.split_once("(max ").and_then(|(_, m)| first_number(m));
+            s.lag_max_ms = max;
         } else if line.starts_with("statement latencies in milliseconds") {
             in_statements = true;
         }
@@ -75,6 +94,47 @@ pub fn summary(stdout: &str) -> Result<Summary> {
         None => bail!("pgbench printed no `tps = ` line"),
     }
     Ok(s)
+}
+
+/// One step of `pgbench -i`, as its closing line names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InitStep {
+    Drop,
+    Tables,
+    Generate,
+    Vacuum,
+    PrimaryKeys,
+    ForeignKeys,
+}
+
+/// The steps' times from the line `pgbench -i` ends with (PostgreSQL 13+):
+/// `done in 0.86 s (drop tables 0.01 s, create tables 0.03 s, client-side
+/// generate 0.40 s, vacuum 0.15 s, primary keys 0.18 s).` — empty when
+/// there is no such line.
+pub fn init_steps(stderr: &str) -> Vec<(InitStep, f64)> {
+    let Some(line) = stderr.lines().rev().find(|l| l.starts_with("done in ")) else {
+        return Vec::new();
+    };
+    let Some((_, inner)) = line.split_once('(') else {
+        return Vec::new();
+    };
+    let inner = inner.trim_end_matches(['.', ')']);
+    inner
+        .split(", ")
+        .filter_map(|part| {
+            let (name, secs) = part.trim().rsplit_once(' ')?.0.rsplit_once(' ')?;
+            let step = match name {
+                "drop tables" => InitStep::Drop,
+                "create tables" => InitStep::Tables,
+                "client-side generate" | "server-side generate" => InitStep::Generate,
+                "vacuum" => InitStep::Vacuum,
+                "primary keys" => InitStep::PrimaryKeys,
+                "foreign keys" => InitStep::ForeignKeys,
+                _ => return None,
+            };
+            Some((step, secs.parse().ok()?))
+        })
+        .collect()
 }
 
 /// `         0.035           0  UPDATE …` (pgbench 15: latency, failures,
@@ -212,5 +272,41 @@ mod tests {
         assert!(summary("").is_err());
         assert!(summary("tps = garbage").is_err());
         assert_eq!(progress_line("progress: x"), None);
+    }
+
+    #[test]
+    fn a_rate_limited_run_with_a_latency_limit() {
+        let s = summary(include_str!("testdata/pg15_rate_latency_limit.stdout")).unwrap();
+        assert_eq!(s.transactions, 669);
+        assert_eq!(s.skipped, Some(124));
+        assert_eq!(s.late, Some(190));
+        assert_eq!(s.lag_avg_ms, Some(1.94));
+        assert_eq!(s.lag_max_ms, Some(19.305));
+        assert_eq!(s.tps, 167.883466);
+        let closed = summary(DURATION_OUT).unwrap();
+        assert_eq!(
+            (closed.skipped, closed.late, closed.lag_max_ms),
+            (None, None, None)
+        );
+    }
+
+    #[test]
+    fn init_reports_each_step() {
+        use InitStep::*;
+        assert_eq!(
+            init_steps(INIT_ERR),
+            vec![
+                (Drop, 0.0),
+                (Tables, 0.0),
+                (Generate, 0.11),
+                (Vacuum, 0.07),
+                (PrimaryKeys, 0.04)
+            ]
+        );
+        let server = init_steps(include_str!("testdata/pg15_init_server_side.stderr"));
+        assert_eq!(server[2], (Generate, 0.39));
+        assert_eq!(server[5], (ForeignKeys, 0.03));
+        assert!(init_steps("creating tables...\n").is_empty());
+        assert!(init_steps("done in garbage").is_empty());
     }
 }

@@ -102,6 +102,26 @@ impl Server {
         }
     }
 
+    /// Waits until no client backend of this server is left (they end
+    /// after their client disconnects, and only then have they handed their
+    /// last statistics to the server), at most `patience`; whether they all
+    /// ended. With TCP off, every client backend is a `[local]` child of
+    /// the postmaster; an exited one that is not yet reaped has no command
+    /// line and no longer counts.
+    pub fn wait_for_clients(&self, patience: Duration) -> bool {
+        let Some(child) = &self.child else {
+            return true;
+        };
+        let t0 = Instant::now();
+        while local_clients(child.id()) > 0 {
+            if t0.elapsed() > patience {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        true
+    }
+
     fn log_tail(&self) -> String {
         tail(
             &std::fs::read_to_string(self.cluster.log()).unwrap_or_default(),
@@ -136,10 +156,53 @@ impl Server {
     }
 }
 
+/// Live children of `postmaster` whose process title says `[local]`.
+fn local_clients(postmaster: u32) -> usize {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .filter(|e| {
+            let path = e.path();
+            let parent = std::fs::read_to_string(path.join("stat"))
+                .ok()
+                .and_then(|s| parent_pid(&s));
+            parent == Some(postmaster)
+                && std::fs::read(path.join("cmdline"))
+                    .map(|c| String::from_utf8_lossy(&c).contains("[local]"))
+                    .unwrap_or(false)
+        })
+        .count()
+}
+
+/// The parent pid in a /proc/PID/stat line (the field after the state,
+/// which follows the command name in parentheses, which may hold spaces).
+fn parent_pid(stat: &str) -> Option<u32> {
+    let after = &stat[stat.rfind(')')? + 1..];
+    after.split_whitespace().nth(1)?.parse().ok()
+}
+
 impl Drop for Server {
     fn drop(&mut self) {
         if let Err(e) = self.stop() {
             eprintln!("storlab: stopping PostgreSQL: {e:#}");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_parent_pid_follows_a_command_name_with_spaces() {
+        assert_eq!(
+            parent_pid("4242 (postgres: x (y)) S 4200 4200 4200 0 -1"),
+            Some(4200)
+        );
+        assert_eq!(parent_pid("garbage"), None);
+        let me = std::fs::read_to_string("/proc/self/stat").unwrap();
+        assert_eq!(parent_pid(&me), Some(std::os::unix::process::parent_id()));
     }
 }

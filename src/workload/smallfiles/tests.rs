@@ -31,6 +31,8 @@ fn run(dir: &Path, p: &Params) -> RunOutput {
     let cx = RunContext {
         stop: StopFlag::new(),
         run_seed: 3,
+        position: 0,
+        target: "t".into(),
     };
     w.run(dir, &cx).unwrap()
 }

@@ -186,7 +186,7 @@ impl SqliteOltp {
             metrics,
             series: vec![Series::new(&m::TPS, 1.0, series)],
             histograms: vec![Hist::new(&LAT, lat)],
-            warnings: Vec::new(),
+            ..Default::default()
         }
     }
 }

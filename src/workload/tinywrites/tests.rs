@@ -32,6 +32,8 @@ fn run(p: &Settings) -> (RunOutput, Vec<u8>) {
     let cx = RunContext {
         stop: StopFlag::new(),
         run_seed: 1,
+        position: 0,
+        target: "t".into(),
     };
     let out = w.run(dir.path(), &cx).unwrap();
     let bytes = std::fs::read(w.file(dir.path())).unwrap();

@@ -1,0 +1,169 @@
+//! Which comparison the design and the data call for.
+//!
+//! * [`Analysis::Ratio`] (the default): positive metrics are compared on
+//!   the log scale ([`crate::stats::ratio`]), paired by round when the
+//!   plan ran every target once per round ([`Design::Rounds`]: interleaved
+//!   and randomized orders) and at least two rounds hold a run of both
+//!   sides; otherwise, and for runs of two campaigns, unpaired (Welch on
+//!   logs).
+//! * [`Analysis::Means`] (`[plan] analysis = "means"`), and any metric with
+//!   a value at or below zero, where no log exists: Welch's t on the values
+//!   with Fieller's interval for the ratio of the means
+//!   ([`crate::stats::compare`]).
+//!
+//! Pairing needs each round at most once per side; a side that holds a
+//! round twice (which a plan never produces) is compared unpaired rather
+//! than paired by guesswork. Runs whose round the other side lacks (a
+//! failed run, an adaptive plan that stopped one pair earlier) are left out
+//! of a paired comparison; [`Comparison::n`] says how many pairs were used.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::compare::{welch, Comparison};
+use super::ratio::{paired_log, welch_log};
+
+/// The analysis an experiment asks for (`[plan] analysis`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Analysis {
+    Ratio,
+    Means,
+}
+
+impl Analysis {
+    /// The plan's word (`"ratio"` or `"means"`); anything else, or none (a
+    /// store written before the choice existed), is the default, ratio.
+    pub fn from_word(word: Option<&str>) -> Analysis {
+        match word {
+            Some("means") => Analysis::Means,
+            _ => Analysis::Ratio,
+        }
+    }
+
+    /// The plan's word for it.
+    pub fn word(self) -> &'static str {
+        match self {
+            Analysis::Ratio => "ratio",
+            Analysis::Means => "means",
+        }
+    }
+
+    /// The analysis for a metric with these values: [`Analysis::Means`]
+    /// when asked for, or when a value is not positive (no log exists).
+    pub fn for_values<'a>(self, values: impl IntoIterator<Item = &'a f64>) -> Analysis {
+        match self {
+            Analysis::Ratio if values.into_iter().all(|v| *v > 0.0) => Analysis::Ratio,
+            _ => Analysis::Means,
+        }
+    }
+}
+
+/// How the runs being compared were scheduled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Design {
+    /// Every target ran once per round, rounds numbered alike for all.
+    Rounds,
+    /// No common rounds: a sequential order, or two campaigns.
+    Unpaired,
+}
+
+/// One measured run: the round it ran in and its value.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RoundValue {
+    pub round: u32,
+    pub value: f64,
+}
+
+/// Compares `candidate` with `baseline` as the module doc says; `None`
+/// when the chosen method has no answer (fewer than two runs on a side,
+/// non-finite values, a zero baseline mean for Welch on means).
+pub fn compare_runs(
+    baseline: &[RoundValue],
+    candidate: &[RoundValue],
+    design: Design,
+    analysis: Analysis,
+    level: f64,
+) -> Option<Comparison> {
+    let values = |xs: &[RoundValue]| xs.iter().map(|x| x.value).collect::<Vec<_>>();
+    let (b, c) = (values(baseline), values(candidate));
+    if analysis.for_values(b.iter().chain(&c)) == Analysis::Means {
+        return welch(&b, &c, level);
+    }
+    if design == Design::Rounds {
+        if let Some((pb, pc)) = pairs(baseline, candidate) {
+            return paired_log(&pb, &pc, level);
+        }
+    }
+    welch_log(&b, &c, level)
+}
+
+/// The values of the rounds both sides ran, in round order; `None` when
+/// fewer than two rounds are shared or a side holds a round twice.
+fn pairs(baseline: &[RoundValue], candidate: &[RoundValue]) -> Option<(Vec<f64>, Vec<f64>)> {
+    let by_round = |xs: &[RoundValue]| -> Option<BTreeMap<u32, f64>> {
+        let map: BTreeMap<u32, f64> = xs.iter().map(|x| (x.round, x.value)).collect();
+        (map.len() == xs.len()).then_some(map)
+    };
+    let (b, c) = (by_round(baseline)?, by_round(candidate)?);
+    let (pb, pc): (Vec<f64>, Vec<f64>) = b
+        .iter()
+        .filter_map(|(round, vb)| c.get(round).map(|vc| (*vb, *vc)))
+        .unzip();
+    (pb.len() >= 2).then_some((pb, pc))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::Method;
+
+    fn runs(values: &[(u32, f64)]) -> Vec<RoundValue> {
+        values
+            .iter()
+            .map(|&(round, value)| RoundValue { round, value })
+            .collect()
+    }
+
+    // Reference: the rules of the module doc, checked against the methods
+    // they name (whose own references are SciPy's).
+    #[test]
+    fn rounds_are_paired_when_the_design_has_them() {
+        let b = runs(&[(1, 100.0), (2, 105.0), (3, 110.3), (4, 115.2)]);
+        let c = runs(&[(3, 113.9), (1, 103.4), (2, 107.6), (5, 130.0)]);
+        let cmp = compare_runs(&b, &c, Design::Rounds, Analysis::Ratio, 0.95).unwrap();
+        assert_eq!((cmp.method, cmp.n), (Method::PairedLog, 3));
+        let direct = paired_log(&[100.0, 105.0, 110.3], &[103.4, 107.6, 113.9], 0.95);
+        assert_eq!(Some(cmp), direct);
+
+        let cmp = compare_runs(&b, &c, Design::Unpaired, Analysis::Ratio, 0.95).unwrap();
+        assert_eq!((cmp.method, cmp.n), (Method::WelchLog, 4));
+    }
+
+    #[test]
+    fn too_few_shared_rounds_or_a_repeated_round_is_unpaired() {
+        let b = runs(&[(1, 100.0), (2, 105.0), (3, 110.3)]);
+        let c = runs(&[(3, 113.9), (4, 103.4), (5, 107.6)]);
+        let cmp = compare_runs(&b, &c, Design::Rounds, Analysis::Ratio, 0.95).unwrap();
+        assert_eq!(cmp.method, Method::WelchLog);
+        let twice = runs(&[(1, 101.0), (1, 102.0), (2, 107.6), (3, 111.0)]);
+        let cmp = compare_runs(&b, &twice, Design::Rounds, Analysis::Ratio, 0.95).unwrap();
+        assert_eq!(cmp.method, Method::WelchLog);
+    }
+
+    #[test]
+    fn means_when_asked_or_when_a_value_is_not_positive() {
+        let b = runs(&[(1, 100.0), (2, 105.0), (3, 110.3)]);
+        let c = runs(&[(1, 103.4), (2, 107.6), (3, 113.9)]);
+        let cmp = compare_runs(&b, &c, Design::Rounds, Analysis::Means, 0.95).unwrap();
+        assert_eq!(cmp.method, Method::WelchMeans);
+        let zero = runs(&[(1, 0.0), (2, 2.0), (3, 1.0)]);
+        let cmp = compare_runs(&zero, &c, Design::Rounds, Analysis::Ratio, 0.95).unwrap();
+        assert_eq!(cmp.method, Method::WelchMeans);
+        assert_eq!(Analysis::Ratio.for_values(&[1.0, -0.5]), Analysis::Means);
+        assert_eq!(Analysis::Ratio.for_values(&[1.0, 0.5]), Analysis::Ratio);
+        assert_eq!(Analysis::from_word(Some("means")), Analysis::Means);
+        assert_eq!(Analysis::from_word(None), Analysis::Ratio);
+    }
+}
