@@ -117,14 +117,27 @@ impl Lab {
             .copied()
             .filter(|&i| self.stands_on(i, bottom))
             .collect();
-        for &i in stack.iter().rev() {
-            self.targets[i].release()?;
+        let mut released = Vec::new();
+        let mut remounted = || -> Result<()> {
+            for &i in stack.iter().rev() {
+                self.targets[i].release()?;
+                released.push(i);
+            }
+            self.targets[bottom].remount()
+        };
+        let result = remounted();
+        // What was let go of is taken again even when the remount failed,
+        // so that the next runs find the stack as it was.
+        for &i in stack.iter().filter(|i| released.contains(i)) {
+            if let Err(e) = self.targets[i].hold() {
+                let e = e.context("taking hold again of what stands on the target");
+                return Err(match result {
+                    Err(first) => first.context(format!("{e:#}")),
+                    Ok(()) => e,
+                });
+            }
         }
-        self.targets[bottom].remount()?;
-        for &i in &stack {
-            self.targets[i].hold()?;
-        }
-        Ok(())
+        result
     }
 
     /// Whether `i` stands on `bottom`, directly or through others.

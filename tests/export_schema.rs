@@ -100,7 +100,11 @@ fn a_swept_campaign_exports_its_factors_the_schema_accepts() {
         serde_json::json!([{"key": "bs", "value": "65536", "text": "64k", "scale": "size"}])
     );
     for r in export["runs"].as_array().unwrap() {
-        let bs = if r["workload"] == "io[bs=4k]" { "4096" } else { "65536" };
+        let bs = if r["workload"] == "io[bs=4k]" {
+            "4096"
+        } else {
+            "65536"
+        };
         for m in r["metrics"].as_array().unwrap() {
             assert_eq!(m["labels"]["bs"], bs, "{m}");
         }

@@ -76,7 +76,11 @@ pub fn devices_backed_by(image: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// Detaches every loop device backed by `image`.
+/// Detaches every loop device backed by `image`, and waits until the
+/// kernel has let go of the file: `losetup -d` only marks a device for
+/// detaching (its rundown runs later, from a work queue), and until then
+/// the file keeps its filesystem busy — a Gluster volume holding the image
+/// could not be unmounted.
 pub fn detach_all(image: &Path) -> Result<()> {
     for dev in devices_backed_by(image) {
         cmd::retry(10, 300, || {
@@ -90,7 +94,18 @@ pub fn detach_all(image: &Path) -> Result<()> {
             )
         })?;
     }
-    Ok(())
+    cmd::retry(100, 100, || {
+        let left = devices_backed_by(image);
+        match left.first() {
+            None => Ok(()),
+            Some(dev) => bail!(
+                "{} still holds {} 10 s after `losetup -d`; run `losetup -d {}`",
+                dev.display(),
+                image.display(),
+                dev.display()
+            ),
+        }
+    })
 }
 
 /// The argument vector of mkfs for `fs` on `dev`: quiet, forced (the
