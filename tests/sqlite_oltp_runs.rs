@@ -1,5 +1,4 @@
 use storlab::experiment::parse_experiment;
-use storlab::measure::StopFlag;
 use storlab::workload::RunContext;
 
 use crate::util::{metric, Lab};
@@ -53,13 +52,8 @@ fn after_a_run_the_tpcb_balances_agree_with_the_history() {
     .unwrap();
     let spec = &exp.workloads[0];
     let mut w = spec.config.build();
-    w.prepare(dir.path()).unwrap();
-    let cx = RunContext {
-        stop: StopFlag::new(),
-        run_seed: 3,
-        position: 0,
-        target: "t".into(),
-    };
+    let cx = RunContext::standalone(3);
+    w.prepare(dir.path(), &cx).unwrap();
     let out = w.run(dir.path(), &cx).unwrap();
     // Checked here, independently of the workload's own check, before cleanup.
     let conn = rusqlite::Connection::open(dir.path().join("oltp.db")).unwrap();

@@ -4,6 +4,8 @@
 #[macro_use]
 mod util;
 
+/// The adversarial audit's findings (#16), each as the case that broke.
+mod audit;
 /// The HTML report in a real headless Chromium.
 mod browser;
 /// Verdicts on simulated and real mock campaigns with a known truth.

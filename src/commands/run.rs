@@ -14,7 +14,7 @@ use crate::measure::StopFlag;
 use crate::progress::Printer;
 use crate::ranks::Team;
 use crate::report::summary::{studies_text, summary_header, summary_table, warnings_text};
-use crate::runner::{resume_campaign, run_campaign_on, Outcome};
+use crate::runner::{resume_campaign, run_campaign, Outcome, Session};
 use crate::store::Store;
 
 pub fn run(db: &Path, file: Option<&Path>, quiet: bool) -> Result<ExitCode> {
@@ -40,7 +40,13 @@ pub fn run(db: &Path, file: Option<&Path>, quiet: bool) -> Result<ExitCode> {
     stop.install_signal_handlers()?;
     let mut store = Store::open(db)?;
     let mut printer = Printer::new(quiet);
-    let outcome = run_campaign_on(&exp, &mut store, &stop, &mut printer, &team)?;
+    let outcome = run_campaign(Session {
+        exp: &exp,
+        store: &mut store,
+        stop: &stop,
+        printer: &mut printer,
+        team: &team,
+    })?;
     finish(db, &store, &outcome, quiet)
 }
 
@@ -71,7 +77,14 @@ pub fn resume(db: &Path, campaign: &str, quiet: bool) -> Result<ExitCode> {
     let stop = StopFlag::new();
     stop.install_signal_handlers()?;
     let mut printer = Printer::new(quiet);
-    let outcome = resume_campaign(&exp, &mut store, r.ids, &stop, &mut printer, &team)?;
+    let session = Session {
+        exp: &exp,
+        store: &mut store,
+        stop: &stop,
+        printer: &mut printer,
+        team: &team,
+    };
+    let outcome = resume_campaign(session, r.ids)?;
     finish(db, &store, &outcome, quiet)
 }
 

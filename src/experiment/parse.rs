@@ -13,6 +13,7 @@ use super::schema::{
 };
 use crate::params::units::{parse_duration, parse_size};
 use crate::params::{split_list, Declared, Fault, ParamSpec, ParamType, Params, Value};
+use crate::provision::naming::collision_key;
 use crate::workload::WorkloadKind;
 
 type Span = Option<Range<usize>>;
@@ -39,11 +40,11 @@ pub fn parse_experiment(file: &str, source: &str) -> Result<Experiment, Experime
     let root = doc.as_table();
     cx.check_keys(root, TOP_KEYS, "top level")?;
     let name = match root.get("name") {
-        Some(item) => cx.string(item, "name")?,
+        Some(item) => cx.printable(item, "name", false)?,
         None => file_stem(file),
     };
     let description = match root.get("description") {
-        Some(item) => cx.string(item, "description")?,
+        Some(item) => cx.printable(item, "description", true)?,
         None => String::new(),
     };
     let (plan, remount_span) = cx.plan(root.get("plan"))?;
@@ -299,17 +300,46 @@ impl Cx<'_> {
         let item = t
             .get("name")
             .ok_or_else(|| self.err(t.span(), format!("this [[{what}]] has no `name`")))?;
-        let name = self.string(item, "name")?;
+        let name = self.printable(item, "name", false)?;
         if name.trim().is_empty() {
             return Err(self.err(item.span(), format!("a {what} name must not be empty")));
         }
-        if taken.any(|n| n == name) {
-            return Err(self.err(
-                item.span(),
-                format!("duplicate {what} name `{name}`; names must be unique"),
-            ));
+        if let Some(other) = taken.find(|n| collision_key(n) == collision_key(&name)) {
+            let message = if other == name {
+                format!("duplicate {what} name `{name}`; names must be unique")
+            } else {
+                format!(
+                    "{what} names `{other}` and `{name}` both become `{}` in the names storlab gives directories, mounts, pools and volumes, so they would share them; rename one",
+                    collision_key(&name)
+                )
+            };
+            return Err(self.err(item.span(), message));
         }
         Ok(name)
+    }
+
+    /// A string without control characters (which would reach terminals
+    /// and reports raw); `multiline` allows newlines and tabs.
+    fn printable(
+        &self,
+        item: &Item,
+        key: &str,
+        multiline: bool,
+    ) -> Result<String, ExperimentError> {
+        let text = self.string(item, key)?;
+        let bad = text
+            .chars()
+            .find(|c| c.is_control() && !(multiline && matches!(c, '\n' | '\t' | '\r')));
+        match bad {
+            Some(c) => Err(self.err(
+                item.span(),
+                format!(
+                    "`{key}` holds the control character U+{:04X}; use printable text",
+                    c as u32
+                ),
+            )),
+            None => Ok(text),
+        }
     }
 
     pub(super) fn kind_of(

@@ -2,7 +2,9 @@
 //! reap, user and system time and peak memory from `wait4`'s rusage (the
 //! child and every descendant it waited for), stdout captured or discarded,
 //! the tail of stderr kept. The child leads its own process group; the stop
-//! flag or a timeout signals that whole group.
+//! flag or a timeout signals that whole group, and a child that ignores the
+//! stop signal is killed after [`STOP_GRACE`]. Whatever the child left
+//! running when it ended is killed and reaped ([`super::strays`]).
 
 use std::io::{Read, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -24,6 +26,10 @@ pub const STDERR_TAIL_BYTES: usize = 16 * 1024;
 /// How long to wait for the output pipes once the child is reaped: a
 /// descendant left in the background may hold them open.
 const PIPE_GRACE: Duration = Duration::from_secs(2);
+
+/// How long a child may take to end after the stop signal before its
+/// process group is killed: an interrupt never waits without bound.
+pub const STOP_GRACE: Duration = Duration::from_secs(5);
 
 /// What to do with the child's streams and when to signal it.
 pub struct ChildOptions<'a> {
@@ -50,6 +56,8 @@ pub struct Finished {
     /// The last [`STDERR_TAIL_BYTES`] of stderr.
     pub stderr: Vec<u8>,
     pub timed_out: bool,
+    /// Processes the child left running when it ended, killed since.
+    pub strays: usize,
 }
 
 impl Finished {
@@ -110,8 +118,15 @@ pub fn run(cmd: &mut Command, opts: ChildOptions<'_>) -> std::io::Result<Finishe
     })
     .stderr(Stdio::piped())
     .process_group(0);
+    let adopter = super::strays::Adopter::start();
     let t0 = Instant::now();
-    let mut child = cmd.spawn()?;
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            adopter.sweep(0);
+            return Err(e);
+        }
+    };
     let pid = child.id() as libc::pid_t;
     RUNNING_GROUP.store(pid, Ordering::SeqCst);
     if let (Some(mut pipe), Some(bytes)) = (child.stdin.take(), stdin) {
@@ -132,9 +147,10 @@ pub fn run(cmd: &mut Command, opts: ChildOptions<'_>) -> std::io::Result<Finishe
     );
     let reaped = wait4(pid);
     let wall = t0.elapsed();
-    RUNNING_GROUP.store(0, Ordering::SeqCst);
     done.store(true, Ordering::SeqCst);
     let _ = watcher.join();
+    let strays = adopter.sweep(pid);
+    RUNNING_GROUP.store(0, Ordering::SeqCst);
     let (status, ru) = reaped?;
     let secs = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
     Ok(Finished {
@@ -147,10 +163,12 @@ pub fn run(cmd: &mut Command, opts: ChildOptions<'_>) -> std::io::Result<Finishe
         stdout: stdout.finish(),
         stderr: stderr.finish(),
         timed_out: timed_out.load(Ordering::SeqCst),
+        strays,
     })
 }
 
-/// Signals the child's process group on stop (once) or timeout, until `done`.
+/// Signals the child's process group on stop (once; SIGKILL after
+/// [`STOP_GRACE`]) or timeout, until `done`.
 fn watch(
     pid: libc::pid_t,
     stop: StopFlag,
@@ -160,12 +178,19 @@ fn watch(
 ) -> std::thread::JoinHandle<()> {
     let deadline = timeout.map(|t| Instant::now() + t);
     std::thread::spawn(move || {
-        let mut signalled = false;
+        let mut signalled: Option<Instant> = None;
         while !done.load(Ordering::SeqCst) {
-            if stop.is_raised() && !signalled {
-                signalled = true;
-                // SAFETY: kill has no memory-safety preconditions; the group is our child's.
-                unsafe { libc::kill(-pid, signal) };
+            match signalled {
+                None if stop.is_raised() => {
+                    signalled = Some(Instant::now());
+                    // SAFETY: kill has no memory-safety preconditions; the group is our child's.
+                    unsafe { libc::kill(-pid, signal) };
+                }
+                Some(at) if at.elapsed() >= STOP_GRACE => {
+                    // SAFETY: as above.
+                    unsafe { libc::kill(-pid, libc::SIGKILL) };
+                }
+                _ => {}
             }
             if deadline.is_some_and(|d| Instant::now() >= d) && !timed_out.load(Ordering::SeqCst) {
                 timed_out.store(true, Ordering::SeqCst);
@@ -276,6 +301,46 @@ mod tests {
         let f = run(Command::new("sh").args(["-c", "sleep 30 & sleep 30"]), o).unwrap();
         assert!(f.timed_out);
         assert!(t0.elapsed() < Duration::from_secs(10));
+        assert_eq!(describe_status(f.status), "killed by signal 9");
+    }
+
+    #[test]
+    fn what_a_child_leaves_running_is_killed_even_in_a_session_of_its_own() {
+        let stop = StopFlag::new();
+        let dir = tempfile::tempdir().unwrap();
+        let pids = dir.path().join("pids");
+        let script = format!(
+            "sleep 300 & echo $! >> {p}; setsid sh -c 'echo $$ >> {p}; exec sleep 300' & sleep 0.2; exit 0",
+            p = pids.display()
+        );
+        let f = run(Command::new("sh").args(["-c", &script]), opts(&stop)).unwrap();
+        assert!(f.status.success());
+        assert!(f.strays >= 2, "{} strays", f.strays);
+        let text = std::fs::read_to_string(&pids).unwrap();
+        for pid in text.split_whitespace() {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"));
+            assert!(stat.is_err(), "stray {pid} still there: {stat:?}");
+        }
+    }
+
+    #[test]
+    fn a_child_ignoring_the_stop_signal_is_killed_after_the_grace() {
+        let stop = StopFlag::new();
+        let raiser = stop.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(200));
+            raiser.raise();
+        });
+        let t0 = Instant::now();
+        let f = run(
+            Command::new("sh").args(["-c", "trap '' TERM; sleep 60"]),
+            ChildOptions {
+                stop_signal: libc::SIGTERM,
+                ..opts(&stop)
+            },
+        )
+        .unwrap();
+        assert!(t0.elapsed() < STOP_GRACE + Duration::from_secs(3));
         assert_eq!(describe_status(f.status), "killed by signal 9");
     }
 

@@ -1,12 +1,14 @@
 //! Measurement primitives: what a run yields (metrics, series, histograms),
 //! latency histograms, per-thread CPU accounting, measured child processes
-//! and the stop flag.
+//! the stop flag, and a run's figures as text (for MPI and the spool).
 
 pub mod child;
 pub mod cpu;
 pub mod latency;
 pub mod output;
 pub mod stop;
+pub mod strays;
+pub mod wire;
 
 pub use output::{Hist, Metric, RunOutput, Series};
 pub use stop::StopFlag;

@@ -2,13 +2,13 @@
 //! glusterd): started with a pid file storlab chose, stopped only by that
 //! pid, and only if the process there is still the program started.
 
-use std::os::fd::AsRawFd;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
-use super::cmd;
+use super::undo::Undone;
+use super::{cmd, hostlock};
 
 /// Starts `program args…` (which daemonizes and writes `pidfile`) and waits
 /// until `ready()` holds. Returns the daemon's pid.
@@ -29,7 +29,7 @@ pub fn start(
                 // What the daemon serves from the start (zfs-fuse imports
                 // the pools in its cache) depends on no campaign; what
                 // appears later may belong to another one.
-                let present = users(program).join("\n");
+                let present = users(program).unwrap_or_default().join("\n");
                 std::fs::write(present_file(pidfile), present)
                     .with_context(|| format!("writing {}", present_file(pidfile).display()))?;
                 return Ok(pid);
@@ -51,58 +51,21 @@ pub fn start(
 /// found the daemon running and has not created its volume yet.
 pub struct Claim(#[allow(dead_code)] std::fs::File);
 
-fn lock_path(program: &str) -> PathBuf {
-    let dir = Path::new("/run/lock");
-    let dir = if dir.is_dir() {
-        dir.to_path_buf()
-    } else {
-        std::env::temp_dir()
-    };
-    dir.join(format!("storlab-{program}.lock"))
-}
-
-fn open_lock(program: &str) -> Result<std::fs::File> {
-    let path = lock_path(program);
-    std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .read(true)
-        .write(true)
-        .open(&path)
-        .with_context(|| format!("opening the lock file {}", path.display()))
-}
-
-fn flock(f: &std::fs::File, op: libc::c_int) -> std::io::Result<()> {
-    loop {
-        // SAFETY: flock on a descriptor this File owns.
-        if unsafe { libc::flock(f.as_raw_fd(), op) } == 0 {
-            return Ok(());
-        }
-        let e = std::io::Error::last_os_error();
-        if e.kind() != std::io::ErrorKind::Interrupted {
-            return Err(e);
-        }
-    }
-}
-
 /// Claims `program` for this campaign (waits while another campaign is
 /// stopping it).
 pub fn claim(program: &str) -> Result<Claim> {
-    let f = open_lock(program)?;
-    flock(&f, libc::LOCK_SH)
-        .with_context(|| format!("locking {}", lock_path(program).display()))?;
+    let f = hostlock::open(program)?;
+    hostlock::flock(&f, libc::LOCK_SH)
+        .with_context(|| format!("locking {}", hostlock::path(program).display()))?;
     Ok(Claim(f))
 }
 
 /// The exclusive lock when no campaign claims `program`; `Err` names why not.
 fn exclusive(program: &str) -> std::result::Result<std::fs::File, String> {
-    let f = open_lock(program).map_err(|e| format!("{e:#}"))?;
-    match flock(&f, libc::LOCK_EX | libc::LOCK_NB) {
-        Ok(()) => Ok(f),
-        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-            Err("another campaign relies on it".into())
-        }
-        Err(e) => Err(format!("locking {}: {e}", lock_path(program).display())),
+    match hostlock::try_exclusive(program) {
+        Ok(Some(f)) => Ok(f),
+        Ok(None) => Err("another campaign relies on it".into()),
+        Err(e) => Err(format!("{e:#}")),
     }
 }
 
@@ -133,37 +96,39 @@ pub fn alive_as(pid: u32, program: &str) -> bool {
 /// Stops the daemon whose pid is in `pidfile`, if it still runs `program`
 /// and nothing else depends on it: another campaign may have found it
 /// running and built its volumes or pools on it, and stopping it under them
-/// would break that campaign. It is then left running (and said so). What
+/// would break that campaign. It is then left running, and said so: the
+/// resource stays in the journal of the campaign that started it (with its
+/// pid file), so that `storlab cleanup` stops it once nothing uses it. What
 /// the daemon served from its start (pools zfs-fuse imported from its
-/// cache) does not count: it was there without the daemon before.
-pub fn stop(program: &str, pidfile: &Path) -> Result<()> {
-    let present = std::fs::read_to_string(present_file(pidfile)).unwrap_or_default();
-    let _ = std::fs::remove_file(present_file(pidfile));
+/// cache) does not count: it was there without the daemon before. When
+/// what it serves cannot be listed, nobody can tell that it is unused, and
+/// it is kept too.
+pub fn stop(program: &str, pidfile: &Path) -> Result<Undone> {
     let Some(pid) = read_pid(pidfile) else {
-        return Ok(()); // never started, or already stopped and cleaned
+        let _ = std::fs::remove_file(present_file(pidfile));
+        return Ok(Undone::Gone); // never started, or already stopped and cleaned
     };
     if alive_as(pid, program) {
         // Held until the daemon is stopped: a campaign starting meanwhile
         // waits, then finds it gone and starts its own.
         let _lock = match exclusive(program) {
             Ok(lock) => lock,
-            Err(why) => {
-                eprintln!("storlab: leaving {program} (pid {pid}) running: {why}");
-                let _ = std::fs::remove_file(pidfile);
-                return Ok(());
+            Err(why) => return Ok(kept(program, pid, &why)),
+        };
+        let present = std::fs::read_to_string(present_file(pidfile)).unwrap_or_default();
+        let users: Vec<String> = match users(program) {
+            Ok(u) => u
+                .into_iter()
+                .filter(|u| !present.lines().any(|p| p == u))
+                .collect(),
+            Err(e) => {
+                let why = format!("cannot tell whether anything still uses it ({e:#})");
+                return Ok(kept(program, pid, &why));
             }
         };
-        let users: Vec<String> = users(program)
-            .into_iter()
-            .filter(|u| !present.lines().any(|p| p == u))
-            .collect();
         if !users.is_empty() {
-            eprintln!(
-                "storlab: leaving {program} (pid {pid}) running: {} still use it; stop it once they are gone",
-                users.join(", ")
-            );
-            let _ = std::fs::remove_file(pidfile);
-            return Ok(());
+            let why = format!("{} still use it", users.join(", "));
+            return Ok(kept(program, pid, &why));
         }
         signal(pid, libc::SIGTERM);
         let t0 = Instant::now();
@@ -178,19 +143,27 @@ pub fn stop(program: &str, pidfile: &Path) -> Result<()> {
             bail!("{program} (pid {pid}) does not stop; kill it by hand");
         }
     }
+    let _ = std::fs::remove_file(present_file(pidfile));
     let _ = std::fs::remove_file(pidfile);
-    Ok(())
+    Ok(Undone::Gone)
+}
+
+fn kept(program: &str, pid: u32, why: &str) -> Undone {
+    Undone::Kept(format!(
+        "leaving {program} (pid {pid}) running: {why}; `storlab cleanup` stops it once nothing uses it"
+    ))
 }
 
 /// What still depends on a daemon, by program: Gluster volumes for
-/// glusterd, pools for zfs-fuse. Empty when it cannot be asked.
-fn users(program: &str) -> Vec<String> {
+/// glusterd, pools for zfs-fuse. An error when it cannot be asked: an
+/// empty answer must mean "nothing", never "could not tell".
+fn users(program: &str) -> Result<Vec<String>> {
     let listing = match program {
         "glusterd" => cmd::run("gluster", &["--mode=script", "volume", "list"]),
         "zfs-fuse" => cmd::run("zpool", &["list", "-H", "-o", "name"]),
-        _ => return Vec::new(),
+        _ => return Ok(Vec::new()),
     };
-    listing.map(|t| names_in(&t)).unwrap_or_default()
+    listing.map(|t| names_in(&t))
 }
 
 /// The names in a `gluster volume list` or `zpool list -H -o name` output.
@@ -233,8 +206,9 @@ mod tests {
         let pidfile = dir.path().join("x.pid");
         std::fs::write(&pidfile, format!("{}\n", std::process::id())).unwrap();
         assert!(!alive_as(std::process::id(), "zfs-fuse"));
-        stop("zfs-fuse", &pidfile).unwrap(); // we are still alive
+        // we are still alive
+        assert_eq!(stop("zfs-fuse", &pidfile).unwrap(), Undone::Gone);
         assert!(!pidfile.exists());
-        stop("zfs-fuse", &pidfile).unwrap();
+        assert_eq!(stop("zfs-fuse", &pidfile).unwrap(), Undone::Gone);
     }
 }

@@ -5,7 +5,7 @@
 //! cleanup` replays what a killed campaign left. One file per campaign
 //! process, removed when everything in it was released.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -14,16 +14,30 @@ use std::sync::{Arc, Mutex};
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
+use super::owner::Owner;
 pub use super::resource::Resource;
+pub use super::undo::Undone;
 
 const SUFFIX: &str = ".journal";
 
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
 enum Line {
-    Campaign { pid: u32, started: String },
-    Acquire { id: u64, resource: Resource },
-    Release { id: u64 },
+    Campaign {
+        pid: u32,
+        started: String,
+        /// The campaign process (pid and start time); absent in journals
+        /// of storlab before 0.1 kept it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        owner: Option<Owner>,
+    },
+    Acquire {
+        id: u64,
+        resource: Resource,
+    },
+    Release {
+        id: u64,
+    },
 }
 
 /// A campaign's journal; clones share one file.
@@ -32,11 +46,19 @@ pub struct Journal {
     inner: Arc<Mutex<Inner>>,
 }
 
+impl std::fmt::Debug for Journal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Journal({})", self.path().display())
+    }
+}
+
 struct Inner {
     path: PathBuf,
     file: Option<File>,
     next: u64,
-    open: BTreeSet<u64>,
+    open: BTreeMap<u64, Resource>,
+    /// Held on purpose (see [`Undone::Kept`]): left to `storlab cleanup`.
+    kept: BTreeSet<u64>,
 }
 
 /// Where journals live: `$STORLAB_STATE_DIR`, else /var/lib/storlab for root,
@@ -67,7 +89,8 @@ impl Journal {
             path,
             file: None,
             next: 1,
-            open: BTreeSet::new(),
+            open: BTreeMap::new(),
+            kept: BTreeSet::new(),
         };
         Journal {
             inner: Arc::new(Mutex::new(inner)),
@@ -82,8 +105,11 @@ impl Journal {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Records `resource` durably; call before creating it.
+    /// Records `resource` durably; call before creating it. Refuses a
+    /// resource outside storlab's naming scheme, which cleanup would refuse
+    /// to undo.
     pub fn acquire(&self, resource: &Resource) -> Result<u64> {
+        resource.check_ours()?;
         let mut inner = self.lock();
         let id = inner.next;
         inner.append(&Line::Acquire {
@@ -91,8 +117,65 @@ impl Journal {
             resource: resource.clone(),
         })?;
         inner.next += 1;
-        inner.open.insert(id);
+        inner.open.insert(id, resource.clone());
         Ok(id)
+    }
+
+    /// As [`Journal::acquire`], unless the same resource is held already
+    /// (a directory every run of a workload creates anew).
+    pub fn acquire_once(&self, resource: &Resource) -> Result<u64> {
+        let held = self
+            .lock()
+            .open
+            .iter()
+            .find(|(_, r)| *r == resource)
+            .map(|(id, _)| *id);
+        match held {
+            Some(id) => Ok(id),
+            None => self.acquire(resource),
+        }
+    }
+
+    /// Undoes whatever is still held, newest first, releasing each: what a
+    /// workload journaled and left (a socket directory), at the end of a
+    /// campaign. Returns what could not be undone or was kept.
+    pub fn undo_open(&self) -> Vec<String> {
+        let open: Vec<(u64, Resource)> = {
+            let inner = self.lock();
+            inner
+                .open
+                .iter()
+                .rev()
+                .filter(|(i, _)| !inner.kept.contains(i))
+                .map(|(i, r)| (*i, r.clone()))
+                .collect()
+        };
+        let mut problems = Vec::new();
+        for (id, res) in open {
+            match res.undo() {
+                Ok(Undone::Gone) => {
+                    if let Err(e) = self.release(id) {
+                        problems.push(format!("{e:#}"));
+                    }
+                }
+                Ok(Undone::Kept(why)) => {
+                    self.keep(id);
+                    problems.push(why);
+                }
+                Err(e) => problems.push(format!("undoing {}: {e:#}", res.describe())),
+            }
+        }
+        problems
+    }
+
+    /// Leaves a resource in the journal on purpose, for `storlab cleanup`.
+    pub fn keep(&self, id: u64) {
+        self.lock().kept.insert(id);
+    }
+
+    /// Whether the journal file exists (something was ever journaled).
+    pub fn exists(&self) -> bool {
+        self.lock().file.is_some()
     }
 
     /// Marks a resource undone.
@@ -141,6 +224,7 @@ impl Inner {
         let header = Line::Campaign {
             pid: std::process::id(),
             started: crate::host::now_rfc3339(),
+            owner: Some(Owner::me()),
         };
         self.append(&header)?;
         if let Ok(d) = File::open(&dir) {
@@ -185,6 +269,7 @@ impl Inner {
 pub struct Pending {
     pub path: PathBuf,
     pub pid: Option<u32>,
+    pub owner: Option<Owner>,
     pub resources: Vec<(u64, Resource)>,
 }
 
@@ -192,12 +277,18 @@ pub fn read_pending(path: &Path) -> Result<Pending> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("reading journal {}", path.display()))?;
     let mut pid = None;
+    let mut owner = None;
     let mut resources: Vec<(u64, Resource)> = Vec::new();
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
         // A torn last line (killed mid-write) is skipped: its resource was
         // not created yet, since creation waits for the fsync.
         match serde_json::from_str::<Line>(line) {
-            Ok(Line::Campaign { pid: p, .. }) => pid = Some(p),
+            Ok(Line::Campaign {
+                pid: p, owner: o, ..
+            }) => {
+                pid = Some(p);
+                owner = o;
+            }
             Ok(Line::Acquire { id, resource }) => resources.push((id, resource)),
             Ok(Line::Release { id }) => resources.retain(|(i, _)| *i != id),
             Err(_) => {}
@@ -206,6 +297,7 @@ pub fn read_pending(path: &Path) -> Result<Pending> {
     Ok(Pending {
         path: path.to_path_buf(),
         pid,
+        owner,
         resources,
     })
 }
@@ -246,7 +338,7 @@ impl Held {
 
     /// Journals the directory `path`, then creates it; it must not exist
     /// yet, so that teardown never removes a directory it did not make.
-    pub fn make_dir(&mut self, path: &std::path::Path) -> Result<()> {
+    pub fn make_dir(&mut self, path: &Path) -> Result<()> {
         self.record(Resource::Dir {
             path: path.to_path_buf(),
         })?;
@@ -258,12 +350,31 @@ impl Held {
     }
 
     /// Undoes everything held, newest first; stops at the first failure so
-    /// that nothing is removed from under a resource still in place.
+    /// that nothing is removed from under a resource still in place. A
+    /// resource deliberately kept (a daemon another campaign uses) stays in
+    /// the journal, said on stderr, and the older ones are undone.
     pub fn undo_all(&mut self) -> Result<()> {
+        self.undo_while(|_| true)
+    }
+
+    /// As [`Held::undo_all`], but stops (undoing nothing more) at the
+    /// newest resource for which `go_on` is false: a target releases its
+    /// claim on a shared daemon only once its volume or pool is gone.
+    pub fn undo_while(&mut self, go_on: impl Fn(&Resource) -> bool) -> Result<()> {
         while let Some((id, res)) = self.items.last().cloned() {
-            res.undo()
+            if !go_on(&res) {
+                return Ok(());
+            }
+            let undone = res
+                .undo()
                 .with_context(|| format!("undoing {}", res.describe()))?;
-            self.journal.release(id)?;
+            match undone {
+                Undone::Gone => self.journal.release(id)?,
+                Undone::Kept(why) => {
+                    self.journal.keep(id);
+                    eprintln!("storlab: {why} (kept in {})", self.journal.path().display());
+                }
+            }
             self.items.pop();
         }
         Ok(())
@@ -278,13 +389,25 @@ mod tests {
     fn pending_is_what_was_acquired_and_not_released() {
         let dir = tempfile::tempdir().unwrap();
         let j = Journal::at(dir.path().join("campaign-1.journal"));
-        let a = j.acquire(&Resource::Pool { name: "p".into() }).unwrap();
-        j.acquire(&Resource::Volume { name: "v".into() }).unwrap();
+        let a = j
+            .acquire(&Resource::Pool {
+                name: "storlab_1_p".into(),
+            })
+            .unwrap();
+        j.acquire(&Resource::Volume {
+            name: "storlab-1-v".into(),
+        })
+        .unwrap();
         j.release(a).unwrap();
         let p = read_pending(&j.path()).unwrap();
         assert_eq!(p.pid, Some(std::process::id()));
         assert_eq!(p.resources.len(), 1);
-        assert_eq!(p.resources[0].1, Resource::Volume { name: "v".into() });
+        assert_eq!(
+            p.resources[0].1,
+            Resource::Volume {
+                name: "storlab-1-v".into()
+            }
+        );
         j.finish().unwrap();
         assert!(j.path().exists(), "kept while something is held");
         assert_eq!(journals_in(dir.path()), vec![j.path()]);
@@ -296,7 +419,10 @@ mod tests {
         let old = dir.path().join("campaign-9.journal");
         std::fs::write(&old, "old").unwrap();
         let j = Journal::at(old.clone());
-        j.acquire(&Resource::Pool { name: "p".into() }).unwrap();
+        j.acquire(&Resource::Pool {
+            name: "storlab_1_p".into(),
+        })
+        .unwrap();
         assert_ne!(j.path(), old);
         assert_eq!(std::fs::read_to_string(&old).unwrap(), "old");
         assert_eq!(journals_in(dir.path()).len(), 2);

@@ -124,8 +124,10 @@ pub fn mkfs_args(fs: &str, dev: &Path, options: &[String]) -> Vec<String> {
     args
 }
 
-/// Runs mkfs.`fs` on a device storlab attached itself.
+/// Runs mkfs.`fs` on a device storlab attached itself; options that name
+/// another path or device are refused (see [`super::options`]).
 pub fn mkfs(fs: &str, dev: &Path, options: &[String]) -> Result<()> {
+    super::options::refuse_paths("mkfs_options", options)?;
     let program = format!("mkfs.{fs}");
     cmd::run(&program, &mkfs_args(fs, dev, options))
         .with_context(|| format!("making {fs} on {}", dev.display()))?;

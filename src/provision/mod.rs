@@ -1,7 +1,9 @@
 //! What the target kinds stand on and `storlab cleanup` undoes: the
 //! provisioning journal and its resources, external commands, mounts and
 //! mountinfo, image files and loop devices, shared daemons, the zfs and
-//! gluster command lines, a target's working directory and path facts.
+//! gluster command lines, a target's working directory and path facts,
+//! storlab's naming scheme, the owner of what a campaign made, and a
+//! target's identity (is it still the filesystem provisioned?).
 //! Nothing here knows a target kind; the kinds in [`crate::targets`] are
 //! built on it.
 
@@ -9,20 +11,19 @@ pub mod cmd;
 pub mod daemon;
 pub mod facts;
 pub mod gluster_cli;
+pub mod hostlock;
+pub mod identity;
 pub mod journal;
 pub mod loopdev;
 pub mod mount;
 pub mod mountinfo;
+pub mod naming;
+pub mod options;
+pub mod owner;
+pub mod ownership;
 pub mod resource;
+pub mod undo;
 pub mod workdir;
 pub mod zfs_cli;
 
-/// A name unique to this campaign process and target, for pools, volumes
-/// and directories: `storlab<sep><pid><sep><target>`.
-pub fn resource_name(sep: char, target: &str) -> String {
-    let safe: String = target
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { sep })
-        .collect();
-    format!("storlab{sep}{}{sep}{safe}", std::process::id())
-}
+pub use naming::resource_name;

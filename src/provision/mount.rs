@@ -74,7 +74,10 @@ pub fn mount_args(fs_type: &str, source: &str, dir: &Path, options: &[String]) -
     args
 }
 
+/// Mounts `source` on `dir`; options that name a path or device are
+/// refused (see [`super::options`]).
 pub fn mount(fs_type: &str, source: &str, dir: &Path, options: &[String]) -> Result<()> {
+    super::options::refuse_paths("mount_options", options)?;
     cmd::run("mount", &mount_args(fs_type, source, dir, options))
         .with_context(|| format!("mounting {source} ({fs_type}) on {}", dir.display()))?;
     Ok(())
@@ -158,6 +161,7 @@ mod tests {
 
     fn entry(opts: &str, sup: &str) -> MountEntry {
         MountEntry {
+            mount_id: 40,
             major: 7,
             minor: 0,
             mount_point: "/m".into(),

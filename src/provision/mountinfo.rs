@@ -7,6 +7,9 @@ use std::path::Path;
 /// One line of mountinfo.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MountEntry {
+    /// The mount's unique id (a new one for every mount, even of the same
+    /// filesystem on the same point).
+    pub mount_id: u32,
     pub major: u32,
     pub minor: u32,
     pub mount_point: String,
@@ -27,6 +30,7 @@ fn parse_line(line: &str) -> Option<MountEntry> {
     let r: Vec<&str> = right.split(' ').collect();
     let (major, minor) = l.get(2)?.split_once(':')?;
     Some(MountEntry {
+        mount_id: l.first()?.parse().ok()?,
         major: major.parse().ok()?,
         minor: minor.parse().ok()?,
         mount_point: unescape(l.get(4)?),
@@ -87,7 +91,7 @@ mod tests {
     fn parses_a_line() {
         let t = "36 35 98:0 /mnt1 /mnt/with\\040space rw,noatime master:1 - ext4 /dev/root rw,errors=continue\n";
         let m = &parse(t)[0];
-        assert_eq!((m.major, m.minor), (98, 0));
+        assert_eq!((m.mount_id, m.major, m.minor), (36, 98, 0));
         assert_eq!(m.mount_point, "/mnt/with space");
         assert_eq!(m.mount_options, "rw,noatime");
         assert_eq!(m.fs_type, "ext4");

@@ -6,10 +6,11 @@
 use anyhow::Result;
 
 use super::protocol::Instruction;
-use super::turn::take_part;
+use super::turn::{take_part, Member};
 use super::Team;
 use crate::host::is_root;
 use crate::measure::StopFlag;
+use crate::provision::journal::Journal;
 
 /// Follows rank 0 to the end of the campaign. `false` when the job ended
 /// before any run (rank 0 reports why).
@@ -30,14 +31,29 @@ pub fn follow(team: &mut Team) -> Result<bool> {
         }
         Ok(())
     };
-    loop {
-        match team.instruction()? {
-            Instruction::Over => return Ok(true),
-            Instruction::Run(order) => {
-                take_part(team, &exp, &order, &stop, &mut between);
+    // What a workload journals here (a directory outside its own) is
+    // undone when the campaign is over, or by `storlab cleanup` on this host.
+    let journal = Journal::for_campaign();
+    let member = Member {
+        team,
+        exp: &exp,
+        stop: &stop,
+        journal: &journal,
+    };
+    let over = loop {
+        match team.instruction() {
+            Ok(Instruction::Over) => break Ok(true),
+            Ok(Instruction::Run(order)) => {
+                take_part(&member, &order, &mut between);
             }
+            Err(e) => break Err(e),
         }
+    };
+    for kept in journal.undo_open() {
+        eprintln!("storlab: rank {}: {kept}", team.rank());
     }
+    journal.finish()?;
+    over
 }
 
 fn same_host_as_0(team: &Team) -> bool {

@@ -1,12 +1,15 @@
-//! One run on every rank at once. Each rank prepares in its own `rank-K`
-//! directory (or rank 0 alone in `shared`, for a workload that says
-//! `shared = true`); they agree that all prepared; rank 0 remounts and drops
-//! its caches (each host's first rank drops its own); they agree again, meet
-//! at a barrier, run, and send rank 0 their reports; then each cleans up its
-//! own directory (rank 0 the shared one) and says how that went. Rank 0
-//! concludes: the run's status, its merged figures and a row per rank.
+//! One run on every rank at once — the one run lifecycle, which a plain
+//! run goes through as a team of one. Each rank prepares in its own
+//! directory (a team of one in the workload's directory itself; under MPI
+//! `rank-K`, or rank 0 alone in `shared` for a workload that says
+//! `shared = true`); they agree that all prepared; rank 0 remounts and
+//! drops its caches (each host's first rank drops its own); they agree
+//! again, meet at a barrier, run, and send rank 0 their reports; then each
+//! cleans up its own directory (rank 0 the shared one) and says how that
+//! went. Rank 0 concludes: the run's status, its figures (merged over the
+//! ranks under MPI) and a row per rank.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{Context, Result};
@@ -14,8 +17,9 @@ use anyhow::{Context, Result};
 use super::merge::{merge, RankRun};
 use super::protocol::{RankReport, RunOrder, WireOutput};
 use super::Team;
-use crate::experiment::Experiment;
+use crate::experiment::{Experiment, WorkloadSpec};
 use crate::measure::{RunOutput, StopFlag};
+use crate::provision::journal::Journal;
 use crate::store::write::RankRow;
 use crate::workload::{RunContext, Workload, WorkloadKind};
 
@@ -25,7 +29,17 @@ pub struct Concluded {
     pub status: &'static str,
     pub error: Option<String>,
     pub output: Option<RunOutput>,
+    /// A row per rank under MPI; none for a team of one.
     pub ranks: Vec<RankRow>,
+}
+
+/// What a rank brings to every run of a campaign.
+pub struct Member<'a> {
+    pub team: &'a Team,
+    pub exp: &'a Experiment,
+    pub stop: &'a StopFlag,
+    /// Where a workload journals what it creates outside its directory.
+    pub journal: &'a Journal,
 }
 
 /// The metric holding a rank's measured duration, for IOR's aggregate.
@@ -36,22 +50,26 @@ pub fn span_metric(kind: WorkloadKind) -> Option<&'static crate::metric::MetricD
 /// This rank's part of one run. `between` runs after every rank prepared
 /// (rank 0: remount and drop caches). Returns the conclusion on rank 0.
 pub fn take_part(
-    team: &Team,
-    exp: &Experiment,
+    m: &Member<'_>,
     order: &RunOrder,
-    stop: &StopFlag,
     between: &mut dyn FnMut() -> Result<()>,
 ) -> Option<Concluded> {
-    let spec = &exp.workloads[order.workload];
+    let team = m.team;
+    let spec = &m.exp.workloads[order.workload];
     // With a shared directory only rank 0 lays out and removes the files.
     let owner = !spec.shared || team.is_root();
-    let dir = match spec.shared {
-        true => order.dir.join("shared"),
-        false => order.dir.join(format!("rank-{}", team.rank())),
+    let dir = run_dir(team, spec, order);
+    let cx = RunContext {
+        stop: m.stop.clone(),
+        // Each rank its own random pattern.
+        run_seed: order.run_seed ^ (team.rank() as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+        position: order.position,
+        target: m.exp.targets[order.target].name.clone(),
+        journal: m.journal.clone(),
     };
     let mut workload = spec.config.build();
     let prepared = owner
-        .then(|| prepare(workload.as_mut(), &dir).err())
+        .then(|| prepare(workload.as_mut(), &dir, team, &cx).err())
         .flatten();
     let mut report = RankReport {
         rank: team.rank(),
@@ -61,6 +79,7 @@ pub fn take_part(
         done_s: None,
         output: None,
     };
+    let mut output = None;
     let mut failed = team.failures(prepared.map(|e| format!("{e:#}")));
     if failed.is_empty() {
         failed = team.failures(between().err().map(|e| format!("{e:#}")));
@@ -72,71 +91,102 @@ pub fn take_part(
         }
         None if failed.is_empty() => {
             team.barrier();
-            run(
-                workload.as_mut(),
-                &dir,
-                order,
-                &exp.targets[order.target].name,
-                team.rank(),
-                stop,
-                &mut report,
-            );
+            output = run(workload.as_mut(), &dir, &cx, &mut report);
         }
         None => {}
     }
-    let reports = team.gather(&report);
+    let parts = collect(team, report, output);
     let cleaned = owner
-        .then(|| cleanup(workload.as_mut(), &dir).err())
+        .then(|| cleanup(workload.as_mut(), &dir, team).err())
         .flatten();
     let cleanups: Vec<Option<String>> = team.gather(&cleaned.map(|e| format!("{e:#}")));
     team.is_root()
-        .then(|| conclude(spec.kind, reports, cleanups))
+        .then(|| conclude(spec.kind, parts, cleanups, team.is_multi()))
 }
 
-fn prepare(w: &mut dyn Workload, dir: &Path) -> Result<()> {
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    w.prepare(dir).context("preparing the run")
+/// Where this rank runs: a team of one in the workload's directory, which
+/// lasts for the campaign (a PostgreSQL cluster kept across runs lives
+/// there); under MPI a directory per rank, or one shared by all.
+fn run_dir(team: &Team, spec: &WorkloadSpec, order: &RunOrder) -> PathBuf {
+    match (team.is_multi(), spec.shared) {
+        (false, _) => order.dir.clone(),
+        (true, true) => order.dir.join("shared"),
+        (true, false) => order.dir.join(format!("rank-{}", team.rank())),
+    }
+}
+
+fn prepare(w: &mut dyn Workload, dir: &Path, team: &Team, cx: &RunContext) -> Result<()> {
+    if team.is_multi() {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    w.prepare(dir, cx).context("preparing the run")
 }
 
 /// The measured run, timed from the start barrier.
 fn run(
     w: &mut dyn Workload,
     dir: &Path,
-    order: &RunOrder,
-    target: &str,
-    rank: usize,
-    stop: &StopFlag,
+    cx: &RunContext,
     report: &mut RankReport,
-) {
-    let cx = RunContext {
-        stop: stop.clone(),
-        // Each rank its own random pattern.
-        run_seed: order.run_seed ^ (rank as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
-        position: order.position,
-        target: target.to_string(),
-    };
+) -> Option<RunOutput> {
     let t0 = Instant::now();
-    let out = w.run(dir, &cx);
+    let out = w.run(dir, cx);
     report.done_s = Some(t0.elapsed().as_secs_f64());
-    match out.and_then(|o| WireOutput::from_output(&o)) {
+    match out {
         Ok(o) => {
-            report.status = if stop.is_raised() {
+            report.status = if cx.stop.is_raised() {
                 "interrupted"
             } else {
                 "ok"
             }
             .into();
-            report.output = Some(o);
+            Some(o)
         }
+        Err(e) => {
+            report.status = "failed".into();
+            report.error = Some(format!("{e:#}"));
+            None
+        }
+    }
+}
+
+/// On rank 0 every rank's report with its output, in rank order; nothing
+/// elsewhere. A team of one keeps its output as it is: nothing is encoded.
+fn collect(
+    team: &Team,
+    mut report: RankReport,
+    output: Option<RunOutput>,
+) -> Vec<(RankReport, Option<RunOutput>)> {
+    if !team.is_multi() {
+        return vec![(report, output)];
+    }
+    match output.as_ref().map(WireOutput::from_output).transpose() {
+        Ok(wire) => report.output = wire,
         Err(e) => {
             report.status = "failed".into();
             report.error = Some(format!("{e:#}"));
         }
     }
+    team.gather(&report)
+        .into_iter()
+        .map(
+            |mut r| match r.output.take().map(WireOutput::into_output).transpose() {
+                Ok(o) => (r, o),
+                Err(e) => {
+                    r.status = "failed".into();
+                    r.error = Some(format!("{e:#}"));
+                    (r, None)
+                }
+            },
+        )
+        .collect()
 }
 
-fn cleanup(w: &mut dyn Workload, dir: &Path) -> Result<()> {
+fn cleanup(w: &mut dyn Workload, dir: &Path, team: &Team) -> Result<()> {
     w.cleanup(dir).context("cleaning up after the run")?;
+    if !team.is_multi() {
+        return Ok(()); // the workload's own directory goes with the working directory
+    }
     match std::fs::remove_dir_all(dir) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
             Err(e).with_context(|| format!("removing {}", dir.display()))
@@ -145,30 +195,27 @@ fn cleanup(w: &mut dyn Workload, dir: &Path) -> Result<()> {
     }
 }
 
-/// Rank 0's conclusion from every rank's report and cleanup.
+/// Rank 0's conclusion from every rank's report and cleanup. A team of one
+/// keeps its output as is and stores no per-rank rows.
 fn conclude(
     kind: WorkloadKind,
-    reports: Vec<RankReport>,
+    parts: Vec<(RankReport, Option<RunOutput>)>,
     cleanups: Vec<Option<String>>,
+    multi: bool,
 ) -> Concluded {
     let mut runs = Vec::new();
     let mut rows = Vec::new();
     let mut errors = Vec::new();
-    for (mut r, cleaned) in reports.into_iter().zip(cleanups) {
+    for ((mut r, output), cleaned) in parts.into_iter().zip(cleanups) {
         if let (Some(e), "ok" | "interrupted") = (&cleaned, r.status.as_str()) {
             r.status = "failed".into();
             r.error = Some(e.clone());
         }
-        let output = match r.output.take().map(WireOutput::into_output).transpose() {
-            Ok(o) => o,
-            Err(e) => {
-                r.status = "failed".into();
-                r.error = Some(format!("{e:#}"));
-                None
-            }
-        };
         if let Some(e) = &r.error {
-            errors.push(format!("rank {} on {}: {e}", r.rank, r.host));
+            errors.push(match multi {
+                true => format!("rank {} on {}: {e}", r.rank, r.host),
+                false => e.clone(),
+            });
         }
         rows.push(RankRow {
             rank: r.rank as u32,
@@ -181,7 +228,7 @@ fn conclude(
                 .map(|o| o.metrics.clone())
                 .unwrap_or_default(),
         });
-        if let (Some(output), Some(done_s)) = (output, r.done_s) {
+        if let (Some(output), Some(done_s), None) = (output, r.done_s, &r.error) {
             runs.push(RankRun {
                 rank: r.rank,
                 done_s,
@@ -196,10 +243,15 @@ fn conclude(
     } else {
         "ok"
     };
+    let output = match (status, multi) {
+        ("failed", _) => None,
+        (_, true) => Some(merge(&runs, span_metric(kind))),
+        (_, false) => runs.pop().map(|r| r.output),
+    };
     Concluded {
         status,
         error: (!errors.is_empty()).then(|| errors.join("; ")),
-        output: (status != "failed").then(|| merge(&runs, span_metric(kind))),
-        ranks: rows,
+        output,
+        ranks: if multi { rows } else { Vec::new() },
     }
 }

@@ -13,18 +13,27 @@ pub trait Markup {
 
 pub struct Markdown;
 
-/// Escapes text for a Markdown table cell or paragraph.
+/// Escapes text for a Markdown table cell or paragraph. `](` and `]:`
+/// are broken up, so that a name such as `[x](javascript:…)` never
+/// becomes a link; control characters become U+FFFD.
 pub fn md_escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
+    let mut after_bracket = false;
     for c in s.chars() {
         match c {
             '|' | '\\' | '*' | '`' | '<' | '>' => {
                 out.push('\\');
                 out.push(c);
             }
+            '(' | ':' if after_bracket => {
+                out.push('\\');
+                out.push(c);
+            }
             '\n' => out.push(' '),
+            c if c.is_control() => out.push('\u{FFFD}'),
             _ => out.push(c),
         }
+        after_bracket = c == ']';
     }
     out
 }
@@ -157,5 +166,18 @@ mod tests {
         assert!(!h.contains("<script>"));
         let m = Markdown.table(&t);
         assert!(m.contains("\\<script\\>alert(1)\\</script\\>\\|x"), "{m}");
+    }
+
+    #[test]
+    fn a_name_never_becomes_a_markdown_link_or_a_terminal_escape() {
+        let name = "[click](javascript:alert(1)) [r]: javascript:x \u{1b}[2J\u{7}";
+        let m = md_escape(name);
+        assert!(!m.contains("](") && !m.contains("]:"), "{m}");
+        assert!(
+            m.contains("]\\(javascript") && m.contains("]\\: javascript"),
+            "{m}"
+        );
+        assert!(!m.contains('\u{1b}') && !m.contains('\u{7}'), "{m:?}");
+        assert_eq!(md_escape("x [95% CI] (n.s.)"), "x [95% CI] (n.s.)");
     }
 }

@@ -72,7 +72,10 @@ pub fn summary_table(c: &CampaignData) -> Table {
                 .runs
                 .iter()
                 .filter(|r| {
-                    r.workload == w.name && r.target == ts.target && !r.warmup && r.status != "ok"
+                    r.workload == w.name
+                        && r.target == ts.target
+                        && !r.warmup
+                        && r.status == "failed"
                 })
                 .count();
             let cv = ts

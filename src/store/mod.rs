@@ -3,10 +3,12 @@
 //! end, so a crash loses at most the run in progress. Reports and statistics
 //! read only from here.
 
+mod lock;
 mod migrate_v4;
 mod read;
 mod resume;
 mod schema;
+mod spool;
 mod variants;
 pub mod write;
 
@@ -20,17 +22,34 @@ pub use read::{
     SeriesData, TargetRow, WorkloadRow,
 };
 pub use resume::{DoneRun, Resumable};
+pub use spool::run_text;
 pub use write::{RankRow, RunRecord};
 
 /// An open results store.
 pub struct Store {
     conn: Connection,
     path: PathBuf,
+    /// The campaigns this process runs (see [`lock`]), held until it ends.
+    locks: Vec<lock::CampaignLock>,
+    /// The space reserved for a run this campaign could not commit.
+    spool: Option<(i64, std::fs::File)>,
 }
 
 impl Store {
-    /// Opens (creating if needed) the store at `path` and migrates its schema.
+    /// Opens (creating if needed) the store at `path` and migrates its
+    /// schema; commits what an earlier campaign spooled beside it.
     pub fn open(path: &Path) -> Result<Store> {
+        check_regular(path)?;
+        let store = {
+            // Two processes opening a new store at once would race to set
+            // WAL mode and to create the tables: one sets it up, then the other.
+            let _setup = lock::setup(path);
+            Store::open_writable(path)?
+        };
+        Ok(store.commit_spooled())
+    }
+
+    fn open_writable(path: &Path) -> Result<Store> {
         let conn = Connection::open(path)
             .with_context(|| format!("opening results store {}", path.display()))?;
         conn.busy_timeout(std::time::Duration::from_secs(10))?;
@@ -42,10 +61,14 @@ impl Store {
         Ok(Store {
             conn,
             path: path.to_path_buf(),
+            locks: Vec::new(),
+            spool: None,
         })
     }
 
-    /// Opens an existing store for reading; a missing file is a clear error.
+    /// Opens an existing store for reading; a missing file is a clear
+    /// error, and a store storlab cannot write (a read-only mount, a file
+    /// without write permission) is read as it is.
     pub fn open_existing(path: &Path) -> Result<Store> {
         if !path.exists() {
             anyhow::bail!(
@@ -53,12 +76,70 @@ impl Store {
                 path.display()
             );
         }
+        check_regular(path)?;
+        if !writable(path) {
+            return Store::open_read_only(path);
+        }
         Store::open(path)
+    }
+
+    /// A store opened without writing anything: no migration, no WAL
+    /// switch, no spool. Its schema must be this storlab's.
+    fn open_read_only(path: &Path) -> Result<Store> {
+        use rusqlite::OpenFlags;
+        let plain = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(path, plain)
+            .ok()
+            .filter(|c| schema::version(c).is_ok())
+            .map(Ok)
+            .unwrap_or_else(|| {
+                // WAL without its index file on a read-only filesystem:
+                // readable only as an immutable file.
+                let uri = format!("file:{}?immutable=1", path.display());
+                Connection::open_with_flags(uri, plain | OpenFlags::SQLITE_OPEN_URI)
+            })
+            .with_context(|| format!("opening results store {} read-only", path.display()))?;
+        let version = schema::version(&conn)
+            .with_context(|| format!("reading the schema of {}", path.display()))?;
+        if version != schema::SCHEMA_VERSION {
+            anyhow::bail!(
+                "{} is read-only and has schema version {version}, this storlab reads {}; open it once where it can be written (it is migrated then), or copy it",
+                path.display(),
+                schema::SCHEMA_VERSION
+            );
+        }
+        Ok(Store {
+            conn,
+            path: path.to_path_buf(),
+            locks: Vec::new(),
+            spool: None,
+        })
     }
 
     pub fn path(&self) -> &Path {
         &self.path
     }
+}
+
+/// Refuses a store path that is not a regular file (`/dev/null`, a
+/// directory): SQLite would write its journal files beside it.
+fn check_regular(path: &Path) -> Result<()> {
+    match std::fs::metadata(path) {
+        Ok(m) if !m.is_file() => anyhow::bail!(
+            "{} is not a regular file, so it cannot hold a results store; point --db / STORLAB_DB at a file (e.g. storlab.db)",
+            path.display()
+        ),
+        _ => Ok(()),
+    }
+}
+
+/// Whether this process may write the file at `path` (and so its store).
+fn writable(path: &Path) -> bool {
+    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()) else {
+        return false;
+    };
+    // SAFETY: access reads a NUL-terminated path and touches nothing else.
+    unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 }
 }
 
 #[cfg(test)]

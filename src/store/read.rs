@@ -169,7 +169,7 @@ pub struct PairStop {
 
 const CAMPAIGN_COLS: &str = "c.id, c.name, c.description, c.origin, c.status, c.started_at, c.finished_at, c.storlab_version, c.planned_runs,
     (SELECT COUNT(*) FROM runs r WHERE r.campaign_id = c.id AND r.status = 'ok'),
-    (SELECT COUNT(*) FROM runs r WHERE r.campaign_id = c.id AND r.status <> 'ok')";
+    (SELECT COUNT(*) FROM runs r WHERE r.campaign_id = c.id AND r.status = 'failed')";
 
 fn campaign_row(r: &Row<'_>) -> rusqlite::Result<CampaignRow> {
     Ok(CampaignRow {
@@ -199,7 +199,12 @@ impl Store {
         let rows = st
             .query_map([], campaign_row)?
             .collect::<rusqlite::Result<Vec<_>>>()?;
-        Ok(rows)
+        Ok(rows.into_iter().map(|c| self.with_live_status(c)).collect())
+    }
+
+    fn with_live_status(&self, mut c: CampaignRow) -> CampaignRow {
+        c.status = self.live_status(c.id, c.status);
+        c
     }
 
     /// Resolves a campaign given by id or name (the latest of that name);
@@ -243,6 +248,7 @@ impl Store {
                 campaign_row,
             )
             .with_context(|| format!("reading campaign {id}"))?;
+        let campaign = self.with_live_status(campaign);
         let (environment, experiment): (String, String) = self.conn.query_row(
             "SELECT environment_json, experiment_json FROM campaigns WHERE id = ?1",
             [id],

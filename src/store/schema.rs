@@ -128,6 +128,18 @@ CREATE TABLE rank_metrics (
 );
 "#;
 
+/// The schema version a store says it has (0 for a new one).
+pub fn version(conn: &Connection) -> Result<i64> {
+    let v: Option<String> = conn
+        .query_row(
+            "SELECT value FROM meta WHERE key = 'schema_version'",
+            [],
+            |r| r.get(0),
+        )
+        .optional()?;
+    Ok(v.and_then(|v| v.parse().ok()).unwrap_or(0))
+}
+
 /// Version 4: labels. Metrics, series, histograms and per-rank metrics are
 /// keyed by catalogue name and labels (a JSON object of strings, `{}` for
 /// none) instead of names with the labels packed in; [`super::migrate_v4`]
@@ -188,15 +200,7 @@ pub fn migrate(conn: &Connection) -> Result<()> {
     conn.execute_batch(
         "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);",
     )?;
-    let version: i64 = conn
-        .query_row(
-            "SELECT value FROM meta WHERE key = 'schema_version'",
-            [],
-            |r| r.get::<_, String>(0),
-        )
-        .optional()?
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0);
+    let version = version(conn)?;
     if version > SCHEMA_VERSION {
         bail!("the store has schema version {version}, newer than this storlab understands ({SCHEMA_VERSION}); upgrade storlab");
     }

@@ -96,7 +96,11 @@ impl Store {
             )?;
             workloads.push(tx.last_insert_rowid());
         }
+        // Locked before anyone can see it, so that it is never shown as
+        // interrupted nor resumed while it starts.
+        let lock = super::lock::take_or_refuse(&self.path, campaign)?;
         tx.commit().context("committing the new campaign")?;
+        self.locks.push(lock);
         Ok(CampaignIds {
             campaign,
             targets,

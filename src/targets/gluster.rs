@@ -18,7 +18,7 @@ use crate::provision::gluster_cli::{
     create_args, gluster, glusterd_reachable, parse_get, parse_info, same_value, GLUSTER,
 };
 use crate::provision::journal::{state_dir, Held, Journal, Resource};
-use crate::provision::{cmd, daemon, mount, resource_name};
+use crate::provision::{cmd, daemon, mount, options, resource_name};
 
 declare! {
     /// The parameters of a `gluster` target.
@@ -203,6 +203,8 @@ fn check_resolves(host: &str) -> Result<()> {
 
 impl Target for Gluster {
     fn preflight(&self) -> Result<()> {
+        options::refuse_paths_in_map("options", &self.options, false)?;
+        options::refuse_paths("mount_options", &self.mount_options)?;
         if !crate::host::is_root() {
             bail!("target `{}` needs root (glusterd, FUSE mount)", self.name);
         }
@@ -247,6 +249,10 @@ impl Target for Gluster {
     }
 
     fn teardown(&mut self) -> Result<()> {
+        // The claim holds until the volume is gone: released earlier,
+        // another campaign could stop the daemon under our teardown.
+        self.held
+            .undo_while(|r| !matches!(r, Resource::Daemon { .. }))?;
         self.claim = None; // our own claim must not keep the daemon running
         self.held.undo_all()
     }

@@ -15,7 +15,7 @@ use super::image::ImageParams;
 use super::{Target, TargetConfig};
 use crate::params::{declare, Fault};
 use crate::provision::journal::{Held, Journal, Resource};
-use crate::provision::{cmd, loopdev, mount, resource_name};
+use crate::provision::{cmd, loopdev, mount, options, resource_name};
 
 pub const FILESYSTEMS: &[&str] = &["ext4", "xfs", "btrfs"];
 
@@ -125,6 +125,8 @@ impl LoopFs {
 
 impl Target for LoopFs {
     fn preflight(&self) -> Result<()> {
+        options::refuse_paths("mkfs_options", &self.mkfs_options)?;
+        options::refuse_paths("mount_options", &self.mount_options)?;
         match &self.on {
             // The directory exists once the target below is provisioned.
             Some(_) if !crate::host::is_root() => bail!(

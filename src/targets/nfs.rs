@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use super::{Target, TargetConfig};
 use crate::params::{declare, Fault};
 use crate::provision::journal::{Held, Journal, Resource};
-use crate::provision::{cmd, mount, resource_name};
+use crate::provision::{cmd, mount, options, resource_name};
 
 pub const VERSIONS: &[&str] = &["3", "4", "4.0", "4.1", "4.2"];
 
@@ -155,6 +155,7 @@ impl Nfs {
 
 impl Target for Nfs {
     fn preflight(&self) -> Result<()> {
+        options::refuse_paths("mount_options", &self.mount_options)?;
         if !crate::host::is_root() {
             bail!("target `{}` needs root to mount NFS", self.name);
         }

@@ -10,6 +10,7 @@ use anyhow::{bail, Context, Result};
 use super::{Target, TargetConfig};
 use crate::params::declare;
 use crate::provision::journal::{Held, Journal, Resource};
+use crate::provision::options;
 
 declare! {
     /// The parameters of a `tmpfs` target.
@@ -59,6 +60,7 @@ impl Tmpfs {
 
 impl Target for Tmpfs {
     fn preflight(&self) -> Result<()> {
+        options::refuse_paths("mount_options", &self.options)?;
         if !crate::host::is_root() {
             bail!(
                 "target `{}`: mounting a tmpfs needs root; run storlab as root, or use a dir target on /dev/shm instead: kind = \"dir\", path = \"/dev/shm\"",

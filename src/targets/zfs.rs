@@ -18,7 +18,7 @@ use crate::provision::journal::{state_dir, Held, Journal, Resource};
 use crate::provision::zfs_cli::{
     create_args, get_properties, kernel_zfs, pool_exists, zfs_reachable,
 };
-use crate::provision::{cmd, daemon, loopdev, mount, resource_name};
+use crate::provision::{cmd, daemon, loopdev, mount, options, resource_name};
 
 declare! {
     /// The parameters of a `zfs` target.
@@ -201,6 +201,7 @@ pub fn check_device(dev: &Path) -> Result<()> {
 
 impl Target for Zfs {
     fn preflight(&self) -> Result<()> {
+        options::refuse_paths_in_map("properties", &self.properties, true)?;
         if cmd::which("zpool").is_none() {
             bail!("zpool is not installed; install zfsutils-linux (kernel ZFS) or zfs-fuse");
         }
@@ -276,6 +277,10 @@ impl Target for Zfs {
     }
 
     fn teardown(&mut self) -> Result<()> {
+        // The claim holds until the pool is gone: released earlier,
+        // another campaign could stop the daemon under our teardown.
+        self.held
+            .undo_while(|r| !matches!(r, Resource::Daemon { .. }))?;
         self.claim = None; // our own claim must not keep the daemon running
         self.held.undo_all()
     }

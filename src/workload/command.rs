@@ -38,7 +38,7 @@ declare! {
     /// The parameters of a `command` workload.
     pub struct CommandParams {
         command: args => "the program and its arguments, e.g. [\"tar\", \"-xf\", \"/data/src.tar\"], run without a shell in the working directory; {dir} becomes that directory",
-        shell: bool = "false" => "run command, prepare and cleanup as one string each with sh -c ({dir} is pasted as is)",
+        shell: bool = "false" => "run command, prepare and cleanup as one string each with sh -c ({dir} is pasted single-quoted)",
         prepare: args => "run before every run, untimed and before the cache drop; a failure fails the run",
         cleanup: args => "run after every run, untimed; a failure fails the run",
         timeout: duration => "kill a command (its whole process group) after this long; the run fails",
@@ -186,20 +186,29 @@ impl CommandWorkload {
     }
 
     /// Runs an untimed hook (prepare or cleanup); fails on a non-zero exit.
-    fn hook(&self, which: &str, argv: Option<&Vec<String>>, dir: &Path) -> Result<()> {
+    fn hook(
+        &self,
+        which: &str,
+        argv: Option<&Vec<String>>,
+        dir: &Path,
+        stop: &StopFlag,
+    ) -> Result<()> {
         let Some(argv) = argv else { return Ok(()) };
-        let f = self.spawn(argv, dir, &StopFlag::new())?;
+        let f = self.spawn(argv, dir, stop)?;
         check(&f, self.timeout).map_err(|e| anyhow!("{which} command {e}"))
     }
 }
 
-/// The process for `argv`: directly, or one string through `sh -c`.
+/// The process for `argv`: directly, or one string through `sh -c`, where
+/// `{dir}` is pasted single-quoted, so that a path with spaces or shell
+/// characters stays one word and runs nothing.
 fn build(argv: &[String], shell: bool, dir: &Path) -> Command {
     let dir_text = dir.display().to_string();
     let subst = |s: &String| s.replace("{dir}", &dir_text);
     let mut cmd = if shell {
         let mut c = Command::new("sh");
-        c.arg("-c").arg(subst(&argv[0]));
+        c.arg("-c")
+            .arg(argv[0].replace("{dir}", &shell_quote(&dir_text)));
         c
     } else {
         let mut c = Command::new(subst(&argv[0]));
@@ -208,6 +217,11 @@ fn build(argv: &[String], shell: bool, dir: &Path) -> Command {
     };
     cmd.current_dir(dir).env("STORLAB_DIR", dir);
     cmd
+}
+
+/// `s` as one word for sh: single-quoted, a `'` inside as `'\''`.
+fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
 }
 
 fn program_name(argv: &[String], shell: bool) -> String {
@@ -237,8 +251,8 @@ fn check(f: &Finished, timeout: Option<Duration>) -> Result<()> {
 }
 
 impl Workload for CommandWorkload {
-    fn prepare(&mut self, dir: &Path) -> Result<()> {
-        self.hook("prepare", self.prepare.as_ref(), dir)
+    fn prepare(&mut self, dir: &Path, cx: &RunContext) -> Result<()> {
+        self.hook("prepare", self.prepare.as_ref(), dir, &cx.stop)
     }
 
     fn run(&mut self, dir: &Path, cx: &RunContext) -> Result<RunOutput> {
@@ -256,6 +270,12 @@ impl Workload for CommandWorkload {
             ],
             ..Default::default()
         };
+        if f.strays > 0 {
+            out.warnings.push(format!(
+                "the command left {} process(es) running when it ended; storlab killed them, since they would have kept the target busy",
+                f.strays
+            ));
+        }
         match child::own_peak_rss_bytes() {
             Some(floor) if f.max_rss_bytes <= floor => out.warnings.push(format!(
                 "peak memory not recorded: the kernel reports {}, which is storlab's own resident size carried over at exec; the command used at most that",
@@ -269,7 +289,8 @@ impl Workload for CommandWorkload {
     }
 
     fn cleanup(&mut self, dir: &Path) -> Result<()> {
-        self.hook("cleanup", self.cleanup.as_ref(), dir)
+        // Cleanup runs to its end even after an interrupt.
+        self.hook("cleanup", self.cleanup.as_ref(), dir, &StopFlag::new())
     }
 }
 
@@ -307,7 +328,21 @@ mod tests {
         assert_eq!(cmd.get_current_dir(), Some(dir));
         let sh = build(&["cd {dir} && ls".to_string()], true, dir);
         assert_eq!(sh.get_program(), "sh");
-        assert_eq!(sh.get_args().collect::<Vec<_>>(), ["-c", "cd /w/d && ls"]);
+        assert_eq!(sh.get_args().collect::<Vec<_>>(), ["-c", "cd '/w/d' && ls"]);
+    }
+
+    #[test]
+    fn with_a_shell_dir_stays_one_word_whatever_it_holds() {
+        let root = tempfile::tempdir().unwrap();
+        let odd = root.path().join("it's a dir;$(touch pwned)");
+        std::fs::create_dir(&odd).unwrap();
+        let mut sh = build(&["printf %s {dir}".to_string()], true, &odd);
+        let out = sh.output().unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            odd.display().to_string()
+        );
+        assert!(!odd.join("pwned").exists() && !root.path().join("pwned").exists());
     }
 
     #[test]

@@ -132,7 +132,7 @@ fn gaussian(seed: u64) -> f64 {
 }
 
 impl Workload for Mock {
-    fn prepare(&mut self, _dir: &Path) -> Result<()> {
+    fn prepare(&mut self, _dir: &Path, _cx: &RunContext) -> Result<()> {
         Ok(())
     }
 

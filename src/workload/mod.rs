@@ -29,11 +29,13 @@ use crate::measure::{RunOutput, StopFlag};
 use crate::metric::catalogue as m;
 use crate::metric::MetricDef;
 use crate::params::{Declared, Fault, ParamSpec, Params};
+use crate::provision::journal::Journal;
 use crate::targets::TargetKind;
 
 /// What the runner tells a workload about the run at hand.
 #[derive(Debug, Clone)]
 pub struct RunContext {
+    /// Raised by SIGINT/SIGTERM, in preparation as in the run.
     pub stop: StopFlag,
     /// Differs per run, so that random patterns are not replayed exactly.
     pub run_seed: u64,
@@ -42,12 +44,32 @@ pub struct RunContext {
     pub position: u32,
     /// The name of the target the run is on.
     pub target: String,
+    /// The campaign's journal: a workload records here, before creating
+    /// it, anything it makes outside its directory (a socket directory in
+    /// /tmp), so that teardown and `storlab cleanup` remove it.
+    pub journal: Journal,
+}
+
+impl RunContext {
+    /// A context for running a workload outside a campaign (tests, tools):
+    /// never stopped, the first run of target `t`, journaling into the
+    /// state directory.
+    pub fn standalone(run_seed: u64) -> RunContext {
+        RunContext {
+            stop: StopFlag::new(),
+            run_seed,
+            position: 0,
+            target: "t".into(),
+            journal: Journal::for_campaign(),
+        }
+    }
 }
 
 /// A workload's lifecycle on one target directory.
 pub trait Workload: Send {
-    /// Untimed setup before each run (laying out files); may reuse earlier work.
-    fn prepare(&mut self, dir: &Path) -> Result<()>;
+    /// Untimed setup before each run (laying out files); may reuse earlier
+    /// work. It ends early, with an error, once `cx.stop` is raised.
+    fn prepare(&mut self, dir: &Path, cx: &RunContext) -> Result<()>;
     /// The measured run.
     fn run(&mut self, dir: &Path, cx: &RunContext) -> Result<RunOutput>;
     /// Untimed cleanup after each run.

@@ -1,7 +1,8 @@
-//! fio job files as storlab reads them: `include` lines expanded, every path
-//! option checked to stay inside the working directory, `directory` lines
-//! replaced (storlab points fio at its own directory on each target), and
-//! the jobs' sizes and run times read for space checks and estimates.
+//! fio job files as storlab reads them: `include` lines expanded (only
+//! files below the experiment's directory), every option checked against
+//! storlab's allow-list ([`super::policy`]), `directory` lines replaced
+//! (storlab points fio at its own directory on each target), and the jobs'
+//! sizes and run times read for space checks and estimates.
 //!
 //! The syntax is fio's INI dialect (`fio(1)`, "Job file format"): `[name]`
 //! sections, `[global]` defaults for the jobs after it, `key=value` or a
@@ -13,20 +14,6 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::params::units::{parse_duration, parse_size};
-
-/// Options whose value names files fio writes (or, for `replay_redirect`, a
-/// device it writes to): they must stay below the working directory.
-const PATH_OPTIONS: &[&str] = &[
-    "filename",
-    "filename_format",
-    "opendir",
-    "write_bw_log",
-    "write_lat_log",
-    "write_iops_log",
-    "write_hist_log",
-    "write_iolog",
-    "replay_redirect",
-];
 
 /// How deep `include` may nest (fio itself has no limit; loops must end).
 const MAX_INCLUDE_DEPTH: usize = 16;
@@ -65,14 +52,19 @@ fn normalize(key: &str) -> String {
 }
 
 /// Reads a job file with its includes expanded in place, checking every
-/// line; errors name the file and line.
-pub fn load(path: &Path) -> Result<String, String> {
+/// line; errors name the file and line. An included file must lie below
+/// `base`, the experiment file's directory: its text is stored with the
+/// campaign and exported.
+pub fn load(path: &Path, base: &Path) -> Result<String, String> {
+    let base = base
+        .canonicalize()
+        .map_err(|e| format!("cannot resolve {}: {e}", base.display()))?;
     let mut out = String::new();
-    expand(path, 0, &mut out)?;
+    expand(path, &base, 0, &mut out)?;
     Ok(out)
 }
 
-fn expand(path: &Path, depth: usize, out: &mut String) -> Result<(), String> {
+fn expand(path: &Path, base: &Path, depth: usize, out: &mut String) -> Result<(), String> {
     if depth > MAX_INCLUDE_DEPTH {
         return Err(format!(
             "{}: includes nest deeper than {MAX_INCLUDE_DEPTH} levels (a loop?)",
@@ -86,9 +78,9 @@ fn expand(path: &Path, depth: usize, out: &mut String) -> Result<(), String> {
         let at = || format!("{}:{}", path.display(), i + 1);
         match classify(raw) {
             Line::Include(name) => {
-                let inc: PathBuf = here.join(name);
+                let inc = below(&here.join(name), base).map_err(|e| format!("{}: {e}", at()))?;
                 out.push_str(&format!("; storlab: include {name}\n"));
-                expand(&inc, depth + 1, out)
+                expand(&inc, base, depth + 1, out)
                     .map_err(|e| format!("{} (included at {})", e, at()))?;
             }
             line => {
@@ -101,50 +93,27 @@ fn expand(path: &Path, depth: usize, out: &mut String) -> Result<(), String> {
     Ok(())
 }
 
-/// Refuses a path option that could reach outside the working directory.
+/// `path` resolved, if it lies below `base`.
+fn below(path: &Path, base: &Path) -> Result<PathBuf, String> {
+    let real = path
+        .canonicalize()
+        .map_err(|e| format!("cannot read the included file {}: {e}", path.display()))?;
+    if !real.starts_with(base) {
+        return Err(format!(
+            "`include {}` reaches outside the experiment's directory {}; the included text is stored with the campaign, so storlab includes only files below that directory",
+            path.display(),
+            base.display()
+        ));
+    }
+    Ok(real)
+}
+
+/// Refuses an option that is not on storlab's allow-list.
 fn check_line(line: &Line<'_>) -> Result<(), String> {
-    let Line::Option(key, Some(value)) = line else {
-        return Ok(());
-    };
-    if !PATH_OPTIONS.contains(&key.as_str()) {
-        return Ok(());
+    match line {
+        Line::Option(key, value) => super::policy::check(key, *value),
+        _ => Ok(()),
     }
-    for part in split_colons(value) {
-        check_relative(key, &part)?;
-    }
-    Ok(())
-}
-
-/// fio's list separator for file names is `:`, escaped as `\:`.
-fn split_colons(value: &str) -> Vec<String> {
-    let mut parts = vec![String::new()];
-    let mut chars = value.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' if chars.peek() == Some(&':') => {
-                parts.last_mut().expect("never empty").push(':');
-                chars.next();
-            }
-            ':' => parts.push(String::new()),
-            c => parts.last_mut().expect("never empty").push(c),
-        }
-    }
-    parts
-}
-
-fn check_relative(key: &str, part: &str) -> Result<(), String> {
-    let why = if part.starts_with('/') || part.starts_with('~') {
-        "is an absolute path"
-    } else if Path::new(part).components().any(|c| c.as_os_str() == "..") {
-        "climbs out with `..`"
-    } else if part.contains("${") || part.contains("$(") {
-        "expands a variable, so storlab cannot check where it points"
-    } else {
-        return Ok(());
-    };
-    Err(format!(
-        "`{key}={part}` {why}; storlab runs fio inside its own working directory on each target and writes nowhere else: use a relative name (e.g. {key}=data) or remove the line"
-    ))
 }
 
 /// The job text of inline options: one job named `inline`. Booleans
@@ -361,6 +330,10 @@ mod tests {
             "FileName=../x",
             "write_bw_log=/tmp/bw",
             "opendir=${HOME}",
+            "exec_prerun=touch /tmp/pwned",
+            "Exec-PostRun=id",
+            "ioscheduler=none",
+            "mem=mmapshared:/abs",
         ] {
             assert!(check_line(&classify(bad)).is_err(), "{bad}");
         }
@@ -384,18 +357,38 @@ mod tests {
             "include sub/common.fio\n[j]\nrw=read\n",
         )
         .unwrap();
-        let text = load(&d.path().join("main.fio")).unwrap();
+        let text = load(&d.path().join("main.fio"), d.path()).unwrap();
         assert!(text.contains("bs=4k") && text.contains("[j]"), "{text}");
         std::fs::write(
             d.path().join("sub/common.fio"),
             "[global]\n\nfilename=/dev/sda\n",
         )
         .unwrap();
-        let err = load(&d.path().join("main.fio")).unwrap_err();
+        let err = load(&d.path().join("main.fio"), d.path()).unwrap_err();
         assert!(
             err.contains("common.fio:3:") && err.contains("main.fio:1"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn an_include_outside_the_experiments_directory_is_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let exp = d.path().join("exp");
+        std::fs::create_dir(&exp).unwrap();
+        std::fs::write(d.path().join("secret"), "[global]\nbs=4k\n").unwrap();
+        for inc in [
+            "include ../secret",
+            "include /etc/shadow",
+            "include /etc/passwd",
+        ] {
+            std::fs::write(exp.join("main.fio"), format!("{inc}\n[j]\nrw=read\n")).unwrap();
+            let err = load(&exp.join("main.fio"), &exp).unwrap_err();
+            assert!(
+                err.contains("outside the experiment's directory") || err.contains("cannot read"),
+                "{inc}: {err}"
+            );
+        }
     }
 
     #[test]

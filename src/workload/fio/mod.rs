@@ -13,6 +13,7 @@
 
 mod jobfile;
 mod output;
+mod policy;
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -85,7 +86,7 @@ impl Configure for FioParams {
                         ),
                     )
                 })?;
-                let text = jobfile::load(&abs).map_err(|e| ("job", e))?;
+                let text = jobfile::load(&abs, base).map_err(|e| ("job", e))?;
                 stored.set("job", Value::Str(abs.display().to_string()));
                 ("job", text)
             }
@@ -219,8 +220,8 @@ fn failure(f: &Finished, stdout: &str, doc: Option<&serde_json::Value>) -> anyho
 }
 
 impl Workload for Fio {
-    fn prepare(&mut self, dir: &Path) -> Result<()> {
-        let (f, stdout) = self.invoke(dir, &["--create_only=1"], &StopFlag::new())?;
+    fn prepare(&mut self, dir: &Path, cx: &RunContext) -> Result<()> {
+        let (f, stdout) = self.invoke(dir, &["--create_only=1"], &cx.stop)?;
         let doc = output::parse(&stdout);
         let job_failed = doc
             .as_ref()

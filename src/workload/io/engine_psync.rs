@@ -38,10 +38,18 @@ impl SyncEngine for Psync<'_> {
     fn write(&mut self, buf: &[u8], off: u64) -> Result<()> {
         match self.file.write_at(buf, off) {
             Ok(n) if n == buf.len() => Ok(()),
-            Ok(n) => bail!(
-                "short write of {n} bytes at offset {off} in {}",
-                self.path.display()
-            ),
+            // A short write (the filesystem filling up): writing the rest
+            // says why it cannot go on — ENOSPC, EDQUOT, EFBIG.
+            Ok(n) => self
+                .file
+                .write_all_at(&buf[n..], off + n as u64)
+                .with_context(|| {
+                    format!(
+                        "writing {} at offset {} (after a short write of {n} bytes)",
+                        self.path.display(),
+                        off + n as u64
+                    )
+                }),
             Err(e) => {
                 Err(e).with_context(|| format!("writing {} at offset {off}", self.path.display()))
             }

@@ -274,8 +274,26 @@ fn check_result(res: i32, slot: &Slot, spec: &JobSpec, path: &Path) -> Result<()
         return Err(e)
             .with_context(|| format!("io_uring {what} of {} at offset {off}", path.display()));
     }
-    bail!(
-        "short {what} of {res} bytes at offset {off} in {}: the file is shorter than `size`",
-        path.display()
-    )
+    if slot.read {
+        bail!(
+            "short read of {res} bytes at offset {off} in {}: the file is shorter than `size`",
+            path.display()
+        );
+    }
+    // A short write: the filesystem filling up, as a plain write would say.
+    let free = crate::provision::facts::space(path).map(|(_, free)| free);
+    match free {
+        Some(free) if free < spec.bs as u64 => Err(std::io::Error::from_raw_os_error(libc::ENOSPC))
+            .with_context(|| {
+                format!(
+                    "io_uring write of {} at offset {off}: only {res} of {} bytes written, {free} bytes free",
+                    path.display(),
+                    spec.bs
+                )
+            }),
+        _ => bail!(
+            "short write of {res} bytes at offset {off} in {}",
+            path.display()
+        ),
+    }
 }

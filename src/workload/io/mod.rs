@@ -188,7 +188,7 @@ impl Io {
 }
 
 impl Workload for Io {
-    fn prepare(&mut self, dir: &Path) -> Result<()> {
+    fn prepare(&mut self, dir: &Path, _cx: &RunContext) -> Result<()> {
         if !self.spec.rw.needs_layout() {
             return Ok(());
         }

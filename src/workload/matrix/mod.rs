@@ -212,7 +212,7 @@ impl Matrix {
 }
 
 impl Workload for Matrix {
-    fn prepare(&mut self, _dir: &Path) -> Result<()> {
+    fn prepare(&mut self, _dir: &Path, _cx: &RunContext) -> Result<()> {
         Ok(())
     }
 

@@ -7,7 +7,6 @@ use std::sync::atomic::AtomicBool;
 use super::cell::{read_stamp, run_test, Timing};
 use super::grid::{Cell, Test};
 use super::*;
-use crate::measure::StopFlag;
 use crate::params::Value;
 
 fn validate(p: &Params) -> Result<(), Fault> {
@@ -112,13 +111,8 @@ fn a_run_yields_one_metric_pair_per_cell_and_test() {
     p.set("max_record_size", Value::Size(64 << 10));
     assert_eq!(validate(&p), Ok(()));
     let mut m = Matrix::new(&MatrixParams::from_params(&p).unwrap());
-    let cx = RunContext {
-        stop: StopFlag::new(),
-        run_seed: 7,
-        position: 0,
-        target: "t".into(),
-    };
-    m.prepare(dir.path()).unwrap();
+    let cx = RunContext::standalone(7);
+    m.prepare(dir.path(), &cx).unwrap();
     let out = m.run(dir.path(), &cx).unwrap();
     // 64k: 4k..64k (5), 128k: 5, 256k: 5 → 15 cells.
     assert_eq!(out.metric(&m::CELLS), Some(15.0));
@@ -145,12 +139,7 @@ fn reading_tests_alone_lay_the_file_out_first() {
     p.set("max_file_size", Value::Size(128 << 10));
     p.set("tests", Value::List(vec!["reread".into()]));
     let mut m = Matrix::new(&MatrixParams::from_params(&p).unwrap());
-    let cx = RunContext {
-        stop: StopFlag::new(),
-        run_seed: 1,
-        position: 0,
-        target: "t".into(),
-    };
+    let cx = RunContext::standalone(1);
     let out = m.run(dir.path(), &cx).unwrap();
     let cell = |file_size: u64, record: u64| Cell { file_size, record };
     let reread = cell_labels(Test::Reread, cell(128 << 10, 128 << 10));

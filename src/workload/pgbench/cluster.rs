@@ -16,6 +16,8 @@ use super::account::Account;
 use super::binaries::Binaries;
 use super::exec;
 use crate::measure::StopFlag;
+use crate::provision::journal::{Journal, Resource};
+use crate::provision::naming::PG_SOCKET_PREFIX;
 
 /// The database superuser initdb creates; pgbench and psql connect as it.
 pub const SUPERUSER: &str = "postgres";
@@ -58,7 +60,7 @@ impl Cluster {
         use std::hash::{Hash, Hasher};
         let mut h = std::collections::hash_map::DefaultHasher::new();
         self.root.hash(&mut h);
-        PathBuf::from(format!("/tmp/storlab-pg-{:016x}", h.finish()))
+        PathBuf::from(format!("/tmp/{PG_SOCKET_PREFIX}{:016x}", h.finish()))
     }
 
     fn socket_file_in(&self, dir: &Path) -> PathBuf {
@@ -101,9 +103,15 @@ impl Cluster {
         bins: &Binaries,
         settings: &BTreeMap<String, String>,
         stop: &StopFlag,
+        journal: &Journal,
     ) -> Result<()> {
         self.remove()?;
         let sock = self.socket_dir();
+        if !sock.starts_with(&self.root) {
+            // Outside the working directory: journaled before it exists,
+            // so that teardown or `storlab cleanup` removes it.
+            journal.acquire_once(&Resource::Dir { path: sock.clone() })?;
+        }
         for dir in [&self.root, &sock] {
             std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
             std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))

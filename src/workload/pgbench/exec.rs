@@ -78,37 +78,6 @@ fn wait_or_stop(child: &mut Child, stop: &StopFlag) -> std::io::Result<ExitStatu
     }
 }
 
-/// A stop flag raised by SIGINT/SIGTERM for as long as it lives, for work
-/// the runner gives no flag to (prepare); the runner's own handlers keep
-/// running beside it.
-pub struct SignalStop {
-    pub flag: StopFlag,
-    ids: Vec<signal_hook::SigId>,
-}
-
-impl SignalStop {
-    pub fn install() -> SignalStop {
-        let flag = StopFlag::new();
-        let mut ids = Vec::new();
-        for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-            let f = flag.clone();
-            // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
-            if let Ok(id) = unsafe { signal_hook::low_level::register(sig, move || f.raise()) } {
-                ids.push(id);
-            }
-        }
-        SignalStop { flag, ids }
-    }
-}
-
-impl Drop for SignalStop {
-    fn drop(&mut self) {
-        for id in self.ids.drain(..) {
-            signal_hook::low_level::unregister(id);
-        }
-    }
-}
-
 /// Sends `sig` to one process by pid (never by name).
 pub fn signal(pid: u32, sig: libc::c_int) {
     // SAFETY: kill has no memory-safety preconditions; pid is our own child.

@@ -44,6 +44,7 @@ use self::metrics::Init;
 use self::server::Server;
 use super::{RunContext, Workload};
 use crate::measure::{RunOutput, StopFlag};
+use crate::provision::journal::Journal;
 
 pub use self::config::PgbenchParams;
 
@@ -93,10 +94,10 @@ impl Pgbench {
     }
 
     /// A fresh cluster with pgbench's tables, the server stopped again.
-    fn init_managed(&mut self, dir: &Path, stop: &StopFlag) -> Result<()> {
+    fn init_managed(&mut self, dir: &Path, stop: &StopFlag, journal: &Journal) -> Result<()> {
         let cluster = self.cluster(dir);
         let bins = self.bins()?.clone();
-        cluster.create(&bins, &self.cfg.settings, stop)?;
+        cluster.create(&bins, &self.cfg.settings, stop, journal)?;
         let mut server = Server::start(&cluster, &bins, stop)?;
         self.timed_init(&Conn::managed(&cluster), stop)?;
         server.stop()?;
@@ -339,17 +340,15 @@ fn now_us() -> u64 {
 }
 
 impl Workload for Pgbench {
-    fn prepare(&mut self, dir: &Path) -> Result<()> {
+    fn prepare(&mut self, dir: &Path, cx: &RunContext) -> Result<()> {
         self.check_script()?;
         let managed = self.cfg.dsn.is_none();
         self.bins = Some(Binaries::find(self.cfg.bindir.as_deref(), managed)?);
-        // prepare gets no stop flag from the runner: listen for signals here.
-        let signals = exec::SignalStop::install();
-        let stop = signals.flag.clone();
+        let stop = &cx.stop;
         if !managed {
             let marker = dir.join("storlab-dsn-initialized");
             if self.cfg.reinit_each_run || !marker.exists() {
-                self.timed_init(&self.conn(dir), &stop)?;
+                self.timed_init(&self.conn(dir), stop)?;
                 std::fs::write(&marker, b"pgbench -i completed\n")
                     .with_context(|| format!("writing {}", marker.display()))?;
             }
@@ -357,7 +356,7 @@ impl Workload for Pgbench {
         }
         self.account = Account::for_server(&self.cfg.os_user)?;
         if self.cfg.reinit_each_run || !self.cluster(dir).is_initialized() {
-            self.init_managed(dir, &stop)?;
+            self.init_managed(dir, stop, &cx.journal)?;
         }
         Ok(())
     }

@@ -184,7 +184,7 @@ impl Smallfiles {
 impl Workload for Smallfiles {
     /// Lays out a fresh tree: directories always, files when `create` is
     /// not among the operations.
-    fn prepare(&mut self, dir: &Path) -> Result<()> {
+    fn prepare(&mut self, dir: &Path, _cx: &RunContext) -> Result<()> {
         self.cleanup(dir)?;
         let data = vec![0x5au8; self.s.file_size];
         let stop = std::sync::atomic::AtomicBool::new(false);

@@ -2,7 +2,6 @@
 //! deleted, counted on the filesystem itself.
 
 use super::*;
-use crate::measure::StopFlag;
 use crate::metric::MetricDef;
 use crate::params::Value;
 
@@ -27,13 +26,8 @@ fn params(ops: &str, threads: i64) -> Params {
 /// Runs the workload (without cleanup) and returns its output.
 fn run(dir: &Path, p: &Params) -> RunOutput {
     let mut w = Smallfiles::new(&SmallfilesParams::from_params(p).unwrap());
-    w.prepare(dir).unwrap();
-    let cx = RunContext {
-        stop: StopFlag::new(),
-        run_seed: 3,
-        position: 0,
-        target: "t".into(),
-    };
+    let cx = RunContext::standalone(3);
+    w.prepare(dir, &cx).unwrap();
     w.run(dir, &cx).unwrap()
 }
 

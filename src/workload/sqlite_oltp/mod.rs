@@ -105,7 +105,7 @@ fn remove_db(db: &Path) -> Result<()> {
 }
 
 impl Workload for SqliteOltp {
-    fn prepare(&mut self, dir: &Path) -> Result<()> {
+    fn prepare(&mut self, dir: &Path, _cx: &RunContext) -> Result<()> {
         self.spec.db = dir.join(DB_FILE);
         remove_db(&self.spec.db)?;
         let t0 = Instant::now();

@@ -150,7 +150,7 @@ impl Tinywrites {
 }
 
 impl Workload for Tinywrites {
-    fn prepare(&mut self, dir: &Path) -> Result<()> {
+    fn prepare(&mut self, dir: &Path, _cx: &RunContext) -> Result<()> {
         self.pool = generate(self.s.data, self.s.pool_len(), SEED);
         self.cleanup(dir)
     }

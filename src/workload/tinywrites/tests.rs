@@ -4,7 +4,6 @@
 use std::io::Read;
 
 use super::*;
-use crate::measure::StopFlag;
 use crate::params::Value;
 
 fn configure(p: &Params) -> Result<Settings, Fault> {
@@ -28,13 +27,8 @@ fn params(compress: &str, data: &str, total: u64, buffered: bool) -> Settings {
 fn run(p: &Settings) -> (RunOutput, Vec<u8>) {
     let dir = tempfile::tempdir().unwrap();
     let mut w = Tinywrites::new(p);
-    w.prepare(dir.path()).unwrap();
-    let cx = RunContext {
-        stop: StopFlag::new(),
-        run_seed: 1,
-        position: 0,
-        target: "t".into(),
-    };
+    let cx = RunContext::standalone(1);
+    w.prepare(dir.path(), &cx).unwrap();
     let out = w.run(dir.path(), &cx).unwrap();
     let bytes = std::fs::read(w.file(dir.path())).unwrap();
     w.cleanup(dir.path()).unwrap();

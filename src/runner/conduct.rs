@@ -1,0 +1,244 @@
+//! Rank 0's part in every run, MPI or not: check that the target is still
+//! the filesystem provisioned, order the run, remount and drop caches
+//! between the ranks' preparation and their start, take part in it like
+//! every rank ([`crate::ranks::turn::take_part`]), check the target again,
+//! decide the run's status and record it. A run stopped by SIGINT/SIGTERM
+//! is `interrupted` whatever step it was in — preparing, running or
+//! cleaning up — so that `--resume` runs it again.
+
+use std::time::Instant;
+
+use anyhow::{anyhow, Context, Result};
+
+use super::Campaign;
+use crate::experiment::{sweep, Experiment, Remount};
+use crate::host::now_rfc3339;
+use crate::measure::RunOutput;
+use crate::plan::PlannedRun;
+use crate::ranks::protocol::{Instruction, RunOrder};
+use crate::ranks::turn::{take_part, Member};
+use crate::report::format::format_value;
+use crate::store::write::CampaignIds;
+use crate::store::{run_text, RankRow, RunRecord};
+
+/// A run as rank 0 concluded it.
+struct Conducted {
+    record: RunRecord,
+    output: Option<RunOutput>,
+    ranks: Vec<RankRow>,
+}
+
+impl Campaign<'_, '_> {
+    /// Executes and records one run.
+    pub(super) fn one(&mut self, pr: &PlannedRun) -> Result<()> {
+        let exp = self.s.exp;
+        let label = label(exp, pr);
+        self.s
+            .printer
+            .run_started(pr.position as usize, self.total, &label);
+        let mut run = self.execute(pr);
+        let primary = exp.workloads[pr.workload].kind.primary();
+        let value = run.output.as_ref().and_then(|o| o.metric(primary));
+        let describe = describe(exp, pr, &run.record, run.output.as_ref());
+        label_variant(exp, pr, run.output.as_mut(), &mut run.ranks);
+        let stored = self
+            .s
+            .store
+            .record_run_ranks(&run.record, run.output.as_ref(), &run.ranks);
+        if let Err(e) = stored {
+            return Err(self.keep_uncommitted(e, &run, &label));
+        }
+        let record = run.record;
+        self.outcome.runs += 1;
+        self.outcome.failed_runs += usize::from(record.status == "failed");
+        if record.status == "ok" {
+            self.note_value(pr, value);
+        }
+        let spec = &exp.workloads[pr.workload];
+        self.s.printer.run_finished(
+            pr.position as usize,
+            self.total,
+            &label,
+            &describe,
+            spec.config.estimate(),
+        );
+        Ok(())
+    }
+
+    /// A run the store did not take: printed in full on stderr and written
+    /// into the space reserved beside the store, which the next storlab
+    /// command commits. The campaign stops here (it can be resumed).
+    fn keep_uncommitted(
+        &mut self,
+        e: anyhow::Error,
+        run: &Conducted,
+        label: &str,
+    ) -> anyhow::Error {
+        let text = run_text(&run.record, run.output.as_ref(), &run.ranks)
+            .unwrap_or_else(|x| format!("(it cannot be written out either: {x:#})"));
+        eprintln!("storlab: the store could not take run `{label}`: {e:#}");
+        eprintln!("storlab: the run, in full:\n{text}");
+        let id = self.ids.campaign;
+        let db = self.s.store.path().display().to_string();
+        match self.s.store.spool_run(&text) {
+            Ok(path) => anyhow!(
+                "the store {db} could not take a run ({e:#}); the run is printed above and kept in {}, which the next storlab command on this store commits; make room, then continue with `storlab run --resume {id}`",
+                path.display()
+            ),
+            Err(se) => anyhow!(
+                "the store {db} could not take a run ({e:#}), and it could not be kept beside the store either ({se:#}); the run is printed above in full; make room, then continue with `storlab run --resume {id}`"
+            ),
+        }
+    }
+
+    /// Carries out one planned run on every rank; never fails: a failure
+    /// anywhere is a recorded run.
+    fn execute(&mut self, pr: &PlannedRun) -> Conducted {
+        let (exp, team, stop) = (self.s.exp, self.s.team, self.s.stop);
+        let mut record = new_record(&self.ids, pr, team.size());
+        let t0 = Instant::now();
+        let target = &exp.targets[pr.target].name;
+        let order = self.lab.verify(pr.target, target).and_then(|()| {
+            let dir = self.lab.workdirs[pr.target]
+                .as_ref()
+                .context("the target's working directory is gone")?
+                .for_workload(&exp.workloads[pr.workload].slug)?;
+            Ok(RunOrder {
+                target: pr.target,
+                workload: pr.workload,
+                dir,
+                run_seed: run_seed(pr),
+                position: pr.position,
+            })
+        });
+        let order = match order {
+            Ok(o) => o,
+            Err(e) => {
+                record.status = "failed";
+                record.error = Some(format!("{e:#}"));
+                return Conducted {
+                    record,
+                    output: None,
+                    ranks: Vec::new(),
+                };
+            }
+        };
+        team.instruct(&Instruction::Run(order.clone()));
+        let (mut remounted, mut dropped) = (false, false);
+        let (lab, root) = (&mut *self.lab, self.root);
+        let journal = lab.journal.clone();
+        let mut between = || -> Result<()> {
+            if exp.plan.remount == Remount::BetweenRuns {
+                lab.remount(pr.target)?;
+                remounted = true;
+            }
+            if exp.plan.drop_caches && root {
+                dropped = crate::host::drop_caches().is_ok();
+            }
+            Ok(())
+        };
+        let member = Member {
+            team,
+            exp,
+            stop,
+            journal: &journal,
+        };
+        let done = take_part(&member, &order, &mut between).expect("rank 0 concludes every run");
+        record.remounted = remounted;
+        record.caches_dropped = dropped;
+        record.duration_s = t0.elapsed().as_secs_f64();
+        record.status = done.status;
+        record.error = done.error;
+        let mut output = done.output;
+        // A target that went away during the run was not what it measured.
+        if let Err(e) = self.lab.verify(pr.target, target) {
+            record.status = "failed";
+            record.error = Some(format!("{e:#}"));
+            output = None;
+        }
+        // Any rank's interrupt stops the campaign; and whatever a run's
+        // steps said, one cut short by a signal is interrupted.
+        if record.status == "interrupted" {
+            stop.raise();
+        }
+        if stop.is_raised() {
+            record.status = "interrupted";
+        }
+        Conducted {
+            record,
+            output,
+            ranks: done.ranks,
+        }
+    }
+}
+
+/// A variant's swept values (its target's, then its workload's) become
+/// labels on every metric, series and histogram it records, its ranks'
+/// metrics too.
+fn label_variant(
+    exp: &Experiment,
+    pr: &PlannedRun,
+    out: Option<&mut RunOutput>,
+    ranks: &mut [RankRow],
+) {
+    let target = sweep::labels(&exp.targets[pr.target].factors);
+    let labels = target.with_all(&sweep::labels(&exp.workloads[pr.workload].factors));
+    if labels.is_empty() {
+        return;
+    }
+    if let Some(out) = out {
+        out.add_labels(&labels);
+    }
+    for row in ranks {
+        for m in &mut row.metrics {
+            m.labels = std::mem::take(&mut m.labels).with_all(&labels);
+        }
+    }
+}
+
+fn label(exp: &Experiment, pr: &PlannedRun) -> String {
+    let kind = if pr.warmup { "warm-up" } else { "rep" };
+    format!(
+        "{} on {} ({kind} {})",
+        exp.workloads[pr.workload].name, exp.targets[pr.target].name, pr.repetition
+    )
+}
+
+fn describe(exp: &Experiment, pr: &PlannedRun, rec: &RunRecord, out: Option<&RunOutput>) -> String {
+    let primary = exp.workloads[pr.workload].kind.primary();
+    let value = out.and_then(|o| o.metric(primary));
+    let text = value
+        .map(|v| format_value(v, primary.unit))
+        .unwrap_or_else(|| "no primary metric".into());
+    match (rec.status, &rec.error) {
+        ("interrupted", Some(e)) => format!("interrupted ({e})"),
+        ("interrupted", None) => format!("interrupted ({text}, not used)"),
+        (_, Some(e)) => format!("FAILED: {e}"),
+        _ => text,
+    }
+}
+
+fn new_record(ids: &CampaignIds, pr: &PlannedRun, ranks: usize) -> RunRecord {
+    RunRecord {
+        campaign: ids.campaign,
+        target: ids.targets[pr.target],
+        workload: ids.workloads[pr.workload],
+        repetition: pr.repetition,
+        round: pr.round,
+        position: pr.position,
+        warmup: pr.warmup,
+        status: "ok",
+        error: None,
+        started_at: now_rfc3339(),
+        duration_s: 0.0,
+        caches_dropped: false,
+        remounted: false,
+        ranks: ranks as u32,
+    }
+}
+
+/// The seed a planned run's workload gets (`RunContext::run_seed`): public
+/// so that simulations of mock campaigns draw what a real one would.
+pub fn run_seed(pr: &PlannedRun) -> u64 {
+    u64::from(pr.position) * 0x9E37 + u64::from(pr.round)
+}

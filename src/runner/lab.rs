@@ -1,0 +1,251 @@
+//! A campaign's laboratory: its targets provisioned, a working directory
+//! on each, and what each target was right after provisioning (its
+//! [`Identity`]), so that a run never measures a filesystem that replaced
+//! the target behind storlab's back. A target standing on another (`on`)
+//! is provisioned after it, its image in that one's working directory,
+//! remounted with it as one stack, and torn down before it. Everything is
+//! journaled before it is created and torn down on drop, also on errors
+//! and interrupts.
+
+use std::path::Path;
+
+use anyhow::{bail, Context, Result};
+
+use crate::experiment::Experiment;
+use crate::params::units::format_bytes;
+use crate::provision::facts::space;
+use crate::provision::identity::Identity;
+use crate::provision::journal::Journal;
+use crate::provision::workdir::Workdir;
+use crate::targets::Target;
+
+/// Provisioned targets and their working directories, torn down on drop.
+pub(super) struct Lab {
+    pub journal: Journal,
+    pub targets: Vec<Box<dyn Target>>,
+    /// Each target's working directory, by target index.
+    pub workdirs: Vec<Option<Workdir>>,
+    /// What each target's root was after provisioning or its last remount.
+    identities: Vec<Option<Identity>>,
+    /// Why a target takes no more runs (it was lost), if it does not.
+    lost: Vec<Option<String>>,
+    /// What each target stands on (`on`), by index.
+    under: Vec<Option<usize>>,
+    /// Targets in the order they were (or began to be) provisioned.
+    provisioned: Vec<usize>,
+    /// Clients writing into each target at once (MPI ranks).
+    clients: u64,
+}
+
+impl Lab {
+    pub fn new(exp: &Experiment, clients: usize) -> Result<Lab> {
+        let journal = Journal::for_campaign();
+        let targets: Vec<Box<dyn Target>> = exp
+            .targets
+            .iter()
+            .map(|t| t.config.build(&t.slug, &journal))
+            .collect();
+        for (t, spec) in targets.iter().zip(&exp.targets) {
+            t.preflight()
+                .with_context(|| format!("target `{}`", spec.name))?;
+        }
+        for w in &exp.workloads {
+            w.config
+                .preflight()
+                .with_context(|| format!("workload `{}`", w.name))?;
+        }
+        let n = targets.len();
+        Ok(Lab {
+            journal,
+            targets,
+            workdirs: (0..n).map(|_| None).collect(),
+            identities: vec![None; n],
+            lost: vec![None; n],
+            under: exp.targets.iter().map(|t| t.on).collect(),
+            provisioned: Vec::new(),
+            clients: clients as u64,
+        })
+    }
+
+    /// Provisions every target in dependency order, each with its working
+    /// directory, which holds the images of the targets standing on it.
+    pub fn provision(&mut self, exp: &Experiment) -> Result<()> {
+        for i in exp.provision_order() {
+            let spec = &exp.targets[i];
+            if let Some(c) = spec.on {
+                let dir = self.workdirs[c]
+                    .as_ref()
+                    .map(|w| w.path().to_path_buf())
+                    .context("the target below has no working directory")?;
+                self.targets[i].stand_on(&dir)?;
+            }
+            self.provisioned.push(i); // a partial provision is torn down too
+            self.targets[i]
+                .provision()
+                .with_context(|| format!("provisioning target `{}`", spec.name))?;
+            let root = self.targets[i].root();
+            check_space(exp, i, root, self.clients)?;
+            let wd = Workdir::create(root, &spec.slug, &self.journal)
+                .with_context(|| format!("target `{}`", spec.name))?;
+            self.workdirs[i] = Some(wd);
+            self.identities[i] = Some(Identity::of(root)?);
+        }
+        Ok(())
+    }
+
+    /// Fails, and stops target `t` for good, when its root is no longer the
+    /// filesystem provisioned (unmounted or replaced behind storlab's back).
+    pub fn verify(&mut self, t: usize, name: &str) -> Result<()> {
+        if let Some(why) = &self.lost[t] {
+            bail!("not run: {why}");
+        }
+        let Some(id) = &self.identities[t] else {
+            return Ok(());
+        };
+        if let Err(e) = id.check() {
+            let why = format!("target `{name}` was lost, so it takes no more runs: {e:#}");
+            self.lost[t] = Some(why.clone());
+            bail!(why);
+        }
+        Ok(())
+    }
+
+    /// Unmounts and mounts target `t` again; what it is now is what later
+    /// runs must find. A target in a stack takes the whole stack with it:
+    /// what stands on its bottom lets go (top first), the bottom is
+    /// remounted, and each takes hold again (bottom first), so that no
+    /// cache of the stack survives.
+    pub fn remount(&mut self, t: usize) -> Result<()> {
+        let mut bottom = t;
+        while let Some(c) = self.under[bottom] {
+            bottom = c;
+        }
+        let stack: Vec<usize> = self
+            .provisioned
+            .iter()
+            .copied()
+            .filter(|&i| self.stands_on(i, bottom))
+            .collect();
+        let mut released = Vec::new();
+        let mut remounted = || -> Result<()> {
+            for &i in stack.iter().rev() {
+                self.targets[i].release()?;
+                released.push(i);
+            }
+            self.targets[bottom]
+                .remount()
+                .context("remounting before the run")
+        };
+        let result = remounted();
+        // What was let go of is taken again even when the remount failed,
+        // so that the next runs find the stack as it was.
+        for &i in stack.iter().filter(|i| released.contains(i)) {
+            if let Err(e) = self.targets[i].hold() {
+                let e = e.context("taking hold again of what stands on the target");
+                return Err(match result {
+                    Err(first) => first.context(format!("{e:#}")),
+                    Ok(()) => e,
+                });
+            }
+        }
+        result?;
+        for i in std::iter::once(bottom).chain(stack) {
+            self.identities[i] = Some(Identity::of(self.targets[i].root())?);
+        }
+        Ok(())
+    }
+
+    /// Whether `i` stands on `bottom`, directly or through others.
+    fn stands_on(&self, i: usize, bottom: usize) -> bool {
+        let mut at = self.under[i];
+        while let Some(c) = at {
+            if c == bottom {
+                return true;
+            }
+            at = self.under[c];
+        }
+        false
+    }
+
+    /// Removes working directories and undoes provisioning, in reverse
+    /// order (what stands on a target goes first), then whatever else the
+    /// journal still holds (directories a workload journaled). A target
+    /// whose upper floors could not be undone stays, for `storlab cleanup`,
+    /// rather than be pulled from under them.
+    pub fn teardown(&mut self) -> Vec<String> {
+        let mut errors = Vec::new();
+        let mut stuck = vec![false; self.targets.len()];
+        while let Some(i) = self.provisioned.pop() {
+            if (0..self.targets.len()).any(|j| stuck[j] && self.stands_on(j, i)) {
+                stuck[i] = true;
+                continue;
+            }
+            let mut undo = || -> Result<()> {
+                if let Some(wd) = self.workdirs[i].take() {
+                    wd.remove()?;
+                }
+                self.targets[i].teardown()
+            };
+            if let Err(e) = undo() {
+                stuck[i] = true;
+                errors.push(format!("{e:#}"));
+            }
+        }
+        if errors.is_empty() {
+            for kept in self.journal.undo_open() {
+                eprintln!("storlab: {kept}");
+            }
+            if let Err(e) = self.journal.finish() {
+                errors.push(format!("{e:#}"));
+            }
+        } else if self.journal.exists() {
+            errors.push(format!(
+                "what could not be undone stays in {}; fix the cause and run `storlab cleanup`",
+                self.journal.path().display()
+            ));
+        } else {
+            errors.push("fix the cause and undo the rest by hand".into());
+        }
+        errors
+    }
+}
+
+impl Drop for Lab {
+    fn drop(&mut self) {
+        for e in self.teardown() {
+            eprintln!("storlab: teardown: {e}");
+        }
+    }
+}
+
+/// Refuses to start when the largest workload would not fit on the target.
+/// Workloads remove their files after each run, so the largest one counts,
+/// once per client (MPI rank) writing at the same time, plus 1/64 (at least
+/// 1 MiB) for the filesystem's own metadata. Sizes near 2^64 saturate
+/// rather than wrap.
+fn check_space(exp: &Experiment, target: usize, root: &Path, clients: u64) -> Result<()> {
+    let spec = &exp.targets[target];
+    let largest: u64 = exp
+        .workloads
+        .iter()
+        .filter(|w| w.runs_on(spec))
+        .map(|w| w.config.bytes_needed())
+        .max()
+        .unwrap_or(0)
+        .saturating_mul(clients.max(1));
+    let needed = largest.saturating_add((largest / 64).max(1 << 20));
+    if let Some((_, free)) = space(root) {
+        if needed > free {
+            bail!(
+                "target `{}`: a workload writes up to {} (with metadata, {}) but only {} is free at {}; {} is missing (lower `size`, or make room)",
+                spec.name,
+                format_bytes(largest as f64),
+                format_bytes(needed as f64),
+                format_bytes(free as f64),
+                root.display(),
+                format_bytes((needed - free) as f64)
+            );
+        }
+    }
+    Ok(())
+}

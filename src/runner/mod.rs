@@ -1,0 +1,322 @@
+//! Executes a plan: provisions targets ([`lab`]), runs every planned run
+//! through the one run lifecycle ([`conduct`], then [`crate::ranks::turn`]
+//! on every rank — a plain run is a team of one), records each run the
+//! moment it ends, and tears everything down — on success, on error, and
+//! when SIGINT/SIGTERM raise the stop flag. Under MPI this is rank 0: it
+//! provisions and records, and each run is carried out by every rank.
+
+mod conduct;
+mod lab;
+
+pub use conduct::run_seed;
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use anyhow::{bail, Result};
+
+use crate::experiment::Experiment;
+use crate::host::is_root;
+use crate::measure::StopFlag;
+use crate::plan::PlannedRun;
+use crate::progress::Printer;
+use crate::provision::facts::path_facts;
+use crate::ranks::Team;
+use crate::store::write::CampaignIds;
+use crate::store::{DoneRun, Store};
+use lab::Lab;
+
+/// How a campaign ended.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub campaign: i64,
+    pub interrupted: bool,
+    pub runs: usize,
+    pub failed_runs: usize,
+}
+
+/// What a campaign runs with: the experiment, the store it records into,
+/// the flag that stops it, where it reports progress, and the ranks that
+/// carry out each run (one without MPI).
+pub struct Session<'a> {
+    pub exp: &'a Experiment,
+    pub store: &'a mut Store,
+    pub stop: &'a StopFlag,
+    pub printer: &'a mut Printer,
+    pub team: &'a Team,
+}
+
+/// Runs a new campaign and records it in the session's store.
+pub fn run_campaign(s: Session<'_>) -> Result<Outcome> {
+    let lab = Lab::new(s.exp, s.team.size())?;
+    let ids = s
+        .store
+        .begin_campaign(s.exp, &crate::host::environment(), planned_runs(s.exp))?;
+    drive(s, lab, ids, Vec::new())
+}
+
+/// Continues a killed or interrupted campaign: provisions again and runs only
+/// what is missing, so that it ends with exactly the planned runs. Fails
+/// while another process still runs it.
+pub fn resume_campaign(s: Session<'_>, ids: CampaignIds) -> Result<Outcome> {
+    s.store.lock_campaign(ids.campaign)?;
+    let lab = Lab::new(s.exp, s.team.size())?;
+    let removed = s.store.reopen_campaign(ids.campaign)?;
+    if removed > 0 {
+        s.printer.note(&format!(
+            "{removed} interrupted run(s) of campaign {} will run again",
+            ids.campaign
+        ));
+    }
+    let done = s.store.done_runs(ids.campaign)?;
+    drive(s, lab, ids, done)
+}
+
+/// Runs of the plan: exact for fixed repetitions, the upper bound for adaptive ones.
+fn planned_runs(exp: &Experiment) -> usize {
+    let pairs = crate::plan::pairs(exp).len();
+    pairs * (exp.plan.warmup + exp.plan.repetitions.max()) as usize
+}
+
+fn drive(s: Session<'_>, mut lab: Lab, ids: CampaignIds, done: Vec<DoneRun>) -> Result<Outcome> {
+    if let Err(e) = s
+        .store
+        .reserve_spool(ids.campaign)
+        .and_then(|()| lab.provision(s.exp))
+    {
+        s.store.finish_campaign(ids.campaign, "failed")?;
+        return Err(e);
+    }
+    record_facts(s.exp, s.store, &lab, &ids)?;
+    let root = is_root();
+    if s.exp.plan.drop_caches && !root {
+        s.printer.note(
+            "not running as root: page caches are not dropped between runs (recorded on every run)",
+        );
+    }
+    s.printer.start(planned_runs(s.exp), s.exp.estimate());
+    let mut c = Campaign::new(s, &mut lab, ids, done, root);
+    let result = c.run_all();
+    let (outcome, store, printer) = (c.outcome.clone(), c.s.store, c.s.printer);
+    printer.finish();
+    let errors = lab.teardown();
+    result?;
+    let status = if outcome.interrupted {
+        "interrupted"
+    } else {
+        "finished"
+    };
+    store.finish_campaign(outcome.campaign, status)?;
+    store.release_spool();
+    if !errors.is_empty() {
+        bail!(
+            "campaign {} recorded, but teardown failed: {}",
+            outcome.campaign,
+            errors.join("; ")
+        );
+    }
+    Ok(outcome)
+}
+
+/// Each target's facts, once it is provisioned.
+fn record_facts(exp: &Experiment, store: &mut Store, lab: &Lab, ids: &CampaignIds) -> Result<()> {
+    for (i, spec) in exp.targets.iter().enumerate() {
+        let mut facts = path_facts(lab.targets[i].root());
+        facts["kind"] = serde_json::json!(spec.kind.name());
+        if let serde_json::Value::Object(extra) = lab.targets[i].facts() {
+            for (k, v) in extra {
+                facts[k] = v;
+            }
+        }
+        store.set_target_facts(ids.targets[i], &facts)?;
+    }
+    Ok(())
+}
+
+type Key = (usize, usize, bool, u32);
+
+/// The state of a campaign's round loop.
+struct Campaign<'a, 'l> {
+    s: Session<'a>,
+    lab: &'l mut Lab,
+    ids: CampaignIds,
+    root: bool,
+    /// Runs already recorded (resume): their primary value.
+    done: HashMap<Key, Option<f64>>,
+    /// Primary values of each pair's successful measured runs.
+    values: HashMap<(usize, usize), Vec<f64>>,
+    position: u32,
+    started: Instant,
+    prior_s: f64,
+    total: usize,
+    outcome: Outcome,
+}
+
+enum Halt {
+    Interrupted,
+    TimeUp,
+}
+
+impl<'a, 'l> Campaign<'a, 'l> {
+    fn new(
+        s: Session<'a>,
+        lab: &'l mut Lab,
+        ids: CampaignIds,
+        done: Vec<DoneRun>,
+        root: bool,
+    ) -> Self {
+        let index = |v: &[i64], id: i64| v.iter().position(|x| *x == id);
+        let prior_s = done.iter().map(|d| d.duration_s).sum();
+        let done = done
+            .iter()
+            .filter_map(|d| {
+                let key = (
+                    index(&ids.targets, d.target)?,
+                    index(&ids.workloads, d.workload)?,
+                    d.warmup,
+                    d.repetition,
+                );
+                Some((key, d.primary))
+            })
+            .collect();
+        let outcome = Outcome {
+            campaign: ids.campaign,
+            interrupted: false,
+            runs: 0,
+            failed_runs: 0,
+        };
+        let total = planned_runs(s.exp);
+        Campaign {
+            s,
+            lab,
+            ids,
+            root,
+            done,
+            values: HashMap::new(),
+            position: 0,
+            started: Instant::now(),
+            prior_s,
+            total,
+            outcome,
+        }
+    }
+
+    fn time_up(&self) -> bool {
+        self.s
+            .exp
+            .plan
+            .max_time
+            .is_some_and(|m| self.prior_s + self.started.elapsed().as_secs_f64() >= m.as_secs_f64())
+    }
+
+    fn run_all(&mut self) -> Result<()> {
+        let groups = crate::plan::groups(self.s.exp);
+        for (g, group) in groups.iter().enumerate() {
+            match self.run_group(group)? {
+                None => {}
+                Some(Halt::Interrupted) => {
+                    self.outcome.interrupted = true;
+                    return Ok(());
+                }
+                Some(Halt::TimeUp) => {
+                    for later in &groups[g + 1..] {
+                        for &(t, w) in later {
+                            self.s
+                                .store
+                                .set_pair_stop(&self.ids, t, w, "time", 0, None)?;
+                        }
+                    }
+                    self.s
+                        .printer
+                        .note("max_time reached: no further runs were started");
+                    return Ok(());
+                }
+            }
+        }
+        // Interrupted in its last run: interrupted all the same, and resumable.
+        self.outcome.interrupted = self.s.stop.is_raised();
+        Ok(())
+    }
+
+    /// Warm-up rounds, then measured rounds until every pair has stopped.
+    fn run_group(&mut self, group: &[(usize, usize)]) -> Result<Option<Halt>> {
+        let mut round = 0;
+        for rep in 1..=self.s.exp.plan.warmup {
+            round += 1;
+            if let Some(h) = self.run_round(group, round, rep, true)? {
+                return Ok(Some(h));
+            }
+        }
+        let mut active: Vec<(usize, usize)> = group.to_vec();
+        let mut rep = 0;
+        while !active.is_empty() {
+            rep += 1;
+            round += 1;
+            if let Some(h) = self.run_round(&active, round, rep, false)? {
+                if matches!(h, Halt::TimeUp) {
+                    for &(t, w) in &active {
+                        let v = self.values.get(&(t, w)).cloned().unwrap_or_default();
+                        self.s.store.set_pair_stop(
+                            &self.ids,
+                            t,
+                            w,
+                            "time",
+                            v.len() as u32,
+                            crate::rounds::ci_pct(&v),
+                        )?;
+                    }
+                }
+                return Ok(Some(h));
+            }
+            let mut still = Vec::new();
+            for &(t, w) in &active {
+                let v = self.values.get(&(t, w)).cloned().unwrap_or_default();
+                match crate::rounds::decide(self.s.exp.plan.repetitions, rep, &v) {
+                    Some(s) => {
+                        self.s
+                            .store
+                            .set_pair_stop(&self.ids, t, w, s.reason(), rep, s.ci_pct())?
+                    }
+                    None => still.push((t, w)),
+                }
+            }
+            active = still;
+        }
+        Ok(None)
+    }
+
+    fn run_round(
+        &mut self,
+        pairs: &[(usize, usize)],
+        round: u32,
+        rep: u32,
+        warmup: bool,
+    ) -> Result<Option<Halt>> {
+        for mut pr in crate::plan::round_runs(self.s.exp, pairs, round, rep, warmup) {
+            pr.position = self.position;
+            self.position += 1;
+            let key = (pr.target, pr.workload, pr.warmup, pr.repetition);
+            if let Some(&value) = self.done.get(&key) {
+                self.note_value(&pr, value);
+                continue;
+            }
+            if self.s.stop.is_raised() {
+                return Ok(Some(Halt::Interrupted));
+            }
+            if self.time_up() {
+                return Ok(Some(Halt::TimeUp));
+            }
+            self.one(&pr)?;
+        }
+        Ok(None)
+    }
+
+    fn note_value(&mut self, pr: &PlannedRun, value: Option<f64>) {
+        if let (false, Some(v)) = (pr.warmup, value) {
+            self.values
+                .entry((pr.target, pr.workload))
+                .or_default()
+                .push(v);
+        }
+    }
+}
