@@ -19,6 +19,7 @@ use super::sweep::{
 };
 use crate::metric::labels::LABELS;
 use crate::params::{Fault, ParamSpec, ParamType, Params, Value};
+use crate::provision::naming::collision_key;
 use crate::targets::TargetKind;
 use crate::workload::WorkloadKind;
 
@@ -445,11 +446,14 @@ impl Cx<'_> {
         what: &str,
     ) -> Result<(), ExperimentError> {
         let mut names: Vec<&str> = Vec::new();
-        let mut slugs: Vec<&str> = Vec::new();
+        let mut slugs: Vec<String> = Vec::new();
         for (name, slug, span) in items {
+            // Paths, mounts, pools and volumes are named by the slug's
+            // collision key: `a-1` and `a_1` would share them.
+            let key = collision_key(slug);
             let clash = if names.contains(&name) {
                 Some(format!("two {what}s are named `{name}` (a variant's name is NAME[key=value,…]); rename one"))
-            } else if slugs.contains(&slug) {
+            } else if slugs.contains(&key) {
                 Some(format!("the {what} name `{slug}` is also how storlab names a variant in paths (NAME-N); rename one"))
             } else {
                 None
@@ -458,7 +462,7 @@ impl Cx<'_> {
                 return Err(self.err(span, message));
             }
             names.push(name);
-            slugs.push(slug);
+            slugs.push(key);
         }
         Ok(())
     }

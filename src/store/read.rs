@@ -7,7 +7,7 @@ use hdrhistogram::Histogram;
 use rusqlite::{OptionalExtension, Row};
 use serde_json::Value;
 
-use super::Store;
+use super::{variants, Store};
 use crate::experiment::sweep::Factor;
 use crate::metric::{Direction, Labels, MetricDef, MetricKey, Unit};
 
@@ -257,7 +257,7 @@ impl Store {
         let experiment = json_col(experiment);
         let (targets, workloads) = self.variants(id, &experiment)?;
         let mut runs = self.runs(id)?;
-        super::variants::strip(&mut runs, &targets, &workloads);
+        strip_factors(&mut runs, &targets, &workloads);
         Ok(CampaignData {
             campaign,
             environment: json_col(environment),
@@ -278,7 +278,14 @@ impl Store {
     ) -> Result<(Vec<TargetRow>, Vec<WorkloadRow>)> {
         let mut targets = self.targets(campaign)?;
         let mut workloads = self.workloads(campaign)?;
-        super::variants::annotate(experiment, &mut targets, &mut workloads);
+        for t in &mut targets {
+            let v = variants::variant(experiment, "targets", &t.name);
+            (t.family, t.factors) = (v.family, v.factors);
+        }
+        for w in &mut workloads {
+            let v = variants::variant(experiment, "workloads", &w.name);
+            (w.family, w.factors, w.compare_levels) = (v.family, v.factors, v.compare_levels);
+        }
         Ok((targets, workloads))
     }
 
@@ -526,4 +533,31 @@ fn metric_row(r: &Row<'_>, at: usize) -> rusqlite::Result<(MetricKey, MetricValu
 
 fn bad_column(at: usize, why: String) -> rusqlite::Error {
     rusqlite::Error::FromSqlConversionFailure(at, rusqlite::types::Type::Text, why.into())
+}
+
+/// The labels every metric of a run of `target` × `workload` carries.
+pub(super) fn run_factors(target: Option<&TargetRow>, workload: Option<&WorkloadRow>) -> Labels {
+    let t = target.map(|t| t.factors.as_slice()).unwrap_or_default();
+    let w = workload.map(|w| w.factors.as_slice()).unwrap_or_default();
+    variants::run_labels(t, w)
+}
+
+/// Takes each run's factors off its metric, series and histogram keys
+/// (and its ranks' metrics) into [`RunData::factors`].
+fn strip_factors(runs: &mut [RunData], targets: &[TargetRow], workloads: &[WorkloadRow]) {
+    for r in runs {
+        let t = targets.iter().find(|t| t.name == r.target);
+        let w = workloads.iter().find(|w| w.name == r.workload);
+        let factors = run_factors(t, w);
+        if factors.is_empty() {
+            continue;
+        }
+        r.metrics = variants::strip(std::mem::take(&mut r.metrics), &factors);
+        r.series = variants::strip(std::mem::take(&mut r.series), &factors);
+        r.histograms = variants::strip(std::mem::take(&mut r.histograms), &factors);
+        for k in &mut r.per_rank {
+            k.metrics = variants::strip(std::mem::take(&mut k.metrics), &factors);
+        }
+        r.factors = factors;
+    }
 }

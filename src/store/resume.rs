@@ -155,7 +155,7 @@ impl Store {
             let (run, mut done) = row?;
             let t = targets.iter().find(|t| t.id == done.target);
             let w = workloads.iter().find(|w| w.id == done.workload);
-            let want = super::variants::run_labels(t, w).to_json_text();
+            let want = super::read::run_factors(t, w).to_json_text();
             done.primary = primary
                 .get(&run)
                 .and_then(|v| v.iter().find(|(l, _)| *l == want))
