@@ -2,7 +2,9 @@
 //! preallocated images with a filesystem, on a Gluster volume. The images
 //! live inside the volume's working directory; the volume is provisioned
 //! first, the stack is remounted as one between runs and torn down top
-//! first; a SIGKILLed stack is undone by `storlab cleanup`.
+//! first; a SIGKILLed stack is undone by `storlab cleanup`; an image kept
+//! busy by another mount namespace fails one remount, named, and the stack
+//! is taken hold of again.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -15,12 +17,20 @@ use crate::util::Lab;
 
 /// A Gluster volume and, on it, an ext4 image swept thin and preallocated.
 fn stacked(lab: &Lab, repetitions: u32) -> PathBuf {
+    stacked_with(
+        lab,
+        repetitions,
+        "kind = \"io\"\nrw = \"write\"\nbs = \"64k\"\nsize = \"4M\"\nend_fsync = true",
+    )
+}
+
+fn stacked_with(lab: &Lab, repetitions: u32, workload: &str) -> PathBuf {
     let text = format!(
         "name = \"stacked\"\n[plan]\nrepetitions = {repetitions}\nremount = \"between-runs\"\n\
          [[target]]\nname = \"vm\"\nkind = \"loop\"\nfs = \"ext4\"\nsize = \"64M\"\non = \"gl\"\n\
          sweep = {{ allocation = [\"thin\", \"preallocated\"] }}\n\
          [[target]]\nname = \"gl\"\nkind = \"gluster\"\nbricks = 1\ndir = \"{}\"\n\
-         [[workload]]\nname = \"w\"\nkind = \"io\"\nrw = \"write\"\nbs = \"64k\"\nsize = \"4M\"\nend_fsync = true\ntargets = [\"vm\"]\n",
+         [[workload]]\nname = \"w\"\n{workload}\ntargets = [\"vm\"]\n",
         lab.path().display()
     );
     lab.file("stacked.toml", &text)
@@ -34,6 +44,29 @@ fn paths(lab: &Lab, pid: u32, n: u32) -> (PathBuf, PathBuf) {
         .join(format!("storlab-{pid}-gl/mnt/storlab-work-gl"));
     let image = workdir.join(format!("storlab-{pid}-vm-{n}/ext4.img"));
     (workdir, image)
+}
+
+/// A process in a mount namespace of its own, made while the stack is
+/// mounted: as a container or sandbox started on the host would, it keeps
+/// a copy of every mount, which storlab's unmounts do not reach. Killed
+/// on drop.
+struct Pinner(std::process::Child);
+
+impl Pinner {
+    fn spawn(secs: u32) -> Pinner {
+        let child = std::process::Command::new("unshare")
+            .args(["-m", "sleep", &secs.to_string()])
+            .spawn()
+            .expect("unshare (util-linux)");
+        Pinner(child)
+    }
+}
+
+impl Drop for Pinner {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
 
 /// The pid of the glusterfs FUSE client serving the mount on `path`.
@@ -197,5 +230,57 @@ fn a_killed_stack_is_undone_by_storlab_cleanup() {
     assert!(!mounted(base.join("mnt").to_str().unwrap()));
     assert!(!base.exists(), "{} left", base.display());
     assert!(!Path::new(&image).with_file_name("mnt").exists());
+    assert_eq!(std::fs::read_dir(lab.state_dir()).unwrap().count(), 0);
+}
+
+#[test]
+fn an_image_pinned_by_another_mount_namespace_fails_one_remount_and_is_not_lost() {
+    require_root!();
+    let _d = daemons();
+    let lab = Lab::new();
+    let file = stacked_with(&lab, 2, "kind = \"command\"\ncommand = [\"sleep\", \"1\"]");
+    let mut guard = Guard::spawn(&lab, &file);
+    let pid = guard.child().id();
+    let (_, image) = paths(&lab, pid, 2);
+    let mnt = image.with_file_name("mnt");
+    wait_for("the second image mounted on the volume", 180, || {
+        mounted(mnt.to_str().unwrap())
+    });
+    // Longer than the 10 s storlab waits for a loop device to let go, so
+    // that the next remount of the stack cannot let go of the image.
+    let pinner = Pinner::spawn(20);
+    let pinner_pid = pinner.0.id();
+    assert!(guard.child().wait().unwrap().success());
+    drop(pinner);
+
+    let export = lab.export_json();
+    let runs = export["runs"].as_array().unwrap();
+    let errors: Vec<&str> = runs.iter().filter_map(|r| r["error"].as_str()).collect();
+    assert!(
+        errors.iter().any(|e| e.contains("another mount namespace")
+            && e.contains(&format!("process {pinner_pid} (sleep)"))),
+        "a failed remount names the namespace that holds the image: {errors:?}"
+    );
+    assert!(
+        errors.iter().all(|e| !e.contains("was lost")),
+        "the stack was taken hold of again: {errors:?}"
+    );
+    let last_round: Vec<&Value> = runs.iter().filter(|r| r["repetition"] == 2).collect();
+    assert_eq!(last_round.len(), 2);
+    for r in last_round {
+        assert_eq!(r["status"], "ok", "once the namespace is gone: {r}");
+    }
+    let facts = |name: &str| -> Value {
+        export["targets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap_or_else(|| panic!("no target {name}"))["facts"]
+            .clone()
+    };
+    for name in ["vm[allocation=thin]", "vm[allocation=preallocated]", "gl"] {
+        assert_gone(&lab, &facts(name));
+    }
     assert_eq!(std::fs::read_dir(lab.state_dir()).unwrap().count(), 0);
 }

@@ -129,30 +129,43 @@ impl Lab {
         let mut released = Vec::new();
         let mut remounted = || -> Result<()> {
             for &i in stack.iter().rev() {
-                self.targets[i].release()?;
+                // A release that fails half-way is taken hold of again too.
                 released.push(i);
+                self.targets[i]
+                    .release()
+                    .context("letting go of what stands on the target, to remount it")?;
             }
             self.targets[bottom]
                 .remount()
-                .context("remounting before the run")
+                .context("remounting before the run")?;
+            self.identities[bottom] = Some(Identity::of(self.targets[bottom].root())?);
+            Ok(())
         };
         let result = remounted();
         // What was let go of is taken again even when the remount failed,
-        // so that the next runs find the stack as it was.
+        // so that the next runs find the stack as it was; storlab mounted
+        // it, so what it is now is what they must find.
+        let mut failed = Vec::new();
         for &i in stack.iter().filter(|i| released.contains(i)) {
-            if let Err(e) = self.targets[i].hold() {
-                let e = e.context("taking hold again of what stands on the target");
-                return Err(match result {
-                    Err(first) => first.context(format!("{e:#}")),
-                    Ok(()) => e,
-                });
+            let held = self.targets[i].hold().and_then(|()| {
+                self.identities[i] = Some(Identity::of(self.targets[i].root())?);
+                Ok(())
+            });
+            if let Err(e) = held {
+                failed.push(format!("{e:#}"));
             }
         }
-        result?;
-        for i in std::iter::once(bottom).chain(stack) {
-            self.identities[i] = Some(Identity::of(self.targets[i].root())?);
+        match (result, failed.is_empty()) {
+            (result, true) => result,
+            (Ok(()), false) => Err(anyhow::anyhow!(
+                "taking hold again of what stands on the target: {}",
+                failed.join("; ")
+            )),
+            (Err(e), false) => Err(anyhow::anyhow!(
+                "{e:#}; and taking hold again of what stands on the target failed: {}",
+                failed.join("; ")
+            )),
         }
-        Ok(())
     }
 
     /// Whether `i` stands on `bottom`, directly or through others.

@@ -195,7 +195,24 @@ impl Target for LoopFs {
         Ok(())
     }
 
+    /// Takes hold again after [`Target::release`], also after one that
+    /// stopped half-way: a filesystem still mounted stays as it is, and a
+    /// loop device still attached (its filesystem kept alive by a mount
+    /// elsewhere) is mounted again rather than a second device attached
+    /// to the same image, which would put one filesystem under two
+    /// superblocks. If that device was letting go after all, it is waited
+    /// for and the image attached anew.
     fn hold(&mut self) -> Result<()> {
+        if mount::mounted_at(&self.mountpoint()).is_some() {
+            return Ok(());
+        }
+        if let Some(dev) = loopdev::devices_backed_by(&self.image()).first() {
+            self.device = Some(dev.clone());
+            if self.mount().is_ok() {
+                return Ok(());
+            }
+            loopdev::detach_all(&self.image())?;
+        }
         self.attach().context("attaching the image again")?;
         self.mount().context("mounting again")
     }
