@@ -57,13 +57,17 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             format,
             baseline,
             compare_levels,
+            series,
         } => report::report(
             &cli.db,
             campaign.as_deref(),
             output.as_deref(),
             format,
-            baseline.as_deref(),
-            &compare_levels,
+            crate::report::outline::Options {
+                baseline,
+                series,
+                compare_levels,
+            },
         ),
         Command::Compare {
             a,

@@ -7,7 +7,8 @@ use anyhow::Result;
 
 use crate::cli::ExportFormat;
 use crate::report::export::{to_csv, to_json};
-use crate::report::summary::{studies_text, summary_header, summary_table, warnings_text};
+use crate::report::outline;
+use crate::report::render::terminal;
 use crate::report::table::Table;
 use crate::store::Store;
 
@@ -37,12 +38,13 @@ pub fn list(db: &Path) -> Result<ExitCode> {
 pub fn show(db: &Path, campaign: Option<&str>, compare_levels: &[String]) -> Result<ExitCode> {
     let store = Store::open_existing(db)?;
     let data = store.load_campaign(store.resolve_campaign(campaign)?)?;
-    out!("{}", summary_header(&data));
-    out!("{}", summary_table(&data).render_text());
-    out!("{}", studies_text(&data, compare_levels)?);
-    out!("{}", crate::report::matrix::summary_text(&data));
-    out!("{}", warnings_text(&data));
-    out!("{}", crate::report::ranks::ranks_text(&data));
+    let options = outline::Options {
+        compare_levels: compare_levels.to_vec(),
+        ..Default::default()
+    };
+    let doc = outline::build(&data, &options)?;
+    out!("{}", terminal::summary(&doc));
+    out!("{}", terminal::warnings(&doc));
     Ok(ExitCode::SUCCESS)
 }
 

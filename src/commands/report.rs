@@ -6,8 +6,8 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use crate::cli::ReportFormat;
-use crate::report::study::{check_levels, studies};
-use crate::report::{export, html, latency, markdown, model};
+use crate::report::render::{html, markdown};
+use crate::report::{export, outline};
 use crate::store::Store;
 
 pub fn report(
@@ -15,30 +15,21 @@ pub fn report(
     campaign: Option<&str>,
     output: Option<&Path>,
     format: Option<ReportFormat>,
-    baseline: Option<&str>,
-    compare_levels: &[String],
+    options: outline::Options,
 ) -> Result<ExitCode> {
     let format = format
         .or_else(|| output.and_then(from_extension))
         .unwrap_or(ReportFormat::Html);
     let store = Store::open_existing(db)?;
     let data = store.load_campaign(store.resolve_campaign(campaign)?)?;
-    check_levels(&data, compare_levels)?;
     let text = match format {
         ReportFormat::Csv => export::to_csv(&data),
         ReportFormat::Json => format!(
             "{}\n",
             serde_json::to_string_pretty(&export::to_json(&data))?
         ),
-        ReportFormat::Md => {
-            let r = model::build(&data, baseline)?;
-            markdown::render(&data, &r, &studies(&data, &r, compare_levels))
-        }
-        ReportFormat::Html => {
-            let r = model::build(&data, baseline)?;
-            let s = studies(&data, &r, compare_levels);
-            html::render(&data, &r, &latency::curves(&data)?, &s)?
-        }
+        ReportFormat::Md => markdown::render(&outline::build(&data, &options)?)?,
+        ReportFormat::Html => html::render(&outline::build(&data, &options)?)?,
     };
     super::emit(&text, output)?;
     if let Some(p) = output {

@@ -4,8 +4,8 @@
 //! factors, a heat map per target on one colour scale.
 
 use super::{Pivot, Study};
-use crate::report::html::display_unit;
 use crate::report::svg::{target_color, Curve, CurveChart, CurvePoint, HeatMap};
+use crate::report::text::display_unit;
 
 /// The curve of a pivot; `None` without a column factor.
 pub fn curve(s: &Study, p: &Pivot) -> Option<CurveChart> {
@@ -85,6 +85,8 @@ pub fn heatmaps(s: &Study) -> Vec<HeatMap> {
                 .collect(),
             value_label: format!("{} ({unit})", p.metric),
             diverging: false,
+            // Times over sizes from 10M to 30G span orders of magnitude.
+            log: min > 0.0 && max / min >= 10.0,
             range: min.is_finite().then_some((min / scale, max / scale)),
             muted: Vec::new(),
             muted_label: String::new(),

@@ -181,7 +181,7 @@ fn seed_002(compare: &[&str]) -> (CampaignData, Vec<Study>) {
             }
         })
         .build();
-    let r = model::build(&c, None).unwrap();
+    let r = model::build(&c, None, &|_| Default::default()).unwrap();
     let s = studies(&c, &r, &[]);
     (c, s)
 }
@@ -265,7 +265,12 @@ fn the_tables_read_as_the_seeds_tables() {
     assert_eq!(d.rows[2][1], "+900.0%");
     let d = tables::differences(&s.primary, &s.baseline, true);
     assert!(d.rows[2][1].starts_with("+900.0% ["), "{}", d.rows[2][1]);
-    let text = tables::text(&studies);
+    let text = crate::report::render::terminal::summary(&crate::report::document::Document {
+        title: String::new(),
+        summary: sections::summary(s),
+        body: Vec::new(),
+        warnings: Vec::new(),
+    });
     assert!(
         text.contains("tiny: total_s (s), mean ± 95% CI, by total_size"),
         "{text}"
@@ -309,7 +314,7 @@ fn a_target_factor_alone_makes_the_columns() {
         .workload("w", vec![])
         .runs(|t, _| if t.name.contains("thin") { 2.0 } else { 1.0 })
         .build();
-    let r = model::build(&c, None).unwrap();
+    let r = model::build(&c, None, &|_| Default::default()).unwrap();
     let s = &studies(&c, &r, &[])[0];
     let axis = s.primary.column.as_ref().unwrap();
     assert_eq!(axis.key, "allocation");
@@ -336,7 +341,7 @@ fn counts_sort_numerically_and_nothing_swept_is_no_study() {
         b = b.workload("tpcb", vec![tx(n)]);
     }
     let c = b.workload("plain", vec![]).runs(|_, _| 1.0).build();
-    let r = model::build(&c, None).unwrap();
+    let r = model::build(&c, None, &|_| Default::default()).unwrap();
     let all = studies(&c, &r, &[]);
     assert_eq!(all.len(), 1, "the unswept workload has no study");
     let texts: Vec<&str> = all[0]

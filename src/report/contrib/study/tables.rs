@@ -1,12 +1,13 @@
 //! The study as tables, in the seeds' shape: a row per target, a column
 //! per swept value; mean ± 95% CI, and the % difference from the baseline
 //! (or from a factor's first level), not significant ones in parentheses.
-//! `storlab show` prints them; Markdown and HTML render the same tables.
+//! `storlab show` prints them; Markdown and HTML render the same tables
+//! (see [`super::sections`]).
 
 use super::{LevelStudy, Pivot, Study};
 use crate::report::model::TargetStats;
-use crate::report::sections::mean_ci_text;
 use crate::report::table::Table;
+use crate::report::text::mean_ci_text;
 use crate::stats::Verdict;
 
 /// The note under every table of differences.
@@ -34,6 +35,7 @@ fn table(p: &Pivot, corner: &str, cell: impl Fn(&TargetStats) -> String) -> Tabl
         header,
         rows: Vec::new(),
         right,
+        marked: Default::default(),
     };
     for r in &p.rows {
         let mut row = vec![r.label.clone()];
@@ -100,35 +102,4 @@ pub fn level_caption(s: &Study, l: &LevelStudy) -> String {
         "{}: {} of each {} against {}={} on the same target (% difference, 95% CI)",
         s.family, l.pivot.metric, l.factor, l.factor, l.base.text
     )
-}
-
-/// The studies for the terminal: the primary metric's pivots (means and
-/// differences from the baseline) and the level comparisons asked for.
-pub fn text(studies: &[Study]) -> String {
-    let mut out = String::new();
-    for s in studies {
-        out.push('\n');
-        out.push_str(&caption(s, &s.primary, "mean ± 95% CI"));
-        out.push('\n');
-        out.push_str(&means(&s.primary).render_text());
-        let diffs = differences(&s.primary, &s.baseline, false);
-        if s.primary.rows.len() > 1 {
-            out.push('\n');
-            out.push_str(&caption(
-                s,
-                &s.primary,
-                &format!("% difference from {}", s.baseline),
-            ));
-            out.push('\n');
-            out.push_str(&diffs.render_text());
-            out.push_str(&format!("{SIGNIFICANCE}\n"));
-        }
-        for l in &s.levels {
-            out.push('\n');
-            out.push_str(&level_caption(s, l));
-            out.push('\n');
-            out.push_str(&levels(l, false).render_text());
-        }
-    }
-    out
 }
