@@ -70,6 +70,7 @@ impl Lab {
     /// Provisions every target in dependency order, each with its working
     /// directory, which holds the images of the targets standing on it.
     pub fn provision(&mut self, exp: &Experiment) -> Result<()> {
+        let _phase = crate::provision::cmd::Provisioning::begin();
         for i in exp.provision_order() {
             let spec = &exp.targets[i];
             if let Some(c) = spec.on {
@@ -206,7 +207,7 @@ impl Lab {
         }
         if errors.is_empty() {
             for kept in self.journal.undo_open() {
-                eprintln!("storlab: {kept}");
+                errln!("storlab: {kept}");
             }
             if let Err(e) = self.journal.finish() {
                 errors.push(format!("{e:#}"));
@@ -226,7 +227,7 @@ impl Lab {
 impl Drop for Lab {
     fn drop(&mut self) {
         for e in self.teardown() {
-            eprintln!("storlab: teardown: {e}");
+            errln!("storlab: teardown: {e}");
         }
     }
 }
