@@ -13,6 +13,7 @@
 //! parameters or by what the runs recorded).
 
 pub mod matrix;
+pub mod study;
 pub mod telemetry;
 
 use anyhow::Result;
@@ -29,6 +30,9 @@ use crate::store::{CampaignData, WorkloadRow};
 pub struct Context<'a> {
     pub campaign: &'a CampaignData,
     pub model: &'a Report,
+    /// Swept parameters whose levels to compare on each target, beside
+    /// those the experiment names (`--compare-levels`).
+    pub compare_levels: &'a [String],
 }
 
 pub trait Contributor: Sync {
@@ -64,7 +68,8 @@ pub trait Contributor: Sync {
 }
 
 /// Every contributor, in the order their sections appear.
-pub static CONTRIBUTORS: &[&dyn Contributor] = &[&matrix::Matrix, &telemetry::Telemetry];
+pub static CONTRIBUTORS: &[&dyn Contributor] =
+    &[&matrix::Matrix, &study::Sweeps, &telemetry::Telemetry];
 
 /// What the model summarises of `w` beyond its stored primary metric and
 /// the catalogue's headlines: the first contributor's primary metric,

@@ -104,6 +104,7 @@ fn run(id: i64, target: &str, dev_read: f64, telemetry: bool) -> RunData {
         histograms: BTreeMap::new(),
         warnings: Vec::new(),
         facts,
+        factors: Labels::new(),
         ranks: 1,
         per_rank: Vec::new(),
     }
@@ -117,6 +118,8 @@ fn campaign(runs: Vec<RunData>) -> CampaignData {
         baseline: id == 1,
         params: json!({}),
         facts: json!({}),
+        family: name.into(),
+        factors: Vec::new(),
     };
     CampaignData {
         campaign: CampaignRow {
@@ -141,6 +144,9 @@ fn campaign(runs: Vec<RunData>) -> CampaignData {
             kind: "io".into(),
             primary_metric: m::BW_BYTES_PER_S.name.into(),
             params: json!({}),
+            family: "w".into(),
+            factors: Vec::new(),
+            compare_levels: Vec::new(),
         }],
         runs,
         stops: Vec::new(),
