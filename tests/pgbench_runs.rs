@@ -557,7 +557,18 @@ fn a_rate_run_holds_its_rate_and_a_stopped_server_shows_in_p999_and_max() {
         (tps / 1000.0 - 1.0).abs() < 0.02,
         "rate 1000 tx/s held within 2%: {tps:.1} tx/s ({run})"
     );
-    assert_eq!(run["warnings"], serde_json::json!([]), "{run}");
+    // Telemetry's checks may warn of the host (a loaded machine) and of
+    // the small database (it fits in shared_buffers); pgbench itself not.
+    let own: Vec<&serde_json::Value> = run["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| {
+            let w = w.as_str().unwrap_or("");
+            !w.starts_with("noisy host:") && !w.starts_with("database in shared_buffers:")
+        })
+        .collect();
+    assert!(own.is_empty(), "{run}");
     let steady_p999 = value(run, "lat_p999_ns").unwrap();
     assert!(value(run, "service_lat_p99_ns").unwrap() <= value(run, "lat_p99_ns").unwrap());
     assert!(

@@ -69,5 +69,8 @@ mod suite;
 /// Sweeps: variants, their labels on everything stored, zip, resuming,
 /// located refusals.
 mod sweeps;
+/// Telemetry against ground truth: device bytes, a throttled read, the
+/// page-cache warning, the CPU of Gluster's daemons.
+mod telemetry;
 /// Verdicts, comparisons and the regression gate on real campaigns.
 mod verdicts;

@@ -36,6 +36,8 @@ pub enum Unit {
     Records,
     /// Checkpoints a database server made.
     Checkpoints,
+    /// Requests in a device's queue.
+    Requests,
 }
 
 /// How renderers show values of a unit.
@@ -76,6 +78,7 @@ const ALL: &[Unit] = &[
     Unit::BytesPerTransaction,
     Unit::Records,
     Unit::Checkpoints,
+    Unit::Requests,
 ];
 
 impl Unit {
@@ -102,6 +105,7 @@ impl Unit {
             Unit::BytesPerTransaction => "bytes/tx",
             Unit::Records => "records",
             Unit::Checkpoints => "checkpoints",
+            Unit::Requests => "requests",
         }
     }
 

@@ -13,6 +13,8 @@ use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 
 use super::{Target, TargetConfig};
+use crate::measure::telemetry::procs::{gluster_status_pids, Locate};
+use crate::measure::telemetry::{Backing, Served};
 use crate::params::{declare, Fault};
 use crate::provision::gluster_cli::{
     create_args, gluster, glusterd_reachable, parse_get, parse_info, same_value, GLUSTER,
@@ -282,6 +284,45 @@ impl Target for Gluster {
             "daemon_started_pid": self.started_daemon,
             "brick_dir_facts": crate::provision::facts::path_facts(&self.dir),
         })
+    }
+
+    /// The bricks' directories, each brick's glusterfsd and the volume's
+    /// self-heal daemon as `gluster volume status` lists them, and the FUSE
+    /// client of the mount point storlab created.
+    fn backing(&self) -> Backing {
+        let mut serving = Vec::new();
+        let status = gluster(&["volume", "status", &self.volume, "--xml"]).unwrap_or_default();
+        for (what, pid) in gluster_status_pids(&status) {
+            let label = if what.contains("Self-heal") {
+                "glustershd"
+            } else {
+                "glusterfsd"
+            };
+            serving.push(Served::pid(
+                label,
+                pid,
+                format!(
+                    "{label}: pid {pid} for {what} (gluster volume status {})",
+                    self.volume
+                ),
+            ));
+        }
+        serving.push(Served {
+            label: "glusterfs".into(),
+            locate: Locate::FuseClient {
+                mount: self.mnt.clone(),
+                program: "glusterfs".into(),
+            },
+            why: format!(
+                "glusterfs: the FUSE client whose mount point is {}",
+                self.mnt.display()
+            ),
+        });
+        Backing {
+            paths: self.brick_dirs(),
+            serving,
+            zfs: false,
+        }
     }
 }
 

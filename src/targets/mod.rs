@@ -25,6 +25,7 @@ use std::sync::Arc;
 
 use anyhow::Result;
 
+use crate::measure::telemetry::Backing;
 use crate::params::{Declared, Fault, ParamSpec, Params};
 use crate::provision::journal::Journal;
 
@@ -50,6 +51,11 @@ pub trait Target: Send {
     /// target's recorded facts after provisioning.
     fn facts(&self) -> serde_json::Value {
         serde_json::json!({})
+    }
+    /// What holds the target's data besides its mount point (images, brick
+    /// directories) and the processes serving it, for the telemetry.
+    fn backing(&self) -> Backing {
+        Backing::default()
     }
     /// For a target standing on another (`on = "gl"`): the directory inside
     /// that target's working directory where this one makes what it needs.
