@@ -689,9 +689,13 @@ fn init_steps_add_up_and_the_server_version_is_a_fact_and_in_the_report() {
         let sum: f64 = steps.iter().chain(extra.iter()).map(|m| get(m)).sum();
         let total = get("init_seconds");
         eprintln!("{w}: steps {sum:.2} s of init_seconds {total:.2} s");
+        // init_seconds also holds pgbench's start and its connection,
+        // which pgbench's step timings do not: a fixed ~0.1 s on a loaded
+        // host, which on a 1.6 s init is more than 5%.
+        let gap = total - sum;
         assert!(
-            (sum / total - 1.0).abs() < 0.05,
-            "{w}: the steps ({sum} s) make init_seconds ({total} s) within 5%"
+            gap >= -0.05 * total && gap < (0.05 * total).max(0.15),
+            "{w}: the steps ({sum} s) make init_seconds ({total} s) within 5% (or 0.15 s)"
         );
     }
     assert!(metric(&export, "client-side", "ram", "init_foreign_keys_s")[0].is_nan());
