@@ -26,6 +26,8 @@ mod export_schema;
 mod fio_runs;
 /// Thousands of mutated experiment files: no panic, every refusal located.
 mod fuzz_experiments;
+/// Across releases, hosts and stores: provenance, tags, import, compare, history.
+mod history;
 /// No import cycles among the modules of src/ (read with syn).
 mod import_cycles;
 /// Real runs of the io workload on directories and tmpfs, checked through the store.

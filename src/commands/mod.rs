@@ -17,6 +17,8 @@ macro_rules! outln {
 mod check;
 mod cleanup;
 mod compare;
+mod history;
+mod import;
 mod kinds;
 mod query;
 mod report;
@@ -36,12 +38,16 @@ pub const EXIT_INTERRUPTED: u8 = 130;
 
 pub fn dispatch(cli: Cli) -> Result<ExitCode> {
     match cli.command {
-        Command::Run { experiment, resume } => match resume {
+        Command::Run {
+            experiment,
+            resume,
+            tag,
+        } => match resume {
             Some(c) => run::resume(&cli.db, &c, cli.quiet),
-            None => run::run(&cli.db, experiment.as_deref(), cli.quiet),
+            None => run::run(&cli.db, experiment.as_deref(), &tag, cli.quiet),
         },
         Command::Check { experiment } => check::check(&experiment),
-        Command::List => query::list(&cli.db),
+        Command::List { filter } => query::list(&cli.db, &filter),
         Command::Show { campaign } => query::show(&cli.db, campaign.as_deref()),
         Command::Export {
             campaign,
@@ -65,13 +71,38 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             b,
             baseline,
             fail_on_regression,
+            baseline_tag,
+            allow_different,
+            metric,
+            format,
         } => compare::compare(
             &cli.db,
-            a.as_deref(),
-            b.as_deref(),
-            baseline.as_deref(),
-            fail_on_regression,
+            compare::Request {
+                a: a.as_deref(),
+                b: b.as_deref(),
+                baseline: baseline.as_deref(),
+                gate: fail_on_regression,
+                baseline_tag: baseline_tag.as_deref(),
+                allow_different,
+                metrics: &metric,
+                json: format == crate::cli::CompareFormat::Json,
+            },
         ),
+        Command::History {
+            experiment,
+            by,
+            metric,
+            format,
+        } => history::history(
+            &cli.db,
+            history::Request {
+                experiment: experiment.as_deref(),
+                by: &by,
+                metrics: &metric,
+                json: format == crate::cli::CompareFormat::Json,
+            },
+        ),
+        Command::Import { stores } => import::import(&cli.db, &stores),
         Command::Targets => kinds::targets(),
         Command::Cleanup => cleanup::cleanup(),
         Command::Workloads => kinds::workloads(),

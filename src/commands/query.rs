@@ -11,15 +11,22 @@ use crate::report::summary::{summary_header, summary_table, warnings_text};
 use crate::report::table::Table;
 use crate::store::Store;
 
-pub fn list(db: &Path) -> Result<ExitCode> {
+pub fn list(db: &Path, filters: &[String]) -> Result<ExitCode> {
+    let filters = crate::provenance::parse_tags(filters)?;
     let store = Store::open_existing(db)?;
+    let matching = store.campaigns_matching(&filters)?;
     let mut t = Table::new(
         &[
-            "id", "name", "status", "started", "runs ok", "failed", "planned",
+            "id", "name", "status", "started", "runs ok", "failed", "planned", "tags",
         ],
-        &[true, false, false, false, true, true, true],
+        &[true, false, false, false, true, true, true, false],
     );
     for c in store.list_campaigns()? {
+        if !matching.contains(&c.id) {
+            continue;
+        }
+        let tags = store.campaign_facts(c.id)?.provenance.tags;
+        let tags: Vec<String> = tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
         t.push(vec![
             c.id.to_string(),
             c.name,
@@ -28,6 +35,7 @@ pub fn list(db: &Path) -> Result<ExitCode> {
             c.runs_ok.to_string(),
             c.runs_failed.to_string(),
             c.planned_runs.to_string(),
+            tags.join(" "),
         ]);
     }
     out!("{}", t.render_text());
@@ -38,6 +46,7 @@ pub fn show(db: &Path, campaign: Option<&str>) -> Result<ExitCode> {
     let store = Store::open_existing(db)?;
     let data = store.load_campaign(store.resolve_campaign(campaign)?)?;
     out!("{}", summary_header(&data));
+    out!("{}", crate::report::provenance::provenance_text(&data));
     out!("{}", summary_table(&data).render_text());
     out!("{}", crate::report::matrix::summary_text(&data));
     out!("{}", warnings_text(&data));

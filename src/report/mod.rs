@@ -3,14 +3,17 @@
 //! renderings, comparisons, exports; formatting for people happens only here.
 
 pub mod compare;
+pub mod differences;
 pub mod export;
 pub mod format;
+pub mod history;
 pub mod html;
 pub mod latency;
 pub mod markdown;
 pub mod markup;
 pub mod matrix;
 pub mod model;
+pub mod provenance;
 pub mod ranks;
 pub mod sections;
 pub mod steady;

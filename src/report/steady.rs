@@ -182,6 +182,7 @@ mod tests {
             ],
             runs,
             stops: Vec::new(),
+            facts: Default::default(),
         }
     }
 

@@ -135,6 +135,8 @@ pub struct CampaignData {
     pub runs: Vec<RunData>,
     /// Why each pair stopped taking runs (fixed, width, max, time).
     pub stops: Vec<PairStop>,
+    /// UUID, versions, host facts, tags, import record (schema v6).
+    pub facts: super::CampaignFacts,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -241,6 +243,7 @@ impl Store {
             workloads: self.workloads(id)?,
             runs: self.runs(id)?,
             stops: self.pair_stops(id)?,
+            facts: self.campaign_facts(id)?,
         })
     }
 

@@ -27,6 +27,7 @@ pub fn to_json(c: &CampaignData) -> Value {
         "workloads": c.workloads,
         "runs": c.runs.iter().map(run).collect::<Vec<_>>(),
         "stops": c.stops,
+        "provenance": c.facts,
     })
 }
 
