@@ -125,7 +125,7 @@ fn keys(
     let mut keys: Vec<MetricKey> = ka
         .intersection(&kb)
         .filter(|k| match which {
-            Metrics::Named(names) => names.iter().any(|n| *n == k.name),
+            Metrics::Named(names) => names.contains(&k.name),
             _ => true,
         })
         .cloned()

@@ -51,48 +51,47 @@ pub fn differences(a: &CampaignData, b: &CampaignData) -> Differences {
         ..Differences::default()
     };
     for w in &a.workloads {
-        match b.workloads.iter().find(|x| x.name == w.name) {
-            Some(x) => {
-                if w.kind != x.kind {
-                    d.workload_params.push(Change {
-                        of: w.name.clone(),
-                        name: "kind".into(),
-                        a: Some(w.kind.clone()),
-                        b: Some(x.kind.clone()),
-                    });
-                }
-                d.workload_params
-                    .extend(changed(&w.name, &flat(&w.params), &flat(&x.params)));
-            }
-            None => d.only_in_a.push(format!("workload {}", w.name)),
+        let Some(x) = b.workloads.iter().find(|x| x.name == w.name) else {
+            continue;
+        };
+        if w.kind != x.kind {
+            d.workload_params.push(Change {
+                of: w.name.clone(),
+                name: "kind".into(),
+                a: Some(w.kind.clone()),
+                b: Some(x.kind.clone()),
+            });
         }
+        d.workload_params
+            .extend(changed(&w.name, &flat(&w.params), &flat(&x.params)));
     }
     for t in &a.targets {
-        match b.targets.iter().find(|x| x.name == t.name) {
-            Some(x) => {
-                d.target_params
-                    .extend(changed(&t.name, &flat(&t.params), &flat(&x.params)));
-                d.target_facts
-                    .extend(changed(&t.name, &flat(&t.facts), &flat(&x.facts)));
-            }
-            None => d.only_in_a.push(format!("target {}", t.name)),
-        }
+        let Some(x) = b.targets.iter().find(|x| x.name == t.name) else {
+            continue;
+        };
+        d.target_params
+            .extend(changed(&t.name, &flat(&t.params), &flat(&x.params)));
+        d.target_facts
+            .extend(changed(&t.name, &flat(&t.facts), &flat(&x.facts)));
     }
-    let missing = |c: &CampaignData, other: &CampaignData| {
-        let w = c
-            .workloads
-            .iter()
-            .filter(|w| !other.workloads.iter().any(|x| x.name == w.name))
-            .map(|w| format!("workload {}", w.name));
-        let t = c
-            .targets
-            .iter()
-            .filter(|t| !other.targets.iter().any(|x| x.name == t.name))
-            .map(|t| format!("target {}", t.name));
-        w.chain(t).collect::<Vec<_>>()
-    };
-    d.only_in_b = missing(b, a);
+    d.only_in_a = only_in(a, b);
+    d.only_in_b = only_in(b, a);
     d
+}
+
+/// The workloads and targets of `c` that `other` lacks (matched by name).
+fn only_in(c: &CampaignData, other: &CampaignData) -> Vec<String> {
+    let w = c
+        .workloads
+        .iter()
+        .filter(|w| !other.workloads.iter().any(|x| x.name == w.name))
+        .map(|w| format!("workload {}", w.name));
+    let t = c
+        .targets
+        .iter()
+        .filter(|t| !other.targets.iter().any(|x| x.name == t.name))
+        .map(|t| format!("target {}", t.name));
+    w.chain(t).collect()
 }
 
 impl Differences {
