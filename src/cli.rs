@@ -118,6 +118,10 @@ pub enum Command {
         /// Output format.
         #[arg(long, value_enum, default_value_t = CompareFormat::Text)]
         format: CompareFormat,
+        /// Write to this file instead of stdout; `.html` writes a page with
+        /// a chart per series (mean and 95% band over campaigns, the step).
+        #[arg(long, short)]
+        output: Option<PathBuf>,
     },
     /// Copy the campaigns of other stores (another host's, a CI artifact)
     /// into this one, migrating older schemas; a campaign already here

@@ -93,6 +93,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             by,
             metric,
             format,
+            output,
         } => history::history(
             &cli.db,
             history::Request {
@@ -100,6 +101,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
                 by: &by,
                 metrics: &metric,
                 json: format == crate::cli::CompareFormat::Json,
+                output: output.as_deref(),
             },
         ),
         Command::Import { stores } => import::import(&cli.db, &stores),

@@ -224,7 +224,15 @@ fn points(cs: &[CampaignData], order: &Order) -> Vec<Point> {
         }
         let label = match order {
             Order::Tag(name) => c.facts.get(name).unwrap_or_default().to_string(),
-            Order::Date => c.campaign.started_at.chars().take(16).collect(),
+            // `2026-11-23T02:48:11…` → `11-23 02:48`
+            Order::Date => c
+                .campaign
+                .started_at
+                .chars()
+                .skip(5)
+                .take(11)
+                .collect::<String>()
+                .replacen('T', " ", 1),
         };
         out.push(Point {
             campaign: c.campaign.id,

@@ -7,6 +7,7 @@ pub mod differences;
 pub mod export;
 pub mod format;
 pub mod history;
+pub mod history_page;
 pub mod html;
 pub mod latency;
 pub mod markdown;
