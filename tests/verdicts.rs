@@ -210,3 +210,48 @@ fn a_matrix_campaign_is_summed_up_per_test_and_tabled_per_cell() {
         );
     }
 }
+
+#[test]
+fn a_matrix_judged_by_its_primary_test_says_so_everywhere() {
+    let lab = Lab::new();
+    let dirs = ["a", "b"].map(|d| {
+        let p = lab.path().join(d);
+        std::fs::create_dir_all(&p).unwrap();
+        p
+    });
+    let experiment = |primary: &str| {
+        format!(
+            "name = \"matrix\"\n[plan]\nrepetitions = 2\ndrop_caches = false\n\
+             [[target]]\nname = \"a\"\nkind = \"dir\"\npath = \"{}\"\n\
+             [[target]]\nname = \"b\"\nkind = \"dir\"\npath = \"{}\"\n\
+             [[workload]]\nname = \"iozone\"\nkind = \"matrix\"\nmax_file_size = \"128k\"\n\
+             tests = [\"write\", \"read\"]\nprimary_test = \"{primary}\"\n",
+            dirs[0].display(),
+            dirs[1].display()
+        )
+    };
+    let bad = lab.file("bad.toml", &experiment("reread"));
+    let out = lab.run(&["check", bad.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("primary_test `reread` is not among the tests run: write, read"),
+        "{err}"
+    );
+    let file = lab.file("matrix.toml", &experiment("read"));
+    lab.ok(&["run", "--quiet", file.to_str().unwrap()]);
+    let show = lab.ok(&["show"]);
+    let row = show
+        .lines()
+        .find(|l| l.starts_with("iozone ") && l.contains(" b "))
+        .unwrap_or_else(|| panic!("{show}"));
+    assert!(row.contains("read_geomean_bw_bytes_per_s"), "{show}");
+    assert!(show.contains("\nread (primary)  "), "{show}");
+    let compare = lab.ok(&["compare"]);
+    assert!(compare.contains("read_geomean_bw_bytes_per_s"), "{compare}");
+    let md = lab.ok(&["report", "--format", "md"]);
+    assert!(
+        md.contains("primary metric read_geomean_bw_bytes_per_s."),
+        "{md}"
+    );
+}

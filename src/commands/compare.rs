@@ -77,7 +77,7 @@ pub fn compare(db: &Path, req: Request<'_>) -> Result<ExitCode> {
         outln!();
         out!("{}", table(&rows).render_text());
     }
-    Ok(gate(&rows, req.gate, &primaries(&first)))
+    Ok(gate(&rows, req.gate))
 }
 
 /// The two campaigns of a comparison across campaigns, baseline first;
@@ -127,7 +127,7 @@ fn within_campaign(store: &Store, req: &Request<'_>) -> Result<ExitCode> {
     } else {
         out!("{}", table(&rows).render_text());
     }
-    Ok(gate(&rows, req.gate, &primaries(&first)))
+    Ok(gate(&rows, req.gate))
 }
 
 fn metrics(names: &[String]) -> Metrics {
@@ -152,28 +152,14 @@ fn side(c: &CampaignData) -> serde_json::Value {
     })
 }
 
-/// (workload, primary metric) of a campaign.
-fn primaries(c: &CampaignData) -> Vec<(String, String)> {
-    c.workloads
-        .iter()
-        .map(|w| (w.name.clone(), w.primary_metric.clone()))
-        .collect()
-}
-
 /// The release gate: exit 1 when a primary metric regressed beyond `pct`.
-fn gate(rows: &[Row], pct: Option<f64>, primaries: &[(String, String)]) -> ExitCode {
+fn gate(rows: &[Row], pct: Option<f64>) -> ExitCode {
     let Some(pct) = pct else {
         return ExitCode::SUCCESS;
     };
-    let primary = |r: &&Row| {
-        primaries
-            .iter()
-            .any(|(w, m)| *w == r.workload && *m == r.metric)
-    };
     let regressions: Vec<&Row> = rows
         .iter()
-        .filter(primary)
-        .filter(|r| r.regressed(pct))
+        .filter(|r| r.primary && r.regressed(pct))
         .collect();
     for r in &regressions {
         let c = r.candidate.comparison.as_ref();

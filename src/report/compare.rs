@@ -4,9 +4,10 @@
 
 use serde::Serialize;
 
+use super::contrib;
 use super::model::{self, TargetStats, LEVEL};
-use super::sections::{diff_text, mean_ci_text, p_text};
 use super::table::Table;
+use super::text::{diff_text, mean_ci_text, p_text};
 use crate::metric::{Direction, MetricKey, Unit};
 use crate::stats::{compare_runs, Analysis, Design, Verdict};
 use crate::store::CampaignData;
@@ -15,6 +16,8 @@ use crate::store::CampaignData;
 #[derive(Debug, Clone, Serialize)]
 pub struct Row {
     pub workload: String,
+    /// The workload's primary metric (the one the gate judges).
+    pub primary: bool,
     pub metric: String,
     pub unit: Unit,
     pub direction: Direction,
@@ -36,7 +39,8 @@ impl Row {
 
 /// Every non-baseline target against the baseline, on primary metrics.
 pub fn within(c: &CampaignData, baseline: Option<&str>) -> anyhow::Result<Vec<Row>> {
-    let r = model::build(c, baseline)?;
+    // The primary metric a workload kind chose (a matrix's primary_test).
+    let r = model::build(c, baseline, &|w| contrib::choose(c, w))?;
     let mut rows = Vec::new();
     for w in &r.workloads {
         let Some(m) = w.primary_metric() else {
@@ -48,6 +52,7 @@ pub fn within(c: &CampaignData, baseline: Option<&str>) -> anyhow::Result<Vec<Ro
         for t in m.targets.iter().filter(|t| t.comparison.is_some()) {
             rows.push(Row {
                 workload: w.name.clone(),
+                primary: true,
                 metric: m.name.clone(),
                 unit: m.unit,
                 direction: m.direction,
@@ -91,8 +96,13 @@ pub fn between_on(a: &CampaignData, b: &CampaignData, which: &Metrics) -> Vec<Ro
             .iter()
             .filter(|t| b.targets.iter().any(|x| x.name == t.name))
         {
-            for key in keys(a, b, &w.name, &t.name, &w.primary_metric, which) {
-                if let Some(row) = pair(a, b, &w.name, &t.name, &key) {
+            // The primary metric a workload kind chose (a matrix's primary_test).
+            let primary = contrib::choose(a, w)
+                .primary
+                .unwrap_or_else(|| MetricKey::plain(&w.primary_metric));
+            for key in keys(a, b, &w.name, &t.name, &primary, which) {
+                if let Some(mut row) = pair(a, b, &w.name, &t.name, &key) {
+                    row.primary = key == primary;
                     rows.push(row);
                 }
             }
@@ -108,11 +118,11 @@ fn keys(
     b: &CampaignData,
     workload: &str,
     target: &str,
-    primary: &str,
+    primary: &MetricKey,
     which: &Metrics,
 ) -> Vec<MetricKey> {
     if *which == Metrics::Primary {
-        return vec![MetricKey::plain(primary)];
+        return vec![primary.clone()];
     }
     let measured = |c: &CampaignData| -> std::collections::BTreeSet<MetricKey> {
         c.runs
@@ -130,7 +140,7 @@ fn keys(
         })
         .cloned()
         .collect();
-    keys.sort_by_key(|k| (k.name != primary || !k.labels.is_empty(), k.clone()));
+    keys.sort_by_key(|k| (k != primary, k.clone()));
     keys
 }
 
@@ -153,7 +163,8 @@ fn pair(a: &CampaignData, b: &CampaignData, w: &str, t: &str, key: &MetricKey) -
     let candidate = model::target_stats(t, sb.values.clone(), cmp, ma.direction);
     Some(Row {
         workload: w.to_string(),
-        metric: key.to_string(),
+        primary: false,
+        metric: key.compact(),
         unit: ma.unit,
         direction: ma.direction,
         baseline_label: format!("{t} @ campaign {}", a.campaign.id),

@@ -7,11 +7,10 @@
 use anyhow::Result;
 
 use super::history::{History, Series, Step};
-use super::html::display_unit;
-use super::markup::html_escape;
-use super::sections::{diff_text, mean_ci_text, p_text};
+use super::render::html::html_escape;
 use super::svg::{history_chart, target_color, HistoryChart, HistoryPoint};
 use super::table::Table;
+use super::text::{diff_text, display_unit, mean_ci_text, p_text};
 
 const HEADER: [&str; 9] = [
     "campaign",

@@ -44,6 +44,33 @@ pub fn provenance_text(c: &CampaignData) -> String {
     out
 }
 
+/// The provenance as rows of the report's environment table: UUID, tags,
+/// every version, the host facts the environment lacks, the import record.
+pub fn provenance_rows(c: &CampaignData) -> Vec<Vec<String>> {
+    let f = &c.facts;
+    let p = &f.provenance;
+    let mut t = vec![vec!["Campaign UUID".into(), f.uuid.clone()]];
+    if !p.tags.is_empty() {
+        t.push(vec!["Tags".into(), pairs(&p.tags, "=")]);
+    }
+    for (program, line) in &p.versions {
+        t.push(vec![format!("Version of {program}"), line.clone()]);
+    }
+    for (name, label) in [
+        ("cpu_governor", "CPU governor"),
+        ("transparent_hugepage", "Transparent huge pages"),
+        ("kernel_cmdline", "Kernel command line"),
+    ] {
+        if let Some(v) = p.host.get(name) {
+            t.push(vec![label.into(), v.clone()]);
+        }
+    }
+    for (name, value) in &f.imported {
+        t.push(vec![format!("Imported: {name}"), value.clone()]);
+    }
+    t
+}
+
 /// `fio: fio-3.33` reads better as `fio-3.33`; a line naming its program
 /// is shown as it is, another one after the program's name.
 pub fn version_text(program: &str, line: &str) -> String {
