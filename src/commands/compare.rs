@@ -46,7 +46,7 @@ pub fn compare(db: &Path, req: Request<'_>) -> Result<ExitCode> {
     if !diff.workload_params.is_empty() {
         let what = diff.workload_text(*a, *b);
         if !req.allow_different {
-            eprintln!(
+            errln!(
                 "error: campaigns {a} and {b} ran their workloads differently — {what}; a difference in their results would mix that change with the storage's. Compare campaigns of the same workloads, or pass --allow-different to compare anyway (it is printed as a caveat)"
             );
             return Ok(ExitCode::from(EXIT_INVALID));
@@ -163,7 +163,7 @@ fn gate(rows: &[Row], pct: Option<f64>) -> ExitCode {
         .collect();
     for r in &regressions {
         let c = r.candidate.comparison.as_ref();
-        eprintln!(
+        errln!(
             "regression: {} {} on {}: {:+.1}% against {} (p {:.4})",
             r.workload,
             r.metric,
@@ -174,7 +174,7 @@ fn gate(rows: &[Row], pct: Option<f64>) -> ExitCode {
         );
     }
     if regressions.is_empty() {
-        eprintln!("no primary metric is significantly worse by more than {pct}%");
+        errln!("no primary metric is significantly worse by more than {pct}%");
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE

@@ -24,7 +24,7 @@ pub fn import(db: &Path, others: &[PathBuf]) -> Result<ExitCode> {
             );
         }
         for (theirs, name) in &done.running {
-            eprintln!(
+            errln!(
                 "warning: campaign {theirs} `{name}` is still running in {}; import it again when it has ended",
                 other.display()
             );

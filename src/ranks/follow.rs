@@ -50,7 +50,7 @@ pub fn follow(team: &mut Team) -> Result<bool> {
         }
     };
     for kept in journal.undo_open() {
-        eprintln!("storlab: rank {}: {kept}", team.rank());
+        errln!("storlab: rank {}: {kept}", team.rank());
     }
     journal.finish()?;
     over
