@@ -140,7 +140,7 @@ fn every_relative_link_in_the_readme_and_docs_leads_to_a_file() {
 #[test]
 fn the_readme_names_the_test_command_and_it_exists() {
     let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
-    assert!(readme.contains("cargo install --path . && storlab run"));
+    assert!(readme.contains("cargo install --locked --path . && storlab run"));
     assert!(readme.contains("\nscripts/test\n"));
     use std::os::unix::fs::PermissionsExt;
     let mode = std::fs::metadata(repo().join("scripts/test"))
