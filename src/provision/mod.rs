@@ -1,12 +1,14 @@
 //! What the target kinds stand on and `storlab cleanup` undoes: the
 //! provisioning journal and its resources, external commands, mounts and
-//! mountinfo, image files and loop devices, shared daemons, the zfs and
-//! gluster command lines, a target's working directory and path facts,
-//! storlab's naming scheme, the owner of what a campaign made, and a
-//! target's identity (is it still the filesystem provisioned?).
+//! mountinfo, image files and loop devices, whole block devices (checks,
+//! claims, facts), shared daemons, the zfs and gluster command lines, a
+//! target's working directory and path facts, storlab's naming scheme, the
+//! owner of what a campaign made, and a target's identity (is it still the
+//! filesystem provisioned?).
 //! Nothing here knows a target kind; the kinds in [`crate::targets`] are
 //! built on it.
 
+pub mod blockdev;
 pub mod cmd;
 pub mod daemon;
 pub mod facts;
