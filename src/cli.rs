@@ -71,8 +71,15 @@ pub enum Command {
         #[arg(long = "where", value_name = "NAME=VALUE")]
         filter: Vec<String>,
     },
-    /// Print a campaign's summary table (latest when omitted).
-    Show { campaign: Option<String> },
+    /// Print a campaign's summary table (latest when omitted), and for
+    /// swept workloads their tables by swept value.
+    Show {
+        campaign: Option<String>,
+        /// Also compare the levels of this swept parameter with its first
+        /// value on every target (as the experiment's `compare_levels`).
+        #[arg(long, value_name = "FACTOR")]
+        compare_levels: Vec<String>,
+    },
     /// Write every run of a campaign as CSV or JSON (latest when omitted).
     Export {
         campaign: Option<String>,
@@ -95,6 +102,10 @@ pub enum Command {
         /// Compare against this target instead of the campaign's baseline.
         #[arg(long)]
         baseline: Option<String>,
+        /// Also compare the levels of this swept parameter with its first
+        /// value on every target (as the experiment's `compare_levels`).
+        #[arg(long, value_name = "FACTOR")]
+        compare_levels: Vec<String>,
         /// Also chart this series over time, beside the primary metric's
         /// (e.g. lat_p99_ns); repeat or separate with commas.
         #[arg(long, value_name = "METRIC", value_delimiter = ',')]

@@ -46,7 +46,10 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Completions { shell } => generate::completions(shell),
         Command::Man { dir } => generate::man(dir.as_deref()),
         Command::List { filter } => query::list(&cli.db, &filter),
-        Command::Show { campaign } => query::show(&cli.db, campaign.as_deref()),
+        Command::Show {
+            campaign,
+            compare_levels,
+        } => query::show(&cli.db, campaign.as_deref(), &compare_levels),
         Command::Export {
             campaign,
             format,
@@ -57,13 +60,18 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             output,
             format,
             baseline,
+            compare_levels,
             series,
         } => report::report(
             &cli.db,
             campaign.as_deref(),
             output.as_deref(),
             format,
-            crate::report::outline::Options { baseline, series },
+            crate::report::outline::Options {
+                baseline,
+                series,
+                compare_levels,
+            },
         ),
         Command::Compare {
             a,

@@ -12,6 +12,7 @@ mod read;
 mod resume;
 mod schema;
 mod spool;
+mod variants;
 pub mod write;
 
 use std::path::{Path, PathBuf};

@@ -14,6 +14,7 @@
 
 pub mod bar;
 mod canvas;
+pub mod curve;
 pub mod diff;
 mod format;
 pub mod heatmap;
@@ -21,6 +22,7 @@ pub mod history;
 pub mod line;
 
 pub use bar::{bar_chart, Bar, BarChart};
+pub use curve::{curve_chart, Curve, CurveChart, CurvePoint};
 pub use diff::{diff_chart, DiffBar, DiffChart};
 pub use heatmap::{heatmap, HeatMap};
 pub use history::{history_chart, HistoryChart, HistoryPoint};
