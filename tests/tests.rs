@@ -34,6 +34,8 @@ mod export_schema;
 mod fio_runs;
 /// Thousands of mutated experiment files: no panic, every refusal located.
 mod fuzz_experiments;
+/// Across releases, hosts and stores: provenance, tags, import, compare, history.
+mod history;
 /// No import cycles among the modules of src/ (read with syn).
 mod import_cycles;
 /// fio's access patterns, write data and verify in the io engine, and

@@ -16,7 +16,7 @@
 //! teardown.
 
 mod account;
-mod binaries;
+pub(crate) mod binaries;
 mod client;
 mod cluster;
 mod config;
