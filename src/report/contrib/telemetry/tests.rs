@@ -150,6 +150,7 @@ fn campaign(runs: Vec<RunData>) -> CampaignData {
         }],
         runs,
         stops: Vec::new(),
+        facts: Default::default(),
     }
 }
 
