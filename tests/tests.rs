@@ -44,6 +44,8 @@ mod pgbench_runs;
 mod provision;
 /// The seed studies' workloads (matrix, smallfiles, tinywrites) through the real binary.
 mod seed_workloads;
+/// The simulated cluster: hosts as namespaces on a bridge, shaped links, cleanup.
+mod simcluster;
 /// The embedded SQLite TPC-B-like workload and its consistency invariant.
 mod sqlite_oltp_runs;
 /// Time-based io runs that end at steady state, as fio's steadystate.
