@@ -67,7 +67,7 @@ fn query_f64(db: &Path, sql: &str, run: i64) -> f64 {
 /// workload, each ok on `ranks` ranks with one row per rank, the aggregate
 /// bytes and operations equal to the sums over the ranks, and the merged
 /// histograms counting exactly the operations.
-fn assert_ranked_runs(db: &Path, workloads: &[&str], reps: i64, ranks: i64) {
+pub(crate) fn assert_ranked_runs(db: &Path, workloads: &[&str], reps: i64, ranks: i64) {
     for w in workloads {
         let runs = query_i64(
             db,

@@ -12,6 +12,8 @@ mod browser;
 mod calibration;
 /// A minimal DevTools client for the browser tests.
 mod cdp;
+/// storlab on a simulated cluster: Gluster bricks on server hosts, a client host.
+mod cluster_runs;
 /// Real commands (tar extraction, failures, timeouts) timed as `command` workloads.
 mod command_runs;
 /// What survives a killed campaign, and what the next one cleans.

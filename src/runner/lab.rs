@@ -1,8 +1,10 @@
 //! A campaign's laboratory: its targets provisioned, a working directory
 //! on each, and what each target was right after provisioning (its
 //! [`Identity`]), so that a run never measures a filesystem that replaced
-//! the target behind storlab's back. Everything is journaled before it is
-//! created and torn down on drop, also on errors and interrupts.
+//! the target behind storlab's back; under MPI across hosts, the targets'
+//! client mounts on the other hosts ([`super::clients`]). Everything is
+//! journaled before it is created and torn down on drop, also on errors
+//! and interrupts.
 
 use std::path::Path;
 
@@ -14,11 +16,17 @@ use crate::provision::facts::space;
 use crate::provision::identity::Identity;
 use crate::provision::journal::Journal;
 use crate::provision::workdir::Workdir;
+use crate::ranks::Team;
 use crate::targets::Target;
 
+use super::clients::{refuse_unreachable, Clients};
+
 /// Provisioned targets and their working directories, torn down on drop.
-pub(super) struct Lab {
+pub(super) struct Lab<'t> {
     pub journal: Journal,
+    team: &'t Team,
+    /// The targets' mounts on the other hosts of an MPI job.
+    clients: Clients,
     pub targets: Vec<Box<dyn Target>>,
     pub workdirs: Vec<Option<Workdir>>,
     /// What each target's root was after provisioning or its last remount.
@@ -27,17 +35,18 @@ pub(super) struct Lab {
     lost: Vec<Option<String>>,
     provisioned: usize,
     /// Clients writing into each target at once (MPI ranks).
-    clients: u64,
+    writers: u64,
 }
 
-impl Lab {
-    pub fn new(exp: &Experiment, clients: usize) -> Result<Lab> {
+impl<'t> Lab<'t> {
+    pub fn new(exp: &Experiment, team: &'t Team) -> Result<Lab<'t>> {
         let journal = Journal::for_campaign();
         let targets: Vec<Box<dyn Target>> = exp
             .targets
             .iter()
             .map(|t| t.config.build(&t.name, &journal))
             .collect();
+        refuse_unreachable(exp, &targets, team)?;
         for (t, spec) in targets.iter().zip(&exp.targets) {
             t.preflight()
                 .with_context(|| format!("target `{}`", spec.name))?;
@@ -49,13 +58,15 @@ impl Lab {
         }
         let n = targets.len();
         Ok(Lab {
+            clients: Clients::new(&journal),
             journal,
+            team,
             targets,
             workdirs: Vec::new(),
             identities: vec![None; n],
             lost: vec![None; n],
             provisioned: 0,
-            clients: clients as u64,
+            writers: team.size() as u64,
         })
     }
 
@@ -67,13 +78,13 @@ impl Lab {
         }
         for (i, spec) in exp.targets.iter().enumerate() {
             let root = self.targets[i].root();
-            check_space(exp, i, root, self.clients)?;
+            check_space(exp, i, root, self.writers)?;
             let wd = Workdir::create(root, &spec.name, &self.journal)
                 .with_context(|| format!("target `{}`", spec.name))?;
             self.workdirs.push(Some(wd));
             self.identities[i] = Some(Identity::of(root)?);
         }
-        Ok(())
+        self.clients.mount(&self.targets, self.team)
     }
 
     /// Fails, and stops target `t` for good, when its root is no longer the
@@ -108,6 +119,9 @@ impl Lab {
     /// workload journaled).
     pub fn teardown(&mut self) -> Vec<String> {
         let mut errors = Vec::new();
+        if let Err(e) = self.clients.unmount(self.team) {
+            errors.push(format!("{e:#}"));
+        }
         for wd in self.workdirs.iter_mut().rev().filter_map(Option::take) {
             if let Err(e) = wd.remove() {
                 errors.push(format!("{e:#}"));
@@ -138,7 +152,7 @@ impl Lab {
     }
 }
 
-impl Drop for Lab {
+impl Drop for Lab<'_> {
     fn drop(&mut self) {
         for e in self.teardown() {
             eprintln!("storlab: teardown: {e}");

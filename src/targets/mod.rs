@@ -25,7 +25,20 @@ use std::sync::Arc;
 use anyhow::Result;
 
 use crate::params::{Declared, Fault, ParamSpec, Params};
+use crate::provision::client::ClientMount;
 use crate::provision::journal::Journal;
+
+/// How ranks on the other hosts of an MPI job reach a target.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reach {
+    /// Only from the host that provisioned it (a tmpfs, a loop device, a
+    /// pool): a job with ranks on other hosts is refused.
+    ThisHost,
+    /// At the same path on every host, where the user mounted it (`dir`).
+    SamePath,
+    /// Mounted by the first rank on each other host, as this says.
+    Mount(ClientMount),
+}
 
 /// One storage configuration's lifecycle.
 pub trait Target: Send {
@@ -44,6 +57,10 @@ pub trait Target: Send {
     /// target's recorded facts after provisioning.
     fn facts(&self) -> serde_json::Value {
         serde_json::json!({})
+    }
+    /// How ranks on other hosts reach it.
+    fn reach(&self) -> Reach {
+        Reach::ThisHost
     }
 }
 
@@ -129,7 +146,7 @@ pub static TARGETS: &[TargetEntry] = &[
     TargetEntry {
         kind: TargetKind::Gluster,
         name: "gluster",
-        about: "a Gluster volume of local bricks, FUSE-mounted (needs root)",
+        about: "a Gluster volume of bricks here or on named servers, FUSE-mounted (needs root)",
         params: gluster::GlusterParams::PARAMS,
         configure: configure::<gluster::GlusterParams>,
         cannot_remount: None,
