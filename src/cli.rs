@@ -62,6 +62,10 @@ pub enum Command {
         /// Compare against this target instead of the campaign's baseline.
         #[arg(long)]
         baseline: Option<String>,
+        /// Also chart this series over time, beside the primary metric's
+        /// (e.g. lat_p99_ns); repeat or separate with commas.
+        #[arg(long, value_name = "METRIC", value_delimiter = ',')]
+        series: Vec<String>,
     },
     /// Compare targets within a campaign against its baseline, or the same
     /// targets and workloads in two campaigns (A is the baseline).

@@ -201,3 +201,89 @@ fn a_matrix_report_draws_a_heat_map_per_test_and_target() {
     screenshot(&mut b, clip, &out);
     assert_offline_and_clean(&mut b, &url);
 }
+
+#[test]
+fn the_report_shows_what_was_compared_the_primary_series_and_open_intervals() {
+    require_root!();
+    let Some(binary) = chromium_or_skip() else {
+        return;
+    };
+    let lab = Lab::new();
+    // `tuned` asks for relatime, which the baseline has by default (a
+    // requested difference that is none), and nodev, which it lacks. The
+    // mock's noise at seed 1 leaves the baseline's mean not told apart from
+    // zero: Fieller's interval of the difference is unbounded.
+    let html = report(
+        &lab,
+        "name = \"compared\"\n[plan]\nrepetitions = 3\nanalysis = \"means\"\n\
+         [[target]]\nname = \"plain\"\nkind = \"tmpfs\"\nsize = \"64M\"\n\
+         [[target]]\nname = \"tuned\"\nkind = \"tmpfs\"\nsize = \"64M\"\nmount_options = [\"relatime\", \"nodev\"]\n\
+         [[workload]]\nname = \"rr\"\nkind = \"io\"\nrw = \"randread\"\nsize = \"8M\"\nruntime = \"2s\"\n\
+         [[workload]]\nname = \"noisy\"\nkind = \"mock\"\nnoise = 1.5\nseed = 1\n",
+    );
+    let not_there =
+        "tuned: mount option relatime was asked for, but the baseline plain already has it";
+    assert!(lab.ok(&["show"]).contains(not_there), "show warns too");
+    let (mut b, url) = open(&binary, &html);
+    assert_charts_rendered(&mut b);
+    let warned = format!(
+        "Array.from(document.querySelectorAll('.warnings li')).some(l => l.textContent.startsWith({}))",
+        json!(not_there)
+    );
+    assert_eq!(b.eval(&warned), json!(true));
+    // The configuration table: targets as columns, the mount options the
+    // kernel reports differ and are marked.
+    let row = |label: &str| {
+        format!(
+            "(() => {{ const r = Array.from(document.querySelectorAll('tr')).find(r => r.cells[0] && r.cells[0].textContent === {}); \
+             return r ? Array.from(r.cells).map(c => [c.textContent, c.classList.contains('differs')]) : null; }})()",
+            json!(label)
+        )
+    };
+    let options = b.eval(&row("read back: mount options"));
+    assert_eq!(options[1][1], json!(false), "{options}");
+    assert!(
+        options[2][0].as_str().unwrap().contains("nodev"),
+        "{options}"
+    );
+    assert_eq!(options[2][1], json!(true), "{options}");
+    assert_eq!(
+        b.eval(&row("kind")),
+        json!([["kind", false], ["tmpfs", false], ["tmpfs", false]])
+    );
+    // Over time: the primary metric's series only, a line and a shade per
+    // run, each named in the legend.
+    let over_time = "Array.from(document.querySelectorAll('.chart svg')).filter(s => s.textContent.includes('over time'))";
+    assert_eq!(
+        b.eval(&format!(
+            "{over_time}.map(s => s.querySelector('text').textContent.trim())"
+        )),
+        json!(["rr: bw_bytes_per_s over time, per run"])
+    );
+    let legend = b.eval(&format!("{over_time}[0].textContent"));
+    for run in ["plain rep 1", "plain rep 3", "tuned rep 2"] {
+        assert!(legend.as_str().unwrap().contains(run), "{run} in {legend}");
+    }
+    let shades = b.eval(&format!(
+        "new Set(Array.from({over_time}[0].querySelectorAll('polyline')).map(p => p.getAttribute('stroke'))).size"
+    ));
+    assert!(shades.as_u64().unwrap() >= 6, "{shades} shades for 6 runs");
+    // The unbounded interval is drawn open and said so, in chart and table.
+    let open_ended = "Array.from(document.querySelectorAll('.chart svg')).filter(s => s.textContent.includes('noisy: ops_per_s against plain')).map(s => s.textContent.includes('unbounded'))";
+    assert_eq!(b.eval(open_ended), json!([true]));
+    // Its estimate is an outline, not a solid bar that would look certain.
+    let bars = "Array.from(document.querySelectorAll('.chart svg')).filter(s => s.textContent.includes('noisy: ops_per_s against plain')).map(s => Array.from(s.querySelectorAll('rect')).filter(r => r.getAttribute('stroke') !== 'none' && r.getAttribute('fill') === 'none').length + ' outlined, ' + Array.from(s.querySelectorAll('rect')).filter(r => r.getAttribute('stroke') === 'none' && r.getAttribute('fill') !== 'none' && r.getAttribute('fill') !== '#FFFFFF' && r.getAttribute('width') > 2 && r.getAttribute('height') > 2).length + ' solid')";
+    assert_eq!(b.eval(bars), json!(["1 outlined, 0 solid"]));
+    assert_eq!(
+        b.eval("document.body.innerText.includes('[unbounded: baseline too noisy]')"),
+        json!(true)
+    );
+    let clip = b.eval(
+        "(() => { const h = Array.from(document.querySelectorAll('h2')).find(h => h.textContent === 'What was compared'); \
+         const a = h.getBoundingClientRect(); \
+         return {x: 0, y: a.top + scrollY - 8, width: document.body.scrollWidth, height: 900}; })()",
+    );
+    let out = std::env::temp_dir().join("storlab-compared.png");
+    screenshot(&mut b, clip, &out);
+    assert_offline_and_clean(&mut b, &url);
+}

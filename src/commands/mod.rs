@@ -53,12 +53,13 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             output,
             format,
             baseline,
+            series,
         } => report::report(
             &cli.db,
             campaign.as_deref(),
             output.as_deref(),
             format,
-            baseline.as_deref(),
+            crate::report::outline::Options { baseline, series },
         ),
         Command::Compare {
             a,

@@ -7,7 +7,8 @@ use anyhow::Result;
 
 use crate::cli::ExportFormat;
 use crate::report::export::{to_csv, to_json};
-use crate::report::summary::{summary_header, summary_table, warnings_text};
+use crate::report::outline;
+use crate::report::render::terminal;
 use crate::report::table::Table;
 use crate::store::Store;
 
@@ -37,11 +38,9 @@ pub fn list(db: &Path) -> Result<ExitCode> {
 pub fn show(db: &Path, campaign: Option<&str>) -> Result<ExitCode> {
     let store = Store::open_existing(db)?;
     let data = store.load_campaign(store.resolve_campaign(campaign)?)?;
-    out!("{}", summary_header(&data));
-    out!("{}", summary_table(&data).render_text());
-    out!("{}", crate::report::matrix::summary_text(&data));
-    out!("{}", warnings_text(&data));
-    out!("{}", crate::report::ranks::ranks_text(&data));
+    let doc = outline::build(&data, &outline::Options::default())?;
+    out!("{}", terminal::summary(&doc));
+    out!("{}", terminal::warnings(&doc));
     Ok(ExitCode::SUCCESS)
 }
 

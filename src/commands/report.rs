@@ -6,7 +6,8 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use crate::cli::ReportFormat;
-use crate::report::{export, html, latency, markdown, model};
+use crate::report::render::{html, markdown};
+use crate::report::{export, outline};
 use crate::store::Store;
 
 pub fn report(
@@ -14,7 +15,7 @@ pub fn report(
     campaign: Option<&str>,
     output: Option<&Path>,
     format: Option<ReportFormat>,
-    baseline: Option<&str>,
+    options: outline::Options,
 ) -> Result<ExitCode> {
     let format = format
         .or_else(|| output.and_then(from_extension))
@@ -27,12 +28,8 @@ pub fn report(
             "{}\n",
             serde_json::to_string_pretty(&export::to_json(&data))?
         ),
-        ReportFormat::Md => markdown::render(&data, &model::build(&data, baseline)?),
-        ReportFormat::Html => html::render(
-            &data,
-            &model::build(&data, baseline)?,
-            &latency::curves(&data)?,
-        )?,
+        ReportFormat::Md => markdown::render(&outline::build(&data, &options)?)?,
+        ReportFormat::Html => html::render(&outline::build(&data, &options)?)?,
     };
     super::emit(&text, output)?;
     if let Some(p) = output {

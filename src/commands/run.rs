@@ -13,7 +13,8 @@ use crate::host::is_root;
 use crate::measure::StopFlag;
 use crate::progress::Printer;
 use crate::ranks::Team;
-use crate::report::summary::{summary_header, summary_table, warnings_text};
+use crate::report::outline;
+use crate::report::render::terminal;
 use crate::runner::{resume_campaign, run_campaign, Outcome, Session};
 use crate::store::Store;
 
@@ -127,11 +128,9 @@ fn resumable(
 
 fn finish(db: &Path, store: &Store, outcome: &Outcome, quiet: bool) -> Result<ExitCode> {
     let data = store.load_campaign(outcome.campaign)?;
-    out!("{}", summary_header(&data));
-    out!("{}", summary_table(&data).render_text());
-    out!("{}", crate::report::matrix::summary_text(&data));
-    out!("{}", warnings_text(&data));
-    out!("{}", crate::report::ranks::ranks_text(&data));
+    let doc = outline::build(&data, &outline::Options::default())?;
+    out!("{}", terminal::summary(&doc));
+    out!("{}", terminal::warnings(&doc));
     if !quiet {
         eprintln!(
             "results stored in {} as campaign {}",

@@ -111,13 +111,46 @@ pub fn mkfs_args(fs: &str, dev: &Path, options: &[String]) -> Vec<String> {
 
 /// Runs mkfs.`fs` on a device storlab attached itself; options that name
 /// another path or device are refused (see [`super::options`]).
+///
+/// mkfs.btrfs checks every mount point of the host before it writes, and
+/// fails when one of them is a FUSE mount whose daemon is gone or whose
+/// bricks just stopped ("Transport endpoint is not connected"). That is
+/// usually a moment in another campaign's teardown, so such a failure is
+/// tried again for a while; if it lasts, the error names the mounts.
 pub fn mkfs(fs: &str, dev: &Path, options: &[String]) -> Result<()> {
     super::options::refuse_paths("mkfs_options", options)?;
     let program = format!("mkfs.{fs}");
-    cmd::run(&program, &mkfs_args(fs, dev, options))
-        .with_context(|| format!("making {fs} on {}", dev.display()))?;
-    Ok(())
+    let args = mkfs_args(fs, dev, options);
+    let blocked = |e: &anyhow::Error| format!("{e:#}").contains(DISCONNECTED);
+    let mut waited = 0;
+    loop {
+        match cmd::run(&program, &args) {
+            Ok(_) => return Ok(()),
+            Err(e) if blocked(&e) && waited < MOUNT_CHECK_PATIENCE_MS => {
+                std::thread::sleep(std::time::Duration::from_millis(250));
+                waited += 250;
+            }
+            Err(e) if blocked(&e) => {
+                let dead = super::mountinfo::disconnected_mounts();
+                return Err(e).with_context(|| {
+                    format!(
+                        "making {fs} on {}: {program} cannot check whether the device is mounted while a mount of this host is disconnected ({}); unmount it (`umount -l PATH`) and run again",
+                        dev.display(),
+                        if dead.is_empty() { "it reconnected or went away meanwhile".to_string() } else { dead.join(", ") }
+                    )
+                });
+            }
+            Err(e) => return Err(e).with_context(|| format!("making {fs} on {}", dev.display())),
+        }
+    }
 }
+
+/// What stat says of a FUSE mount whose server is gone (ENOTCONN).
+const DISCONNECTED: &str = "Transport endpoint is not connected";
+
+/// How long mkfs waits for a disconnected mount elsewhere on the host to
+/// be unmounted by whoever is tearing it down.
+const MOUNT_CHECK_PATIENCE_MS: u64 = 15_000;
 
 /// The version line of mkfs.`fs`.
 pub fn mkfs_version(fs: &str) -> Option<String> {

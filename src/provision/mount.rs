@@ -123,16 +123,27 @@ fn kernel_spelling(opt: &str) -> &str {
     }
 }
 
+/// Whether mountinfo's `entry` (a filesystem of type `fs`) shows option
+/// `opt`; `None` for one it need not show (a default it does not echo).
+pub fn shows(fs: &str, opt: &str, entry: &MountEntry) -> Option<bool> {
+    if implicit(fs, opt) {
+        return None;
+    }
+    let spelt = kernel_spelling(opt);
+    Some(
+        entry
+            .mount_options
+            .split(',')
+            .chain(entry.super_options.split(','))
+            .any(|o| o == spelt),
+    )
+}
+
 /// Requested options the kernel does not report for `entry`.
 pub fn dropped_options(fs: &str, requested: &[String], entry: &MountEntry) -> Vec<String> {
-    let shown: Vec<&str> = entry
-        .mount_options
-        .split(',')
-        .chain(entry.super_options.split(','))
-        .collect();
     requested
         .iter()
-        .filter(|o| !implicit(fs, o) && !shown.contains(&kernel_spelling(o)))
+        .filter(|o| shows(fs, o, entry) == Some(false))
         .cloned()
         .collect()
 }

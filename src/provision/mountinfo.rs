@@ -62,6 +62,23 @@ fn unescape(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// Mount points of this host that stat cannot reach because the server
+/// behind them is gone (ENOTCONN: a FUSE daemon killed, a Gluster volume
+/// stopped under its client).
+pub fn disconnected_mounts() -> Vec<String> {
+    let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    parse(&text)
+        .into_iter()
+        .filter(|m| {
+            std::fs::metadata(&m.mount_point)
+                .err()
+                .and_then(|e| e.raw_os_error())
+                == Some(libc::ENOTCONN)
+        })
+        .map(|m| m.mount_point)
+        .collect()
+}
+
 /// The mount a path lives on: same device, longest mount point prefix; or,
 /// where stat's device differs from mountinfo's (btrfs subvolumes), the
 /// longest mount point prefix alone.

@@ -4,9 +4,10 @@
 
 use serde::Serialize;
 
+use super::contrib;
 use super::model::{self, TargetStats, LEVEL};
-use super::sections::{diff_text, mean_ci_text, p_text};
 use super::table::Table;
+use super::text::{diff_text, mean_ci_text, p_text};
 use crate::metric::{Direction, MetricKey, Unit};
 use crate::stats::{compare_runs, Analysis, Design, Verdict};
 use crate::store::CampaignData;
@@ -36,7 +37,8 @@ impl Row {
 
 /// Every non-baseline target against the baseline, on primary metrics.
 pub fn within(c: &CampaignData, baseline: Option<&str>) -> anyhow::Result<Vec<Row>> {
-    let r = model::build(c, baseline)?;
+    // The primary metric a workload kind chose (a matrix's primary_test).
+    let r = model::build(c, baseline, &|w| contrib::choose(c, w))?;
     let mut rows = Vec::new();
     for w in &r.workloads {
         let Some(m) = w.primary_metric() else {
@@ -74,7 +76,9 @@ pub fn between(a: &CampaignData, b: &CampaignData) -> Vec<Row> {
             .filter(|t| b.targets.iter().any(|x| x.name == t.name))
         {
             let names = [t.name.clone()];
-            let primary = MetricKey::plain(&w.primary_metric);
+            let primary = contrib::choose(a, w)
+                .primary
+                .unwrap_or_else(|| MetricKey::plain(&w.primary_metric));
             let ma = model::metric(a, &w.name, &primary, &names, &t.name);
             let mb = model::metric(b, &wb.name, &primary, &names, &t.name);
             let (Some(sa), Some(sb)) = (ma.targets.first(), mb.targets.first()) else {
@@ -93,7 +97,7 @@ pub fn between(a: &CampaignData, b: &CampaignData) -> Vec<Row> {
             let candidate = model::target_stats(&t.name, sb.values.clone(), cmp, ma.direction);
             rows.push(Row {
                 workload: w.name.clone(),
-                metric: w.primary_metric.clone(),
+                metric: primary.compact(),
                 unit: ma.unit,
                 direction: ma.direction,
                 baseline_label: format!("{} @ campaign {}", t.name, a.campaign.id),

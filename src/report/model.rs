@@ -14,7 +14,7 @@ use crate::stats::{
     t_quantile, verdict, Analysis, Comparison, Design, Interval, RoundValue, Summary, Verdict,
     DEFAULT_ALPHA, DEFAULT_THRESHOLD,
 };
-use crate::store::{CampaignData, RunData};
+use crate::store::{CampaignData, RunData, WorkloadRow};
 
 /// The precision, in %, a reviewer asks of a result: an interval wider
 /// than ±this is imprecise, and the report says how many runs would
@@ -104,8 +104,24 @@ pub struct Report {
     pub warnings: Vec<String>,
 }
 
-/// Builds the model for a campaign; `baseline` overrides the stored one.
-pub fn build(c: &CampaignData, baseline: Option<&str>) -> anyhow::Result<Report> {
+/// What a workload kind chooses to summarise beyond the stored primary
+/// metric and the catalogue's headline ones.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Chosen {
+    /// The metric the verdict and the gate concern, in place of the
+    /// workload's stored primary (a matrix's `primary_test`).
+    pub primary: Option<MetricKey>,
+    /// Metrics shown and compared beside it (each test's geometric mean).
+    pub beside: Vec<MetricKey>,
+}
+
+/// Builds the model for a campaign; `baseline` overrides the stored one,
+/// `choose` says what a workload kind summarises of its own.
+pub fn build(
+    c: &CampaignData,
+    baseline: Option<&str>,
+    choose: &dyn Fn(&WorkloadRow) -> Chosen,
+) -> anyhow::Result<Report> {
     let baseline = match baseline {
         Some(b) if c.targets.iter().any(|t| t.name == b) => b.to_string(),
         Some(b) => anyhow::bail!(
@@ -129,7 +145,7 @@ pub fn build(c: &CampaignData, baseline: Option<&str>) -> anyhow::Result<Report>
     let workloads: Vec<WorkloadReport> = c
         .workloads
         .iter()
-        .map(|w| workload(c, &w.name, &w.kind, &w.primary_metric, &targets, &baseline))
+        .map(|w| workload(c, w, choose(w), &targets, &baseline))
         .collect();
     let warnings = warnings(c, &workloads);
     Ok(Report {
@@ -152,39 +168,41 @@ fn measured<'a>(
 
 fn workload(
     c: &CampaignData,
-    name: &str,
-    kind: &str,
-    primary: &str,
+    w: &WorkloadRow,
+    chosen: Chosen,
     targets: &[String],
     baseline: &str,
 ) -> WorkloadReport {
+    let name = w.name.as_str();
     let present = |m: &MetricKey| {
         c.runs
             .iter()
             .any(|r| r.workload == name && r.metrics.contains_key(m))
     };
-    let mut keys = vec![MetricKey::plain(primary)];
+    let primary = chosen
+        .primary
+        .filter(present)
+        .unwrap_or_else(|| MetricKey::plain(&w.primary_metric));
+    let mut keys = vec![primary.clone()];
     keys.extend(
         metric::headlines()
-            .filter(|d| d.name != primary)
+            .filter(|d| d.name != w.primary_metric)
             .map(|d| MetricKey::plain(d.name)),
     );
-    if kind == super::matrix::KIND {
-        keys.extend(super::matrix::summary_metrics());
+    keys.extend(chosen.beside);
+    let mut metrics: Vec<MetricReport> = Vec::new();
+    for key in keys.iter().filter(|m| present(m)) {
+        if metrics.iter().any(|m| &m.key == key) {
+            continue;
+        }
+        let mut report = metric(c, name, key, targets, baseline);
+        report.exploratory = *key != primary;
+        metrics.push(report);
     }
-    let metrics = keys
-        .iter()
-        .filter(|m| present(m))
-        .map(|m| {
-            let mut report = metric(c, name, m, targets, baseline);
-            report.exploratory = *m != keys[0];
-            report
-        })
-        .collect();
     WorkloadReport {
         name: name.into(),
-        kind: kind.into(),
-        primary: primary.into(),
+        kind: w.kind.clone(),
+        primary: primary.compact(),
         metrics,
     }
 }
@@ -488,7 +506,7 @@ mod tests {
 
     use super::*;
     use crate::stats::Method;
-    use crate::store::{CampaignRow, MetricValue, TargetRow, WorkloadRow};
+    use crate::store::{CampaignRow, MetricValue, TargetRow};
 
     /// A campaign of targets `a` (baseline) and `b`, workload `w` with
     /// primary metric `tps` (and `lat` beside it), one run per
@@ -569,6 +587,10 @@ mod tests {
         }
     }
 
+    fn build_plain(c: &CampaignData, baseline: Option<&str>) -> anyhow::Result<Report> {
+        build(c, baseline, &|_| Chosen::default())
+    }
+
     /// Both targets drift up a round at a time; b is 3% faster in each.
     const DRIFTING: &[(&str, u32, f64)] = &[
         ("a", 1, 100.0),
@@ -588,7 +610,7 @@ mod tests {
     #[test]
     fn the_plan_decides_pairing_and_the_analysis() {
         let method = |plan| {
-            let r = build(&campaign(plan, DRIFTING), None).unwrap();
+            let r = build_plain(&campaign(plan, DRIFTING), None).unwrap();
             primary(&r).targets[1].comparison.unwrap().method
         };
         assert_eq!(method(json!({"order": "interleaved"})), Method::PairedLog);
@@ -604,7 +626,7 @@ mod tests {
 
         let mut zero = DRIFTING.to_vec();
         zero[0].2 = 0.0;
-        let r = build(&campaign(json!({}), &zero), None).unwrap();
+        let r = build_plain(&campaign(json!({}), &zero), None).unwrap();
         assert_eq!(primary(&r).analysis, Analysis::Means);
         assert_eq!(
             primary(&r).targets[1].comparison.unwrap().method,
@@ -614,7 +636,7 @@ mod tests {
 
     #[test]
     fn secondary_metrics_are_exploratory() {
-        let r = build(&campaign(json!({}), DRIFTING), None).unwrap();
+        let r = build_plain(&campaign(json!({}), DRIFTING), None).unwrap();
         let flags: Vec<(&str, bool)> = r.workloads[0]
             .metrics
             .iter()
@@ -640,12 +662,12 @@ mod tests {
     // leaves the unpaired comparison inconclusive, with a count to settle.
     #[test]
     fn only_inconclusive_pairs_say_how_many_runs_would_settle_them() {
-        let paired = build(&campaign(json!({}), DRIFTING), None).unwrap();
+        let paired = build_plain(&campaign(json!({}), DRIFTING), None).unwrap();
         let t = &primary(&paired).targets[1];
         assert_eq!((t.verdict, t.settle), (Some(Verdict::Better), None));
 
         let c = campaign(json!({"order": "sequential"}), DRIFTING);
-        let unpaired = build(&c, None).unwrap();
+        let unpaired = build_plain(&c, None).unwrap();
         let t = &primary(&unpaired).targets[1];
         assert_eq!(t.verdict, Some(Verdict::NoSignificantDifference));
         let settle = t.settle.unwrap();
@@ -663,7 +685,7 @@ mod tests {
     #[test]
     fn warnings_list_every_pair_once_per_kind() {
         let two_runs = &DRIFTING[..4];
-        let r = build(&campaign(json!({"order": "sequential"}), two_runs), None).unwrap();
+        let r = build_plain(&campaign(json!({"order": "sequential"}), two_runs), None).unwrap();
         let few: Vec<&String> = r
             .warnings
             .iter()

@@ -5,8 +5,8 @@
 
 use std::collections::BTreeSet;
 
+use super::document::Section;
 use super::format::format_value;
-use super::markup::Markup;
 use super::table::Table;
 use crate::metric::{MetricKey, Unit};
 use crate::store::{CampaignData, RunData};
@@ -48,7 +48,7 @@ pub fn ranks_sentence(c: &CampaignData) -> Option<String> {
 
 /// Per target and rank: runs, the rank's primary metric, when it was done,
 /// how far behind the fastest rank, and in how many runs it was the last.
-pub fn ranks_table(c: &CampaignData, workload: &str) -> Option<Table> {
+fn ranks_table(c: &CampaignData, workload: &str) -> Option<Table> {
     let primary = &c
         .workloads
         .iter()
@@ -118,29 +118,29 @@ fn rank_row(target: &str, rank: u32, runs: &[&RunData], primary: &str) -> Vec<St
     ]
 }
 
-/// The per-rank part of a workload's section, in either markup.
-pub fn ranks_section(m: &impl Markup, c: &CampaignData, workload: &str) -> String {
-    let Some(table) = ranks_table(c, workload) else {
-        return String::new();
-    };
-    let mut out = m.heading(3, &format!("{workload}: per rank"));
-    out.push_str(&m.paragraph(
-        "Each rank's own figures over the measured runs; times are from the start barrier. A rank that is often last to finish, or far behind the first, is a straggler.",
-    ));
-    out.push_str(&m.table(&table));
-    out
+/// The per-rank part of a workload's section in the report.
+pub fn report_section(c: &CampaignData, workload: &str) -> Option<Section> {
+    let table = ranks_table(c, workload)?;
+    let mut s = Section::new(3, format!("{workload}: per rank"));
+    s.text("Each rank's own figures over the measured runs; times are from the start barrier. A rank that is often last to finish, or far behind the first, is a straggler.");
+    s.table(table);
+    Some(s)
 }
 
 /// For the terminal (`storlab run`, `storlab show`): the sentence and a
 /// per-rank table per workload.
-pub fn ranks_text(c: &CampaignData) -> String {
+pub fn summary_sections(c: &CampaignData) -> Vec<Section> {
     let Some(sentence) = ranks_sentence(c) else {
-        return String::new();
+        return Vec::new();
     };
-    let mut out = format!("\n{sentence}\n");
+    let mut first = Section::untitled(2);
+    first.text(sentence);
+    let mut out = vec![first];
     for w in &c.workloads {
         if let Some(t) = ranks_table(c, &w.name) {
-            out.push_str(&format!("\n{} per rank:\n{}", w.name, t.render_text()));
+            let mut s = Section::new(3, format!("{} per rank:", w.name));
+            s.table(t);
+            out.push(s);
         }
     }
     out

@@ -1,12 +1,18 @@
 //! A plain table of text cells, rendered aligned for the terminal. Reports
 //! build tables once and hand them to a renderer.
 
+use std::collections::BTreeSet;
+
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Table {
     pub header: Vec<String>,
     pub rows: Vec<Vec<String>>,
     /// Columns aligned right (numbers).
     pub right: Vec<bool>,
+    /// Cells (row, column) to stand out: a value that differs from the
+    /// one it is compared with. Markdown sets them bold, HTML highlights
+    /// them; the terminal's aligned text leaves them plain.
+    pub marked: BTreeSet<(usize, usize)>,
 }
 
 impl Table {
@@ -15,11 +21,17 @@ impl Table {
             header: header.iter().map(|s| s.to_string()).collect(),
             rows: Vec::new(),
             right: right.to_vec(),
+            marked: BTreeSet::new(),
         }
     }
 
     pub fn push(&mut self, row: Vec<String>) {
         self.rows.push(row);
+    }
+
+    /// Whether cell (`row`, `col`) stands out.
+    pub fn is_marked(&self, row: usize, col: usize) -> bool {
+        self.marked.contains(&(row, col))
     }
 
     fn widths(&self) -> Vec<usize> {

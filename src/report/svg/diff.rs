@@ -5,7 +5,8 @@
 //! An interval with an infinite bound (Fieller's, when the baseline's mean
 //! is not told apart from zero) is drawn open: its whisker runs to the
 //! chart's edge with an arrowhead and no cap, the value is labelled
-//! "unbounded", and the axis is scaled to the finite numbers only, so one
+//! "unbounded", its bar is an outline with a dot at the estimate (never a
+//! solid bar, which would look certain), and the axis is scaled to the finite numbers only, so one
 //! unbounded estimate does not squash the others.
 
 use anyhow::Result;
@@ -41,6 +42,8 @@ pub struct DiffChart {
 }
 
 const X_TICKS: usize = 9;
+/// The axis spans at least this far either side of zero (per cent).
+const MIN_HALF_SPAN_PCT: f64 = 1.0;
 /// Pixels per bar row; the chart grows taller past `HEIGHT`.
 const ROW_PX: u32 = 30;
 /// Height taken by title, axis and margins.
@@ -64,7 +67,7 @@ type Chart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64
 fn draw(root: &Area<'_>, c: &DiffChart) -> Result<()> {
     let area = draw_title(root, &c.title)?;
     let (lo, hi) = value_range(&c.bars);
-    let ticks = TickFormat::for_range(lo, hi, X_TICKS);
+    let ticks = TickFormat::percent_range(lo, hi, X_TICKS);
     let name_px = (f64::from(WIDTH) * MAX_NAME_SHARE) as u32;
     let names: Vec<String> = c
         .bars
@@ -123,10 +126,13 @@ fn value_range(bars: &[DiffBar]) -> (f64, f64) {
     let (lo, hi) = zero_based_range(finite_extent(values).unwrap_or((0.0, 1.0)), 0.2);
     // A little air on the zero side too, so the zero line is not the axis.
     let air = (hi - lo) * 0.04;
-    (
+    let (lo, hi) = (
         if lo == 0.0 { -air } else { lo },
         if hi == 0.0 { air } else { hi },
-    )
+    );
+    // At least ±1%, the smallest difference ever called: a difference of
+    // a few thousandths of a per cent must not fill the chart like an effect.
+    (lo.min(-MIN_HALF_SPAN_PCT), hi.max(MIN_HALF_SPAN_PCT))
 }
 
 /// The bar from 0 (if the difference is finite), its whisker and its label;
@@ -145,11 +151,22 @@ fn draw_bar(
         area.draw(&(EmptyElement::at((0.0, y)) + Text::new("n/a", (6, 0), style)))?;
         return Ok(());
     }
-    let fill = RGBColor::from(bar.color).filled();
-    area.draw(&Rectangle::new([(0.0, y - half), (d, y + half)], fill))?;
+    let color = RGBColor::from(bar.color);
     if let Some(open) = open_ci(bar.ci) {
-        return draw_open(chart, y, half, d, open, range);
+        // No solid bar for an estimate the data cannot bound: its outline
+        // and a dot at the estimate, so that it does not look certain.
+        area.draw(&Rectangle::new(
+            [(0.0, y - half), (d, y + half)],
+            color.stroke_width(1),
+        ))?;
+        draw_open(chart, y, half, d, open, range)?;
+        area.draw(&Circle::new((d, y), 5, color.filled()))?;
+        return Ok(());
     }
+    area.draw(&Rectangle::new(
+        [(0.0, y - half), (d, y + half)],
+        color.filled(),
+    ))?;
     let ci = finite_ci(bar.ci);
     if let Some((lo, hi)) = ci {
         draw_whisker(chart, y, half * 0.5, lo, hi)?;
@@ -329,6 +346,14 @@ mod tests {
         let svg = diff_chart(&c).unwrap();
         assert!(svg.contains("+40.0% (unbounded)"), "{svg}");
         assert!(svg.contains("-20.0% (unbounded)"), "{svg}");
+        // Only the bounded estimate is a solid bar; the unbounded ones are
+        // outlines with a dot at the estimate.
+        assert_eq!(count_filled(&svg, "rect", &target_color(1)), 1);
+        for i in [2, 3] {
+            assert_eq!(count_filled(&svg, "rect", &target_color(i)), 0);
+            assert_eq!(count_stroked(&svg, "rect", &target_color(i)), 1);
+            assert_eq!(count_filled(&svg, "circle", &target_color(i)), 1);
+        }
         // xfs: stem and two caps; zfs: stem and two arrowheads; btrfs: stem,
         // a cap at -30% and an arrowhead.
         assert_eq!(count(&svg, "stroke=\"#222222\" stroke-width=\"2\""), 9);
@@ -336,6 +361,14 @@ mod tests {
         let (lo, hi) = value_range(&c.bars);
         assert!(lo > -50.0 && hi < 60.0, "{lo} {hi}");
         assert!(value_range(&bounded.bars).1 < hi);
+    }
+
+    #[test]
+    fn a_difference_of_noise_does_not_fill_the_axis() {
+        let (lo, hi) = value_range(&[diff("ram", -0.001, Some((-0.009, 0.007)), 1)]);
+        assert!(lo <= -1.0 && hi >= 1.0, "{lo} {hi}");
+        let (lo, hi) = value_range(&[diff("ram", 60.0, Some((20.0, 115.0)), 1)]);
+        assert!((-6.0..=-1.0).contains(&lo) && hi >= 115.0, "{lo} {hi}");
     }
 
     #[test]

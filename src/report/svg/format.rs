@@ -60,6 +60,18 @@ impl TickFormat {
         }
     }
 
+    /// For an axis of percentages over `lo..hi`: plain numbers, never an
+    /// SI prefix ("1200", not "1.2k": a per cent with a prefix misreads).
+    pub(crate) fn percent_range(lo: f64, hi: f64, max_ticks: usize) -> TickFormat {
+        let step = (hi - lo).abs() / max_ticks.max(1) as f64;
+        TickFormat {
+            scientific: lo.abs().max(hi.abs()) >= SCIENTIFIC_FROM,
+            scale: 1.0,
+            suffix: "",
+            decimals: decimals_for_step(step),
+        }
+    }
+
     pub(crate) fn format(&self, value: f64) -> String {
         if self.scientific {
             return si(value);
@@ -206,6 +218,13 @@ mod tests {
         assert_eq!(si(f64::NAN), "n/a");
         assert_eq!(si(1.2345e20), "1.23e20");
         assert_eq!(TickFormat::for_range(0.0, 1e300, 8).format(5e299), "5e299");
+        let pct = TickFormat::percent_range(-100.0, 1200.0, 9);
+        assert_eq!(pct.format(1200.0), "1200");
+        assert_eq!(pct.format(-50.0), "-50");
+        assert_eq!(
+            TickFormat::percent_range(-0.01, 0.01, 9).format(0.005),
+            "0.005"
+        );
     }
 
     #[test]

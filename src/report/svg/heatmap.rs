@@ -4,7 +4,8 @@
 //! Sequential data uses viridis; differences use blue-white-red around 0.
 //! Muted cells (say, differences that are not significant) are faded toward
 //! grey and hatched; a legend under the matrix names what missing and
-//! muted cells mean. Several maps can share one colour range.
+//! muted cells mean. Several maps can share one colour range. A sequential
+//! scale can be logarithmic, for values that span decades.
 
 use anyhow::Result;
 use plotters::prelude::*;
@@ -33,6 +34,9 @@ pub struct HeatMap {
     pub value_label: String,
     /// `true` for % differences: blue-white-red centred at 0.
     pub diverging: bool,
+    /// A logarithmic colour scale (sequential maps of positive values; a
+    /// value at or below 0 takes the lowest colour).
+    pub log: bool,
     /// Colour range shared with other maps, so that a colour means the same
     /// value in each; `None`: this map's own values. A diverging scale stays
     /// symmetric about 0 either way.
@@ -100,7 +104,7 @@ pub fn heatmap(c: &HeatMap) -> Result<String> {
         .range
         .and_then(|(a, b)| finite_extent([a, b]))
         .unwrap_or(extent);
-    let scale = Scale::new(extent, c.diverging);
+    let scale = Scale::new(extent, c.diverging, c.log);
     render(&c.title, (WIDTH, HEIGHT), |root| draw(root, c, &scale))
 }
 
@@ -109,11 +113,13 @@ struct Scale {
     lo: f64,
     hi: f64,
     diverging: bool,
+    log: bool,
 }
 
 impl Scale {
-    /// Sequential scales span the data; diverging ones are symmetric about 0.
-    fn new((lo, hi): (f64, f64), diverging: bool) -> Scale {
+    /// Sequential scales span the data; diverging ones are symmetric about
+    /// 0; a log scale spans the positive values.
+    fn new((lo, hi): (f64, f64), diverging: bool, log: bool) -> Scale {
         if diverging {
             let m = lo.abs().max(hi.abs());
             let m = if m > 0.0 { m } else { 1.0 };
@@ -121,6 +127,21 @@ impl Scale {
                 lo: -m,
                 hi: m,
                 diverging,
+                log: false,
+            };
+        }
+        if log && hi > 0.0 {
+            let lo = if lo > 0.0 { lo } else { hi / 10.0 };
+            let (lo, hi) = if hi > lo * 1.001 {
+                (lo, hi)
+            } else {
+                (lo / 2.0, hi * 2.0)
+            };
+            return Scale {
+                lo,
+                hi,
+                diverging,
+                log,
             };
         }
         let (lo, hi) = if hi > lo {
@@ -128,17 +149,38 @@ impl Scale {
         } else {
             (lo - 1.0, hi + 1.0)
         };
-        Scale { lo, hi, diverging }
+        Scale {
+            lo,
+            hi,
+            diverging,
+            log: false,
+        }
+    }
+
+    /// Where `v` sits on the scale, 0 at `lo` and 1 at `hi`.
+    fn position(&self, v: f64) -> f64 {
+        if self.log {
+            let v = v.max(self.lo);
+            return (v / self.lo).ln() / (self.hi / self.lo).ln();
+        }
+        (v - self.lo) / (self.hi - self.lo)
+    }
+
+    /// The value at position `t`.
+    fn value_at(&self, t: f64) -> f64 {
+        if self.log {
+            return self.lo * (self.hi / self.lo).powf(t);
+        }
+        self.lo + (self.hi - self.lo) * t
     }
 
     fn color(&self, v: f64) -> Rgb {
-        let t = (v - self.lo) / (self.hi - self.lo);
         let ramp: &[Rgb] = if self.diverging {
             &BLUE_WHITE_RED
         } else {
             &VIRIDIS
         };
-        interpolate(ramp, t)
+        interpolate(ramp, self.position(v))
     }
 
     /// Texts for a cell value, most precise first.
@@ -152,6 +194,9 @@ impl Scale {
 
     /// Labelled values of the colour bar, and their labels.
     fn ticks(&self) -> Vec<(f64, String)> {
+        if self.log {
+            return self.log_ticks();
+        }
         let format = TickFormat::for_range(self.lo, self.hi, COLORBAR_TICKS);
         nice_ticks(self.lo, self.hi, COLORBAR_TICKS)
             .into_iter()
@@ -165,6 +210,29 @@ impl Scale {
                 (v, text)
             })
             .collect()
+    }
+
+    /// The powers of ten within a log scale, with 2× and 5× between them
+    /// when it spans few decades.
+    fn log_ticks(&self) -> Vec<(f64, String)> {
+        let span = (self.hi / self.lo).log10();
+        let steps: &[f64] = if span <= 2.5 {
+            &[1.0, 2.0, 5.0]
+        } else {
+            &[1.0]
+        };
+        let first = self.lo.log10().floor() as i32;
+        let last = self.hi.log10().ceil() as i32;
+        let mut out = Vec::new();
+        for k in first..=last {
+            for m in steps {
+                let v = m * 10f64.powi(k);
+                if v >= self.lo * 0.999 && v <= self.hi * 1.001 {
+                    out.push((v, si(v)));
+                }
+            }
+        }
+        out
     }
 }
 
@@ -449,7 +517,7 @@ fn draw_colorbar(root: &Area<'_>, layout: &Layout, scale: &Scale, label: &str) -
     let y_at = |frac: f64| b - (h * frac).round() as i32;
     for i in 0..COLORBAR_STEPS {
         let frac = |k: usize| k as f64 / COLORBAR_STEPS as f64;
-        let mid = scale.lo + (scale.hi - scale.lo) * (frac(i) + frac(1) / 2.0);
+        let mid = scale.value_at(frac(i) + frac(1) / 2.0);
         let fill = RGBColor::from(scale.color(mid)).filled();
         root.draw(&Rectangle::new(
             [(x0, y_at(frac(i + 1))), (x1, y_at(frac(i)))],
@@ -459,7 +527,7 @@ fn draw_colorbar(root: &Area<'_>, layout: &Layout, scale: &Scale, label: &str) -
     root.draw(&Rectangle::new([(x0, t), (x1, b)], AXIS.stroke_width(1)))?;
     let style = anchored(SMALL_SIZE, HPos::Left, VPos::Center);
     for (v, text) in scale.ticks() {
-        let y = y_at((v - scale.lo) / (scale.hi - scale.lo));
+        let y = y_at(scale.position(v));
         root.draw(&PathElement::new(
             vec![(x1, y), (x1 + 4, y)],
             AXIS.stroke_width(1),
@@ -503,6 +571,7 @@ mod tests {
             cells,
             value_label: "write (KB/s)".to_string(),
             diverging,
+            log: false,
             range: None,
             muted: vec![],
             muted_label: String::new(),
@@ -556,7 +625,7 @@ mod tests {
         );
         assert!(svg.contains(">\n-20%\n</text>") && svg.contains(">\n+20%\n</text>"));
         assert!(svg.contains(">\n-20.0%\n</text>") && svg.contains(">\n+26.0%\n</text>"));
-        let scale = Scale::new((-5.0, 20.0), true);
+        let scale = Scale::new((-5.0, 20.0), true, false);
         assert_eq!(scale.color(0.0), Rgb(0xf7, 0xf7, 0xf7));
         assert_eq!(scale.color(-20.0), BLUE_WHITE_RED[0]);
         assert_eq!(scale.color(20.0), BLUE_WHITE_RED[8]);
@@ -574,7 +643,7 @@ mod tests {
         let cells = c.y_ticks.len() * c.x_ticks.len();
         assert_eq!(count_filled(&svg, "rect", &MISSING), cells - 1);
         assert_eq!(
-            Scale::new((1.0, 1.0), false).color(1.0),
+            Scale::new((1.0, 1.0), false, false).color(1.0),
             interpolate(&VIRIDIS, 0.5)
         );
     }
@@ -653,13 +722,33 @@ mod tests {
         // The same value gets the same colour in both maps.
         a.cells[0][0] = Some(5e6);
         b.cells[0][0] = Some(5e6);
-        let mid = Scale::new((0.0, 1e7), false).color(5e6);
+        let mid = Scale::new((0.0, 1e7), false, false).color(5e6);
         assert!(count_filled(&heatmap(&a).unwrap(), "rect", &mid) >= 1);
         assert!(count_filled(&heatmap(&b).unwrap(), "rect", &mid) >= 1);
         assert!(
             heatmap(&a).unwrap().contains(">\n10M\n</text>"),
             "bar spans the range"
         );
+    }
+
+    #[test]
+    fn a_log_scale_spreads_decades_evenly() {
+        let mut c = iozone(false);
+        c.log = true;
+        c.cells = vec![vec![Some(1e3), Some(1e4), Some(1e5)]];
+        let scale = Scale::new((1e3, 1e5), false, true);
+        assert!((scale.position(1e4) - 0.5).abs() < 1e-12);
+        let svg = heatmap(&c).unwrap();
+        for v in [1e3, 1e4, 1e5] {
+            assert!(count_filled(&svg, "rect", &scale.color(v)) >= 1, "{v}");
+        }
+        assert!(svg.contains(">\n10k\n</text>") && svg.contains(">\n100k\n</text>"));
+        assert!(
+            svg.contains(">\n2k\n</text>"),
+            "few decades: 2× and 5× ticks too"
+        );
+        // Not positive: the lowest colour, no failure.
+        assert_eq!(scale.color(0.0), scale.color(1e3));
     }
 
     #[test]

@@ -165,12 +165,20 @@ mod tests {
             cells: vec![vec![Some(-1.0); 150]; 150],
             value_label: "v".into(),
             diverging: true,
+            log: false,
             range: Some((f64::MAX, -f64::MAX)),
             muted: vec![vec![true; 150]; 150],
             muted_label: "m".repeat(400),
             missing_label: "w".repeat(400),
         };
         assert!(heatmap(&c).is_ok());
+        let log = HeatMap {
+            diverging: false,
+            log: true,
+            range: Some((-1.0, f64::MAX)),
+            ..c
+        };
+        assert!(heatmap(&log).is_ok());
     }
 
     #[test]

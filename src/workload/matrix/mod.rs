@@ -4,7 +4,8 @@
 //! yields per cell `bw_bytes_per_s` and `lat_mean_ns` labelled with the
 //! test, file size and record size, per test the geometric mean of its
 //! cells (`geomean_bw_bytes_per_s` labelled with the test), and as primary
-//! metric that geometric mean over every cell and test, without labels.
+//! metric that geometric mean over every cell and test, without labels
+//! (the report judges one test's instead when `primary_test` names it).
 
 pub mod cell;
 pub mod grid;
@@ -35,6 +36,7 @@ declare! {
         include_close: bool = "false" => "count close() in the timing, as iozone -c",
         direct: bool = "false" => "O_DIRECT for the pread/pwrite tests, bypassing the page cache, as iozone -I",
         include_flush: bool = "false" => "count fsync() of written data in the timing, as iozone -e",
+        primary_test: string => "the test whose geometric mean is the workload's verdict and the regression gate's, e.g. reread [default: all tests]",
     }
 }
 
@@ -96,6 +98,17 @@ impl MatrixParams {
                 return Err((
                     "tests",
                     format!("unknown test `{t}`; tests are {}", Test::NAMES.join(", ")),
+                ));
+            }
+        }
+        if let Some(p) = &self.primary_test {
+            if !tests.contains(p) {
+                return Err((
+                    "primary_test",
+                    format!(
+                        "primary_test `{p}` is not among the tests run: {}",
+                        tests.join(", ")
+                    ),
                 ));
             }
         }

@@ -2,22 +2,26 @@
 //! workload and target, the primary metric's mean ± 95% CI, its CV, the p99
 //! latency and the verdict against the baseline.
 
-use super::format::format_value;
-use super::model::{self, TargetStats};
-use super::sections::mean_ci_text;
-use super::table::Table;
 use crate::metric::catalogue::LAT_P99_NS;
-use crate::metric::MetricDef;
+use crate::metric::{Direction, MetricDef, Unit};
+use crate::report::document::Section;
+use crate::report::format::format_value;
+use crate::report::model::{runs_text, Report, TargetStats};
+use crate::report::table::Table;
+use crate::report::text::{mean_ci_text, versus_text};
 use crate::stats::{summarize, Verdict};
 use crate::store::CampaignData;
 
+/// The line on the campaign and the summary table.
+pub fn section(c: &CampaignData, r: &Report) -> Section {
+    let mut s = Section::untitled(1);
+    s.text(header(c));
+    s.table(summary_table(c, r));
+    s
+}
+
 /// Values of one metric over a pair's measured, successful runs.
-pub fn metric_values(
-    c: &CampaignData,
-    workload: &str,
-    target: &str,
-    metric: &MetricDef,
-) -> Vec<f64> {
+fn metric_values(c: &CampaignData, workload: &str, target: &str, metric: &MetricDef) -> Vec<f64> {
     c.runs
         .iter()
         .filter(|r| r.workload == workload && r.target == target && !r.warmup && r.status == "ok")
@@ -25,27 +29,27 @@ pub fn metric_values(
         .collect()
 }
 
-fn versus(t: &TargetStats, baseline: &str, direction: crate::metric::Direction) -> String {
+fn versus(t: &TargetStats, baseline: &str, unit: Unit, direction: Direction) -> String {
     match (&t.comparison, t.verdict) {
         (None, _) if t.target == baseline => "baseline".into(),
         // Fewer than two runs on one side: no comparison to show.
         (None, _) => "—".into(),
         (Some(c), Some(v)) if v != Verdict::NoSignificantDifference => {
-            format!("{:+.1}% {}", c.diff_pct, v.word(direction))
+            versus_text(c.diff_pct, unit, v.word(direction))
         }
         (Some(c), _) => match &t.settle {
             Some(s) => format!(
                 "{:+.1}% (n.s.; ±{}% needs {} runs)",
                 c.diff_pct,
                 s.pct,
-                model::runs_text(s.runs)
+                runs_text(s.runs)
             ),
             None => format!("{:+.1}% (n.s.)", c.diff_pct),
         },
     }
 }
 
-pub fn summary_table(c: &CampaignData) -> Table {
+fn summary_table(c: &CampaignData, report: &Report) -> Table {
     let mut t = Table::new(
         &[
             "workload",
@@ -60,9 +64,6 @@ pub fn summary_table(c: &CampaignData) -> Table {
         ],
         &[false, false, true, false, true, true, true, true, true],
     );
-    let Ok(report) = model::build(c, None) else {
-        return t;
-    };
     for w in &report.workloads {
         let Some(m) = w.primary_metric() else {
             continue;
@@ -95,32 +96,20 @@ pub fn summary_table(c: &CampaignData) -> Table {
                 cv,
                 p99,
                 failed.to_string(),
-                versus(ts, &report.baseline, m.direction),
+                versus(ts, &report.baseline, m.unit, m.direction),
             ]);
         }
     }
     t
 }
 
-/// Header lines above the summary table.
-pub fn summary_header(c: &CampaignData) -> String {
+/// The line above the summary table.
+fn header(c: &CampaignData) -> String {
     let k = &c.campaign;
     format!(
-        "campaign {} `{}` ({}), started {}: {} of {} planned runs ok, {} failed\n",
+        "campaign {} `{}` ({}), started {}: {} of {} planned runs ok, {} failed",
         k.id, k.name, k.status, k.started_at, k.runs_ok, k.planned_runs, k.runs_failed
     )
-}
-
-/// The report's warnings as lines, for the terminal.
-pub fn warnings_text(c: &CampaignData) -> String {
-    match model::build(c, None) {
-        Ok(r) => r
-            .warnings
-            .iter()
-            .map(|w| format!("warning: {w}\n"))
-            .collect(),
-        Err(_) => String::new(),
-    }
 }
 
 #[cfg(test)]
@@ -130,9 +119,12 @@ mod tests {
 
     #[test]
     fn only_the_baseline_is_called_baseline_when_there_is_no_comparison() {
-        let one_run = model::target_stats("zfs", vec![1.0], None, HigherIsBetter);
-        assert_eq!(versus(&one_run, "ext4", HigherIsBetter), "—");
-        let base = model::target_stats("ext4", vec![1.0, 2.0], None, HigherIsBetter);
-        assert_eq!(versus(&base, "ext4", HigherIsBetter), "baseline");
+        let one_run = crate::report::model::target_stats("zfs", vec![1.0], None, HigherIsBetter);
+        assert_eq!(versus(&one_run, "ext4", Unit::Flag, HigherIsBetter), "—");
+        let base = crate::report::model::target_stats("ext4", vec![1.0, 2.0], None, HigherIsBetter);
+        assert_eq!(
+            versus(&base, "ext4", Unit::Flag, HigherIsBetter),
+            "baseline"
+        );
     }
 }

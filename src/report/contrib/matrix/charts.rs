@@ -1,7 +1,11 @@
 //! Heat map descriptions of one test of a matrix: per target, mean
 //! throughput on a colour scale shared by every target of the test (one
-//! colour, one value); per non-baseline target, the % difference from the
-//! baseline on one diverging scale, cells that are not significant hatched.
+//! colour, one value) — unless the test's values span more than a decade,
+//! where a shared linear scale would flatten the slower target into one
+//! colour: then each target has its own scale, logarithmic where its own
+//! values span more than a decade; per non-baseline target, the % difference
+//! from the baseline on one diverging scale, cells that are not significant
+//! hatched.
 
 use super::grid::{MatrixReport, Rows, TargetMatrix, TestMatrix};
 use super::tables::{size_text, Unit};
@@ -26,6 +30,7 @@ fn base(m: &MatrixReport, title: String, value_label: String) -> HeatMap {
         cells: Vec::new(),
         value_label,
         diverging: false,
+        log: false,
         range: None,
         muted: Vec::new(),
         muted_label: String::new(),
@@ -63,14 +68,27 @@ fn extent<T>(
     out
 }
 
-/// Mean throughput of `t` on each target, in `unit`, on one colour scale.
+/// Values spanning more than this ratio get a scale per target, and a log
+/// one where a target's own values span it.
+const DECADE: f64 = 10.0;
+
+/// Mean throughput of `t` on each target, in `unit`: one colour scale for
+/// all, or each its own when they span more than a decade.
 pub fn throughput_maps(m: &MatrixReport, t: &TestMatrix, unit: &Unit) -> Vec<HeatMap> {
-    let range = extent(t, |x| Some(&x.means), |v| v / unit.scale);
+    let shared = extent(t, |x| Some(&x.means), |v| v / unit.scale);
+    let apart = shared.is_some_and(|(lo, hi)| spans_decade(lo, hi));
     t.targets
         .iter()
         .map(|x| {
+            let own = own_extent(&x.means, unit);
+            let log = apart && own.is_some_and(|(lo, hi)| spans_decade(lo, hi));
+            let scale = match (apart, log) {
+                (false, _) => String::new(),
+                (true, false) => ", own scale".into(),
+                (true, true) => ", own log scale".into(),
+            };
             let title = format!(
-                "{}: {} on {}, mean of {} run(s)",
+                "{}: {} on {}, mean of {} run(s){scale}",
                 m.workload,
                 t.test.name(),
                 x.target,
@@ -78,10 +96,29 @@ pub fn throughput_maps(m: &MatrixReport, t: &TestMatrix, unit: &Unit) -> Vec<Hea
             );
             let mut h = base(m, title, format!("throughput ({})", unit.name));
             h.cells = map(&x.means, |v| v / unit.scale);
-            h.range = range;
+            h.range = if apart { own } else { shared };
+            h.log = log;
             h
         })
         .collect()
+}
+
+/// Whether positive values from `lo` to `hi` span more than a decade.
+fn spans_decade(lo: f64, hi: f64) -> bool {
+    lo > 0.0 && hi / lo > DECADE
+}
+
+/// Smallest and largest mean of one target, in `unit`.
+fn own_extent(means: &Rows<f64>, unit: &Unit) -> Option<(f64, f64)> {
+    means
+        .iter()
+        .flatten()
+        .flatten()
+        .map(|v| v / unit.scale)
+        .filter(|v| v.is_finite())
+        .fold(None, |acc, v| {
+            Some(acc.map_or((v, v), |(lo, hi): (f64, f64)| (lo.min(v), hi.max(v))))
+        })
 }
 
 /// % difference of `t` from the baseline on each other target, on one
@@ -187,6 +224,27 @@ mod tests {
         assert_eq!(maps[0].y_ticks, ["64K", "128K"]);
         assert!(maps[1].title.contains("read on b"), "{}", maps[1].title);
         assert!(!maps[0].diverging);
+    }
+
+    // Gluster's write map beside a fast target: one linear scale would
+    // paint all of it the lowest colour.
+    #[test]
+    fn targets_spanning_decades_get_their_own_scales() {
+        let (m, mut t) = test_matrix();
+        let mib = 1048576.0;
+        t.targets[1].means = vec![
+            vec![Some(0.5 * mib), None],
+            vec![Some(40.0 * mib), Some(30.0 * mib)],
+        ];
+        let unit = Unit {
+            scale: mib,
+            name: "MiB/s".into(),
+        };
+        let maps = throughput_maps(&m, &t, &unit);
+        assert_eq!(maps[0].range, Some((10.0, 30.0)));
+        assert!(!maps[0].log && maps[0].title.ends_with("own scale"));
+        assert_eq!(maps[1].range, Some((0.5, 40.0)));
+        assert!(maps[1].log && maps[1].title.ends_with("own log scale"));
     }
 
     #[test]

@@ -6,8 +6,8 @@
 use super::grid::{MatrixReport, Rows, TargetMatrix};
 use crate::metric::labels::{size_token, TEST};
 use crate::report::model::{MetricReport, TargetStats, WorkloadReport};
-use crate::report::sections::mean_ci_text;
 use crate::report::table::Table;
+use crate::report::text::mean_ci_text;
 use crate::stats::Verdict;
 use crate::workload::matrix::grid::Test;
 
@@ -67,6 +67,7 @@ fn grid_table(m: &MatrixReport, corner: String) -> Table {
         header,
         rows: Vec::new(),
         right,
+        ..Table::default()
     }
 }
 
@@ -164,9 +165,15 @@ pub fn geomeans_table(w: &WorkloadReport, baseline: &str) -> Table {
         header,
         rows: Vec::new(),
         right,
+        ..Table::default()
     };
-    for m in &w.metrics {
-        let mut row = vec![test_of(m), m.name.clone()];
+    for (i, m) in w.metrics.iter().enumerate() {
+        // A test named the verdict's (primary_test) says so.
+        let test = match i == 0 && !m.key.labels.is_empty() {
+            true => format!("{} (primary)", test_of(m)),
+            false => test_of(m),
+        };
+        let mut row = vec![test, m.name.clone()];
         row.extend(m.targets.iter().map(|x| mean_ci_text(x, m.unit)));
         row.extend(
             compared

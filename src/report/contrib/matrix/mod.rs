@@ -1,0 +1,136 @@
+//! The `matrix` workload (iozone's automatic mode) in reports. Its summary
+//! is the geometric mean of throughput overall and per test; its hundreds
+//! of per-cell metrics stay out of the per-metric verdict tables and are
+//! shown the way iozone users read them: per test, a heat map of file size ×
+//! record size for each target, a % difference heat map against the
+//! baseline, and the same numbers as file-size × record-size tables.
+
+pub mod charts;
+pub mod grid;
+pub mod tables;
+
+use anyhow::Result;
+
+use self::grid::{MatrixReport, TestMatrix};
+use self::tables::Unit;
+use super::{Context, Contributor};
+use crate::metric::catalogue::GEOMEAN_BW_BYTES_PER_S;
+use crate::metric::{MetricKey, Unit as StoredUnit};
+use crate::report::document::{Chart, Section};
+use crate::report::model::{WorkloadReport, MIN_EFFECT_PCT};
+use crate::report::table::Table;
+use crate::report::text::display_unit;
+use crate::store::{CampaignData, WorkloadRow};
+use crate::workload::matrix::grid::{test_labels, Test};
+
+/// The workload kind this module reports on.
+pub const KIND: &str = "matrix";
+/// The parameter naming the test a matrix's verdict is about.
+const PRIMARY_TEST: &str = "primary_test";
+
+pub struct Matrix;
+
+impl Contributor for Matrix {
+    /// The geometric mean of `primary_test` when the workload names one.
+    fn primary_metric(&self, _c: &CampaignData, w: &WorkloadRow) -> Option<MetricKey> {
+        let test = w.params[PRIMARY_TEST].as_str().and_then(Test::parse);
+        (w.kind == KIND).then_some(test).flatten().map(geomean)
+    }
+
+    /// The geometric mean over all tests, then each test's, in iozone's
+    /// order.
+    fn summary_metrics(&self, _c: &CampaignData, w: &WorkloadRow) -> Vec<MetricKey> {
+        if w.kind != KIND {
+            return Vec::new();
+        }
+        let mut keys = vec![MetricKey::plain(GEOMEAN_BW_BYTES_PER_S.name)];
+        keys.extend(Test::ALL.iter().map(|&t| geomean(t)));
+        keys
+    }
+
+    /// Tests as rows, targets as columns.
+    fn values_table(&self, cx: Context, w: &WorkloadReport) -> Option<Table> {
+        (w.kind == KIND).then(|| tables::geomeans_table(w, &cx.model.baseline))
+    }
+
+    fn summary(&self, cx: Context, w: &WorkloadReport) -> Result<Vec<Section>> {
+        let Some(t) = self.values_table(cx, w) else {
+            return Ok(Vec::new());
+        };
+        let title = format!("{} ({KIND}): geometric mean throughput per test", w.name);
+        let mut s = Section::new(3, title);
+        s.table(t);
+        Ok(vec![s])
+    }
+
+    /// Per test: heat maps, then tables.
+    fn sections(&self, cx: Context, w: &WorkloadReport) -> Result<Vec<Section>> {
+        let Some(m) = matrix_of(cx, w) else {
+            return Ok(Vec::new());
+        };
+        let unit = unit_of(&m);
+        let mut head = Section::new(3, "Matrix: file size × record size");
+        head.text(reading(&m, &unit));
+        let mut out = vec![head];
+        out.extend(m.tests.iter().map(|t| test_section(&m, t, &unit)));
+        Ok(out)
+    }
+}
+
+/// A test's geometric mean throughput.
+fn geomean(t: Test) -> MetricKey {
+    MetricKey::new(GEOMEAN_BW_BYTES_PER_S.name, test_labels(t))
+}
+
+/// The cell-by-cell matrix of `w`, when it is a matrix workload whose runs
+/// recorded cells.
+fn matrix_of(cx: Context, w: &WorkloadReport) -> Option<MatrixReport> {
+    if w.kind != KIND {
+        return None;
+    }
+    grid::build(cx.campaign, &w.name, &cx.model.targets, &cx.model.baseline)
+}
+
+/// One unit for every number of the matrix, chosen from its largest mean.
+fn unit_of(m: &MatrixReport) -> Unit {
+    let (scale, name) = display_unit(StoredUnit::BytesPerSec, m.max_mean());
+    Unit { scale, name }
+}
+
+/// How to read the maps and tables, once per workload.
+fn reading(m: &MatrixReport, unit: &Unit) -> String {
+    format!(
+        "Per test: mean throughput over the measured runs in {}, file sizes as rows and record sizes as columns (empty where the record is larger than the file, — where a target has no measurement), then the % difference of each target's mean from the baseline {} (in the maps red is faster, blue slower). The throughput maps of a test share one colour scale unless its values span more than a decade; then each target has its own, logarithmic where its own values do, as the map's title says. A difference in parentheses (hatched in the maps) is not significant: p ≥ 0.05 (Welch's t on the logs of the cell's runs) or under {MIN_EFFECT_PCT}%, the rule of every verdict in this report. Mean latency per cell is in the CSV and JSON exports.",
+        unit.name, m.baseline
+    )
+}
+
+/// One test: a map per target and a difference map per other target, then
+/// the tables of values per target and of differences.
+fn test_section(m: &MatrixReport, t: &TestMatrix, unit: &Unit) -> Section {
+    let test = t.test.name();
+    let mut s = Section::new(4, test).with_class("matrix");
+    let maps = charts::throughput_maps(m, t, unit)
+        .into_iter()
+        .chain(charts::difference_maps(m, t));
+    for map in maps {
+        s.chart(Chart::Heat(map));
+    }
+    for x in &t.targets {
+        s.text(format!(
+            "{test} on {}: mean throughput ({})",
+            x.target, unit.name
+        ));
+        s.table(tables::values_table(m, t.test, x, unit));
+    }
+    for x in &t.targets {
+        if let Some(table) = tables::diff_table(m, t.test, x) {
+            s.text(format!(
+                "{test} on {} against {}: % difference (in parentheses: not significant)",
+                x.target, m.baseline
+            ));
+            s.table(table);
+        }
+    }
+    s
+}

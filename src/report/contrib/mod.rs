@@ -1,0 +1,101 @@
+//! What a workload kind or a feature adds to the report: the metric its
+//! verdict concerns, summary metrics beside it, its own table of them, lines under the summary
+//! `storlab show` prints, and sections under the workload's own in the
+//! report — all from the campaign data and the model, like every other
+//! section. The matrix contributes its per-test geometric means and its
+//! file size × record size maps.
+//!
+//! To add one (sweep pivots and curves, telemetry panels…): a module here
+//! with a unit struct implementing [`Contributor`], listed in
+//! [`CONTRIBUTORS`]. Every method has a default that adds nothing, and each
+//! decides for itself which workloads it concerns (by kind, by the
+//! parameters or by what the runs recorded).
+
+pub mod matrix;
+
+use anyhow::Result;
+
+use super::document::Section;
+use super::model::{Chosen, Report, WorkloadReport};
+use super::table::Table;
+use crate::metric::MetricKey;
+use crate::store::{CampaignData, WorkloadRow};
+
+/// What a contributor reads: the stored campaign and the statistics model
+/// built from it (which already holds its summary metrics).
+#[derive(Clone, Copy)]
+pub struct Context<'a> {
+    pub campaign: &'a CampaignData,
+    pub model: &'a Report,
+}
+
+pub trait Contributor: Sync {
+    /// The metric `w`'s verdict and the regression gate concern, in place
+    /// of its stored primary metric (a matrix's `primary_test`).
+    fn primary_metric(&self, _c: &CampaignData, _w: &WorkloadRow) -> Option<MetricKey> {
+        None
+    }
+
+    /// Metrics of `w` that the model summarises and compares beside the
+    /// primary one, in this order (the matrix: each test's geometric mean).
+    /// Those no run recorded are left out.
+    fn summary_metrics(&self, _c: &CampaignData, _w: &WorkloadRow) -> Vec<MetricKey> {
+        Vec::new()
+    }
+
+    /// The table of `w`'s summary metrics, in place of the standard one
+    /// (targets as rows, metrics as columns).
+    fn values_table(&self, _cx: Context, _w: &WorkloadReport) -> Option<Table> {
+        None
+    }
+
+    /// Sections `storlab run` and `storlab show` print for `w` under the
+    /// summary table.
+    fn summary(&self, _cx: Context, _w: &WorkloadReport) -> Result<Vec<Section>> {
+        Ok(Vec::new())
+    }
+
+    /// Sections of the report under `w`'s own (level 3 and below).
+    fn sections(&self, _cx: Context, _w: &WorkloadReport) -> Result<Vec<Section>> {
+        Ok(Vec::new())
+    }
+}
+
+/// Every contributor, in the order their sections appear.
+pub static CONTRIBUTORS: &[&dyn Contributor] = &[&matrix::Matrix];
+
+/// What the model summarises of `w` beyond its stored primary metric and
+/// the catalogue's headlines: the first contributor's primary metric,
+/// every contributor's summary metrics.
+pub fn choose(c: &CampaignData, w: &WorkloadRow) -> Chosen {
+    Chosen {
+        primary: CONTRIBUTORS.iter().find_map(|k| k.primary_metric(c, w)),
+        beside: CONTRIBUTORS
+            .iter()
+            .flat_map(|k| k.summary_metrics(c, w))
+            .collect(),
+    }
+}
+
+/// The first contributor's table of `w`'s summary metrics, if any.
+pub fn values_table(cx: Context, w: &WorkloadReport) -> Option<Table> {
+    CONTRIBUTORS.iter().find_map(|k| k.values_table(cx, w))
+}
+
+/// Every contributor's summary sections of `w`.
+pub fn summary(cx: Context, w: &WorkloadReport) -> Result<Vec<Section>> {
+    collect(|k| k.summary(cx, w))
+}
+
+/// Every contributor's report sections of `w`.
+pub fn sections(cx: Context, w: &WorkloadReport) -> Result<Vec<Section>> {
+    collect(|k| k.sections(cx, w))
+}
+
+fn collect(f: impl Fn(&dyn Contributor) -> Result<Vec<Section>>) -> Result<Vec<Section>> {
+    let mut out = Vec::new();
+    for k in CONTRIBUTORS {
+        out.extend(f(*k)?);
+    }
+    Ok(out)
+}

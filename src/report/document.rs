@@ -1,0 +1,101 @@
+//! The report as one document, built once from the store
+//! ([`super::outline`]): sections of text, lists, tables and chart
+//! descriptions, in reading order. Renderers lay it out and add nothing:
+//! the terminal prints the summary part and the warnings, Markdown and
+//! HTML the body (Markdown leaves the charts out: every charted number is
+//! in a table beside its chart).
+
+use super::svg::{BarChart, DiffChart, HeatMap, LineChart};
+use super::table::Table;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Document {
+    pub title: String,
+    /// What `storlab run` and `storlab show` print: the summary table, then
+    /// what workload kinds and features add under it.
+    pub summary: Vec<Section>,
+    /// The report (Markdown, HTML), in reading order.
+    pub body: Vec<Section>,
+    /// Every warning, once; the terminal prints them after the summary,
+    /// the body has them in a section of their own.
+    pub warnings: Vec<String>,
+}
+
+/// A titled run of blocks. Sections do not nest: `level` says how deep the
+/// title sits (1 the document's, 2 a part such as a workload, 3 and 4
+/// within it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Section {
+    /// Empty: no heading.
+    pub title: String,
+    pub level: u8,
+    /// A style the HTML report gives the whole section (`warnings`,
+    /// `headline`, `matrix`); other renderers ignore it.
+    pub class: Option<&'static str>,
+    pub blocks: Vec<Block>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Block {
+    Text(String),
+    List(Vec<String>),
+    Table(Table),
+    Chart(Chart),
+}
+
+/// A chart, as the description its SVG is drawn from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Chart {
+    Bar(BarChart),
+    Diff(DiffChart),
+    Line(LineChart),
+    Heat(HeatMap),
+}
+
+impl Section {
+    pub fn new(level: u8, title: impl Into<String>) -> Section {
+        Section {
+            title: title.into(),
+            level,
+            class: None,
+            blocks: Vec::new(),
+        }
+    }
+
+    /// A section without a heading.
+    pub fn untitled(level: u8) -> Section {
+        Section::new(level, "")
+    }
+
+    pub fn with_class(mut self, class: &'static str) -> Section {
+        self.class = Some(class);
+        self
+    }
+
+    pub fn text(&mut self, text: impl Into<String>) -> &mut Section {
+        self.blocks.push(Block::Text(text.into()));
+        self
+    }
+
+    /// A list; none when `items` is empty.
+    pub fn list(&mut self, items: Vec<String>) -> &mut Section {
+        if !items.is_empty() {
+            self.blocks.push(Block::List(items));
+        }
+        self
+    }
+
+    pub fn table(&mut self, t: Table) -> &mut Section {
+        self.blocks.push(Block::Table(t));
+        self
+    }
+
+    pub fn chart(&mut self, c: Chart) -> &mut Section {
+        self.blocks.push(Block::Chart(c));
+        self
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.blocks.is_empty()
+    }
+}

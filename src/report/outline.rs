@@ -1,0 +1,70 @@
+//! The one outline of every report: builds the [`Document`] of a campaign
+//! from the store — the model once, the latency curves from the stored
+//! histograms, the common sections, and what each workload kind or feature
+//! contributes — in reading order: what ran and the headline verdicts,
+//! what was compared (with the requested differences that are none), the
+//! environment and methodology, each workload, the warnings. Any error in
+//! the data surfaces here.
+
+use anyhow::Result;
+
+use super::contrib::{self, Context};
+use super::document::{Document, Section};
+use super::latency::curves;
+use super::model;
+use super::ranks;
+use super::sections::{
+    campaign, compared, methodology, percentiles, requested, series, summary, workload,
+};
+use crate::store::CampaignData;
+
+/// What a reader asked of the report beyond the campaign.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// A target to compare against in place of the campaign's baseline.
+    pub baseline: Option<String>,
+    /// Series to chart over time beside each workload's primary metric's.
+    pub series: Vec<String>,
+}
+
+/// The document of campaign `c`.
+pub fn build(c: &CampaignData, options: &Options) -> Result<Document> {
+    let model = model::build(c, options.baseline.as_deref(), &|w| contrib::choose(c, w))?;
+    let cx = Context {
+        campaign: c,
+        model: &model,
+    };
+    let curves = curves(c)?;
+    let mut summary = vec![summary::section(c, &model)];
+    let setup = requested::warnings(c, &model.baseline);
+    let mut body = vec![campaign::intro(c), campaign::headline_section(&model)];
+    body.extend(compared::sections(c, &model.baseline, &setup));
+    body.push(campaign::environment_section(c));
+    body.push(methodology::section(c, &model));
+    for w in &model.workloads {
+        summary.extend(contrib::summary(cx, w)?);
+        body.push(workload::section(
+            c,
+            &model,
+            w,
+            contrib::values_table(cx, w),
+        ));
+        body.extend(contrib::sections(cx, w)?);
+        body.extend(series::section(c, w, &options.series));
+        body.extend(percentiles::section(c, w, &curves));
+        body.extend(ranks::report_section(c, &w.name));
+    }
+    summary.extend(ranks::summary_sections(c));
+    let mut warnings = Section::new(2, "Warnings").with_class("warnings");
+    warnings.list(model.warnings.clone());
+    body.push(warnings);
+    body.retain(|s| !s.is_empty());
+    // The terminal says first what the configuration did not compare; the
+    // report says it at the top, beside the configuration.
+    Ok(Document {
+        title: campaign::title(c),
+        summary,
+        body,
+        warnings: setup.into_iter().chain(model.warnings).collect(),
+    })
+}

@@ -1,0 +1,147 @@
+//! The HTML report: one self-contained file (inline CSS and SVG, no script,
+//! no external resource of any kind), readable on a laptop and printed.
+//! Every charted number also appears in a table; all text is escaped.
+
+use anyhow::Result;
+
+use super::markup::{self, Markup};
+use crate::report::document::{Chart, Document};
+use crate::report::svg::{bar_chart, diff_chart, heatmap, line_chart};
+use crate::report::table::Table;
+
+const STYLE: &str = r#"
+body { font-family: sans-serif; margin: 2rem auto; max-width: 1000px; padding: 0 1rem; color: #222; line-height: 1.4; }
+h1 { font-size: 1.6rem; } h2 { border-bottom: 1px solid #ccc; padding-bottom: .2rem; margin-top: 2rem; } h3 { font-size: 1.05rem; }
+table { border-collapse: collapse; margin: .5rem 0 1rem; font-size: .9rem; display: block; max-width: 100%; width: fit-content; overflow-x: auto; }
+th, td { border: 1px solid #ddd; padding: .25rem .5rem; text-align: left; vertical-align: top; }
+th { background: #f4f4f4; } td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+.chart { margin: .5rem 0 1rem; } .chart svg { max-width: 100%; height: auto; }
+.matrix table { font-size: .8rem; } .matrix p { margin: .8rem 0 0; font-weight: bold; }
+.warnings li { color: #8a4b00; } .headline li { font-weight: bold; }
+td.differs { background: #fff1c2; font-weight: bold; }
+.side table { display: inline-table; vertical-align: top; margin-right: 1rem; }
+.compared td { overflow-wrap: anywhere; } .compared td:first-child { min-width: 9rem; }
+@media print { body { max-width: none; margin: 0; } h2 { page-break-before: auto; } .chart, table { page-break-inside: avoid; } table { display: table; } }
+"#;
+
+pub fn render(doc: &Document) -> Result<String> {
+    markup::render(&Html, doc)
+}
+
+pub struct Html;
+
+/// Escapes text for HTML element content and attribute values.
+pub fn html_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+impl Markup for Html {
+    fn heading(&self, level: u8, text: &str) -> String {
+        format!("<h{level}>{}</h{level}>\n", html_escape(text))
+    }
+
+    fn paragraph(&self, text: &str) -> String {
+        format!("<p>{}</p>\n", html_escape(text))
+    }
+
+    fn list(&self, items: &[String]) -> String {
+        let li: String = items
+            .iter()
+            .map(|i| format!("<li>{}</li>", html_escape(i)))
+            .collect();
+        format!("<ul>{li}</ul>\n")
+    }
+
+    fn table(&self, t: &Table) -> String {
+        let cell = |tag: &str, i: usize, c: &str, marked: bool| {
+            let classes: Vec<&str> = [
+                (t.right.get(i).copied().unwrap_or(false), "num"),
+                (marked, "differs"),
+            ]
+            .iter()
+            .filter_map(|&(on, name)| on.then_some(name))
+            .collect();
+            let class = match classes.is_empty() {
+                true => String::new(),
+                false => format!(" class=\"{}\"", classes.join(" ")),
+            };
+            format!("<{tag}{class}>{}</{tag}>", html_escape(c))
+        };
+        let head: String = t
+            .header
+            .iter()
+            .enumerate()
+            .map(|(i, c)| cell("th", i, c, false))
+            .collect();
+        let body: String = t
+            .rows
+            .iter()
+            .enumerate()
+            .map(|(r, row)| {
+                format!(
+                    "<tr>{}</tr>",
+                    row.iter()
+                        .enumerate()
+                        .map(|(i, c)| cell("td", i, c, t.is_marked(r, i)))
+                        .collect::<String>()
+                )
+            })
+            .collect();
+        format!("<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>\n")
+    }
+
+    /// The chart's SVG, inline.
+    fn chart(&self, c: &Chart) -> Result<String> {
+        let svg = match c {
+            Chart::Bar(b) => bar_chart(b)?,
+            Chart::Diff(d) => diff_chart(d)?,
+            Chart::Line(l) => line_chart(l)?,
+            Chart::Heat(h) => heatmap(h)?,
+        };
+        Ok(format!("<div class=\"chart\">{svg}</div>\n"))
+    }
+
+    fn open(&self, class: &str) -> String {
+        format!("<div class=\"{}\">", html_escape(class))
+    }
+
+    fn close(&self, _: &str) -> String {
+        "</div>\n".into()
+    }
+
+    fn page(&self, title: &str, body: String) -> String {
+        format!(
+            "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+             <title>{}</title><style>{STYLE}</style></head><body>\n{body}</body></html>\n",
+            html_escape(title)
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes() {
+        let mut t = Table::new(&["target"], &[false]);
+        t.push(vec!["<script>alert(1)</script>|x".into()]);
+        t.push(vec!["b".into()]);
+        t.marked.insert((1, 0));
+        let h = Html.table(&t);
+        assert!(h.contains("&lt;script&gt;alert(1)&lt;/script&gt;|x"), "{h}");
+        assert!(h.contains("<td class=\"differs\">b</td>"), "{h}");
+        assert!(!h.contains("<script>"));
+    }
+}

@@ -1,0 +1,264 @@
+//! The campaign's own sections: what ran, the headline verdicts and the
+//! environment as a spec table.
+
+use serde_json::Value;
+
+use crate::metric::Unit;
+use crate::report::document::Section;
+use crate::report::format::format_value;
+use crate::report::model::{MetricReport, Report, TargetStats, WorkloadReport};
+use crate::report::table::Table;
+use crate::report::text::{bound_text, change_text, diff_text, interval_text, p_text, settle_text};
+use crate::stats::Verdict;
+use crate::store::CampaignData;
+
+/// The title of the campaign's report.
+pub fn title(c: &CampaignData) -> String {
+    format!("{} — campaign {}", c.campaign.name, c.campaign.id)
+}
+
+/// The description and what ran, under the title.
+pub fn intro(c: &CampaignData) -> Section {
+    let k = &c.campaign;
+    let mut s = Section::untitled(1);
+    if !k.description.is_empty() {
+        s.text(k.description.clone());
+    }
+    s.text(format!(
+        "Started {}, {}: {} of {} planned runs ok, {} failed.",
+        k.started_at, k.status, k.runs_ok, k.planned_runs, k.runs_failed
+    ));
+    s
+}
+
+/// One line per comparison of a primary metric.
+pub fn headline_section(r: &Report) -> Section {
+    let mut s = Section::untitled(1).with_class("headline");
+    s.list(headline(r));
+    s
+}
+
+pub fn environment_section(c: &CampaignData) -> Section {
+    let mut s = Section::new(2, "Environment");
+    s.table(environment_table(&c.environment));
+    s
+}
+
+/// The environment as a spec table, as the seeds typed it by hand.
+fn environment_table(env: &Value) -> Table {
+    let mut t = Table::new(&["", ""], &[false, false]);
+    let rows = [
+        ("Host", env["hostname"].as_str().map(String::from)),
+        (
+            "CPU",
+            env["cpu_model"]
+                .as_str()
+                .map(|m| format!("{m} ({} CPUs)", env["cpu_count"])),
+        ),
+        (
+            "Memory",
+            env["memory_bytes"]
+                .as_f64()
+                .map(|b| format_value(b, Unit::Bytes)),
+        ),
+        ("Kernel", env["kernel"].as_str().map(String::from)),
+        (
+            "Distribution",
+            env["distribution"].as_str().map(String::from),
+        ),
+        ("storlab", env["storlab_version"].as_str().map(String::from)),
+        ("Run as root", env["root"].as_bool().map(|b| b.to_string())),
+    ];
+    for (k, v) in rows {
+        t.push(vec![k.into(), v.unwrap_or_else(|| "unknown".into())]);
+    }
+    t
+}
+
+/// A one-line verdict per non-baseline target on the primary metric, in
+/// the metric's direction ("takes 20.2% less time", "-64.0% tps"); when
+/// the parts of the primary (a matrix's tests) disagree in direction, each
+/// part's verdict too.
+fn headline(r: &Report) -> Vec<String> {
+    let mut out = Vec::new();
+    for w in &r.workloads {
+        let Some(m) = w.primary_metric() else {
+            continue;
+        };
+        for t in m.targets.iter().filter(|t| t.comparison.is_some()) {
+            let mut line = format!("{}: {}", w.name, verdict_sentence(t, m, &r.baseline));
+            if let Some(more) = settle_text(t) {
+                line.push_str(&format!("; {more}"));
+            }
+            if let Some(parts) = parts_text(w, m, &t.target) {
+                line.push_str(&format!("; {parts}"));
+            }
+            out.push(line);
+        }
+    }
+    out
+}
+
+/// `ram is faster than disk: +68.3% tps [+35.7%, +108.6%] (p 0.009)`, or
+/// `no significant difference between …` with the difference and p.
+fn verdict_sentence(t: &TargetStats, m: &MetricReport, baseline: &str) -> String {
+    let Some(c) = &t.comparison else {
+        return String::new();
+    };
+    match t.verdict {
+        Some(v) if v != Verdict::NoSignificantDifference => {
+            let (change, named) = change_text(c.diff_pct, &m.name, m.unit);
+            let which = match named {
+                true => String::new(),
+                false => format!("{}, ", m.name),
+            };
+            format!(
+                "{} is {} than {baseline}: {change} {} ({which}p {})",
+                t.target,
+                v.word(m.direction),
+                interval_text(t),
+                p_text(t)
+            )
+        }
+        _ => format!(
+            "no significant difference between {} and {baseline} ({} {}, p {})",
+            t.target,
+            m.name,
+            diff_text(t),
+            p_text(t)
+        ),
+    }
+}
+
+/// The verdict on each part of the primary metric `m` (the same metric
+/// with other labels: a matrix's tests) for `target`, when the significant
+/// ones do not all point the same way; `None` otherwise.
+fn parts_text(w: &WorkloadReport, m: &MetricReport, target: &str) -> Option<String> {
+    let of = |p: &MetricReport| p.targets.iter().find(|x| x.target == target).cloned();
+    let parts: Vec<(&MetricReport, TargetStats)> = w
+        .metrics
+        .iter()
+        .filter(|p| p.key.name == m.key.name)
+        .filter_map(|p| Some((p, of(p)?)))
+        .collect();
+    let ways: Vec<Verdict> = parts
+        .iter()
+        .filter_map(|(_, t)| t.verdict)
+        .filter(|v| *v != Verdict::NoSignificantDifference)
+        .collect();
+    if !(ways.contains(&Verdict::Better) && ways.contains(&Verdict::Worse)) {
+        return None;
+    }
+    let by = m
+        .key
+        .labels
+        .iter()
+        .chain(parts.iter().flat_map(|(p, _)| p.key.labels.iter()))
+        .map(|(k, _)| k.to_string())
+        .next()
+        .unwrap_or_default();
+    let each: Vec<String> = parts
+        .iter()
+        .filter(|(p, _)| p.key != m.key)
+        .filter_map(|(p, t)| {
+            let c = t.comparison.as_ref()?;
+            let part = match p.key.labels.is_empty() {
+                true => "all".to_string(),
+                false => p
+                    .key
+                    .labels
+                    .iter()
+                    .map(|(_, v)| v)
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            };
+            let word = match t.verdict {
+                Some(v) if v != Verdict::NoSignificantDifference => v.word(p.direction),
+                _ => "n.s.",
+            };
+            Some(format!("{part} {} {word}", bound_text(c.diff_pct)))
+        })
+        .collect();
+    Some(format!("by {by}, which disagree: {}", each.join(", ")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metric::{Direction, MetricKey};
+    use crate::report::model::{target_stats, LEVEL};
+    use crate::stats::{welch_log, Analysis};
+    use crate::workload::matrix::grid::{test_labels, Test};
+
+    /// A matrix summary metric (all tests, or one test's) of targets `a`
+    /// (baseline) and `b`.
+    fn part(test: Option<Test>, b: &[f64]) -> MetricReport {
+        let name = "geomean_bw_bytes_per_s";
+        let key = test.map_or(MetricKey::plain(name), |t| {
+            MetricKey::new(name, test_labels(t))
+        });
+        let a = [100.0, 101.0, 99.0];
+        let higher = Direction::HigherIsBetter;
+        MetricReport {
+            name: key.compact(),
+            exploratory: test.is_some(),
+            key,
+            unit: Unit::BytesPerSec,
+            direction: higher,
+            analysis: Analysis::Ratio,
+            targets: vec![
+                target_stats("a", a.to_vec(), None, higher),
+                target_stats("b", b.to_vec(), welch_log(&a, b, LEVEL), higher),
+            ],
+        }
+    }
+
+    fn matrix(metrics: Vec<MetricReport>) -> Report {
+        let w = WorkloadReport {
+            name: "iozone".into(),
+            kind: "matrix".into(),
+            primary: metrics[0].name.clone(),
+            metrics,
+        };
+        Report {
+            baseline: "a".into(),
+            targets: vec!["a".into(), "b".into()],
+            workloads: vec![w],
+            warnings: Vec::new(),
+        }
+    }
+
+    // The translators study: slower over all tests, its re-reads faster.
+    #[test]
+    fn the_headline_lists_the_tests_when_they_disagree_in_direction() {
+        let slower = [80.0, 81.0, 79.0];
+        let faster = [120.0, 121.0, 119.0];
+        let r = matrix(vec![
+            part(None, &slower),
+            part(Some(Test::Write), &slower),
+            part(Some(Test::Reread), &faster),
+        ]);
+        let line = &headline(&r)[0];
+        assert!(
+            line.starts_with("iozone: b is slower than a: -20.0% geomean_bw_bytes_per_s ["),
+            "{line}"
+        );
+        assert!(
+            line.ends_with("; by test, which disagree: write -20.0% slower, reread +20.0% faster"),
+            "{line}"
+        );
+        let agree = matrix(vec![part(None, &slower), part(Some(Test::Write), &slower)]);
+        assert!(!headline(&agree)[0].contains("disagree"));
+        // A named primary test: its verdict leads, all tests become a part.
+        let named = matrix(vec![part(Some(Test::Reread), &faster), part(None, &slower)]);
+        let line = &headline(&named)[0];
+        assert!(
+            line.starts_with("iozone: b is faster than a: +20.0% reread_geomean_bw_bytes_per_s"),
+            "{line}"
+        );
+        assert!(
+            line.ends_with("by test, which disagree: all -20.0% slower"),
+            "{line}"
+        );
+    }
+}

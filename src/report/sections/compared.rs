@@ -1,0 +1,430 @@
+//! What was compared, side by side: the targets as columns — their kind,
+//! the parameters they asked for, what storlab read back once they were
+//! provisioned (mount options the kernel reports, ZFS properties, Gluster's
+//! effective options, allocation and sizes), the versions of what served
+//! them, the device beneath — a value that differs from the baseline's
+//! marked; then, per workload kind, its workloads' parameters, those that
+//! differ between them marked. A requested difference that is not one is
+//! [`super::requested`]'s to say.
+
+use serde_json::{Map, Value};
+
+use crate::params::units::{format_bytes, format_seconds};
+use crate::params::{ParamSpec, ParamType, Params};
+use crate::report::document::Section;
+use crate::report::table::Table;
+use crate::store::{CampaignData, TargetRow};
+use crate::targets::TargetKind;
+use crate::workload::WorkloadKind;
+
+/// Longest value shown in a cell; a longer one (a job file) is cut.
+const MAX_CELL: usize = 60;
+
+/// One row: its label and each column's value (`None`: not applicable).
+type Row = (String, Vec<Option<String>>);
+
+/// The section "What was compared": the warnings on requested
+/// differences that are none (styled as warnings), then the targets' and
+/// the workloads' tables.
+pub fn sections(c: &CampaignData, baseline: &str, warnings: &[String]) -> Vec<Section> {
+    let title = "What was compared";
+    let mut out = Vec::new();
+    if !warnings.is_empty() {
+        let mut w = Section::new(2, title).with_class("warnings");
+        w.list(warnings.to_vec());
+        out.push(w);
+    }
+    let mut s = match out.is_empty() {
+        true => Section::new(2, title),
+        false => Section::untitled(2),
+    }
+    .with_class("compared");
+    s.text(format!(
+        "Targets side by side: what each asked for, what was read back once it was provisioned, versions and devices; a value that differs from the baseline {baseline}'s is marked."
+    ));
+    s.table(targets_table(c, baseline));
+    s.text("Workloads by kind, side by side: their parameters that are not at their defaults or differ between them; a parameter that differs between them is marked.");
+    out.push(s);
+    // Small tables, laid side by side where the page is wide enough.
+    let mut workloads = Section::untitled(2).with_class("side");
+    for t in workload_tables(c) {
+        workloads.table(t);
+    }
+    out.push(workloads);
+    out
+}
+
+/// Targets as columns, baseline first; cells that differ from the
+/// baseline's marked.
+pub fn targets_table(c: &CampaignData, baseline: &str) -> Table {
+    let mut targets: Vec<&TargetRow> = c.targets.iter().collect();
+    targets.sort_by_key(|t| t.name != baseline);
+    let mut rows: Vec<Row> = vec![(
+        "kind".into(),
+        targets.iter().map(|t| Some(t.kind.clone())).collect(),
+    )];
+    let requested: Vec<(&Value, &[ParamSpec])> = targets
+        .iter()
+        .map(|t| (&t.params, target_specs(&t.kind)))
+        .collect();
+    rows.extend(param_rows("requested: ", &requested));
+    rows.extend(read_back_rows(&targets));
+    rows.extend(version_rows(c, &targets));
+    rows.push((
+        "device".into(),
+        targets.iter().map(|t| device_text(&t.facts)).collect(),
+    ));
+    let header: Vec<String> = targets
+        .iter()
+        .map(|t| match t.name == baseline {
+            true => format!("{} (baseline)", t.name),
+            false => t.name.clone(),
+        })
+        .collect();
+    table("", header, rows, Mark::AgainstFirst)
+}
+
+/// One table per workload kind, its workloads as columns.
+pub fn workload_tables(c: &CampaignData) -> Vec<Table> {
+    let mut kinds: Vec<&str> = c.workloads.iter().map(|w| w.kind.as_str()).collect();
+    let mut seen = Vec::new();
+    kinds.retain(|k| {
+        let new = !seen.contains(k);
+        seen.push(k);
+        new
+    });
+    kinds
+        .into_iter()
+        .map(|kind| {
+            let mine: Vec<_> = c.workloads.iter().filter(|w| w.kind == kind).collect();
+            let specs = workload_specs(kind);
+            let params: Vec<(&Value, &[ParamSpec])> =
+                mine.iter().map(|w| (&w.params, specs)).collect();
+            let rows = param_rows("", &params);
+            let header = mine.iter().map(|w| w.name.clone()).collect();
+            table(&format!("{kind} workload"), header, rows, Mark::WholeRow)
+        })
+        .collect()
+}
+
+fn target_specs(kind: &str) -> &'static [ParamSpec] {
+    TargetKind::parse(kind).map_or(&[], |k| k.params())
+}
+
+fn workload_specs(kind: &str) -> &'static [ParamSpec] {
+    WorkloadKind::parse(kind).map_or(&[], |k| k.params())
+}
+
+/// How a table marks the values that differ.
+#[derive(Clone, Copy, PartialEq)]
+enum Mark {
+    /// Each cell unlike the first column's (the baseline's).
+    AgainstFirst,
+    /// Every cell of a row whose values are not all alike.
+    WholeRow,
+}
+
+/// `rows` as a table with `corner` above the labels; rows without any value
+/// left out.
+fn table(corner: &str, header: Vec<String>, rows: Vec<Row>, mark: Mark) -> Table {
+    let mut head = vec![corner.to_string()];
+    head.extend(header);
+    let mut t = Table {
+        right: vec![false; head.len()],
+        header: head,
+        ..Table::default()
+    };
+    for (label, values) in rows
+        .into_iter()
+        .filter(|(_, v)| v.iter().any(Option::is_some))
+    {
+        let r = t.rows.len();
+        let first = &values[0];
+        let varies = values.iter().any(|v| v != first);
+        for (i, v) in values.iter().enumerate() {
+            let differs = match mark {
+                Mark::AgainstFirst => i > 0 && v != first,
+                Mark::WholeRow => varies,
+            };
+            if differs {
+                t.marked.insert((r, i + 1));
+            }
+        }
+        let mut cells = vec![label];
+        cells.extend(values.into_iter().map(|v| v.unwrap_or_default()));
+        t.push(cells);
+    }
+    t
+}
+
+/// One parameter of one column: where its parameter is declared (for the
+/// order of rows), its name, its value as text, and whether it is set to
+/// other than its default.
+struct Setting {
+    order: usize,
+    name: String,
+    text: String,
+    set: bool,
+}
+
+/// One row per parameter that some column sets to other than its default
+/// or that differs between columns, in declaration order; a table
+/// parameter (`options`, `properties`) one row per key.
+fn param_rows(prefix: &str, columns: &[(&Value, &[ParamSpec])]) -> Vec<Row> {
+    let flat: Vec<Vec<Setting>> = columns
+        .iter()
+        .map(|(params, specs)| flatten(params, specs))
+        .collect();
+    let mut names: Vec<(usize, &String)> =
+        flat.iter().flatten().map(|s| (s.order, &s.name)).collect();
+    names.sort();
+    // Kinds declare a name at different places: its first place counts.
+    let mut seen: Vec<&String> = Vec::new();
+    names.retain(|(_, n)| {
+        let new = !seen.contains(n);
+        seen.push(n);
+        new
+    });
+    names
+        .into_iter()
+        .filter_map(|(_, name)| {
+            let cells: Vec<Option<&Setting>> = flat
+                .iter()
+                .map(|col| col.iter().find(|s| &s.name == name))
+                .collect();
+            let values: Vec<Option<String>> =
+                cells.iter().map(|c| c.map(|s| s.text.clone())).collect();
+            let set = cells.iter().flatten().any(|s| s.set);
+            let varies = values.iter().any(|v| v != &values[0]);
+            (set || varies).then(|| (format!("{prefix}{name}"), values))
+        })
+        .collect()
+}
+
+/// A column's parameters; a table parameter's keys (Gluster options, ZFS
+/// properties) one each, named by the key alone.
+fn flatten(params: &Value, specs: &[ParamSpec]) -> Vec<Setting> {
+    let defaults = Params::defaults(specs).to_json();
+    let Some(map) = params.as_object() else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (key, value) in map {
+        let at = specs.iter().position(|s| s.name == key);
+        let order = at.unwrap_or(specs.len());
+        match value {
+            Value::Object(entries) => out.extend(entries.iter().map(|(k, v)| Setting {
+                order,
+                name: k.clone(),
+                text: plain(v),
+                set: true,
+            })),
+            Value::Null => {}
+            v => out.push(Setting {
+                order,
+                name: key.clone(),
+                text: param_text(v, at.map(|i| &specs[i])),
+                set: defaults.get(key.as_str()) != Some(v),
+            }),
+        }
+    }
+    out
+}
+
+/// A parameter's value as people write it: sizes in binary units,
+/// durations in seconds, lists comma-separated.
+fn param_text(v: &Value, spec: Option<&ParamSpec>) -> String {
+    match (spec.map(|s| s.ty), v) {
+        (Some(ParamType::Size), Value::Number(n)) => n.as_f64().map_or(n.to_string(), format_bytes),
+        (Some(ParamType::Duration), Value::Number(n)) => {
+            n.as_f64().map_or(n.to_string(), format_seconds)
+        }
+        // An argument vector reads as the command line it is.
+        (_, Value::Array(args)) if spec.is_some_and(|s| s.name == "command") => {
+            cut(args.iter().map(plain).collect::<Vec<_>>().join(" "))
+        }
+        _ => plain(v),
+    }
+}
+
+/// A JSON value as text, a long one cut.
+fn plain(v: &Value) -> String {
+    let text = match v {
+        Value::String(s) => s.clone(),
+        Value::Array(items) => items.iter().map(plain).collect::<Vec<_>>().join(", "),
+        other => other.to_string(),
+    };
+    cut(text)
+}
+
+/// `text` on one line, cut at [`MAX_CELL`] characters.
+fn cut(text: String) -> String {
+    let text = text.trim().replace('\n', " ");
+    match text.char_indices().nth(MAX_CELL) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text,
+    }
+}
+
+/// What was read back from each target once it was provisioned.
+fn read_back_rows(targets: &[&TargetRow]) -> Vec<Row> {
+    let fact = |label: &str, read: &dyn Fn(&Value) -> Option<String>| -> Row {
+        let values = targets.iter().map(|t| read(&t.facts)).collect();
+        (format!("read back: {label}"), values)
+    };
+    let mut rows = vec![
+        fact("filesystem", &|f| text(&f["fs_type"])),
+        fact("mount options", &|f| text(&f["mount_options"])),
+        fact("super options", &|f| text(&f["super_options"])),
+        fact("allocation", &|f| text(&f["allocation"])),
+        fact("image size", &|f| bytes(&f["image_size_bytes"])),
+        fact("image allocated", &|f| bytes(&f["image_allocated_bytes"])),
+        fact("volume type", &|f| text(&f["volume_info"]["Type"])),
+    ];
+    rows.extend(keyed_rows(targets, "ZFS", "zfs_properties", |v| {
+        let value = v["value"].as_str()?;
+        Some(match v["source"].as_str() {
+            Some(s) if !s.is_empty() && s != "-" => format!("{value} ({s})"),
+            _ => value.to_string(),
+        })
+    }));
+    rows.extend(keyed_rows(targets, "Gluster", "effective_options", text));
+    rows.push(fact("filesystem size", &|f| bytes(&f["size_bytes"])));
+    rows.push(fact("free space", &|f| bytes(&f["free_bytes"])));
+    rows
+}
+
+/// A fact's text, when it has some.
+fn text(v: &Value) -> Option<String> {
+    v.as_str().filter(|s| !s.is_empty()).map(String::from)
+}
+
+/// A fact in bytes, in binary units.
+fn bytes(v: &Value) -> Option<String> {
+    v.as_f64().map(format_bytes)
+}
+
+/// Rows of the object fact `key` of every target (ZFS properties, Gluster
+/// options): those that some target asked for or whose values differ.
+fn keyed_rows(
+    targets: &[&TargetRow],
+    what: &str,
+    key: &str,
+    text: fn(&Value) -> Option<String>,
+) -> Vec<Row> {
+    let empty = Map::new();
+    let maps: Vec<&Map<String, Value>> = targets
+        .iter()
+        .map(|t| t.facts[key].as_object().unwrap_or(&empty))
+        .collect();
+    let mut names: Vec<&String> = maps.iter().flat_map(|m| m.keys()).collect();
+    names.sort();
+    names.dedup();
+    let requested = |name: &str| {
+        targets.iter().any(|t| {
+            ["options", "properties"]
+                .iter()
+                .any(|p| t.params[p].get(name).is_some())
+        })
+    };
+    names
+        .into_iter()
+        .filter_map(|name| {
+            let values: Vec<Option<String>> =
+                maps.iter().map(|m| m.get(name).and_then(text)).collect();
+            let shown: Vec<&Option<String>> = values.iter().filter(|v| v.is_some()).collect();
+            let varies = shown.iter().any(|v| *v != shown[0]);
+            (requested(name) || varies).then(|| (format!("read back: {what} {name}"), values))
+        })
+        .collect()
+}
+
+/// Versions of what served each target: its facts named `*_version`, and
+/// those its runs recorded (PostgreSQL's, fio's).
+fn version_rows(c: &CampaignData, targets: &[&TargetRow]) -> Vec<Row> {
+    let mut names: Vec<String> = Vec::new();
+    let mut add = |n: &str| {
+        if let Some(short) = n.strip_suffix("_version") {
+            if !names.iter().any(|x| x == short) {
+                names.push(short.to_string());
+            }
+        }
+    };
+    for t in targets {
+        t.facts
+            .as_object()
+            .into_iter()
+            .flatten()
+            .for_each(|(k, _)| add(k));
+    }
+    for r in &c.runs {
+        r.facts.keys().for_each(|k| add(k));
+    }
+    names
+        .into_iter()
+        .map(|name| {
+            let values = targets.iter().map(|t| version_of(c, t, &name)).collect();
+            (format!("version: {name}"), values)
+        })
+        .collect()
+}
+
+/// The version `name` of target `t`: its fact, else the distinct values
+/// its runs recorded.
+fn version_of(c: &CampaignData, t: &TargetRow, name: &str) -> Option<String> {
+    let key = format!("{name}_version");
+    if let Some(v) = t.facts[&key].as_str() {
+        return Some(match t.facts["zfs_flavour"].as_str() {
+            Some(flavour) if name == "zfs" => format!("{flavour} {v}"),
+            _ => v.to_string(),
+        });
+    }
+    let mut seen: Vec<&str> = Vec::new();
+    for r in c.runs.iter().filter(|r| r.target == t.name) {
+        if let Some(v) = r.facts.get(&key) {
+            if !seen.contains(&v.as_str()) {
+                seen.push(v);
+            }
+        }
+    }
+    (!seen.is_empty()).then(|| seen.join(" / "))
+}
+
+/// The block device beneath a target — its own, and the device of the
+/// directory holding its image or bricks (`loop0 on vda …`) — else its
+/// mount source.
+fn device_text(facts: &Value) -> Option<String> {
+    let own = facts["block_device"]
+        .is_object()
+        .then(|| &facts["block_device"]);
+    let under = [
+        &facts["image_dir_facts"]["block_device"],
+        &facts["brick_dir_facts"]["block_device"],
+    ]
+    .into_iter()
+    .find(|d| d.is_object());
+    match (own, under) {
+        (Some(o), Some(u)) => Some(format!(
+            "{} on {}",
+            o["name"].as_str().unwrap_or("?"),
+            disk_text(u)
+        )),
+        (Some(d), None) | (None, Some(d)) => Some(disk_text(d)),
+        (None, None) => facts["mount_source"].as_str().map(String::from),
+    }
+}
+
+/// `vda QEMU HARDDISK (non-rotational, scheduler mq-deadline)`.
+fn disk_text(dev: &Value) -> String {
+    let rot = match dev["rotational"].as_bool() {
+        Some(true) => "rotational",
+        Some(false) => "non-rotational",
+        None => "?",
+    };
+    format!(
+        "{} {} ({rot}, scheduler {})",
+        dev["name"].as_str().unwrap_or("?"),
+        dev["model"].as_str().unwrap_or("?"),
+        dev["scheduler"].as_str().unwrap_or("?")
+    )
+}

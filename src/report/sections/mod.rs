@@ -1,0 +1,24 @@
+//! The sections every report has, built from the model and the stored
+//! campaign: the summary `storlab show` prints, what ran, the headline,
+//! what was compared side by side (and the requested differences that are
+//! none), the environment, the methodology, and per workload its values,
+//! differences, series over time and latency percentiles. What a
+//! workload kind or a feature adds is in [`super::contrib`]; the order of
+//! it all is [`super::outline`]'s.
+
+pub mod campaign;
+pub mod compared;
+pub mod methodology;
+pub mod percentiles;
+pub mod requested;
+pub mod series;
+pub mod summary;
+pub mod workload;
+
+use super::svg::{target_color, Rgb};
+use crate::store::CampaignData;
+
+/// The colour of `target` in every chart: its position in the experiment.
+pub fn color_of(c: &CampaignData, target: &str) -> Rgb {
+    target_color(c.targets.iter().position(|t| t.name == target).unwrap_or(0))
+}

@@ -1,0 +1,200 @@
+//! A workload's own section: the primary metric's bar chart and %
+//! difference chart, then every summary metric as a table of means with
+//! intervals, a table of differences from the baseline, and what the runs
+//! were measured with (their facts: the PostgreSQL server's version…).
+
+use super::color_of;
+use crate::report::document::{Chart, Section};
+use crate::report::model::{MetricReport, Report, WorkloadReport};
+use crate::report::svg::{Bar, BarChart, DiffBar, DiffChart};
+use crate::report::table::Table;
+use crate::report::text::{
+    diff_text, display_unit, mean_ci_text, p_text, settle_text, verdict_text,
+};
+use crate::store::CampaignData;
+
+/// The section of `w`; `values` replaces the table of means when a
+/// workload kind lays its summary metrics out its own way.
+pub fn section(c: &CampaignData, r: &Report, w: &WorkloadReport, values: Option<Table>) -> Section {
+    let mut s = Section::new(2, format!("{} ({})", w.name, w.kind));
+    if let Some(m) = w.primary_metric() {
+        s.chart(bar_chart(c, w, m));
+        if let Some(diffs) = diff_chart(c, r, w, m) {
+            s.chart(diffs);
+        }
+    }
+    s.text(format!(
+        "Mean ± 95% CI over measured runs; primary metric {}.",
+        w.primary
+    ));
+    s.table(values.unwrap_or_else(|| values_table(w, &r.baseline)));
+    let diffs = diff_table(w);
+    if !diffs.rows.is_empty() {
+        s.text(format!("Difference from the baseline {}:", r.baseline));
+        s.table(diffs);
+    }
+    let facts = facts_table(c, &w.name);
+    if !facts.rows.is_empty() {
+        s.text("Measured with:");
+        s.table(facts);
+    }
+    s
+}
+
+/// Each target's mean of the primary metric with its interval.
+fn bar_chart(c: &CampaignData, w: &WorkloadReport, m: &MetricReport) -> Chart {
+    let max = m
+        .targets
+        .iter()
+        .filter_map(|t| t.summary.map(|s| s.mean))
+        .fold(0.0, f64::max);
+    let (scale, unit) = display_unit(m.unit, max);
+    let bars = m
+        .targets
+        .iter()
+        .filter_map(|t| {
+            let s = t.summary?;
+            Some(Bar {
+                label: t.target.clone(),
+                value: s.mean / scale,
+                ci: t.ci.map(|ci| (ci.low / scale, ci.high / scale)),
+                color: color_of(c, &t.target),
+            })
+        })
+        .collect();
+    let clipped = m.targets.iter().any(|t| t.ci_clipped);
+    let title = format!(
+        "{}: {} (mean, 95% CI{})",
+        w.name,
+        m.name,
+        if clipped { ", clipped at 0" } else { "" }
+    );
+    Chart::Bar(BarChart {
+        title,
+        y_label: format!("{} ({unit})", m.name),
+        bars,
+    })
+}
+
+/// Each other target's % difference from the baseline with its interval;
+/// `None` when nothing was compared.
+fn diff_chart(c: &CampaignData, r: &Report, w: &WorkloadReport, m: &MetricReport) -> Option<Chart> {
+    let bars: Vec<DiffBar> = m
+        .targets
+        .iter()
+        .filter_map(|t| {
+            let cmp = t.comparison.as_ref()?;
+            // An infinite bound is passed on: the chart draws it open.
+            Some(DiffBar {
+                label: t.target.clone(),
+                diff_pct: cmp.diff_pct,
+                ci: Some((cmp.diff_pct_ci.low, cmp.diff_pct_ci.high)),
+                color: color_of(c, &t.target),
+            })
+        })
+        .collect();
+    (!bars.is_empty()).then(|| {
+        Chart::Diff(DiffChart {
+            title: format!(
+                "{}: {} against {} (% difference, 95% CI)",
+                w.name, m.name, r.baseline
+            ),
+            x_label: format!("difference from {} (%)", r.baseline),
+            bars,
+        })
+    })
+}
+
+/// Targets as rows, metrics as columns, mean ± CI.
+fn values_table(w: &WorkloadReport, baseline: &str) -> Table {
+    let mut header = vec!["target".to_string(), "n".to_string()];
+    header.extend(w.metrics.iter().map(|m| format!("{} ({})", m.name, m.unit)));
+    let mut right = vec![false, true];
+    right.extend(w.metrics.iter().map(|_| true));
+    let mut t = Table {
+        header,
+        rows: Vec::new(),
+        right,
+        ..Table::default()
+    };
+    let Some(primary) = w.primary_metric() else {
+        return t;
+    };
+    for (i, ts) in primary.targets.iter().enumerate() {
+        let name = if ts.target == baseline {
+            format!("{} (baseline)", ts.target)
+        } else {
+            ts.target.clone()
+        };
+        let mut row = vec![name, ts.values.len().to_string()];
+        row.extend(w.metrics.iter().map(|m| {
+            m.targets
+                .get(i)
+                .map(|x| mean_ci_text(x, m.unit))
+                .unwrap_or_default()
+        }));
+        t.rows.push(row);
+    }
+    t
+}
+
+/// Per non-baseline target and metric: % difference with CI, p and verdict.
+fn diff_table(w: &WorkloadReport) -> Table {
+    let mut t = Table::new(
+        &["target", "metric", "difference [95% CI]", "p", "verdict"],
+        &[false, false, true, true, false],
+    );
+    for m in &w.metrics {
+        for ts in m.targets.iter().filter(|x| x.comparison.is_some()) {
+            let verdict = match settle_text(ts).filter(|_| !m.exploratory) {
+                Some(more) => format!("{}; {more}", verdict_text(ts, m)),
+                None => verdict_text(ts, m),
+            };
+            t.push(vec![
+                ts.target.clone(),
+                m.name.clone(),
+                diff_text(ts),
+                p_text(ts),
+                verdict,
+            ]);
+        }
+    }
+    t
+}
+
+/// What a workload's runs were measured with (the PostgreSQL server's
+/// version and settings): one row per fact, its value when every run
+/// agrees, else each target's (`ext4: 15.18; zfs: 16.4`).
+fn facts_table(c: &CampaignData, workload: &str) -> Table {
+    let mut t = Table::new(&["fact", "value"], &[false, false]);
+    let runs: Vec<_> = c.runs.iter().filter(|r| r.workload == workload).collect();
+    let mut names: Vec<&str> = runs
+        .iter()
+        .flat_map(|r| r.facts.keys().map(String::as_str))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    for name in names {
+        let mut per_target: Vec<(&str, Vec<&str>)> = Vec::new();
+        for r in &runs {
+            let Some(v) = r.facts.get(name) else { continue };
+            match per_target.iter_mut().find(|(t, _)| *t == r.target) {
+                Some((_, vs)) if !vs.contains(&v.as_str()) => vs.push(v),
+                Some(_) => {}
+                None => per_target.push((&r.target, vec![v])),
+            }
+        }
+        let first = &per_target[0].1;
+        let value = if per_target.iter().all(|(_, vs)| vs == first) {
+            first.join(" / ")
+        } else {
+            let each: Vec<String> = per_target
+                .iter()
+                .map(|(t, vs)| format!("{t}: {}", vs.join(" / ")))
+                .collect();
+            each.join("; ")
+        };
+        t.push(vec![name.to_string(), value]);
+    }
+    t
+}

@@ -1,0 +1,196 @@
+//! Words and numbers every part of the report writes alike: a mean with
+//! its interval, a % difference with its bounds, a p-value, a verdict, what
+//! would settle an inconclusive comparison, and a unit to chart in.
+
+use super::format::format_value;
+use super::model::{runs_text, MetricReport, TargetStats};
+use crate::metric::{Family, Unit};
+
+/// `1.2 GiB/s ± 3.4 MiB/s`, or the bare mean with one run; an interval
+/// clipped at zero is shown whole, `1.4 ms [0, 6.3 ms]`.
+pub fn mean_ci_text(t: &TargetStats, unit: Unit) -> String {
+    match (t.summary, t.ci) {
+        (Some(s), Some(ci)) if t.ci_clipped => format!(
+            "{} [0, {}]",
+            format_value(s.mean, unit),
+            format_value(ci.high, unit)
+        ),
+        (Some(s), Some(ci)) => format!(
+            "{} ± {}",
+            format_value(s.mean, unit),
+            format_value(ci.half_width(), unit)
+        ),
+        (Some(s), None) => format_value(s.mean, unit),
+        _ => "—".into(),
+    }
+}
+
+/// `+12.3% [+8.1%, +16.5%]`; an infinite bound is written `unbounded`.
+pub fn diff_text(t: &TargetStats) -> String {
+    match &t.comparison {
+        Some(c) if c.diff_pct_ci.low.is_infinite() && c.diff_pct_ci.high.is_infinite() => {
+            format!("{:+.1}% [unbounded: baseline too noisy]", c.diff_pct)
+        }
+        Some(c) => format!(
+            "{:+.1}% [{}, {}]",
+            c.diff_pct,
+            bound_text(c.diff_pct_ci.low),
+            bound_text(c.diff_pct_ci.high)
+        ),
+        None => "—".into(),
+    }
+}
+
+/// `[+8.1%, +16.5%]`: the interval of a % difference alone; `[unbounded]`
+/// when both bounds are.
+pub fn interval_text(t: &TargetStats) -> String {
+    match &t.comparison {
+        Some(c) if c.diff_pct_ci.low.is_infinite() && c.diff_pct_ci.high.is_infinite() => {
+            "[unbounded]".into()
+        }
+        Some(c) => format!(
+            "[{}, {}]",
+            bound_text(c.diff_pct_ci.low),
+            bound_text(c.diff_pct_ci.high)
+        ),
+        None => String::new(),
+    }
+}
+
+/// How a % difference of metric `name` reads, the sign with the quantity
+/// rather than with the verdict: `takes 20.2% less time` (a time),
+/// `38.4% lower lat_mean_ns` (a latency), `-64.0% tps` (a rate, an
+/// amount); and whether that names the metric.
+pub fn change_text(diff_pct: f64, name: &str, unit: Unit) -> (String, bool) {
+    let size = diff_pct.abs();
+    let less = diff_pct < 0.0;
+    match unit.family() {
+        Family::Seconds => {
+            let how = if less { "less" } else { "more" };
+            (format!("takes {size:.1}% {how} time"), false)
+        }
+        Family::Nanoseconds => {
+            let how = if less { "lower" } else { "higher" };
+            (format!("{size:.1}% {how} {name}"), true)
+        }
+        _ => (format!("{diff_pct:+.1}% {name}"), true),
+    }
+}
+
+/// A significant difference in a table cell beside its verdict word:
+/// `+60.3% faster` for a rate, `24.6% less time, faster` for a time,
+/// `38.4% lower, faster` for a latency.
+pub fn versus_text(diff_pct: f64, unit: Unit, word: &str) -> String {
+    let size = diff_pct.abs();
+    let less = diff_pct < 0.0;
+    match unit.family() {
+        Family::Seconds => {
+            let how = if less { "less" } else { "more" };
+            format!("{size:.1}% {how} time, {word}")
+        }
+        Family::Nanoseconds => {
+            let how = if less { "lower" } else { "higher" };
+            format!("{size:.1}% {how}, {word}")
+        }
+        _ => format!("{diff_pct:+.1}% {word}"),
+    }
+}
+
+/// A bound of a % difference: one decimal, or as many (up to six) as keep a
+/// bound above -100 % (a ratio above 0) from printing as -100.0 %.
+pub fn bound_text(pct: f64) -> String {
+    if pct.is_infinite() {
+        return "unbounded".into();
+    }
+    let minus_100 = |d: usize| format!("{pct:.d$}") == format!("{:.d$}", -100.0);
+    let digits = (1..=6)
+        .find(|&d| pct <= -100.0 || !minus_100(d))
+        .unwrap_or(6);
+    format!("{pct:+.digits$}%")
+}
+
+/// The verdict's word, marked exploratory for a secondary metric.
+pub fn verdict_text(t: &TargetStats, m: &MetricReport) -> String {
+    match t.verdict {
+        Some(v) if m.exploratory => format!("{} (exploratory)", v.word(m.direction)),
+        Some(v) => v.word(m.direction).to_string(),
+        None => "—".into(),
+    }
+}
+
+/// `±5% needs about 9 runs per target`, for an inconclusive comparison.
+pub fn settle_text(t: &TargetStats) -> Option<String> {
+    let s = t.settle?;
+    Some(format!(
+        "±{}% needs {} runs per target",
+        s.pct,
+        runs_text(s.runs)
+    ))
+}
+
+pub fn p_text(t: &TargetStats) -> String {
+    match &t.comparison {
+        Some(c) if c.p_value < 0.001 => "<0.001".into(),
+        Some(c) => format!("{:.3}", c.p_value),
+        None => "—".into(),
+    }
+}
+
+/// A scale and unit label for charting values of `unit` up to `max`.
+pub fn display_unit(unit: Unit, max: f64) -> (f64, String) {
+    const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
+    match unit.family() {
+        Family::BytesPerSec if max >= GIB => (GIB, "GiB/s".into()),
+        Family::BytesPerSec => (1024.0 * 1024.0, "MiB/s".into()),
+        Family::Bytes => (1024.0 * 1024.0, "MiB".into()),
+        Family::Nanoseconds if max >= 1e6 => (1e6, "ms".into()),
+        Family::Nanoseconds => (1e3, "µs".into()),
+        _ => (1.0, unit.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bound_text;
+
+    // Reference: the rule on bound_text; a ratio above 0 never prints as
+    // -100.0%.
+    // The examples: a time that drops reads as less time, a rate
+    // keeps its sign beside its name.
+    #[test]
+    fn changes_read_in_the_metric_s_direction() {
+        use super::{change_text, versus_text, Unit};
+        assert_eq!(
+            change_text(-20.2, "total_s", Unit::Seconds),
+            ("takes 20.2% less time".to_string(), false)
+        );
+        assert_eq!(
+            change_text(-64.0, "tps", Unit::TransactionsPerSec),
+            ("-64.0% tps".to_string(), true)
+        );
+        assert_eq!(
+            change_text(12.5, "lat_p99_ns", Unit::Nanoseconds).0,
+            "12.5% higher lat_p99_ns"
+        );
+        assert_eq!(
+            versus_text(-24.6, Unit::Seconds, "faster"),
+            "24.6% less time, faster"
+        );
+        assert_eq!(
+            versus_text(60.3, Unit::BytesPerSec, "faster"),
+            "+60.3% faster"
+        );
+    }
+
+    #[test]
+    fn bounds_near_minus_100_keep_their_digits() {
+        assert_eq!(bound_text(12.34), "+12.3%");
+        assert_eq!(bound_text(-46.44), "-46.4%");
+        assert_eq!(bound_text(-99.94), "-99.9%");
+        assert_eq!(bound_text(-99.97), "-99.97%");
+        assert_eq!(bound_text(-99.99994), "-99.9999%");
+        assert_eq!(bound_text(-100.0 + 1e-9), "-100.000000%");
+        assert_eq!(bound_text(-100.0), "-100.0%");
+        assert_eq!(bound_text(f64::INFINITY), "unbounded");
+    }
+}
