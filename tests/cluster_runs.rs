@@ -1,14 +1,19 @@
 //! storlab on a simulated cluster (`scripts/simcluster`): a Gluster
 //! volume whose bricks are on two server hosts, provisioned and measured
 //! by storlab on a client host, which reaches the servers through the
-//! cluster's remote shell — and, built with MPI, by ranks on two client
+//! cluster's remote shell, with c1's link unshaped and shaped to 100
+//! Mbit/s (replica 2 gets at most half of it) — and, built with MPI, by ranks on two client
 //! hosts that `mpirun` launched through the cluster's agent, each host
 //! mounting the volume itself. Afterwards, and after a campaign whose
 //! rank 0 was killed with SIGKILL and `storlab cleanup`, no host keeps a
 //! volume, a peer, a brick or a mount of storlab's.
 
+#[cfg(feature = "mpi")]
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+#[cfg(feature = "mpi")]
+use std::process::Stdio;
+use std::process::{Command, Output};
+#[cfg(feature = "mpi")]
 use std::time::{Duration, Instant};
 
 use crate::simcluster::Sim;
@@ -57,6 +62,7 @@ fn assert_nothing_left(sim: &Sim, servers: &[&str], clients: &[&str]) {
     }
 }
 
+#[cfg(feature = "mpi")]
 fn wait_for(what: &str, secs: u64, mut f: impl FnMut() -> bool) {
     let t0 = Instant::now();
     while !f() {
@@ -73,7 +79,7 @@ const EXPERIMENT: &str = "name = \"cluster\"\n[plan]\nrepetitions = @REPS@\n\n\
     [[workload]]\nname = \"w\"\nkind = \"io\"\nrw = \"write\"\nbs = \"1M\"\nsize = \"8M\"\n";
 
 // Built with MPI, the test below covers this one's path (rank 0 is such
-// a client) and CI runs it instead.
+// a client), and SIGKILL with `storlab cleanup`; CI runs it instead.
 #[cfg(not(feature = "mpi"))]
 #[test]
 fn a_replica_volume_on_two_servers_measured_from_a_client() {
@@ -127,38 +133,39 @@ fn a_replica_volume_on_two_servers_measured_from_a_client() {
         "measured on c1"
     );
     assert_nothing_left(&sim, &["s1", "s2"], &["c1"]);
+    let free = crate::util::metric(&export, "w", "gl", "bw_bytes_per_s");
 
-    // Killed while its volume is mounted: `storlab cleanup` on the client
-    // undoes the volume, the peer and the bricks on the servers.
-    let file = lab.file("exp.toml", &EXPERIMENT.replace("@REPS@", "1000"));
-    let mut child = storlab(
+    // With c1's link shaped to 100 Mbit/s, replica 2 halves what a write
+    // gets of it: the client sends every block to both servers.
+    let link = 100e6 / 8.0;
+    let st = Command::new(crate::simcluster::SIMCLUSTER)
+        .args(["shape", &sim.name, "100mbit"])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let shaped_exp = EXPERIMENT
+        .replace("@REPS@", "1")
+        .replace("size = \"8M\"", "size = \"16M\"");
+    let file = lab.file("exp.toml", &shaped_exp);
+    let out = storlab(
         &sim,
         &lab,
         "c1",
         &["run", "--quiet", file.to_str().unwrap()],
     )
-    .stdout(Stdio::null())
-    .stderr(Stdio::null())
-    .spawn()
+    .output()
     .unwrap();
-    wait_for("the volume mounted on c1", 120, || {
-        sim.ok("c1", &["cat", "/proc/self/mountinfo"])
-            .contains("fuse.glusterfs")
-    });
-    child.kill().unwrap();
-    child.wait().unwrap();
-    // The FUSE client outlives the campaign; cleanup unmounts it.
-    assert!(sim
-        .ok("s1", &["gluster", "--mode=script", "volume", "list"])
-        .contains("storlab-"));
-    let out = storlab(&sim, &lab, "c1", &["cleanup"]).output().unwrap();
-    ok(out, "storlab cleanup on c1");
-    assert_nothing_left(&sim, &["s1", "s2"], &["c1"]);
+    ok(out, "storlab run on c1, shaped");
+    let shaped = crate::util::metric(&lab.export_json(), "w", "gl", "bw_bytes_per_s")[0];
     assert!(
-        !Path::new(&lab.state_dir()).exists()
-            || std::fs::read_dir(lab.state_dir()).unwrap().count() == 0,
-        "cleanup removed the journal"
+        shaped < 0.6 * link && shaped > 0.1 * link,
+        "replica 2 over a {link} B/s link: {shaped} B/s"
     );
+    assert!(
+        free.iter().all(|f| *f > 1.5 * shaped),
+        "unshaped {free:?} B/s, shaped {shaped} B/s"
+    );
+    assert_nothing_left(&sim, &["s1", "s2"], &["c1"]);
 }
 
 /// The pid of the process on this machine whose command line is `BIN
