@@ -6,8 +6,8 @@
 #   bash bench/adaptive_vs_fixed.sh
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-cargo build --release --quiet --manifest-path "$here/Cargo.toml"
-storlab="${CARGO_TARGET_DIR:-$here/target}/release/storlab"
+cargo build --profile profiling --quiet --manifest-path "$here/Cargo.toml"
+storlab="${CARGO_TARGET_DIR:-$here/target}/profiling/storlab"
 work=$(mktemp -d /var/tmp/storlab-bench-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/disk"

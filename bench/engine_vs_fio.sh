@@ -23,8 +23,8 @@ pairs=("${@:-randread-psync randread-uring seqread-1m}")
 pairs=(${pairs[*]})
 here=$(cd "$(dirname "$0")/.." && pwd)
 if [ -z "${STORLAB:-}" ]; then
-  cargo build --release --quiet --manifest-path "$here/Cargo.toml"
-  STORLAB="${CARGO_TARGET_DIR:-$here/target}/release/storlab"
+  cargo build --profile profiling --quiet --manifest-path "$here/Cargo.toml"
+  STORLAB="${CARGO_TARGET_DIR:-$here/target}/profiling/storlab"
 fi
 for tool in fio python3 cc; do
   command -v "$tool" >/dev/null || { echo "$tool is not installed (apt-get install fio python3 gcc)" >&2; exit 1; }

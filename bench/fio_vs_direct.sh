@@ -13,8 +13,8 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 job=$(realpath "${1:-$here/bench/jobs/randread-4k.fio}")
 rounds=${2:-5}
 command -v fio >/dev/null || { echo "fio is not installed: apt-get install fio" >&2; exit 1; }
-cargo build --release --quiet --manifest-path "$here/Cargo.toml"
-storlab="${CARGO_TARGET_DIR:-$here/target}/release/storlab"
+cargo build --profile profiling --quiet --manifest-path "$here/Cargo.toml"
+storlab="${CARGO_TARGET_DIR:-$here/target}/profiling/storlab"
 
 work=$(mktemp -d /tmp/storlab-bench-XXXXXX)
 mnt="$work/tmpfs"

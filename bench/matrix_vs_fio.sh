@@ -11,8 +11,8 @@ set -euo pipefail
 rounds=${1:-5}
 fsize=${2:-1G}
 here=$(cd "$(dirname "$0")/.." && pwd)
-cargo build --release --quiet --manifest-path "$here/Cargo.toml"
-storlab="${CARGO_TARGET_DIR:-$here/target}/release/storlab"
+cargo build --profile profiling --quiet --manifest-path "$here/Cargo.toml"
+storlab="${CARGO_TARGET_DIR:-$here/target}/profiling/storlab"
 command -v fio >/dev/null || { echo "fio is not installed: apt-get install fio" >&2; exit 1; }
 
 work=$(mktemp -d /tmp/storlab-bench-XXXXXX)

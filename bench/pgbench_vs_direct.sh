@@ -15,7 +15,7 @@
 # difference in what storlab runs; their mean latencies are compared too.
 # RATE=0 runs closed-loop, as fast as the machine goes (each side then
 # varies by 10-15% from run to run on a busy 2-core machine).
-# STORLAB=/path/to/storlab skips the release build.
+# STORLAB=/path/to/storlab skips the build (profiling profile: release code with debug info).
 set -euo pipefail
 rounds=${1:-8}
 secs=${2:-20}
@@ -29,8 +29,8 @@ if [ "$rate" != 0 ]; then rate_args=(-R "$rate"); rate_toml="rate = $rate"; fi
 mode=prepared
 here=$(cd "$(dirname "$0")/.." && pwd)
 if [ -z "${STORLAB:-}" ]; then
-  cargo build --release --quiet --manifest-path "$here/Cargo.toml"
-  STORLAB="${CARGO_TARGET_DIR:-$here/target}/release/storlab"
+  cargo build --profile profiling --quiet --manifest-path "$here/Cargo.toml"
+  STORLAB="${CARGO_TARGET_DIR:-$here/target}/profiling/storlab"
 fi
 bindir=$(pg_config --bindir 2>/dev/null || ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
 [ -x "$bindir/pgbench" ] || { echo "pgbench not found: apt-get install postgresql" >&2; exit 1; }

@@ -8,17 +8,25 @@ use clap::{Parser, Subcommand, ValueEnum};
 #[derive(Debug, Parser)]
 #[command(
     name = "storlab",
-    version,
-    about = "A laboratory for storage experiments: provision configurations, run real workloads, compare with confidence intervals."
+    version = crate::VERSION,
+    about = "A laboratory for storage experiments: provision configurations, run real workloads, compare with confidence intervals.",
+    after_help = "Environment: STORLAB_DB (the store, as --db), STORLAB_STATE_DIR (provisioning journals), STORLAB_COMMAND_TIMEOUT (seconds an external command may run, default 300). Reference: docs/ in storlab's source."
 )]
 pub struct Cli {
     /// The results store (SQLite).
     #[arg(long, global = true, env = "STORLAB_DB", default_value = "storlab.db")]
     pub db: PathBuf,
 
-    /// No progress output; results and errors still print.
-    #[arg(long, short, global = true)]
+    /// No progress output and no "wrote FILE"; results, warnings and
+    /// errors still print.
+    #[arg(long, short, global = true, conflicts_with = "verbose")]
     pub quiet: bool,
+
+    /// Also print every external command storlab runs (mkfs, losetup,
+    /// mount, zpool, gluster, initdb, postgres, pgbench, fio…) on stderr, as a line to
+    /// paste into a shell.
+    #[arg(long, short, global = true)]
+    pub verbose: bool,
 
     #[command(subcommand)]
     pub command: Command,
@@ -29,7 +37,7 @@ pub enum Command {
     /// Run a campaign; without a file, the built-in quick experiment
     /// (the current directory's filesystem against tmpfs).
     Run {
-        /// The experiment file (TOML).
+        /// The experiment file (TOML); `-` reads it from stdin.
         experiment: Option<PathBuf>,
         /// Continue a killed or interrupted campaign (id or name): provision
         /// again and run only what is missing.
@@ -37,7 +45,20 @@ pub enum Command {
         resume: Option<String>,
     },
     /// Validate an experiment file and print its planned runs with an estimate.
-    Check { experiment: PathBuf },
+    Check {
+        /// The experiment file (TOML); `-` reads it from stdin.
+        experiment: PathBuf,
+    },
+    /// Write a commented starter experiment to edit: the built-in quick
+    /// experiment (the current directory against a tmpfs).
+    Init {
+        /// Where to write it; `-` prints it.
+        #[arg(default_value = "experiment.toml")]
+        file: PathBuf,
+        /// Replace FILE if it exists.
+        #[arg(long)]
+        force: bool,
+    },
     /// List the campaigns in the store.
     List,
     /// Print a campaign's summary table (latest when omitted).
@@ -45,8 +66,10 @@ pub enum Command {
     /// Write every run of a campaign as CSV or JSON (latest when omitted).
     Export {
         campaign: Option<String>,
-        #[arg(long, short, value_enum, default_value_t = ExportFormat::Csv)]
-        format: ExportFormat,
+        /// The format; without it, the output file's extension decides
+        /// (.csv or .json), and CSV otherwise.
+        #[arg(long, short, value_enum)]
+        format: Option<ExportFormat>,
         /// Write to this file instead of stdout.
         #[arg(long, short)]
         output: Option<PathBuf>,
@@ -91,6 +114,16 @@ pub enum Command {
     /// pools, volumes, daemons, images), from the journals in the state
     /// directory ($STORLAB_STATE_DIR, else /var/lib/storlab for root).
     Cleanup,
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page, or write one page per command into DIR.
+    Man {
+        /// A directory such as ~/.local/share/man/man1.
+        dir: Option<PathBuf>,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -5,7 +5,7 @@ use serde_json::{json, Value};
 
 pub fn environment() -> Value {
     json!({
-        "storlab_version": env!("CARGO_PKG_VERSION"),
+        "storlab_version": crate::VERSION,
         "hostname": hostname(),
         "cpu_model": cpu_model(),
         "cpu_count": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),

@@ -4,6 +4,13 @@
 //! plan; storlab provisions each target, runs the workloads with sound
 //! methodology, stores every run in SQLite and turns runs into verdicts.
 
+/// storlab's version with the git commit it was built from and its enabled
+/// features, as `storlab --version` prints it and every campaign stores it.
+pub const VERSION: &str = env!("STORLAB_VERSION_LONG");
+
+#[macro_use]
+pub mod console;
+
 pub mod cli;
 pub mod commands;
 pub mod experiment;

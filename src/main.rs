@@ -9,7 +9,7 @@ fn main() -> ExitCode {
     match storlab::commands::dispatch(cli) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            storlab::errln!("error: {e:#}");
             ExitCode::FAILURE
         }
     }

@@ -61,7 +61,7 @@ impl Printer {
             bar.enable_steady_tick(Duration::from_millis(200));
             self.bar = Some(bar);
         } else {
-            eprintln!(
+            errln!(
                 "storlab: {runs} runs planned, about {}",
                 format_seconds(estimate.as_secs_f64())
             );
@@ -94,7 +94,7 @@ impl Printer {
                     .filter(|_| index + 1 < total)
                     .map(|d| format!(" (about {} left)", format_seconds(d.as_secs_f64())))
                     .unwrap_or_default();
-                eprintln!("[{}/{}] {label}: {outcome}{left}", index + 1, total)
+                errln!("[{}/{}] {label}: {outcome}{left}", index + 1, total)
             }
             None => {}
         }
@@ -104,7 +104,7 @@ impl Printer {
     pub fn note(&self, message: &str) {
         match &self.bar {
             Some(bar) => bar.println(format!("note: {message}")),
-            None => eprintln!("note: {message}"),
+            None => errln!("note: {message}"),
         }
     }
 

@@ -79,7 +79,7 @@ impl Drop for Running<'_> {
         if let Some(c) = self.child.as_mut() {
             let _ = c.kill();
             let _ = c.wait();
-            let _ = self.lab.run(&["cleanup"]);
+            self.lab.try_cleanup();
         }
     }
 }
@@ -503,7 +503,7 @@ struct CleanupOnDrop<'a>(&'a Lab);
 
 impl Drop for CleanupOnDrop<'_> {
     fn drop(&mut self) {
-        let _ = self.0.run(&["cleanup"]);
+        self.0.try_cleanup();
     }
 }
 

@@ -6,17 +6,12 @@ use serde_json::{json, Value};
 use crate::cdp::{chromium, Browser};
 use crate::util::Lab;
 
-/// Chromium's path, or a visible skip (an error under CI).
-fn chromium_or_skip() -> Option<PathBuf> {
-    let binary = chromium();
-    if binary.is_none() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must install chromium (.ci/run)"
-        );
-        eprintln!("SKIPPED: chromium is not installed");
-    }
-    binary
+/// Chromium's path; a missing Chromium fails the test in one line naming
+/// its package.
+fn chromium_binary() -> PathBuf {
+    chromium().unwrap_or_else(|| {
+        panic!("chromium is not installed: install the Debian package `chromium` (scripts/test installs every package the tests use)")
+    })
 }
 
 /// Runs the experiment `toml` and writes the latest campaign's HTML report.
@@ -99,9 +94,7 @@ fn screenshot(b: &mut Browser, clip: Value, out: &Path) {
 #[test]
 fn the_html_report_renders_offline_without_errors_and_escapes_names() {
     require_root!();
-    let Some(binary) = chromium_or_skip() else {
-        return;
-    };
+    let binary = chromium_binary();
     let lab = Lab::new();
     let data = lab.path().join("d");
     std::fs::create_dir(&data).unwrap();
@@ -143,9 +136,7 @@ fn the_html_report_renders_offline_without_errors_and_escapes_names() {
 #[test]
 fn a_matrix_report_draws_a_heat_map_per_test_and_target() {
     require_root!();
-    let Some(binary) = chromium_or_skip() else {
-        return;
-    };
+    let binary = chromium_binary();
     let lab = Lab::new();
     let data = lab.path().join("d");
     std::fs::create_dir(&data).unwrap();
@@ -205,9 +196,7 @@ fn a_matrix_report_draws_a_heat_map_per_test_and_target() {
 #[test]
 fn the_report_shows_what_was_compared_the_primary_series_and_open_intervals() {
     require_root!();
-    let Some(binary) = chromium_or_skip() else {
-        return;
-    };
+    let binary = chromium_binary();
     let lab = Lab::new();
     // `tuned` asks for relatime, which the baseline has by default (a
     // requested difference that is none), and nodev, which it lacks. The

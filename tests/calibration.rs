@@ -188,13 +188,18 @@ fn a_real_a_a_campaign_is_what_the_simulation_draws_and_passes_the_gate() {
         assert!(line.ends_with("no significant difference"), "{line}");
     }
     // The noisy pair is inconclusive: show says how many runs would settle it.
-    let show = lab.ok(&["show"]);
+    let out = lab.run(&["show"]);
+    let (show, warnings) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
     let noisy = show
         .lines()
         .find(|l| l.starts_with("noisy  ") && l.contains(" b "))
         .unwrap();
     assert!(noisy.contains("(n.s.; ±5% needs about "), "{show}");
-    assert!(show.contains("warning: inconclusive against the baseline; runs per target that would measure the difference to ±5%: noisy b about "), "{show}");
+    // Warnings go to stderr, not into the table.
+    assert!(warnings.contains("warning: inconclusive against the baseline; runs per target that would measure the difference to ±5%: noisy b about "), "{warnings}");
     let md = lab.ok(&["report", "--format", "md"]);
     assert!(md.contains("Runs are paired by round"), "{md}");
     assert!(md.contains("order within each round was shuffled"), "{md}");

@@ -6,6 +6,7 @@ const GOOD_WORKLOAD: &str = "[[workload]]\nname = \"w\"\nkind = \"io\"\n";
 /// Each case: file text, expected `line:column`, and a phrase of the message.
 const CASES: &[(&str, &str, &str, &str)] = &[
     ("unknown_key", "[[target]]\nname = \"a\"\nkind = \"dir\"\npath = \"/tmp\"\n[[workload]]\nname = \"w\"\nkind = \"io\"\nruntme = \"5s\"\n", "8:1", "did you mean `runtime`?"),
+    ("unknown_short_key", "[[target]]\nname = \"a\"\nkind = \"dir\"\npath = \"/tmp\"\n[[workload]]\nname = \"w\"\nkind = \"io\"\nbz = \"4k\"\n", "8:1", "did you mean `bs`?"),
     ("unknown_top_key", "nmae = \"x\"\n", "1:1", "did you mean `name`?"),
     ("wrong_type", "[[target]]\nname = \"a\"\nkind = \"dir\"\npath = \"/tmp\"\n[[workload]]\nname = \"w\"\nkind = \"io\"\nnumjobs = \"four\"\n", "8:11", "must be an integer"),
     ("bad_unit", "[[target]]\nname = \"a\"\nkind = \"dir\"\npath = \"/tmp\"\n[[workload]]\nname = \"w\"\nkind = \"io\"\nbs = \"4q\"\n", "8:6", "unknown size unit"),

@@ -107,6 +107,7 @@ fn assert_fio_figures(export: &Value, target: &str, reps: usize) {
 
 #[test]
 fn fio_job_files_run_on_a_directory_target() {
+    require_program!("fio");
     let lab = Lab::new();
     exp_dir(&lab);
     let data = lab.path().join("data");
@@ -119,10 +120,38 @@ fn fio_job_files_run_on_a_directory_target() {
         ),
     );
     assert!(file.starts_with(lab.path().join("exp")));
-    let stdout = lab.ok(&["run", "--quiet", "exp/fio.toml"]);
+    let out = lab.run(&["run", "--quiet", "exp/fio.toml"]);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{stdout}\n{stderr}");
     assert!(stdout.contains("6 of 6 planned runs ok"), "{stdout}");
+    // Warnings go to stderr, never into the tables on stdout; the job
+    // file's replaced `directory`, the same in every run, is said once.
+    assert!(!stdout.contains("warning"), "{stdout}");
+    let replaced: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("directory=/nonexistent/storlab-fio-test"))
+        .collect();
+    assert_eq!(replaced.len(), 1, "{stderr}");
+    assert!(
+        replaced[0].contains("(randread on data, 2 runs)"),
+        "{stderr}"
+    );
     let export = lab.export_json();
     assert_fio_figures(&export, "data", 2);
+    for r in runs(&export) {
+        // fio's version is kept with every run, and its disk figures name
+        // their device.
+        let version = r["facts"]["fio_version"].as_str().unwrap_or_default();
+        assert!(version.starts_with("fio-"), "{}", r["facts"]);
+        for m in r["metrics"].as_array().unwrap() {
+            if m["name"].as_str().unwrap().starts_with("disk_") {
+                assert!(m["labels"]["device"].is_string(), "{m}");
+            }
+        }
+    }
     let job = &export["workloads"][0]["params"];
     assert_eq!(
         job["job"].as_str().unwrap(),
@@ -144,6 +173,7 @@ fn fio_job_files_run_on_a_directory_target() {
 #[test]
 fn fio_job_files_run_on_tmpfs() {
     require_root!();
+    require_program!("fio");
     let lab = Lab::new();
     exp_dir(&lab);
     let name = format!("f{}", std::process::id());
@@ -198,6 +228,7 @@ fn a_missing_fio_is_a_clear_error_before_anything_runs() {
 
 #[test]
 fn a_failing_job_is_a_failed_run_with_fios_own_words() {
+    require_program!("fio");
     let lab = Lab::new();
     let file = lab.file(
         "bad.toml",
@@ -224,6 +255,7 @@ fn a_failing_job_is_a_failed_run_with_fios_own_words() {
 #[test]
 fn a_full_filesystem_fails_the_fio_run_with_fios_message() {
     require_root!();
+    require_program!("fio");
     let lab = Lab::new();
     let mnt = TestMount::new(lab.path().join("small"), "8M");
     let file = lab.file(
@@ -249,6 +281,7 @@ fn a_full_filesystem_fails_the_fio_run_with_fios_message() {
 
 #[test]
 fn a_job_file_writing_outside_the_working_directory_is_refused() {
+    require_program!("fio");
     let lab = Lab::new();
     let exp = exp_dir(&lab);
     std::fs::write(
@@ -279,6 +312,7 @@ fn a_job_file_writing_outside_the_working_directory_is_refused() {
 /// A campaign stopped by SIGINT resumes only with the job it began with.
 #[test]
 fn a_changed_job_file_keeps_a_campaign_from_resuming() {
+    require_program!("fio");
     let lab = Lab::new();
     let exp = exp_dir(&lab);
     lab.file(

@@ -4,15 +4,13 @@ use std::time::{Duration, Instant};
 
 use crate::util::{metric, Lab};
 
-/// The PostgreSQL bin directory, or a visible skip.
+/// The PostgreSQL bin directory; a missing PostgreSQL fails the test in
+/// one line naming its package.
 macro_rules! require_postgres {
     () => {
         match crate::pgbench_runs::bindir() {
             Some(b) => b,
-            None => {
-                eprintln!("SKIPPED: PostgreSQL is not installed (apt-get install postgresql)");
-                return;
-            }
+            None => panic!("PostgreSQL is not installed: install the Debian package `postgresql` (scripts/test installs every package the tests use)"),
         }
     };
 }

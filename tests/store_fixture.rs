@@ -55,7 +55,17 @@ fn assert_golden(name: &str, actual: &str) {
 fn show_prints_what_the_v3_storlab_printed() {
     let lab = lab_with_fixture();
     for c in ["1", "2"] {
-        assert_golden(&format!("show-{c}.txt"), &lab.ok(&["show", c]));
+        let out = lab.run(&["show", c]);
+        assert!(out.status.success(), "show {c}: {:?}", out.status);
+        assert_golden(
+            &format!("show-{c}.txt"),
+            &String::from_utf8_lossy(&out.stdout),
+        );
+        // Warnings go to stderr, each said once.
+        assert_golden(
+            &format!("show-{c}.stderr.txt"),
+            &String::from_utf8_lossy(&out.stderr),
+        );
     }
     assert_golden("list.txt", &lab.ok(&["list"]));
     assert_golden("compare-1.txt", &lab.ok(&["compare", "1"]));

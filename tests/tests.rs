@@ -12,12 +12,17 @@ mod browser;
 mod calibration;
 /// A minimal DevTools client for the browser tests.
 mod cdp;
+/// The command line: version, completions, man pages, init, stdin, export
+/// formats, closed streams, SIGHUP, stuck external commands.
+mod cli;
 /// storlab on a simulated cluster: Gluster bricks on server hosts, a client host.
 mod cluster_runs;
 /// Real commands (tar extraction, failures, timeouts) timed as `command` workloads.
 mod command_runs;
 /// What survives a killed campaign, and what the next one cleans.
 mod crash;
+/// The reference in docs/ against the code's declarations.
+mod docs;
 /// The io_uring and mmap engines and open-loop rates.
 mod engines;
 /// Malformed experiment files: one error line with file:line:column, exit 2.
@@ -54,5 +59,7 @@ mod sqlite_oltp_runs;
 mod steady_state;
 /// The schema-v3 store fixture: it opens, migrates and reports what it did.
 mod store_fixture;
+/// The suite's own rules: guards that cannot panic, scripts/test's packages.
+mod suite;
 /// Verdicts, comparisons and the regression gate on real campaigns.
 mod verdicts;

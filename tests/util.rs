@@ -70,6 +70,69 @@ impl Lab {
     pub fn export_json(&self) -> serde_json::Value {
         serde_json::from_str(&self.ok(&["export", "--format", "json"])).expect("export is JSON")
     }
+
+    /// The JSON export of the latest campaign, or `None` — for guards,
+    /// which must never panic in `Drop`.
+    pub fn try_export_json(&self) -> Option<serde_json::Value> {
+        let out = self
+            .cmd()
+            .args(["export", "--format", "json"])
+            .output()
+            .ok()?;
+        serde_json::from_slice(&out.stdout).ok()
+    }
+
+    /// Runs `storlab cleanup` on this lab's journals, ignoring every
+    /// failure (for guards).
+    pub fn try_cleanup(&self) {
+        let _ = self.cmd().arg("cleanup").output();
+    }
+}
+
+/// The programs the tests run and the Debian package of each; scripts/test
+/// installs them all (a test checks that it names each package).
+pub const PROGRAMS: &[(&str, &str)] = &[
+    ("fio", "fio"),
+    ("mkfs.ext4", "e2fsprogs"),
+    ("mkfs.xfs", "xfsprogs"),
+    ("mkfs.btrfs", "btrfs-progs"),
+    ("losetup", "mount"),
+    ("zfs-fuse", "zfs-fuse"),
+    ("zpool", "zfs-fuse"),
+    ("glusterd", "glusterfs-server"),
+    ("gluster", "glusterfs-server"),
+    ("glusterfs", "glusterfs-client"),
+    ("chromium", "chromium"),
+    ("pg_config", "postgresql"),
+    ("mpirun", "openmpi-bin"),
+];
+
+/// Whether `program` is on PATH or in the sbin directories root uses.
+pub fn installed(program: &str) -> bool {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain(["/usr/sbin", "/sbin", "/usr/bin"].map(PathBuf::from))
+        .any(|d| d.join(program).is_file())
+}
+
+/// Fails the test in one line naming the Debian package when a program it
+/// needs is missing: `scripts/test` installs them all.
+macro_rules! require_program {
+    ($program:expr) => {
+        crate::util::require_program($program)
+    };
+}
+
+pub fn require_program(program: &str) {
+    if installed(program) {
+        return;
+    }
+    let package = PROGRAMS
+        .iter()
+        .find(|(p, _)| *p == program)
+        .map(|(_, pkg)| *pkg)
+        .unwrap_or("?");
+    panic!("{program} is not installed: install the Debian package `{package}` (scripts/test installs every package the tests use)");
 }
 
 pub fn is_root() -> bool {

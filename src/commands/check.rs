@@ -14,12 +14,16 @@ pub fn check(file: &Path) -> Result<ExitCode> {
     let exp = match experiment::load(file) {
         Ok(e) => e,
         Err(e) => {
-            eprintln!("error: {e}");
+            errln!("error: {e}");
             return Ok(ExitCode::from(EXIT_INVALID));
         }
     };
     let runs = plan(&exp);
-    outln!("{}: valid experiment `{}`", file.display(), exp.name);
+    let shown = match file.to_str() {
+        Some("-") => experiment::STDIN.into(),
+        _ => file.display().to_string(),
+    };
+    outln!("{shown}: valid experiment `{}`", exp.name);
     outln!(
         "targets: {}",
         exp.targets

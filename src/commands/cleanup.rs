@@ -73,8 +73,8 @@ fn undo_journal(pending: &Pending) -> bool {
                 kept = true;
             }
             Err(e) => {
-                eprintln!("  FAILED: {}: {e:#}", res.describe());
-                eprintln!("  the journal is kept; fix the cause and run `storlab cleanup` again");
+                errln!("  FAILED: {}: {e:#}", res.describe());
+                errln!("  the journal is kept; fix the cause and run `storlab cleanup` again");
                 return false;
             }
         }
@@ -86,7 +86,7 @@ fn undo_journal(pending: &Pending) -> bool {
     match std::fs::remove_file(&pending.path) {
         Ok(()) => true,
         Err(e) => {
-            eprintln!("  removing {}: {e}", pending.path.display());
+            errln!("  removing {}: {e}", pending.path.display());
             false
         }
     }

@@ -52,7 +52,7 @@ pub fn compare(
             .as_ref()
             .map(|c| c.diff_pct)
             .unwrap_or(f64::NAN);
-        eprintln!(
+        errln!(
             "regression: {} {} on {}: {:+.1}% against {} (p {:.4})",
             r.workload,
             r.metric,
@@ -67,7 +67,7 @@ pub fn compare(
         );
     }
     if regressions.is_empty() {
-        eprintln!("no primary metric is significantly worse by more than {pct}%");
+        errln!("no primary metric is significantly worse by more than {pct}%");
         Ok(ExitCode::SUCCESS)
     } else {
         Ok(ExitCode::FAILURE)

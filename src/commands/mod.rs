@@ -1,22 +1,12 @@
 //! One module per subcommand; `dispatch` maps the parsed command line to
 //! them and decides the exit status.
 
-/// `print!` for command output: when the reader has gone away
-/// (`storlab check x.toml | head`), the command ends quietly instead of
-/// panicking on the broken pipe.
-macro_rules! out {
-    ($($t:tt)*) => { $crate::commands::to_stdout(&format!($($t)*)) };
-}
-
-/// `println!` with the same broken-pipe behaviour as [`out!`].
-macro_rules! outln {
-    () => { $crate::commands::to_stdout("\n") };
-    ($($t:tt)*) => { $crate::commands::to_stdout(&format!("{}\n", format!($($t)*))) };
-}
-
 mod check;
 mod cleanup;
 mod compare;
+mod format;
+mod generate;
+mod init;
 mod kinds;
 mod query;
 mod report;
@@ -35,12 +25,20 @@ pub const EXIT_INVALID: u8 = 2;
 pub const EXIT_INTERRUPTED: u8 = 130;
 
 pub fn dispatch(cli: Cli) -> Result<ExitCode> {
+    crate::console::set_level(match (cli.quiet, cli.verbose) {
+        (true, _) => crate::console::Level::Quiet,
+        (false, true) => crate::console::Level::Verbose,
+        (false, false) => crate::console::Level::Normal,
+    });
     match cli.command {
         Command::Run { experiment, resume } => match resume {
             Some(c) => run::resume(&cli.db, &c, cli.quiet),
             None => run::run(&cli.db, experiment.as_deref(), cli.quiet),
         },
         Command::Check { experiment } => check::check(&experiment),
+        Command::Init { file, force } => init::init(&file, force),
+        Command::Completions { shell } => generate::completions(shell),
+        Command::Man { dir } => generate::man(dir.as_deref()),
         Command::List => query::list(&cli.db),
         Command::Show { campaign } => query::show(&cli.db, campaign.as_deref()),
         Command::Export {
@@ -91,23 +89,8 @@ pub fn emit(text: &str, path: Option<&Path>) -> Result<()> {
     match path {
         Some(p) => std::fs::write(p, text).with_context(|| format!("writing {}", p.display())),
         None => {
-            to_stdout(text);
+            crate::console::to_stdout(text);
             Ok(())
         }
-    }
-}
-
-/// Writes command output to stdout. A closed pipe ends the process with
-/// status 0, as `head` expects of its writer; anything is recorded before a
-/// command prints, so nothing is lost.
-pub(crate) fn to_stdout(text: &str) {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        if e.kind() == std::io::ErrorKind::BrokenPipe {
-            std::process::exit(0);
-        }
-        eprintln!("error: writing to stdout: {e}");
-        std::process::exit(1);
     }
 }

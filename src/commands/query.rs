@@ -40,16 +40,24 @@ pub fn show(db: &Path, campaign: Option<&str>) -> Result<ExitCode> {
     let data = store.load_campaign(store.resolve_campaign(campaign)?)?;
     let doc = outline::build(&data, &outline::Options::default())?;
     out!("{}", terminal::summary(&doc));
-    out!("{}", terminal::warnings(&doc));
+    // Warnings are for the reader, not for the table a script parses.
+    crate::console::to_stderr(&terminal::warnings(&doc));
     Ok(ExitCode::SUCCESS)
 }
 
 pub fn export(
     db: &Path,
     campaign: Option<&str>,
-    format: ExportFormat,
+    format: Option<ExportFormat>,
     output: Option<&Path>,
 ) -> Result<ExitCode> {
+    let format = match super::format::choose(format, output, ExportFormat::Csv) {
+        Ok(f) => f,
+        Err(why) => {
+            errln!("error: {why}");
+            return Ok(ExitCode::from(super::EXIT_INVALID));
+        }
+    };
     let store = Store::open_existing(db)?;
     let data = store.load_campaign(store.resolve_campaign(campaign)?)?;
     let text = match format {
@@ -57,5 +65,8 @@ pub fn export(
         ExportFormat::Json => format!("{}\n", serde_json::to_string_pretty(&to_json(&data))?),
     };
     super::emit(&text, output)?;
+    if let Some(p) = output {
+        crate::console::wrote(p);
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -17,9 +17,13 @@ pub fn report(
     format: Option<ReportFormat>,
     options: outline::Options,
 ) -> Result<ExitCode> {
-    let format = format
-        .or_else(|| output.and_then(from_extension))
-        .unwrap_or(ReportFormat::Html);
+    let format = match super::format::choose(format, output, ReportFormat::Html) {
+        Ok(f) => f,
+        Err(why) => {
+            errln!("error: {why}");
+            return Ok(ExitCode::from(super::EXIT_INVALID));
+        }
+    };
     let store = Store::open_existing(db)?;
     let data = store.load_campaign(store.resolve_campaign(campaign)?)?;
     let text = match format {
@@ -33,17 +37,7 @@ pub fn report(
     };
     super::emit(&text, output)?;
     if let Some(p) = output {
-        eprintln!("wrote {}", p.display());
+        crate::console::wrote(p);
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn from_extension(p: &Path) -> Option<ReportFormat> {
-    match p.extension()?.to_str()?.to_ascii_lowercase().as_str() {
-        "html" | "htm" => Some(ReportFormat::Html),
-        "md" | "markdown" => Some(ReportFormat::Md),
-        "json" => Some(ReportFormat::Json),
-        "csv" => Some(ReportFormat::Csv),
-        _ => None,
-    }
 }

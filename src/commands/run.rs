@@ -31,7 +31,7 @@ pub fn run(db: &Path, file: Option<&Path>, quiet: bool) -> Result<ExitCode> {
         Ok(e) => e,
         Err(e) => {
             team.abort();
-            eprintln!("error: {e}");
+            errln!("error: {e}");
             return Ok(ExitCode::from(EXIT_INVALID));
         }
     };
@@ -101,7 +101,7 @@ fn resumable(
     let exp = match experiment::parse_experiment(&r.origin, &r.source) {
         Ok(e) => e,
         Err(e) => {
-            eprintln!("error: the stored experiment of campaign {id} no longer validates: {e}");
+            errln!("error: the stored experiment of campaign {id} no longer validates: {e}");
             return Ok(None);
         }
     };
@@ -130,16 +130,17 @@ fn finish(db: &Path, store: &Store, outcome: &Outcome, quiet: bool) -> Result<Ex
     let data = store.load_campaign(outcome.campaign)?;
     let doc = outline::build(&data, &outline::Options::default())?;
     out!("{}", terminal::summary(&doc));
-    out!("{}", terminal::warnings(&doc));
+    // Warnings are for the reader, not for the table a script parses.
+    crate::console::to_stderr(&terminal::warnings(&doc));
     if !quiet {
-        eprintln!(
+        errln!(
             "results stored in {} as campaign {}",
             db.display(),
             outcome.campaign
         );
     }
     if outcome.interrupted {
-        eprintln!(
+        errln!(
             "interrupted: finished runs are stored; continue with `storlab run --resume {}`",
             outcome.campaign
         );

@@ -64,13 +64,20 @@ impl ExperimentError {
     }
 }
 
-/// The closest candidate to an unknown word, for "did you mean" hints.
+/// The closest candidate to an unknown word, for "did you mean" hints: the
+/// fewest edits (insertions, deletions, substitutions, swaps of neighbours),
+/// at most a third of the word's length and at least one, as rustc and
+/// cargo bound theirs. Short keys need this: `bz` is one edit from `bs`,
+/// though a similarity score finds them unlike. Ties go to the first
+/// candidate; case differences are free.
 pub fn nearest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let limit = word.chars().count().max(3) / 3;
+    let lower = word.to_lowercase();
     candidates
         .into_iter()
-        .map(|c| (strsim::jaro_winkler(word, c), c))
-        .filter(|(score, _)| *score > 0.75)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|c| (strsim::damerau_levenshtein(&lower, &c.to_lowercase()), c))
+        .filter(|(d, _)| *d <= limit)
+        .min_by_key(|(d, _)| *d)
         .map(|(_, c)| c)
 }
 
@@ -97,5 +104,17 @@ mod tests {
     fn suggestions() {
         assert_eq!(nearest("runtme", ["runtime", "rw", "bs"]), Some("runtime"));
         assert_eq!(nearest("zzz", ["runtime", "rw"]), None);
+        // Short keys: one edit away is a suggestion, two is not.
+        assert_eq!(nearest("bz", ["rw", "bs", "size"]), Some("bs"));
+        assert_eq!(nearest("xy", ["rw", "bs"]), None);
+        // Neighbours swapped, and case.
+        assert_eq!(nearest("tmpsf", ["dir", "tmpfs", "loop"]), Some("tmpfs"));
+        assert_eq!(nearest("Runtime", ["runtime"]), Some("runtime"));
+        // Long words allow more edits, bounded by their length.
+        assert_eq!(
+            nearest("mount_optons", ["mount_options", "mkfs_options"]),
+            Some("mount_options")
+        );
+        assert_eq!(nearest("numjbs", ["numjobs", "iodepth"]), Some("numjobs"));
     }
 }

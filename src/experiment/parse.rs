@@ -61,6 +61,9 @@ fn first_line(s: &str) -> String {
 }
 
 fn file_stem(file: &str) -> String {
+    if file == super::STDIN {
+        return "stdin".into();
+    }
     std::path::Path::new(file)
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
@@ -77,7 +80,7 @@ impl Cx<'_> {
     /// file, a command's program) are resolved against it.
     fn base_dir(&self) -> std::path::PathBuf {
         match std::path::Path::new(self.file).parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            Some(p) if !p.as_os_str().is_empty() && self.file != super::STDIN => p.to_path_buf(),
             _ => std::path::PathBuf::from("."),
         }
     }

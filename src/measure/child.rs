@@ -118,6 +118,7 @@ pub fn run(cmd: &mut Command, opts: ChildOptions<'_>) -> std::io::Result<Finishe
     })
     .stderr(Stdio::piped())
     .process_group(0);
+    crate::console::echo(cmd);
     let adopter = super::strays::Adopter::start();
     let t0 = Instant::now();
     let mut child = match cmd.spawn() {

@@ -200,6 +200,17 @@ catalogue! {
     DATA_BYTES_PER_TX = def("data_bytes_per_tx", BytesPerTransaction, Lower, Mean,
         "data pages written during the run (checkpointer, background writer, backends) per transaction; pages still dirty at the end are not counted");
     TEMP_BYTES = def("temp_bytes", Bytes, Lower, Sum, "temporary file bytes queries wrote (pg_stat_database)");
+    // Block devices under the files, as fio's disk_util reports them
+    // (labelled `device`). Ranks on one host see the same device: the
+    // largest figure is the device's own.
+    DISK_UTIL_PCT = def("disk_util_pct", Percent, Lower, Max, "share of the run the device was busy");
+    DISK_READ_IOS = def("disk_read_ios", Ops, Higher, Max, "reads the device completed during the run");
+    DISK_WRITE_IOS = def("disk_write_ios", Ops, Higher, Max, "writes the device completed during the run");
+    DISK_READ_MERGES = def("disk_read_merges", Ops, Higher, Max, "reads the device's queue merged into others");
+    DISK_WRITE_MERGES = def("disk_write_merges", Ops, Higher, Max, "writes the device's queue merged into others");
+    DISK_READ_TICKS_S = def("disk_read_ticks_s", Seconds, Lower, Max, "time the device's reads spent queued and in service");
+    DISK_WRITE_TICKS_S = def("disk_write_ticks_s", Seconds, Lower, Max, "time the device's writes spent queued and in service");
+    DISK_IN_QUEUE_S = def("disk_in_queue_s", Seconds, Lower, Max, "time requests spent in the device's queue, weighted by their number");
     // command.
     MAX_RSS_BYTES = def("max_rss_bytes", Bytes, Lower, Max, "peak resident memory of the command");
     // Multi-client runs: the ranks' ends after the start barrier.

@@ -62,9 +62,23 @@ pub static JOB: LabelDef = LabelDef {
     compact: Compact::Prefixed("job"),
 };
 
+pub static DEVICE: LabelDef = LabelDef {
+    key: "device",
+    help: "a block device, by its kernel name (fio's disk_util: vda, loop3)",
+    compact: Compact::Value,
+};
+
 /// The label keys of storlab's workloads, in the order a compact name
 /// puts them.
-pub static LABELS: &[&LabelDef] = &[&TEST, &FILE_SIZE, &RECORD_SIZE, &OP, &STATEMENT, &JOB];
+pub static LABELS: &[&LabelDef] = &[
+    &TEST,
+    &FILE_SIZE,
+    &RECORD_SIZE,
+    &OP,
+    &STATEMENT,
+    &JOB,
+    &DEVICE,
+];
 
 /// A metric value's labels: key → value, ordered by key.
 #[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

@@ -24,6 +24,9 @@ pub fn start(
     cmd::run(program, args).with_context(|| format!("starting {program}"))?;
     let t0 = Instant::now();
     while t0.elapsed() < Duration::from_secs(30) {
+        if cmd::provisioning_stopped() {
+            bail!("interrupted while waiting for {program} to become ready");
+        }
         if let Some(pid) = read_pid(pidfile) {
             if ready() {
                 // What the daemon serves from the start (zfs-fuse imports

@@ -402,7 +402,7 @@ impl Held {
                 Undone::Gone => self.journal.release(id)?,
                 Undone::Kept(why) => {
                     self.journal.keep(id);
-                    eprintln!("storlab: {why} (kept in {})", self.journal.path().display());
+                    errln!("storlab: {why} (kept in {})", self.journal.path().display());
                 }
             }
             self.items.pop();

@@ -109,8 +109,9 @@ pub fn rsh() -> Result<Vec<String>> {
         ),
         (None, None) => ("the default", DEFAULT_RSH.to_string()),
     };
-    let words = shell_words::split(&text)
-        .with_context(|| format!("{from} `{text}` is not a command line"))?;
+    let Some(words) = shlex::split(&text) else {
+        bail!("{from} `{text}` is not a command line (an unclosed quote?)");
+    };
     if words.is_empty() {
         bail!("{from} names no program; set STORLAB_RSH, e.g. `ssh -o BatchMode=yes`");
     }
@@ -136,7 +137,10 @@ fn remote_argv<S: AsRef<str>>(
     let mut line = vec![program];
     line.extend(strs(args));
     words.push(host.to_string());
-    words.push(shell_words::join(line));
+    words.push(
+        shlex::try_join(line.iter().copied())
+            .context("an argument for the remote shell holds a NUL byte")?,
+    );
     Ok((rsh, words))
 }
 
@@ -185,7 +189,7 @@ mod tests {
         assert_eq!(rsh, "ssh");
         assert_eq!(args[..3], ["-p", "2222", "h1"]);
         assert_eq!(
-            shell_words::split(&args[3]).unwrap(),
+            shlex::split(&args[3]).unwrap(),
             ["mkdir", "--", "/b r/it's"]
         );
     }

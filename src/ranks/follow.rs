@@ -70,7 +70,7 @@ pub fn follow(team: &mut Team) -> Result<bool> {
     };
     let _ = mounts.unmount();
     for kept in journal.undo_open() {
-        eprintln!("storlab: rank {}: {kept}", team.rank());
+        errln!("storlab: rank {}: {kept}", team.rank());
     }
     journal.finish()?;
     over

@@ -11,7 +11,7 @@ use super::protocol::{decode, encode, Hello, Instruction, Opening, Start};
 use super::Ranks;
 use crate::experiment::{self, Experiment};
 
-const VERSION: &str = env!("CARGO_PKG_VERSION");
+const VERSION: &str = crate::VERSION;
 
 pub struct Team {
     ranks: Ranks,

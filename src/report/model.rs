@@ -376,25 +376,94 @@ pub fn precision(t: &TargetStats) -> Option<(f64, Option<usize>)> {
 }
 
 fn warnings(c: &CampaignData, workloads: &[WorkloadReport]) -> Vec<String> {
-    let mut out = Vec::new();
-    let failed: Vec<&RunData> = c.runs.iter().filter(|r| r.status != "ok").collect();
-    for r in &failed {
+    let failed = c.runs.iter().filter(|r| r.status != "ok").map(|r| {
         let why = r.error.as_deref().unwrap_or("interrupted");
-        out.push(format!(
-            "run {} ({} on {}, rep {}) {}: {why}",
-            r.id, r.workload, r.target, r.repetition, r.status
-        ));
-    }
+        (r, format!("{}: {why}", r.status))
+    });
+    let mut out = said_once(failed);
     let undropped = c.runs.iter().filter(|r| !r.caches_dropped).count();
     if undropped > 0 {
         out.push(format!("caches were not dropped before {undropped} of {} runs: reads may have come from the page cache", c.runs.len()));
     }
     out.extend(summarised(workloads));
-    out.extend(c.runs.iter().flat_map(|r| {
-        r.warnings
-            .iter()
-            .map(move |w| format!("run {} ({} on {}): {w}", r.id, r.workload, r.target))
-    }));
+    let per_run = c
+        .runs
+        .iter()
+        .flat_map(|r| r.warnings.iter().map(move |w| (r, w.clone())));
+    out.extend(said_once(per_run));
+    out
+}
+
+/// Per-run messages, each said once: a message that several runs of one
+/// workload on one target share — word for word, or but for its figures
+/// (`16.2 MiB` in one run, `16.3 MiB` in the next) — becomes one line with
+/// their count and ids, in the order the messages first appeared.
+fn said_once<'a>(messages: impl Iterator<Item = (&'a RunData, String)>) -> Vec<String> {
+    struct Group<'g> {
+        key: (&'g str, &'g str, String),
+        text: String,
+        ids: Vec<i64>,
+        same_figures: bool,
+    }
+    let mut groups: Vec<Group<'a>> = Vec::new();
+    for (r, text) in messages {
+        let key = (
+            r.workload.as_str(),
+            r.target.as_str(),
+            without_figures(&text),
+        );
+        match groups.iter_mut().find(|g| g.key == key) {
+            Some(g) => {
+                g.ids.push(r.id);
+                g.same_figures &= g.text == text;
+            }
+            None => groups.push(Group {
+                key,
+                text,
+                ids: vec![r.id],
+                same_figures: true,
+            }),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|g| {
+            let (workload, target, _) = g.key;
+            let text = g.text;
+            match g.ids.as_slice() {
+                [id] => format!("run {id} ({workload} on {target}): {text}"),
+                ids => {
+                    let list: Vec<String> = ids.iter().map(i64::to_string).collect();
+                    let figures = if g.same_figures {
+                        String::new()
+                    } else {
+                        format!(" (figures of run {})", ids[0])
+                    };
+                    format!(
+                        "runs {} ({workload} on {target}, {} runs): {text}{figures}",
+                        list.join(", "),
+                        ids.len()
+                    )
+                }
+            }
+        })
+        .collect()
+}
+
+/// `text` with every number replaced by `#`, so that messages that differ
+/// only in a measured figure are told alike.
+fn without_figures(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut in_number = false;
+    for c in text.chars() {
+        let numeric = c.is_ascii_digit() || (in_number && c == '.');
+        if numeric && !in_number {
+            out.push('#');
+        } else if !numeric {
+            out.push(c);
+        }
+        in_number = numeric;
+    }
     out
 }
 
@@ -693,5 +762,60 @@ mod tests {
             .collect();
         assert_eq!(few.len(), 1, "{:?}", r.warnings);
         assert!(few[0].ends_with(": w on a (2); w on b (2)"), "{}", few[0]);
+    }
+
+    #[test]
+    fn messages_that_differ_only_in_figures_are_alike() {
+        let a = "the kernel reports 16.2 MiB, storlab's own size; job 3";
+        let b = "the kernel reports 16.3 MiB, storlab's own size; job 3";
+        assert_eq!(without_figures(a), without_figures(b));
+        assert_eq!(
+            without_figures(a),
+            "the kernel reports # MiB, storlab's own size; job #"
+        );
+        assert_ne!(without_figures("disk full"), without_figures("disk busy"));
+        // A full stop after a number ends the sentence, not the number.
+        assert_eq!(without_figures("took 3 s."), "took # s.");
+    }
+
+    #[test]
+    fn a_warning_every_run_gives_is_said_once_with_its_count() {
+        let mut c = campaign(
+            json!({}),
+            &[
+                ("a", 1, 10.0),
+                ("b", 1, 20.0),
+                ("a", 2, 11.0),
+                ("b", 2, 21.0),
+            ],
+        );
+        for r in &mut c.runs {
+            r.warnings.push(format!("peak {}.0 MiB not recorded", r.id));
+            r.warnings.push("fio said: note".into());
+        }
+        c.runs[3].status = "failed".into();
+        c.runs[3].error = Some("disk full".into());
+        let said = said_once(
+            c.runs
+                .iter()
+                .flat_map(|r| r.warnings.iter().map(move |w| (r, w.clone()))),
+        );
+        assert_eq!(
+            said,
+            [
+                "runs 1, 3 (w on a, 2 runs): peak 1.0 MiB not recorded (figures of run 1)",
+                "runs 1, 3 (w on a, 2 runs): fio said: note",
+                "runs 2, 4 (w on b, 2 runs): peak 2.0 MiB not recorded (figures of run 2)",
+                "runs 2, 4 (w on b, 2 runs): fio said: note",
+            ]
+        );
+        let r = build_plain(&c, None).unwrap();
+        assert!(
+            r.warnings
+                .iter()
+                .any(|w| w == "run 4 (w on b): failed: disk full"),
+            "{:?}",
+            r.warnings
+        );
     }
 }

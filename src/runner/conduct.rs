@@ -74,8 +74,8 @@ impl Campaign<'_, '_> {
     ) -> anyhow::Error {
         let text = run_text(&run.record, run.output.as_ref(), &run.ranks)
             .unwrap_or_else(|x| format!("(it cannot be written out either: {x:#})"));
-        eprintln!("storlab: the store could not take run `{label}`: {e:#}");
-        eprintln!("storlab: the run, in full:\n{text}");
+        errln!("storlab: the store could not take run `{label}`: {e:#}");
+        errln!("storlab: the run, in full:\n{text}");
         let id = self.ids.campaign;
         let db = self.s.store.path().display().to_string();
         match self.s.store.spool_run(&text) {

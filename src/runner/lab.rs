@@ -71,6 +71,7 @@ impl<'t> Lab<'t> {
     }
 
     pub fn provision(&mut self, exp: &Experiment) -> Result<()> {
+        let _phase = crate::provision::cmd::Provisioning::begin();
         for (t, spec) in self.targets.iter_mut().zip(&exp.targets) {
             self.provisioned += 1; // a partial provision is torn down too
             t.provision()
@@ -135,7 +136,7 @@ impl<'t> Lab<'t> {
         self.provisioned = 0;
         if errors.is_empty() {
             for kept in self.journal.undo_open() {
-                eprintln!("storlab: {kept}");
+                errln!("storlab: {kept}");
             }
             if let Err(e) = self.journal.finish() {
                 errors.push(format!("{e:#}"));
@@ -155,7 +156,7 @@ impl<'t> Lab<'t> {
 impl Drop for Lab<'_> {
     fn drop(&mut self) {
         for e in self.teardown() {
-            eprintln!("storlab: teardown: {e}");
+            errln!("storlab: teardown: {e}");
         }
     }
 }

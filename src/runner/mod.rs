@@ -90,8 +90,15 @@ fn drive<'a>(
         .reserve_spool(ids.campaign)
         .and_then(|()| lab.provision(s.exp))
     {
-        s.store.finish_campaign(ids.campaign, "failed")?;
-        return Err(e);
+        if !s.stop.is_raised() {
+            s.store.finish_campaign(ids.campaign, "failed")?;
+            return Err(e);
+        }
+        // A signal cut a provisioning command short: what was provisioned
+        // is undone and the campaign can be resumed.
+        s.printer
+            .note(&format!("interrupted while provisioning: {e:#}"));
+        return end_interrupted(s.store, lab, ids.campaign);
     }
     record_facts(s.exp, s.store, &lab, &ids)?;
     let root = is_root();
@@ -122,6 +129,25 @@ fn drive<'a>(
         );
     }
     Ok(outcome)
+}
+
+/// Tears down and records a campaign interrupted before its first run.
+fn end_interrupted(store: &mut Store, mut lab: Lab, campaign: i64) -> Result<Outcome> {
+    let errors = lab.teardown();
+    store.finish_campaign(campaign, "interrupted")?;
+    store.release_spool();
+    if !errors.is_empty() {
+        bail!(
+            "campaign {campaign} recorded, but teardown failed: {}",
+            errors.join("; ")
+        );
+    }
+    Ok(Outcome {
+        campaign,
+        interrupted: true,
+        runs: 0,
+        failed_runs: 0,
+    })
 }
 
 /// Each target's facts, once it is provisioned.

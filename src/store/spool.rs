@@ -223,12 +223,12 @@ impl Store {
             }
             match self.commit_file(&path) {
                 Ok(0) => {}
-                Ok(n) => eprintln!(
+                Ok(n) => errln!(
                     "storlab: committed {n} run(s) of campaign {campaign} that the store could not take before (from {})",
                     path.display()
                 ),
                 Err(e) => {
-                    eprintln!(
+                    errln!(
                         "storlab: {} holds runs the store could not take, and committing them failed: {e:#}; it is kept for the next command",
                         path.display()
                     );
@@ -236,7 +236,7 @@ impl Store {
                 }
             }
             if let Err(e) = std::fs::remove_file(&path) {
-                eprintln!("storlab: removing {}: {e}", path.display());
+                errln!("storlab: removing {}: {e}", path.display());
             }
         }
         self

@@ -71,7 +71,7 @@ impl Store {
                 exp.description,
                 exp.origin,
                 now_rfc3339(),
-                env!("CARGO_PKG_VERSION"),
+                crate::VERSION,
                 planned_runs as i64,
                 exp.source,
                 exp.to_json().to_string(),

@@ -3,12 +3,12 @@
 //! target on /dev/shm, which is a tmpfs on most systems.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use anyhow::{bail, Context, Result};
 
 use super::{Target, TargetConfig};
 use crate::params::declare;
+use crate::provision::cmd;
 use crate::provision::journal::{Held, Journal, Resource};
 use crate::provision::options;
 
@@ -79,19 +79,19 @@ impl Target for Tmpfs {
         self.held.record(Resource::Mount {
             path: self.mountpoint.clone(),
         })?;
-        let out = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &self.option_string(), "storlab-tmpfs"])
-            .arg(&self.mountpoint)
-            .output()
-            .context("running mount(8); is util-linux installed?")?;
-        if !out.status.success() {
-            bail!(
-                "mounting tmpfs on {} with -o {} failed: {}",
+        let args = crate::provision::mount::mount_args(
+            "tmpfs",
+            "storlab-tmpfs",
+            &self.mountpoint,
+            &[self.option_string()],
+        );
+        cmd::run("mount", &args).with_context(|| {
+            format!(
+                "mounting tmpfs on {} with -o {}",
                 self.mountpoint.display(),
-                self.option_string(),
-                String::from_utf8_lossy(&out.stderr).trim()
-            );
-        }
+                self.option_string()
+            )
+        })?;
         Ok(())
     }
 

@@ -35,7 +35,7 @@ use crate::targets::TargetKind;
 /// What the runner tells a workload about the run at hand.
 #[derive(Debug, Clone)]
 pub struct RunContext {
-    /// Raised by SIGINT/SIGTERM, in preparation as in the run.
+    /// Raised by SIGINT/SIGTERM/SIGHUP, in preparation as in the run.
     pub stop: StopFlag,
     /// Differs per run, so that random patterns are not replayed exactly.
     pub run_seed: u64,

@@ -133,9 +133,10 @@ impl WorkloadConfig for FioConfig {
 
 /// fio must be there before anything is provisioned.
 fn preflight() -> Result<()> {
-    Command::new(FIO)
-        .arg("--version")
-        .stdout(Stdio::null())
+    let mut cmd = Command::new(FIO);
+    cmd.arg("--version");
+    crate::console::echo(&cmd);
+    cmd.stdout(Stdio::null())
         .stderr(Stdio::null())
         .status()
         .map(|_| ())
@@ -201,13 +202,13 @@ fn said(f: &Finished, stdout: &str, lines: usize) -> String {
 }
 
 /// fio's own words for a failure, with the failed jobs' error codes.
-fn failure(f: &Finished, stdout: &str, doc: Option<&serde_json::Value>) -> anyhow::Error {
+fn failure(f: &Finished, stdout: &str) -> anyhow::Error {
     let mut parts = Vec::new();
     let words = said(f, stdout, 8);
     if !words.is_empty() {
         parts.push(words);
     }
-    parts.extend(doc.map(output::job_errors).unwrap_or_default());
+    parts.extend(output::job_errors(stdout));
     if parts.is_empty() {
         parts.push("no message, and no JSON output".into());
     }
@@ -222,12 +223,8 @@ fn failure(f: &Finished, stdout: &str, doc: Option<&serde_json::Value>) -> anyho
 impl Workload for Fio {
     fn prepare(&mut self, dir: &Path, cx: &RunContext) -> Result<()> {
         let (f, stdout) = self.invoke(dir, &["--create_only=1"], &cx.stop)?;
-        let doc = output::parse(&stdout);
-        let job_failed = doc
-            .as_ref()
-            .is_some_and(|d| !output::job_errors(d).is_empty());
-        if !f.status.success() || job_failed {
-            return Err(failure(&f, &stdout, doc.as_ref()))
+        if !f.status.success() || !output::job_errors(&stdout).is_empty() {
+            return Err(failure(&f, &stdout))
                 .context("laying out the job's files (fio --create_only=1)");
         }
         Ok(())
@@ -235,18 +232,17 @@ impl Workload for Fio {
 
     fn run(&mut self, dir: &Path, cx: &RunContext) -> Result<RunOutput> {
         let (f, stdout) = self.invoke(dir, &[], &cx.stop)?;
-        let doc = output::parse(&stdout);
-        let job_failed = doc
-            .as_ref()
-            .is_some_and(|d| !output::job_errors(d).is_empty());
-        let doc = match doc {
-            // Stopped by SIGINT, fio still reports what it did: the run is
-            // recorded as interrupted.
-            Some(d) if cx.stop.is_raised() => d,
-            Some(d) if f.status.success() && !job_failed => d,
-            other => return Err(failure(&f, &stdout, other.as_ref())),
+        let failed = !f.status.success() || !output::job_errors(&stdout).is_empty();
+        // Stopped by SIGINT, fio still reports what it did: the run is
+        // recorded as interrupted.
+        if failed && !cx.stop.is_raised() {
+            return Err(failure(&f, &stdout));
+        }
+        let report = match output::parse(&stdout) {
+            Some(parsed) => parsed?,
+            None => return Err(failure(&f, &stdout)),
         };
-        let mut out = output::to_run_output(&doc);
+        let mut out = output::to_run_output(&report)?;
         out.warnings.extend(self.warnings.iter().cloned());
         let words = said(&f, &stdout, 5);
         if !words.is_empty() {

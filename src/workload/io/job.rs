@@ -93,7 +93,7 @@ pub struct JobResult {
 /// Shared coordination between the jobs and the sampler.
 pub struct Shared<'a> {
     pub barrier: &'a Barrier,
-    /// The campaign's stop flag (SIGINT/SIGTERM): the run is interrupted.
+    /// The campaign's stop flag (SIGINT/SIGTERM/SIGHUP): the run is interrupted.
     pub stop: &'a AtomicBool,
     /// The run's own end, raised at steady state: the run is complete.
     pub halt: &'a AtomicBool,

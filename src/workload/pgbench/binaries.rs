@@ -84,7 +84,10 @@ fn candidate_dirs(bindir: Option<&str>) -> Vec<PathBuf> {
 }
 
 fn pg_config_bindir() -> Option<PathBuf> {
-    let out = Command::new("pg_config").arg("--bindir").output().ok()?;
+    let mut cmd = Command::new("pg_config");
+    cmd.arg("--bindir");
+    crate::console::echo(&cmd);
+    let out = cmd.output().ok()?;
     if !out.status.success() {
         return None;
     }

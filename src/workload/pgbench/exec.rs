@@ -25,6 +25,7 @@ pub struct Captured {
 /// program gets SIGINT and the call fails with "interrupted".
 pub fn run(mut cmd: Command, what: &str, stop: &StopFlag) -> Result<Captured> {
     let shown = show(&cmd);
+    crate::console::echo(&cmd);
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

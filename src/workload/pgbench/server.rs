@@ -54,6 +54,7 @@ impl Server {
                 Ok(())
             });
         }
+        crate::console::echo(&cmd);
         let child = cmd.spawn().with_context(|| {
             format!(
                 "starting {} -D {}",
@@ -186,7 +187,7 @@ fn parent_pid(stat: &str) -> Option<u32> {
 impl Drop for Server {
     fn drop(&mut self) {
         if let Err(e) = self.stop() {
-            eprintln!("storlab: stopping PostgreSQL: {e:#}");
+            errln!("storlab: stopping PostgreSQL: {e:#}");
         }
     }
 }

@@ -1,0 +1,38 @@
+//! `storlab completions SHELL` and `storlab man [DIR]`: shell completions
+//! and man pages generated from the clap declarations in [`crate::cli`],
+//! so that they list exactly the commands and options storlab has.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use clap::CommandFactory;
+
+use crate::cli::Cli;
+
+pub fn completions(shell: clap_complete::Shell) -> Result<ExitCode> {
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "storlab", &mut script);
+    out!("{}", String::from_utf8_lossy(&script));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The top page on stdout, or every page (`storlab.1`, `storlab-run.1`, …)
+/// written into `dir`.
+pub fn man(dir: Option<&Path>) -> Result<ExitCode> {
+    let cmd = Cli::command();
+    match dir {
+        None => {
+            let mut page = Vec::new();
+            clap_mangen::Man::new(cmd).render(&mut page)?;
+            out!("{}", String::from_utf8_lossy(&page));
+        }
+        Some(dir) => {
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+            clap_mangen::generate_to(cmd, dir)
+                .with_context(|| format!("writing man pages into {}", dir.display()))?;
+            crate::console::wrote(dir);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
