@@ -1,16 +1,31 @@
 #!/usr/bin/env bash
 # storlab's native engine against fio, on the same target and the same job,
-# alternating fio and storlab ROUNDS times per pair; prints the medians and
-# storlab/fio for throughput (IOPS or bandwidth) and for CPU per operation.
-#   randread-psync  4 KiB random read, QD1, psync, 1 GiB file on a private tmpfs
-#   randread-uring  4 KiB random read, QD32, io_uring, O_DIRECT, 1 GiB file on
-#                   the root disk (a directory under /var/tmp, not tmpfs)
-#   seqread-1m      1 MiB sequential read, psync, 1 GiB file on the tmpfs, and
-#                   the memcpy bandwidth of this machine measured in the same
-#                   round (bench/memcpy_bw.c: 1 MiB memcpy from a 1 GiB buffer)
-# CPU per operation: storlab's (cpu_user_s + cpu_sys_s) / ops, i.e. cpu_ns_per_op
-# (getrusage of the I/O thread);
-# fio's (usr_cpu + sys_cpu) % × job_runtime / total_ios.
+# alternating fio and storlab ROUNDS times per pair; prints the medians and,
+# for throughput (IOPS or bandwidth) and CPU per operation, storlab/fio as
+# the geometric mean of the rounds' ratios with its 95% interval.
+#   randread-psync   4 KiB random read, QD1, psync, 1 GiB file on a private tmpfs
+#   randread-uring   4 KiB random read, QD32, io_uring, O_DIRECT, 1 GiB file on
+#                    the root disk (a directory under /var/tmp, not tmpfs)
+#   randwrite-uring  4 KiB random write, QD32, io_uring, O_DIRECT, 1 GiB file
+#                    on the root disk
+#   seqread-1m       1 MiB sequential read, psync, 1 GiB file on the tmpfs, and
+#                    the memcpy bandwidth of this machine measured in the same
+#                    round (bench/memcpy_bw.c: 1 MiB memcpy from a 1 GiB buffer)
+#   randread-2jobs   4 KiB random read, psync, numjobs = 2 (1 GiB file each),
+#                    tmpfs
+#   bssplit-read     random read of 4k/50:64k/30:256k/20, psync, tmpfs (bandwidth)
+#   zipf-read        4 KiB random read, random_distribution = zipf:1.2, psync,
+#                    tmpfs
+# CPU per operation: storlab's cpu_ns_per_op (the I/O threads' CPU clock);
+# fio's (usr_cpu + sys_cpu) % × job_runtime / total_ios, summed over jobs.
+# Measure on an otherwise idle machine. On a busy one the kernel's autogroup
+# scheduling shares the CPU between sessions, not threads: fio starts each
+# job process in a session of its own (setsid), so run alone it would get a
+# share of its own while storlab shared the share of this script's session
+# (a QD32 run under load then measured the scheduler, not the engines: the
+# device idled while the process waited for the CPU). So both run in a
+# session of their own (setsid -w), and fio's numjobs = 2 runs as threads
+# (--thread), one session for both jobs as storlab's two job threads.
 # Needs root (mounts a tmpfs), fio, python3 and cc. Usage:
 #   bash bench/engine_vs_fio.sh [ROUNDS] [RUNTIME_S] [PAIRS...]
 # STORLAB=/path/to/storlab uses that binary instead of building one; FRESH=1
@@ -19,7 +34,8 @@ set -euo pipefail
 rounds=${1:-5}
 runtime=${2:-10}
 shift $(( $# > 2 ? 2 : $# ))
-pairs=("${@:-randread-psync randread-uring seqread-1m}")
+all="randread-psync randread-uring randwrite-uring seqread-1m randread-2jobs bssplit-read zipf-read"
+pairs=("${@:-$all}")
 pairs=(${pairs[*]})
 here=$(cd "$(dirname "$0")/.." && pwd)
 if [ -z "${STORLAB:-}" ]; then
@@ -34,9 +50,11 @@ work=$(mktemp -d /tmp/storlab-bench-XXXXXX)
 disk=$(mktemp -d /var/tmp/storlab-bench-XXXXXX)
 mnt="$work/tmpfs"
 mkdir -p "$mnt"
-mount -t tmpfs -o size=3G storlab-bench "$mnt"
+mount -t tmpfs -o size=5G storlab-bench "$mnt"
 cleanup() { umount "$mnt" 2>/dev/null || true; rm -rf "$work" "$disk"; }
 trap cleanup EXIT
+# A stopped benchmark (Ctrl-C, kill) unmounts and removes what it made too.
+trap "exit 130" INT TERM
 cc -O2 -o "$work/memcpy_bw" "$here/bench/memcpy_bw.c"
 echo "# $(date -u +%FT%TZ) load: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs, kernel $(uname -r), $(fio --version)"
 
@@ -53,26 +71,31 @@ experiment() {
 
 # storlab_run FILE METRIC: prints "throughput cpu_ns_per_op" of the run.
 storlab_run() {
-  "$STORLAB" --db "$work/s.db" --quiet run "$1" >/dev/null
+  setsid -w "$STORLAB" --db "$work/s.db" --quiet run "$1" >/dev/null
   "$STORLAB" --db "$work/s.db" export --format json | python3 -c '
 import json, sys
-m = json.load(sys.stdin)["runs"][-1]["metrics"]
+run = json.load(sys.stdin)["runs"][-1]
+assert run["status"] == "ok", run.get("error")
+m = {x["name"]: x["value"] for x in run["metrics"] if not x["labels"]}
 key = "iops" if sys.argv[1] == "iops" else "bw_bytes_per_s"
-v = lambda k: m[k]["value"]
-print(v(key), (v("cpu_user_s") + v("cpu_sys_s")) * 1e9 / v("ops"))' "$2"
+print(m[key], m["cpu_ns_per_op"])' "$2"
 }
 
-# fio_run METRIC ARGS...: prints "throughput cpu_ns_per_op" of the job.
+# fio_run METRIC ARGS...: prints "throughput cpu_ns_per_op" of the job(s),
+# reads and writes together, summed over jobs.
 fio_run() {
   local metric=$1; shift
-  fio --name=bench --size=1G --numjobs=1 --time_based --runtime="$runtime" \
+  setsid -w fio --name=bench --size=1G --time_based --runtime="$runtime" \
       --output-format=json "$@" | python3 -c '
 import json, sys
-j = json.load(sys.stdin)["jobs"][0]
-r = j["read"]
-cpu_s = (j["usr_cpu"] + j["sys_cpu"]) / 100 * j["job_runtime"] / 1000
-value = r["iops"] if sys.argv[1] == "iops" else r["bw_bytes"]
-print(value, cpu_s * 1e9 / max(r["total_ios"], 1))' "$metric"
+jobs = json.load(sys.stdin)["jobs"]
+iops = bw = ios = cpu_s = 0.0
+for j in jobs:
+    for d in ("read", "write"):
+        iops += j[d]["iops"]; bw += j[d]["bw_bytes"]; ios += j[d]["total_ios"]
+    cpu_s += (j["usr_cpu"] + j["sys_cpu"]) / 100 * j["job_runtime"] / 1000
+value = iops if sys.argv[1] == "iops" else bw
+print(value, cpu_s * 1e9 / max(ios, 1))' "$metric"
 }
 
 # pair NAME METRIC STORLAB-EXPERIMENT FIO-ARGS...: alternates and summarises.
@@ -87,44 +110,69 @@ pair() {
     s=$(storlab_run "$exp" "$metric")
     m=$([ "$name" = seqread-1m ] && "$work/memcpy_bw" "$runtime" || echo 0)
     echo "$f $s $m" >> "$results"
-    printf '%s round %d: fio %s, storlab %s%s\n' "$name" "$i" "$f" "$s" \
+    printf '%s round %d (load %s): fio %s, storlab %s%s\n' "$name" "$i" \
+      "$(cut -d' ' -f1 /proc/loadavg)" "$f" "$s" \
       "$([ "$m" != 0 ] && echo ", memcpy $m bytes/s")"
   done
   python3 - "$name" "$metric" "$results" <<'PY'
-import statistics, sys
+import math, statistics, sys
 name, metric, path = sys.argv[1:4]
 rows = [[float(x) for x in l.split()] for l in open(path) if l.strip()]
 med = [statistics.median(c) for c in zip(*rows)]
 ft, fc, st, sc, mc = med
+
+def ratio(num, den):
+    """Geometric mean of the rounds' ratios, with a 95% t-interval on the log scale."""
+    logs = [math.log(r[num] / r[den]) for r in rows]
+    mean = statistics.mean(logs)
+    if len(logs) < 2:
+        return f"{math.exp(mean):.3f}"
+    t = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31,
+         9: 2.26, 10: 2.23}.get(len(logs) - 1, 1.96)
+    h = t * statistics.stdev(logs) / math.sqrt(len(logs))
+    return f"{math.exp(mean):.3f} [{math.exp(mean - h):.3f}, {math.exp(mean + h):.3f}]"
+
 unit = "IOPS" if metric == "iops" else "MiB/s"
 scale = 1 if metric == "iops" else 1 / 2**20
 print(f"{name}: median fio {ft*scale:.0f} {unit} at {fc:.0f} CPU ns/op, "
       f"storlab {st*scale:.0f} {unit} at {sc:.0f} CPU ns/op; "
-      f"storlab/fio throughput = {st/ft:.3f}, CPU per op = {sc/fc:.3f}")
+      f"storlab/fio throughput = {ratio(2, 0)}, CPU per op = {ratio(3, 1)}")
 if mc:
     print(f"{name}: memcpy {mc/2**20:.0f} MiB/s; fio at {ft/mc:.2f}, storlab at {st/mc:.2f} of memcpy")
 PY
 }
 
+uring="ioengine=\"io_uring\" iodepth=32 direct=true"
+uring_fio="--ioengine=io_uring --iodepth=32 --direct=1 --fixedbufs=1 --registerfiles=1"
 for p in "${pairs[@]}"; do
+  s_dir="$mnt/s-$p" f_dir="$mnt/f-$p"
+  case $p in *-uring) s_dir="$disk/s-$p" f_dir="$disk/f-$p" ;; esac
+  mkdir -p "$s_dir" "$f_dir"
+  fio_dir=$f_dir
+  exp="$work/$p.toml"
   case $p in
     randread-psync)
-      mkdir -p "$mnt/s1" "$mnt/f1"
-      experiment "$work/p1.toml" "$p" "$mnt/s1" rw='"randread"' bs='"4k"' ioengine='"psync"'
-      fio_dir="$mnt/f1" pair "$p" iops "$work/p1.toml" --directory="$mnt/f1" --rw=randread --bs=4k --ioengine=psync
-      rm -rf "$mnt/s1" "$mnt/f1" ;;
+      experiment "$exp" "$p" "$s_dir" rw='"randread"' bs='"4k"' ioengine='"psync"'
+      pair "$p" iops "$exp" --directory="$f_dir" --rw=randread --bs=4k --ioengine=psync ;;
     randread-uring)
-      mkdir -p "$disk/s2" "$disk/f2"
-      experiment "$work/p2.toml" "$p" "$disk/s2" rw='"randread"' bs='"4k"' ioengine='"io_uring"' \
-        iodepth=32 direct=true
-      fio_dir="$disk/f2" pair "$p" iops "$work/p2.toml" --directory="$disk/f2" --rw=randread --bs=4k \
-        --ioengine=io_uring --iodepth=32 --direct=1 --fixedbufs=1 --registerfiles=1
-      rm -rf "$disk/s2" "$disk/f2" ;;
+      experiment "$exp" "$p" "$s_dir" rw='"randread"' bs='"4k"' $uring
+      pair "$p" iops "$exp" --directory="$f_dir" --rw=randread --bs=4k $uring_fio ;;
+    randwrite-uring)
+      experiment "$exp" "$p" "$s_dir" rw='"randwrite"' bs='"4k"' $uring
+      pair "$p" iops "$exp" --directory="$f_dir" --rw=randwrite --bs=4k $uring_fio ;;
     seqread-1m)
-      mkdir -p "$mnt/s3" "$mnt/f3"
-      experiment "$work/p3.toml" "$p" "$mnt/s3" rw='"read"' bs='"1M"' ioengine='"psync"'
-      fio_dir="$mnt/f3" pair "$p" bw "$work/p3.toml" --directory="$mnt/f3" --rw=read --bs=1M --ioengine=psync
-      rm -rf "$mnt/s3" "$mnt/f3" ;;
-    *) echo "unknown pair $p (randread-psync, randread-uring, seqread-1m)" >&2; exit 2 ;;
+      experiment "$exp" "$p" "$s_dir" rw='"read"' bs='"1M"' ioengine='"psync"'
+      pair "$p" bw "$exp" --directory="$f_dir" --rw=read --bs=1M --ioengine=psync ;;
+    randread-2jobs)
+      experiment "$exp" "$p" "$s_dir" rw='"randread"' bs='"4k"' ioengine='"psync"' numjobs=2
+      pair "$p" iops "$exp" --directory="$f_dir" --rw=randread --bs=4k --ioengine=psync --numjobs=2 --thread ;;
+    bssplit-read)
+      experiment "$exp" "$p" "$s_dir" rw='"randread"' bssplit='"4k/50:64k/30:256k/20"' ioengine='"psync"'
+      pair "$p" bw "$exp" --directory="$f_dir" --rw=randread --bssplit=4k/50:64k/30:256k/20 --ioengine=psync ;;
+    zipf-read)
+      experiment "$exp" "$p" "$s_dir" rw='"randread"' bs='"4k"' ioengine='"psync"' random_distribution='"zipf:1.2"'
+      pair "$p" iops "$exp" --directory="$f_dir" --rw=randread --bs=4k --ioengine=psync --random_distribution=zipf:1.2 ;;
+    *) echo "unknown pair $p ($all)" >&2; exit 2 ;;
   esac
+  rm -rf "$s_dir" "$f_dir"
 done

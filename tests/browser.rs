@@ -212,7 +212,12 @@ fn the_report_shows_what_was_compared_the_primary_series_and_open_intervals() {
     );
     let not_there =
         "tuned: mount option relatime was asked for, but the baseline plain already has it";
-    assert!(lab.ok(&["show"]).contains(not_there), "show warns too");
+    let shown = lab.run(&["show"]);
+    assert!(shown.status.success());
+    assert!(
+        String::from_utf8_lossy(&shown.stderr).contains(not_there),
+        "show warns too, on stderr"
+    );
     let (mut b, url) = open(&binary, &html);
     assert_charts_rendered(&mut b);
     let warned = format!(

@@ -575,29 +575,43 @@ fn a_second_sigint_stops_at_once_and_keeps_the_journal_for_cleanup() {
     require_root!();
     require_program!("mkfs.ext4");
     require_program!("losetup");
-    let lab = Lab::new();
-    let (mut guard, base) = long_loop_campaign(&lab);
-    let child = guard.child();
     // An open directory keeps the mount busy, so teardown retries umount
-    // for a while: the second signal lands in the middle of it.
-    let busy = std::fs::File::open(base.join("mnt")).unwrap();
-    interrupt(child);
-    std::thread::sleep(Duration::from_millis(1500));
-    assert!(
-        child.try_wait().unwrap().is_none(),
-        "teardown is still retrying"
-    );
-    interrupt(child);
-    assert_eq!(child.wait().unwrap().code(), Some(130));
-    let journals = std::fs::read_dir(lab.state_dir()).unwrap().count();
-    assert_eq!(journals, 1, "the journal is kept");
-    assert!(mounted(base.join("mnt").to_str().unwrap()), "still mounted");
-    drop(busy);
-    let out = lab.ok(&["cleanup"]);
-    assert!(out.contains("undone: mount on"), "{out}");
-    assert!(!base.exists(), "{} left after cleanup", base.display());
-    assert!(!mounted(base.join("mnt").to_str().unwrap()));
-    assert_eq!(std::fs::read_dir(lab.state_dir()).unwrap().count(), 0);
+    // for about five seconds: the second signal lands in the middle of it.
+    // On a machine so loaded that this test's thread sleeps through those
+    // seconds, teardown gives up first (status 1, journal kept) and the
+    // second signal proved nothing: that attempt is tried again.
+    let mut attempts = 0;
+    loop {
+        attempts += 1;
+        let lab = Lab::new();
+        let (mut guard, base) = long_loop_campaign(&lab);
+        let child = guard.child();
+        let busy = std::fs::File::open(base.join("mnt")).unwrap();
+        interrupt(child);
+        std::thread::sleep(Duration::from_millis(1500));
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "teardown is still retrying"
+        );
+        interrupt(child);
+        let code = child.wait().unwrap().code();
+        if code == Some(1) && attempts < 3 {
+            drop(busy);
+            lab.ok(&["cleanup"]);
+            continue;
+        }
+        assert_eq!(code, Some(130), "after {attempts} attempt(s)");
+        let journals = std::fs::read_dir(lab.state_dir()).unwrap().count();
+        assert_eq!(journals, 1, "the journal is kept");
+        assert!(mounted(base.join("mnt").to_str().unwrap()), "still mounted");
+        drop(busy);
+        let out = lab.ok(&["cleanup"]);
+        assert!(out.contains("undone: mount on"), "{out}");
+        assert!(!base.exists(), "{} left after cleanup", base.display());
+        assert!(!mounted(base.join("mnt").to_str().unwrap()));
+        assert_eq!(std::fs::read_dir(lab.state_dir()).unwrap().count(), 0);
+        return;
+    }
 }
 
 /// Stops a glusterd a test's campaign started and, by design, left running

@@ -6,6 +6,9 @@ mod util;
 
 /// The adversarial audit's findings (#16), each as the case that broke.
 mod audit;
+/// The `block` target on loop devices the tests create: refusals, and io
+/// on the raw device.
+mod block_target;
 /// The HTML report in a real headless Chromium.
 mod browser;
 /// Verdicts on simulated and real mock campaigns with a known truth.
@@ -35,6 +38,9 @@ mod fio_runs;
 mod fuzz_experiments;
 /// No import cycles among the modules of src/ (read with syn).
 mod import_cycles;
+/// fio's access patterns, write data and verify in the io engine, and
+/// per-second latency percentiles, through the real binary.
+mod io_patterns;
 /// Real runs of the io workload on directories and tmpfs, checked through the store.
 mod io_runs;
 /// Adaptive repetitions, time limits, resuming killed campaigns.

@@ -318,24 +318,32 @@ impl Cx<'_> {
         Ok(shared)
     }
 
-    /// A workload must be able to run on at least one of its targets.
+    /// A workload must be able to run on every one of its targets (a
+    /// `block` target takes io workloads only); `targets = [...]` narrows
+    /// the targets a workload runs on.
     fn check_runnable(
         &self,
         t: &Table,
         w: &WorkloadSpec,
         targets: &[TargetSpec],
     ) -> Result<(), ExperimentError> {
-        let mut reasons = Vec::new();
-        for target in targets.iter().filter(|x| w.runs_on(&x.name)) {
-            match w.kind.supports(&w.params, target.kind, &target.params) {
-                Ok(()) => return Ok(()),
-                Err(why) => reasons.push(format!("`{}`: {why}", target.name)),
-            }
+        let reasons: Vec<String> = targets
+            .iter()
+            .filter(|x| w.runs_on(&x.name))
+            .filter_map(|target| {
+                w.kind
+                    .supports(&w.params, target.kind, &target.params)
+                    .err()
+                    .map(|why| format!("`{}`: {why}", target.name))
+            })
+            .collect();
+        if reasons.is_empty() {
+            return Ok(());
         }
         Err(self.err(
             t.span(),
             format!(
-                "workload `{}` cannot run on any target ({})",
+                "workload `{}` cannot run on every target it is given ({}); list the ones it can with targets = [...]",
                 w.name,
                 reasons.join("; ")
             ),

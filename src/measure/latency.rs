@@ -8,7 +8,7 @@ use super::output::Metric;
 use crate::metric::{HistDef, Labels};
 
 /// Highest trackable latency: one hour in nanoseconds.
-const MAX_NS: u64 = 3_600_000_000_000;
+pub const MAX_NS: u64 = 3_600_000_000_000;
 
 /// A histogram for latencies in nanoseconds with three significant digits.
 pub fn new_histogram() -> Histogram<u64> {

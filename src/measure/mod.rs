@@ -1,9 +1,11 @@
 //! Measurement primitives: what a run yields (metrics, series, histograms),
-//! latency histograms, per-thread CPU accounting, measured child processes
-//! the stop flag, and a run's figures as text (for MPI and the spool).
+//! latency histograms (whole-run and per-second), per-thread CPU
+//! accounting, measured child processes, the stop flag, and a run's
+//! figures as text (for MPI and the spool).
 
 pub mod child;
 pub mod cpu;
+pub mod intervals;
 pub mod latency;
 pub mod output;
 pub mod stop;

@@ -69,7 +69,7 @@ fn block_device(major: u32, minor: u32) -> Option<Value> {
 }
 
 /// `mq-deadline kyber [none]` → `none`.
-fn active_scheduler(s: &str) -> String {
+pub(crate) fn active_scheduler(s: &str) -> String {
     s.split_whitespace()
         .find(|w| w.starts_with('['))
         .map(|w| w.trim_matches(|c| c == '[' || c == ']').to_string())

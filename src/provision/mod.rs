@@ -1,14 +1,16 @@
 //! What the target kinds stand on and `storlab cleanup` undoes: the
 //! provisioning journal and its resources, external commands, mounts and
-//! mountinfo, image files and loop devices, shared daemons, the zfs and
-//! gluster command lines, where a command runs (this host or another,
-//! through the remote shell) and directories and mounts there, a target's
-//! working directory and path facts, storlab's naming scheme, the owner of what a campaign made, and a
+//! mountinfo, image files and loop devices, whole block devices (checks,
+//! claims, facts), shared daemons, the zfs and gluster command lines, where
+//! a command runs (this host or another, through the remote shell) and
+//! directories and mounts there, a target's working directory and path
+//! facts, storlab's naming scheme, the owner of what a campaign made, a
 //! target's identity (is it still the filesystem provisioned?), and how
 //! clients on other hosts mount what a target provisioned.
 //! Nothing here knows a target kind; the kinds in [`crate::targets`] are
 //! built on it.
 
+pub mod blockdev;
 pub mod client;
 pub mod cmd;
 pub mod daemon;

@@ -65,6 +65,10 @@ pub struct RunOrder {
     pub run_seed: u64,
     /// The run's 0-based position in the campaign.
     pub position: u32,
+    /// The raw device of a `block` target, which the workload runs on
+    /// instead of files in `dir` (never under MPI).
+    #[serde(default)]
+    pub device: Option<PathBuf>,
 }
 
 /// What one rank reports after a run.

@@ -69,7 +69,7 @@ pub fn take_part(
     };
     let mut workload = spec.config.build();
     let prepared = owner
-        .then(|| prepare(workload.as_mut(), &dir, team, &cx).err())
+        .then(|| prepare(workload.as_mut(), &dir, order, team, &cx).err())
         .flatten();
     let mut report = RankReport {
         rank: team.rank(),
@@ -115,9 +115,18 @@ fn run_dir(team: &Team, spec: &WorkloadSpec, order: &RunOrder) -> PathBuf {
     }
 }
 
-fn prepare(w: &mut dyn Workload, dir: &Path, team: &Team, cx: &RunContext) -> Result<()> {
+fn prepare(
+    w: &mut dyn Workload,
+    dir: &Path,
+    order: &RunOrder,
+    team: &Team,
+    cx: &RunContext,
+) -> Result<()> {
     if team.is_multi() {
         make_rank_dir(dir)?;
+    }
+    if let Some(dev) = &order.device {
+        w.use_device(dev)?;
     }
     w.prepare(dir, cx).context("preparing the run")
 }

@@ -6,9 +6,10 @@
 //! is `interrupted` whatever step it was in — preparing, running or
 //! cleaning up — so that `--resume` runs it again.
 
+use std::path::Path;
 use std::time::Instant;
 
-use anyhow::{anyhow, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 
 use super::Campaign;
 use crate::experiment::{Experiment, Remount};
@@ -101,12 +102,20 @@ impl Campaign<'_, '_> {
                 .as_ref()
                 .context("the target's working directory is gone")?
                 .for_workload(&exp.workloads[pr.workload].name)?;
+            let device = self.lab.targets[pr.target].device().map(Path::to_path_buf);
+            if let (Some(dev), true) = (&device, team.is_multi()) {
+                bail!(
+                    "a block target runs on one process: the ranks of an MPI run cannot share the raw device {}",
+                    dev.display()
+                );
+            }
             Ok(RunOrder {
                 target: pr.target,
                 workload: pr.workload,
                 dir,
                 run_seed: run_seed(pr),
                 position: pr.position,
+                device,
             })
         });
         let order = match order {

@@ -158,7 +158,10 @@ fn record_facts(
     ids: &CampaignIds,
 ) -> Result<()> {
     for (i, spec) in exp.targets.iter().enumerate() {
-        let mut facts = path_facts(lab.targets[i].root());
+        let mut facts = match lab.targets[i].device() {
+            None => path_facts(lab.targets[i].root()),
+            Some(_) => serde_json::json!({}),
+        };
         facts["kind"] = serde_json::json!(spec.kind.name());
         if let serde_json::Value::Object(extra) = lab.targets[i].facts() {
             for (k, v) in extra {

@@ -10,6 +10,7 @@
 //! daemons and the zfs and gluster command lines — is
 //! [`crate::provision`], which knows no kind.
 
+pub mod block;
 pub mod dir;
 pub mod gluster;
 pub mod image;
@@ -48,6 +49,11 @@ pub trait Target: Send {
     fn provision(&mut self) -> Result<()>;
     /// The directory under which storlab makes its working directory.
     fn root(&self) -> &Path;
+    /// The raw device the workloads run on, for a target without a
+    /// filesystem (`block`).
+    fn device(&self) -> Option<&Path> {
+        None
+    }
     /// Unmounts and mounts again (plan `remount = "between-runs"`).
     fn remount(&mut self) -> Result<()>;
     /// Undoes what provision did, also after a partial provision; safe to
@@ -95,6 +101,7 @@ pub enum TargetKind {
     Zfs,
     Gluster,
     Nfs,
+    Block,
 }
 
 /// Everything storlab asks of one target kind.
@@ -158,6 +165,14 @@ pub static TARGETS: &[TargetEntry] = &[
         params: nfs::NfsParams::PARAMS,
         configure: configure::<nfs::NfsParams>,
         cannot_remount: None,
+    },
+    TargetEntry {
+        kind: TargetKind::Block,
+        name: "block",
+        about: "a whole raw device the io workload runs on, no filesystem; its data is destroyed (allow_destroy = true, needs root)",
+        params: block::BlockParams::PARAMS,
+        configure: configure::<block::BlockParams>,
+        cannot_remount: Some("a raw device has no filesystem to remount"),
     },
 ];
 

@@ -3,7 +3,7 @@ use super::*;
 #[test]
 fn every_kind_has_exactly_one_row_and_names_are_unique() {
     use TargetKind::*;
-    let kinds = [Dir, Tmpfs, Loop, Zfs, Gluster, Nfs];
+    let kinds = [Dir, Tmpfs, Loop, Zfs, Gluster, Nfs, Block];
     for k in kinds {
         assert_eq!(TARGETS.iter().filter(|e| e.kind == k).count(), 1, "{k:?}");
         assert_eq!(TargetKind::parse(k.name()), Some(k));
@@ -31,12 +31,14 @@ fn every_declared_default_is_read_into_its_typed_field() {
     reads::<zfs::ZfsParams>();
     reads::<gluster::GlusterParams>();
     reads::<nfs::NfsParams>();
+    reads::<block::BlockParams>();
 }
 
 #[test]
 fn only_mounted_kinds_remount() {
     assert!(TargetKind::Dir.can_remount().is_err());
     assert!(TargetKind::Tmpfs.can_remount().is_err());
+    assert!(TargetKind::Block.can_remount().is_err());
     assert!(TargetKind::Loop.can_remount().is_ok());
 }
 

@@ -18,7 +18,7 @@ use crate::provision::journal::{state_dir, Held, Journal, Resource};
 use crate::provision::zfs_cli::{
     create_args, get_properties, kernel_zfs, pool_exists, zfs_reachable,
 };
-use crate::provision::{cmd, daemon, loopdev, mount, options, resource_name};
+use crate::provision::{blockdev, cmd, daemon, loopdev, mount, options, resource_name};
 
 declare! {
     /// The parameters of a `zfs` target.
@@ -168,37 +168,6 @@ impl Zfs {
     }
 }
 
-/// Refuses a device that is missing, not a block device, mounted or held.
-pub fn check_device(dev: &Path) -> Result<()> {
-    use std::os::unix::fs::FileTypeExt;
-    let meta = std::fs::metadata(dev)
-        .with_context(|| format!("device {}: cannot use it", dev.display()))?;
-    if !meta.file_type().is_block_device() {
-        bail!("{} is not a block device", dev.display());
-    }
-    if let Some(at) = mount::device_mounted(dev) {
-        bail!(
-            "refusing to destroy {}: it is mounted on {at}; unmount it first",
-            dev.display()
-        );
-    }
-    let name = dev.canonicalize()?.file_name().map(|n| n.to_owned());
-    if let Some(name) = name {
-        let holders = Path::new("/sys/class/block").join(&name).join("holders");
-        if std::fs::read_dir(&holders)
-            .map(|mut d| d.next().is_some())
-            .unwrap_or(false)
-        {
-            bail!(
-                "refusing to destroy {}: it is in use by another device (see {})",
-                dev.display(),
-                holders.display()
-            );
-        }
-    }
-    Ok(())
-}
-
 impl Target for Zfs {
     fn preflight(&self) -> Result<()> {
         options::refuse_paths_in_map("properties", &self.properties, true)?;
@@ -213,7 +182,7 @@ impl Target for Zfs {
                 if !crate::host::is_root() {
                     bail!("target `{}` needs root", self.name);
                 }
-                check_device(dev)
+                blockdev::check_unused(dev)
             }
             None => super::image::preflight_image_dir(&self.name, &self.dir, &self.base, self.size),
         }

@@ -74,6 +74,15 @@ pub trait Workload: Send {
     fn run(&mut self, dir: &Path, cx: &RunContext) -> Result<RunOutput>;
     /// Untimed cleanup after each run.
     fn cleanup(&mut self, dir: &Path) -> Result<()>;
+    /// Runs on the raw device `dev` (a `block` target) instead of files in
+    /// the directory; only a kind that can do so accepts it (experiment
+    /// validation keeps the others off block targets).
+    fn use_device(&mut self, dev: &Path) -> Result<()> {
+        anyhow::bail!(
+            "this workload needs a filesystem and cannot run on the raw device {}",
+            dev.display()
+        )
+    }
 }
 
 /// The closed registry of workload kinds; each names one row of [`KINDS`].
@@ -289,8 +298,15 @@ impl WorkloadKind {
         (self.entry().configure)(p, base)
     }
 
-    /// Whether this workload can run on a target of that kind.
-    pub fn supports(self, _p: &Params, _target: TargetKind, _tp: &Params) -> Result<(), String> {
+    /// Whether this workload can run on a target of that kind: a `block`
+    /// target has no filesystem, only the io engine runs on a raw device.
+    pub fn supports(self, _p: &Params, target: TargetKind, _tp: &Params) -> Result<(), String> {
+        if target == TargetKind::Block && self != WorkloadKind::Io {
+            return Err(format!(
+                "a block target is a raw device without a filesystem: only io workloads run on it, not {}",
+                self.name()
+            ));
+        }
         Ok(())
     }
 

@@ -1,7 +1,8 @@
-//! Runs one I/O job on its engine: the dispatch from a job's spec to the
-//! io_uring loop or, for the synchronous engines (psync, mmap), the one
-//! loop below, monomorphised per engine. The engines stand on `job.rs`'s
-//! shared pieces; only this module knows them all.
+//! Runs one I/O job on its engine: the engine is set up before the start
+//! barrier, then the io_uring loop or, for the synchronous engines (psync,
+//! mmap), the one loop below, monomorphised per engine, runs it. The
+//! engines stand on `job.rs`'s shared pieces; only this module knows them
+//! all.
 
 use std::path::Path;
 use std::sync::atomic::Ordering;
@@ -10,24 +11,44 @@ use std::time::Instant;
 use anyhow::Result;
 
 use super::buffer::AlignedBuf;
+use super::data::Data;
 use super::engine::{EngineKind, SyncEngine};
 use super::engine_mmap::Mmap;
 use super::engine_psync::Psync;
-use super::job::{open, JobResult, JobSpec, Pattern, Phase, Shared, State};
+use super::engine_uring::Uring;
+use super::job::{open, JobResult, JobSpec, Phase, Shared, State};
+use super::pattern::{Op, Pattern};
 use super::schedule::{fine_timer_slack, wait_until, Schedule};
 
-/// Runs one job to completion. Waits on the barrier so that all jobs start together.
+/// A job's engine, set up before the start.
+enum Ready<'a> {
+    Psync(Psync<'a>),
+    Mmap(Mmap<'a>),
+    IoUring(Box<Uring>),
+}
+
+fn set_up<'a>(spec: &JobSpec, path: &'a Path) -> Result<Ready<'a>> {
+    let file = open(spec, path)?;
+    Ok(match spec.engine {
+        EngineKind::Psync => Ready::Psync(Psync::new(file, path)),
+        EngineKind::Mmap => Ready::Mmap(Mmap::new(file, spec, path)?),
+        EngineKind::IoUring => Ready::IoUring(Box::new(Uring::new(spec, file, path)?)),
+    })
+}
+
+/// Runs one job to completion. Sets its engine up, then waits on the
+/// barrier so that all jobs start together (a job that failed to set up
+/// waits too, so that no one waits for it forever).
 pub fn run_job(spec: &JobSpec, path: &Path, shared: Shared<'_>) -> Result<JobResult> {
-    let opened = open(spec, path);
+    let ready = set_up(spec, path);
     shared.barrier.wait();
-    let file = opened?;
     if spec.period_ps.is_some() {
         fine_timer_slack();
     }
-    match spec.engine {
-        EngineKind::Psync => sync_loop(spec, Psync::new(file, path), &shared),
-        EngineKind::Mmap => sync_loop(spec, Mmap::new(file, spec, path)?, &shared),
-        EngineKind::IoUring => super::engine_uring::run(spec, file, path, &shared),
+    match ready? {
+        Ready::Psync(e) => sync_loop(spec, e, path, &shared),
+        Ready::Mmap(e) => sync_loop(spec, e, path, &shared),
+        Ready::IoUring(u) => u.run(spec, path, &shared),
     }
 }
 
@@ -36,12 +57,15 @@ pub fn run_job(spec: &JobSpec, path: &Path, shared: Shared<'_>) -> Result<JobRes
 fn sync_loop<E: SyncEngine>(
     spec: &JobSpec,
     mut engine: E,
+    path: &Path,
     shared: &Shared<'_>,
 ) -> Result<JobResult> {
-    let mut buf = AlignedBuf::new(spec.bs, spec.seed);
+    let mut buf = AlignedBuf::zeroed(spec.max_bs());
+    let mut data = Data::new(spec, path);
+    data.initial(buf.as_mut_slice());
     let mut pattern = Pattern::new(spec);
-    let mut s = State::new();
-    let mut phase = Phase::new(spec, Instant::now());
+    let mut phase = Phase::new(spec, shared.start());
+    let mut s = State::new(phase.epoch());
     let mut sched = spec.period_ps.map(|p| Schedule::new(phase.t0, p));
     let mut now = phase.t0;
     let mut issued = 0u64;
@@ -55,7 +79,11 @@ fn sync_loop<E: SyncEngine>(
             break;
         }
         phase.maybe_start(now, &mut s);
-        let (read, off) = pattern.next();
+        let Op { read, off, len } = pattern.next();
+        let b = &mut buf.as_mut_slice()[..len];
+        if !read {
+            data.before_write(b, off);
+        }
         let t = match due {
             Some(d) => {
                 wait_until(d);
@@ -64,14 +92,17 @@ fn sync_loop<E: SyncEngine>(
             None => Instant::now(),
         };
         if read {
-            engine.read(buf.as_mut_slice(), off)?;
+            engine.read(b, off)?;
         } else {
-            engine.write(buf.as_slice(), off)?;
+            engine.write(b, off)?;
         }
         now = Instant::now();
-        issued += 1;
+        issued += len as u64;
+        if read {
+            data.after_read(b, off)?;
+        }
         if phase.measuring {
-            s.record(read, t, due, now, spec.bs as u64);
+            s.record(read, t, due, now, len as u64);
             shared.progress.0.store(s.bytes(), Ordering::Relaxed);
         }
         if !read && s.sync_due(spec) {
@@ -84,5 +115,8 @@ fn sync_loop<E: SyncEngine>(
     if spec.end_fsync && spec.rw.writes() {
         engine.sync()?;
     }
-    Ok(phase.finish(s))
+    let result = phase.finish(s);
+    data.verify_written(buf.as_mut_slice(), |b, off| engine.read(b, off))?;
+    data.finish()?;
+    Ok(result)
 }

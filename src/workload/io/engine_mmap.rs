@@ -24,7 +24,8 @@ pub struct Mmap<'a> {
 }
 
 impl<'a> Mmap<'a> {
-    /// Maps `spec.size` bytes of `file` (grown to that size for sequential writes).
+    /// Maps the job's file, `offset + size` bytes (grown to that length for
+    /// sequential writes).
     pub fn new(file: File, spec: &JobSpec, path: &'a Path) -> Result<Mmap<'a>> {
         if spec.direct && !is_dax(&file) {
             bail!(
@@ -33,7 +34,8 @@ impl<'a> Mmap<'a> {
             );
         }
         ensure_length(&file, spec, path)?;
-        let len = usize::try_from(spec.size).context("size does not fit in memory")?;
+        let len =
+            usize::try_from(spec.file_len()).context("offset + size does not fit in memory")?;
         let prot = if spec.rw.writes() {
             libc::PROT_READ | libc::PROT_WRITE
         } else {
@@ -89,18 +91,18 @@ impl<'a> Mmap<'a> {
 fn ensure_length(file: &File, spec: &JobSpec, path: &Path) -> Result<()> {
     if spec.rw == Rw::Write {
         return file
-            .set_len(spec.size)
-            .with_context(|| format!("extending {} to {} bytes", path.display(), spec.size));
+            .set_len(spec.file_len())
+            .with_context(|| format!("extending {} to {} bytes", path.display(), spec.file_len()));
     }
     let have = file
         .metadata()
         .with_context(|| format!("reading the length of {}", path.display()))?
         .len();
-    if have < spec.size {
+    if have < spec.file_len() {
         bail!(
-            "{} has {have} bytes, fewer than size = {}; remove it so that it is laid out again",
+            "{} has {have} bytes, fewer than offset + size = {}; remove it so that it is laid out again",
             path.display(),
-            spec.size
+            spec.file_len()
         );
     }
     Ok(())

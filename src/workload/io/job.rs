@@ -1,24 +1,28 @@
 //! One I/O job: a thread with its own file and engine. The pieces every
-//! engine shares live here (access pattern, ramp and stops, counters); the
-//! engines build on them and `driver.rs` runs a job on its engine. Hot
-//! loops allocate nothing and take no lock: they record into the job's own
-//! histograms and publish progress with one relaxed store to the job's own
-//! cache line.
+//! engine shares live here (the job's description, ramp and stops,
+//! counters); the access pattern is `pattern.rs`, the data path `data.rs`,
+//! and `driver.rs` runs a job on its engine. Hot loops allocate nothing and
+//! take no lock: they record into the job's own histograms and publish
+//! progress with one relaxed store to the job's own cache line.
 
+use std::cell::Cell;
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Barrier;
+use std::sync::{Barrier, OnceLock};
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use hdrhistogram::Histogram;
 
+use super::bssplit::BsSplit;
+use super::dist::Dist;
 use super::engine::EngineKind;
-use super::rng::Rng;
+use super::fill::FillSpec;
 use super::schedule::Lag;
 use crate::measure::cpu::CpuTimes;
+use crate::measure::intervals::{Intervals, Sparse};
 use crate::measure::latency::new_histogram;
 use crate::params::choices;
 
@@ -49,14 +53,28 @@ impl Rw {
     }
 }
 
+/// `verify`: written units carry a checksummed header, reads check them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VerifySpec {
+    /// `verify_fatal`: stop at the first mismatch instead of checking on.
+    pub fatal: bool,
+}
+
 /// What one job does.
 #[derive(Debug, Clone)]
 pub struct JobSpec {
     pub rw: Rw,
-    pub bs: usize,
+    /// Block sizes per direction (`bs`, or `bssplit`).
+    pub split: BsSplit,
+    /// Where the job's region starts in its file (`offset`).
+    pub offset: u64,
+    /// The region's length (`size`): I/O stays within offset..offset+size.
     pub size: u64,
     pub engine: EngineKind,
     pub iodepth: usize,
+    /// io_uring: operations queued before each submission (fio's
+    /// `iodepth_batch_submit`).
+    pub batch_submit: usize,
     pub direct: bool,
     pub fsync_every: u64,
     pub end_fsync: bool,
@@ -66,6 +84,45 @@ pub struct JobSpec {
     /// Open loop: picoseconds between due times (`rate`, `rate_iops`).
     pub period_ps: Option<u64>,
     pub seed: u64,
+    pub dist: Dist,
+    /// fio's random map: uniform random I/O covers every block once per
+    /// pass (`norandommap = false`, the default).
+    pub randommap: bool,
+    pub fill: FillSpec,
+    pub verify: Option<VerifySpec>,
+    /// On a raw device (a `block` target): the file is the device, never
+    /// created, truncated or removed.
+    pub raw: bool,
+}
+
+impl JobSpec {
+    /// The smallest block size: alignment of random offsets, verify unit.
+    pub fn unit(&self) -> usize {
+        self.split.min()
+    }
+
+    /// The largest block size: the size of each I/O buffer.
+    pub fn max_bs(&self) -> usize {
+        self.split.max()
+    }
+
+    /// The length the job's file must have.
+    pub fn file_len(&self) -> u64 {
+        self.offset + self.size
+    }
+
+    /// Mean bytes per operation, for rates and operation counts.
+    pub fn mean_bs(&self) -> f64 {
+        let mean = |s: &super::bssplit::Split| s.mean();
+        match self.rw {
+            Rw::Read | Rw::RandRead => mean(&self.split.read),
+            Rw::Write | Rw::RandWrite => mean(&self.split.write),
+            Rw::Mixed => {
+                let r = self.rwmixread as f64 / 100.0;
+                r * mean(&self.split.read) + (1.0 - r) * mean(&self.split.write)
+            }
+        }
+    }
 }
 
 /// Progress published by a job: measured bytes so far, on its own cache line.
@@ -88,11 +145,16 @@ pub struct JobResult {
     pub cpu: CpuTimes,
     pub start: Instant,
     pub end: Instant,
+    /// Per-second latency histograms from the start of measurement.
+    pub intervals: Vec<Sparse>,
 }
 
 /// Shared coordination between the jobs and the sampler.
 pub struct Shared<'a> {
     pub barrier: &'a Barrier,
+    /// The run's start, the same instant for every job and the sampler, so
+    /// that their seconds (throughput, latency, the runtime's end) align.
+    pub epoch: &'a OnceLock<Instant>,
     /// The campaign's stop flag (SIGINT/SIGTERM/SIGHUP): the run is interrupted.
     pub stop: &'a AtomicBool,
     /// The run's own end, raised at steady state: the run is complete.
@@ -104,7 +166,7 @@ pub struct Shared<'a> {
 pub fn open(spec: &JobSpec, path: &Path) -> Result<File> {
     let mut opts = OpenOptions::new();
     opts.read(true).write(spec.rw.writes());
-    if spec.rw == Rw::Write {
+    if spec.rw == Rw::Write && !spec.raw {
         opts.create(true).truncate(true);
     }
     if spec.direct && !spec.engine.caps().direct_needs_dax {
@@ -122,50 +184,10 @@ pub fn open(spec: &JobSpec, path: &Path) -> Result<File> {
     })
 }
 
-/// The offsets and directions of successive operations.
-pub struct Pattern {
-    rw: Rw,
-    bs: u64,
-    size: u64,
-    blocks: u64,
-    rwmixread: u64,
-    rng: Rng,
-    pos: u64,
-}
-
-impl Pattern {
-    pub fn new(spec: &JobSpec) -> Pattern {
-        Pattern {
-            rw: spec.rw,
-            bs: spec.bs as u64,
-            size: spec.size,
-            blocks: (spec.size / spec.bs as u64).max(1),
-            rwmixread: spec.rwmixread as u64,
-            rng: Rng::new(spec.seed),
-            pos: 0,
-        }
-    }
-
-    /// Whether the next operation reads, and its offset.
-    #[inline]
-    pub fn next(&mut self) -> (bool, u64) {
-        let read = match self.rw {
-            Rw::Read | Rw::RandRead => true,
-            Rw::Write | Rw::RandWrite => false,
-            Rw::Mixed => self.rng.below(100) < self.rwmixread,
-        };
-        let off = if self.rw.is_random() {
-            self.rng.below(self.blocks) * self.bs
-        } else {
-            let o = self.pos;
-            self.pos = if self.pos + 2 * self.bs > self.size {
-                0
-            } else {
-                self.pos + self.bs
-            };
-            o
-        };
-        (read, off)
+impl Shared<'_> {
+    /// The run's start: the first job or sampler to ask fixes it.
+    pub fn start(&self) -> Instant {
+        *self.epoch.get_or_init(Instant::now)
     }
 }
 
@@ -174,10 +196,12 @@ pub struct Phase {
     pub t0: Instant,
     ramp_end: Instant,
     deadline: Option<Instant>,
-    target_ops: u64,
+    target_bytes: u64,
     pub measuring: bool,
     cpu0: CpuTimes,
     start: Instant,
+    /// The run ended at its runtime: its last second is whole.
+    deadline_hit: Cell<bool>,
 }
 
 impl Phase {
@@ -187,23 +211,34 @@ impl Phase {
             t0,
             ramp_end,
             deadline: spec.runtime.map(|r| ramp_end + r),
-            target_ops: spec.size / spec.bs as u64,
+            target_bytes: spec.size,
             measuring: spec.ramp.is_zero(),
             cpu0: CpuTimes::thread_now(),
             start: t0,
+            deadline_hit: Cell::new(false),
         }
     }
 
+    /// Where the seconds of the per-second series are counted from.
+    pub fn epoch(&self) -> Instant {
+        self.ramp_end
+    }
+
     /// Whether no further operation should be issued: `at` is the time the
-    /// next one would start (its due time in open-loop runs).
+    /// next one would start (its due time in open-loop runs), `issued` the
+    /// bytes issued so far.
     #[inline]
     pub fn finished(&self, shared: &Shared<'_>, at: Instant, issued: u64) -> bool {
         if shared.stop.load(Ordering::Relaxed) || shared.halt.load(Ordering::Relaxed) {
             return true;
         }
         match self.deadline {
-            Some(d) => at >= d,
-            None => issued >= self.target_ops,
+            Some(d) => {
+                let over = at >= d;
+                self.deadline_hit.set(over);
+                over
+            }
+            None => issued >= self.target_bytes,
         }
     }
 
@@ -212,13 +247,20 @@ impl Phase {
     pub fn maybe_start(&mut self, now: Instant, s: &mut State) {
         if !self.measuring && now >= self.ramp_end {
             self.measuring = true;
-            s.reset();
+            s.reset(self.ramp_end);
             self.cpu0 = CpuTimes::thread_now();
             self.start = now;
         }
     }
 
     pub fn finish(self, s: State) -> JobResult {
+        let end = Instant::now();
+        // Operations of the last second are all in even if the job ends a
+        // moment before it does (open loop: the last due time).
+        let last_second = match (self.deadline, self.deadline_hit.get()) {
+            (Some(d), true) => end.max(d),
+            _ => end,
+        };
         JobResult {
             read_lat: s.read_lat,
             write_lat: s.write_lat,
@@ -229,7 +271,8 @@ impl Phase {
             bytes_written: s.bytes_written,
             cpu: CpuTimes::thread_now().since(self.cpu0),
             start: self.start,
-            end: Instant::now(),
+            end,
+            intervals: s.intervals.finish(last_second),
         }
     }
 }
@@ -240,6 +283,7 @@ pub struct State {
     write_lat: Histogram<u64>,
     service_lat: Histogram<u64>,
     sync_lat: Histogram<u64>,
+    intervals: Intervals,
     lag: Lag,
     bytes_read: u64,
     bytes_written: u64,
@@ -247,12 +291,13 @@ pub struct State {
 }
 
 impl State {
-    pub fn new() -> State {
+    pub fn new(epoch: Instant) -> State {
         State {
             read_lat: new_histogram(),
             write_lat: new_histogram(),
             service_lat: new_histogram(),
             sync_lat: new_histogram(),
+            intervals: Intervals::new(epoch),
             lag: Lag::default(),
             bytes_read: 0,
             bytes_written: 0,
@@ -260,11 +305,12 @@ impl State {
         }
     }
 
-    fn reset(&mut self) {
+    fn reset(&mut self, epoch: Instant) {
         self.read_lat.reset();
         self.write_lat.reset();
         self.service_lat.reset();
         self.sync_lat.reset();
+        self.intervals = Intervals::new(epoch);
         self.lag = Lag::default();
         self.bytes_read = 0;
         self.bytes_written = 0;
@@ -291,6 +337,7 @@ impl State {
             }
             None => service,
         };
+        self.intervals.record(done, response);
         if read {
             self.read_lat.saturating_record(response);
             self.bytes_read += bytes;

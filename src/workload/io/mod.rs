@@ -6,6 +6,13 @@
 //! operation goes into HDR histograms merged over threads; throughput is
 //! sampled every second into a series.
 //!
+//! Access patterns, write data and checks follow fio's options of the same
+//! names: `bssplit`, `random_distribution` with fio's random map
+//! (`norandommap`), `offset`/`size` regions, the buffer options
+//! (`buffer_compress_percentage`, `dedupe_percentage`, …) and `verify`.
+//! Latency is also kept per second (`lat_p50_ns`, `lat_p99_ns`,
+//! `lat_p999_ns` series), so that a stall shows in the second it happened.
+//!
 //! A time-based run may end early at steady state (`steadystate`, `ss_dur`,
 //! `ss_ramp`, as fio's; see `steady/`): the sampler judges each second's
 //! window and raises a run-local stop, so the run is complete, not
@@ -15,34 +22,44 @@
 //! criterion, and comparing targets on it would compare different stretches
 //! of each run.
 
+mod bssplit;
 pub(crate) mod buffer;
+mod data;
+mod dist;
 mod driver;
 mod engine;
 mod engine_mmap;
 mod engine_psync;
 mod engine_uring;
+pub(crate) mod fill;
 mod job;
 pub(crate) mod layout;
+mod options;
+mod pattern;
+mod randmap;
 pub(crate) mod rng;
 mod schedule;
 mod steady;
+mod verify;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Barrier;
+use std::sync::{mpsc, Barrier, OnceLock};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use hdrhistogram::Histogram;
 
 use self::driver::run_job;
 use self::engine::EngineKind;
 use self::job::{JobResult, JobSpec, Progress, Rw, Shared};
-use self::schedule::{period_ps, Lag};
+use self::options::Options;
+use self::schedule::Lag;
 pub use self::steady::DEFAULT_CRITERION as DEFAULT_STEADY_CRITERION;
-use self::steady::{Detector, SteadyParams, SteadySpec};
+use self::steady::{Detector, SteadyParams};
 use super::{Configure, RunContext, Workload, WorkloadConfig};
 use crate::measure::cpu::CpuTimes;
+use crate::measure::intervals::{self, percentile_series};
 use crate::measure::latency::{latency_metrics, new_histogram};
 use crate::measure::{Hist, Metric, RunOutput, Series};
 use crate::metric::catalogue::{self as m, LAT, READ_LAT, SERVICE_LAT, SYNC_LAT, WRITE_LAT};
@@ -51,11 +68,12 @@ use crate::params::units::saturating_secs;
 use crate::params::{declare, Fault, Params};
 
 declare! {
-    /// The parameters of an `io` workload, with fio's names.
+    /// The parameters of an `io` workload, with fio's names. They are read
+    /// into a job in one place, `options.rs`.
     pub struct IoParams {
         rw: choice(Rw) = "read" => "access pattern, as fio's rw",
         bs: size = "4k" => "block size of each operation",
-        size: size = "256M" => "file size per job",
+        size: size = "256M" => "the region each job works in: its file's size after offset",
         numjobs: int(usize, 1, 1024) = "1" => "threads, each with its own file",
         ioengine: choice(EngineKind) = "psync" => "how I/O is issued: psync (pread/pwrite), io_uring (iodepth in flight), mmap (memcpy to/from the mapped file)",
         iodepth: int(usize, 1, 4096) = "1" => "operations in flight per job (io_uring)",
@@ -68,75 +86,48 @@ declare! {
         ramp_time: duration = "0s" => "unmeasured time before measuring (time-based runs)",
         rwmixread: int(u32, 0, 100) = "50" => "percentage of reads in randrw",
         steady: flatten(SteadyParams),
-    }
-}
-
-impl IoParams {
-    /// Cross-parameter checks: the key at fault and why.
-    fn validate(&self) -> Result<(), Fault> {
-        let (bs, size) = (self.bs, self.size);
-        if bs == 0 {
-            return Err(("bs", "bs must be larger than 0".into()));
-        }
-        if bs > size {
-            return Err((
-                "bs",
-                format!("bs ({bs} bytes) is larger than size ({size} bytes)"),
-            ));
-        }
-        if size % bs != 0 {
-            return Err((
-                "size",
-                format!("size ({size} bytes) must be a multiple of bs ({bs} bytes)"),
-            ));
-        }
-        if self.direct && bs % 512 != 0 {
-            return Err((
-                "bs",
-                "with direct = true, bs must be a multiple of 512 bytes (4k is safe)".into(),
-            ));
-        }
-        if self.iodepth > 1 && !self.ioengine.caps().queued {
-            return Err((
-                "iodepth",
-                "iodepth > 1 needs ioengine = \"io_uring\" (psync and mmap issue one operation at a time)".into(),
-            ));
-        }
-        if !self.ramp_time.is_zero() && self.runtime.is_none() {
-            return Err((
-                "ramp_time",
-                "ramp_time needs runtime (a time-based run)".into(),
-            ));
-        }
-        if self.runtime == Some(Duration::ZERO) {
-            return Err(("runtime", "runtime must be longer than 0".into()));
-        }
-        self.steady.validate(self.runtime)
-    }
-
-    fn period_ps(&self) -> Option<u64> {
-        period_ps(self.bs as usize, self.rate, self.rate_iops)
+        bssplit: string => "a mix of block sizes with weights, as fio: 4k/10:64k/50:32k/40 (a size without a weight shares the rest); reads,writes: 2k/50:4k/50,4k/90:8k/10; overrides bs",
+        offset: size = "0" => "where each job's region starts in its file: I/O stays within offset..offset+size",
+        random_distribution: string = "random" => "where random I/O goes, as fio: random (uniform), zipf:θ, pareto:h, normal:σ (σ % of the region); an optional :BASE (0-1) places the hot spot",
+        norandommap: bool = "false" => "uniform random I/O draws blocks with replacement (false: every block once per pass, as fio's random map)",
+        verify: one_of(&["none", "crc32c"]) = "none" => "crc32c: written blocks carry a checksummed header naming their offset; reads check it, and write-only jobs read back what they wrote; a mismatch fails the run naming the offset",
+        verify_fatal: bool = "false" => "stop at the first verify mismatch (false: check on and fail at the end with the count)",
+        buffer_compress_percentage: int(u32, 0, 100) = "0" => "written data compresses by about this percentage (50: to half), as fio: random bytes then zeros in each buffer_compress_chunk; 0: incompressible",
+        buffer_compress_chunk: size = "512" => "the random-then-zeros segment of buffer_compress_percentage (0: the block size)",
+        dedupe_percentage: int(u32, 0, 100) = "0" => "this percentage of writes repeat the previous unique buffer byte for byte, as fio's dedupe_mode = repeat",
+        zero_buffers: bool = "false" => "write zeros",
+        refill_buffers: bool = "false" => "fresh random data for every write (buffer_compress_percentage, dedupe_percentage and verify imply it)",
+        scramble_buffers: bool = "true" => "stamp each 512-byte sector of a write with its offset and the write, so no two written sectors are alike (cheap; defeats naive deduplication, not compression)",
+        iodepth_batch_submit: int(usize, 0, 4096) = "4" => "io_uring: submit every N queued operations (0: the whole iodepth at once); fio's default is 1, 4 keeps a virtio disk busier at less CPU",
     }
 }
 
 impl Configure for IoParams {
-    type Config = IoParams;
+    type Config = IoConfig;
 
-    fn configure(self, _: &Path, _: &mut Params) -> Result<IoParams, Fault> {
-        self.validate()?;
-        Ok(self)
+    fn configure(self, _: &Path, _: &mut Params) -> Result<IoConfig, Fault> {
+        Ok(IoConfig {
+            opts: options::read(&self)?,
+        })
     }
 }
 
-impl WorkloadConfig for IoParams {
+/// An `io` workload's checked job description.
+#[derive(Debug, Clone)]
+pub struct IoConfig {
+    opts: Options,
+}
+
+impl WorkloadConfig for IoConfig {
     /// Rough run length for estimates: time-based exactly (the full runtime
     /// even with steady state, which may end it sooner), size-based at
     /// 500 MB/s or at the open-loop rate when one is set.
     fn estimate(&self) -> Duration {
+        let spec = &self.opts.spec;
         let layout = saturating_secs(self.bytes_needed() as f64 / 1e9);
-        let ops = (self.size / self.bs.max(1)) as f64;
-        let run = match (self.runtime, self.period_ps()) {
-            (Some(r), _) => r.saturating_add(self.ramp_time),
+        let ops = spec.size as f64 / spec.mean_bs().max(1.0);
+        let run = match (spec.runtime, spec.period_ps) {
+            (Some(r), _) => r.saturating_add(spec.ramp),
             (None, Some(ps)) => saturating_secs(ops * ps as f64 / 1e12),
             (None, None) => saturating_secs(self.bytes_needed() as f64 / 500e6),
         };
@@ -144,98 +135,110 @@ impl WorkloadConfig for IoParams {
     }
 
     fn bytes_needed(&self) -> u64 {
-        self.size.saturating_mul(self.numjobs as u64)
+        self.opts
+            .spec
+            .file_len()
+            .saturating_mul(self.opts.numjobs as u64)
     }
 
     fn build(&self) -> Box<dyn Workload> {
-        Box::new(Io::new(self))
+        Box::new(Io::new(self.opts.clone()))
     }
 }
 
 pub struct Io {
-    spec: JobSpec,
-    numjobs: usize,
-    steady: Option<SteadySpec>,
+    opts: Options,
+    /// The raw device every job runs on (a `block` target), each in its
+    /// own region; files in the run's directory otherwise.
+    device: Option<PathBuf>,
 }
 
 impl Io {
-    pub fn new(p: &IoParams) -> Io {
-        let spec = JobSpec {
-            rw: p.rw,
-            bs: p.bs as usize,
-            size: p.size,
-            engine: p.ioengine,
-            iodepth: p.iodepth,
-            direct: p.direct,
-            fsync_every: p.fsync,
-            end_fsync: p.end_fsync,
-            runtime: p.runtime,
-            ramp: p.ramp_time,
-            rwmixread: p.rwmixread,
-            period_ps: p.period_ps(),
-            seed: 0x0570_41ab,
-        };
-        Io {
-            spec,
-            numjobs: p.numjobs,
-            steady: p.steady.spec(),
+    pub fn new(opts: Options) -> Io {
+        Io { opts, device: None }
+    }
+
+    fn job_path(&self, dir: &Path, i: usize) -> PathBuf {
+        match &self.device {
+            Some(dev) => dev.clone(),
+            None => dir.join(format!("job{i}.dat")),
         }
     }
 
-    fn job_path(dir: &Path, i: usize) -> PathBuf {
-        dir.join(format!("job{i}.dat"))
+    /// Job `i`'s spec: on a raw device, its region follows job i−1's.
+    fn job_spec(&self, i: usize) -> JobSpec {
+        let mut spec = self.opts.spec.clone();
+        if self.device.is_some() {
+            spec.offset += i as u64 * spec.size;
+        }
+        spec
     }
 }
 
 impl Workload for Io {
     fn prepare(&mut self, dir: &Path, _cx: &RunContext) -> Result<()> {
-        if !self.spec.rw.needs_layout() {
+        let o = &self.opts;
+        if !o.spec.rw.needs_layout() {
             return Ok(());
         }
-        for i in 0..self.numjobs {
-            layout::ensure_laid_out(
-                &Self::job_path(dir, i),
-                self.spec.size,
-                self.spec.seed + i as u64,
+        for i in 0..o.numjobs {
+            layout::lay_out_job(
+                &self.job_path(dir, i),
+                &self.job_spec(i),
+                o.spec.seed + i as u64,
             )?;
         }
         Ok(())
     }
 
     fn run(&mut self, dir: &Path, cx: &RunContext) -> Result<RunOutput> {
-        let progress: Vec<Progress> = (0..self.numjobs).map(|_| Progress::default()).collect();
-        let barrier = Barrier::new(self.numjobs + 1);
+        let o = &self.opts;
+        let progress: Vec<Progress> = (0..o.numjobs).map(|_| Progress::default()).collect();
+        let barrier = Barrier::new(o.numjobs + 1);
+        let epoch = OnceLock::new();
+        let (ended_tx, ended_rx) = mpsc::channel::<()>();
         let stop = cx.stop.as_atomic();
         // Raised at steady state: ends the jobs without marking the run
         // interrupted, which only the campaign's stop flag does.
         let halt = AtomicBool::new(false);
-        let mut detector = self.steady.map(|s| Detector::new(s, self.spec.bs));
+        let mut detector = o
+            .steady
+            .map(|s| Detector::new(s, o.spec.mean_bs().round() as usize));
         let (results, series) = std::thread::scope(|scope| {
-            let handles: Vec<_> = (0..self.numjobs)
+            let handles: Vec<_> = (0..o.numjobs)
                 .map(|i| {
-                    let mut spec = self.spec.clone();
+                    let mut spec = self.job_spec(i);
                     spec.seed = spec
                         .seed
                         .wrapping_add(cx.run_seed)
                         .wrapping_add(i as u64 * 7919);
-                    let path = Self::job_path(dir, i);
+                    let path = self.job_path(dir, i);
                     let shared = Shared {
                         barrier: &barrier,
+                        epoch: &epoch,
                         stop,
                         halt: &halt,
                         progress: &progress[i],
                     };
-                    scope.spawn(move || run_job(&spec, &path, shared))
+                    let ended = ended_tx.clone();
+                    scope.spawn(move || {
+                        let _ended = ended;
+                        run_job(&spec, &path, shared)
+                    })
                 })
                 .collect();
+            drop(ended_tx);
             barrier.wait();
+            let start = *epoch.get_or_init(Instant::now);
             let sampler = Sampler {
                 progress: &progress,
-                handles: &handles,
+                ended: ended_rx,
                 detector: detector.as_mut(),
                 halt: &halt,
+                stop,
+                end: o.spec.runtime.map(|r| start + o.spec.ramp + r),
             };
-            let series = sampler.run(self.spec.ramp);
+            let series = sampler.run(start + o.spec.ramp);
             let results: Vec<Result<JobResult>> = handles
                 .into_iter()
                 .map(|h| {
@@ -246,20 +249,45 @@ impl Workload for Io {
             (results, series)
         });
         let results: Vec<JobResult> = results.into_iter().collect::<Result<_>>()?;
-        let mut out = aggregate(&self.spec, &results, series);
+        let mut out = aggregate(&o.spec, &results, series);
         if let Some(d) = &detector {
             out.metrics.extend(d.metrics());
             // An interrupted run is flagged as such; it did not run to runtime.
             if !cx.stop.is_raised() {
-                out.warnings.extend(d.warning(self.spec.runtime));
+                out.warnings.extend(d.warning(o.spec.runtime));
             }
         }
         Ok(out)
     }
 
+    fn use_device(&mut self, dev: &Path) -> Result<()> {
+        let spec = &mut self.opts.spec;
+        if spec.engine == EngineKind::Mmap {
+            bail!(
+                "ioengine = \"mmap\" does not run on the raw device {}; use psync or io_uring",
+                dev.display()
+            );
+        }
+        let need = spec.offset + spec.size * self.opts.numjobs as u64;
+        let have = crate::provision::blockdev::size(dev)?;
+        if need > have {
+            bail!(
+                "{} has {have} bytes, fewer than offset + numjobs × size = {need}; lower size or numjobs",
+                dev.display()
+            );
+        }
+        spec.raw = true;
+        self.device = Some(dev.to_path_buf());
+        Ok(())
+    }
+
     fn cleanup(&mut self, dir: &Path) -> Result<()> {
-        for i in 0..self.numjobs {
-            let path = Self::job_path(dir, i);
+        let o = &self.opts;
+        if self.device.is_some() {
+            return Ok(());
+        }
+        for i in 0..o.numjobs {
+            let path = self.job_path(dir, i);
             match std::fs::remove_file(&path) {
                 Ok(()) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
@@ -273,14 +301,21 @@ impl Workload for Io {
 /// Samples the summed progress counters once a second, from the end of the
 /// ramp until every job has finished, feeding each second to the
 /// steady-state detector, if any.
-struct Sampler<'a, 'scope, T> {
+struct Sampler<'a> {
     progress: &'a [Progress],
-    handles: &'a [std::thread::ScopedJoinHandle<'scope, T>],
+    /// Disconnected once every job thread has ended (each holds a sender
+    /// until it returns or unwinds): the sampler sleeps until its next tick
+    /// or that, whichever comes first, rather than polling.
+    ended: mpsc::Receiver<()>,
     detector: Option<&'a mut Detector>,
     halt: &'a AtomicBool,
+    stop: &'a AtomicBool,
+    /// A time-based run's end (after the ramp): its last second is whole
+    /// even when the jobs finish a moment before its tick.
+    end: Option<Instant>,
 }
 
-impl<T> Sampler<'_, '_, T> {
+impl Sampler<'_> {
     fn total(&self) -> u64 {
         self.progress
             .iter()
@@ -288,36 +323,58 @@ impl<T> Sampler<'_, '_, T> {
             .sum()
     }
 
-    fn done(&self) -> bool {
-        self.handles.iter().all(|h| h.is_finished())
+    /// Sleeps until `t`; true if every job ended first.
+    fn jobs_end_before(&self, t: Instant) -> bool {
+        loop {
+            let left = t.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return false;
+            }
+            match self.ended.recv_timeout(left) {
+                Err(mpsc::RecvTimeoutError::Disconnected) => return true,
+                Err(mpsc::RecvTimeoutError::Timeout) => return false,
+                Ok(()) => {}
+            }
+        }
     }
 
-    fn run(mut self, ramp: Duration) -> Vec<f64> {
-        let start = Instant::now() + ramp;
-        while Instant::now() < start && !self.done() {
-            std::thread::sleep(Duration::from_millis(5));
-        }
+    /// Samples from `start`, the end of the ramp.
+    fn run(mut self, start: Instant) -> Vec<f64> {
         let mut values = Vec::new();
+        if self.jobs_end_before(start) {
+            return values;
+        }
         let mut last = self.total();
         let mut tick = start + Duration::from_secs(1);
         loop {
-            while Instant::now() < tick {
-                if self.done() {
-                    return values;
+            if self.jobs_end_before(tick) {
+                if self.ran_to_end(tick) {
+                    self.sample(&mut values, &mut last);
                 }
-                std::thread::sleep(
-                    Duration::from_millis(5).min(tick.saturating_duration_since(Instant::now())),
-                );
+                return values;
             }
-            let now_total = self.total();
-            let bytes = now_total.saturating_sub(last) as f64;
-            values.push(bytes);
-            if self.detector.as_mut().is_some_and(|d| d.push(bytes)) {
-                self.halt.store(true, Ordering::Relaxed);
-            }
-            last = now_total;
+            self.sample(&mut values, &mut last);
             tick += Duration::from_secs(1);
         }
+    }
+
+    /// Records the bytes moved since the last sample.
+    fn sample(&mut self, values: &mut Vec<f64>, last: &mut u64) {
+        let now_total = self.total();
+        let bytes = now_total.saturating_sub(*last) as f64;
+        values.push(bytes);
+        if self.detector.as_mut().is_some_and(|d| d.push(bytes)) {
+            self.halt.store(true, Ordering::Relaxed);
+        }
+        *last = now_total;
+    }
+
+    /// Whether the second ending at `tick` is the last of a time-based run
+    /// that was neither stopped nor ended at steady state.
+    fn ran_to_end(&self, tick: Instant) -> bool {
+        self.end.is_some_and(|e| tick <= e)
+            && !self.halt.load(Ordering::Relaxed)
+            && !self.stop.load(Ordering::Relaxed)
     }
 }
 
@@ -392,8 +449,10 @@ fn aggregate(spec: &JobSpec, results: &[JobResult], series: Vec<f64>) -> RunOutp
         metrics,
         ..Default::default()
     };
+    let seconds = series.len();
     out.series
         .push(Series::new(&m::BW_BYTES_PER_S, 1.0, series));
+    out.series.extend(latency_series(results, seconds));
     for (def, hist) in [
         (&LAT, g.all),
         (&SERVICE_LAT, g.service),
@@ -404,6 +463,24 @@ fn aggregate(spec: &JobSpec, results: &[JobResult], series: Vec<f64>) -> RunOutp
         }
     }
     out
+}
+
+/// The per-second latency percentiles, merged over the jobs, for the
+/// seconds of the throughput series; nothing for a run shorter than one.
+fn latency_series(results: &[JobResult], seconds: usize) -> Vec<Series> {
+    let per_job: Vec<&[_]> = results.iter().map(|r| r.intervals.as_slice()).collect();
+    let merged = intervals::merge(&per_job, seconds);
+    if merged.iter().all(|h| h.is_empty()) {
+        return Vec::new();
+    }
+    [
+        (&m::LAT_P50_NS, 50.0),
+        (&m::LAT_P99_NS, 99.0),
+        (&m::LAT_P999_NS, 99.9),
+    ]
+    .into_iter()
+    .map(|(def, q)| Series::new(def, 1.0, percentile_series(&merged, q)))
+    .collect()
 }
 
 fn throughput_metrics(g: &Merged) -> Vec<Metric> {

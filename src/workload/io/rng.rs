@@ -1,17 +1,24 @@
 //! A small, fast, seeded generator for offsets and data (xorshift64*), and
 //! an unbiased-enough bounded draw by multiply-high (Lemire), which avoids a
-//! division on the hot path.
+//! division on the hot path. It is also a `rand_core` generator, so that
+//! `rand_distr`'s samplers (Zipf, normal) draw from it.
 
 #[derive(Debug, Clone)]
 pub struct Rng(u64);
 
+/// splitmix64's finaliser: a bijective mix of 64 bits, so that nearby
+/// inputs (seeds, counters) give unrelated outputs.
+#[inline]
+pub fn mix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
 impl Rng {
     pub fn new(seed: u64) -> Rng {
-        // splitmix64 scrambles the seed so that nearby seeds diverge at once.
-        let mut z = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        Rng((z ^ (z >> 31)) | 1)
+        Rng(mix64(seed) | 1)
     }
 
     #[inline]
@@ -28,6 +35,29 @@ impl Rng {
     #[inline]
     pub fn below(&mut self, n: u64) -> u64 {
         ((self.next_u64() as u128 * n as u128) >> 64) as u64
+    }
+
+    /// A value in `[0, 1)` with 53 bits of precision.
+    #[inline]
+    pub fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+}
+
+impl rand_core::RngCore for Rng {
+    fn next_u32(&mut self) -> u32 {
+        (Rng::next_u64(self) >> 32) as u32
+    }
+
+    fn next_u64(&mut self) -> u64 {
+        Rng::next_u64(self)
+    }
+
+    fn fill_bytes(&mut self, dst: &mut [u8]) {
+        for chunk in dst.chunks_mut(8) {
+            let b = Rng::next_u64(self).to_le_bytes();
+            chunk.copy_from_slice(&b[..chunk.len()]);
+        }
     }
 }
 

@@ -99,7 +99,7 @@ fn each_test_leaves_the_file_it_should() {
     // Beyond the stamp, every record holds the engine's data, not zeros.
     let data = std::fs::read(&path).unwrap();
     for rec in data.chunks(CELL.record as usize) {
-        assert_eq!(&rec[16..], &buf.as_slice()[16..CELL.record as usize]);
+        assert_eq!(&rec[16..], &buf.as_mut_slice()[16..CELL.record as usize]);
     }
 }
 

@@ -1,9 +1,11 @@
 //! The data tinywrites writes, of chosen compressibility: `zeros`, `text`
 //! (words from a small vocabulary, like a program's log lines), `random`
 //! (incompressible) and `ratio:F` (each 4 KiB block 1/F random, the rest
-//! zeros, so that a compressor gets about F:1). Generated once, untimed,
-//! into a pool the writes cycle through.
+//! zeros, so that a compressor gets about F:1: the io engine's generator of
+//! `buffer_compress_percentage`, with the fraction given as a ratio).
+//! Generated once, untimed, into a pool the writes cycle through.
 
+use crate::workload::io::fill::{fill_random, fill_segments};
 use crate::workload::io::rng::Rng;
 
 /// How compressible the generated data is.
@@ -109,24 +111,14 @@ pub fn generate(data: Data, len: usize, seed: u64) -> Vec<u8> {
     let mut rng = Rng::new(seed);
     match data {
         Data::Zeros => {}
-        Data::Random => random(&mut out, &mut rng),
+        Data::Random => fill_random(&mut out, seed),
         Data::Text => text(&mut out, &mut rng),
         Data::Ratio(f) => {
             let noisy = ((BLOCK as f64 / f).round() as usize).clamp(1, BLOCK);
-            for block in out.chunks_mut(BLOCK) {
-                let n = noisy.min(block.len());
-                random(&mut block[..n], &mut rng);
-            }
+            fill_segments(&mut out, noisy, BLOCK, seed);
         }
     }
     out
-}
-
-fn random(buf: &mut [u8], rng: &mut Rng) {
-    for chunk in buf.chunks_mut(8) {
-        let b = rng.next_u64().to_le_bytes();
-        chunk.copy_from_slice(&b[..chunk.len()]);
-    }
 }
 
 fn text(buf: &mut [u8], rng: &mut Rng) {
