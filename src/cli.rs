@@ -61,8 +61,15 @@ pub enum Command {
     },
     /// List the campaigns in the store.
     List,
-    /// Print a campaign's summary table (latest when omitted).
-    Show { campaign: Option<String> },
+    /// Print a campaign's summary table (latest when omitted), and for
+    /// swept workloads their tables by swept value.
+    Show {
+        campaign: Option<String>,
+        /// Also compare the levels of this swept parameter with its first
+        /// value on every target (as the experiment's `compare_levels`).
+        #[arg(long, value_name = "FACTOR")]
+        compare_levels: Vec<String>,
+    },
     /// Write every run of a campaign as CSV or JSON (latest when omitted).
     Export {
         campaign: Option<String>,
@@ -85,6 +92,10 @@ pub enum Command {
         /// Compare against this target instead of the campaign's baseline.
         #[arg(long)]
         baseline: Option<String>,
+        /// Also compare the levels of this swept parameter with its first
+        /// value on every target (as the experiment's `compare_levels`).
+        #[arg(long, value_name = "FACTOR")]
+        compare_levels: Vec<String>,
         /// Also chart this series over time, beside the primary metric's
         /// (e.g. lat_p99_ns); repeat or separate with commas.
         #[arg(long, value_name = "METRIC", value_delimiter = ',')]

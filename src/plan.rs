@@ -24,7 +24,7 @@ pub fn pairs(exp: &Experiment) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     for (w, wl) in exp.workloads.iter().enumerate() {
         for (t, tg) in exp.targets.iter().enumerate() {
-            if wl.runs_on(&tg.name) {
+            if wl.runs_on(tg) {
                 out.push((t, w));
             }
         }

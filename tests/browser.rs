@@ -281,3 +281,100 @@ fn the_report_shows_what_was_compared_the_primary_series_and_open_intervals() {
     screenshot(&mut b, clip, &out);
     assert_offline_and_clean(&mut b, &url);
 }
+
+#[test]
+fn a_swept_campaign_reports_its_pivots_curve_and_heat_maps() {
+    require_root!();
+    let binary = chromium_binary();
+    let lab = Lab::new();
+    let data = lab.path().join("d");
+    std::fs::create_dir(&data).unwrap();
+    // Seed 002's shape, small: time to write and sync against the total
+    // size, with and without gzip, on a disk directory and a tmpfs.
+    let html = report(
+        &lab,
+        &format!(
+            "name = \"swept-browser\"\n[plan]\nrepetitions = 3\n\
+             [[target]]\nname = \"disk\"\nkind = \"dir\"\npath = \"{}\"\n\
+             [[target]]\nname = \"ram\"\nkind = \"tmpfs\"\nsize = \"64M\"\n\
+             [[workload]]\nname = \"tiny\"\nkind = \"tinywrites\"\nwrite_size = 256\n\
+             sweep = {{ total_size = [\"256k\", \"1M\", \"4M\"], compress = [\"none\", \"gzip:1\"] }}\n\
+             compare_levels = [\"compress\"]\n",
+            data.display()
+        ),
+    );
+    let (mut b, url) = open(&binary, &html);
+    let study = "document.querySelector('.study')";
+    assert_eq!(
+        b.eval(&format!("{study}.querySelector('h3').textContent")),
+        json!("tiny (tinywrites) by total_size, compress")
+    );
+    let svgs = |text: &str| {
+        format!(
+            "Array.from({study}.querySelectorAll('.chart svg')).filter(s => s.textContent.includes({})).length",
+            json!(text)
+        )
+    };
+    assert_eq!(
+        b.eval(&svgs("total_s against total_size")),
+        json!(1),
+        "the curve"
+    );
+    assert_eq!(
+        b.eval(&svgs("by compress and total_size")),
+        json!(2),
+        "a heat map per target"
+    );
+    // The curve: a line per target and level of compress, each with its
+    // band, and the swept sizes as ticks.
+    let curve = format!("Array.from({study}.querySelectorAll('.chart svg'))[0]");
+    assert_eq!(
+        b.eval(&format!("{curve}.querySelectorAll('polygon').length")),
+        json!(4)
+    );
+    for tick in ["256k", "1M", "4M"] {
+        let has = format!(
+            "Array.from({curve}.querySelectorAll('text')).some(t => t.textContent.trim() == {})",
+            json!(tick)
+        );
+        assert_eq!(b.eval(&has), json!(true), "tick {tick}");
+    }
+    // Pivot tables: rows = target × compress, columns = the sizes; means,
+    // differences from the baseline, gzip against none per target.
+    let tables = b.eval(&format!(
+        "Array.from({study}.querySelectorAll('table')).map(t => [t.rows[0].cells[0].textContent, t.rows.length - 1, t.rows[0].cells.length - 1])"
+    ));
+    let tables = tables.as_array().unwrap();
+    assert!(tables.len() >= 3, "{tables:?}");
+    assert_eq!(tables[0], json!(["target \\ total_size", 4, 3]), "means");
+    assert_eq!(
+        tables[1],
+        json!(["target \\ total_size", 4, 3]),
+        "differences"
+    );
+    assert_eq!(
+        tables[2],
+        json!(["level on target \\ total_size", 2, 3]),
+        "gzip against none"
+    );
+    let text = b.eval(&format!("{study}.innerText"));
+    let text = text.as_str().unwrap();
+    for phrase in [
+        "tiny: total_s (s), mean ± 95% CI, by total_size",
+        "% difference from disk",
+        "total_s of each compress against compress=none on the same target",
+        "ram · compress=gzip:1",
+    ] {
+        assert!(
+            text.contains(phrase),
+            "`{phrase}` not in the study:\n{text}"
+        );
+    }
+    assert!(assert_charts_rendered(&mut b) >= 3);
+    let clip = b.eval(&format!(
+        "(() => {{ const r = {study}.getBoundingClientRect(); return {{x: r.left + scrollX - 8, y: r.top + scrollY - 8, width: r.width + 16, height: r.height + 16}}; }})()"
+    ));
+    let out = std::env::temp_dir().join("storlab-study.png");
+    screenshot(&mut b, clip, &out);
+    assert_offline_and_clean(&mut b, &url);
+}

@@ -75,3 +75,38 @@ fn a_new_campaign_exports_labels_and_histograms_the_schema_accepts() {
     broken["schema_version"] = serde_json::json!(1);
     assert!(!v.is_valid(&broken));
 }
+
+#[test]
+fn a_swept_campaign_exports_its_factors_the_schema_accepts() {
+    let lab = Lab::new();
+    let file = lab.file(
+        "swept.toml",
+        &format!(
+            "name = \"swept-schema\"\n[plan]\nrepetitions = 1\ndrop_caches = false\n\
+             [[target]]\nname = \"d\"\nkind = \"dir\"\npath = \"{}\"\n\
+             [[workload]]\nname = \"io\"\nkind = \"io\"\nsize = \"256k\"\nsweep = {{ bs = [\"4k\", \"64k\"] }}\ncompare_levels = [\"bs\"]\n",
+            lab.path().display()
+        ),
+    );
+    lab.ok(&["run", "--quiet", file.to_str().unwrap()]);
+    let export = lab.export_json();
+    assert_valid(&validator(), &export, "a swept campaign");
+    let w = &export["workloads"][1];
+    assert_eq!(w["name"], "io[bs=64k]");
+    assert_eq!(w["family"], "io");
+    assert_eq!(w["compare_levels"], serde_json::json!(["bs"]));
+    assert_eq!(
+        w["factors"],
+        serde_json::json!([{"key": "bs", "value": "65536", "text": "64k", "scale": "size"}])
+    );
+    for r in export["runs"].as_array().unwrap() {
+        let bs = if r["workload"] == "io[bs=4k]" {
+            "4096"
+        } else {
+            "65536"
+        };
+        for m in r["metrics"].as_array().unwrap() {
+            assert_eq!(m["labels"]["bs"], bs, "{m}");
+        }
+    }
+}

@@ -32,7 +32,7 @@ impl<'a> Guard<'a> {
         Guard { lab, child: None }
     }
 
-    fn spawn(lab: &'a Lab, file: &Path) -> Guard<'a> {
+    pub(crate) fn spawn(lab: &'a Lab, file: &Path) -> Guard<'a> {
         let child = lab
             .cmd()
             .args(["run", "--quiet", file.to_str().unwrap()])
@@ -45,7 +45,7 @@ impl<'a> Guard<'a> {
         }
     }
 
-    fn child(&mut self) -> &mut std::process::Child {
+    pub(crate) fn child(&mut self) -> &mut std::process::Child {
         self.child.as_mut().unwrap()
     }
 }
@@ -103,12 +103,12 @@ fn target_facts(export: &Value, name: &str) -> Value {
         .clone()
 }
 
-fn mounted(path: &str) -> bool {
+pub(crate) fn mounted(path: &str) -> bool {
     let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
     info.lines().any(|l| l.split(' ').nth(4) == Some(path))
 }
 
-fn loop_backing(image: &str) -> Vec<String> {
+pub(crate) fn loop_backing(image: &str) -> Vec<String> {
     let mut out = Vec::new();
     for e in std::fs::read_dir("/sys/block").unwrap().flatten() {
         if let Ok(b) = std::fs::read_to_string(e.path().join("loop/backing_file")) {
@@ -126,7 +126,7 @@ fn daemon_alive(pid: u64) -> bool {
         .unwrap_or(false)
 }
 
-fn succeeds(program: &str, args: &[&str]) -> bool {
+pub(crate) fn succeeds(program: &str, args: &[&str]) -> bool {
     Command::new(program)
         .args(args)
         .output()
@@ -280,7 +280,7 @@ fn zfs_dataset_with_recordsize_8k_and_compression() {
     assert!(f["fs_type"].as_str().unwrap().contains("zfs"), "{f}");
 }
 
-fn wait_for(what: &str, secs: u64, mut done: impl FnMut() -> bool) {
+pub(crate) fn wait_for(what: &str, secs: u64, mut done: impl FnMut() -> bool) {
     let t0 = Instant::now();
     while !done() {
         assert!(

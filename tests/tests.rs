@@ -61,11 +61,17 @@ mod seed_workloads;
 mod simcluster;
 /// The embedded SQLite TPC-B-like workload and its consistency invariant.
 mod sqlite_oltp_runs;
+/// A loop image on a Gluster volume: provisioned in order, remounted as a
+/// stack, torn down in reverse; undone by cleanup after SIGKILL.
+mod stacking;
 /// Time-based io runs that end at steady state, as fio's steadystate.
 mod steady_state;
 /// The schema-v3 store fixture: it opens, migrates and reports what it did.
 mod store_fixture;
 /// The suite's own rules: guards that cannot panic, scripts/test's packages.
 mod suite;
+/// Sweeps: variants, their labels on everything stored, zip, resuming,
+/// located refusals.
+mod sweeps;
 /// Verdicts, comparisons and the regression gate on real campaigns.
 mod verdicts;

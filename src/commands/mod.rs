@@ -40,7 +40,10 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Completions { shell } => generate::completions(shell),
         Command::Man { dir } => generate::man(dir.as_deref()),
         Command::List => query::list(&cli.db),
-        Command::Show { campaign } => query::show(&cli.db, campaign.as_deref()),
+        Command::Show {
+            campaign,
+            compare_levels,
+        } => query::show(&cli.db, campaign.as_deref(), &compare_levels),
         Command::Export {
             campaign,
             format,
@@ -51,13 +54,18 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             output,
             format,
             baseline,
+            compare_levels,
             series,
         } => report::report(
             &cli.db,
             campaign.as_deref(),
             output.as_deref(),
             format,
-            crate::report::outline::Options { baseline, series },
+            crate::report::outline::Options {
+                baseline,
+                series,
+                compare_levels,
+            },
         ),
         Command::Compare {
             a,

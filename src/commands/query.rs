@@ -35,10 +35,14 @@ pub fn list(db: &Path) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn show(db: &Path, campaign: Option<&str>) -> Result<ExitCode> {
+pub fn show(db: &Path, campaign: Option<&str>, compare_levels: &[String]) -> Result<ExitCode> {
     let store = Store::open_existing(db)?;
     let data = store.load_campaign(store.resolve_campaign(campaign)?)?;
-    let doc = outline::build(&data, &outline::Options::default())?;
+    let options = outline::Options {
+        compare_levels: compare_levels.to_vec(),
+        ..Default::default()
+    };
+    let doc = outline::build(&data, &options)?;
     out!("{}", terminal::summary(&doc));
     // Warnings are for the reader, not for the table a script parses.
     crate::console::to_stderr(&terminal::warnings(&doc));

@@ -1,11 +1,14 @@
 //! The experiment file format: parsing and validation against the kinds'
-//! registries (their parameters declared in [`crate::params`]), and the
-//! built-in experiments.
+//! registries (their parameters declared in [`crate::params`]), sweeps and
+//! the variants they make, targets stacked on targets, and the built-in
+//! experiments.
 
 pub mod builtin;
 pub mod error;
 pub mod parse;
 pub mod schema;
+pub mod sweep;
+mod variants;
 
 use std::path::Path;
 

@@ -14,14 +14,21 @@ use super::schema::{
 use crate::params::units::{parse_duration, parse_size};
 use crate::params::{split_list, Declared, Fault, ParamSpec, ParamType, Params, Value};
 use crate::provision::naming::collision_key;
-use crate::targets::TargetKind;
 use crate::workload::WorkloadKind;
 
 type Span = Option<Range<usize>>;
 
 const TOP_KEYS: &[&str] = &["name", "description", "plan", "target", "workload"];
-const TARGET_COMMON: &[&str] = &["name", "kind", "baseline"];
-const WORKLOAD_COMMON: &[&str] = &["name", "kind", "targets", "shared"];
+pub(super) const TARGET_COMMON: &[&str] = &["name", "kind", "baseline", "sweep", "sweep_mode"];
+pub(super) const WORKLOAD_COMMON: &[&str] = &[
+    "name",
+    "kind",
+    "targets",
+    "shared",
+    "sweep",
+    "sweep_mode",
+    "compare_levels",
+];
 
 /// Parses and validates an experiment from its text. `file` names it in errors.
 pub fn parse_experiment(file: &str, source: &str) -> Result<Experiment, ExperimentError> {
@@ -70,7 +77,10 @@ fn file_stem(file: &str) -> String {
         .unwrap_or_else(|| "experiment".into())
 }
 
-struct Cx<'a> {
+/// What every reading step needs: the file's name and text, to locate
+/// errors. Its methods are split between this module (the plan, values)
+/// and [`super::variants`] (targets, workloads, sweeps).
+pub(super) struct Cx<'a> {
     file: &'a str,
     source: &'a str,
 }
@@ -78,19 +88,19 @@ struct Cx<'a> {
 impl Cx<'_> {
     /// The experiment file's directory: relative paths in it (a fio job
     /// file, a command's program) are resolved against it.
-    fn base_dir(&self) -> std::path::PathBuf {
+    pub(super) fn base_dir(&self) -> std::path::PathBuf {
         match std::path::Path::new(self.file).parent() {
             Some(p) if !p.as_os_str().is_empty() && self.file != super::STDIN => p.to_path_buf(),
             _ => std::path::PathBuf::from("."),
         }
     }
 
-    fn err(&self, span: Span, message: impl Into<String>) -> ExperimentError {
+    pub(super) fn err(&self, span: Span, message: impl Into<String>) -> ExperimentError {
         ExperimentError::invalid(Location::of_span(self.file, self.source, span), message)
     }
 
     /// Rejects keys that are neither common nor declared, suggesting the nearest.
-    fn check_keys(
+    pub(super) fn check_keys(
         &self,
         table: &dyn TableLike,
         allowed: &[&str],
@@ -106,7 +116,7 @@ impl Cx<'_> {
         Ok(())
     }
 
-    fn string(&self, item: &Item, key: &str) -> Result<String, ExperimentError> {
+    pub(super) fn string(&self, item: &Item, key: &str) -> Result<String, ExperimentError> {
         item.as_str()
             .map(String::from)
             .ok_or_else(|| self.err(item.span(), format!("`{key}` must be a string")))
@@ -175,7 +185,11 @@ impl Cx<'_> {
         }
     }
 
-    fn tables<'d>(&self, root: &'d Table, key: &str) -> Result<Vec<&'d Table>, ExperimentError> {
+    pub(super) fn tables<'d>(
+        &self,
+        root: &'d Table,
+        key: &str,
+    ) -> Result<Vec<&'d Table>, ExperimentError> {
         match root.get(key) {
             None => Ok(Vec::new()),
             Some(Item::ArrayOfTables(a)) => Ok(a.iter().collect()),
@@ -186,95 +200,7 @@ impl Cx<'_> {
         }
     }
 
-    fn targets(&self, root: &Table) -> Result<Vec<TargetSpec>, ExperimentError> {
-        let tables = self.tables(root, "target")?;
-        if tables.is_empty() {
-            return Err(self.err(
-                Some(0..0),
-                "the experiment has no [[target]]; add at least one",
-            ));
-        }
-        let mut out: Vec<TargetSpec> = Vec::new();
-        let mut baseline_seen = false;
-        for t in tables {
-            let name = self.name_of(t, "target", out.iter().map(|x| x.name.as_str()))?;
-            let kind_name = self.kind_of(t, "target", &TargetKind::names())?;
-            let kind = TargetKind::parse(&kind_name).expect("checked by kind_of");
-            let mut allowed: Vec<&str> = TARGET_COMMON.to_vec();
-            allowed.extend(kind.params().iter().map(|s| s.name));
-            self.check_keys(t, &allowed, &format!("target `{name}` (kind {kind_name})"))?;
-            let baseline = match t.get("baseline") {
-                Some(item) => item
-                    .as_bool()
-                    .ok_or_else(|| self.err(item.span(), "`baseline` must be true or false"))?,
-                None => false,
-            };
-            if baseline && baseline_seen {
-                return Err(self.err(t.get("baseline").and_then(|i| i.span()), format!("target `{name}` is a second baseline; only one target may say baseline = true")));
-            }
-            baseline_seen |= baseline;
-            let (params, spans) =
-                self.params(t, kind.params(), &[], &format!("target `{name}`"))?;
-            let config = kind
-                .configure(&params)
-                .map_err(|fault| self.fault(t, &spans, &format!("target `{name}`"), fault))?;
-            out.push(TargetSpec {
-                name,
-                kind,
-                baseline,
-                params,
-                config,
-            });
-        }
-        Ok(out)
-    }
-
-    fn workloads(
-        &self,
-        root: &Table,
-        targets: &[TargetSpec],
-    ) -> Result<Vec<WorkloadSpec>, ExperimentError> {
-        let tables = self.tables(root, "workload")?;
-        if tables.is_empty() {
-            return Err(self.err(
-                Some(0..0),
-                "the experiment has no [[workload]]; add at least one",
-            ));
-        }
-        let mut out: Vec<WorkloadSpec> = Vec::new();
-        for t in tables {
-            let name = self.name_of(t, "workload", out.iter().map(|x| x.name.as_str()))?;
-            let kind_name = self.kind_of(t, "workload", &WorkloadKind::names())?;
-            let kind = WorkloadKind::parse(&kind_name).expect("checked by kind_of");
-            let mut allowed: Vec<&str> = WORKLOAD_COMMON.to_vec();
-            allowed.extend(kind.params().iter().map(|s| s.name));
-            self.check_keys(
-                t,
-                &allowed,
-                &format!("workload `{name}` (kind {kind_name})"),
-            )?;
-            let (mut params, spans) =
-                self.params(t, kind.params(), &[], &format!("workload `{name}`"))?;
-            let config = kind
-                .configure(&mut params, &self.base_dir())
-                .map_err(|fault| self.fault(t, &spans, &format!("workload `{name}`"), fault))?;
-            let only_targets = self.only_targets(t, &name, targets)?;
-            let shared = self.shared(t, &name, kind)?;
-            let spec = WorkloadSpec {
-                name,
-                kind,
-                params,
-                config,
-                only_targets,
-                shared,
-            };
-            self.check_runnable(t, &spec, targets)?;
-            out.push(spec);
-        }
-        Ok(out)
-    }
-
-    fn only_targets(
+    pub(super) fn only_targets(
         &self,
         t: &Table,
         name: &str,
@@ -287,8 +213,11 @@ impl Cx<'_> {
             .list(item)
             .map_err(|m| self.err(item.span(), format!("workload `{name}`: `targets` {m}")))?;
         for entry in &list {
-            if !targets.iter().any(|x| &x.name == entry) {
-                let hint = did_you_mean(entry, targets.iter().map(|x| x.name.as_str()));
+            if !targets
+                .iter()
+                .any(|x| &x.name == entry || &x.family == entry)
+            {
+                let hint = did_you_mean(entry, targets.iter().map(|x| x.family.as_str()));
                 return Err(self.err(item.span(), format!("workload `{name}` names target `{entry}`, which the experiment does not define{hint}")));
             }
         }
@@ -299,7 +228,12 @@ impl Cx<'_> {
     /// (rank 0 lays them out and removes them). Only where ranks cannot
     /// overwrite each other's work by accident: `io` (reading or writing the
     /// same files) and `command` (which can divide the work by its rank).
-    fn shared(&self, t: &Table, name: &str, kind: WorkloadKind) -> Result<bool, ExperimentError> {
+    pub(super) fn shared(
+        &self,
+        t: &Table,
+        name: &str,
+        kind: WorkloadKind,
+    ) -> Result<bool, ExperimentError> {
         let Some(item) = t.get("shared") else {
             return Ok(false);
         };
@@ -321,7 +255,7 @@ impl Cx<'_> {
     /// A workload must be able to run on every one of its targets (a
     /// `block` target takes io workloads only); `targets = [...]` narrows
     /// the targets a workload runs on.
-    fn check_runnable(
+    pub(super) fn check_runnable(
         &self,
         t: &Table,
         w: &WorkloadSpec,
@@ -329,7 +263,7 @@ impl Cx<'_> {
     ) -> Result<(), ExperimentError> {
         let reasons: Vec<String> = targets
             .iter()
-            .filter(|x| w.runs_on(&x.name))
+            .filter(|x| w.runs_on(x))
             .filter_map(|target| {
                 w.kind
                     .supports(&w.params, target.kind, &target.params)
@@ -368,7 +302,7 @@ impl Cx<'_> {
         Ok(())
     }
 
-    fn name_of<'n>(
+    pub(super) fn name_of<'n>(
         &self,
         t: &Table,
         what: &str,
@@ -419,7 +353,7 @@ impl Cx<'_> {
         }
     }
 
-    fn kind_of(
+    pub(super) fn kind_of(
         &self,
         t: &Table,
         what: &str,
@@ -449,7 +383,7 @@ impl Cx<'_> {
     }
 
     /// A kind's fault, at the key it names (or the whole table).
-    fn fault(
+    pub(super) fn fault(
         &self,
         t: &Table,
         spans: &BTreeMap<&'static str, Span>,
@@ -462,7 +396,7 @@ impl Cx<'_> {
 
     /// Reads every declared parameter present in `t` but those in `skip`;
     /// the rest keep defaults.
-    fn params(
+    pub(super) fn params(
         &self,
         t: &dyn TableLike,
         specs: &[ParamSpec],
@@ -486,7 +420,7 @@ impl Cx<'_> {
 
     /// One value as its spec says, numbers checked against their declared
     /// range by the parameter layer.
-    fn value(&self, spec: &ParamSpec, item: &Item) -> Result<Value, String> {
+    pub(super) fn value(&self, spec: &ParamSpec, item: &Item) -> Result<Value, String> {
         let v = item.as_value();
         let numeric = match v {
             Some(toml_edit::Value::Integer(i)) => spec.ty.integer(*i.value()),
@@ -521,7 +455,7 @@ impl Cx<'_> {
         })
     }
 
-    fn list(&self, item: &Item) -> Result<Vec<String>, String> {
+    pub(super) fn list(&self, item: &Item) -> Result<Vec<String>, String> {
         if let Some(s) = item.as_str() {
             return Ok(split_list(s));
         }
@@ -570,20 +504,21 @@ fn map(item: &Item) -> Result<BTreeMap<String, String>, String> {
         let v = v
             .as_value()
             .ok_or_else(|| format!("entry `{k}` must be a plain value"))?;
-        let text = match v {
-            toml_edit::Value::String(s) => s.value().clone(),
-            toml_edit::Value::Integer(i) => i.value().to_string(),
-            toml_edit::Value::Float(f) => f.value().to_string(),
-            toml_edit::Value::Boolean(b) => {
-                if *b.value() {
-                    "on".into()
-                } else {
-                    "off".into()
-                }
-            }
-            _ => return Err(format!("entry `{k}` must be a string, number or boolean")),
-        };
+        let text = scalar_text(v)
+            .ok_or_else(|| format!("entry `{k}` must be a string, number or boolean"))?;
         out.insert(k.to_string(), text);
     }
     Ok(out)
+}
+
+/// A scalar as a table parameter keeps it: strings as written, numbers in
+/// decimal, booleans as `on`/`off`; `None` for arrays and tables.
+pub(super) fn scalar_text(v: &toml_edit::Value) -> Option<String> {
+    Some(match v {
+        toml_edit::Value::String(s) => s.value().clone(),
+        toml_edit::Value::Integer(i) => i.value().to_string(),
+        toml_edit::Value::Float(f) => f.value().to_string(),
+        toml_edit::Value::Boolean(b) => if *b.value() { "on" } else { "off" }.into(),
+        _ => return None,
+    })
 }

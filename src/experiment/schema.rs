@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
+use super::sweep::Factor;
 use crate::params::{choices, declare, Choice, Fault, Params, Value};
 use crate::stats::Analysis;
 use crate::targets::{TargetConfig, TargetKind};
@@ -27,9 +28,22 @@ pub struct Experiment {
 
 #[derive(Debug, Clone)]
 pub struct TargetSpec {
+    /// `NAME`, or `NAME[k=v,…]` for a variant of a swept target.
     pub name: String,
+    /// The `[[target]]` table's own name, shared by its variants.
+    pub family: String,
+    /// The swept values that make this variant (those of the target it
+    /// stands on first): labels on every metric of its runs.
+    pub factors: Vec<Factor>,
+    /// A short name safe in paths and resource names: the name, or
+    /// `NAME-N` for the N-th variant.
+    pub slug: String,
     pub kind: TargetKind,
+    /// Only one variant of the baseline table is the baseline: the first.
     pub baseline: bool,
+    /// The target whose working directory holds this one's image
+    /// (`on = "gluster-r3"`), as an index into the experiment's targets.
+    pub on: Option<usize>,
     /// The parameters as resolved: stored with the campaign.
     pub params: Params,
     /// The same, typed and checked: what the target is built from.
@@ -53,7 +67,14 @@ impl TargetSpec {
 
 #[derive(Debug, Clone)]
 pub struct WorkloadSpec {
+    /// `NAME`, or `NAME[k=v,…]` for a variant of a swept workload.
     pub name: String,
+    /// The `[[workload]]` table's own name, shared by its variants.
+    pub family: String,
+    /// The swept values that make this variant: labels on every metric.
+    pub factors: Vec<Factor>,
+    /// A short name safe in paths: the name, or `NAME-N` for the N-th variant.
+    pub slug: String,
     pub kind: WorkloadKind,
     /// The parameters as resolved (paths made absolute, a fio job's text):
     /// stored with every run.
@@ -61,15 +82,23 @@ pub struct WorkloadSpec {
     /// The same, typed and checked: what estimates, preflight and the
     /// workload itself are built from.
     pub config: Arc<dyn WorkloadConfig>,
-    /// Names of the targets this workload runs on; all when empty.
+    /// Names of the targets this workload runs on (a target's own name
+    /// takes in all its variants); all when empty.
     pub only_targets: Vec<String>,
+    /// Factors whose levels the report compares with each other on every
+    /// target (`compare_levels = ["compress"]`): gzip against none.
+    pub compare_levels: Vec<String>,
     /// Under MPI, every rank works in one shared directory instead of its own.
     pub shared: bool,
 }
 
 impl WorkloadSpec {
-    pub fn runs_on(&self, target: &str) -> bool {
-        self.only_targets.is_empty() || self.only_targets.iter().any(|t| t == target)
+    pub fn runs_on(&self, target: &TargetSpec) -> bool {
+        self.only_targets.is_empty()
+            || self
+                .only_targets
+                .iter()
+                .any(|t| *t == target.name || *t == target.family)
     }
 
     /// This workload with one parameter overridden, checked and resolved
@@ -225,9 +254,40 @@ impl Plan {
 }
 
 impl Experiment {
-    /// Index of the baseline target: the one marked, else the first.
+    /// Index of the baseline target: the one marked (the first variant of
+    /// a swept one), else the first that a workload runs on (a target that
+    /// only carries others is not measured), else the first.
     pub fn baseline(&self) -> usize {
-        self.targets.iter().position(|t| t.baseline).unwrap_or(0)
+        self.targets
+            .iter()
+            .position(|t| t.baseline)
+            .or_else(|| {
+                self.targets
+                    .iter()
+                    .position(|t| self.workloads.iter().any(|w| w.runs_on(t)))
+            })
+            .unwrap_or(0)
+    }
+
+    /// Target indices in the order they are provisioned: each after the
+    /// target it stands on, otherwise as written. Teardown is the reverse.
+    pub fn provision_order(&self) -> Vec<usize> {
+        let mut order: Vec<usize> = Vec::with_capacity(self.targets.len());
+        let mut placed = vec![false; self.targets.len()];
+        fn place(exp: &Experiment, i: usize, placed: &mut [bool], order: &mut Vec<usize>) {
+            if placed[i] {
+                return;
+            }
+            placed[i] = true; // the parser refuses cycles; this only guards
+            if let Some(c) = exp.targets[i].on {
+                place(exp, c, placed, order);
+            }
+            order.push(i);
+        }
+        for i in 0..self.targets.len() {
+            place(self, i, &mut placed, &mut order);
+        }
+        order
     }
 
     /// The resolved experiment as JSON, stored with the campaign.
@@ -239,9 +299,11 @@ impl Experiment {
             "plan": self.plan.to_json(),
             "targets": self.targets.iter().map(|t| json!({
                 "name": t.name, "kind": t.kind.name(), "baseline": t.baseline, "params": t.params.to_json(),
+                "family": t.family, "factors": t.factors, "on": t.on.map(|c| &self.targets[c].name),
             })).collect::<Vec<_>>(),
             "workloads": self.workloads.iter().map(|w| json!({
                 "name": w.name, "kind": w.kind.name(), "targets": w.only_targets, "shared": w.shared, "params": w.params.to_json(),
+                "family": w.family, "factors": w.factors, "compare_levels": w.compare_levels,
             })).collect::<Vec<_>>(),
         })
     }
@@ -252,7 +314,7 @@ impl Experiment {
         let runs_per_pair = self.plan.repetitions.min() + self.plan.warmup;
         let mut total = Duration::ZERO;
         for w in &self.workloads {
-            let targets = self.targets.iter().filter(|t| w.runs_on(&t.name)).count() as u32;
+            let targets = self.targets.iter().filter(|t| w.runs_on(t)).count() as u32;
             let runs = targets.saturating_mul(runs_per_pair);
             total = total.saturating_add(w.config.estimate().saturating_mul(runs));
         }

@@ -105,6 +105,20 @@ impl RunOutput {
         self.labelled(def, &Labels::new())
     }
 
+    /// Adds `labels` (a variant's swept values) to every metric, series
+    /// and histogram.
+    pub fn add_labels(&mut self, labels: &Labels) {
+        for m in &mut self.metrics {
+            m.labels = std::mem::take(&mut m.labels).with_all(labels);
+        }
+        for s in &mut self.series {
+            s.labels = std::mem::take(&mut s.labels).with_all(labels);
+        }
+        for h in &mut self.histograms {
+            h.labels = std::mem::take(&mut h.labels).with_all(labels);
+        }
+    }
+
     /// The value of `def` with exactly `labels`.
     pub fn labelled(&self, def: &MetricDef, labels: &Labels) -> Option<f64> {
         self.metrics

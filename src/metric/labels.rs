@@ -103,6 +103,21 @@ impl Labels {
         self
     }
 
+    /// These labels and every one of `other` (which wins on a shared key).
+    pub fn with_all(mut self, other: &Labels) -> Labels {
+        for (k, v) in other.iter() {
+            self.0.insert(k.to_string(), v.to_string());
+        }
+        self
+    }
+
+    /// These labels without the pairs of `other` (a key with another value
+    /// stays).
+    pub fn without(mut self, other: &Labels) -> Labels {
+        self.0.retain(|k, v| other.value(k) != Some(v.as_str()));
+        self
+    }
+
     pub fn get(&self, key: &LabelDef) -> Option<&str> {
         self.value(key.key)
     }
@@ -262,6 +277,17 @@ mod tests {
             "create_ops_per_s{clients=8}"
         );
         assert_eq!(MetricKey::plain("tps").compact(), "tps");
+    }
+
+    #[test]
+    fn labels_merge_and_part() {
+        let own = Labels::new().with(&OP, "create");
+        let swept = Labels::new().with_key("clients", 8);
+        let all = own.clone().with_all(&swept);
+        assert_eq!(all.value("clients"), Some("8"));
+        assert_eq!(all.clone().without(&swept), own);
+        let other = Labels::new().with_key("clients", 16);
+        assert_eq!(all.clone().without(&other), all, "another value stays");
     }
 
     #[test]

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
-use super::cmd;
+use super::{cmd, mountinfo};
 
 /// Creates `path` (which must not exist) with `size` bytes.
 pub fn create_image(path: &Path, size: u64, preallocated: bool) -> Result<()> {
@@ -76,7 +76,11 @@ pub fn devices_backed_by(image: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// Detaches every loop device backed by `image`.
+/// Detaches every loop device backed by `image`, and waits until the
+/// kernel has let go of the file: `losetup -d` only marks a device for
+/// detaching (its rundown runs later, from a work queue), and until then
+/// the file keeps its filesystem busy — a Gluster volume holding the image
+/// could not be unmounted.
 pub fn detach_all(image: &Path) -> Result<()> {
     for dev in devices_backed_by(image) {
         cmd::retry(10, 300, || {
@@ -90,7 +94,36 @@ pub fn detach_all(image: &Path) -> Result<()> {
             )
         })?;
     }
-    Ok(())
+    let result = cmd::retry(100, 100, || match devices_backed_by(image).first() {
+        None => Ok(()),
+        Some(dev) => bail!("{} still holds {}", dev.display(), image.display()),
+    });
+    result.map_err(|e| match devices_backed_by(image).first() {
+        Some(dev) => e.context(still_held(dev)),
+        None => e,
+    })
+}
+
+/// Why a loop device outlives `losetup -d`, and what to do.
+fn still_held(dev: &Path) -> String {
+    let elsewhere = std::fs::metadata(dev)
+        .map(|m| mountinfo::mounts_elsewhere(libc::major(m.rdev()), libc::minor(m.rdev())))
+        .unwrap_or_default();
+    if elsewhere.is_empty() {
+        format!(
+            "{} is still attached 10 s after `losetup -d` (something holds it open: `fuser -v {}`); run `losetup -d {}` once it is free",
+            dev.display(),
+            dev.display(),
+            dev.display()
+        )
+    } else {
+        format!(
+            "{} is still attached 10 s after `losetup -d`: its filesystem is still mounted in another mount namespace, copied there when that namespace was made (a container or sandbox started while it was mounted): {}; unmount it there (`nsenter -t PID -m umount MOUNT_POINT`) or end that process, then run `losetup -d {}`",
+            dev.display(),
+            elsewhere.join("; "),
+            dev.display()
+        )
+    }
 }
 
 /// The argument vector of mkfs for `fs` on `dev`: quiet, forced (the

@@ -100,6 +100,48 @@ pub fn mount_of(path: &Path) -> Option<MountEntry> {
     longest(same_dev).or_else(|| longest(under))
 }
 
+/// Mounts of the device `major:minor` that live on in other mount
+/// namespaces, one line per namespace: `process PID (COMMAND) at
+/// MOUNT_POINT`. A namespace created (by a container, a sandbox, `unshare
+/// -m`) while a filesystem was mounted keeps its own copy of the mount,
+/// which an unmount here does not reach: the filesystem stays alive and
+/// its device busy. Read only to explain such a device.
+pub fn mounts_elsewhere(major: u32, minor: u32) -> Vec<String> {
+    let ours = std::fs::read_link("/proc/self/ns/mnt").ok();
+    let mut seen = Vec::new();
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
+        else {
+            continue;
+        };
+        let Ok(ns) = std::fs::read_link(entry.path().join("ns/mnt")) else {
+            continue;
+        };
+        if Some(&ns) == ours.as_ref() || seen.contains(&ns) {
+            continue;
+        }
+        let text = std::fs::read_to_string(entry.path().join("mountinfo")).unwrap_or_default();
+        let Some(m) = parse(&text)
+            .into_iter()
+            .find(|m| m.major == major && m.minor == minor)
+        else {
+            continue;
+        };
+        seen.push(ns);
+        let command = std::fs::read_to_string(entry.path().join("comm")).unwrap_or_default();
+        out.push(format!(
+            "process {pid} ({}) at {}",
+            command.trim(),
+            m.mount_point
+        ));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,7 +5,7 @@
 //! HTML the body (Markdown leaves the charts out: every charted number is
 //! in a table beside its chart).
 
-use super::svg::{BarChart, DiffChart, HeatMap, LineChart};
+use super::svg::{BarChart, CurveChart, DiffChart, HeatMap, LineChart};
 use super::table::Table;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -50,6 +50,8 @@ pub enum Chart {
     Diff(DiffChart),
     Line(LineChart),
     Heat(HeatMap),
+    /// Lines with confidence bands against a swept value.
+    Curve(CurveChart),
 }
 
 impl Section {

@@ -617,6 +617,7 @@ mod tests {
                 facts: BTreeMap::new(),
                 ranks: 1,
                 per_rank: Vec::new(),
+                ..Default::default()
             }
         };
         let target = |id, name: &str| TargetRow {
@@ -626,6 +627,7 @@ mod tests {
             baseline: id == 1,
             params: json!({}),
             facts: json!({}),
+            ..Default::default()
         };
         CampaignData {
             campaign: CampaignRow {
@@ -650,6 +652,7 @@ mod tests {
                 kind: "pgbench".into(),
                 primary_metric: "tps".into(),
                 params: json!({}),
+                ..Default::default()
             }],
             runs: runs.iter().enumerate().map(run).collect(),
             stops: Vec::new(),

@@ -25,14 +25,19 @@ pub struct Options {
     pub baseline: Option<String>,
     /// Series to chart over time beside each workload's primary metric's.
     pub series: Vec<String>,
+    /// Swept parameters whose levels to compare on each target, beside
+    /// those the experiment names.
+    pub compare_levels: Vec<String>,
 }
 
 /// The document of campaign `c`.
 pub fn build(c: &CampaignData, options: &Options) -> Result<Document> {
+    contrib::study::check_levels(c, &options.compare_levels)?;
     let model = model::build(c, options.baseline.as_deref(), &|w| contrib::choose(c, w))?;
     let cx = Context {
         campaign: c,
         model: &model,
+        compare_levels: &options.compare_levels,
     };
     let curves = curves(c)?;
     let mut summary = vec![summary::section(c, &model)];

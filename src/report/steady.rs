@@ -136,6 +136,7 @@ mod tests {
             facts: BTreeMap::new(),
             ranks: 1,
             per_rank: Vec::new(),
+            factors: Default::default(),
         }
     }
 
@@ -147,6 +148,8 @@ mod tests {
             baseline: id == 1,
             params: json!({}),
             facts: json!({}),
+            family: name.into(),
+            factors: Vec::new(),
         };
         let workload = |id, name: &str, params| WorkloadRow {
             id,
@@ -154,6 +157,9 @@ mod tests {
             kind: "io".into(),
             primary_metric: "bw_bytes_per_s".into(),
             params,
+            family: name.into(),
+            factors: Vec::new(),
+            compare_levels: Vec::new(),
         };
         CampaignData {
             campaign: CampaignRow {

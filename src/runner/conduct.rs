@@ -12,7 +12,7 @@ use std::time::Instant;
 use anyhow::{anyhow, bail, Context, Result};
 
 use super::Campaign;
-use crate::experiment::{Experiment, Remount};
+use crate::experiment::{sweep, Experiment, Remount};
 use crate::host::now_rfc3339;
 use crate::measure::RunOutput;
 use crate::plan::PlannedRun;
@@ -37,7 +37,11 @@ impl Campaign<'_, '_> {
         self.s
             .printer
             .run_started(pr.position as usize, self.total, &label);
-        let run = self.execute(pr);
+        let mut run = self.execute(pr);
+        let primary = exp.workloads[pr.workload].kind.primary();
+        let value = run.output.as_ref().and_then(|o| o.metric(primary));
+        let describe = describe(exp, pr, &run.record, run.output.as_ref());
+        label_variant(exp, pr, run.output.as_mut(), &mut run.ranks);
         let stored = self
             .s
             .store
@@ -49,11 +53,9 @@ impl Campaign<'_, '_> {
         self.outcome.runs += 1;
         self.outcome.failed_runs += usize::from(record.status == "failed");
         if record.status == "ok" {
-            let primary = exp.workloads[pr.workload].kind.primary();
-            self.note_value(pr, run.output.as_ref().and_then(|o| o.metric(primary)));
+            self.note_value(pr, value);
         }
         let spec = &exp.workloads[pr.workload];
-        let describe = describe(exp, pr, &record, run.output.as_ref());
         self.s.printer.run_finished(
             pr.position as usize,
             self.total,
@@ -101,7 +103,7 @@ impl Campaign<'_, '_> {
             let dir = self.lab.workdirs[pr.target]
                 .as_ref()
                 .context("the target's working directory is gone")?
-                .for_workload(&exp.workloads[pr.workload].name)?;
+                .for_workload(&exp.workloads[pr.workload].slug)?;
             let device = self.lab.targets[pr.target].device().map(Path::to_path_buf);
             if let (Some(dev), true) = (&device, team.is_multi()) {
                 bail!(
@@ -175,6 +177,30 @@ impl Campaign<'_, '_> {
             record,
             output,
             ranks: done.ranks,
+        }
+    }
+}
+
+/// A variant's swept values (its target's, then its workload's) become
+/// labels on every metric, series and histogram it records, its ranks'
+/// metrics too.
+fn label_variant(
+    exp: &Experiment,
+    pr: &PlannedRun,
+    out: Option<&mut RunOutput>,
+    ranks: &mut [RankRow],
+) {
+    let target = sweep::labels(&exp.targets[pr.target].factors);
+    let labels = target.with_all(&sweep::labels(&exp.workloads[pr.workload].factors));
+    if labels.is_empty() {
+        return;
+    }
+    if let Some(out) = out {
+        out.add_labels(&labels);
+    }
+    for row in ranks {
+        for m in &mut row.metrics {
+            m.labels = std::mem::take(&mut m.labels).with_all(&labels);
         }
     }
 }

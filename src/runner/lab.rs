@@ -1,10 +1,13 @@
 //! A campaign's laboratory: its targets provisioned, a working directory
 //! on each, and what each target was right after provisioning (its
 //! [`Identity`]), so that a run never measures a filesystem that replaced
-//! the target behind storlab's back; under MPI across hosts, the targets'
-//! client mounts on the other hosts ([`super::clients`]). Everything is
-//! journaled before it is created and torn down on drop, also on errors
-//! and interrupts.
+//! the target behind storlab's back. A target standing on another (`on`)
+//! is provisioned after it, its image in that one's working directory,
+//! remounted with it as one stack, and torn down before it. Under MPI
+//! across hosts, the targets' client mounts on the other hosts
+//! ([`super::clients`]) are made after provisioning and undone first.
+//! Everything is journaled before it is created and torn down on drop,
+//! also on errors and interrupts.
 
 use std::path::Path;
 
@@ -28,12 +31,16 @@ pub(super) struct Lab<'t> {
     /// The targets' mounts on the other hosts of an MPI job.
     clients: Clients,
     pub targets: Vec<Box<dyn Target>>,
+    /// Each target's working directory, by target index.
     pub workdirs: Vec<Option<Workdir>>,
     /// What each target's root was after provisioning or its last remount.
     identities: Vec<Option<Identity>>,
     /// Why a target takes no more runs (it was lost), if it does not.
     lost: Vec<Option<String>>,
-    provisioned: usize,
+    /// What each target stands on (`on`), by index.
+    under: Vec<Option<usize>>,
+    /// Targets in the order they were (or began to be) provisioned.
+    provisioned: Vec<usize>,
     /// Clients writing into each target at once (MPI ranks).
     writers: u64,
 }
@@ -44,7 +51,7 @@ impl<'t> Lab<'t> {
         let targets: Vec<Box<dyn Target>> = exp
             .targets
             .iter()
-            .map(|t| t.config.build(&t.name, &journal))
+            .map(|t| t.config.build(&t.slug, &journal))
             .collect();
         refuse_unreachable(exp, &targets, team)?;
         for (t, spec) in targets.iter().zip(&exp.targets) {
@@ -62,31 +69,41 @@ impl<'t> Lab<'t> {
             journal,
             team,
             targets,
-            workdirs: Vec::new(),
+            workdirs: (0..n).map(|_| None).collect(),
             identities: vec![None; n],
             lost: vec![None; n],
-            provisioned: 0,
+            under: exp.targets.iter().map(|t| t.on).collect(),
+            provisioned: Vec::new(),
             writers: team.size() as u64,
         })
     }
 
+    /// Provisions every target in dependency order, each with its working
+    /// directory, which holds the images of the targets standing on it.
     pub fn provision(&mut self, exp: &Experiment) -> Result<()> {
         let _phase = crate::provision::cmd::Provisioning::begin();
-        for (t, spec) in self.targets.iter_mut().zip(&exp.targets) {
-            self.provisioned += 1; // a partial provision is torn down too
-            t.provision()
+        for i in exp.provision_order() {
+            let spec = &exp.targets[i];
+            if let Some(c) = spec.on {
+                let dir = self.workdirs[c]
+                    .as_ref()
+                    .map(|w| w.path().to_path_buf())
+                    .context("the target below has no working directory")?;
+                self.targets[i].stand_on(&dir)?;
+            }
+            self.provisioned.push(i); // a partial provision is torn down too
+            self.targets[i]
+                .provision()
                 .with_context(|| format!("provisioning target `{}`", spec.name))?;
-        }
-        for (i, spec) in exp.targets.iter().enumerate() {
             let root = self.targets[i].root();
             // A raw device's room is checked against its size by the io
             // workload; the working directory beside it holds no data.
             if self.targets[i].device().is_none() {
                 check_space(exp, i, root, self.writers)?;
             }
-            let wd = Workdir::create(root, &spec.name, &self.journal)
+            let wd = Workdir::create(root, &spec.slug, &self.journal)
                 .with_context(|| format!("target `{}`", spec.name))?;
-            self.workdirs.push(Some(wd));
+            self.workdirs[i] = Some(wd);
             self.identities[i] = Some(Identity::of(root)?);
         }
         self.clients.mount(&self.targets, self.team)
@@ -110,34 +127,102 @@ impl<'t> Lab<'t> {
     }
 
     /// Unmounts and mounts target `t` again; what it is now is what later
-    /// runs must find.
+    /// runs must find. A target in a stack takes the whole stack with it:
+    /// what stands on its bottom lets go (top first), the bottom is
+    /// remounted, and each takes hold again (bottom first), so that no
+    /// cache of the stack survives.
     pub fn remount(&mut self, t: usize) -> Result<()> {
-        self.targets[t]
-            .remount()
-            .context("remounting before the run")?;
-        self.identities[t] = Some(Identity::of(self.targets[t].root())?);
-        Ok(())
+        let mut bottom = t;
+        while let Some(c) = self.under[bottom] {
+            bottom = c;
+        }
+        let stack: Vec<usize> = self
+            .provisioned
+            .iter()
+            .copied()
+            .filter(|&i| self.stands_on(i, bottom))
+            .collect();
+        let mut released = Vec::new();
+        let mut remounted = || -> Result<()> {
+            for &i in stack.iter().rev() {
+                // A release that fails half-way is taken hold of again too.
+                released.push(i);
+                self.targets[i]
+                    .release()
+                    .context("letting go of what stands on the target, to remount it")?;
+            }
+            self.targets[bottom]
+                .remount()
+                .context("remounting before the run")?;
+            self.identities[bottom] = Some(Identity::of(self.targets[bottom].root())?);
+            Ok(())
+        };
+        let result = remounted();
+        // What was let go of is taken again even when the remount failed,
+        // so that the next runs find the stack as it was; storlab mounted
+        // it, so what it is now is what they must find.
+        let mut failed = Vec::new();
+        for &i in stack.iter().filter(|i| released.contains(i)) {
+            let held = self.targets[i].hold().and_then(|()| {
+                self.identities[i] = Some(Identity::of(self.targets[i].root())?);
+                Ok(())
+            });
+            if let Err(e) = held {
+                failed.push(format!("{e:#}"));
+            }
+        }
+        match (result, failed.is_empty()) {
+            (result, true) => result,
+            (Ok(()), false) => Err(anyhow::anyhow!(
+                "taking hold again of what stands on the target: {}",
+                failed.join("; ")
+            )),
+            (Err(e), false) => Err(anyhow::anyhow!(
+                "{e:#}; and taking hold again of what stands on the target failed: {}",
+                failed.join("; ")
+            )),
+        }
+    }
+
+    /// Whether `i` stands on `bottom`, directly or through others.
+    fn stands_on(&self, i: usize, bottom: usize) -> bool {
+        let mut at = self.under[i];
+        while let Some(c) = at {
+            if c == bottom {
+                return true;
+            }
+            at = self.under[c];
+        }
+        false
     }
 
     /// Removes working directories and undoes provisioning, in reverse
-    /// order, then whatever else the journal still holds (directories a
-    /// workload journaled).
+    /// order (what stands on a target goes first), then whatever else the
+    /// journal still holds (directories a workload journaled). A target
+    /// whose upper floors could not be undone stays, for `storlab cleanup`,
+    /// rather than be pulled from under them.
     pub fn teardown(&mut self) -> Vec<String> {
         let mut errors = Vec::new();
         if let Err(e) = self.clients.unmount(self.team) {
             errors.push(format!("{e:#}"));
         }
-        for wd in self.workdirs.iter_mut().rev().filter_map(Option::take) {
-            if let Err(e) = wd.remove() {
+        let mut stuck = vec![false; self.targets.len()];
+        while let Some(i) = self.provisioned.pop() {
+            if (0..self.targets.len()).any(|j| stuck[j] && self.stands_on(j, i)) {
+                stuck[i] = true;
+                continue;
+            }
+            let mut undo = || -> Result<()> {
+                if let Some(wd) = self.workdirs[i].take() {
+                    wd.remove()?;
+                }
+                self.targets[i].teardown()
+            };
+            if let Err(e) = undo() {
+                stuck[i] = true;
                 errors.push(format!("{e:#}"));
             }
         }
-        for t in self.targets[..self.provisioned].iter_mut().rev() {
-            if let Err(e) = t.teardown() {
-                errors.push(format!("{e:#}"));
-            }
-        }
-        self.provisioned = 0;
         if errors.is_empty() {
             for kept in self.journal.undo_open() {
                 errln!("storlab: {kept}");
@@ -175,7 +260,7 @@ fn check_space(exp: &Experiment, target: usize, root: &Path, clients: u64) -> Re
     let largest: u64 = exp
         .workloads
         .iter()
-        .filter(|w| w.runs_on(&spec.name))
+        .filter(|w| w.runs_on(spec))
         .map(|w| w.config.bytes_needed())
         .max()
         .unwrap_or(0)

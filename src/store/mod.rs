@@ -9,6 +9,7 @@ mod read;
 mod resume;
 mod schema;
 mod spool;
+mod variants;
 pub mod write;
 
 use std::path::{Path, PathBuf};

@@ -7,7 +7,8 @@ use hdrhistogram::Histogram;
 use rusqlite::{OptionalExtension, Row};
 use serde_json::Value;
 
-use super::Store;
+use super::{variants, Store};
+use crate::experiment::sweep::Factor;
 use crate::metric::{Direction, Labels, MetricDef, MetricKey, Unit};
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -25,7 +26,7 @@ pub struct CampaignRow {
     pub runs_failed: i64,
 }
 
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct TargetRow {
     pub id: i64,
     pub name: String,
@@ -33,15 +34,25 @@ pub struct TargetRow {
     pub baseline: bool,
     pub params: Value,
     pub facts: Value,
+    /// The `[[target]]` table it is a variant of (its own name if none).
+    pub family: String,
+    /// Its swept values, the labels of every metric of its runs.
+    pub factors: Vec<Factor>,
 }
 
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct WorkloadRow {
     pub id: i64,
     pub name: String,
     pub kind: String,
     pub primary_metric: String,
     pub params: Value,
+    /// The `[[workload]]` table it is a variant of (its own name if none).
+    pub family: String,
+    /// Its swept values, the labels of every metric of its runs.
+    pub factors: Vec<Factor>,
+    /// Factors whose levels the report compares on every target.
+    pub compare_levels: Vec<String>,
 }
 
 /// One stored value of a metric, with its unit and direction as stored.
@@ -78,7 +89,7 @@ impl HistData {
     }
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct RunData {
     pub id: i64,
     pub target: String,
@@ -103,9 +114,19 @@ pub struct RunData {
     pub ranks: u32,
     /// Each rank's part of a multi-client run, in rank order.
     pub per_rank: Vec<RankData>,
+    /// The swept values of the run's target and workload variants: stored
+    /// as labels on every metric, series and histogram, and taken off the
+    /// keys above when read, so that a variant's metrics read as any
+    /// run's ([`RunData::labels_of`] puts them back).
+    pub factors: Labels,
 }
 
 impl RunData {
+    /// A key's labels as stored: its own and the run's factors.
+    pub fn labels_of(&self, key: &MetricKey) -> Labels {
+        key.labels.clone().with_all(&self.factors)
+    }
+
     /// The run's overall value of `def` (without labels).
     pub fn metric(&self, def: &MetricDef) -> Option<&MetricValue> {
         self.metrics.get(&MetricKey::plain(def.name))
@@ -233,15 +254,39 @@ impl Store {
             [id],
             |r| Ok((r.get(0)?, r.get(1)?)),
         )?;
+        let experiment = json_col(experiment);
+        let (targets, workloads) = self.variants(id, &experiment)?;
+        let mut runs = self.runs(id)?;
+        strip_factors(&mut runs, &targets, &workloads);
         Ok(CampaignData {
             campaign,
             environment: json_col(environment),
-            experiment: json_col(experiment),
-            targets: self.targets(id)?,
-            workloads: self.workloads(id)?,
-            runs: self.runs(id)?,
+            experiment,
+            targets,
+            workloads,
+            runs,
             stops: self.pair_stops(id)?,
         })
+    }
+
+    /// A campaign's targets and workloads with their variants' families
+    /// and factors, from the experiment stored with it.
+    pub(super) fn variants(
+        &self,
+        campaign: i64,
+        experiment: &Value,
+    ) -> Result<(Vec<TargetRow>, Vec<WorkloadRow>)> {
+        let mut targets = self.targets(campaign)?;
+        let mut workloads = self.workloads(campaign)?;
+        for t in &mut targets {
+            let v = variants::variant(experiment, "targets", &t.name);
+            (t.family, t.factors) = (v.family, v.factors);
+        }
+        for w in &mut workloads {
+            let v = variants::variant(experiment, "workloads", &w.name);
+            (w.family, w.factors, w.compare_levels) = (v.family, v.factors, v.compare_levels);
+        }
+        Ok((targets, workloads))
     }
 
     fn targets(&self, campaign: i64) -> Result<Vec<TargetRow>> {
@@ -256,6 +301,8 @@ impl Store {
                 baseline: r.get(3)?,
                 params: json_col(r.get(4)?),
                 facts: json_col(r.get(5)?),
+                family: String::new(),
+                factors: Vec::new(),
             })
         })?;
         Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
@@ -272,6 +319,9 @@ impl Store {
                 kind: r.get(2)?,
                 primary_metric: r.get(3)?,
                 params: json_col(r.get(4)?),
+                family: String::new(),
+                factors: Vec::new(),
+                compare_levels: Vec::new(),
             })
         })?;
         Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
@@ -307,6 +357,7 @@ impl Store {
                     facts: BTreeMap::new(),
                     ranks: r.get(13)?,
                     per_rank: Vec::new(),
+                    factors: Labels::new(),
                 })
             })?
             .collect::<rusqlite::Result<Vec<_>>>()?;
@@ -482,4 +533,31 @@ fn metric_row(r: &Row<'_>, at: usize) -> rusqlite::Result<(MetricKey, MetricValu
 
 fn bad_column(at: usize, why: String) -> rusqlite::Error {
     rusqlite::Error::FromSqlConversionFailure(at, rusqlite::types::Type::Text, why.into())
+}
+
+/// The labels every metric of a run of `target` × `workload` carries.
+pub(super) fn run_factors(target: Option<&TargetRow>, workload: Option<&WorkloadRow>) -> Labels {
+    let t = target.map(|t| t.factors.as_slice()).unwrap_or_default();
+    let w = workload.map(|w| w.factors.as_slice()).unwrap_or_default();
+    variants::run_labels(t, w)
+}
+
+/// Takes each run's factors off its metric, series and histogram keys
+/// (and its ranks' metrics) into [`RunData::factors`].
+fn strip_factors(runs: &mut [RunData], targets: &[TargetRow], workloads: &[WorkloadRow]) {
+    for r in runs {
+        let t = targets.iter().find(|t| t.name == r.target);
+        let w = workloads.iter().find(|w| w.name == r.workload);
+        let factors = run_factors(t, w);
+        if factors.is_empty() {
+            continue;
+        }
+        r.metrics = variants::strip(std::mem::take(&mut r.metrics), &factors);
+        r.series = variants::strip(std::mem::take(&mut r.series), &factors);
+        r.histograms = variants::strip(std::mem::take(&mut r.histograms), &factors);
+        for k in &mut r.per_rank {
+            k.metrics = variants::strip(std::mem::take(&mut k.metrics), &factors);
+        }
+        r.factors = factors;
+    }
 }

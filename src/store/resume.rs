@@ -2,6 +2,8 @@
 //! already done with their primary value, why pairs stopped, and reopening a
 //! killed campaign.
 
+use std::collections::HashMap;
+
 use anyhow::{bail, Context, Result};
 use rusqlite::params;
 
@@ -110,25 +112,57 @@ impl Store {
         Ok(removed)
     }
 
-    /// Every ok or failed run of a campaign, with its primary metric.
+    /// Every ok or failed run of a campaign, with its primary metric (the
+    /// value labelled with nothing but the run's variant factors).
     pub fn done_runs(&self, campaign: i64) -> Result<Vec<DoneRun>> {
+        let experiment: String = self.conn.query_row(
+            "SELECT experiment_json FROM campaigns WHERE id = ?1",
+            [campaign],
+            |r| r.get(0),
+        )?;
+        let experiment = serde_json::from_str(&experiment).unwrap_or(serde_json::Value::Null);
+        let (targets, workloads) = self.variants(campaign, &experiment)?;
+        let mut primary: HashMap<i64, Vec<(String, f64)>> = HashMap::new();
         let mut st = self.conn.prepare(
-            "SELECT r.target_id, r.workload_id, r.warmup, r.repetition, m.value, r.duration_s
-             FROM runs r JOIN workloads w ON w.id = r.workload_id
-             LEFT JOIN metrics m ON m.run_id = r.id AND m.name = w.primary_metric AND m.labels = '{}'
-             WHERE r.campaign_id = ?1 AND r.status IN ('ok', 'failed') ORDER BY r.id",
+            "SELECT m.run_id, m.labels, m.value FROM metrics m JOIN runs r ON r.id = m.run_id
+             JOIN workloads w ON w.id = r.workload_id
+             WHERE r.campaign_id = ?1 AND m.name = w.primary_metric",
+        )?;
+        let rows = st.query_map([campaign], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+        for row in rows {
+            let (run, labels, value): (i64, String, f64) = row?;
+            primary.entry(run).or_default().push((labels, value));
+        }
+        let mut st = self.conn.prepare(
+            "SELECT r.id, r.target_id, r.workload_id, r.warmup, r.repetition, r.duration_s
+             FROM runs r WHERE r.campaign_id = ?1 AND r.status IN ('ok', 'failed') ORDER BY r.id",
         )?;
         let rows = st.query_map([campaign], |r| {
-            Ok(DoneRun {
-                target: r.get(0)?,
-                workload: r.get(1)?,
-                warmup: r.get(2)?,
-                repetition: r.get(3)?,
-                primary: r.get(4)?,
-                duration_s: r.get(5)?,
-            })
+            Ok((
+                r.get::<_, i64>(0)?,
+                DoneRun {
+                    target: r.get(1)?,
+                    workload: r.get(2)?,
+                    warmup: r.get(3)?,
+                    repetition: r.get(4)?,
+                    primary: None,
+                    duration_s: r.get(5)?,
+                },
+            ))
         })?;
-        Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+        let mut out = Vec::new();
+        for row in rows {
+            let (run, mut done) = row?;
+            let t = targets.iter().find(|t| t.id == done.target);
+            let w = workloads.iter().find(|w| w.id == done.workload);
+            let want = super::read::run_factors(t, w).to_json_text();
+            done.primary = primary
+                .get(&run)
+                .and_then(|v| v.iter().find(|(l, _)| *l == want))
+                .map(|(_, v)| *v);
+            out.push(done);
+        }
+        Ok(out)
     }
 
     pub fn set_pair_stop(

@@ -2,7 +2,9 @@
 //! directory, attached to a loop device, formatted with ext4, xfs or btrfs
 //! and mounted with the options asked for — which are then checked against
 //! mountinfo. Everything is created under `<dir>/storlab-<pid>-<target>/`
-//! and journaled before it is created.
+//! and journaled before it is created. With `on`, the directory is inside
+//! another target's working directory (a VM disk on a Gluster volume, as
+//! seed 000): known only once that target is provisioned.
 
 use std::path::{Path, PathBuf};
 
@@ -25,6 +27,7 @@ declare! {
         image: flatten(ImageParams),
         mkfs_options: list => "extra mkfs arguments, e.g. [\"-b\", \"4096\"]",
         mount_options: list => "mount options, checked against mountinfo after mounting, e.g. [\"noatime\", \"data=writeback\"]",
+        on: string => "another target whose working directory holds the image (a VM disk on a Gluster volume), instead of `dir`",
     }
 }
 
@@ -59,6 +62,8 @@ impl TargetConfig for LoopParams {
 
 pub struct LoopFs {
     name: String,
+    /// The target it stands on, if any: then `dir` is set by `stand_on`.
+    on: Option<String>,
     fs: String,
     size: u64,
     preallocated: bool,
@@ -77,6 +82,7 @@ impl LoopFs {
         let list = |l: &Option<Vec<String>>| l.clone().unwrap_or_default();
         LoopFs {
             name: name.to_string(),
+            on: p.on.clone(),
             fs: p.fs.clone(),
             size: p.size,
             preallocated: p.image.preallocated(),
@@ -98,6 +104,12 @@ impl LoopFs {
         self.mnt.clone()
     }
 
+    fn attach(&mut self) -> Result<()> {
+        let dev = loopdev::attach(&self.image())?;
+        self.device = Some(dev);
+        Ok(())
+    }
+
     fn mount(&self) -> Result<()> {
         let dev = self.device.as_ref().context("no loop device attached")?;
         let mnt = self.mountpoint();
@@ -115,7 +127,17 @@ impl Target for LoopFs {
     fn preflight(&self) -> Result<()> {
         options::refuse_paths("mkfs_options", &self.mkfs_options)?;
         options::refuse_paths("mount_options", &self.mount_options)?;
-        super::image::preflight_image_dir(&self.name, &self.dir, &self.base, self.size)?;
+        match &self.on {
+            // The directory exists once the target below is provisioned.
+            Some(_) if !crate::host::is_root() => bail!(
+                "target `{}` needs root (losetup, mkfs, mount); run storlab as root",
+                self.name
+            ),
+            Some(_) => {}
+            None => {
+                super::image::preflight_image_dir(&self.name, &self.dir, &self.base, self.size)?
+            }
+        }
         let mkfs = format!("mkfs.{}", self.fs);
         if loopdev::mkfs_version(&self.fs).is_none() {
             bail!("{mkfs} is not installed; install the package that provides it (e.g. xfsprogs, btrfs-progs, e2fsprogs)");
@@ -124,6 +146,10 @@ impl Target for LoopFs {
     }
 
     fn provision(&mut self) -> Result<()> {
+        if let Some(on) = &self.on {
+            super::image::preflight_image_dir(&self.name, &self.dir, &self.base, self.size)
+                .with_context(|| format!("on target `{on}`"))?;
+        }
         self.held.make_dir(&self.base)?;
         let image = self.image();
         self.held.record(Resource::File {
@@ -133,8 +159,8 @@ impl Target for LoopFs {
         self.held.record(Resource::Loop {
             image: image.clone(),
         })?;
-        let dev = loopdev::attach(&image)?;
-        self.device = Some(dev.clone());
+        self.attach()?;
+        let dev = self.device.clone().context("no loop device attached")?;
         loopdev::mkfs(&self.fs, &dev, &self.mkfs_options)?;
         let mnt = self.mountpoint();
         std::fs::create_dir(&mnt).with_context(|| format!("creating {}", mnt.display()))?;
@@ -155,6 +181,42 @@ impl Target for LoopFs {
         self.held.undo_all()
     }
 
+    fn stand_on(&mut self, dir: &Path) -> Result<()> {
+        self.dir = dir.to_path_buf();
+        self.base = dir.join(resource_name('-', &self.name));
+        self.mnt = self.base.join("mnt");
+        Ok(())
+    }
+
+    fn release(&mut self) -> Result<()> {
+        mount::umount_if_mounted(&self.mountpoint())?;
+        loopdev::detach_all(&self.image())?;
+        self.device = None;
+        Ok(())
+    }
+
+    /// Takes hold again after [`Target::release`], also after one that
+    /// stopped half-way: a filesystem still mounted stays as it is, and a
+    /// loop device still attached (its filesystem kept alive by a mount
+    /// elsewhere) is mounted again rather than a second device attached
+    /// to the same image, which would put one filesystem under two
+    /// superblocks. If that device was letting go after all, it is waited
+    /// for and the image attached anew.
+    fn hold(&mut self) -> Result<()> {
+        if mount::mounted_at(&self.mountpoint()).is_some() {
+            return Ok(());
+        }
+        if let Some(dev) = loopdev::devices_backed_by(&self.image()).first() {
+            self.device = Some(dev.clone());
+            if self.mount().is_ok() {
+                return Ok(());
+            }
+            loopdev::detach_all(&self.image())?;
+        }
+        self.attach().context("attaching the image again")?;
+        self.mount().context("mounting again")
+    }
+
     fn facts(&self) -> Value {
         let image = self.image();
         json!({
@@ -168,6 +230,7 @@ impl Target for LoopFs {
             "mount_options_requested": self.mount_options,
             "mkfs_version": loopdev::mkfs_version(&self.fs),
             "image_dir_facts": crate::provision::facts::path_facts(&self.dir),
+            "on": self.on,
             "losetup_version": cmd::version("losetup", &["--version"]),
         })
     }

@@ -68,6 +68,22 @@ pub trait Target: Send {
     fn reach(&self) -> Reach {
         Reach::ThisHost
     }
+    /// For a target standing on another (`on = "gl"`): the directory inside
+    /// that target's working directory where this one makes what it needs.
+    /// Called once that target is provisioned, before [`Target::provision`].
+    fn stand_on(&mut self, _dir: &Path) -> Result<()> {
+        anyhow::bail!("this kind of target cannot stand on another")
+    }
+    /// Lets go of the target it stands on, so that one can be unmounted
+    /// (a loop image: its filesystem unmounted, its device detached);
+    /// [`Target::hold`] takes it again. How a stack is remounted.
+    fn release(&mut self) -> Result<()> {
+        anyhow::bail!("this kind of target does not stand on another")
+    }
+    /// Takes again what [`Target::release`] let go of.
+    fn hold(&mut self) -> Result<()> {
+        anyhow::bail!("this kind of target does not stand on another")
+    }
 }
 
 /// A target kind's declared parameters ([`crate::params::declare!`]),

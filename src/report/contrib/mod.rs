@@ -12,6 +12,7 @@
 //! parameters or by what the runs recorded).
 
 pub mod matrix;
+pub mod study;
 
 use anyhow::Result;
 
@@ -27,6 +28,9 @@ use crate::store::{CampaignData, WorkloadRow};
 pub struct Context<'a> {
     pub campaign: &'a CampaignData,
     pub model: &'a Report,
+    /// Swept parameters whose levels to compare on each target, beside
+    /// those the experiment names (`--compare-levels`).
+    pub compare_levels: &'a [String],
 }
 
 pub trait Contributor: Sync {
@@ -62,7 +66,7 @@ pub trait Contributor: Sync {
 }
 
 /// Every contributor, in the order their sections appear.
-pub static CONTRIBUTORS: &[&dyn Contributor] = &[&matrix::Matrix];
+pub static CONTRIBUTORS: &[&dyn Contributor] = &[&matrix::Matrix, &study::Sweeps];
 
 /// What the model summarises of `w` beyond its stored primary metric and
 /// the catalogue's headlines: the first contributor's primary metric,

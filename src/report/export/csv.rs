@@ -1,8 +1,8 @@
 //! The tidy CSV: one row per run and metric, values in stored base units.
 //! Columns: `campaign, run, target, workload, repetition, round, warmup,
 //! status, metric, value, unit, direction`; then one column per label key
-//! the campaign's metrics use (named after the key, `label.KEY` should a
-//! key be one of the columns before); `rank, host` when some run ran on
+//! the campaign's metrics use, swept parameters among them (named after the
+//! key, `label.KEY` should a key be one of the columns before); `rank, host` when some run ran on
 //! several MPI ranks; then the parameters of the run's workload
 //! (`workload.KEY`) and target (`target.KEY`), so that a workload's `size`
 //! and a target's `size` stay apart.
@@ -47,6 +47,7 @@ impl Columns {
                 .keys()
                 .chain(r.per_rank.iter().flat_map(|k| k.metrics.keys()));
             labels.extend(keys.flat_map(|k| k.labels.iter().map(|(l, _)| l.to_string())));
+            labels.extend(r.factors.iter().map(|(l, _)| l.to_string()));
         }
         let mut labels: Vec<String> = labels.into_iter().collect();
         // storlab's own keys in the catalogue's order, then others by name.
@@ -122,10 +123,11 @@ struct RunCells<'a> {
     head: [String; 7],
     params: Vec<String>,
     labels: &'a [String],
+    run: &'a RunData,
 }
 
 impl<'a> RunCells<'a> {
-    fn new(c: &CampaignData, r: &RunData, cols: &'a Columns) -> RunCells<'a> {
+    fn new(c: &CampaignData, r: &'a RunData, cols: &'a Columns) -> RunCells<'a> {
         let head = [
             c.campaign.id.to_string(),
             r.id.to_string(),
@@ -151,6 +153,7 @@ impl<'a> RunCells<'a> {
             head,
             params,
             labels: &cols.labels,
+            run: r,
         }
     }
 
@@ -169,10 +172,11 @@ impl<'a> RunCells<'a> {
             Some((key, cells)) => {
                 row.push(key.name.clone());
                 row.extend(cells);
+                let labels = self.run.labels_of(key);
                 row.extend(
                     self.labels
                         .iter()
-                        .map(|l| key.labels.value(l).unwrap_or_default().to_string()),
+                        .map(|l| labels.value(l).unwrap_or_default().to_string()),
                 );
             }
             None => row.extend(vec![String::new(); 4 + self.labels.len()]),

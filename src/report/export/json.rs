@@ -46,32 +46,33 @@ fn run(r: &RunData) -> Value {
         "caches_dropped": r.caches_dropped,
         "remounted": r.remounted,
         "ranks": r.ranks,
-        "metrics": metrics(&r.metrics),
-        "series": series(&r.series),
-        "histograms": histograms(&r.histograms),
+        "metrics": metrics(&r.metrics, r),
+        "series": series(&r.series, r),
+        "histograms": histograms(&r.histograms, r),
         "warnings": r.warnings,
         "facts": r.facts,
-        "per_rank": r.per_rank.iter().map(rank).collect::<Vec<_>>(),
+        "per_rank": r.per_rank.iter().map(|k| rank(k, r)).collect::<Vec<_>>(),
     })
 }
 
-fn rank(k: &RankData) -> Value {
+fn rank(k: &RankData, r: &RunData) -> Value {
     json!({
         "rank": k.rank,
         "host": k.host,
         "status": k.status,
         "error": k.error,
         "done_s": k.done_s,
-        "metrics": metrics(&k.metrics),
+        "metrics": metrics(&k.metrics, r),
     })
 }
 
-fn metrics(m: &Metrics) -> Vec<Value> {
+/// Labels as stored: each value's own and its run's factors.
+fn metrics(m: &Metrics, r: &RunData) -> Vec<Value> {
     m.iter()
         .map(|(k, v)| {
             json!({
                 "name": k.name,
-                "labels": k.labels,
+                "labels": r.labels_of(k),
                 "value": v.value,
                 "unit": v.unit,
                 "direction": v.direction.as_str(),
@@ -80,12 +81,12 @@ fn metrics(m: &Metrics) -> Vec<Value> {
         .collect()
 }
 
-fn series(s: &BTreeMap<MetricKey, SeriesData>) -> Vec<Value> {
+fn series(s: &BTreeMap<MetricKey, SeriesData>, r: &RunData) -> Vec<Value> {
     s.iter()
         .map(|(k, v)| {
             json!({
                 "name": k.name,
-                "labels": k.labels,
+                "labels": r.labels_of(k),
                 "unit": v.unit,
                 "interval_s": v.interval_s,
                 "values": v.values,
@@ -94,13 +95,13 @@ fn series(s: &BTreeMap<MetricKey, SeriesData>) -> Vec<Value> {
         .collect()
 }
 
-fn histograms(h: &BTreeMap<MetricKey, HistData>) -> Vec<Value> {
+fn histograms(h: &BTreeMap<MetricKey, HistData>, r: &RunData) -> Vec<Value> {
     let b64 = base64::engine::general_purpose::STANDARD;
     h.iter()
         .map(|(k, v)| {
             json!({
                 "name": k.name,
-                "labels": k.labels,
+                "labels": r.labels_of(k),
                 "unit": Unit::Nanoseconds,
                 "count": v.count,
                 "hdr_v2_base64": b64.encode(&v.hdr_v2),

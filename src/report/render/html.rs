@@ -6,7 +6,7 @@ use anyhow::Result;
 
 use super::markup::{self, Markup};
 use crate::report::document::{Chart, Document};
-use crate::report::svg::{bar_chart, diff_chart, heatmap, line_chart};
+use crate::report::svg::{bar_chart, curve_chart, diff_chart, heatmap, line_chart};
 use crate::report::table::Table;
 
 const STYLE: &str = r#"
@@ -108,6 +108,7 @@ impl Markup for Html {
             Chart::Diff(d) => diff_chart(d)?,
             Chart::Line(l) => line_chart(l)?,
             Chart::Heat(h) => heatmap(h)?,
+            Chart::Curve(c) => curve_chart(c)?,
         };
         Ok(format!("<div class=\"chart\">{svg}</div>\n"))
     }

@@ -160,6 +160,7 @@ mod tests {
             baseline: false,
             params,
             facts,
+            ..Default::default()
         }
     }
 

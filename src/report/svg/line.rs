@@ -225,9 +225,9 @@ impl Plot<'_, '_> {
 }
 
 /// A legend entry: colour and the text to show.
-struct Entry {
-    color: Rgb,
-    text: String,
+pub(super) struct Entry {
+    pub(super) color: Rgb,
+    pub(super) text: String,
 }
 
 fn legend_entries(c: &LineChart, series: &[Vec<(f64, f64)>]) -> Vec<Entry> {
@@ -248,7 +248,7 @@ fn legend_entries(c: &LineChart, series: &[Vec<(f64, f64)>]) -> Vec<Entry> {
         .collect()
 }
 
-fn legend_width(entries: &[Entry]) -> u32 {
+pub(super) fn legend_width(entries: &[Entry]) -> u32 {
     let text = entries
         .iter()
         .map(|e| text_width(&e.text, LABEL_SIZE))
@@ -257,7 +257,7 @@ fn legend_width(entries: &[Entry]) -> u32 {
 }
 
 /// One row per line, from `top` pixels down: sample stroke, marker, label.
-fn draw_legend(area: &Area<'_>, entries: &[Entry], top: i32) -> Result<()> {
+pub(super) fn draw_legend(area: &Area<'_>, entries: &[Entry], top: i32) -> Result<()> {
     let (_, height) = area.dim_in_pixel();
     let room = (height as i32 - top) / entries.len().max(1) as i32;
     let row = LEGEND_ROW.min(room.max(LABEL_SIZE as i32));

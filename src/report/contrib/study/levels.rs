@@ -1,0 +1,76 @@
+//! Comparisons within a target across a factor's levels, when asked
+//! (`compare_levels = ["compress"]`, or `--compare-levels`): every level
+//! against the first one written, on the same target with every other
+//! swept value the same, by the same statistics as the comparisons with
+//! the baseline (on the ratio scale, paired by round where the plan made
+//! rounds) — gzip against none on the disk and on Gluster, for each file
+//! size.
+
+use serde::Serialize;
+
+use super::{arrange, choose_column, Level, Pair, Pivot};
+use crate::metric::MetricKey;
+use crate::report::model::{design, plan_analysis, round_values, target_stats, LEVEL};
+use crate::stats::{compare_runs, RoundValue};
+use crate::store::CampaignData;
+
+/// One factor's levels compared: cells hold each level's figures and its
+/// comparison with `base` on the same target and other values.
+#[derive(Debug, Clone, Serialize)]
+pub struct LevelStudy {
+    pub factor: String,
+    /// The level the others are compared with: the first written.
+    pub base: Level,
+    pub pivot: Pivot,
+}
+
+/// Compares the levels of `factor` among `pairs`, laid out like the
+/// study's primary pivot (by another factor when `factor` is its column).
+pub(crate) fn compare(
+    c: &CampaignData,
+    pairs: &[Pair],
+    keys: &[String],
+    factor: &str,
+    primary: &Pivot,
+) -> Option<LevelStudy> {
+    let base = pairs.iter().find_map(|p| p.value_of(factor))?.clone();
+    let group = |p: &Pair| -> String {
+        let others: Vec<String> = p
+            .factors
+            .iter()
+            .filter(|f| f.0.key != factor)
+            .map(|f| format!("{}={}", f.0.key, f.0.value))
+            .collect();
+        format!("{}\u{1f}{}", p.target.family, others.join("\u{1f}"))
+    };
+    let is_base = |p: &Pair| p.value_of(factor).is_some_and(|f| f.value == base.value);
+    let others: Vec<Pair> = pairs
+        .iter()
+        .filter(|p| p.value_of(factor).is_some() && !is_base(p))
+        .cloned()
+        .collect();
+    let column = choose_column(pairs, keys, Some(factor));
+    let (metric, unit, direction) = (primary.metric.clone(), primary.unit, primary.direction);
+    let pivot = arrange(&others, column.as_deref(), &[], |p| {
+        let b = pairs.iter().find(|b| is_base(b) && group(b) == group(p))?;
+        let (base, level) = (rounds(c, b), rounds(c, p));
+        let cmp = compare_runs(&base, &level, design(c), plan_analysis(c), LEVEL);
+        let values = level.iter().map(|r| r.value).collect();
+        let stats = target_stats(&p.target.name, values, cmp, direction);
+        Some((stats, metric.clone(), unit, direction))
+    })?;
+    Some(LevelStudy {
+        factor: factor.to_string(),
+        base: Level {
+            value: base.value,
+            text: base.text,
+        },
+        pivot,
+    })
+}
+
+/// The primary metric of a pair's measured, successful runs, by round.
+fn rounds(c: &CampaignData, p: &Pair) -> Vec<RoundValue> {
+    let key = MetricKey::plain(&p.workload.primary_metric);
+    round_values(c, &p.workload.name, &p.target.name, &key)
+}

@@ -1,0 +1,357 @@
+use std::collections::BTreeMap;
+
+use serde_json::json;
+
+use super::*;
+use crate::experiment::sweep::Factor;
+use crate::metric::catalogue::{INIT_SECONDS, TOTAL_S};
+use crate::metric::{MetricDef, MetricKey};
+use crate::report::model;
+use crate::store::{CampaignRow, MetricValue, RunData};
+
+fn factor(key: &str, value: &str, text: &str, scale: Scale) -> Factor {
+    Factor {
+        key: key.into(),
+        value: value.into(),
+        text: text.into(),
+        scale,
+    }
+}
+
+/// A campaign built by hand: targets and workloads with factors, and for
+/// each pair three runs of `value(target, workload)` ± 1%.
+struct Builder {
+    targets: Vec<TargetRow>,
+    workloads: Vec<WorkloadRow>,
+    runs: Vec<RunData>,
+    compare_levels: Vec<String>,
+}
+
+impl Builder {
+    fn new() -> Builder {
+        Builder {
+            targets: Vec::new(),
+            workloads: Vec::new(),
+            runs: Vec::new(),
+            compare_levels: Vec::new(),
+        }
+    }
+
+    fn target(mut self, family: &str, factors: Vec<Factor>) -> Builder {
+        let name = variant_name(family, &factors);
+        self.targets.push(TargetRow {
+            id: self.targets.len() as i64 + 1,
+            baseline: self.targets.is_empty(),
+            name,
+            kind: "dir".into(),
+            params: json!({}),
+            facts: json!({}),
+            family: family.into(),
+            factors,
+        });
+        self
+    }
+
+    fn workload(mut self, family: &str, factors: Vec<Factor>) -> Builder {
+        self.workloads.push(WorkloadRow {
+            id: self.workloads.len() as i64 + 1,
+            name: variant_name(family, &factors),
+            kind: "tinywrites".into(),
+            primary_metric: "total_s".into(),
+            params: json!({}),
+            family: family.into(),
+            factors,
+            compare_levels: self.compare_levels.clone(),
+        });
+        self
+    }
+
+    fn runs(mut self, value: impl Fn(&TargetRow, &WorkloadRow) -> f64) -> Builder {
+        for round in 1..=3u32 {
+            for w in &self.workloads {
+                for t in &self.targets {
+                    let v = value(t, w) * (1.0 + 0.01 * (f64::from(round) - 2.0));
+                    let mut metrics = BTreeMap::new();
+                    let mut put = |d: &MetricDef, v: f64| {
+                        metrics.insert(
+                            MetricKey::plain(d.name),
+                            MetricValue {
+                                value: v,
+                                unit: d.unit,
+                                direction: d.direction,
+                            },
+                        )
+                    };
+                    put(&TOTAL_S, v);
+                    put(&INIT_SECONDS, 2.0 * v);
+                    self.runs
+                        .push(run(self.runs.len() as i64, t, w, round, metrics));
+                }
+            }
+        }
+        self
+    }
+
+    fn build(self) -> CampaignData {
+        CampaignData {
+            campaign: CampaignRow {
+                id: 1,
+                name: "study".into(),
+                description: String::new(),
+                origin: "t.toml".into(),
+                status: "finished".into(),
+                started_at: String::new(),
+                finished_at: None,
+                storlab_version: String::new(),
+                planned_runs: 0,
+                runs_ok: 0,
+                runs_failed: 0,
+            },
+            environment: json!({}),
+            experiment: json!({"plan": {"order": "interleaved"}}),
+            targets: self.targets,
+            workloads: self.workloads,
+            runs: self.runs,
+            stops: Vec::new(),
+        }
+    }
+}
+
+fn run(
+    id: i64,
+    t: &TargetRow,
+    w: &WorkloadRow,
+    round: u32,
+    metrics: BTreeMap<MetricKey, MetricValue>,
+) -> RunData {
+    RunData {
+        id,
+        target: t.name.clone(),
+        workload: w.name.clone(),
+        repetition: round,
+        round,
+        position: id as u32,
+        warmup: false,
+        status: "ok".into(),
+        error: None,
+        started_at: String::new(),
+        duration_s: 1.0,
+        caches_dropped: true,
+        remounted: false,
+        metrics,
+        series: BTreeMap::new(),
+        histograms: BTreeMap::new(),
+        warnings: Vec::new(),
+        ranks: 1,
+        ..Default::default()
+    }
+}
+
+fn size(mib: u64) -> Factor {
+    factor(
+        "total_size",
+        &(mib << 20).to_string(),
+        &format!("{mib}M"),
+        Scale::Size,
+    )
+}
+
+fn compress(c: &str) -> Factor {
+    factor("compress", c, c, Scale::Category)
+}
+
+/// Seed 002's shape: total_size × compress on the disk and on Gluster;
+/// Gluster is 10× slower, gzip doubles the time on the disk only.
+fn seed_002(compare: &[&str]) -> (CampaignData, Vec<Study>) {
+    let mut b = Builder::new().target("disk", vec![]).target("gl", vec![]);
+    b.compare_levels = compare.iter().map(|s| s.to_string()).collect();
+    for mib in [100, 10] {
+        for c in ["none", "gzip:6"] {
+            b = b.workload("tiny", vec![compress(c), size(mib)]);
+        }
+    }
+    let c = b
+        .runs(|t, w| {
+            let mib = if w.name.contains("100M") { 100.0 } else { 10.0 };
+            let gzip = w.name.contains("gzip");
+            match (t.name.as_str(), gzip) {
+                ("disk", false) => 0.01 * mib,
+                ("disk", true) => 0.02 * mib,
+                (_, _) => 0.1 * mib,
+            }
+        })
+        .build();
+    let r = model::build(&c, None, &|_| Default::default()).unwrap();
+    let s = studies(&c, &r, &[]);
+    (c, s)
+}
+
+fn mean(s: &Option<TargetStats>) -> f64 {
+    s.as_ref().unwrap().summary.unwrap().mean
+}
+
+#[test]
+fn a_numeric_workload_factor_makes_the_columns_and_the_rest_the_rows() {
+    let (_, studies) = seed_002(&[]);
+    assert_eq!(studies.len(), 1);
+    let s = &studies[0];
+    assert_eq!(s.factors, ["compress", "total_size"]);
+    let p = &s.primary;
+    assert_eq!(p.metric, "total_s");
+    let axis = p.column.as_ref().unwrap();
+    assert_eq!(axis.key, "total_size");
+    let texts: Vec<&str> = axis.levels.iter().map(|l| l.text.as_str()).collect();
+    assert_eq!(texts, ["10M", "100M"], "sizes in numeric order");
+    assert!(axis.is_log());
+    let rows: Vec<&str> = p.rows.iter().map(|r| r.label.as_str()).collect();
+    assert_eq!(
+        rows,
+        [
+            "disk · compress=none",
+            "disk · compress=gzip:6",
+            "gl · compress=none",
+            "gl · compress=gzip:6"
+        ]
+    );
+    assert!((mean(&p.rows[0].cells[0]) - 0.1).abs() < 1e-9);
+    assert!((mean(&p.rows[0].cells[1]) - 1.0).abs() < 1e-9);
+    assert!((mean(&p.rows[1].cells[1]) - 2.0).abs() < 1e-9);
+    // Against the baseline (disk) on the same variant: gl is 10× slower.
+    let gl = p.rows[2].cells[1].as_ref().unwrap();
+    assert!((gl.comparison.as_ref().unwrap().diff_pct - 900.0).abs() < 1e-6);
+    assert_eq!(s.headlines.len(), 1);
+    assert_eq!(s.headlines[0].metric, "init_seconds");
+    assert!((mean(&s.headlines[0].rows[0].cells[1]) - 2.0).abs() < 1e-9);
+}
+
+#[test]
+fn levels_are_compared_on_each_target() {
+    let (_, studies) = seed_002(&["compress"]);
+    let l = &studies[0].levels[0];
+    assert_eq!(
+        (l.factor.as_str(), l.base.text.as_str()),
+        ("compress", "none")
+    );
+    let rows: Vec<&str> = l.pivot.rows.iter().map(|r| r.label.as_str()).collect();
+    assert_eq!(rows, ["disk · compress=gzip:6", "gl · compress=gzip:6"]);
+    let diff = |r: usize, c: usize| {
+        l.pivot.rows[r].cells[c]
+            .as_ref()
+            .unwrap()
+            .comparison
+            .as_ref()
+            .unwrap()
+            .diff_pct
+    };
+    assert!(
+        (diff(0, 0) - 100.0).abs() < 1e-6,
+        "gzip doubles the disk's time"
+    );
+    assert!(diff(1, 1).abs() < 1e-6, "and changes nothing on Gluster");
+    let t = tables::levels(l, false);
+    assert_eq!(t.rows[0][1], "+100.0%");
+    assert_eq!(t.rows[1][2], "(+0.0%)", "not significant: in parentheses");
+}
+
+#[test]
+fn the_tables_read_as_the_seeds_tables() {
+    let (_, studies) = seed_002(&[]);
+    let s = &studies[0];
+    let m = tables::means(&s.primary);
+    assert_eq!(m.header, ["target \\ total_size", "10M", "100M"]);
+    assert_eq!(m.rows[0][0], "disk · compress=none");
+    let d = tables::differences(&s.primary, &s.baseline, false);
+    assert_eq!(d.rows[0][1], "baseline");
+    assert_eq!(d.rows[2][1], "+900.0%");
+    let d = tables::differences(&s.primary, &s.baseline, true);
+    assert!(d.rows[2][1].starts_with("+900.0% ["), "{}", d.rows[2][1]);
+    let text = crate::report::render::terminal::summary(&crate::report::document::Document {
+        title: String::new(),
+        summary: sections::summary(s),
+        body: Vec::new(),
+        warnings: Vec::new(),
+    });
+    assert!(
+        text.contains("tiny: total_s (s), mean ± 95% CI, by total_size"),
+        "{text}"
+    );
+    assert!(text.contains("% difference from disk"), "{text}");
+}
+
+#[test]
+fn two_workload_factors_make_a_heat_map_per_target() {
+    let (_, studies) = seed_002(&[]);
+    let g = studies[0].grid.as_ref().unwrap();
+    assert_eq!(
+        (g.x.key.as_str(), g.y.key.as_str()),
+        ("total_size", "compress")
+    );
+    assert_eq!(g.maps.len(), 2);
+    let (target, cells) = &g.maps[0];
+    assert_eq!(target, "disk");
+    assert!(
+        (cells[1][1].unwrap() - 2.0).abs() < 1e-9,
+        "gzip, 100M: {cells:?}"
+    );
+    let maps = charts::heatmaps(&studies[0]);
+    assert_eq!(maps.len(), 2);
+    assert_eq!(maps[0].range, maps[1].range, "one colour scale");
+    let curve = charts::curve(&studies[0], &studies[0].primary).unwrap();
+    assert!(curve.log_x);
+    assert_eq!(curve.curves.len(), 4);
+    assert_eq!(
+        curve.x_ticks[1],
+        ((100u64 << 20) as f64, "100M".to_string())
+    );
+}
+
+#[test]
+fn a_target_factor_alone_makes_the_columns() {
+    let alloc = |a: &str| factor("allocation", a, a, Scale::Category);
+    let c = Builder::new()
+        .target("vm", vec![alloc("thin")])
+        .target("vm", vec![alloc("preallocated")])
+        .workload("w", vec![])
+        .runs(|t, _| if t.name.contains("thin") { 2.0 } else { 1.0 })
+        .build();
+    let r = model::build(&c, None, &|_| Default::default()).unwrap();
+    let s = &studies(&c, &r, &[])[0];
+    let axis = s.primary.column.as_ref().unwrap();
+    assert_eq!(axis.key, "allocation");
+    let texts: Vec<&str> = axis.levels.iter().map(|l| l.text.as_str()).collect();
+    assert_eq!(
+        texts,
+        ["thin", "preallocated"],
+        "words in the order written"
+    );
+    assert_eq!(s.primary.rows.len(), 1);
+    assert_eq!(s.primary.rows[0].label, "vm");
+    assert!((mean(&s.primary.rows[0].cells[1]) - 1.0).abs() < 1e-9);
+    assert!(s.grid.is_none());
+    let curve = charts::curve(s, &s.primary).unwrap();
+    assert!(!curve.log_x);
+    assert_eq!(curve.x_ticks[1], (1.0, "preallocated".to_string()));
+}
+
+#[test]
+fn counts_sort_numerically_and_nothing_swept_is_no_study() {
+    let tx = |n: u32| factor("transactions", &n.to_string(), &n.to_string(), Scale::Count);
+    let mut b = Builder::new().target("a", vec![]).target("b", vec![]);
+    for n in [4000, 500, 1000] {
+        b = b.workload("tpcb", vec![tx(n)]);
+    }
+    let c = b.workload("plain", vec![]).runs(|_, _| 1.0).build();
+    let r = model::build(&c, None, &|_| Default::default()).unwrap();
+    let all = studies(&c, &r, &[]);
+    assert_eq!(all.len(), 1, "the unswept workload has no study");
+    let texts: Vec<&str> = all[0]
+        .primary
+        .column
+        .as_ref()
+        .unwrap()
+        .levels
+        .iter()
+        .map(|l| l.text.as_str())
+        .collect();
+    assert_eq!(texts, ["500", "1000", "4000"]);
+}

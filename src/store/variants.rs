@@ -1,0 +1,49 @@
+//! A campaign's variants as stored: each target and workload row's family
+//! and swept values (its factors) come from the experiment stored with the
+//! campaign, and the factors, which label every metric a variant's runs
+//! recorded, are taken off the keys when runs are read. Campaigns from
+//! before sweeps have no factors: each row is its own family. Pure
+//! functions of the stored experiment and keys; the reading is in
+//! [`super::read`].
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::experiment::sweep::{labels, Factor};
+use crate::metric::{Labels, MetricKey};
+
+/// What the stored experiment says of one target or workload row.
+pub(super) struct Variant {
+    pub family: String,
+    pub factors: Vec<Factor>,
+    pub compare_levels: Vec<String>,
+}
+
+/// The variant `name` of the experiment's `list` ("targets" or
+/// "workloads"); a name the experiment lacks is a family of its own.
+pub(super) fn variant(experiment: &Value, list: &str, name: &str) -> Variant {
+    let entry = experiment[list]
+        .as_array()
+        .and_then(|l| l.iter().find(|e| e["name"] == name))
+        .cloned()
+        .unwrap_or(Value::Null);
+    Variant {
+        family: entry["family"].as_str().unwrap_or(name).to_string(),
+        factors: serde_json::from_value(entry["factors"].clone()).unwrap_or_default(),
+        compare_levels: serde_json::from_value(entry["compare_levels"].clone()).unwrap_or_default(),
+    }
+}
+
+/// The labels every metric of a run of a target × workload carries: the
+/// target's factors, then the workload's.
+pub(super) fn run_labels(target: &[Factor], workload: &[Factor]) -> Labels {
+    labels(target).with_all(&labels(workload))
+}
+
+/// `map` with `factors` taken off every key.
+pub(super) fn strip<V>(map: BTreeMap<MetricKey, V>, factors: &Labels) -> BTreeMap<MetricKey, V> {
+    map.into_iter()
+        .map(|(k, v)| (MetricKey::new(&k.name, k.labels.without(factors)), v))
+        .collect()
+}
