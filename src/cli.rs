@@ -43,6 +43,11 @@ pub enum Command {
         /// again and run only what is missing.
         #[arg(long, value_name = "CAMPAIGN", conflicts_with = "experiment")]
         resume: Option<String>,
+        /// A fact of your own recorded with the campaign (repeatable), shown
+        /// by show/export and matched by list/compare/history:
+        /// `--tag gluster=10.3 --tag host=node3`.
+        #[arg(long, value_name = "KEY=VALUE", conflicts_with = "resume")]
+        tag: Vec<String>,
     },
     /// Validate an experiment file and print its planned runs with an estimate.
     Check {
@@ -59,8 +64,13 @@ pub enum Command {
         #[arg(long)]
         force: bool,
     },
-    /// List the campaigns in the store.
-    List,
+    /// List the campaigns in the store, with their tags.
+    List {
+        /// Only campaigns with this tag, version or host fact (repeatable;
+        /// all must match): `--where gluster=10.3`, `--where kernel=6.1.0-13-amd64`.
+        #[arg(long = "where", value_name = "NAME=VALUE")]
+        filter: Vec<String>,
+    },
     /// Print a campaign's summary table (latest when omitted), and for
     /// swept workloads their tables by swept value.
     Show {
@@ -114,6 +124,50 @@ pub enum Command {
         /// Exit 1 when a primary metric is significantly worse by more than PCT percent.
         #[arg(long, value_name = "PCT")]
         fail_on_regression: Option<f64>,
+        /// Across campaigns: the baseline is the latest campaign of the same
+        /// experiment carrying this tag (or version/host fact), and the
+        /// candidate is A (latest when omitted).
+        #[arg(long, value_name = "KEY=VALUE")]
+        baseline_tag: Option<String>,
+        /// Across campaigns: compare even when the workloads' parameters
+        /// differ (the difference is printed as a caveat).
+        #[arg(long)]
+        allow_different: bool,
+        /// Metrics to compare (repeatable): catalogue names, or `all` for
+        /// every metric measured on both sides; default the primary.
+        #[arg(long, value_name = "NAME")]
+        metric: Vec<String>,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = CompareFormat::Text)]
+        format: CompareFormat,
+    },
+    /// The campaigns of one experiment over time (or by a tag): each
+    /// workload's primary metric per campaign, the change from the previous
+    /// one, and where a step (a regression or an improvement) began.
+    History {
+        /// The experiment's name (that of the latest campaign when omitted).
+        experiment: Option<String>,
+        /// Order: `date`, or `tag:NAME` (by the value of a tag or version).
+        #[arg(long, default_value = "date", value_name = "date|tag:NAME")]
+        by: String,
+        /// Metrics to follow (repeatable); default each workload's primary.
+        #[arg(long, value_name = "NAME")]
+        metric: Vec<String>,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = CompareFormat::Text)]
+        format: CompareFormat,
+        /// Write to this file instead of stdout; `.html` writes a page with
+        /// a chart per series (mean and 95% band over campaigns, the step).
+        #[arg(long, short)]
+        output: Option<PathBuf>,
+    },
+    /// Copy the campaigns of other stores (another host's, a CI artifact)
+    /// into this one, migrating older schemas; a campaign already here
+    /// (same UUID) is not copied again. The other stores are only read.
+    Import {
+        /// The stores to import from.
+        #[arg(required = true, value_name = "OTHER.db")]
+        stores: Vec<PathBuf>,
     },
     /// The target kinds and their parameters.
     Targets,
@@ -135,6 +189,12 @@ pub enum Command {
         /// A directory such as ~/.local/share/man/man1.
         dir: Option<PathBuf>,
     },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CompareFormat {
+    Text,
+    Json,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

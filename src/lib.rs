@@ -20,6 +20,7 @@ pub mod metric;
 pub mod params;
 pub mod plan;
 pub mod progress;
+pub mod provenance;
 pub mod provision;
 pub mod ranks;
 pub mod report;

@@ -146,7 +146,7 @@ fn a_matrix_report_draws_a_heat_map_per_test_and_target() {
     let html = report(
         &lab,
         &format!(
-            "name = \"matrix-browser\"\n[plan]\nrepetitions = 3\n\
+            "name = \"matrix-browser\"\n[plan]\nrepetitions = 3\ntelemetry = false\n\
              [[target]]\nname = \"a\"\nkind = \"dir\"\npath = \"{}\"\n\
              [[target]]\nname = \"b\"\nkind = \"tmpfs\"\nsize = \"16M\"\n\
              [[workload]]\nname = \"iozone\"\nkind = \"matrix\"\nmax_file_size = \"256k\"\n\

@@ -110,3 +110,21 @@ fn a_swept_campaign_exports_its_factors_the_schema_accepts() {
         }
     }
 }
+
+#[test]
+fn every_unit_storlab_knows_is_in_the_schema() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/export.schema.json");
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let listed = schema["$defs"]["unit"]["enum"]
+        .as_array()
+        .expect("the schema lists the units at $defs.unit.enum");
+    let missing: Vec<&str> = storlab::metric::UNITS
+        .iter()
+        .map(|u| u.as_str())
+        .filter(|u| !listed.iter().any(|l| l == u))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "docs/export.schema.json lacks the units {missing:?}: an export with them would not validate"
+    );
+}

@@ -92,9 +92,12 @@ fn bytes_moved_match_the_configured_sizes_and_every_run_is_stored() {
         "nothing else is left in the target"
     );
     let csv = lab.ok(&["export", "--format", "csv"]);
+    // Label columns (telemetry's device and process) come before the
+    // parameters.
     assert!(csv.starts_with(
-        "campaign,run,target,workload,repetition,round,warmup,status,metric,value,unit,direction,workload."
+        "campaign,run,target,workload,repetition,round,warmup,status,metric,value,unit,direction,"
     ));
+    assert!(csv.lines().next().unwrap().contains(",workload."));
     let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
     let size = header.iter().position(|c| *c == "workload.size").unwrap();
     let target_path = header.iter().position(|c| *c == "target.path").unwrap();

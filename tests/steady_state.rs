@@ -19,7 +19,7 @@ fn a_steady_run_ends_well_before_its_runtime_and_says_when() {
     let file = lab.file(
         "steady.toml",
         &format!(
-            "[plan]\nrepetitions = 2\n[[target]]\nname = \"{name}\"\nkind = \"tmpfs\"\nsize = \"128M\"\n\
+            "[plan]\nrepetitions = 2\ntelemetry = false\n[[target]]\nname = \"{name}\"\nkind = \"tmpfs\"\nsize = \"128M\"\n\
              [[workload]]\nname = \"seqread\"\nkind = \"io\"\nrw = \"read\"\nbs = \"64k\"\nsize = \"32M\"\n\
              runtime = \"30s\"\nsteadystate = \"bw:20%\"\nss_dur = \"3s\"\n"
         ),
@@ -77,7 +77,7 @@ fn a_criterion_never_met_runs_to_runtime_with_a_warning() {
     let file = lab.file(
         "never.toml",
         &format!(
-            "[plan]\nrepetitions = 1\n[[target]]\nname = \"d\"\nkind = \"dir\"\npath = \"{}\"\n\
+            "[plan]\nrepetitions = 1\ntelemetry = false\n[[target]]\nname = \"d\"\nkind = \"dir\"\npath = \"{}\"\n\
              [[workload]]\nname = \"rr\"\nkind = \"io\"\nrw = \"randread\"\nsize = \"16M\"\n\
              runtime = \"5s\"\nss = \"iops:0.000001%\"\nss_dur = \"4s\"\n",
             lab.path().display()

@@ -285,7 +285,18 @@ fn the_regression_gate_judges_every_variant() {
     lab.ok(&["run", "--quiet", first.to_str().unwrap()]);
     let second = lab.file("b.toml", &experiment(800));
     lab.ok(&["run", "--quiet", second.to_str().unwrap()]);
-    let out = lab.run(&["compare", "1", "2", "--fail-on-regression", "5"]);
+    // The two campaigns' workloads differ (value 1000 and 800): compare
+    // refuses that unless told, then judges it with a caveat.
+    let refused = lab.run(&["compare", "1", "2", "--fail-on-regression", "5"]);
+    assert_eq!(refused.status.code(), Some(2));
+    let out = lab.run(&[
+        "compare",
+        "1",
+        "2",
+        "--allow-different",
+        "--fail-on-regression",
+        "5",
+    ]);
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
     for seed in 1..=3 {

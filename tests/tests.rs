@@ -36,6 +36,8 @@ mod export_schema;
 mod fio_runs;
 /// Thousands of mutated experiment files: no panic, every refusal located.
 mod fuzz_experiments;
+/// Across releases, hosts and stores: provenance, tags, import, compare, history.
+mod history;
 /// No import cycles among the modules of src/ (read with syn).
 mod import_cycles;
 /// fio's access patterns, write data and verify in the io engine, and
@@ -73,5 +75,8 @@ mod suite;
 /// Sweeps: variants, their labels on everything stored, zip, resuming,
 /// located refusals.
 mod sweeps;
+/// Telemetry against ground truth: device bytes, a throttled read, the
+/// page-cache warning, the CPU of Gluster's daemons.
+mod telemetry;
 /// Verdicts, comparisons and the regression gate on real campaigns.
 mod verdicts;

@@ -1,75 +1,182 @@
-//! `storlab compare [A] [B] [--fail-on-regression PCT]`: the release gate.
+//! `storlab compare`: targets within a campaign against its baseline, or
+//! the same targets and workloads in two campaigns (two releases, two
+//! hosts; either may be imported) — after saying what differs between them
+//! — and the release gate (`--fail-on-regression`, `--baseline-tag`).
 
 use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{bail, Result};
+use serde_json::json;
 
-use crate::report::compare::{between, table, within};
-use crate::store::Store;
+use super::EXIT_INVALID;
+use crate::report::compare::{between_on, table, within, Metrics, Row};
+use crate::report::differences::differences;
+use crate::store::{CampaignData, Store};
 
-pub fn compare(
-    db: &Path,
-    a: Option<&str>,
-    b: Option<&str>,
-    baseline: Option<&str>,
-    gate: Option<f64>,
-) -> Result<ExitCode> {
-    if let Some(p) = gate {
+/// What `storlab compare` was asked.
+#[derive(Debug, Clone)]
+pub struct Request<'a> {
+    pub a: Option<&'a str>,
+    pub b: Option<&'a str>,
+    pub baseline: Option<&'a str>,
+    pub gate: Option<f64>,
+    pub baseline_tag: Option<&'a str>,
+    pub allow_different: bool,
+    pub metrics: &'a [String],
+    pub json: bool,
+}
+
+pub fn compare(db: &Path, req: Request<'_>) -> Result<ExitCode> {
+    if let Some(p) = req.gate {
         if !p.is_finite() || p < 0.0 {
             bail!("--fail-on-regression takes a percentage of 0 or more, such as 5");
         }
     }
     let store = Store::open_existing(db)?;
-    let first = store.load_campaign(store.resolve_campaign(a)?)?;
-    let rows = match b {
-        None => within(&first, baseline)?,
-        Some(b) => {
-            if baseline.is_some() {
-                bail!("--baseline picks a target within one campaign; with two campaigns, A is the baseline");
-            }
-            let second = store.load_campaign(store.resolve_campaign(Some(b))?)?;
-            let rows = between(&first, &second);
-            if rows.is_empty() {
-                bail!(
-                    "campaigns {} and {} share no target–workload pair (matched by name)",
-                    first.campaign.id,
-                    second.campaign.id
-                );
-            }
-            rows
+    let Some((first, second)) = sides(&store, &req)? else {
+        return within_campaign(&store, &req);
+    };
+    if req.baseline.is_some() {
+        bail!("--baseline picks a target within one campaign; across campaigns the first (or --baseline-tag's) is the baseline");
+    }
+    let (a, b) = (&first.campaign.id, &second.campaign.id);
+    let diff = differences(&first, &second);
+    let mut caveats = Vec::new();
+    if !diff.workload_params.is_empty() {
+        let what = diff.workload_text(*a, *b);
+        if !req.allow_different {
+            errln!(
+                "error: campaigns {a} and {b} ran their workloads differently — {what}; a difference in their results would mix that change with the storage's. Compare campaigns of the same workloads, or pass --allow-different to compare anyway (it is printed as a caveat)"
+            );
+            return Ok(ExitCode::from(EXIT_INVALID));
         }
+        caveats.push(format!(
+            "the workloads differ ({what}): differences below include that change"
+        ));
+    }
+    let rows = between_on(&first, &second, &metrics(req.metrics));
+    if rows.is_empty() {
+        bail!("campaigns {a} and {b} share no target–workload pair with a metric measured on both sides (matched by name)");
+    }
+    if req.json {
+        let doc = json!({
+            "baseline": side(&first),
+            "candidate": side(&second),
+            "headline": diff.headline(),
+            "differences": diff,
+            "caveats": caveats,
+            "rows": rows,
+        });
+        outln!("{}", serde_json::to_string_pretty(&doc)?);
+    } else {
+        out!("{}", diff.text(*a, *b));
+        for c in &caveats {
+            outln!("caveat: {c}");
+        }
+        outln!();
+        out!("{}", table(&rows).render_text());
+    }
+    Ok(gate(&rows, req.gate))
+}
+
+/// The two campaigns of a comparison across campaigns, baseline first;
+/// `None` for a comparison within one campaign.
+fn sides(store: &Store, req: &Request<'_>) -> Result<Option<(CampaignData, CampaignData)>> {
+    if let Some(tag) = req.baseline_tag {
+        if req.b.is_some() {
+            bail!("with --baseline-tag, give at most one campaign (the candidate; the latest when omitted)");
+        }
+        let candidate = store.load_campaign(store.resolve_campaign(req.a)?)?;
+        let wanted = crate::provenance::parse_tag(tag)?;
+        let found = store
+            .campaigns_matching(std::slice::from_ref(&wanted))?
+            .into_iter()
+            .filter(|&id| id != candidate.campaign.id)
+            .map(|id| store.load_campaign(id))
+            .collect::<Result<Vec<_>>>()?;
+        let Some(base) = found
+            .into_iter()
+            .filter(|c| c.campaign.name == candidate.campaign.name)
+            .max_by_key(|c| (c.campaign.started_at.clone(), c.campaign.id))
+        else {
+            bail!(
+                "no other campaign of `{}` carries {tag} (`storlab list --where {tag}` lists the campaigns that do)",
+                candidate.campaign.name
+            );
+        };
+        return Ok(Some((base, candidate)));
+    }
+    let Some(b) = req.b else {
+        return Ok(None);
     };
-    out!("{}", table(&rows).render_text());
-    let Some(pct) = gate else {
-        return Ok(ExitCode::SUCCESS);
+    let first = store.load_campaign(store.resolve_campaign(req.a)?)?;
+    let second = store.load_campaign(store.resolve_campaign(Some(b))?)?;
+    Ok(Some((first, second)))
+}
+
+fn within_campaign(store: &Store, req: &Request<'_>) -> Result<ExitCode> {
+    if req.allow_different || !req.metrics.is_empty() {
+        bail!("--allow-different and --metric apply to comparisons across campaigns (compare A B)");
+    }
+    let first = store.load_campaign(store.resolve_campaign(req.a)?)?;
+    let rows = within(&first, req.baseline)?;
+    if req.json {
+        let doc = json!({ "campaign": side(&first), "rows": rows });
+        outln!("{}", serde_json::to_string_pretty(&doc)?);
+    } else {
+        out!("{}", table(&rows).render_text());
+    }
+    Ok(gate(&rows, req.gate))
+}
+
+fn metrics(names: &[String]) -> Metrics {
+    if names.is_empty() {
+        Metrics::Primary
+    } else if names.iter().any(|n| n == "all") {
+        Metrics::All
+    } else {
+        Metrics::Named(names.to_vec())
+    }
+}
+
+fn side(c: &CampaignData) -> serde_json::Value {
+    json!({
+        "id": c.campaign.id,
+        "name": c.campaign.name,
+        "started_at": c.campaign.started_at,
+        "uuid": c.facts.uuid,
+        "tags": c.facts.provenance.tags,
+        "versions": c.facts.provenance.versions,
+        "storlab_version": c.campaign.storlab_version,
+    })
+}
+
+/// The release gate: exit 1 when a primary metric regressed beyond `pct`.
+fn gate(rows: &[Row], pct: Option<f64>) -> ExitCode {
+    let Some(pct) = pct else {
+        return ExitCode::SUCCESS;
     };
-    let regressions: Vec<_> = rows.iter().filter(|r| r.regressed(pct)).collect();
+    let regressions: Vec<&Row> = rows
+        .iter()
+        .filter(|r| r.primary && r.regressed(pct))
+        .collect();
     for r in &regressions {
-        let d = r
-            .candidate
-            .comparison
-            .as_ref()
-            .map(|c| c.diff_pct)
-            .unwrap_or(f64::NAN);
+        let c = r.candidate.comparison.as_ref();
         errln!(
             "regression: {} {} on {}: {:+.1}% against {} (p {:.4})",
             r.workload,
             r.metric,
             r.candidate_label,
-            d,
+            c.map(|c| c.diff_pct).unwrap_or(f64::NAN),
             r.baseline_label,
-            r.candidate
-                .comparison
-                .as_ref()
-                .map(|c| c.p_value)
-                .unwrap_or(f64::NAN)
+            c.map(|c| c.p_value).unwrap_or(f64::NAN)
         );
     }
     if regressions.is_empty() {
         errln!("no primary metric is significantly worse by more than {pct}%");
-        Ok(ExitCode::SUCCESS)
+        ExitCode::SUCCESS
     } else {
-        Ok(ExitCode::FAILURE)
+        ExitCode::FAILURE
     }
 }

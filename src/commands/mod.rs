@@ -6,6 +6,8 @@ mod cleanup;
 mod compare;
 mod format;
 mod generate;
+mod history;
+mod import;
 mod init;
 mod kinds;
 mod query;
@@ -31,15 +33,19 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         (false, false) => crate::console::Level::Normal,
     });
     match cli.command {
-        Command::Run { experiment, resume } => match resume {
+        Command::Run {
+            experiment,
+            resume,
+            tag,
+        } => match resume {
             Some(c) => run::resume(&cli.db, &c, cli.quiet),
-            None => run::run(&cli.db, experiment.as_deref(), cli.quiet),
+            None => run::run(&cli.db, experiment.as_deref(), &tag, cli.quiet),
         },
         Command::Check { experiment } => check::check(&experiment),
         Command::Init { file, force } => init::init(&file, force),
         Command::Completions { shell } => generate::completions(shell),
         Command::Man { dir } => generate::man(dir.as_deref()),
-        Command::List => query::list(&cli.db),
+        Command::List { filter } => query::list(&cli.db, &filter),
         Command::Show {
             campaign,
             compare_levels,
@@ -72,13 +78,40 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             b,
             baseline,
             fail_on_regression,
+            baseline_tag,
+            allow_different,
+            metric,
+            format,
         } => compare::compare(
             &cli.db,
-            a.as_deref(),
-            b.as_deref(),
-            baseline.as_deref(),
-            fail_on_regression,
+            compare::Request {
+                a: a.as_deref(),
+                b: b.as_deref(),
+                baseline: baseline.as_deref(),
+                gate: fail_on_regression,
+                baseline_tag: baseline_tag.as_deref(),
+                allow_different,
+                metrics: &metric,
+                json: format == crate::cli::CompareFormat::Json,
+            },
         ),
+        Command::History {
+            experiment,
+            by,
+            metric,
+            format,
+            output,
+        } => history::history(
+            &cli.db,
+            history::Request {
+                experiment: experiment.as_deref(),
+                by: &by,
+                metrics: &metric,
+                json: format == crate::cli::CompareFormat::Json,
+                output: output.as_deref(),
+            },
+        ),
+        Command::Import { stores } => import::import(&cli.db, &stores),
         Command::Targets => kinds::targets(),
         Command::Cleanup => cleanup::cleanup(),
         Command::Workloads => kinds::workloads(),

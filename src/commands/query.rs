@@ -12,15 +12,22 @@ use crate::report::render::terminal;
 use crate::report::table::Table;
 use crate::store::Store;
 
-pub fn list(db: &Path) -> Result<ExitCode> {
+pub fn list(db: &Path, filters: &[String]) -> Result<ExitCode> {
+    let filters = crate::provenance::parse_tags(filters)?;
     let store = Store::open_existing(db)?;
+    let matching = store.campaigns_matching(&filters)?;
     let mut t = Table::new(
         &[
-            "id", "name", "status", "started", "runs ok", "failed", "planned",
+            "id", "name", "status", "started", "runs ok", "failed", "planned", "tags",
         ],
-        &[true, false, false, false, true, true, true],
+        &[true, false, false, false, true, true, true, false],
     );
     for c in store.list_campaigns()? {
+        if !matching.contains(&c.id) {
+            continue;
+        }
+        let tags = store.campaign_facts(c.id)?.provenance.tags;
+        let tags: Vec<String> = tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
         t.push(vec![
             c.id.to_string(),
             c.name,
@@ -29,6 +36,7 @@ pub fn list(db: &Path) -> Result<ExitCode> {
             c.runs_ok.to_string(),
             c.runs_failed.to_string(),
             c.planned_runs.to_string(),
+            tags.join(" "),
         ]);
     }
     out!("{}", t.render_text());

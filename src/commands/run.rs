@@ -18,7 +18,14 @@ use crate::report::render::terminal;
 use crate::runner::{resume_campaign, run_campaign, Outcome, Session};
 use crate::store::Store;
 
-pub fn run(db: &Path, file: Option<&Path>, quiet: bool) -> Result<ExitCode> {
+pub fn run(db: &Path, file: Option<&Path>, tags: &[String], quiet: bool) -> Result<ExitCode> {
+    let tags = match crate::provenance::parse_tags(tags) {
+        Ok(t) => t,
+        Err(e) => {
+            errln!("error: --tag: {e}");
+            return Ok(ExitCode::from(EXIT_INVALID));
+        }
+    };
     let mut team = Team::join()?;
     if !team.is_root() {
         return follow(&mut team);
@@ -47,6 +54,7 @@ pub fn run(db: &Path, file: Option<&Path>, quiet: bool) -> Result<ExitCode> {
         stop: &stop,
         printer: &mut printer,
         team: &team,
+        tags: &tags,
     })?;
     finish(db, &store, &outcome, quiet)
 }
@@ -84,6 +92,7 @@ pub fn resume(db: &Path, campaign: &str, quiet: bool) -> Result<ExitCode> {
         stop: &stop,
         printer: &mut printer,
         team: &team,
+        tags: &[],
     };
     let outcome = resume_campaign(session, r.ids)?;
     finish(db, &store, &outcome, quiet)

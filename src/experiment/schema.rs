@@ -181,6 +181,8 @@ pub struct Plan {
     pub warmup: u32,
     /// How targets are compared: on the ratio scale, or by their means.
     pub analysis: Analysis,
+    /// Sample devices, CPU, memory and daemons during every run.
+    pub telemetry: bool,
 }
 
 /// The plan's word for the statistics' analysis (which lives in `stats`,
@@ -211,6 +213,7 @@ declare! {
         remount: choice(Remount) = "never" => "unmount and mount every mountable target before each run",
         warmup: int(u32, 0, 1000) = "0" => "unmeasured runs of every pair before the measured ones",
         analysis: choice(Analysis) = "ratio" => "compare targets by the ratio of geometric means (log scale, paired by round) or by Welch's t on the means (for metrics that can be zero or negative; chosen by itself for those)",
+        telemetry: bool = "true" => "sample the target's devices, host CPU, memory and the daemons serving the target once a second during every run, and warn when a run measured the wrong thing (page cache, CPU)",
     }
 }
 
@@ -234,6 +237,7 @@ impl From<PlanParams> for Plan {
             remount: p.remount,
             warmup: p.warmup,
             analysis: p.analysis,
+            telemetry: p.telemetry,
         }
     }
 }
@@ -249,6 +253,7 @@ impl Plan {
             "remount": self.remount.name(),
             "warmup": self.warmup,
             "analysis": self.analysis.word(),
+            "telemetry": self.telemetry,
         })
     }
 }

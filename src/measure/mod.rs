@@ -10,6 +10,7 @@ pub mod latency;
 pub mod output;
 pub mod stop;
 pub mod strays;
+pub mod telemetry;
 pub mod wire;
 
 pub use output::{Hist, Metric, RunOutput, Series};

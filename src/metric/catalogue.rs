@@ -213,6 +213,62 @@ catalogue! {
     DISK_IN_QUEUE_S = def("disk_in_queue_s", Seconds, Lower, Max, "time requests spent in the device's queue, weighted by their number");
     // command.
     MAX_RSS_BYTES = def("max_rss_bytes", Bytes, Lower, Max, "peak resident memory of the command");
+    // What the workload itself read and wrote (the denominators of the
+    // device figures below).
+    READ_BYTES = def("read_bytes", Bytes, Higher, Sum, "bytes the workload read");
+    WRITE_BYTES = def("write_bytes", Bytes, Higher, Sum, "bytes the workload wrote");
+    WORKING_SET_BYTES = def("working_set_bytes", Bytes, Lower, Max,
+        "bytes of data the workload works on (its files, or the database at its scale)");
+    // Telemetry: what the system did during the run, sampled every second
+    // (src/measure/telemetry/). Device figures are labelled `device`; the
+    // same figures without a label are the devices at the bottom of the
+    // target's device chain (the physical ones). Ranks on one host see the
+    // same devices and the same host: the largest figure is the host's own.
+    DEV_READ_BYTES = def("dev_read_bytes", Bytes, Lower, Max, "bytes the device read during the run");
+    DEV_WRITE_BYTES = def("dev_write_bytes", Bytes, Lower, Max, "bytes the device wrote during the run");
+    DEV_READS = def("dev_reads", Ops, Lower, Max, "reads the device completed during the run");
+    DEV_WRITES = def("dev_writes", Ops, Lower, Max, "writes the device completed during the run");
+    DEV_READ_BW_BYTES_PER_S = def("dev_read_bw_bytes_per_s", BytesPerSec, Higher, Mean,
+        "bytes the device read per second of the run");
+    DEV_WRITE_BW_BYTES_PER_S = def("dev_write_bw_bytes_per_s", BytesPerSec, Higher, Mean,
+        "bytes the device wrote per second of the run");
+    DEV_UTIL_PCT = def("dev_util_pct", Percent, Lower, Max, "share of the run the device was busy");
+    DEV_QUEUE_DEPTH = def("dev_queue_depth", Requests, Lower, Max,
+        "mean number of requests in the device's queue and in service");
+    DEV_AWAIT_NS = def("dev_await_ns", Nanoseconds, Lower, Max,
+        "mean time a device request spent queued and in service");
+    DEV_READ_RATIO = def("dev_read_ratio", Ratio, Higher, Mean,
+        "bytes the device read ÷ bytes the workload read (near 0: the reads came from memory)");
+    WRITE_AMPLIFICATION = def("write_amplification", Ratio, Lower, Mean,
+        "bytes the device wrote ÷ bytes the workload wrote");
+    DEV_WRITE_BYTES_PER_TX = def("dev_write_bytes_per_tx", BytesPerTransaction, Lower, Mean,
+        "bytes the device wrote per committed transaction");
+    CPU_BUSY_PCT = def("cpu_busy_pct", Percent, Lower, Max, "host CPU busy, in % of all its cores");
+    CPU_IOWAIT_PCT = def("cpu_iowait_pct", Percent, Lower, Max, "host CPU idle while I/O was outstanding, in % of all its cores");
+    CPU_STEAL_PCT = def("cpu_steal_pct", Percent, Lower, Max, "host CPU taken by the hypervisor, in % of all its cores");
+    CPU_OTHERS_PCT = def("cpu_others_pct", Percent, Lower, Max,
+        "host CPU used by processes other than storlab, the programs it ran and the target's daemons, in % of all cores");
+    PROC_CPU_S = def("proc_cpu_s", Seconds, Lower, Max, "CPU time (user + system) of a process and its children (`process` label)");
+    PROC_CPU_PCT = def("proc_cpu_pct", Percent, Lower, Max, "CPU of a process, in % of one core (`process` label)");
+    PROC_BUSIEST_THREAD_PCT = def("proc_busiest_thread_pct", Percent, Lower, Max,
+        "CPU of a process's busiest thread, in % of one core (`process` label)");
+    MEM_PAGE_CACHE_MAX_BYTES = def("mem_page_cache_max_bytes", Bytes, Lower, Max, "largest page cache during the run");
+    MEM_DIRTY_BYTES = def("mem_dirty_bytes", Bytes, Lower, Max, "dirty page cache, over time");
+    MEM_WRITEBACK_BYTES = def("mem_writeback_bytes", Bytes, Lower, Max, "page cache under writeback, over time");
+    MEM_DIRTY_MAX_BYTES = def("mem_dirty_max_bytes", Bytes, Lower, Max, "largest dirty page cache during the run");
+    MEM_WRITEBACK_MAX_BYTES = def("mem_writeback_max_bytes", Bytes, Lower, Max, "largest page cache under writeback during the run");
+    MEM_DIRTY_START_BYTES = def("mem_dirty_start_bytes", Bytes, Lower, Max, "dirty and writeback page cache when the run started");
+    MEM_DIRTY_END_BYTES = def("mem_dirty_end_bytes", Bytes, Lower, Max, "dirty and writeback page cache when the run ended");
+    MEM_AVAILABLE_BYTES = def("mem_available_bytes", Bytes, Higher, Max, "memory available for the page cache when the run started");
+    PSI_IO_SOME_AVG_PCT = def("psi_io_some_avg_pct", Percent, Lower, Max, "share of the run some task was stalled on I/O (PSI)");
+    PSI_IO_FULL_AVG_PCT = def("psi_io_full_avg_pct", Percent, Lower, Max, "share of the run every task was stalled on I/O (PSI)");
+    PSI_MEMORY_SOME_AVG_PCT = def("psi_memory_some_avg_pct", Percent, Lower, Max, "share of the run some task was stalled on memory (PSI)");
+    PSI_MEMORY_FULL_AVG_PCT = def("psi_memory_full_avg_pct", Percent, Lower, Max, "share of the run every task was stalled on memory (PSI)");
+    PSI_CPU_SOME_AVG_PCT = def("psi_cpu_some_avg_pct", Percent, Lower, Max, "share of the run some task waited for a CPU (PSI)");
+    ARC_HITS = def("arc_hits", Ops, Higher, Max, "ZFS ARC hits during the run");
+    ARC_MISSES = def("arc_misses", Ops, Lower, Max, "ZFS ARC misses during the run");
+    ARC_MAX_BYTES = def("arc_max_bytes", Bytes, Higher, Max, "the ZFS ARC's size limit (c_max)");
+    TELEMETRY_CPU_PCT = def("telemetry_cpu_pct", Percent, Lower, Max, "CPU the telemetry sampler used, in % of one core");
     // Multi-client runs: the ranks' ends after the start barrier.
     FIRST_DONE_S = def("first_done_s", Seconds, Lower, Max, "when the first rank finished, after the start barrier");
     LAST_DONE_S = def("last_done_s", Seconds, Lower, Max, "when the last rank finished, after the start barrier");

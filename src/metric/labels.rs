@@ -68,6 +68,12 @@ pub static DEVICE: LabelDef = LabelDef {
     compact: Compact::Value,
 };
 
+pub static PROCESS: LabelDef = LabelDef {
+    key: "process",
+    help: "a process the telemetry watched: storlab, a program it ran (fio, pgbench) or one serving the target (glusterfsd, glusterfs, zfs-fuse, postgres)",
+    compact: Compact::Value,
+};
+
 /// The label keys of storlab's workloads, in the order a compact name
 /// puts them.
 pub static LABELS: &[&LabelDef] = &[
@@ -78,6 +84,7 @@ pub static LABELS: &[&LabelDef] = &[
     &STATEMENT,
     &JOB,
     &DEVICE,
+    &PROCESS,
 ];
 
 /// A metric value's labels: key → value, ordered by key.

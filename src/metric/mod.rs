@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 
 pub use catalogue::ALL;
 pub use labels::{compact_name, Labels, MetricKey};
-pub use unit::{Family, Unit};
+pub use unit::{Family, Unit, UNITS};
 
 /// Which way is better for a metric.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

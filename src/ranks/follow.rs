@@ -39,6 +39,7 @@ pub fn follow(team: &mut Team) -> Result<bool> {
         exp: &exp,
         stop: &stop,
         journal: &journal,
+        watch: None,
     };
     let over = loop {
         match team.instruction() {

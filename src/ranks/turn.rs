@@ -18,6 +18,7 @@ use super::merge::{merge, RankRun};
 use super::protocol::{RankReport, RunOrder, WireOutput};
 use super::Team;
 use crate::experiment::{Experiment, WorkloadSpec};
+use crate::measure::telemetry::{DeviceProbe, Recorder, Recording, Watch};
 use crate::measure::{RunOutput, StopFlag};
 use crate::provision::journal::Journal;
 use crate::store::write::RankRow;
@@ -31,6 +32,8 @@ pub struct Concluded {
     pub output: Option<RunOutput>,
     /// A row per rank under MPI; none for a team of one.
     pub ranks: Vec<RankRow>,
+    /// Rank 0's telemetry of the measured run, when it watched one.
+    pub telemetry: Option<Recording>,
 }
 
 /// What a rank brings to every run of a campaign.
@@ -40,6 +43,9 @@ pub struct Member<'a> {
     pub stop: &'a StopFlag,
     /// Where a workload journals what it creates outside its directory.
     pub journal: &'a Journal,
+    /// What rank 0's telemetry watches during the run (none elsewhere,
+    /// or when telemetry is off).
+    pub watch: Option<Watch>,
 }
 
 /// The metric holding a rank's measured duration, for IOR's aggregate.
@@ -66,6 +72,10 @@ pub fn take_part(
         position: order.position,
         target: m.exp.targets[order.target].name.clone(),
         journal: m.journal.clone(),
+        devices: m
+            .watch
+            .as_ref()
+            .and_then(|w| DeviceProbe::of_chain(&w.chain)),
     };
     let mut workload = spec.config.build();
     let prepared = owner
@@ -79,7 +89,7 @@ pub fn take_part(
         done_s: None,
         output: None,
     };
-    let mut output = None;
+    let (mut output, mut telemetry) = (None, None);
     let mut failed = team.failures(prepared.map(|e| format!("{e:#}")));
     if failed.is_empty() {
         failed = team.failures(between().err().map(|e| format!("{e:#}")));
@@ -91,7 +101,10 @@ pub fn take_part(
         }
         None if failed.is_empty() => {
             team.barrier();
+            let watch = m.watch.clone();
+            let recorder = watch.map(|w| Recorder::start(w.with_serving(workload.serving(&dir))));
             output = run(workload.as_mut(), &dir, &cx, &mut report);
+            telemetry = recorder.map(Recorder::stop);
         }
         None => {}
     }
@@ -100,8 +113,10 @@ pub fn take_part(
         .then(|| cleanup(workload.as_mut(), &dir, team).err())
         .flatten();
     let cleanups: Vec<Option<String>> = team.gather(&cleaned.map(|e| format!("{e:#}")));
-    team.is_root()
-        .then(|| conclude(spec.kind, parts, cleanups, team.is_multi()))
+    team.is_root().then(|| Concluded {
+        telemetry,
+        ..conclude(spec.kind, parts, cleanups, team.is_multi())
+    })
 }
 
 /// Where this rank runs: a team of one in the workload's directory, which
@@ -284,5 +299,6 @@ fn conclude(
         error: (!errors.is_empty()).then(|| errors.join("; ")),
         output,
         ranks: if multi { rows } else { Vec::new() },
+        telemetry: None,
     }
 }

@@ -16,6 +16,8 @@ use crate::store::CampaignData;
 #[derive(Debug, Clone, Serialize)]
 pub struct Row {
     pub workload: String,
+    /// The workload's primary metric (the one the gate judges).
+    pub primary: bool,
     pub metric: String,
     pub unit: Unit,
     pub direction: Direction,
@@ -50,6 +52,7 @@ pub fn within(c: &CampaignData, baseline: Option<&str>) -> anyhow::Result<Vec<Ro
         for t in m.targets.iter().filter(|t| t.comparison.is_some()) {
             rows.push(Row {
                 workload: w.name.clone(),
+                primary: true,
                 metric: m.name.clone(),
                 unit: m.unit,
                 direction: m.direction,
@@ -63,51 +66,112 @@ pub fn within(c: &CampaignData, baseline: Option<&str>) -> anyhow::Result<Vec<Ro
     Ok(rows)
 }
 
-/// The same workload and target in campaign `a` (baseline) and `b`.
+/// Which metrics a comparison across campaigns covers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Metrics {
+    /// Each workload's primary metric.
+    Primary,
+    /// Every metric measured on both sides (each label set apart).
+    All,
+    /// These catalogue names, with any labels.
+    Named(Vec<String>),
+}
+
+/// The same workload and target in campaign `a` (baseline) and `b`, on
+/// their primary metrics.
 pub fn between(a: &CampaignData, b: &CampaignData) -> Vec<Row> {
+    between_on(a, b, &Metrics::Primary)
+}
+
+/// The same workload and target in campaign `a` (baseline) and `b`, on
+/// the chosen metrics.
+pub fn between_on(a: &CampaignData, b: &CampaignData, which: &Metrics) -> Vec<Row> {
     let mut rows = Vec::new();
     for w in &a.workloads {
-        let Some(wb) = b.workloads.iter().find(|x| x.name == w.name) else {
+        if !b.workloads.iter().any(|x| x.name == w.name) {
             continue;
-        };
+        }
         for t in a
             .targets
             .iter()
             .filter(|t| b.targets.iter().any(|x| x.name == t.name))
         {
-            let names = [t.name.clone()];
+            // The primary metric a workload kind chose (a matrix's primary_test).
             let primary = contrib::choose(a, w)
                 .primary
                 .unwrap_or_else(|| MetricKey::plain(&w.primary_metric));
-            let ma = model::metric(a, &w.name, &primary, &names, &t.name);
-            let mb = model::metric(b, &wb.name, &primary, &names, &t.name);
-            let (Some(sa), Some(sb)) = (ma.targets.first(), mb.targets.first()) else {
-                continue;
-            };
-            if sa.values.is_empty() && sb.values.is_empty() {
-                continue;
+            for key in keys(a, b, &w.name, &t.name, &primary, which) {
+                if let Some(mut row) = pair(a, b, &w.name, &t.name, &key) {
+                    row.primary = key == primary;
+                    rows.push(row);
+                }
             }
-            let cmp = compare_runs(
-                &model::round_values(a, &w.name, &t.name, &primary),
-                &model::round_values(b, &wb.name, &t.name, &primary),
-                Design::Unpaired,
-                between_analysis(a, b),
-                LEVEL,
-            );
-            let candidate = model::target_stats(&t.name, sb.values.clone(), cmp, ma.direction);
-            rows.push(Row {
-                workload: w.name.clone(),
-                metric: primary.compact(),
-                unit: ma.unit,
-                direction: ma.direction,
-                baseline_label: format!("{} @ campaign {}", t.name, a.campaign.id),
-                baseline: sa.clone(),
-                candidate_label: format!("{} @ campaign {}", t.name, b.campaign.id),
-                candidate,
-            });
         }
     }
     rows
+}
+
+/// The metric keys measured for `workload` on `target` in both campaigns
+/// that `which` selects, the primary first.
+fn keys(
+    a: &CampaignData,
+    b: &CampaignData,
+    workload: &str,
+    target: &str,
+    primary: &MetricKey,
+    which: &Metrics,
+) -> Vec<MetricKey> {
+    if *which == Metrics::Primary {
+        return vec![primary.clone()];
+    }
+    let measured = |c: &CampaignData| -> std::collections::BTreeSet<MetricKey> {
+        c.runs
+            .iter()
+            .filter(|r| r.workload == workload && r.target == target && !r.warmup)
+            .flat_map(|r| r.metrics.keys().cloned())
+            .collect()
+    };
+    let (ka, kb) = (measured(a), measured(b));
+    let mut keys: Vec<MetricKey> = ka
+        .intersection(&kb)
+        .filter(|k| match which {
+            Metrics::Named(names) => names.contains(&k.name),
+            _ => true,
+        })
+        .cloned()
+        .collect();
+    keys.sort_by_key(|k| (k != primary, k.clone()));
+    keys
+}
+
+/// One metric of one workload and target, `b` against `a`.
+fn pair(a: &CampaignData, b: &CampaignData, w: &str, t: &str, key: &MetricKey) -> Option<Row> {
+    let names = [t.to_string()];
+    let ma = model::metric(a, w, key, &names, t);
+    let mb = model::metric(b, w, key, &names, t);
+    let (sa, sb) = (ma.targets.first()?, mb.targets.first()?);
+    if sa.values.is_empty() && sb.values.is_empty() {
+        return None;
+    }
+    let cmp = compare_runs(
+        &model::round_values(a, w, t, key),
+        &model::round_values(b, w, t, key),
+        Design::Unpaired,
+        between_analysis(a, b),
+        LEVEL,
+    );
+    let candidate = model::target_stats(t, sb.values.clone(), cmp, ma.direction);
+    Some(Row {
+        workload: w.to_string(),
+        primary: false,
+        metric: key.compact(),
+        unit: ma.unit,
+        direction: ma.direction,
+        baseline_label: format!("{t} @ campaign {}", a.campaign.id),
+        baseline: sa.clone(),
+        candidate_label: format!("{t} @ campaign {}", b.campaign.id),
+        candidate,
+    })
 }
 
 /// Two campaigns are compared by their means if either plan asked so; their

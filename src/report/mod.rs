@@ -10,12 +10,16 @@
 
 pub mod compare;
 pub mod contrib;
+pub mod differences;
 pub mod document;
 pub mod export;
 pub mod format;
+pub mod history;
+pub mod history_page;
 pub mod latency;
 pub mod model;
 pub mod outline;
+pub mod provenance;
 pub mod ranks;
 pub mod render;
 pub mod sections;

@@ -656,6 +656,7 @@ mod tests {
             }],
             runs: runs.iter().enumerate().map(run).collect(),
             stops: Vec::new(),
+            facts: Default::default(),
         }
     }
 

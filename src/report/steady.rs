@@ -188,6 +188,7 @@ mod tests {
             ],
             runs,
             stops: Vec::new(),
+            facts: Default::default(),
         }
     }
 

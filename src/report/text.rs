@@ -98,9 +98,22 @@ pub fn versus_text(diff_pct: f64, unit: Unit, word: &str) -> String {
 
 /// A bound of a % difference: one decimal, or as many (up to six) as keep a
 /// bound above -100 % (a ratio above 0) from printing as -100.0 %.
+///
+/// A bound past a hundredfold (+9900 %) is written as the ratio it stands
+/// for (`×4.6e14`, not `+46369457298932072.0%`): with two or three runs the
+/// t quantile makes such bounds, and their digits would look like a
+/// measurement.
 pub fn bound_text(pct: f64) -> String {
     if pct.is_infinite() {
         return "unbounded".into();
+    }
+    if pct > 9900.0 {
+        let ratio = 1.0 + pct / 100.0;
+        return if ratio < 1e4 {
+            format!("×{ratio:.0}")
+        } else {
+            format!("×{ratio:.1e}")
+        };
     }
     let minus_100 = |d: usize| format!("{pct:.d$}") == format!("{:.d$}", -100.0);
     let digits = (1..=6)
@@ -185,6 +198,9 @@ mod tests {
     #[test]
     fn bounds_near_minus_100_keep_their_digits() {
         assert_eq!(bound_text(12.34), "+12.3%");
+        assert_eq!(bound_text(9800.0), "+9800.0%");
+        assert_eq!(bound_text(15441.0), "×155");
+        assert_eq!(bound_text(46369457298932072.0), "×4.6e14");
         assert_eq!(bound_text(-46.44), "-46.4%");
         assert_eq!(bound_text(-99.94), "-99.9%");
         assert_eq!(bound_text(-99.97), "-99.97%");

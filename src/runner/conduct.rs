@@ -14,6 +14,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use super::Campaign;
 use crate::experiment::{sweep, Experiment, Remount};
 use crate::host::now_rfc3339;
+use crate::measure::telemetry;
 use crate::measure::RunOutput;
 use crate::plan::PlannedRun;
 use crate::ranks::protocol::{Instruction, RunOrder};
@@ -136,6 +137,7 @@ impl Campaign<'_, '_> {
         let (mut remounted, mut dropped) = (false, false);
         let (lab, root) = (&mut *self.lab, self.root);
         let journal = lab.journal.clone();
+        let watch = lab.watch(pr.target);
         let mut between = || -> Result<()> {
             if exp.plan.remount == Remount::BetweenRuns {
                 lab.remount(pr.target)?;
@@ -151,6 +153,7 @@ impl Campaign<'_, '_> {
             exp,
             stop,
             journal: &journal,
+            watch,
         };
         let done = take_part(&member, &order, &mut between).expect("rank 0 concludes every run");
         record.remounted = remounted;
@@ -159,6 +162,9 @@ impl Campaign<'_, '_> {
         record.status = done.status;
         record.error = done.error;
         let mut output = done.output;
+        if let (Some(out), Some(recording)) = (output.as_mut(), &done.telemetry) {
+            telemetry::conclude(recording, out);
+        }
         // A target that went away during the run was not what it measured.
         if let Err(e) = self.lab.verify(pr.target, target) {
             record.status = "failed";

@@ -14,6 +14,7 @@ use std::path::Path;
 use anyhow::{bail, Context, Result};
 
 use crate::experiment::Experiment;
+use crate::measure::telemetry::Watch;
 use crate::params::units::format_bytes;
 use crate::provision::facts::space;
 use crate::provision::identity::Identity;
@@ -43,6 +44,8 @@ pub(super) struct Lab<'t> {
     provisioned: Vec<usize>,
     /// Clients writing into each target at once (MPI ranks).
     writers: u64,
+    /// What telemetry watches on each target (none when it is off).
+    watches: Vec<Option<Watch>>,
 }
 
 impl<'t> Lab<'t> {
@@ -75,6 +78,7 @@ impl<'t> Lab<'t> {
             under: exp.targets.iter().map(|t| t.on).collect(),
             provisioned: Vec::new(),
             writers: team.size() as u64,
+            watches: Vec::new(),
         })
     }
 
@@ -106,7 +110,23 @@ impl<'t> Lab<'t> {
             self.workdirs[i] = Some(wd);
             self.identities[i] = Some(Identity::of(root)?);
         }
+        // What backs a target is found once: its devices and daemons stay
+        // (a remount's new FUSE client is looked up when each run starts).
+        self.watches = self
+            .targets
+            .iter()
+            .map(|t| {
+                exp.plan
+                    .telemetry
+                    .then(|| Watch::of_target(t.root(), t.backing()))
+            })
+            .collect();
         self.clients.mount(&self.targets, self.team)
+    }
+
+    /// What telemetry watches on target `t` during a run, if anything.
+    pub fn watch(&self, t: usize) -> Option<Watch> {
+        self.watches.get(t).cloned().flatten()
     }
 
     /// Fails, and stops target `t` for good, when its root is no longer the

@@ -45,6 +45,8 @@ pub struct Session<'a> {
     pub stop: &'a StopFlag,
     pub printer: &'a mut Printer,
     pub team: &'a Team,
+    /// The user's `--tag KEY=VALUE`, recorded with a new campaign.
+    pub tags: &'a [(String, String)],
 }
 
 /// Runs a new campaign and records it in the session's store.
@@ -53,6 +55,8 @@ pub fn run_campaign(s: Session<'_>) -> Result<Outcome> {
     let ids = s
         .store
         .begin_campaign(s.exp, &crate::host::environment(), planned_runs(s.exp))?;
+    let provenance = crate::provenance::collect(s.exp, s.tags);
+    s.store.record_provenance(ids.campaign, &provenance)?;
     drive(s, lab, ids, Vec::new())
 }
 

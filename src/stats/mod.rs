@@ -36,6 +36,7 @@
 //! Python expression that produced its references.
 
 pub mod analysis;
+pub mod changepoint;
 pub mod compare;
 pub mod interval;
 pub mod outliers;

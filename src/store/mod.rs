@@ -3,8 +3,11 @@
 //! end, so a crash loses at most the run in progress. Reports and statistics
 //! read only from here.
 
+mod import;
 mod lock;
 mod migrate_v4;
+mod migrate_v6;
+mod provenance;
 mod read;
 mod resume;
 mod schema;
@@ -17,6 +20,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use rusqlite::Connection;
 
+pub use import::Imported;
+pub use provenance::{CampaignFacts, Provenance};
 pub use read::{
     CampaignData, CampaignRow, HistData, MetricValue, Metrics, PairStop, RankData, RunData,
     SeriesData, TargetRow, WorkloadRow,

@@ -156,6 +156,8 @@ pub struct CampaignData {
     pub runs: Vec<RunData>,
     /// Why each pair stopped taking runs (fixed, width, max, time).
     pub stops: Vec<PairStop>,
+    /// UUID, versions, host facts, tags, import record (schema v6).
+    pub facts: super::CampaignFacts,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -266,6 +268,7 @@ impl Store {
             workloads,
             runs,
             stops: self.pair_stops(id)?,
+            facts: self.campaign_facts(id)?,
         })
     }
 

@@ -79,6 +79,7 @@ impl Store {
             ],
         )?;
         let campaign = tx.last_insert_rowid();
+        super::provenance::assign_uuid(&tx, campaign)?;
         let baseline = exp.baseline();
         let mut targets = Vec::new();
         for (i, t) in exp.targets.iter().enumerate() {

@@ -25,6 +25,8 @@ use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 
 use super::{Reach, Target, TargetConfig};
+use crate::measure::telemetry::procs::{gluster_status_pids, Locate};
+use crate::measure::telemetry::{Backing, Served};
 use crate::params::{declare, Fault};
 use crate::provision::client::ClientMount;
 use crate::provision::gluster_cli::{
@@ -500,6 +502,57 @@ impl Target for Gluster {
             "daemon_started_pid": self.started_daemon,
             "brick_dir_facts": crate::provision::facts::path_facts(&self.dir),
         })
+    }
+
+    /// The bricks' directories, each brick's glusterfsd and the volume's
+    /// self-heal daemon as `gluster volume status` lists them, and the FUSE
+    /// client of the mount point storlab created.
+    fn backing(&self) -> Backing {
+        let mut serving = Vec::new();
+        // Brick processes and directories are watched only when every
+        // brick is on this host: a server's pids and paths are another
+        // host's.
+        let all_here = self.servers.iter().all(|s| s.site.is_local());
+        let status = match all_here {
+            true => gluster(&Site::Local, &["volume", "status", &self.volume, "--xml"])
+                .unwrap_or_default(),
+            false => String::new(),
+        };
+        for (what, pid) in gluster_status_pids(&status) {
+            let label = if what.contains("Self-heal") {
+                "glustershd"
+            } else {
+                "glusterfsd"
+            };
+            serving.push(Served::pid(
+                label,
+                pid,
+                format!(
+                    "{label}: pid {pid} for {what} (gluster volume status {})",
+                    self.volume
+                ),
+            ));
+        }
+        serving.push(Served {
+            label: "glusterfs".into(),
+            locate: Locate::FuseClient {
+                mount: self.mnt.clone(),
+                program: "glusterfs".into(),
+            },
+            why: format!(
+                "glusterfs: the FUSE client whose mount point is {}",
+                self.mnt.display()
+            ),
+        });
+        Backing {
+            paths: if all_here {
+                self.brick_dirs()
+            } else {
+                Vec::new()
+            },
+            serving,
+            zfs: false,
+        }
     }
 }
 

@@ -25,6 +25,7 @@ use std::sync::Arc;
 
 use anyhow::Result;
 
+use crate::measure::telemetry::Backing;
 use crate::params::{Declared, Fault, ParamSpec, Params};
 use crate::provision::client::ClientMount;
 use crate::provision::journal::Journal;
@@ -67,6 +68,11 @@ pub trait Target: Send {
     /// How ranks on other hosts reach it.
     fn reach(&self) -> Reach {
         Reach::ThisHost
+    }
+    /// What holds the target's data besides its mount point (images, brick
+    /// directories) and the processes serving it, for the telemetry.
+    fn backing(&self) -> Backing {
+        Backing::default()
     }
     /// For a target standing on another (`on = "gl"`): the directory inside
     /// that target's working directory where this one makes what it needs.

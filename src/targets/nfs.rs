@@ -9,6 +9,7 @@ use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 
 use super::{Reach, Target, TargetConfig};
+use crate::measure::telemetry::Backing;
 use crate::params::{declare, Fault};
 use crate::provision::client::ClientMount;
 use crate::provision::journal::{Held, Journal, Resource};
@@ -208,6 +209,20 @@ impl Target for Nfs {
             "vers": self.vers,
             "mount_options_requested": self.mount_options,
         })
+    }
+
+    /// An export on this host: the device under the exported directory.
+    fn backing(&self) -> Backing {
+        let local = matches!(self.server.as_str(), "localhost" | "::1" | "[::1]")
+            || self.server.starts_with("127.");
+        Backing {
+            paths: if local {
+                vec![PathBuf::from(&self.export)]
+            } else {
+                Vec::new()
+            },
+            ..Backing::default()
+        }
     }
 }
 

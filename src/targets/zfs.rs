@@ -13,6 +13,8 @@ use serde_json::{json, Value};
 
 use super::image::ImageParams;
 use super::{Target, TargetConfig};
+use crate::measure::telemetry::procs::Locate;
+use crate::measure::telemetry::{Backing, Served};
 use crate::params::{declare, Fault};
 use crate::provision::journal::{state_dir, Held, Journal, Resource};
 use crate::provision::zfs_cli::{
@@ -281,7 +283,34 @@ impl Target for Zfs {
             "image_dir_facts": self.device.is_none().then(|| crate::provision::facts::path_facts(&self.dir)),
         })
     }
+
+    fn backing(&self) -> Backing {
+        let serving = if kernel_zfs() {
+            Vec::new() // the kernel serves it: its CPU is the host's
+        } else {
+            vec![match self.started_daemon {
+                Some(pid) => Served::pid(
+                    "zfs-fuse",
+                    pid,
+                    format!("zfs-fuse: pid {pid}, started by storlab"),
+                ),
+                None => Served {
+                    label: "zfs-fuse".into(),
+                    locate: Locate::SocketOwner(ZFS_FUSE_SOCKET.into()),
+                    why: format!("zfs-fuse: the process listening on {ZFS_FUSE_SOCKET}"),
+                },
+            }]
+        };
+        Backing {
+            paths: vec![self.device.clone().unwrap_or_else(|| self.image())],
+            serving,
+            zfs: true,
+        }
+    }
 }
+
+/// The socket zfs-fuse listens on for zpool and zfs commands.
+const ZFS_FUSE_SOCKET: &str = "/var/run/zfs/zfs_socket";
 
 impl Drop for Zfs {
     fn drop(&mut self) {

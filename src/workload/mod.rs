@@ -25,6 +25,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 
+use crate::measure::telemetry::{DeviceProbe, Served};
 use crate::measure::{RunOutput, StopFlag};
 use crate::metric::catalogue as m;
 use crate::metric::MetricDef;
@@ -44,6 +45,10 @@ pub struct RunContext {
     pub position: u32,
     /// The name of the target the run is on.
     pub target: String,
+    /// The target's physical devices, when telemetry watches them: a
+    /// workload that times phases of its own (the matrix's cells) reads
+    /// their counters around each.
+    pub devices: Option<DeviceProbe>,
     /// The campaign's journal: a workload records here, before creating
     /// it, anything it makes outside its directory (a socket directory in
     /// /tmp), so that teardown and `storlab cleanup` remove it.
@@ -61,6 +66,7 @@ impl RunContext {
             position: 0,
             target: "t".into(),
             journal: Journal::for_campaign(),
+            devices: None,
         }
     }
 }
@@ -74,6 +80,11 @@ pub trait Workload: Send {
     fn run(&mut self, dir: &Path, cx: &RunContext) -> Result<RunOutput>;
     /// Untimed cleanup after each run.
     fn cleanup(&mut self, dir: &Path) -> Result<()>;
+    /// Processes serving the run that storlab starts for it (a database
+    /// server), for the telemetry; asked after prepare.
+    fn serving(&self, _dir: &Path) -> Vec<Served> {
+        Vec::new()
+    }
     /// Runs on the raw device `dev` (a `block` target) instead of files in
     /// the directory; only a kind that can do so accepts it (experiment
     /// validation keeps the others off block targets).

@@ -3,7 +3,8 @@
 //! `storlab show` prints, and sections under the workload's own in the
 //! report — all from the campaign data and the model, like every other
 //! section. The matrix contributes its per-test geometric means and its
-//! file size × record size maps.
+//! file size × record size maps; telemetry what the system did during a
+//! workload's runs.
 //!
 //! To add one (sweep pivots and curves, telemetry panels…): a module here
 //! with a unit struct implementing [`Contributor`], listed in
@@ -13,6 +14,7 @@
 
 pub mod matrix;
 pub mod study;
+pub mod telemetry;
 
 use anyhow::Result;
 
@@ -66,7 +68,8 @@ pub trait Contributor: Sync {
 }
 
 /// Every contributor, in the order their sections appear.
-pub static CONTRIBUTORS: &[&dyn Contributor] = &[&matrix::Matrix, &study::Sweeps];
+pub static CONTRIBUTORS: &[&dyn Contributor] =
+    &[&matrix::Matrix, &study::Sweeps, &telemetry::Telemetry];
 
 /// What the model summarises of `w` beyond its stored primary metric and
 /// the catalogue's headlines: the first contributor's primary metric,

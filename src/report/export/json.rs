@@ -14,7 +14,9 @@ use crate::store::{CampaignData, HistData, Metrics, RankData, RunData, SeriesDat
 
 /// Version 2: metrics, series and histograms are lists of records with
 /// labels (version 1 keyed metrics by name); histograms are included.
-pub const JSON_SCHEMA_VERSION: u32 = 2;
+/// Version 3: `provenance` (UUID, program versions, host facts, tags,
+/// import record).
+pub const JSON_SCHEMA_VERSION: u32 = 3;
 
 /// The whole campaign as JSON.
 pub fn to_json(c: &CampaignData) -> Value {
@@ -27,6 +29,7 @@ pub fn to_json(c: &CampaignData) -> Value {
         "workloads": c.workloads,
         "runs": c.runs.iter().map(run).collect::<Vec<_>>(),
         "stops": c.stops,
+        "provenance": c.facts,
     })
 }
 

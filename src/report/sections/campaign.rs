@@ -40,7 +40,11 @@ pub fn headline_section(r: &Report) -> Section {
 
 pub fn environment_section(c: &CampaignData) -> Section {
     let mut s = Section::new(2, "Environment");
-    s.table(environment_table(&c.environment));
+    let mut t = environment_table(&c.environment);
+    for row in crate::report::provenance::provenance_rows(c) {
+        t.push(row);
+    }
+    s.table(t);
     s
 }
 

@@ -16,6 +16,7 @@ use crate::store::CampaignData;
 pub fn section(c: &CampaignData, r: &Report) -> Section {
     let mut s = Section::untitled(1);
     s.text(header(c));
+    s.text(crate::report::provenance::provenance_text(c).trim_end());
     s.table(summary_table(c, r));
     s
 }

@@ -18,12 +18,14 @@ pub mod curve;
 pub mod diff;
 mod format;
 pub mod heatmap;
+pub mod history;
 pub mod line;
 
 pub use bar::{bar_chart, Bar, BarChart};
 pub use curve::{curve_chart, Curve, CurveChart, CurvePoint};
 pub use diff::{diff_chart, DiffBar, DiffChart};
 pub use heatmap::{heatmap, HeatMap};
+pub use history::{history_chart, HistoryChart, HistoryPoint};
 pub use line::{line_chart, Line, LineChart};
 
 use plotters::style::RGBColor;

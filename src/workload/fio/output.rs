@@ -381,6 +381,8 @@ pub fn to_run_output(report: &FioReport) -> Result<RunOutput> {
         m::BW_BYTES_PER_S.value(bytes / elapsed),
         m::IOPS.value(ios / elapsed),
         m::BYTES.value(bytes),
+        m::READ_BYTES.value(dirs[0].0.bytes),
+        m::WRITE_BYTES.value(dirs[1].0.bytes),
         m::OPS.value(ios),
         m::ELAPSED_S.value(elapsed),
         m::CPU_USER_S.value(user),

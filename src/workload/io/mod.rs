@@ -250,6 +250,8 @@ impl Workload for Io {
         });
         let results: Vec<JobResult> = results.into_iter().collect::<Result<_>>()?;
         let mut out = aggregate(&o.spec, &results, series);
+        out.metrics
+            .push(m::WORKING_SET_BYTES.value(o.spec.size.saturating_mul(o.numjobs as u64) as f64));
         if let Some(d) = &detector {
             out.metrics.extend(d.metrics());
             // An interrupted run is flagged as such; it did not run to runtime.
@@ -491,6 +493,8 @@ fn throughput_metrics(g: &Merged) -> Vec<Metric> {
         m::BW_BYTES_PER_S.value(bytes as f64 / g.elapsed_s),
         m::IOPS.value(ops as f64 / g.elapsed_s),
         m::BYTES.value(bytes as f64),
+        m::READ_BYTES.value(g.bytes_read as f64),
+        m::WRITE_BYTES.value(g.bytes_written as f64),
         m::OPS.value(ops as f64),
         m::ELAPSED_S.value(g.elapsed_s),
         m::CPU_USER_S.value(g.cpu.user_s),

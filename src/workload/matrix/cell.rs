@@ -35,6 +35,9 @@ pub struct CellResult {
     pub ops: u64,
     pub bytes: u64,
     pub lat_sum_ns: u64,
+    /// Bytes the target's physical devices read during the test, when the
+    /// run's telemetry watches them.
+    pub dev_read_bytes: Option<u64>,
 }
 
 impl CellResult {

@@ -20,8 +20,9 @@ use self::grid::{cell_labels, cells, test_labels, Cell, Test};
 use super::io::buffer::AlignedBuf;
 use super::io::rng::Rng;
 use super::{Configure, RunContext, Workload, WorkloadConfig};
-use crate::measure::RunOutput;
+use crate::measure::{Metric, RunOutput};
 use crate::metric::catalogue as m;
+use crate::metric::Labels;
 use crate::params::units::saturating_secs;
 use crate::params::{declare, Fault, Params};
 
@@ -208,14 +209,12 @@ impl Matrix {
                 seed: rng.next_u64(),
             };
             let stop = cx.stop.as_atomic();
-            out.push(run_test(
-                test,
-                cell,
-                &path,
-                timing,
-                buf.as_mut_slice(),
-                stop,
-            )?);
+            let before = cx.devices.as_ref().map(|d| d.bytes().0);
+            let mut r = run_test(test, cell, &path, timing, buf.as_mut_slice(), stop)?;
+            if let (Some(probe), Some(before)) = (&cx.devices, before) {
+                r.dev_read_bytes = Some(probe.bytes().0.saturating_sub(before));
+            }
+            out.push(r);
             if cx.stop.is_raised() {
                 break;
             }
@@ -261,20 +260,42 @@ fn geomean(values: &[f64]) -> f64 {
     (logs.iter().sum::<f64>() / logs.len() as f64).exp()
 }
 
+/// A cell's bytes read or written and, for a read with the devices
+/// watched, what the devices read: the share of the cell's reads that
+/// came from the device rather than from memory.
+fn direction_metrics(test: Test, r: &CellResult, labels: Labels) -> Vec<Metric> {
+    if test.writes() {
+        return vec![m::WRITE_BYTES.labelled(labels, r.bytes as f64)];
+    }
+    let mut out = vec![m::READ_BYTES.labelled(labels.clone(), r.bytes as f64)];
+    if let (Some(dev), true) = (r.dev_read_bytes, r.bytes > 0) {
+        out.push(m::DEV_READ_BYTES.labelled(labels.clone(), dev as f64));
+        out.push(m::DEV_READ_RATIO.labelled(labels, dev as f64 / r.bytes as f64));
+    }
+    out
+}
+
 /// Per-cell metrics, per-test geometric means and the primary metric.
 fn metrics(tests: &[Test], results: &[(Cell, Vec<CellResult>)]) -> RunOutput {
     let mut out = Vec::new();
     let mut all = Vec::new();
     let (mut bytes, mut elapsed) = (0u64, 0.0);
+    let (mut read, mut written) = (0u64, 0u64);
     for (ti, test) in tests.iter().enumerate() {
         let mut per_test = Vec::new();
         for (cell, rs) in results {
             let Some(r) = rs.get(ti) else { continue };
             let labels = cell_labels(*test, *cell);
             out.push(m::BW_BYTES_PER_S.labelled(labels.clone(), r.bw()));
-            out.push(m::LAT_MEAN_NS.labelled(labels, r.lat_mean_ns()));
+            out.push(m::LAT_MEAN_NS.labelled(labels.clone(), r.lat_mean_ns()));
+            out.extend(direction_metrics(*test, r, labels));
             per_test.push(r.bw());
             bytes += r.bytes;
+            *if test.writes() {
+                &mut written
+            } else {
+                &mut read
+            } += r.bytes;
             elapsed += r.elapsed_s;
         }
         let g = geomean(&per_test);
@@ -284,6 +305,8 @@ fn metrics(tests: &[Test], results: &[(Cell, Vec<CellResult>)]) -> RunOutput {
     out.push(m::GEOMEAN_BW_BYTES_PER_S.value(geomean(&all)));
     out.push(m::CELLS.value(results.len() as f64));
     out.push(m::BYTES.value(bytes as f64));
+    out.push(m::READ_BYTES.value(read as f64));
+    out.push(m::WRITE_BYTES.value(written as f64));
     out.push(m::ELAPSED_S.value(elapsed));
     RunOutput {
         metrics: out,

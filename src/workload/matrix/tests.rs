@@ -116,7 +116,8 @@ fn a_run_yields_one_metric_pair_per_cell_and_test() {
     let out = m.run(dir.path(), &cx).unwrap();
     // 64k: 4k..64k (5), 128k: 5, 256k: 5 → 15 cells.
     assert_eq!(out.metric(&m::CELLS), Some(15.0));
-    assert_eq!(out.metrics.len(), 15 * 11 * 2 + 11 + 4);
+    // Per cell and test: throughput, latency, bytes read or written.
+    assert_eq!(out.metrics.len(), 15 * 11 * 3 + 11 + 6);
     let cell = |file_size: u64, record: u64| Cell { file_size, record };
     let write = cell_labels(Test::Write, cell(64 << 10, 4 << 10));
     let fread = cell_labels(Test::FRead, cell(256 << 10, 64 << 10));
@@ -128,8 +129,50 @@ fn a_run_yields_one_metric_pair_per_cell_and_test() {
     // bytes: every cell's file once per test.
     let per_test: u64 = ((64 + 128 + 256) * 5) << 10;
     assert_eq!(out.metric(&m::BYTES), Some((per_test * 11) as f64));
+    // write, rewrite, randwrite, recrewrite, fwrite write; six tests read.
+    assert_eq!(out.metric(&m::WRITE_BYTES), Some((per_test * 5) as f64));
+    assert_eq!(out.metric(&m::READ_BYTES), Some((per_test * 6) as f64));
     m.cleanup(dir.path()).unwrap();
     assert!(!Matrix::file(dir.path()).exists());
+}
+
+#[test]
+fn with_the_devices_watched_each_read_cell_says_what_the_device_read() {
+    use crate::measure::telemetry::{Chain, DeviceProbe};
+    let dir = tempfile::tempdir().unwrap();
+    let Some(devices) = DeviceProbe::of_chain(&Chain::of_paths(&[dir.path().to_path_buf()])) else {
+        eprintln!("skipped: the temporary directory is on no block device");
+        return;
+    };
+    let mut p = Params::defaults(MatrixParams::PARAMS);
+    p.set("max_file_size", Value::Size(128 << 10));
+    p.set("max_record_size", Value::Size(64 << 10));
+    p.set("tests", Value::List(vec!["write".into(), "read".into()]));
+    let mut m = Matrix::new(&MatrixParams::from_params(&p).unwrap());
+    let cx = RunContext {
+        devices: Some(devices),
+        ..RunContext::standalone(7)
+    };
+    let out = m.run(dir.path(), &cx).unwrap();
+    let read = cell_labels(
+        Test::Read,
+        Cell {
+            file_size: 64 << 10,
+            record: 4 << 10,
+        },
+    );
+    let write = cell_labels(
+        Test::Write,
+        Cell {
+            file_size: 64 << 10,
+            record: 4 << 10,
+        },
+    );
+    assert_eq!(out.labelled(&m::READ_BYTES, &read), Some(65536.0));
+    assert!(out.labelled(&m::DEV_READ_RATIO, &read).unwrap() >= 0.0);
+    assert!(out.labelled(&m::DEV_READ_BYTES, &read).is_some());
+    assert_eq!(out.labelled(&m::DEV_READ_RATIO, &write), None);
+    m.cleanup(dir.path()).unwrap();
 }
 
 #[test]

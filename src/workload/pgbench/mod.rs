@@ -16,7 +16,7 @@
 //! teardown.
 
 mod account;
-mod binaries;
+pub(crate) mod binaries;
 mod client;
 mod cluster;
 mod config;
@@ -43,6 +43,8 @@ use self::facts::ServerFacts;
 use self::metrics::Init;
 use self::server::Server;
 use super::{RunContext, Workload};
+use crate::measure::telemetry::checks::PGBENCH_BYTES_PER_SCALE;
+use crate::measure::telemetry::Served;
 use crate::measure::{RunOutput, StopFlag};
 use crate::provision::journal::Journal;
 
@@ -340,6 +342,20 @@ fn now_us() -> u64 {
 }
 
 impl Workload for Pgbench {
+    /// The server of the cluster storlab created, by its `postmaster.pid`
+    /// (read at every sample: the server starts during the run).
+    fn serving(&self, dir: &Path) -> Vec<Served> {
+        if self.cfg.dsn.is_some() {
+            return Vec::new();
+        }
+        let pidfile = self.cluster(dir).data().join("postmaster.pid");
+        let why = format!(
+            "postgres: the postmaster in {} and its backends",
+            pidfile.display()
+        );
+        vec![Served::pid_file("postgres", pidfile, why)]
+    }
+
     fn prepare(&mut self, dir: &Path, cx: &RunContext) -> Result<()> {
         self.check_script()?;
         let managed = self.cfg.dsn.is_none();
@@ -363,15 +379,21 @@ impl Workload for Pgbench {
 
     fn run(&mut self, dir: &Path, cx: &RunContext) -> Result<RunOutput> {
         let conn = self.conn(dir);
-        if self.cfg.dsn.is_some() {
-            return self.measure(dir, &conn, None, &cx.stop);
-        }
-        let cluster = self.cluster(dir);
-        let mut server = Server::start(&cluster, self.bins()?, &cx.stop)?;
-        let out = self.measure(dir, &conn, Some(&server), &cx.stop);
-        let stopped = server.stop();
-        let out = out?;
-        stopped?;
+        let mut out = if self.cfg.dsn.is_some() {
+            self.measure(dir, &conn, None, &cx.stop)?
+        } else {
+            let cluster = self.cluster(dir);
+            let mut server = Server::start(&cluster, self.bins()?, &cx.stop)?;
+            let out = self.measure(dir, &conn, Some(&server), &cx.stop);
+            let stopped = server.stop();
+            let out = out?;
+            stopped?;
+            out
+        };
+        // The database's size at its scale, for the shared_buffers check.
+        let db = f64::from(self.cfg.scale) * PGBENCH_BYTES_PER_SCALE;
+        out.metrics
+            .push(crate::metric::catalogue::WORKING_SET_BYTES.value(db));
         Ok(out)
     }
 

@@ -197,12 +197,16 @@ impl Workload for Tinywrites {
             m::BYTES.value(done.bytes as f64),
             m::WRITES.value(done.writes as f64),
             m::BYTES_ON_DISK.value(on_disk as f64),
+            // What went through write(2): the compressed stream when compressing.
+            m::WRITE_BYTES.value(on_disk as f64),
             m::COMPRESSION_RATIO.value(done.bytes as f64 / (on_disk.max(1)) as f64),
             m::CPU_USER_S.value(cpu.user_s),
             m::CPU_SYS_S.value(cpu.sys_s),
         ];
+        let sync = if self.s.fsync { "fsync" } else { "sync" };
         Ok(RunOutput {
             metrics,
+            facts: vec![("sync".into(), sync.into())],
             ..Default::default()
         })
     }

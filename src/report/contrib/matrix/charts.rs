@@ -154,6 +154,31 @@ pub fn difference_maps(m: &MatrixReport, t: &TestMatrix) -> Vec<HeatMap> {
         .collect()
 }
 
+/// Per target, the share of `t`'s reads its devices delivered (%), on one
+/// 0–100 scale: the page cache's boundary shows as the line between pale
+/// and dark cells. None for a writing test or without device reads.
+pub fn device_maps(m: &MatrixReport, t: &TestMatrix) -> Vec<HeatMap> {
+    if t.test.writes() {
+        return Vec::new();
+    }
+    t.targets
+        .iter()
+        .filter(|x| x.has_device_reads())
+        .map(|x| {
+            let title = format!(
+                "{}: {} on {}, share of the reads the device delivered",
+                m.workload,
+                t.test.name(),
+                x.target
+            );
+            let mut h = base(m, title, "% of bytes read from the device".into());
+            h.cells = map(&x.device_read, |r| 100.0 * r);
+            h.range = Some((0.0, 100.0));
+            h
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::grid::{Axes, CellDiff};
@@ -182,6 +207,8 @@ mod tests {
                 vec![Some(20.0 * mib), Some(30.0 * mib)],
             ],
             diffs: None,
+            // 64K files came from memory, 128K ones from the device.
+            device_read: vec![vec![Some(0.02), None], vec![Some(0.97), Some(1.0)]],
         };
         let b = TargetMatrix {
             target: "b".into(),
@@ -190,6 +217,7 @@ mod tests {
                 vec![Some(5.0 * mib), None],
                 vec![Some(40.0 * mib), Some(30.3 * mib)],
             ],
+            device_read: Vec::new(),
             diffs: Some(vec![
                 vec![d(-50.0, true), None],
                 vec![d(100.0, true), d(1.0, false)],
@@ -264,5 +292,20 @@ mod tests {
         );
         assert_eq!(h.muted, [vec![false, false], vec![false, true]]);
         assert!(h.muted_label.contains("not significant"));
+    }
+
+    #[test]
+    fn device_maps_share_0_to_100_for_targets_with_device_reads() {
+        let (m, mut t) = test_matrix();
+        let maps = device_maps(&m, &t);
+        assert_eq!(maps.len(), 1, "b recorded no device reads");
+        assert_eq!(maps[0].range, Some((0.0, 100.0)));
+        assert_eq!(
+            maps[0].cells,
+            [vec![Some(2.0), None], vec![Some(97.0), Some(100.0)]]
+        );
+        assert!(maps[0].title.contains("on a"), "{}", maps[0].title);
+        t.test = Test::Write;
+        assert!(device_maps(&m, &t).is_empty(), "a writing test");
     }
 }

@@ -6,7 +6,7 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
-use crate::metric::catalogue::BW_BYTES_PER_S;
+use crate::metric::catalogue::{BW_BYTES_PER_S, DEV_READ_RATIO};
 use crate::metric::{Direction, MetricKey};
 use crate::report::model::{call, LEVEL};
 use crate::stats::summary::mean;
@@ -17,6 +17,14 @@ use crate::workload::matrix::grid::{cell_of, Cell, Test};
 /// The test and cell of a cell's throughput; `None` for any other metric.
 fn throughput_cell(key: &MetricKey) -> Option<(Test, Cell)> {
     (key.name == BW_BYTES_PER_S.name)
+        .then(|| cell_of(&key.labels))
+        .flatten()
+}
+
+/// The test and cell of a cell's device read ratio (a read cell measured
+/// with telemetry on); `None` for any other metric.
+fn device_cell(key: &MetricKey) -> Option<(Test, Cell)> {
+    (key.name == DEV_READ_RATIO.name)
         .then(|| cell_of(&key.labels))
         .flatten()
 }
@@ -149,6 +157,17 @@ pub struct TargetMatrix {
     pub means: Rows<f64>,
     /// Against the baseline; `None` for the baseline itself.
     pub diffs: Option<Rows<CellDiff>>,
+    /// Mean share of the cell's reads the target's devices delivered
+    /// (bytes the devices read ÷ bytes read); `None` where not recorded
+    /// (a write test, telemetry off, no block device under the target).
+    pub device_read: Rows<f64>,
+}
+
+impl TargetMatrix {
+    /// Whether any cell has a device read ratio.
+    pub fn has_device_reads(&self) -> bool {
+        self.device_read.iter().flatten().any(Option::is_some)
+    }
 }
 
 /// One test over every target.
@@ -195,12 +214,16 @@ pub fn build(
         .filter(|r| r.workload == workload && !r.warmup && r.status == "ok")
         .collect();
     let axes = Axes::from_keys(runs.iter().flat_map(|r| r.metrics.keys()))?;
-    let mut samples = Samples::new();
+    let (mut samples, mut device) = (Samples::new(), Samples::new());
     for r in &runs {
         for (key, m) in &r.metrics {
             if let Some((test, cell)) = throughput_cell(key) {
                 let key = (r.target.clone(), test.name(), cell);
                 samples.entry(key).or_default().push(m.value);
+            }
+            if let Some((test, cell)) = device_cell(key) {
+                let key = (r.target.clone(), test.name(), cell);
+                device.entry(key).or_default().push(m.value);
             }
         }
     }
@@ -216,7 +239,11 @@ pub fn build(
             test,
             targets: present
                 .iter()
-                .map(|t| target_matrix(&axes, &samples, test, t, baseline, run_count(t)))
+                .map(|t| {
+                    let mut x = target_matrix(&axes, &samples, test, t, baseline, run_count(t));
+                    x.device_read = cell_means(&axes, &device, test, t);
+                    x
+                })
                 .collect(),
         })
         .collect();
@@ -253,7 +280,19 @@ fn target_matrix(
         runs,
         means,
         diffs: (target != baseline).then_some(diffs),
+        device_read: Vec::new(),
     }
+}
+
+/// The mean of each cell's `samples` of `test` on `target`.
+fn cell_means(axes: &Axes, samples: &Samples, test: Test, target: &str) -> Rows<f64> {
+    let mut rows: Rows<f64> = vec![vec![None; axes.records.len()]; axes.files.len()];
+    for (row, col, cell) in axes.rectangle() {
+        if let Some(v) = samples.get(&(target.to_string(), test.name(), cell)) {
+            rows[row][col] = Some(mean(v));
+        }
+    }
+    rows
 }
 
 #[cfg(test)]

@@ -117,6 +117,39 @@ pub fn diff_table(m: &MatrixReport, test: Test, tm: &TargetMatrix) -> Option<Tab
     Some(t)
 }
 
+/// Below this share of a cell's reads from the device, they came from
+/// memory (the threshold of telemetry's page-cache warning).
+pub const MEMORY_BELOW: f64 = crate::measure::telemetry::checks::PAGE_CACHE_RATIO;
+/// From this share up, they came from the device (the mirror of
+/// [`MEMORY_BELOW`]); between the two, from both.
+pub const DEVICE_FROM: f64 = 1.0 - MEMORY_BELOW;
+
+/// `dev 98%`, `mem 0.0%`, `mix 45%`: where a cell's reads came from, by
+/// the share the device delivered (short: a matrix has many columns).
+pub fn source_text(ratio: f64) -> String {
+    let word = if ratio < MEMORY_BELOW {
+        "mem"
+    } else if ratio >= DEVICE_FROM {
+        "dev"
+    } else {
+        "mix"
+    };
+    // Under 10%, a decimal: "mem 10%" would contradict the threshold.
+    let digits = usize::from(ratio < 0.1);
+    format!("{word} {:.digits$}%", 100.0 * ratio)
+}
+
+/// Where the reads of one test on one target came from, per cell; `None`
+/// when the runs recorded no device reads for it.
+pub fn device_table(m: &MatrixReport, test: Test, tm: &TargetMatrix) -> Option<Table> {
+    if test.writes() || !tm.has_device_reads() {
+        return None;
+    }
+    let mut t = grid_table(m, "file ↓ record → (reads from)".into());
+    fill(&mut t, m, test, &tm.device_read, |r| source_text(*r));
+    Some(t)
+}
+
 /// The test a summary metric stands for (its `test` label): "all tests"
 /// for the primary, which has none.
 fn test_of(m: &MetricReport) -> String {
@@ -217,6 +250,7 @@ mod tests {
                 vec![Some(1048576.0 * 1500.0), Some(1048576.0 * 2.5), None],
                 vec![Some(1048576.0 * 0.0891), None, Some(1048576.0)],
             ],
+            device_read: Vec::new(),
             diffs: Some(vec![
                 vec![d(12.34, true), d(-0.4, false), None],
                 vec![d(-50.0, true), None, d(0.0, false)],
@@ -260,6 +294,44 @@ mod tests {
         let mut base = m.tests[0].targets[0].clone();
         base.diffs = None;
         assert_eq!(diff_table(&m, Test::Write, &base), None);
+    }
+
+    #[test]
+    fn each_read_cell_says_where_its_reads_came_from() {
+        const K: u64 = 1024;
+        let axes = Axes::of_cells(Test::Read, &[(64 * K, 4 * K), (1024 * K, 4 * K)]);
+        let target = TargetMatrix {
+            target: "a".into(),
+            runs: 3,
+            means: vec![vec![Some(1.0)], vec![Some(1.0)]],
+            diffs: None,
+            // Just under the page-cache threshold, then mixed.
+            device_read: vec![vec![Some(0.099)], vec![Some(0.45)]],
+        };
+        let mut m = MatrixReport {
+            workload: "m".into(),
+            baseline: "a".into(),
+            axes,
+            tests: vec![TestMatrix {
+                test: Test::Read,
+                targets: vec![target.clone()],
+            }],
+        };
+        let t = device_table(&m, Test::Read, &target).unwrap();
+        assert_eq!(t.header, ["file ↓ record → (reads from)", "4K"]);
+        assert_eq!(t.rows[0], ["64K", "mem 9.9%"]);
+        assert_eq!(t.rows[1], ["1M", "mix 45%"]);
+        assert_eq!(source_text(0.9), "dev 90%");
+        assert_eq!(source_text(0.1), "mix 10%");
+        let mut none = target.clone();
+        none.device_read = vec![vec![None], vec![None]];
+        assert_eq!(device_table(&m, Test::Read, &none), None, "telemetry off");
+        m.tests[0].test = Test::Write;
+        assert_eq!(
+            device_table(&m, Test::Write, &target),
+            None,
+            "a writing test"
+        );
     }
 
     #[test]

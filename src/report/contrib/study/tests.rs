@@ -113,6 +113,7 @@ impl Builder {
             workloads: self.workloads,
             runs: self.runs,
             stops: Vec::new(),
+            facts: Default::default(),
         }
     }
 }

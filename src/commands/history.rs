@@ -1,0 +1,68 @@
+//! `storlab history [EXPERIMENT]`: the campaigns of one experiment in
+//! order, with the change from one to the next and where a step began;
+//! `-o history.html` draws each series.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::{bail, Result};
+
+use crate::report::history::{build, Order};
+use crate::report::history_page;
+use crate::store::Store;
+
+/// What `storlab history` was asked.
+#[derive(Debug, Clone)]
+pub struct Request<'a> {
+    pub experiment: Option<&'a str>,
+    pub by: &'a str,
+    pub metrics: &'a [String],
+    pub json: bool,
+    /// Write here; an `.html` file gets the page with charts.
+    pub output: Option<&'a Path>,
+}
+
+pub fn history(db: &Path, req: Request<'_>) -> Result<ExitCode> {
+    let order = Order::parse(req.by)?;
+    let store = Store::open_existing(db)?;
+    let all = store.list_campaigns()?;
+    let name = match req.experiment {
+        Some(n) => n.to_string(),
+        None => match all.last() {
+            Some(c) => c.name.clone(),
+            None => bail!("the store holds no campaigns; run one first (`storlab run`)"),
+        },
+    };
+    let ids: Vec<i64> = all
+        .iter()
+        .filter(|c| c.name == name)
+        .map(|c| c.id)
+        .collect();
+    if ids.is_empty() {
+        let names: std::collections::BTreeSet<&str> = all.iter().map(|c| c.name.as_str()).collect();
+        bail!(
+            "no campaign of an experiment named `{name}`; the store has {}",
+            names.into_iter().collect::<Vec<_>>().join(", ")
+        );
+    }
+    let campaigns = ids
+        .iter()
+        .map(|&id| store.load_campaign(id))
+        .collect::<Result<Vec<_>>>()?;
+    let Some(h) = build(campaigns, order, req.metrics) else {
+        bail!("no campaign of `{name}` to show");
+    };
+    let html = req.output.is_some_and(|p| {
+        p.extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("html"))
+    });
+    let text = if html {
+        history_page::html(&h)?
+    } else if req.json {
+        format!("{}\n", serde_json::to_string_pretty(&h)?)
+    } else {
+        history_page::text(&h)
+    };
+    super::emit(&text, req.output)?;
+    Ok(ExitCode::SUCCESS)
+}

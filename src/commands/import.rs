@@ -1,0 +1,37 @@
+//! `storlab import OTHER.db…`: campaigns from other stores into this one.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+use crate::store::Store;
+
+pub fn import(db: &Path, others: &[PathBuf]) -> Result<ExitCode> {
+    let mut store = Store::open(db)?;
+    for other in others {
+        let done = store.import(other)?;
+        for (theirs, ours, name) in &done.added {
+            outln!(
+                "imported campaign {theirs} `{name}` from {} as campaign {ours}",
+                other.display()
+            );
+        }
+        for (theirs, ours, name) in &done.already {
+            outln!(
+                "campaign {theirs} `{name}` of {} is already here (campaign {ours}; same UUID)",
+                other.display()
+            );
+        }
+        for (theirs, name) in &done.running {
+            errln!(
+                "warning: campaign {theirs} `{name}` is still running in {}; import it again when it has ended",
+                other.display()
+            );
+        }
+        if done.added.is_empty() && done.already.is_empty() && done.running.is_empty() {
+            outln!("{} holds no campaigns", other.display());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

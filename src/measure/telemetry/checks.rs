@@ -1,0 +1,255 @@
+//! Validity checks: small pure functions over a run's figures (the
+//! workload's and its telemetry's) that say, with their evidence, when a
+//! run measured something other than what it meant to — memory instead of
+//! the device, a cache that holds the whole working set, writes that never
+//! reached the device, a CPU instead of storage, a busy host. Each returns
+//! at most one warning; [`checks`] runs them all.
+//!
+//! Thresholds are stated here and in the warnings, so that a reader can
+//! judge them: a device read ratio under 10% is "the page cache"; a thread
+//! at 90% of a core or more is "CPU-bound"; other processes over 10% of the
+//! host's CPU, or steal over 5%, are "a noisy neighbour".
+
+use super::chain::Chain;
+use crate::measure::RunOutput;
+use crate::metric::catalogue as m;
+use crate::metric::labels::{DEVICE, PROCESS};
+use crate::metric::MetricDef;
+use crate::params::units::format_bytes;
+
+/// Below this share of the workload's reads delivered by the device, the
+/// reads came from memory.
+pub const PAGE_CACHE_RATIO: f64 = 0.10;
+/// A thread this busy (% of a core) bounds the run.
+pub const CPU_BOUND_PCT: f64 = 90.0;
+/// Other processes' share of the host's CPU (%) that makes a noisy host.
+pub const NOISY_OTHERS_PCT: f64 = 10.0;
+/// Hypervisor steal (% of the host's CPU) that makes a noisy host.
+pub const NOISY_STEAL_PCT: f64 = 5.0;
+/// Amounts under this are too small to judge.
+const MIN_BYTES: f64 = (1 << 20) as f64;
+/// PostgreSQL's built-in shared_buffers (128MB).
+const PG_DEFAULT_SHARED_BUFFERS: f64 = (128u64 << 20) as f64;
+/// What one pgbench scale unit takes on disk, roughly (the pgbench
+/// documentation's 15 MB per 100,000 accounts).
+pub const PGBENCH_BYTES_PER_SCALE: f64 = 15e6;
+
+/// Every check's warning for one run on the device chain `chain`.
+pub fn checks(out: &RunOutput, chain: &Chain) -> Vec<String> {
+    [
+        page_cache(out, chain),
+        fits_in_memory(out),
+        fits_in_arc(out),
+        fits_in_shared_buffers(out),
+        unflushed(out),
+        cpu_bound(out),
+        noisy(out),
+        sync_flushed_others(out),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+fn get(out: &RunOutput, def: &MetricDef) -> Option<f64> {
+    out.metric(def)
+}
+
+fn fact<'a>(out: &'a RunOutput, name: &str) -> Option<&'a str> {
+    out.facts
+        .iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.as_str())
+}
+
+fn pct(x: f64) -> String {
+    if x < 0.1 && x > 0.0 {
+        format!("{x:.2}%")
+    } else {
+        format!("{x:.1}%")
+    }
+}
+
+/// Reads the device did not deliver.
+pub fn page_cache(out: &RunOutput, chain: &Chain) -> Option<String> {
+    let read = get(out, &m::READ_BYTES).filter(|r| *r >= MIN_BYTES)?;
+    let (who, dev) = least_read(out, chain)?;
+    let ratio = dev / read;
+    (ratio < PAGE_CACHE_RATIO).then(|| {
+        format!(
+            "page cache: {who} delivered {} of the {} read ({}): this measured the page cache, not the device (drop caches before the run, read more than memory holds, or use direct = true)",
+            format_bytes(dev),
+            format_bytes(read),
+            pct(100.0 * ratio)
+        )
+    })
+}
+
+/// The level of the device chain that read least during the run, and
+/// what it read: each level's devices together (the bottom's sum, without
+/// a label: "the device"). A device the target shares with the rest of
+/// the host (the disk under a loop image) also counts other processes'
+/// reads, never fewer than the target's: the level that read least says
+/// how far down the workload's reads went. `None` without device figures.
+fn least_read(out: &RunOutput, chain: &Chain) -> Option<(String, f64)> {
+    let labelled = |name: &str| {
+        out.metrics
+            .iter()
+            .find(|x| {
+                std::ptr::eq(x.def, &m::DEV_READ_BYTES) && x.labels.get(&DEVICE) == Some(name)
+            })
+            .map(|x| x.value)
+    };
+    let mut levels: Vec<(String, f64)> = get(out, &m::DEV_READ_BYTES)
+        .map(|b| ("the device".to_string(), b))
+        .into_iter()
+        .collect();
+    let deepest = chain.devices.iter().map(|d| d.depth).max().unwrap_or(0);
+    for depth in 0..=deepest {
+        let names: Vec<&str> = chain
+            .devices
+            .iter()
+            .filter(|d| d.depth == depth)
+            .map(|d| d.name.as_str())
+            .collect();
+        let bytes: Option<f64> = names.iter().map(|n| labelled(n)).sum();
+        if let (false, Some(b)) = (names.is_empty(), bytes) {
+            levels.push((names.join(" + "), b));
+        }
+    }
+    levels.into_iter().min_by(|a, b| a.1.total_cmp(&b.1))
+}
+
+/// A working set the page cache holds, read more than once over.
+pub fn fits_in_memory(out: &RunOutput) -> Option<String> {
+    let ws = get(out, &m::WORKING_SET_BYTES).filter(|w| *w > 0.0)?;
+    let read = get(out, &m::READ_BYTES)?;
+    let avail = get(out, &m::MEM_AVAILABLE_BYTES)?;
+    let passes = read / ws;
+    let device_read_it = get(out, &m::DEV_READ_RATIO).is_some_and(|r| r >= 0.9);
+    (ws <= avail && passes >= 2.0 && !device_read_it).then(|| {
+        format!(
+            "working set in RAM: the working set ({}) fits in the page cache ({} available) and was read {passes:.1} times over: after the first pass, reads come from memory",
+            format_bytes(ws),
+            format_bytes(avail)
+        )
+    })
+}
+
+/// A working set the ZFS ARC holds.
+pub fn fits_in_arc(out: &RunOutput) -> Option<String> {
+    let ws = get(out, &m::WORKING_SET_BYTES).filter(|w| *w > 0.0)?;
+    let c_max = get(out, &m::ARC_MAX_BYTES)?;
+    let hits = get(out, &m::ARC_HITS).unwrap_or(0.0);
+    let misses = get(out, &m::ARC_MISSES).unwrap_or(0.0);
+    (ws <= c_max && hits + misses > 0.0).then(|| {
+        format!(
+            "working set in the ARC: the working set ({}) fits in the ZFS ARC (up to {}); {} of {} ARC lookups during the run were hits",
+            format_bytes(ws),
+            format_bytes(c_max),
+            hits,
+            hits + misses
+        )
+    })
+}
+
+/// A pgbench database that fits in shared_buffers.
+pub fn fits_in_shared_buffers(out: &RunOutput) -> Option<String> {
+    fact(out, "pg_server_version")?;
+    let db = get(out, &m::WORKING_SET_BYTES)?;
+    let sb = match fact(out, "pg_setting.shared_buffers") {
+        Some(text) => pg_size(text)?,
+        None => PG_DEFAULT_SHARED_BUFFERS,
+    };
+    (db <= sb).then(|| {
+        format!(
+            "database in shared_buffers: the database (about {}) fits in shared_buffers ({}): its reads never leave PostgreSQL's own cache",
+            format_bytes(db),
+            format_bytes(sb)
+        )
+    })
+}
+
+/// A PostgreSQL size as `SHOW` prints it: `256MB`, `1GB`, `8kB`, or a
+/// bare number of 8 kB pages.
+pub fn pg_size(text: &str) -> Option<f64> {
+    let t = text.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: f64 = num.parse().ok()?;
+    let mult = match unit.trim() {
+        "" => 8192.0,
+        "B" => 1.0,
+        "kB" => 1024.0,
+        "MB" => (1u64 << 20) as f64,
+        "GB" => (1u64 << 30) as f64,
+        "TB" => (1u64 << 40) as f64,
+        _ => return None,
+    };
+    Some(n * mult)
+}
+
+/// Writes still dirty in memory when the run ended.
+pub fn unflushed(out: &RunOutput) -> Option<String> {
+    let written = get(out, &m::WRITE_BYTES).filter(|w| *w >= MIN_BYTES)?;
+    let dev = get(out, &m::DEV_WRITE_BYTES)?;
+    let start = get(out, &m::MEM_DIRTY_START_BYTES)?;
+    let end = get(out, &m::MEM_DIRTY_END_BYTES)?;
+    let left = end - start;
+    (dev < 0.5 * written && left >= 0.25 * written).then(|| {
+        format!(
+            "unflushed writes: of the {} written, the device wrote {} and dirty memory grew by {} during the run: the writes had not reached the device when it ended (fsync or end_fsync = true includes them)",
+            format_bytes(written),
+            format_bytes(dev),
+            format_bytes(left)
+        )
+    })
+}
+
+/// A thread at the limit of its core.
+pub fn cpu_bound(out: &RunOutput) -> Option<String> {
+    let busy: Vec<String> = out
+        .metrics
+        .iter()
+        .filter(|x| std::ptr::eq(x.def, &m::PROC_BUSIEST_THREAD_PCT) && x.value >= CPU_BOUND_PCT)
+        .map(|x| {
+            format!(
+                "a thread of {} at {}",
+                x.labels.get(&PROCESS).unwrap_or("?"),
+                pct(x.value)
+            )
+        })
+        .collect();
+    (!busy.is_empty()).then(|| {
+        format!(
+            "CPU-bound: {} of a core: the run may have measured a CPU rather than storage",
+            busy.join(", ")
+        )
+    })
+}
+
+/// Other processes or the hypervisor taking the host's CPU.
+pub fn noisy(out: &RunOutput) -> Option<String> {
+    let others = get(out, &m::CPU_OTHERS_PCT).unwrap_or(0.0);
+    let steal = get(out, &m::CPU_STEAL_PCT).unwrap_or(0.0);
+    (others > NOISY_OTHERS_PCT || steal > NOISY_STEAL_PCT).then(|| {
+        format!(
+            "noisy host: other processes used {} of the host's CPU during the run and the hypervisor took {} (steal): they may have slowed it",
+            pct(others),
+            pct(steal)
+        )
+    })
+}
+
+/// sync(2) flushing what other processes left dirty.
+pub fn sync_flushed_others(out: &RunOutput) -> Option<String> {
+    (fact(out, "sync") == Some("sync")).then_some(())?;
+    let before = get(out, &m::MEM_DIRTY_START_BYTES).filter(|b| *b >= MIN_BYTES)?;
+    Some(format!(
+        "sync(2) flushed others' data: the host held {} of dirty data when the run started, which its sync(2) wrote too: the sync time includes other processes' writes (sync = \"fsync\" times this file alone)",
+        format_bytes(before)
+    ))
+}
+
+#[cfg(test)]
+mod tests;

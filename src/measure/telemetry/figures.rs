@@ -1,0 +1,403 @@
+//! A recording turned into a run's figures: per device (labelled
+//! `device`), the host's CPU, each process's CPU (labelled `process`),
+//! memory, pressure and the ARC over the whole run, and per-second series
+//! of the same. Device figures without a label are the sum over the
+//! chain's bottom devices, the physical ones. Then the figures derived
+//! from the workload's own: device read ratio, write amplification,
+//! device bytes per transaction. Pure functions of their inputs.
+
+use std::collections::BTreeMap;
+
+use super::chain::Device;
+use super::sample::{Disk, Sample};
+use super::sampler::Recording;
+use crate::measure::{Metric, RunOutput, Series};
+use crate::metric::catalogue as m;
+use crate::metric::labels::{DEVICE, PROCESS};
+use crate::metric::{Labels, MetricDef};
+
+const SECTOR: f64 = 512.0;
+
+/// A run's telemetry as metrics, series and facts.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Figures {
+    pub metrics: Vec<Metric>,
+    pub series: Vec<Series>,
+    pub facts: Vec<(String, String)>,
+}
+
+impl Figures {
+    /// Adds these figures to a run's output.
+    pub fn add_to(self, out: &mut RunOutput) {
+        out.metrics.extend(self.metrics);
+        out.series.extend(self.series);
+        out.facts.extend(self.facts);
+    }
+}
+
+/// The figures of a recording.
+pub fn figures(rec: &Recording) -> Figures {
+    let mut f = Figures::default();
+    let (Some(first), Some(last)) = (rec.samples.first(), rec.samples.last()) else {
+        return f;
+    };
+    let elapsed = last.t - first.t;
+    if rec.samples.len() < 2 || elapsed <= 0.0 {
+        return f;
+    }
+    devices(rec, elapsed, &mut f);
+    host(rec, elapsed, &mut f);
+    processes(rec, elapsed, &mut f);
+    memory(rec, &mut f);
+    pressure(first, last, elapsed, &mut f);
+    if let Some((a, b)) = rec.arc {
+        f.metrics
+            .push(m::ARC_HITS.value(b.hits.saturating_sub(a.hits) as f64));
+        f.metrics
+            .push(m::ARC_MISSES.value(b.misses.saturating_sub(a.misses) as f64));
+        f.metrics.push(m::ARC_MAX_BYTES.value(b.c_max as f64));
+    }
+    f.metrics
+        .push(m::TELEMETRY_CPU_PCT.value(100.0 * rec.sampler_cpu_s / elapsed));
+    if !rec.chain.is_empty() {
+        f.facts
+            .push(("telemetry_devices".into(), rec.chain.describe()));
+    }
+    for (label, why) in &rec.serving {
+        f.facts
+            .push((format!("telemetry_process.{label}"), why.clone()));
+    }
+    f
+}
+
+/// The difference of a device's counters between two samples.
+fn disk_delta(a: &Sample, b: &Sample, d: &Device) -> Option<Disk> {
+    let (x, y) = (
+        a.disks.get(&(d.major, d.minor))?,
+        b.disks.get(&(d.major, d.minor))?,
+    );
+    Some(Disk {
+        reads: y.reads.saturating_sub(x.reads),
+        writes: y.writes.saturating_sub(x.writes),
+        read_sectors: y.read_sectors.saturating_sub(x.read_sectors),
+        write_sectors: y.write_sectors.saturating_sub(x.write_sectors),
+        read_ms: y.read_ms.saturating_sub(x.read_ms),
+        write_ms: y.write_ms.saturating_sub(x.write_ms),
+        io_ticks_ms: y.io_ticks_ms.saturating_sub(x.io_ticks_ms),
+        queue_ms: y.queue_ms.saturating_sub(x.queue_ms),
+    })
+}
+
+fn devices(rec: &Recording, elapsed: f64, f: &mut Figures) {
+    let (first, last) = (&rec.samples[0], &rec.samples[rec.samples.len() - 1]);
+    let (mut bottom_read, mut bottom_write, mut bottom_reads, mut bottom_writes) =
+        (0.0, 0.0, 0.0, 0.0);
+    let mut any_bottom = false;
+    for d in &rec.chain.devices {
+        let Some(delta) = disk_delta(first, last, d) else {
+            continue;
+        };
+        let l = Labels::new().with(&DEVICE, &d.name);
+        let (read, write) = (
+            delta.read_sectors as f64 * SECTOR,
+            delta.write_sectors as f64 * SECTOR,
+        );
+        let ops = delta.reads + delta.writes;
+        f.metrics.extend([
+            m::DEV_READ_BYTES.labelled(l.clone(), read),
+            m::DEV_WRITE_BYTES.labelled(l.clone(), write),
+            m::DEV_READS.labelled(l.clone(), delta.reads as f64),
+            m::DEV_WRITES.labelled(l.clone(), delta.writes as f64),
+            m::DEV_READ_BW_BYTES_PER_S.labelled(l.clone(), read / elapsed),
+            m::DEV_WRITE_BW_BYTES_PER_S.labelled(l.clone(), write / elapsed),
+            m::DEV_UTIL_PCT.labelled(
+                l.clone(),
+                (delta.io_ticks_ms as f64 / 10.0 / elapsed).min(100.0),
+            ),
+            m::DEV_QUEUE_DEPTH.labelled(l.clone(), delta.queue_ms as f64 / 1000.0 / elapsed),
+        ]);
+        if ops > 0 {
+            let await_ns = (delta.read_ms + delta.write_ms) as f64 * 1e6 / ops as f64;
+            f.metrics
+                .push(m::DEV_AWAIT_NS.labelled(l.clone(), await_ns));
+        }
+        if d.bottom {
+            any_bottom = true;
+            bottom_read += read;
+            bottom_write += write;
+            bottom_reads += delta.reads as f64;
+            bottom_writes += delta.writes as f64;
+        }
+        let per_second = |g: fn(&Disk) -> u64| -> Vec<f64> {
+            rec.samples
+                .windows(2)
+                .map(|w| {
+                    let dt = (w[1].t - w[0].t).max(1e-9);
+                    disk_delta(&w[0], &w[1], d).map_or(0.0, |x| g(&x) as f64 / dt)
+                })
+                .collect()
+        };
+        let interval = interval(rec);
+        let read_s: Vec<f64> = per_second(|x| x.read_sectors)
+            .iter()
+            .map(|v| v * SECTOR)
+            .collect();
+        let write_s: Vec<f64> = per_second(|x| x.write_sectors)
+            .iter()
+            .map(|v| v * SECTOR)
+            .collect();
+        let util_s: Vec<f64> = per_second(|x| x.io_ticks_ms)
+            .iter()
+            .map(|v| (v / 10.0).min(100.0))
+            .collect();
+        f.series.push(series(
+            &m::DEV_READ_BW_BYTES_PER_S,
+            l.clone(),
+            interval,
+            read_s,
+        ));
+        f.series.push(series(
+            &m::DEV_WRITE_BW_BYTES_PER_S,
+            l.clone(),
+            interval,
+            write_s,
+        ));
+        f.series.push(series(&m::DEV_UTIL_PCT, l, interval, util_s));
+    }
+    if any_bottom {
+        f.metrics.extend([
+            m::DEV_READ_BYTES.value(bottom_read),
+            m::DEV_WRITE_BYTES.value(bottom_write),
+            m::DEV_READS.value(bottom_reads),
+            m::DEV_WRITES.value(bottom_writes),
+            m::DEV_READ_BW_BYTES_PER_S.value(bottom_read / elapsed),
+            m::DEV_WRITE_BW_BYTES_PER_S.value(bottom_write / elapsed),
+        ]);
+    }
+}
+
+/// The sampling interval: the first whole interval's length.
+fn interval(rec: &Recording) -> f64 {
+    match rec.samples.len() {
+        0 | 1 => 1.0,
+        2 => rec.samples[1].t.max(1e-3),
+        _ => (rec.samples[1].t - rec.samples[0].t).max(1e-3),
+    }
+}
+
+fn series(def: &'static MetricDef, labels: Labels, interval_s: f64, values: Vec<f64>) -> Series {
+    Series {
+        def,
+        labels,
+        interval_s,
+        values,
+    }
+}
+
+fn host(rec: &Recording, elapsed: f64, f: &mut Figures) {
+    let _ = elapsed;
+    let cpus: Vec<_> = rec.samples.iter().map(|s| s.cpu).collect();
+    let (Some(Some(a)), Some(Some(b))) = (cpus.first(), cpus.last()) else {
+        return;
+    };
+    let total = b.total.saturating_sub(a.total).max(1) as f64;
+    let pct = |x: u64, y: u64| 100.0 * y.saturating_sub(x) as f64 / total;
+    f.metrics.extend([
+        m::CPU_BUSY_PCT.value(pct(a.busy, b.busy)),
+        m::CPU_IOWAIT_PCT.value(pct(a.iowait, b.iowait)),
+        m::CPU_STEAL_PCT.value(pct(a.steal, b.steal)),
+    ]);
+    let ours = ticks_by_label(rec).values().sum::<u64>();
+    let others = b.busy.saturating_sub(a.busy).saturating_sub(ours);
+    f.metrics
+        .push(m::CPU_OTHERS_PCT.value(100.0 * others as f64 / total));
+    let per = |g: fn(&super::sample::HostCpu) -> u64| -> Vec<f64> {
+        cpus.windows(2)
+            .map(|w| match (w[0], w[1]) {
+                (Some(x), Some(y)) => {
+                    100.0 * g(&y).saturating_sub(g(&x)) as f64
+                        / y.total.saturating_sub(x.total).max(1) as f64
+                }
+                _ => 0.0,
+            })
+            .collect()
+    };
+    let iv = interval(rec);
+    f.series
+        .push(series(&m::CPU_BUSY_PCT, Labels::new(), iv, per(|c| c.busy)));
+    f.series.push(series(
+        &m::CPU_IOWAIT_PCT,
+        Labels::new(),
+        iv,
+        per(|c| c.iowait),
+    ));
+}
+
+/// Each label's CPU ticks over the run: per pid, its last figure less its
+/// first (or all of it, for a process born during the run).
+fn ticks_by_label(rec: &Recording) -> BTreeMap<String, u64> {
+    let mut span: BTreeMap<(String, u32), (u64, u64, u64)> = BTreeMap::new();
+    for s in &rec.samples {
+        for p in &s.procs {
+            let e =
+                span.entry((p.label.clone(), p.pid))
+                    .or_insert((p.ticks, p.ticks, p.start_ticks));
+            e.1 = p.ticks.max(e.1);
+        }
+    }
+    let mut out = BTreeMap::new();
+    for ((label, _), (first, last, start)) in span {
+        let base = if start >= rec.start_ticks { 0 } else { first };
+        *out.entry(label).or_insert(0) += last.saturating_sub(base);
+    }
+    out
+}
+
+/// Each label's ticks between two samples (a pid new in `b` counted whole
+/// if it was born during the run).
+fn interval_ticks(rec: &Recording, a: &Sample, b: &Sample) -> BTreeMap<String, u64> {
+    let mut out = BTreeMap::new();
+    for p in &b.procs {
+        let before = a
+            .procs
+            .iter()
+            .find(|q| q.pid == p.pid && q.label == p.label);
+        let d = match before {
+            Some(q) => p.ticks.saturating_sub(q.ticks),
+            None if p.start_ticks >= rec.start_ticks => p.ticks,
+            None => 0,
+        };
+        *out.entry(p.label.clone()).or_insert(0) += d;
+    }
+    out
+}
+
+fn processes(rec: &Recording, elapsed: f64, f: &mut Figures) {
+    let hz = rec.ticks_per_s.max(1) as f64;
+    let totals = ticks_by_label(rec);
+    let iv = interval(rec);
+    for (label, ticks) in &totals {
+        let l = Labels::new().with(&PROCESS, label);
+        let s = *ticks as f64 / hz;
+        f.metrics.push(m::PROC_CPU_S.labelled(l.clone(), s));
+        f.metrics
+            .push(m::PROC_CPU_PCT.labelled(l.clone(), 100.0 * s / elapsed));
+        let values = rec
+            .samples
+            .windows(2)
+            .map(|w| {
+                let t = interval_ticks(rec, &w[0], &w[1])
+                    .get(label)
+                    .copied()
+                    .unwrap_or(0);
+                100.0 * t as f64 / hz / (w[1].t - w[0].t).max(1e-9)
+            })
+            .collect();
+        f.series.push(series(&m::PROC_CPU_PCT, l, iv, values));
+    }
+    for (label, pct) in busiest_threads(rec) {
+        let l = Labels::new().with(&PROCESS, &label);
+        f.metrics.push(m::PROC_BUSIEST_THREAD_PCT.labelled(l, pct));
+    }
+}
+
+/// Per label, the CPU of its busiest thread in % of a core, over the
+/// stretch each thread was seen (at least 0.9 s of it).
+fn busiest_threads(rec: &Recording) -> BTreeMap<String, f64> {
+    let hz = rec.ticks_per_s.max(1) as f64;
+    let mut seen: BTreeMap<(String, u32), (f64, u64, f64, u64)> = BTreeMap::new();
+    for s in &rec.samples {
+        for t in &s.threads {
+            let e = seen
+                .entry((t.label.clone(), t.tid))
+                .or_insert((s.t, t.ticks, s.t, t.ticks));
+            e.2 = s.t;
+            e.3 = t.ticks;
+        }
+    }
+    let mut out: BTreeMap<String, f64> = BTreeMap::new();
+    for ((label, _), (t0, c0, t1, c1)) in seen {
+        if t1 - t0 >= 0.9 {
+            let pct = 100.0 * c1.saturating_sub(c0) as f64 / hz / (t1 - t0);
+            let e = out.entry(label).or_insert(0.0);
+            *e = e.max(pct.min(100.0));
+        }
+    }
+    out
+}
+
+fn memory(rec: &Recording, f: &mut Figures) {
+    let mem: Vec<_> = rec.samples.iter().filter_map(|s| s.mem).collect();
+    let (Some(a), Some(b)) = (mem.first(), mem.last()) else {
+        return;
+    };
+    let max = |g: fn(&super::sample::Mem) -> u64| mem.iter().map(g).max().unwrap_or(0) as f64;
+    f.metrics.extend([
+        m::MEM_PAGE_CACHE_MAX_BYTES.value(max(|x| x.cached)),
+        m::MEM_DIRTY_MAX_BYTES.value(max(|x| x.dirty)),
+        m::MEM_WRITEBACK_MAX_BYTES.value(max(|x| x.writeback)),
+        m::MEM_DIRTY_START_BYTES.value((a.dirty + a.writeback) as f64),
+        m::MEM_DIRTY_END_BYTES.value((b.dirty + b.writeback) as f64),
+        m::MEM_AVAILABLE_BYTES.value(a.available as f64),
+    ]);
+    let iv = interval(rec);
+    let at_ends: Vec<_> = mem.iter().skip(1).collect();
+    f.series.push(series(
+        &m::MEM_DIRTY_BYTES,
+        Labels::new(),
+        iv,
+        at_ends.iter().map(|x| x.dirty as f64).collect(),
+    ));
+    f.series.push(series(
+        &m::MEM_WRITEBACK_BYTES,
+        Labels::new(),
+        iv,
+        at_ends.iter().map(|x| x.writeback as f64).collect(),
+    ));
+}
+
+fn pressure(first: &Sample, last: &Sample, elapsed: f64, f: &mut Figures) {
+    let (Some(a), Some(b)) = (first.psi, last.psi) else {
+        return;
+    };
+    let pct = |x: u64, y: u64| (100.0 * y.saturating_sub(x) as f64 / 1e6 / elapsed).min(100.0);
+    f.metrics.extend([
+        m::PSI_IO_SOME_AVG_PCT.value(pct(a.io_some_us, b.io_some_us)),
+        m::PSI_IO_FULL_AVG_PCT.value(pct(a.io_full_us, b.io_full_us)),
+        m::PSI_MEMORY_SOME_AVG_PCT.value(pct(a.memory_some_us, b.memory_some_us)),
+        m::PSI_MEMORY_FULL_AVG_PCT.value(pct(a.memory_full_us, b.memory_full_us)),
+        m::PSI_CPU_SOME_AVG_PCT.value(pct(a.cpu_some_us, b.cpu_some_us)),
+    ]);
+}
+
+/// The figures that set the device's against the workload's: device read
+/// ratio and write amplification (overall from the bottom devices, and per
+/// device), device bytes written per transaction.
+pub fn derived(out: &RunOutput) -> Vec<Metric> {
+    let mut d = Vec::new();
+    let read = out.metric(&m::READ_BYTES).filter(|v| *v > 0.0);
+    let written = out.metric(&m::WRITE_BYTES).filter(|v| *v > 0.0);
+    for x in &out.metrics {
+        let is_dev = |def: &MetricDef| {
+            std::ptr::eq(x.def, def)
+                && (x.labels.is_empty()
+                    || (x.labels.get(&DEVICE).is_some() && x.labels.iter().count() == 1))
+        };
+        if let (true, Some(r)) = (is_dev(&m::DEV_READ_BYTES), read) {
+            d.push(m::DEV_READ_RATIO.labelled(x.labels.clone(), x.value / r));
+        }
+        if let (true, Some(w)) = (is_dev(&m::DEV_WRITE_BYTES), written) {
+            d.push(m::WRITE_AMPLIFICATION.labelled(x.labels.clone(), x.value / w));
+        }
+    }
+    if let (Some(tx), Some(dev)) = (
+        out.metric(&m::TRANSACTIONS).filter(|v| *v > 0.0),
+        out.metric(&m::DEV_WRITE_BYTES),
+    ) {
+        d.push(m::DEV_WRITE_BYTES_PER_TX.value(dev / tx));
+    }
+    d
+}
+
+#[cfg(test)]
+mod tests;

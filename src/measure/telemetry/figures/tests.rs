@@ -1,0 +1,196 @@
+use super::*;
+use crate::measure::telemetry::chain::Chain;
+use crate::measure::telemetry::sample::{HostCpu, Mem, ProcCpu, Psi, ThreadCpu};
+
+fn dev(name: &str, minor: u32, depth: usize, under: Option<&str>, bottom: bool) -> Device {
+    Device {
+        name: name.into(),
+        major: 7,
+        minor,
+        depth,
+        under: under.map(String::from),
+        bottom,
+    }
+}
+
+fn disk(read_mib: u64, write_mib: u64, ops: u64, busy_ms: u64) -> Disk {
+    Disk {
+        reads: ops,
+        writes: ops,
+        read_sectors: read_mib * 2048,
+        write_sectors: write_mib * 2048,
+        read_ms: ops,
+        write_ms: ops,
+        io_ticks_ms: busy_ms,
+        queue_ms: 2 * busy_ms,
+    }
+}
+
+fn proc_(label: &str, pid: u32, ticks: u64, start: u64) -> ProcCpu {
+    ProcCpu {
+        label: label.into(),
+        pid,
+        ticks,
+        start_ticks: start,
+    }
+}
+
+/// Two seconds: a loop device over vda; the loop device reads 64 MiB,
+/// vda 32 MiB; storlab uses 50 ticks, a postgres started during the run
+/// 30, a host busy 200 of 400 ticks.
+fn recording() -> Recording {
+    let chain = Chain {
+        devices: vec![
+            dev("loop0", 0, 0, None, false),
+            dev("vda", 1, 1, Some("loop0"), true),
+        ],
+    };
+    let sample = |t: f64, k: u64| Sample {
+        t,
+        disks: [
+            ((7, 0), disk(32 * k, 0, 10 * k, 500 * k)),
+            ((7, 1), disk(16 * k, 8 * k, 5 * k, 250 * k)),
+        ]
+        .into_iter()
+        .collect(),
+        cpu: Some(HostCpu {
+            busy: 100 * k,
+            iowait: 10 * k,
+            steal: 0,
+            total: 200 * k,
+        }),
+        procs: {
+            let mut p = vec![proc_("storlab", 1, 1000 + 25 * k, 5)];
+            if k > 0 {
+                p.push(proc_("postgres", 2, 15 * k, 2000));
+            }
+            p
+        },
+        threads: vec![ThreadCpu {
+            label: "storlab".into(),
+            tid: 3,
+            ticks: 90 * k,
+        }],
+        mem: Some(Mem {
+            cached: 1 << 30,
+            dirty: (k + 1) << 20,
+            writeback: 0,
+            available: 8 << 30,
+        }),
+        psi: Some(Psi {
+            io_some_us: 500_000 * k,
+            ..Default::default()
+        }),
+    };
+    Recording {
+        chain,
+        samples: vec![sample(0.0, 0), sample(1.0, 1), sample(2.0, 2)],
+        arc: None,
+        start_ticks: 1000,
+        ticks_per_s: 100,
+        cores: 2,
+        sampler_cpu_s: 0.002,
+        serving: vec![("postgres".into(), "postmaster.pid".into())],
+    }
+}
+
+fn get(f: &Figures, def: &MetricDef, labels: &Labels) -> f64 {
+    f.metrics
+        .iter()
+        .find(|x| x.is(def, labels))
+        .unwrap_or_else(|| panic!("{} {labels:?} in {:?}", def.name, f.metrics))
+        .value
+}
+
+#[test]
+fn devices_are_labelled_and_the_bottom_is_the_total() {
+    let f = figures(&recording());
+    let loop0 = Labels::new().with(&DEVICE, "loop0");
+    assert_eq!(get(&f, &m::DEV_READ_BYTES, &loop0), (64u64 << 20) as f64);
+    assert_eq!(
+        get(&f, &m::DEV_READ_BW_BYTES_PER_S, &loop0),
+        (32u64 << 20) as f64
+    );
+    assert_eq!(get(&f, &m::DEV_UTIL_PCT, &loop0), 50.0);
+    assert_eq!(get(&f, &m::DEV_QUEUE_DEPTH, &loop0), 1.0);
+    // 20 ms over 40 operations.
+    assert_eq!(get(&f, &m::DEV_AWAIT_NS, &loop0), 1e6);
+    let none = Labels::new();
+    assert_eq!(get(&f, &m::DEV_READ_BYTES, &none), (32u64 << 20) as f64);
+    assert_eq!(get(&f, &m::DEV_WRITE_BYTES, &none), (16u64 << 20) as f64);
+    let s = f
+        .series
+        .iter()
+        .find(|s| std::ptr::eq(s.def, &m::DEV_READ_BW_BYTES_PER_S) && s.labels == loop0)
+        .unwrap();
+    assert_eq!(s.values, vec![(32u64 << 20) as f64; 2]);
+    assert_eq!(s.interval_s, 1.0);
+    assert!(f
+        .facts
+        .iter()
+        .any(|(k, v)| k == "telemetry_devices" && v.contains("vda (under loop0)")));
+}
+
+#[test]
+fn processes_born_during_the_run_count_whole() {
+    let f = figures(&recording());
+    let pg = Labels::new().with(&PROCESS, "postgres");
+    // 30 ticks at 100 Hz, born after the recording started.
+    assert!((get(&f, &m::PROC_CPU_S, &pg) - 0.30).abs() < 1e-9);
+    let me = Labels::new().with(&PROCESS, "storlab");
+    assert!((get(&f, &m::PROC_CPU_S, &me) - 0.50).abs() < 1e-9);
+    assert!((get(&f, &m::PROC_CPU_PCT, &me) - 25.0).abs() < 1e-9);
+    assert!((get(&f, &m::PROC_BUSIEST_THREAD_PCT, &me) - 90.0).abs() < 1e-9);
+    // Host: 200 busy ticks of 400, of which 80 were ours.
+    let none = Labels::new();
+    assert_eq!(get(&f, &m::CPU_BUSY_PCT, &none), 50.0);
+    assert_eq!(get(&f, &m::CPU_OTHERS_PCT, &none), 30.0);
+    assert_eq!(get(&f, &m::CPU_IOWAIT_PCT, &none), 5.0);
+    let pg_series = f
+        .series
+        .iter()
+        .find(|s| std::ptr::eq(s.def, &m::PROC_CPU_PCT) && s.labels == pg)
+        .unwrap();
+    assert_eq!(pg_series.values, vec![15.0, 15.0]);
+}
+
+#[test]
+fn memory_pressure_and_cost() {
+    let f = figures(&recording());
+    let none = Labels::new();
+    assert_eq!(get(&f, &m::MEM_DIRTY_MAX_BYTES, &none), (3u64 << 20) as f64);
+    assert_eq!(
+        get(&f, &m::MEM_DIRTY_START_BYTES, &none),
+        (1u64 << 20) as f64
+    );
+    assert_eq!(get(&f, &m::MEM_DIRTY_END_BYTES, &none), (3u64 << 20) as f64);
+    assert_eq!(get(&f, &m::PSI_IO_SOME_AVG_PCT, &none), 50.0);
+    assert!((get(&f, &m::TELEMETRY_CPU_PCT, &none) - 0.1).abs() < 1e-9);
+}
+
+#[test]
+fn a_recording_without_two_samples_has_no_figures() {
+    let mut r = recording();
+    r.samples.truncate(1);
+    assert_eq!(figures(&r), Figures::default());
+}
+
+#[test]
+fn ratios_set_the_device_against_the_workload() {
+    let mut out = RunOutput::default();
+    figures(&recording()).add_to(&mut out);
+    out.metrics.push(m::READ_BYTES.value((64u64 << 20) as f64));
+    out.metrics.push(m::WRITE_BYTES.value((8u64 << 20) as f64));
+    out.metrics.push(m::TRANSACTIONS.value(1024.0));
+    let d = derived(&out);
+    let find = |def: &MetricDef, l: &Labels| d.iter().find(|x| x.is(def, l)).unwrap().value;
+    let none = Labels::new();
+    assert_eq!(find(&m::DEV_READ_RATIO, &none), 0.5);
+    assert_eq!(
+        find(&m::DEV_READ_RATIO, &Labels::new().with(&DEVICE, "loop0")),
+        1.0
+    );
+    assert_eq!(find(&m::WRITE_AMPLIFICATION, &none), 2.0);
+    assert_eq!(find(&m::DEV_WRITE_BYTES_PER_TX, &none), 16384.0);
+    assert!(derived(&RunOutput::default()).is_empty());
+}

@@ -1,0 +1,100 @@
+//! Telemetry: what the system did during each run, beside what the
+//! workload measured. A sampling thread ([`sampler`]) reads, once a second
+//! from the start of the measured run to its end, the counters of the
+//! target's device chain ([`chain`]), the host's CPU, the CPU of storlab,
+//! the programs it runs and the processes serving the target ([`procs`]),
+//! memory, pressure stall information and the ZFS ARC ([`arc`]), all
+//! through the `procfs` crate ([`sample`]). [`figures`] turns a recording
+//! into catalogue metrics (labelled `device` and `process`), per-second
+//! series and facts; [`checks`] turns those into warnings when a run
+//! measured the wrong thing. `[plan] telemetry = false` turns it off.
+//!
+//! The runner asks each target what backs it ([`Backing`]: images, brick
+//! directories, daemons) once after provisioning and each workload which
+//! processes serve it (a PostgreSQL server), then wraps the measured run
+//! in [`Recorder::start`] … [`Recorder::stop`] and hands the recording to
+//! [`conclude`].
+
+pub mod arc;
+pub mod chain;
+pub mod checks;
+pub mod figures;
+pub mod procs;
+pub mod sample;
+pub mod sampler;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+pub use self::chain::Chain;
+pub use self::procs::Served;
+pub use self::sampler::{Recorder, Recording, Watch};
+use crate::measure::RunOutput;
+
+/// The sampling interval.
+pub const INTERVAL: Duration = Duration::from_secs(1);
+
+/// What lies behind a target besides its mount point: files and
+/// directories on other filesystems that hold its data (an image, brick
+/// directories) and processes that serve it (daemons).
+#[derive(Debug, Clone, Default)]
+pub struct Backing {
+    pub paths: Vec<PathBuf>,
+    pub serving: Vec<Served>,
+    /// The target is ZFS: read the ARC's counters.
+    pub zfs: bool,
+}
+
+impl Watch {
+    /// What to watch for a target mounted at `root` with `backing`.
+    pub fn of_target(root: &Path, backing: Backing) -> Watch {
+        let mut paths = vec![root.to_path_buf()];
+        paths.extend(backing.paths);
+        Watch {
+            chain: Chain::of_paths(&paths),
+            serving: backing.serving,
+            arc: backing.zfs,
+            interval: INTERVAL,
+        }
+    }
+
+    /// This watch, with the processes serving a workload too.
+    pub fn with_serving(mut self, serving: Vec<Served>) -> Watch {
+        self.serving.extend(serving);
+        self
+    }
+}
+
+/// The counters of a chain's bottom devices, read on demand: the bytes
+/// they have read and written since boot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeviceProbe {
+    devices: Vec<(u32, u32)>,
+}
+
+impl DeviceProbe {
+    /// A probe of `chain`'s bottom devices; none when it has none.
+    pub fn of_chain(chain: &Chain) -> Option<DeviceProbe> {
+        let devices: Vec<(u32, u32)> = chain.bottom().map(|d| (d.major, d.minor)).collect();
+        (!devices.is_empty()).then_some(DeviceProbe { devices })
+    }
+
+    /// Bytes read and written by the devices so far.
+    pub fn bytes(&self) -> (u64, u64) {
+        sample::disks(&self.devices)
+            .values()
+            .fold((0, 0), |(r, w), d| {
+                (r + d.read_sectors * 512, w + d.write_sectors * 512)
+            })
+    }
+}
+
+/// Adds a recording's figures to a run's output, then the figures derived
+/// from both and the warnings of the validity checks.
+pub fn conclude(rec: &Recording, out: &mut RunOutput) {
+    figures::figures(rec).add_to(out);
+    let derived = figures::derived(out);
+    out.metrics.extend(derived);
+    let warnings = checks::checks(out, &rec.chain);
+    out.warnings.extend(warnings);
+}

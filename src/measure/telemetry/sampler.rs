@@ -1,0 +1,150 @@
+//! The sampling thread: one sample when a run starts, one a second while
+//! it runs, and a last one when it ends, so that a run's figures cover it
+//! exactly and its per-second figures are whole seconds (the last one
+//! shorter). It measures its own CPU time, so that what telemetry costs is
+//! a figure of every run.
+
+use std::sync::mpsc::{self, RecvTimeoutError, Sender};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use super::arc;
+use super::chain::Chain;
+use super::procs::{Located, Served};
+use super::sample::{self, Sample};
+use crate::measure::cpu::CpuTimes;
+
+/// What to watch during a run.
+#[derive(Debug, Clone)]
+pub struct Watch {
+    pub chain: Chain,
+    pub serving: Vec<Served>,
+    /// Whether to read the ZFS ARC's counters (a zfs target).
+    pub arc: bool,
+    pub interval: Duration,
+}
+
+/// Everything recorded during one run.
+#[derive(Debug, Clone, Default)]
+pub struct Recording {
+    pub chain: Chain,
+    pub samples: Vec<Sample>,
+    /// The ARC's counters at the start and the end.
+    pub arc: Option<(arc::Arc, arc::Arc)>,
+    /// Clock ticks after boot when the recording started.
+    pub start_ticks: u64,
+    pub ticks_per_s: u64,
+    pub cores: usize,
+    /// CPU seconds the sampling thread used.
+    pub sampler_cpu_s: f64,
+    /// The serving processes' labels and how each was identified.
+    pub serving: Vec<(String, String)>,
+}
+
+impl Recording {
+    pub fn elapsed_s(&self) -> f64 {
+        self.samples.last().map_or(0.0, |s| s.t)
+    }
+}
+
+/// A sampling thread at work.
+pub struct Recorder {
+    stop: Sender<()>,
+    handle: JoinHandle<Recording>,
+}
+
+impl Recorder {
+    /// Takes the first sample now and one every `watch.interval`.
+    pub fn start(watch: Watch) -> Recorder {
+        let (stop, stopped) = mpsc::channel::<()>();
+        let handle = std::thread::Builder::new()
+            .name("telemetry".into())
+            .spawn(move || record(watch, stopped))
+            .expect("spawning the telemetry thread");
+        Recorder { stop, handle }
+    }
+
+    /// Takes the last sample and returns the recording.
+    pub fn stop(self) -> Recording {
+        let _ = self.stop.send(());
+        self.handle.join().unwrap_or_default()
+    }
+}
+
+fn record(watch: Watch, stopped: mpsc::Receiver<()>) -> Recording {
+    let cpu0 = CpuTimes::thread_now();
+    let t0 = Instant::now();
+    let mut rec = Recording {
+        chain: watch.chain.clone(),
+        start_ticks: sample::uptime_ticks(),
+        ticks_per_s: procfs::ticks_per_second(),
+        cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        serving: watch
+            .serving
+            .iter()
+            .map(|s| (s.label.clone(), s.why.clone()))
+            .collect(),
+        ..Default::default()
+    };
+    let serving: Vec<Served> = watch.serving.iter().map(Served::resolved).collect();
+    let arc0 = watch.arc.then(arc::read).flatten();
+    let numbers = watch.chain.numbers();
+    let mut next = t0;
+    loop {
+        rec.samples.push(take(&numbers, &serving, t0));
+        next += watch.interval;
+        let wait = next.saturating_duration_since(Instant::now());
+        match stopped.recv_timeout(wait) {
+            Err(RecvTimeoutError::Timeout) => continue,
+            _ => break,
+        }
+    }
+    rec.samples.push(take(&numbers, &serving, t0));
+    rec.arc = arc0.zip(watch.arc.then(arc::read).flatten());
+    rec.sampler_cpu_s = CpuTimes::thread_now().since(cpu0).total_s;
+    rec
+}
+
+fn take(devices: &[(u32, u32)], serving: &[Served], t0: Instant) -> Sample {
+    let located: Vec<Located> = serving.iter().filter_map(Served::locate).collect();
+    let mut s = Sample {
+        disks: sample::disks(devices),
+        cpu: sample::host_cpu(),
+        mem: sample::mem(),
+        psi: sample::psi(),
+        ..Default::default()
+    };
+    sample::processes(&located, &mut s.procs, &mut s.threads);
+    s.t = t0.elapsed().as_secs_f64();
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn samples_a_short_run_at_both_ends_and_every_interval() {
+        let r = Recorder::start(Watch {
+            chain: Chain::default(),
+            serving: Vec::new(),
+            arc: false,
+            interval: Duration::from_millis(100),
+        });
+        std::thread::sleep(Duration::from_millis(350));
+        let rec = r.stop();
+        assert!(
+            (4..=7).contains(&rec.samples.len()),
+            "{}",
+            rec.samples.len()
+        );
+        // From the first sample, which a loaded host may start late, to
+        // the last, at stop.
+        assert!((0.2..1.0).contains(&rec.elapsed_s()), "{}", rec.elapsed_s());
+        assert!(rec.samples.windows(2).all(|w| w[0].t <= w[1].t));
+        // CPU time comes in clock ticks (10 ms): a sampler that took less
+        // over this short run may show none.
+        assert!(rec.sampler_cpu_s >= 0.0 && rec.sampler_cpu_s < 0.35);
+        assert!(rec.cores >= 1);
+    }
+}

@@ -1,0 +1,303 @@
+//! What differs between two campaigns, said before any number of a
+//! comparison across campaigns: the versions of the programs and the tags
+//! (the point of the comparison, its headline: "glusterfs 10.3 →
+//! glusterfs 11.1"), the host, the workloads' parameters (which make a
+//! comparison of the storage meaningless, so `compare` refuses them unless
+//! told otherwise), the targets' parameters and effective facts, and the
+//! targets and workloads found on one side only.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::provenance::version_text;
+use crate::store::CampaignData;
+
+/// One named fact with its value on each side (`None`: absent there).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Change {
+    /// The workload or target it belongs to (empty for the campaign's own).
+    pub of: String,
+    pub name: String,
+    pub a: Option<String>,
+    pub b: Option<String>,
+}
+
+/// Everything that differs between campaigns `a` and `b`.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Differences {
+    pub versions: Vec<Change>,
+    pub tags: Vec<Change>,
+    pub host: Vec<Change>,
+    pub workload_params: Vec<Change>,
+    pub target_params: Vec<Change>,
+    pub target_facts: Vec<Change>,
+    /// Workloads and targets (`workload NAME`, `target NAME`) on one side only.
+    pub only_in_a: Vec<String>,
+    pub only_in_b: Vec<String>,
+}
+
+pub fn differences(a: &CampaignData, b: &CampaignData) -> Differences {
+    let (fa, fb) = (&a.facts.provenance, &b.facts.provenance);
+    let mut va = fa.versions.clone();
+    let mut vb = fb.versions.clone();
+    va.insert("storlab".into(), a.campaign.storlab_version.clone());
+    vb.insert("storlab".into(), b.campaign.storlab_version.clone());
+    let mut d = Differences {
+        versions: changed("", &va, &vb),
+        tags: changed("", &fa.tags, &fb.tags),
+        host: changed("", &fa.host, &fb.host),
+        ..Differences::default()
+    };
+    for w in &a.workloads {
+        let Some(x) = b.workloads.iter().find(|x| x.name == w.name) else {
+            continue;
+        };
+        if w.kind != x.kind {
+            d.workload_params.push(Change {
+                of: w.name.clone(),
+                name: "kind".into(),
+                a: Some(w.kind.clone()),
+                b: Some(x.kind.clone()),
+            });
+        }
+        d.workload_params
+            .extend(changed(&w.name, &flat(&w.params), &flat(&x.params)));
+    }
+    for t in &a.targets {
+        let Some(x) = b.targets.iter().find(|x| x.name == t.name) else {
+            continue;
+        };
+        d.target_params
+            .extend(changed(&t.name, &flat(&t.params), &flat(&x.params)));
+        d.target_facts
+            .extend(changed(&t.name, &flat(&t.facts), &flat(&x.facts)));
+    }
+    d.only_in_a = only_in(a, b);
+    d.only_in_b = only_in(b, a);
+    d
+}
+
+/// The workloads and targets of `c` that `other` lacks (matched by name).
+fn only_in(c: &CampaignData, other: &CampaignData) -> Vec<String> {
+    let w = c
+        .workloads
+        .iter()
+        .filter(|w| !other.workloads.iter().any(|x| x.name == w.name))
+        .map(|w| format!("workload {}", w.name));
+    let t = c
+        .targets
+        .iter()
+        .filter(|t| !other.targets.iter().any(|x| x.name == t.name))
+        .map(|t| format!("target {}", t.name));
+    w.chain(t).collect()
+}
+
+impl Differences {
+    /// The headline: what changed in versions and tags, `a → b`.
+    pub fn headline(&self) -> String {
+        let mut parts: Vec<String> = self
+            .versions
+            .iter()
+            .map(|c| {
+                let side = |v: &Option<String>| match v {
+                    Some(v) => version_text(&c.name, v),
+                    None => format!("no {}", c.name),
+                };
+                format!("{} → {}", side(&c.a), side(&c.b))
+            })
+            .collect();
+        parts.extend(self.tags.iter().map(|c| {
+            format!(
+                "{}: {} → {}",
+                c.name,
+                c.a.as_deref().unwrap_or("(none)"),
+                c.b.as_deref().unwrap_or("(none)")
+            )
+        }));
+        if parts.is_empty() {
+            "same versions and tags".into()
+        } else {
+            parts.join("; ")
+        }
+    }
+
+    /// The workloads' parameters that differ, each with both values, as a
+    /// sentence (empty when none differ).
+    pub fn workload_text(&self, a: i64, b: i64) -> String {
+        self.workload_params
+            .iter()
+            .map(|c| {
+                format!(
+                    "workload `{}` {}: {} in campaign {a}, {} in campaign {b}",
+                    c.of,
+                    c.name,
+                    c.a.as_deref().unwrap_or("(unset)"),
+                    c.b.as_deref().unwrap_or("(unset)")
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+
+    /// Every difference as lines, the headline first.
+    pub fn text(&self, a: i64, b: i64) -> String {
+        let mut out = format!("campaign {a} → campaign {b}: {}\n", self.headline());
+        let groups = [
+            ("host", &self.host),
+            ("workload parameters", &self.workload_params),
+            ("target parameters", &self.target_params),
+            ("target facts", &self.target_facts),
+        ];
+        for (title, changes) in groups {
+            if changes.is_empty() {
+                continue;
+            }
+            out.push_str(&format!("differs in {title}:\n"));
+            for c in changes {
+                let of = if c.of.is_empty() {
+                    String::new()
+                } else {
+                    format!("{} ", c.of)
+                };
+                out.push_str(&format!(
+                    "  {of}{}: {} → {}\n",
+                    c.name,
+                    c.a.as_deref().unwrap_or("(unset)"),
+                    c.b.as_deref().unwrap_or("(unset)")
+                ));
+            }
+        }
+        if !self.only_in_a.is_empty() {
+            out.push_str(&format!(
+                "only in campaign {a}: {}\n",
+                self.only_in_a.join(", ")
+            ));
+        }
+        if !self.only_in_b.is_empty() {
+            out.push_str(&format!(
+                "only in campaign {b}: {}\n",
+                self.only_in_b.join(", ")
+            ));
+        }
+        out
+    }
+}
+
+/// The names whose values differ between `a` and `b`, in name order.
+fn changed(of: &str, a: &BTreeMap<String, String>, b: &BTreeMap<String, String>) -> Vec<Change> {
+    let mut names: Vec<&String> = a.keys().chain(b.keys()).collect();
+    names.sort();
+    names.dedup();
+    names
+        .into_iter()
+        .filter(|n| a.get(*n) != b.get(*n))
+        .map(|n| Change {
+            of: of.to_string(),
+            name: n.clone(),
+            a: a.get(n).cloned(),
+            b: b.get(n).cloned(),
+        })
+        .collect()
+}
+
+/// A JSON object flattened to `dotted.names` → its values as text
+/// (arrays as JSON text); nulls are left out.
+fn flat(v: &Value) -> BTreeMap<String, String> {
+    fn walk(prefix: &str, v: &Value, out: &mut BTreeMap<String, String>) {
+        match v {
+            Value::Object(m) => {
+                for (k, x) in m {
+                    let name = if prefix.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{prefix}.{k}")
+                    };
+                    walk(&name, x, out);
+                }
+            }
+            Value::Null => {}
+            Value::String(s) => {
+                out.insert(prefix.to_string(), s.clone());
+            }
+            Value::Number(n) if n.is_f64() => {
+                // 1000.0 is written as the user wrote it: 1000.
+                let f = n.as_f64().unwrap_or(f64::NAN);
+                let text = if f.fract() == 0.0 && f.abs() < 1e15 {
+                    format!("{}", f as i64)
+                } else {
+                    f.to_string()
+                };
+                out.insert(prefix.to_string(), text);
+            }
+            other => {
+                out.insert(prefix.to_string(), other.to_string());
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk("", v, &mut out);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn m(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn only_values_that_differ_are_changes_and_absence_counts() {
+        let c = changed(
+            "",
+            &m(&[("x", "1"), ("y", "2")]),
+            &m(&[("x", "1"), ("z", "3")]),
+        );
+        let names: Vec<_> = c
+            .iter()
+            .map(|c| (c.name.as_str(), c.a.as_deref(), c.b.as_deref()))
+            .collect();
+        assert_eq!(names, [("y", Some("2"), None), ("z", None, Some("3"))]);
+    }
+
+    #[test]
+    fn nested_parameters_are_compared_by_dotted_name() {
+        let a =
+            flat(&json!({ "settings": { "shared_buffers": "128MB" }, "clients": 8, "dsn": null }));
+        assert_eq!(
+            a,
+            m(&[("clients", "8"), ("settings.shared_buffers", "128MB")])
+        );
+    }
+
+    #[test]
+    fn the_headline_names_versions_and_tags_on_both_sides() {
+        let d = Differences {
+            versions: vec![Change {
+                of: String::new(),
+                name: "glusterfs".into(),
+                a: Some("glusterfs 10.3".into()),
+                b: Some("glusterfs 11.1".into()),
+            }],
+            tags: vec![Change {
+                of: String::new(),
+                name: "gluster".into(),
+                a: Some("10.3".into()),
+                b: None,
+            }],
+            ..Differences::default()
+        };
+        assert_eq!(
+            d.headline(),
+            "glusterfs 10.3 → glusterfs 11.1; gluster: 10.3 → (none)"
+        );
+        assert_eq!(Differences::default().headline(), "same versions and tags");
+    }
+}

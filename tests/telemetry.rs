@@ -1,0 +1,286 @@
+//! Telemetry against ground truth: bytes a loop device wrote, a read
+//! throttled by a cgroup, the page-cache warning on a cached re-read and
+//! not on a cold read, the CPU of a Gluster volume's daemons.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::provision::daemons;
+use crate::util::{labelled, metric, runs, Lab};
+
+const MIB: f64 = (1u64 << 20) as f64;
+
+fn campaign(lab: &Lab, plan: &str, target: &str, workloads: &str) -> Value {
+    let text = format!(
+        "name = \"telemetry\"\n[plan]\nrepetitions = 1\n{plan}\n\n{}\n{workloads}",
+        target.replace("@DIR@", &lab.path().display().to_string())
+    );
+    let file = lab.file("exp.toml", &text);
+    lab.ok(&["run", file.to_str().unwrap(), "--quiet"]);
+    lab.export_json()
+}
+
+fn loop_target() -> &'static str {
+    "[[target]]\nname = \"ext4\"\nkind = \"loop\"\nfs = \"ext4\"\nsize = \"256M\"\ndir = \"@DIR@\"\n"
+}
+
+/// The kernel name of a loop target's device (`loop3`), from its facts.
+fn loop_name(export: &Value) -> String {
+    let dev = export["targets"][0]["facts"]["loop_device"]
+        .as_str()
+        .expect("the loop device in the facts");
+    dev.trim_start_matches("/dev/").to_string()
+}
+
+fn warnings(export: &Value, workload: &str) -> Vec<String> {
+    runs(export)
+        .iter()
+        .filter(|r| r["workload"] == workload)
+        .flat_map(|r| r["warnings"].as_array().cloned().unwrap_or_default())
+        .map(|w| w.as_str().unwrap_or("").to_string())
+        .collect()
+}
+
+#[test]
+fn a_loop_device_written_64_mib_with_end_fsync_wrote_them() {
+    require_root!();
+    let lab = Lab::new();
+    let export = campaign(
+        &lab,
+        "",
+        loop_target(),
+        "[[workload]]\nname = \"w\"\nkind = \"io\"\nrw = \"write\"\nbs = \"1M\"\nsize = \"64M\"\nend_fsync = true\n",
+    );
+    let dev = loop_name(&export);
+    let written = labelled(&export, "w", "ext4", "dev_write_bytes", &[("device", &dev)]);
+    assert!(written[0] >= 64.0 * MIB, "{dev} wrote {written:?}");
+    let wa = labelled(
+        &export,
+        "w",
+        "ext4",
+        "write_amplification",
+        &[("device", &dev)],
+    );
+    assert!(wa[0] >= 1.0 && wa[0] < 1.5, "{wa:?}");
+    // The loop device stands on the device holding its image.
+    let facts = &runs(&export)[0]["facts"];
+    let chain = facts["telemetry_devices"].as_str().unwrap_or("");
+    assert!(chain.contains(&format!("(under {dev})")), "{facts}");
+    assert!(metric(&export, "w", "ext4", "dev_write_bytes")[0] > 0.0);
+    let own = labelled(
+        &export,
+        "w",
+        "ext4",
+        "proc_cpu_s",
+        &[("process", "storlab")],
+    );
+    assert!(own[0] > 0.0, "{own:?}");
+    let cost = metric(&export, "w", "ext4", "telemetry_cpu_pct");
+    assert!(cost[0] < 5.0, "{cost:?}");
+    let series = &runs(&export)[0]["series"];
+    assert!(
+        series
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["name"] == "dev_write_bw_bytes_per_s"
+                && s["labels"]["device"] == dev.as_str()),
+        "{series}"
+    );
+}
+
+#[test]
+fn telemetry_off_records_none_of_it() {
+    require_root!();
+    let lab = Lab::new();
+    let export = campaign(
+        &lab,
+        "telemetry = false",
+        loop_target(),
+        "[[workload]]\nname = \"w\"\nkind = \"io\"\nrw = \"write\"\nbs = \"1M\"\nsize = \"8M\"\n",
+    );
+    let names: Vec<&str> = runs(&export)[0]["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["name"].as_str())
+        .collect();
+    assert!(names.contains(&"write_bytes"), "{names:?}");
+    assert!(
+        !names
+            .iter()
+            .any(|n| n.starts_with("dev_") || n.starts_with("cpu_busy")),
+        "{names:?}"
+    );
+}
+
+#[test]
+fn a_cached_reread_measured_the_page_cache_and_a_cold_read_did_not() {
+    require_root!();
+    let read =
+        "[[workload]]\nname = \"r\"\nkind = \"io\"\nrw = \"read\"\nbs = \"1M\"\nsize = \"64M\"\n";
+    let warm = campaign(&Lab::new(), "drop_caches = false", loop_target(), read);
+    let w = warnings(&warm, "r");
+    assert!(w.iter().any(|w| w.starts_with("page cache:")), "{w:?}");
+    // The loop device is the target's own; the disk under its image is
+    // the host's, which other processes read from too.
+    let dev = loop_name(&warm);
+    let ratio = labelled(&warm, "r", "ext4", "dev_read_ratio", &[("device", &dev)]);
+    assert!(ratio[0] < 0.1, "{ratio:?}");
+    let cold = campaign(&Lab::new(), "drop_caches = true", loop_target(), read);
+    let w = warnings(&cold, "r");
+    assert!(!w.iter().any(|w| w.starts_with("page cache:")), "{w:?}");
+    let dev = loop_name(&cold);
+    let ratio = labelled(&cold, "r", "ext4", "dev_read_ratio", &[("device", &dev)]);
+    assert!(ratio[0] >= 0.9, "{ratio:?}");
+    let ratio = metric(&cold, "r", "ext4", "dev_read_ratio");
+    assert!(ratio[0] >= 0.9, "the disk under the image: {ratio:?}");
+}
+
+#[test]
+fn a_gluster_run_counts_the_cpu_of_its_daemons() {
+    require_root!();
+    let _d = daemons();
+    let lab = Lab::new();
+    let export = campaign(
+        &lab,
+        "",
+        "[[target]]\nname = \"gl\"\nkind = \"gluster\"\nbricks = 2\ndir = \"@DIR@\"\n",
+        "[[workload]]\nname = \"w\"\nkind = \"io\"\nrw = \"write\"\nbs = \"64k\"\nsize = \"32M\"\nend_fsync = true\n",
+    );
+    for process in ["glusterfs", "glusterfsd"] {
+        let cpu = labelled(&export, "w", "gl", "proc_cpu_s", &[("process", process)]);
+        assert!(cpu[0] > 0.0, "{process}: {cpu:?}");
+    }
+    let facts = &runs(&export)[0]["facts"];
+    let client = facts["telemetry_process.glusterfs"].as_str().unwrap_or("");
+    assert!(client.contains("mount point"), "{facts}");
+    // The bricks' directories are on a block device: it wrote the data.
+    assert!(metric(&export, "w", "gl", "dev_write_bytes")[0] >= 32.0 * MIB);
+}
+
+/// A loop device over a sparse image, detached on drop.
+struct LoopDev {
+    image: PathBuf,
+    dev: PathBuf,
+}
+
+impl LoopDev {
+    fn new(dir: &Path) -> LoopDev {
+        let image = dir.join("throttle.img");
+        storlab::provision::loopdev::create_image(&image, 128 << 20, false).unwrap();
+        let dev = storlab::provision::loopdev::attach(&image).unwrap();
+        LoopDev { image, dev }
+    }
+}
+
+impl Drop for LoopDev {
+    fn drop(&mut self) {
+        let _ = storlab::provision::loopdev::detach_all(&self.image);
+    }
+}
+
+/// A cgroup that limits reads from one device, removed on drop: cgroup v2's
+/// io.max where the io controller is there, else v1's blkio throttle.
+struct Throttle {
+    dir: PathBuf,
+    procs: PathBuf,
+}
+
+impl Throttle {
+    fn new(major: u32, minor: u32, bytes_per_s: u64) -> Option<Throttle> {
+        let name = format!("storlab-test-{}", std::process::id());
+        let v2 = Path::new("/sys/fs/cgroup/cgroup.controllers");
+        let (dir, file, line) =
+            if std::fs::read_to_string(v2).is_ok_and(|c| c.split_whitespace().any(|x| x == "io")) {
+                let _ = std::fs::write("/sys/fs/cgroup/cgroup.subtree_control", "+io");
+                let dir = Path::new("/sys/fs/cgroup").join(name);
+                (dir, "io.max", format!("{major}:{minor} rbps={bytes_per_s}"))
+            } else if Path::new("/sys/fs/cgroup/blkio/blkio.throttle.read_bps_device").exists() {
+                let dir = Path::new("/sys/fs/cgroup/blkio").join(name);
+                (
+                    dir,
+                    "blkio.throttle.read_bps_device",
+                    format!("{major}:{minor} {bytes_per_s}"),
+                )
+            } else {
+                return None;
+            };
+        std::fs::create_dir(&dir).ok()?;
+        let t = Throttle {
+            procs: dir.join("cgroup.procs"),
+            dir: dir.clone(),
+        };
+        std::fs::write(dir.join(file), line).ok()?;
+        Some(t)
+    }
+}
+
+impl Drop for Throttle {
+    fn drop(&mut self) {
+        for _ in 0..50 {
+            if std::fs::remove_dir(&self.dir).is_ok() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+#[test]
+fn a_read_throttled_to_20_mib_per_second_shows_20_mib_per_second_on_the_device() {
+    use storlab::measure::telemetry::figures::figures;
+    use storlab::measure::telemetry::{Chain, Recorder, Watch, INTERVAL};
+    use storlab::metric::catalogue::DEV_READ_BW_BYTES_PER_S;
+    use storlab::metric::labels::DEVICE;
+    use storlab::metric::Labels;
+    require_root!();
+    let lab = Lab::new();
+    let lo = LoopDev::new(lab.path());
+    let name = lo.dev.file_name().unwrap().to_string_lossy().into_owned();
+    let numbers = std::fs::read_to_string(format!("/sys/block/{name}/dev")).unwrap();
+    let (major, minor) = numbers.trim().split_once(':').unwrap();
+    let (major, minor): (u32, u32) = (major.parse().unwrap(), minor.parse().unwrap());
+    let rate = 20u64 << 20;
+    let Some(throttle) = Throttle::new(major, minor, rate) else {
+        eprintln!("SKIPPED: no blkio or io cgroup controller on this host");
+        return;
+    };
+    let watch = Watch {
+        chain: Chain::of_devices(&[(major, minor)]),
+        serving: Vec::new(),
+        arc: false,
+        interval: INTERVAL,
+    };
+    let rec = Recorder::start(watch);
+    let st = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "echo $$ > {} && exec dd if={} of=/dev/null bs=1M count=80 iflag=direct status=none",
+            throttle.procs.display(),
+            lo.dev.display()
+        ))
+        .status()
+        .unwrap();
+    let rec = rec.stop();
+    assert!(st.success());
+    let f = figures(&rec);
+    let labels = Labels::new().with(&DEVICE, &name);
+    let bw = f
+        .metrics
+        .iter()
+        .find(|m| m.is(&DEV_READ_BW_BYTES_PER_S, &labels))
+        .unwrap()
+        .value;
+    let ratio = bw / rate as f64;
+    eprintln!(
+        "device read {:.2} MiB/s under a 20 MiB/s limit ({:.3})",
+        bw / MIB,
+        ratio
+    );
+    assert!((0.95..=1.05).contains(&ratio), "{:.2} MiB/s", bw / MIB);
+    drop(throttle);
+}
