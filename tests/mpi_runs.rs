@@ -140,10 +140,10 @@ fn three_ranks_on_tmpfs_add_up_and_leave_nothing() {
         .unwrap_or(0);
     assert_eq!(journals, 0, "every journal is finished");
     let csv = lab.ok(&["export", "--format", "csv"]);
-    assert!(csv.starts_with("campaign,run,target,workload,repetition,round,warmup,status,metric,value,unit,direction,op,rank,host,workload."), "{csv}");
+    assert!(csv.starts_with("campaign,run,target,workload,repetition,round,warmup,status,metric,value,unit,direction,op,process,rank,host,workload."), "{csv}");
     assert!(
         csv.lines()
-            .any(|l| l.contains(",seqwrite,") && l.contains(",bytes,16777216,bytes,higher,,2,")),
+            .any(|l| l.contains(",seqwrite,") && l.contains(",bytes,16777216,bytes,higher,,,2,")),
         "{csv}"
     );
     let json = lab.export_json();
