@@ -67,7 +67,7 @@ fn query_f64(db: &Path, sql: &str, run: i64) -> f64 {
 /// workload, each ok on `ranks` ranks with one row per rank, the aggregate
 /// bytes and operations equal to the sums over the ranks, and the merged
 /// histograms counting exactly the operations.
-fn assert_ranked_runs(db: &Path, workloads: &[&str], reps: i64, ranks: i64) {
+pub(crate) fn assert_ranked_runs(db: &Path, workloads: &[&str], reps: i64, ranks: i64) {
     for w in workloads {
         let runs = query_i64(
             db,
@@ -140,10 +140,10 @@ fn three_ranks_on_tmpfs_add_up_and_leave_nothing() {
         .unwrap_or(0);
     assert_eq!(journals, 0, "every journal is finished");
     let csv = lab.ok(&["export", "--format", "csv"]);
-    assert!(csv.starts_with("campaign,run,target,workload,repetition,round,warmup,status,metric,value,unit,direction,op,rank,host,workload."), "{csv}");
+    assert!(csv.starts_with("campaign,run,target,workload,repetition,round,warmup,status,metric,value,unit,direction,op,process,rank,host,workload."), "{csv}");
     assert!(
         csv.lines()
-            .any(|l| l.contains(",seqwrite,") && l.contains(",bytes,16777216,bytes,higher,,2,")),
+            .any(|l| l.contains(",seqwrite,") && l.contains(",bytes,16777216,bytes,higher,,,2,")),
         "{csv}"
     );
     let json = lab.export_json();

@@ -18,6 +18,8 @@ mod cdp;
 /// The command line: version, completions, man pages, init, stdin, export
 /// formats, closed streams, SIGHUP, stuck external commands.
 mod cli;
+/// storlab on a simulated cluster: Gluster bricks on server hosts, a client host.
+mod cluster_runs;
 /// Real commands (tar extraction, failures, timeouts) timed as `command` workloads.
 mod command_runs;
 /// What survives a killed campaign, and what the next one cleans.
@@ -57,6 +59,8 @@ mod pgbench_runs;
 mod provision;
 /// The seed studies' workloads (matrix, smallfiles, tinywrites) through the real binary.
 mod seed_workloads;
+/// The simulated cluster: hosts as namespaces on a bridge, shaped links, cleanup.
+mod simcluster;
 /// The embedded SQLite TPC-B-like workload and its consistency invariant.
 mod sqlite_oltp_runs;
 /// A loop image on a Gluster volume: provisioned in order, remounted as a

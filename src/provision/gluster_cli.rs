@@ -1,42 +1,136 @@
-//! The Gluster command line as storlab uses it (`gluster --mode=script`):
-//! whether glusterd answers, volumes deleted, `volume info`/`volume get`
-//! parsed, `volume create` argument vectors. Knows no target kind: the
-//! `gluster` target and the journal's undo (`storlab cleanup`) both stand
-//! on it.
+//! The Gluster command line as storlab uses it (`gluster --mode=script`),
+//! on this host or on a server ([`Site`]): whether glusterd answers,
+//! volumes deleted, peers probed and detached, `volume info`/`volume get`
+//! and `peer status` parsed, `volume create` argument vectors. Knows no
+//! target kind: the `gluster` target and the journal's undo (`storlab
+//! cleanup`) both stand on it.
 
 use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
 use super::cmd;
+use super::site::Site;
+use super::undo::Undone;
 
 pub const GLUSTER: &str = "gluster";
 pub const SCRIPT: &str = "--mode=script";
 
-/// Runs `gluster --mode=script args…`.
-pub fn gluster(args: &[&str]) -> Result<String> {
+/// Runs `gluster --mode=script args…` at `site`.
+pub fn gluster(site: &Site, args: &[&str]) -> Result<String> {
     let mut all = vec![SCRIPT];
     all.extend_from_slice(args);
-    cmd::run(GLUSTER, &all)
+    site.run(GLUSTER, &all)
 }
 
-pub fn glusterd_reachable() -> bool {
-    cmd::succeeds(GLUSTER, &[SCRIPT, "volume", "list"])
+/// Whether the glusterd at `site` answers.
+pub fn glusterd_reachable(site: &Site) -> bool {
+    site.succeeds(GLUSTER, &[SCRIPT, "volume", "list"])
 }
 
-/// Stops and deletes volume `name` if it exists.
-pub fn delete_volume(name: &str) -> Result<()> {
-    if !glusterd_reachable() {
-        bail!("cannot reach glusterd to delete volume {name}; start glusterd and run `storlab cleanup` again");
+/// Stops and deletes volume `name` if it exists, through the glusterd at
+/// `site`.
+pub fn delete_volume(site: &Site, name: &str) -> Result<()> {
+    if !glusterd_reachable(site) {
+        bail!("cannot reach glusterd on {site} to delete volume {name}; start glusterd there and run `storlab cleanup` again");
     }
-    if gluster(&["volume", "info", name]).is_err() {
+    if gluster(site, &["volume", "info", name]).is_err() {
         return Ok(());
     }
-    let _ = gluster(&["volume", "stop", name, "force"]); // may already be stopped
+    let _ = gluster(site, &["volume", "stop", name, "force"]); // may already be stopped
     cmd::retry(10, 1000, || {
-        gluster(&["volume", "delete", name]).map(|_| ())
+        gluster(site, &["volume", "delete", name]).map(|_| ())
     })
-    .with_context(|| format!("deleting Gluster volume {name}; run `gluster volume delete {name}`"))
+    .with_context(|| {
+        format!(
+            "deleting Gluster volume {name} on {site}; run `gluster volume delete {name}` there"
+        )
+    })
+}
+
+/// What probing a peer did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Probed {
+    /// It joined the trusted pool now.
+    Added,
+    /// It was in the pool already (added by someone else).
+    Already,
+}
+
+/// Probes `peer` into the trusted pool of the glusterd at `site` and waits
+/// until it is a connected member (`Peer in Cluster`), at most `wait`.
+pub fn probe_peer(site: &Site, peer: &str, wait: Duration) -> Result<Probed> {
+    let out = gluster(site, &["peer", "probe", peer])
+        .with_context(|| format!("adding {peer} to the trusted pool of {site}; is glusterd running on {peer}, and does {peer} resolve there?"))?;
+    let probed = if out.contains("already in peer list") {
+        Probed::Already
+    } else {
+        Probed::Added
+    };
+    let t0 = Instant::now();
+    loop {
+        let status = gluster(site, &["peer", "status"])?;
+        if peer_state(&status, peer).is_some_and(|s| s.starts_with("Peer in Cluster (Connected)")) {
+            return Ok(probed);
+        }
+        if t0.elapsed() > wait {
+            bail!(
+                "{peer} did not become a connected member of {site}'s trusted pool within {} s (peer status: {:?})",
+                wait.as_secs(),
+                peer_state(&status, peer)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(300));
+    }
+}
+
+/// Whether `peer` is in the trusted pool of the glusterd at `site`.
+pub fn is_peer(site: &Site, peer: &str) -> Result<bool> {
+    Ok(peer_state(&gluster(site, &["peer", "status"])?, peer).is_some())
+}
+
+/// Detaches `peer` from the trusted pool of the glusterd at `site`;
+/// gone when it is not (or no longer) a peer. A peer that still holds a
+/// brick of some volume — another campaign's — is kept: Gluster refuses,
+/// and so would storlab.
+pub fn detach_peer(site: &Site, peer: &str) -> Result<Undone> {
+    if !glusterd_reachable(site) {
+        bail!("cannot reach glusterd on {site} to detach peer {peer}; start glusterd there and run `storlab cleanup` again");
+    }
+    if !is_peer(site, peer)? {
+        return Ok(Undone::Gone);
+    }
+    match gluster(site, &["peer", "detach", peer]) {
+        Ok(_) => Ok(Undone::Gone),
+        Err(e) if format!("{e:#}").contains("bricks") => Ok(Undone::Kept(format!(
+            "leaving {peer} in the trusted pool of {site}: a volume still has bricks there; `storlab cleanup` detaches it once none has"
+        ))),
+        Err(e) => Err(e).with_context(|| format!("detaching peer {peer} on {site}")),
+    }
+}
+
+/// The state of `peer` in `gluster peer status` output, if it is listed
+/// by its host name or one of its other names (which follow the state).
+pub fn peer_state(status: &str, peer: &str) -> Option<String> {
+    let mut peers: Vec<(Vec<&str>, &str)> = Vec::new();
+    let mut other_names = false;
+    for line in status.lines().map(str::trim) {
+        if let Some(h) = line.strip_prefix("Hostname: ") {
+            peers.push((vec![h.trim()], ""));
+            other_names = false;
+        } else if let (Some(state), Some(p)) = (line.strip_prefix("State: "), peers.last_mut()) {
+            p.1 = state.trim();
+        } else if line == "Other names:" {
+            other_names = true;
+        } else if let (true, false, Some(p)) = (other_names, line.is_empty(), peers.last_mut()) {
+            p.0.push(line);
+        }
+    }
+    peers
+        .into_iter()
+        .find(|(names, _)| names.contains(&peer))
+        .map(|(_, state)| state.to_string())
 }
 
 /// `Key: value` lines of `gluster volume info`.
@@ -108,6 +202,21 @@ mod tests {
         assert!(
             same_value("false", "off") && same_value("Enable", "on") && !same_value("on", "off")
         );
+    }
+
+    #[test]
+    fn peers_are_found_by_any_of_their_names() {
+        let status = "Number of Peers: 2\n\nHostname: s2\nUuid: 8d7e\nState: Peer in Cluster (Connected)\n\nHostname: 10.0.0.3\nUuid: 9a22\nState: Accepted peer request (Connected)\nOther names:\ns3\n";
+        assert_eq!(
+            peer_state(status, "s2").as_deref(),
+            Some("Peer in Cluster (Connected)")
+        );
+        assert_eq!(
+            peer_state(status, "s3").as_deref(),
+            Some("Accepted peer request (Connected)")
+        );
+        assert!(peer_state(status, "s4").is_none());
+        assert!(peer_state("Number of Peers: 0\n", "s2").is_none());
     }
 
     #[test]

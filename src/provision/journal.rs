@@ -16,6 +16,8 @@ use serde::{Deserialize, Serialize};
 
 use super::owner::Owner;
 pub use super::resource::Resource;
+use super::site::Site;
+use super::site_fs;
 pub use super::undo::Undone;
 
 const SUFFIX: &str = ".journal";
@@ -343,6 +345,34 @@ impl Held {
             path: path.to_path_buf(),
         })?;
         std::fs::create_dir(path).with_context(|| format!("creating {}", path.display()))
+    }
+
+    /// Journals directory `path` at `site` — this host, or another through
+    /// the remote shell — then creates it there; it must not exist yet.
+    pub fn make_dir_at(&mut self, site: &Site, path: &Path) -> Result<()> {
+        let dir = Resource::Dir {
+            path: path.to_path_buf(),
+        };
+        self.record(Resource::at(site, dir))?;
+        site_fs::make_dir(site, path)
+    }
+
+    /// Lets go of the newest resource without undoing it: it turned out
+    /// not to be this campaign's (a peer already in the pool).
+    pub fn disown_last(&mut self) -> Result<()> {
+        match self.items.pop() {
+            Some((id, _)) => self.journal.release(id),
+            None => Ok(()),
+        }
+    }
+
+    /// Lets go of every resource held without undoing it: something else
+    /// undid them (a client host unmounted its own mount).
+    pub fn disown_all(&mut self) -> Result<()> {
+        while !self.items.is_empty() {
+            self.disown_last()?;
+        }
+        Ok(())
     }
 
     pub fn holds(&self, resource: &Resource) -> bool {

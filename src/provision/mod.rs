@@ -1,14 +1,17 @@
 //! What the target kinds stand on and `storlab cleanup` undoes: the
 //! provisioning journal and its resources, external commands, mounts and
 //! mountinfo, image files and loop devices, whole block devices (checks,
-//! claims, facts), shared daemons, the zfs and gluster command lines, a
-//! target's working directory and path facts, storlab's naming scheme, the
-//! owner of what a campaign made, and a target's identity (is it still the
-//! filesystem provisioned?).
+//! claims, facts), shared daemons, the zfs and gluster command lines, where
+//! a command runs (this host or another, through the remote shell) and
+//! directories and mounts there, a target's working directory and path
+//! facts, storlab's naming scheme, the owner of what a campaign made, a
+//! target's identity (is it still the filesystem provisioned?), and how
+//! clients on other hosts mount what a target provisioned.
 //! Nothing here knows a target kind; the kinds in [`crate::targets`] are
 //! built on it.
 
 pub mod blockdev;
+pub mod client;
 pub mod cmd;
 pub mod daemon;
 pub mod facts;
@@ -24,6 +27,8 @@ pub mod options;
 pub mod owner;
 pub mod ownership;
 pub mod resource;
+pub mod site;
+pub mod site_fs;
 pub mod undo;
 pub mod workdir;
 pub mod zfs_cli;

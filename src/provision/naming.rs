@@ -67,24 +67,35 @@ fn is_storlab_component(c: &str) -> bool {
 /// without `..`, and (followed through symbolic links, when it exists)
 /// with a component such as `storlab-4242-gl` or `storlab-work-t`.
 pub fn check_ours(path: &Path) -> Result<()> {
+    check_ours_as_written(path)?;
+    match path.canonicalize() {
+        Ok(real) => named(&real),
+        Err(_) => Ok(()),
+    }
+}
+
+/// [`check_ours`] of a path as it is written, without following it: a
+/// path on another host, which that host checks for links when it undoes it.
+pub fn check_ours_as_written(path: &Path) -> Result<()> {
     if !path.is_absolute() || path.components().any(|c| c == Component::ParentDir) {
         bail!(
             "{} is not an absolute path without `..`; storlab does not touch it",
             path.display()
         );
     }
-    let real = path.canonicalize().ok();
-    for p in std::iter::once(path).chain(real.as_deref()) {
-        let named = p.components().any(|c| match c {
-            Component::Normal(s) => is_storlab_component(&s.to_string_lossy()),
-            _ => false,
-        });
-        if !named {
-            bail!(
-                "{} is not inside a directory storlab names (storlab-<pid>-<target>, storlab-work-…, storlab-tmpfs-…, storlab-pg-…); storlab does not touch it — remove it by hand if it is yours",
-                p.display()
-            );
-        }
+    named(path)
+}
+
+fn named(path: &Path) -> Result<()> {
+    let named = path.components().any(|c| match c {
+        Component::Normal(s) => is_storlab_component(&s.to_string_lossy()),
+        _ => false,
+    });
+    if !named {
+        bail!(
+            "{} is not inside a directory storlab names (storlab-<pid>-<target>, storlab-work-…, storlab-tmpfs-…, storlab-pg-…); storlab does not touch it — remove it by hand if it is yours",
+            path.display()
+        );
     }
     Ok(())
 }

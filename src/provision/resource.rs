@@ -2,18 +2,23 @@
 //! undo each one. Every undo is idempotent (undoing what is already gone
 //! succeeds), touches only the named resource, and refuses anything outside
 //! storlab's naming scheme ([`super::naming`]): a journal line naming
-//! `/home` removes nothing.
+//! `/home` removes nothing. A resource on another host (a brick on a
+//! Gluster server, a client's mount) is undone there through the remote
+//! shell ([`super::site`]). A peer of a Gluster trusted pool carries no
+//! name storlab gives; it is journaled only when storlab added it, and
+//! Gluster itself refuses to detach one that still holds a brick.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
-use super::naming::{check_ours, is_resource_name, WORKDIR_PREFIX};
+use super::naming::{check_ours, check_ours_as_written, is_resource_name, WORKDIR_PREFIX};
 use super::owner::Owner;
+use super::site::{check_host, Site};
 use super::undo::remove_dir;
 pub use super::undo::Undone;
-use super::{daemon, gluster_cli, loopdev, mount, ownership, zfs_cli};
+use super::{daemon, gluster_cli, loopdev, mount, ownership, site_fs, zfs_cli};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -36,12 +41,33 @@ pub enum Resource {
     /// A campaign's working directory on a target, removed only while its
     /// marker still names `owner` (another campaign may own that path now).
     Workdir { path: PathBuf, owner: Owner },
+    /// A server storlab added to the Gluster trusted pool of the glusterd
+    /// where it runs the gluster command line; detached again.
+    Peer { name: String },
+    /// `resource` on another host: a directory, a mount, a volume or a
+    /// peer, undone there through the remote shell.
+    Remote {
+        host: String,
+        resource: Box<Resource>,
+    },
 }
 
 /// The daemons storlab may start.
 const DAEMONS: &[&str] = &["glusterd", "zfs-fuse"];
 
 impl Resource {
+    /// `resource` as it lives at `site`: itself on this host, wrapped in
+    /// [`Resource::Remote`] on another.
+    pub fn at(site: &Site, resource: Resource) -> Resource {
+        match site {
+            Site::Local => resource,
+            Site::Remote(host) => Resource::Remote {
+                host: host.clone(),
+                resource: Box::new(resource),
+            },
+        }
+    }
+
     pub fn describe(&self) -> String {
         match self {
             Resource::Dir { path } => format!("directory {}", path.display()),
@@ -54,6 +80,8 @@ impl Resource {
                 format!("{program} daemon (pid file {})", pidfile.display())
             }
             Resource::Workdir { path, .. } => format!("working directory {}", path.display()),
+            Resource::Peer { name } => format!("Gluster peer {name}"),
+            Resource::Remote { host, resource } => format!("{} on {host}", resource.describe()),
         }
     }
 
@@ -79,6 +107,21 @@ impl Resource {
                 bail!("`{name}` is not a name storlab gives (storlab-<pid>-<target>); storlab does not touch it")
             }
             Resource::Daemon { program, pidfile } => check_pidfile(program, pidfile),
+            Resource::Peer { name } => check_host(name),
+            Resource::Remote { host, resource } => {
+                check_host(host)?;
+                match &**resource {
+                    // Checked as written: the path is on the other host.
+                    Resource::Dir { path } | Resource::Mount { path } => {
+                        check_ours_as_written(path)
+                    }
+                    r @ (Resource::Volume { .. } | Resource::Peer { .. }) => r.check_ours(),
+                    r => bail!(
+                        "{} is not undone on another host; storlab does not touch it",
+                        r.describe()
+                    ),
+                }
+            }
         }
     }
 
@@ -98,10 +141,29 @@ impl Resource {
             Resource::Loop { image } => gone(loopdev::detach_all(image)),
             Resource::Mount { path } => gone(mount::umount_if_mounted(path)),
             Resource::Pool { name } => gone(zfs_cli::destroy_pool(name)),
-            Resource::Volume { name } => gone(gluster_cli::delete_volume(name)),
+            Resource::Volume { name } => gone(gluster_cli::delete_volume(&Site::Local, name)),
             Resource::Daemon { program, pidfile } => daemon::stop(program, pidfile),
             Resource::Workdir { path, owner } => ownership::remove_owned(path, owner),
+            Resource::Peer { name } => gluster_cli::detach_peer(&Site::Local, name),
+            // On that host itself (`storlab cleanup` run there), as any
+            // resource of this host's, with every local check.
+            Resource::Remote { host, resource } => match Site::of(host) {
+                Site::Local => resource.undo(),
+                there => undo_at(&there, resource),
+            },
         }
+    }
+}
+
+/// Undoes a resource of another host's, there.
+fn undo_at(site: &Site, resource: &Resource) -> Result<Undone> {
+    let gone = |r: Result<()>| r.map(|()| Undone::Gone);
+    match resource {
+        Resource::Dir { path } => gone(site_fs::remove_dir(site, path)),
+        Resource::Mount { path } => gone(site_fs::umount(site, path)),
+        Resource::Volume { name } => gone(gluster_cli::delete_volume(site, name)),
+        Resource::Peer { name } => gluster_cli::detach_peer(site, name),
+        other => bail!("{} is not undone on another host", other.describe()),
     }
 }
 
@@ -176,10 +238,78 @@ mod tests {
                 path: victim.path().to_path_buf(),
                 owner: Owner::me(),
             },
+            Resource::Remote {
+                host: "h1".into(),
+                resource: Box::new(Resource::Dir {
+                    path: "/home".into(),
+                }),
+            },
+            Resource::Remote {
+                host: "h1".into(),
+                resource: Box::new(Resource::Volume { name: "gv0".into() }),
+            },
+            Resource::Remote {
+                host: "h1".into(),
+                resource: Box::new(Resource::Daemon {
+                    program: "glusterd".into(),
+                    pidfile: "/var/lib/storlab/glusterd-1.pid".into(),
+                }),
+            },
         ] {
             let e = r.undo().unwrap_err();
             assert!(format!("{e:#}").contains("does not touch"), "{e:#}");
         }
         assert!(file.exists(), "the victim's file is still there");
+        for bad_host in ["-oProxyCommand=sh", "h;x"] {
+            let r = Resource::Remote {
+                host: bad_host.into(),
+                resource: Box::new(Resource::Volume {
+                    name: "storlab-1-v".into(),
+                }),
+            };
+            assert!(r.undo().is_err(), "{bad_host}");
+            let p = Resource::Peer {
+                name: bad_host.into(),
+            };
+            assert!(p.check_ours().is_err(), "{bad_host}");
+        }
+    }
+
+    #[test]
+    fn remote_resources_round_trip_through_the_journal_format() {
+        let r = Resource::Remote {
+            host: "s1".into(),
+            resource: Box::new(Resource::Dir {
+                path: "/var/tmp/storlab-7-gl/brick0".into(),
+            }),
+        };
+        let text = serde_json::to_string(&r).unwrap();
+        assert_eq!(
+            text,
+            r#"{"type":"remote","host":"s1","resource":{"type":"dir","path":"/var/tmp/storlab-7-gl/brick0"}}"#
+        );
+        assert_eq!(serde_json::from_str::<Resource>(&text).unwrap(), r);
+        assert_eq!(r.describe(), "directory /var/tmp/storlab-7-gl/brick0 on s1");
+        r.check_ours().unwrap();
+    }
+
+    #[test]
+    fn a_remote_brick_is_removed_there() {
+        crate::provision::site::with_loopback_rsh(|| {
+            let d = tempfile::tempdir().unwrap();
+            let base = d.path().canonicalize().unwrap().join("storlab-7-gl");
+            std::fs::create_dir_all(base.join("brick0/.glusterfs")).unwrap();
+            let r = Resource::Remote {
+                host: "s1".into(),
+                resource: Box::new(Resource::Dir { path: base.clone() }),
+            };
+            assert_eq!(r.undo().unwrap(), Undone::Gone);
+            assert!(!base.exists());
+            assert_eq!(
+                r.undo().unwrap(),
+                Undone::Gone,
+                "undoing what is gone succeeds"
+            );
+        });
     }
 }

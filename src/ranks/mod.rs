@@ -7,10 +7,12 @@
 //! more than one rank, so a plain `storlab run` behaves exactly as it always
 //! did. On top of it: the wire messages ([`protocol`]), the start-up
 //! handshake ([`team`]), one run on every rank ([`turn`]), the loop the
-//! ranks other than 0 follow ([`follow`]), and the pure merge of the ranks'
+//! ranks other than 0 follow ([`follow`]), the client mounts of a host
+//! other than rank 0's ([`host_mounts`]), and the pure merge of the ranks'
 //! outputs into one run ([`merge`]).
 
 pub mod follow;
+pub mod host_mounts;
 pub mod merge;
 #[cfg(feature = "mpi")]
 mod mpi_world;

@@ -9,6 +9,7 @@ use anyhow::{anyhow, Result};
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 
 pub use crate::measure::wire::WireOutput;
+use crate::provision::client::ClientMount;
 
 /// Rank 0's first word: the experiment every rank runs, or why there is none.
 #[derive(Debug, Serialize, Deserialize)]
@@ -38,10 +39,17 @@ pub struct Start {
     pub hosts: Vec<String>,
 }
 
-/// Rank 0's instruction before each run.
+/// Rank 0's instruction before each run, and around the campaign's runs.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub enum Instruction {
+    /// Before the first run: the first rank of each host other than rank
+    /// 0's mounts each target that has a client mount (`None`: a target
+    /// clients do not mount); every rank answers with its error, if any.
+    Mount(Vec<Option<ClientMount>>),
     Run(RunOrder),
+    /// After the last run, before rank 0 tears the targets down: undo what
+    /// `Mount` did; every rank answers with its error, if any.
+    Unmount,
     /// The campaign is over (finished, interrupted or failed): exit.
     Over,
 }

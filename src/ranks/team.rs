@@ -66,6 +66,23 @@ impl Team {
         self.hosts.iter().position(|h| h == me) == Some(self.rank())
     }
 
+    /// The first rank of a host other than rank 0's: it mounts there what
+    /// rank 0 provisioned, and drops that host's caches.
+    pub fn leads_other_host(&self) -> bool {
+        self.leads_host() && self.host(self.rank()) != self.host(0)
+    }
+
+    /// The hosts of the job other than rank 0's, each once, in rank order.
+    pub fn other_hosts(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for h in &self.hosts {
+            if h != self.host(0) && !out.contains(h) {
+                out.push(h.clone());
+            }
+        }
+        out
+    }
+
     /// Rank 0: offers `exp` to the other ranks and waits for every one to
     /// have parsed it. An error names each rank that could not.
     pub fn open(&mut self, exp: &Experiment) -> Result<()> {

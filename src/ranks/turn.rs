@@ -12,7 +12,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 
 use super::merge::{merge, RankRun};
 use super::protocol::{RankReport, RunOrder, WireOutput};
@@ -138,12 +138,34 @@ fn prepare(
     cx: &RunContext,
 ) -> Result<()> {
     if team.is_multi() {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        make_rank_dir(dir)?;
     }
     if let Some(dev) = &order.device {
         w.use_device(dev)?;
     }
     w.prepare(dir, cx).context("preparing the run")
+}
+
+/// A rank's directory (or the shared one), inside the run's directory
+/// that rank 0 made on the target. On another host that directory is
+/// there only if the target's filesystem is mounted there at the same
+/// path: one made anew would be on that host's own disk, and the rank
+/// would measure it instead of the target.
+fn make_rank_dir(dir: &Path) -> Result<()> {
+    let run_dir = dir.parent().unwrap_or(dir);
+    if !run_dir.is_dir() {
+        bail!(
+            "{} does not exist on {}: the target's filesystem is not mounted there at the same path; mount it on every host (a `dir` target), or use a target storlab mounts on every host (`gluster`, `nfs`)",
+            run_dir.display(),
+            crate::host::hostname()
+        );
+    }
+    match std::fs::create_dir(dir) {
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
+            Err(e).with_context(|| format!("creating {}", dir.display()))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// The measured run, timed from the start barrier.

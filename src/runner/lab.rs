@@ -3,9 +3,11 @@
 //! [`Identity`]), so that a run never measures a filesystem that replaced
 //! the target behind storlab's back. A target standing on another (`on`)
 //! is provisioned after it, its image in that one's working directory,
-//! remounted with it as one stack, and torn down before it. Everything is
-//! journaled before it is created and torn down on drop, also on errors
-//! and interrupts.
+//! remounted with it as one stack, and torn down before it. Under MPI
+//! across hosts, the targets' client mounts on the other hosts
+//! ([`super::clients`]) are made after provisioning and undone first.
+//! Everything is journaled before it is created and torn down on drop,
+//! also on errors and interrupts.
 
 use std::path::Path;
 
@@ -18,11 +20,17 @@ use crate::provision::facts::space;
 use crate::provision::identity::Identity;
 use crate::provision::journal::Journal;
 use crate::provision::workdir::Workdir;
+use crate::ranks::Team;
 use crate::targets::Target;
 
+use super::clients::{refuse_unreachable, Clients};
+
 /// Provisioned targets and their working directories, torn down on drop.
-pub(super) struct Lab {
+pub(super) struct Lab<'t> {
     pub journal: Journal,
+    team: &'t Team,
+    /// The targets' mounts on the other hosts of an MPI job.
+    clients: Clients,
     pub targets: Vec<Box<dyn Target>>,
     /// Each target's working directory, by target index.
     pub workdirs: Vec<Option<Workdir>>,
@@ -35,19 +43,20 @@ pub(super) struct Lab {
     /// Targets in the order they were (or began to be) provisioned.
     provisioned: Vec<usize>,
     /// Clients writing into each target at once (MPI ranks).
-    clients: u64,
+    writers: u64,
     /// What telemetry watches on each target (none when it is off).
     watches: Vec<Option<Watch>>,
 }
 
-impl Lab {
-    pub fn new(exp: &Experiment, clients: usize) -> Result<Lab> {
+impl<'t> Lab<'t> {
+    pub fn new(exp: &Experiment, team: &'t Team) -> Result<Lab<'t>> {
         let journal = Journal::for_campaign();
         let targets: Vec<Box<dyn Target>> = exp
             .targets
             .iter()
             .map(|t| t.config.build(&t.slug, &journal))
             .collect();
+        refuse_unreachable(exp, &targets, team)?;
         for (t, spec) in targets.iter().zip(&exp.targets) {
             t.preflight()
                 .with_context(|| format!("target `{}`", spec.name))?;
@@ -59,14 +68,16 @@ impl Lab {
         }
         let n = targets.len();
         Ok(Lab {
+            clients: Clients::new(&journal),
             journal,
+            team,
             targets,
             workdirs: (0..n).map(|_| None).collect(),
             identities: vec![None; n],
             lost: vec![None; n],
             under: exp.targets.iter().map(|t| t.on).collect(),
             provisioned: Vec::new(),
-            clients: clients as u64,
+            writers: team.size() as u64,
             watches: Vec::new(),
         })
     }
@@ -92,7 +103,7 @@ impl Lab {
             // A raw device's room is checked against its size by the io
             // workload; the working directory beside it holds no data.
             if self.targets[i].device().is_none() {
-                check_space(exp, i, root, self.clients)?;
+                check_space(exp, i, root, self.writers)?;
             }
             let wd = Workdir::create(root, &spec.slug, &self.journal)
                 .with_context(|| format!("target `{}`", spec.name))?;
@@ -110,7 +121,7 @@ impl Lab {
                     .then(|| Watch::of_target(t.root(), t.backing()))
             })
             .collect();
-        Ok(())
+        self.clients.mount(&self.targets, self.team)
     }
 
     /// What telemetry watches on target `t` during a run, if anything.
@@ -212,6 +223,9 @@ impl Lab {
     /// rather than be pulled from under them.
     pub fn teardown(&mut self) -> Vec<String> {
         let mut errors = Vec::new();
+        if let Err(e) = self.clients.unmount(self.team) {
+            errors.push(format!("{e:#}"));
+        }
         let mut stuck = vec![false; self.targets.len()];
         while let Some(i) = self.provisioned.pop() {
             if (0..self.targets.len()).any(|j| stuck[j] && self.stands_on(j, i)) {
@@ -248,7 +262,7 @@ impl Lab {
     }
 }
 
-impl Drop for Lab {
+impl Drop for Lab<'_> {
     fn drop(&mut self) {
         for e in self.teardown() {
             errln!("storlab: teardown: {e}");

@@ -5,6 +5,7 @@
 //! when SIGINT/SIGTERM raise the stop flag. Under MPI this is rank 0: it
 //! provisions and records, and each run is carried out by every rank.
 
+mod clients;
 mod conduct;
 mod lab;
 
@@ -50,7 +51,7 @@ pub struct Session<'a> {
 
 /// Runs a new campaign and records it in the session's store.
 pub fn run_campaign(s: Session<'_>) -> Result<Outcome> {
-    let lab = Lab::new(s.exp, s.team.size())?;
+    let lab = Lab::new(s.exp, s.team)?;
     let ids = s
         .store
         .begin_campaign(s.exp, &crate::host::environment(), planned_runs(s.exp))?;
@@ -64,7 +65,7 @@ pub fn run_campaign(s: Session<'_>) -> Result<Outcome> {
 /// while another process still runs it.
 pub fn resume_campaign(s: Session<'_>, ids: CampaignIds) -> Result<Outcome> {
     s.store.lock_campaign(ids.campaign)?;
-    let lab = Lab::new(s.exp, s.team.size())?;
+    let lab = Lab::new(s.exp, s.team)?;
     let removed = s.store.reopen_campaign(ids.campaign)?;
     if removed > 0 {
         s.printer.note(&format!(
@@ -82,7 +83,12 @@ fn planned_runs(exp: &Experiment) -> usize {
     pairs * (exp.plan.warmup + exp.plan.repetitions.max()) as usize
 }
 
-fn drive(s: Session<'_>, mut lab: Lab, ids: CampaignIds, done: Vec<DoneRun>) -> Result<Outcome> {
+fn drive<'a>(
+    s: Session<'a>,
+    mut lab: Lab<'a>,
+    ids: CampaignIds,
+    done: Vec<DoneRun>,
+) -> Result<Outcome> {
     if let Err(e) = s
         .store
         .reserve_spool(ids.campaign)
@@ -149,7 +155,12 @@ fn end_interrupted(store: &mut Store, mut lab: Lab, campaign: i64) -> Result<Out
 }
 
 /// Each target's facts, once it is provisioned.
-fn record_facts(exp: &Experiment, store: &mut Store, lab: &Lab, ids: &CampaignIds) -> Result<()> {
+fn record_facts(
+    exp: &Experiment,
+    store: &mut Store,
+    lab: &Lab<'_>,
+    ids: &CampaignIds,
+) -> Result<()> {
     for (i, spec) in exp.targets.iter().enumerate() {
         let mut facts = match lab.targets[i].device() {
             None => path_facts(lab.targets[i].root()),
@@ -171,7 +182,7 @@ type Key = (usize, usize, bool, u32);
 /// The state of a campaign's round loop.
 struct Campaign<'a, 'l> {
     s: Session<'a>,
-    lab: &'l mut Lab,
+    lab: &'l mut Lab<'a>,
     ids: CampaignIds,
     root: bool,
     /// Runs already recorded (resume): their primary value.
@@ -193,7 +204,7 @@ enum Halt {
 impl<'a, 'l> Campaign<'a, 'l> {
     fn new(
         s: Session<'a>,
-        lab: &'l mut Lab,
+        lab: &'l mut Lab<'a>,
         ids: CampaignIds,
         done: Vec<DoneRun>,
         root: bool,

@@ -1,11 +1,13 @@
 //! Target `dir`: an existing directory, on whatever filesystem it lives.
 //! storlab only ever writes inside its own working directory below it.
+//! Under MPI across hosts it must be the same filesystem at the same path
+//! on every host: one the user mounted everywhere.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
-use super::{Target, TargetConfig};
+use super::{Reach, Target, TargetConfig};
 use crate::params::{declare, Fault};
 use crate::provision::journal::Journal;
 
@@ -99,6 +101,10 @@ impl Target for Dir {
 
     fn root(&self) -> &Path {
         &self.path
+    }
+
+    fn reach(&self) -> Reach {
+        Reach::SamePath
     }
 
     fn remount(&mut self) -> Result<()> {

@@ -1,26 +1,41 @@
 //! Target `gluster`: a volume of N bricks in directories storlab creates
 //! (replica, disperse or plain distribute), `options` applied with
 //! `gluster volume set` and read back with `gluster volume get`, mounted
-//! with the FUSE client. glusterd is started when it is not running and
-//! stopped at teardown only if storlab started it. Bricks live on the local
-//! host (its name, or `host`), with `force` since they may sit on the root
-//! filesystem.
+//! with the FUSE client.
+//!
+//! Bricks live on this host (its name, or `host`) unless `servers` names
+//! the hosts that hold them: brick i on server i mod N, so that the
+//! bricks of each replica or disperse set land on different servers, as
+//! Gluster recommends. The gluster command line runs on the first server
+//! (through the remote shell, [`crate::provision::site`], when it is
+//! another host), which probes the others into its trusted pool; a server
+//! storlab added is journaled and detached at teardown, one that was in the
+//! pool already is left alone. Every brick directory is journaled on its
+//! server and removed there. glusterd is started here when a brick is here
+//! and it is not running, and stopped at teardown only if storlab started
+//! it; on another server it must be running. Bricks use `force` since they
+//! may sit on the root filesystem. Under MPI the first rank on each other
+//! host mounts the volume as this host did ([`Target::reach`]).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 
-use super::{Target, TargetConfig};
+use super::{Reach, Target, TargetConfig};
 use crate::measure::telemetry::procs::{gluster_status_pids, Locate};
 use crate::measure::telemetry::{Backing, Served};
 use crate::params::{declare, Fault};
+use crate::provision::client::ClientMount;
 use crate::provision::gluster_cli::{
-    create_args, gluster, glusterd_reachable, parse_get, parse_info, same_value, GLUSTER,
+    create_args, gluster, glusterd_reachable, is_peer, parse_get, parse_info, probe_peer,
+    same_value, Probed, GLUSTER,
 };
 use crate::provision::journal::{state_dir, Held, Journal, Resource};
-use crate::provision::{cmd, daemon, mount, options, resource_name};
+use crate::provision::site::{check_host, rsh_text, Site};
+use crate::provision::{cmd, daemon, mount, options, resource_name, site_fs};
 
 declare! {
     /// The parameters of a `gluster` target.
@@ -28,8 +43,9 @@ declare! {
         bricks: int(usize, 1, 24) = "2" => "number of bricks, each a directory storlab creates",
         replica: int(usize, 2, 24) => "replica count (bricks must be a multiple of it)",
         disperse: int(usize, 3, 24) => "disperse count (erasure coding; bricks a multiple of it)",
-        dir: string = "/var/tmp" => "existing directory for the bricks (storlab makes its own subdirectory)",
-        host: string => "host name of the bricks and the mount [default: this host's name]",
+        dir: string = "/var/tmp" => "existing directory for the bricks (storlab makes its own subdirectory), on every server",
+        host: string => "host name of the bricks and the mount when they are on this host [default: this host's name]",
+        servers: list => "hosts that hold the bricks, spread over them as Gluster does (brick i on server i mod N); reached through STORLAB_RSH (ssh) [default: this host]",
         options: map => "volume options, e.g. { \"performance.write-behind\" = \"off\" }",
         mount_options: list => "options of the FUSE mount, e.g. [\"direct-io-mode=disable\"]",
     }
@@ -55,7 +71,10 @@ impl TargetConfig for GlusterParams {
                     "{bricks} bricks cannot form disperse-{d} sets; make `bricks` a multiple of {d}"
                 ),
             )),
-            _ => super::dir::validate_dir_param("dir", &self.dir),
+            _ => {
+                validate_servers(self)?;
+                super::dir::validate_dir_param("dir", &self.dir)
+            }
         }
     }
 
@@ -64,12 +83,57 @@ impl TargetConfig for GlusterParams {
     }
 }
 
+/// `servers`: host names, each once, each holding at least one brick, and
+/// not together with `host`.
+fn validate_servers(p: &GlusterParams) -> Result<(), Fault> {
+    let Some(servers) = &p.servers else {
+        return Ok(());
+    };
+    if p.host.is_some() {
+        return Err((
+            "host",
+            "`host` names this host's bricks; with `servers`, leave it out".into(),
+        ));
+    }
+    if servers.is_empty() {
+        return Err(("servers", "name at least one server".into()));
+    }
+    for (i, s) in servers.iter().enumerate() {
+        check_host(s).map_err(|e| ("servers", format!("{e:#}")))?;
+        if servers[..i].contains(s) {
+            return Err(("servers", format!("`{s}` is named twice")));
+        }
+    }
+    if p.bricks < servers.len() {
+        return Err((
+            "bricks",
+            format!(
+                "{} bricks leave a server without one; make `bricks` at least {}",
+                p.bricks,
+                servers.len()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A host holding bricks: its name (as in the brick specs) and where
+/// commands for it run.
+#[derive(Debug, Clone)]
+struct Server {
+    name: String,
+    site: Site,
+}
+
 pub struct Gluster {
     name: String,
     bricks: usize,
     layout: Option<(&'static str, i64)>,
     dir: PathBuf,
-    host: String,
+    /// The servers in the order given; the first runs the command line.
+    servers: Vec<Server>,
+    /// Servers storlab added to the trusted pool.
+    peers_added: Vec<String>,
     options: BTreeMap<String, String>,
     mount_options: Vec<String>,
     base: PathBuf,
@@ -90,11 +154,27 @@ impl Gluster {
             (None, Some(d)) => Some(("disperse", d as i64)),
             _ => None,
         };
+        // `host` is this host under another name (an address, say): its
+        // commands run here whatever the name.
+        let servers = match &p.servers {
+            Some(names) => names
+                .iter()
+                .map(|n| Server {
+                    name: n.clone(),
+                    site: Site::of(n),
+                })
+                .collect(),
+            None => vec![Server {
+                name: p.host.clone().unwrap_or_else(local_hostname),
+                site: Site::Local,
+            }],
+        };
         Gluster {
             name: name.to_string(),
             bricks: p.bricks,
             layout,
-            host: p.host.clone().unwrap_or_else(local_hostname),
+            servers,
+            peers_added: Vec::new(),
             options: p.options.clone().unwrap_or_default(),
             mount_options: p.mount_options.clone().unwrap_or_default(),
             mnt: base.join("mnt"),
@@ -114,8 +194,39 @@ impl Gluster {
             .collect()
     }
 
+    /// Each brick's server and directory, in volume order: brick i on
+    /// server i mod N, so that consecutive bricks — the members of a
+    /// replica or disperse set — are on different servers.
+    fn bricks_on(&self) -> Vec<(&Server, PathBuf)> {
+        let n = self.servers.len();
+        self.brick_dirs()
+            .into_iter()
+            .enumerate()
+            .map(|(i, d)| (&self.servers[i % n], d))
+            .collect()
+    }
+
+    /// Where the gluster command line runs: the first server.
+    fn anchor(&self) -> &Site {
+        &self.servers[0].site
+    }
+
+    /// The servers on other hosts.
+    fn remote_servers(&self) -> impl Iterator<Item = &Server> {
+        self.servers.iter().filter(|s| !s.site.is_local())
+    }
+
+    fn has_local_bricks(&self) -> bool {
+        self.servers.iter().any(|s| s.site.is_local())
+    }
+
+    /// `gluster --mode=script args…` on the first server.
+    fn gluster(&self, args: &[&str]) -> Result<String> {
+        gluster(self.anchor(), args)
+    }
+
     fn ensure_glusterd(&mut self) -> Result<()> {
-        if glusterd_reachable() {
+        if glusterd_reachable(&Site::Local) {
             return Ok(());
         }
         let pidfile = state_dir().join(format!("glusterd-{}.pid", std::process::id()));
@@ -124,31 +235,70 @@ impl Gluster {
             pidfile: pidfile.clone(),
         })?;
         let args = vec!["-p".to_string(), pidfile.display().to_string()];
-        self.started_daemon = Some(daemon::start(
-            "glusterd",
-            &args,
-            &pidfile,
-            glusterd_reachable,
-        )?);
+        self.started_daemon = Some(daemon::start("glusterd", &args, &pidfile, || {
+            glusterd_reachable(&Site::Local)
+        })?);
+        Ok(())
+    }
+
+    /// Makes the bricks' directory on every other server (this host's is
+    /// made with the mount point's).
+    fn make_remote_bases(&mut self) -> Result<()> {
+        let sites: Vec<Site> = self.remote_servers().map(|s| s.site.clone()).collect();
+        for site in sites {
+            self.held
+                .make_dir_at(&site, &self.base)
+                .with_context(|| format!("making the bricks' directory on {site}"))?;
+        }
+        Ok(())
+    }
+
+    /// Probes every other server into the first one's trusted pool,
+    /// journaling each before it is probed; one found in the pool already
+    /// is not this campaign's to detach.
+    fn probe_peers(&mut self) -> Result<()> {
+        let anchor = self.anchor().clone();
+        let first = self.servers[0].name.clone();
+        let names: Vec<String> = self.servers[1..].iter().map(|s| s.name.clone()).collect();
+        for name in names.into_iter().filter(|n| *n != first) {
+            if is_peer(&anchor, &name)? {
+                continue;
+            }
+            let peer = Resource::Peer { name: name.clone() };
+            self.held.record(Resource::at(&anchor, peer))?;
+            match probe_peer(&anchor, &name, Duration::from_secs(60))? {
+                Probed::Added => self.peers_added.push(name),
+                Probed::Already => self.held.disown_last()?,
+            }
+        }
         Ok(())
     }
 
     fn create_volume(&mut self) -> Result<()> {
         let mut specs = Vec::new();
-        for b in self.brick_dirs() {
-            self.held.make_dir(&b).context("creating a brick")?;
-            specs.push(format!("{}:{}", self.host, b.display()));
+        let bricks: Vec<(Server, PathBuf)> = self
+            .bricks_on()
+            .into_iter()
+            .map(|(s, b)| (s.clone(), b))
+            .collect();
+        for (server, b) in bricks {
+            self.held
+                .make_dir_at(&server.site, &b)
+                .with_context(|| format!("creating a brick on {}", server.site))?;
+            specs.push(format!("{}:{}", server.name, b.display()));
         }
-        self.held.record(Resource::Volume {
+        let volume = Resource::Volume {
             name: self.volume.clone(),
-        })?;
-        cmd::run(GLUSTER, &create_args(&self.volume, self.layout, &specs))
+        };
+        self.held.record(Resource::at(self.anchor(), volume))?;
+        self.anchor()
+            .run(GLUSTER, &create_args(&self.volume, self.layout, &specs))
             .with_context(|| format!("creating Gluster volume {}", self.volume))?;
         for (k, v) in &self.options {
-            gluster(&["volume", "set", &self.volume, k, v])
+            self.gluster(&["volume", "set", &self.volume, k, v])
                 .with_context(|| format!("setting {k}={v} on volume {}", self.volume))?;
         }
-        gluster(&["volume", "start", &self.volume])
+        self.gluster(&["volume", "start", &self.volume])
             .with_context(|| format!("starting volume {}", self.volume))?;
         Ok(())
     }
@@ -156,7 +306,7 @@ impl Gluster {
     /// Fails unless every option reads back with the value asked for.
     fn check_options(&self) -> Result<()> {
         for (k, want) in &self.options {
-            let got = parse_get(&gluster(&["volume", "get", &self.volume, k])?);
+            let got = parse_get(&self.gluster(&["volume", "get", &self.volume, k])?);
             match got.get(k) {
                 Some(v) if same_value(want, v) => {}
                 other => bail!(
@@ -168,13 +318,52 @@ impl Gluster {
         Ok(())
     }
 
+    /// How this host and every other client mount the volume: from the
+    /// first server.
+    fn client_mount(&self) -> ClientMount {
+        ClientMount {
+            fs_type: "glusterfs".into(),
+            source: format!("{}:/{}", self.servers[0].name, self.volume),
+            options: self.mount_options.clone(),
+            path: self.mnt.clone(),
+            top: self.base.clone(),
+            made_on: self.servers.iter().map(|s| s.site.host()).collect(),
+        }
+    }
+
     fn mount(&self) -> Result<()> {
-        let source = format!("{}:/{}", self.host, self.volume);
-        mount::mount("glusterfs", &source, &self.mnt, &self.mount_options)?;
-        if mount::mounted_at(&self.mnt).is_none() {
+        self.client_mount().mount()
+    }
+
+    /// The checks of this host's glusterd, when a brick is here.
+    fn preflight_local_server(&self) -> Result<()> {
+        for p in ["gluster", "glusterd"] {
+            if cmd::which(p).is_none() {
+                bail!("{p} is not installed; install glusterfs-server");
+            }
+        }
+        if !glusterd_reachable(&Site::Local) && !Path::new("/var/lib/glusterd").is_dir() {
+            bail!("glusterd is not running and /var/lib/glusterd does not exist; create it (mkdir -p /var/lib/glusterd) or reinstall glusterfs-server");
+        }
+        Ok(())
+    }
+
+    /// The checks of a server on another host: glusterd answers there
+    /// through the remote shell, and `dir` exists there.
+    fn preflight_remote_server(&self, server: &Server) -> Result<()> {
+        let site = &server.site;
+        if let Err(e) = gluster(site, &["volume", "list"]) {
             bail!(
-                "{source} is not mounted on {} after mount(8) succeeded",
-                self.mnt.display()
+                "server `{}`: its glusterd does not answer through the remote shell `{}`: {e:#}; start glusterd on {site}, and set STORLAB_RSH to how this host runs commands there as root (see `storlab targets`)",
+                server.name,
+                rsh_text()
+            );
+        }
+        if !site_fs::is_dir(site, &self.dir) {
+            bail!(
+                "server `{}`: `dir` {} does not exist there; create it, or choose a `dir` that every server has",
+                server.name,
+                self.dir.display()
             );
         }
         Ok(())
@@ -210,28 +399,36 @@ impl Target for Gluster {
         if !crate::host::is_root() {
             bail!("target `{}` needs root (glusterd, FUSE mount)", self.name);
         }
-        for p in ["gluster", "glusterd", "mount.glusterfs"] {
-            if cmd::which(p).is_none() {
-                bail!("{p} is not installed; install glusterfs-server and glusterfs-client");
-            }
+        if cmd::which("mount.glusterfs").is_none() {
+            bail!("mount.glusterfs is not installed; install glusterfs-client");
         }
-        if !glusterd_reachable() && !Path::new("/var/lib/glusterd").is_dir() {
-            bail!("glusterd is not running and /var/lib/glusterd does not exist; create it (mkdir -p /var/lib/glusterd) or reinstall glusterfs-server");
+        if self.has_local_bricks() {
+            self.preflight_local_server()?;
         }
-        check_resolves(&self.host)?;
+        for server in &self.servers {
+            check_resolves(&server.name)?;
+        }
+        for server in self.remote_servers() {
+            self.preflight_remote_server(server)?;
+        }
         super::image::preflight_image_dir(&self.name, &self.dir, &self.base, 0)
     }
 
     fn provision(&mut self) -> Result<()> {
-        self.claim = Some(daemon::claim("glusterd")?);
-        self.ensure_glusterd()?;
-        if gluster(&["volume", "info", &self.volume]).is_ok() {
+        if self.has_local_bricks() {
+            self.claim = Some(daemon::claim("glusterd")?);
+            self.ensure_glusterd()?;
+        }
+        if self.gluster(&["volume", "info", &self.volume]).is_ok() {
             bail!(
-                "a Gluster volume named {} already exists; storlab will not touch it",
-                self.volume
+                "a Gluster volume named {} already exists on {}; storlab will not touch it",
+                self.volume,
+                self.anchor()
             );
         }
         self.held.make_dir(&self.base)?;
+        self.make_remote_bases()?;
+        self.probe_peers()?;
         self.create_volume()?;
         self.check_options()?;
         self.held.make_dir(&self.mnt)?;
@@ -243,6 +440,10 @@ impl Target for Gluster {
 
     fn root(&self) -> &Path {
         &self.mnt
+    }
+
+    fn reach(&self) -> Reach {
+        Reach::Mount(self.client_mount())
     }
 
     fn remount(&mut self) -> Result<()> {
@@ -260,10 +461,12 @@ impl Target for Gluster {
     }
 
     fn facts(&self) -> Value {
-        let info = gluster(&["volume", "info", &self.volume])
+        let info = self
+            .gluster(&["volume", "info", &self.volume])
             .map(|t| parse_info(&t))
             .unwrap_or_default();
-        let effective: BTreeMap<String, String> = gluster(&["volume", "get", &self.volume, "all"])
+        let effective: BTreeMap<String, String> = self
+            .gluster(&["volume", "get", &self.volume, "all"])
             .map(|t| parse_get(&t))
             .unwrap_or_default()
             .into_iter()
@@ -273,14 +476,29 @@ impl Target for Gluster {
                     || self.options.contains_key(k)
             })
             .collect();
+        let specs: Vec<String> = self
+            .bricks_on()
+            .iter()
+            .map(|(s, b)| format!("{}:{}", s.name, b.display()))
+            .collect();
+        // Each server's brick directory: its filesystem and disk there.
+        let devices: BTreeMap<&str, Value> = self
+            .servers
+            .iter()
+            .map(|s| (s.name.as_str(), site_fs::path_facts(&s.site, &self.dir)))
+            .collect();
         json!({
             "volume": self.volume,
-            "host": self.host,
+            "host": self.servers[0].name,
+            "servers": self.servers.iter().map(|s| &s.name).collect::<Vec<_>>(),
             "bricks": self.brick_dirs().iter().map(|b| b.display().to_string()).collect::<Vec<_>>(),
+            "brick_specs": specs,
+            "brick_devices": devices,
+            "peers_added": self.peers_added,
             "options_requested": self.options,
             "volume_info": info,
             "effective_options": effective,
-            "gluster_version": cmd::version(GLUSTER, &["--version"]),
+            "gluster_version": self.anchor().run(GLUSTER, &["--version"]).ok().and_then(|t| t.lines().next().map(str::to_string)),
             "daemon_started_pid": self.started_daemon,
             "brick_dir_facts": crate::provision::facts::path_facts(&self.dir),
         })
@@ -291,7 +509,15 @@ impl Target for Gluster {
     /// client of the mount point storlab created.
     fn backing(&self) -> Backing {
         let mut serving = Vec::new();
-        let status = gluster(&["volume", "status", &self.volume, "--xml"]).unwrap_or_default();
+        // Brick processes and directories are watched only when every
+        // brick is on this host: a server's pids and paths are another
+        // host's.
+        let all_here = self.servers.iter().all(|s| s.site.is_local());
+        let status = match all_here {
+            true => gluster(&Site::Local, &["volume", "status", &self.volume, "--xml"])
+                .unwrap_or_default(),
+            false => String::new(),
+        };
         for (what, pid) in gluster_status_pids(&status) {
             let label = if what.contains("Self-heal") {
                 "glustershd"
@@ -319,7 +545,11 @@ impl Target for Gluster {
             ),
         });
         Backing {
-            paths: self.brick_dirs(),
+            paths: if all_here {
+                self.brick_dirs()
+            } else {
+                Vec::new()
+            },
             serving,
             zfs: false,
         }

@@ -27,7 +27,20 @@ use anyhow::Result;
 
 use crate::measure::telemetry::Backing;
 use crate::params::{Declared, Fault, ParamSpec, Params};
+use crate::provision::client::ClientMount;
 use crate::provision::journal::Journal;
+
+/// How ranks on the other hosts of an MPI job reach a target.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reach {
+    /// Only from the host that provisioned it (a tmpfs, a loop device, a
+    /// pool): a job with ranks on other hosts is refused.
+    ThisHost,
+    /// At the same path on every host, where the user mounted it (`dir`).
+    SamePath,
+    /// Mounted by the first rank on each other host, as this says.
+    Mount(ClientMount),
+}
 
 /// One storage configuration's lifecycle.
 pub trait Target: Send {
@@ -51,6 +64,10 @@ pub trait Target: Send {
     /// target's recorded facts after provisioning.
     fn facts(&self) -> serde_json::Value {
         serde_json::json!({})
+    }
+    /// How ranks on other hosts reach it.
+    fn reach(&self) -> Reach {
+        Reach::ThisHost
     }
     /// What holds the target's data besides its mount point (images, brick
     /// directories) and the processes serving it, for the telemetry.
@@ -158,7 +175,7 @@ pub static TARGETS: &[TargetEntry] = &[
     TargetEntry {
         kind: TargetKind::Gluster,
         name: "gluster",
-        about: "a Gluster volume of local bricks, FUSE-mounted (needs root)",
+        about: "a Gluster volume of bricks here or on named servers, FUSE-mounted (needs root)",
         params: gluster::GlusterParams::PARAMS,
         configure: configure::<gluster::GlusterParams>,
         cannot_remount: None,

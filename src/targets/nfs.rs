@@ -8,9 +8,10 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 
-use super::{Target, TargetConfig};
+use super::{Reach, Target, TargetConfig};
 use crate::measure::telemetry::Backing;
 use crate::params::{declare, Fault};
+use crate::provision::client::ClientMount;
 use crate::provision::journal::{Held, Journal, Resource};
 use crate::provision::{cmd, mount, options, resource_name};
 
@@ -179,6 +180,17 @@ impl Target for Nfs {
 
     fn root(&self) -> &Path {
         &self.mnt
+    }
+
+    fn reach(&self) -> Reach {
+        Reach::Mount(ClientMount {
+            fs_type: "nfs".into(),
+            source: source(&self.server, &self.export),
+            options: options(&self.vers, &self.mount_options),
+            path: self.mnt.clone(),
+            top: self.mnt.clone(),
+            made_on: Vec::new(),
+        })
     }
 
     fn remount(&mut self) -> Result<()> {
