@@ -630,19 +630,7 @@ mod tests {
             ..Default::default()
         };
         CampaignData {
-            campaign: CampaignRow {
-                id: 1,
-                name: "c".into(),
-                description: String::new(),
-                origin: String::new(),
-                status: "finished".into(),
-                started_at: String::new(),
-                finished_at: None,
-                storlab_version: String::new(),
-                planned_runs: runs.len() as i64,
-                runs_ok: runs.len() as i64,
-                runs_failed: 0,
-            },
+            campaign: CampaignRow::finished("c", runs.len()),
             environment: json!({}),
             experiment: json!({ "plan": plan }),
             targets: vec![target(1, "a"), target(2, "b")],

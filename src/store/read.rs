@@ -26,6 +26,27 @@ pub struct CampaignRow {
     pub runs_failed: i64,
 }
 
+#[cfg(test)]
+impl CampaignRow {
+    /// A finished campaign `name` of `runs` runs, all ok: what the report's
+    /// unit tests build their campaigns around.
+    pub fn finished(name: &str, runs: usize) -> CampaignRow {
+        CampaignRow {
+            id: 1,
+            name: name.into(),
+            description: String::new(),
+            origin: String::new(),
+            status: "finished".into(),
+            started_at: String::new(),
+            finished_at: None,
+            storlab_version: String::new(),
+            planned_runs: runs as i64,
+            runs_ok: runs as i64,
+            runs_failed: 0,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct TargetRow {
     pub id: i64,

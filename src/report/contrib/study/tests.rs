@@ -95,17 +95,8 @@ impl Builder {
     fn build(self) -> CampaignData {
         CampaignData {
             campaign: CampaignRow {
-                id: 1,
-                name: "study".into(),
-                description: String::new(),
                 origin: "t.toml".into(),
-                status: "finished".into(),
-                started_at: String::new(),
-                finished_at: None,
-                storlab_version: String::new(),
-                planned_runs: 0,
-                runs_ok: 0,
-                runs_failed: 0,
+                ..CampaignRow::finished("study", 0)
             },
             environment: json!({}),
             experiment: json!({"plan": {"order": "interleaved"}}),
