@@ -38,7 +38,7 @@ pub const PGBENCH_BYTES_PER_SCALE: f64 = 15e6;
 pub fn checks(out: &RunOutput, chain: &Chain) -> Vec<String> {
     [
         page_cache(out, chain),
-        fits_in_memory(out),
+        fits_in_memory(out, chain),
         fits_in_arc(out),
         fits_in_shared_buffers(out),
         unflushed(out),
@@ -120,8 +120,12 @@ fn least_read(out: &RunOutput, chain: &Chain) -> Option<(String, f64)> {
     levels.into_iter().min_by(|a, b| a.1.total_cmp(&b.1))
 }
 
-/// A working set the page cache holds, read more than once over.
-pub fn fits_in_memory(out: &RunOutput) -> Option<String> {
+/// A working set the page cache holds, read more than once over. Not said
+/// of a target without a device (tmpfs): its data lives in memory by design.
+pub fn fits_in_memory(out: &RunOutput, chain: &Chain) -> Option<String> {
+    if chain.devices.is_empty() {
+        return None;
+    }
     let ws = get(out, &m::WORKING_SET_BYTES).filter(|w| *w > 0.0)?;
     let read = get(out, &m::READ_BYTES)?;
     let avail = get(out, &m::MEM_AVAILABLE_BYTES)?;
