@@ -257,10 +257,7 @@ fn item2_target_names_that_become_one_name_are_refused() {
 
 #[test]
 fn item3_fio_options_that_reach_outside_are_refused_before_anything_runs() {
-    if Command::new("fio").arg("--version").output().is_err() {
-        eprintln!("SKIPPED: fio is not installed");
-        return;
-    }
+    require_program!("fio");
     let lab = Lab::new();
     let victim = lab.path().join("pwned");
     let jobs = lab.path().join("jobs");
@@ -438,15 +435,8 @@ fn runs_below(dir: &Path, needle: &str) -> bool {
 #[test]
 fn item6_an_interrupt_while_preparing_is_interrupted_and_resume_runs_it_again() {
     require_root!();
-    if crate::pgbench_runs::bindir().is_none() {
-        eprintln!("SKIPPED: PostgreSQL is not installed");
-        return;
-    }
-    let lab = Lab::new();
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(lab.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
+    crate::pgbench_runs::require_postgres();
+    let lab = crate::pgbench_runs::reachable_lab();
     let file = exp_dir_target(
         &lab,
         "prep",
@@ -714,15 +704,8 @@ fn item8_cleanup_removes_the_working_directory_a_killed_campaign_left() {
 #[test]
 fn item8_cleanup_removes_a_pgbench_socket_directory_outside_the_target() {
     require_root!();
-    if crate::pgbench_runs::bindir().is_none() {
-        eprintln!("SKIPPED: PostgreSQL is not installed");
-        return;
-    }
-    let lab = Lab::new();
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(lab.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
+    crate::pgbench_runs::require_postgres();
+    let lab = crate::pgbench_runs::reachable_lab();
     // Deep enough that the socket cannot live inside the cluster.
     let deep = lab.path().join("d".repeat(100));
     std::fs::create_dir(&deep).unwrap();

@@ -8,7 +8,7 @@ use crate::util::Lab;
 
 /// Chromium's path; a missing Chromium fails the test in one line naming
 /// its package.
-fn chromium_binary() -> PathBuf {
+pub fn chromium_binary() -> PathBuf {
     chromium().unwrap_or_else(|| {
         panic!("chromium is not installed: install the Debian package `chromium` (scripts/test installs every package the tests use)")
     })

@@ -299,14 +299,7 @@ fn five_nightly_campaigns_step_at_the_fourth_and_the_tag_gate_fails_it() {
 /// drawn larger than 100 × 100 px, with its five points, the step and the
 /// campaigns' labels; no script, no request but the page, no console error.
 fn history_page_renders(html: &Path) {
-    let Some(binary) = crate::cdp::chromium() else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must install chromium (.ci/run)"
-        );
-        eprintln!("SKIPPED: chromium is not installed");
-        return;
-    };
+    let binary = crate::browser::chromium_binary();
     let mut b = crate::cdp::Browser::launch(&binary);
     let url = format!("file://{}", html.display());
     b.call("Page.navigate", serde_json::json!({ "url": url }), true);

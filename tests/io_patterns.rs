@@ -247,10 +247,7 @@ fn compressratios(lab: &Lab, extra: &str) -> (f64, f64) {
 #[test]
 fn compressible_data_is_stored_compressed_on_zfs() {
     require_root!();
-    if Command::new("zfs").arg("-?").output().is_err() {
-        eprintln!("SKIPPED: no zfs command");
-        return;
-    }
+    require_program!("zfs");
     let _d = daemons();
     let lab = Lab::new();
     let (on, gzip) = compressratios(&lab, "buffer_compress_percentage = 50");

@@ -8,11 +8,13 @@ use crate::util::{metric, Lab};
 /// one line naming its package.
 macro_rules! require_postgres {
     () => {
-        match crate::pgbench_runs::bindir() {
-            Some(b) => b,
-            None => panic!("PostgreSQL is not installed: install the Debian package `postgresql` (scripts/test installs every package the tests use)"),
-        }
+        crate::pgbench_runs::require_postgres()
     };
+}
+
+/// The PostgreSQL bin directory, or the test fails naming the package.
+pub fn require_postgres() -> PathBuf {
+    bindir().unwrap_or_else(|| panic!("PostgreSQL is not installed: install the Debian package `postgresql` (scripts/test installs every package the tests use)"))
 }
 
 pub fn bindir() -> Option<PathBuf> {
@@ -26,7 +28,7 @@ pub fn bindir() -> Option<PathBuf> {
 }
 
 /// A lab whose directory the server's unprivileged user can reach.
-fn reachable_lab() -> Lab {
+pub fn reachable_lab() -> Lab {
     use std::os::unix::fs::PermissionsExt;
     let lab = Lab::new();
     std::fs::set_permissions(lab.path(), std::fs::Permissions::from_mode(0o755)).unwrap();

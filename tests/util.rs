@@ -99,6 +99,7 @@ pub const PROGRAMS: &[(&str, &str)] = &[
     ("losetup", "mount"),
     ("zfs-fuse", "zfs-fuse"),
     ("zpool", "zfs-fuse"),
+    ("zfs", "zfs-fuse"),
     ("glusterd", "glusterfs-server"),
     ("gluster", "glusterfs-server"),
     ("glusterfs", "glusterfs-client"),
