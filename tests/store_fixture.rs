@@ -23,6 +23,24 @@ fn fixture_dir() -> PathBuf {
 
 /// A lab whose store is a fresh copy of the v3 fixture.
 fn lab_with_fixture() -> Lab {
+    // The fixture stays a v3 store: a storlab pointed at it by hand
+    // migrates it in place, and the tests would go on passing on v6.
+    let fixture = rusqlite::Connection::open_with_flags(
+        fixture_dir().join("all-kinds.db"),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .expect("open the fixture store");
+    let version: String = fixture
+        .query_row(
+            "SELECT value FROM meta WHERE key = 'schema_version'",
+            [],
+            |r| r.get(0),
+        )
+        .expect("schema version");
+    assert_eq!(
+        version, "3",
+        "tests/fixtures/v3/all-kinds.db was migrated: git checkout it"
+    );
     let lab = Lab::new();
     std::fs::copy(fixture_dir().join("all-kinds.db"), lab.db()).expect("copy the fixture store");
     lab
