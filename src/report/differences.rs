@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use super::provenance::version_text;
 use crate::store::CampaignData;
+use crate::targets::TargetKind;
 
 /// One named fact with its value on each side (`None`: absent there).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -33,6 +34,10 @@ pub struct Differences {
     pub workload_params: Vec<Change>,
     pub target_params: Vec<Change>,
     pub target_facts: Vec<Change>,
+    /// Target facts that differ because they take a new value with every
+    /// campaign ([`TargetKind::volatile_fact`]): not differences of the
+    /// configuration, set apart so that they do not drown those.
+    pub varies: Vec<Change>,
     /// Workloads and targets (`workload NAME`, `target NAME`) on one side only.
     pub only_in_a: Vec<String>,
     pub only_in_b: Vec<String>,
@@ -71,8 +76,13 @@ pub fn differences(a: &CampaignData, b: &CampaignData) -> Differences {
         };
         d.target_params
             .extend(changed(&t.name, &flat(&t.params), &flat(&x.params)));
-        d.target_facts
-            .extend(changed(&t.name, &flat(&t.facts), &flat(&x.facts)));
+        let kind = TargetKind::parse(&t.kind).filter(|_| t.kind == x.kind);
+        for c in changed(&t.name, &flat(&t.facts), &flat(&x.facts)) {
+            match kind.is_some_and(|k| k.volatile_fact(&c.name)) {
+                true => d.varies.push(c),
+                false => d.target_facts.push(c),
+            }
+        }
     }
     d.only_in_a = only_in(a, b);
     d.only_in_b = only_in(b, a);
@@ -141,6 +151,31 @@ impl Differences {
             .join("; ")
     }
 
+    /// The facts that changed only because they change with every
+    /// campaign, in a line: how many, and the first few names
+    /// (`None` when there are none).
+    pub fn varies_text(&self) -> Option<String> {
+        const SHOWN: usize = 6;
+        let mut names: Vec<&str> = self
+            .varies
+            .iter()
+            .map(|c| c.name.rsplit('.').next().unwrap_or(&c.name))
+            .collect();
+        names.sort_by_key(|n| n.to_lowercase());
+        names.dedup();
+        let mut shown: Vec<&str> = names.iter().copied().take(SHOWN).collect();
+        if names.len() > SHOWN {
+            shown.push("…");
+        }
+        (!self.varies.is_empty()).then(|| {
+            format!(
+                "{} target fact(s) that change with every campaign ({})",
+                self.varies.len(),
+                shown.join(", ")
+            )
+        })
+    }
+
     /// Every difference as lines, the headline first.
     pub fn text(&self, a: i64, b: i64) -> String {
         let mut out = format!("campaign {a} → campaign {b}: {}\n", self.headline());
@@ -168,6 +203,11 @@ impl Differences {
                     c.b.as_deref().unwrap_or("(unset)")
                 ));
             }
+        }
+        if let Some(names) = self.varies_text() {
+            out.push_str(&format!(
+                "left out: {names}\n"
+            ));
         }
         if !self.only_in_a.is_empty() {
             out.push_str(&format!(
