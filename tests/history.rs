@@ -1,7 +1,7 @@
 //! Across releases, hosts and stores (#20): provenance and tags recorded
 //! with every campaign, `import` of other stores, comparisons across
-//! campaigns that say what differs first, and the history with its
-//! change-point test. Mock and command workloads on plain directories: no
+//! campaigns that say what differs first (in the terminal and in the
+//! report of two campaigns), and the history with its change-point test. Mock and command workloads on plain directories: no
 //! root, a few seconds.
 
 use std::path::{Path, PathBuf};
@@ -295,15 +295,182 @@ fn five_nightly_campaigns_step_at_the_fourth_and_the_tag_gate_fails_it() {
     );
 }
 
-/// The history page in a real headless Chromium: one chart per series,
-/// drawn larger than 100 × 100 px, with its five points, the step and the
-/// campaigns' labels; no script, no request but the page, no console error.
-fn history_page_renders(html: &Path) {
+/// Two hosts' stores, each a campaign of the same experiment tagged with
+/// its Gluster release, the second's mock workload 10% faster (as if the
+/// release were), imported into a third; `report 1 2` refuses them as
+/// `compare` does, then with --allow-different writes HTML and Markdown
+/// from one document: the headline first, the caveat, the differences
+/// without the facts that change every campaign, the numbers compare's.
+#[test]
+fn the_report_of_two_campaigns_says_what_differs_before_its_numbers() {
+    let (a, b, hub) = (Lab::new(), Lab::new(), Lab::new());
+    let fa = mock_file(&a, "exp.toml", 1000);
+    let fb = mock_file(&b, "exp.toml", 1100);
+    let spawn = |lab: &Lab, file: &Path, tag: &str| {
+        lab.cmd()
+            .args(["run", "--quiet", "--tag", tag, file.to_str().unwrap()])
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    let (mut pa, mut pb) = (
+        spawn(&a, &fa, "gluster=10.3"),
+        spawn(&b, &fb, "gluster=11.1"),
+    );
+    assert!(pa.wait().unwrap().success() && pb.wait().unwrap().success());
+    hub.ok(&["import", a.db().to_str().unwrap(), b.db().to_str().unwrap()]);
+    let html = hub.path().join("cmp.html");
+    let md = hub.path().join("cmp.md");
+    let refused = hub.run(&["report", "1", "2", "-o", html.to_str().unwrap()]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        stderr(&refused).contains("workload `m` value: 1000 in campaign 1, 1100 in campaign 2"),
+        "{}",
+        stderr(&refused)
+    );
+    assert!(!html.exists(), "nothing written when refused");
+    for out in [&html, &md] {
+        let written = hub.run(&[
+            "report",
+            "1",
+            "2",
+            "--allow-different",
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        assert!(written.status.success(), "{}", stderr(&written));
+        assert!(
+            stderr(&written).contains("warning: the workloads differ"),
+            "the caveat in the terminal too: {}",
+            stderr(&written)
+        );
+    }
+    let text = std::fs::read_to_string(&md).unwrap();
+    eprintln!("{text}");
+    // The headline is the first heading; the caveat follows it; both come
+    // before any number.
+    let order = [
+        "# release — campaign 2 against campaign 1\n",
+        "\n## gluster: 10.3 → 11.1\n",
+        "\n## Caveats\n",
+        "the workloads differ (workload \\`m\\` value: 1000 in campaign 1, 1100 in campaign 2)",
+        "\n## The two campaigns\n",
+        "| Tags | **gluster=10.3** | **gluster=11.1** |",
+        "\n## What differs\n",
+        "| tag |  | gluster | 10.3 | 11.1 |",
+        "| workload parameter | m | value | 1000 | 1100 |",
+        "\n## m (mock)\n",
+    ];
+    let mut at = 0;
+    for part in order {
+        let found = text[at..]
+            .find(part)
+            .unwrap_or_else(|| panic!("{part:?} after byte {at} in:\n{text}"));
+        at += found + part.len();
+    }
+    assert!(
+        !text[..text.find("## m (mock)").unwrap()].contains("ops/s"),
+        "no number before the differences"
+    );
+    // Each host's directory is its own, said once (a parameter, not again
+    // as the fact that repeats it); their free space differs on every
+    // run: set apart.
+    assert_eq!(text.matches("| target parameter | d | path |").count(), 1);
+    assert!(!text.contains("| target fact |"), "{text}");
+    assert!(text.contains("change with every campaign (free_bytes"), "{text}");
+    // The numbers are compare's: the same rows as its JSON, each in the
+    // report with its interval and verdict.
+    let args = ["1", "2", "--allow-different", "--format", "json"];
+    let from_report: Value =
+        serde_json::from_str(&hub.ok(&[&["report"][..], &args].concat())).unwrap();
+    let from_compare: Value =
+        serde_json::from_str(&hub.ok(&[&["compare"][..], &args].concat())).unwrap();
+    assert_eq!(from_report, from_compare);
+    let row = &from_compare["rows"][0];
+    let c = &row["candidate"]["comparison"];
+    let (d, lo, hi) = (
+        c["diff_pct"].as_f64().unwrap(),
+        c["diff_pct_ci"]["low"].as_f64().unwrap(),
+        c["diff_pct_ci"]["high"].as_f64().unwrap(),
+    );
+    assert!(lo > 5.0 && d > lo && hi > d && hi < 15.0, "{c}");
+    let cell = format!(" ops/s | {d:+.1}% [{lo:+.1}%, {hi:+.1}%] | \\<0.001 | faster |");
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("| m | d | ops_per_s | ") && l.ends_with(&cell)),
+        "{cell}\n{text}"
+    );
+    assert!(
+        text.contains(&format!("- m on d: ops_per_s faster, {d:+.1}% [{lo:+.1}%, {hi:+.1}%]")),
+        "{text}"
+    );
+    comparison_page_renders(&html);
+    // A CSV of two campaigns is refused with what to do instead.
+    let csv = hub.run(&["report", "1", "2", "--format", "csv"]);
+    assert_eq!(csv.status.code(), Some(2));
+    assert!(stderr(&csv).contains("storlab export"), "{}", stderr(&csv));
+}
+
+/// The comparison page in a real headless Chromium: it loads without a
+/// console error, no script and no request but the page; its first
+/// heading after the title is the headline; one difference chart whose
+/// whisker is the comparison's interval (tested where the chart is made).
+fn comparison_page_renders(html: &Path) {
+    let (mut b, url) = open_page(html);
+    assert_eq!(b.eval("document.querySelector('h2').textContent"), "gluster: 10.3 → 11.1");
+    let sizes = b.eval("Array.from(document.querySelectorAll('.chart svg')).map(e => { const r = e.getBoundingClientRect(); return [r.width, r.height]; })");
+    let sizes = sizes.as_array().unwrap();
+    assert_eq!(sizes.len(), 1, "one workload, one chart: {sizes:?}");
+    assert!(
+        sizes[0][0].as_f64().unwrap() > 100.0 && sizes[0][1].as_f64().unwrap() > 100.0,
+        "{sizes:?}"
+    );
+    let svg = b.eval("document.querySelector('.chart svg').textContent");
+    assert!(svg.as_str().unwrap().contains("campaign 2 against campaign 1"), "{svg}");
+    let differs = b.eval("Array.from(document.querySelectorAll('td.differs')).map(e => e.textContent)");
+    assert_eq!(differs, serde_json::json!(["gluster=10.3", "gluster=11.1"]));
+    page_is_quiet(&mut b, &url);
+}
+
+/// A page of `html` loaded in headless Chromium, with its URL.
+fn open_page(html: &Path) -> (crate::cdp::Browser, String) {
     let binary = crate::browser::chromium_binary();
     let mut b = crate::cdp::Browser::launch(&binary);
     let url = format!("file://{}", html.display());
     b.call("Page.navigate", serde_json::json!({ "url": url }), true);
     b.wait_for("Page.loadEventFired");
+    (b, url)
+}
+
+/// No script, no request but the page's own, no console error.
+fn page_is_quiet(b: &mut crate::cdp::Browser, url: &str) {
+    assert_eq!(
+        b.eval("document.querySelectorAll('script').length"),
+        serde_json::json!(0)
+    );
+    let requests: Vec<&str> = b
+        .events
+        .iter()
+        .filter(|e| e["method"] == "Network.requestWillBeSent")
+        .filter_map(|e| e["params"]["request"]["url"].as_str())
+        .collect();
+    assert!(requests.iter().all(|u| *u == url), "requests: {requests:?}");
+    let errors: Vec<&Value> = b
+        .events
+        .iter()
+        .filter(|e| {
+            e["method"] == "Runtime.exceptionThrown"
+                || (e["method"] == "Log.entryAdded" && e["params"]["entry"]["level"] == "error")
+        })
+        .collect();
+    assert!(errors.is_empty(), "console errors: {errors:?}");
+}
+
+/// The history page in a real headless Chromium: one chart per series,
+/// drawn larger than 100 × 100 px, with its five points, the step and the
+/// campaigns' labels; no script, no request but the page, no console error.
+fn history_page_renders(html: &Path) {
+    let (mut b, url) = open_page(html);
     let sizes = b.eval("Array.from(document.querySelectorAll('.chart svg')).map(e => { const r = e.getBoundingClientRect(); return [r.width, r.height]; })");
     let sizes = sizes.as_array().unwrap();
     assert_eq!(sizes.len(), 1, "one series, one chart");
@@ -318,10 +485,6 @@ fn history_page_renders(html: &Path) {
     let text = b.eval("document.querySelector('.chart svg').textContent");
     assert!(text.as_str().unwrap().contains("step"), "{text}");
     assert_eq!(
-        b.eval("document.querySelectorAll('script').length"),
-        serde_json::json!(0)
-    );
-    assert_eq!(
         b.eval("document.querySelectorAll('tbody tr').length"),
         serde_json::json!(5)
     );
@@ -330,20 +493,5 @@ fn history_page_renders(html: &Path) {
         step.as_str().unwrap().contains("began at campaign 4"),
         "{step}"
     );
-    let requests: Vec<&str> = b
-        .events
-        .iter()
-        .filter(|e| e["method"] == "Network.requestWillBeSent")
-        .filter_map(|e| e["params"]["request"]["url"].as_str())
-        .collect();
-    assert!(requests.iter().all(|u| *u == url), "requests: {requests:?}");
-    let errors = b
-        .events
-        .iter()
-        .filter(|e| {
-            e["method"] == "Runtime.exceptionThrown"
-                || (e["method"] == "Log.entryAdded" && e["params"]["entry"]["level"] == "error")
-        })
-        .count();
-    assert_eq!(errors, 0, "console errors");
+    page_is_quiet(&mut b, &url);
 }

@@ -42,7 +42,12 @@ pub fn compare(db: &Path, req: Request<'_>) -> Result<ExitCode> {
         bail!("--baseline picks a target within one campaign; across campaigns the first (or --baseline-tag's) is the baseline");
     }
     let (a, b) = (first.campaign.id, second.campaign.id);
-    let x = match across(&first, &second, &metrics(req.metrics), req.allow_different) {
+    let x = match across(
+        &first,
+        &second,
+        &Metrics::from_names(req.metrics),
+        req.allow_different,
+    ) {
         Ok(x) => x,
         Err(Refusal::Different(why)) => {
             errln!("error: {why}");
@@ -112,16 +117,6 @@ fn within_campaign(store: &Store, req: &Request<'_>) -> Result<ExitCode> {
         out!("{}", table(&rows).render_text());
     }
     Ok(gate(&rows, req.gate))
-}
-
-fn metrics(names: &[String]) -> Metrics {
-    if names.is_empty() {
-        Metrics::Primary
-    } else if names.iter().any(|n| n == "all") {
-        Metrics::All
-    } else {
-        Metrics::Named(names.to_vec())
-    }
 }
 
 /// The release gate: exit 1 when a primary metric regressed beyond `pct`.

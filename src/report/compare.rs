@@ -81,6 +81,19 @@ pub enum Metrics {
     Named(Vec<String>),
 }
 
+impl Metrics {
+    /// As `--metric` names them: none for the primary, `all`, or names.
+    pub fn from_names(names: &[String]) -> Metrics {
+        if names.is_empty() {
+            Metrics::Primary
+        } else if names.iter().any(|n| n == "all") {
+            Metrics::All
+        } else {
+            Metrics::Named(names.to_vec())
+        }
+    }
+}
+
 /// A comparison across two campaigns: what differs between them, the
 /// caveats it carries and its rows, `b` against `a` (the baseline).
 #[derive(Debug, Clone, Serialize)]

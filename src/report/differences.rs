@@ -74,15 +74,19 @@ pub fn differences(a: &CampaignData, b: &CampaignData) -> Differences {
         let Some(x) = b.targets.iter().find(|x| x.name == t.name) else {
             continue;
         };
-        d.target_params
-            .extend(changed(&t.name, &flat(&t.params), &flat(&x.params)));
+        let params = changed(&t.name, &flat(&t.params), &flat(&x.params));
         let kind = TargetKind::parse(&t.kind).filter(|_| t.kind == x.kind);
         for c in changed(&t.name, &flat(&t.facts), &flat(&x.facts)) {
+            // A fact that repeats a parameter (a directory's path) is said once.
+            if params.contains(&c) {
+                continue;
+            }
             match kind.is_some_and(|k| k.volatile_fact(&c.name)) {
                 true => d.varies.push(c),
                 false => d.target_facts.push(c),
             }
         }
+        d.target_params.extend(params);
     }
     d.only_in_a = only_in(a, b);
     d.only_in_b = only_in(b, a);

@@ -8,13 +8,14 @@
 
 use anyhow::Result;
 
+use super::compare::Across;
 use super::contrib::{self, Context};
 use super::document::{Document, Section};
 use super::latency::curves;
 use super::model;
 use super::ranks;
 use super::sections::{
-    campaign, compared, methodology, percentiles, requested, series, summary, workload,
+    self, campaign, compared, methodology, percentiles, requested, series, summary, workload,
 };
 use crate::store::CampaignData;
 
@@ -72,4 +73,24 @@ pub fn build(c: &CampaignData, options: &Options) -> Result<Document> {
         body,
         warnings: setup.into_iter().chain(model.warnings).collect(),
     })
+}
+
+/// The document comparing campaign `b` against campaign `a` (the
+/// baseline), from their comparison `x`: the headline and the caveats
+/// before any number, the two campaigns side by side, what differs, then
+/// each workload's compared metrics. Its warnings are the caveats; it has
+/// no terminal summary (`storlab compare` prints that comparison).
+pub fn across(a: &CampaignData, b: &CampaignData, x: &Across) -> Document {
+    let mut body = vec![sections::across::headline(a, b, x)];
+    body.extend(sections::across::caveats(x));
+    body.push(sections::across::sides(a, b));
+    body.push(sections::across::differences(a, b, &x.differences));
+    body.extend(sections::across::workloads(a, b, x));
+    body.retain(|s| !s.is_empty());
+    Document {
+        title: sections::across::title(a, b),
+        summary: Vec::new(),
+        body,
+        warnings: x.caveats.clone(),
+    }
 }
