@@ -181,6 +181,90 @@ fn an_old_store_imported_twice_is_recognised() {
     assert!(!missing.status.success() && stderr(&missing).contains("no results store at"));
 }
 
+/// A campaign interrupted, imported, then resumed in its own store:
+/// importing it again brings the new runs under the same id, none twice; a
+/// third import adds nothing; a copy that went on differently elsewhere is
+/// left alone with a warning.
+#[test]
+fn a_campaign_resumed_after_its_import_brings_its_new_runs_once() {
+    let (a, fork, hub) = (Lab::new(), Lab::new(), Lab::new());
+    let data = a.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    let file = a.file(
+        "nap.toml",
+        &format!(
+            "name = \"nap\"\n[plan]\nrepetitions = 6\n[[target]]\nname = \"d\"\nkind = \"dir\"\npath = \"{}\"\n\
+             [[workload]]\nname = \"s\"\nkind = \"command\"\ncommand = [\"sleep\", \"0.3\"]\n",
+            data.display()
+        ),
+    );
+    let mut child = a
+        .cmd()
+        .args(["run", "--quiet", file.to_str().unwrap()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    while crate::util::runs_in_store(&a.db()) < 2 && t0.elapsed().as_secs() < 60 {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    child.wait().unwrap();
+    let count = |lab: &Lab| -> usize {
+        let e: Value =
+            serde_json::from_str(&lab.ok(&["export", "1", "--format", "json"])).unwrap();
+        e["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["status"] == "ok")
+            .count()
+    };
+    let first = hub.ok(&["import", a.db().to_str().unwrap()]);
+    assert!(first.contains("imported campaign 1 `nap`"), "{first}");
+    let before = count(&hub);
+    assert!((2..6).contains(&before), "{before} runs before the resume");
+    std::fs::copy(a.db(), fork.db()).unwrap();
+    a.ok(&["run", "--quiet", "--resume", "1"]);
+    let again = hub.ok(&["import", a.db().to_str().unwrap()]);
+    assert!(
+        again.contains(&format!(
+            "went on since it was imported: {} new run(s), campaign 1 here now holds all its runs",
+            6 - before
+        )),
+        "{again}"
+    );
+    assert_eq!(count(&hub), 6, "every run once");
+    let runs: Vec<Value> = serde_json::from_str::<Value>(&hub.ok(&["export", "1", "--format", "json"]))
+        .unwrap()["runs"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let mut places: Vec<(i64, String)> = runs
+        .iter()
+        .map(|r| (r["position"].as_i64().unwrap(), r["started_at"].as_str().unwrap().to_string()))
+        .collect();
+    places.sort();
+    places.dedup();
+    assert_eq!(places.len(), runs.len(), "no run twice");
+    let list = hub.ok(&["list"]);
+    assert_eq!(list.lines().skip(2).count(), 1, "{list}");
+    assert!(list.contains("finished"), "{list}");
+    let third = hub.ok(&["import", a.db().to_str().unwrap()]);
+    assert!(third.contains("already here"), "{third}");
+    // The fork went on by itself: each side now has runs the other lacks.
+    fork.ok(&["run", "--quiet", "--resume", "1"]);
+    let forked = hub.run(&["import", fork.db().to_str().unwrap()]);
+    assert!(forked.status.success());
+    assert!(
+        stderr(&forked).contains("each hold runs the other lacks"),
+        "{}",
+        stderr(&forked)
+    );
+    assert_eq!(count(&hub), 6);
+}
+
 #[test]
 fn different_workload_parameters_refuse_unless_allowed_then_a_caveat() {
     let lab = Lab::new();
