@@ -103,6 +103,128 @@ fn tags_host_facts_and_a_uuid_are_recorded_shown_exported_and_filtered() {
     assert!(stderr(&bad).contains("KEY=VALUE"), "{}", stderr(&bad));
 }
 
+/// The version facts of a campaign that uses loop (ext4), zfs, gluster,
+/// pgbench and fio, checked against what it ran: every program `-v` shows
+/// it running (version probes aside) has its version recorded, and no
+/// program it did not run. Real targets and workloads, one short run each.
+#[test]
+fn versions_are_recorded_for_every_program_a_real_campaign_ran() {
+    require_root!();
+    for p in [
+        "mkfs.ext4",
+        "zpool",
+        "zfs-fuse",
+        "glusterd",
+        "gluster",
+        "glusterfs",
+        "fio",
+    ] {
+        require_program!(p);
+    }
+    crate::pgbench_runs::require_postgres();
+    let _d = crate::provision::daemons();
+    let lab = crate::pgbench_runs::reachable_lab();
+    let _guard = crate::provision::Guard::new(&lab);
+    let dir = lab.path().display().to_string();
+    let file = lab.file(
+        "all.toml",
+        &format!(
+            "name = \"versions\"\n[plan]\nrepetitions = 1\n\
+             [[target]]\nname = \"ext4\"\nkind = \"loop\"\nfs = \"ext4\"\nsize = \"400M\"\ndir = \"{dir}\"\n\
+             [[target]]\nname = \"zfs\"\nkind = \"zfs\"\nsize = \"400M\"\ndir = \"{dir}\"\n\
+             [[target]]\nname = \"gl\"\nkind = \"gluster\"\nbricks = 1\ndir = \"{dir}\"\n\
+             [[workload]]\nname = \"pg\"\nkind = \"pgbench\"\nscale = 1\nclients = 1\ntransactions = 50\n\
+             [[workload]]\nname = \"f\"\nkind = \"fio\"\noptions = {{ rw = \"read\", size = \"1M\" }}\n"
+        ),
+    );
+    let out = lab.run(&["-v", "run", file.to_str().unwrap()]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    // The version fact that stands for each program storlab may run.
+    let fact_of = |program: &str| -> Option<&'static str> {
+        Some(match program {
+            "mkfs.ext4" => "mkfs.ext4",
+            "zpool" | "zfs" | "zfs-fuse" => "zfs",
+            "gluster" | "glusterd" | "glusterfs" => "glusterfs",
+            "pgbench" => "pgbench",
+            "postgres" | "initdb" | "psql" => "postgres",
+            "fio" => "fio",
+            _ => return None,
+        })
+    };
+    // `-v` prints each command as a shell line, some as `cd DIR && …`.
+    let ran: std::collections::BTreeSet<&str> = err
+        .lines()
+        .map(|l| l.rsplit_once(" && ").map(|(_, c)| c).unwrap_or(l))
+        .filter_map(|l| {
+            let mut words = l.split_whitespace();
+            let program = words.next()?.rsplit('/').next()?;
+            let args: Vec<&str> = words.collect();
+            let probe = matches!(args.as_slice(), ["-V"] | ["--version"]);
+            (!probe).then_some(program)
+        })
+        .filter_map(fact_of)
+        .collect();
+    let expected = [
+        "fio",
+        "glusterfs",
+        "mkfs.ext4",
+        "pgbench",
+        "postgres",
+        "zfs",
+    ];
+    assert_eq!(ran.iter().copied().collect::<Vec<_>>(), expected, "{err}");
+    let export = lab.export_json();
+    let versions = export["provenance"]["versions"].as_object().unwrap();
+    let names: Vec<&str> = versions.keys().map(String::as_str).collect();
+    assert_eq!(names, expected, "exactly the programs it ran: {versions:?}");
+    let v = |k: &str| versions[k].as_str().unwrap();
+    assert!(
+        v("mkfs.ext4").starts_with("mke2fs 1."),
+        "{}",
+        v("mkfs.ext4")
+    );
+    assert!(
+        v("zfs").starts_with("zfs-fuse ") || v("zfs").starts_with("OpenZFS "),
+        "{}",
+        v("zfs")
+    );
+    assert!(
+        v("glusterfs").starts_with("glusterfs "),
+        "{}",
+        v("glusterfs")
+    );
+    assert!(v("pgbench").contains("(PostgreSQL) "), "{}", v("pgbench"));
+    assert!(v("postgres").contains("(PostgreSQL) "), "{}", v("postgres"));
+    assert!(v("fio").starts_with("fio-"), "{}", v("fio"));
+    // The same versions as the targets saw them while provisioned.
+    let facts = |t: &str| {
+        export["targets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["name"] == t)
+            .unwrap()["facts"]
+            .clone()
+    };
+    assert_eq!(facts("ext4")["mkfs_version"], v("mkfs.ext4"));
+    assert_eq!(facts("gl")["gluster_version"], v("glusterfs"));
+    // Every run measured something: the programs did run.
+    for r in export["runs"].as_array().unwrap() {
+        assert_eq!(r["status"], "ok", "{r}");
+    }
+    let journals = std::fs::read_dir(lab.state_dir())
+        .map(|d| d.count())
+        .unwrap_or(0);
+    assert_eq!(journals, 0, "the campaign tore down what it provisioned");
+    let show = lab.ok(&["show"]);
+    for k in expected {
+        let line = show.lines().find(|l| l.starts_with("versions: ")).unwrap();
+        let text = v(k).split_whitespace().next().unwrap();
+        assert!(line.contains(text), "{k}: {line}");
+    }
+}
+
 #[test]
 fn two_hosts_stores_imported_into_a_third_once_and_compared() {
     let (a, b, hub) = (Lab::new(), Lab::new(), Lab::new());
@@ -212,8 +334,7 @@ fn a_campaign_resumed_after_its_import_brings_its_new_runs_once() {
     unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
     child.wait().unwrap();
     let count = |lab: &Lab| -> usize {
-        let e: Value =
-            serde_json::from_str(&lab.ok(&["export", "1", "--format", "json"])).unwrap();
+        let e: Value = serde_json::from_str(&lab.ok(&["export", "1", "--format", "json"])).unwrap();
         e["runs"]
             .as_array()
             .unwrap()
@@ -236,14 +357,20 @@ fn a_campaign_resumed_after_its_import_brings_its_new_runs_once() {
         "{again}"
     );
     assert_eq!(count(&hub), 6, "every run once");
-    let runs: Vec<Value> = serde_json::from_str::<Value>(&hub.ok(&["export", "1", "--format", "json"]))
-        .unwrap()["runs"]
-        .as_array()
-        .unwrap()
-        .clone();
+    let runs: Vec<Value> =
+        serde_json::from_str::<Value>(&hub.ok(&["export", "1", "--format", "json"])).unwrap()
+            ["runs"]
+            .as_array()
+            .unwrap()
+            .clone();
     let mut places: Vec<(i64, String)> = runs
         .iter()
-        .map(|r| (r["position"].as_i64().unwrap(), r["started_at"].as_str().unwrap().to_string()))
+        .map(|r| {
+            (
+                r["position"].as_i64().unwrap(),
+                r["started_at"].as_str().unwrap().to_string(),
+            )
+        })
         .collect();
     places.sort();
     places.dedup();
@@ -461,7 +588,10 @@ fn the_report_of_two_campaigns_says_what_differs_before_its_numbers() {
     // run: set apart.
     assert_eq!(text.matches("| target parameter | d | path |").count(), 1);
     assert!(!text.contains("| target fact |"), "{text}");
-    assert!(text.contains("change with every campaign (free_bytes"), "{text}");
+    assert!(
+        text.contains("change with every campaign (free_bytes"),
+        "{text}"
+    );
     // The numbers are compare's: the same rows as its JSON, each in the
     // report with its interval and verdict.
     let args = ["1", "2", "--allow-different", "--format", "json"];
@@ -485,7 +615,9 @@ fn the_report_of_two_campaigns_says_what_differs_before_its_numbers() {
         "{cell}\n{text}"
     );
     assert!(
-        text.contains(&format!("- m on d: ops_per_s faster, {d:+.1}% [{lo:+.1}%, {hi:+.1}%]")),
+        text.contains(&format!(
+            "- m on d: ops_per_s faster, {d:+.1}% [{lo:+.1}%, {hi:+.1}%]"
+        )),
         "{text}"
     );
     comparison_page_renders(&html);
@@ -501,7 +633,10 @@ fn the_report_of_two_campaigns_says_what_differs_before_its_numbers() {
 /// whisker is the comparison's interval (tested where the chart is made).
 fn comparison_page_renders(html: &Path) {
     let (mut b, url) = open_page(html);
-    assert_eq!(b.eval("document.querySelector('h2').textContent"), "gluster: 10.3 → 11.1");
+    assert_eq!(
+        b.eval("document.querySelector('h2').textContent"),
+        "gluster: 10.3 → 11.1"
+    );
     let sizes = b.eval("Array.from(document.querySelectorAll('.chart svg')).map(e => { const r = e.getBoundingClientRect(); return [r.width, r.height]; })");
     let sizes = sizes.as_array().unwrap();
     assert_eq!(sizes.len(), 1, "one workload, one chart: {sizes:?}");
@@ -510,8 +645,14 @@ fn comparison_page_renders(html: &Path) {
         "{sizes:?}"
     );
     let svg = b.eval("document.querySelector('.chart svg').textContent");
-    assert!(svg.as_str().unwrap().contains("campaign 2 against campaign 1"), "{svg}");
-    let differs = b.eval("Array.from(document.querySelectorAll('td.differs')).map(e => e.textContent)");
+    assert!(
+        svg.as_str()
+            .unwrap()
+            .contains("campaign 2 against campaign 1"),
+        "{svg}"
+    );
+    let differs =
+        b.eval("Array.from(document.querySelectorAll('td.differs')).map(e => e.textContent)");
     assert_eq!(differs, serde_json::json!(["gluster=10.3", "gluster=11.1"]));
     page_is_quiet(&mut b, &url);
 }

@@ -59,13 +59,8 @@ pub struct Across<'a> {
 
 /// The report comparing campaign B against A; refused as `storlab compare
 /// A B` refuses it (workloads run differently, unless allowed).
-pub fn report_across(
-    db: &Path,
-    req: Across<'_>,
-    single: &outline::Options,
-) -> Result<ExitCode> {
-    if single.baseline.is_some() || !single.series.is_empty() || !single.compare_levels.is_empty()
-    {
+pub fn report_across(db: &Path, req: Across<'_>, single: &outline::Options) -> Result<ExitCode> {
+    if single.baseline.is_some() || !single.series.is_empty() || !single.compare_levels.is_empty() {
         errln!("error: --baseline, --series and --compare-levels apply to the report of one campaign; a report of two campaigns compares each target with itself in the other campaign");
         return Ok(ExitCode::from(super::EXIT_INVALID));
     }

@@ -209,9 +209,7 @@ impl Differences {
             }
         }
         if let Some(names) = self.varies_text() {
-            out.push_str(&format!(
-                "left out: {names}\n"
-            ));
+            out.push_str(&format!("left out: {names}\n"));
         }
         if !self.only_in_a.is_empty() {
             out.push_str(&format!(

@@ -99,7 +99,9 @@ impl Store {
             match standing(&tx, here, id)? {
                 Standing::Same => done.already.push((id, here, name)),
                 Standing::Diverged => done.diverged.push((id, here, name)),
-                Standing::More(_) if here_status == "running" && lock::is_held(&self.path, here) => {
+                Standing::More(_)
+                    if here_status == "running" && lock::is_held(&self.path, here) =>
+                {
                     // Being resumed here right now: its runs are not ours to replace.
                     done.diverged.push((id, here, name));
                 }

@@ -145,7 +145,6 @@ pub struct TargetEntry {
     pub volatile_facts: &'static [&'static str],
 }
 
-
 /// The registry, in the order `storlab targets` lists it.
 pub static TARGETS: &[TargetEntry] = &[
     TargetEntry {
@@ -284,10 +283,14 @@ impl TargetKind {
     pub fn volatile_fact(self, name: &str) -> bool {
         let leaf = name.rsplit('.').next().unwrap_or(name);
         crate::provision::facts::VOLATILE.contains(&leaf)
-            || self.entry().volatile_facts.iter().any(|v| match v.strip_suffix('*') {
-                Some(prefix) => name.starts_with(prefix),
-                None => name == *v || name.strip_prefix(v).is_some_and(|r| r.starts_with('.')),
-            })
+            || self
+                .entry()
+                .volatile_facts
+                .iter()
+                .any(|v| match v.strip_suffix('*') {
+                    Some(prefix) => name.starts_with(prefix),
+                    None => name == *v || name.strip_prefix(v).is_some_and(|r| r.starts_with('.')),
+                })
     }
 
     /// Why this kind cannot be remounted between runs, if it cannot.

@@ -66,5 +66,8 @@ fn volatile_facts_are_named_by_kind_and_free_space_by_every_kind() {
     assert!(Gluster.volatile_fact("volume_info.Brick2"));
     assert!(Gluster.volatile_fact("volume_info.Volume ID"));
     assert!(!Gluster.volatile_fact("volume_info.Type"));
-    assert!(!Gluster.volatile_fact("volumes"), "a name covers what lies under it, no more");
+    assert!(
+        !Gluster.volatile_fact("volumes"),
+        "a name covers what lies under it, no more"
+    );
 }

@@ -23,7 +23,10 @@ use crate::store::CampaignData;
 pub fn title(a: &CampaignData, b: &CampaignData) -> String {
     let (ka, kb) = (&a.campaign, &b.campaign);
     if ka.name == kb.name {
-        format!("{} — campaign {} against campaign {}", ka.name, kb.id, ka.id)
+        format!(
+            "{} — campaign {} against campaign {}",
+            ka.name, kb.id, ka.id
+        )
     } else {
         format!(
             "campaign {} `{}` against campaign {} `{}`",
@@ -116,7 +119,8 @@ pub fn sides(a: &CampaignData, b: &CampaignData) -> Section {
     ];
     let (va, vb) = (versions(a), versions(b));
     for program in union(&va, &vb) {
-        let side = |v: &BTreeMap<String, String>| v.get(program).cloned().unwrap_or_else(|| "—".into());
+        let side =
+            |v: &BTreeMap<String, String>| v.get(program).cloned().unwrap_or_else(|| "—".into());
         rows.push((format!("Version of {program}"), side(&va), side(&vb), true));
     }
     let (ha, hb) = (&a.facts.provenance.host, &b.facts.provenance.host);
@@ -375,7 +379,11 @@ mod tests {
         assert_eq!(bars[1].0, "y");
         assert_eq!(bars[1].2, Some((f64::NEG_INFINITY, f64::INFINITY)));
         assert_eq!(bars.len(), 2);
-        assert!(c.title.contains("tps, campaign 2 against campaign 1"), "{}", c.title);
+        assert!(
+            c.title.contains("tps, campaign 2 against campaign 1"),
+            "{}",
+            c.title
+        );
         assert!(diff_chart(&|_| Rgb(0, 0, 0), "w", &rows[2..], 1, 2).is_none());
     }
 }
