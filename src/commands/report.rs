@@ -91,7 +91,7 @@ pub fn report_across(db: &Path, req: Across<'_>, single: &outline::Options) -> R
         }
         Err(e) => bail!("{e}"),
     };
-    let doc = outline::across(&first, &second, &x);
+    let doc = outline::across(&first, &second, &x)?;
     let text = match format {
         ReportFormat::Json => format!(
             "{}\n",
