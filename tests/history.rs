@@ -589,7 +589,7 @@ fn the_report_of_two_campaigns_says_what_differs_before_its_numbers() {
     assert_eq!(text.matches("| target parameter | d | path |").count(), 1);
     assert!(!text.contains("| target fact |"), "{text}");
     assert!(
-        text.contains("change with every campaign (free_bytes"),
+        text.contains("same configuration (1 target fact(s)): d free_bytes."),
         "{text}"
     );
     // The numbers are compare's: the same rows as its JSON, each in the

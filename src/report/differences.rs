@@ -156,28 +156,41 @@ impl Differences {
     }
 
     /// The facts that changed only because they change with every
-    /// campaign, in a line: how many, and the first few names
+    /// campaign, in a line that fits a terminal of 100 columns beside
+    /// `left out: `: how many, and as many of their names as fit
     /// (`None` when there are none).
     pub fn varies_text(&self) -> Option<String> {
-        const SHOWN: usize = 6;
-        let mut names: Vec<&str> = self
-            .varies
-            .iter()
-            .map(|c| c.name.rsplit('.').next().unwrap_or(&c.name))
-            .collect();
-        names.sort_by_key(|n| n.to_lowercase());
-        names.dedup();
-        let mut shown: Vec<&str> = names.iter().copied().take(SHOWN).collect();
-        if names.len() > SHOWN {
-            shown.push("…");
+        const WIDTH: usize = 88;
+        if self.varies.is_empty() {
+            return None;
         }
-        (!self.varies.is_empty()).then(|| {
-            format!(
-                "{} target fact(s) that change with every campaign ({})",
-                self.varies.len(),
-                shown.join(", ")
-            )
-        })
+        // The names most targets share first (free_bytes, mount_point…).
+        let mut count: BTreeMap<&str, usize> = BTreeMap::new();
+        for c in &self.varies {
+            *count
+                .entry(c.name.rsplit('.').next().unwrap_or(&c.name))
+                .or_default() += 1;
+        }
+        let mut names: Vec<&str> = count.keys().copied().collect();
+        names.sort_by_key(|n| (std::cmp::Reverse(count[n]), n.to_lowercase()));
+        let head = format!(
+            "{} target fact(s) that change with every campaign",
+            self.varies.len()
+        );
+        let mut shown = String::new();
+        for (i, n) in names.iter().enumerate() {
+            let sep = if shown.is_empty() { "" } else { ", " };
+            let more = i + 1 < names.len();
+            // Room for this name, and for ", …" if others follow.
+            let need =
+                head.len() + 3 + shown.len() + sep.len() + n.len() + if more { 3 } else { 0 };
+            if need > WIDTH {
+                shown.push_str(&format!("{sep}…"));
+                break;
+            }
+            shown.push_str(&format!("{sep}{n}"));
+        }
+        Some(format!("{head} ({shown})"))
     }
 
     /// Every difference as lines, the headline first.
@@ -316,6 +329,37 @@ mod tests {
         assert_eq!(
             a,
             m(&[("clients", "8"), ("settings.shared_buffers", "128MB")])
+        );
+    }
+
+    #[test]
+    fn facts_that_vary_fit_one_line_the_most_shared_first() {
+        let change = |of: &str, name: &str| Change {
+            of: of.into(),
+            name: name.into(),
+            a: Some("1".into()),
+            b: Some("2".into()),
+        };
+        let mut d = Differences::default();
+        assert_eq!(d.varies_text(), None);
+        for t in ["a", "b", "c"] {
+            d.varies.push(change(t, "image_dir_facts.free_bytes"));
+            d.varies.push(change(t, "mount_point"));
+        }
+        for i in 0..20 {
+            d.varies
+                .push(change("gl", &format!("volume_info.Brick{i}")));
+        }
+        let text = d.varies_text().unwrap();
+        assert!(
+            text.starts_with(
+                "26 target fact(s) that change with every campaign (free_bytes, mount_point, Brick0, "
+            ),
+            "{text}"
+        );
+        assert!(
+            text.ends_with(", …)") && text.chars().count() <= 88,
+            "{text}"
         );
     }
 

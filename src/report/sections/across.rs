@@ -241,8 +241,17 @@ pub fn differences(a: &CampaignData, b: &CampaignData, d: &Differences) -> Secti
             d.only_in_b.join(", ")
         ));
     }
-    if let Some(varies) = d.varies_text() {
-        s.text(format!("Left out: {varies}."));
+    if !d.varies.is_empty() {
+        let names: Vec<String> = d
+            .varies
+            .iter()
+            .map(|c| format!("{} {}", c.of, c.name))
+            .collect();
+        s.text(format!(
+            "Left out, as they take a new value with every campaign of the same configuration ({} target fact(s)): {}.",
+            names.len(),
+            names.join(", ")
+        ));
     }
     s
 }
