@@ -276,7 +276,8 @@ pub fn workloads(a: &CampaignData, b: &CampaignData, x: &Across) -> Vec<Section>
         if let Some(chart) = diff_chart(&|t| color_of(a, t), &w.name, &rows, ia, ib) {
             s.chart(chart);
         }
-        s.table(across_table(&rows, ia, ib));
+        // The workload is the section's heading.
+        s.table(across_table(&rows, ia, ib).without_column(0));
         out.push(s);
     }
     out
