@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # storlab's native engine against fio, on the same target and the same job,
-# alternating fio and storlab ROUNDS times per pair; prints the medians and,
-# for throughput (IOPS or bandwidth) and CPU per operation, storlab/fio as
-# the geometric mean of the rounds' ratios with its 95% interval.
+# alternating fio and storlab ROUNDS times per pair (who goes first
+# alternates); prints the medians and, for throughput (IOPS or bandwidth)
+# and CPU per operation, storlab/fio as the geometric mean of the rounds'
+# ratios with its 95% interval.
 #   randread-psync   4 KiB random read, QD1, psync, 1 GiB file on a private tmpfs
 #   randread-uring   4 KiB random read, QD32, io_uring, O_DIRECT, 1 GiB file on
 #                    the root disk (a directory under /var/tmp, not tmpfs)
 #   randwrite-uring  4 KiB random write, QD32, io_uring, O_DIRECT, 1 GiB file
-#                    on the root disk
+#                    on the root disk; both start each round from a file laid
+#                    out anew with data (fio: --overwrite=1 and its file removed
+#                    before every round), see "File state" below
 #   seqread-1m       1 MiB sequential read, psync, 1 GiB file on the tmpfs, and
 #                    the memcpy bandwidth of this machine measured in the same
 #                    round (bench/memcpy_bw.c: 1 MiB memcpy from a 1 GiB buffer)
@@ -26,6 +29,16 @@
 # device idled while the process waited for the CPU). So both run in a
 # session of their own (setsid -w), and fio's numjobs = 2 runs as threads
 # (--thread), one session for both jobs as storlab's two job threads.
+# File state: storlab lays out a fresh file before every run (by design: runs
+# are independent samples), then writes into it. fio by default keeps its file
+# between rounds, and for a write-only job creates it with fallocate and
+# writes no data first. On this VM's virtio disk the state of the file
+# dominates random-write speed: fio alone, 8 s at QD32, gave 39k IOPS into a
+# fresh fallocated file, 61k into a file just laid out with data
+# (--overwrite=1) and 69k into a file written long before (2026-11-23, load
+# ~1.5); the device's own service time per 4 KiB write (block_rq_issue to
+# block_rq_complete) follows the file state, not the tool. So the write pair
+# gives fio the file state storlab has; FRESH=1 does that for every pair.
 # Needs root (mounts a tmpfs), fio, python3 and cc. Usage:
 #   bash bench/engine_vs_fio.sh [ROUNDS] [RUNTIME_S] [PAIRS...]
 # STORLAB=/path/to/storlab uses that binary instead of building one; FRESH=1
@@ -105,9 +118,15 @@ pair() {
   : > "$results"
   for i in $(seq "$rounds"); do
     # FRESH=1: fio lays its file out anew each round, as storlab does by design.
-    if [ "${FRESH:-0}" = 1 ]; then rm -f "$fio_dir"/bench.*; fi
-    f=$(fio_run "$metric" "$@")
-    s=$(storlab_run "$exp" "$metric")
+    if [ "${FRESH:-0}" = 1 ] || [ "$name" = randwrite-uring ]; then rm -f "$fio_dir"/bench.*; fi
+    # Alternate who goes first (fio, storlab, storlab, fio, ...): a run
+    # leaves work behind on a virtual disk (the host's cache of what it
+    # wrote), and the one that follows pays for it.
+    if [ $((i % 2)) = 1 ]; then
+      f=$(fio_run "$metric" "$@"); s=$(storlab_run "$exp" "$metric")
+    else
+      s=$(storlab_run "$exp" "$metric"); f=$(fio_run "$metric" "$@")
+    fi
     m=$([ "$name" = seqread-1m ] && "$work/memcpy_bw" "$runtime" || echo 0)
     echo "$f $s $m" >> "$results"
     printf '%s round %d (load %s): fio %s, storlab %s%s\n' "$name" "$i" \
@@ -159,7 +178,7 @@ for p in "${pairs[@]}"; do
       pair "$p" iops "$exp" --directory="$f_dir" --rw=randread --bs=4k $uring_fio ;;
     randwrite-uring)
       experiment "$exp" "$p" "$s_dir" rw='"randwrite"' bs='"4k"' $uring
-      pair "$p" iops "$exp" --directory="$f_dir" --rw=randwrite --bs=4k $uring_fio ;;
+      pair "$p" iops "$exp" --directory="$f_dir" --rw=randwrite --bs=4k --overwrite=1 $uring_fio ;;
     seqread-1m)
       experiment "$exp" "$p" "$s_dir" rw='"read"' bs='"1M"' ioengine='"psync"'
       pair "$p" bw "$exp" --directory="$f_dir" --rw=read --bs=1M --ioengine=psync ;;

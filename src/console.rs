@@ -30,6 +30,19 @@ pub enum Level {
 
 static LEVEL: AtomicU8 = AtomicU8::new(Level::Normal as u8);
 
+/// The width results are fitted to: `COLUMNS` when set to a number (so
+/// that `COLUMNS=100 storlab show | less` fits too), else the terminal's
+/// when stdout is one; none for a file or a pipe, which get everything.
+pub fn columns() -> Option<usize> {
+    if let Some(n) = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse::<usize>().ok())
+    {
+        return (n > 0).then_some(n);
+    }
+    terminal_size::terminal_size_of(std::io::stdout()).map(|(w, _)| w.0 as usize)
+}
+
 /// Called when a write to stderr finds its reader gone: the running
 /// campaign's interruption, registered by whoever runs one (this module
 /// sits below the campaign and knows nothing of it).

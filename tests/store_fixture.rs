@@ -72,6 +72,53 @@ fn show_prints_what_the_v3_storlab_printed() {
 }
 
 #[test]
+fn show_fits_a_terminal_of_100_columns_and_keeps_every_verdict() {
+    let lab = lab_with_fixture();
+    for c in ["1", "2"] {
+        let full = String::from_utf8_lossy(&lab.run(&["show", c]).stdout).into_owned();
+        let out = lab
+            .cmd()
+            .args(["show", c])
+            .env("COLUMNS", "100")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "show {c}: {:?}", out.status);
+        let text = String::from_utf8_lossy(&out.stdout);
+        let long: Vec<&str> = text.lines().filter(|l| l.chars().count() > 100).collect();
+        assert!(
+            long.is_empty(),
+            "show {c} at 100 columns:\n{}",
+            long.join("\n")
+        );
+        // The summary table keeps each row's verdict and says what it left out.
+        for verdict in [
+            "+60.3% faster",
+            "-0.2% (n.s.; ±5% needs about 51 runs)",
+            "24.6% less time",
+        ] {
+            assert_eq!(
+                full.contains(verdict),
+                text.contains(verdict),
+                "show {c}: {verdict}\n{text}"
+            );
+        }
+        assert!(text.contains("left out to fit 100 columns)"), "{text}");
+        // And each row's mean with its interval.
+        for mean in [
+            "2.5 GiB/s ± 745.4 MiB/s",
+            "4.53k tx/s ± 341 tx/s",
+            "3.5 GiB/s [0, 23.6 GiB/s]",
+        ] {
+            assert_eq!(
+                full.contains(mean),
+                text.contains(mean),
+                "show {c}: {mean}\n{text}"
+            );
+        }
+    }
+}
+
+#[test]
 fn markdown_report_is_what_the_v3_storlab_wrote() {
     let lab = lab_with_fixture();
     for c in ["1", "2"] {

@@ -45,7 +45,9 @@ impl Lab {
         c.current_dir(self.path())
             .env("STORLAB_DB", self.db())
             .env("STORLAB_STATE_DIR", self.state_dir())
-            .env_remove("RUST_BACKTRACE");
+            .env_remove("RUST_BACKTRACE")
+            // Output is fitted to COLUMNS when set; goldens are the full width.
+            .env_remove("COLUMNS");
         c
     }
 

@@ -51,7 +51,7 @@ pub fn show(db: &Path, campaign: Option<&str>, compare_levels: &[String]) -> Res
         ..Default::default()
     };
     let doc = outline::build(&data, &options)?;
-    out!("{}", terminal::summary(&doc));
+    out!("{}", terminal::summary(&doc, crate::console::columns()));
     // Warnings are for the reader, not for the table a script parses.
     crate::console::to_stderr(&terminal::warnings(&doc));
     Ok(ExitCode::SUCCESS)

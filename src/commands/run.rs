@@ -138,7 +138,7 @@ fn resumable(
 fn finish(db: &Path, store: &Store, outcome: &Outcome, quiet: bool) -> Result<ExitCode> {
     let data = store.load_campaign(outcome.campaign)?;
     let doc = outline::build(&data, &outline::Options::default())?;
-    out!("{}", terminal::summary(&doc));
+    out!("{}", terminal::summary(&doc, crate::console::columns()));
     // Warnings are for the reader, not for the table a script parses.
     crate::console::to_stderr(&terminal::warnings(&doc));
     if !quiet {

@@ -1,12 +1,14 @@
 //! The document's summary as plain text, for `storlab run` and `storlab
 //! show`: sections separated by a blank line, titles on a line of their
 //! own, tables aligned; charts are left out (their numbers are in tables).
+//! Given the terminal's width, tables too wide for it leave out their least
+//! needed columns, or print a record per row.
 //! Warnings come apart, so that they can go where the command sends them.
 
 use crate::report::document::{Block, Document};
 
-/// The summary sections.
-pub fn summary(doc: &Document) -> String {
+/// The summary sections, fitted to `columns` characters when given.
+pub fn summary(doc: &Document, columns: Option<usize>) -> String {
     let mut out = String::new();
     for (i, s) in doc.summary.iter().enumerate() {
         if i > 0 {
@@ -17,7 +19,7 @@ pub fn summary(doc: &Document) -> String {
             out.push('\n');
         }
         for b in &s.blocks {
-            out.push_str(&block(b));
+            out.push_str(&block(b, columns));
         }
     }
     out
@@ -31,11 +33,18 @@ pub fn warnings(doc: &Document) -> String {
         .collect()
 }
 
-fn block(b: &Block) -> String {
+fn block(b: &Block, columns: Option<usize>) -> String {
     match b {
-        Block::Text(t) => format!("{t}\n"),
+        Block::Text(t) => match columns {
+            // Prose wraps at words; a word longer than the line stays whole.
+            Some(w) => {
+                let opts = textwrap::Options::new(w).break_words(false);
+                format!("{}\n", textwrap::fill(t, opts))
+            }
+            None => format!("{t}\n"),
+        },
         Block::List(items) => items.iter().map(|i| format!("- {i}\n")).collect(),
-        Block::Table(t) => t.render_text(),
+        Block::Table(t) => t.render_text_within(columns),
         Block::Chart(_) => String::new(),
     }
 }
@@ -65,7 +74,24 @@ mod tests {
             body: Vec::new(),
             warnings: vec!["w1".into(), "w2".into()],
         };
-        assert_eq!(summary(&doc), "campaign 1\n\nper test\na\n─\nx\n");
+        assert_eq!(summary(&doc, None), "campaign 1\n\nper test\na\n─\nx\n");
         assert_eq!(warnings(&doc), "warning: w1\nwarning: w2\n");
+    }
+
+    #[test]
+    fn prose_wraps_at_words_to_the_width_given_and_only_then() {
+        let mut s = Section::untitled(1);
+        s.text("campaign 1 `all-kinds` (finished): 66 of 66 planned runs ok, 0 failed");
+        let doc = Document {
+            title: "t".into(),
+            summary: vec![s],
+            body: Vec::new(),
+            warnings: Vec::new(),
+        };
+        assert_eq!(
+            summary(&doc, Some(40)),
+            "campaign 1 `all-kinds` (finished): 66 of\n66 planned runs ok, 0 failed\n"
+        );
+        assert_eq!(summary(&doc, None).lines().count(), 1);
     }
 }

@@ -101,6 +101,16 @@ fn summary_table(c: &CampaignData, report: &Report) -> Table {
             ]);
         }
     }
+    // A narrow terminal keeps the verdicts: the spread, the tail and the
+    // metric's name (the mean's unit says what it is) go first, and the
+    // failure count only where it is all zeros (the header line counts them).
+    let no_failure = t.rows.iter().all(|r| r[7] == "0");
+    let mut drop = vec!["CV", "p99 latency"];
+    if no_failure {
+        drop.push("failed");
+    }
+    drop.push("primary metric");
+    t.may_drop(&drop);
     t
 }
 

@@ -35,7 +35,7 @@ fn table(p: &Pivot, corner: &str, cell: impl Fn(&TargetStats) -> String) -> Tabl
         header,
         rows: Vec::new(),
         right,
-        marked: Default::default(),
+        ..Default::default()
     };
     for r in &p.rows {
         let mut row = vec![r.label.clone()];

@@ -257,12 +257,15 @@ fn the_tables_read_as_the_seeds_tables() {
     assert_eq!(d.rows[2][1], "+900.0%");
     let d = tables::differences(&s.primary, &s.baseline, true);
     assert!(d.rows[2][1].starts_with("+900.0% ["), "{}", d.rows[2][1]);
-    let text = crate::report::render::terminal::summary(&crate::report::document::Document {
-        title: String::new(),
-        summary: sections::summary(s),
-        body: Vec::new(),
-        warnings: Vec::new(),
-    });
+    let text = crate::report::render::terminal::summary(
+        &crate::report::document::Document {
+            title: String::new(),
+            summary: sections::summary(s),
+            body: Vec::new(),
+            warnings: Vec::new(),
+        },
+        None,
+    );
     assert!(
         text.contains("tiny: total_s (s), mean ± 95% CI, by total_size"),
         "{text}"
