@@ -265,6 +265,16 @@ fn two_hosts_stores_imported_into_a_third_once_and_compared() {
         "the tags are the headline:\n{cmp}"
     );
     assert!(cmp.contains("no significant difference"), "{cmp}");
+    // A terminal of 100 columns gets it all within them.
+    let narrow = hub
+        .cmd()
+        .env("COLUMNS", "100")
+        .args(["compare", "1", "2"])
+        .output()
+        .unwrap();
+    let narrow = String::from_utf8_lossy(&narrow.stdout);
+    assert!(narrow.lines().all(|l| l.chars().count() <= 100), "{narrow}");
+    assert!(narrow.contains("no significant difference"), "{narrow}");
     // The source stores were only read.
     assert!(!a.ok(&["show"]).contains("imported"));
 }

@@ -312,6 +312,8 @@ pub fn across_table(rows: &[Row], a: i64, b: i64) -> Table {
             verdict_word(r).to_string(),
         ]);
     }
+    // A narrow terminal keeps both sides, the difference and the verdict.
+    t.may_drop(&["p"]);
     t
 }
 

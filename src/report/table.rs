@@ -58,11 +58,18 @@ impl Table {
         if col < self.right.len() {
             self.right.remove(col);
         }
+        let shift = |c: usize| if c > col { c - 1 } else { c };
         self.marked = self
             .marked
             .iter()
             .filter(|&&(_, c)| c != col)
-            .map(|&(r, c)| (r, if c > col { c - 1 } else { c }))
+            .map(|&(r, c)| (r, shift(c)))
+            .collect();
+        self.droppable = self
+            .droppable
+            .iter()
+            .filter(|&&c| c != col)
+            .map(|&c| shift(c))
             .collect();
         self
     }
@@ -202,7 +209,9 @@ mod tests {
         let mut t = Table::new(&["w", "a", "b"], &[false, true, false]);
         t.push(vec!["x".into(), "1".into(), "2".into()]);
         t.marked.insert((0, 2));
+        t.may_drop(&["b"]);
         let t = t.without_column(0);
+        assert_eq!(t.droppable, [1]);
         assert_eq!(t.header, ["a", "b"]);
         assert_eq!(t.rows, [["1", "2"]]);
         assert_eq!(t.right, [true, false]);
