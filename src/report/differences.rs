@@ -74,7 +74,18 @@ pub fn differences(a: &CampaignData, b: &CampaignData) -> Differences {
         let Some(x) = b.targets.iter().find(|x| x.name == t.name) else {
             continue;
         };
-        let params = changed(&t.name, &flat(&t.params), &flat(&x.params));
+        let mut params = changed(&t.name, &flat(&t.params), &flat(&x.params));
+        if t.kind != x.kind {
+            params.insert(
+                0,
+                Change {
+                    of: t.name.clone(),
+                    name: "kind".into(),
+                    a: Some(t.kind.clone()),
+                    b: Some(x.kind.clone()),
+                },
+            );
+        }
         let kind = TargetKind::parse(&t.kind).filter(|_| t.kind == x.kind);
         for c in changed(&t.name, &flat(&t.facts), &flat(&x.facts)) {
             // A fact that repeats a parameter (a directory's path) is said once.
