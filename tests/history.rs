@@ -390,6 +390,19 @@ fn a_campaign_resumed_after_its_import_brings_its_new_runs_once() {
     assert!(list.contains("finished"), "{list}");
     let third = hub.ok(&["import", a.db().to_str().unwrap()]);
     assert!(third.contains("already here"), "{third}");
+    // Imported between its last run and its end (as if): the same runs,
+    // but it has ended since.
+    let conn = rusqlite::Connection::open(hub.db()).unwrap();
+    conn.execute("UPDATE campaigns SET status = 'interrupted'", [])
+        .unwrap();
+    drop(conn);
+    let ended = hub.ok(&["import", a.db().to_str().unwrap()]);
+    assert!(
+        ended.contains("has ended since it was imported (no new run)"),
+        "{ended}"
+    );
+    assert!(hub.ok(&["list"]).contains("finished"));
+    assert_eq!(count(&hub), 6);
     // The fork went on by itself: each side now has runs the other lacks.
     fork.ok(&["run", "--quiet", "--resume", "1"]);
     let forked = hub.run(&["import", fork.db().to_str().unwrap()]);

@@ -24,10 +24,16 @@ pub fn import(db: &Path, others: &[PathBuf]) -> Result<ExitCode> {
             );
         }
         for (theirs, ours, name, n) in &done.updated {
-            outln!(
-                "campaign {theirs} `{name}` of {} went on since it was imported: {n} new run(s), campaign {ours} here now holds all its runs",
-                other.display()
-            );
+            match n {
+                0 => outln!(
+                    "campaign {theirs} `{name}` of {} has ended since it was imported (no new run); campaign {ours} here is finished too",
+                    other.display()
+                ),
+                n => outln!(
+                    "campaign {theirs} `{name}` of {} went on since it was imported: {n} new run(s), campaign {ours} here now holds all its runs",
+                    other.display()
+                ),
+            }
         }
         for (theirs, ours, name) in &done.diverged {
             errln!(

@@ -172,7 +172,18 @@ fn runs(tx: &Transaction<'_>, db: &str, campaign: i64) -> Result<BTreeSet<(i64, 
 /// How the other store's campaign `theirs` stands to this store's `here`.
 fn standing(tx: &Transaction<'_>, here: i64, theirs: i64) -> Result<Standing> {
     let (ours, other) = (runs(tx, "main", here)?, runs(tx, "other", theirs)?);
-    Ok(if other.is_subset(&ours) {
+    let status = |db: &str, id: i64| -> Result<String> {
+        let sql = format!("SELECT status FROM {db}.campaigns WHERE id = ?1");
+        Ok(tx.query_row(&sql, [id], |r| r.get(0))?)
+    };
+    // The same runs, but it ended there since (a resume with nothing left
+    // to run marks it finished).
+    let ended = ours == other
+        && status("other", theirs)? == "finished"
+        && status("main", here)? != "finished";
+    Ok(if ended {
+        Standing::More(0)
+    } else if other.is_subset(&ours) {
         Standing::Same
     } else if ours.is_subset(&other) {
         Standing::More(other.len() - ours.len())
