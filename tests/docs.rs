@@ -38,37 +38,42 @@ fn undocumented(text: &str, params: &[ParamSpec]) -> Vec<&'static str> {
         .collect()
 }
 
-#[test]
-fn every_target_parameter_is_in_the_reference() {
-    let page = doc("targets.md");
+/// What `page` lacks of the kinds' parameters: each kind (name, parameters)
+/// needs a section ## `NAME` naming every parameter.
+fn missing_kinds(
+    page: &str,
+    kinds: impl Iterator<Item = (&'static str, &'static [ParamSpec])>,
+) -> Vec<String> {
+    let page = doc(page);
     let mut missing = Vec::new();
-    for kind in TargetKind::all() {
-        match section(&page, kind.name()) {
-            None => missing.push(format!("no section ## `{}`", kind.name())),
+    for (name, params) in kinds {
+        match section(&page, name) {
+            None => missing.push(format!("no section ## `{name}`")),
             Some(text) => missing.extend(
-                undocumented(text, kind.params())
+                undocumented(text, params)
                     .into_iter()
-                    .map(|p| format!("{}: `{p}`", kind.name())),
+                    .map(|p| format!("{name}: `{p}`")),
             ),
         }
     }
+    missing
+}
+
+#[test]
+fn every_target_parameter_is_in_the_reference() {
+    let missing = missing_kinds(
+        "targets.md",
+        TargetKind::all().map(|k| (k.name(), k.params())),
+    );
     assert!(missing.is_empty(), "docs/targets.md lacks {missing:?}");
 }
 
 #[test]
 fn every_workload_parameter_is_in_the_reference() {
-    let page = doc("workloads.md");
-    let mut missing = Vec::new();
-    for kind in WorkloadKind::all() {
-        match section(&page, kind.name()) {
-            None => missing.push(format!("no section ## `{}`", kind.name())),
-            Some(text) => missing.extend(
-                undocumented(text, kind.params())
-                    .into_iter()
-                    .map(|p| format!("{}: `{p}`", kind.name())),
-            ),
-        }
-    }
+    let missing = missing_kinds(
+        "workloads.md",
+        WorkloadKind::all().map(|k| (k.name(), k.params())),
+    );
     assert!(missing.is_empty(), "docs/workloads.md lacks {missing:?}");
 }
 

@@ -43,7 +43,23 @@ pub fn build(c: &CampaignData, options: &Options) -> Result<Document> {
     let curves = curves(c)?;
     let mut summary = vec![summary::section(c, &model)];
     let setup = requested::warnings(c, &model.baseline);
-    let mut body = vec![campaign::intro(c), campaign::headline_section(&model)];
+    let mut headline = campaign::headline_section(&model);
+    // The warnings come last, with their evidence; the reader of the
+    // verdicts above hears of them at once.
+    match model.warnings.len() {
+        0 => {}
+        1 => {
+            headline.text(
+                "1 warning, under Warnings at the end, says where these numbers may mislead.",
+            );
+        }
+        n => {
+            headline.text(format!(
+                "{n} warnings, under Warnings at the end, say where these numbers may mislead."
+            ));
+        }
+    }
+    let mut body = vec![campaign::intro(c), headline];
     body.extend(compared::sections(c, &model.baseline, &setup));
     body.push(campaign::environment_section(c));
     body.push(methodology::section(c, &model));

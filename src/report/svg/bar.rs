@@ -8,9 +8,9 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
 
 use super::canvas::{
-    anchored, draw_title, draw_whisker_paths, finite_ci, finite_extent, font, no_data, plottable,
-    render, wrap_text, zero_based_range, Area, AXIS, AXIS_TITLE_SIZE, GRID, HEIGHT, LABEL_SIZE,
-    LINE_HEIGHT, MUTED, SMALL_SIZE, VALUE_SIZE, WIDTH,
+    anchored, draw_mesh, draw_title, draw_whisker_paths, finite_ci, finite_extent, no_data,
+    plottable, render, wrap_text, zero_based_range, Area, HEIGHT, LABEL_SIZE, LINE_HEIGHT, MUTED,
+    SMALL_SIZE, VALUE_SIZE, WIDTH,
 };
 use super::format::{si, TickFormat};
 use super::Rgb;
@@ -78,19 +78,15 @@ fn draw(root: &Area<'_>, c: &BarChart) -> Result<()> {
         .y_label_area_size(y_area)
         .build_cartesian_2d(-0.5..(n as f64 - 0.5), lo..hi)?;
     let format = |v: &f64| ticks.format(*v);
-    chart
-        .configure_mesh()
-        .disable_x_mesh()
-        .x_labels(0)
-        .y_labels(Y_TICKS)
-        .y_label_formatter(&format)
-        .y_desc(c.y_label.as_str())
-        .axis_desc_style(font(AXIS_TITLE_SIZE))
-        .label_style(font(LABEL_SIZE))
-        .axis_style(AXIS)
-        .bold_line_style(GRID)
-        .max_light_lines(0)
-        .draw()?;
+    draw_mesh(
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_labels(0)
+            .y_labels(Y_TICKS)
+            .y_label_formatter(&format)
+            .y_desc(c.y_label.as_str()),
+    )?;
 
     let half = (0.36f64).min(MAX_BAR_PX / 2.0 / slot_px);
     for (i, bar) in c.bars.iter().enumerate() {

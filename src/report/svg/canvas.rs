@@ -4,6 +4,8 @@
 use std::sync::OnceLock;
 
 use anyhow::{anyhow, Result};
+use plotters::chart::MeshStyle;
+use plotters::coord::ranged1d::{Ranged, ValueFormatter};
 use plotters::coord::{CoordTranslate, Shift};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -109,6 +111,23 @@ pub(crate) fn xml_escape(text: &str) -> String {
         }
     }
     out
+}
+
+/// Gives a chart's axes and grid the look every chart shares (axis titles,
+/// tick labels, axis and grid colours, no minor grid lines) and draws them;
+/// the caller has set which axes carry ticks, their formats and titles.
+pub(crate) fn draw_mesh<X, Y>(mesh: &mut MeshStyle<'_, '_, X, Y, SVGBackend<'_>>) -> Result<()>
+where
+    X: Ranged + ValueFormatter<<X as Ranged>::ValueType>,
+    Y: Ranged + ValueFormatter<<Y as Ranged>::ValueType>,
+{
+    mesh.axis_desc_style(font(AXIS_TITLE_SIZE))
+        .label_style(font(LABEL_SIZE))
+        .axis_style(AXIS)
+        .bold_line_style(GRID)
+        .max_light_lines(0)
+        .draw()?;
+    Ok(())
 }
 
 /// Draws the chart title centred at the top; returns the area below it.

@@ -14,9 +14,8 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
 
 use super::canvas::{
-    anchored, draw_title, draw_whisker_paths, finite_ci, finite_extent, fit_text, font, no_data,
-    nonempty, plottable, render, text_width, Area, AXIS, AXIS_TITLE_SIZE, GRID, HEIGHT, LABEL_SIZE,
-    WIDTH,
+    anchored, draw_mesh, draw_title, draw_whisker_paths, finite_ci, finite_extent, fit_text,
+    no_data, nonempty, plottable, render, text_width, Area, AXIS, GRID, HEIGHT, LABEL_SIZE, WIDTH,
 };
 use super::format::TickFormat;
 use super::line::{draw_legend, legend_width, Entry};
@@ -197,21 +196,17 @@ impl Plot<'_> {
         let y_fmt = |v: &f64| self.y_format.format(*v);
         // The swept values are the x ticks, drawn below; none of plotters'.
         let x_fmt = |_: &f64| String::new();
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .x_labels(2)
-            .x_label_formatter(&x_fmt)
-            .y_labels(Y_TICKS)
-            .y_label_formatter(&y_fmt)
-            .x_desc(c.x_label.as_str())
-            .y_desc(c.y_label.as_str())
-            .axis_desc_style(font(AXIS_TITLE_SIZE))
-            .label_style(font(LABEL_SIZE))
-            .axis_style(AXIS)
-            .bold_line_style(GRID)
-            .max_light_lines(0)
-            .draw()?;
+        draw_mesh(
+            chart
+                .configure_mesh()
+                .disable_x_mesh()
+                .x_labels(2)
+                .x_label_formatter(&x_fmt)
+                .y_labels(Y_TICKS)
+                .y_label_formatter(&y_fmt)
+                .x_desc(c.x_label.as_str())
+                .y_desc(c.y_label.as_str()),
+        )?;
         for (tx, _) in self.ticks {
             chart.draw_series(LineSeries::new([(*tx, y_lo), (*tx, y_hi)], GRID))?;
         }

@@ -15,9 +15,9 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
 
 use super::canvas::{
-    anchored, draw_title, draw_whisker_paths, finite_ci, finite_extent, fit_text, font, no_data,
-    plottable, render, text_width, zero_based_range, Area, AXIS, AXIS_TITLE_SIZE, GRID, HEIGHT,
-    INK, LABEL_SIZE, MUTED, SMALL_SIZE, VALUE_SIZE, WIDTH,
+    anchored, draw_mesh, draw_title, draw_whisker_paths, finite_ci, finite_extent, fit_text,
+    no_data, plottable, render, text_width, zero_based_range, Area, HEIGHT, INK, LABEL_SIZE, MUTED,
+    SMALL_SIZE, VALUE_SIZE, WIDTH,
 };
 use super::format::{percent, TickFormat};
 use super::Rgb;
@@ -86,19 +86,15 @@ fn draw(root: &Area<'_>, c: &DiffChart) -> Result<()> {
         .y_label_area_size(names_w.unwrap_or(0) + 14)
         .build_cartesian_2d(lo..hi, -0.5..(n as f64 - 0.5))?;
     let format = |v: &f64| ticks.format(*v);
-    chart
-        .configure_mesh()
-        .disable_y_mesh()
-        .y_labels(0)
-        .x_labels(X_TICKS)
-        .x_label_formatter(&format)
-        .x_desc(c.x_label.as_str())
-        .axis_desc_style(font(AXIS_TITLE_SIZE))
-        .label_style(font(LABEL_SIZE))
-        .axis_style(AXIS)
-        .bold_line_style(GRID)
-        .max_light_lines(0)
-        .draw()?;
+    draw_mesh(
+        chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .y_labels(0)
+            .x_labels(X_TICKS)
+            .x_label_formatter(&format)
+            .x_desc(c.x_label.as_str()),
+    )?;
 
     let zero = INK.stroke_width(1);
     let top = n as f64 - 0.5;

@@ -9,8 +9,8 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
 
 use super::canvas::{
-    anchored, draw_title, finite_extent, fit_text, font, no_data, render, text_width, AXIS,
-    AXIS_TITLE_SIZE, GRID, HEIGHT, LABEL_SIZE, MUTED, SMALL_SIZE, WIDTH,
+    anchored, draw_mesh, draw_title, finite_extent, fit_text, no_data, render, text_width, HEIGHT,
+    LABEL_SIZE, MUTED, SMALL_SIZE, WIDTH,
 };
 use super::format::TickFormat;
 use super::Rgb;
@@ -84,19 +84,15 @@ fn draw(
         .y_label_area_size(y_area)
         .build_cartesian_2d(-0.5..(n as f64 - 0.5), lo..hi)?;
     let format = |v: &f64| ticks.format(*v);
-    chart
-        .configure_mesh()
-        .disable_x_mesh()
-        .x_labels(0)
-        .y_labels(Y_TICKS)
-        .y_label_formatter(&format)
-        .y_desc(c.y_label.as_str())
-        .axis_desc_style(font(AXIS_TITLE_SIZE))
-        .label_style(font(LABEL_SIZE))
-        .axis_style(AXIS)
-        .bold_line_style(GRID)
-        .max_light_lines(0)
-        .draw()?;
+    draw_mesh(
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_labels(0)
+            .y_labels(Y_TICKS)
+            .y_label_formatter(&format)
+            .y_desc(c.y_label.as_str()),
+    )?;
     let color = RGBColor(c.color.0, c.color.1, c.color.2);
     let band: Vec<(f64, f64)> = c
         .points

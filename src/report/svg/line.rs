@@ -10,8 +10,8 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
 
 use super::canvas::{
-    anchored, decades, draw_title, finite_extent, fit_text, font, no_data, nonempty, plottable,
-    render, text_width, Area, AXIS, AXIS_TITLE_SIZE, GRID, HEIGHT, LABEL_SIZE, MUTED, WIDTH,
+    anchored, decades, draw_mesh, draw_title, finite_extent, fit_text, no_data, nonempty,
+    plottable, render, text_width, Area, HEIGHT, LABEL_SIZE, MUTED, WIDTH,
 };
 use super::format::{si, TickFormat};
 use super::Rgb;
@@ -182,20 +182,16 @@ impl Plot<'_, '_> {
             .build_cartesian_2d(x, y)?;
         let x_fmt = |v: &f64| self.x.label(*v);
         let y_fmt = |v: &f64| self.y.label(*v);
-        chart
-            .configure_mesh()
-            .x_labels(X_TICKS)
-            .y_labels(Y_TICKS)
-            .x_label_formatter(&x_fmt)
-            .y_label_formatter(&y_fmt)
-            .x_desc(c.x_label.as_str())
-            .y_desc(c.y_label.as_str())
-            .axis_desc_style(font(AXIS_TITLE_SIZE))
-            .label_style(font(LABEL_SIZE))
-            .axis_style(AXIS)
-            .bold_line_style(GRID)
-            .max_light_lines(0)
-            .draw()?;
+        draw_mesh(
+            chart
+                .configure_mesh()
+                .x_labels(X_TICKS)
+                .y_labels(Y_TICKS)
+                .x_label_formatter(&x_fmt)
+                .y_label_formatter(&y_fmt)
+                .x_desc(c.x_label.as_str())
+                .y_desc(c.y_label.as_str()),
+        )?;
         for (line, points) in c.lines.iter().zip(self.series) {
             let color = RGBColor::from(line.color);
             chart.draw_series(LineSeries::new(

@@ -192,5 +192,20 @@ fn ratios_set_the_device_against_the_workload() {
     );
     assert_eq!(find(&m::WRITE_AMPLIFICATION, &none), 2.0);
     assert_eq!(find(&m::DEV_WRITE_BYTES_PER_TX, &none), 16384.0);
+    // Per device as well: each device's bytes written over the same count.
+    let per_device: Vec<_> = out
+        .metrics
+        .iter()
+        .filter(|x| std::ptr::eq(x.def, &m::DEV_WRITE_BYTES) && x.labels.get(&DEVICE).is_some())
+        .collect();
+    for x in &per_device {
+        let per_tx = find(&m::DEV_WRITE_BYTES_PER_TX, &x.labels);
+        assert_eq!(per_tx, x.value / 1024.0, "{:?}", x.labels);
+    }
+    assert_eq!(
+        per_device.len(),
+        2,
+        "the recording has a chain of two devices"
+    );
     assert!(derived(&RunOutput::default()).is_empty());
 }
