@@ -343,6 +343,58 @@ mod tests {
         );
     }
 
+    /// A campaign of one loop target with `facts` and `params`.
+    fn campaign(params: Value, facts: Value) -> CampaignData {
+        use crate::store::{CampaignRow, TargetRow};
+        CampaignData {
+            campaign: CampaignRow::finished("c", 0),
+            environment: json!({}),
+            experiment: json!({}),
+            targets: vec![TargetRow {
+                id: 1,
+                name: "ext4".into(),
+                kind: "loop".into(),
+                params,
+                facts,
+                ..Default::default()
+            }],
+            workloads: Vec::new(),
+            runs: Vec::new(),
+            stops: Vec::new(),
+            facts: Default::default(),
+        }
+    }
+
+    #[test]
+    fn facts_that_change_every_campaign_and_repeated_parameters_are_set_apart() {
+        let a = campaign(
+            json!({ "size": "400M", "dir": "/a" }),
+            json!({ "fs_type": "ext4", "mount_point": "/a/storlab-1-ext4/mnt", "dir": "/a",
+                    "image_dir_facts": { "free_bytes": 10 }, "block_device": { "name": "loop0", "model": "m" } }),
+        );
+        let b = campaign(
+            json!({ "size": "400M", "dir": "/b" }),
+            json!({ "fs_type": "xfs", "mount_point": "/b/storlab-2-ext4/mnt", "dir": "/b",
+                    "image_dir_facts": { "free_bytes": 20 }, "block_device": { "name": "loop1", "model": "m" } }),
+        );
+        let d = differences(&a, &b);
+        let names = |v: &[Change]| v.iter().map(|c| c.name.clone()).collect::<Vec<_>>();
+        assert_eq!(names(&d.target_params), ["dir"]);
+        assert_eq!(
+            names(&d.target_facts),
+            ["fs_type"],
+            "the real difference alone"
+        );
+        assert_eq!(
+            names(&d.varies),
+            [
+                "block_device.name",
+                "image_dir_facts.free_bytes",
+                "mount_point"
+            ]
+        );
+    }
+
     #[test]
     fn facts_that_vary_fit_one_line_the_most_shared_first() {
         let change = |of: &str, name: &str| Change {
