@@ -38,7 +38,7 @@ pub fn groups(exp: &Experiment) -> Vec<Vec<(usize, usize)>> {
     let all = pairs(exp);
     match exp.plan.order {
         Order::Sequential => all.into_iter().map(|p| vec![p]).collect(),
-        Order::Interleaved | Order::Randomized => vec![all],
+        Order::Interleaved | Order::Balanced | Order::Randomized => vec![all],
     }
 }
 
@@ -62,6 +62,16 @@ pub fn round_runs(
             warmup,
         })
         .collect();
+    if exp.plan.order == Order::Balanced {
+        // The runs a verdict compares are one workload's on its targets,
+        // which run next to each other: their order turns per round.
+        let mut balanced = Vec::with_capacity(runs.len());
+        for group in runs.chunk_by(|a, b| a.workload == b.workload) {
+            let row = williams_row(group.len(), round.saturating_sub(1) as usize);
+            balanced.extend(row.iter().map(|&i| group[i]));
+        }
+        runs = balanced;
+    }
     if exp.plan.order == Order::Randomized {
         let key = u64::from(round) + if warmup { 0 } else { 1 << 32 };
         shuffle(
@@ -95,6 +105,39 @@ pub fn plan(exp: &Experiment) -> Vec<PlannedRun> {
 }
 
 /// Fisher–Yates with a splitmix64 stream: the same seed, the same order.
+/// Row `r` of a Williams design for `n` items: their order in round `r`.
+///
+/// A run can leave work behind that the next one pays for (a virtual disk
+/// still writing out what the last run wrote, a warm or cold cache), so
+/// in rounds that always run A before B, B always pays for A. Over a
+/// Williams design's rows — `n` for an even `n`, `2n` for an odd one (each
+/// row and its reverse) — every item follows every other exactly as often,
+/// and takes every place in the round as often: the carry-over falls on
+/// every pair alike. Rows repeat after that.
+pub fn williams_row(n: usize, r: usize) -> Vec<usize> {
+    if n == 0 {
+        return Vec::new();
+    }
+    // 0, 1, n−1, 2, n−2, 3, …: the differences between neighbours cover
+    // every non-zero step once, which makes the shifted rows balanced.
+    let first: Vec<usize> = (0..n)
+        .map(|j| {
+            if j % 2 == 1 {
+                j.div_ceil(2)
+            } else {
+                (n - j / 2) % n
+            }
+        })
+        .collect();
+    let rows = if n % 2 == 0 { n } else { 2 * n };
+    let r = r % rows;
+    let mut row: Vec<usize> = first.iter().map(|&x| (x + r % n) % n).collect();
+    if r >= n {
+        row.reverse();
+    }
+    row
+}
+
 fn shuffle<T>(items: &mut [T], seed: u64) {
     let mut state = seed;
     let mut next = || {
@@ -125,7 +168,7 @@ mod tests {
 
     #[test]
     fn interleaved_rounds_run_every_pair_once() {
-        let runs = plan(&exp("repetitions = 2"));
+        let runs = plan(&exp("repetitions = 2\norder = \"interleaved\""));
         let order: Vec<(usize, usize, u32)> = runs
             .iter()
             .map(|r| (r.target, r.workload, r.round))
@@ -163,6 +206,75 @@ mod tests {
         assert_eq!(runs.len(), 6);
         assert!(runs[..3].iter().all(|r| r.warmup));
         assert!(runs[3..].iter().all(|r| !r.warmup));
+    }
+
+    /// How often each item follows each other within the rows, and how
+    /// often each item takes each place.
+    fn carry_over(n: usize, rows: usize) -> (Vec<Vec<usize>>, Vec<Vec<usize>>) {
+        let mut follows = vec![vec![0; n]; n];
+        let mut place = vec![vec![0; n]; n];
+        for r in 0..rows {
+            let row = williams_row(n, r);
+            let mut sorted = row.clone();
+            sorted.sort();
+            assert_eq!(
+                sorted,
+                (0..n).collect::<Vec<_>>(),
+                "row {r} of {n}: {row:?}"
+            );
+            for (p, &i) in row.iter().enumerate() {
+                place[i][p] += 1;
+            }
+            for w in row.windows(2) {
+                follows[w[0]][w[1]] += 1;
+            }
+        }
+        (follows, place)
+    }
+
+    #[test]
+    fn williams_rows_balance_what_follows_what_and_every_place() {
+        for n in 2..=9 {
+            let rows = if n % 2 == 0 { n } else { 2 * n };
+            let (follows, place) = carry_over(n, rows);
+            let times = rows / n;
+            for a in 0..n {
+                for b in 0..n {
+                    let want = if a == b { 0 } else { times };
+                    assert_eq!(follows[a][b], want, "n {n}: {a} then {b}: {follows:?}");
+                }
+                assert!(place[a].iter().all(|&k| k == times), "n {n}: {place:?}");
+            }
+        }
+        // Interleaved rounds, for contrast, run 0 before 1 every time.
+        assert_eq!(williams_row(2, 0), vec![0, 1]);
+        assert_eq!(williams_row(2, 1), vec![1, 0]);
+        assert_eq!(williams_row(1, 5), vec![0]);
+        assert!(williams_row(0, 3).is_empty());
+    }
+
+    #[test]
+    fn balanced_rounds_follow_the_williams_rows() {
+        // The default order.
+        let runs = plan(&exp("repetitions = 4"));
+        let rounds: Vec<Vec<(usize, usize)>> = runs
+            .chunks(3)
+            .map(|c| c.iter().map(|r| (r.target, r.workload)).collect())
+            .collect();
+        // Workload 0 runs on both targets, whose order turns each round;
+        // workload 1 runs on target 1 only.
+        for (r, round) in rounds.iter().enumerate() {
+            let want = if r % 2 == 0 {
+                [(0, 0), (1, 0), (1, 1)]
+            } else {
+                [(1, 0), (0, 0), (1, 1)]
+            };
+            assert_eq!(round, &want, "round {}", r + 1);
+            assert!(runs[r * 3..r * 3 + 3]
+                .iter()
+                .all(|x| x.round == r as u32 + 1 && x.repetition == r as u32 + 1));
+        }
+        assert_ne!(rounds[0], rounds[1]);
     }
 
     #[test]

@@ -174,3 +174,37 @@ fn adaptive_plans_are_validated() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn balanced_rounds_let_each_target_run_first_and_after_the_other_alike() {
+    let lab = Lab::new();
+    let file = lab.file(
+        "balanced.toml",
+        &format!(
+            "name = \"balanced\"\n[plan]\nrepetitions = 4\norder = \"balanced\"\n{}{}\
+             [[workload]]\nname = \"m\"\nkind = \"mock\"\nnoise = 0.01\n",
+            dir_target(&lab, "a"),
+            dir_target(&lab, "b")
+        ),
+    );
+    lab.ok(&["run", "--quiet", file.to_str().unwrap()]);
+    let export = lab.export_json();
+    let mut runs: Vec<(u64, String)> = export["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["position"].as_u64().unwrap(),
+                r["target"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    runs.sort();
+    let order: Vec<&str> = runs.iter().map(|(_, t)| t.as_str()).collect();
+    // Rounds A B, B A, A B, B A: each target follows the other, and itself,
+    // as often; interleaved rounds would give a b a b a b a b.
+    assert_eq!(order, ["a", "b", "b", "a", "a", "b", "b", "a"]);
+    let report = lab.ok(&["report", "--format", "md"]);
+    assert!(report.contains("Williams design"), "{report}");
+}

@@ -119,6 +119,7 @@ impl WorkloadSpec {
 choices! {
     pub enum Order {
         Interleaved = "interleaved",
+        Balanced = "balanced",
         Randomized = "randomized",
         Sequential = "sequential",
     }
@@ -207,7 +208,7 @@ declare! {
     pub struct PlanParams {
         repetitions: int(u32, 1, 10_000) = "3" => "measured runs of every target-workload pair, or { min = 3, max = 20, until_ci = \"2%\" }",
         max_time: duration => "stop starting new runs after this long (adaptive plans say which pairs stopped on time)",
-        order: choice(Order) = "interleaved" => "interleaved rounds ABAB..., a seeded shuffle within each round, or all repetitions of a pair back to back",
+        order: choice(Order) = "balanced" => "balanced rounds: every pair once per round, a workload's targets in an order that turns per round so that each follows every other equally often (AB BA); interleaved rounds in one order (AB AB); a seeded shuffle within each round; or all repetitions of a pair back to back",
         seed: int(u64, 0, i64::MAX) = "1" => "seed of the randomized order",
         drop_caches: bool = "true" => "sync and drop the page cache before every run (needs root)",
         remount: choice(Remount) = "never" => "unmount and mount every mountable target before each run",

@@ -40,6 +40,7 @@ fn lines(c: &CampaignData, r: &Report) -> Vec<String> {
             plan["seed"]
         ),
         "sequential" => "sequentially: all repetitions of a pair back to back".to_string(),
+        "balanced" => "in balanced rounds: every target–workload pair once per round, the rounds' orders the rows of a Williams design (each pair follows every other equally often)".to_string(),
         _ => "in interleaved rounds: every target–workload pair once per round".to_string(),
     };
     let mut lines = vec![
@@ -107,7 +108,8 @@ const RATIO: &str = "Each target is compared with the baseline on the ratio scal
 fn paired_text(order: &str) -> String {
     let within = match order {
         "randomized" => "the order within each round was shuffled, so neither target systematically ran first",
-        _ => "within a round the targets always ran in the same order (interleaved), so a drift fast enough to differ between neighbouring runs is not cancelled; order = \"randomized\" shuffles each round",
+        "balanced" => "the order within the rounds followed a Williams design, so each target ran first and after each other as often as the rounds allow: what one run leaves behind for the next falls on both sides alike",
+        _ => "within a round the targets always ran in the same order (interleaved), so a drift fast enough to differ between neighbouring runs is not cancelled; order = \"balanced\" alternates it",
     };
     format!("Runs are paired by round: every target ran once per round, so a drift over the campaign (a neighbour's load, writeback, a warming cache) shifts both runs of a round alike and cancels in their ratio; the test is Student's paired t on the per-round log ratios. {}{}.", within[..1].to_uppercase(), &within[1..])
 }
