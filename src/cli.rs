@@ -91,9 +91,14 @@ pub enum Command {
         #[arg(long, short)]
         output: Option<PathBuf>,
     },
-    /// Write a report of a campaign: HTML (default), Markdown, JSON or CSV.
+    /// Write a report of a campaign: HTML (default), Markdown, JSON or CSV;
+    /// or, given two campaigns, a report comparing the second against the
+    /// first (HTML, Markdown or JSON).
     Report {
         campaign: Option<String>,
+        /// A second campaign: the report compares it against CAMPAIGN, as
+        /// `storlab compare A B` does, saying first what differs.
+        b: Option<String>,
         /// Output file; the format follows its extension unless --format says.
         #[arg(long, short)]
         output: Option<PathBuf>,
@@ -110,6 +115,15 @@ pub enum Command {
         /// (e.g. lat_p99_ns); repeat or separate with commas.
         #[arg(long, value_name = "METRIC", value_delimiter = ',')]
         series: Vec<String>,
+        /// With two campaigns: compare even when the workloads' parameters
+        /// differ (the difference is a caveat at the top).
+        #[arg(long)]
+        allow_different: bool,
+        /// With two campaigns: metrics to compare (repeatable): catalogue
+        /// names, or `all` for every metric measured on both sides;
+        /// default the primary.
+        #[arg(long, value_name = "NAME")]
+        metric: Vec<String>,
     },
     /// Compare targets within a campaign against its baseline, or the same
     /// targets and workloads in two campaigns (A is the baseline).

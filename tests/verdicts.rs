@@ -118,8 +118,15 @@ fn two_campaigns_are_compared_by_target_and_workload_name() {
     lab.ok(&["run", "--quiet", file.to_str().unwrap()]);
     lab.ok(&["run", "--quiet", file.to_str().unwrap()]);
     let out = lab.ok(&["compare", "1", "2"]);
+    // The campaigns name the columns; each row its workload and target.
+    let header = out.lines().find(|l| l.starts_with("workload")).unwrap();
     assert!(
-        out.contains("d @ campaign 1") && out.contains("d @ campaign 2"),
+        header.contains("campaign 1") && header.contains("campaign 2"),
+        "{out}"
+    );
+    assert!(
+        out.lines()
+            .any(|l| l.split_whitespace().take(2).eq(["r", "d"])),
         "{out}"
     );
     let bad = lab.run(&["compare", "1", "9"]);

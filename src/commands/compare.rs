@@ -10,8 +10,9 @@ use anyhow::{bail, Result};
 use serde_json::json;
 
 use super::EXIT_INVALID;
-use crate::report::compare::{between_on, table, within, Metrics, Row};
-use crate::report::differences::differences;
+use crate::report::compare::{
+    across, across_json, across_table, side_json, table, within, Metrics, Refusal, Row,
+};
 use crate::store::{CampaignData, Store};
 
 /// What `storlab compare` was asked.
@@ -40,44 +41,35 @@ pub fn compare(db: &Path, req: Request<'_>) -> Result<ExitCode> {
     if req.baseline.is_some() {
         bail!("--baseline picks a target within one campaign; across campaigns the first (or --baseline-tag's) is the baseline");
     }
-    let (a, b) = (&first.campaign.id, &second.campaign.id);
-    let diff = differences(&first, &second);
-    let mut caveats = Vec::new();
-    if !diff.workload_params.is_empty() {
-        let what = diff.workload_text(*a, *b);
-        if !req.allow_different {
-            errln!(
-                "error: campaigns {a} and {b} ran their workloads differently — {what}; a difference in their results would mix that change with the storage's. Compare campaigns of the same workloads, or pass --allow-different to compare anyway (it is printed as a caveat)"
-            );
+    let (a, b) = (first.campaign.id, second.campaign.id);
+    let x = match across(
+        &first,
+        &second,
+        &Metrics::from_names(req.metrics),
+        req.allow_different,
+    ) {
+        Ok(x) => x,
+        Err(Refusal::Different(why)) => {
+            errln!("error: {why}");
             return Ok(ExitCode::from(EXIT_INVALID));
         }
-        caveats.push(format!(
-            "the workloads differ ({what}): differences below include that change"
-        ));
-    }
-    let rows = between_on(&first, &second, &metrics(req.metrics));
-    if rows.is_empty() {
-        bail!("campaigns {a} and {b} share no target–workload pair with a metric measured on both sides (matched by name)");
-    }
+        Err(e) => bail!("{e}"),
+    };
     if req.json {
-        let doc = json!({
-            "baseline": side(&first),
-            "candidate": side(&second),
-            "headline": diff.headline(),
-            "differences": diff,
-            "caveats": caveats,
-            "rows": rows,
-        });
+        let doc = across_json(&first, &second, &x);
         outln!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
-        out!("{}", diff.text(*a, *b));
-        for c in &caveats {
+        out!("{}", x.differences.text(a, b));
+        for c in &x.caveats {
             outln!("caveat: {c}");
         }
         outln!();
-        out!("{}", table(&rows).render_text());
+        out!(
+            "{}",
+            across_table(&x.rows, a, b).render_text_within(crate::console::columns())
+        );
     }
-    Ok(gate(&rows, req.gate))
+    Ok(gate(&x.rows, req.gate))
 }
 
 /// The two campaigns of a comparison across campaigns, baseline first;
@@ -122,34 +114,15 @@ fn within_campaign(store: &Store, req: &Request<'_>) -> Result<ExitCode> {
     let first = store.load_campaign(store.resolve_campaign(req.a)?)?;
     let rows = within(&first, req.baseline)?;
     if req.json {
-        let doc = json!({ "campaign": side(&first), "rows": rows });
+        let doc = json!({ "campaign": side_json(&first), "rows": rows });
         outln!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
-        out!("{}", table(&rows).render_text());
+        out!(
+            "{}",
+            table(&rows).render_text_within(crate::console::columns())
+        );
     }
     Ok(gate(&rows, req.gate))
-}
-
-fn metrics(names: &[String]) -> Metrics {
-    if names.is_empty() {
-        Metrics::Primary
-    } else if names.iter().any(|n| n == "all") {
-        Metrics::All
-    } else {
-        Metrics::Named(names.to_vec())
-    }
-}
-
-fn side(c: &CampaignData) -> serde_json::Value {
-    json!({
-        "id": c.campaign.id,
-        "name": c.campaign.name,
-        "started_at": c.campaign.started_at,
-        "uuid": c.facts.uuid,
-        "tags": c.facts.provenance.tags,
-        "versions": c.facts.provenance.versions,
-        "storlab_version": c.campaign.storlab_version,
-    })
 }
 
 /// The release gate: exit 1 when a primary metric regressed beyond `pct`.

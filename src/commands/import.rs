@@ -23,13 +23,36 @@ pub fn import(db: &Path, others: &[PathBuf]) -> Result<ExitCode> {
                 other.display()
             );
         }
+        for (theirs, ours, name, n) in &done.updated {
+            match n {
+                0 => outln!(
+                    "campaign {theirs} `{name}` of {} has ended since it was imported (no new run); campaign {ours} here is finished too",
+                    other.display()
+                ),
+                n => outln!(
+                    "campaign {theirs} `{name}` of {} went on since it was imported: {n} new run(s), campaign {ours} here now holds all its runs",
+                    other.display()
+                ),
+            }
+        }
+        for (theirs, ours, name) in &done.diverged {
+            errln!(
+                "warning: campaign {theirs} `{name}` of {} and campaign {ours} here (same UUID) each hold runs the other lacks (it went on in both stores, or is running here); campaign {ours} is left as it is",
+                other.display()
+            );
+        }
         for (theirs, name) in &done.running {
             errln!(
                 "warning: campaign {theirs} `{name}` is still running in {}; import it again when it has ended",
                 other.display()
             );
         }
-        if done.added.is_empty() && done.already.is_empty() && done.running.is_empty() {
+        if done.added.is_empty()
+            && done.already.is_empty()
+            && done.running.is_empty()
+            && done.updated.is_empty()
+            && done.diverged.is_empty()
+        {
             outln!("{} holds no campaigns", other.display());
         }
     }

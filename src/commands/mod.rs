@@ -57,22 +57,46 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         } => query::export(&cli.db, campaign.as_deref(), format, output.as_deref()),
         Command::Report {
             campaign,
+            b,
             output,
             format,
             baseline,
             compare_levels,
             series,
-        } => report::report(
-            &cli.db,
-            campaign.as_deref(),
-            output.as_deref(),
-            format,
-            crate::report::outline::Options {
+            allow_different,
+            metric,
+        } => {
+            let options = crate::report::outline::Options {
                 baseline,
                 series,
                 compare_levels,
-            },
-        ),
+            };
+            match b {
+                Some(b) => report::report_across(
+                    &cli.db,
+                    report::Across {
+                        a: campaign.as_deref(),
+                        b: &b,
+                        output: output.as_deref(),
+                        format,
+                        allow_different,
+                        metrics: &metric,
+                    },
+                    &options,
+                ),
+                None if allow_different || !metric.is_empty() => {
+                    errln!("error: --allow-different and --metric apply to a report comparing two campaigns (storlab report A B)");
+                    Ok(ExitCode::from(EXIT_INVALID))
+                }
+                None => report::report(
+                    &cli.db,
+                    campaign.as_deref(),
+                    output.as_deref(),
+                    format,
+                    options,
+                ),
+            }
+        }
         Command::Compare {
             a,
             b,

@@ -1,12 +1,15 @@
-//! `storlab report [CAMPAIGN] -o FILE`: HTML, Markdown, JSON or CSV.
+//! `storlab report [CAMPAIGN] -o FILE`: HTML, Markdown, JSON or CSV; and
+//! `storlab report A B -o FILE`: a report comparing campaign B against A
+//! (HTML, Markdown, or the JSON `compare --format json` writes).
 
 use std::path::Path;
 use std::process::ExitCode;
 
-use anyhow::Result;
+use anyhow::{bail, Result};
 
 use crate::cli::ReportFormat;
-use crate::report::render::{html, markdown};
+use crate::report::compare::{across, across_json, Metrics, Refusal};
+use crate::report::render::{html, markdown, terminal};
 use crate::report::{export, outline};
 use crate::store::Store;
 
@@ -39,5 +42,70 @@ pub fn report(
     if let Some(p) = output {
         crate::console::wrote(p);
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What `storlab report A B` was asked.
+#[derive(Debug, Clone)]
+pub struct Across<'a> {
+    /// The baseline (the latest campaign when omitted).
+    pub a: Option<&'a str>,
+    pub b: &'a str,
+    pub output: Option<&'a Path>,
+    pub format: Option<ReportFormat>,
+    pub allow_different: bool,
+    pub metrics: &'a [String],
+}
+
+/// The report comparing campaign B against A; refused as `storlab compare
+/// A B` refuses it (workloads run differently, unless allowed).
+pub fn report_across(db: &Path, req: Across<'_>, single: &outline::Options) -> Result<ExitCode> {
+    if single.baseline.is_some() || !single.series.is_empty() || !single.compare_levels.is_empty() {
+        errln!("error: --baseline, --series and --compare-levels apply to the report of one campaign; a report of two campaigns compares each target with itself in the other campaign");
+        return Ok(ExitCode::from(super::EXIT_INVALID));
+    }
+    let format = match super::format::choose(req.format, req.output, ReportFormat::Html) {
+        Ok(f) => f,
+        Err(why) => {
+            errln!("error: {why}");
+            return Ok(ExitCode::from(super::EXIT_INVALID));
+        }
+    };
+    if format == ReportFormat::Csv {
+        errln!("error: a comparison of two campaigns is written as HTML, Markdown or JSON; `storlab export CAMPAIGN --format csv` writes each campaign's runs as CSV");
+        return Ok(ExitCode::from(super::EXIT_INVALID));
+    }
+    let store = Store::open_existing(db)?;
+    let first = store.load_campaign(store.resolve_campaign(req.a)?)?;
+    let second = store.load_campaign(store.resolve_campaign(Some(req.b))?)?;
+    let x = match across(
+        &first,
+        &second,
+        &Metrics::from_names(req.metrics),
+        req.allow_different,
+    ) {
+        Ok(x) => x,
+        Err(Refusal::Different(why)) => {
+            errln!("error: {why}");
+            return Ok(ExitCode::from(super::EXIT_INVALID));
+        }
+        Err(e) => bail!("{e}"),
+    };
+    let doc = outline::across(&first, &second, &x)?;
+    let text = match format {
+        ReportFormat::Json => format!(
+            "{}\n",
+            serde_json::to_string_pretty(&across_json(&first, &second, &x))?
+        ),
+        ReportFormat::Md => markdown::render(&doc)?,
+        // CSV was refused above.
+        ReportFormat::Html | ReportFormat::Csv => html::render(&doc)?,
+    };
+    super::emit(&text, req.output)?;
+    if let Some(p) = req.output {
+        crate::console::wrote(p);
+    }
+    // The caveats go to the terminal as well as to the top of the report.
+    crate::console::to_stderr(&terminal::warnings(&doc));
     Ok(ExitCode::SUCCESS)
 }

@@ -8,6 +8,14 @@ use serde_json::{json, Value};
 
 use super::mountinfo::mount_of;
 
+/// The facts [`path_facts`] records that take a new value with every
+/// campaign of the same configuration — the space left changes with every
+/// write — by their own name, wherever they sit in a target's facts
+/// (`image_dir_facts.free_bytes`). Comparisons across campaigns leave them
+/// out of the differences; each target kind declares its own beside them
+/// ([`crate::targets::TargetEntry::volatile_facts`]).
+pub const VOLATILE: &[&str] = &["free_bytes"];
+
 /// Facts about the filesystem holding `path`.
 pub fn path_facts(path: &Path) -> Value {
     let mut facts = json!({ "path": path.canonicalize().unwrap_or_else(|_| path.to_path_buf()).display().to_string() });

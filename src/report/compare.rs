@@ -1,10 +1,14 @@
-//! Comparisons for `storlab compare`: the targets of one campaign against
-//! its baseline, or the same target–workload pairs in two campaigns (two
-//! releases, two hosts) matched by name; and the regression gate.
+//! Comparisons for `storlab compare` and `storlab report A B`: the targets
+//! of one campaign against its baseline, or the same target–workload pairs
+//! in two campaigns (two releases, two hosts) matched by name — after what
+//! differs between them, refused when their workloads ran differently
+//! unless allowed ([`across`]); and the regression gate.
 
 use serde::Serialize;
+use serde_json::json;
 
 use super::contrib;
+use super::differences::{differences, Differences};
 use super::model::{self, TargetStats, LEVEL};
 use super::table::Table;
 use super::text::{diff_text, mean_ci_text, p_text};
@@ -77,10 +81,106 @@ pub enum Metrics {
     Named(Vec<String>),
 }
 
-/// The same workload and target in campaign `a` (baseline) and `b`, on
-/// their primary metrics.
-pub fn between(a: &CampaignData, b: &CampaignData) -> Vec<Row> {
-    between_on(a, b, &Metrics::Primary)
+impl Metrics {
+    /// As `--metric` names them: none for the primary, `all`, or names.
+    pub fn from_names(names: &[String]) -> Metrics {
+        if names.is_empty() {
+            Metrics::Primary
+        } else if names.iter().any(|n| n == "all") {
+            Metrics::All
+        } else {
+            Metrics::Named(names.to_vec())
+        }
+    }
+}
+
+/// A comparison across two campaigns: what differs between them, the
+/// caveats it carries and its rows, `b` against `a` (the baseline).
+#[derive(Debug, Clone, Serialize)]
+pub struct Across {
+    pub differences: Differences,
+    pub caveats: Vec<String>,
+    pub rows: Vec<Row>,
+}
+
+/// Why two campaigns were not compared.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Refusal {
+    /// Their workloads ran with different parameters (and that was not
+    /// allowed): the sentence names each parameter with both values.
+    Different(String),
+    /// No target–workload pair has a metric measured on both sides.
+    NothingShared(String),
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refusal::Different(s) | Refusal::NothingShared(s) => f.write_str(s),
+        }
+    }
+}
+
+/// Campaign `b` against campaign `a` on the chosen metrics, after what
+/// differs between them: refused when their workloads' parameters differ
+/// unless `allow_different` (then it is the first caveat).
+pub fn across(
+    a: &CampaignData,
+    b: &CampaignData,
+    which: &Metrics,
+    allow_different: bool,
+) -> Result<Across, Refusal> {
+    let (ia, ib) = (a.campaign.id, b.campaign.id);
+    let diff = differences(a, b);
+    let mut caveats = Vec::new();
+    if !diff.workload_params.is_empty() {
+        let what = diff.workload_text(ia, ib);
+        if !allow_different {
+            return Err(Refusal::Different(format!(
+                "campaigns {ia} and {ib} ran their workloads differently — {what}; a difference in their results would mix that change with the storage's. Compare campaigns of the same workloads, or pass --allow-different to compare anyway (it is printed as a caveat)"
+            )));
+        }
+        caveats.push(format!(
+            "the workloads differ ({what}): differences below include that change"
+        ));
+    }
+    let rows = between_on(a, b, which);
+    if rows.is_empty() {
+        return Err(Refusal::NothingShared(format!(
+            "campaigns {ia} and {ib} share no target–workload pair with a metric measured on both sides (matched by name)"
+        )));
+    }
+    Ok(Across {
+        differences: diff,
+        caveats,
+        rows,
+    })
+}
+
+/// A comparison across campaigns as JSON, for pipelines: both sides'
+/// identities, tags and versions, then the comparison.
+pub fn across_json(a: &CampaignData, b: &CampaignData, x: &Across) -> serde_json::Value {
+    json!({
+        "baseline": side_json(a),
+        "candidate": side_json(b),
+        "headline": x.differences.headline(),
+        "differences": x.differences,
+        "caveats": x.caveats,
+        "rows": x.rows,
+    })
+}
+
+/// One campaign of a comparison, as JSON.
+pub fn side_json(c: &CampaignData) -> serde_json::Value {
+    json!({
+        "id": c.campaign.id,
+        "name": c.campaign.name,
+        "started_at": c.campaign.started_at,
+        "uuid": c.facts.uuid,
+        "tags": c.facts.provenance.tags,
+        "versions": c.facts.provenance.versions,
+        "storlab_version": c.campaign.storlab_version,
+    })
 }
 
 /// The same workload and target in campaign `a` (baseline) and `b`, on
@@ -181,6 +281,48 @@ fn between_analysis(a: &CampaignData, b: &CampaignData) -> Analysis {
         (Analysis::Ratio, Analysis::Ratio) => Analysis::Ratio,
         _ => Analysis::Means,
     }
+}
+
+/// The rows of a comparison across campaigns `a` (baseline) and `b`:
+/// the campaigns name the columns, so each row names its target once.
+pub fn across_table(rows: &[Row], a: i64, b: i64) -> Table {
+    let (ha, hb) = (format!("campaign {a}"), format!("campaign {b}"));
+    let mut t = Table::new(
+        &[
+            "workload",
+            "target",
+            "metric",
+            &ha,
+            &hb,
+            "difference [95% CI]",
+            "p",
+            "verdict",
+        ],
+        &[false, false, false, true, true, true, true, false],
+    );
+    for r in rows {
+        t.push(vec![
+            r.workload.clone(),
+            r.baseline.target.clone(),
+            r.metric.clone(),
+            mean_ci_text(&r.baseline, r.unit),
+            mean_ci_text(&r.candidate, r.unit),
+            diff_text(&r.candidate),
+            p_text(&r.candidate),
+            verdict_word(r).to_string(),
+        ]);
+    }
+    // A narrow terminal keeps both sides, the difference and the verdict.
+    t.may_drop(&["p"]);
+    t
+}
+
+/// The verdict's plain word for the row's metric, or a dash.
+pub fn verdict_word(r: &Row) -> &'static str {
+    r.candidate
+        .verdict
+        .map(|v| v.word(r.direction))
+        .unwrap_or("—")
 }
 
 pub fn table(rows: &[Row]) -> Table {

@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use super::provenance::version_text;
 use crate::store::CampaignData;
+use crate::targets::TargetKind;
 
 /// One named fact with its value on each side (`None`: absent there).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -33,6 +34,10 @@ pub struct Differences {
     pub workload_params: Vec<Change>,
     pub target_params: Vec<Change>,
     pub target_facts: Vec<Change>,
+    /// Target facts that differ because they take a new value with every
+    /// campaign ([`TargetKind::volatile_fact`]): not differences of the
+    /// configuration, set apart so that they do not drown those.
+    pub varies: Vec<Change>,
     /// Workloads and targets (`workload NAME`, `target NAME`) on one side only.
     pub only_in_a: Vec<String>,
     pub only_in_b: Vec<String>,
@@ -69,10 +74,30 @@ pub fn differences(a: &CampaignData, b: &CampaignData) -> Differences {
         let Some(x) = b.targets.iter().find(|x| x.name == t.name) else {
             continue;
         };
-        d.target_params
-            .extend(changed(&t.name, &flat(&t.params), &flat(&x.params)));
-        d.target_facts
-            .extend(changed(&t.name, &flat(&t.facts), &flat(&x.facts)));
+        let mut params = changed(&t.name, &flat(&t.params), &flat(&x.params));
+        if t.kind != x.kind {
+            params.insert(
+                0,
+                Change {
+                    of: t.name.clone(),
+                    name: "kind".into(),
+                    a: Some(t.kind.clone()),
+                    b: Some(x.kind.clone()),
+                },
+            );
+        }
+        let kind = TargetKind::parse(&t.kind).filter(|_| t.kind == x.kind);
+        for c in changed(&t.name, &flat(&t.facts), &flat(&x.facts)) {
+            // A fact that repeats a parameter (a directory's path) is said once.
+            if params.contains(&c) {
+                continue;
+            }
+            match kind.is_some_and(|k| k.volatile_fact(&c.name)) {
+                true => d.varies.push(c),
+                false => d.target_facts.push(c),
+            }
+        }
+        d.target_params.extend(params);
     }
     d.only_in_a = only_in(a, b);
     d.only_in_b = only_in(b, a);
@@ -141,6 +166,44 @@ impl Differences {
             .join("; ")
     }
 
+    /// The facts that changed only because they change with every
+    /// campaign, in a line that fits a terminal of 100 columns beside
+    /// `left out: `: how many, and as many of their names as fit
+    /// (`None` when there are none).
+    pub fn varies_text(&self) -> Option<String> {
+        const WIDTH: usize = 88;
+        if self.varies.is_empty() {
+            return None;
+        }
+        // The names most targets share first (free_bytes, mount_point…).
+        let mut count: BTreeMap<&str, usize> = BTreeMap::new();
+        for c in &self.varies {
+            *count
+                .entry(c.name.rsplit('.').next().unwrap_or(&c.name))
+                .or_default() += 1;
+        }
+        let mut names: Vec<&str> = count.keys().copied().collect();
+        names.sort_by_key(|n| (std::cmp::Reverse(count[n]), n.to_lowercase()));
+        let head = format!(
+            "{} target fact(s) that change with every campaign",
+            self.varies.len()
+        );
+        let mut shown = String::new();
+        for (i, n) in names.iter().enumerate() {
+            let sep = if shown.is_empty() { "" } else { ", " };
+            let more = i + 1 < names.len();
+            // Room for this name, and for ", …" if others follow.
+            let need =
+                head.len() + 3 + shown.len() + sep.len() + n.len() + if more { 3 } else { 0 };
+            if need > WIDTH {
+                shown.push_str(&format!("{sep}…"));
+                break;
+            }
+            shown.push_str(&format!("{sep}{n}"));
+        }
+        Some(format!("{head} ({shown})"))
+    }
+
     /// Every difference as lines, the headline first.
     pub fn text(&self, a: i64, b: i64) -> String {
         let mut out = format!("campaign {a} → campaign {b}: {}\n", self.headline());
@@ -168,6 +231,9 @@ impl Differences {
                     c.b.as_deref().unwrap_or("(unset)")
                 ));
             }
+        }
+        if let Some(names) = self.varies_text() {
+            out.push_str(&format!("left out: {names}\n"));
         }
         if !self.only_in_a.is_empty() {
             out.push_str(&format!(
@@ -274,6 +340,89 @@ mod tests {
         assert_eq!(
             a,
             m(&[("clients", "8"), ("settings.shared_buffers", "128MB")])
+        );
+    }
+
+    /// A campaign of one loop target with `facts` and `params`.
+    fn campaign(params: Value, facts: Value) -> CampaignData {
+        use crate::store::{CampaignRow, TargetRow};
+        CampaignData {
+            campaign: CampaignRow::finished("c", 0),
+            environment: json!({}),
+            experiment: json!({}),
+            targets: vec![TargetRow {
+                id: 1,
+                name: "ext4".into(),
+                kind: "loop".into(),
+                params,
+                facts,
+                ..Default::default()
+            }],
+            workloads: Vec::new(),
+            runs: Vec::new(),
+            stops: Vec::new(),
+            facts: Default::default(),
+        }
+    }
+
+    #[test]
+    fn facts_that_change_every_campaign_and_repeated_parameters_are_set_apart() {
+        let a = campaign(
+            json!({ "size": "400M", "dir": "/a" }),
+            json!({ "fs_type": "ext4", "mount_point": "/a/storlab-1-ext4/mnt", "dir": "/a",
+                    "image_dir_facts": { "free_bytes": 10 }, "block_device": { "name": "loop0", "model": "m" } }),
+        );
+        let b = campaign(
+            json!({ "size": "400M", "dir": "/b" }),
+            json!({ "fs_type": "xfs", "mount_point": "/b/storlab-2-ext4/mnt", "dir": "/b",
+                    "image_dir_facts": { "free_bytes": 20 }, "block_device": { "name": "loop1", "model": "m" } }),
+        );
+        let d = differences(&a, &b);
+        let names = |v: &[Change]| v.iter().map(|c| c.name.clone()).collect::<Vec<_>>();
+        assert_eq!(names(&d.target_params), ["dir"]);
+        assert_eq!(
+            names(&d.target_facts),
+            ["fs_type"],
+            "the real difference alone"
+        );
+        assert_eq!(
+            names(&d.varies),
+            [
+                "block_device.name",
+                "image_dir_facts.free_bytes",
+                "mount_point"
+            ]
+        );
+    }
+
+    #[test]
+    fn facts_that_vary_fit_one_line_the_most_shared_first() {
+        let change = |of: &str, name: &str| Change {
+            of: of.into(),
+            name: name.into(),
+            a: Some("1".into()),
+            b: Some("2".into()),
+        };
+        let mut d = Differences::default();
+        assert_eq!(d.varies_text(), None);
+        for t in ["a", "b", "c"] {
+            d.varies.push(change(t, "image_dir_facts.free_bytes"));
+            d.varies.push(change(t, "mount_point"));
+        }
+        for i in 0..20 {
+            d.varies
+                .push(change("gl", &format!("volume_info.Brick{i}")));
+        }
+        let text = d.varies_text().unwrap();
+        assert!(
+            text.starts_with(
+                "26 target fact(s) that change with every campaign (free_bytes, mount_point, Brick0, "
+            ),
+            "{text}"
+        );
+        assert!(
+            text.ends_with(", …)") && text.chars().count() <= 88,
+            "{text}"
         );
     }
 

@@ -8,13 +8,14 @@
 
 use anyhow::Result;
 
+use super::compare::Across;
 use super::contrib::{self, Context};
 use super::document::{Document, Section};
 use super::latency::curves;
 use super::model;
 use super::ranks;
 use super::sections::{
-    campaign, compared, methodology, percentiles, requested, series, summary, workload,
+    self, campaign, compared, methodology, percentiles, requested, series, summary, workload,
 };
 use crate::store::CampaignData;
 
@@ -87,5 +88,40 @@ pub fn build(c: &CampaignData, options: &Options) -> Result<Document> {
         summary,
         body,
         warnings: setup.into_iter().chain(model.warnings).collect(),
+    })
+}
+
+/// The document comparing campaign `b` against campaign `a` (the
+/// baseline), from their comparison `x`: the headline and the caveats
+/// before any number, the two campaigns side by side, what differs, then
+/// each workload's compared metrics, and each campaign's own warnings (a
+/// noisy host, outliers: what makes either side less trustworthy). It has
+/// no terminal summary (`storlab compare` prints that comparison); its
+/// terminal warnings are the caveats.
+pub fn across(a: &CampaignData, b: &CampaignData, x: &Across) -> Result<Document> {
+    let mut body = vec![sections::across::headline(a, b, x)];
+    body.extend(sections::across::caveats(x));
+    body.push(sections::across::sides(a, b));
+    body.push(sections::across::differences(a, b, &x.differences));
+    body.extend(sections::across::workloads(a, b, x));
+    let mut warnings = Section::new(2, "Warnings").with_class("warnings");
+    let mut each = Vec::new();
+    for c in [a, b] {
+        let m = model::build(c, None, &|w| contrib::choose(c, w))?;
+        let id = c.campaign.id;
+        each.extend(
+            m.warnings
+                .into_iter()
+                .map(|w| format!("campaign {id}: {w}")),
+        );
+    }
+    warnings.list(each);
+    body.push(warnings);
+    body.retain(|s| !s.is_empty());
+    Ok(Document {
+        title: sections::across::title(a, b),
+        summary: Vec::new(),
+        body,
+        warnings: x.caveats.clone(),
     })
 }

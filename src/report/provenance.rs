@@ -88,7 +88,8 @@ fn pairs(m: &std::collections::BTreeMap<String, String>, sep: &str) -> String {
         .join(" ")
 }
 
-fn abbreviated(text: &str) -> String {
+/// `text` cut after [`CMDLINE_CHARS`] characters, saying where the rest is.
+pub fn abbreviated(text: &str) -> String {
     match text.char_indices().nth(CMDLINE_CHARS) {
         Some((i, _)) => format!("{}… (in full in the JSON export)", &text[..i]),
         None => text.to_string(),

@@ -45,6 +45,35 @@ impl Table {
         self.rows.push(row);
     }
 
+    /// The table without column `col` (a column every row repeats, such
+    /// as the workload under that workload's heading).
+    pub fn without_column(mut self, col: usize) -> Table {
+        let drop = |v: &mut Vec<String>| {
+            if col < v.len() {
+                v.remove(col);
+            }
+        };
+        drop(&mut self.header);
+        self.rows.iter_mut().for_each(drop);
+        if col < self.right.len() {
+            self.right.remove(col);
+        }
+        let shift = |c: usize| if c > col { c - 1 } else { c };
+        self.marked = self
+            .marked
+            .iter()
+            .filter(|&&(_, c)| c != col)
+            .map(|&(r, c)| (r, shift(c)))
+            .collect();
+        self.droppable = self
+            .droppable
+            .iter()
+            .filter(|&&c| c != col)
+            .map(|&c| shift(c))
+            .collect();
+        self
+    }
+
     /// Whether cell (`row`, `col`) stands out.
     pub fn is_marked(&self, row: usize, col: usize) -> bool {
         self.marked.contains(&(row, col))
@@ -174,6 +203,20 @@ impl Table {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_column_goes_with_its_cells_and_marks() {
+        let mut t = Table::new(&["w", "a", "b"], &[false, true, false]);
+        t.push(vec!["x".into(), "1".into(), "2".into()]);
+        t.marked.insert((0, 2));
+        t.may_drop(&["b"]);
+        let t = t.without_column(0);
+        assert_eq!(t.droppable, [1]);
+        assert_eq!(t.header, ["a", "b"]);
+        assert_eq!(t.rows, [["1", "2"]]);
+        assert_eq!(t.right, [true, false]);
+        assert!(t.is_marked(0, 1));
+    }
 
     #[test]
     fn aligns_columns() {

@@ -9,6 +9,7 @@
 //! schema declares it, and a table import could not tie to a campaign is
 //! an error rather than silently left behind.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
@@ -26,6 +27,23 @@ pub struct Imported {
     pub already: Vec<(i64, i64, String)>,
     /// (id in the other store, name) of campaigns still running there.
     pub running: Vec<(i64, String)>,
+    /// (id in the other store, id here, name, runs added) of campaigns
+    /// that went on in the other store since they were imported: their
+    /// copy here was replaced by the other's, under the same id.
+    pub updated: Vec<(i64, i64, String, usize)>,
+    /// (id in the other store, id here, name) of campaigns that each store
+    /// holds runs of that the other lacks: left as they are here.
+    pub diverged: Vec<(i64, i64, String)>,
+}
+
+/// How the other store's copy of a campaign stands to this one's.
+enum Standing {
+    /// It has no run this store's copy lacks.
+    Same,
+    /// It has every run of this store's copy, and this many more.
+    More(usize),
+    /// Each copy has runs the other lacks.
+    Diverged,
 }
 
 /// Columns that point at another table's rows, and that table.
@@ -60,20 +78,38 @@ impl Store {
             "PRAGMA defer_foreign_keys = ON;
              CREATE TEMP TABLE import_set (id INTEGER PRIMARY KEY);",
         )?;
+        // (id there, id here, name, runs added) of campaigns to replace.
+        let mut replaced = Vec::new();
         for (id, uuid, name, status) in campaigns(&tx)? {
-            let here: Option<i64> = tx
+            let here: Option<(i64, String)> = tx
                 .query_row(
-                    "SELECT id FROM main.campaigns WHERE uuid = ?1",
+                    "SELECT id, status FROM main.campaigns WHERE uuid = ?1",
                     [&uuid],
-                    |r| r.get(0),
+                    |r| Ok((r.get(0)?, r.get(1)?)),
                 )
                 .ok();
-            if let Some(here) = here {
-                done.already.push((id, here, name));
-            } else if status == "running" && lock::is_held(other, id) {
+            if status == "running" && lock::is_held(other, id) {
                 done.running.push((id, name));
-            } else {
+                continue;
+            }
+            let Some((here, here_status)) = here else {
                 tx.execute("INSERT INTO import_set (id) VALUES (?1)", [id])?;
+                continue;
+            };
+            match standing(&tx, here, id)? {
+                Standing::Same => done.already.push((id, here, name)),
+                Standing::Diverged => done.diverged.push((id, here, name)),
+                Standing::More(_)
+                    if here_status == "running" && lock::is_held(&self.path, here) =>
+                {
+                    // Being resumed here right now: its runs are not ours to replace.
+                    done.diverged.push((id, here, name));
+                }
+                Standing::More(n) => {
+                    delete_campaign(&tx, here)?;
+                    tx.execute("INSERT INTO import_set (id) VALUES (?1)", [id])?;
+                    replaced.push((id, here, name, n));
+                }
             }
         }
         let offsets = offsets(&tx)?;
@@ -82,6 +118,10 @@ impl Store {
                 .with_context(|| format!("copying table {table} from {}", other.display()))?;
         }
         let off = offsets.get("campaigns");
+        // A replaced campaign keeps its id here.
+        for (id, here, _, _) in &replaced {
+            renumber_campaign(&tx, id + off, *here)?;
+        }
         let mut st = tx.prepare("SELECT i.id, c.name FROM import_set i JOIN other.campaigns c ON c.id = i.id ORDER BY i.id")?;
         let added = st
             .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?
@@ -89,7 +129,8 @@ impl Store {
         drop(st);
         let at = now_rfc3339();
         for (id, name) in added {
-            let here = id + off;
+            let replacing = replaced.iter().find(|r| r.0 == id);
+            let here = replacing.map(|r| r.1).unwrap_or(id + off);
             for (fact, value) in [
                 ("from", source.display().to_string()),
                 ("at", at.clone()),
@@ -102,7 +143,10 @@ impl Store {
                     params![here, fact, value],
                 )?;
             }
-            done.added.push((id, here, name));
+            match replacing {
+                Some(r) => done.updated.push(r.clone()),
+                None => done.added.push((id, here, name)),
+            }
         }
         tx.execute_batch("DROP TABLE temp.import_set")?;
         tx.commit().with_context(|| {
@@ -110,6 +154,84 @@ impl Store {
         })?;
         Ok(done)
     }
+}
+
+/// The runs of a campaign, each known by its place in the plan and when
+/// it started; but those cut short by a signal, which a resume removes and
+/// runs again (partial, never used in statistics).
+fn runs(tx: &Transaction<'_>, db: &str, campaign: i64) -> Result<BTreeSet<(i64, String)>> {
+    let mut st = tx.prepare(&format!(
+        "SELECT position, started_at FROM {db}.runs WHERE campaign_id = ?1 AND status <> 'interrupted'"
+    ))?;
+    let rows = st
+        .query_map([campaign], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<BTreeSet<_>>>()?;
+    Ok(rows)
+}
+
+/// How the other store's campaign `theirs` stands to this store's `here`.
+fn standing(tx: &Transaction<'_>, here: i64, theirs: i64) -> Result<Standing> {
+    let (ours, other) = (runs(tx, "main", here)?, runs(tx, "other", theirs)?);
+    let status = |db: &str, id: i64| -> Result<String> {
+        let sql = format!("SELECT status FROM {db}.campaigns WHERE id = ?1");
+        Ok(tx.query_row(&sql, [id], |r| r.get(0))?)
+    };
+    // The same runs, but it ended there since (a resume with nothing left
+    // to run marks it finished).
+    let ended = ours == other
+        && status("other", theirs)? == "finished"
+        && status("main", here)? != "finished";
+    Ok(if ended {
+        Standing::More(0)
+    } else if other.is_subset(&ours) {
+        Standing::Same
+    } else if ours.is_subset(&other) {
+        Standing::More(other.len() - ours.len())
+    } else {
+        Standing::Diverged
+    })
+}
+
+/// Every row of campaign `id` in this store, to be replaced by the other
+/// store's copy in the same transaction.
+fn delete_campaign(tx: &Transaction<'_>, id: i64) -> Result<()> {
+    let tables = tables(tx)?;
+    // Rows tied to a run first: they are found through the runs.
+    for pass in ["run_id", "campaign_id", "id"] {
+        for table in &tables {
+            let cols = columns(tx, table)?;
+            let has = |c: &str| cols.iter().any(|x| x == c);
+            let sql = match pass {
+                "run_id" if has("run_id") && !has("campaign_id") => format!(
+                    "DELETE FROM main.\"{table}\" WHERE run_id IN (SELECT id FROM main.runs WHERE campaign_id = ?1)"
+                ),
+                "campaign_id" if has("campaign_id") => {
+                    format!("DELETE FROM main.\"{table}\" WHERE campaign_id = ?1")
+                }
+                "id" if table == "campaigns" => "DELETE FROM main.campaigns WHERE id = ?1".into(),
+                _ => continue,
+            };
+            tx.execute(&sql, [id])?;
+        }
+    }
+    Ok(())
+}
+
+/// Gives the campaign imported as `from` the id `to` it had here.
+fn renumber_campaign(tx: &Transaction<'_>, from: i64, to: i64) -> Result<()> {
+    for table in tables(tx)? {
+        if columns(tx, &table)?.iter().any(|c| c == "campaign_id") {
+            tx.execute(
+                &format!("UPDATE main.\"{table}\" SET campaign_id = ?2 WHERE campaign_id = ?1"),
+                [from, to],
+            )?;
+        }
+    }
+    tx.execute(
+        "UPDATE main.campaigns SET id = ?2 WHERE id = ?1",
+        [from, to],
+    )?;
+    Ok(())
 }
 
 /// The other store must exist, be a file, and not be this store.

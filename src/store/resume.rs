@@ -86,14 +86,16 @@ impl Store {
     pub fn reopen_campaign(&mut self, campaign: i64) -> Result<usize> {
         let tx = self.conn.transaction()?;
         let sub = "SELECT id FROM runs WHERE campaign_id = ?1 AND status = 'interrupted'";
-        for table in [
-            "metrics",
-            "series",
-            "histograms",
-            "warnings",
-            "rank_metrics",
-            "run_ranks",
-        ] {
+        // Every table of a run's rows, those a later schema adds among
+        // them (telemetry's run_facts): a list here would miss the next.
+        let tables: Vec<String> = tx
+            .prepare(
+                "SELECT m.name FROM sqlite_master m WHERE m.type = 'table' \
+                 AND EXISTS (SELECT 1 FROM pragma_table_info(m.name) WHERE name = 'run_id')",
+            )?
+            .query_map([], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        for table in tables {
             tx.execute(
                 &format!("DELETE FROM {table} WHERE run_id IN ({sub})"),
                 [campaign],

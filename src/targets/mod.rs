@@ -136,6 +136,13 @@ pub struct TargetEntry {
     pub configure: Configurer,
     /// Why the kind cannot be remounted between runs, if it cannot.
     pub cannot_remount: Option<&'static str>,
+    /// Its facts that take a new value with every campaign of the same
+    /// configuration: the names storlab gives what it creates (after its
+    /// process id), the daemons' pids, the space an image has taken.
+    /// Dotted names as comparisons flatten the facts; a name covers what
+    /// lies under it, and a trailing `*` any name it begins (`Brick*`).
+    /// Beside [`crate::provision::facts::VOLATILE`], which every kind has.
+    pub volatile_facts: &'static [&'static str],
 }
 
 /// The registry, in the order `storlab targets` lists it.
@@ -147,6 +154,7 @@ pub static TARGETS: &[TargetEntry] = &[
         params: dir::DirParams::PARAMS,
         configure: configure::<dir::DirParams>,
         cannot_remount: Some("storlab did not mount it"),
+        volatile_facts: &[],
     },
     TargetEntry {
         kind: TargetKind::Tmpfs,
@@ -155,6 +163,7 @@ pub static TARGETS: &[TargetEntry] = &[
         params: tmpfs::TmpfsParams::PARAMS,
         configure: configure::<tmpfs::TmpfsParams>,
         cannot_remount: Some("a tmpfs loses its files when unmounted"),
+        volatile_facts: &["path", "mount_point"],
     },
     TargetEntry {
         kind: TargetKind::Loop,
@@ -163,6 +172,15 @@ pub static TARGETS: &[TargetEntry] = &[
         params: loopfs::LoopParams::PARAMS,
         configure: configure::<loopfs::LoopParams>,
         cannot_remount: None,
+        volatile_facts: &[
+            "path",
+            "mount_point",
+            "mount_source",
+            "image",
+            "loop_device",
+            "block_device.name",
+            "image_allocated_bytes",
+        ],
     },
     TargetEntry {
         kind: TargetKind::Zfs,
@@ -171,6 +189,15 @@ pub static TARGETS: &[TargetEntry] = &[
         params: zfs::ZfsParams::PARAMS,
         configure: configure::<zfs::ZfsParams>,
         cannot_remount: None,
+        volatile_facts: &[
+            "path",
+            "mount_point",
+            "mount_source",
+            "pool",
+            "dataset",
+            "vdev",
+            "daemon_started_pid",
+        ],
     },
     TargetEntry {
         kind: TargetKind::Gluster,
@@ -179,6 +206,18 @@ pub static TARGETS: &[TargetEntry] = &[
         params: gluster::GlusterParams::PARAMS,
         configure: configure::<gluster::GlusterParams>,
         cannot_remount: None,
+        volatile_facts: &[
+            "path",
+            "mount_point",
+            "mount_source",
+            "volume",
+            "bricks",
+            "brick_specs",
+            "daemon_started_pid",
+            "volume_info.Volume ID",
+            "volume_info.Volume Name",
+            "volume_info.Brick*",
+        ],
     },
     TargetEntry {
         kind: TargetKind::Nfs,
@@ -187,6 +226,7 @@ pub static TARGETS: &[TargetEntry] = &[
         params: nfs::NfsParams::PARAMS,
         configure: configure::<nfs::NfsParams>,
         cannot_remount: None,
+        volatile_facts: &["path", "mount_point"],
     },
     TargetEntry {
         kind: TargetKind::Block,
@@ -195,6 +235,7 @@ pub static TARGETS: &[TargetEntry] = &[
         params: block::BlockParams::PARAMS,
         configure: configure::<block::BlockParams>,
         cannot_remount: Some("a raw device has no filesystem to remount"),
+        volatile_facts: &[],
     },
 ];
 
@@ -235,6 +276,21 @@ impl TargetKind {
     /// in `p` and configures each variant anew.
     pub fn configure(self, p: &Params) -> Result<Arc<dyn TargetConfig>, Fault> {
         (self.entry().configure)(p)
+    }
+
+    /// Whether the fact `name` (dotted, as comparisons flatten facts) of a
+    /// target of this kind takes a new value with every campaign.
+    pub fn volatile_fact(self, name: &str) -> bool {
+        let leaf = name.rsplit('.').next().unwrap_or(name);
+        crate::provision::facts::VOLATILE.contains(&leaf)
+            || self
+                .entry()
+                .volatile_facts
+                .iter()
+                .any(|v| match v.strip_suffix('*') {
+                    Some(prefix) => name.starts_with(prefix),
+                    None => name == *v || name.strip_prefix(v).is_some_and(|r| r.starts_with('.')),
+                })
     }
 
     /// Why this kind cannot be remounted between runs, if it cannot.

@@ -50,3 +50,24 @@ fn a_variant_is_checked_anew() {
     p.set("fs", crate::params::Value::Str("xfs".into()));
     assert_eq!(TargetKind::Loop.configure(&p).unwrap_err().0, "size");
 }
+
+#[test]
+fn volatile_facts_are_named_by_kind_and_free_space_by_every_kind() {
+    use super::TargetKind::*;
+    for k in TargetKind::all() {
+        assert!(k.volatile_fact("free_bytes"), "{k:?}");
+        assert!(k.volatile_fact("image_dir_facts.free_bytes"), "{k:?}");
+        assert!(!k.volatile_fact("fs_type"), "{k:?}");
+    }
+    // A directory the user named is theirs: where it is mounted counts.
+    assert!(!Dir.volatile_fact("mount_point"));
+    assert!(Loop.volatile_fact("mount_point") && Loop.volatile_fact("block_device.name"));
+    assert!(!Loop.volatile_fact("block_device.model"));
+    assert!(Gluster.volatile_fact("volume_info.Brick2"));
+    assert!(Gluster.volatile_fact("volume_info.Volume ID"));
+    assert!(!Gluster.volatile_fact("volume_info.Type"));
+    assert!(
+        !Gluster.volatile_fact("volumes"),
+        "a name covers what lies under it, no more"
+    );
+}

@@ -4,8 +4,10 @@
 //! none), the environment, the methodology, and per workload its values,
 //! differences, series over time and latency percentiles. What a
 //! workload kind or a feature adds is in [`super::contrib`]; the order of
-//! it all is [`super::outline`]'s.
+//! it all is [`super::outline`]'s. [`across`] holds the sections of a
+//! report comparing two campaigns.
 
+pub mod across;
 pub mod campaign;
 pub mod compared;
 pub mod methodology;

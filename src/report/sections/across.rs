@@ -1,0 +1,396 @@
+//! The sections of a report comparing two campaigns (`storlab report A B`),
+//! in reading order: before any number, the headline (what changed in
+//! versions and tags) with the verdict on each primary metric, and the
+//! caveats; the two campaigns side by side; what differs between them;
+//! then per workload every compared metric with its interval and verdict,
+//! the primary metric's differences charted with the comparison's own
+//! intervals. Laid out from a [`crate::report::compare::Across`]: nothing
+//! is computed here.
+
+use std::collections::BTreeMap;
+
+use super::color_of;
+use crate::report::compare::{across_table, verdict_word, Across, Row};
+use crate::report::differences::{Change, Differences};
+use crate::report::document::{Chart, Section};
+use crate::report::provenance::abbreviated;
+use crate::report::svg::{DiffBar, DiffChart, Rgb};
+use crate::report::table::Table;
+use crate::report::text::{diff_text, p_text};
+use crate::store::CampaignData;
+
+/// The title: the candidate against the baseline.
+pub fn title(a: &CampaignData, b: &CampaignData) -> String {
+    let (ka, kb) = (&a.campaign, &b.campaign);
+    if ka.name == kb.name {
+        format!(
+            "{} — campaign {} against campaign {}",
+            ka.name, kb.id, ka.id
+        )
+    } else {
+        format!(
+            "campaign {} `{}` against campaign {} `{}`",
+            kb.id, kb.name, ka.id, ka.name
+        )
+    }
+}
+
+/// The headline as the first heading — what changed in versions and
+/// tags — then which campaign is the baseline, and the verdict on every
+/// primary metric.
+pub fn headline(a: &CampaignData, b: &CampaignData, x: &Across) -> Section {
+    let mut s = Section::new(2, x.differences.headline()).with_class("headline");
+    s.text(format!(
+        "Campaign {} (started {}) against campaign {} (started {}), the baseline; targets and workloads are paired by name.",
+        b.campaign.id, b.campaign.started_at, a.campaign.id, a.campaign.started_at
+    ));
+    s.list(
+        x.rows
+            .iter()
+            .filter(|r| r.primary)
+            .map(verdict_line)
+            .collect(),
+    );
+    s
+}
+
+/// `m on d: ops_per_s faster, +10.0% [+7.4%, +12.6%] (p <0.001)`.
+fn verdict_line(r: &Row) -> String {
+    format!(
+        "{} on {}: {} {}, {} (p {})",
+        r.workload,
+        r.baseline.target,
+        r.metric,
+        verdict_word(r),
+        diff_text(&r.candidate),
+        p_text(&r.candidate)
+    )
+}
+
+/// The caveats, right under the headline; `None` when there are none.
+pub fn caveats(x: &Across) -> Option<Section> {
+    if x.caveats.is_empty() {
+        return None;
+    }
+    let mut s = Section::new(2, "Caveats").with_class("warnings");
+    s.list(x.caveats.clone());
+    Some(s)
+}
+
+/// The two campaigns side by side: what ran, their identities, tags,
+/// versions and hosts; the values that differ stand out.
+pub fn sides(a: &CampaignData, b: &CampaignData) -> Section {
+    let (ia, ib) = (a.campaign.id, b.campaign.id);
+    let mut t = Table::new(
+        &[
+            "",
+            &format!("campaign {ia} (baseline)"),
+            &format!("campaign {ib}"),
+        ],
+        &[false, false, false],
+    );
+    // (label, baseline's, candidate's, whether a difference stands out)
+    let mut rows: Vec<(String, String, String, bool)> = vec![
+        (
+            "Experiment".into(),
+            a.campaign.name.clone(),
+            b.campaign.name.clone(),
+            true,
+        ),
+        (
+            "Started".into(),
+            a.campaign.started_at.clone(),
+            b.campaign.started_at.clone(),
+            false,
+        ),
+        ("Runs".into(), runs_text(a), runs_text(b), true),
+        (
+            "Campaign UUID".into(),
+            a.facts.uuid.clone(),
+            b.facts.uuid.clone(),
+            false,
+        ),
+        (
+            "Tags".into(),
+            pairs(&a.facts.provenance.tags),
+            pairs(&b.facts.provenance.tags),
+            true,
+        ),
+    ];
+    let (va, vb) = (versions(a), versions(b));
+    for program in union(&va, &vb) {
+        let side =
+            |v: &BTreeMap<String, String>| v.get(program).cloned().unwrap_or_else(|| "—".into());
+        rows.push((format!("Version of {program}"), side(&va), side(&vb), true));
+    }
+    let (ha, hb) = (&a.facts.provenance.host, &b.facts.provenance.host);
+    for fact in union(ha, hb) {
+        let side = |h: &BTreeMap<String, String>| {
+            h.get(fact)
+                .map(|v| abbreviated(v))
+                .unwrap_or_else(|| "—".into())
+        };
+        rows.push((format!("Host: {fact}"), side(ha), side(hb), true));
+    }
+    let imported = |c: &CampaignData| match c.facts.imported.get("from") {
+        Some(from) => format!(
+            "{from} (campaign {} there)",
+            c.facts
+                .imported
+                .get("original_id")
+                .map(String::as_str)
+                .unwrap_or("?")
+        ),
+        None => "—".into(),
+    };
+    rows.push(("Imported from".into(), imported(a), imported(b), false));
+    for (i, (label, va, vb, stands_out)) in rows.into_iter().enumerate() {
+        if stands_out && va != vb {
+            t.marked.insert((i, 1));
+            t.marked.insert((i, 2));
+        }
+        t.push(vec![label, va, vb]);
+    }
+    let mut s = Section::new(2, "The two campaigns");
+    s.table(t);
+    s
+}
+
+fn runs_text(c: &CampaignData) -> String {
+    let k = &c.campaign;
+    format!(
+        "{}: {} of {} planned runs ok, {} failed",
+        k.status, k.runs_ok, k.planned_runs, k.runs_failed
+    )
+}
+
+/// The versions of the programs a campaign used, storlab's among them.
+fn versions(c: &CampaignData) -> BTreeMap<String, String> {
+    let mut v = c.facts.provenance.versions.clone();
+    v.insert("storlab".into(), c.campaign.storlab_version.clone());
+    v
+}
+
+fn union<'m>(a: &'m BTreeMap<String, String>, b: &'m BTreeMap<String, String>) -> Vec<&'m str> {
+    let mut keys: Vec<&str> = a.keys().chain(b.keys()).map(String::as_str).collect();
+    keys.sort();
+    keys.dedup();
+    keys
+}
+
+fn pairs(m: &BTreeMap<String, String>) -> String {
+    match m.is_empty() {
+        true => "—".into(),
+        false => m
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(" "),
+    }
+}
+
+/// Everything that differs between the campaigns, one row each, grouped;
+/// then what is on one side only and the facts that change with every
+/// campaign (set apart, not differences).
+pub fn differences(a: &CampaignData, b: &CampaignData, d: &Differences) -> Section {
+    let (ia, ib) = (a.campaign.id, b.campaign.id);
+    let mut s = Section::new(2, "What differs");
+    let groups: [(&str, &Vec<Change>); 6] = [
+        ("version", &d.versions),
+        ("tag", &d.tags),
+        ("host", &d.host),
+        ("workload parameter", &d.workload_params),
+        ("target parameter", &d.target_params),
+        ("target fact", &d.target_facts),
+    ];
+    let mut t = Table::new(
+        &[
+            "",
+            "of",
+            "name",
+            &format!("campaign {ia}"),
+            &format!("campaign {ib}"),
+        ],
+        &[false; 5],
+    );
+    for (group, changes) in groups {
+        for c in changes {
+            t.push(vec![
+                group.to_string(),
+                c.of.clone(),
+                c.name.clone(),
+                c.a.clone().unwrap_or_else(|| "(unset)".into()),
+                c.b.clone().unwrap_or_else(|| "(unset)".into()),
+            ]);
+        }
+    }
+    if t.rows.is_empty() {
+        s.text("Nothing differs in versions, tags, host, workload or target parameters, or the targets' facts.");
+    } else {
+        s.table(t);
+    }
+    if !d.only_in_a.is_empty() {
+        s.text(format!(
+            "Only in campaign {ia} (not compared): {}.",
+            d.only_in_a.join(", ")
+        ));
+    }
+    if !d.only_in_b.is_empty() {
+        s.text(format!(
+            "Only in campaign {ib} (not compared): {}.",
+            d.only_in_b.join(", ")
+        ));
+    }
+    if !d.varies.is_empty() {
+        let names: Vec<String> = d
+            .varies
+            .iter()
+            .map(|c| format!("{} {}", c.of, c.name))
+            .collect();
+        s.text(format!(
+            "Left out, as they take a new value with every campaign of the same configuration ({} target fact(s)): {}.",
+            names.len(),
+            names.join(", ")
+        ));
+    }
+    s
+}
+
+/// Per workload of the baseline with compared rows: the primary metric's
+/// difference on each target charted with its interval, then every
+/// compared metric with both sides, the difference, p and the verdict.
+pub fn workloads(a: &CampaignData, b: &CampaignData, x: &Across) -> Vec<Section> {
+    let (ia, ib) = (a.campaign.id, b.campaign.id);
+    let mut out = Vec::new();
+    for w in &a.workloads {
+        let rows: Vec<Row> = x
+            .rows
+            .iter()
+            .filter(|r| r.workload == w.name)
+            .cloned()
+            .collect();
+        if rows.is_empty() {
+            continue;
+        }
+        let mut s = Section::new(2, format!("{} ({})", w.name, w.kind));
+        if let Some(chart) = diff_chart(&|t| color_of(a, t), &w.name, &rows, ia, ib) {
+            s.chart(chart);
+        }
+        // The workload is the section's heading.
+        s.table(across_table(&rows, ia, ib).without_column(0));
+        out.push(s);
+    }
+    out
+}
+
+/// The primary metric's difference on each target, campaign `b` against
+/// `a`, with the comparison's own interval (an unbounded one drawn open);
+/// `None` when no primary metric was compared.
+fn diff_chart(
+    color: &dyn Fn(&str) -> Rgb,
+    workload: &str,
+    rows: &[Row],
+    a: i64,
+    b: i64,
+) -> Option<Chart> {
+    let primary: Vec<&Row> = rows.iter().filter(|r| r.primary).collect();
+    let metric = primary.first()?.metric.clone();
+    let bars: Vec<DiffBar> = primary
+        .iter()
+        .filter_map(|r| {
+            let cmp = r.candidate.comparison.as_ref()?;
+            Some(DiffBar {
+                label: r.baseline.target.clone(),
+                diff_pct: cmp.diff_pct,
+                ci: Some((cmp.diff_pct_ci.low, cmp.diff_pct_ci.high)),
+                color: color(&r.baseline.target),
+            })
+        })
+        .collect();
+    (!bars.is_empty()).then(|| {
+        Chart::Diff(DiffChart {
+            title: format!(
+                "{workload}: {metric}, campaign {b} against campaign {a} (% difference, 95% CI)"
+            ),
+            x_label: format!("difference from campaign {a} (%)"),
+            bars,
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metric::{Direction, Unit};
+    use crate::report::model::TargetStats;
+    use crate::stats::{Comparison, Interval, Method, Verdict};
+
+    fn stats(target: &str, comparison: Option<Comparison>) -> TargetStats {
+        TargetStats {
+            target: target.into(),
+            values: vec![1.0, 2.0],
+            summary: None,
+            ci: None,
+            ci_clipped: false,
+            outliers: Vec::new(),
+            comparison,
+            verdict: Some(Verdict::Better),
+            settle: None,
+        }
+    }
+
+    fn row(target: &str, primary: bool, low: f64, high: f64) -> Row {
+        let cmp = Comparison {
+            method: Method::WelchLog,
+            diff_pct: (low + high) / 2.0,
+            diff_pct_ci: Interval {
+                low,
+                high,
+                level: 0.95,
+            },
+            t: 3.0,
+            df: 4.0,
+            p_value: 0.01,
+            n: 3,
+            se: 0.1,
+        };
+        Row {
+            workload: "w".into(),
+            primary,
+            metric: if primary { "tps" } else { "lat_mean_ns" }.into(),
+            unit: Unit::Flag,
+            direction: Direction::HigherIsBetter,
+            baseline_label: format!("{target} @ campaign 1"),
+            baseline: stats(target, None),
+            candidate_label: format!("{target} @ campaign 2"),
+            candidate: stats(target, Some(cmp)),
+        }
+    }
+
+    /// A chart that misleads is a bug: each bar's whisker is its
+    /// comparison's interval, an unbounded one passed on as such, and only
+    /// the primary metric is charted (the table has the others).
+    #[test]
+    fn the_chart_draws_the_comparisons_own_intervals_of_the_primary_metric() {
+        let rows = [
+            row("x", true, 2.0, 8.0),
+            row("y", true, f64::NEG_INFINITY, f64::INFINITY),
+            row("x", false, -50.0, -40.0),
+        ];
+        let Some(Chart::Diff(c)) = diff_chart(&|_| Rgb(0, 0, 0), "w", &rows, 1, 2) else {
+            panic!("a difference chart");
+        };
+        let b = &c.bars;
+        assert_eq!(b.len(), 2, "the primary metric only");
+        assert_eq!((b[0].label.as_str(), b[0].diff_pct), ("x", 5.0));
+        assert_eq!(b[0].ci, Some((2.0, 8.0)));
+        assert_eq!(b[1].label, "y");
+        assert_eq!(b[1].ci, Some((f64::NEG_INFINITY, f64::INFINITY)));
+        assert!(
+            c.title.contains("tps, campaign 2 against campaign 1"),
+            "{}",
+            c.title
+        );
+        assert!(diff_chart(&|_| Rgb(0, 0, 0), "w", &rows[2..], 1, 2).is_none());
+    }
+}
