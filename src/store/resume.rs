@@ -85,6 +85,9 @@ impl Store {
     /// so that a resumed campaign runs them again; marks it running.
     pub fn reopen_campaign(&mut self, campaign: i64) -> Result<usize> {
         let tx = self.conn.transaction()?;
+        // Tables refer to each other (a rank's metrics to its rank row):
+        // check the keys once every row is gone, not table by table.
+        tx.execute_batch("PRAGMA defer_foreign_keys = ON")?;
         let sub = "SELECT id FROM runs WHERE campaign_id = ?1 AND status = 'interrupted'";
         // Every table of a run's rows, those a later schema adds among
         // them (telemetry's run_facts): a list here would miss the next.

@@ -159,3 +159,45 @@ fn a_v3_store_migrates_its_names_into_names_and_labels() {
         "a migrated store opens as it is"
     );
 }
+
+#[test]
+fn reopening_removes_an_interrupted_multi_rank_run_with_its_ranks_metrics() {
+    use super::write::RankRow;
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("s.db")).unwrap();
+    let exp = parse_experiment("s.toml", EXPERIMENT).unwrap();
+    let ids = store
+        .begin_campaign(&exp, &serde_json::json!({}), 2)
+        .unwrap();
+    let mut r = record(&ids);
+    r.status = "interrupted";
+    r.ranks = 2;
+    let out = RunOutput {
+        metrics: vec![m::GEOMEAN_BW_BYTES_PER_S.value(7.0)],
+        ..Default::default()
+    };
+    let ranks: Vec<RankRow> = (0..2)
+        .map(|rank| RankRow {
+            rank,
+            host: "h".into(),
+            status: "interrupted".into(),
+            error: None,
+            done_s: Some(1.0),
+            metrics: vec![m::GEOMEAN_BW_BYTES_PER_S.value(3.5)],
+        })
+        .collect();
+    store.record_run_ranks(&r, Some(&out), &ranks).unwrap();
+    // rank_metrics refer to run_ranks: deleting the rank rows first failed
+    // on a foreign key, and a resumed MPI campaign with them.
+    assert_eq!(store.reopen_campaign(ids.campaign).unwrap(), 1);
+    assert!(store.done_runs(ids.campaign).unwrap().is_empty());
+    let left: i64 = store
+        .conn
+        .query_row(
+            "SELECT (SELECT count(*) FROM run_ranks) + (SELECT count(*) FROM rank_metrics)",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(left, 0);
+}
