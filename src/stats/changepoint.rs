@@ -20,6 +20,13 @@
 //! runs per campaign, a clean step after three of five campaigns gives
 //! p ≈ 0.015; with two runs per campaign it cannot reach 0.05, which the
 //! history says rather than calling a step.
+//!
+//! Ranks tie where a step is preceded by a smaller one: campaigns 1–2 at
+//! 80 ms, campaign 3 at 190 ms (a loaded host), 4–5 at 1 s give K = 54 at
+//! both splits, since campaign 3 lies above 1–2 and below 4–5 either way.
+//! Among splits with the same K the step is placed where the two sides'
+//! means differ most, weighted as a t statistic is (n₁n₂/T · Δ², on the log
+//! scale when every value is positive): the split after campaign 3 here.
 
 use serde::Serialize;
 
@@ -40,7 +47,13 @@ pub struct ChangePoint {
 pub fn pettitt(groups: &[Vec<f64>]) -> Option<ChangePoint> {
     let values: Vec<f64> = groups.iter().flatten().copied().collect();
     let t_len = values.len();
-    let mut best: Option<(usize, f64)> = None;
+    let scaled: Vec<f64> = if values.iter().all(|v| *v > 0.0) {
+        values.iter().map(|v| v.ln()).collect()
+    } else {
+        values.clone()
+    };
+    // (group after the split, K, size of the shift)
+    let mut best: Option<(usize, f64, f64)> = None;
     let mut end = 0;
     for (g, group) in groups
         .iter()
@@ -51,19 +64,30 @@ pub fn pettitt(groups: &[Vec<f64>]) -> Option<ChangePoint> {
         if end == 0 || end == t_len {
             continue;
         }
-        let u = mann_whitney_u(&values[..end], &values[end..]);
+        let u = mann_whitney_u(&values[..end], &values[end..]).abs();
+        let shift = mean_shift(&scaled[..end], &scaled[end..]);
         let better = match best {
-            Some((_, k)) => u.abs() > k,
+            Some((_, k, _)) if u > k + 1e-9 => true,
+            Some((_, k, s)) => (u - k).abs() <= 1e-9 && shift > s,
             None => true,
         };
         if better {
-            best = Some((g + 1, u.abs()));
+            best = Some((g + 1, u, shift));
         }
     }
-    let (at, k) = best?;
+    let (at, k, _) = best?;
     let t = t_len as f64;
     let p = (2.0 * (-6.0 * k * k / (t.powi(3) + t.powi(2))).exp()).min(1.0);
     Some(ChangePoint { at, k, p_value: p })
+}
+
+/// n₁n₂/T · (mean after − mean before)²: how far apart two sides lie,
+/// weighted by how much of the series each holds.
+fn mean_shift(before: &[f64], after: &[f64]) -> f64 {
+    let (n1, n2) = (before.len() as f64, after.len() as f64);
+    let mean = |x: &[f64]| x.iter().sum::<f64>() / x.len() as f64;
+    let d = mean(after) - mean(before);
+    n1 * n2 / (n1 + n2) * d * d
 }
 
 /// Σ over pairs of sgn(after − before).
@@ -100,6 +124,30 @@ mod tests {
         // 2·exp(−6·54²/(15³+15²)) = 2·exp(−4.86)
         assert!((cp.p_value - 2.0 * (-6.0f64 * 2916.0 / 3600.0).exp()).abs() < 1e-12);
         assert!(cp.p_value < 0.05);
+    }
+
+    #[test]
+    fn a_smaller_step_before_the_big_one_does_not_take_its_place() {
+        // CI's loaded host: campaign 3 slept 50 ms but took ~190 ms; every
+        // run of it lies above campaigns 1–2, so K ties at both splits.
+        let groups = vec![
+            vec![80.0, 79.0, 81.0],
+            vec![81.0, 80.0, 82.0],
+            vec![130.0, 170.0, 260.0],
+            vec![1000.0, 1010.0, 990.0],
+            vec![1005.0, 995.0, 1000.0],
+        ];
+        let cp = pettitt(&groups).unwrap();
+        assert_eq!((cp.at, cp.k), (3, 54.0), "{cp:?}");
+        // Where the smaller step is the larger shift, it is the step.
+        let groups = vec![
+            vec![80.0, 79.0, 81.0],
+            vec![81.0, 80.0, 82.0],
+            vec![700.0, 800.0, 900.0],
+            vec![1000.0, 1010.0, 990.0],
+            vec![1005.0, 995.0, 1000.0],
+        ];
+        assert_eq!(pettitt(&groups).unwrap().at, 2);
     }
 
     #[test]
