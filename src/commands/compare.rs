@@ -11,9 +11,33 @@ use serde_json::json;
 
 use super::EXIT_INVALID;
 use crate::report::compare::{
-    across, across_json, across_table, side_json, table, within, Metrics, Refusal, Row,
+    across, across_json, across_table, side_json, table, within, Across, Metrics, Refusal, Row,
 };
 use crate::store::{CampaignData, Store};
+
+/// The comparison of campaign `second` against `first` for `compare` and
+/// `report A B`; `None` when it is refused for differing workloads, which
+/// has been said on stderr (exit 2).
+pub(super) fn paired(
+    first: &CampaignData,
+    second: &CampaignData,
+    metrics: &[String],
+    allow_different: bool,
+) -> Result<Option<Across>> {
+    match across(
+        first,
+        second,
+        &Metrics::from_names(metrics),
+        allow_different,
+    ) {
+        Ok(x) => Ok(Some(x)),
+        Err(Refusal::Different(why)) => {
+            errln!("error: {why}");
+            Ok(None)
+        }
+        Err(e) => bail!("{e}"),
+    }
+}
 
 /// What `storlab compare` was asked.
 #[derive(Debug, Clone)]
@@ -42,18 +66,8 @@ pub fn compare(db: &Path, req: Request<'_>) -> Result<ExitCode> {
         bail!("--baseline picks a target within one campaign; across campaigns the first (or --baseline-tag's) is the baseline");
     }
     let (a, b) = (first.campaign.id, second.campaign.id);
-    let x = match across(
-        &first,
-        &second,
-        &Metrics::from_names(req.metrics),
-        req.allow_different,
-    ) {
-        Ok(x) => x,
-        Err(Refusal::Different(why)) => {
-            errln!("error: {why}");
-            return Ok(ExitCode::from(EXIT_INVALID));
-        }
-        Err(e) => bail!("{e}"),
+    let Some(x) = paired(&first, &second, req.metrics, req.allow_different)? else {
+        return Ok(ExitCode::from(EXIT_INVALID));
     };
     if req.json {
         let doc = across_json(&first, &second, &x);

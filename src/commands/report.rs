@@ -5,10 +5,10 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 
 use crate::cli::ReportFormat;
-use crate::report::compare::{across, across_json, Metrics, Refusal};
+use crate::report::compare::across_json;
 use crate::report::render::{html, markdown, terminal};
 use crate::report::{export, outline};
 use crate::store::Store;
@@ -78,18 +78,8 @@ pub fn report_across(db: &Path, req: Across<'_>, single: &outline::Options) -> R
     let store = Store::open_existing(db)?;
     let first = store.load_campaign(store.resolve_campaign(req.a)?)?;
     let second = store.load_campaign(store.resolve_campaign(Some(req.b))?)?;
-    let x = match across(
-        &first,
-        &second,
-        &Metrics::from_names(req.metrics),
-        req.allow_different,
-    ) {
-        Ok(x) => x,
-        Err(Refusal::Different(why)) => {
-            errln!("error: {why}");
-            return Ok(ExitCode::from(super::EXIT_INVALID));
-        }
-        Err(e) => bail!("{e}"),
+    let Some(x) = super::compare::paired(&first, &second, req.metrics, req.allow_different)? else {
+        return Ok(ExitCode::from(super::EXIT_INVALID));
     };
     let doc = outline::across(&first, &second, &x)?;
     let text = match format {
