@@ -1,14 +1,6 @@
 use std::time::{Duration, Instant};
 
-use crate::util::Lab;
-
-fn runs_in_store(db: &std::path::Path) -> i64 {
-    let Ok(conn) = rusqlite::Connection::open(db) else {
-        return 0;
-    };
-    conn.query_row("SELECT COUNT(*) FROM runs", [], |r| r.get(0))
-        .unwrap_or(0)
-}
+use crate::util::{runs_in_store, Lab};
 
 #[test]
 fn a_killed_campaign_keeps_its_finished_runs_and_the_next_run_cleans_up() {

@@ -49,6 +49,16 @@ fn run_tagged(lab: &Lab, file: &Path, tags: &[&str]) {
     lab.ok(&args);
 }
 
+/// Starts a tagged campaign in `lab` without waiting: two labs at once
+/// write their stores as two hosts would.
+fn spawn_tagged(lab: &Lab, file: &Path, tag: &str) -> std::process::Child {
+    lab.cmd()
+        .args(["run", "--quiet", "--tag", tag, file.to_str().unwrap()])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
 fn stderr(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
@@ -231,14 +241,10 @@ fn two_hosts_stores_imported_into_a_third_once_and_compared() {
     let fa = mock_file(&a, "exp.toml", 1000);
     let fb = mock_file(&b, "exp.toml", 1000);
     // Two processes at once, as two hosts would write their stores.
-    let spawn = |lab: &Lab, file: &Path, tag: &str| {
-        lab.cmd()
-            .args(["run", "--quiet", "--tag", tag, file.to_str().unwrap()])
-            .stdout(std::process::Stdio::null())
-            .spawn()
-            .unwrap()
-    };
-    let (mut pa, mut pb) = (spawn(&a, &fa, "host=a"), spawn(&b, &fb, "host=b"));
+    let (mut pa, mut pb) = (
+        spawn_tagged(&a, &fa, "host=a"),
+        spawn_tagged(&b, &fb, "host=b"),
+    );
     assert!(pa.wait().unwrap().success() && pb.wait().unwrap().success());
     let (da, db) = (a.db(), b.db());
     let first = hub.ok(&["import", da.to_str().unwrap(), db.to_str().unwrap()]);
@@ -540,16 +546,9 @@ fn the_report_of_two_campaigns_says_what_differs_before_its_numbers() {
     let (a, b, hub) = (Lab::new(), Lab::new(), Lab::new());
     let fa = mock_file(&a, "exp.toml", 1000);
     let fb = mock_file(&b, "exp.toml", 1100);
-    let spawn = |lab: &Lab, file: &Path, tag: &str| {
-        lab.cmd()
-            .args(["run", "--quiet", "--tag", tag, file.to_str().unwrap()])
-            .stdout(std::process::Stdio::null())
-            .spawn()
-            .unwrap()
-    };
     let (mut pa, mut pb) = (
-        spawn(&a, &fa, "gluster=10.3"),
-        spawn(&b, &fb, "gluster=11.1"),
+        spawn_tagged(&a, &fa, "gluster=10.3"),
+        spawn_tagged(&b, &fb, "gluster=11.1"),
     );
     assert!(pa.wait().unwrap().success() && pb.wait().unwrap().success());
     hub.ok(&["import", a.db().to_str().unwrap(), b.db().to_str().unwrap()]);

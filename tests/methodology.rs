@@ -79,14 +79,6 @@ fn max_time_bounds_the_campaign() {
     );
 }
 
-fn runs_in_store(db: &std::path::Path) -> i64 {
-    let Ok(conn) = rusqlite::Connection::open(db) else {
-        return 0;
-    };
-    conn.query_row("SELECT COUNT(*) FROM runs", [], |r| r.get(0))
-        .unwrap_or(0)
-}
-
 #[test]
 fn a_campaign_killed_at_several_points_and_resumed_ends_with_exactly_the_planned_runs() {
     let lab = Lab::new();
@@ -99,26 +91,9 @@ fn a_campaign_killed_at_several_points_and_resumed_ends_with_exactly_the_planned
             dir_target(&lab, "b")
         ),
     );
-    let mut child = lab
-        .cmd()
-        .args(["run", "--quiet", file.to_str().unwrap()])
-        .spawn()
-        .unwrap();
-    for kill_after in [3, 7, 11] {
-        let t0 = Instant::now();
-        while runs_in_store(&lab.db()) < kill_after {
-            assert!(t0.elapsed() < Duration::from_secs(60));
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        child.kill().unwrap();
-        child.wait().unwrap();
-        child = lab
-            .cmd()
-            .args(["run", "--quiet", "--resume", "resumable"])
-            .spawn()
-            .unwrap();
-    }
-    assert!(child.wait().unwrap().success());
+    assert!(lab
+        .kill_and_resume(&file, "resumable", &[3, 7, 11], Duration::from_secs(60))
+        .success());
     let export = lab.export_json();
     assert_eq!(export["campaign"]["status"], "finished");
     let runs = export["runs"].as_array().unwrap();

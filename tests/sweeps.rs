@@ -3,9 +3,9 @@
 //! and the located refusals of bad sweeps.
 
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crate::util::{runs_in_store, Lab};
+use crate::util::Lab;
 
 /// Labels of every stored metric, series and histogram row, by run, with
 /// the run's target and workload names.
@@ -179,28 +179,9 @@ fn a_resumed_sweep_campaign_ends_with_exactly_the_planned_runs() {
             lab.path().display()
         ),
     );
-    let mut child = lab
-        .cmd()
-        .args(["run", "--quiet", file.to_str().unwrap()])
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    for kill_after in [4, 9, 13] {
-        let t0 = Instant::now();
-        while runs_in_store(&lab.db()) < kill_after {
-            assert!(t0.elapsed() < Duration::from_secs(90));
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        child.kill().unwrap();
-        child.wait().unwrap();
-        child = lab
-            .cmd()
-            .args(["run", "--quiet", "--resume", "swept-resume"])
-            .stdout(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-    }
-    assert!(child.wait().unwrap().success());
+    assert!(lab
+        .kill_and_resume(&file, "swept-resume", &[4, 9, 13], Duration::from_secs(90))
+        .success());
     let export = lab.export_json();
     assert_eq!(export["campaign"]["status"], "finished");
     let runs = export["runs"].as_array().unwrap();

@@ -51,6 +51,37 @@ impl Lab {
         c
     }
 
+    /// Runs `file`, SIGKILLs the campaign each time the store holds
+    /// `kill_after[i]` runs (waiting at most `wait`), resumes campaign
+    /// `name` after each kill, and returns the last process's status.
+    pub fn kill_and_resume(
+        &self,
+        file: &Path,
+        name: &str,
+        kill_after: &[i64],
+        wait: std::time::Duration,
+    ) -> std::process::ExitStatus {
+        let spawn = |args: &[&str]| {
+            self.cmd()
+                .args(args)
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .expect("spawn storlab")
+        };
+        let mut child = spawn(&["run", "--quiet", file.to_str().unwrap()]);
+        for &n in kill_after {
+            let t0 = std::time::Instant::now();
+            while runs_in_store(&self.db()) < n {
+                assert!(t0.elapsed() < wait, "{n} runs not stored within {wait:?}");
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            child.kill().unwrap();
+            child.wait().unwrap();
+            child = spawn(&["run", "--quiet", "--resume", name]);
+        }
+        child.wait().unwrap()
+    }
+
     pub fn run(&self, args: &[&str]) -> Output {
         self.cmd().args(args).output().expect("run storlab")
     }

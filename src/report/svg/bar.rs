@@ -8,7 +8,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
 
 use super::canvas::{
-    anchored, draw_mesh, draw_title, draw_whisker_paths, finite_ci, finite_extent, no_data,
+    anchored, draw_title, draw_value_axis, draw_whisker_paths, finite_ci, finite_extent, no_data,
     plottable, render, wrap_text, zero_based_range, Area, HEIGHT, LABEL_SIZE, LINE_HEIGHT, MUTED,
     SMALL_SIZE, VALUE_SIZE, WIDTH,
 };
@@ -77,16 +77,7 @@ fn draw(root: &Area<'_>, c: &BarChart) -> Result<()> {
         .x_label_area_size(lines * LINE_HEIGHT as u32 + 12)
         .y_label_area_size(y_area)
         .build_cartesian_2d(-0.5..(n as f64 - 0.5), lo..hi)?;
-    let format = |v: &f64| ticks.format(*v);
-    draw_mesh(
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .x_labels(0)
-            .y_labels(Y_TICKS)
-            .y_label_formatter(&format)
-            .y_desc(c.y_label.as_str()),
-    )?;
+    draw_value_axis(&mut chart, Y_TICKS, &|v| ticks.format(*v), &c.y_label)?;
 
     let half = (0.36f64).min(MAX_BAR_PX / 2.0 / slot_px);
     for (i, bar) in c.bars.iter().enumerate() {

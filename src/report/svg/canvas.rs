@@ -6,6 +6,7 @@ use std::sync::OnceLock;
 use anyhow::{anyhow, Result};
 use plotters::chart::MeshStyle;
 use plotters::coord::ranged1d::{Ranged, ValueFormatter};
+use plotters::coord::types::RangedCoordf64;
 use plotters::coord::{CoordTranslate, Shift};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -128,6 +129,26 @@ where
         .max_light_lines(0)
         .draw()?;
     Ok(())
+}
+
+/// The axes of a chart with one slot per category along x (bars, campaigns)
+/// and values up y: no x ticks or vertical grid, `y_ticks` value ticks
+/// written by `format`, the y axis titled `y_label`.
+pub(crate) fn draw_value_axis(
+    chart: &mut ChartContext<'_, SVGBackend<'_>, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+    y_ticks: usize,
+    format: &dyn Fn(&f64) -> String,
+    y_label: &str,
+) -> Result<()> {
+    draw_mesh(
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_labels(0)
+            .y_labels(y_ticks)
+            .y_label_formatter(format)
+            .y_desc(y_label),
+    )
 }
 
 /// Draws the chart title centred at the top; returns the area below it.

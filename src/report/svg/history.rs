@@ -9,8 +9,8 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
 
 use super::canvas::{
-    anchored, draw_mesh, draw_title, finite_extent, fit_text, no_data, render, text_width, HEIGHT,
-    LABEL_SIZE, MUTED, SMALL_SIZE, WIDTH,
+    anchored, draw_title, draw_value_axis, finite_extent, fit_text, no_data, render, text_width,
+    HEIGHT, LABEL_SIZE, MUTED, SMALL_SIZE, WIDTH,
 };
 use super::format::TickFormat;
 use super::Rgb;
@@ -83,16 +83,7 @@ fn draw(
         .x_label_area_size(30)
         .y_label_area_size(y_area)
         .build_cartesian_2d(-0.5..(n as f64 - 0.5), lo..hi)?;
-    let format = |v: &f64| ticks.format(*v);
-    draw_mesh(
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .x_labels(0)
-            .y_labels(Y_TICKS)
-            .y_label_formatter(&format)
-            .y_desc(c.y_label.as_str()),
-    )?;
+    draw_value_axis(&mut chart, Y_TICKS, &|v| ticks.format(*v), &c.y_label)?;
     let color = RGBColor(c.color.0, c.color.1, c.color.2);
     let band: Vec<(f64, f64)> = c
         .points
