@@ -58,7 +58,7 @@ pub fn compare(db: &Path, req: Request<'_>) -> Result<ExitCode> {
             bail!("--fail-on-regression takes a percentage of 0 or more, such as 5");
         }
     }
-    let store = Store::open_existing(db)?;
+    let store = Store::open_for_reading(db)?;
     let Some((first, second)) = sides(&store, &req)? else {
         return within_campaign(&store, &req);
     };

@@ -24,7 +24,7 @@ pub struct Request<'a> {
 
 pub fn history(db: &Path, req: Request<'_>) -> Result<ExitCode> {
     let order = Order::parse(req.by)?;
-    let store = Store::open_existing(db)?;
+    let store = Store::open_for_reading(db)?;
     let all = store.list_campaigns()?;
     let name = match req.experiment {
         Some(n) => n.to_string(),

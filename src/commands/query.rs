@@ -14,7 +14,7 @@ use crate::store::Store;
 
 pub fn list(db: &Path, filters: &[String]) -> Result<ExitCode> {
     let filters = crate::provenance::parse_tags(filters)?;
-    let store = Store::open_existing(db)?;
+    let store = Store::open_for_reading(db)?;
     let matching = store.campaigns_matching(&filters)?;
     let mut t = Table::new(
         &[
@@ -44,7 +44,7 @@ pub fn list(db: &Path, filters: &[String]) -> Result<ExitCode> {
 }
 
 pub fn show(db: &Path, campaign: Option<&str>, compare_levels: &[String]) -> Result<ExitCode> {
-    let store = Store::open_existing(db)?;
+    let store = Store::open_for_reading(db)?;
     let data = store.load_campaign(store.resolve_campaign(campaign)?)?;
     let options = outline::Options {
         compare_levels: compare_levels.to_vec(),
@@ -70,7 +70,7 @@ pub fn export(
             return Ok(ExitCode::from(super::EXIT_INVALID));
         }
     };
-    let store = Store::open_existing(db)?;
+    let store = Store::open_for_reading(db)?;
     let data = store.load_campaign(store.resolve_campaign(campaign)?)?;
     let text = match format {
         ExportFormat::Csv => to_csv(&data),

@@ -27,7 +27,7 @@ pub fn report(
             return Ok(ExitCode::from(super::EXIT_INVALID));
         }
     };
-    let store = Store::open_existing(db)?;
+    let store = Store::open_for_reading(db)?;
     let data = store.load_campaign(store.resolve_campaign(campaign)?)?;
     let text = match format {
         ReportFormat::Csv => export::to_csv(&data),
@@ -75,7 +75,7 @@ pub fn report_across(db: &Path, req: Across<'_>, single: &outline::Options) -> R
         errln!("error: a comparison of two campaigns is written as HTML, Markdown or JSON; `storlab export CAMPAIGN --format csv` writes each campaign's runs as CSV");
         return Ok(ExitCode::from(super::EXIT_INVALID));
     }
-    let store = Store::open_existing(db)?;
+    let store = Store::open_for_reading(db)?;
     let first = store.load_campaign(store.resolve_campaign(req.a)?)?;
     let second = store.load_campaign(store.resolve_campaign(Some(req.b))?)?;
     let Some(x) = super::compare::paired(&first, &second, req.metrics, req.allow_different)? else {

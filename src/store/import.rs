@@ -13,7 +13,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
-use rusqlite::{params, Connection, OpenFlags, Transaction};
+use rusqlite::{params, Connection, Transaction};
 
 use super::{lock, schema, Store};
 use crate::host::now_rfc3339;
@@ -275,18 +275,16 @@ impl Copy {
             path: this.with_file_name(name),
         };
         copy.remove();
-        let source = Connection::open_with_flags(other, OpenFlags::SQLITE_OPEN_READ_ONLY)
+        let source = super::reading_connection(other)
             .with_context(|| format!("opening {} to import from", other.display()))?;
-        source
-            .execute("VACUUM INTO ?1", [copy.path.to_string_lossy()])
-            .with_context(|| {
-                format!(
-                    "reading {} (is it a storlab results store?) into {}",
-                    other.display(),
-                    copy.path.display()
-                )
-            })?;
-        let conn = Connection::open(&copy.path)?;
+        let mut conn = Connection::open(&copy.path)?;
+        super::copy_database(&source, &mut conn).with_context(|| {
+            format!(
+                "reading {} (is it a storlab results store?) into {}",
+                other.display(),
+                copy.path.display()
+            )
+        })?;
         let version = schema::version(&conn)
             .with_context(|| format!("{} is not a storlab results store", other.display()))?;
         if version == 0 {
