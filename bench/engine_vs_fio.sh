@@ -11,6 +11,13 @@
 #                    on the root disk; both start each round from a file laid
 #                    out anew with data (fio: --overwrite=1 and its file removed
 #                    before every round), see "File state" below
+#   randread-same    4 KiB random read, QD32, io_uring, O_DIRECT, and
+#   randwrite-same   4 KiB random write, the same, with both tools on one
+#                    region: a loop device (direct I/O) over an image on the
+#                    root disk, storlab's `block` target. Before each run the
+#                    region is written with data (storlab does it itself,
+#                    fio's by dd), so the pair compares the engines rather
+#                    than two files' states (see "File state" below)
 #   seqread-1m       1 MiB sequential read, psync, 1 GiB file on the tmpfs, and
 #                    the memcpy bandwidth of this machine measured in the same
 #                    round (bench/memcpy_bw.c: 1 MiB memcpy from a 1 GiB buffer)
@@ -39,7 +46,7 @@
 # ~1.5); the device's own service time per 4 KiB write (block_rq_issue to
 # block_rq_complete) follows the file state, not the tool. So the write pair
 # gives fio the file state storlab has; FRESH=1 does that for every pair.
-# Needs root (mounts a tmpfs), fio, python3 and cc. Usage:
+# Needs root (mounts a tmpfs, attaches a loop device), fio, python3 and cc. Usage:
 #   bash bench/engine_vs_fio.sh [ROUNDS] [RUNTIME_S] [PAIRS...]
 # STORLAB=/path/to/storlab uses that binary instead of building one; FRESH=1
 # makes fio lay its file out anew before every round, as storlab always does.
@@ -47,7 +54,7 @@ set -euo pipefail
 rounds=${1:-5}
 runtime=${2:-10}
 shift $(( $# > 2 ? 2 : $# ))
-all="randread-psync randread-uring randwrite-uring seqread-1m randread-2jobs bssplit-read zipf-read"
+all="randread-psync randread-uring randread-same randwrite-uring randwrite-same seqread-1m randread-2jobs bssplit-read zipf-read"
 pairs=("${@:-$all}")
 pairs=(${pairs[*]})
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -64,19 +71,29 @@ disk=$(mktemp -d /var/tmp/storlab-bench-XXXXXX)
 mnt="$work/tmpfs"
 mkdir -p "$mnt"
 mount -t tmpfs -o size=5G storlab-bench "$mnt"
-cleanup() { umount "$mnt" 2>/dev/null || true; rm -rf "$work" "$disk"; }
+loopdev=""
+cleanup() {
+  umount "$mnt" 2>/dev/null || true
+  if [ -n "$loopdev" ]; then losetup -d "$loopdev" 2>/dev/null || true; fi
+  rm -rf "$work" "$disk"
+}
 trap cleanup EXIT
 # A stopped benchmark (Ctrl-C, kill) unmounts and removes what it made too.
 trap "exit 130" INT TERM
 cc -O2 -o "$work/memcpy_bw" "$here/bench/memcpy_bw.c"
 echo "# $(date -u +%FT%TZ) load: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs, kernel $(uname -r), $(fio --version)"
 
-# experiment FILE NAME DIR key=value...: a one-workload storlab experiment.
+# experiment FILE NAME DIR key=value...: a one-workload storlab experiment;
+# DIR is a directory, or a block device (storlab's `block` target).
 experiment() {
   local file=$1 name=$2 dir=$3; shift 3
   {
     printf 'name = "bench-%s"\n[plan]\nrepetitions = 1\ndrop_caches = false\n' "$name"
-    printf '[[target]]\nname = "t"\nkind = "dir"\npath = "%s"\n' "$dir"
+    if [ -b "$dir" ]; then
+      printf '[[target]]\nname = "t"\nkind = "block"\ndevice = "%s"\nallow_destroy = true\n' "$dir"
+    else
+      printf '[[target]]\nname = "t"\nkind = "dir"\npath = "%s"\n' "$dir"
+    fi
     printf '[[workload]]\nname = "%s"\nkind = "io"\nsize = "1G"\nruntime = "%ss"\n' "$name" "$runtime"
     for kv in "$@"; do printf '%s = %s\n' "${kv%%=*}" "${kv#*=}"; done
   } > "$file"
@@ -98,6 +115,10 @@ print(m[key], m["cpu_ns_per_op"])' "$2"
 # reads and writes together, summed over jobs.
 fio_run() {
   local metric=$1; shift
+  # On the shared region, fio meets it as storlab does: just written.
+  if [ -n "$loopdev" ]; then
+    dd if=/dev/urandom of="$loopdev" bs=1M count=1024 conv=fsync status=none
+  fi
   setsid -w fio --name=bench --size=1G --time_based --runtime="$runtime" \
       --output-format=json "$@" | python3 -c '
 import json, sys
@@ -176,6 +197,10 @@ uring_fio="--ioengine=io_uring --iodepth=32 --direct=1 --fixedbufs=1 --registerf
 for p in "${pairs[@]}"; do
   s_dir="$mnt/s-$p" f_dir="$mnt/f-$p"
   case $p in *-uring) s_dir="$disk/s-$p" f_dir="$disk/f-$p" ;; esac
+  if [ "${p%-same}" != "$p" ]; then
+    dd if=/dev/zero of="$disk/same.img" bs=1M count=1024 status=none
+    loopdev=$(losetup --direct-io=on --show -f "$disk/same.img")
+  fi
   mkdir -p "$s_dir" "$f_dir"
   fio_dir=$f_dir
   exp="$work/$p.toml"
@@ -189,6 +214,12 @@ for p in "${pairs[@]}"; do
     randwrite-uring)
       experiment "$exp" "$p" "$s_dir" rw='"randwrite"' bs='"4k"' $uring
       pair "$p" iops "$exp" --directory="$f_dir" --rw=randwrite --bs=4k --overwrite=1 $uring_fio ;;
+    randread-same)
+      experiment "$exp" "$p" "$loopdev" rw='"randread"' bs='"4k"' $uring
+      pair "$p" iops "$exp" --filename="$loopdev" --rw=randread --bs=4k $uring_fio ;;
+    randwrite-same)
+      experiment "$exp" "$p" "$loopdev" rw='"randwrite"' bs='"4k"' $uring
+      pair "$p" iops "$exp" --filename="$loopdev" --rw=randwrite --bs=4k $uring_fio ;;
     seqread-1m)
       experiment "$exp" "$p" "$s_dir" rw='"read"' bs='"1M"' ioengine='"psync"'
       pair "$p" bw "$exp" --directory="$f_dir" --rw=read --bs=1M --ioengine=psync ;;
@@ -204,4 +235,5 @@ for p in "${pairs[@]}"; do
     *) echo "unknown pair $p ($all)" >&2; exit 2 ;;
   esac
   rm -rf "$s_dir" "$f_dir"
+  if [ -n "$loopdev" ]; then losetup -d "$loopdev"; loopdev=""; rm -f "$disk/same.img"; fi
 done

@@ -92,6 +92,47 @@ fn a_loop_device_written_64_mib_with_end_fsync_wrote_them() {
     );
 }
 
+/// The kernel numbers loop devices as they are attached: with another loop
+/// device attached between two campaigns, the target's image gets another
+/// number, and comparing the campaigns still pairs its device's metrics.
+#[test]
+fn a_loop_targets_device_is_compared_across_campaigns_under_another_number() {
+    require_root!();
+    let lab = Lab::new();
+    let workload = "[[workload]]\nname = \"w\"\nkind = \"io\"\nrw = \"write\"\nbs = \"1M\"\nsize = \"16M\"\nend_fsync = true\n";
+    let first = loop_name(&campaign(&lab, "", loop_target(), workload));
+    let other = LoopDev::new(lab.path());
+    let second = loop_name(&campaign(&lab, "", loop_target(), workload));
+    drop(other);
+    assert_ne!(
+        first, second,
+        "the second campaign's loop device kept its number"
+    );
+    let json: Value = serde_json::from_str(&lab.ok(&[
+        "compare",
+        "1",
+        "2",
+        "--metric",
+        "dev_write_bytes",
+        "--format",
+        "json",
+    ]))
+    .expect("compare's JSON");
+    let metrics: Vec<&str> = json["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .filter_map(|r| r["metric"].as_str())
+        .collect();
+    let paired = format!("({second} in campaign 2)");
+    assert!(
+        metrics
+            .iter()
+            .any(|m| m.contains(&first) && m.ends_with(&paired)),
+        "{first} paired with {second} not in {metrics:?}"
+    );
+}
+
 #[test]
 fn telemetry_off_records_none_of_it() {
     require_root!();

@@ -4,6 +4,8 @@
 //! differs between them, refused when their workloads ran differently
 //! unless allowed ([`across`]); and the regression gate.
 
+use std::collections::BTreeSet;
+
 use serde::Serialize;
 use serde_json::json;
 
@@ -12,6 +14,7 @@ use super::differences::{differences, Differences};
 use super::model::{self, TargetStats, LEVEL};
 use super::table::Table;
 use super::text::{diff_text, mean_ci_text, p_text};
+use crate::metric::labels::DEVICE;
 use crate::metric::{Direction, MetricKey, Unit};
 use crate::stats::{compare_runs, Analysis, Design, Verdict};
 use crate::store::CampaignData;
@@ -200,9 +203,9 @@ pub fn between_on(a: &CampaignData, b: &CampaignData, which: &Metrics) -> Vec<Ro
             let primary = contrib::choose(a, w)
                 .primary
                 .unwrap_or_else(|| MetricKey::plain(&w.primary_metric));
-            for key in keys(a, b, &w.name, &t.name, &primary, which) {
-                if let Some(mut row) = pair(a, b, &w.name, &t.name, &key) {
-                    row.primary = key == primary;
+            for (ka, kb) in keys(a, b, &w.name, &t.name, &primary, which) {
+                if let Some(mut row) = pair(a, b, &w.name, &t.name, &ka, &kb) {
+                    row.primary = ka == primary;
                     rows.push(row);
                 }
             }
@@ -212,7 +215,8 @@ pub fn between_on(a: &CampaignData, b: &CampaignData, which: &Metrics) -> Vec<Ro
 }
 
 /// The metric keys measured for `workload` on `target` in both campaigns
-/// that `which` selects, the primary first.
+/// that `which` selects, the primary first: each as `a` and as `b` has it.
+/// They differ only in a loop device's name ([`loop_devices`]).
 fn keys(
     a: &CampaignData,
     b: &CampaignData,
@@ -220,51 +224,104 @@ fn keys(
     target: &str,
     primary: &MetricKey,
     which: &Metrics,
-) -> Vec<MetricKey> {
+) -> Vec<(MetricKey, MetricKey)> {
     if *which == Metrics::Primary {
-        return vec![primary.clone()];
+        return vec![(primary.clone(), primary.clone())];
     }
-    let measured = |c: &CampaignData| -> std::collections::BTreeSet<MetricKey> {
-        c.runs
-            .iter()
-            .filter(|r| r.workload == workload && r.target == target && !r.warmup)
-            .flat_map(|r| r.metrics.keys().cloned())
-            .collect()
-    };
-    let (ka, kb) = (measured(a), measured(b));
-    let mut keys: Vec<MetricKey> = ka
-        .intersection(&kb)
-        .filter(|k| match which {
+    let (ka, kb) = (measured(a, workload, target), measured(b, workload, target));
+    let renamed = loop_devices(&ka, &kb);
+    let mut keys: Vec<(MetricKey, MetricKey)> = kb
+        .iter()
+        .map(|k| (as_in_a(k, renamed.as_ref()), k.clone()))
+        .filter(|(k, _)| ka.contains(k))
+        .filter(|(k, _)| match which {
             Metrics::Named(names) => names.contains(&k.name),
             _ => true,
         })
-        .cloned()
         .collect();
-    keys.sort_by_key(|k| (k != primary, k.clone()));
+    keys.sort_by_key(|(k, _)| (k != primary, k.clone()));
     keys
 }
 
-/// One metric of one workload and target, `b` against `a`.
-fn pair(a: &CampaignData, b: &CampaignData, w: &str, t: &str, key: &MetricKey) -> Option<Row> {
+/// The metric keys of a workload on a target, over its measured runs.
+fn measured(c: &CampaignData, workload: &str, target: &str) -> BTreeSet<MetricKey> {
+    c.runs
+        .iter()
+        .filter(|r| r.workload == workload && r.target == target && !r.warmup)
+        .flat_map(|r| r.metrics.keys().cloned())
+        .collect()
+}
+
+/// The kernel numbers loop devices in the order they are attached, so a
+/// target's image is `loop0` in one campaign and `loop3` in the next when
+/// other loop devices came first, on another host or beside another
+/// campaign. Where each campaign measured exactly one loop device for a
+/// workload on a target, and they differ, `(b's name, a's name)`: that
+/// device's metrics are compared as one.
+fn loop_devices(ka: &BTreeSet<MetricKey>, kb: &BTreeSet<MetricKey>) -> Option<(String, String)> {
+    let only_loop = |keys: &BTreeSet<MetricKey>| -> Option<String> {
+        let loops: BTreeSet<&str> = keys
+            .iter()
+            .filter_map(|k| k.labels.get(&DEVICE))
+            .filter(|d| is_loop(d))
+            .collect();
+        (loops.len() == 1).then(|| loops.into_iter().next().unwrap_or_default().to_string())
+    };
+    let (la, lb) = (only_loop(ka)?, only_loop(kb)?);
+    (la != lb).then_some((lb, la))
+}
+
+fn is_loop(device: &str) -> bool {
+    device
+        .strip_prefix("loop")
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()))
+}
+
+/// `b`'s key under the name campaign `a` gave its loop device.
+fn as_in_a(key: &MetricKey, renamed: Option<&(String, String)>) -> MetricKey {
+    match renamed {
+        Some((lb, la)) if key.labels.get(&DEVICE) == Some(lb.as_str()) => {
+            MetricKey::new(&key.name, key.labels.clone().with(&DEVICE, la))
+        }
+        _ => key.clone(),
+    }
+}
+
+/// One metric of one workload and target, `b` (measured as `kb`) against
+/// `a` (as `ka`).
+fn pair(
+    a: &CampaignData,
+    b: &CampaignData,
+    w: &str,
+    t: &str,
+    ka: &MetricKey,
+    kb: &MetricKey,
+) -> Option<Row> {
     let names = [t.to_string()];
-    let ma = model::metric(a, w, key, &names, t);
-    let mb = model::metric(b, w, key, &names, t);
+    let ma = model::metric(a, w, ka, &names, t);
+    let mb = model::metric(b, w, kb, &names, t);
     let (sa, sb) = (ma.targets.first()?, mb.targets.first()?);
     if sa.values.is_empty() && sb.values.is_empty() {
         return None;
     }
     let cmp = compare_runs(
-        &model::round_values(a, w, t, key),
-        &model::round_values(b, w, t, key),
+        &model::round_values(a, w, t, ka),
+        &model::round_values(b, w, t, kb),
         Design::Unpaired,
         between_analysis(a, b),
         LEVEL,
     );
     let candidate = model::target_stats(t, sb.values.clone(), cmp, ma.direction);
+    let metric = match (ka.labels.get(&DEVICE), kb.labels.get(&DEVICE)) {
+        (Some(da), Some(db)) if da != db => {
+            format!("{} ({db} in campaign {})", ka.compact(), b.campaign.id)
+        }
+        _ => ka.compact(),
+    };
     Some(Row {
         workload: w.to_string(),
         primary: false,
-        metric: key.compact(),
+        metric,
         unit: ma.unit,
         direction: ma.direction,
         baseline_label: format!("{t} @ campaign {}", a.campaign.id),
@@ -359,4 +416,40 @@ pub fn table(rows: &[Row]) -> Table {
         ]);
     }
     t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metric::Labels;
+
+    fn keys(devices: &[&str]) -> BTreeSet<MetricKey> {
+        devices
+            .iter()
+            .map(|d| MetricKey::new("dev_write_bytes", Labels::new().with(&DEVICE, d)))
+            .chain([MetricKey::plain("bw_bytes_per_s")])
+            .collect()
+    }
+
+    #[test]
+    fn a_targets_only_loop_device_pairs_across_campaigns_whatever_its_number() {
+        let renamed = loop_devices(&keys(&["loop0", "vda"]), &keys(&["loop3", "vda"]));
+        assert_eq!(renamed, Some(("loop3".into(), "loop0".into())));
+        let (a, b) = (
+            MetricKey::new("dev_write_bytes", Labels::new().with(&DEVICE, "loop0")),
+            MetricKey::new("dev_write_bytes", Labels::new().with(&DEVICE, "loop3")),
+        );
+        assert_eq!(as_in_a(&b, renamed.as_ref()), a);
+        let vda = MetricKey::new("dev_write_bytes", Labels::new().with(&DEVICE, "vda"));
+        assert_eq!(as_in_a(&vda, renamed.as_ref()), vda);
+        // The same name, two loop devices (a pool of two images), or none:
+        // nothing to pair by position, so nothing renamed.
+        assert_eq!(loop_devices(&keys(&["loop0"]), &keys(&["loop0"])), None);
+        assert_eq!(
+            loop_devices(&keys(&["loop0", "loop1"]), &keys(&["loop2", "loop3"])),
+            None
+        );
+        assert_eq!(loop_devices(&keys(&["vda"]), &keys(&["loop3"])), None);
+        assert!(is_loop("loop12") && !is_loop("loop") && !is_loop("loopx1") && !is_loop("vda"));
+    }
 }
