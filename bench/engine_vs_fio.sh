@@ -46,7 +46,13 @@
 # ~1.5); the device's own service time per 4 KiB write (block_rq_issue to
 # block_rq_complete) follows the file state, not the tool. So the write pair
 # gives fio the file state storlab has; FRESH=1 does that for every pair.
-# Needs root (mounts a tmpfs, attaches a loop device), fio, python3 and cc. Usage:
+# Even then two fresh files land on different blocks, and on this disk that
+# still moved randwrite-uring between 0.70 and 1.05 from one invocation to
+# the next (10 rounds each, 2026-11-23), while the -same pairs, which share
+# one region, gave 1.084 [1.027, 1.145] for writes: read the engines off
+# the -same pairs, and the file pairs as what a user's files meet.
+# Needs root (mounts a tmpfs, attaches a loop device), fio, python3 and cc.
+# Usage:
 #   bash bench/engine_vs_fio.sh [ROUNDS] [RUNTIME_S] [PAIRS...]
 # STORLAB=/path/to/storlab uses that binary instead of building one; FRESH=1
 # makes fio lay its file out anew before every round, as storlab always does.

@@ -155,6 +155,46 @@ fn reading_an_older_store_leaves_its_file_as_it_is_and_import_migrates_it() {
     assert_eq!(uuid(&uuid_read), uuid(&uuid_imported));
 }
 
+/// `storlab report` on a terminal writes `report-N.html` (or
+/// `report-A-vs-B.html`) and says so, rather than pages of HTML on the
+/// screen; a pipe, `-o` and an asked-for format are as before.
+#[test]
+fn a_report_meant_for_a_terminal_goes_to_a_file() {
+    let lab = lab_with_fixture();
+    let on_a_terminal = |args: &str| -> String {
+        // script(1) gives the command a pseudo-terminal for its output.
+        let line = format!("{} {args}", env!("CARGO_BIN_EXE_storlab"));
+        let storlab = lab.cmd();
+        let out = std::process::Command::new("script")
+            .args(["-qec", &line, "/dev/null"])
+            .current_dir(lab.path())
+            .envs(storlab.get_envs().filter_map(|(k, v)| Some((k, v?))))
+            .env_remove("COLUMNS")
+            .output()
+            .expect("run script(1) (util-linux)");
+        assert!(out.status.success(), "{args}: {out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let said = on_a_terminal("report 1");
+    assert!(
+        said.contains("wrote report-1.html") && !said.contains("<html"),
+        "{said}"
+    );
+    let page = std::fs::read_to_string(lab.path().join("report-1.html")).expect("report-1.html");
+    assert!(page.starts_with("<!DOCTYPE html>"));
+    let said = on_a_terminal("report 1 2 --allow-different");
+    assert!(said.contains("wrote report-1-vs-2.html"), "{said}");
+    assert!(lab.path().join("report-1-vs-2.html").exists());
+    // Asked for Markdown, the terminal gets it.
+    let said = on_a_terminal("report 1 --format md");
+    assert!(
+        said.contains("# all-kinds") && !said.contains("wrote"),
+        "{said}"
+    );
+    // A pipe gets the HTML.
+    assert!(lab.ok(&["report", "1"]).starts_with("<!DOCTYPE html>"));
+}
+
 #[test]
 fn show_prints_what_the_v3_storlab_printed() {
     let lab = lab_with_fixture();

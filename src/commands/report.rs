@@ -2,7 +2,8 @@
 //! `storlab report A B -o FILE`: a report comparing campaign B against A
 //! (HTML, Markdown, or the JSON `compare --format json` writes).
 
-use std::path::Path;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Result;
@@ -20,6 +21,7 @@ pub fn report(
     format: Option<ReportFormat>,
     options: outline::Options,
 ) -> Result<ExitCode> {
+    let given = format.is_some();
     let format = match super::format::choose(format, output, ReportFormat::Html) {
         Ok(f) => f,
         Err(why) => {
@@ -29,6 +31,10 @@ pub fn report(
     };
     let store = Store::open_for_reading(db)?;
     let data = store.load_campaign(store.resolve_campaign(campaign)?)?;
+    let output = destination(output, given, format, || {
+        format!("report-{}.html", data.campaign.id)
+    });
+    let output = output.as_deref();
     let text = match format {
         ReportFormat::Csv => export::to_csv(&data),
         ReportFormat::Json => format!(
@@ -64,6 +70,7 @@ pub fn report_across(db: &Path, req: Across<'_>, single: &outline::Options) -> R
         errln!("error: --baseline, --series and --compare-levels apply to the report of one campaign; a report of two campaigns compares each target with itself in the other campaign");
         return Ok(ExitCode::from(super::EXIT_INVALID));
     }
+    let given = req.format.is_some();
     let format = match super::format::choose(req.format, req.output, ReportFormat::Html) {
         Ok(f) => f,
         Err(why) => {
@@ -82,6 +89,13 @@ pub fn report_across(db: &Path, req: Across<'_>, single: &outline::Options) -> R
         return Ok(ExitCode::from(super::EXIT_INVALID));
     };
     let doc = outline::across(&first, &second, &x)?;
+    let output = destination(req.output, given, format, || {
+        format!(
+            "report-{}-vs-{}.html",
+            first.campaign.id, second.campaign.id
+        )
+    });
+    let output = output.as_deref();
     let text = match format {
         ReportFormat::Json => format!(
             "{}\n",
@@ -91,11 +105,33 @@ pub fn report_across(db: &Path, req: Across<'_>, single: &outline::Options) -> R
         // CSV was refused above.
         ReportFormat::Html | ReportFormat::Csv => html::render(&doc)?,
     };
-    super::emit(&text, req.output)?;
-    if let Some(p) = req.output {
+    super::emit(&text, output)?;
+    if let Some(p) = output {
         crate::console::wrote(p);
     }
     // The caveats go to the terminal as well as to the top of the report.
     crate::console::to_stderr(&terminal::warnings(&doc));
     Ok(ExitCode::SUCCESS)
+}
+
+/// Where a report goes: the `-o` file; standard output for a pipe or a
+/// file, or when a format was asked for; but the default HTML meant for a
+/// terminal goes to `name` in the current directory instead (said as
+/// "wrote FILE"), since pages of HTML are of no use on a screen.
+fn destination(
+    output: Option<&Path>,
+    format_given: bool,
+    format: ReportFormat,
+    name: impl FnOnce() -> String,
+) -> Option<PathBuf> {
+    match output {
+        Some(p) => Some(p.to_path_buf()),
+        None if !format_given
+            && format == ReportFormat::Html
+            && std::io::stdout().is_terminal() =>
+        {
+            Some(PathBuf::from(name()))
+        }
+        None => None,
+    }
 }
