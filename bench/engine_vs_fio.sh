@@ -24,6 +24,12 @@
 #   randread-2jobs   4 KiB random read, psync, numjobs = 2 (1 GiB file each),
 #                    tmpfs
 #   bssplit-read     random read of 4k/50:64k/30:256k/20, psync, tmpfs (bandwidth)
+#   bssplit-same     bssplit-read with both tools on one region: a loop device
+#                    over an image on the tmpfs, read through its page cache,
+#                    laid out with data before each run as the -same pairs;
+#                    both read the very same pages, which a fresh file per
+#                    run does not give (where a tmpfs file's pages land moves
+#                    a copy-bound read by several percent)
 #   zipf-read        4 KiB random read, random_distribution = zipf:1.2, psync,
 #                    tmpfs
 # CPU per operation: storlab's cpu_ns_per_op (the I/O threads' CPU clock);
@@ -60,7 +66,7 @@ set -euo pipefail
 rounds=${1:-5}
 runtime=${2:-10}
 shift $(( $# > 2 ? 2 : $# ))
-all="randread-psync randread-uring randread-same randwrite-uring randwrite-same seqread-1m randread-2jobs bssplit-read zipf-read"
+all="randread-psync randread-uring randread-same randwrite-uring randwrite-same seqread-1m randread-2jobs bssplit-read bssplit-same zipf-read"
 pairs=("${@:-$all}")
 pairs=(${pairs[*]})
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -203,9 +209,14 @@ uring_fio="--ioengine=io_uring --iodepth=32 --direct=1 --fixedbufs=1 --registerf
 for p in "${pairs[@]}"; do
   s_dir="$mnt/s-$p" f_dir="$mnt/f-$p"
   case $p in *-uring) s_dir="$disk/s-$p" f_dir="$disk/f-$p" ;; esac
-  if [ "${p%-same}" != "$p" ]; then
-    dd if=/dev/zero of="$disk/same.img" bs=1M count=1024 status=none
-    loopdev=$(losetup --direct-io=on --show -f "$disk/same.img")
+  case $p in
+    bssplit-same) img="$mnt/same.img" dio=off ;;
+    *-same) img="$disk/same.img" dio=on ;;
+    *) img="" ;;
+  esac
+  if [ -n "$img" ]; then
+    dd if=/dev/zero of="$img" bs=1M count=1024 status=none
+    loopdev=$(losetup --direct-io=$dio --show -f "$img")
   fi
   mkdir -p "$s_dir" "$f_dir"
   fio_dir=$f_dir
@@ -235,11 +246,14 @@ for p in "${pairs[@]}"; do
     bssplit-read)
       experiment "$exp" "$p" "$s_dir" rw='"randread"' bssplit='"4k/50:64k/30:256k/20"' ioengine='"psync"'
       pair "$p" bw "$exp" --directory="$f_dir" --rw=randread --bssplit=4k/50:64k/30:256k/20 --ioengine=psync ;;
+    bssplit-same)
+      experiment "$exp" "$p" "$loopdev" rw='"randread"' bssplit='"4k/50:64k/30:256k/20"' ioengine='"psync"'
+      pair "$p" bw "$exp" --filename="$loopdev" --rw=randread --bssplit=4k/50:64k/30:256k/20 --ioengine=psync ;;
     zipf-read)
       experiment "$exp" "$p" "$s_dir" rw='"randread"' bs='"4k"' ioengine='"psync"' random_distribution='"zipf:1.2"'
       pair "$p" iops "$exp" --directory="$f_dir" --rw=randread --bs=4k --ioengine=psync --random_distribution=zipf:1.2 ;;
     *) echo "unknown pair $p ($all)" >&2; exit 2 ;;
   esac
   rm -rf "$s_dir" "$f_dir"
-  if [ -n "$loopdev" ]; then losetup -d "$loopdev"; loopdev=""; rm -f "$disk/same.img"; fi
+  if [ -n "$loopdev" ]; then losetup -d "$loopdev"; loopdev=""; rm -f "$img"; fi
 done
