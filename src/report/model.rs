@@ -470,8 +470,8 @@ fn without_figures(text: &str) -> String {
 /// The warnings about the primary metrics' statistics, one line per kind
 /// of problem with every pair it concerns listed.
 fn summarised(workloads: &[WorkloadReport]) -> Vec<String> {
-    let (mut few, mut open, mut imprecise, mut outliers) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut few, mut open, mut imprecise, mut outliers, mut first) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for w in workloads {
         let Some(m) = w.primary_metric() else {
             continue;
@@ -494,7 +494,14 @@ fn summarised(workloads: &[WorkloadReport]) -> Vec<String> {
             if !compared {
                 imprecise.extend(imprecise_text(&w.name, t));
             }
-            outliers.extend(outlier_texts(&w.name, m, t));
+            let first_apart = first_run_text(&w.name, m, t);
+            outliers.extend(
+                outlier_texts(&w.name, m, t)
+                    .into_iter()
+                    .filter(|(i, _)| !(*i == 0 && first_apart.is_some()))
+                    .map(|(_, text)| text),
+            );
+            first.extend(first_apart);
         }
     }
     let mut out = Vec::new();
@@ -521,7 +528,53 @@ fn summarised(workloads: &[WorkloadReport]) -> Vec<String> {
         outliers,
         "outliers (modified z-score above 3.5)".to_string(),
     );
+    push(
+        first,
+        format!(
+            "the first measured run stands apart from the others, which agree within ±{:.0}%: the target's state likely changed after it (a fresh filesystem or cache, space not yet reused, work left behind by the runs that followed); `warmup = 1` in [plan] runs one unmeasured first",
+            FIRST_RUN_REST_SPREAD * 100.0
+        ),
+    );
     out
+}
+
+/// How far the first run must lie from the median of the others (as a
+/// ratio, either way) to be called apart from them.
+const FIRST_RUN_RATIO: f64 = 1.5;
+
+/// How closely the other runs must agree (each within this fraction of
+/// their median) for the first one to be told apart from noise.
+const FIRST_RUN_REST_SPREAD: f64 = 0.25;
+
+/// `w on t run 1 of 3 (ops_per_s = 95.6k ops/s; the others 22.3k ops/s, ×4.29)` when
+/// t's first measured run lies outside the others' range and more than
+/// [`FIRST_RUN_RATIO`] from their median while they agree closely — a
+/// first-run effect, which the MAD rule misses with few runs (the first
+/// run would also pull a mean and its interval far from where the rest
+/// sit).
+fn first_run_text(workload: &str, m: &MetricReport, t: &TargetStats) -> Option<String> {
+    let (&x, rest) = t.values.split_first()?;
+    if rest.len() < 2 {
+        return None;
+    }
+    let mid = crate::stats::summary::median(rest)?;
+    let agree = rest
+        .iter()
+        .all(|&v| (v - mid).abs() <= FIRST_RUN_REST_SPREAD * mid.abs());
+    let ratio = x / mid;
+    let outside = rest.iter().all(|&v| v < x) || rest.iter().all(|&v| v > x);
+    let apart = !(1.0 / FIRST_RUN_RATIO..=FIRST_RUN_RATIO).contains(&ratio);
+    (mid > 0.0 && x > 0.0 && agree && outside && apart).then(|| {
+        let value = |v| crate::report::format::format_value(v, m.unit);
+        format!(
+            "{workload} on {} run 1 of {} ({} = {}; the others {}, ×{ratio:.2})",
+            t.target,
+            t.values.len(),
+            m.name,
+            value(x),
+            value(mid)
+        )
+    })
 }
 
 /// `about 9`, or `more than 10000`.
@@ -545,8 +598,9 @@ fn imprecise_text(workload: &str, t: &TargetStats) -> Option<String> {
     })
 }
 
-/// Runs of `t` that are MAD outliers, as `w on t run 3 of 6 (x = …)`.
-fn outlier_texts(workload: &str, m: &MetricReport, t: &TargetStats) -> Vec<String> {
+/// Runs of `t` that are MAD outliers, as `w on t run 3 of 6 (x = …)`,
+/// each with its index among t's values.
+fn outlier_texts(workload: &str, m: &MetricReport, t: &TargetStats) -> Vec<(usize, String)> {
     let n = t.values.len();
     // MAD needs a few runs to mean anything, and a run 0.3% off a very
     // steady median is not worth a warning.
@@ -556,13 +610,14 @@ fn outlier_texts(workload: &str, m: &MetricReport, t: &TargetStats) -> Vec<Strin
         .filter(|_| n >= MIN_OUTLIER_RUNS)
         .filter(|&&i| (t.values[i] - median).abs() > 0.01 * median.abs())
         .map(|&i| {
-            format!(
+            let text = format!(
                 "{workload} on {} run {} of {n} ({} = {})",
                 t.target,
                 i + 1,
                 m.name,
                 crate::report::format::format_value(t.values[i], m.unit)
-            )
+            );
+            (i, text)
         })
         .collect()
 }
@@ -693,6 +748,47 @@ mod tests {
             primary(&r).targets[1].comparison.unwrap().method,
             Method::WelchMeans
         );
+    }
+
+    /// The quick experiment's smallfiles on an ext4 directory, twice on a
+    /// fresh clone: the first round's run 2-4x the later ones.
+    #[test]
+    fn a_first_run_apart_from_agreeing_others_is_said_and_noise_is_not() {
+        let warned = |runs: &[(&str, u32, f64)]| -> Vec<String> {
+            let r = build_plain(&campaign(json!({}), runs), None).unwrap();
+            r.warnings
+                .iter()
+                .filter(|w| w.starts_with("the first measured run"))
+                .cloned()
+                .collect()
+        };
+        let fresh = [
+            ("a", 1, 95589.0),
+            ("b", 1, 161205.0),
+            ("b", 2, 158080.0),
+            ("a", 2, 21370.0),
+            ("a", 3, 23184.0),
+            ("b", 3, 178010.0),
+        ];
+        let said = warned(&fresh);
+        assert_eq!(said.len(), 1, "{said:?}");
+        assert!(
+            said[0].contains("w on a run 1 of 3 (tps = 95.6k; the others 22.3k, ×4.29)"),
+            "{said:?}"
+        );
+        assert!(!said[0].contains("w on b"), "{said:?}");
+        // Slower first (a cold cache) is said too.
+        let mut cold = fresh;
+        cold[0].2 = 9000.0;
+        assert!(warned(&cold)[0].contains(", ×0.40)"));
+        // Others that disagree among themselves, a first run inside their
+        // range, or one only 30% off: nothing to tell apart.
+        for (i, v) in [(4, 40000.0), (0, 22000.0), (0, 29000.0)] {
+            let mut noisy = fresh;
+            noisy[i].2 = v;
+            assert!(warned(&noisy).is_empty(), "{noisy:?}");
+        }
+        assert!(warned(DRIFTING).is_empty());
     }
 
     #[test]
