@@ -221,10 +221,10 @@ for p in "${pairs[@]}"; do
     # Held open for the whole pair: a block device's cached pages are
     # dropped at its last close, and each tool's open would then start
     # from an empty cache, reading through the loop device (fio got 2-4
-    # GB/s so against 7-8 with the device held).
+    # GB/s that way, 7-8 with the device held).
     exec 9<"$loopdev"
   fi
-  mkdir -p "$s_dir" "$f_dir"
+  [ -n "$img" ] || mkdir -p "$s_dir" "$f_dir"
   fio_dir=$f_dir
   exp="$work/$p.toml"
   case $p in

@@ -260,12 +260,13 @@ fn measured(c: &CampaignData, workload: &str, target: &str) -> BTreeSet<MetricKe
 /// device's metrics are compared as one.
 fn loop_devices(ka: &BTreeSet<MetricKey>, kb: &BTreeSet<MetricKey>) -> Option<(String, String)> {
     let only_loop = |keys: &BTreeSet<MetricKey>| -> Option<String> {
-        let loops: BTreeSet<&str> = keys
+        let mut loops: BTreeSet<&str> = keys
             .iter()
             .filter_map(|k| k.labels.get(&DEVICE))
             .filter(|d| is_loop(d))
             .collect();
-        (loops.len() == 1).then(|| loops.into_iter().next().unwrap_or_default().to_string())
+        let only = loops.pop_first()?;
+        loops.is_empty().then(|| only.to_string())
     };
     let (la, lb) = (only_loop(ka)?, only_loop(kb)?);
     (la != lb).then_some((lb, la))
