@@ -11,6 +11,7 @@ pub const VERSION: &str = env!("STORLAB_VERSION_LONG");
 #[macro_use]
 pub mod console;
 
+pub mod analysis;
 pub mod cli;
 pub mod commands;
 pub mod experiment;

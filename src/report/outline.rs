@@ -8,15 +8,15 @@
 
 use anyhow::Result;
 
-use super::compare::Across;
 use super::contrib::{self, Context};
 use super::document::{Document, Section};
-use super::latency::curves;
-use super::model;
-use super::ranks;
+use super::sections::ranks;
 use super::sections::{
     self, campaign, compared, methodology, percentiles, requested, series, summary, workload,
 };
+use crate::analysis::comparison::Across;
+use crate::analysis::latency::curves;
+use crate::analysis::{chosen, model};
 use crate::store::CampaignData;
 
 /// What a reader asked of the report beyond the campaign.
@@ -33,8 +33,8 @@ pub struct Options {
 
 /// The document of campaign `c`.
 pub fn build(c: &CampaignData, options: &Options) -> Result<Document> {
-    contrib::study::check_levels(c, &options.compare_levels)?;
-    let model = model::build(c, options.baseline.as_deref(), &|w| contrib::choose(c, w))?;
+    crate::analysis::study::check_levels(c, &options.compare_levels)?;
+    let model = model::build(c, options.baseline.as_deref(), &chosen::choose)?;
     let cx = Context {
         campaign: c,
         model: &model,
@@ -107,7 +107,7 @@ pub fn across(a: &CampaignData, b: &CampaignData, x: &Across) -> Result<Document
     let mut warnings = Section::new(2, "Warnings").with_class("warnings");
     let mut each = Vec::new();
     for c in [a, b] {
-        let m = model::build(c, None, &|w| contrib::choose(c, w))?;
+        let m = model::build(c, None, &chosen::choose)?;
         let id = c.campaign.id;
         each.extend(
             m.warnings

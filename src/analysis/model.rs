@@ -565,7 +565,7 @@ fn first_run_text(workload: &str, m: &MetricReport, t: &TargetStats) -> Option<S
     let outside = rest.iter().all(|&v| v < x) || rest.iter().all(|&v| v > x);
     let apart = !(1.0 / FIRST_RUN_RATIO..=FIRST_RUN_RATIO).contains(&ratio);
     (mid > 0.0 && x > 0.0 && agree && outside && apart).then(|| {
-        let value = |v| crate::report::format::format_value(v, m.unit);
+        let value = |v| crate::metric::format::format_value(v, m.unit);
         format!(
             "{workload} on {} run 1 of {} ({} = {}; the others {}, ×{ratio:.2})",
             t.target,
@@ -615,7 +615,7 @@ fn outlier_texts(workload: &str, m: &MetricReport, t: &TargetStats) -> Vec<(usiz
                 t.target,
                 i + 1,
                 m.name,
-                crate::report::format::format_value(t.values[i], m.unit)
+                crate::metric::format::format_value(t.values[i], m.unit)
             );
             (i, text)
         })
