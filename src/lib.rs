@@ -30,4 +30,5 @@ pub mod runner;
 pub mod stats;
 pub mod store;
 pub mod targets;
+pub mod warning;
 pub mod workload;

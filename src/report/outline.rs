@@ -18,6 +18,7 @@ use crate::analysis::comparison::Across;
 use crate::analysis::latency::curves;
 use crate::analysis::{chosen, model};
 use crate::store::CampaignData;
+use crate::warning::{Warning, WarningKind};
 
 /// What a reader asked of the report beyond the campaign.
 #[derive(Debug, Clone, Default)]
@@ -78,7 +79,7 @@ pub fn build(c: &CampaignData, options: &Options) -> Result<Document> {
     }
     summary.extend(ranks::summary_sections(c));
     let mut warnings = Section::new(2, "Warnings").with_class("warnings");
-    warnings.list(model.warnings.clone());
+    warnings.list(model.warnings.iter().map(|w| w.text.clone()).collect());
     body.push(warnings);
     body.retain(|s| !s.is_empty());
     // The terminal says first what the configuration did not compare; the
@@ -87,7 +88,11 @@ pub fn build(c: &CampaignData, options: &Options) -> Result<Document> {
         title: campaign::title(c),
         summary,
         body,
-        warnings: setup.into_iter().chain(model.warnings).collect(),
+        warnings: setup
+            .into_iter()
+            .map(|s| Warning::new(WarningKind::Setting, s))
+            .chain(model.warnings)
+            .collect(),
     })
 }
 
@@ -112,7 +117,7 @@ pub fn across(a: &CampaignData, b: &CampaignData, x: &Across) -> Result<Document
         each.extend(
             m.warnings
                 .into_iter()
-                .map(|w| format!("campaign {id}: {w}")),
+                .map(|w| format!("campaign {id}: {}", w.text)),
         );
     }
     warnings.list(each);
@@ -122,6 +127,10 @@ pub fn across(a: &CampaignData, b: &CampaignData, x: &Across) -> Result<Document
         title: sections::across::title(a, b),
         summary: Vec::new(),
         body,
-        warnings: x.caveats.clone(),
+        warnings: x
+            .caveats
+            .iter()
+            .map(|c| Warning::new(WarningKind::Unlike, c.clone()))
+            .collect(),
     })
 }
