@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Result};
 
-use crate::report::history::{build, Order};
+use crate::analysis::history::{build, Order};
 use crate::report::history_page;
 use crate::store::Store;
 

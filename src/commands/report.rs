@@ -8,8 +8,8 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
+use crate::analysis::comparison::across_json;
 use crate::cli::ReportFormat;
-use crate::report::compare::across_json;
 use crate::report::render::{html, markdown, terminal};
 use crate::report::{export, outline};
 use crate::store::Store;

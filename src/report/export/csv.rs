@@ -89,7 +89,7 @@ impl Columns {
         Columns {
             tags: tags.into_iter().cloned().collect(),
             labels,
-            ranks: campaigns.iter().any(crate::report::ranks::has_ranks),
+            ranks: campaigns.iter().any(crate::analysis::ranks::has_ranks),
             workload_params: param_keys(
                 campaigns
                     .iter()

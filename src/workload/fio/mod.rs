@@ -26,6 +26,7 @@ use crate::measure::child::{self, describe_status, tail_lines, ChildOptions, Fin
 use crate::measure::{RunOutput, StopFlag};
 use crate::params::units::saturating_secs;
 use crate::params::{declare, Fault, Params, Value};
+use crate::warning::Warning;
 
 /// The program run; found on PATH.
 const FIO: &str = "fio";
@@ -243,10 +244,12 @@ impl Workload for Fio {
             None => return Err(failure(&f, &stdout)),
         };
         let mut out = output::to_run_output(&report)?;
-        out.warnings.extend(self.warnings.iter().cloned());
+        out.warnings
+            .extend(self.warnings.iter().cloned().map(Warning::note));
         let words = said(&f, &stdout, 5);
         if !words.is_empty() {
-            out.warnings.push(format!("fio said: {words}"));
+            out.warnings
+                .push(Warning::note(format!("fio said: {words}")));
         }
         Ok(out)
     }
