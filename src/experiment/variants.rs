@@ -68,10 +68,7 @@ impl Cx<'_> {
     ) -> Result<Vec<TargetSpec>, ExperimentError> {
         let tables = self.tables(root, "target")?;
         if tables.is_empty() {
-            return Err(self.err(
-                Some(0..0),
-                "the experiment has no [[target]]; add at least one",
-            ));
+            return Err(self.err(None, "the experiment has no [[target]]; add at least one"));
         }
         let mut families: Vec<TargetFamily> = Vec::new();
         for t in tables {
@@ -177,7 +174,7 @@ impl Cx<'_> {
                 .map(|k| k.name())
                 .collect::<Vec<_>>()
         };
-        let sweep = self.sweep(t, kind.params(), &owner, "targets", &others)?;
+        let sweep = self.sweep(t, (kind.params(), &[]), &owner, "targets", &others)?;
         Ok(TargetFamily {
             table: t,
             name,
@@ -304,10 +301,7 @@ impl Cx<'_> {
     ) -> Result<Vec<WorkloadSpec>, ExperimentError> {
         let tables = self.tables(root, "workload")?;
         if tables.is_empty() {
-            return Err(self.err(
-                Some(0..0),
-                "the experiment has no [[workload]]; add at least one",
-            ));
+            return Err(self.err(None, "the experiment has no [[workload]]; add at least one"));
         }
         let mut out: Vec<WorkloadSpec> = Vec::new();
         let mut families: Vec<(String, &Table)> = Vec::new();
@@ -344,7 +338,7 @@ impl Cx<'_> {
         let mut allowed: Vec<&str> = super::parse::WORKLOAD_COMMON.to_vec();
         allowed.extend(kind.params().iter().map(|s| s.name));
         let owner = format!("workload `{name}` (kind {kind_name})");
-        self.check_keys(t, &allowed, &owner)?;
+        self.check_keys_or_aliases(t, &allowed, kind.aliases(), &owner)?;
         let (params, spans) = self.params(t, kind.params(), &[], &format!("workload `{name}`"))?;
         let others = |key: &str| {
             WorkloadKind::all()
@@ -352,7 +346,8 @@ impl Cx<'_> {
                 .map(|k| k.name())
                 .collect::<Vec<_>>()
         };
-        let sweep = self.sweep(t, kind.params(), &owner, "workloads", &others)?;
+        let keys = (kind.params(), kind.aliases());
+        let sweep = self.sweep(t, keys, &owner, "workloads", &others)?;
         let only_targets = self.only_targets(t, &name, targets)?;
         let shared = self.shared(t, &name, kind)?;
         self.count_pairs(t, &name, &sweep, &only_targets, targets, pairs)?;
@@ -559,7 +554,7 @@ impl Cx<'_> {
     fn sweep(
         &self,
         t: &Table,
-        specs: &[ParamSpec],
+        (specs, aliases): (&[ParamSpec], &[(&str, &str)]),
         owner: &str,
         plural: &str,
         others: &dyn Fn(&str) -> Vec<&'static str>,
@@ -585,6 +580,9 @@ impl Cx<'_> {
         let mut axes: Vec<Axis> = Vec::new();
         for (key, value) in table.iter() {
             let span = table.key(key).and_then(|k| k.span());
+            if let Some(hint) = super::parse::alias_hint(key, aliases) {
+                return Err(self.err(span, format!("{owner}: unknown swept key `{key}`{hint}")));
+            }
             let spec = self.swept_spec(key, span.clone(), specs, owner, plural, others)?;
             if t.contains_key(key) && spec.ty != ParamType::Map {
                 return Err(self.err(

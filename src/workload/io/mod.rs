@@ -103,6 +103,23 @@ declare! {
     }
 }
 
+/// fio's other names for the parameters above (`fio --cmdhelp=NAME` lists
+/// them as `alias`; fio 3.33), and `bsize`, which people write for `bs`.
+/// Where fio's own name differs from storlab's (`steadystate_duration`),
+/// it is listed too. An experiment that uses one is refused with the name
+/// to write, so that one parameter has one name in stored runs and
+/// exports.
+pub const FIO_ALIASES: &[(&str, &str)] = &[
+    ("blocksize", "bs"),
+    ("bsize", "bs"),
+    ("readwrite", "rw"),
+    ("timeout", "runtime"),
+    ("fileoffset", "offset"),
+    ("iodepth_batch", "iodepth_batch_submit"),
+    ("steadystate_duration", "ss_dur"),
+    ("steadystate_ramp_time", "ss_ramp"),
+];
+
 impl Configure for IoParams {
     type Config = IoConfig;
 
