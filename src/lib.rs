@@ -11,6 +11,7 @@ pub const VERSION: &str = env!("STORLAB_VERSION_LONG");
 #[macro_use]
 pub mod console;
 
+pub mod analysis;
 pub mod cli;
 pub mod commands;
 pub mod experiment;
@@ -29,4 +30,5 @@ pub mod runner;
 pub mod stats;
 pub mod store;
 pub mod targets;
+pub mod warning;
 pub mod workload;

@@ -63,6 +63,7 @@ pub fn export(
     format: Option<ExportFormat>,
     output: Option<&Path>,
 ) -> Result<ExitCode> {
+    super::destination::refuse_output_store(output, db)?;
     let format = match super::format::choose(format, output, ExportFormat::Csv) {
         Ok(f) => f,
         Err(why) => {
@@ -76,7 +77,7 @@ pub fn export(
         ExportFormat::Csv => to_csv(&data),
         ExportFormat::Json => format!("{}\n", serde_json::to_string_pretty(&to_json(&data))?),
     };
-    super::emit(&text, output)?;
+    super::emit(&text, output, db)?;
     if let Some(p) = output {
         crate::console::wrote(p);
     }

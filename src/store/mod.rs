@@ -7,6 +7,7 @@ mod import;
 mod lock;
 mod migrate_v4;
 mod migrate_v6;
+mod migrate_v7;
 mod provenance;
 mod read;
 mod resume;

@@ -17,12 +17,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use anyhow::Result;
 
 use super::{Context, Contributor};
+use crate::analysis::model::{self, WorkloadReport};
 use crate::metric::catalogue as m;
 use crate::metric::labels::{DEVICE, PROCESS};
 use crate::metric::{Family, Labels, MetricDef, MetricKey};
 use crate::report::document::{Chart, Section};
 use crate::report::format::format_value;
-use crate::report::model::{self, WorkloadReport};
 use crate::report::svg::{target_color, Line, LineChart};
 use crate::report::table::Table;
 use crate::report::text::{diff_text, display_unit, mean_ci_text};

@@ -59,7 +59,7 @@ impl Columns {
         });
         Columns {
             labels,
-            ranks: crate::report::ranks::has_ranks(c),
+            ranks: crate::analysis::ranks::has_ranks(c),
             workload_params: param_keys(c.workloads.iter().map(|w| &w.params)),
             target_params: param_keys(c.targets.iter().map(|t| &t.params)),
         }

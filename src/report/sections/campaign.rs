@@ -3,10 +3,10 @@
 
 use serde_json::Value;
 
+use crate::analysis::model::{MetricReport, Report, TargetStats, WorkloadReport};
 use crate::metric::Unit;
 use crate::report::document::Section;
 use crate::report::format::format_value;
-use crate::report::model::{MetricReport, Report, TargetStats, WorkloadReport};
 use crate::report::table::Table;
 use crate::report::text::{bound_text, change_text, diff_text, interval_text, p_text, settle_text};
 use crate::stats::Verdict;
@@ -189,8 +189,8 @@ fn parts_text(w: &WorkloadReport, m: &MetricReport, target: &str) -> Option<Stri
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::model::{target_stats, LEVEL};
     use crate::metric::{Direction, MetricKey};
-    use crate::report::model::{target_stats, LEVEL};
     use crate::stats::{welch_log, Analysis};
     use crate::workload::matrix::grid::{test_labels, Test};
 

@@ -3,9 +3,9 @@
 
 use serde_json::Value;
 
+use crate::analysis::model::{plan_analysis, Report, LEVEL, MIN_EFFECT_PCT, RESOLUTION_PCT};
 use crate::report::document::Section;
-use crate::report::model::{plan_analysis, Report, LEVEL, MIN_EFFECT_PCT, RESOLUTION_PCT};
-use crate::report::ranks::ranks_sentence;
+use crate::report::sections::ranks::ranks_sentence;
 use crate::report::table::Table;
 use crate::stats::{Analysis, Method};
 use crate::store::CampaignData;
@@ -53,7 +53,7 @@ fn lines(c: &CampaignData, r: &Report) -> Vec<String> {
         ),
     ];
     lines.extend(comparison_lines(c, r));
-    lines.extend(crate::report::steady::methodology_lines(c));
+    lines.extend(crate::analysis::steady::methodology_lines(c));
     lines
 }
 

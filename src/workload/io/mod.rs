@@ -66,6 +66,7 @@ use crate::metric::catalogue::{self as m, LAT, READ_LAT, SERVICE_LAT, SYNC_LAT, 
 use crate::metric::Labels;
 use crate::params::units::saturating_secs;
 use crate::params::{declare, Fault, Params};
+use crate::warning::{Warning, WarningKind};
 
 declare! {
     /// The parameters of an `io` workload, with fio's names. They are read
@@ -256,7 +257,10 @@ impl Workload for Io {
             out.metrics.extend(d.metrics());
             // An interrupted run is flagged as such; it did not run to runtime.
             if !cx.stop.is_raised() {
-                out.warnings.extend(d.warning(o.spec.runtime));
+                out.warnings.extend(
+                    d.warning(o.spec.runtime)
+                        .map(|t| Warning::new(WarningKind::SteadyStateNotReached, t)),
+                );
             }
         }
         Ok(out)
