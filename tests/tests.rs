@@ -84,3 +84,6 @@ mod sweeps;
 mod telemetry;
 /// Verdicts, comparisons and the regression gate on real campaigns.
 mod verdicts;
+/// The vm-disk target: QEMU images served by qemu-storage-daemon on a
+/// tmpfs and a Gluster volume, thin and full; cleanup after SIGKILL.
+mod vm_disk;

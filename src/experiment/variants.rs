@@ -36,7 +36,22 @@ const NOT_SWEPT: &[&str] = &[
     "sweep_mode",
     "compare_levels",
     "on",
+    "gluster",
 ];
+
+/// The keys by which a target stands on another: `on` (its image in that
+/// target's working directory) and a `vm-disk`'s `gluster` (the same, but
+/// reached through QEMU's gluster driver).
+const STANDS_ON: &[&str] = &["on", "gluster"];
+
+/// The key by which a target with `params` stands on another, and that
+/// target's name.
+fn stands_on(params: &Params) -> Option<(&'static str, &str)> {
+    STANDS_ON.iter().find_map(|k| match params.get(k) {
+        Some(Value::Str(s)) => Some((*k, s.as_str())),
+        _ => None,
+    })
+}
 
 /// One `[[target]]` table, read, before its variants are made.
 struct TargetFamily<'d> {
@@ -52,10 +67,13 @@ struct TargetFamily<'d> {
 impl TargetFamily<'_> {
     /// The family this one stands on (`on`), if any.
     fn on(&self) -> Option<&str> {
-        match self.params.get("on") {
-            Some(Value::Str(s)) => Some(s),
-            _ => None,
-        }
+        stands_on(&self.params).map(|(_, name)| name)
+    }
+
+    /// The key that says what it stands on, and where it is written.
+    fn on_key(&self) -> (&'static str, Span) {
+        let key = stands_on(&self.params).map_or("on", |(k, _)| k);
+        (key, self.spans.get(key).cloned().flatten())
     }
 }
 
@@ -85,7 +103,7 @@ impl Cx<'_> {
         let mut out: Vec<TargetSpec> = expanded.into_iter().flatten().collect();
         let names: Vec<String> = out.iter().map(|t| t.name.clone()).collect();
         for t in &mut out {
-            if let Some(Value::Str(c)) = t.params.get("on") {
+            if let Some((_, c)) = stands_on(&t.params) {
                 t.on = names.iter().position(|n| n == c);
             }
         }
@@ -195,7 +213,7 @@ impl Cx<'_> {
                 out.push(None);
                 continue;
             };
-            let span = f.spans.get("on").cloned().flatten();
+            let (key, span) = f.on_key();
             if on == f.name {
                 return Err(self.err(span, format!("target `{}` cannot stand on itself", f.name)));
             }
@@ -212,6 +230,13 @@ impl Cx<'_> {
             if let Some(dir) = f.table.get("dir") {
                 return Err(self.err(dir.span(), format!("target `{}` stands on `{on}`: its image lives in that target's working directory, so `dir` does not apply; remove it", f.name)));
             }
+            if key == "gluster" && families[c].kind != TargetKind::Gluster {
+                return Err(self.err(span, format!(
+                    "target `{}` reaches `{on}` through QEMU's gluster driver, but `{on}` is a {} target; name a gluster target, or stand on it with `on = \"{on}\"`",
+                    f.name,
+                    families[c].kind.name()
+                )));
+            }
             out.push(Some(c));
         }
         for (i, f) in families.iter().enumerate() {
@@ -219,7 +244,7 @@ impl Cx<'_> {
             let mut at = out[i];
             while let Some(c) = at {
                 if seen.contains(&c) {
-                    let span = f.spans.get("on").cloned().flatten();
+                    let (_, span) = f.on_key();
                     return Err(self.err(
                         span,
                         format!(
@@ -233,6 +258,39 @@ impl Cx<'_> {
             }
         }
         Ok(out)
+    }
+
+    /// Refuses an image that cannot fit in the target it stands on, when
+    /// both say their size (a tmpfs, a loop image, a pool), as swept: the
+    /// image may grow to its whole size, and the filesystem below keeps
+    /// some room for itself. Beneath a directory or a volume, the free
+    /// space is checked when the image is made.
+    fn check_room(
+        &self,
+        f: &TargetFamily,
+        params: &Params,
+        carrier: &TargetSpec,
+    ) -> Result<(), ExperimentError> {
+        let (Some(Value::Size(image)), Some(Value::Size(room))) =
+            (params.get("size"), carrier.params.get("size"))
+        else {
+            return Ok(());
+        };
+        if image < room {
+            return Ok(());
+        }
+        let span = f.spans.get("size").cloned().flatten().or(f.on_key().1);
+        Err(self.err(
+            span,
+            format!(
+                "target `{}` needs room for an image of {}, but `{}` ({}) holds only {}; raise that target's `size` or lower this one's",
+                f.name,
+                crate::params::units::format_bytes(*image as f64),
+                carrier.name,
+                carrier.kind.name(),
+                crate::params::units::format_bytes(*room as f64),
+            ),
+        ))
     }
 
     /// A family's variants: its sweep's, once per variant of the target
@@ -264,7 +322,8 @@ impl Cx<'_> {
                 let mut params = f.params.clone();
                 self.apply(levels, &mut params)?;
                 if let Some(c) = carrier {
-                    params.set("on", Value::Str(c.name.clone()));
+                    self.check_room(f, &params, c)?;
+                    params.set(f.on_key().0, Value::Str(c.name.clone()));
                 }
                 let name = variant_name(&f.name, &factors);
                 let config = f.kind.configure(&params).map_err(|fault| {
@@ -644,11 +703,11 @@ impl Cx<'_> {
         others: &dyn Fn(&str) -> Vec<&'static str>,
     ) -> Result<&'s ParamSpec, ExperimentError> {
         if let Some(spec) = specs.iter().find(|s| s.name == key) {
-            if key == "on" {
+            if STANDS_ON.contains(&key) {
                 return Err(self.err(
                     span,
                     format!(
-                        "{owner}: `on` cannot be swept; write one target per target it stands on"
+                        "{owner}: `{key}` cannot be swept; write one target per target it stands on"
                     ),
                 ));
             }
