@@ -349,3 +349,70 @@ fn a_changed_job_file_keeps_a_campaign_from_resuming() {
         "{stderr}"
     );
 }
+
+/// fio's rates, through the real binary: a `group_reporting` group and two
+/// concurrent groups rated over the second they ran (not over the sum of
+/// their jobs' times), and a stonewalled write-then-read whose directions
+/// are each rated over their own phase. The job files are the ones the fio
+/// output fixtures were made from (tests/fixtures/fio).
+#[test]
+fn fio_groups_and_phases_are_rated_as_fio_rates_them() {
+    require_program!("fio");
+    let lab = Lab::new();
+    let exp = lab.path().join("exp");
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fio");
+    let names = ["numjobs4-group", "concurrent-groups", "write-then-read"];
+    let mut workloads = String::new();
+    std::fs::create_dir_all(exp.join("jobs")).unwrap();
+    for name in names {
+        let job = format!("{name}.fio");
+        std::fs::copy(fixtures.join(&job), exp.join("jobs").join(&job)).unwrap();
+        workloads.push_str(&format!(
+            "[[workload]]\nname = \"{name}\"\nkind = \"fio\"\njob = \"jobs/{job}\"\n"
+        ));
+    }
+    let data = lab.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    lab.file(
+        "exp/groups.toml",
+        &format!(
+            "[plan]\nrepetitions = 1\n[[target]]\nname = \"d\"\nkind = \"dir\"\npath = \"{}\"\n{workloads}",
+            data.display()
+        ),
+    );
+    lab.ok(&["run", "--quiet", "exp/groups.toml"]);
+    let export = lab.export_json();
+    let run = |name: &str| {
+        runs(&export)
+            .iter()
+            .find(|r| r["workload"] == name)
+            .unwrap_or_else(|| panic!("no run of {name}"))
+            .clone()
+    };
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * a.abs().max(b.abs());
+    // Both time-based for 1 s: 4 jobs in one group (fio's job_runtime for
+    // the group is their sum, about 4 s), and two groups side by side.
+    for name in ["numjobs4-group", "concurrent-groups"] {
+        let r = run(name);
+        assert_eq!(r["status"], "ok", "{name}: {}", r["error"]);
+        let elapsed = value(&r, "elapsed_s");
+        assert!((0.95..1.5).contains(&elapsed), "{name}: elapsed {elapsed}");
+        assert!(close(
+            value(&r, "bw_bytes_per_s"),
+            value(&r, "bytes") / elapsed
+        ));
+        let warnings = r["warnings"].to_string();
+        assert!(!warnings.contains("could not tell"), "{warnings}");
+    }
+    // Job 0 writes, then job 1 reads: each direction at its job's own rate.
+    let r = run("write-then-read");
+    assert_eq!(r["status"], "ok", "{}", r["error"]);
+    assert!(close(
+        value(&r, "write_bw_bytes_per_s"),
+        of_job(&r, "bw_bytes_per_s", "0")
+    ));
+    assert!(close(
+        value(&r, "read_bw_bytes_per_s"),
+        of_job(&r, "bw_bytes_per_s", "1")
+    ));
+}
