@@ -2,7 +2,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::util::{metric, runs, runs_in_store, storlab_mounts, Lab, TestMount};
+use crate::util::{labelled, metric, runs, runs_in_store, storlab_mounts, Lab, TestMount};
 
 const MIB: f64 = 1024.0 * 1024.0;
 
@@ -415,4 +415,60 @@ fn fio_groups_and_phases_are_rated_as_fio_rates_them() {
         value(&r, "read_bw_bytes_per_s"),
         of_job(&r, "bw_bytes_per_s", "1")
     ));
+}
+
+/// `io` speaks fio's meaning: a buffered, time-based random read by fio and
+/// by storlab's engine, same parameters, same ext4 loop device, reads the
+/// same share of its bytes from the device (fio's default `invalidate = 1`
+/// drops the file's cached pages at the start and on every wrap, and so
+/// does `io`'s). With `invalidate = false`, `io` rereads the page cache.
+#[test]
+fn fio_and_io_read_the_same_device_bytes_for_the_same_buffered_random_read() {
+    require_root!();
+    require_program!("fio");
+    let lab = Lab::new();
+    let (size, runtime) = ("2M", "4s");
+    let file = lab.file(
+        "same.toml",
+        &format!(
+            "[plan]\nrepetitions = 1\n\
+             [[target]]\nname = \"ext4\"\nkind = \"loop\"\nfs = \"ext4\"\nsize = \"128M\"\ndir = \"{dir}\"\n\
+             [[workload]]\nname = \"fio\"\nkind = \"fio\"\noptions = {{ rw = \"randread\", bs = \"4k\", size = \"{size}\", runtime = \"{runtime}\", time_based = true, ioengine = \"psync\" }}\n\
+             [[workload]]\nname = \"io\"\nkind = \"io\"\nrw = \"randread\"\nbs = \"4k\"\nsize = \"{size}\"\nruntime = \"{runtime}\"\n\
+             [[workload]]\nname = \"io-cached\"\nkind = \"io\"\nrw = \"randread\"\nbs = \"4k\"\nsize = \"{size}\"\nruntime = \"{runtime}\"\ninvalidate = false\n",
+            dir = lab.path().display()
+        ),
+    );
+    lab.ok(&["run", "--quiet", file.to_str().unwrap()]);
+    let export = lab.export_json();
+    let dev = export["targets"][0]["facts"]["loop_device"]
+        .as_str()
+        .expect("the loop device in the facts")
+        .trim_start_matches("/dev/")
+        .to_string();
+    let ratio = |w: &str| {
+        let r = labelled(&export, w, "ext4", "dev_read_ratio", &[("device", &dev)]);
+        let read = metric(&export, w, "ext4", "read_bytes");
+        // Passes over the 2 MiB file after the first, or the test tells
+        // nothing.
+        assert!(
+            read[0] >= 2.0 * 2.0 * MIB,
+            "{w} read only {} bytes",
+            read[0]
+        );
+        r[0]
+    };
+    let (fio, io, cached) = (ratio("fio"), ratio("io"), ratio("io-cached"));
+    eprintln!("device bytes per byte read: fio {fio:.3}, io {io:.3}, io with invalidate = false {cached:.3}");
+    assert!(
+        (io / fio - 1.0).abs() <= 0.10,
+        "fio read {fio:.3} of its bytes from {dev}, io {io:.3}"
+    );
+    assert!(cached < 0.5 * fio, "invalidate = false: {cached:.3}");
+    let facts = &runs(&export)
+        .iter()
+        .find(|r| r["workload"] == "io")
+        .unwrap()["facts"];
+    let differences = facts["fio_differences"].as_str().unwrap_or_default();
+    assert!(differences.contains("time_based"), "{facts}");
 }
