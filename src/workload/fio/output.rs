@@ -33,12 +33,12 @@ use anyhow::{anyhow, Result};
 use hdrhistogram::Histogram;
 use serde::Deserialize;
 
-use crate::warning::Warning;
 use crate::measure::latency::{latency_metrics, new_histogram};
 use crate::measure::{Hist, Metric, RunOutput};
 use crate::metric::catalogue::{self as m, LAT, READ_LAT, SYNC_LAT, TRIM_LAT, WRITE_LAT};
 use crate::metric::labels::{DEVICE, JOB};
 use crate::metric::{HistDef, Labels, MetricDef};
+use crate::warning::Warning;
 
 use super::jobfile::JobInfo;
 use super::phases;
