@@ -183,6 +183,15 @@ pub enum Command {
         #[arg(required = true, value_name = "OTHER.db")]
         stores: Vec<PathBuf>,
     },
+    /// Remove a campaign from the store with every run, metric, series,
+    /// histogram, warning and fact it recorded (asks first, unless --yes).
+    Forget {
+        /// The campaign (id or name; a name means its latest campaign).
+        campaign: String,
+        /// Do not ask: remove it.
+        #[arg(long, short)]
+        yes: bool,
+    },
     /// The target kinds and their parameters.
     Targets,
     /// The workload kinds and their parameters.

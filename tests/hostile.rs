@@ -365,3 +365,269 @@ fn sweeps_are_bounded_before_their_variants_are_made() {
     let out = lab.ok(&["check", file.to_str().unwrap()]);
     assert!(out.contains("10000 variants"), "{out}");
 }
+
+/// A store of one real campaign (`src`: io on a directory, two runs with
+/// metrics, series and latency histograms) in `lab`, and its path.
+fn source_store(lab: &Lab) -> PathBuf {
+    let data = lab.path().join("src-data");
+    std::fs::create_dir_all(&data).unwrap();
+    let exp = lab.file(
+        "src.toml",
+        &format!(
+            "name = \"src\"\n[plan]\nrepetitions = 2\ndrop_caches = false\ntelemetry = false\n\
+             [[target]]\nname = \"d\"\nkind = \"dir\"\npath = \"{}\"\n\
+             [[workload]]\nname = \"r\"\nkind = \"io\"\nrw = \"randread\"\nbs = \"4k\"\nsize = \"1M\"\nruntime = \"100ms\"\n",
+            data.display()
+        ),
+    );
+    let db = lab.path().join("source.db");
+    let out = lab
+        .cmd()
+        .env("STORLAB_DB", &db)
+        .args(["run", "--quiet", exp.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch(
+        "INSERT INTO warnings (run_id, message, kind) SELECT MIN(id), 'a note', 'note' FROM runs;
+         PRAGMA wal_checkpoint(TRUNCATE);",
+    )
+    .unwrap();
+    db
+}
+
+/// `source` with `sql` applied, as `name` in `lab`.
+fn crafted(lab: &Lab, source: &Path, name: &str, sql: &str) -> PathBuf {
+    let path = lab.path().join(name);
+    std::fs::copy(source, &path).unwrap();
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch("PRAGMA foreign_keys = OFF").unwrap();
+    conn.execute_batch(sql)
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    drop(conn);
+    path
+}
+
+/// The destination's own commands all answer for its own campaigns.
+fn destination_works(lab: &Lab) {
+    for args in [
+        vec!["list"],
+        vec!["show", "1"],
+        vec!["history", "mock"],
+        vec!["compare", "1", "2"],
+        vec!["export", "1", "--format", "json"],
+        vec!["report", "2", "--format", "md"],
+    ] {
+        lab.ok(&args);
+    }
+}
+
+/// Item 4: rows storlab would not read back as it writes them are refused
+/// with the campaign, table, row and column named; the destination keeps
+/// working. Raw SQL errors of damaged stores read as messages naming the
+/// file.
+#[test]
+fn import_refuses_bad_rows_and_damaged_stores() {
+    let lab = Lab::new();
+    let file = mock_experiment(&lab, 3);
+    lab.ok(&["run", "--quiet", file.to_str().unwrap()]);
+    lab.ok(&["run", "--quiet", file.to_str().unwrap()]);
+    let source = source_store(&lab);
+    let cases: &[(&str, &str)] = &[
+        (
+            "UPDATE metrics SET value = 'NaN' WHERE name = 'iops'",
+            "metrics",
+        ),
+        (
+            "UPDATE metrics SET value = 'abc' WHERE name = 'iops'",
+            "text 'abc'",
+        ),
+        (
+            "UPDATE metrics SET value = 9e999 WHERE name = 'iops'",
+            "finite",
+        ),
+        ("UPDATE histograms SET count = -1", "histograms"),
+        ("UPDATE histograms SET count = 9223372036854775807", "holds"),
+        ("UPDATE runs SET repetition = -3", "repetition"),
+        ("UPDATE metrics SET labels = 'not json'", "labels"),
+        (
+            "UPDATE metrics SET unit = '<script>' WHERE name = 'iops'",
+            "unit text '<script>'",
+        ),
+        ("UPDATE histograms SET hdr_v2 = x'deadbeef'", "decode"),
+        ("UPDATE series SET values_json = '[1, \"x\"]'", "series"),
+        ("UPDATE runs SET target_id = 999", "target_id"),
+        ("UPDATE warnings SET kind = 'bogus'", "kind text 'bogus'"),
+        ("UPDATE campaigns SET status = 'done'", "status"),
+        ("UPDATE campaigns SET uuid = NULL", "uuid is nothing"),
+    ];
+    for (i, (sql, says)) in cases.iter().enumerate() {
+        let bad = crafted(&lab, &source, &format!("bad{i}.db"), sql);
+        let out = lab.run(&["import", bad.to_str().unwrap()]);
+        let (_, err) = text(&out);
+        assert_eq!(out.status.code(), Some(2), "{sql}: {err}");
+        assert!(
+            err.contains("campaign 1 `src")
+                && err.contains("is not imported")
+                && err.contains(says),
+            "{sql}: {err}"
+        );
+        assert!(
+            !err.contains('\x1b'),
+            "{sql}: the name reached the terminal raw"
+        );
+        assert!(!lab.ok(&["list"]).contains("src"), "{sql}: imported");
+        destination_works(&lab);
+    }
+    // Whole stores a storlab did not write: one message naming the file.
+    let no_column = crafted(
+        &lab,
+        &source,
+        "nocol.db",
+        "ALTER TABLE runs DROP COLUMN error",
+    );
+    let bad_version = crafted(
+        &lab,
+        &source,
+        "version.db",
+        "UPDATE meta SET value = '-1' WHERE key = 'schema_version'",
+    );
+    for (store, says) in [
+        (&no_column, "has no column `error`"),
+        (&bad_version, "schema version -1"),
+    ] {
+        let out = lab.run(&["import", store.to_str().unwrap()]);
+        let (_, err) = text(&out);
+        assert!(!out.status.success());
+        assert!(
+            err.contains(store.to_str().unwrap()) && err.contains(says),
+            "{err}"
+        );
+        assert!(
+            !err.contains("SQLITE") && !err.contains("Invalid column"),
+            "{err}"
+        );
+        destination_works(&lab);
+    }
+    // The good store is imported, with its campaign whole.
+    let out = lab.run(&["import", source.to_str().unwrap()]);
+    assert!(out.status.success(), "{out:?}");
+    lab.ok(&["show", "src"]);
+    lab.ok(&["history", "src"]);
+    destination_works(&lab);
+}
+
+/// Item 4: `storlab forget` removes a campaign and every row tied to it,
+/// asking first; without a terminal only with --yes.
+#[test]
+fn forget_removes_a_campaign_whole() {
+    let lab = Lab::new();
+    let file = mock_experiment(&lab, 3);
+    for _ in 0..3 {
+        lab.ok(&["run", "--quiet", file.to_str().unwrap()]);
+    }
+    let source = source_store(&lab);
+    lab.ok(&["import", source.to_str().unwrap()]);
+    let out = lab.run(&["forget", "src"]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(text(&out).1.contains("--yes"));
+    assert!(lab.ok(&["list"]).contains("src"));
+    let said = lab.ok(&["forget", "src", "--yes"]);
+    assert!(
+        said.contains("forgot campaign 4 `src` and its 2 runs"),
+        "{said}"
+    );
+    lab.ok(&["forget", "2", "--yes"]);
+    let conn = rusqlite::Connection::open(lab.db()).unwrap();
+    let tables: Vec<String> = conn
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT IN ('meta', 'campaigns')")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let left: i64 = conn
+        .query_row(
+            "SELECT COUNT(*) FROM campaigns WHERE id IN (2, 4)",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(left, 0);
+    for t in tables {
+        let cols: Vec<String> = conn
+            .prepare(&format!("PRAGMA table_info({t})"))
+            .unwrap()
+            .query_map([], |r| r.get(1))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        let sql = if cols.iter().any(|c| c == "campaign_id") {
+            format!("SELECT COUNT(*) FROM {t} WHERE campaign_id NOT IN (SELECT id FROM campaigns)")
+        } else {
+            format!("SELECT COUNT(*) FROM {t} WHERE run_id NOT IN (SELECT id FROM runs)")
+        };
+        let n: i64 = conn.query_row(&sql, [], |r| r.get(0)).unwrap();
+        assert_eq!(n, 0, "rows of a forgotten campaign left in {t}");
+    }
+    let fk: i64 = conn
+        .query_row("SELECT COUNT(*) FROM pragma_foreign_key_check", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert_eq!(fk, 0);
+    lab.ok(&["compare", "1", "3"]);
+    lab.ok(&["history", "mock"]);
+    let out = lab.run(&["forget", "9", "--yes"]);
+    assert!(!out.status.success());
+}
+
+/// Item 4: imports at once wait for each other instead of failing with
+/// "database is locked", and a killed import's copy (nobody holds it) is
+/// removed by the next import.
+#[test]
+fn imports_at_once_wait_and_a_killed_imports_copy_is_removed() {
+    let lab = Lab::new();
+    let file = mock_experiment(&lab, 2);
+    lab.ok(&["run", "--quiet", file.to_str().unwrap()]);
+    let source = source_store(&lab);
+    let sources: Vec<PathBuf> = (0..4)
+        .map(|i| {
+            // Each its own campaign (another UUID), so each import writes.
+            crafted(
+                &lab,
+                &source,
+                &format!("s{i}.db"),
+                &format!("UPDATE campaigns SET uuid = 'u{i}'"),
+            )
+        })
+        .collect();
+    // A killed import's copy beside the store: no process holds it.
+    let stale = lab.path().join(".results.db.import-4242.tmp");
+    std::fs::write(&stale, vec![0u8; 1 << 20]).unwrap();
+    let children: Vec<_> = sources
+        .iter()
+        .map(|s| {
+            lab.cmd()
+                .args(["import", s.to_str().unwrap()])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", text(&out).1);
+    }
+    assert_eq!(lab.ok(&["list"]).matches("src").count(), 4);
+    assert!(!stale.exists(), "the killed import's copy is left");
+    let leftovers: Vec<_> = std::fs::read_dir(lab.path())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().contains(".import-"))
+        .map(|e| e.file_name())
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}

@@ -5,6 +5,7 @@ mod check;
 mod cleanup;
 mod compare;
 mod destination;
+mod forget;
 mod format;
 mod generate;
 mod history;
@@ -137,6 +138,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             },
         ),
         Command::Import { stores } => import::import(&cli.db, &stores),
+        Command::Forget { campaign, yes } => forget::forget(&cli.db, &campaign, yes),
         Command::Targets => kinds::targets(),
         Command::Cleanup => cleanup::cleanup(),
         Command::Workloads => kinds::workloads(),

@@ -3,6 +3,7 @@
 //! end, so a crash loses at most the run in progress. Reports and statistics
 //! read only from here.
 
+mod forget;
 mod import;
 mod lock;
 mod migrate_v4;
@@ -13,6 +14,7 @@ mod read;
 mod resume;
 mod schema;
 mod spool;
+mod validate;
 mod variants;
 pub mod write;
 
@@ -21,6 +23,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use rusqlite::Connection;
 
+pub use forget::Forgotten;
 pub use import::Imported;
 pub use provenance::{CampaignFacts, Provenance};
 pub use read::{
