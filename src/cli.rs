@@ -48,6 +48,10 @@ pub enum Command {
         /// `--tag gluster=10.3 --tag host=node3`.
         #[arg(long, value_name = "KEY=VALUE", conflicts_with = "resume")]
         tag: Vec<String>,
+        /// Exit 3 when any run failed (without it, only when every run
+        /// failed; some failed runs exit 0 and are counted on stderr).
+        #[arg(long)]
+        fail_on_failure: bool,
     },
     /// Validate an experiment file and print its planned runs with an estimate.
     Check {

@@ -631,3 +631,136 @@ fn imports_at_once_wait_and_a_killed_imports_copy_is_removed() {
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
+
+/// No raw escape, C1 control or bidirectional control in `out`.
+fn assert_inert(what: &str, out: &Output) {
+    let (o, e) = text(out);
+    for (stream, s) in [("stdout", o), ("stderr", e)] {
+        let bad: Vec<char> = s
+            .chars()
+            .filter(|&c| {
+                (c.is_control() && c != '\n' && c != '\t')
+                    || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+            })
+            .collect();
+        assert!(bad.is_empty(), "{what}: {stream} holds {bad:?}:\n{s}");
+    }
+}
+
+/// Item 5: a command's stderr, an imported campaign's name and a tag do
+/// not drive the terminal: run, list, show, history and import print them
+/// with the escapes made visible; names and tags holding them are refused.
+#[test]
+fn foreign_text_cannot_drive_the_terminal() {
+    let lab = Lab::new();
+    let data = lab.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    let exp = lab.file(
+        "cmd.toml",
+        &format!(
+            "name = \"cmd\"\n[plan]\nrepetitions = 1\ndrop_caches = false\n\
+             [[target]]\nname = \"d\"\nkind = \"dir\"\npath = \"{}\"\n\
+             [[workload]]\nname = \"evil\"\nkind = \"command\"\n\
+             command = [\"sh\", \"-c\", \"printf '\\\\033[2J\\\\033]0;owned\\\\007\\\\342\\\\200\\\\256gnp.exe' >&2; exit 3\"]\n",
+            data.display()
+        ),
+    );
+    let out = lab.run(&["run", exp.to_str().unwrap()]);
+    assert_inert("run", &out);
+    let (o, e) = text(&out);
+    assert!(
+        format!("{o}{e}").contains("\\x1b[2J"),
+        "the stderr is shown, made visible: {o}{e}"
+    );
+    assert_inert("show", &lab.run(&["show"]));
+    // An imported campaign's name.
+    let source = source_store(&lab);
+    let named = crafted(
+        &lab,
+        &source,
+        "named.db",
+        "UPDATE campaigns SET name = 'src' || char(27) || '[2J' || char(27) || ']0;owned' || char(7) || char(8238)",
+    );
+    let out = lab.run(&["import", named.to_str().unwrap()]);
+    assert!(out.status.success(), "{out:?}");
+    assert_inert("import", &out);
+    assert!(text(&out).0.contains("src\\x1b[2J"), "{out:?}");
+    for args in [
+        vec!["list"],
+        vec!["show", "2"],
+        vec!["history", "2"],
+        vec!["show"],
+    ] {
+        let out = lab.run(&args);
+        assert_inert(&format!("{args:?}"), &out);
+    }
+    let out = lab.run(&["history"]);
+    assert!(out.status.success(), "{out:?}");
+    assert_inert("history", &out);
+    // Tags and names a user types: refused, as control characters are.
+    for tag in ["k=\u{1b}[2J", "k=a\u{202E}b", "k=a\u{2028}b", "k\u{2066}=v"] {
+        let out = lab.run(&["run", "--tag", tag, exp.to_str().unwrap()]);
+        assert!(!out.status.success(), "{tag:?} accepted");
+        assert_inert(&format!("--tag {tag:?}"), &out);
+    }
+    for name in ["a\u{202E}b", "a\u{2029}b", "a\u{1b}b"] {
+        let bad = lab.file(
+            "bidi.toml",
+            &format!(
+                "[[target]]\nname = \"{name}\"\nkind = \"dir\"\npath = \"{}\"\n[[workload]]\nname = \"m\"\nkind = \"mock\"\n",
+                data.display()
+            ),
+        );
+        let out = lab.run(&["check", bad.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(2), "{name:?}");
+        assert_inert(&format!("name {name:?}"), &out);
+    }
+}
+
+/// Item 9: a campaign whose every run failed exits 3; some failed runs
+/// exit 0 with their count said, and `--fail-on-failure` makes any
+/// failure exit 3.
+#[test]
+fn run_exits_non_zero_when_its_runs_failed() {
+    let lab = Lab::new();
+    let data = lab.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    let exp = |name: &str, workloads: &str| {
+        lab.file(
+            &format!("{name}.toml"),
+            &format!(
+                "name = \"{name}\"\n[plan]\nrepetitions = 2\ndrop_caches = false\n\
+                 [[target]]\nname = \"d\"\nkind = \"dir\"\npath = \"{}\"\n{workloads}",
+                data.display()
+            ),
+        )
+    };
+    let fails = "[[workload]]\nname = \"no\"\nkind = \"command\"\ncommand = [\"false\"]\n";
+    let works = "[[workload]]\nname = \"yes\"\nkind = \"command\"\ncommand = [\"true\"]\n";
+    let all = exp("all-fail", fails);
+    let out = lab.run(&["run", "--quiet", all.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    assert!(
+        text(&out).1.contains("every run failed (2 of 2)"),
+        "{out:?}"
+    );
+    let some = exp("some-fail", &format!("{works}{fails}"));
+    let out = lab.run(&["run", "--quiet", some.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(text(&out).1.contains("2 of 4 runs failed"), "{out:?}");
+    let out = lab.run(&[
+        "run",
+        "--quiet",
+        "--fail-on-failure",
+        some.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    let none = exp("none-fail", works);
+    let out = lab.run(&[
+        "run",
+        "--quiet",
+        "--fail-on-failure",
+        none.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+}
