@@ -764,3 +764,111 @@ fn run_exits_non_zero_when_its_runs_failed() {
     ]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
 }
+
+/// Loop devices the test attached, detached (and their images removed)
+/// when dropped, even when the test fails.
+struct Loops(Vec<PathBuf>);
+
+impl Drop for Loops {
+    fn drop(&mut self) {
+        for image in &self.0 {
+            if let Ok(out) = std::process::Command::new("losetup")
+                .args(["-j", &image.to_string_lossy()])
+                .output()
+            {
+                for line in String::from_utf8_lossy(&out.stdout).lines() {
+                    if let Some(dev) = line.split(':').next() {
+                        let _ = std::process::Command::new("losetup")
+                            .args(["-d", dev])
+                            .status();
+                    }
+                }
+            }
+            let _ = std::fs::remove_file(image);
+        }
+    }
+}
+
+/// Whether a loop device is backed by `image`.
+fn attached(image: &Path) -> Option<String> {
+    let out = std::process::Command::new("losetup")
+        .args(["-j", &image.to_string_lossy()])
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.lines()
+        .next()
+        .and_then(|l| l.split(':').next())
+        .map(String::from)
+}
+
+/// Item 6: a loop device that cannot be detached (held open, as by a
+/// mount in another namespace) does not stop cleanup: the resources that
+/// do not stand on it are undone, what is left is said with why, the
+/// status is 1 and the journal stays; the next cleanup finishes.
+#[test]
+fn cleanup_goes_on_past_a_busy_loop_device() {
+    require_root!();
+    crate::util::require_program("losetup");
+    let lab = Lab::new();
+    let dir = lab.path().join("storlab-999999-cl");
+    std::fs::create_dir(&dir).unwrap();
+    let images: Vec<PathBuf> = ["a", "b", "c"]
+        .iter()
+        .map(|n| dir.join(format!("{n}.img")))
+        .collect();
+    let guard = Loops(images.clone());
+    let mut journal = format!(
+        "{{\"op\":\"campaign\",\"pid\":999999,\"started\":\"2026-11-26T00:00:00Z\",\"owner\":{{\"pid\":999999,\"start\":1}}}}\n\
+         {{\"op\":\"acquire\",\"id\":1,\"resource\":{{\"type\":\"dir\",\"path\":\"{}\"}}}}\n",
+        dir.display()
+    );
+    let mut id = 2;
+    for image in &images {
+        std::fs::write(image, vec![0u8; 1 << 20]).unwrap();
+        let out = std::process::Command::new("losetup")
+            .args(["-f", "--show", &image.to_string_lossy()])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        journal.push_str(&format!(
+            "{{\"op\":\"acquire\",\"id\":{id},\"resource\":{{\"type\":\"file\",\"path\":\"{img}\"}}}}\n\
+             {{\"op\":\"acquire\",\"id\":{next},\"resource\":{{\"type\":\"loop\",\"image\":\"{img}\"}}}}\n",
+            img = image.display(),
+            next = id + 1
+        ));
+        id += 2;
+    }
+    std::fs::create_dir_all(lab.state_dir()).unwrap();
+    let path = lab.state_dir().join("campaign-999999.journal");
+    std::fs::write(&path, journal).unwrap();
+    // b is held open: `losetup -d` only marks it to go at the last close.
+    let busy = std::fs::File::open(attached(&images[1]).unwrap()).unwrap();
+    let out = lab.run(&["cleanup"]);
+    let (o, e) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{o}{e}");
+    assert!(
+        attached(&images[0]).is_none() && attached(&images[2]).is_none(),
+        "{o}{e}"
+    );
+    assert!(!images[0].exists() && !images[2].exists(), "{o}{e}");
+    assert!(
+        attached(&images[1]).is_some() && images[1].exists(),
+        "{o}{e}"
+    );
+    assert!(
+        e.contains("FAILED: loop device of") && e.contains("b.img"),
+        "{e}"
+    );
+    assert!(
+        e.contains("left, with the journal") && e.contains("stands on it"),
+        "{e}"
+    );
+    assert!(path.exists(), "the journal is kept");
+    // Free again: the next cleanup finishes and removes the journal.
+    drop(busy);
+    let out = lab.run(&["cleanup"]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(attached(&images[1]).is_none() && !dir.exists() && !path.exists());
+    drop(guard);
+}
