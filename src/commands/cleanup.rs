@@ -148,16 +148,16 @@ fn stands_on(above: &Resource, below: &Resource) -> bool {
     {
         return a == b && stands_on(ra, rb);
     }
+    // One on another host, one here: nothing in common.
+    if matches!(above, Resource::Remote { .. }) != matches!(below, Resource::Remote { .. }) {
+        return false;
+    }
     if let (Some(a), Some(b)) = (place(above), place(below)) {
         if a.starts_with(b) {
             return true;
         }
     }
-    let inner = |r: &Resource| match r {
-        Resource::Remote { resource, .. } => (**resource).clone(),
-        r => r.clone(),
-    };
-    match (inner(above), inner(below)) {
+    match (above.clone(), below.clone()) {
         (Resource::Pool { .. }, Resource::File { .. } | Resource::Dir { .. }) => true,
         (Resource::Pool { .. }, Resource::Daemon { program, .. }) => program == "zfs-fuse",
         (Resource::Volume { .. }, Resource::Dir { .. } | Resource::Peer { .. }) => true,
