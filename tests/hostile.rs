@@ -872,3 +872,96 @@ fn cleanup_goes_on_past_a_busy_loop_device() {
     assert!(attached(&images[1]).is_none() && !dir.exists() && !path.exists());
     drop(guard);
 }
+
+/// The pid in the zfs-fuse pid file a campaign of `lab` wrote, if any.
+fn zfs_fuse_pid(lab: &Lab) -> Option<u32> {
+    std::fs::read_dir(lab.state_dir())
+        .ok()?
+        .flatten()
+        .find(|e| {
+            let n = e.file_name().to_string_lossy().into_owned();
+            n.starts_with("zfs-fuse-") && n.ends_with(".pid")
+        })
+        .and_then(|e| std::fs::read_to_string(e.path()).ok())
+        .and_then(|t| t.trim().parse().ok())
+}
+
+fn zfs_fuse_running() -> bool {
+    std::process::Command::new("pgrep")
+        .args(["-x", "zfs-fuse"])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// Item 7: the campaign that started zfs-fuse ends while another holds a
+/// claim on it; the other, the last to leave, stops it.
+#[test]
+fn the_last_campaign_to_leave_stops_the_daemon_storlab_started() {
+    require_root!();
+    crate::util::require_program("zfs-fuse");
+    let _d = crate::provision::daemons();
+    if zfs_fuse_running() {
+        eprintln!("SKIPPED: zfs-fuse already runs (the host's, or another test's): this test must see storlab start it");
+        return;
+    }
+    let lab = Lab::new();
+    let _guard = crate::provision::Guard::new(&lab);
+    let exp = |name: &str, ms: u32| {
+        lab.file(
+            &format!("{name}.toml"),
+            &format!(
+                "name = \"{name}\"\n[plan]\nrepetitions = 1\ndrop_caches = false\ntelemetry = false\n\
+                 [[target]]\nname = \"{name}\"\nkind = \"zfs\"\nsize = \"200M\"\ndir = \"{}\"\n\
+                 [[workload]]\nname = \"m\"\nkind = \"mock\"\nduration = \"{ms}ms\"\n",
+                lab.path().display()
+            ),
+        )
+    };
+    let (first, second) = (exp("za", 8000), exp("zb", 16000));
+    let spawn = |file: &Path, db: &str| {
+        lab.cmd()
+            .env("STORLAB_DB", lab.path().join(db))
+            .args(["run", "--quiet", file.to_str().unwrap()])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let mut a = spawn(&first, "a.db");
+    let t0 = std::time::Instant::now();
+    let pid = loop {
+        if let Some(pid) = zfs_fuse_pid(&lab).filter(|_| zfs_fuse_running()) {
+            break pid;
+        }
+        assert!(t0.elapsed().as_secs() < 120, "zfs-fuse never started");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    // The second campaign claims the daemon while the first still runs.
+    let b = spawn(&second, "b.db");
+    let a_out = a.wait().unwrap();
+    assert!(a_out.success());
+    assert!(
+        crate::util::installed("zfs-fuse")
+            && std::path::Path::new(&format!("/proc/{pid}")).exists(),
+        "the first campaign stopped zfs-fuse under the second"
+    );
+    let b_out = b.wait_with_output().unwrap();
+    assert!(
+        b_out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&b_out.stderr)
+    );
+    let t1 = std::time::Instant::now();
+    while std::path::Path::new(&format!("/proc/{pid}/stat")).exists()
+        && std::fs::read_to_string(format!("/proc/{pid}/comm"))
+            .is_ok_and(|c| c.trim() == "zfs-fuse")
+    {
+        assert!(
+            t1.elapsed().as_secs() < 30,
+            "zfs-fuse (pid {pid}), started by the first campaign, outlived both"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    // The first campaign's journal, kept for the daemon, is cleaned up.
+    lab.ok(&["cleanup"]);
+}
