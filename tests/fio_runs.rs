@@ -130,6 +130,9 @@ fn fio_job_files_run_on_a_directory_target() {
     // Warnings go to stderr, never into the tables on stdout; the job
     // file's replaced `directory`, the same in every run, is said once.
     assert!(!stdout.contains("warning"), "{stdout}");
+    assert!(stderr.contains("\n  note "), "{stderr}");
+    let out = lab.run(&["show", "--warnings"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
     let replaced: Vec<&str> = stderr
         .lines()
         .filter(|l| l.contains("directory=/nonexistent/storlab-fio-test"))
@@ -297,7 +300,14 @@ fn a_job_file_writing_outside_the_working_directory_is_refused() {
         let out = lab.run(&[cmd, file.to_str().unwrap()]);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{stderr}");
-        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        // One located line, then the experiment's line with a caret.
+        assert!(
+            stderr
+                .lines()
+                .nth(2)
+                .is_some_and(|l| l.starts_with("8 | job = ")),
+            "{stderr}"
+        );
         assert!(
             stderr.contains(&format!("{}:8:7: workload `w`: ", file.display())),
             "{stderr}"

@@ -179,7 +179,11 @@ fn steady_state_parameters_are_checked_with_located_errors() {
             stderr.starts_with(&expected) && stderr.contains(phrase),
             "case {i}: `{stderr}` lacks `{expected}` or `{phrase}`"
         );
-        assert_eq!(stderr.lines().count(), 1, "case {i}: {stderr}");
+        // The located line, then the file's line with a caret under the fault.
+        assert!(
+            stderr.lines().nth(3).is_some_and(|l| l.contains('^')),
+            "case {i}: {stderr}"
+        );
     }
     let ok = lab.file(
         "ok.toml",
