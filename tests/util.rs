@@ -143,6 +143,8 @@ pub const PROGRAMS: &[(&str, &str)] = &[
     ("chromium", "chromium"),
     ("pg_config", "postgresql"),
     ("mpirun", "openmpi-bin"),
+    ("qemu-img", "qemu-utils"),
+    ("qemu-storage-daemon", "qemu-system-common"),
 ];
 
 /// Whether `program` is on PATH or in the sbin directories root uses.

@@ -4,6 +4,7 @@
 mod check;
 mod cleanup;
 mod compare;
+mod destination;
 mod experiment_file;
 mod format;
 mod generate;
@@ -178,10 +179,14 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
     }
 }
 
-/// Writes `text` to `path`, or to stdout when there is none.
-pub fn emit(text: &str, path: Option<&Path>) -> Result<()> {
+/// Writes `text` to `path`, or to stdout when there is none; never over
+/// the store at `db`.
+pub fn emit(text: &str, path: Option<&Path>, db: &Path) -> Result<()> {
     match path {
-        Some(p) => std::fs::write(p, text).with_context(|| format!("writing {}", p.display())),
+        Some(p) => {
+            destination::refuse_store(p, db)?;
+            std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))
+        }
         None => {
             crate::console::to_stdout(text);
             Ok(())

@@ -96,6 +96,7 @@ pub struct Export<'a> {
 }
 
 pub fn export(db: &Path, ask: Export<'_>) -> Result<ExitCode> {
+    super::destination::refuse_output_store(ask.output, db)?;
     let format = match super::format::choose(ask.format, ask.output, ExportFormat::Csv) {
         Ok(f) => f,
         Err(why) => {
@@ -127,7 +128,7 @@ pub fn export(db: &Path, ask: Export<'_>) -> Result<ExitCode> {
             serde_json::to_string_pretty(&to_json(&campaigns[0]))?
         ),
     };
-    super::emit(&text, ask.output)?;
+    super::emit(&text, ask.output, db)?;
     if let Some(p) = ask.output {
         crate::console::wrote(p);
     }

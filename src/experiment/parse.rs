@@ -48,8 +48,8 @@ pub fn parse_experiment(file: &str, source: &str) -> Result<Experiment, Experime
         None => String::new(),
     };
     let (plan, remount_span) = cx.plan(root.get("plan"))?;
-    let targets = cx.targets(root)?;
-    let workloads = cx.workloads(root, &targets)?;
+    let targets = cx.targets(root, plan.max_variants)?;
+    let workloads = cx.workloads(root, &targets, plan.max_variants)?;
     let exp = Experiment {
         name,
         description,
