@@ -184,3 +184,17 @@ fn show_as_json_holds_the_verdicts_and_the_warnings_by_kind() {
         doc["warnings"][0]
     );
 }
+
+/// `compare` colours its verdicts as `show` does, and fits the terminal.
+#[test]
+fn compare_colours_its_verdicts_and_fits() {
+    let lab = lab_with_quick_noisy();
+    let shown = on_a_terminal(&lab, 100, "compare", &[]);
+    assert!(shown.contains("\x1b[32mfaster"), "{shown:?}");
+    assert!(widest(&plain(&shown)) <= 100, "{}", plain(&shown));
+    let piped = lab.ok(&["compare"]);
+    assert!(
+        piped.contains("faster") && !piped.contains('\x1b'),
+        "{piped}"
+    );
+}

@@ -36,6 +36,16 @@ pub enum Tone {
 }
 
 impl Tone {
+    /// The tone of a verdict; none where there is no comparison.
+    pub fn of(verdict: Option<crate::stats::Verdict>) -> Option<Tone> {
+        use crate::stats::Verdict;
+        Some(match verdict? {
+            Verdict::Better => Tone::Better,
+            Verdict::Worse => Tone::Worse,
+            Verdict::NoSignificantDifference => Tone::Unsure,
+        })
+    }
+
     /// The terminal's style for it: green, red, yellow.
     pub fn style(self) -> anstyle::Style {
         let colour = match self {
@@ -256,8 +266,13 @@ impl Table {
             }
             let first = row.first().map(String::as_str).unwrap_or("");
             out.push_str(&format!("{}: {first}\n", self.header[0]));
-            for (h, cell) in self.header.iter().zip(row).skip(1) {
-                out.push_str(&format!("  {h:<width$}  {}\n", cell.trim()));
+            for (i, (h, cell)) in self.header.iter().zip(row).enumerate().skip(1) {
+                let style = self
+                    .tones
+                    .get(&(n, i))
+                    .map(|t| t.style())
+                    .unwrap_or_default();
+                out.push_str(&format!("  {h:<width$}  {style}{}{style:#}\n", cell.trim()));
             }
         }
         out
