@@ -71,11 +71,12 @@ impl Table {
     }
 
     /// Lets a narrow terminal wrap the cells of the columns named
-    /// `headers`; names that are not columns are ignored.
+    /// `headers` (each column of that name), in this order; names that are
+    /// not columns are ignored.
     pub fn may_wrap(&mut self, headers: &[&str]) {
         for h in headers {
-            if let Some(i) = self.header.iter().position(|x| x == h) {
-                if !self.wrappable.contains(&i) {
+            for (i, x) in self.header.iter().enumerate() {
+                if x == h && !self.wrappable.contains(&i) {
                     self.wrappable.push(i);
                 }
             }
@@ -296,9 +297,12 @@ impl Table {
                     let pad = " ".repeat(widths[i].saturating_sub(c.chars().count()));
                     let style = row
                         .and_then(|r| self.tones.get(&(r, i)))
+                        .filter(|_| !c.trim().is_empty())
                         .map(|t| t.style())
                         .unwrap_or_default();
-                    let c = format!("{style}{c}{style:#}");
+                    // The style around the words, not the block's padding.
+                    let words = c.trim_end();
+                    let c = format!("{style}{words}{style:#}{}", &c[words.len()..]);
                     if self.right.get(i).copied().unwrap_or(false) {
                         format!("{pad}{c}")
                     } else {

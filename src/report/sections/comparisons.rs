@@ -39,6 +39,7 @@ pub fn across_table(rows: &[Row], a: i64, b: i64) -> Table {
     }
     // A narrow terminal keeps both sides, the difference and the verdict.
     t.may_drop(&["p"]);
+    t.may_wrap(&["verdict", "difference [95% CI]"]);
     t
 }
 
@@ -86,5 +87,9 @@ pub fn table(rows: &[Row]) -> Table {
             t.tones.insert((t.rows.len() - 1, 8), tone);
         }
     }
+    // A narrow terminal keeps the candidate, its mean, the difference and
+    // the verdict: the baseline is the same on every row.
+    t.may_drop(&["p", "metric", "baseline"]);
+    t.may_wrap(&["verdict", "difference [95% CI]", "mean ± 95% CI"]);
     t
 }
