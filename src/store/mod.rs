@@ -3,6 +3,7 @@
 //! end, so a crash loses at most the run in progress. Reports and statistics
 //! read only from here.
 
+mod catalog;
 mod forget;
 mod import;
 mod lock;

@@ -89,11 +89,7 @@ fn every_warning(doc: &Document, columns: Option<usize>) -> String {
     doc.warnings
         .iter()
         .map(|w| {
-            let text = hanging(
-                &format!("warning: {}", visible_lines(&w.text)),
-                columns,
-                2,
-            );
+            let text = hanging(&format!("warning: {}", visible_lines(&w.text)), columns, 2);
             // Only the first word is styled: `warning` is always ASCII.
             format!("{style}warning{style:#}{}", &text["warning".len()..])
         })
