@@ -49,7 +49,9 @@ pub enum Command {
         #[arg(long, value_name = "KEY=VALUE", conflicts_with = "resume")]
         tag: Vec<String>,
     },
-    /// Validate an experiment file and print its planned runs with an estimate.
+    /// Validate an experiment file and print its planned runs with an
+    /// estimate: the workloads' own, or what the last finished campaign of
+    /// the same experiment in the store took.
     Check {
         /// The experiment file (TOML); `-` reads it from stdin.
         experiment: PathBuf,
