@@ -15,6 +15,7 @@ pub mod analysis;
 pub mod cli;
 pub mod commands;
 pub mod experiment;
+pub mod fact;
 pub mod host;
 pub mod measure;
 pub mod metric;

@@ -275,3 +275,93 @@ fn a_hanging_fio_layout_is_killed_at_its_limit() {
         "{error}"
     );
 }
+
+/// An experiment whose mock workload sweeps `axes` parameters of ten
+/// values each (10^axes variants), with `[plan] extra`.
+fn swept_experiment(lab: &Lab, axes: usize, extra: &str) -> PathBuf {
+    let data = lab.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    let lists = [
+        ("value", (1..=10).map(|i| i.to_string()).collect::<Vec<_>>()),
+        ("noise", (0..10).map(|i| format!("0.{i}")).collect()),
+        ("drift", (0..10).map(|i| format!("0.0{i}")).collect()),
+        ("seed", (0..10).map(|i| i.to_string()).collect()),
+        ("duration", (0..10).map(|i| format!("\"{i}ms\"")).collect()),
+        ("factor", (1..=10).map(|i| i.to_string()).collect()),
+    ];
+    let sweep: Vec<String> = lists[..axes]
+        .iter()
+        .map(|(k, v)| match *k {
+            // A table parameter sweeps its entries.
+            "factor" => format!("factor = {{ d = [{}] }}", v.join(", ")),
+            k => format!("{k} = [{}]", v.join(", ")),
+        })
+        .collect();
+    lab.file(
+        "big.toml",
+        &format!(
+            "name = \"big\"\n[plan]\nrepetitions = 1\ndrop_caches = false\n{extra}\n\
+             [[target]]\nname = \"d\"\nkind = \"dir\"\npath = \"{}\"\n\
+             [[workload]]\nname = \"m\"\nkind = \"mock\"\nsweep = {{ {} }}\n",
+            data.display(),
+            sweep.join(", ")
+        ),
+    )
+}
+
+/// Item 3: a sweep of six parameters of ten values (10^6 variants) is
+/// refused before any variant is made, naming the count, the limit and
+/// `[plan] max_variants`; under a 1 GiB address-space limit it ends with
+/// exit 2, not an abort. Raising the limit admits the study.
+#[test]
+fn sweeps_are_bounded_before_their_variants_are_made() {
+    use std::os::unix::process::CommandExt;
+    let lab = Lab::new();
+    let file = swept_experiment(&lab, 6, "");
+    let mut cmd = lab.cmd();
+    cmd.args(["check", file.to_str().unwrap()]);
+    // SAFETY: setrlimit is async-signal-safe; only the child is limited.
+    unsafe {
+        cmd.pre_exec(|| {
+            let lim = libc::rlimit {
+                rlim_cur: 1 << 30,
+                rlim_max: 1 << 30,
+            };
+            libc::setrlimit(libc::RLIMIT_AS, &lim);
+            Ok(())
+        });
+    }
+    let out = cmd.output().unwrap();
+    let (_, err) = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("1000000 target-workload pairs")
+            && err.contains("max_variants = 10000")
+            && err.contains("big.toml:13:"),
+        "{err}"
+    );
+    let out = lab.run(&["run", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    // Targets count too: a target standing on a swept one is made once
+    // per variant of it.
+    let t = lab.file(
+        "targets.toml",
+        &format!(
+            "[plan]\nmax_variants = 5\n[[target]]\nname = \"a\"\nkind = \"dir\"\nsweep = {{ path = [\"{0}\", \"{0}/.\", \"{0}/./.\"] }}\n\
+             [[workload]]\nname = \"m\"\nkind = \"mock\"\n",
+            lab.path().join("data").display()
+        ),
+    );
+    let out = lab.run(&["check", t.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let t2 = std::fs::read_to_string(&t)
+        .unwrap()
+        .replace("max_variants = 5", "max_variants = 2");
+    std::fs::write(&t, t2).unwrap();
+    let out = lab.run(&["check", t.to_str().unwrap()]);
+    assert!(text(&out).1.contains("3 target variants"), "{out:?}");
+    // Raised, a study of 10^4 is checked.
+    let file = swept_experiment(&lab, 4, "max_variants = 10000");
+    let out = lab.ok(&["check", file.to_str().unwrap()]);
+    assert!(out.contains("10000 variants"), "{out}");
+}

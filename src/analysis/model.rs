@@ -211,15 +211,15 @@ fn workload(
 /// How the campaign's runs can be compared: paired by round unless the
 /// plan ran each pair's repetitions back to back.
 pub fn design(c: &CampaignData) -> Design {
-    match c.experiment["plan"]["order"].as_str() {
-        Some("sequential") => Design::Unpaired,
-        _ => Design::Rounds,
+    match c.plan().sequential() {
+        true => Design::Unpaired,
+        false => Design::Rounds,
     }
 }
 
 /// The analysis the campaign's plan asks for (ratio unless it says means).
 pub fn plan_analysis(c: &CampaignData) -> Analysis {
-    Analysis::from_word(c.experiment["plan"]["analysis"].as_str())
+    Analysis::from_word(c.plan().analysis.as_deref())
 }
 
 /// One metric's measured values on a target, with their rounds.

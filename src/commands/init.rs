@@ -36,10 +36,13 @@ pub fn init(file: &Path, force: bool) -> Result<ExitCode> {
     super::destination::replace_file(file, text.as_bytes())?;
     crate::console::wrote(file);
     if !crate::console::quiet() {
-        errln!(
-            "next: edit it, then `storlab check {0}` and `storlab run {0}`",
-            file.display()
-        );
+        // Without a file, check and run take ./experiment.toml.
+        let named = if file == Path::new(super::experiment_file::DEFAULT) {
+            String::new()
+        } else {
+            format!(" {}", file.display())
+        };
+        errln!("next: edit it, then `storlab check{named}` and `storlab run{named}`");
     }
     Ok(ExitCode::SUCCESS)
 }

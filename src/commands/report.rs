@@ -37,7 +37,7 @@ pub fn report(
     });
     let output = output.as_deref();
     let text = match format {
-        ReportFormat::Csv => export::to_csv(&data),
+        ReportFormat::Csv => export::to_csv(&data, export::CsvOptions::default()),
         ReportFormat::Json => format!(
             "{}\n",
             serde_json::to_string_pretty(&export::to_json(&data))?

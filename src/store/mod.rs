@@ -13,6 +13,7 @@ mod read;
 mod resume;
 mod schema;
 mod spool;
+pub mod stored;
 mod variants;
 pub mod write;
 

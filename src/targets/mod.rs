@@ -143,7 +143,8 @@ pub struct TargetEntry {
     /// process id), the daemons' pids, the space an image has taken.
     /// Dotted names as comparisons flatten the facts; a name covers what
     /// lies under it, and a trailing `*` any name it begins (`Brick*`).
-    /// Beside [`crate::provision::facts::VOLATILE`], which every kind has.
+    /// Beside the facts the catalogue says change with every campaign
+    /// ([`crate::fact::catalogue::always_changing`]), which every kind has.
     pub volatile_facts: &'static [&'static str],
 }
 
@@ -303,7 +304,7 @@ impl TargetKind {
     /// target of this kind takes a new value with every campaign.
     pub fn volatile_fact(self, name: &str) -> bool {
         let leaf = name.rsplit('.').next().unwrap_or(name);
-        crate::provision::facts::VOLATILE.contains(&leaf)
+        crate::fact::catalogue::always_changing().any(|n| n == leaf)
             || self
                 .entry()
                 .volatile_facts

@@ -169,6 +169,9 @@ pub struct KindEntry {
     pub per_rank: bool,
     /// Whether `shared = true` may put every rank on one set of files.
     pub shareable: bool,
+    /// Other names people write for its parameters (fio's aliases), each
+    /// with the name storlab knows it by: refused with that name.
+    pub aliases: &'static [(&'static str, &'static str)],
 }
 
 /// The registry, in the order `storlab workloads` lists it.
@@ -183,6 +186,7 @@ pub static KINDS: &[KindEntry] = &[
         span_metric: Some(&m::ELAPSED_S),
         per_rank: true,
         shareable: true,
+        aliases: io::FIO_ALIASES,
     },
     KindEntry {
         kind: WorkloadKind::Fio,
@@ -194,6 +198,7 @@ pub static KINDS: &[KindEntry] = &[
         span_metric: Some(&m::ELAPSED_S),
         per_rank: true,
         shareable: false,
+        aliases: &[],
     },
     KindEntry {
         kind: WorkloadKind::Command,
@@ -205,6 +210,7 @@ pub static KINDS: &[KindEntry] = &[
         span_metric: Some(&m::WALL_S),
         per_rank: true,
         shareable: true,
+        aliases: &[],
     },
     KindEntry {
         kind: WorkloadKind::Mock,
@@ -216,6 +222,7 @@ pub static KINDS: &[KindEntry] = &[
         span_metric: None,
         per_rank: true,
         shareable: false,
+        aliases: &[],
     },
     KindEntry {
         kind: WorkloadKind::Pgbench,
@@ -228,6 +235,7 @@ pub static KINDS: &[KindEntry] = &[
         span_metric: Some(&m::ELAPSED_S),
         per_rank: false,
         shareable: false,
+        aliases: &[],
     },
     KindEntry {
         kind: WorkloadKind::SqliteOltp,
@@ -239,6 +247,7 @@ pub static KINDS: &[KindEntry] = &[
         span_metric: Some(&m::ELAPSED_S),
         per_rank: false,
         shareable: false,
+        aliases: &[],
     },
     KindEntry {
         kind: WorkloadKind::Matrix,
@@ -250,6 +259,7 @@ pub static KINDS: &[KindEntry] = &[
         span_metric: Some(&m::ELAPSED_S),
         per_rank: true,
         shareable: false,
+        aliases: &[],
     },
     KindEntry {
         kind: WorkloadKind::Smallfiles,
@@ -261,6 +271,7 @@ pub static KINDS: &[KindEntry] = &[
         span_metric: Some(&m::ELAPSED_S),
         per_rank: true,
         shareable: false,
+        aliases: &[],
     },
     KindEntry {
         kind: WorkloadKind::Tinywrites,
@@ -272,6 +283,7 @@ pub static KINDS: &[KindEntry] = &[
         span_metric: Some(&m::TOTAL_S),
         per_rank: true,
         shareable: false,
+        aliases: &[],
     },
 ];
 
@@ -329,6 +341,11 @@ impl WorkloadKind {
 
     pub fn primary(self) -> &'static MetricDef {
         self.entry().primary
+    }
+
+    /// Other names for its parameters: (written, storlab's name).
+    pub fn aliases(self) -> &'static [(&'static str, &'static str)] {
+        self.entry().aliases
     }
 }
 

@@ -185,7 +185,8 @@ pub struct JobInfo {
     pub runtime: Option<Duration>,
     pub ramp: Duration,
     pub time_based: bool,
-    /// `stonewall` or `wait_for`: starts after the jobs before it.
+    /// `stonewall` (`wait_for_previous`) or `wait_for`: starts after the
+    /// jobs before it.
     pub waits: bool,
 }
 
@@ -247,7 +248,7 @@ fn job_info(name: String, o: &BTreeMap<String, Option<String>>) -> JobInfo {
             .and_then(|v| parse_duration(v).ok())
             .unwrap_or_default(),
         time_based: flag("time_based"),
-        waits: flag("stonewall") || get("wait_for").is_some(),
+        waits: flag("stonewall") || flag("wait_for_previous") || get("wait_for").is_some(),
     }
 }
 

@@ -13,6 +13,7 @@
 
 mod jobfile;
 mod output;
+mod phases;
 mod policy;
 
 use std::path::Path;
@@ -265,7 +266,7 @@ impl Workload for Fio {
             Some(parsed) => parsed?,
             None => return Err(failure(&f, &stdout)),
         };
-        let mut out = output::to_run_output(&report)?;
+        let mut out = output::to_run_output(&report, &jobfile::jobs(&self.text))?;
         out.warnings
             .extend(self.warnings.iter().cloned().map(Warning::note));
         let words = said(&f, &stdout, 5);
