@@ -1,7 +1,12 @@
-//! `storlab check EXPERIMENT`: validate and print the planned runs.
+//! `storlab check EXPERIMENT`: validate and print the planned runs, with
+//! an estimate: the workloads' own, or, when the store holds a finished
+//! campaign of the same experiment, what that one took ([`measured`]).
+
+mod measured;
 
 use std::path::Path;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::Result;
 
@@ -10,7 +15,9 @@ use crate::experiment::Experiment;
 use crate::params::units::format_seconds;
 use crate::plan::plan;
 
-pub fn check(file: Option<&Path>) -> Result<ExitCode> {
+use self::measured::Measured;
+
+pub fn check(db: &Path, file: Option<&Path>) -> Result<ExitCode> {
     let exp = match super::experiment_file::load(file, crate::host::is_root()) {
         Ok(e) => e,
         Err(e) => {
@@ -33,24 +40,43 @@ pub fn check(file: Option<&Path>) -> Result<ExitCode> {
     for line in variants_text(&exp) {
         outln!("{line}");
     }
+    // A store that cannot be read leaves the workloads' own estimates.
+    let measured = Measured::of(db, &exp.name).ok().flatten();
+    let mut total = Duration::ZERO;
     for r in &runs {
         let w = &exp.workloads[r.workload];
+        let t = &exp.targets[r.target];
         let kind = if r.warmup { "warm-up" } else { "measured" };
+        let each = measured
+            .as_ref()
+            .and_then(|m| m.run(&w.name, &t.name))
+            .unwrap_or_else(|| w.config.estimate());
+        total = total.saturating_add(each);
         outln!(
             "  {:>4}  round {:>2}  {:<20} on {:<16} {kind} rep {}  ~{}",
             r.position + 1,
             r.round,
             w.name,
-            exp.targets[r.target].name,
+            t.name,
             r.repetition,
-            format_seconds(w.config.estimate().as_secs_f64())
+            format_seconds(each.as_secs_f64())
         );
     }
-    outln!(
-        "{} runs, estimated {}",
-        runs.len(),
-        format_seconds(exp.estimate().as_secs_f64())
-    );
+    let own = format_seconds(exp.estimate().as_secs_f64());
+    match &measured {
+        None => outln!("{} runs, estimated {own}", runs.len()),
+        Some(m) => {
+            let outside = Duration::from_secs_f64(m.outside_s);
+            outln!(
+                "{} runs, estimated {} as campaign {} of this experiment in {} went: its runs as measured, and {} outside them (provisioning, cache drops, remounts, teardown); the workloads' own estimate is {own}",
+                runs.len(),
+                format_seconds(total.saturating_add(outside).as_secs_f64()),
+                m.campaign,
+                db.display(),
+                format_seconds(m.outside_s),
+            );
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -122,6 +122,12 @@ pub trait WorkloadConfig: Debug + Send + Sync {
     /// Bytes the workload writes into the target at most (0: unknown),
     /// saturating rather than overflowing.
     fn bytes_needed(&self) -> u64;
+    /// Whether what it writes stays on the target from one run to the
+    /// next, until the campaign ends (a PostgreSQL cluster initialised
+    /// once): such workloads need their room all at once.
+    fn keeps_its_files(&self) -> bool {
+        false
+    }
     fn build(&self) -> Box<dyn Workload>;
 }
 

@@ -276,6 +276,12 @@ impl WorkloadConfig for Config {
         ((200 << 20) + u64::from(self.scale) * (24 << 20)).saturating_add(log)
     }
 
+    /// A cluster initialised once stays in the workload's directory until
+    /// the campaign's teardown.
+    fn keeps_its_files(&self) -> bool {
+        !self.reinit_each_run && self.dsn.is_none()
+    }
+
     fn build(&self) -> Box<dyn Workload> {
         Box::new(Pgbench::new(self.clone()))
     }
