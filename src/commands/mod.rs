@@ -13,6 +13,7 @@ mod import;
 mod init;
 mod kinds;
 mod query;
+mod refusals;
 mod report;
 mod run;
 
@@ -49,7 +50,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             Some(c) => run::resume(&cli.db, &c, cli.quiet),
             None => run::run(&cli.db, experiment.as_deref(), &tag, cli.quiet),
         },
-        Command::Check { experiment } => check::check(experiment.as_deref()),
+        Command::Check { experiment } => check::check(&cli.db, experiment.as_deref()),
         Command::Init { file, force } => init::init(&file, force),
         Command::Completions { shell } => generate::completions(shell),
         Command::Man { dir } => generate::man(dir.as_deref()),

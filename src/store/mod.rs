@@ -14,6 +14,7 @@ mod resume;
 mod schema;
 mod spool;
 pub mod stored;
+mod timings;
 mod variants;
 pub mod write;
 
@@ -30,6 +31,7 @@ pub use read::{
 };
 pub use resume::{DoneRun, Resumable};
 pub use spool::run_text;
+pub use timings::{PastCampaign, PastRun, PastTarget, PastWorkload};
 pub use write::{RankRow, RunRecord};
 
 /// An open results store.
