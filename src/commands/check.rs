@@ -1,21 +1,21 @@
-//! `storlab check EXPERIMENT`: validate and print the planned runs, with
-//! an estimate: the workloads' own, or, when the store holds a finished
-//! campaign of the same experiment, what that one took ([`measured`]).
-
-mod measured;
+//! `storlab check EXPERIMENT`: validate, print the planned runs with an
+//! estimate learned from the store's past runs, and say what `run` would
+//! refuse on this host.
 
 use std::path::Path;
 use std::process::ExitCode;
-use std::time::Duration;
 
 use anyhow::Result;
 
 use super::EXIT_INVALID;
+use crate::estimate::{Basis, Estimate};
 use crate::experiment::Experiment;
 use crate::params::units::format_seconds;
 use crate::plan::plan;
+use crate::store::{PastCampaign, Store};
 
-use self::measured::Measured;
+/// Exit status of a valid experiment that `run` would refuse on this host.
+pub const EXIT_REFUSED: u8 = 1;
 
 pub fn check(db: &Path, file: Option<&Path>) -> Result<ExitCode> {
     let exp = match super::experiment_file::load(file, crate::host::is_root()) {
@@ -26,6 +26,7 @@ pub fn check(db: &Path, file: Option<&Path>) -> Result<ExitCode> {
         }
     };
     let runs = plan(&exp);
+    let estimate = Estimate::of(&exp, &past_runs(db), crate::host::is_root());
     let shown = exp.origin.clone();
     outln!("{shown}: valid experiment `{}`", exp.name);
     outln!(
@@ -37,52 +38,80 @@ pub fn check(db: &Path, file: Option<&Path>) -> Result<ExitCode> {
             .join(", ")
     );
     outln!("baseline: {}", exp.targets[exp.baseline()].name);
-    for line in variants_text(&exp) {
+    for line in variants_text(&exp, &estimate) {
         outln!("{line}");
     }
-    // A store that cannot be read leaves the workloads' own estimates.
-    let measured = Measured::of(db, &exp.name).ok().flatten();
-    let mut total = Duration::ZERO;
     for r in &runs {
         let w = &exp.workloads[r.workload];
-        let t = &exp.targets[r.target];
         let kind = if r.warmup { "warm-up" } else { "measured" };
-        let each = measured
-            .as_ref()
-            .and_then(|m| m.run(&w.name, &t.name))
-            .unwrap_or_else(|| w.config.estimate());
-        total = total.saturating_add(each);
         outln!(
             "  {:>4}  round {:>2}  {:<20} on {:<16} {kind} rep {}  ~{}",
             r.position + 1,
             r.round,
             w.name,
-            t.name,
+            exp.targets[r.target].name,
             r.repetition,
-            format_seconds(each.as_secs_f64())
+            format_seconds(estimate.per_run(r.target, r.workload).as_secs_f64())
         );
     }
-    let own = format_seconds(exp.estimate().as_secs_f64());
-    match &measured {
-        None => outln!("{} runs, estimated {own}", runs.len()),
-        Some(m) => {
-            let outside = Duration::from_secs_f64(m.outside_s);
-            outln!(
-                "{} runs, estimated {} as campaign {} of this experiment in {} went: its runs as measured, and {} outside them (provisioning, cache drops, remounts, teardown); the workloads' own estimate is {own}",
-                runs.len(),
-                format_seconds(total.saturating_add(outside).as_secs_f64()),
-                m.campaign,
-                db.display(),
-                format_seconds(m.outside_s),
-            );
-        }
+    outln!(
+        "{} runs, estimated {} ({})",
+        runs.len(),
+        format_seconds(estimate.total().as_secs_f64()),
+        estimate_text(&estimate)
+    );
+    if super::refusals::print(&exp) {
+        return Ok(ExitCode::from(EXIT_REFUSED));
     }
     Ok(ExitCode::SUCCESS)
 }
 
+/// The store's past campaigns, if there is a store: what the estimate
+/// learns from. A store that cannot be read gives none (check says so).
+fn past_runs(db: &Path) -> Vec<PastCampaign> {
+    if !db.exists() {
+        return Vec::new();
+    }
+    match Store::open_for_reading(db).and_then(|s| s.past_timings(crate::runner::PAST_CAMPAIGNS)) {
+        Ok(p) => p,
+        Err(e) => {
+            errln!("note: the estimate is modelled only: the store cannot be read ({e:#})");
+            Vec::new()
+        }
+    }
+}
+
+/// What the estimate is made of: provisioning, runs, teardown, and how
+/// many pairs' runs were learned from the store.
+fn estimate_text(e: &Estimate) -> String {
+    let (recorded, scaled, modelled) = e.bases();
+    let mut from = Vec::new();
+    if recorded > 0 {
+        from.push(format!("{recorded} as recorded"));
+    }
+    if scaled > 0 {
+        from.push(format!("{scaled} learned from runs of the same kinds"));
+    }
+    if modelled > 0 {
+        from.push(format!("{modelled} modelled"));
+    }
+    let setup = match e.setup_basis {
+        Basis::Recorded { .. } => "as recorded",
+        Basis::Scaled { .. } => "learned",
+        Basis::Modelled => "modelled",
+    };
+    format!(
+        "provisioning {} {setup}, runs {}, teardown {}; pairs: {}",
+        format_seconds(e.setup.as_secs_f64()),
+        format_seconds(e.runs().as_secs_f64()),
+        format_seconds(e.teardown.as_secs_f64()),
+        from.join(", ")
+    )
+}
+
 /// The variants of each swept target and workload: how many, of which
 /// values, and (for workloads) each one's estimated run time and runs.
-fn variants_text(exp: &Experiment) -> Vec<String> {
+fn variants_text(exp: &Experiment, estimate: &Estimate) -> Vec<String> {
     let mut out = Vec::new();
     let runs_per_pair = exp.plan.repetitions.min() + exp.plan.warmup;
     let mut families: Vec<&str> = Vec::new();
@@ -131,7 +160,7 @@ fn variants_text(exp: &Experiment) -> Vec<String> {
             out.push(format!(
                 "      {:<40} ~{} per run, {} runs",
                 v.name,
-                format_seconds(v.config.estimate().as_secs_f64()),
+                format_seconds(per_run(estimate, exp, v).as_secs_f64()),
                 pairs * runs_per_pair
             ));
         }
@@ -140,4 +169,19 @@ fn variants_text(exp: &Experiment) -> Vec<String> {
         out.insert(0, "variants:".into());
     }
     out
+}
+
+/// A workload variant's longest estimated run over its targets.
+fn per_run(
+    estimate: &Estimate,
+    exp: &Experiment,
+    w: &crate::experiment::WorkloadSpec,
+) -> std::time::Duration {
+    let Some(wi) = exp.workloads.iter().position(|x| x.name == w.name) else {
+        return w.config.estimate();
+    };
+    (0..exp.targets.len())
+        .map(|t| estimate.per_run(t, wi))
+        .max()
+        .unwrap_or_default()
 }

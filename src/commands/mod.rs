@@ -14,6 +14,7 @@ mod import;
 mod init;
 mod kinds;
 mod query;
+mod refusals;
 mod report;
 mod run;
 

@@ -23,7 +23,8 @@ use crate::provision::workdir::Workdir;
 use crate::ranks::Team;
 use crate::targets::Target;
 
-use super::clients::{refuse_unreachable, Clients};
+use super::clients::Clients;
+use super::preflight;
 
 /// Provisioned targets and their working directories, torn down on drop.
 pub(super) struct Lab<'t> {
@@ -56,16 +57,7 @@ impl<'t> Lab<'t> {
             .iter()
             .map(|t| t.config.build(&t.slug, &journal))
             .collect();
-        refuse_unreachable(exp, &targets, team)?;
-        for (t, spec) in targets.iter().zip(&exp.targets) {
-            t.preflight()
-                .with_context(|| format!("target `{}`", spec.name))?;
-        }
-        for w in &exp.workloads {
-            w.config
-                .preflight()
-                .with_context(|| format!("workload `{}`", w.name))?;
-        }
+        preflight::refuse(preflight::judge(exp, &targets, team))?;
         let n = targets.len();
         Ok(Lab {
             clients: Clients::new(&journal),
