@@ -130,6 +130,10 @@ fn fio_job_files_run_on_a_directory_target() {
     // Warnings go to stderr, never into the tables on stdout; the job
     // file's replaced `directory`, the same in every run, is said once.
     assert!(!stdout.contains("warning"), "{stdout}");
+    // run counts them by kind; show --warnings lists each.
+    assert!(stderr.contains("note "), "{stderr}");
+    let listed = lab.run(&["show", "--warnings"]);
+    let stderr = String::from_utf8_lossy(&listed.stderr);
     let replaced: Vec<&str> = stderr
         .lines()
         .filter(|l| l.contains("directory=/nonexistent/storlab-fio-test"))
