@@ -50,6 +50,21 @@ pub struct TargetStats {
     pub verdict: Option<Verdict>,
     /// For an inconclusive comparison: what would settle it.
     pub settle: Option<Settle>,
+    /// What the verdict rests on that may not be what it meant to measure:
+    /// the caveat kinds (page cache, durability not measured, noisy host…)
+    /// of the runs behind this comparison, on either side. Empty until the
+    /// validity analysis fills it (issue #28); rendered as marks by
+    /// `crate::report::text::caveat_marks`, in the verdict lines and the
+    /// overview figure.
+    pub caveats: Vec<Caveat>,
+}
+
+/// A caveat on a comparison: a kind of warning the runs of `target` (the
+/// candidate or the baseline) carry.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Caveat {
+    pub kind: WarningKind,
+    pub target: String,
 }
 
 /// How many runs would measure an inconclusive difference to ±`pct` %.
@@ -324,6 +339,7 @@ pub fn target_stats(
         verdict,
         comparison,
         values,
+        caveats: Vec::new(),
     }
 }
 

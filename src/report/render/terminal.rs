@@ -45,7 +45,7 @@ fn block(b: &Block, columns: Option<usize>) -> String {
         },
         Block::List(items) => items.iter().map(|i| format!("- {i}\n")).collect(),
         Block::Table(t) => t.render_text_within(columns),
-        Block::Chart(_) => String::new(),
+        Block::Chart(_) | Block::Contents => String::new(),
     }
 }
 
