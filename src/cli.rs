@@ -28,16 +28,23 @@ pub struct Cli {
     #[arg(long, short, global = true)]
     pub verbose: bool,
 
+    /// Colour verdicts, warnings and errors: `auto` on a terminal unless
+    /// NO_COLOR is set (or CLICOLOR_FORCE asks for it), `always`, `never`.
+    #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = ColorWhen::Auto)]
+    pub color: ColorWhen,
+
     #[command(subcommand)]
     pub command: Command,
 }
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Run a campaign; without a file, the built-in quick experiment
-    /// (the current directory's filesystem against tmpfs).
+    /// Run a campaign; without a file, ./experiment.toml when there is
+    /// one, else the built-in quick experiment (the current directory's
+    /// filesystem against tmpfs).
     Run {
-        /// The experiment file (TOML); `-` reads it from stdin.
+        /// The experiment file (TOML); `-` reads it from stdin; default
+        /// ./experiment.toml, else the built-in quick experiment.
         experiment: Option<PathBuf>,
         /// Continue a killed or interrupted campaign (id or name): provision
         /// again and run only what is missing.
@@ -48,11 +55,16 @@ pub enum Command {
         /// `--tag gluster=10.3 --tag host=node3`.
         #[arg(long, value_name = "KEY=VALUE", conflicts_with = "resume")]
         tag: Vec<String>,
+        /// Exit 3 when any run failed (without it, only when every run
+        /// failed; some failed runs exit 0 and are counted on stderr).
+        #[arg(long)]
+        fail_on_failure: bool,
     },
     /// Validate an experiment file and print its planned runs with an estimate.
     Check {
-        /// The experiment file (TOML); `-` reads it from stdin.
-        experiment: PathBuf,
+        /// The experiment file (TOML); `-` reads it from stdin; default
+        /// ./experiment.toml, else the built-in quick experiment.
+        experiment: Option<PathBuf>,
     },
     /// Write a commented starter experiment to edit: the built-in quick
     /// experiment (the current directory against a tmpfs).
@@ -80,9 +92,19 @@ pub enum Command {
         #[arg(long, value_name = "FACTOR")]
         compare_levels: Vec<String>,
     },
-    /// Write every run of a campaign as CSV or JSON (latest when omitted).
+    /// Write every run of a campaign as CSV or JSON (latest when omitted),
+    /// or of every campaign with --all.
     Export {
         campaign: Option<String>,
+        /// Every campaign in the store: one CSV under one header (the
+        /// union of their columns), or a JSON array of campaigns.
+        #[arg(long, conflicts_with = "campaign")]
+        all: bool,
+        /// For spreadsheets: CSV text cells starting with = + - @ (a
+        /// formula to Excel or LibreOffice) get a ' in front; numbers are
+        /// never changed. Without it, every cell is as stored.
+        #[arg(long)]
+        excel_safe: bool,
         /// The format; without it, the output file's extension decides
         /// (.csv or .json), and CSV otherwise.
         #[arg(long, short, value_enum)]
@@ -183,6 +205,15 @@ pub enum Command {
         #[arg(required = true, value_name = "OTHER.db")]
         stores: Vec<PathBuf>,
     },
+    /// Remove a campaign from the store with every run, metric, series,
+    /// histogram, warning and fact it recorded (asks first, unless --yes).
+    Forget {
+        /// The campaign (id or name; a name means its latest campaign).
+        campaign: String,
+        /// Do not ask: remove it.
+        #[arg(long, short)]
+        yes: bool,
+    },
     /// The target kinds and their parameters.
     Targets,
     /// The workload kinds and their parameters.
@@ -203,6 +234,13 @@ pub enum Command {
         /// A directory such as ~/.local/share/man/man1.
         dir: Option<PathBuf>,
     },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorWhen {
+    Auto,
+    Always,
+    Never,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

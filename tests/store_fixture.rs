@@ -354,8 +354,14 @@ fn every_v3_exported_value_is_in_the_new_csv_under_its_name_and_labels() {
             "value",
             "unit",
             "direction",
-            "rank",
+            "campaign_uuid",
+            "campaign_name",
             "host",
+            "started_at",
+            "duration_s",
+            "caches_dropped",
+            "remounted",
+            "rank",
         ];
         let label_columns: Vec<String> = new[0]
             .keys()

@@ -23,6 +23,7 @@ pub struct Request<'a> {
 }
 
 pub fn history(db: &Path, req: Request<'_>) -> Result<ExitCode> {
+    super::destination::refuse_output_store(req.output, db)?;
     let order = Order::parse(req.by)?;
     let store = Store::open_for_reading(db)?;
     let all = store.list_campaigns()?;
@@ -61,8 +62,9 @@ pub fn history(db: &Path, req: Request<'_>) -> Result<ExitCode> {
     } else if req.json {
         format!("{}\n", serde_json::to_string_pretty(&h)?)
     } else {
-        history_page::text(&h)
+        // Names, tags and versions come from every store imported.
+        crate::foreign::visible_lines(&history_page::text(&h)).into_owned()
     };
-    super::emit(&text, req.output)?;
+    super::emit(&text, req.output, db)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -4,6 +4,9 @@
 mod check;
 mod cleanup;
 mod compare;
+mod destination;
+mod experiment_file;
+mod forget;
 mod format;
 mod generate;
 mod history;
@@ -20,9 +23,13 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 
 use crate::cli::{Cli, Command};
+use crate::report::export::CsvOptions;
 
 /// Exit status for invalid experiment files and bad input.
 pub const EXIT_INVALID: u8 = 2;
+/// Exit status when the runs of a campaign failed: every one of them, or
+/// with `run --fail-on-failure` any one.
+pub const EXIT_RUNS_FAILED: u8 = 3;
 /// Exit status when a campaign was interrupted by a signal.
 pub const EXIT_INTERRUPTED: u8 = 130;
 
@@ -32,16 +39,28 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         (false, true) => crate::console::Level::Verbose,
         (false, false) => crate::console::Level::Normal,
     });
+    crate::console::set_color(match cli.color {
+        crate::cli::ColorWhen::Auto => None,
+        crate::cli::ColorWhen::Always => Some(anstream::ColorChoice::Always),
+        crate::cli::ColorWhen::Never => Some(anstream::ColorChoice::Never),
+    });
     match cli.command {
         Command::Run {
             experiment,
             resume,
             tag,
+            fail_on_failure,
         } => match resume {
-            Some(c) => run::resume(&cli.db, &c, cli.quiet),
-            None => run::run(&cli.db, experiment.as_deref(), &tag, cli.quiet),
+            Some(c) => run::resume(&cli.db, &c, cli.quiet, fail_on_failure),
+            None => run::run(
+                &cli.db,
+                experiment.as_deref(),
+                &tag,
+                cli.quiet,
+                fail_on_failure,
+            ),
         },
-        Command::Check { experiment } => check::check(&experiment),
+        Command::Check { experiment } => check::check(experiment.as_deref()),
         Command::Init { file, force } => init::init(&file, force),
         Command::Completions { shell } => generate::completions(shell),
         Command::Man { dir } => generate::man(dir.as_deref()),
@@ -52,9 +71,20 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         } => query::show(&cli.db, campaign.as_deref(), &compare_levels),
         Command::Export {
             campaign,
+            all,
+            excel_safe,
             format,
             output,
-        } => query::export(&cli.db, campaign.as_deref(), format, output.as_deref()),
+        } => query::export(
+            &cli.db,
+            query::Export {
+                campaign: campaign.as_deref(),
+                all,
+                csv: CsvOptions { excel_safe },
+                format,
+                output: output.as_deref(),
+            },
+        ),
         Command::Report {
             campaign,
             b,
@@ -136,6 +166,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             },
         ),
         Command::Import { stores } => import::import(&cli.db, &stores),
+        Command::Forget { campaign, yes } => forget::forget(&cli.db, &campaign, yes),
         Command::Targets => kinds::targets(),
         Command::Cleanup => cleanup::cleanup(),
         Command::Workloads => kinds::workloads(),
@@ -149,10 +180,14 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
     }
 }
 
-/// Writes `text` to `path`, or to stdout when there is none.
-pub fn emit(text: &str, path: Option<&Path>) -> Result<()> {
+/// Writes `text` to `path`, or to stdout when there is none; never over
+/// the store at `db`.
+pub fn emit(text: &str, path: Option<&Path>, db: &Path) -> Result<()> {
     match path {
-        Some(p) => std::fs::write(p, text).with_context(|| format!("writing {}", p.display())),
+        Some(p) => {
+            destination::refuse_store(p, db)?;
+            std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))
+        }
         None => {
             crate::console::to_stdout(text);
             Ok(())

@@ -17,6 +17,7 @@ pub mod image;
 pub mod loopfs;
 pub mod nfs;
 pub mod tmpfs;
+pub mod vmdisk;
 pub mod zfs;
 
 use std::fmt::Debug;
@@ -124,6 +125,7 @@ pub enum TargetKind {
     Gluster,
     Nfs,
     Block,
+    VmDisk,
 }
 
 /// Everything storlab asks of one target kind.
@@ -237,6 +239,25 @@ pub static TARGETS: &[TargetEntry] = &[
         configure: configure::<block::BlockParams>,
         cannot_remount: Some("a raw device has no filesystem to remount"),
         volatile_facts: &[],
+    },
+    TargetEntry {
+        kind: TargetKind::VmDisk,
+        name: "vm-disk",
+        about: "a virtual machine's disk through QEMU's block layer: a qcow2 or raw image served by qemu-storage-daemon, a loop device over its export, a filesystem inside (needs root)",
+        params: vmdisk::VmDiskParams::PARAMS,
+        configure: configure::<vmdisk::VmDiskParams>,
+        cannot_remount: None,
+        volatile_facts: &[
+            "path",
+            "mount_point",
+            "mount_source",
+            "image",
+            "export",
+            "daemon_pid",
+            "loop_device",
+            "block_device.name",
+            "image_allocated_bytes",
+        ],
     },
 ];
 
