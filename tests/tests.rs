@@ -84,6 +84,9 @@ mod sweeps;
 /// Telemetry against ground truth: device bytes, a throttled read, the
 /// page-cache warning, the CPU of Gluster's daemons.
 mod telemetry;
+/// `storlab show` through a pseudo-terminal at 80 and 100 columns, with
+/// and without colour, on the quick campaign of a busy host.
+mod terminal;
 /// Verdicts, comparisons and the regression gate on real campaigns.
 mod verdicts;
 /// The vm-disk target: QEMU images served by qemu-storage-daemon on a

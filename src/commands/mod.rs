@@ -68,7 +68,18 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Show {
             campaign,
             compare_levels,
-        } => query::show(&cli.db, campaign.as_deref(), &compare_levels),
+            warnings,
+            format,
+        } => query::show(
+            &cli.db,
+            campaign.as_deref(),
+            &compare_levels,
+            query::ShowView {
+                json: format == crate::cli::CompareFormat::Json,
+                every_warning: warnings || cli.verbose,
+                verbose: cli.verbose,
+            },
+        ),
         Command::Export {
             campaign,
             all,
