@@ -16,7 +16,7 @@ table { border-collapse: collapse; margin: .5rem 0 1rem; font-size: .9rem; displ
 th, td { border: 1px solid #ddd; padding: .25rem .5rem; text-align: left; vertical-align: top; }
 th { background: #f4f4f4; } td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 .chart { margin: .5rem 0 1rem; } .chart svg { max-width: 100%; height: auto; }
-.overview .chart svg { width: 900px; }
+.overview .chart svg { width: 960px; }
 .matrix table { font-size: .8rem; } .matrix p { margin: .8rem 0 0; font-weight: bold; }
 .warnings li { color: #8a4b00; } .headline li { font-weight: bold; }
 td.differs { background: #fff1c2; font-weight: bold; }
@@ -28,7 +28,7 @@ details > summary > h2, details > summary > h3, details > summary > h4 { display
 details > summary::before { content: "▸ "; color: #777; } details[open] > summary::before { content: "▾ "; }
 details > summary:hover > * { color: #0b5cad; } details[open] > summary { margin-bottom: .5rem; }
 h2 + details, details + h2 { margin-top: 1rem; }
-@media (max-width: 760px) { body { margin: 1rem auto; overflow-wrap: break-word; } .chart { overflow-x: auto; } .chart svg, .overview .chart svg { max-width: none; width: 720px; } }
+@media (max-width: 760px) { body { margin: 1rem auto; overflow-wrap: break-word; } .chart { overflow-x: auto; } .chart svg { max-width: none; width: 720px; } .overview .chart svg { max-width: none; width: 960px; } }
 @media print { body { max-width: none; margin: 0; } h2 { page-break-before: auto; } .chart, table { page-break-inside: avoid; } table { display: table; } }
 "#;
 

@@ -15,7 +15,7 @@ use plotters::style::text_anchor::{HPos, VPos};
 
 use super::canvas::{
     anchored, draw_mesh, draw_title, draw_whisker_paths, fit_text, render, text_width, wrap_text,
-    Area, GRID, HEIGHT, INK, LABEL_SIZE, MUTED, SMALL_SIZE, VALUE_SIZE, WIDTH,
+    Area, GRID, HEIGHT, INK, LABEL_SIZE, MUTED, SMALL_SIZE, VALUE_SIZE,
 };
 use super::Rgb;
 
@@ -70,8 +70,13 @@ const ROW_PX: u32 = 30;
 const CHROME_PX: u32 = 120;
 /// Widest the name column gets, in pixels.
 const NAME_PX: u32 = 190;
-/// Widest the text column on the right gets, in pixels.
-const TEXT_PX: u32 = 200;
+/// Widest the text column on the right gets, in pixels: room for a
+/// verdict and its caveat marks (`⚠ page cache (cwd), CPU-bound (tmpfs)`).
+const TEXT_PX: u32 = 300;
+/// The figure's width: wider than the other charts, so that it is drawn
+/// at its own size (not scaled up) in the report's 1000 px column and the
+/// caveat marks beside the rows are not cut.
+const OVERVIEW_WIDTH: u32 = 960;
 
 /// Renders `c` as SVG; "no data" when no row has a finite ratio.
 pub fn overview_chart(c: &OverviewChart) -> Result<String> {
@@ -79,7 +84,7 @@ pub fn overview_chart(c: &OverviewChart) -> Result<String> {
         return super::canvas::no_data(&c.title);
     }
     let height = (HEIGHT / 2).max(CHROME_PX + ROW_PX * c.rows.len() as u32);
-    render(&c.title, (WIDTH, height), |root| draw(root, c))
+    render(&c.title, (OVERVIEW_WIDTH, height), |root| draw(root, c))
 }
 
 fn usable(r: f64) -> bool {
