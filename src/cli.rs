@@ -60,7 +60,9 @@ pub enum Command {
         #[arg(long)]
         fail_on_failure: bool,
     },
-    /// Validate an experiment file and print its planned runs with an estimate.
+    /// Validate an experiment file, print its planned runs with an
+    /// estimate learned from the store's past runs, and say what `run`
+    /// would refuse on this host.
     Check {
         /// The experiment file (TOML); `-` reads it from stdin; default
         /// ./experiment.toml, else the built-in quick experiment.

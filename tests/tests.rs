@@ -28,6 +28,8 @@ mod crash;
 mod docs;
 /// The io_uring and mmap engines and open-loop rates.
 mod engines;
+/// `check`'s refusals and estimates against real runs.
+mod estimates;
 /// Malformed experiment files: one error line with file:line:column, exit 2.
 mod experiment_errors;
 /// The JSON export against its published JSON Schema.

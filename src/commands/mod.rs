@@ -14,6 +14,7 @@ mod import;
 mod init;
 mod kinds;
 mod query;
+mod refusals;
 mod report;
 mod run;
 
@@ -60,7 +61,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
                 fail_on_failure,
             ),
         },
-        Command::Check { experiment } => check::check(experiment.as_deref()),
+        Command::Check { experiment } => check::check(&cli.db, experiment.as_deref()),
         Command::Init { file, force } => init::init(&file, force),
         Command::Completions { shell } => generate::completions(shell),
         Command::Man { dir } => generate::man(dir.as_deref()),
