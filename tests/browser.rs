@@ -110,6 +110,7 @@ fn the_html_report_renders_offline_without_errors_and_escapes_names() {
         ),
     );
     let (mut b, url) = open(&binary, &html);
+    b.eval("document.querySelectorAll('details').forEach(d => d.open = true)");
     let charts = assert_charts_rendered(&mut b);
     assert!(
         charts >= 4,
@@ -155,9 +156,11 @@ fn a_matrix_report_draws_a_heat_map_per_test_and_target() {
         ),
     );
     let (mut b, url) = open(&binary, &html);
+    b.eval("document.querySelectorAll('details').forEach(d => d.open = true)");
     // Bar and difference charts of the primary metric, then per test one
     // map per target and one difference map.
-    assert_eq!(assert_charts_rendered(&mut b), 2 + 3 * 3);
+    // The overview first.
+    assert_eq!(assert_charts_rendered(&mut b), 1 + 2 + 3 * 3);
     let with = |text: &str| {
         format!(
             "Array.from(document.querySelectorAll('.chart svg')).filter(s => s.textContent.includes({})).length",
@@ -207,7 +210,7 @@ fn the_report_shows_what_was_compared_the_primary_series_and_open_intervals() {
         "name = \"compared\"\n[plan]\nrepetitions = 3\nanalysis = \"means\"\n\
          [[target]]\nname = \"plain\"\nkind = \"tmpfs\"\nsize = \"64M\"\n\
          [[target]]\nname = \"tuned\"\nkind = \"tmpfs\"\nsize = \"64M\"\nmount_options = [\"relatime\", \"nodev\"]\n\
-         [[workload]]\nname = \"rr\"\nkind = \"io\"\nrw = \"randread\"\nsize = \"8M\"\nruntime = \"2s\"\n\
+         [[workload]]\nname = \"rr\"\nkind = \"io\"\nrw = \"randread\"\nsize = \"8M\"\nruntime = \"4s\"\n\
          [[workload]]\nname = \"noisy\"\nkind = \"mock\"\nnoise = 1.5\nseed = 1\n",
     );
     let not_there =
@@ -219,6 +222,7 @@ fn the_report_shows_what_was_compared_the_primary_series_and_open_intervals() {
         "show warns too, on stderr"
     );
     let (mut b, url) = open(&binary, &html);
+    b.eval("document.querySelectorAll('details').forEach(d => d.open = true)");
     assert_charts_rendered(&mut b);
     let warned = format!(
         "Array.from(document.querySelectorAll('.warnings li')).some(l => l.textContent.startsWith({}))",
@@ -245,14 +249,15 @@ fn the_report_shows_what_was_compared_the_primary_series_and_open_intervals() {
         b.eval(&row("kind")),
         json!([["kind", false], ["tmpfs", false], ["tmpfs", false]])
     );
-    // Over time: the primary metric's series only, a line and a shade per
-    // run, each named in the legend.
+    // Over time: the primary metric's series only (named as people say
+    // it), a line and a shade per run, each named in the legend; runs of
+    // 4 s give 4 samples (under 3 would draw no course over time).
     let over_time = "Array.from(document.querySelectorAll('.chart svg')).filter(s => s.textContent.includes('over time'))";
     assert_eq!(
         b.eval(&format!(
             "{over_time}.map(s => s.querySelector('text').textContent.trim())"
         )),
-        json!(["rr: bw_bytes_per_s over time, per run"])
+        json!(["rr: throughput over time, per run"])
     );
     let legend = b.eval(&format!("{over_time}[0].textContent"));
     for run in ["plain rep 1", "plain rep 3", "tuned rep 2"] {
@@ -306,9 +311,16 @@ fn a_swept_campaign_reports_its_pivots_curve_and_heat_maps() {
     let (mut b, url) = open(&binary, &html);
     let study = "document.querySelector('.study')";
     assert_eq!(
-        b.eval(&format!("{study}.querySelector('h3').textContent")),
+        b.eval(&format!("{study}.querySelector('h2').textContent")),
         json!("tiny (tinywrites) by total_size, compress")
     );
+    // The study is a part of its own, right after the overview figure and
+    // before anything folded: not inside its last variant's section.
+    let order = b.eval(
+        "Array.from(document.querySelectorAll('.overview, .study, nav.toc, details')).slice(0, 3).map(e => e.className || e.tagName)",
+    );
+    assert_eq!(order, json!(["overview", "study", "toc"]));
+    b.eval("document.querySelectorAll('details').forEach(d => d.open = true)");
     let svgs = |text: &str| {
         format!(
             "Array.from({study}.querySelectorAll('.chart svg')).filter(s => s.textContent.includes({})).length",
@@ -377,4 +389,123 @@ fn a_swept_campaign_reports_its_pivots_curve_and_heat_maps() {
     let out = std::env::temp_dir().join("storlab-study.png");
     screenshot(&mut b, clip, &out);
     assert_offline_and_clean(&mut b, &url);
+}
+
+/// The HTML report of the busy-host quick campaign (a copy of
+/// tests/fixtures/quick-noisy), written by this build.
+fn quick_noisy_report(lab: &Lab) -> PathBuf {
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/quick-noisy/quick-noisy.db");
+    std::fs::copy(&fixture, lab.db()).unwrap();
+    let mut perms = std::fs::metadata(lab.db()).unwrap().permissions();
+    #[allow(clippy::permissions_set_readonly_false)]
+    perms.set_readonly(false);
+    std::fs::set_permissions(lab.db(), perms).unwrap();
+    let html = lab.path().join("quick.html");
+    lab.ok(&["report", "1", "-o", html.to_str().unwrap()]);
+    html
+}
+
+/// Where the page's first figure and first folded part begin, its height,
+/// how many parts fold and how many are open, and whether it overflows
+/// the window sideways.
+fn layout(b: &mut Browser) -> Value {
+    b.eval(
+        "(() => { const y = e => e ? Math.round(e.getBoundingClientRect().top + scrollY) : null; \
+         const d = document.querySelectorAll('details'); \
+         return {first_chart: y(document.querySelector('.chart svg')), first_fold: y(d[0]), \
+           folds: d.length, open: Array.from(d).filter(x => x.open).length, \
+           height: document.documentElement.scrollHeight, \
+           overflow: document.documentElement.scrollWidth > innerWidth}; })()",
+    )
+}
+
+/// Renders the page as a `width` × 1100 window.
+fn resize(b: &mut Browser, width: u32) {
+    b.call(
+        "Emulation.setDeviceMetricsOverride",
+        json!({"width": width, "height": 1100, "deviceScaleFactor": 1, "mobile": width < 600}),
+        true,
+    );
+}
+
+// Issue #30: the answer first, the rest folded. At 1400 px the quick
+// campaign's headline, its overview figure and the contents fit one
+// 1100 px screen above the first folded part; at 420 px nothing overflows
+// the page sideways and chart text is not shrunk below readable.
+#[test]
+fn the_quick_campaign_answers_first_folds_the_rest_and_reads_at_420_px() {
+    let binary = chromium_binary();
+    let lab = Lab::new();
+    let html = quick_noisy_report(&lab);
+    let (mut b, url) = open(&binary, &html);
+    resize(&mut b, 1400);
+    let at_1400 = layout(&mut b);
+    eprintln!("at 1400 px: {at_1400}");
+    let first_chart = at_1400["first_chart"].as_i64().unwrap();
+    let first_fold = at_1400["first_fold"].as_i64().unwrap();
+    assert!(first_chart < first_fold, "{at_1400}");
+    assert!(first_fold < 1100, "the answer fits one screen: {at_1400}");
+    assert!(at_1400["folds"].as_i64().unwrap() >= 10, "{at_1400}");
+    assert_eq!(at_1400["open"], json!(0), "folded parts start closed");
+    assert_eq!(at_1400["overflow"], json!(false));
+    // The first figure is the overview: a row per workload, each saying
+    // its verdict in words beside the dot.
+    let overview = b.eval("document.querySelector('.overview svg').textContent");
+    let overview = overview.as_str().unwrap();
+    for text in [
+        "seqread-1m (throughput)",
+        "×12 faster",
+        "×1.6 (n.s.)",
+        "19.7% less time, faster",
+        "×1",
+        "×10",
+        // The caveats of the runs behind a row, beside it.
+        "⚠ noisy host",
+        "⚠ CPU-bound (tmpfs), noisy host",
+    ] {
+        assert!(
+            overview.contains(text),
+            "{text} in the overview: {overview}"
+        );
+    }
+    // The contents link to every part, folded ones too.
+    let links = b.eval(
+        "Array.from(document.querySelectorAll('nav.toc a')).map(a => !!document.getElementById(a.getAttribute('href').slice(1)))",
+    );
+    let links = links.as_array().unwrap();
+    assert!(
+        links.len() >= 10 && links.iter().all(|l| *l == json!(true)),
+        "{links:?}"
+    );
+    let shot = std::env::temp_dir().join("storlab-quick-1400.png");
+    screenshot(
+        &mut b,
+        json!({"x": 0, "y": 0, "width": 1400, "height": 1100}),
+        &shot,
+    );
+    // Opened, every chart draws.
+    b.eval("document.querySelectorAll('details').forEach(d => d.open = true)");
+    assert!(assert_charts_rendered(&mut b) >= 15);
+    assert_offline_and_clean(&mut b, &url);
+
+    resize(&mut b, 420);
+    b.eval("document.querySelectorAll('details').forEach(d => d.open = false)");
+    let at_420 = layout(&mut b);
+    eprintln!("at 420 px: {at_420}");
+    assert_eq!(at_420["overflow"], json!(false), "{at_420}");
+    // The smallest text of the overview figure, in CSS pixels on screen.
+    let smallest = b.eval(
+        "Math.min(...Array.from(document.querySelectorAll('.overview svg text')).map(t => t.getBoundingClientRect().height).filter(h => h > 0))",
+    );
+    assert!(
+        smallest.as_f64().unwrap() >= 10.0,
+        "overview text {smallest} px high at 420 px"
+    );
+    let shot = std::env::temp_dir().join("storlab-quick-420.png");
+    screenshot(
+        &mut b,
+        json!({"x": 0, "y": 0, "width": 420, "height": 1100}),
+        &shot,
+    );
 }

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::util::Lab;
 
@@ -641,7 +641,7 @@ fn the_report_of_two_campaigns_says_what_differs_before_its_numbers() {
     );
     assert!(
         text.contains(&format!(
-            "- m on d: ops_per_s faster, {d:+.1}% [{lo:+.1}%, {hi:+.1}%]"
+            "- m on d: operations/s faster, {d:+.1}% [{lo:+.1}%, {hi:+.1}%]"
         )),
         "{text}"
     );
@@ -662,14 +662,19 @@ fn comparison_page_renders(html: &Path) {
         b.eval("document.querySelector('h2').textContent"),
         "gluster: 10.3 → 11.1"
     );
-    let sizes = b.eval("Array.from(document.querySelectorAll('.chart svg')).map(e => { const r = e.getBoundingClientRect(); return [r.width, r.height]; })");
+    // The overview figure first (one row), then the workload's chart.
+    assert_eq!(
+        b.eval("document.querySelectorAll('.overview .chart svg').length"),
+        json!(1)
+    );
+    let sizes = b.eval("Array.from(document.querySelectorAll('.chart svg')).filter(e => !e.closest('.overview')).map(e => { const r = e.getBoundingClientRect(); return [r.width, r.height]; })");
     let sizes = sizes.as_array().unwrap();
     assert_eq!(sizes.len(), 1, "one workload, one chart: {sizes:?}");
     assert!(
         sizes[0][0].as_f64().unwrap() > 100.0 && sizes[0][1].as_f64().unwrap() > 100.0,
         "{sizes:?}"
     );
-    let svg = b.eval("document.querySelector('.chart svg').textContent");
+    let svg = b.eval("document.querySelectorAll('.chart svg')[1].textContent");
     assert!(
         svg.as_str()
             .unwrap()

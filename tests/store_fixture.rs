@@ -236,7 +236,7 @@ fn show_fits_a_terminal_of_100_columns_and_keeps_every_verdict() {
         );
         // The summary table keeps each row's verdict and says what it left out.
         for verdict in [
-            "+60.3% faster",
+            "×1.6 faster",
             "-0.2% (n.s.; ±5% needs about 51 runs)",
             "24.6% less time",
         ] {
@@ -245,6 +245,9 @@ fn show_fits_a_terminal_of_100_columns_and_keeps_every_verdict() {
                 text.contains(verdict),
                 "show {c}: {verdict}\n{text}"
             );
+            if c == "1" {
+                assert!(full.contains(verdict), "show 1: {verdict}\n{full}");
+            }
         }
         assert!(text.contains("left out to fit 100 columns)"), "{text}");
         // And each row's mean with its interval.

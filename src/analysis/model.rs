@@ -50,6 +50,21 @@ pub struct TargetStats {
     pub verdict: Option<Verdict>,
     /// For an inconclusive comparison: what would settle it.
     pub settle: Option<Settle>,
+    /// What the verdict rests on that may not be what it meant to measure:
+    /// the caveat kinds (page cache, durability not measured, noisy host…)
+    /// of the measured runs behind this comparison, on either side (empty
+    /// for the baseline itself); rendered as marks by
+    /// `crate::report::text::caveat_marks`, in the verdict lines and the
+    /// overview figure.
+    pub caveats: Vec<Caveat>,
+}
+
+/// A caveat on a comparison: a kind of warning the runs of `target` (the
+/// candidate or the baseline) carry.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Caveat {
+    pub kind: WarningKind,
+    pub target: String,
 }
 
 /// How many runs would measure an inconclusive difference to ±`pct` %.
@@ -273,7 +288,11 @@ pub fn metric(
                 compare_runs(&base, &values, design(c), analysis, LEVEL)
             };
             let values = values.iter().map(|r| r.value).collect();
-            target_stats(t, values, comparison, direction)
+            let mut stats = target_stats(t, values, comparison, direction);
+            if stats.comparison.is_some() {
+                stats.caveats = caveats(c, workload, &[baseline, t.as_str()]);
+            }
+            stats
         })
         .collect();
     MetricReport {
@@ -285,6 +304,25 @@ pub fn metric(
         exploratory: false,
         targets: stats,
     }
+}
+
+/// The caveats a comparison of `workload` between `targets` rests on:
+/// each caveat kind (page cache, noisy host…) that a measured run of it
+/// on one of them carries, once per kind and target.
+fn caveats(c: &CampaignData, workload: &str, targets: &[&str]) -> Vec<Caveat> {
+    let mut out: Vec<Caveat> = targets
+        .iter()
+        .flat_map(|t| measured(c, workload, t))
+        .flat_map(|r| {
+            r.warnings.iter().filter(|w| w.is_caveat()).map(|w| Caveat {
+                kind: w.kind,
+                target: r.target.clone(),
+            })
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
 }
 
 /// A metric's unit and direction as stored with the workload's runs, else
@@ -324,6 +362,7 @@ pub fn target_stats(
         verdict,
         comparison,
         values,
+        caveats: Vec::new(),
     }
 }
 
@@ -812,6 +851,35 @@ mod tests {
             assert!(warned(&noisy).is_empty(), "{noisy:?}");
         }
         assert!(warned(DRIFTING).is_empty());
+    }
+
+    #[test]
+    fn a_comparison_carries_the_caveats_of_the_runs_on_either_side() {
+        use crate::warning::{Warning, WarningKind};
+        let mut c = campaign(json!({}), DRIFTING);
+        c.runs[0].warnings = vec![Warning::new(WarningKind::PageCache, "page cache: …")];
+        c.runs[3].warnings = vec![
+            Warning::new(WarningKind::NoisyHost, "noisy host: …"),
+            Warning::new(WarningKind::Outlier, "an outlier, not a caveat"),
+        ];
+        c.runs[5].warnings = vec![Warning::new(WarningKind::NoisyHost, "noisy host: …")];
+        let r = build_plain(&c, None).unwrap();
+        let m = primary(&r);
+        assert!(
+            m.targets[0].caveats.is_empty(),
+            "the baseline compares nothing"
+        );
+        let caveat = |kind, target: &str| Caveat {
+            kind,
+            target: target.into(),
+        };
+        assert_eq!(
+            m.targets[1].caveats,
+            [
+                caveat(WarningKind::PageCache, "a"),
+                caveat(WarningKind::NoisyHost, "b")
+            ]
+        );
     }
 
     #[test]

@@ -13,6 +13,7 @@ use super::EXIT_INVALID;
 use crate::analysis::comparison::{
     across, across_json, side_json, within, Across, Metrics, Refusal, Row,
 };
+use crate::report::format::{effect, Notation};
 use crate::report::sections::comparisons::{across_table, table};
 use crate::store::{CampaignData, Store};
 
@@ -150,11 +151,14 @@ fn gate(rows: &[Row], pct: Option<f64>) -> ExitCode {
     for r in &regressions {
         let c = r.candidate.comparison.as_ref();
         errln!(
-            "regression: {} {} on {}: {:+.1}% against {} (p {:.4})",
+            "regression: {} {} on {}: {} against {} (p {:.4})",
             r.workload,
             r.metric,
             r.candidate_label,
-            c.map(|c| c.diff_pct).unwrap_or(f64::NAN),
+            c.map_or("n/a".into(), |c| effect(
+                c.diff_pct,
+                Notation::of(&[c.diff_pct])
+            )),
             r.baseline_label,
             c.map(|c| c.p_value).unwrap_or(f64::NAN)
         );

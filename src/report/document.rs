@@ -5,7 +5,7 @@
 //! HTML the body (Markdown leaves the charts out: every charted number is
 //! in a table beside its chart).
 
-use super::svg::{BarChart, CurveChart, DiffChart, HeatMap, LineChart};
+use super::svg::{BarChart, CurveChart, DiffChart, HeatMap, LineChart, OverviewChart};
 use super::table::Table;
 use crate::warning::Warning;
 
@@ -33,6 +33,10 @@ pub struct Section {
     /// A style the HTML report gives the whole section (`warnings`,
     /// `headline`, `matrix`); other renderers ignore it.
     pub class: Option<&'static str>,
+    /// Folded: the HTML report shows only the title until the reader opens
+    /// it, with every section under it (up to the next titled section of
+    /// its level or above); other renderers ignore it.
+    pub fold: bool,
     pub blocks: Vec<Block>,
 }
 
@@ -42,6 +46,9 @@ pub enum Block {
     List(Vec<String>),
     Table(Table),
     Chart(Chart),
+    /// The table of contents: links to the titled parts (level 2) where
+    /// the format has links; nothing elsewhere.
+    Contents,
 }
 
 /// A chart, as the description its SVG is drawn from.
@@ -53,6 +60,8 @@ pub enum Chart {
     Heat(HeatMap),
     /// Lines with confidence bands against a swept value.
     Curve(CurveChart),
+    /// Every workload against the baseline, on a log axis.
+    Overview(OverviewChart),
 }
 
 impl Section {
@@ -61,6 +70,7 @@ impl Section {
             title: title.into(),
             level,
             class: None,
+            fold: false,
             blocks: Vec::new(),
         }
     }
@@ -72,6 +82,12 @@ impl Section {
 
     pub fn with_class(mut self, class: &'static str) -> Section {
         self.class = Some(class);
+        self
+    }
+
+    /// Folded in the HTML report ([`Section::fold`]).
+    pub fn folded(mut self) -> Section {
+        self.fold = true;
         self
     }
 
@@ -95,6 +111,12 @@ impl Section {
 
     pub fn chart(&mut self, c: Chart) -> &mut Section {
         self.blocks.push(Block::Chart(c));
+        self
+    }
+
+    /// The table of contents, where the report wants it.
+    pub fn contents(&mut self) -> &mut Section {
+        self.blocks.push(Block::Contents);
         self
     }
 

@@ -6,6 +6,7 @@
 
 use anyhow::Result;
 
+use super::format::{effect, Notation};
 use super::render::html::html_escape;
 use super::svg::{history_chart, target_color, HistoryChart, HistoryPoint};
 use super::table::Table;
@@ -117,8 +118,9 @@ pub fn text(h: &History) -> String {
 pub fn step_text(step: &Step) -> String {
     match step {
         Step::Found { campaign, change_pct, word, test } => format!(
-            "step: {} began at campaign {campaign}: {change_pct:+.1}% after it against before ({word}; Pettitt K = {}, p = {:.4})",
+            "step: {} began at campaign {campaign}: {} after it against before ({word}; Pettitt K = {}, p = {:.4})",
             if *word == "slower" { "a regression" } else { "an improvement" },
+            effect(*change_pct, Notation::of(&[*change_pct])),
             test.k,
             test.p_value
         ),

@@ -12,7 +12,8 @@ use super::contrib::{self, Context};
 use super::document::{Document, Section};
 use super::sections::ranks;
 use super::sections::{
-    self, campaign, compared, methodology, percentiles, requested, series, summary, workload,
+    self, campaign, compared, methodology, overview, percentiles, requested, series, summary,
+    workload,
 };
 use crate::analysis::comparison::Across;
 use crate::analysis::latency::curves;
@@ -50,10 +51,19 @@ pub fn build(c: &CampaignData, options: &Options) -> Result<Document> {
     let counts = crate::analysis::warnings::by_kind(c, &model, &all_warnings);
     let by_kind = sections::warnings::by_kind_section(c, &model, &counts);
     let headline = campaign::headline_section(&model);
+    // The answer first: the headline sentences and the warnings by kind,
+    // the overview figure, each study's figure; then what was compared and
+    // how (folded), each workload (its per-run charts folded), the full
+    // warning list (folded).
     let mut body = vec![campaign::intro(c), headline, by_kind.clone()];
+    body.extend(overview::section(&model));
+    for s in crate::analysis::study::studies(c, &model, &options.compare_levels) {
+        body.push(contrib::study::sections::report(&s));
+    }
+    body.push(contents());
     body.extend(compared::sections(c, &model.baseline, &setup));
-    body.push(campaign::environment_section(c));
-    body.push(methodology::section(c, &model));
+    body.push(campaign::environment_section(c).folded());
+    body.push(methodology::section(c, &model).folded());
     for w in &model.workloads {
         summary.extend(contrib::summary(cx, w)?);
         body.push(workload::section(
@@ -62,14 +72,16 @@ pub fn build(c: &CampaignData, options: &Options) -> Result<Document> {
             w,
             contrib::values_table(cx, w),
         ));
-        body.extend(contrib::sections(cx, w)?);
-        body.extend(series::section(c, w, &options.series));
-        body.extend(percentiles::section(c, w, &curves));
-        body.extend(ranks::report_section(c, &w.name));
+        let details = contrib::sections(cx, w)?
+            .into_iter()
+            .chain(series::section(c, w, &options.series))
+            .chain(percentiles::section(c, w, &curves))
+            .chain(ranks::report_section(c, &w.name));
+        body.extend(details.map(fold_titled));
     }
     summary.extend(ranks::summary_sections(c));
     summary.push(by_kind);
-    let mut warnings = Section::new(2, "Warnings").with_class("warnings");
+    let mut warnings = Section::new(2, "Warnings").with_class("warnings").folded();
     warnings.list(model.warnings.iter().map(|w| w.text.clone()).collect());
     body.push(warnings);
     body.retain(|s| !s.is_empty());
@@ -81,6 +93,21 @@ pub fn build(c: &CampaignData, options: &Options) -> Result<Document> {
         body,
         warnings: all_warnings,
     })
+}
+
+/// The table of contents, after the answer.
+fn contents() -> Section {
+    let mut s = Section::untitled(2);
+    s.contents();
+    s
+}
+
+/// A titled section folded; an untitled one (a continuation) as it is.
+fn fold_titled(s: Section) -> Section {
+    match s.title.is_empty() {
+        true => s,
+        false => s.folded(),
+    }
 }
 
 /// What the configuration did not compare (a requested setting that did
@@ -135,11 +162,17 @@ pub fn summary_json(c: &CampaignData, options: &Options) -> Result<serde_json::V
 /// terminal warnings are the caveats.
 pub fn across(a: &CampaignData, b: &CampaignData, x: &Across) -> Result<Document> {
     let mut body = vec![sections::across::headline(a, b, x)];
+    body.extend(overview::across_section(
+        a.campaign.id,
+        b.campaign.id,
+        &x.rows,
+    ));
     body.extend(sections::across::caveats(x));
+    body.push(contents());
     body.push(sections::across::sides(a, b));
     body.push(sections::across::differences(a, b, &x.differences));
     body.extend(sections::across::workloads(a, b, x));
-    let mut warnings = Section::new(2, "Warnings").with_class("warnings");
+    let mut warnings = Section::new(2, "Warnings").with_class("warnings").folded();
     let mut each = Vec::new();
     for c in [a, b] {
         let m = model::build(c, None, &chosen::choose)?;

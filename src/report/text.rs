@@ -2,9 +2,10 @@
 //! its interval, a % difference with its bounds, a p-value, a verdict, what
 //! would settle an inconclusive comparison, and a unit to chart in.
 
-use super::format::format_value;
-use crate::analysis::model::{runs_text, MetricReport, TargetStats};
+use super::format::{effect, effect_text, format_value, Notation};
+use crate::analysis::model::{runs_text, Caveat, MetricReport, TargetStats};
 use crate::metric::{Family, Unit};
+use crate::warning::WarningKind;
 
 /// `1.2 GiB/s ± 3.4 MiB/s`, or the bare mean with one run; an interval
 /// clipped at zero is shown whole, `1.4 ms [0, 6.3 ms]`.
@@ -25,101 +26,118 @@ pub fn mean_ci_text(t: &TargetStats, unit: Unit) -> String {
     }
 }
 
-/// `+12.3% [+8.1%, +16.5%]`; an infinite bound is written `unbounded`.
+/// The notation of `t`'s comparison: its estimate and interval together
+/// ([`super::format::Notation`]).
+pub fn notation(t: &TargetStats) -> Notation {
+    match &t.comparison {
+        Some(c) => Notation::of(&[c.diff_pct, c.diff_pct_ci.low, c.diff_pct_ci.high]),
+        None => Notation::Percent,
+    }
+}
+
+/// `+12.3% [+8.1%, +16.5%]`, `×597 [×132, ×2706]`; an infinite bound is
+/// written `unbounded`.
 pub fn diff_text(t: &TargetStats) -> String {
     match &t.comparison {
-        Some(c) if c.diff_pct_ci.low.is_infinite() && c.diff_pct_ci.high.is_infinite() => {
-            format!("{:+.1}% [unbounded: baseline too noisy]", c.diff_pct)
-        }
-        Some(c) => format!(
-            "{:+.1}% [{}, {}]",
-            c.diff_pct,
-            bound_text(c.diff_pct_ci.low),
-            bound_text(c.diff_pct_ci.high)
-        ),
+        Some(c) => effect_text(c.diff_pct, c.diff_pct_ci.low, c.diff_pct_ci.high),
         None => "—".into(),
     }
 }
 
-/// `[+8.1%, +16.5%]`: the interval of a % difference alone; `[unbounded]`
-/// when both bounds are.
+/// `[+8.1%, +16.5%]`: the interval of a difference alone, in the notation
+/// of its estimate; `[unbounded]` when both bounds are.
 pub fn interval_text(t: &TargetStats) -> String {
     match &t.comparison {
         Some(c) if c.diff_pct_ci.low.is_infinite() && c.diff_pct_ci.high.is_infinite() => {
             "[unbounded]".into()
         }
-        Some(c) => format!(
-            "[{}, {}]",
-            bound_text(c.diff_pct_ci.low),
-            bound_text(c.diff_pct_ci.high)
-        ),
+        Some(c) => {
+            let n = notation(t);
+            format!(
+                "[{}, {}]",
+                effect(c.diff_pct_ci.low, n),
+                effect(c.diff_pct_ci.high, n)
+            )
+        }
         None => String::new(),
     }
 }
 
-/// How a % difference of metric `name` reads, the sign with the quantity
-/// rather than with the verdict: `takes 20.2% less time` (a time),
-/// `38.4% lower lat_mean_ns` (a latency), `-64.0% tps` (a rate, an
-/// amount); and whether that names the metric.
-pub fn change_text(diff_pct: f64, name: &str, unit: Unit) -> (String, bool) {
+/// How a difference of metric `name` (its human name) reads, the sign
+/// with the quantity rather than with the verdict: `takes 20.2% less
+/// time` (a time), `38.4% lower p99 latency` (a latency), `-64.0% TPS` (a
+/// rate, an amount); in ratio notation the candidate's quantity as a
+/// multiple of the baseline's, `÷3.3 total time`, `×597 throughput`. And
+/// whether that names the metric.
+pub fn change_text(diff_pct: f64, n: Notation, name: &str, unit: Unit) -> (String, bool) {
     let size = diff_pct.abs();
     let less = diff_pct < 0.0;
-    match unit.family() {
-        Family::Seconds => {
+    match (n, unit.family()) {
+        (Notation::Ratio, _) => (format!("{} {name}", effect(diff_pct, n)), true),
+        (_, Family::Seconds) => {
             let how = if less { "less" } else { "more" };
             (format!("takes {size:.1}% {how} time"), false)
         }
-        Family::Nanoseconds => {
+        (_, Family::Nanoseconds) => {
             let how = if less { "lower" } else { "higher" };
             (format!("{size:.1}% {how} {name}"), true)
         }
-        _ => (format!("{diff_pct:+.1}% {name}"), true),
+        _ => (format!("{} {name}", effect(diff_pct, n)), true),
     }
 }
 
 /// A significant difference in a table cell beside its verdict word:
 /// `+60.3% faster` for a rate, `24.6% less time, faster` for a time,
-/// `38.4% lower, faster` for a latency.
-pub fn versus_text(diff_pct: f64, unit: Unit, word: &str) -> String {
+/// `38.4% lower, faster` for a latency; `×597 faster`, `÷3.3 time,
+/// faster` from ×2.
+pub fn versus_text(diff_pct: f64, n: Notation, unit: Unit, word: &str) -> String {
     let size = diff_pct.abs();
     let less = diff_pct < 0.0;
-    match unit.family() {
-        Family::Seconds => {
+    match (n, unit.family()) {
+        (Notation::Ratio, Family::Seconds) => format!("{} time, {word}", effect(diff_pct, n)),
+        (Notation::Ratio, Family::Nanoseconds) => format!("{}, {word}", effect(diff_pct, n)),
+        (_, Family::Seconds) => {
             let how = if less { "less" } else { "more" };
             format!("{size:.1}% {how} time, {word}")
         }
-        Family::Nanoseconds => {
+        (_, Family::Nanoseconds) => {
             let how = if less { "lower" } else { "higher" };
             format!("{size:.1}% {how}, {word}")
         }
-        _ => format!("{diff_pct:+.1}% {word}"),
+        _ => format!("{} {word}", effect(diff_pct, n)),
     }
 }
 
-/// A bound of a % difference: one decimal, or as many (up to six) as keep a
-/// bound above -100 % (a ratio above 0) from printing as -100.0 %.
-///
-/// A bound past a hundredfold (+9900 %) is written as the ratio it stands
-/// for (`×4.6e14`, not `+46369457298932072.0%`): with two or three runs the
-/// t quantile makes such bounds, and their digits would look like a
-/// measurement.
-pub fn bound_text(pct: f64) -> String {
-    if pct.is_infinite() {
-        return "unbounded".into();
+/// `⚠ page cache (tmpfs), noisy host`: the caveats of a verdict, each kind
+/// once with the target whose runs carry it (none named when every
+/// target's do); empty without caveats. The one rendering of
+/// [`crate::analysis::model::TargetStats::caveats`], in verdict lines and
+/// the overview figure alike.
+pub fn caveat_marks(caveats: &[Caveat]) -> String {
+    if caveats.is_empty() {
+        return String::new();
     }
-    if pct > 9900.0 {
-        let ratio = 1.0 + pct / 100.0;
-        return if ratio < 1e4 {
-            format!("×{ratio:.0}")
-        } else {
-            format!("×{ratio:.1e}")
-        };
-    }
-    let minus_100 = |d: usize| format!("{pct:.d$}") == format!("{:.d$}", -100.0);
-    let digits = (1..=6)
-        .find(|&d| pct <= -100.0 || !minus_100(d))
-        .unwrap_or(6);
-    format!("{pct:+.digits$}%")
+    let mut kinds: Vec<WarningKind> = caveats.iter().map(|c| c.kind).collect();
+    kinds.sort();
+    kinds.dedup();
+    let all: std::collections::BTreeSet<&str> = caveats.iter().map(|c| c.target.as_str()).collect();
+    let each: Vec<String> = kinds
+        .iter()
+        .map(|k| {
+            let mut on: Vec<&str> = caveats
+                .iter()
+                .filter(|c| c.kind == *k)
+                .map(|c| c.target.as_str())
+                .collect();
+            on.sort();
+            on.dedup();
+            match on.len() == all.len() && all.len() > 1 {
+                true => k.label().to_string(),
+                false => format!("{} ({})", k.label(), on.join(", ")),
+            }
+        })
+        .collect();
+    format!("⚠ {}", each.join(", "))
 }
 
 /// The verdict's word, marked exploratory for a secondary metric.
@@ -164,49 +182,51 @@ pub fn display_unit(unit: Unit, max: f64) -> (f64, String) {
 
 #[cfg(test)]
 mod tests {
-    use super::bound_text;
+    use super::{caveat_marks, change_text, versus_text, Caveat, Notation, Unit, WarningKind};
 
-    // Reference: the rule on bound_text; a ratio above 0 never prints as
-    // -100.0%.
+    #[test]
+    fn caveats_are_marked_once_per_kind_with_the_side_that_carries_them() {
+        let c = |kind, target: &str| Caveat {
+            kind,
+            target: target.into(),
+        };
+        assert_eq!(caveat_marks(&[]), "");
+        let marks = caveat_marks(&[
+            c(WarningKind::NoisyHost, "cwd"),
+            c(WarningKind::PageCache, "tmpfs"),
+            c(WarningKind::NoisyHost, "tmpfs"),
+        ]);
+        assert_eq!(marks, "⚠ page cache (tmpfs), noisy host");
+    }
+
     // The examples: a time that drops reads as less time, a rate
-    // keeps its sign beside its name.
+    // keeps its sign beside its name; from ×2 both read as ratios.
     #[test]
     fn changes_read_in_the_metric_s_direction() {
-        use super::{change_text, versus_text, Unit};
+        let p = Notation::Percent;
         assert_eq!(
-            change_text(-20.2, "total_s", Unit::Seconds),
+            change_text(-20.2, p, "total time", Unit::Seconds),
             ("takes 20.2% less time".to_string(), false)
         );
         assert_eq!(
-            change_text(-64.0, "tps", Unit::TransactionsPerSec),
-            ("-64.0% tps".to_string(), true)
+            change_text(-64.0, Notation::Ratio, "TPS", Unit::TransactionsPerSec),
+            ("÷2.8 TPS".to_string(), true)
         );
         assert_eq!(
-            change_text(12.5, "lat_p99_ns", Unit::Nanoseconds).0,
-            "12.5% higher lat_p99_ns"
+            change_text(12.5, p, "p99 latency", Unit::Nanoseconds).0,
+            "12.5% higher p99 latency"
         );
         assert_eq!(
-            versus_text(-24.6, Unit::Seconds, "faster"),
+            versus_text(-24.6, p, Unit::Seconds, "faster"),
             "24.6% less time, faster"
         );
         assert_eq!(
-            versus_text(60.3, Unit::BytesPerSec, "faster"),
+            versus_text(60.3, p, Unit::BytesPerSec, "faster"),
             "+60.3% faster"
         );
-    }
-
-    #[test]
-    fn bounds_near_minus_100_keep_their_digits() {
-        assert_eq!(bound_text(12.34), "+12.3%");
-        assert_eq!(bound_text(9800.0), "+9800.0%");
-        assert_eq!(bound_text(15441.0), "×155");
-        assert_eq!(bound_text(46369457298932072.0), "×4.6e14");
-        assert_eq!(bound_text(-46.44), "-46.4%");
-        assert_eq!(bound_text(-99.94), "-99.9%");
-        assert_eq!(bound_text(-99.97), "-99.97%");
-        assert_eq!(bound_text(-99.99994), "-99.9999%");
-        assert_eq!(bound_text(-100.0 + 1e-9), "-100.000000%");
-        assert_eq!(bound_text(-100.0), "-100.0%");
-        assert_eq!(bound_text(f64::INFINITY), "unbounded");
+        assert_eq!(
+            versus_text(59600.0, Notation::Ratio, Unit::BytesPerSec, "faster"),
+            "×597 faster"
+        );
     }
 }

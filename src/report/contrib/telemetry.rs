@@ -24,6 +24,7 @@ use crate::metric::labels::{DEVICE, PROCESS};
 use crate::metric::{Family, Labels, MetricDef, MetricKey};
 use crate::report::document::{Chart, Section};
 use crate::report::format::format_value;
+use crate::report::sections::series::{LOG_FROM_RATIO, MIN_SAMPLES};
 use crate::report::svg::{target_color, Line, LineChart};
 use crate::report::table::Table;
 use crate::report::text::{diff_text, display_unit, mean_ci_text};
@@ -413,23 +414,45 @@ fn over_time(w: &WorkloadReport, r: &RunData) -> OverTime {
             Family::Percent => (1.0, "% of one core".to_string()),
             _ => display_unit(unit, max),
         };
-        out.what.push(what.to_string());
-        out.charts.push(LineChart {
-            title: format!("{run}: {title}"),
-            x_label: "time (s)".into(),
-            y_label: format!("{y} ({shown})"),
-            lines: cols
-                .iter()
-                .enumerate()
-                .map(|(i, x)| Line {
-                    label: x.label.clone(),
-                    color: target_color(i),
-                    points: points(&x.series, scale),
-                })
-                .collect(),
-            log_y: false,
-            log_x: false,
-        });
+        let positive = cols
+            .iter()
+            .flat_map(|x| x.series.values.iter().copied())
+            .filter(|v| v.is_finite() && *v > 0.0)
+            .fold(f64::INFINITY, f64::min);
+        // Lines a hundred times apart: a log axis, or all but one flatten.
+        let log_y = positive.is_finite() && max / positive > LOG_FROM_RATIO;
+        // No course over time from one or two samples (a run of 0.1 s):
+        // such a column stays in the table, out of the chart.
+        let charted: Vec<&Column> = cols
+            .iter()
+            .filter(|x| points(&x.series, 1.0).len() >= MIN_SAMPLES)
+            .collect();
+        if !charted.is_empty() {
+            out.what.push(what.to_string());
+            out.charts.push(LineChart {
+                title: format!("{run}: {title}"),
+                x_label: "time (s)".into(),
+                y_label: match log_y {
+                    true => format!("{y} ({shown}, log scale)"),
+                    false => format!("{y} ({shown})"),
+                },
+                lines: charted
+                    .iter()
+                    .enumerate()
+                    .map(|(i, x)| Line {
+                        label: x.label.clone(),
+                        color: target_color(i),
+                        points: points(&x.series, scale)
+                            .into_iter()
+                            .filter(|(_, v)| !log_y || *v > 0.0)
+                            .collect(),
+                    })
+                    .collect(),
+                log_y,
+                log_x: false,
+                x_ticks: Vec::new(),
+            });
+        }
         columns.extend(
             cols.into_iter()
                 .map(|x| (format!("{} ({shown})", x.label), scale, x.series)),

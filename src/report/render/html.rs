@@ -6,7 +6,7 @@ use anyhow::Result;
 
 use super::markup::{self, Markup};
 use crate::report::document::{Chart, Document};
-use crate::report::svg::{bar_chart, curve_chart, diff_chart, heatmap, line_chart};
+use crate::report::svg::{bar_chart, curve_chart, diff_chart, heatmap, line_chart, overview_chart};
 use crate::report::table::Table;
 
 const STYLE: &str = r#"
@@ -16,11 +16,19 @@ table { border-collapse: collapse; margin: .5rem 0 1rem; font-size: .9rem; displ
 th, td { border: 1px solid #ddd; padding: .25rem .5rem; text-align: left; vertical-align: top; }
 th { background: #f4f4f4; } td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 .chart { margin: .5rem 0 1rem; } .chart svg { max-width: 100%; height: auto; }
+.overview .chart svg { width: 960px; }
 .matrix table { font-size: .8rem; } .matrix p { margin: .8rem 0 0; font-weight: bold; }
 .warnings li { color: #8a4b00; } .headline li { font-weight: bold; }
 td.differs { background: #fff1c2; font-weight: bold; }
 .side table { display: inline-table; vertical-align: top; margin-right: 1rem; }
 .compared td { overflow-wrap: anywhere; } .compared td:first-child { min-width: 9rem; }
+nav.toc { font-size: .9rem; line-height: 1.7; margin: .3rem 0 1rem; } nav.toc a { color: #0b5cad; text-decoration: none; white-space: nowrap; } nav.toc a:hover { text-decoration: underline; }
+details { margin: .6rem 0; } details > summary { cursor: pointer; list-style: none; } details > summary::-webkit-details-marker { display: none; }
+details > summary > h2, details > summary > h3, details > summary > h4 { display: inline; } details > summary > h2 { border-bottom: none; }
+details > summary::before { content: "▸ "; color: #777; } details[open] > summary::before { content: "▾ "; }
+details > summary:hover > * { color: #0b5cad; } details[open] > summary { margin-bottom: .5rem; }
+h2 + details, details + h2 { margin-top: 1rem; }
+@media (max-width: 760px) { body { margin: 1rem auto; overflow-wrap: break-word; } .chart { overflow-x: auto; } .chart svg { max-width: none; width: 720px; } .overview .chart svg { max-width: none; width: 960px; } }
 @media print { body { max-width: none; margin: 0; } h2 { page-break-before: auto; } .chart, table { page-break-inside: avoid; } table { display: table; } }
 "#;
 
@@ -109,8 +117,51 @@ impl Markup for Html {
             Chart::Line(l) => line_chart(l)?,
             Chart::Heat(h) => heatmap(h)?,
             Chart::Curve(c) => curve_chart(c)?,
+            Chart::Overview(o) => overview_chart(o)?,
         };
         Ok(format!("<div class=\"chart\">{svg}</div>\n"))
+    }
+
+    fn anchored_heading(&self, level: u8, text: &str, id: &str) -> String {
+        format!(
+            "<h{level} id=\"{}\">{}</h{level}>\n",
+            html_escape(id),
+            html_escape(text)
+        )
+    }
+
+    /// One line of links, each to its part (a folded part opens when its
+    /// link is followed).
+    fn contents(&self, entries: &[(String, String)]) -> String {
+        if entries.is_empty() {
+            return String::new();
+        }
+        let links: Vec<String> = entries
+            .iter()
+            .map(|(title, id)| {
+                format!(
+                    "<a href=\"#{}\">{}</a>",
+                    html_escape(id),
+                    html_escape(title)
+                )
+            })
+            .collect();
+        format!(
+            "<nav class=\"toc\"><b>Contents</b> {}</nav>\n",
+            links.join(" · ")
+        )
+    }
+
+    fn open_fold(&self, level: u8, text: &str, id: &str) -> String {
+        format!(
+            "<details id=\"{}\"><summary><h{level}>{}</h{level}></summary>\n",
+            html_escape(id),
+            html_escape(text)
+        )
+    }
+
+    fn close_fold(&self) -> String {
+        "</details>\n".into()
     }
 
     fn open(&self, class: &str) -> String {

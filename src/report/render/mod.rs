@@ -27,6 +27,7 @@ mod tests {
                 value: 1.0,
                 ci: None,
                 color: target_color(0),
+                runs: Vec::new(),
             }],
         }))
         .list(vec!["one".into()]);
@@ -47,7 +48,7 @@ mod tests {
         let order = [
             "<h1>c — campaign 1</h1>",
             "<p>what ran</p>",
-            "<div class=\"headline\"><h2>w (io)</h2>",
+            "<div class=\"headline\"><h2 id=\"s-w-io\">w (io)</h2>",
             "<div class=\"chart\"><svg",
             "<ul><li>one</li></ul>\n</div>",
         ];

@@ -178,7 +178,7 @@ fn block(b: &Block, columns: Option<usize>) -> String {
             }
             t.render_text_within(columns)
         }
-        Block::Chart(_) => String::new(),
+        Block::Chart(_) | Block::Contents => String::new(),
     }
 }
 

@@ -13,11 +13,12 @@ use super::color_of;
 use crate::analysis::comparison::{Across, Row};
 use crate::analysis::differences::{Change, Differences};
 use crate::report::document::{Chart, Section};
+use crate::report::format::human_name;
 use crate::report::provenance::abbreviated;
 use crate::report::sections::comparisons::{across_table, verdict_word};
 use crate::report::svg::{DiffBar, DiffChart, Rgb};
 use crate::report::table::Table;
-use crate::report::text::{diff_text, p_text};
+use crate::report::text::{caveat_marks, diff_text, p_text};
 use crate::store::CampaignData;
 
 /// The title: the candidate against the baseline.
@@ -55,17 +56,23 @@ pub fn headline(a: &CampaignData, b: &CampaignData, x: &Across) -> Section {
     s
 }
 
-/// `m on d: ops_per_s faster, +10.0% [+7.4%, +12.6%] (p <0.001)`.
+/// `m on d: operations/s faster, +10.0% [+7.4%, +12.6%] (p <0.001)`, with
+/// the verdict's caveat marks.
 fn verdict_line(r: &Row) -> String {
-    format!(
+    let marks = caveat_marks(&r.candidate.caveats);
+    let line = format!(
         "{} on {}: {} {}, {} (p {})",
         r.workload,
         r.baseline.target,
-        r.metric,
+        human_name(&r.metric),
         verdict_word(r),
         diff_text(&r.candidate),
         p_text(&r.candidate)
-    )
+    );
+    match marks.is_empty() {
+        true => line,
+        false => format!("{line} {marks}"),
+    }
 }
 
 /// The caveats, right under the headline; `None` when there are none.
@@ -337,6 +344,7 @@ mod tests {
             comparison,
             verdict: Some(Verdict::Better),
             settle: None,
+            caveats: Vec::new(),
         }
     }
 

@@ -8,8 +8,11 @@ use crate::fact::Environment;
 use crate::metric::Unit;
 use crate::report::document::Section;
 use crate::report::format::format_value;
+use crate::report::format::{effect, human_name, Notation};
 use crate::report::table::Table;
-use crate::report::text::{bound_text, change_text, diff_text, interval_text, p_text, settle_text};
+use crate::report::text::{
+    caveat_marks, change_text, diff_text, interval_text, notation, p_text, settle_text,
+};
 use crate::stats::Verdict;
 use crate::store::CampaignData;
 
@@ -93,6 +96,10 @@ fn headline(r: &Report) -> Vec<String> {
             if let Some(parts) = parts_text(w, m, &t.target) {
                 line.push_str(&format!("; {parts}"));
             }
+            let marks = caveat_marks(&t.caveats);
+            if !marks.is_empty() {
+                line.push_str(&format!(" {marks}"));
+            }
             out.push(line);
         }
     }
@@ -107,10 +114,11 @@ fn verdict_sentence(t: &TargetStats, m: &MetricReport, baseline: &str) -> String
     };
     match t.verdict {
         Some(v) if v != Verdict::NoSignificantDifference => {
-            let (change, named) = change_text(c.diff_pct, &m.name, m.unit);
+            let name = human_name(&m.name);
+            let (change, named) = change_text(c.diff_pct, notation(t), &name, m.unit);
             let which = match named {
                 true => String::new(),
-                false => format!("{}, ", m.name),
+                false => format!("{name}, "),
             };
             format!(
                 "{} is {} than {baseline}: {change} {} ({which}p {})",
@@ -123,7 +131,7 @@ fn verdict_sentence(t: &TargetStats, m: &MetricReport, baseline: &str) -> String
         _ => format!(
             "no significant difference between {} and {baseline} ({} {}, p {})",
             t.target,
-            m.name,
+            human_name(&m.name),
             diff_text(t),
             p_text(t)
         ),
@@ -176,7 +184,8 @@ fn parts_text(w: &WorkloadReport, m: &MetricReport, target: &str) -> Option<Stri
                 Some(v) if v != Verdict::NoSignificantDifference => v.word(p.direction),
                 _ => "n.s.",
             };
-            Some(format!("{part} {} {word}", bound_text(c.diff_pct)))
+            let n = Notation::of(&[c.diff_pct]);
+            Some(format!("{part} {} {word}", effect(c.diff_pct, n)))
         })
         .collect();
     Some(format!("by {by}, which disagree: {}", each.join(", ")))
@@ -240,7 +249,7 @@ mod tests {
         ]);
         let line = &headline(&r)[0];
         assert!(
-            line.starts_with("iozone: b is slower than a: -20.0% geomean_bw_bytes_per_s ["),
+            line.starts_with("iozone: b is slower than a: -20.0% throughput (geometric mean) ["),
             "{line}"
         );
         assert!(

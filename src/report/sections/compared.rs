@@ -39,11 +39,13 @@ pub fn sections(c: &CampaignData, baseline: &str, warnings: &[String]) -> Vec<Se
         w.list(warnings.to_vec());
         out.push(w);
     }
+    // The tables folded; the warnings above them (when any) stay open.
     let mut s = match out.is_empty() {
         true => Section::new(2, title),
-        false => Section::untitled(2),
+        false => Section::new(3, "Targets and workloads side by side"),
     }
-    .with_class("compared");
+    .with_class("compared")
+    .folded();
     s.text(format!(
         "Targets side by side: what each asked for, what was read back once it was provisioned, versions and devices; a value that differs from the baseline {baseline}'s is marked."
     ));
@@ -51,7 +53,7 @@ pub fn sections(c: &CampaignData, baseline: &str, warnings: &[String]) -> Vec<Se
     s.text("Workloads by kind, side by side: their parameters that are not at their defaults or differ between them; a parameter that differs between them is marked.");
     out.push(s);
     // Small tables, laid side by side where the page is wide enough.
-    let mut workloads = Section::untitled(2).with_class("side");
+    let mut workloads = Section::untitled(3).with_class("side");
     for t in workload_tables(c) {
         workloads.table(t);
     }

@@ -12,6 +12,7 @@ pub mod campaign;
 pub mod compared;
 pub mod comparisons;
 pub mod methodology;
+pub mod overview;
 pub mod percentiles;
 pub mod ranks;
 pub mod requested;

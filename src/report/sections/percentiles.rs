@@ -3,7 +3,7 @@
 //! on a log axis and the same numbers as a table.
 
 use super::color_of;
-use crate::analysis::latency::{nines, Curve};
+use crate::analysis::latency::{nines, Curve, CURVE_PERCENTILES};
 use crate::analysis::model::WorkloadReport;
 use crate::metric::catalogue::SERVICE_LAT;
 use crate::metric::Unit;
@@ -56,14 +56,24 @@ pub fn section(c: &CampaignData, w: &WorkloadReport, curves: &[Curve]) -> Option
     let mut s = Section::new(3, "Latency percentiles");
     s.chart(Chart::Line(LineChart {
         title: format!("{}: latency percentiles, all measured runs merged", w.name),
-        x_label: "percentile in nines (1 = p90, 2 = p99, 3 = p99.9, 4 = p99.99, 5 = max)".into(),
+        x_label: "percentile (spaced by nines: p90, p99, p99.9…)".into(),
         y_label: "latency (µs, log scale)".into(),
         lines,
         log_y: true,
         log_x: false,
+        x_ticks: CURVE_PERCENTILES
+            .iter()
+            .map(|&p| (nines(p), percentile_name(p)))
+            .chain([(nines(100.0), "max".to_string())])
+            .collect(),
     }));
     s.table(table);
     Some(s)
+}
+
+/// `p50`, `p99.9`, `p99.99`: a percentile as people write it.
+fn percentile_name(p: f64) -> String {
+    format!("p{p}")
 }
 
 /// A curve's label: the target, marked when it is the service latency of an

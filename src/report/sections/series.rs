@@ -6,12 +6,13 @@
 
 use super::color_of;
 use crate::analysis::model::WorkloadReport;
-use crate::metric::MetricKey;
+use crate::metric::{MetricKey, Unit};
 use crate::report::document::{Chart, Section};
+use crate::report::format::human_name;
 use crate::report::svg::{Line, LineChart, Rgb};
 use crate::report::table::Table;
 use crate::report::text::display_unit;
-use crate::store::{CampaignData, RunData};
+use crate::store::{CampaignData, RunData, SeriesData};
 
 /// The section "Over time": the primary metric's series, then each of
 /// `asked` that the runs recorded; `None` when there is none of them.
@@ -39,7 +40,19 @@ pub fn section(c: &CampaignData, w: &WorkloadReport, asked: &[String]) -> Option
     (!s.is_empty()).then_some(s)
 }
 
-/// The chart and table of one series; `None` when no run recorded it.
+/// Fewest samples a run's line needs to be drawn over time: one or two
+/// points say nothing of a course.
+pub const MIN_SAMPLES: usize = 3;
+/// A chart spanning more than this ratio between its largest and smallest
+/// positive value is drawn on a log axis, so that no line flattens.
+pub const LOG_FROM_RATIO: f64 = 20.0;
+
+/// The chart and table of one series; `None` when no run recorded it at
+/// least [`MIN_SAMPLES`] times. The chart is drawn in one unit (a log axis
+/// where its values span more than [`LOG_FROM_RATIO`]), named after the
+/// metric as people say it; the table gives each run's values in a unit
+/// of their own, so that a run a thousand times slower does not read as
+/// zeros.
 fn one_series(
     c: &CampaignData,
     w: &WorkloadReport,
@@ -50,32 +63,37 @@ fn one_series(
         .iter()
         .find_map(|r| r.series.get(key).map(|s| s.unit))?;
     let name = key.compact();
-    let max = runs
+    let finite = |s: &SeriesData| -> Vec<f64> {
+        s.values.iter().copied().filter(|v| v.is_finite()).collect()
+    };
+    let drawn: Vec<(&RunData, &SeriesData)> = runs
         .iter()
-        .filter_map(|r| r.series.get(key))
-        .flat_map(|s| s.values.iter().copied())
-        .filter(|v| v.is_finite())
-        .fold(0.0, f64::max);
+        .filter_map(|r| Some((*r, r.series.get(key)?)))
+        .filter(|(_, s)| finite(s).len() >= MIN_SAMPLES)
+        .collect();
+    if drawn.is_empty() {
+        return None;
+    }
+    let values: Vec<f64> = drawn.iter().flat_map(|(_, s)| finite(s)).collect();
+    let max = values.iter().copied().fold(0.0, f64::max);
+    let min_positive = values
+        .iter()
+        .copied()
+        .filter(|v| *v > 0.0)
+        .fold(f64::INFINITY, f64::min);
+    let log_y = min_positive.is_finite() && max / min_positive > LOG_FROM_RATIO;
     let (scale, shown) = display_unit(unit, max);
     let mut lines = Vec::new();
     let mut table = Table::new(
-        &[
-            "run",
-            "target",
-            "rep",
-            &format!("{name} per interval ({shown})"),
-        ],
+        &["run", "target", "rep", &format!("{name} per interval")],
         &[true, false, true, false],
     );
-    for r in runs {
-        let Some(s) = r.series.get(key) else {
-            continue;
-        };
+    for (r, s) in &drawn {
         let points = s
             .values
             .iter()
             .enumerate()
-            .filter(|(_, v)| v.is_finite())
+            .filter(|(_, v)| v.is_finite() && (!log_y || **v > 0.0))
             .map(|(i, v)| ((i + 1) as f64 * s.interval_s, v / scale))
             .collect();
         lines.push(Line {
@@ -83,34 +101,54 @@ fn one_series(
             color: run_color(c, runs, r),
             points,
         });
-        let text = s
-            .values
-            .iter()
-            .map(|v| match v.is_finite() {
-                true => format!("{:.1}", v / scale),
-                false => "–".into(),
-            })
-            .collect::<Vec<_>>()
-            .join(", ");
         table.push(vec![
             r.id.to_string(),
             r.target.clone(),
             r.repetition.to_string(),
-            text,
+            row_text(s, unit),
         ]);
     }
-    if lines.iter().all(|l| l.points.is_empty()) {
-        return None;
-    }
+    let human = human_name(&name);
     let chart = Chart::Line(LineChart {
-        title: format!("{}: {name} over time, per run", w.name),
+        title: format!("{}: {human} over time, per run", w.name),
         x_label: "time (s)".into(),
-        y_label: format!("{name} ({shown})"),
+        y_label: match log_y {
+            true => format!("{human} ({shown}, log scale)"),
+            false => format!("{human} ({shown})"),
+        },
         lines,
-        log_y: false,
+        log_y,
         log_x: false,
+        x_ticks: Vec::new(),
     });
     Some((chart, table))
+}
+
+/// A run's values in the unit its own largest value reads best in:
+/// `1.2, 1.3, 1.1 GiB/s`.
+fn row_text(s: &SeriesData, unit: Unit) -> String {
+    let max = s
+        .values
+        .iter()
+        .copied()
+        .filter(|v| v.is_finite())
+        .fold(0.0, f64::max);
+    let (scale, shown) = display_unit(unit, max);
+    let digits = match max / scale {
+        m if m >= 100.0 => 0,
+        m if m >= 10.0 => 1,
+        _ => 2,
+    };
+    let values = s
+        .values
+        .iter()
+        .map(|v| match v.is_finite() {
+            true => format!("{:.digits$}", v / scale),
+            false => "–".into(),
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    format!("{values} {shown}")
 }
 
 /// A run's colour: its target's, in the shade of its place among that

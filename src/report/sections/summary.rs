@@ -6,9 +6,10 @@ use crate::analysis::model::{runs_text, Report, TargetStats};
 use crate::metric::catalogue::LAT_P99_NS;
 use crate::metric::{Direction, MetricDef, Unit};
 use crate::report::document::Section;
+use crate::report::format::effect;
 use crate::report::format::format_value;
 use crate::report::table::{Table, Tone};
-use crate::report::text::{mean_ci_text, versus_text};
+use crate::report::text::{mean_ci_text, notation, versus_text};
 use crate::stats::{summarize, Verdict};
 use crate::store::CampaignData;
 
@@ -42,17 +43,15 @@ fn versus(t: &TargetStats, baseline: &str, unit: Unit, direction: Direction) -> 
         // Fewer than two runs on one side: no comparison to show.
         (None, _) => "—".into(),
         (Some(c), Some(v)) if v != Verdict::NoSignificantDifference => {
-            versus_text(c.diff_pct, unit, v.word(direction))
+            versus_text(c.diff_pct, notation(t), unit, v.word(direction))
         }
-        (Some(c), _) => match &t.settle {
-            Some(s) => format!(
-                "{:+.1}% (n.s.; ±{}% needs {} runs)",
-                c.diff_pct,
-                s.pct,
-                runs_text(s.runs)
-            ),
-            None => format!("{:+.1}% (n.s.)", c.diff_pct),
-        },
+        (Some(c), _) => {
+            let e = effect(c.diff_pct, notation(t));
+            match &t.settle {
+                Some(s) => format!("{e} (n.s.; ±{}% needs {} runs)", s.pct, runs_text(s.runs)),
+                None => format!("{e} (n.s.)"),
+            }
+        }
     }
 }
 

@@ -59,6 +59,7 @@ fn bar_chart(c: &CampaignData, w: &WorkloadReport, m: &MetricReport) -> Chart {
                 value: s.mean / scale,
                 ci: t.ci.map(|ci| (ci.low / scale, ci.high / scale)),
                 color: color_of(c, &t.target),
+                runs: t.values.iter().map(|v| v / scale).collect(),
             })
         })
         .collect();

@@ -9,8 +9,8 @@ use plotters::style::text_anchor::{HPos, VPos};
 
 use super::canvas::{
     anchored, draw_title, draw_value_axis, draw_whisker_paths, finite_ci, finite_extent, no_data,
-    plottable, render, wrap_text, zero_based_range, Area, HEIGHT, LABEL_SIZE, LINE_HEIGHT, MUTED,
-    SMALL_SIZE, VALUE_SIZE, WIDTH,
+    plottable, render, wrap_text, zero_based_range, Area, HEIGHT, INK, LABEL_SIZE, LINE_HEIGHT,
+    MUTED, SMALL_SIZE, VALUE_SIZE, WIDTH,
 };
 use super::format::{si, TickFormat};
 use super::Rgb;
@@ -23,7 +23,14 @@ pub struct Bar {
     /// Confidence interval of `value`, drawn as a whisker.
     pub ci: Option<(f64, f64)>,
     pub color: Rgb,
+    /// Each run's value, drawn as a dot over the bar when there are few
+    /// ([`DOTS_MAX`]): with three runs a mean and an interval hide how
+    /// they scatter.
+    pub runs: Vec<f64>,
 }
+
+/// Most runs drawn one dot each.
+pub const DOTS_MAX: usize = 12;
 
 /// A bar chart; `y_label` includes the unit, e.g. "throughput (MB/s)".
 #[derive(Debug, Clone, PartialEq)]
@@ -96,7 +103,7 @@ type Chart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64
 fn value_range(bars: &[Bar]) -> (f64, f64) {
     let values = bars.iter().filter(|b| plottable(b.value)).flat_map(|b| {
         let (lo, hi) = finite_ci(b.ci).unwrap_or((b.value, b.value));
-        [b.value, lo, hi]
+        [b.value, lo, hi].into_iter().chain(dots(b))
     });
     zero_based_range(finite_extent(values).unwrap_or((0.0, 1.0)), 0.1)
 }
@@ -128,6 +135,12 @@ fn draw_bar(chart: &Chart<'_, '_>, x: f64, half: f64, bar: &Bar) -> Result<()> {
     if let Some((lo, hi)) = ci {
         draw_whisker(chart, x, half * 0.35, lo, hi)?;
     }
+    // The runs, beside the whisker: white dots ringed in ink.
+    for v in dots(bar) {
+        let at = (x + half * 0.55, v);
+        area.draw(&Circle::new(at, 4, WHITE.filled()))?;
+        area.draw(&Circle::new(at, 4, INK.stroke_width(1)))?;
+    }
     let (lo, hi) = ci.unwrap_or((bar.value, bar.value));
     let (tip, dy, v) = if bar.value >= 0.0 {
         (hi.max(bar.value), -4, VPos::Bottom)
@@ -137,6 +150,15 @@ fn draw_bar(chart: &Chart<'_, '_>, x: f64, half: f64, bar: &Bar) -> Result<()> {
     let style = anchored(VALUE_SIZE, HPos::Center, v);
     area.draw(&(EmptyElement::at((x, tip)) + Text::new(si(bar.value), (0, dy), style)))?;
     Ok(())
+}
+
+/// The runs drawn as dots: finite ones, when there are few.
+fn dots(bar: &Bar) -> Vec<f64> {
+    let finite: Vec<f64> = bar.runs.iter().copied().filter(|v| plottable(*v)).collect();
+    match finite.len() <= DOTS_MAX {
+        true => finite,
+        false => Vec::new(),
+    }
 }
 
 /// A vertical confidence-interval whisker with caps.
@@ -170,6 +192,7 @@ mod tests {
             value,
             ci,
             color: target_color(index),
+            runs: Vec::new(),
         }
     }
 
@@ -179,6 +202,17 @@ mod tests {
             y_label: "throughput (MB/s)".to_string(),
             bars,
         }
+    }
+
+    #[test]
+    fn few_runs_are_drawn_as_dots_many_are_not() {
+        let mut few = bar("ext4", 10.0, Some((8.0, 12.0)), 0);
+        few.runs = vec![9.0, 10.0, 11.0];
+        let mut many = bar("xfs", 10.0, Some((9.0, 11.0)), 1);
+        many.runs = vec![10.0; DOTS_MAX + 1];
+        let svg = bar_chart(&chart(vec![few, many])).unwrap();
+        let ink = super::super::Rgb(0x22, 0x22, 0x22);
+        assert_eq!(count_stroked(&svg, "circle", &ink), 3, "{svg}");
     }
 
     #[test]

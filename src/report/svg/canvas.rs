@@ -151,13 +151,23 @@ pub(crate) fn draw_value_axis(
     )
 }
 
-/// Draws the chart title centred at the top; returns the area below it.
+/// Most lines a chart title wraps to; past them it ends in "…".
+const TITLE_LINES: usize = 3;
+
+/// Draws the chart title centred at the top, wrapped rather than cut
+/// (target and workload names can be long); returns the area below it.
 pub(crate) fn draw_title<'a>(root: &Area<'a>, title: &str) -> Result<Area<'a>> {
     let (width, _) = root.dim_in_pixel();
-    let style = FontDesc::new(FontFamily::SansSerif, TITLE_SIZE, FontStyle::Bold).color(&INK);
-    let text = fit_text(title, TITLE_SIZE, width.saturating_sub(24));
-    let below = root.titled(&text, style)?;
-    Ok(below.margin(4, 0, 0, 0))
+    let style = FontDesc::new(FontFamily::SansSerif, TITLE_SIZE, FontStyle::Bold)
+        .color(&INK)
+        .pos(Pos::new(HPos::Center, VPos::Top));
+    let lines = wrap_text(title, TITLE_SIZE, width.saturating_sub(24), TITLE_LINES);
+    let line_px = (TITLE_SIZE * 1.15).round() as i32;
+    for (i, line) in lines.iter().enumerate() {
+        root.draw_text(line, &style, (width as i32 / 2, 5 + line_px * i as i32))?;
+    }
+    let used = 5 + line_px * lines.len() as i32 + 6;
+    Ok(root.margin(used.max(0) as u32, 0, 0, 0))
 }
 
 /// A small SVG with the title and "no data", for charts with nothing to show.
@@ -201,6 +211,42 @@ pub(crate) fn fit_text(text: &str, size: f64, max_width: u32) -> String {
         }
     }
     shortened(fits)
+}
+
+/// Each of `texts` fitted into `max_width` pixels, never two the same
+/// where the texts differ: labels that share a long start (Gluster
+/// options, swept parameters) keep their ends, `vm[perf…invalidate=on]`.
+pub(crate) fn fit_distinct(texts: &[String], size: f64, max_width: u32) -> Vec<String> {
+    let plain: Vec<String> = texts.iter().map(|t| fit_text(t, size, max_width)).collect();
+    (0..plain.len())
+        .map(|i| {
+            let clash =
+                (0..plain.len()).any(|j| j != i && plain[j] == plain[i] && texts[j] != texts[i]);
+            match clash {
+                true => fit_middle(&texts[i], size, max_width),
+                false => plain[i].clone(),
+            }
+        })
+        .collect()
+}
+
+/// `text` with its middle replaced by "…" so that it fits: its start and,
+/// as much as fits, its end.
+fn fit_middle(text: &str, size: f64, max_width: u32) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let head = chars.len().min(6);
+    let with_tail = |tail: usize| -> String {
+        chars[..head]
+            .iter()
+            .chain([&ELLIPSIS])
+            .chain(&chars[chars.len() - tail..])
+            .collect()
+    };
+    let mut tail = chars.len() - head;
+    while tail > 0 && text_width(&with_tail(tail), size) > max_width {
+        tail -= 1;
+    }
+    with_tail(tail)
 }
 
 /// Breaks `text` into at most `max_lines` lines of `max_width` pixels,
@@ -402,6 +448,24 @@ pub(crate) mod test_util {
 mod tests {
     use super::test_util::*;
     use super::*;
+
+    #[test]
+    fn fitted_labels_that_would_read_alike_keep_their_ends() {
+        let texts: Vec<String> = ["on", "off"]
+            .iter()
+            .map(|v| format!("vm[performance.cache-invalidation={v}]"))
+            .collect();
+        ensure_fonts().unwrap();
+        let plain: Vec<String> = texts.iter().map(|t| fit_text(t, LABEL_SIZE, 150)).collect();
+        assert_eq!(plain[0], plain[1], "the case: cut alike at the end");
+        let fitted = fit_distinct(&texts, LABEL_SIZE, 150);
+        assert_ne!(fitted[0], fitted[1]);
+        assert!(
+            fitted[0].ends_with("=on]") && fitted[1].ends_with("=off]"),
+            "{fitted:?}"
+        );
+        assert!(fitted.iter().all(|f| text_width(f, LABEL_SIZE) <= 150));
+    }
 
     #[test]
     fn no_data_is_a_small_valid_svg() {

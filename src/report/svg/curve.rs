@@ -14,8 +14,9 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
 
 use super::canvas::{
-    anchored, draw_mesh, draw_title, draw_whisker_paths, finite_ci, finite_extent, fit_text,
-    no_data, nonempty, plottable, render, text_width, Area, AXIS, GRID, HEIGHT, LABEL_SIZE, WIDTH,
+    anchored, draw_mesh, draw_title, draw_whisker_paths, finite_ci, finite_extent, fit_distinct,
+    fit_text, no_data, nonempty, plottable, render, text_width, Area, AXIS, GRID, HEIGHT,
+    LABEL_SIZE, WIDTH,
 };
 use super::format::TickFormat;
 use super::line::{draw_legend, legend_width, Entry};
@@ -144,7 +145,8 @@ fn y_range((lo, hi): (f64, f64)) -> Range<f64> {
 }
 
 fn legend_entries(c: &CurveChart, curves: &[Vec<CurvePoint>]) -> Vec<Entry> {
-    c.curves
+    let labelled = c
+        .curves
         .iter()
         .zip(curves)
         .map(|(curve, points)| {
@@ -153,11 +155,15 @@ fn legend_entries(c: &CurveChart, curves: &[Vec<CurvePoint>]) -> Vec<Entry> {
             } else {
                 curve.label.clone()
             };
-            Entry {
-                color: curve.color,
-                text: fit_text(&label, LABEL_SIZE, LEGEND_TEXT_MAX),
-            }
+            (curve.color, label)
         })
+        .collect::<Vec<_>>();
+    let texts: Vec<String> = labelled.iter().map(|(_, l)| l.clone()).collect();
+    let fitted = fit_distinct(&texts, LABEL_SIZE, LEGEND_TEXT_MAX);
+    labelled
+        .into_iter()
+        .zip(fitted)
+        .map(|((color, _), text)| Entry { color, text })
         .collect()
 }
 

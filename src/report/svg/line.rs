@@ -10,8 +10,8 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
 
 use super::canvas::{
-    anchored, decades, draw_mesh, draw_title, finite_extent, fit_text, no_data, nonempty,
-    plottable, render, text_width, Area, HEIGHT, LABEL_SIZE, MUTED, WIDTH,
+    anchored, decades, draw_mesh, draw_title, finite_extent, fit_distinct, no_data, nonempty,
+    plottable, render, text_width, Area, GRID, HEIGHT, LABEL_SIZE, MUTED, WIDTH,
 };
 use super::format::{si, TickFormat};
 use super::Rgb;
@@ -33,6 +33,8 @@ pub struct LineChart {
     pub lines: Vec<Line>,
     pub log_y: bool,
     pub log_x: bool,
+    /// Named x ticks (`p50`, `p99.9`) in place of numbers; empty: numbers.
+    pub x_ticks: Vec<(f64, String)>,
 }
 
 const X_TICKS: usize = 10;
@@ -182,16 +184,29 @@ impl Plot<'_, '_> {
             .build_cartesian_2d(x, y)?;
         let x_fmt = |v: &f64| self.x.label(*v);
         let y_fmt = |v: &f64| self.y.label(*v);
-        draw_mesh(
-            chart
-                .configure_mesh()
-                .x_labels(X_TICKS)
-                .y_labels(Y_TICKS)
-                .x_label_formatter(&x_fmt)
-                .y_label_formatter(&y_fmt)
-                .x_desc(c.x_label.as_str())
-                .y_desc(c.y_label.as_str()),
-        )?;
+        let named = !c.x_ticks.is_empty();
+        let mut mesh = chart.configure_mesh();
+        mesh.x_labels(if named { 0 } else { X_TICKS })
+            .y_labels(Y_TICKS)
+            .x_label_formatter(&x_fmt)
+            .y_label_formatter(&y_fmt)
+            .x_desc(c.x_label.as_str())
+            .y_desc(c.y_label.as_str());
+        if named {
+            mesh.disable_x_mesh();
+        }
+        draw_mesh(&mut mesh)?;
+        if named {
+            let (bottom, top) = match self.y {
+                Axis::Linear(r, _) | Axis::Log(r) => (r.start, r.end),
+            };
+            for (at, name) in &c.x_ticks {
+                chart.draw_series([PathElement::new(vec![(*at, bottom), (*at, top)], GRID)])?;
+                let (px, py) = chart.backend_coord(&(*at, bottom));
+                let style = anchored(LABEL_SIZE, HPos::Center, VPos::Top);
+                self.area.draw_text(name, &style, (px, py + 6))?;
+            }
+        }
         for (line, points) in c.lines.iter().zip(self.series) {
             let color = RGBColor::from(line.color);
             chart.draw_series(LineSeries::new(
@@ -227,7 +242,8 @@ pub(super) struct Entry {
 }
 
 fn legend_entries(c: &LineChart, series: &[Vec<(f64, f64)>]) -> Vec<Entry> {
-    c.lines
+    let labelled = c
+        .lines
         .iter()
         .zip(series)
         .map(|(line, points)| {
@@ -236,11 +252,15 @@ fn legend_entries(c: &LineChart, series: &[Vec<(f64, f64)>]) -> Vec<Entry> {
             } else {
                 line.label.clone()
             };
-            Entry {
-                color: line.color,
-                text: fit_text(&label, LABEL_SIZE, LEGEND_TEXT_MAX),
-            }
+            (line.color, label)
         })
+        .collect::<Vec<_>>();
+    let texts: Vec<String> = labelled.iter().map(|(_, l)| l.clone()).collect();
+    let fitted = fit_distinct(&texts, LABEL_SIZE, LEGEND_TEXT_MAX);
+    labelled
+        .into_iter()
+        .zip(fitted)
+        .map(|((color, _), text)| Entry { color, text })
         .collect()
 }
 
@@ -300,6 +320,7 @@ mod tests {
             lines,
             log_y: false,
             log_x: false,
+            x_ticks: Vec::new(),
         }
     }
 

@@ -20,6 +20,7 @@ mod format;
 pub mod heatmap;
 pub mod history;
 pub mod line;
+pub mod overview;
 
 pub use bar::{bar_chart, Bar, BarChart};
 pub use curve::{curve_chart, Curve, CurveChart, CurvePoint};
@@ -27,6 +28,7 @@ pub use diff::{diff_chart, DiffBar, DiffChart};
 pub use heatmap::{heatmap, HeatMap};
 pub use history::{history_chart, HistoryChart, HistoryPoint};
 pub use line::{line_chart, Line, LineChart};
+pub use overview::{overview_chart, Call, OverviewChart, OverviewRow};
 
 use plotters::style::RGBColor;
 
@@ -104,6 +106,7 @@ mod tests {
                 value: f64::from(i) * 1e12,
                 ci: Some((f64::MAX, f64::MIN)),
                 color: target_color(i as usize),
+                runs: Vec::new(),
             })
             .collect();
         let title = "x".repeat(500);
@@ -150,6 +153,7 @@ mod tests {
             lines,
             log_y: true,
             log_x: false,
+            x_ticks: Vec::new(),
         };
         let svg = line_chart(&c).unwrap();
         assert!(svg.contains("<circle") && svg.contains(">\n1e296\n</text>"));

@@ -6,6 +6,7 @@
 use super::grid::{MatrixReport, Rows, TargetMatrix};
 use crate::analysis::model::{MetricReport, TargetStats, WorkloadReport};
 use crate::metric::labels::{size_token, TEST};
+use crate::report::format::{effect, Notation};
 use crate::report::table::Table;
 use crate::report::text::mean_ci_text;
 use crate::stats::Verdict;
@@ -37,9 +38,10 @@ pub fn number_text(v: f64) -> String {
     format!("{v:.decimals$}")
 }
 
-/// `+12.3%`, `-4.0%`, `±0.0%`: one decimal, signed.
+/// `+12.3%`, `-4.0%`, `±0.0%`: one decimal, signed; from ×2 a ratio,
+/// `×3.1` ([`crate::report::format`]).
 pub fn pct_text(diff_pct: f64) -> String {
-    let text = format!("{diff_pct:+.1}%");
+    let text = effect(diff_pct, Notation::of(&[diff_pct]));
     match text.as_str() {
         "+0.0%" | "-0.0%" => "±0.0%".into(),
         _ => text,
@@ -290,7 +292,7 @@ mod tests {
         let m = report();
         let t = diff_table(&m, Test::Write, &m.tests[0].targets[0]).unwrap();
         assert_eq!(t.rows[0], ["64K", "+12.3%", "(-0.4%)", ""]);
-        assert_eq!(t.rows[1], ["128K", "-50.0%", "—", "(±0.0%)"]);
+        assert_eq!(t.rows[1], ["128K", "÷2.0", "—", "(±0.0%)"], "half: ÷2");
         let mut base = m.tests[0].targets[0].clone();
         base.diffs = None;
         assert_eq!(diff_table(&m, Test::Write, &base), None);

@@ -1,7 +1,8 @@
 //! A study's factors ([`crate::analysis::study`]) in the report: [`tables`]
 //! and [`charts`] lay them out and [`sections`] makes them sections of the
-//! report's document, under the last variant of each swept workload
-//! ([`Sweeps`], a contributor).
+//! report's document — a part of its own after the overview figure (the
+//! outline places it), and in the summary `storlab show` prints under the
+//! last variant of each swept workload ([`Sweeps`], a contributor).
 
 pub mod charts;
 pub mod sections;
@@ -14,21 +15,15 @@ use crate::analysis::model::WorkloadReport;
 use crate::analysis::study::{study, Study};
 use crate::report::document::Section;
 
-/// The contributor: a swept workload table's study, under its last
-/// variant's sections (the study sums up every variant), in the summary
-/// `storlab show` prints and in the report.
+/// The contributor: a swept workload table's study in the summary
+/// `storlab show` prints, under its last variant's lines (the study sums
+/// up every variant).
 pub struct Sweeps;
 
 impl Contributor for Sweeps {
     fn summary(&self, cx: Context, w: &WorkloadReport) -> Result<Vec<Section>> {
         Ok(study_after(cx, w)
             .map(|s| sections::summary(&s))
-            .unwrap_or_default())
-    }
-
-    fn sections(&self, cx: Context, w: &WorkloadReport) -> Result<Vec<Section>> {
-        Ok(study_after(cx, w)
-            .map(|s| vec![sections::report(&s)])
             .unwrap_or_default())
     }
 }

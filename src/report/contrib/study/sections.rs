@@ -10,10 +10,11 @@ use super::tables::{caption, differences, level_caption, levels, means, SIGNIFIC
 use crate::analysis::study::{Pivot, Study};
 use crate::report::document::{Chart, Section};
 
-/// The study's section of the report.
+/// The study's section of the report, a part of its own after the
+/// overview: the figure first.
 pub fn report(s: &Study) -> Section {
     let title = format!("{} ({}) by {}", s.family, s.kind, s.factors.join(", "));
-    let mut out = Section::new(3, title).with_class("study");
+    let mut out = Section::new(2, title).with_class("study");
     pivot(&mut out, s, &s.primary, true);
     for m in heatmaps(s) {
         out.chart(Chart::Heat(m));

@@ -6,6 +6,7 @@
 
 use crate::analysis::model::TargetStats;
 use crate::analysis::study::{LevelStudy, Pivot, Study};
+use crate::report::format::{effect, effect_text, Notation};
 use crate::report::table::Table;
 use crate::report::text::mean_ci_text;
 use crate::stats::Verdict;
@@ -76,10 +77,13 @@ pub fn difference(s: &TargetStats, intervals: bool) -> String {
     let ci = &c.diff_pct_ci;
     let text = match intervals {
         true if ci.low.is_finite() && ci.high.is_finite() => {
-            format!("{:+.1}% [{:+.1}%, {:+.1}%]", c.diff_pct, ci.low, ci.high)
+            effect_text(c.diff_pct, ci.low, ci.high)
         }
-        true => format!("{:+.1}% [unbounded]", c.diff_pct),
-        false => format!("{:+.1}%", c.diff_pct),
+        true => format!(
+            "{} [unbounded]",
+            effect(c.diff_pct, Notation::of(&[c.diff_pct]))
+        ),
+        false => effect(c.diff_pct, Notation::of(&[c.diff_pct])),
     };
     match s.verdict {
         Some(Verdict::Better | Verdict::Worse) => text,

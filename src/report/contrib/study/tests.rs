@@ -242,7 +242,7 @@ fn levels_are_compared_on_each_target() {
     );
     assert!(diff(1, 1).abs() < 1e-6, "and changes nothing on Gluster");
     let t = tables::levels(l, false);
-    assert_eq!(t.rows[0][1], "+100.0%");
+    assert_eq!(t.rows[0][1], "×2.0", "from ×2 a ratio");
     assert_eq!(t.rows[1][2], "(+0.0%)", "not significant: in parentheses");
 }
 
@@ -255,9 +255,9 @@ fn the_tables_read_as_the_seeds_tables() {
     assert_eq!(m.rows[0][0], "disk · compress=none");
     let d = tables::differences(&s.primary, &s.baseline, false);
     assert_eq!(d.rows[0][1], "baseline");
-    assert_eq!(d.rows[2][1], "+900.0%");
+    assert_eq!(d.rows[2][1], "×10");
     let d = tables::differences(&s.primary, &s.baseline, true);
-    assert!(d.rows[2][1].starts_with("+900.0% ["), "{}", d.rows[2][1]);
+    assert!(d.rows[2][1].starts_with("×10 [×"), "{}", d.rows[2][1]);
     let text = crate::report::render::terminal::summary(
         &crate::report::document::Document {
             title: String::new(),
