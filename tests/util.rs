@@ -139,6 +139,7 @@ pub const PROGRAMS: &[(&str, &str)] = &[
     ("chromium", "chromium"),
     ("pg_config", "postgresql"),
     ("mpirun", "openmpi-bin"),
+    ("bpftrace", "bpftrace"),
 ];
 
 /// Whether `program` is on PATH or in the sbin directories root uses.

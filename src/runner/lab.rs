@@ -118,7 +118,7 @@ impl<'t> Lab<'t> {
             .map(|t| {
                 exp.plan
                     .telemetry
-                    .then(|| Watch::of_target(t.root(), t.backing()))
+                    .then(|| Watch::of_target(t.root(), t.backing(), exp.plan.block_trace))
             })
             .collect();
         self.clients.mount(&self.targets, self.team)
