@@ -6,6 +6,8 @@
 # jobs' bw_bytes summed.
 # Needs root (mounts a tmpfs), fio and python3. Usage:
 #   bash bench/fio_vs_direct.sh [JOBFILE] [ROUNDS]
+# STORLAB=/path/to/storlab measures that binary instead of building this
+# tree's (an older build, for a before/after).
 # JOBFILE defaults to bench/jobs/randread-4k.fio; it must fit in 3 GiB and
 # must not set `directory`.
 set -euo pipefail
@@ -13,8 +15,12 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 job=$(realpath "${1:-$here/bench/jobs/randread-4k.fio}")
 rounds=${2:-5}
 command -v fio >/dev/null || { echo "fio is not installed: apt-get install fio" >&2; exit 1; }
-cargo build --profile profiling --quiet --manifest-path "$here/Cargo.toml"
-storlab="${CARGO_TARGET_DIR:-$here/target}/profiling/storlab"
+if [ -n "${STORLAB:-}" ]; then
+  storlab=$STORLAB
+else
+  cargo build --profile profiling --quiet --manifest-path "$here/Cargo.toml"
+  storlab="${CARGO_TARGET_DIR:-$here/target}/profiling/storlab"
+fi
 
 work=$(mktemp -d /tmp/storlab-bench-XXXXXX)
 mnt="$work/tmpfs"
@@ -53,7 +59,8 @@ print(sum(j[d]["bw_bytes"] for j in jobs for d in ("read", "write", "trim")))'
 run_storlab() {
   "$storlab" --db "$work/s.db" --quiet run "$work/exp.toml" >/dev/null
   "$storlab" --db "$work/s.db" export --format json |
-    python3 -c 'import json,sys; r=json.load(sys.stdin)["runs"][-1]; print(r["metrics"]["bw_bytes_per_s"]["value"])'
+    python3 -c 'import json,sys; r=json.load(sys.stdin)["runs"][-1]
+print(next(m["value"] for m in r["metrics"] if m["name"] == "bw_bytes_per_s" and not m["labels"]))'
 }
 
 fio_bw=()

@@ -2,7 +2,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::util::{metric, runs, runs_in_store, storlab_mounts, Lab, TestMount};
+use crate::util::{labelled, metric, runs, runs_in_store, storlab_mounts, Lab, TestMount};
 
 const MIB: f64 = 1024.0 * 1024.0;
 
@@ -348,4 +348,127 @@ fn a_changed_job_file_keeps_a_campaign_from_resuming() {
         stderr.contains("workload `sw` of campaign 1 resolves differently now"),
         "{stderr}"
     );
+}
+
+/// fio's rates, through the real binary: a `group_reporting` group and two
+/// concurrent groups rated over the second they ran (not over the sum of
+/// their jobs' times), and a stonewalled write-then-read whose directions
+/// are each rated over their own phase. The job files are the ones the fio
+/// output fixtures were made from (tests/fixtures/fio).
+#[test]
+fn fio_groups_and_phases_are_rated_as_fio_rates_them() {
+    require_program!("fio");
+    let lab = Lab::new();
+    let exp = lab.path().join("exp");
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fio");
+    let names = ["numjobs4-group", "concurrent-groups", "write-then-read"];
+    let mut workloads = String::new();
+    std::fs::create_dir_all(exp.join("jobs")).unwrap();
+    for name in names {
+        let job = format!("{name}.fio");
+        std::fs::copy(fixtures.join(&job), exp.join("jobs").join(&job)).unwrap();
+        workloads.push_str(&format!(
+            "[[workload]]\nname = \"{name}\"\nkind = \"fio\"\njob = \"jobs/{job}\"\n"
+        ));
+    }
+    let data = lab.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    lab.file(
+        "exp/groups.toml",
+        &format!(
+            "[plan]\nrepetitions = 1\n[[target]]\nname = \"d\"\nkind = \"dir\"\npath = \"{}\"\n{workloads}",
+            data.display()
+        ),
+    );
+    lab.ok(&["run", "--quiet", "exp/groups.toml"]);
+    let export = lab.export_json();
+    let run = |name: &str| {
+        runs(&export)
+            .iter()
+            .find(|r| r["workload"] == name)
+            .unwrap_or_else(|| panic!("no run of {name}"))
+            .clone()
+    };
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * a.abs().max(b.abs());
+    // Both time-based for 1 s: 4 jobs in one group (fio's job_runtime for
+    // the group is their sum, about 4 s), and two groups side by side.
+    for name in ["numjobs4-group", "concurrent-groups"] {
+        let r = run(name);
+        assert_eq!(r["status"], "ok", "{name}: {}", r["error"]);
+        let elapsed = value(&r, "elapsed_s");
+        assert!((0.95..1.5).contains(&elapsed), "{name}: elapsed {elapsed}");
+        assert!(close(
+            value(&r, "bw_bytes_per_s"),
+            value(&r, "bytes") / elapsed
+        ));
+        let warnings = r["warnings"].to_string();
+        assert!(!warnings.contains("could not tell"), "{warnings}");
+    }
+    // Job 0 writes, then job 1 reads: each direction at its job's own rate.
+    let r = run("write-then-read");
+    assert_eq!(r["status"], "ok", "{}", r["error"]);
+    assert!(close(
+        value(&r, "write_bw_bytes_per_s"),
+        of_job(&r, "bw_bytes_per_s", "0")
+    ));
+    assert!(close(
+        value(&r, "read_bw_bytes_per_s"),
+        of_job(&r, "bw_bytes_per_s", "1")
+    ));
+}
+
+/// `io` speaks fio's meaning: a buffered, time-based random read by fio and
+/// by storlab's engine, same parameters, same ext4 loop device, reads the
+/// same share of its bytes from the device (fio's default `invalidate = 1`
+/// drops the file's cached pages at the start and on every wrap, and so
+/// does `io`'s). With `invalidate = false`, `io` rereads the page cache.
+#[test]
+fn fio_and_io_read_the_same_device_bytes_for_the_same_buffered_random_read() {
+    require_root!();
+    require_program!("fio");
+    let lab = Lab::new();
+    let (size, runtime) = ("2M", "4s");
+    let file = lab.file(
+        "same.toml",
+        &format!(
+            "[plan]\nrepetitions = 1\n\
+             [[target]]\nname = \"ext4\"\nkind = \"loop\"\nfs = \"ext4\"\nsize = \"128M\"\ndir = \"{dir}\"\n\
+             [[workload]]\nname = \"fio\"\nkind = \"fio\"\noptions = {{ rw = \"randread\", bs = \"4k\", size = \"{size}\", runtime = \"{runtime}\", time_based = true, ioengine = \"psync\" }}\n\
+             [[workload]]\nname = \"io\"\nkind = \"io\"\nrw = \"randread\"\nbs = \"4k\"\nsize = \"{size}\"\nruntime = \"{runtime}\"\n\
+             [[workload]]\nname = \"io-cached\"\nkind = \"io\"\nrw = \"randread\"\nbs = \"4k\"\nsize = \"{size}\"\nruntime = \"{runtime}\"\ninvalidate = false\n",
+            dir = lab.path().display()
+        ),
+    );
+    lab.ok(&["run", "--quiet", file.to_str().unwrap()]);
+    let export = lab.export_json();
+    let dev = export["targets"][0]["facts"]["loop_device"]
+        .as_str()
+        .expect("the loop device in the facts")
+        .trim_start_matches("/dev/")
+        .to_string();
+    let ratio = |w: &str| {
+        let r = labelled(&export, w, "ext4", "dev_read_ratio", &[("device", &dev)]);
+        let read = metric(&export, w, "ext4", "read_bytes");
+        // Passes over the 2 MiB file after the first, or the test tells
+        // nothing.
+        assert!(
+            read[0] >= 2.0 * 2.0 * MIB,
+            "{w} read only {} bytes",
+            read[0]
+        );
+        r[0]
+    };
+    let (fio, io, cached) = (ratio("fio"), ratio("io"), ratio("io-cached"));
+    eprintln!("device bytes per byte read: fio {fio:.3}, io {io:.3}, io with invalidate = false {cached:.3}");
+    assert!(
+        (io / fio - 1.0).abs() <= 0.10,
+        "fio read {fio:.3} of its bytes from {dev}, io {io:.3}"
+    );
+    assert!(cached < 0.5 * fio, "invalidate = false: {cached:.3}");
+    let facts = &runs(&export)
+        .iter()
+        .find(|r| r["workload"] == "io")
+        .unwrap()["facts"];
+    let differences = facts["fio_differences"].as_str().unwrap_or_default();
+    assert!(differences.contains("time_based"), "{facts}");
 }

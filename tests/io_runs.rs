@@ -149,6 +149,30 @@ fn time_based_runs_last_their_runtime_and_sample_every_second() {
     assert!(m("cpu_sys_s") > 0.0);
 }
 
+/// fio's `time_based = 0`: `runtime` caps a size-based job, which ends
+/// once it has read its size.
+#[test]
+fn without_time_based_runtime_only_caps_a_size_based_job() {
+    let lab = Lab::new();
+    let file = lab.file(
+        "t.toml",
+        &format!(
+            "[plan]\nrepetitions = 1\n[[target]]\nname = \"d\"\nkind = \"dir\"\npath = \"{}\"\n\
+             [[workload]]\nname = \"r\"\nkind = \"io\"\nrw = \"read\"\nbs = \"64k\"\nsize = \"2M\"\nruntime = \"60s\"\ntime_based = false\n",
+            lab.path().display()
+        ),
+    );
+    lab.ok(&["run", "--quiet", file.to_str().unwrap()]);
+    let export = lab.export_json();
+    let run = &export["runs"][0];
+    assert_eq!(crate::util::value_of(run, "bytes"), Some(2.0 * MIB));
+    assert!(
+        run["facts"]["fio_differences"].is_null(),
+        "{}",
+        run["facts"]
+    );
+}
+
 fn tmpfs_name() -> String {
     format!("t{}", std::process::id())
 }

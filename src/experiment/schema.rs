@@ -186,6 +186,9 @@ pub struct Plan {
     pub telemetry: bool,
     /// Trace the block requests of the target's devices (with telemetry).
     pub block_trace: bool,
+    /// The most target variants, and target–workload pairs, the sweeps
+    /// may make: counted before any is built.
+    pub max_variants: u64,
 }
 
 /// The plan's word for the statistics' analysis (which lives in `stats`,
@@ -218,6 +221,7 @@ declare! {
         analysis: choice(Analysis) = "ratio" => "compare targets by the ratio of geometric means (log scale, paired by round) or by Welch's t on the means (for metrics that can be zero or negative; chosen by itself for those)",
         telemetry: bool = "true" => "sample the target's devices, host CPU, memory and the daemons serving the target once a second during every run, and warn when a run measured the wrong thing (page cache, CPU)",
         block_trace: bool = "true" => "with telemetry, trace the block requests of the target's devices with bpftrace (root, bpftrace installed): each device's request latency, queue time, flushes; without it, /proc/diskstats' averages",
+        max_variants: int(u64, 1, 100_000_000) = "10000" => "refuse sweeps that make more target variants, or target-workload pairs, than this (counted before any is made); raise it for a larger study",
     }
 }
 
@@ -243,6 +247,7 @@ impl From<PlanParams> for Plan {
             analysis: p.analysis,
             telemetry: p.telemetry,
             block_trace: p.block_trace,
+            max_variants: p.max_variants,
         }
     }
 }

@@ -58,7 +58,7 @@ pub static STATEMENT: LabelDef = LabelDef {
 };
 pub static JOB: LabelDef = LabelDef {
     key: "job",
-    help: "a fio job: its place in fio's jobs array (numjobs clones expanded)",
+    help: "a fio job: its place in fio's jobs array (one per numjobs clone, or one per group under group_reporting)",
     compact: Compact::Prefixed("job"),
 };
 

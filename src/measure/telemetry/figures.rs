@@ -12,6 +12,7 @@ use super::blocktrace;
 use super::chain::Device;
 use super::sample::{Disk, Sample};
 use super::sampler::Recording;
+use crate::fact::catalogue as facts;
 use crate::measure::{Hist, Metric, RunOutput, Series};
 use crate::metric::catalogue as m;
 use crate::metric::labels::{DEVICE, PROCESS};
@@ -64,11 +65,13 @@ pub fn figures(rec: &Recording) -> Figures {
         .push(m::TELEMETRY_CPU_PCT.value(100.0 * rec.sampler_cpu_s / elapsed));
     if !rec.chain.is_empty() {
         f.facts
-            .push(("telemetry_devices".into(), rec.chain.describe()));
+            .push((facts::TELEMETRY_DEVICES.name.into(), rec.chain.describe()));
     }
     for (label, why) in &rec.serving {
-        f.facts
-            .push((format!("telemetry_process.{label}"), why.clone()));
+        f.facts.push((
+            format!("{}{label}", facts::TELEMETRY_PROCESS.name),
+            why.clone(),
+        ));
     }
     let block = blocktrace::figures::figures(&rec.block, &rec.chain, interval(rec));
     f.metrics.extend(block.metrics);

@@ -108,10 +108,13 @@ fn below(path: &Path, base: &Path) -> Result<PathBuf, String> {
     Ok(real)
 }
 
-/// Refuses an option that is not on storlab's allow-list.
+/// Refuses an option that is not on storlab's allow-list, and a job name
+/// fio would make a file name outside the working directory.
 fn check_line(line: &Line<'_>) -> Result<(), String> {
     match line {
         Line::Option(key, value) => super::policy::check(key, *value),
+        Line::Section(name) => super::policy::check_job_name(name)
+            .map_err(|why| format!("the job name `[{}]` {why}", name.escape_debug())),
         _ => Ok(()),
     }
 }
@@ -182,7 +185,8 @@ pub struct JobInfo {
     pub runtime: Option<Duration>,
     pub ramp: Duration,
     pub time_based: bool,
-    /// `stonewall` or `wait_for`: starts after the jobs before it.
+    /// `stonewall` (`wait_for_previous`) or `wait_for`: starts after the
+    /// jobs before it.
     pub waits: bool,
 }
 
@@ -244,7 +248,7 @@ fn job_info(name: String, o: &BTreeMap<String, Option<String>>) -> JobInfo {
             .and_then(|v| parse_duration(v).ok())
             .unwrap_or_default(),
         time_based: flag("time_based"),
-        waits: flag("stonewall") || get("wait_for").is_some(),
+        waits: flag("stonewall") || flag("wait_for_previous") || get("wait_for").is_some(),
     }
 }
 
@@ -334,6 +338,10 @@ mod tests {
             "Exec-PostRun=id",
             "ioscheduler=none",
             "mem=mmapshared:/abs",
+            "[../../x]",
+            "[/tmp/x]",
+            "name=../y",
+            "filename_format=../$jobname.$jobnum",
         ] {
             assert!(check_line(&classify(bad)).is_err(), "{bad}");
         }
@@ -342,6 +350,9 @@ mod tests {
             "filename=a\\:b:c",
             "directory=/mnt",
             "rw=read",
+            "[global]",
+            "[rand-read.4k]",
+            "filename_format=$jobname.$jobnum.$filenum",
         ] {
             assert!(check_line(&classify(good)).is_ok(), "{good}");
         }

@@ -5,12 +5,23 @@
 //! direction are summed into one HDR histogram, so the run's percentiles are
 //! those of all its I/Os together — never an average of per-job
 //! percentiles. Mean and max are exact: the count-weighted mean and the
-//! largest max fio reports. Run time is the sum over reporting groups
-//! (stonewalled phases) of their longest job; bandwidth and IOPS are the
-//! run's bytes and I/Os over it, as fio's group summary computes them.
-//! Each job's own figures are labelled `job` = N, N its place in fio's
-//! `jobs` array (job sections in order, `numjobs` clones expanded); each
-//! device of `disk_util` gives `disk_*` figures labelled `device`.
+//! largest max fio reports.
+//!
+//! Rates are fio's own (its "Run status group" summary): a reporting
+//! group's rate in a direction is its bytes over its longest job's run time
+//! in that direction (`runtime`, never `job_runtime`, which fio sums over
+//! the jobs of a `group_reporting` group). Groups that ran at the same time
+//! (`new_group` without `stonewall`) are one phase: the phase lasted as
+//! long as its longest group. Stonewalled phases ran one after another, so
+//! the run's time is the sum of its phases' ([`super::phases`] says which
+//! group ran in which phase). `bw_bytes_per_s` and `iops` are the run's
+//! bytes and I/Os over that time; `read_bw_bytes_per_s` and the other
+//! directions are each direction's bytes over the time that direction ran
+//! (the sum over phases of its longest group's run time in it).
+//! Each entry of fio's `jobs` array keeps its own figures, labelled `job` =
+//! N, N its place in that array (a clone of `numjobs`, or a whole group
+//! under `group_reporting`), at fio's rate for it; each device of
+//! `disk_util` gives `disk_*` figures labelled `device`.
 //!
 //! The JSON is read into typed structs: a field storlab reads that fio did
 //! not write is an error naming it (`jobs[1].read: missing field
@@ -27,6 +38,10 @@ use crate::measure::{Hist, Metric, RunOutput};
 use crate::metric::catalogue::{self as m, LAT, READ_LAT, SYNC_LAT, TRIM_LAT, WRITE_LAT};
 use crate::metric::labels::{DEVICE, JOB};
 use crate::metric::{HistDef, Labels, MetricDef};
+use crate::warning::Warning;
+
+use super::jobfile::JobInfo;
+use super::phases;
 
 /// Highest latency the histograms hold (one hour in ns); longer is clamped.
 const MAX_NS: u64 = 3_600_000_000_000;
@@ -54,6 +69,7 @@ pub struct FioReport {
 
 #[derive(Debug, Deserialize)]
 pub struct JobJson {
+    pub jobname: String,
     pub groupid: i64,
     /// Milliseconds.
     pub job_runtime: f64,
@@ -264,16 +280,38 @@ impl Lat {
     }
 }
 
-/// One direction's totals.
-#[derive(Default)]
+/// One direction's totals and the time it ran (fio's `runtime`: the
+/// longest job's, for a group).
+#[derive(Default, Clone, Copy)]
 struct Totals {
     bytes: f64,
     ios: f64,
+    runtime_s: f64,
 }
 
-/// One job's figures.
+impl Totals {
+    /// Adds `other` as fio adds a job to its group: bytes and I/Os summed,
+    /// the longer run time kept.
+    fn add(&mut self, other: &Totals) {
+        self.bytes += other.bytes;
+        self.ios += other.ios;
+        self.runtime_s = self.runtime_s.max(other.runtime_s);
+    }
+}
+
+/// The time a set of directions ran: the longest of them (a mixed job's
+/// directions run together), or `fallback` when none did I/O.
+fn io_time(dirs: &[Totals], fallback: f64) -> f64 {
+    match dirs.iter().map(|t| t.runtime_s).fold(0.0, f64::max) {
+        t if t > 0.0 => t,
+        _ => fallback,
+    }
+}
+
+/// One entry of fio's `jobs` array: a job, or a `group_reporting` group.
 struct Job {
     group: i64,
+    /// fio's `job_runtime` (summed over a group's jobs), for CPU time only.
     runtime_s: f64,
     cpu_user_s: f64,
     cpu_sys_s: f64,
@@ -289,6 +327,7 @@ impl Job {
             let totals = Totals {
                 bytes: side.io_bytes as f64,
                 ios: side.total_ios as f64,
+                runtime_s: side.runtime / 1e3,
             };
             let lat = Lat::from_json(&side.clat_ns, &format!("jobs[{i}].{d}.clat_ns"))?;
             dirs.push((totals, lat));
@@ -326,10 +365,15 @@ impl Job {
         all
     }
 
-    /// `bw_bytes_per_s`, `iops`, `bytes` and `lat_*` labelled `job` = i.
+    fn totals(&self) -> Vec<Totals> {
+        self.dirs.iter().map(|(t, _)| *t).collect()
+    }
+
+    /// `bw_bytes_per_s`, `iops`, `bytes` and `lat_*` labelled `job` = i,
+    /// over the time the entry did I/O, as fio rates it.
     fn metrics(&self, i: usize) -> Vec<Metric> {
         let job = Labels::new().with(&JOB, i);
-        let t = self.runtime_s.max(1e-9);
+        let t = io_time(&self.totals(), self.runtime_s).max(1e-9);
         let mut out = vec![
             m::BW_BYTES_PER_S.labelled(job.clone(), self.bytes() / t),
             m::IOPS.labelled(job.clone(), self.ios() / t),
@@ -340,30 +384,100 @@ impl Job {
     }
 }
 
+/// The run's time and each direction's, from its entries' totals and the
+/// phase each reporting group ran in.
+struct Timing {
+    elapsed_s: f64,
+    /// In [`DIRECTIONS`] order.
+    dir_s: Vec<f64>,
+}
+
+impl Timing {
+    fn of(jobs: &[Job], phase_of: &BTreeMap<i64, usize>) -> Timing {
+        // Each group as fio's summary has it: bytes summed, longest run.
+        let mut groups: BTreeMap<i64, (Vec<Totals>, f64)> = BTreeMap::new();
+        for j in jobs {
+            let (dirs, longest) = groups
+                .entry(j.group)
+                .or_insert_with(|| (vec![Totals::default(); DIRECTIONS.len()], 0.0));
+            for (d, t) in dirs.iter_mut().zip(j.totals()) {
+                d.add(&t);
+            }
+            *longest = f64::max(*longest, j.runtime_s);
+        }
+        // Groups of one phase ran together: the longest decides.
+        let mut phases: BTreeMap<usize, (f64, Vec<f64>)> = BTreeMap::new();
+        for (g, (dirs, longest)) in &groups {
+            let phase = phases
+                .entry(phase_of.get(g).copied().unwrap_or(usize::MAX))
+                .or_insert_with(|| (0.0, vec![0.0; DIRECTIONS.len()]));
+            phase.0 = phase.0.max(io_time(dirs, *longest));
+            for (p, d) in phase.1.iter_mut().zip(dirs) {
+                *p = p.max(d.runtime_s);
+            }
+        }
+        let mut t = Timing {
+            elapsed_s: 0.0,
+            dir_s: vec![0.0; DIRECTIONS.len()],
+        };
+        for (elapsed, dirs) in phases.values() {
+            t.elapsed_s += elapsed;
+            for (total, d) in t.dir_s.iter_mut().zip(dirs) {
+                *total += d;
+            }
+        }
+        t
+    }
+}
+
+/// The phase of each reporting group, and a warning when the job file could
+/// not say (then every group is taken to have run alone, one after another).
+fn group_phases(report: &FioReport, jobs: &[JobInfo]) -> (BTreeMap<i64, usize>, Option<String>) {
+    let entries: Vec<(&str, i64)> = report
+        .jobs
+        .iter()
+        .map(|j| (j.jobname.as_str(), j.groupid))
+        .collect();
+    match phases::assign(jobs, &entries) {
+        Ok(p) => (p, None),
+        Err(why) => {
+            let alone: BTreeMap<i64, usize> = entries
+                .iter()
+                .map(|&(_, g)| g)
+                .collect::<std::collections::BTreeSet<i64>>()
+                .into_iter()
+                .enumerate()
+                .map(|(i, g)| (g, i))
+                .collect();
+            let warning = (alone.len() > 1).then(|| {
+                format!("storlab could not tell which of fio's reporting groups ran at the same time ({why}); the run's time counts them one after another, so its rates may be low")
+            });
+            (alone, warning)
+        }
+    }
+}
+
 /// The run's metrics and histograms from fio's JSON+ report, with fio's
-/// version as the run's fact `fio_version`.
-pub fn to_run_output(report: &FioReport) -> Result<RunOutput> {
-    let jobs = report
+/// version as the run's fact `fio_version`. `jobs` are the job file's jobs
+/// (what fio ran), which say which reporting groups ran at the same time.
+pub fn to_run_output(report: &FioReport, jobs: &[JobInfo]) -> Result<RunOutput> {
+    let entries = report
         .jobs
         .iter()
         .enumerate()
         .map(|(i, j)| Job::from_json(j, i))
         .collect::<Result<Vec<Job>>>()?;
-    let mut groups: BTreeMap<i64, f64> = BTreeMap::new();
-    for j in &jobs {
-        let g = groups.entry(j.group).or_default();
-        *g = g.max(j.runtime_s);
-    }
-    let elapsed = groups.values().sum::<f64>().max(1e-9);
+    let (phase_of, warning) = group_phases(report, jobs);
+    let timing = Timing::of(&entries, &phase_of);
+    let elapsed = timing.elapsed_s.max(1e-9);
     let mut dirs: Vec<(Totals, Lat)> = DIRECTIONS
         .iter()
         .map(|_| (Totals::default(), Lat::empty()))
         .collect();
     let (mut sync, mut user, mut sys) = (Lat::empty(), 0.0, 0.0);
-    for j in &jobs {
+    for j in &entries {
         for ((total, lat), (jt, jl)) in dirs.iter_mut().zip(&j.dirs) {
-            total.bytes += jt.bytes;
-            total.ios += jt.ios;
+            total.add(jt);
             lat.merge(jl);
         }
         sync.merge(&j.sync);
@@ -391,15 +505,15 @@ pub fn to_run_output(report: &FioReport) -> Result<RunOutput> {
     metrics.extend(all.metrics(&LAT, &none));
     let active = dirs.iter().filter(|(t, _)| t.ios > 0.0).count();
     if active > 1 {
-        for ((bw, hist), (t, l)) in DIRECTION_METRICS.iter().zip(&dirs) {
+        for (((bw, hist), (t, l)), secs) in DIRECTION_METRICS.iter().zip(&dirs).zip(&timing.dir_s) {
             if t.ios > 0.0 {
-                metrics.push(bw.value(t.bytes / elapsed));
+                metrics.push(bw.value(t.bytes / secs.max(1e-9)));
                 metrics.extend(l.metrics(hist, &none));
             }
         }
     }
     metrics.extend(sync.metrics(&SYNC_LAT, &none));
-    for (i, j) in jobs.iter().enumerate() {
+    for (i, j) in entries.iter().enumerate() {
         metrics.extend(j.metrics(i));
     }
     for d in &report.disk_util {
@@ -408,6 +522,7 @@ pub fn to_run_output(report: &FioReport) -> Result<RunOutput> {
     let mut out = RunOutput {
         metrics,
         facts: vec![("fio_version".to_string(), report.version.clone())],
+        warnings: warning.into_iter().map(Warning::note).collect(),
         ..Default::default()
     };
     out.histograms.push(Hist::new(&LAT, all.hist));
@@ -438,6 +553,9 @@ fn disk_metrics(d: &DiskUtil) -> Vec<Metric> {
 }
 
 #[cfg(test)]
+mod against_fio;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::{json, Value};
@@ -461,8 +579,14 @@ mod tests {
         serde_json::to_string_pretty(&json!({"fio version": "fio-3.33", "jobs": jobs})).unwrap()
     }
 
+    /// The run output of `jobs` run from the job file `text`.
+    fn run_output_of(text: &str, jobs: Vec<Value>) -> RunOutput {
+        let report = parse(&stdout(jobs)).unwrap().unwrap();
+        to_run_output(&report, &super::super::jobfile::jobs(text)).unwrap()
+    }
+
     fn run_output(jobs: Vec<Value>) -> RunOutput {
-        to_run_output(&parse(&stdout(jobs)).unwrap().unwrap()).unwrap()
+        run_output_of("[a]\n[b]\n", jobs)
     }
 
     fn get(out: &RunOutput, def: &MetricDef) -> f64 {
@@ -508,13 +632,43 @@ mod tests {
     }
 
     #[test]
-    fn stonewalled_groups_add_up() {
-        let out = run_output(vec![
-            job("a", 0, json!({"1000": 100}), 100, 1000.0, 1000.0),
-            job("b", 1, json!({"1000": 100}), 100, 1000.0, 1000.0),
-        ]);
+    fn stonewalled_groups_add_up_and_concurrent_groups_overlap() {
+        let jobs = || {
+            vec![
+                job("a", 0, json!({"1000": 100}), 100, 1000.0, 1000.0),
+                job("b", 1, json!({"1000": 100}), 100, 1000.0, 1000.0),
+            ]
+        };
+        let out = run_output_of("[a]\n[b]\nstonewall\n", jobs());
         assert_eq!(get(&out, &m::ELAPSED_S), 4.0);
         assert_eq!(get(&out, &m::IOPS), 50.0);
+        assert!(out.warnings.is_empty(), "{:?}", out.warnings);
+        let out = run_output_of("[a]\n[b]\nnew_group\n", jobs());
+        assert_eq!(get(&out, &m::ELAPSED_S), 2.0);
+        assert_eq!(get(&out, &m::IOPS), 100.0);
+        // A job file that does not match: groups counted one after
+        // another, said so.
+        let out = run_output_of("[x]\n", jobs());
+        assert_eq!(get(&out, &m::ELAPSED_S), 4.0);
+        assert!(
+            out.warnings[0].text.contains("could not tell"),
+            "{:?}",
+            out.warnings
+        );
+    }
+
+    #[test]
+    fn a_group_reporting_entry_is_rated_over_its_run_time_not_the_sum_of_its_jobs() {
+        // fio sums `job_runtime` over the 4 jobs of the group (8 s); each
+        // direction's `runtime` is the longest job's (2 s).
+        let mut merged = job("a", 0, json!({"1000": 400}), 400, 1000.0, 1000.0);
+        merged["job_runtime"] = json!(8000);
+        let out = run_output_of("[a]\nnumjobs=4\ngroup_reporting\n", vec![merged]);
+        assert_eq!(get(&out, &m::ELAPSED_S), 2.0);
+        assert_eq!(get(&out, &m::IOPS), 200.0);
+        assert_eq!(of_job(&out, &m::IOPS, 0), 200.0);
+        // CPU: fio's percentages are of the summed job_runtime.
+        assert!((get(&out, &m::CPU_SYS_S) - 4.0).abs() < 1e-9);
     }
 
     #[test]
@@ -567,7 +721,7 @@ mod tests {
             .unwrap()
             .remove("bins");
         let report = parse(&stdout(vec![plain])).unwrap().unwrap();
-        let err = to_run_output(&report).unwrap_err().to_string();
+        let err = to_run_output(&report, &[]).unwrap_err().to_string();
         assert!(err.contains("`jobs[0].read.clat_ns.bins`"), "{err}");
     }
 
@@ -581,7 +735,7 @@ mod tests {
                 "write_ticks": 20, "in_queue": 1520, "util": 87.5}]
         });
         let report = parse(&doc.to_string()).unwrap().unwrap();
-        let out = to_run_output(&report).unwrap();
+        let out = to_run_output(&report, &[]).unwrap();
         assert_eq!(
             out.facts,
             vec![("fio_version".to_string(), "fio-3.33".to_string())]

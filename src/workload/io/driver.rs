@@ -11,6 +11,7 @@ use std::time::Instant;
 use anyhow::Result;
 
 use super::buffer::AlignedBuf;
+use super::cache::drop_cached;
 use super::data::Data;
 use super::engine::{EngineKind, SyncEngine};
 use super::engine_mmap::Mmap;
@@ -29,6 +30,9 @@ enum Ready<'a> {
 
 fn set_up<'a>(spec: &JobSpec, path: &'a Path) -> Result<Ready<'a>> {
     let file = open(spec, path)?;
+    if spec.invalidate {
+        drop_cached(&file, spec.offset, spec.size, path)?;
+    }
     Ok(match spec.engine {
         EngineKind::Psync => Ready::Psync(Psync::new(file, path)),
         EngineKind::Mmap => Ready::Mmap(Mmap::new(file, spec, path)?),
@@ -69,6 +73,7 @@ fn sync_loop<E: SyncEngine>(
     let mut sched = spec.period_ps.map(|p| Schedule::new(phase.t0, p));
     let mut now = phase.t0;
     let mut issued = 0u64;
+    let wrap_invalidates = spec.invalidates_on_wrap();
     loop {
         let due = sched.as_mut().map(|s| {
             let d = s.due();
@@ -79,6 +84,9 @@ fn sync_loop<E: SyncEngine>(
             break;
         }
         phase.maybe_start(now, &mut s);
+        if wrap_invalidates && pattern.take_wrap() {
+            engine.invalidate(spec.offset, spec.size)?;
+        }
         let Op { read, off, len } = pattern.next();
         let b = &mut buf.as_mut_slice()[..len];
         if !read {

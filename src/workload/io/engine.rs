@@ -55,4 +55,7 @@ pub trait SyncEngine {
     fn write(&mut self, buf: &[u8], off: u64) -> Result<()>;
     /// Makes written data durable (fsync, msync).
     fn sync(&mut self) -> Result<()>;
+    /// Drops `len` bytes from `off` of the file from the page cache
+    /// (fio's `invalidate`).
+    fn invalidate(&mut self, off: u64, len: u64) -> Result<()>;
 }

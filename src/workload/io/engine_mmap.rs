@@ -13,6 +13,10 @@ use anyhow::{bail, Context, Result};
 use super::engine::SyncEngine;
 use super::job::{JobSpec, Rw};
 
+/// A multiple of every page size Linux uses (4 KiB to 64 KiB): an offset
+/// rounded down to it is page-aligned on any of them.
+const PAGE: usize = 65536;
+
 /// STATX_ATTR_DAX from linux/stat.h: the file's data is accessed directly.
 const STATX_ATTR_DAX: u64 = 0x0020_0000;
 
@@ -20,7 +24,7 @@ pub struct Mmap<'a> {
     ptr: *mut u8,
     len: usize,
     path: &'a Path,
-    _file: File,
+    file: File,
 }
 
 impl<'a> Mmap<'a> {
@@ -68,7 +72,7 @@ impl<'a> Mmap<'a> {
             ptr: ptr.cast(),
             len,
             path,
-            _file: file,
+            file,
         })
     }
 
@@ -139,6 +143,26 @@ impl SyncEngine for Mmap<'_> {
         // SAFETY: as in read; the mapping is writable because the job writes.
         unsafe { std::ptr::copy_nonoverlapping(buf.as_ptr(), self.ptr.add(o), buf.len()) };
         Ok(())
+    }
+
+    /// Unmaps the region's pages from this process (MADV_DONTNEED on a
+    /// shared mapping loses no data: dirty pages stay in the page cache),
+    /// then drops the clean ones from the page cache.
+    fn invalidate(&mut self, off: u64, len: u64) -> Result<()> {
+        let o = self.check(off, len as usize)?;
+        // madvise wants a page-aligned start; the mapping begins on a page.
+        let start = o / PAGE * PAGE;
+        // SAFETY: start..o+len lies inside our mapping (checked, and the
+        // mapping starts at offset 0); MADV_DONTNEED on a shared file
+        // mapping only drops this process's page tables.
+        unsafe {
+            libc::madvise(
+                self.ptr.add(start).cast(),
+                o + len as usize - start,
+                libc::MADV_DONTNEED,
+            )
+        };
+        super::cache::drop_cached(&self.file, off, len, self.path)
     }
 
     fn sync(&mut self) -> Result<()> {

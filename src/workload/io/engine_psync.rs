@@ -56,6 +56,10 @@ impl SyncEngine for Psync<'_> {
         }
     }
 
+    fn invalidate(&mut self, off: u64, len: u64) -> Result<()> {
+        super::cache::drop_cached(&self.file, off, len, self.path)
+    }
+
     fn sync(&mut self) -> Result<()> {
         self.file
             .sync_all()

@@ -203,6 +203,7 @@ fn run(
     let mut issued = 0u64;
     let mut draining = false;
     let mut now = phase.t0;
+    let wrap_invalidates = spec.invalidates_on_wrap();
     loop {
         phase.maybe_start(now, &mut s);
         // Queue as many operations as there are free slots (and, in open
@@ -219,6 +220,9 @@ fn run(
             }
             if let Some(s) = sched.as_mut() {
                 s.advance();
+            }
+            if wrap_invalidates && pattern.take_wrap() {
+                super::cache::drop_cached(&file, spec.offset, spec.size, path)?;
             }
             let op = pattern.next();
             if !op.read {

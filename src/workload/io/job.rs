@@ -79,6 +79,11 @@ pub struct JobSpec {
     pub fsync_every: u64,
     pub end_fsync: bool,
     pub runtime: Option<Duration>,
+    /// With `runtime`: run that long, wrapping (false: runtime caps a
+    /// size-based job).
+    pub time_based: bool,
+    /// fio's `invalidate` (never with `direct`, as fio's wrap does not).
+    pub invalidate: bool,
     pub ramp: Duration,
     pub rwmixread: u32,
     /// Open loop: picoseconds between due times (`rate`, `rate_iops`).
@@ -112,6 +117,12 @@ impl JobSpec {
     }
 
     /// Mean bytes per operation, for rates and operation counts.
+    /// Drops the file's cached pages each time the pattern wraps: a
+    /// time-based run with `invalidate`, as fio.
+    pub fn invalidates_on_wrap(&self) -> bool {
+        self.invalidate && self.time_based && self.runtime.is_some()
+    }
+
     pub fn mean_bs(&self) -> f64 {
         let mean = |s: &super::bssplit::Split| s.mean();
         match self.rw {
@@ -196,6 +207,8 @@ pub struct Phase {
     pub t0: Instant,
     ramp_end: Instant,
     deadline: Option<Instant>,
+    /// The job ends after `target_bytes` even before its deadline.
+    size_based: bool,
     target_bytes: u64,
     pub measuring: bool,
     cpu0: CpuTimes,
@@ -211,6 +224,7 @@ impl Phase {
             t0,
             ramp_end,
             deadline: spec.runtime.map(|r| ramp_end + r),
+            size_based: spec.runtime.is_none() || !spec.time_based,
             target_bytes: spec.size,
             measuring: spec.ramp.is_zero(),
             cpu0: CpuTimes::thread_now(),
@@ -232,14 +246,14 @@ impl Phase {
         if shared.stop.load(Ordering::Relaxed) || shared.halt.load(Ordering::Relaxed) {
             return true;
         }
-        match self.deadline {
-            Some(d) => {
-                let over = at >= d;
-                self.deadline_hit.set(over);
-                over
+        if let Some(d) = self.deadline {
+            let over = at >= d;
+            self.deadline_hit.set(over);
+            if over {
+                return true;
             }
-            None => issued >= self.target_bytes,
         }
+        self.size_based && issued >= self.target_bytes
     }
 
     /// Starts measuring at the end of the ramp, discarding what came before.

@@ -24,6 +24,7 @@
 
 mod bssplit;
 pub(crate) mod buffer;
+mod cache;
 mod data;
 mod dist;
 mod driver;
@@ -66,6 +67,11 @@ use crate::metric::catalogue::{self as m, LAT, READ_LAT, SERVICE_LAT, SYNC_LAT, 
 use crate::metric::Labels;
 use crate::params::units::saturating_secs;
 use crate::params::{declare, Fault, Params};
+use crate::warning::{Warning, WarningKind};
+
+/// The run fact that says where this job, read as fio would read it,
+/// means something else (docs/workloads.md, "storlab and fio").
+pub const FIO_DIFFERENCES: &str = "fio_differences";
 
 declare! {
     /// The parameters of an `io` workload, with fio's names. They are read
@@ -82,7 +88,9 @@ declare! {
         direct: bool = "false" => "O_DIRECT: bypass the page cache",
         fsync: int(u64, 0, i64::MAX) = "0" => "fsync every N writes (0: never)",
         end_fsync: bool = "false" => "fsync at the end of the job, inside the timing",
-        runtime: duration => "time-based run length (wraps over the file); size-based when absent",
+        runtime: duration => "run length; with time_based (storlab's default) the job runs this long, wrapping over the file; size-based when absent",
+        time_based: bool = "true" => "with runtime: run for runtime, wrapping over the file (false: runtime only caps a size-based job, fio's default)",
+        invalidate: bool = "true" => "drop the job's file from the page cache when the job starts and each time a time-based run wraps over it, as fio (buffered reads then meet the device on every pass)",
         ramp_time: duration = "0s" => "unmeasured time before measuring (time-based runs)",
         rwmixread: int(u32, 0, 100) = "50" => "percentage of reads in randrw",
         steady: flatten(SteadyParams),
@@ -101,6 +109,23 @@ declare! {
         iodepth_batch_submit: int(usize, 0, 4096) = "4" => "io_uring: submit every N queued operations (0: the whole iodepth at once); fio's default is 1, 4 keeps a virtio disk busier at less CPU",
     }
 }
+
+/// fio's other names for the parameters above (`fio --cmdhelp=NAME` lists
+/// them as `alias`; fio 3.33), and `bsize`, which people write for `bs`.
+/// Where fio's own name differs from storlab's (`steadystate_duration`),
+/// it is listed too. An experiment that uses one is refused with the name
+/// to write, so that one parameter has one name in stored runs and
+/// exports.
+pub const FIO_ALIASES: &[(&str, &str)] = &[
+    ("blocksize", "bs"),
+    ("bsize", "bs"),
+    ("readwrite", "rw"),
+    ("timeout", "runtime"),
+    ("fileoffset", "offset"),
+    ("iodepth_batch", "iodepth_batch_submit"),
+    ("steadystate_duration", "ss_dur"),
+    ("steadystate_ramp_time", "ss_ramp"),
+];
 
 impl Configure for IoParams {
     type Config = IoConfig;
@@ -252,11 +277,18 @@ impl Workload for Io {
         let mut out = aggregate(&o.spec, &results, series);
         out.metrics
             .push(m::WORKING_SET_BYTES.value(o.spec.size.saturating_mul(o.numjobs as u64) as f64));
+        if !o.fio_differences.is_empty() {
+            out.facts
+                .push((FIO_DIFFERENCES.to_string(), o.fio_differences.join("; ")));
+        }
         if let Some(d) = &detector {
             out.metrics.extend(d.metrics());
             // An interrupted run is flagged as such; it did not run to runtime.
             if !cx.stop.is_raised() {
-                out.warnings.extend(d.warning(o.spec.runtime));
+                out.warnings.extend(
+                    d.warning(o.spec.runtime)
+                        .map(|t| Warning::new(WarningKind::SteadyStateNotReached, t)),
+                );
             }
         }
         Ok(out)

@@ -20,6 +20,9 @@ pub struct Options {
     pub spec: JobSpec,
     pub numjobs: usize,
     pub steady: Option<SteadySpec>,
+    /// Where this job, read as a fio job, would mean something else
+    /// (docs/workloads.md, "storlab and fio"): recorded with every run.
+    pub fio_differences: Vec<String>,
 }
 
 pub fn read(p: &IoParams) -> Result<Options, Fault> {
@@ -39,6 +42,8 @@ pub fn read(p: &IoParams) -> Result<Options, Fault> {
         fsync_every: p.fsync,
         end_fsync: p.end_fsync,
         runtime: p.runtime,
+        time_based: p.time_based,
+        invalidate: p.invalidate && !p.direct,
         ramp: p.ramp_time,
         rwmixread: p.rwmixread,
         period_ps: None,
@@ -55,10 +60,30 @@ pub fn read(p: &IoParams) -> Result<Options, Fault> {
     check_timing(p)?;
     p.steady.validate(p.runtime)?;
     Ok(Options {
+        fio_differences: fio_differences(&spec),
         spec,
         numjobs: p.numjobs,
         steady: p.steady.spec(),
     })
+}
+
+/// Where storlab deliberately reads a parameter otherwise than fio, in
+/// effect for this job.
+fn fio_differences(spec: &JobSpec) -> Vec<String> {
+    let mut out = Vec::new();
+    if let (Some(r), true) = (spec.runtime, spec.time_based) {
+        out.push(format!(
+            "runtime = {} runs time-based with storlab's default time_based = true (fio's default is 0: runtime only caps a size-based job)",
+            crate::params::units::format_seconds(r.as_secs_f64())
+        ));
+    }
+    if spec.engine == super::engine::EngineKind::IoUring && spec.batch_submit != 1 {
+        out.push(format!(
+            "iodepth_batch_submit = {} (fio's default is 1)",
+            spec.batch_submit
+        ));
+    }
+    out
 }
 
 /// `bs`, or `bssplit` when given (it overrides `bs`, as in fio), with the

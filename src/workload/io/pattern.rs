@@ -35,6 +35,8 @@ pub struct Pattern {
     pos: u64,
     dist: Blocks,
     map: Option<RandMap>,
+    /// A pass over the region ended with the last operation.
+    wrapped: bool,
 }
 
 impl Pattern {
@@ -54,7 +56,16 @@ impl Pattern {
             pos: 0,
             dist: Blocks::new(spec.dist, blocks, spec.seed ^ 0xD157),
             map: (random && spec.randommap && spec.dist.is_uniform()).then(|| RandMap::new(blocks)),
+            wrapped: false,
         }
+    }
+
+    /// Whether a pass over the region ended since the last call: the
+    /// sequential walk reached the region's end, or the random map was
+    /// full (random I/O without the map never wraps, as in fio).
+    #[inline]
+    pub fn take_wrap(&mut self) -> bool {
+        std::mem::take(&mut self.wrapped)
     }
 
     /// The next operation.
@@ -93,6 +104,7 @@ impl Pattern {
         self.pos += len;
         if self.pos >= self.size {
             self.pos = 0;
+            self.wrapped = true;
         }
         (off, len)
     }
@@ -109,6 +121,7 @@ impl Pattern {
         let got = map.take_run(b, want.min(self.blocks - b)).max(1);
         if map.is_full() {
             map.reset();
+            self.wrapped = true;
         }
         (b * self.unit, got * self.unit)
     }
@@ -136,6 +149,8 @@ mod tests {
             fsync_every: 0,
             end_fsync: false,
             runtime: None,
+            time_based: true,
+            invalidate: true,
             ramp: Duration::ZERO,
             rwmixread: 50,
             period_ps: None,
@@ -164,6 +179,29 @@ mod tests {
             }
             assert!(seen.iter().all(|&c| c == 1), "pass {pass}");
         }
+    }
+
+    /// fio's `invalidate` drops the cache at each wrap: the pattern says
+    /// when a pass ended, once per pass, and never without the map.
+    #[test]
+    fn a_wrap_is_said_once_per_pass() {
+        for rw in [Rw::RandRead, Rw::Read] {
+            let mut p = Pattern::new(&spec(rw, "4k", 0, 64 << 10));
+            let wraps: Vec<usize> = (1..=48)
+                .filter(|_| {
+                    p.next();
+                    p.take_wrap()
+                })
+                .collect();
+            assert_eq!(wraps, vec![16, 32, 48], "{rw:?}");
+        }
+        let mut s = spec(Rw::RandRead, "4k", 0, 64 << 10);
+        s.randommap = false;
+        let mut p = Pattern::new(&s);
+        assert!(!(0..100).any(|_| {
+            p.next();
+            p.take_wrap()
+        }));
     }
 
     #[test]

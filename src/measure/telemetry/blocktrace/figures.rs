@@ -18,7 +18,7 @@ use crate::metric::labels::{DEVICE, OP};
 use crate::metric::Labels;
 
 /// The fact saying how device latency was measured.
-pub const FACT: &str = "block_trace";
+pub const FACT: &str = crate::fact::catalogue::BLOCK_TRACE.name;
 
 /// Operations every traced device gets a request count of, 0 included:
 /// "no read requests" is a figure, not a gap.

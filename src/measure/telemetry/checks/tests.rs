@@ -216,7 +216,7 @@ fn sync_flushes_what_others_left_dirty() {
         ..run(&[(&m::MEM_DIRTY_START_BYTES, 4096.0)])
     };
     assert_eq!(sync_flushed_others(&clean), None);
-    assert_eq!(checks(&clean, &Chain::default()), Vec::<String>::new());
+    assert_eq!(checks(&clean, &Chain::default()), Vec::<Warning>::new());
 }
 
 /// A device's traced figure: `def` labelled with the device (and `op`).
