@@ -9,11 +9,13 @@
 //! workload's factors (pivots, curves, level comparisons); [`matrix`] the
 //! cells of an iozone-like matrix and the metric its verdict concerns;
 //! [`latency`] the merged percentile curves; [`steady`] what the steady-state
-//! detector found; [`ranks`] how multi-client runs shared the work.
+//! detector found; [`ranks`] how multi-client runs shared the work;
+//! [`attribution`] where a workload's latency went (device or above).
 //!
 //! The presentation ([`crate::report`]) builds on these; nothing here
 //! imports it.
 
+pub mod attribution;
 pub mod chosen;
 pub mod comparison;
 pub mod differences;
