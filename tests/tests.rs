@@ -31,6 +31,8 @@ mod crash;
 mod docs;
 /// The io_uring and mmap engines and open-loop rates.
 mod engines;
+/// `check`'s refusals and estimates against real runs.
+mod estimates;
 /// Malformed experiment files: one error line with file:line:column, exit 2.
 mod experiment_errors;
 /// The JSON export against its published JSON Schema.
@@ -39,6 +41,8 @@ mod export_schema;
 mod fio_runs;
 /// Thousands of mutated experiment files: no panic, every refusal located.
 mod fuzz_experiments;
+/// Hundreds of mutated stores imported: no panic, the destination works.
+mod fuzz_imports;
 /// Across releases, hosts and stores: provenance, tags, import, compare, history.
 mod history;
 /// Hostile input and faults, round 3 (#29): the store overwritten, fio
@@ -85,6 +89,9 @@ mod sweeps;
 /// Telemetry against ground truth: device bytes, a throttled read, the
 /// page-cache warning, the CPU of Gluster's daemons.
 mod telemetry;
+/// `storlab show` through a pseudo-terminal at 80 and 100 columns, with
+/// and without colour, on the quick campaign of a busy host.
+mod terminal;
 /// Verdicts, comparisons and the regression gate on real campaigns.
 mod verdicts;
 /// The vm-disk target: QEMU images served by qemu-storage-daemon on a

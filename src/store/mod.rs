@@ -3,6 +3,8 @@
 //! end, so a crash loses at most the run in progress. Reports and statistics
 //! read only from here.
 
+mod catalog;
+mod forget;
 mod import;
 mod lock;
 mod migrate_v4;
@@ -14,6 +16,8 @@ mod resume;
 mod schema;
 mod spool;
 pub mod stored;
+mod timings;
+mod validate;
 mod variants;
 pub mod write;
 
@@ -22,6 +26,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use rusqlite::Connection;
 
+pub use forget::Forgotten;
 pub use import::Imported;
 pub use provenance::{CampaignFacts, Provenance};
 pub use read::{
@@ -30,6 +35,7 @@ pub use read::{
 };
 pub use resume::{DoneRun, Resumable};
 pub use spool::run_text;
+pub use timings::{PastCampaign, PastRun, PastTarget, PastWorkload};
 pub use write::{RankRow, RunRecord};
 
 /// An open results store.
