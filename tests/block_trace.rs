@@ -106,7 +106,13 @@ fn direct_random_reads_on_a_loop_target_are_timed_at_the_loop_device_and_the_dis
     for dev in [&lo, &disk.dev] {
         let dev_p99 = device(&export, "r", "ext4", "dev_lat_p99_ns", dev, Some("read"));
         eprintln!("p99: workload {p99:.0} ns, {dev} {dev_p99:.0} ns");
-        assert!(dev_p99 > 0.0 && dev_p99 <= p99, "{dev}: {dev_p99} > {p99}");
+        // Within the resolution of both histograms (the trace's buckets
+        // 0.2%, HDR 0.1% each): the disk's 8.155 ms against the workload's
+        // 8.131 ms was one such tie.
+        assert!(
+            dev_p99 > 0.0 && dev_p99 <= p99 * 1.005,
+            "{dev}: {dev_p99} > {p99}"
+        );
     }
     // Each 4 KiB direct read is one request to the loop device. bpftrace
     // reads its maps when its user space takes the sampler's mark, a
@@ -155,8 +161,18 @@ fn direct_random_reads_on_a_loop_target_are_timed_at_the_loop_device_and_the_dis
     // says the device took the time.
     let md = lab.ok(&["report", "--format", "md"]);
     let sentence = attribution(&md, "ext4");
+    eprintln!("{sentence}");
+    // On a host whose other processes kept both cores busy (load 14 here)
+    // the workload's thread waits for a core after each completion: the
+    // report says so instead (38 ms at the workload, 19 ms at loop2).
+    let noisy = runs(&export)[0]["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|w| w["kind"] == "noisy_host");
     assert!(
-        sentence.contains(&format!(" at {lo}: the device")),
+        sentence.contains(&format!(" at {lo}: the device"))
+            || (noisy && sentence.contains("other processes used")),
         "{sentence}"
     );
     assert!(md.contains(&format!("| ext4 | {lo} | read |")), "{md}");

@@ -19,7 +19,8 @@
 //! - at least [`DEVICE_SHARE`] of the workload's p99: the device;
 //! - less: above the device, naming the busiest process watched when it
 //!   used at least [`BUSY_PCT`] of a core (a FUSE daemon, storlab's own
-//!   engine at the limit of its core).
+//!   engine at the limit of its core), else the other processes' share of
+//!   the host's CPU when a run was warned of a noisy host.
 
 use std::collections::BTreeMap;
 
@@ -129,6 +130,7 @@ pub fn attribution(runs: &[RunData], workload: &str, target: &str) -> Result<Opt
         top: top.as_ref(),
         every_run_cached,
         busiest: busiest(&runs),
+        others_cpu: others_cpu(&runs),
     });
     Ok(Some(Attribution {
         workload: workload.into(),
@@ -157,6 +159,9 @@ pub struct Evidence<'a> {
     pub every_run_cached: bool,
     /// The process that used the most CPU (% of one core).
     pub busiest: Option<(String, f64)>,
+    /// The host's CPU other processes used (%), where a run was warned
+    /// of a noisy host.
+    pub others_cpu: Option<f64>,
 }
 
 /// The place and its sentence ("p99 1.80 ms at the workload, 1.70 ms at
@@ -194,7 +199,12 @@ pub fn place(e: &Evidence) -> (Place, String) {
     }
     let why = match &e.busiest {
         Some((p, pct)) if *pct >= BUSY_PCT => format!(" ({p}'s CPU was {pct:.0}% of a core)"),
-        _ => String::new(),
+        _ => match e.others_cpu {
+            Some(o) => format!(
+                " (other processes used {o:.0}% of the host's CPU: the workload waited for a core)"
+            ),
+            None => String::new(),
+        },
     };
     (Place::AboveDevice, format!("{head}: above the device{why}"))
 }
@@ -319,6 +329,19 @@ fn busiest(runs: &[&RunData]) -> Option<(String, f64)> {
     sums.into_iter()
         .map(|(p, v)| (p, v.iter().sum::<f64>() / v.len() as f64))
         .max_by(|a, b| a.1.total_cmp(&b.1))
+}
+
+/// The mean of the host's CPU other processes used, when a run was
+/// warned of a noisy host.
+fn others_cpu(runs: &[&RunData]) -> Option<f64> {
+    let noisy = runs
+        .iter()
+        .any(|r| r.warnings.iter().any(|w| w.kind == WarningKind::NoisyHost));
+    let v: Vec<f64> = runs
+        .iter()
+        .filter_map(|r| r.metric(&m::CPU_OTHERS_PCT).map(|x| x.value))
+        .collect();
+    (noisy && !v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
 }
 
 /// The histogram `key` of every run, merged.

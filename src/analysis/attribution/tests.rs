@@ -200,6 +200,7 @@ fn the_rules_in_order_at_their_thresholds() {
             top: Some(&t),
             every_run_cached: false,
             busiest,
+            others_cpu: None,
         })
         .0
     };
@@ -209,15 +210,20 @@ fn the_rules_in_order_at_their_thresholds() {
     assert_eq!(at(499.0, None), Place::AboveDevice);
     // A busy process is named only from BUSY_PCT up.
     let t = top(100.0);
-    let s = |p: f64| {
+    let s = |p: f64, others_cpu: Option<f64>| {
         place(&Evidence {
             at_workload: pct(1000.0),
             top: Some(&t),
             every_run_cached: false,
             busiest: Some(("zfs-fuse".into(), p)),
+            others_cpu,
         })
         .1
     };
-    assert!(s(50.0).ends_with("above the device (zfs-fuse's CPU was 50% of a core)"));
-    assert!(s(49.0).ends_with("above the device"));
+    assert!(s(50.0, Some(80.0)).ends_with("above the device (zfs-fuse's CPU was 50% of a core)"));
+    assert!(s(49.0, None).ends_with("above the device"));
+    // A busy host (a noisy-host warning) is the reason when no process is.
+    assert!(s(49.0, Some(87.4)).ends_with(
+        "above the device (other processes used 87% of the host's CPU: the workload waited for a core)"
+    ));
 }
