@@ -13,9 +13,15 @@ use crate::util::{labelled, metric, runs, Lab};
 
 const MIB: f64 = (1u64 << 20) as f64;
 
-fn campaign(lab: &Lab, plan: &str, target: &str, workloads: &str) -> Value {
+pub fn campaign(lab: &Lab, plan: &str, target: &str, workloads: &str) -> Value {
+    // One run, unless the plan says how many.
+    let once = if plan.contains("repetitions") {
+        ""
+    } else {
+        "repetitions = 1\n"
+    };
     let text = format!(
-        "name = \"telemetry\"\n[plan]\nrepetitions = 1\n{plan}\n\n{}\n{workloads}",
+        "name = \"telemetry\"\n[plan]\n{once}{plan}\n\n{}\n{workloads}",
         target.replace("@DIR@", &lab.path().display().to_string())
     );
     let file = lab.file("exp.toml", &text);
@@ -23,19 +29,19 @@ fn campaign(lab: &Lab, plan: &str, target: &str, workloads: &str) -> Value {
     lab.export_json()
 }
 
-fn loop_target() -> &'static str {
+pub fn loop_target() -> &'static str {
     "[[target]]\nname = \"ext4\"\nkind = \"loop\"\nfs = \"ext4\"\nsize = \"256M\"\ndir = \"@DIR@\"\n"
 }
 
 /// The kernel name of a loop target's device (`loop3`), from its facts.
-fn loop_name(export: &Value) -> String {
+pub fn loop_name(export: &Value) -> String {
     let dev = export["targets"][0]["facts"]["loop_device"]
         .as_str()
         .expect("the loop device in the facts");
     dev.trim_start_matches("/dev/").to_string()
 }
 
-fn warnings(export: &Value, workload: &str) -> Vec<String> {
+pub fn warnings(export: &Value, workload: &str) -> Vec<String> {
     runs(export)
         .iter()
         .filter(|r| r["workload"] == workload)
@@ -301,6 +307,7 @@ fn a_read_throttled_to_20_mib_per_second_shows_20_mib_per_second_on_the_device()
         chain: Chain::of_devices(&[(major, minor)]),
         serving: Vec::new(),
         arc: false,
+        block_trace: false,
         interval: INTERVAL,
     };
     let rec = Recorder::start(watch);

@@ -9,6 +9,9 @@ mod audit;
 /// The `block` target on loop devices the tests create: refusals, and io
 /// on the raw device.
 mod block_target;
+/// The block layer's own view of runs (bpftrace on the block tracepoints)
+/// against what the workloads saw: device latency, read and flush requests.
+mod block_trace;
 /// The HTML report in a real headless Chromium.
 mod browser;
 /// Verdicts on simulated and real mock campaigns with a known truth.

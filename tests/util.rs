@@ -145,6 +145,7 @@ pub const PROGRAMS: &[(&str, &str)] = &[
     ("mpirun", "openmpi-bin"),
     ("qemu-img", "qemu-utils"),
     ("qemu-storage-daemon", "qemu-system-common"),
+    ("bpftrace", "bpftrace"),
 ];
 
 /// Whether `program` is on PATH or in the sbin directories root uses.

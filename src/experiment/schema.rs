@@ -184,6 +184,8 @@ pub struct Plan {
     pub analysis: Analysis,
     /// Sample devices, CPU, memory and daemons during every run.
     pub telemetry: bool,
+    /// Trace the block requests of the target's devices (with telemetry).
+    pub block_trace: bool,
     /// The most target variants, and target–workload pairs, the sweeps
     /// may make: counted before any is built.
     pub max_variants: u64,
@@ -218,6 +220,7 @@ declare! {
         warmup: int(u32, 0, 1000) = "0" => "unmeasured runs of every pair before the measured ones",
         analysis: choice(Analysis) = "ratio" => "compare targets by the ratio of geometric means (log scale, paired by round) or by Welch's t on the means (for metrics that can be zero or negative; chosen by itself for those)",
         telemetry: bool = "true" => "sample the target's devices, host CPU, memory and the daemons serving the target once a second during every run, and warn when a run measured the wrong thing (page cache, CPU)",
+        block_trace: bool = "true" => "with telemetry, trace the block requests of the target's devices with bpftrace (root, bpftrace installed): each device's request latency, queue time, flushes; without it, /proc/diskstats' averages",
         max_variants: int(u64, 1, 100_000_000) = "10000" => "refuse sweeps that make more target variants, or target-workload pairs, than this (counted before any is made); raise it for a larger study",
     }
 }
@@ -243,6 +246,7 @@ impl From<PlanParams> for Plan {
             warmup: p.warmup,
             analysis: p.analysis,
             telemetry: p.telemetry,
+            block_trace: p.block_trace,
             max_variants: p.max_variants,
         }
     }
@@ -260,6 +264,7 @@ impl Plan {
             "warmup": self.warmup,
             "analysis": self.analysis.word(),
             "telemetry": self.telemetry,
+            "block_trace": self.block_trace,
         })
     }
 }

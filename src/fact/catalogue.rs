@@ -248,6 +248,14 @@ pub const TELEMETRY_PROCESS: FactDef = fact(
     None,
     "a process telemetry watched (the name follows the dot), and why",
 );
+pub const BLOCK_TRACE: FactDef = fact(
+    Run,
+    "block_trace",
+    Text,
+    Never,
+    None,
+    "how device latency was measured: bpftrace's version and the devices traced, or why the block requests were not traced (then /proc/diskstats' averages)",
+);
 
 /// Every fact, in the order the reference lists them.
 pub const ALL: &[&FactDef] = &[
@@ -280,6 +288,7 @@ pub const ALL: &[&FactDef] = &[
     &VERSION,
     &TELEMETRY_DEVICES,
     &TELEMETRY_PROCESS,
+    &BLOCK_TRACE,
 ];
 
 /// The facts that take a new value with every campaign whatever the kind

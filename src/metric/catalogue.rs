@@ -237,6 +237,35 @@ catalogue! {
         "mean number of requests in the device's queue and in service");
     DEV_AWAIT_NS = def("dev_await_ns", Nanoseconds, Lower, Max,
         "mean time a device request spent queued and in service");
+    // The block layer's own view (src/measure/telemetry/blocktrace/): per
+    // device (`device`) and operation (`op`: read, write, flush, discard),
+    // from the kernel's block tracepoints. Request times are HDR
+    // histograms, merged exactly like the workload's.
+    DEV_LAT_MEAN_NS = lat("dev_lat_mean_ns", Mean, "mean time of a device request from issue to completion (`device`, `op`)");
+    DEV_LAT_P50_NS = lat("dev_lat_p50_ns", Max, "median time of a device request from issue to completion");
+    DEV_LAT_P90_NS = lat("dev_lat_p90_ns", Max, "90th percentile time of a device request from issue to completion");
+    DEV_LAT_P99_NS = lat("dev_lat_p99_ns", Max, "99th percentile time of a device request from issue to completion");
+    DEV_LAT_P999_NS = lat("dev_lat_p999_ns", Max, "99.9th percentile time of a device request from issue to completion");
+    DEV_LAT_MAX_NS = lat("dev_lat_max_ns", Max, "longest time of a device request from issue to completion");
+    DEV_QUEUE_LAT_MEAN_NS = lat("dev_queue_lat_mean_ns", Mean,
+        "mean time a device request waited in the I/O scheduler's queue, from insert to issue (`device`, `op`; requests that passed a scheduler)");
+    DEV_QUEUE_LAT_P50_NS = lat("dev_queue_lat_p50_ns", Max, "median time a device request waited in the scheduler's queue");
+    DEV_QUEUE_LAT_P90_NS = lat("dev_queue_lat_p90_ns", Max, "90th percentile time a device request waited in the scheduler's queue");
+    DEV_QUEUE_LAT_P99_NS = lat("dev_queue_lat_p99_ns", Max, "99th percentile time a device request waited in the scheduler's queue");
+    DEV_QUEUE_LAT_P999_NS = lat("dev_queue_lat_p999_ns", Max, "99.9th percentile time a device request waited in the scheduler's queue");
+    DEV_QUEUE_LAT_MAX_NS = lat("dev_queue_lat_max_ns", Max, "longest time a device request waited in the scheduler's queue");
+    DEV_REQUESTS = def("dev_requests", Ops, Lower, Max,
+        "requests issued to the device during the run (`device`, `op`), counted at the block tracepoints");
+    DEV_REQUEST_BYTES = def("dev_request_bytes", Bytes, Higher, Mean,
+        "mean size of a request issued to the device (`device`, `op`)");
+    DEV_FLUSH_REQUESTS = def("dev_flush_requests", Ops, Lower, Max,
+        "requests that flushed the device's write cache: flush requests and writes with a preflush (`device`), counted at the block tracepoints");
+    DEV_FUA_REQUESTS = def("dev_fua_requests", Ops, Lower, Max,
+        "writes issued with FUA, forced unit access (`device`)");
+    DEV_INFLIGHT = def("dev_inflight", Requests, Lower, Max,
+        "mean number of requests between issue and completion at the device (`device`): the sum of their times over the run's");
+    DEV_WRITE_CACHE = def("dev_write_cache", Flag, Higher, Max,
+        "1 if the device has a volatile write cache (`write back` in sysfs): only such a device is sent flushes");
     DEV_READ_RATIO = def("dev_read_ratio", Ratio, Higher, Mean,
         "bytes the device read ÷ bytes the workload read (near 0: the reads came from memory)");
     WRITE_AMPLIFICATION = def("write_amplification", Ratio, Lower, Mean,
@@ -358,6 +387,31 @@ pub static SYNC_LAT: HistDef = hist(
     ],
 );
 
+pub static DEV_LAT: HistDef = hist(
+    "dev_lat",
+    "time of each device request from issue to completion, per device and operation (block tracepoints)",
+    [
+        &DEV_LAT_MEAN_NS,
+        &DEV_LAT_P50_NS,
+        &DEV_LAT_P90_NS,
+        &DEV_LAT_P99_NS,
+        &DEV_LAT_P999_NS,
+        &DEV_LAT_MAX_NS,
+    ],
+);
+pub static DEV_QUEUE_LAT: HistDef = hist(
+    "dev_queue_lat",
+    "time each device request waited in the I/O scheduler's queue, from insert to issue, per device and operation",
+    [
+        &DEV_QUEUE_LAT_MEAN_NS,
+        &DEV_QUEUE_LAT_P50_NS,
+        &DEV_QUEUE_LAT_P90_NS,
+        &DEV_QUEUE_LAT_P99_NS,
+        &DEV_QUEUE_LAT_P999_NS,
+        &DEV_QUEUE_LAT_MAX_NS,
+    ],
+);
+
 /// Every histogram, in the order reports draw them.
 pub static HISTOGRAMS: &[&HistDef] = &[
     &LAT,
@@ -366,6 +420,8 @@ pub static HISTOGRAMS: &[&HistDef] = &[
     &WRITE_LAT,
     &TRIM_LAT,
     &SYNC_LAT,
+    &DEV_LAT,
+    &DEV_QUEUE_LAT,
 ];
 
 #[cfg(test)]

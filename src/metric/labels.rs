@@ -48,7 +48,7 @@ pub static RECORD_SIZE: LabelDef = LabelDef {
 };
 pub static OP: LabelDef = LabelDef {
     key: "op",
-    help: "the smallfiles operation (create, stat, read, append, rename, delete, readdir)",
+    help: "the smallfiles operation (create, stat, read, append, rename, delete, readdir), or a device request's (read, write, flush, discard)",
     compact: Compact::Value,
 };
 pub static STATEMENT: LabelDef = LabelDef {

@@ -78,6 +78,11 @@ pub fn take_part(
             .and_then(|w| DeviceProbe::of_chain(&w.chain)),
     };
     let mut workload = spec.config.build();
+    // The block tracer takes seconds to attach: it starts before the files
+    // are laid out, so that the run follows them as closely as without it
+    // (and every rank passes the start barrier together).
+    let watch = m.watch.clone();
+    let tracing = watch.as_ref().map(Watch::start_tracing);
     let prepared = owner
         .then(|| prepare(workload.as_mut(), &dir, order, team, &cx).err())
         .flatten();
@@ -101,8 +106,9 @@ pub fn take_part(
         }
         None if failed.is_empty() => {
             team.barrier();
-            let watch = m.watch.clone();
-            let recorder = watch.map(|w| Recorder::start(w.with_serving(workload.serving(&dir))));
+            let recorder = watch
+                .zip(tracing)
+                .map(|(w, t)| Recorder::start_traced(w.with_serving(workload.serving(&dir)), t));
             output = run(workload.as_mut(), &dir, &cx, &mut report);
             telemetry = recorder.map(Recorder::stop);
         }

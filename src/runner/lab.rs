@@ -106,9 +106,13 @@ impl<'t> Lab<'t> {
         // (a remount's new FUSE client is looked up when each run starts).
         self.watches = (0..self.targets.len())
             .map(|i| {
-                exp.plan
-                    .telemetry
-                    .then(|| Watch::of_target(self.targets[i].root(), self.backing_of(i)))
+                exp.plan.telemetry.then(|| {
+                    Watch::of_target(
+                        self.targets[i].root(),
+                        self.backing_of(i),
+                        exp.plan.block_trace,
+                    )
+                })
             })
             .collect();
         self.clients.mount(&self.targets, self.team)

@@ -5,6 +5,11 @@
 //! reached the device, a CPU instead of storage, a busy host. Each returns
 //! at most one warning; [`checks`] runs them all.
 //!
+//! Where the block requests were traced ([`super::blocktrace`]) the checks
+//! use exact counts: a read workload whose device was sent no read request
+//! measured memory; a syncing workload whose device with a write cache
+//! was sent no flush did not measure durability.
+//!
 //! Thresholds are stated here and in the warnings, so that a reader can
 //! judge them: a device read ratio under 10% is "the page cache"; a thread
 //! at 90% of a core or more is "CPU-bound"; other processes over 10% of the
@@ -13,8 +18,9 @@
 use super::chain::Chain;
 use crate::measure::RunOutput;
 use crate::metric::catalogue as m;
-use crate::metric::labels::{DEVICE, PROCESS};
-use crate::metric::MetricDef;
+use crate::metric::catalogue::SYNC_LAT;
+use crate::metric::labels::{DEVICE, OP, PROCESS};
+use crate::metric::{Labels, MetricDef};
 use crate::params::units::format_bytes;
 use crate::warning::{Warning, WarningKind};
 
@@ -46,6 +52,7 @@ pub fn checks(out: &RunOutput, chain: &Chain) -> Vec<Warning> {
             fits_in_shared_buffers(out),
         ),
         (WarningKind::UnflushedWrites, unflushed(out)),
+        (WarningKind::DurabilityNotMeasured, no_flush(out, chain)),
         (WarningKind::CpuBound, cpu_bound(out)),
         (WarningKind::NoisyHost, noisy(out)),
         (WarningKind::SyncFlushedOthers, sync_flushed_others(out)),
@@ -74,14 +81,35 @@ fn pct(x: f64) -> String {
     }
 }
 
-/// Reads the device did not deliver.
+/// Reads the device did not deliver: a device read ratio under
+/// [`PAGE_CACHE_RATIO`], from the read requests where they were traced
+/// (none at all, or a few of the filesystem's own metadata reads), from
+/// /proc/diskstats otherwise.
 pub fn page_cache(out: &RunOutput, chain: &Chain) -> Option<String> {
     let read = get(out, &m::READ_BYTES).filter(|r| *r >= MIN_BYTES)?;
+    let advice = "this measured the page cache, not the device (drop caches before the run, read more than memory holds, or use direct = true)";
+    if let Some((who, n)) = fewest_requests(out, chain, &read_requests) {
+        let bytes: f64 = who.split(" + ").map(|d| read_request_bytes(out, d)).sum();
+        let ratio = bytes / read;
+        return match n {
+            0.0 => Some(format!(
+                "page cache: {who} was sent no read request during the run (block tracepoints) for the {} the workload read: {advice}",
+                format_bytes(read)
+            )),
+            _ if ratio < PAGE_CACHE_RATIO => Some(format!(
+                "page cache: {who} was sent {n} read requests ({}) during the run (block tracepoints) for the {} the workload read ({}): {advice}",
+                format_bytes(bytes),
+                format_bytes(read),
+                pct(100.0 * ratio)
+            )),
+            _ => None,
+        };
+    }
     let (who, dev) = least_read(out, chain)?;
     let ratio = dev / read;
     (ratio < PAGE_CACHE_RATIO).then(|| {
         format!(
-            "page cache: {who} delivered {} of the {} read ({}): this measured the page cache, not the device (drop caches before the run, read more than memory holds, or use direct = true)",
+            "page cache: {who} delivered {} of the {} read ({}): {advice}",
             format_bytes(dev),
             format_bytes(read),
             pct(100.0 * ratio)
@@ -122,6 +150,89 @@ fn least_read(out: &RunOutput, chain: &Chain) -> Option<(String, f64)> {
         }
     }
     levels.into_iter().min_by(|a, b| a.1.total_cmp(&b.1))
+}
+
+/// A device's read requests, where they were traced.
+fn read_requests(out: &RunOutput, device: &str) -> Option<f64> {
+    let l = Labels::new().with(&DEVICE, device).with(&OP, "read");
+    out.labelled(&m::DEV_REQUESTS, &l)
+}
+
+/// The bytes of a device's read requests, where they were traced.
+fn read_request_bytes(out: &RunOutput, device: &str) -> f64 {
+    let l = Labels::new().with(&DEVICE, device).with(&OP, "read");
+    let n = out.labelled(&m::DEV_REQUESTS, &l).unwrap_or(0.0);
+    n * out.labelled(&m::DEV_REQUEST_BYTES, &l).unwrap_or(0.0)
+}
+
+/// A device's flush requests, where they were traced.
+fn flush_requests(out: &RunOutput, device: &str) -> Option<f64> {
+    out.labelled(&m::DEV_FLUSH_REQUESTS, &Labels::new().with(&DEVICE, device))
+}
+
+/// The level of the chain whose devices were sent the fewest requests
+/// `count` gives, and how many (a level's devices together). A device the
+/// target shares with the host (the disk under a loop image) also takes
+/// other processes' requests: the level with the fewest says how far the
+/// workload's went. `None` where the requests were not traced.
+fn fewest_requests(
+    out: &RunOutput,
+    chain: &Chain,
+    count: &dyn Fn(&RunOutput, &str) -> Option<f64>,
+) -> Option<(String, f64)> {
+    let deepest = chain.devices.iter().map(|d| d.depth).max()?;
+    (0..=deepest)
+        .filter_map(|depth| {
+            let names: Vec<&str> = chain
+                .devices
+                .iter()
+                .filter(|d| d.depth == depth)
+                .map(|d| d.name.as_str())
+                .collect();
+            let n: Option<f64> = names.iter().map(|d| count(out, d)).sum();
+            Some((names.join(" + "), n?))
+        })
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+}
+
+/// Whether the workload asked for its writes to be durable, and how it
+/// says so: its fsyncs, a final sync, a server's WAL syncs.
+fn syncs(out: &RunOutput) -> Option<String> {
+    let fsyncs = out
+        .histograms
+        .iter()
+        .find(|h| std::ptr::eq(h.def, &SYNC_LAT) && h.labels.is_empty())
+        .map_or(0, |h| h.hist.len());
+    if fsyncs > 0 {
+        return Some(format!("{fsyncs} fsync/fdatasync calls"));
+    }
+    if get(out, &m::SYNC_S).is_some() {
+        return Some("a final sync".into());
+    }
+    let wal = get(out, &m::WAL_SYNCS).unwrap_or(0.0) + get(out, &m::DATA_FSYNCS).unwrap_or(0.0);
+    (wal > 0.0).then(|| format!("{wal} fsync calls of the server"))
+}
+
+/// A syncing workload whose devices with a write cache were sent no flush
+/// request: the syncs stopped short of stable storage (`barrier=0`,
+/// `nobarrier`, a cache mode that drops flushes). Only where the requests
+/// were traced; a device without a write cache needs no flush.
+pub fn no_flush(out: &RunOutput, chain: &Chain) -> Option<String> {
+    let synced = syncs(out)?;
+    let cached =
+        |d: &str| out.labelled(&m::DEV_WRITE_CACHE, &Labels::new().with(&DEVICE, d)) == Some(1.0);
+    let unflushed: Vec<&str> = chain
+        .devices
+        .iter()
+        .map(|d| d.name.as_str())
+        .filter(|d| cached(d) && flush_requests(out, d) == Some(0.0))
+        .collect();
+    (!unflushed.is_empty()).then(|| {
+        format!(
+            "durability not measured: the workload synced ({synced}) but {} (with a write cache) was sent no flush request during the run (block tracepoints): the syncs did not reach stable storage (barrier=0, nobarrier, or a cache mode that drops flushes)",
+            unflushed.join(" and ")
+        )
+    })
 }
 
 /// A working set the page cache holds, read more than once over. Not said

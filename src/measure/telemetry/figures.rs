@@ -8,22 +8,24 @@
 
 use std::collections::BTreeMap;
 
+use super::blocktrace;
 use super::chain::Device;
 use super::sample::{Disk, Sample};
 use super::sampler::Recording;
 use crate::fact::catalogue as facts;
-use crate::measure::{Metric, RunOutput, Series};
+use crate::measure::{Hist, Metric, RunOutput, Series};
 use crate::metric::catalogue as m;
 use crate::metric::labels::{DEVICE, PROCESS};
 use crate::metric::{Labels, MetricDef};
 
 const SECTOR: f64 = 512.0;
 
-/// A run's telemetry as metrics, series and facts.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// A run's telemetry as metrics, series, histograms and facts.
+#[derive(Debug, Clone, Default)]
 pub struct Figures {
     pub metrics: Vec<Metric>,
     pub series: Vec<Series>,
+    pub histograms: Vec<Hist>,
     pub facts: Vec<(String, String)>,
 }
 
@@ -32,6 +34,7 @@ impl Figures {
     pub fn add_to(self, out: &mut RunOutput) {
         out.metrics.extend(self.metrics);
         out.series.extend(self.series);
+        out.histograms.extend(self.histograms);
         out.facts.extend(self.facts);
     }
 }
@@ -70,6 +73,11 @@ pub fn figures(rec: &Recording) -> Figures {
             why.clone(),
         ));
     }
+    let block = blocktrace::figures::figures(&rec.block, &rec.chain, interval(rec));
+    f.metrics.extend(block.metrics);
+    f.series.extend(block.series);
+    f.histograms.extend(block.histograms);
+    f.facts.extend(block.facts);
     f
 }
 

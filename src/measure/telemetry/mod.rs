@@ -16,6 +16,7 @@
 //! [`conclude`].
 
 pub mod arc;
+pub mod blocktrace;
 pub mod chain;
 pub mod checks;
 pub mod figures;
@@ -46,14 +47,16 @@ pub struct Backing {
 }
 
 impl Watch {
-    /// What to watch for a target mounted at `root` with `backing`.
-    pub fn of_target(root: &Path, backing: Backing) -> Watch {
+    /// What to watch for a target mounted at `root` with `backing`,
+    /// tracing its block requests when `block_trace`.
+    pub fn of_target(root: &Path, backing: Backing, block_trace: bool) -> Watch {
         let mut paths = vec![root.to_path_buf()];
         paths.extend(backing.paths);
         Watch {
             chain: Chain::of_paths(&paths),
             serving: backing.serving,
             arc: backing.zfs,
+            block_trace,
             interval: INTERVAL,
         }
     }

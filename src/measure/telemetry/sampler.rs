@@ -2,13 +2,15 @@
 //! it runs, and a last one when it ends, so that a run's figures cover it
 //! exactly and its per-second figures are whole seconds (the last one
 //! shorter). It measures its own CPU time, so that what telemetry costs is
-//! a figure of every run.
+//! a figure of every run. Each sample is also a mark for the block tracer
+//! ([`super::blocktrace`]), which counts between the same instants.
 
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::arc;
+use super::blocktrace::{self, Outcome, Tracing};
 use super::chain::Chain;
 use super::procs::{Located, Served};
 use super::sample::{self, Sample};
@@ -21,6 +23,8 @@ pub struct Watch {
     pub serving: Vec<Served>,
     /// Whether to read the ZFS ARC's counters (a zfs target).
     pub arc: bool,
+    /// Whether to trace the chain's block requests (`[plan] block_trace`).
+    pub block_trace: bool,
     pub interval: Duration,
 }
 
@@ -39,6 +43,8 @@ pub struct Recording {
     pub sampler_cpu_s: f64,
     /// The serving processes' labels and how each was identified.
     pub serving: Vec<(String, String)>,
+    /// The block trace between the first sample and the last, or why none.
+    pub block: Outcome,
 }
 
 impl Recording {
@@ -51,23 +57,47 @@ impl Recording {
 pub struct Recorder {
     stop: Sender<()>,
     handle: JoinHandle<Recording>,
+    tracing: Tracing,
+}
+
+impl Watch {
+    /// Starts the block tracer for this watch (it takes seconds to attach:
+    /// start it before a run's start barrier).
+    pub fn start_tracing(&self) -> Tracing {
+        Tracing::begin(&self.chain, self.block_trace)
+    }
 }
 
 impl Recorder {
-    /// Takes the first sample now and one every `watch.interval`.
+    /// Starts block tracing, then takes the first sample and one every
+    /// `watch.interval`.
     pub fn start(watch: Watch) -> Recorder {
+        let tracing = watch.start_tracing();
+        Recorder::start_traced(watch, tracing)
+    }
+
+    /// Takes the first sample now and one every `watch.interval`, each a
+    /// mark for `tracing`.
+    pub fn start_traced(watch: Watch, tracing: Tracing) -> Recorder {
         let (stop, stopped) = mpsc::channel::<()>();
         let handle = std::thread::Builder::new()
             .name("telemetry".into())
             .spawn(move || record(watch, stopped))
             .expect("spawning the telemetry thread");
-        Recorder { stop, handle }
+        Recorder {
+            stop,
+            handle,
+            tracing,
+        }
     }
 
-    /// Takes the last sample and returns the recording.
+    /// Takes the last sample, stops the tracer and returns the recording.
     pub fn stop(self) -> Recording {
         let _ = self.stop.send(());
-        self.handle.join().unwrap_or_default()
+        let mut rec = self.handle.join().unwrap_or_default();
+        let last = rec.samples.len().saturating_sub(1) as u64;
+        rec.block = self.tracing.end(last);
+        rec
     }
 }
 
@@ -91,6 +121,7 @@ fn record(watch: Watch, stopped: mpsc::Receiver<()>) -> Recording {
     let numbers = watch.chain.numbers();
     let mut next = t0;
     loop {
+        blocktrace::storlab_block_trace_mark(rec.samples.len() as u64);
         rec.samples.push(take(&numbers, &serving, t0));
         next += watch.interval;
         let wait = next.saturating_duration_since(Instant::now());
@@ -99,6 +130,7 @@ fn record(watch: Watch, stopped: mpsc::Receiver<()>) -> Recording {
             _ => break,
         }
     }
+    blocktrace::storlab_block_trace_mark(rec.samples.len() as u64);
     rec.samples.push(take(&numbers, &serving, t0));
     rec.arc = arc0.zip(watch.arc.then(arc::read).flatten());
     rec.sampler_cpu_s = CpuTimes::thread_now().since(cpu0).total_s;
@@ -129,6 +161,7 @@ mod tests {
             chain: Chain::default(),
             serving: Vec::new(),
             arc: false,
+            block_trace: false,
             interval: Duration::from_millis(100),
         });
         std::thread::sleep(Duration::from_millis(350));

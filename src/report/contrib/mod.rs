@@ -5,7 +5,8 @@
 //! workload's own in the report — all from the campaign data and the
 //! model, like every other section. The matrix contributes its per-test geometric means and its
 //! file size × record size maps; telemetry what the system did during a
-//! workload's runs.
+//! workload's runs;
+//! attribution where its latency went, the device or above it.
 //!
 //! To add one (sweep pivots and curves, telemetry panels…): a module here
 //! with a unit struct implementing [`Contributor`], listed in
@@ -13,6 +14,7 @@
 //! decides for itself which workloads it concerns (by kind, by the
 //! parameters or by what the runs recorded).
 
+pub mod attribution;
 pub mod matrix;
 pub mod study;
 pub mod telemetry;
@@ -55,8 +57,12 @@ pub trait Contributor: Sync {
 }
 
 /// Every contributor, in the order their sections appear.
-pub static CONTRIBUTORS: &[&dyn Contributor] =
-    &[&matrix::Matrix, &study::Sweeps, &telemetry::Telemetry];
+pub static CONTRIBUTORS: &[&dyn Contributor] = &[
+    &matrix::Matrix,
+    &study::Sweeps,
+    &telemetry::Telemetry,
+    &attribution::Attributions,
+];
 
 /// The first contributor's table of `w`'s summary metrics, if any.
 pub fn values_table(cx: Context, w: &WorkloadReport) -> Option<Table> {

@@ -218,3 +218,111 @@ fn sync_flushes_what_others_left_dirty() {
     assert_eq!(sync_flushed_others(&clean), None);
     assert_eq!(checks(&clean, &Chain::default()), Vec::<Warning>::new());
 }
+
+/// A device's traced figure: `def` labelled with the device (and `op`).
+fn traced(
+    mut out: RunOutput,
+    def: &'static MetricDef,
+    device: &str,
+    op: Option<&str>,
+    v: f64,
+) -> RunOutput {
+    let mut l = Labels::new().with(&DEVICE, device);
+    if let Some(op) = op {
+        l = l.with(&OP, op);
+    }
+    out.metrics.push(def.labelled(l, v));
+    out
+}
+
+#[test]
+fn traced_requests_say_exactly_whether_a_read_reached_the_device() {
+    // The ratio alone would pass (vda read 100 MiB for others), and a
+    // loop device that read a few pages of metadata is not "no read".
+    let base = run(&[
+        (&m::READ_BYTES, 64.0 * MIB),
+        (&m::DEV_READ_BYTES, 100.0 * MIB),
+    ]);
+    let warm = traced(
+        traced(base.clone(), &m::DEV_REQUESTS, "loop0", Some("read"), 0.0),
+        &m::DEV_REQUESTS,
+        "vda",
+        Some("read"),
+        25_000.0,
+    );
+    let w = page_cache(&warm, &loop_chain()).unwrap();
+    assert!(
+        w.starts_with("page cache: loop0 was sent no read request during the run (block tracepoints) for the 64.0 MiB the workload read"),
+        "{w}"
+    );
+    // Ten reads of ext4's own metadata (its block bitmaps, prefetched in
+    // the background) while the workload read from the page cache.
+    let metadata = traced(
+        traced(base.clone(), &m::DEV_REQUESTS, "loop0", Some("read"), 10.0),
+        &m::DEV_REQUEST_BYTES,
+        "loop0",
+        Some("read"),
+        4096.0,
+    );
+    let w = page_cache(&metadata, &loop_chain()).unwrap();
+    assert!(
+        w.starts_with("page cache: loop0 was sent 10 read requests (40.0 KiB) during the run (block tracepoints) for the 64.0 MiB the workload read (0.06%)"),
+        "{w}"
+    );
+    let cold = traced(
+        traced(base, &m::DEV_REQUESTS, "loop0", Some("read"), 16_384.0),
+        &m::DEV_REQUEST_BYTES,
+        "loop0",
+        Some("read"),
+        4096.0,
+    );
+    assert_eq!(page_cache(&cold, &loop_chain()), None);
+}
+
+fn synced(fsyncs: u64) -> RunOutput {
+    let mut h = crate::measure::latency::new_histogram();
+    for _ in 0..fsyncs {
+        h.record(1_000_000).unwrap();
+    }
+    RunOutput {
+        histograms: vec![crate::measure::Hist::new(&SYNC_LAT, h)],
+        ..Default::default()
+    }
+}
+
+fn flushes(out: RunOutput, device: &str, n: f64, write_back: bool) -> RunOutput {
+    let out = traced(out, &m::DEV_FLUSH_REQUESTS, device, None, n);
+    traced(
+        out,
+        &m::DEV_WRITE_CACHE,
+        device,
+        None,
+        if write_back { 1.0 } else { 0.0 },
+    )
+}
+
+#[test]
+fn a_syncing_run_whose_cached_device_got_no_flush_did_not_measure_durability() {
+    // barrier=0 inside the loop target: loop0 is sent no flush, while the
+    // host's own syncs flush vda.
+    let nobarrier = flushes(flushes(synced(200), "loop0", 0.0, true), "vda", 40.0, true);
+    let w = no_flush(&nobarrier, &loop_chain()).unwrap();
+    assert!(
+        w.starts_with("durability not measured: the workload synced (200 fsync/fdatasync calls) but loop0 (with a write cache) was sent no flush request"),
+        "{w}"
+    );
+    let barrier = flushes(
+        flushes(synced(200), "loop0", 150.0, true),
+        "vda",
+        190.0,
+        true,
+    );
+    assert_eq!(no_flush(&barrier, &loop_chain()), None);
+    // A device without a write cache is sent no flush, and needs none.
+    let through = flushes(flushes(synced(200), "loop0", 0.0, false), "vda", 0.0, false);
+    assert_eq!(no_flush(&through, &loop_chain()), None);
+    // No sync asked for, or nothing traced: nothing to say.
+    let unsynced = flushes(flushes(synced(0), "loop0", 0.0, true), "vda", 0.0, true);
+    assert_eq!(no_flush(&unsynced, &loop_chain()), None);
+    assert_eq!(no_flush(&synced(200), &loop_chain()), None);
+}

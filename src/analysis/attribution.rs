@@ -1,0 +1,360 @@
+//! Where a workload's latency went: the workload's percentiles beside each
+//! traced device's (the block layer's own request times, `dev_lat`), and
+//! one sentence naming the place — the device, above it, the page cache,
+//! or device requests that were not on the workload's path at all.
+//!
+//! Both sides are HDR histograms merged exactly over a pair's measured
+//! runs. The sentence compares the p99 at the workload with the p99 of the
+//! data requests (reads, writes, discards) of the device at the top of the
+//! target's chain that was sent any — the device the workload's requests
+//! reach first; a lower device's time is part of it. The rules, in order:
+//!
+//! - traced, but no data request reached any device: the page cache
+//!   (buffered writes that stayed dirty count too);
+//! - every run warned that the page cache served its reads: the page
+//!   cache, with the few requests the devices got;
+//! - the device's p99 above [`OFF_PATH`] × the workload's: the device's
+//!   requests took longer than any operation waited, so they were not on
+//!   its path (write-back, read-ahead, another process on a shared disk);
+//! - at least [`DEVICE_SHARE`] of the workload's p99: the device;
+//! - less: above the device, naming the busiest process watched when it
+//!   used at least [`BUSY_PCT`] of a core (a FUSE daemon, storlab's own
+//!   engine at the limit of its core), else the other processes' share of
+//!   the host's CPU when a run was warned of a noisy host.
+
+use std::collections::BTreeMap;
+
+use anyhow::Result;
+use hdrhistogram::Histogram;
+
+use crate::fact::catalogue as facts;
+use crate::measure::latency::new_histogram;
+use crate::metric::catalogue::{self as m, DEV_LAT, LAT};
+use crate::metric::format::format_ns;
+use crate::metric::labels::{DEVICE, OP, PROCESS};
+use crate::metric::MetricKey;
+use crate::store::RunData;
+use crate::warning::WarningKind;
+
+/// The share of the workload's p99 a device's p99 must reach for the time
+/// to be the device's.
+pub const DEVICE_SHARE: f64 = 0.5;
+/// A device p99 this many times the workload's was not waited for.
+pub const OFF_PATH: f64 = 1.5;
+/// A process at or above this share of one core (%) is named.
+pub const BUSY_PCT: f64 = 50.0;
+
+/// Device operations, in the order rows list them.
+pub const OPS: &[&str] = &["read", "write", "flush", "discard"];
+/// The operations that move data: the ones the workload's reads and
+/// writes become.
+const DATA_OPS: &[&str] = &["read", "write", "discard"];
+
+/// Percentiles of a merged histogram, in ns.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Percentiles {
+    pub p50: f64,
+    pub p99: f64,
+    pub p999: f64,
+    pub max: f64,
+    pub count: u64,
+}
+
+impl Percentiles {
+    /// `None` for an empty histogram.
+    pub fn of(h: &Histogram<u64>) -> Option<Percentiles> {
+        (!h.is_empty()).then(|| Percentiles {
+            p50: h.value_at_percentile(50.0) as f64,
+            p99: h.value_at_percentile(99.0) as f64,
+            p999: h.value_at_percentile(99.9) as f64,
+            max: h.max() as f64,
+            count: h.len(),
+        })
+    }
+}
+
+/// One device's requests of one operation over a pair's runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeviceOp {
+    pub device: String,
+    pub op: String,
+    /// Requests counted at issue, summed over the runs.
+    pub requests: f64,
+    /// Their times; `None` when none was timed.
+    pub latency: Option<Percentiles>,
+}
+
+/// Where the time went, as decided by the rules above.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Place {
+    PageCache,
+    Device,
+    AboveDevice,
+    OffPath,
+}
+
+/// One workload on one target: both sides and the sentence.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Attribution {
+    pub workload: String,
+    pub target: String,
+    pub at_workload: Percentiles,
+    /// Devices top of the chain first, then their operations in [`OPS`]'
+    /// order; operations no request of came are left out.
+    pub devices: Vec<DeviceOp>,
+    pub place: Place,
+    pub sentence: String,
+}
+
+/// The attribution of `workload` on `target` over a campaign's `runs`;
+/// `None` when its runs recorded no latency histogram or no device was
+/// traced.
+pub fn attribution(runs: &[RunData], workload: &str, target: &str) -> Result<Option<Attribution>> {
+    let runs: Vec<&RunData> = runs
+        .iter()
+        .filter(|r| r.workload == workload && r.target == target && !r.warmup && r.status == "ok")
+        .collect();
+    let Some(at_workload) = Percentiles::of(&merged(&runs, &MetricKey::plain(LAT.name))?) else {
+        return Ok(None);
+    };
+    let devices = device_ops(&runs)?;
+    if devices.is_empty() {
+        return Ok(None);
+    }
+    let top = top_device(&runs, &devices);
+    let every_run_cached = runs
+        .iter()
+        .all(|r| r.warnings.iter().any(|w| w.kind == WarningKind::PageCache));
+    let (place, sentence) = place(&Evidence {
+        at_workload,
+        top: top.as_ref(),
+        every_run_cached,
+        busiest: busiest(&runs),
+        others_cpu: others_cpu(&runs),
+    });
+    Ok(Some(Attribution {
+        workload: workload.into(),
+        target: target.into(),
+        at_workload,
+        devices,
+        place,
+        sentence,
+    }))
+}
+
+/// The data requests of the device nearest the workload that got any.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Top {
+    pub device: String,
+    pub requests: f64,
+    pub latency: Percentiles,
+}
+
+/// What the sentence is decided from.
+#[derive(Debug, Clone)]
+pub struct Evidence<'a> {
+    pub at_workload: Percentiles,
+    /// `None`: no data request reached a traced device.
+    pub top: Option<&'a Top>,
+    pub every_run_cached: bool,
+    /// The process that used the most CPU (% of one core).
+    pub busiest: Option<(String, f64)>,
+    /// The host's CPU other processes used (%), where a run was warned
+    /// of a noisy host.
+    pub others_cpu: Option<f64>,
+}
+
+/// The place and its sentence ("p99 1.80 ms at the workload, 1.70 ms at
+/// loop0: the device").
+pub fn place(e: &Evidence) -> (Place, String) {
+    let w = format_ns(e.at_workload.p99);
+    let Some(top) = e.top else {
+        return (
+            Place::PageCache,
+            "no device requests: the page cache".into(),
+        );
+    };
+    let d = format_ns(top.latency.p99);
+    let head = format!("p99 {w} at the workload, {d} at {}", top.device);
+    if e.every_run_cached {
+        let n = top.requests;
+        return (
+            Place::PageCache,
+            format!(
+                "p99 {w} at the workload; {} was sent only {n:.0} data request{}: the page cache",
+                top.device,
+                if n == 1.0 { "" } else { "s" }
+            ),
+        );
+    }
+    let ratio = top.latency.p99 / e.at_workload.p99;
+    if ratio > OFF_PATH {
+        return (
+            Place::OffPath,
+            format!("{head}: not the device — its requests took longer than the workload waited, so they were off its path (write-back, read-ahead or other processes' I/O)"),
+        );
+    }
+    if ratio >= DEVICE_SHARE {
+        return (Place::Device, format!("{head}: the device"));
+    }
+    let why = match &e.busiest {
+        Some((p, pct)) if *pct >= BUSY_PCT => format!(" ({p}'s CPU was {pct:.0}% of a core)"),
+        _ => match e.others_cpu {
+            Some(o) => format!(
+                " (other processes used {o:.0}% of the host's CPU: the workload waited for a core)"
+            ),
+            None => String::new(),
+        },
+    };
+    (Place::AboveDevice, format!("{head}: above the device{why}"))
+}
+
+/// Every (device, operation) the runs counted or timed, devices in chain
+/// order.
+fn device_ops(runs: &[&RunData]) -> Result<Vec<DeviceOp>> {
+    let mut requests: BTreeMap<(String, String), f64> = BTreeMap::new();
+    for r in runs {
+        for (k, v) in r.metrics.iter() {
+            if k.name != m::DEV_REQUESTS.name {
+                continue;
+            }
+            if let (Some(d), Some(op)) = (k.labels.get(&DEVICE), k.labels.get(&OP)) {
+                *requests.entry((d.into(), op.into())).or_default() += v.value;
+            }
+        }
+    }
+    let order = chain_order(runs);
+    let rank = |d: &str| order.iter().position(|x| x == d).unwrap_or(order.len());
+    let mut keys: Vec<&(String, String)> = requests.keys().collect();
+    keys.sort_by_key(|(d, op)| {
+        let o = OPS.iter().position(|x| x == op).unwrap_or(OPS.len());
+        (rank(d), d.clone(), o)
+    });
+    let mut out = Vec::new();
+    for (d, op) in keys {
+        let key = MetricKey::new(
+            DEV_LAT.name,
+            crate::metric::Labels::new().with(&DEVICE, d).with(&OP, op),
+        );
+        let latency = Percentiles::of(&merged(runs, &key)?);
+        let n = requests[&(d.clone(), op.clone())];
+        if n > 0.0 || latency.is_some() {
+            out.push(DeviceOp {
+                device: d.clone(),
+                op: op.clone(),
+                requests: n,
+                latency,
+            });
+        }
+    }
+    // A device traced but sent nothing still says so: keep its read row.
+    for d in requests.keys().map(|(d, _)| d) {
+        if !out.iter().any(|x| &x.device == d) {
+            out.push(DeviceOp {
+                device: d.clone(),
+                op: "read".into(),
+                requests: 0.0,
+                latency: None,
+            });
+        }
+    }
+    out.sort_by_key(|x| {
+        let o = OPS.iter().position(|y| *y == x.op).unwrap_or(OPS.len());
+        (rank(&x.device), x.device.clone(), o)
+    });
+    Ok(out)
+}
+
+/// The devices of the chain, top first, as the runs' `telemetry_devices`
+/// fact lists them (`loop2, vda (under loop2)`).
+fn chain_order(runs: &[&RunData]) -> Vec<String> {
+    runs.iter()
+        .find_map(|r| r.facts.get(facts::TELEMETRY_DEVICES.name))
+        .map(|s| {
+            s.split(", ")
+                .map(|d| d.split(" (under ").next().unwrap_or(d).to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The first device in chain order with data requests, its data requests'
+/// times merged.
+fn top_device(runs: &[&RunData], devices: &[DeviceOp]) -> Option<Top> {
+    let mut seen: Vec<&str> = Vec::new();
+    for d in devices {
+        if !seen.contains(&d.device.as_str()) {
+            seen.push(&d.device);
+        }
+    }
+    seen.into_iter().find_map(|dev| {
+        let data: Vec<&DeviceOp> = devices
+            .iter()
+            .filter(|x| x.device == dev && DATA_OPS.contains(&x.op.as_str()))
+            .collect();
+        let requests: f64 = data.iter().map(|x| x.requests).sum();
+        if requests <= 0.0 {
+            return None;
+        }
+        let mut h = new_histogram();
+        for x in &data {
+            let key = MetricKey::new(
+                DEV_LAT.name,
+                crate::metric::Labels::new()
+                    .with(&DEVICE, dev)
+                    .with(&OP, &x.op),
+            );
+            let _ = merged(runs, &key).map(|m| h.add(&m));
+        }
+        Some(Top {
+            device: dev.to_string(),
+            requests,
+            latency: Percentiles::of(&h)?,
+        })
+    })
+}
+
+/// The process with the highest mean CPU over the runs (% of one core).
+fn busiest(runs: &[&RunData]) -> Option<(String, f64)> {
+    let mut sums: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    for r in runs {
+        for (k, v) in r.metrics.iter() {
+            if k.name == m::PROC_CPU_PCT.name {
+                if let Some(p) = k.labels.get(&PROCESS) {
+                    sums.entry(p.into()).or_default().push(v.value);
+                }
+            }
+        }
+    }
+    sums.into_iter()
+        .map(|(p, v)| (p, v.iter().sum::<f64>() / v.len() as f64))
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+}
+
+/// The mean of the host's CPU other processes used, when a run was
+/// warned of a noisy host.
+fn others_cpu(runs: &[&RunData]) -> Option<f64> {
+    let noisy = runs
+        .iter()
+        .any(|r| r.warnings.iter().any(|w| w.kind == WarningKind::NoisyHost));
+    let v: Vec<f64> = runs
+        .iter()
+        .filter_map(|r| r.metric(&m::CPU_OTHERS_PCT).map(|x| x.value))
+        .collect();
+    (noisy && !v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+}
+
+/// The histogram `key` of every run, merged.
+fn merged(runs: &[&RunData], key: &MetricKey) -> Result<Histogram<u64>> {
+    let mut out = new_histogram();
+    for r in runs {
+        if let Some(h) = r.histograms.get(key) {
+            out.add(&h.decode()?)
+                .map_err(|e| anyhow::anyhow!("merging histograms of run {}: {e:?}", r.id))?;
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,191 @@
+//! A run's trace as catalogue figures: per device (`device`) and
+//! operation (`op`) the request-time histograms (`dev_lat`,
+//! `dev_queue_lat`) with their metrics, the requests and their mean size;
+//! per device flushes, FUA writes, requests in flight and whether it has a
+//! write cache; per-second series of the request-time percentiles and of
+//! requests in flight; and the `block_trace` fact saying how it was
+//! measured. Pure functions of the trace and the chain.
+
+use super::buckets::MAX_RELATIVE_ERROR;
+use super::script::{kernel_dev, OPS};
+use super::trace::{histograms, Trace, WINDOW_PERCENTILES};
+use super::{Cache, Outcome};
+use crate::measure::latency::latency_metrics;
+use crate::measure::telemetry::chain::Chain;
+use crate::measure::{Hist, RunOutput, Series};
+use crate::metric::catalogue as m;
+use crate::metric::labels::{DEVICE, OP};
+use crate::metric::Labels;
+
+/// The fact saying how device latency was measured.
+pub const FACT: &str = crate::fact::catalogue::BLOCK_TRACE.name;
+
+/// Operations every traced device gets a request count of, 0 included:
+/// "no read requests" is a figure, not a gap.
+const ALWAYS: [u8; 3] = [0, 1, 2];
+
+/// The figures of `outcome` for `chain`, with series at `interval_s`.
+pub fn figures(outcome: &Outcome, chain: &Chain, interval_s: f64) -> RunOutput {
+    let mut out = RunOutput::default();
+    match outcome {
+        Outcome::Off(None) => {}
+        Outcome::Off(Some(why)) => out.facts.push((FACT.into(), format!("off ({why}): device latency is /proc/diskstats' average per request (dev_await_ns)"))),
+        Outcome::Failed(why) => out.facts.push((FACT.into(), format!("not traced: {why}; device latency is /proc/diskstats' average per request (dev_await_ns)"))),
+        Outcome::Traced(t, caches) => traced(t, caches, chain, interval_s, &mut out),
+    }
+    out
+}
+
+fn name_of(chain: &Chain, dev: u64) -> Option<&str> {
+    chain
+        .devices
+        .iter()
+        .find(|d| kernel_dev(d.major, d.minor) == dev)
+        .map(|d| d.name.as_str())
+}
+
+fn labels(device: &str, op: u8) -> Labels {
+    Labels::new()
+        .with(&DEVICE, device)
+        .with(&OP, OPS[usize::from(op).min(OPS.len() - 1)])
+}
+
+fn traced(t: &Trace, caches: &[Cache], chain: &Chain, interval_s: f64, out: &mut RunOutput) {
+    let total = &t.total;
+    for (def, buckets) in [
+        (&m::DEV_LAT, &total.latency),
+        (&m::DEV_QUEUE_LAT, &total.queue),
+    ] {
+        for ((dev, op), h) in histograms(buckets) {
+            let Some(name) = name_of(chain, dev) else {
+                continue;
+            };
+            let l = labels(name, op);
+            out.metrics.extend(latency_metrics(def, &l, &h));
+            out.histograms.push(Hist {
+                def,
+                labels: l,
+                hist: h,
+            });
+        }
+    }
+    let mut lost = Vec::new();
+    for d in &chain.devices {
+        let dev = kernel_dev(d.major, d.minor);
+        let name = d.name.as_str();
+        let device = Labels::new().with(&DEVICE, name);
+        let ops = total.requests.keys().filter(|k| k.0 == dev).map(|k| k.1);
+        let mut ops: Vec<u8> = ops.chain(ALWAYS).collect();
+        ops.sort_unstable();
+        ops.dedup();
+        for op in ops {
+            let n = total.requests.get(&(dev, op)).copied().unwrap_or(0);
+            out.metrics
+                .push(m::DEV_REQUESTS.labelled(labels(name, op), n as f64));
+            let bytes = total.bytes.get(&(dev, op)).copied().unwrap_or(0);
+            if n > 0 && bytes > 0 {
+                out.metrics
+                    .push(m::DEV_REQUEST_BYTES.labelled(labels(name, op), bytes as f64 / n as f64));
+            }
+        }
+        let count =
+            |map: &std::collections::BTreeMap<u64, u64>| map.get(&dev).copied().unwrap_or(0) as f64;
+        out.metrics.extend([
+            m::DEV_FLUSH_REQUESTS.labelled(device.clone(), count(&total.flushes)),
+            m::DEV_FUA_REQUESTS.labelled(device.clone(), count(&total.fua)),
+        ]);
+        if t.seconds > 0.0 {
+            let inflight = count(&total.busy) / 1e9 / t.seconds;
+            out.metrics
+                .push(m::DEV_INFLIGHT.labelled(device.clone(), inflight));
+        }
+        if let Some(c) = caches
+            .iter()
+            .find(|c| (c.major, c.minor) == (d.major, d.minor))
+        {
+            let flag = if c.write_back { 1.0 } else { 0.0 };
+            out.metrics
+                .push(m::DEV_WRITE_CACHE.labelled(device.clone(), flag));
+        }
+        let untimed = count(&total.unmatched) as u64 + untimed(t, dev);
+        if untimed > 0 {
+            lost.push(format!("{untimed} on {name}"));
+        }
+        series(t, dev, name, interval_s, out);
+    }
+    let names: Vec<&str> = chain.devices.iter().map(|d| d.name.as_str()).collect();
+    let mut fact = format!(
+        "{} on the block tracepoints of {}: request times in log-linear buckets (within {:.1}%)",
+        t.version,
+        names.join(", "),
+        100.0 * MAX_RELATIVE_ERROR
+    );
+    if !lost.is_empty() {
+        fact.push_str(&format!(
+            "; requests counted but not timed (another in flight at the same sector, or a full map): {}",
+            lost.join(", ")
+        ));
+    }
+    out.facts.push((FACT.into(), fact));
+}
+
+/// Requests completed and matched to their issue less those in the
+/// histogram: what a full map dropped.
+fn untimed(t: &Trace, dev: u64) -> u64 {
+    let done: u64 = t
+        .total
+        .done
+        .iter()
+        .filter(|(k, _)| k.0 == dev)
+        .map(|(_, v)| v)
+        .sum();
+    let timed: u64 = t
+        .total
+        .latency
+        .iter()
+        .filter(|(k, _)| k.0 == dev)
+        .map(|(_, v)| v)
+        .sum();
+    done.saturating_sub(timed)
+}
+
+fn series(t: &Trace, dev: u64, name: &str, interval_s: f64, out: &mut RunOutput) {
+    let mut ops: Vec<u8> = t
+        .windows
+        .iter()
+        .flat_map(|w| w.latency.keys().filter(|k| k.0 == dev).map(|k| k.1))
+        .collect();
+    ops.sort_unstable();
+    ops.dedup();
+    let defs = [&m::DEV_LAT_P50_NS, &m::DEV_LAT_P99_NS, &m::DEV_LAT_P999_NS];
+    for op in ops {
+        for (i, def) in defs.into_iter().enumerate() {
+            debug_assert_eq!(WINDOW_PERCENTILES.len(), defs.len());
+            let values = t
+                .windows
+                .iter()
+                .map(|w| w.latency.get(&(dev, op)).map_or(f64::NAN, |(_, p)| p[i]))
+                .collect();
+            out.series.push(Series {
+                def,
+                labels: labels(name, op),
+                interval_s,
+                values,
+            });
+        }
+    }
+    let inflight = t
+        .windows
+        .iter()
+        .map(|w| w.busy.get(&dev).copied().unwrap_or(0) as f64 / 1e9 / w.seconds.max(1e-9))
+        .collect();
+    out.series.push(Series {
+        def: &m::DEV_INFLIGHT,
+        labels: Labels::new().with(&DEVICE, name),
+        interval_s,
+        values: inflight,
+    });
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,148 @@
+//! What one run traced: the dumps of its first and last marks subtracted
+//! (the run's counts), and per interval between consecutive marks the
+//! latency percentiles and busy time of each device, so that a long run
+//! keeps a few numbers per second rather than every dump.
+
+use std::collections::BTreeMap;
+
+use hdrhistogram::Histogram;
+
+use super::buckets::midpoint;
+use super::dump::{Buckets, DevOp, Dump};
+use crate::measure::latency::new_histogram;
+
+/// The percentiles kept per interval.
+pub const WINDOW_PERCENTILES: [f64; 3] = [50.0, 99.0, 99.9];
+
+/// One interval between two marks.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Window {
+    pub seconds: f64,
+    /// Per device and operation: requests completed, and the latency at
+    /// [`WINDOW_PERCENTILES`], ns.
+    pub latency: BTreeMap<DevOp, (u64, [f64; 3])>,
+    /// Per device: the sum of its requests' times, ns.
+    pub busy: BTreeMap<u64, u64>,
+}
+
+/// A run's trace.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Trace {
+    /// `bpftrace v0.17.0`.
+    pub version: String,
+    /// Everything counted between the first mark and the last.
+    pub total: Dump,
+    /// Seconds from the first mark to the last.
+    pub seconds: f64,
+    pub windows: Vec<Window>,
+}
+
+/// Builds a [`Trace`] from dumps as they come.
+#[derive(Debug, Default)]
+pub struct Builder {
+    first: Option<Dump>,
+    last: Option<Dump>,
+    windows: Vec<Window>,
+}
+
+impl Builder {
+    pub fn add(&mut self, d: Dump) {
+        match &self.last {
+            None => self.first = Some(d.clone()),
+            Some(prev) => self.windows.push(window(&d.since(prev), prev.ns)),
+        }
+        self.last = Some(d);
+    }
+
+    /// The trace, once there were two marks.
+    pub fn build(self, version: &str) -> Option<Trace> {
+        let (first, last) = (self.first?, self.last?);
+        (last.seq > first.seq).then(|| Trace {
+            version: version.to_string(),
+            seconds: last.ns.saturating_sub(first.ns) as f64 / 1e9,
+            total: last.since(&first),
+            windows: self.windows,
+        })
+    }
+}
+
+fn window(d: &Dump, start_ns: u64) -> Window {
+    let latency = histograms(&d.latency)
+        .into_iter()
+        .map(|(k, h)| {
+            let p = WINDOW_PERCENTILES.map(|q| h.value_at_percentile(q) as f64);
+            (k, (h.len(), p))
+        })
+        .collect();
+    Window {
+        seconds: d.ns.saturating_sub(start_ns) as f64 / 1e9,
+        latency,
+        busy: d.busy.clone(),
+    }
+}
+
+/// Per device and operation, the HDR histogram of its buckets (each
+/// bucket's count at its midpoint).
+pub fn histograms(b: &Buckets) -> BTreeMap<DevOp, Histogram<u64>> {
+    let mut out: BTreeMap<DevOp, Histogram<u64>> = BTreeMap::new();
+    for (&(dev, op, shift, m), &n) in b {
+        out.entry((dev, op))
+            .or_insert_with(new_histogram)
+            .saturating_record_n(midpoint(shift, m).max(1), n);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::buckets::bucket;
+    use super::*;
+
+    fn dump(seq: u64, ns: u64, times: &[u64]) -> Dump {
+        let mut d = Dump {
+            seq,
+            ns,
+            ..Dump::default()
+        };
+        for &t in times {
+            let (s, m) = bucket(t);
+            *d.latency.entry((1, 0, s, m)).or_insert(0) += 1;
+            *d.busy.entry(1).or_insert(0) += t;
+        }
+        d
+    }
+
+    #[test]
+    fn a_trace_is_the_last_dump_less_the_first_with_each_second_apart() {
+        let mut b = Builder::default();
+        // Before the run: one slow request, which the run must not count.
+        b.add(dump(0, 1_000_000_000, &[50_000_000]));
+        let second: Vec<u64> = (1..=1000).map(|i| 100_000 + i).collect();
+        let mut cumulative = vec![50_000_000];
+        cumulative.extend(&second);
+        b.add(dump(1, 2_000_000_000, &cumulative));
+        cumulative.extend([2_000_000u64; 10]);
+        b.add(dump(2, 2_500_000_000, &cumulative));
+        let t = b.build("bpftrace v0").expect("two marks");
+        assert_eq!(t.seconds, 1.5);
+        let h = &histograms(&t.total.latency)[&(1, 0)];
+        assert_eq!(h.len(), 1010);
+        assert!(h.max() < 2_010_000, "{}", h.max());
+        assert_eq!(t.windows.len(), 2);
+        assert_eq!(t.windows[0].seconds, 1.0);
+        let (n, p) = t.windows[0].latency[&(1, 0)];
+        assert_eq!(n, 1000);
+        assert!((p[0] / 100_500.0 - 1.0).abs() < 0.003, "{p:?}");
+        let (n, p) = t.windows[1].latency[&(1, 0)];
+        assert_eq!(n, 10);
+        assert!((p[1] / 2e6 - 1.0).abs() < 0.003, "{p:?}");
+        assert_eq!(t.windows[1].busy[&1], 20_000_000);
+    }
+
+    #[test]
+    fn one_mark_is_no_trace() {
+        let mut b = Builder::default();
+        b.add(dump(0, 1, &[]));
+        assert!(b.build("v").is_none());
+    }
+}

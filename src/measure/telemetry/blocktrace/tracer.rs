@@ -1,0 +1,333 @@
+//! bpftrace as a child of storlab for the length of one run: started with
+//! the program for the run's devices, waited for until its probes are
+//! attached, marked by the sampler, stopped with SIGINT once it printed
+//! the last mark's dump. It runs in a process group of its own (a Ctrl-C
+//! reaches storlab, which stops it) and dies with storlab
+//! (PR_SET_PDEATHSIG).
+//!
+//! bpftrace reads the tracepoints' formats from tracefs while it attaches,
+//! and only then. Where the host has not mounted tracefs at
+//! /sys/kernel/tracing, storlab mounts one there (source
+//! `storlab-tracefs`) for the attach and unmounts it right after;
+//! concurrent storlab processes hold a shared lock while they attach and
+//! the last one unmounts. The host's own tracefs is used and left alone.
+//! (A private mount namespace for bpftrace would copy every mount of the
+//! host into it, and hold other campaigns' target mounts busy for as long
+//! as it runs.)
+
+use std::ffi::CString;
+use std::io::{BufRead, BufReader, Read};
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use super::dump::{Event, Reader};
+use super::script;
+use super::trace::{Builder, Trace};
+
+/// The program run.
+pub const BPFTRACE: &str = "bpftrace";
+
+/// How long bpftrace may take to compile and attach (2.5 s here).
+const ATTACH_PATIENCE: Duration = Duration::from_secs(60);
+/// How long to wait for the last mark's dump, and then for bpftrace to end.
+const END_PATIENCE: Duration = Duration::from_secs(15);
+/// Keys a map may hold (bpftrace's default, 4096, is too few for the
+/// latency buckets of several devices): 2^14, each preallocated.
+const MAP_KEYS: &str = "16384";
+const TRACEFS: &str = "/sys/kernel/tracing";
+
+/// A bpftrace attached to a run's devices.
+pub struct Tracer {
+    child: Child,
+    seen: Receiver<u64>,
+    reader: Option<JoinHandle<Builder>>,
+    stderr: Option<JoinHandle<String>>,
+    version: String,
+}
+
+/// bpftrace's version (`bpftrace v0.17.0`), or why it cannot run.
+pub fn version() -> Result<String, String> {
+    if !crate::host::is_root() {
+        return Err(
+            "storlab is not running as root (the block tracepoints need CAP_BPF and CAP_PERFMON)"
+                .into(),
+        );
+    }
+    match Command::new(BPFTRACE).arg("--version").output() {
+        Ok(o) if o.status.success() => Ok(String::from_utf8_lossy(&o.stdout).trim().to_string()),
+        Ok(o) => Err(format!(
+            "`bpftrace --version` failed: {}",
+            String::from_utf8_lossy(&o.stderr).trim()
+        )),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err("bpftrace is not installed (apt-get install bpftrace)".into())
+        }
+        Err(e) => Err(format!("starting bpftrace: {e}")),
+    }
+}
+
+impl Tracer {
+    /// Starts bpftrace on `devices` (major, minor) and waits until its
+    /// probes are attached; why not when it cannot.
+    pub fn start(devices: &[(u32, u32)]) -> Result<Tracer, String> {
+        let version = version()?;
+        let program = script::program(devices, std::process::id());
+        let mut cmd = Command::new(BPFTRACE);
+        cmd.args(["-f", "json", "-e", &program])
+            .env("BPFTRACE_MAP_KEYS_MAX", MAP_KEYS)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0);
+        die_with_storlab(&mut cmd);
+        let tracefs = Tracefs::mount()?;
+        crate::console::echo(&cmd);
+        let mut child = cmd.spawn().map_err(|e| format!("starting bpftrace: {e}"))?;
+        let stdout = child.stdout.take().expect("piped");
+        let mut err = child.stderr.take().expect("piped");
+        let stderr = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = err.read_to_string(&mut s);
+            s
+        });
+        let (ready_tx, ready) = mpsc::channel();
+        let (seen_tx, seen) = mpsc::channel();
+        let reader = std::thread::Builder::new()
+            .name("blocktrace".into())
+            .spawn(move || {
+                let mut r = Reader::default();
+                let mut b = Builder::default();
+                for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                    match r.line(&line) {
+                        Some(Event::Ready) => {
+                            let _ = ready_tx.send(());
+                        }
+                        Some(Event::Dump(d)) => {
+                            let seq = d.seq;
+                            b.add(*d);
+                            let _ = seen_tx.send(seq);
+                        }
+                        None => {}
+                    }
+                }
+                b
+            })
+            .map_err(|e| format!("starting the bpftrace reader: {e}"))?;
+        let t = Tracer {
+            child,
+            seen,
+            reader: Some(reader),
+            stderr: Some(stderr),
+            version,
+        };
+        let attached = ready.recv_timeout(ATTACH_PATIENCE);
+        drop(tracefs);
+        match attached {
+            Ok(()) => Ok(t),
+            Err(e) => {
+                let why = match e {
+                    RecvTimeoutError::Timeout => format!(
+                        "bpftrace did not attach within {} s",
+                        ATTACH_PATIENCE.as_secs()
+                    ),
+                    RecvTimeoutError::Disconnected => "bpftrace ended before attaching".into(),
+                };
+                Err(t.end_with(&why))
+            }
+        }
+    }
+
+    /// Stops bpftrace once it has printed dump `last` and returns what it
+    /// traced between the first dump and that one.
+    pub fn finish(mut self, last: u64) -> Result<Trace, String> {
+        let deadline = Instant::now() + END_PATIENCE;
+        let mut got = None;
+        while !matches!(got, Some(s) if s >= last) {
+            match self
+                .seen
+                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            {
+                Ok(s) => got = Some(s),
+                Err(_) => {
+                    let why = format!(
+                        "bpftrace printed no counts for mark {last} within {} s",
+                        END_PATIENCE.as_secs()
+                    );
+                    return Err(self.end_with(&why));
+                }
+            }
+        }
+        self.interrupt();
+        let builder = self.join_reader().ok_or("the bpftrace reader panicked")?;
+        self.join_stderr();
+        builder
+            .build(&self.version)
+            .ok_or_else(|| "bpftrace printed fewer than two marks' counts".to_string())
+    }
+
+    /// Ends bpftrace and says `why`, with what bpftrace said last.
+    fn end_with(mut self, why: &str) -> String {
+        self.interrupt();
+        let said = self.join_stderr();
+        self.join_reader();
+        let tail = crate::measure::child::tail_lines(
+            &said
+                .lines()
+                .filter(|l| !l.contains("RLIMIT_MEMLOCK"))
+                .collect::<Vec<_>>()
+                .join("\n"),
+            3,
+        );
+        if tail.is_empty() {
+            why.to_string()
+        } else {
+            format!("{why}: {tail}")
+        }
+    }
+
+    fn join_reader(&mut self) -> Option<Builder> {
+        self.reader.take()?.join().ok()
+    }
+
+    fn join_stderr(&mut self) -> String {
+        self.stderr
+            .take()
+            .and_then(|h| h.join().ok())
+            .unwrap_or_default()
+    }
+
+    /// SIGINT, then SIGKILL if bpftrace has not ended after a while.
+    fn interrupt(&mut self) {
+        let pid = self.child.id() as libc::pid_t;
+        // SAFETY: kill has no memory-safety preconditions; pid is our child's.
+        unsafe { libc::kill(pid, libc::SIGINT) };
+        let deadline = Instant::now() + END_PATIENCE;
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Tracer {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// Ends the child with storlab.
+fn die_with_storlab(cmd: &mut Command) {
+    // SAFETY: prctl is async-signal-safe and touches no memory of ours.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            Ok(())
+        });
+    }
+}
+
+/// The source name of the tracefs storlab mounts.
+const SOURCE: &str = "storlab-tracefs";
+
+/// The lock that concurrent storlab processes hold while they attach
+/// (shared); the last to finish unmounts (exclusive, without waiting).
+fn lock_path() -> std::path::PathBuf {
+    let run = std::path::Path::new("/run/lock");
+    let dir = if run.is_dir() {
+        run.to_path_buf()
+    } else {
+        std::env::temp_dir()
+    };
+    dir.join("storlab-tracefs.lock")
+}
+
+/// tracefs at /sys/kernel/tracing for one attach: the host's, or one
+/// storlab mounted, unmounted on drop by the last storlab attaching.
+struct Tracefs {
+    lock: Option<std::fs::File>,
+}
+
+impl Tracefs {
+    /// Mounts tracefs unless the host or another storlab has.
+    fn mount() -> Result<Tracefs, String> {
+        if host_has_tracefs() {
+            return Ok(Tracefs { lock: None });
+        }
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(lock_path())
+            .map_err(|e| format!("opening {}: {e}", lock_path().display()))?;
+        // SAFETY: flock on a file we hold open.
+        unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&lock), libc::LOCK_SH) };
+        let held = Tracefs { lock: Some(lock) };
+        if std::path::Path::new(TRACEFS).join("events").is_dir() {
+            return Ok(held);
+        }
+        let (src, dir, fs) = (
+            CString::new(SOURCE).expect("no NUL"),
+            CString::new(TRACEFS).expect("no NUL"),
+            CString::new("tracefs").expect("no NUL"),
+        );
+        // SAFETY: valid NUL-terminated strings; no data argument.
+        let rc =
+            unsafe { libc::mount(src.as_ptr(), dir.as_ptr(), fs.as_ptr(), 0, std::ptr::null()) };
+        let err = std::io::Error::last_os_error();
+        // EBUSY: another storlab mounted it a moment ago.
+        if rc != 0 && err.raw_os_error() != Some(libc::EBUSY) {
+            return Err(format!(
+                "mounting tracefs on {TRACEFS}: {err} (the kernel needs CONFIG_FTRACE for the block tracepoints)"
+            ));
+        }
+        Ok(held)
+    }
+}
+
+impl Drop for Tracefs {
+    fn drop(&mut self) {
+        let Some(lock) = self.lock.take() else {
+            return;
+        };
+        let fd = std::os::fd::AsRawFd::as_raw_fd(&lock);
+        // SAFETY: flock on a file we hold open.
+        if unsafe { libc::flock(fd, libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            return; // another storlab is attaching: it unmounts after
+        }
+        let dir = CString::new(TRACEFS).expect("no NUL");
+        // bpftrace may still hold a file open there for a moment.
+        for _ in 0..50 {
+            if host_has_tracefs() || !std::path::Path::new(TRACEFS).join("events").is_dir() {
+                return;
+            }
+            // SAFETY: a valid NUL-terminated path.
+            if unsafe { libc::umount2(dir.as_ptr(), 0) } == 0 {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+/// Whether a tracefs other than storlab's is mounted at /sys/kernel/tracing
+/// (the host's: used as it is).
+fn host_has_tracefs() -> bool {
+    let Ok(mounts) = procfs::process::Process::myself().and_then(|p| p.mountinfo()) else {
+        return false;
+    };
+    mounts.into_iter().any(|m| {
+        m.mount_point == std::path::Path::new(TRACEFS)
+            && m.fs_type == "tracefs"
+            && m.mount_source.as_deref() != Some(SOURCE)
+    })
+}

@@ -1,0 +1,208 @@
+//! "Where the latency went": per workload and target, the workload's
+//! p50/p99/p99.9/max beside each traced device's request times, the
+//! sentence [`crate::analysis::attribution`] decides, and per target one
+//! measured run's p99 per second at the workload and at each device. Only
+//! for workloads whose runs were block-traced; `storlab show` prints the
+//! sentences under the summary.
+
+use anyhow::Result;
+
+use super::{Context, Contributor};
+use crate::analysis::attribution::{attribution, Attribution, Percentiles};
+use crate::analysis::model::WorkloadReport;
+use crate::metric::catalogue as m;
+use crate::metric::format::{format_ns, si};
+use crate::metric::labels::{DEVICE, OP};
+use crate::metric::MetricKey;
+use crate::report::document::{Chart, Section};
+use crate::report::svg::{target_color, Line, LineChart};
+use crate::report::table::Table;
+use crate::store::{CampaignData, RunData, SeriesData};
+
+/// The section's title.
+pub const TITLE: &str = "Where the latency went";
+
+pub struct Attributions;
+
+impl Contributor for Attributions {
+    fn summary(&self, cx: Context, w: &WorkloadReport) -> Result<Vec<Section>> {
+        let found = of_workload(cx, w)?;
+        if found.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut s = Section::new(3, TITLE);
+        s.list(sentences(&found));
+        Ok(vec![s])
+    }
+
+    fn sections(&self, cx: Context, w: &WorkloadReport) -> Result<Vec<Section>> {
+        let found = of_workload(cx, w)?;
+        if found.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut s = Section::new(3, TITLE);
+        s.text(format!(
+            "The workload's latency beside the time each device of the target's chain took per request, from issue to completion (the kernel's block tracepoints), both merged over the measured runs. The sentence compares the p99 at the workload with the p99 of the data requests of the device nearest the workload that was sent any: from {:.0}% of the workload's, the device; below, above the device (the busiest process named from {:.0}% of a core); more than {:.1}× the workload's, requests the workload did not wait for ([methodology](methodology.md#where-the-latency-went)).",
+            100.0 * crate::analysis::attribution::DEVICE_SHARE,
+            crate::analysis::attribution::BUSY_PCT,
+            crate::analysis::attribution::OFF_PATH,
+        ));
+        s.list(sentences(&found));
+        s.table(side_by_side(&found));
+        for a in &found {
+            let Some(run) = first_run(cx.campaign, a) else {
+                continue;
+            };
+            if let Some((chart, table)) = over_time(a, run) {
+                s.text(format!(
+                    "{} over time, run {} (rep {}): p99 per second at the workload and at each device",
+                    a.target, run.id, run.repetition
+                ));
+                s.chart(Chart::Line(chart));
+                s.table(table);
+            }
+        }
+        Ok(vec![s])
+    }
+}
+
+/// The attributions of `w` on every target that has one, in the
+/// report's target order.
+fn of_workload(cx: Context, w: &WorkloadReport) -> Result<Vec<Attribution>> {
+    let mut out = Vec::new();
+    for t in &cx.model.targets {
+        out.extend(attribution(&cx.campaign.runs, &w.name, t)?);
+    }
+    Ok(out)
+}
+
+fn sentences(found: &[Attribution]) -> Vec<String> {
+    found
+        .iter()
+        .map(|a| format!("{}: {}", a.target, a.sentence))
+        .collect()
+}
+
+/// Rows: the workload, then each device and operation; columns: the
+/// requests and their percentiles.
+fn side_by_side(found: &[Attribution]) -> Table {
+    let mut t = Table::new(
+        &[
+            "target", "at", "op", "requests", "p50", "p99", "p99.9", "max",
+        ],
+        &[false, false, false, true, true, true, true, true],
+    );
+    let cells = |p: Option<&Percentiles>| -> Vec<String> {
+        match p {
+            Some(p) => [p.p50, p.p99, p.p999, p.max]
+                .into_iter()
+                .map(format_ns)
+                .collect(),
+            None => vec!["—".into(); 4],
+        }
+    };
+    for a in found {
+        let mut row = vec![
+            a.target.clone(),
+            "workload".into(),
+            "all".into(),
+            si(a.at_workload.count as f64),
+        ];
+        row.extend(cells(Some(&a.at_workload)));
+        t.push(row);
+        for d in &a.devices {
+            let mut row = vec![
+                a.target.clone(),
+                d.device.clone(),
+                d.op.clone(),
+                si(d.requests),
+            ];
+            row.extend(cells(d.latency.as_ref()));
+            t.push(row);
+        }
+    }
+    t
+}
+
+/// The first measured run of the pair.
+fn first_run<'a>(c: &'a CampaignData, a: &Attribution) -> Option<&'a RunData> {
+    c.runs
+        .iter()
+        .find(|r| r.workload == a.workload && r.target == a.target && !r.warmup && r.status == "ok")
+}
+
+/// One run's p99 per second, at the workload and at each device and
+/// operation that has requests: a chart and its numbers (µs).
+fn over_time(a: &Attribution, r: &RunData) -> Option<(LineChart, Table)> {
+    let mut columns: Vec<(String, &SeriesData)> = Vec::new();
+    if let Some(s) = r.series.get(&MetricKey::plain(m::LAT_P99_NS.name)) {
+        columns.push(("workload".into(), s));
+    }
+    for d in a.devices.iter().filter(|d| d.latency.is_some()) {
+        let key = MetricKey::new(
+            m::DEV_LAT_P99_NS.name,
+            crate::metric::Labels::new()
+                .with(&DEVICE, &d.device)
+                .with(&OP, &d.op),
+        );
+        if let Some(s) = r.series.get(&key) {
+            if s.values.iter().any(|v| v.is_finite()) {
+                columns.push((format!("{} {}", d.device, d.op), s));
+            }
+        }
+    }
+    if columns.len() < 2 {
+        return None;
+    }
+    let points = |s: &SeriesData| -> Vec<(f64, f64)> {
+        s.values
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| v.is_finite())
+            .map(|(i, v)| ((i + 1) as f64 * s.interval_s, v / 1e3))
+            .collect()
+    };
+    let chart = LineChart {
+        title: format!(
+            "{} on {}, run {}: p99 per second",
+            a.workload, a.target, r.id
+        ),
+        x_label: "time (s)".into(),
+        y_label: "p99 (µs)".into(),
+        lines: columns
+            .iter()
+            .enumerate()
+            .map(|(i, (label, s))| Line {
+                label: label.clone(),
+                color: target_color(i),
+                points: points(s),
+            })
+            .collect(),
+        log_y: true,
+        log_x: false,
+    };
+    let mut header = vec!["t (s)".to_string()];
+    header.extend(columns.iter().map(|(l, _)| format!("{l} p99 (µs)")));
+    let right = vec![true; header.len()];
+    let mut table = Table {
+        header,
+        right,
+        ..Table::default()
+    };
+    let seconds = columns
+        .iter()
+        .map(|(_, s)| s.values.len())
+        .max()
+        .unwrap_or(0);
+    for i in 0..seconds {
+        let mut row = vec![format!("{}", i + 1)];
+        row.extend(columns.iter().map(|(_, s)| {
+            s.values
+                .get(i)
+                .filter(|v| v.is_finite())
+                .map_or("—".into(), |v| format!("{:.1}", v / 1e3))
+        }));
+        table.push(row);
+    }
+    Some((chart, table))
+}

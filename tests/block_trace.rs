@@ -1,0 +1,354 @@
+//! The block layer's own view of runs — bpftrace on the kernel's block
+//! tracepoints — against what the workloads saw: direct reads through a
+//! loop target and the disk under its image, a re-read the page cache
+//! served, fsyncs on ext4 with and without barriers.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::telemetry::{campaign, loop_name, loop_target, warnings};
+use crate::util::{labelled, labelled_value, metric, runs, Lab};
+
+/// A disk of the test's own: ext4 on a loop device over an image, mounted
+/// in the lab, so that no other process's requests reach it (the host's
+/// disk takes every test's and build's). Unmounted and detached on drop.
+struct PrivateDisk {
+    image: PathBuf,
+    mnt: PathBuf,
+    dev: String,
+}
+
+impl PrivateDisk {
+    fn new(dir: &Path) -> PrivateDisk {
+        let image = dir.join("disk.img");
+        storlab::provision::loopdev::create_image(&image, 512 << 20, false).unwrap();
+        let dev = storlab::provision::loopdev::attach(&image).unwrap();
+        let mnt = dir.join("disk");
+        let disk = PrivateDisk {
+            image,
+            mnt: mnt.clone(),
+            dev: dev.file_name().unwrap().to_string_lossy().into_owned(),
+        };
+        std::fs::create_dir_all(&mnt).unwrap();
+        let ok = |cmd: &mut Command| assert!(cmd.status().unwrap().success(), "{cmd:?}");
+        ok(Command::new("mkfs.ext4").args(["-q", "-F"]).arg(&dev));
+        ok(Command::new("mount").arg(&dev).arg(&mnt));
+        disk
+    }
+}
+
+impl Drop for PrivateDisk {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.mnt).status();
+        let _ = storlab::provision::loopdev::detach_all(&self.image);
+    }
+}
+
+/// The run's fact saying how device latency was measured.
+fn block_trace(export: &Value) -> String {
+    runs(export)[0]["facts"]["block_trace"]
+        .as_str()
+        .unwrap_or("")
+        .to_string()
+}
+
+/// The device under `top` in the run's chain (`loop2, vda (under loop2)`).
+fn under(export: &Value, top: &str) -> String {
+    let chain = runs(export)[0]["facts"]["telemetry_devices"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    chain
+        .split(", ")
+        .find_map(|d| d.strip_suffix(&format!(" (under {top})")))
+        .unwrap_or_else(|| panic!("nothing under {top} in {chain}"))
+        .to_string()
+}
+
+fn device(
+    export: &Value,
+    workload: &str,
+    target: &str,
+    name: &str,
+    dev: &str,
+    op: Option<&str>,
+) -> f64 {
+    let mut labels = vec![("device", dev)];
+    labels.extend(op.map(|o| ("op", o)));
+    let v = labelled(export, workload, target, name, &labels)[0];
+    assert!(
+        !v.is_nan(),
+        "no {name} for {dev} {op:?}: {}",
+        block_trace(export)
+    );
+    v
+}
+
+#[test]
+fn direct_random_reads_on_a_loop_target_are_timed_at_the_loop_device_and_the_disk_under_it() {
+    require_root!();
+    require_program!("bpftrace");
+    let lab = Lab::new();
+    let disk = PrivateDisk::new(lab.path());
+    let export = campaign(
+        &lab,
+        "",
+        &loop_target().replace("@DIR@", &disk.mnt.display().to_string()),
+        "[[workload]]\nname = \"r\"\nkind = \"io\"\nrw = \"randread\"\nbs = \"4k\"\nsize = \"64M\"\ndirect = true\nruntime = \"3s\"\n",
+    );
+    let fact = block_trace(&export);
+    assert!(fact.starts_with("bpftrace v"), "{fact}");
+    let lo = loop_name(&export);
+    assert_eq!(under(&export, &lo), disk.dev);
+    let p99 = metric(&export, "r", "ext4", "lat_p99_ns")[0];
+    for dev in [&lo, &disk.dev] {
+        let dev_p99 = device(&export, "r", "ext4", "dev_lat_p99_ns", dev, Some("read"));
+        eprintln!("p99: workload {p99:.0} ns, {dev} {dev_p99:.0} ns");
+        // Within the resolution of both histograms (the trace's buckets
+        // 0.2%, HDR 0.1% each): the disk's 8.155 ms against the workload's
+        // 8.131 ms was one such tie.
+        assert!(
+            dev_p99 > 0.0 && dev_p99 <= p99 * 1.005,
+            "{dev}: {dev_p99} > {p99}"
+        );
+    }
+    // Each 4 KiB direct read is one request to the loop device. bpftrace
+    // reads its maps when its user space takes the sampler's mark, a
+    // moment after it: on a loaded host (load 12 on 2 cores) the first
+    // dump came ~0.2 s into the 3 s run and 1273 requests were counted
+    // for 1379 reads.
+    let ops = metric(&export, "r", "ext4", "ops")[0];
+    let requests = device(&export, "r", "ext4", "dev_requests", &lo, Some("read"));
+    assert!(
+        requests >= 0.85 * ops && requests <= 1.02 * ops + 64.0,
+        "{requests} requests for {ops} reads"
+    );
+    let size = device(&export, "r", "ext4", "dev_request_bytes", &lo, Some("read"));
+    assert!((size - 4096.0).abs() < 41.0, "{size}");
+    // The stored histogram, and the percentiles per second beside the workload's.
+    let run = &runs(&export)[0];
+    let hist = run["histograms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| {
+            h["name"] == "dev_lat"
+                && h["labels"]["device"] == lo.as_str()
+                && h["labels"]["op"] == "read"
+        })
+        .expect("the loop device's histogram");
+    // Requests are counted at issue, timed at completion: those in flight
+    // when the run started or ended make the difference.
+    let timed = hist["count"].as_f64().unwrap();
+    assert!(
+        (timed - requests).abs() <= 64.0,
+        "{timed} timed, {requests} issued"
+    );
+    let series = run["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| {
+            s["name"] == "dev_lat_p99_ns"
+                && s["labels"]["device"] == lo.as_str()
+                && s["labels"]["op"] == "read"
+        })
+        .expect("the loop device's p99 per second");
+    assert!(series["values"].as_array().unwrap().len() >= 3, "{series}");
+    // The report puts the workload's p99 beside the loop device's and
+    // says the device took the time.
+    let md = lab.ok(&["report", "--format", "md"]);
+    let sentence = attribution(&md, "ext4");
+    eprintln!("{sentence}");
+    // On a host whose other processes kept both cores busy (load 14 here)
+    // the workload's thread waits for a core after each completion: the
+    // report says so instead (38 ms at the workload, 19 ms at loop2).
+    let noisy = runs(&export)[0]["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|w| w["kind"] == "noisy_host");
+    assert!(
+        sentence.contains(&format!(" at {lo}: the device"))
+            || (noisy && sentence.contains("other processes used")),
+        "{sentence}"
+    );
+    assert!(md.contains(&format!("| ext4 | {lo} | read |")), "{md}");
+}
+
+/// The sentence the report's "Where the latency went" gives `target`.
+fn attribution(md: &str, target: &str) -> String {
+    let section = md
+        .split("### Where the latency went")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no attribution section in\n{md}"));
+    section
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("- {target}: ")))
+        .unwrap_or_else(|| panic!("no sentence for {target} in\n{section}"))
+        .to_string()
+}
+
+/// Buffered writes that fit the dirty limits stay in memory for the run:
+/// no data request reaches a device, and the report says the page cache.
+#[test]
+fn buffered_writes_that_stay_dirty_are_the_page_caches() {
+    require_root!();
+    require_program!("bpftrace");
+    let lab = Lab::new();
+    let export = campaign(
+        &lab,
+        "",
+        loop_target(),
+        "[[workload]]\nname = \"w\"\nkind = \"io\"\nrw = \"randwrite\"\nbs = \"4k\"\nsize = \"8M\"\nruntime = \"2s\"\n",
+    );
+    let lo = loop_name(&export);
+    let writes = device(&export, "w", "ext4", "dev_requests", &lo, Some("write"));
+    let md = lab.ok(&["report", "--format", "md"]);
+    let sentence = attribution(&md, "ext4");
+    eprintln!("{writes} write requests to {lo}: {sentence}");
+    if writes == 0.0 {
+        assert_eq!(sentence, "no device requests: the page cache");
+    } else {
+        // ext4's journal commit (every 5 s) can write during the run:
+        // those requests took longer than the 4 KiB copies waited.
+        assert!(sentence.contains(": not the device"), "{sentence}");
+    }
+}
+
+/// `invalidate = false`: the io engine otherwise drops the file's pages when
+/// the job opens it, as fio does. Other processes on this host drop the
+/// page cache host-wide (campaigns with `drop_caches = true`): each run's
+/// traced read bytes are checked
+/// against /proc/diskstats', and the runs the cache served — diskstats says
+/// the loop device read nothing — against the exact warning.
+#[test]
+fn a_cached_reread_sends_no_read_request_and_says_page_cache() {
+    require_root!();
+    require_program!("bpftrace");
+    let export = campaign(
+        &Lab::new(),
+        "drop_caches = false\nrepetitions = 3",
+        loop_target(),
+        "[[workload]]\nname = \"r\"\nkind = \"io\"\nrw = \"read\"\nbs = \"1M\"\nsize = \"64M\"\ninvalidate = false\n",
+    );
+    let lo = loop_name(&export);
+    let mut cached = 0;
+    for run in runs(&export) {
+        let get = |name: &str, op: Option<&str>| {
+            let mut l = vec![("device", lo.as_str())];
+            l.extend(op.map(|o| ("op", o)));
+            labelled_value(run, name, &l).unwrap_or(0.0)
+        };
+        let requests = get("dev_requests", Some("read"));
+        let traced = requests * get("dev_request_bytes", Some("read"));
+        let diskstats = get("dev_read_bytes", None);
+        eprintln!(
+            "run {}: {requests} read requests, {traced} bytes traced, {diskstats} in diskstats",
+            run["id"]
+        );
+        assert!((traced - diskstats).abs() <= (1 << 20) as f64 + 0.05 * diskstats);
+        if diskstats == 0.0 {
+            cached += 1;
+            assert_eq!(requests, 0.0);
+            let w: Vec<&Value> = run["warnings"].as_array().unwrap().iter().collect();
+            let expected = format!(
+                "page cache: {lo} was sent no read request during the run (block tracepoints)"
+            );
+            assert!(
+                w.iter().any(|w| w["kind"] == "page_cache"
+                    && w["text"].as_str().unwrap_or("").starts_with(&expected)),
+                "{w:?}"
+            );
+        }
+    }
+    assert!(
+        cached > 0,
+        "another process dropped the page cache under every run: {:?}",
+        warnings(&export, "r")
+    );
+}
+
+#[test]
+fn fsyncs_on_ext4_flush_the_device_and_with_barrier_0_do_not() {
+    require_root!();
+    require_program!("bpftrace");
+    let lab = Lab::new();
+    let targets = format!(
+        "{}\n{}",
+        loop_target(),
+        loop_target()
+            .replace("name = \"ext4\"", "name = \"nobarrier\"")
+            .replace(
+                "size = \"256M\"",
+                "size = \"256M\"\nmount_options = [\"barrier=0\"]"
+            )
+    );
+    let export = campaign(
+        &lab,
+        "",
+        &targets,
+        "[[workload]]\nname = \"w\"\nkind = \"io\"\nrw = \"randwrite\"\nbs = \"4k\"\nsize = \"8M\"\nfsync = 1\nruntime = \"2s\"\n",
+    );
+    let loops: Vec<String> = (0..2)
+        .map(|i| {
+            export["targets"][i]["facts"]["loop_device"]
+                .as_str()
+                .unwrap()
+                .trim_start_matches("/dev/")
+                .to_string()
+        })
+        .collect();
+    let fsyncs = metric(&export, "w", "ext4", "ops")[0];
+    let with = device(&export, "w", "ext4", "dev_flush_requests", &loops[0], None);
+    let without = device(
+        &export,
+        "w",
+        "nobarrier",
+        "dev_flush_requests",
+        &loops[1],
+        None,
+    );
+    eprintln!(
+        "{fsyncs} writes, each fsynced: {with} flushes with barriers, {without} with barrier=0"
+    );
+    assert!(with >= 0.5 * fsyncs, "{with} flushes for {fsyncs} fsyncs");
+    assert_eq!(without, 0.0);
+    let durability = |target: &str| {
+        runs(&export)
+            .iter()
+            .filter(|r| r["target"] == target)
+            .flat_map(|r| r["warnings"].as_array().cloned().unwrap_or_default())
+            .any(|w| w["kind"] == "durability_not_measured")
+    };
+    assert!(durability("nobarrier"));
+    assert!(!durability("ext4"));
+}
+
+#[test]
+fn without_block_tracing_the_run_says_so_and_keeps_the_diskstats_average() {
+    require_root!();
+    let export = campaign(
+        &Lab::new(),
+        "block_trace = false",
+        loop_target(),
+        "[[workload]]\nname = \"r\"\nkind = \"io\"\nrw = \"randread\"\nbs = \"4k\"\nsize = \"16M\"\ndirect = true\nruntime = \"1s\"\n",
+    );
+    let fact = block_trace(&export);
+    assert!(
+        fact.starts_with("off ([plan] block_trace = false)"),
+        "{fact}"
+    );
+    let lo = loop_name(&export);
+    assert!(labelled(&export, "r", "ext4", "dev_await_ns", &[("device", &lo)])[0] > 0.0);
+    assert!(labelled(
+        &export,
+        "r",
+        "ext4",
+        "dev_lat_p99_ns",
+        &[("device", &lo), ("op", "read")]
+    )[0]
+    .is_nan());
+}
