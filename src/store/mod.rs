@@ -4,13 +4,16 @@
 //! read only from here.
 
 mod import;
+pub mod keyed;
 mod lock;
 mod migrate_v4;
 mod migrate_v6;
 mod migrate_v7;
+mod migrate_v8;
 mod provenance;
 mod read;
 mod resume;
+mod runs;
 mod schema;
 mod spool;
 pub mod stored;
@@ -23,6 +26,7 @@ use anyhow::{Context, Result};
 use rusqlite::Connection;
 
 pub use import::Imported;
+pub use keyed::{Keyed, RunFacts};
 pub use provenance::{CampaignFacts, Provenance};
 pub use read::{
     CampaignData, CampaignRow, HistData, MetricValue, Metrics, PairStop, RankData, RunData,

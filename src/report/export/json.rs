@@ -4,13 +4,11 @@
 //! (HdrHistogram V2, base64), warnings, facts and per-rank parts. The layout is
 //! `docs/export.schema.json`; [`JSON_SCHEMA_VERSION`] changes with it.
 
-use std::collections::BTreeMap;
-
 use base64::Engine;
 use serde_json::{json, Value};
 
-use crate::metric::{MetricKey, Unit};
-use crate::store::{CampaignData, HistData, Metrics, RankData, RunData, SeriesData};
+use crate::metric::Unit;
+use crate::store::{CampaignData, HistData, Keyed, Metrics, RankData, RunData, SeriesData};
 
 /// Version 2: metrics, series and histograms are lists of records with
 /// labels (version 1 keyed metrics by name); histograms are included.
@@ -84,7 +82,7 @@ fn metrics(m: &Metrics, r: &RunData) -> Vec<Value> {
         .collect()
 }
 
-fn series(s: &BTreeMap<MetricKey, SeriesData>, r: &RunData) -> Vec<Value> {
+fn series(s: &Keyed<SeriesData>, r: &RunData) -> Vec<Value> {
     s.iter()
         .map(|(k, v)| {
             json!({
@@ -98,7 +96,7 @@ fn series(s: &BTreeMap<MetricKey, SeriesData>, r: &RunData) -> Vec<Value> {
         .collect()
 }
 
-fn histograms(h: &BTreeMap<MetricKey, HistData>, r: &RunData) -> Vec<Value> {
+fn histograms(h: &Keyed<HistData>, r: &RunData) -> Vec<Value> {
     let b64 = base64::engine::general_purpose::STANDARD;
     h.iter()
         .map(|(k, v)| {
