@@ -169,9 +169,22 @@ fn series(tx: &Transaction<'_>) -> Result<()> {
     )?;
     let mut rows = read.query([])?;
     while let Some(r) = rows.next()? {
-        let (run, key, interval): (i64, i64, f64) = (r.get(0)?, r.get(1)?, r.get(2)?);
-        let text: String = r.get(3)?;
-        let values: Vec<Option<f64>> = serde_json::from_str(&text).unwrap_or_default();
+        let (run, key, interval): (i64, i64, rusqlite::types::Value) =
+            (r.get(0)?, r.get(1)?, r.get(2)?);
+        // Never silently emptied: a store whose series are not what
+        // storlab writes is refused here, naming the row (import says so
+        // for the store it was given).
+        let values = match r.get_ref(3)? {
+            rusqlite::types::ValueRef::Text(t) => {
+                serde_json::from_slice::<Vec<Option<f64>>>(t).ok()
+            }
+            _ => None,
+        };
+        let Some(values) = values else {
+            anyhow::bail!(
+                "the series of run {run} (key {key}) is not a JSON array of numbers; the store was damaged or written by another program"
+            );
+        };
         let values: Vec<f64> = values.into_iter().map(|v| v.unwrap_or(f64::NAN)).collect();
         write.execute(params![run, key, interval, pack(&values)])?;
     }

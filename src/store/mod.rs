@@ -3,6 +3,7 @@
 //! end, so a crash loses at most the run in progress. Reports and statistics
 //! read only from here.
 
+mod forget;
 mod import;
 pub mod keyed;
 mod lock;
@@ -17,6 +18,7 @@ mod runs;
 mod schema;
 mod spool;
 pub mod stored;
+mod validate;
 mod variants;
 pub mod write;
 
@@ -25,6 +27,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use rusqlite::Connection;
 
+pub use forget::Forgotten;
 pub use import::Imported;
 pub use keyed::{Keyed, RunFacts};
 pub use provenance::{CampaignFacts, Provenance};
