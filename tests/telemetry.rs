@@ -163,7 +163,14 @@ fn a_cached_reread_measured_the_page_cache_and_a_cold_read_did_not() {
     require_root!();
     let read =
         "[[workload]]\nname = \"r\"\nkind = \"io\"\nrw = \"read\"\nbs = \"1M\"\nsize = \"64M\"\n";
-    let warm = campaign(&Lab::new(), "drop_caches = false", loop_target(), read);
+    // invalidate = false: io, as fio, otherwise drops the file's pages
+    // when it opens it.
+    let warm = campaign(
+        &Lab::new(),
+        "drop_caches = false",
+        loop_target(),
+        &format!("{read}invalidate = false\n"),
+    );
     let w = warnings(&warm, "r");
     assert!(w.iter().any(|w| w.starts_with("page cache:")), "{w:?}");
     // The loop device is the target's own; the disk under its image is

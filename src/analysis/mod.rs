@@ -9,7 +9,8 @@
 //! workload's factors (pivots, curves, level comparisons); [`matrix`] the
 //! cells of an iozone-like matrix and the metric its verdict concerns;
 //! [`latency`] the merged percentile curves; [`steady`] what the steady-state
-//! detector found; [`ranks`] how multi-client runs shared the work.
+//! detector found; [`ranks`] how multi-client runs shared the work;
+//! [`warnings`] a campaign's warnings counted by kind.
 //!
 //! The presentation ([`crate::report`]) builds on these; nothing here
 //! imports it.
@@ -24,3 +25,4 @@ pub mod model;
 pub mod ranks;
 pub mod steady;
 pub mod study;
+pub mod warnings;

@@ -3,6 +3,7 @@
 //! end, so a crash loses at most the run in progress. Reports and statistics
 //! read only from here.
 
+mod catalog;
 mod forget;
 mod import;
 pub mod keyed;
@@ -18,6 +19,7 @@ mod runs;
 mod schema;
 mod spool;
 pub mod stored;
+mod timings;
 mod validate;
 mod variants;
 pub mod write;
@@ -37,6 +39,7 @@ pub use read::{
 };
 pub use resume::{DoneRun, Resumable};
 pub use spool::run_text;
+pub use timings::{PastCampaign, PastRun, PastTarget, PastWorkload};
 pub use write::{RankRow, RunRecord};
 
 /// An open results store.
