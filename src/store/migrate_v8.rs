@@ -350,7 +350,7 @@ mod tests {
     fn real_older_stores_keep_every_row_through_the_migration() {
         let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
         let mut seen: std::collections::BTreeMap<&str, usize> = Default::default();
-        for fixture in ["v3/all-kinds.db", "v6/quick-noisy.db"] {
+        for fixture in ["v3/all-kinds.db", "quick-noisy/quick-noisy.db"] {
             let dir = tempfile::tempdir().unwrap();
             let path = dir.path().join("s.db");
             std::fs::copy(fixtures.join(fixture), &path).unwrap();
