@@ -89,7 +89,10 @@ fn base(dir: &Path, name: &str, with_io: bool) -> PathBuf {
     }
     let conn = Connection::open(&db).unwrap();
     conn.execute_batch(
-        "INSERT INTO warnings (run_id, message, kind) SELECT MIN(id), 'a note', 'note' FROM runs;
+        "INSERT INTO warning_texts (campaign_id, kind, message)
+             SELECT campaign_id, 'note', 'a note' FROM runs ORDER BY id LIMIT 1;
+         INSERT INTO run_warnings (run_id, text_id)
+             SELECT MIN(id), (SELECT id FROM warning_texts WHERE message = 'a note') FROM runs;
          INSERT INTO pair_stops SELECT * FROM pair_stops WHERE 0;
          PRAGMA wal_checkpoint(TRUNCATE);",
     )
@@ -131,6 +134,28 @@ fn columns(conn: &Connection, table: &str) -> Vec<String> {
         .unwrap()
 }
 
+/// What names one row of `table`: its rowid, or for a table without
+/// rowids (schema 8's values keyed by run) its primary key.
+fn row_key(conn: &Connection, table: &str) -> String {
+    if conn
+        .prepare(&format!("SELECT rowid FROM \"{table}\" LIMIT 0"))
+        .is_ok()
+    {
+        return "rowid".into();
+    }
+    let mut pk: Vec<(i64, String)> = conn
+        .prepare(&format!("PRAGMA table_info(\"{table}\")"))
+        .unwrap()
+        .query_map([], |r| Ok((r.get(5)?, r.get(1)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    pk.retain(|(n, _)| *n > 0);
+    pk.sort();
+    let cols: Vec<String> = pk.into_iter().map(|(_, c)| format!("\"{c}\"")).collect();
+    format!("({})", cols.join(", "))
+}
+
 /// One to three random edits of the store at `path`; what was done, for
 /// the failure message. Edits SQLite refuses (a constraint) are skipped.
 fn mutate(path: &Path, rng: &mut Rng) -> Vec<String> {
@@ -142,13 +167,14 @@ fn mutate(path: &Path, rng: &mut Rng) -> Vec<String> {
         let table = &tables[rng.below(tables.len())];
         let cols = columns(&conn, table);
         let col = &cols[rng.below(cols.len())];
+        let key = row_key(&conn, table);
         let sql = match rng.below(10) {
-            0 => format!("DELETE FROM \"{table}\" WHERE rowid IN (SELECT rowid FROM \"{table}\" ORDER BY random() LIMIT 1)"),
+            0 => format!("DELETE FROM \"{table}\" WHERE {key} IN (SELECT {key} FROM \"{table}\" ORDER BY random() LIMIT 1)"),
             1 => format!("ALTER TABLE \"{table}\" DROP COLUMN \"{col}\""),
             2 => format!("UPDATE \"{table}\" SET \"{col}\" = \"{col}\" + 1000"),
             3 => format!("UPDATE meta SET value = '{}' WHERE key = 'schema_version'", [-1, 0, 2, 99, 7][rng.below(5)]),
             _ => format!(
-                "UPDATE \"{table}\" SET \"{col}\" = {} WHERE rowid IN (SELECT rowid FROM \"{table}\" ORDER BY random() LIMIT {})",
+                "UPDATE \"{table}\" SET \"{col}\" = {} WHERE {key} IN (SELECT {key} FROM \"{table}\" ORDER BY random() LIMIT {})",
                 HOSTILE[rng.below(HOSTILE.len())],
                 1 + rng.below(2)
             ),

@@ -390,7 +390,10 @@ fn source_store(lab: &Lab) -> PathBuf {
     assert!(out.status.success(), "{out:?}");
     let conn = rusqlite::Connection::open(&db).unwrap();
     conn.execute_batch(
-        "INSERT INTO warnings (run_id, message, kind) SELECT MIN(id), 'a note', 'note' FROM runs;
+        "INSERT INTO warning_texts (campaign_id, kind, message)
+             SELECT campaign_id, 'note', 'a note' FROM runs ORDER BY id LIMIT 1;
+         INSERT INTO run_warnings (run_id, text_id)
+             SELECT MIN(id), (SELECT id FROM warning_texts WHERE message = 'a note') FROM runs;
          PRAGMA wal_checkpoint(TRUNCATE);",
     )
     .unwrap();
@@ -436,29 +439,40 @@ fn import_refuses_bad_rows_and_damaged_stores() {
     let source = source_store(&lab);
     let cases: &[(&str, &str)] = &[
         (
-            "UPDATE metrics SET value = 'NaN' WHERE name = 'iops'",
-            "metrics",
+            "UPDATE metric_values SET value = 'NaN' WHERE key_id IN (SELECT id FROM metric_keys WHERE name = 'iops')",
+            "metric_values",
         ),
         (
-            "UPDATE metrics SET value = 'abc' WHERE name = 'iops'",
+            "UPDATE metric_values SET value = 'abc' WHERE key_id IN (SELECT id FROM metric_keys WHERE name = 'iops')",
             "text 'abc'",
         ),
         (
-            "UPDATE metrics SET value = 9e999 WHERE name = 'iops'",
+            "UPDATE metric_values SET value = 9e999 WHERE key_id IN (SELECT id FROM metric_keys WHERE name = 'iops')",
             "finite",
         ),
-        ("UPDATE histograms SET count = -1", "histograms"),
-        ("UPDATE histograms SET count = 9223372036854775807", "holds"),
-        ("UPDATE runs SET repetition = -3", "repetition"),
-        ("UPDATE metrics SET labels = 'not json'", "labels"),
         (
-            "UPDATE metrics SET unit = '<script>' WHERE name = 'iops'",
+            "UPDATE metric_values SET key_id = 99999 WHERE key_id IN (SELECT id FROM metric_keys WHERE name = 'iops')",
+            "key_id",
+        ),
+        ("UPDATE histogram_values SET count = -1", "histogram_values"),
+        (
+            "UPDATE histogram_values SET count = 9223372036854775807",
+            "holds",
+        ),
+        ("UPDATE runs SET repetition = -3", "repetition"),
+        ("UPDATE metric_keys SET labels = 'not json'", "labels"),
+        (
+            "UPDATE metric_keys SET unit = '<script>' WHERE name = 'iops'",
             "unit text '<script>'",
         ),
-        ("UPDATE histograms SET hdr_v2 = x'deadbeef'", "decode"),
-        ("UPDATE series SET values_json = '[1, \"x\"]'", "series"),
+        (
+            "UPDATE metric_keys SET direction = '' WHERE name = 'iops'",
+            "no direction",
+        ),
+        ("UPDATE histogram_values SET hdr_v2 = x'deadbeef'", "decode"),
+        ("UPDATE series_values SET values_f64 = x'0102'", "values_f64"),
         ("UPDATE runs SET target_id = 999", "target_id"),
-        ("UPDATE warnings SET kind = 'bogus'", "kind text 'bogus'"),
+        ("UPDATE warning_texts SET kind = 'bogus'", "kind text 'bogus'"),
         ("UPDATE campaigns SET status = 'done'", "status"),
         ("UPDATE campaigns SET uuid = NULL", "uuid is nothing"),
     ];

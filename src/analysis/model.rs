@@ -727,11 +727,12 @@ mod tests {
                         MetricKey::plain("lat_mean_ns"),
                         metric(1e9 / tps, Direction::LowerIsBetter),
                     ),
-                ]),
-                series: BTreeMap::new(),
-                histograms: BTreeMap::new(),
+                ])
+                .into(),
+                series: Default::default(),
+                histograms: Default::default(),
                 warnings: Vec::new(),
-                facts: BTreeMap::new(),
+                facts: Default::default(),
                 ranks: 1,
                 per_rank: Vec::new(),
                 ..Default::default()

@@ -96,17 +96,16 @@ fn sides(store: &Store, req: &Request<'_>) -> Result<Option<(CampaignData, Campa
         }
         let candidate = store.load_campaign(store.resolve_campaign(req.a)?)?;
         let wanted = crate::provenance::parse_tag(tag)?;
-        let found = store
-            .campaigns_matching(std::slice::from_ref(&wanted))?
+        let matching = store.campaigns_matching(std::slice::from_ref(&wanted))?;
+        // Chosen among the store's rows, and only the one chosen is read: a
+        // tag that years of nightly campaigns carry reads one campaign.
+        let chosen = store
+            .list_campaigns()?
             .into_iter()
-            .filter(|&id| id != candidate.campaign.id)
-            .map(|id| store.load_campaign(id))
-            .collect::<Result<Vec<_>>>()?;
-        let Some(base) = found
-            .into_iter()
-            .filter(|c| c.campaign.name == candidate.campaign.name)
-            .max_by_key(|c| (c.campaign.started_at.clone(), c.campaign.id))
-        else {
+            .filter(|c| matching.contains(&c.id) && c.id != candidate.campaign.id)
+            .filter(|c| c.name == candidate.campaign.name)
+            .max_by(|a, b| (&a.started_at, a.id).cmp(&(&b.started_at, b.id)));
+        let Some(base) = chosen.map(|c| store.load_campaign(c.id)).transpose()? else {
             bail!(
                 "no other campaign of `{}` carries {tag} (`storlab list --where {tag}` lists the campaigns that do)",
                 candidate.campaign.name

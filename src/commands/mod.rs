@@ -192,6 +192,43 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
     }
 }
 
+/// Writes what `write` makes to `path`, or to stdout when there is none,
+/// as it is made (an export of 10^5 runs is never held whole in memory);
+/// never over the store at `db`. A reader gone from stdout (a broken
+/// pipe, `| head`) ends storlab quietly, as [`emit`] does.
+pub fn emit_streaming(
+    path: Option<&Path>,
+    db: &Path,
+    write: impl FnOnce(&mut dyn std::io::Write) -> Result<()>,
+) -> Result<()> {
+    use std::io::Write;
+    match path {
+        Some(p) => {
+            destination::refuse_store(p, db)?;
+            let file =
+                std::fs::File::create(p).with_context(|| format!("writing {}", p.display()))?;
+            let mut out = std::io::BufWriter::with_capacity(1 << 16, file);
+            write(&mut out)
+                .and_then(|()| Ok(out.flush()?))
+                .with_context(|| format!("writing {}", p.display()))
+        }
+        None => {
+            let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+            match write(&mut out).and_then(|()| Ok(out.flush()?)) {
+                Err(e) if broken_pipe(&e) => std::process::exit(0),
+                other => other.context("writing to stdout"),
+            }
+        }
+    }
+}
+
+fn broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
 /// Writes `text` to `path`, or to stdout when there is none; never over
 /// the store at `db`.
 pub fn emit(text: &str, path: Option<&Path>, db: &Path) -> Result<()> {

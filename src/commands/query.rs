@@ -4,10 +4,11 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Result;
+use std::io::Write;
 
 use crate::cli::ExportFormat;
 use crate::foreign::visible;
-use crate::report::export::{to_csv_all, to_json, CsvOptions};
+use crate::report::export::{Columns, CsvOptions, CsvWriter, Document};
 use crate::report::outline;
 use crate::report::render::terminal;
 use crate::report::table::Table;
@@ -113,28 +114,69 @@ pub fn export(db: &Path, ask: Export<'_>) -> Result<ExitCode> {
         return Ok(ExitCode::from(super::EXIT_INVALID));
     }
     let store = Store::open_for_reading(db)?;
-    let ids = match ask.all {
+    let ids: Vec<i64> = match ask.all {
         true => store.list_campaigns()?.iter().map(|c| c.id).collect(),
         false => vec![store.resolve_campaign(ask.campaign)?],
     };
-    let campaigns = ids
-        .into_iter()
-        .map(|id| store.load_campaign(id))
-        .collect::<Result<Vec<_>>>()?;
-    let text = match format {
-        ExportFormat::Csv => to_csv_all(&campaigns, ask.csv),
-        ExportFormat::Json if ask.all => {
-            let all: Vec<_> = campaigns.iter().map(to_json).collect();
-            format!("{}\n", serde_json::to_string_pretty(&all)?)
+    // Written as it is made, one campaign in memory at a time.
+    super::emit_streaming(ask.output, db, |out| match format {
+        ExportFormat::Csv => export_csv(&store, &ids, ask.csv, out),
+        ExportFormat::Json => {
+            match ask.all {
+                true => serde_json::to_writer_pretty(&mut *out, &Campaigns(&store, &ids))?,
+                false => {
+                    let c = store.load_campaign(ids[0])?;
+                    serde_json::to_writer_pretty(&mut *out, &Document(&c))?
+                }
+            }
+            Ok(writeln!(out)?)
         }
-        ExportFormat::Json => format!(
-            "{}\n",
-            serde_json::to_string_pretty(&to_json(&campaigns[0]))?
-        ),
-    };
-    super::emit(&text, ask.output, db)?;
+    })?;
     if let Some(p) = ask.output {
         crate::console::wrote(p);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The tidy CSV of campaigns `ids` under one header: a campaign alone is
+/// read once; several are read twice (their columns, then their rows),
+/// one campaign in memory at a time.
+fn export_csv(store: &Store, ids: &[i64], options: CsvOptions, out: &mut dyn Write) -> Result<()> {
+    let mut cols = Columns::default();
+    if let [id] = ids {
+        let c = store.load_campaign(*id)?;
+        cols.add(&c);
+        let mut w = CsvWriter::new(cols, options, out)?;
+        w.campaign(&c)?;
+        w.finish()?;
+        return Ok(());
+    }
+    for &id in ids {
+        cols.add(&store.load_campaign(id)?);
+    }
+    let mut w = CsvWriter::new(cols, options, out)?;
+    for &id in ids {
+        w.campaign(&store.load_campaign(id)?)?;
+    }
+    w.finish()?;
+    Ok(())
+}
+
+/// Every campaign of `export --all --format json` as one JSON array, each
+/// read from the store only as it is written.
+struct Campaigns<'a>(&'a Store, &'a [i64]);
+
+impl serde::Serialize for Campaigns<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::{Error, SerializeSeq};
+        let mut seq = s.serialize_seq(Some(self.1.len()))?;
+        for &id in self.1 {
+            let c = self
+                .0
+                .load_campaign(id)
+                .map_err(|e| S::Error::custom(format!("{e:#}")))?;
+            seq.serialize_element(&Document(&c))?;
+        }
+        seq.end()
+    }
 }

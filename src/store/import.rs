@@ -52,11 +52,14 @@ enum Standing {
 }
 
 /// Columns that point at another table's rows, and that table.
-const REFERENCES: [(&str, &str); 4] = [
+const REFERENCES: [(&str, &str); 7] = [
     ("campaign_id", "campaigns"),
     ("target_id", "targets"),
     ("workload_id", "workloads"),
     ("run_id", "runs"),
+    ("key_id", "metric_keys"),
+    ("text_id", "warning_texts"),
+    ("fact_id", "fact_texts"),
 ];
 
 impl Store {

@@ -6,13 +6,16 @@
 mod catalog;
 mod forget;
 mod import;
+pub mod keyed;
 mod lock;
 mod migrate_v4;
 mod migrate_v6;
 mod migrate_v7;
+mod migrate_v8;
 mod provenance;
 mod read;
 mod resume;
+mod runs;
 mod schema;
 mod spool;
 pub mod stored;
@@ -28,6 +31,7 @@ use rusqlite::Connection;
 
 pub use forget::Forgotten;
 pub use import::Imported;
+pub use keyed::{Keyed, RunFacts};
 pub use provenance::{CampaignFacts, Provenance};
 pub use read::{
     CampaignData, CampaignRow, HistData, MetricValue, Metrics, PairStop, RankData, RunData,

@@ -1,16 +1,15 @@
 //! Reading campaigns back: the one source of every report and statistic.
 
-use std::collections::BTreeMap;
-
 use anyhow::{bail, Context, Result};
 use hdrhistogram::Histogram;
 use rusqlite::{OptionalExtension, Row};
 use serde_json::Value;
 
+use super::keyed::{Keyed, RunFacts};
 use super::{variants, Store};
 use crate::experiment::sweep::Factor;
 use crate::metric::{Direction, Labels, MetricDef, MetricKey, Unit};
-use crate::warning::{Warning, WarningKind};
+use crate::warning::Warning;
 
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct CampaignRow {
@@ -86,7 +85,7 @@ pub struct MetricValue {
 }
 
 /// Values of a run's metric keyed by catalogue name and labels.
-pub type Metrics = BTreeMap<MetricKey, MetricValue>;
+pub type Metrics = Keyed<MetricValue>;
 
 #[derive(Debug, Clone)]
 pub struct SeriesData {
@@ -127,11 +126,11 @@ pub struct RunData {
     pub caches_dropped: bool,
     pub remounted: bool,
     pub metrics: Metrics,
-    pub series: BTreeMap<MetricKey, SeriesData>,
-    pub histograms: BTreeMap<MetricKey, HistData>,
+    pub series: Keyed<SeriesData>,
+    pub histograms: Keyed<HistData>,
     pub warnings: Vec<Warning>,
     /// What the run was measured with (`pg_server_version`, …).
-    pub facts: BTreeMap<String, String>,
+    pub facts: RunFacts,
     /// MPI ranks that ran it at once (1 without MPI).
     pub ranks: u32,
     /// Each rank's part of a multi-client run, in rank order.
@@ -280,8 +279,7 @@ impl Store {
         )?;
         let experiment = json_col(experiment);
         let (targets, workloads) = self.variants(id, &experiment)?;
-        let mut runs = self.runs(id)?;
-        strip_factors(&mut runs, &targets, &workloads);
+        let runs = self.runs(id, &targets, &workloads)?;
         Ok(CampaignData {
             campaign,
             environment: json_col(environment),
@@ -351,217 +349,6 @@ impl Store {
         })?;
         Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
     }
-
-    fn runs(&self, campaign: i64) -> Result<Vec<RunData>> {
-        let mut st = self.conn.prepare(
-            "SELECT r.id, t.name, w.name, r.repetition, r.round, r.position, r.warmup, r.status, r.error, r.started_at,
-                    r.duration_s, r.caches_dropped, r.remounted, r.ranks
-             FROM runs r JOIN targets t ON t.id = r.target_id JOIN workloads w ON w.id = r.workload_id
-             WHERE r.campaign_id = ?1 ORDER BY r.id",
-        )?;
-        let mut runs = st
-            .query_map([campaign], |r| {
-                Ok(RunData {
-                    id: r.get(0)?,
-                    target: r.get(1)?,
-                    workload: r.get(2)?,
-                    repetition: r.get(3)?,
-                    round: r.get(4)?,
-                    position: r.get(5)?,
-                    warmup: r.get(6)?,
-                    status: r.get(7)?,
-                    error: r.get(8)?,
-                    started_at: r.get(9)?,
-                    duration_s: r.get(10)?,
-                    caches_dropped: r.get(11)?,
-                    remounted: r.get(12)?,
-                    metrics: BTreeMap::new(),
-                    series: BTreeMap::new(),
-                    histograms: BTreeMap::new(),
-                    warnings: Vec::new(),
-                    facts: BTreeMap::new(),
-                    ranks: r.get(13)?,
-                    per_rank: Vec::new(),
-                    factors: Labels::new(),
-                })
-            })?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        let index: BTreeMap<i64, usize> = runs.iter().enumerate().map(|(i, r)| (r.id, i)).collect();
-        self.attach_metrics(campaign, &index, &mut runs)?;
-        self.attach_series(campaign, &index, &mut runs)?;
-        self.attach_histograms(campaign, &index, &mut runs)?;
-        self.attach_warnings(campaign, &index, &mut runs)?;
-        self.attach_facts(campaign, &index, &mut runs)?;
-        self.attach_ranks(campaign, &index, &mut runs)?;
-        Ok(runs)
-    }
-
-    /// Runs `f` on every row of `sql` (whose first column is a run id of
-    /// `campaign`) with the index of that run in `runs`.
-    fn each_run_row(
-        &self,
-        sql: &str,
-        campaign: i64,
-        index: &BTreeMap<i64, usize>,
-        mut f: impl FnMut(usize, &Row<'_>) -> rusqlite::Result<()>,
-    ) -> Result<()> {
-        let mut st = self.conn.prepare(sql)?;
-        let mut rows = st.query([campaign])?;
-        while let Some(r) = rows.next()? {
-            if let Some(&i) = index.get(&r.get::<_, i64>(0)?) {
-                f(i, r)?;
-            }
-        }
-        Ok(())
-    }
-
-    fn attach_metrics(
-        &self,
-        campaign: i64,
-        index: &BTreeMap<i64, usize>,
-        runs: &mut [RunData],
-    ) -> Result<()> {
-        let sql = "SELECT m.run_id, m.name, m.labels, m.value, m.unit, m.direction FROM metrics m JOIN runs r ON r.id = m.run_id WHERE r.campaign_id = ?1";
-        self.each_run_row(sql, campaign, index, |i, r| {
-            let (key, value) = metric_row(r, 1)?;
-            runs[i].metrics.insert(key, value);
-            Ok(())
-        })
-    }
-
-    fn attach_series(
-        &self,
-        campaign: i64,
-        index: &BTreeMap<i64, usize>,
-        runs: &mut [RunData],
-    ) -> Result<()> {
-        let sql = "SELECT s.run_id, s.name, s.labels, s.unit, s.interval_s, s.values_json FROM series s JOIN runs r ON r.id = s.run_id WHERE r.campaign_id = ?1";
-        self.each_run_row(sql, campaign, index, |i, r| {
-            let values: Vec<Option<f64>> =
-                serde_json::from_str(&r.get::<_, String>(5)?).unwrap_or_default();
-            let values = values.into_iter().map(|v| v.unwrap_or(f64::NAN)).collect();
-            let series = SeriesData {
-                unit: unit(r, 3)?,
-                interval_s: r.get(4)?,
-                values,
-            };
-            runs[i].series.insert(key(r, 1)?, series);
-            Ok(())
-        })
-    }
-
-    fn attach_histograms(
-        &self,
-        campaign: i64,
-        index: &BTreeMap<i64, usize>,
-        runs: &mut [RunData],
-    ) -> Result<()> {
-        let sql = "SELECT h.run_id, h.name, h.labels, h.count, h.hdr_v2 FROM histograms h JOIN runs r ON r.id = h.run_id WHERE r.campaign_id = ?1";
-        self.each_run_row(sql, campaign, index, |i, r| {
-            let hist = HistData {
-                count: r.get::<_, i64>(3)?.max(0) as u64,
-                hdr_v2: r.get(4)?,
-            };
-            runs[i].histograms.insert(key(r, 1)?, hist);
-            Ok(())
-        })
-    }
-
-    fn attach_warnings(
-        &self,
-        campaign: i64,
-        index: &BTreeMap<i64, usize>,
-        runs: &mut [RunData],
-    ) -> Result<()> {
-        let sql = "SELECT w.run_id, w.kind, w.message FROM warnings w JOIN runs r ON r.id = w.run_id WHERE r.campaign_id = ?1 ORDER BY w.rowid";
-        self.each_run_row(sql, campaign, index, |i, r| {
-            let kind: String = r.get(1)?;
-            let text: String = r.get(2)?;
-            // A kind a newer storlab wrote reads as a note.
-            let kind = WarningKind::from_name(&kind).unwrap_or(WarningKind::Note);
-            runs[i].warnings.push(Warning::new(kind, text));
-            Ok(())
-        })
-    }
-
-    fn attach_facts(
-        &self,
-        campaign: i64,
-        index: &BTreeMap<i64, usize>,
-        runs: &mut [RunData],
-    ) -> Result<()> {
-        let sql = "SELECT f.run_id, f.name, f.value FROM run_facts f JOIN runs r ON r.id = f.run_id WHERE r.campaign_id = ?1";
-        self.each_run_row(sql, campaign, index, |i, r| {
-            runs[i].facts.insert(r.get(1)?, r.get(2)?);
-            Ok(())
-        })
-    }
-
-    fn attach_ranks(
-        &self,
-        campaign: i64,
-        index: &BTreeMap<i64, usize>,
-        runs: &mut [RunData],
-    ) -> Result<()> {
-        let sql = "SELECT k.run_id, k.rank, k.host, k.status, k.error, k.done_s FROM run_ranks k JOIN runs r ON r.id = k.run_id WHERE r.campaign_id = ?1 ORDER BY k.run_id, k.rank";
-        self.each_run_row(sql, campaign, index, |i, r| {
-            runs[i].per_rank.push(RankData {
-                rank: r.get(1)?,
-                host: r.get(2)?,
-                status: r.get(3)?,
-                error: r.get(4)?,
-                done_s: r.get(5)?,
-                metrics: BTreeMap::new(),
-            });
-            Ok(())
-        })?;
-        let sql = "SELECT m.run_id, m.rank, m.name, m.labels, m.value, m.unit, m.direction FROM rank_metrics m JOIN runs r ON r.id = m.run_id WHERE r.campaign_id = ?1";
-        self.each_run_row(sql, campaign, index, |i, r| {
-            let rank: u32 = r.get(1)?;
-            let (key, value) = metric_row(r, 2)?;
-            if let Some(k) = runs[i].per_rank.iter_mut().find(|k| k.rank == rank) {
-                k.metrics.insert(key, value);
-            }
-            Ok(())
-        })
-    }
-}
-
-/// A metric's key from the columns `name, labels` at `at`.
-fn key(r: &Row<'_>, at: usize) -> rusqlite::Result<MetricKey> {
-    let name: String = r.get(at)?;
-    let text: String = r.get(at + 1)?;
-    let labels = Labels::from_json_text(&text).map_err(|e| bad_column(at + 1, e))?;
-    Ok(MetricKey::new(&name, labels))
-}
-
-/// A unit from its stored text at `at`.
-fn unit(r: &Row<'_>, at: usize) -> rusqlite::Result<Unit> {
-    let text: String = r.get(at)?;
-    Unit::parse(&text).ok_or_else(|| {
-        bad_column(
-            at,
-            format!(
-                "unit `{text}` is none storlab writes; was the store written by another program?"
-            ),
-        )
-    })
-}
-
-/// A metric from the columns `name, labels, value, unit, direction` at `at`.
-fn metric_row(r: &Row<'_>, at: usize) -> rusqlite::Result<(MetricKey, MetricValue)> {
-    let direction =
-        Direction::parse(&r.get::<_, String>(at + 4)?).unwrap_or(Direction::HigherIsBetter);
-    let value = MetricValue {
-        value: r.get(at + 2)?,
-        unit: unit(r, at + 3)?,
-        direction,
-    };
-    Ok((key(r, at)?, value))
-}
-
-fn bad_column(at: usize, why: String) -> rusqlite::Error {
-    rusqlite::Error::FromSqlConversionFailure(at, rusqlite::types::Type::Text, why.into())
 }
 
 /// The labels every metric of a run of `target` × `workload` carries.
@@ -569,24 +356,4 @@ pub(super) fn run_factors(target: Option<&TargetRow>, workload: Option<&Workload
     let t = target.map(|t| t.factors.as_slice()).unwrap_or_default();
     let w = workload.map(|w| w.factors.as_slice()).unwrap_or_default();
     variants::run_labels(t, w)
-}
-
-/// Takes each run's factors off its metric, series and histogram keys
-/// (and its ranks' metrics) into [`RunData::factors`].
-fn strip_factors(runs: &mut [RunData], targets: &[TargetRow], workloads: &[WorkloadRow]) {
-    for r in runs {
-        let t = targets.iter().find(|t| t.name == r.target);
-        let w = workloads.iter().find(|w| w.name == r.workload);
-        let factors = run_factors(t, w);
-        if factors.is_empty() {
-            continue;
-        }
-        r.metrics = variants::strip(std::mem::take(&mut r.metrics), &factors);
-        r.series = variants::strip(std::mem::take(&mut r.series), &factors);
-        r.histograms = variants::strip(std::mem::take(&mut r.histograms), &factors);
-        for k in &mut r.per_rank {
-            k.metrics = variants::strip(std::mem::take(&mut k.metrics), &factors);
-        }
-        r.factors = factors;
-    }
 }

@@ -4,7 +4,7 @@
 use anyhow::{bail, Result};
 use rusqlite::{Connection, OptionalExtension};
 
-pub const SCHEMA_VERSION: i64 = 7;
+pub const SCHEMA_VERSION: i64 = 8;
 
 pub const V1: &str = r#"
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -197,6 +197,12 @@ CREATE TABLE run_facts (
 "#;
 
 pub fn migrate(conn: &Connection) -> Result<()> {
+    migrate_to(conn, SCHEMA_VERSION)
+}
+
+/// Migrates the store to schema `target` (at most [`SCHEMA_VERSION`]):
+/// the tests of a migration stop at the schema before it.
+pub(super) fn migrate_to(conn: &Connection, target: i64) -> Result<()> {
     conn.execute_batch(
         "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);",
     )?;
@@ -205,36 +211,42 @@ pub fn migrate(conn: &Connection) -> Result<()> {
         bail!("the store has schema version {version}, newer than this storlab understands ({SCHEMA_VERSION}); upgrade storlab");
     }
     for (v, sql) in [(1, V1), (2, V2), (3, V3)] {
-        if version < v {
+        if version < v && v <= target {
             let tx = conn.unchecked_transaction()?;
             tx.execute_batch(sql)?;
             set_version(&tx, v)?;
             tx.commit()?;
         }
     }
-    if version < 4 {
+    if version < 4 && target >= 4 {
         let tx = conn.unchecked_transaction()?;
         tx.execute_batch(V4)?;
         super::migrate_v4::migrate(&tx)?;
         set_version(&tx, 4)?;
         tx.commit()?;
     }
-    if version < 5 {
+    if version < 5 && target >= 5 {
         let tx = conn.unchecked_transaction()?;
         tx.execute_batch(V5)?;
         set_version(&tx, 5)?;
         tx.commit()?;
     }
-    if version < 6 {
+    if version < 6 && target >= 6 {
         let tx = conn.unchecked_transaction()?;
         super::migrate_v6::migrate(&tx)?;
         set_version(&tx, 6)?;
         tx.commit()?;
     }
-    if version < 7 {
+    if version < 7 && target >= 7 {
         let tx = conn.unchecked_transaction()?;
         super::migrate_v7::migrate(&tx)?;
         set_version(&tx, 7)?;
+        tx.commit()?;
+    }
+    if version < 8 && target >= 8 {
+        let tx = conn.unchecked_transaction()?;
+        super::migrate_v8::migrate(&tx)?;
+        set_version(&tx, 8)?;
         tx.commit()?;
     }
     Ok(())

@@ -74,7 +74,7 @@ fn labelled_figures_come_back_with_their_labels_and_the_primary_without() {
     );
     let c = store.load_campaign(ids.campaign).unwrap();
     let run = &c.runs[0];
-    assert_eq!(run.facts["pg_server_version"], "15.18");
+    assert_eq!(&run.facts["pg_server_version"], "15.18");
     let key = MetricKey::new("geomean_bw_bytes_per_s", write);
     assert_eq!(run.metrics[&key].value, 5.0);
     assert_eq!(run.metrics[&key].unit, Unit::BytesPerSec);
@@ -200,4 +200,178 @@ fn reopening_removes_an_interrupted_multi_rank_run_with_its_ranks_metrics() {
         )
         .unwrap();
     assert_eq!(left, 0);
+}
+
+/// A campaign with sweeps (a swept workload on two targets), warm-ups and
+/// failed runs, every run with figures with and without labels, a series
+/// with a gap, a histogram, warnings (one text repeated over runs) and a
+/// fact. What the store reads back — through its per-campaign dictionary
+/// of keys and texts — is every row written, bit for bit; and the
+/// analysis computes from it the same numbers, to the last digit, as from
+/// the values written.
+#[test]
+fn a_campaign_reads_back_every_row_written_and_the_same_figures() {
+    use crate::experiment::sweep;
+    use crate::metric::labels::DEVICE;
+    use crate::warning::{Warning, WarningKind};
+    const SWEPT: &str = "name = \"s\"\n[plan]\nwarmup = 1\nrepetitions = 4\n\
+        [[target]]\nname = \"t\"\nkind = \"dir\"\npath = \"/tmp\"\n\
+        [[target]]\nname = \"u\"\nkind = \"dir\"\npath = \"/tmp\"\n\
+        [[workload]]\nname = \"m\"\nkind = \"mock\"\nsweep = { value = [10, 20] }\n";
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("s.db")).unwrap();
+    let exp = parse_experiment("s.toml", SWEPT).unwrap();
+    assert_eq!(exp.workloads.len(), 2, "the sweep makes two variants");
+    let ids = store
+        .begin_campaign(&exp, &serde_json::json!({}), 20)
+        .unwrap();
+    // (run id, what was written) of every run.
+    let mut written: Vec<(i64, RunRecord, Option<RunOutput>)> = Vec::new();
+    let mut position = 0;
+    for rep in 0..=4u32 {
+        for (w, wl) in exp.workloads.iter().enumerate() {
+            for t in 0..2 {
+                let factors = sweep::labels(&wl.factors);
+                let value = 100.0 * (w + 1) as f64 + 0.1 * f64::from(rep) + 0.01 * t as f64;
+                let mut hist = new_histogram();
+                hist.record(1000 + u64::from(position)).unwrap();
+                let mut out = RunOutput {
+                    metrics: vec![
+                        m::OPS_PER_S.value(value / 3.0),
+                        m::DEV_READ_BYTES.value(f64::from(position)),
+                        m::DEV_READ_BYTES.labelled(Labels::new().with(&DEVICE, "vda"), 0.1 + 0.2),
+                    ],
+                    series: vec![Series {
+                        def: &m::OPS_PER_S,
+                        labels: Labels::new(),
+                        interval_s: 0.5,
+                        values: vec![value, f64::NAN, -0.0],
+                    }],
+                    histograms: vec![Hist {
+                        def: &LAT,
+                        labels: Labels::new(),
+                        hist,
+                    }],
+                    warnings: vec![
+                        Warning::new(
+                            WarningKind::NoisyHost,
+                            "noisy host: the same text every run",
+                        ),
+                        Warning::new(WarningKind::Note, format!("note of run {position}")),
+                    ],
+                    facts: vec![("telemetry_devices".into(), "vda".into())],
+                };
+                out.add_labels(&factors);
+                let mut r = record(&ids);
+                (r.target, r.workload) = (ids.targets[t], ids.workloads[w]);
+                (r.repetition, r.round, r.position) = (rep.max(1), rep + 1, position);
+                r.warmup = rep == 0;
+                let failed = rep == 2 && t == 1 && w == 0;
+                if failed {
+                    (r.status, r.error) = ("failed", Some("disk full".into()));
+                }
+                let out = (!failed).then_some(out);
+                let id = store.record_run(&r, out.as_ref()).unwrap();
+                written.push((id, r, out));
+                position += 1;
+            }
+        }
+    }
+    let c = store.load_campaign(ids.campaign).unwrap();
+    assert_eq!(c.runs.len(), written.len());
+    for (run, (id, r, out)) in c.runs.iter().zip(&written) {
+        assert_eq!(
+            (run.id, run.status.as_str(), &run.error),
+            (*id, r.status, &r.error)
+        );
+        assert_eq!(
+            (run.warmup, run.round, run.position),
+            (r.warmup, r.round, r.position)
+        );
+        let Some(out) = out else {
+            assert!(run.metrics.is_empty() && run.series.is_empty() && run.warnings.is_empty());
+            continue;
+        };
+        assert_eq!(run.metrics.len(), out.metrics.len());
+        for wm in &out.metrics {
+            let (key, stored) = run
+                .metrics
+                .iter()
+                .find(|(k, _)| k.name == wm.name() && run.labels_of(k) == wm.labels)
+                .unwrap_or_else(|| panic!("{} {:?} of run {id}", wm.name(), wm.labels));
+            assert_eq!(stored.value.to_bits(), wm.value.to_bits(), "{key}");
+            assert_eq!((stored.unit, stored.direction), (wm.unit(), wm.direction()));
+        }
+        let (key, s) = run.series.iter().next().unwrap();
+        assert_eq!(run.labels_of(key), out.series[0].labels);
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&s.values), bits(&out.series[0].values));
+        assert_eq!((s.interval_s, s.unit), (0.5, Unit::OpsPerSec));
+        let h = run.histograms.values().next().unwrap();
+        assert_eq!(h.decode().unwrap(), out.histograms[0].hist);
+        assert_eq!(run.warnings, out.warnings, "in the order written");
+        assert_eq!(run.facts.get("telemetry_devices"), Some("vda"));
+    }
+    // The analysis's figures equal those of the values written.
+    let report = crate::analysis::model::build(&c, None, &|_| Default::default()).unwrap();
+    for w in &report.workloads {
+        let wid = ids.workloads[exp.workloads.iter().position(|x| x.name == w.name).unwrap()];
+        for t in &w.metrics[0].targets {
+            let tid = ids.targets[exp.targets.iter().position(|x| x.name == t.target).unwrap()];
+            let values: Vec<f64> = written
+                .iter()
+                .filter(|(_, r, _)| (r.target, r.workload, r.warmup) == (tid, wid, false))
+                .filter_map(|(_, _, o)| o.as_ref())
+                .map(|o| o.metrics[0].value)
+                .collect();
+            assert!(values.len() >= 3, "{values:?}");
+            assert_eq!(t.values, values, "{} on {}", w.name, t.target);
+            let expected = crate::stats::summarize(&values).unwrap();
+            let got = t.summary.as_ref().unwrap();
+            assert_eq!(got.mean.to_bits(), expected.mean.to_bits());
+            assert_eq!(got.stddev.to_bits(), expected.stddev.to_bits());
+        }
+    }
+}
+
+/// What each run repeats is stored once per campaign: two campaigns of the
+/// same runs hold one dictionary entry per key and text each, and a run's
+/// rows hold ids.
+#[test]
+fn repeated_names_and_texts_are_stored_once_per_campaign() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("s.db")).unwrap();
+    let exp = parse_experiment("s.toml", EXPERIMENT).unwrap();
+    for _ in 0..2 {
+        let ids = store
+            .begin_campaign(&exp, &serde_json::json!({}), 50)
+            .unwrap();
+        for _ in 0..50 {
+            let out = RunOutput {
+                metrics: vec![m::OPS_PER_S.value(1.0), m::ELAPSED_S.value(2.0)],
+                warnings: vec![crate::warning::Warning::new(
+                    crate::warning::WarningKind::NoisyHost,
+                    "noisy host: the same sentence",
+                )],
+                facts: vec![("telemetry_devices".into(), "vda".into())],
+                ..Default::default()
+            };
+            store.record_run(&record(&ids), Some(&out)).unwrap();
+        }
+    }
+    let count = |sql: &str| -> i64 { store.conn.query_row(sql, [], |r| r.get(0)).unwrap() };
+    assert_eq!(count("SELECT COUNT(*) FROM metric_keys"), 4);
+    assert_eq!(count("SELECT COUNT(*) FROM warning_texts"), 2);
+    assert_eq!(count("SELECT COUNT(*) FROM fact_texts"), 2);
+    assert_eq!(count("SELECT COUNT(*) FROM metric_values"), 200);
+    assert_eq!(count("SELECT COUNT(*) FROM run_warnings"), 100);
+    // The views of the old tables read the rows back by name.
+    assert_eq!(
+        count("SELECT COUNT(*) FROM metrics WHERE name = 'ops_per_s' AND labels = '{}' AND unit = 'ops/s'"),
+        100
+    );
+    assert_eq!(
+        count("SELECT COUNT(*) FROM warnings WHERE kind = 'noisy_host'"),
+        100
+    );
 }

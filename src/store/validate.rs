@@ -4,7 +4,7 @@
 //! number belongs, `NaN`), out of its range (a negative count, a count no
 //! histogram holds), not finite, a unit, direction, status or warning
 //! kind storlab does not write, labels that are not a JSON object of
-//! text, a series that is not a JSON array of numbers, a histogram that
+//! text, a series that is not a blob of 8-byte floats, a histogram that
 //! does not decode (or holds another count than it says), or a reference
 //! to a row of another campaign or of none. The first bad row names the
 //! campaign's refusal; the other campaigns of the store are imported.
@@ -29,6 +29,8 @@ enum Rule {
     Real(f64, f64),
     RealOrNull(f64, f64),
     Json,
+    /// Series samples: a blob of 8-byte floats.
+    Floats,
     OneOf(&'static [&'static str]),
     /// The id of a row of this table in the same campaign.
     Ref(&'static str),
@@ -79,28 +81,27 @@ const COLUMNS: &[(&str, &str, Rule)] = &[
     ("runs", "caches_dropped", Rule::Bool),
     ("runs", "remounted", Rule::Bool),
     ("runs", "ranks", Rule::Int(1, U32)),
-    ("metrics", "name", Rule::Text),
-    ("metrics", "labels", Rule::Text),
-    ("metrics", "unit", Rule::Text),
-    ("metrics", "direction", Rule::Text),
-    ("metrics", "value", Rule::Real(FINITE.0, FINITE.1)),
-    ("series", "name", Rule::Text),
-    ("series", "labels", Rule::Text),
-    ("series", "unit", Rule::Text),
+    ("metric_keys", "name", Rule::Text),
+    ("metric_keys", "labels", Rule::Text),
+    ("metric_keys", "unit", Rule::Text),
+    ("metric_keys", "direction", Rule::Text),
+    ("metric_values", "key_id", Rule::Ref("metric_keys")),
+    ("metric_values", "value", Rule::Real(FINITE.0, FINITE.1)),
+    ("series_values", "key_id", Rule::Ref("metric_keys")),
     (
-        "series",
+        "series_values",
         "interval_s",
         Rule::Real(f64::MIN_POSITIVE, f64::MAX),
     ),
-    ("series", "values_json", Rule::Json),
-    ("histograms", "name", Rule::Text),
-    ("histograms", "labels", Rule::Text),
-    ("histograms", "unit", Rule::Text),
-    ("histograms", "count", Rule::Int(0, i64::MAX)),
-    ("warnings", "message", Rule::Text),
-    ("warnings", "kind", Rule::Text),
-    ("run_facts", "name", Rule::Text),
-    ("run_facts", "value", Rule::Text),
+    ("series_values", "values_f64", Rule::Floats),
+    ("histogram_values", "key_id", Rule::Ref("metric_keys")),
+    ("histogram_values", "count", Rule::Int(0, i64::MAX)),
+    ("warning_texts", "message", Rule::Text),
+    ("warning_texts", "kind", Rule::Text),
+    ("run_warnings", "text_id", Rule::Ref("warning_texts")),
+    ("fact_texts", "name", Rule::Text),
+    ("fact_texts", "value", Rule::Text),
+    ("run_fact_values", "fact_id", Rule::Ref("fact_texts")),
     ("pair_stops", "target_id", Rule::Ref("targets")),
     ("pair_stops", "workload_id", Rule::Ref("workloads")),
     ("pair_stops", "reason", Rule::Text),
@@ -111,12 +112,13 @@ const COLUMNS: &[(&str, &str, Rule)] = &[
     ("run_ranks", "status", Rule::OneOf(RUN_STATUS)),
     ("run_ranks", "error", Rule::TextOrNull),
     ("run_ranks", "done_s", Rule::RealOrNull(FINITE.0, FINITE.1)),
-    ("rank_metrics", "rank", Rule::Int(0, U32)),
-    ("rank_metrics", "name", Rule::Text),
-    ("rank_metrics", "labels", Rule::Text),
-    ("rank_metrics", "unit", Rule::Text),
-    ("rank_metrics", "direction", Rule::Text),
-    ("rank_metrics", "value", Rule::Real(FINITE.0, FINITE.1)),
+    ("rank_metric_values", "rank", Rule::Int(0, U32)),
+    ("rank_metric_values", "key_id", Rule::Ref("metric_keys")),
+    (
+        "rank_metric_values",
+        "value",
+        Rule::Real(FINITE.0, FINITE.1),
+    ),
     (
         "campaign_facts",
         "kind",
@@ -140,6 +142,7 @@ fn bad_when(c: &str, rule: Rule) -> String {
         Rule::Real(lo, hi) => real(lo, hi),
         Rule::RealOrNull(lo, hi) => format!("({c} IS NOT NULL AND {})", real(lo, hi)),
         Rule::Json => format!("(typeof({c}) <> 'text' OR NOT json_valid({c}))"),
+        Rule::Floats => format!("(typeof({c}) <> 'blob' OR length({c}) % 8 <> 0)"),
         Rule::OneOf(words) => {
             let list: Vec<String> = words.iter().map(|w| format!("'{w}'")).collect();
             format!(
@@ -165,6 +168,7 @@ fn wanted(rule: Rule) -> String {
         Rule::Real(..) => "a finite number".into(),
         Rule::RealOrNull(..) => "a finite number or nothing".into(),
         Rule::Json => "JSON text".into(),
+        Rule::Floats => "8-byte floats (a blob)".into(),
         Rule::OneOf(words) => format!("one of {}", words.join(", ")),
         Rule::Ref(table) => format!("the id of a row of {table} in the same campaign"),
     }
@@ -174,7 +178,8 @@ fn wanted(rule: Rule) -> String {
 fn scope(table: &str) -> &'static str {
     match table {
         "campaigns" => "id = ?1",
-        "targets" | "workloads" | "runs" | "pair_stops" | "campaign_facts" => "campaign_id = ?1",
+        "targets" | "workloads" | "runs" | "pair_stops" | "campaign_facts" | "metric_keys"
+        | "warning_texts" | "fact_texts" => "campaign_id = ?1",
         _ => "run_id IN (SELECT id FROM other.runs WHERE campaign_id = ?1)",
     }
 }
@@ -200,14 +205,15 @@ pub(super) fn campaign(tx: &Transaction<'_>, id: i64) -> rusqlite::Result<Option
     }
     for &(table, column, rule) in COLUMNS {
         let sql = format!(
-            "SELECT rowid, \"{column}\" FROM other.\"{table}\" WHERE {} AND {} LIMIT 1",
+            "SELECT {}, \"{column}\" FROM other.\"{table}\" WHERE {} AND {} LIMIT 1",
+            row_of(table),
             scope(table),
             bad_when(&format!("\"{column}\""), rule)
         );
         let found = tx.query_row(&sql, [id], |r| {
             Ok(format!(
                 "table {table}, row {}: {column} is {}, not {}",
-                r.get::<_, i64>(0)?,
+                text(r, 0)?,
                 shown(r.get_ref(1)?),
                 wanted(rule)
             ))
@@ -218,7 +224,13 @@ pub(super) fn campaign(tx: &Transaction<'_>, id: i64) -> rusqlite::Result<Option
             Err(e) => return Err(e),
         }
     }
-    for check in [labels_and_units, series, histograms, warnings, rank_rows] {
+    for check in [
+        labels_and_units,
+        directions,
+        histograms,
+        warnings,
+        rank_rows,
+    ] {
         if let Some(why) = check(tx, id)? {
             return Ok(Some(why));
         }
@@ -260,39 +272,66 @@ fn text<'r>(r: &'r rusqlite::Row<'_>, i: usize) -> rusqlite::Result<std::borrow:
     })
 }
 
-/// Labels are a JSON object of text; units and directions are storlab's.
+/// How a row of `table` is named in a refusal, as SQL text: its rowid, or
+/// for the tables keyed by run (without rowids) the run and key.
+fn row_of(table: &str) -> &'static str {
+    match table {
+        "metric_values" | "series_values" => "'run ' || run_id || ', key ' || key_id",
+        "rank_metric_values" => "'run ' || run_id || ', rank ' || rank || ', key ' || key_id",
+        "run_fact_values" => "'run ' || run_id || ', fact ' || fact_id",
+        _ => "CAST(rowid AS TEXT)",
+    }
+}
+
+/// A key's labels are a JSON object of text; its unit is storlab's, and
+/// its direction higher, lower or none (the keys of series and histograms).
 fn labels_and_units(tx: &Transaction<'_>, id: i64) -> rusqlite::Result<Option<String>> {
-    for table in ["metrics", "series", "histograms", "rank_metrics"] {
-        let direction = matches!(table, "metrics" | "rank_metrics");
-        let unit = table != "histograms";
+    let sql = format!(
+        "SELECT rowid, labels, unit, direction FROM other.metric_keys WHERE {}",
+        scope("metric_keys")
+    );
+    first_bad(tx, &sql, id, |r| {
+        let row = r.get::<_, i64>(0)?;
+        let at = |what: String| Some(format!("table metric_keys, row {row}: {what}"));
+        if Labels::from_json_text(&text(r, 1)?).is_err() {
+            return Ok(at(format!(
+                "labels {} are not a JSON object of text",
+                shown(r.get_ref(1)?)
+            )));
+        }
+        if Unit::parse(&text(r, 2)?).is_none() {
+            return Ok(at(format!(
+                "unit {} is none storlab writes",
+                shown(r.get_ref(2)?)
+            )));
+        }
+        let direction = text(r, 3)?;
+        if !direction.is_empty() && Direction::parse(&direction).is_none() {
+            return Ok(at(format!(
+                "direction {} is neither higher nor lower",
+                shown(r.get_ref(3)?)
+            )));
+        }
+        Ok(None)
+    })
+}
+
+/// A metric's value (the whole run's or a rank's) has a key with a
+/// direction: higher or lower is better.
+fn directions(tx: &Transaction<'_>, id: i64) -> rusqlite::Result<Option<String>> {
+    for table in ["metric_values", "rank_metric_values"] {
         let sql = format!(
-            "SELECT rowid, labels, {}, {} FROM other.\"{table}\" WHERE {}",
-            if unit { "unit" } else { "NULL" },
-            if direction { "direction" } else { "NULL" },
+            "SELECT {}, k.rowid FROM other.\"{table}\" v JOIN other.metric_keys k ON k.id = v.key_id
+             WHERE v.{} AND k.direction NOT IN ('higher', 'lower') LIMIT 1",
+            row_of(table),
             scope(table)
         );
         let bad = first_bad(tx, &sql, id, |r| {
-            let row = r.get::<_, i64>(0)?;
-            let at = |what: String| Some(format!("table {table}, row {row}: {what}"));
-            if Labels::from_json_text(&text(r, 1)?).is_err() {
-                return Ok(at(format!(
-                    "labels {} are not a JSON object of text",
-                    shown(r.get_ref(1)?)
-                )));
-            }
-            if unit && Unit::parse(&text(r, 2)?).is_none() {
-                return Ok(at(format!(
-                    "unit {} is none storlab writes",
-                    shown(r.get_ref(2)?)
-                )));
-            }
-            if direction && Direction::parse(&text(r, 3)?).is_none() {
-                return Ok(at(format!(
-                    "direction {} is neither higher nor lower",
-                    shown(r.get_ref(3)?)
-                )));
-            }
-            Ok(None)
+            Ok(Some(format!(
+                "table {table}, row {}: its key (metric_keys row {}) has no direction",
+                text(r, 0)?,
+                r.get::<_, i64>(1)?
+            )))
         })?;
         if bad.is_some() {
             return Ok(bad);
@@ -301,29 +340,11 @@ fn labels_and_units(tx: &Transaction<'_>, id: i64) -> rusqlite::Result<Option<St
     Ok(None)
 }
 
-/// A series is a JSON array of numbers (or nulls, for gaps).
-fn series(tx: &Transaction<'_>, id: i64) -> rusqlite::Result<Option<String>> {
-    let sql = format!(
-        "SELECT rowid, values_json FROM other.series WHERE {}",
-        scope("series")
-    );
-    first_bad(tx, &sql, id, |r| {
-        let ok = serde_json::from_str::<Vec<Option<f64>>>(&text(r, 1)?).is_ok();
-        Ok((!ok).then(|| {
-            format!(
-                "table series, row {}: values_json {} is not a JSON array of numbers",
-                r.get::<_, i64>(0).unwrap_or_default(),
-                shown(r.get_ref(1).unwrap_or(ValueRef::Null))
-            )
-        }))
-    })
-}
-
 /// A histogram decodes, and holds the count stored beside it.
 fn histograms(tx: &Transaction<'_>, id: i64) -> rusqlite::Result<Option<String>> {
     let sql = format!(
-        "SELECT rowid, count, hdr_v2 FROM other.histograms WHERE {}",
-        scope("histograms")
+        "SELECT rowid, count, hdr_v2 FROM other.histogram_values WHERE {}",
+        scope("histogram_values")
     );
     first_bad(tx, &sql, id, |r| {
         let row = r.get::<_, i64>(0)?;
@@ -331,7 +352,7 @@ fn histograms(tx: &Transaction<'_>, id: i64) -> rusqlite::Result<Option<String>>
             ValueRef::Blob(b) => b,
             other => {
                 return Ok(Some(format!(
-                    "table histograms, row {row}: hdr_v2 is {}, not an HdrHistogram",
+                    "table histogram_values, row {row}: hdr_v2 is {}, not an HdrHistogram",
                     shown(other)
                 )))
             }
@@ -341,10 +362,10 @@ fn histograms(tx: &Transaction<'_>, id: i64) -> rusqlite::Result<Option<String>>
         let count: i64 = r.get(1)?;
         Ok(match decoded {
             Err(e) => Some(format!(
-                "table histograms, row {row}: hdr_v2 does not decode as an HdrHistogram ({e:?})"
+                "table histogram_values, row {row}: hdr_v2 does not decode as an HdrHistogram ({e:?})"
             )),
             Ok(h) if h.len() != count as u64 => Some(format!(
-                "table histograms, row {row}: count is {count}, but the histogram holds {}",
+                "table histogram_values, row {row}: count is {count}, but the histogram holds {}",
                 h.len()
             )),
             Ok(_) => None,
@@ -355,14 +376,14 @@ fn histograms(tx: &Transaction<'_>, id: i64) -> rusqlite::Result<Option<String>>
 /// A warning's kind is one of the catalogue's.
 fn warnings(tx: &Transaction<'_>, id: i64) -> rusqlite::Result<Option<String>> {
     let sql = format!(
-        "SELECT rowid, kind FROM other.warnings WHERE {}",
-        scope("warnings")
+        "SELECT rowid, kind FROM other.warning_texts WHERE {}",
+        scope("warning_texts")
     );
     first_bad(tx, &sql, id, |r| {
         let known = WarningKind::from_name(&text(r, 1)?).is_some();
         Ok((!known).then(|| {
             format!(
-                "table warnings, row {}: kind {} is none storlab writes",
+                "table warning_texts, row {}: kind {} is none storlab writes",
                 r.get::<_, i64>(0).unwrap_or_default(),
                 shown(r.get_ref(1).unwrap_or(ValueRef::Null))
             )
@@ -373,14 +394,15 @@ fn warnings(tx: &Transaction<'_>, id: i64) -> rusqlite::Result<Option<String>> {
 /// A rank's metrics belong to a rank of the run.
 fn rank_rows(tx: &Transaction<'_>, id: i64) -> rusqlite::Result<Option<String>> {
     let sql = format!(
-        "SELECT m.rowid, m.rank FROM other.rank_metrics m WHERE {} AND NOT EXISTS
+        "SELECT {}, m.rank FROM other.rank_metric_values m WHERE {} AND NOT EXISTS
          (SELECT 1 FROM other.run_ranks k WHERE k.run_id = m.run_id AND k.rank = m.rank) LIMIT 1",
-        scope("rank_metrics").replace("run_id", "m.run_id")
+        row_of("rank_metric_values").replace("run_id", "m.run_id"),
+        scope("rank_metric_values").replace("run_id", "m.run_id")
     );
     first_bad(tx, &sql, id, |r| {
         Ok(Some(format!(
-            "table rank_metrics, row {}: rank {} is no rank of its run",
-            r.get::<_, i64>(0)?,
+            "table rank_metric_values, row {}: rank {} is no rank of its run",
+            text(r, 0)?,
             shown(r.get_ref(1)?)
         )))
     })

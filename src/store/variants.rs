@@ -6,12 +6,10 @@
 //! functions of the stored experiment and keys; the reading is in
 //! [`super::read`].
 
-use std::collections::BTreeMap;
-
 use serde_json::Value;
 
 use crate::experiment::sweep::{labels, Factor};
-use crate::metric::{Labels, MetricKey};
+use crate::metric::Labels;
 
 /// What the stored experiment says of one target or workload row.
 pub(super) struct Variant {
@@ -39,11 +37,4 @@ pub(super) fn variant(experiment: &Value, list: &str, name: &str) -> Variant {
 /// target's factors, then the workload's.
 pub(super) fn run_labels(target: &[Factor], workload: &[Factor]) -> Labels {
     labels(target).with_all(&labels(workload))
-}
-
-/// `map` with `factors` taken off every key.
-pub(super) fn strip<V>(map: BTreeMap<MetricKey, V>, factors: &Labels) -> BTreeMap<MetricKey, V> {
-    map.into_iter()
-        .map(|(k, v)| (MetricKey::new(&k.name, k.labels.without(factors)), v))
-        .collect()
 }

@@ -130,15 +130,15 @@ impl Store {
         ranks: &[RankRow],
     ) -> Result<i64> {
         let tx = self.conn.transaction()?;
-        tx.execute(
+        tx.prepare_cached(
             "INSERT INTO runs (campaign_id, target_id, workload_id, repetition, round, position, warmup, status, error,
                 started_at, duration_s, caches_dropped, remounted, ranks)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
-            params![
+        )?
+        .execute(params![
                 r.campaign, r.target, r.workload, r.repetition, r.round, r.position, r.warmup, r.status, r.error,
                 r.started_at, r.duration_s, r.caches_dropped, r.remounted, r.ranks
-            ],
-        )?;
+            ])?;
         let run = tx.last_insert_rowid();
         if let Some(out) = out {
             insert_output(&tx, run, out)?;
@@ -160,53 +160,126 @@ impl Store {
 }
 
 fn insert_rank(tx: &rusqlite::Transaction<'_>, run: i64, row: &RankRow) -> Result<()> {
-    tx.execute(
+    tx.prepare_cached(
         "INSERT INTO run_ranks (run_id, rank, host, status, error, done_s) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        params![run, row.rank, row.host, row.status, row.error, row.done_s],
-    )?;
+    )?
+    .execute(params![run, row.rank, row.host, row.status, row.error, row.done_s])?;
     for m in row.metrics.iter().filter(|m| m.value.is_finite()) {
-        tx.execute(
-            "INSERT OR REPLACE INTO rank_metrics (run_id, rank, name, labels, value, unit, direction) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            params![run, row.rank, m.name(), m.labels.to_json_text(), m.value, m.unit().as_str(), m.direction().as_str()],
-        )?;
+        let key = metric_key(tx, run, m)?;
+        tx.prepare_cached(
+            "INSERT OR REPLACE INTO rank_metric_values (run_id, rank, key_id, value) VALUES (?1, ?2, ?3, ?4)",
+        )?
+        .execute(params![run, row.rank, key, m.value])?;
     }
     Ok(())
 }
 
+/// The id of a key in the campaign of `run`'s dictionary, added if new.
+fn key_id(
+    tx: &rusqlite::Transaction<'_>,
+    run: i64,
+    name: &str,
+    labels: &str,
+    unit: &str,
+    direction: &str,
+) -> Result<i64> {
+    let campaign = "(SELECT campaign_id FROM runs WHERE id = ?1)";
+    tx.prepare_cached(&format!(
+        "INSERT OR IGNORE INTO metric_keys (campaign_id, name, labels, unit, direction) VALUES ({campaign}, ?2, ?3, ?4, ?5)"
+    ))?
+    .execute(params![run, name, labels, unit, direction])?;
+    let id = tx
+        .prepare_cached(&format!(
+            "SELECT id FROM metric_keys WHERE campaign_id = {campaign} AND name = ?2 AND labels = ?3 AND unit = ?4 AND direction = ?5"
+        ))?
+        .query_row(params![run, name, labels, unit, direction], |r| r.get(0))?;
+    Ok(id)
+}
+
+fn metric_key(tx: &rusqlite::Transaction<'_>, run: i64, m: &Metric) -> Result<i64> {
+    let labels = m.labels.to_json_text();
+    key_id(
+        tx,
+        run,
+        m.name(),
+        &labels,
+        m.unit().as_str(),
+        m.direction().as_str(),
+    )
+}
+
+/// The id of a text in a dictionary of the campaign of `run` (`warning_texts`
+/// with its kind and message, `fact_texts` with its name and value).
+fn text_id(
+    tx: &rusqlite::Transaction<'_>,
+    run: i64,
+    table: &str,
+    columns: (&str, &str),
+    values: (&str, &str),
+) -> Result<i64> {
+    let (a, b) = columns;
+    let campaign = "(SELECT campaign_id FROM runs WHERE id = ?1)";
+    tx.prepare_cached(&format!(
+        "INSERT OR IGNORE INTO {table} (campaign_id, {a}, {b}) VALUES ({campaign}, ?2, ?3)"
+    ))?
+    .execute(params![run, values.0, values.1])?;
+    let id = tx
+        .prepare_cached(&format!(
+            "SELECT id FROM {table} WHERE campaign_id = {campaign} AND {a} = ?2 AND {b} = ?3"
+        ))?
+        .query_row(params![run, values.0, values.1], |r| r.get(0))?;
+    Ok(id)
+}
+
 fn insert_output(tx: &rusqlite::Transaction<'_>, run: i64, out: &RunOutput) -> Result<()> {
     for m in out.metrics.iter().filter(|m| m.value.is_finite()) {
-        tx.execute(
-            "INSERT OR REPLACE INTO metrics (run_id, name, labels, value, unit, direction) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![run, m.name(), m.labels.to_json_text(), m.value, m.unit().as_str(), m.direction().as_str()],
-        )?;
+        let key = metric_key(tx, run, m)?;
+        tx.prepare_cached(
+            "INSERT OR REPLACE INTO metric_values (run_id, key_id, value) VALUES (?1, ?2, ?3)",
+        )?
+        .execute(params![run, key, m.value])?;
     }
     for s in &out.series {
-        tx.execute(
-            "INSERT OR REPLACE INTO series (run_id, name, labels, unit, interval_s, values_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![run, s.def.name, s.labels.to_json_text(), s.def.unit.as_str(), s.interval_s, serde_json::to_string(&s.values)?],
-        )?;
+        let labels = s.labels.to_json_text();
+        let key = key_id(tx, run, s.def.name, &labels, s.def.unit.as_str(), "")?;
+        tx.prepare_cached(
+            "INSERT OR REPLACE INTO series_values (run_id, key_id, interval_s, values_f64) VALUES (?1, ?2, ?3, ?4)",
+        )?
+        .execute(params![run, key, s.interval_s, super::migrate_v8::pack(&s.values)])?;
     }
     for h in &out.histograms {
         let mut bytes = Vec::new();
         hdrhistogram::serialization::V2Serializer::new()
             .serialize(&h.hist, &mut bytes)
             .map_err(|e| anyhow::anyhow!("serializing histogram {}: {e:?}", h.def.name))?;
-        tx.execute(
-            "INSERT OR REPLACE INTO histograms (run_id, name, labels, unit, count, hdr_v2) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![run, h.def.name, h.labels.to_json_text(), h.def.unit().as_str(), h.hist.len() as i64, bytes],
-        )?;
+        let labels = h.labels.to_json_text();
+        let key = key_id(tx, run, h.def.name, &labels, h.def.unit().as_str(), "")?;
+        tx.prepare_cached(
+            "INSERT OR REPLACE INTO histogram_values (run_id, key_id, count, hdr_v2) VALUES (?1, ?2, ?3, ?4)",
+        )?
+        .execute(params![run, key, h.hist.len() as i64, bytes])?;
     }
     for w in &out.warnings {
-        tx.execute(
-            "INSERT INTO warnings (run_id, kind, message) VALUES (?1, ?2, ?3)",
-            params![run, w.kind.name(), w.text],
+        let text = text_id(
+            tx,
+            run,
+            "warning_texts",
+            ("kind", "message"),
+            (w.kind.name(), &w.text),
         )?;
+        tx.prepare_cached("INSERT INTO run_warnings (run_id, text_id) VALUES (?1, ?2)")?
+            .execute(params![run, text])?;
     }
-    for (name, value) in &out.facts {
-        tx.execute(
-            "INSERT OR REPLACE INTO run_facts (run_id, name, value) VALUES (?1, ?2, ?3)",
-            params![run, name, value],
-        )?;
+    // One value per fact name: the last one given, as before.
+    let facts: std::collections::BTreeMap<&str, &str> = out
+        .facts
+        .iter()
+        .map(|(n, v)| (n.as_str(), v.as_str()))
+        .collect();
+    for (name, value) in facts {
+        let fact = text_id(tx, run, "fact_texts", ("name", "value"), (name, value))?;
+        tx.prepare_cached("INSERT INTO run_fact_values (run_id, fact_id) VALUES (?1, ?2)")?
+            .execute(params![run, fact])?;
     }
     Ok(())
 }

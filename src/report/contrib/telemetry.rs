@@ -164,7 +164,7 @@ fn watched_table(runs: &[&RunData], targets: &[String]) -> Table {
         let devices = r
             .facts
             .get(f::TELEMETRY_DEVICES.name)
-            .cloned()
+            .map(String::from)
             .unwrap_or_else(|| "none (no block device under the target)".into());
         let processes: Vec<String> = r
             .facts

@@ -54,59 +54,72 @@ pub struct CsvOptions {
     pub excel_safe: bool,
 }
 
-/// The columns after the fixed ones.
-struct Columns {
-    tags: Vec<String>,
-    labels: Vec<String>,
+/// The columns after the fixed ones: the union over the campaigns
+/// exported, gathered one campaign at a time ([`Columns::add`]).
+#[derive(Debug, Clone, Default)]
+pub struct Columns {
+    tags: BTreeSet<String>,
+    labels: BTreeSet<String>,
     ranks: bool,
-    workload_params: Vec<String>,
-    target_params: Vec<String>,
+    workload_params: BTreeSet<String>,
+    target_params: BTreeSet<String>,
 }
 
 impl Columns {
     fn of(campaigns: &[CampaignData]) -> Columns {
-        let mut labels = BTreeSet::new();
-        for r in campaigns.iter().flat_map(|c| &c.runs) {
+        let mut cols = Columns::default();
+        for c in campaigns {
+            cols.add(c);
+        }
+        cols
+    }
+
+    /// Adds the columns campaign `c` needs.
+    pub fn add(&mut self, c: &CampaignData) {
+        for r in &c.runs {
             let keys = r
                 .metrics
                 .keys()
                 .chain(r.per_rank.iter().flat_map(|k| k.metrics.keys()));
-            labels.extend(keys.flat_map(|k| k.labels.iter().map(|(l, _)| l.to_string())));
-            labels.extend(r.factors.iter().map(|(l, _)| l.to_string()));
+            for k in keys {
+                // Most keys' labels are known already: no new text for them.
+                for (l, _) in k.labels.iter() {
+                    if !self.labels.contains(l) {
+                        self.labels.insert(l.to_string());
+                    }
+                }
+            }
+            for (l, _) in r.factors.iter() {
+                if !self.labels.contains(l) {
+                    self.labels.insert(l.to_string());
+                }
+            }
         }
-        let mut labels: Vec<String> = labels.into_iter().collect();
-        // storlab's own keys in the catalogue's order, then others by name.
+        self.tags.extend(c.facts.provenance.tags.keys().cloned());
+        self.ranks |= crate::analysis::ranks::has_ranks(c);
+        self.workload_params
+            .extend(param_keys(c.workloads.iter().map(|w| &w.params)));
+        self.target_params
+            .extend(param_keys(c.targets.iter().map(|t| &t.params)));
+    }
+
+    /// Label columns: storlab's own keys in the catalogue's order, then
+    /// others by name.
+    fn labels(&self) -> Vec<String> {
+        let mut labels: Vec<String> = self.labels.iter().cloned().collect();
         labels.sort_by_key(|l| {
             (
                 LABELS.iter().position(|d| d.key == l).unwrap_or(usize::MAX),
                 l.clone(),
             )
         });
-        let tags: BTreeSet<&String> = campaigns
-            .iter()
-            .flat_map(|c| c.facts.provenance.tags.keys())
-            .collect();
-        Columns {
-            tags: tags.into_iter().cloned().collect(),
-            labels,
-            ranks: campaigns.iter().any(crate::analysis::ranks::has_ranks),
-            workload_params: param_keys(
-                campaigns
-                    .iter()
-                    .flat_map(|c| c.workloads.iter().map(|w| &w.params)),
-            ),
-            target_params: param_keys(
-                campaigns
-                    .iter()
-                    .flat_map(|c| c.targets.iter().map(|t| &t.params)),
-            ),
-        }
+        labels
     }
 
     fn header(&self) -> Vec<String> {
         let mut h: Vec<String> = CSV_HEADER.iter().map(|s| s.to_string()).collect();
         h.extend(self.tags.iter().map(|t| format!("tag.{t}")));
-        h.extend(self.labels.iter().map(|l| label_column(l)));
+        h.extend(self.labels().iter().map(|l| label_column(l)));
         if self.ranks {
             h.push("rank".into());
         }
@@ -144,32 +157,56 @@ pub fn to_csv(c: &CampaignData, options: CsvOptions) -> String {
 /// its aggregate rows, with `rank` and that rank's `host` set (`rank`
 /// empty on the aggregate rows).
 pub fn to_csv_all(campaigns: &[CampaignData], options: CsvOptions) -> String {
-    let cols = Columns::of(campaigns);
-    let mut out = Rows::new(options);
-    out.push(cols.header());
+    let mut w = CsvWriter::new(Columns::of(campaigns), options, Vec::new())
+        .expect("writing CSV into memory cannot fail");
     for c in campaigns {
-        let campaign = CampaignCells::new(c, &cols);
+        w.campaign(c).expect("writing CSV into memory cannot fail");
+    }
+    let bytes = w.finish().expect("writing CSV into memory cannot fail");
+    String::from_utf8(bytes).expect("CSV of UTF-8 cells is UTF-8")
+}
+
+/// The tidy CSV written as it is made, one campaign at a time, under the
+/// header of columns gathered beforehand: what `storlab export` streams.
+pub struct CsvWriter<W: std::io::Write> {
+    cols: Columns,
+    labels: Vec<String>,
+    rows: Rows<W>,
+}
+
+impl<W: std::io::Write> CsvWriter<W> {
+    /// Writes the header of `cols` into `w`.
+    pub fn new(cols: Columns, options: CsvOptions, w: W) -> std::io::Result<CsvWriter<W>> {
+        let mut rows = Rows::new(options, w);
+        rows.push(cols.header())?;
+        let labels = cols.labels();
+        Ok(CsvWriter { cols, labels, rows })
+    }
+
+    /// Writes every run of `c`.
+    pub fn campaign(&mut self, c: &CampaignData) -> std::io::Result<()> {
+        let (cols, out) = (&self.cols, &mut self.rows);
+        let campaign = CampaignCells::new(c, cols);
         for r in &c.runs {
-            let run = RunCells::new(&campaign, c, r, &cols);
+            let run = RunCells::new(&campaign, c, r, cols, &self.labels);
             let none = if cols.ranks {
                 vec![String::new()]
             } else {
                 vec![]
             };
-            metric_rows(&mut out, &run, &r.status, &r.metrics, (&none, None));
+            metric_rows(out, &run, &r.status, &r.metrics, (&none, None))?;
             for k in &r.per_rank {
                 let rank = vec![k.rank.to_string()];
-                metric_rows(
-                    &mut out,
-                    &run,
-                    &k.status,
-                    &k.metrics,
-                    (&rank, Some(&k.host)),
-                );
+                metric_rows(out, &run, &k.status, &k.metrics, (&rank, Some(&k.host)))?;
             }
         }
+        Ok(())
     }
-    out.finish()
+
+    /// Flushes what is written and gives the writer back.
+    pub fn finish(self) -> std::io::Result<W> {
+        self.rows.finish()
+    }
 }
 
 /// The cells a campaign's rows share: its uuid, name and host, and a cell
@@ -219,7 +256,8 @@ impl<'a> RunCells<'a> {
         campaign: &'a CampaignCells,
         c: &CampaignData,
         r: &'a RunData,
-        cols: &'a Columns,
+        cols: &Columns,
+        labels: &'a [String],
     ) -> RunCells<'a> {
         let head = [
             campaign.id.clone(),
@@ -253,7 +291,7 @@ impl<'a> RunCells<'a> {
             campaign,
             timing,
             params,
-            labels: &cols.labels,
+            labels,
             run: r,
         }
     }
@@ -298,7 +336,7 @@ impl<'a> RunCells<'a> {
 }
 
 /// The run's value of each parameter column; empty where it has none.
-fn param_cells(params: Option<&Value>, keys: &[String]) -> Vec<String> {
+fn param_cells(params: Option<&Value>, keys: &BTreeSet<String>) -> Vec<String> {
     keys.iter()
         .map(|k| {
             params
@@ -321,15 +359,15 @@ fn param_text(v: &Value) -> String {
 }
 
 /// A row per metric (one with empty metric cells when there is none).
-fn metric_rows(
-    out: &mut Rows,
+fn metric_rows<W: std::io::Write>(
+    out: &mut Rows<W>,
     run: &RunCells<'_>,
     status: &str,
     metrics: &Metrics,
     rank: (&[String], Option<&String>),
-) {
+) -> std::io::Result<()> {
     if metrics.is_empty() {
-        out.push(run.row(status, None, rank));
+        out.push(run.row(status, None, rank))?;
     }
     for (key, m) in metrics {
         let cells = [
@@ -337,40 +375,37 @@ fn metric_rows(
             m.unit.to_string(),
             m.direction.as_str().into(),
         ];
-        out.push(run.row(status, Some((key, cells)), rank));
+        out.push(run.row(status, Some((key, cells)), rank))?;
     }
+    Ok(())
 }
 
-/// The rows written so far, through the `csv` crate's writer.
-struct Rows {
-    writer: csv::Writer<Vec<u8>>,
+/// Rows written through the `csv` crate's writer into `W`.
+struct Rows<W: std::io::Write> {
+    writer: csv::Writer<W>,
     options: CsvOptions,
 }
 
-impl Rows {
-    fn new(options: CsvOptions) -> Rows {
+impl<W: std::io::Write> Rows<W> {
+    fn new(options: CsvOptions, w: W) -> Rows<W> {
         Rows {
-            writer: csv::Writer::from_writer(Vec::new()),
+            writer: csv::Writer::from_writer(w),
             options,
         }
     }
 
-    fn push(&mut self, cells: Vec<String>) {
+    fn push(&mut self, cells: Vec<String>) -> std::io::Result<()> {
         let cells = cells.into_iter().map(|c| match self.options.excel_safe {
             true => excel_safe(c),
             false => c,
         });
         self.writer
             .write_record(cells)
-            .expect("writing CSV into memory cannot fail");
+            .map_err(std::io::Error::other)
     }
 
-    fn finish(self) -> String {
-        let bytes = self
-            .writer
-            .into_inner()
-            .expect("flushing CSV into memory cannot fail");
-        String::from_utf8(bytes).expect("CSV of UTF-8 cells is UTF-8")
+    fn finish(self) -> std::io::Result<W> {
+        self.writer.into_inner().map_err(|e| e.into_error())
     }
 }
 
@@ -407,17 +442,22 @@ mod tests {
     #[test]
     fn cells_are_quoted_as_rfc_4180_says_and_otherwise_left_as_they_are() {
         for excel_safe in [false, true] {
-            let mut rows = Rows::new(CsvOptions { excel_safe });
-            rows.push(vec!["a,b".into(), "say \"hi\"".into(), "x\ny".into()]);
-            rows.push(vec!["-1.5".into(), "".into(), "ü".into()]);
+            let mut rows = Rows::new(CsvOptions { excel_safe }, Vec::new());
+            rows.push(vec!["a,b".into(), "say \"hi\"".into(), "x\ny".into()])
+                .unwrap();
+            rows.push(vec!["-1.5".into(), "".into(), "ü".into()])
+                .unwrap();
             assert_eq!(
-                rows.finish(),
+                String::from_utf8(rows.finish().unwrap()).unwrap(),
                 "\"a,b\",\"say \"\"hi\"\"\",\"x\ny\"\n-1.5,,ü\n"
             );
         }
-        let mut rows = Rows::new(CsvOptions::default());
-        rows.push(vec!["=cmd()".into(), "-x".into()]);
-        assert_eq!(rows.finish(), "=cmd(),-x\n");
+        let mut rows = Rows::new(CsvOptions::default(), Vec::new());
+        rows.push(vec!["=cmd()".into(), "-x".into()]).unwrap();
+        assert_eq!(
+            String::from_utf8(rows.finish().unwrap()).unwrap(),
+            "=cmd(),-x\n"
+        );
     }
 
     #[test]

@@ -4,13 +4,11 @@
 //! (HdrHistogram V2, base64), warnings, facts and per-rank parts. The layout is
 //! `docs/export.schema.json`; [`JSON_SCHEMA_VERSION`] changes with it.
 
-use std::collections::BTreeMap;
-
 use base64::Engine;
 use serde_json::{json, Value};
 
-use crate::metric::{MetricKey, Unit};
-use crate::store::{CampaignData, HistData, Metrics, RankData, RunData, SeriesData};
+use crate::metric::Unit;
+use crate::store::{CampaignData, HistData, Keyed, Metrics, RankData, RunData, SeriesData};
 
 /// Version 2: metrics, series and histograms are lists of records with
 /// labels (version 1 keyed metrics by name); histograms are included.
@@ -20,17 +18,55 @@ pub const JSON_SCHEMA_VERSION: u32 = 4;
 
 /// The whole campaign as JSON.
 pub fn to_json(c: &CampaignData) -> Value {
-    json!({
-        "schema_version": JSON_SCHEMA_VERSION,
-        "campaign": c.campaign,
-        "environment": c.environment,
-        "experiment": c.experiment,
-        "targets": c.targets,
-        "workloads": c.workloads,
-        "runs": c.runs.iter().map(run).collect::<Vec<_>>(),
-        "stops": c.stops,
-        "provenance": c.facts,
-    })
+    serde_json::to_value(Document(c)).expect("a campaign serializes as JSON")
+}
+
+/// The whole campaign as JSON, written as it is serialized: one run's
+/// value at a time, so that writing a campaign of 10^5 runs never holds
+/// their JSON in memory. The same text as [`to_json`] (keys in order).
+pub struct Document<'a>(pub &'a CampaignData);
+
+impl serde::Serialize for Document<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{Error, SerializeMap};
+        let c = self.0;
+        let value = |v: &dyn erased::Part| v.value().map_err(S::Error::custom);
+        let mut m = s.serialize_map(Some(9))?;
+        // In key order, as a JSON object of serde_json writes them.
+        m.serialize_entry("campaign", &value(&c.campaign)?)?;
+        m.serialize_entry("environment", &c.environment)?;
+        m.serialize_entry("experiment", &c.experiment)?;
+        m.serialize_entry("provenance", &value(&c.facts)?)?;
+        m.serialize_entry("runs", &Runs(&c.runs))?;
+        m.serialize_entry("schema_version", &JSON_SCHEMA_VERSION)?;
+        m.serialize_entry("stops", &value(&c.stops)?)?;
+        m.serialize_entry("targets", &value(&c.targets)?)?;
+        m.serialize_entry("workloads", &value(&c.workloads)?)?;
+        m.end()
+    }
+}
+
+/// Parts of a document turned into JSON values (whose objects keep their
+/// keys in order) before they are written.
+mod erased {
+    pub trait Part {
+        fn value(&self) -> serde_json::Result<serde_json::Value>;
+    }
+
+    impl<T: serde::Serialize> Part for T {
+        fn value(&self) -> serde_json::Result<serde_json::Value> {
+            serde_json::to_value(self)
+        }
+    }
+}
+
+/// A campaign's runs, each made a JSON value only as it is written.
+struct Runs<'a>(&'a [RunData]);
+
+impl serde::Serialize for Runs<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter().map(run))
+    }
 }
 
 fn run(r: &RunData) -> Value {
@@ -84,7 +120,7 @@ fn metrics(m: &Metrics, r: &RunData) -> Vec<Value> {
         .collect()
 }
 
-fn series(s: &BTreeMap<MetricKey, SeriesData>, r: &RunData) -> Vec<Value> {
+fn series(s: &Keyed<SeriesData>, r: &RunData) -> Vec<Value> {
     s.iter()
         .map(|(k, v)| {
             json!({
@@ -98,7 +134,7 @@ fn series(s: &BTreeMap<MetricKey, SeriesData>, r: &RunData) -> Vec<Value> {
         .collect()
 }
 
-fn histograms(h: &BTreeMap<MetricKey, HistData>, r: &RunData) -> Vec<Value> {
+fn histograms(h: &Keyed<HistData>, r: &RunData) -> Vec<Value> {
     let b64 = base64::engine::general_purpose::STANDARD;
     h.iter()
         .map(|(k, v)| {

@@ -386,7 +386,7 @@ fn version_of(c: &CampaignData, t: &TargetRow, f: &TargetFacts, name: &str) -> O
     let mut seen: Vec<&str> = Vec::new();
     for r in c.runs.iter().filter(|r| r.target == t.name) {
         if let Some(v) = r.facts.get(&key) {
-            if !seen.contains(&v.as_str()) {
+            if !seen.contains(&v) {
                 seen.push(v);
             }
         }

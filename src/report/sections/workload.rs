@@ -169,10 +169,7 @@ fn diff_table(w: &WorkloadReport) -> Table {
 fn facts_table(c: &CampaignData, workload: &str) -> Table {
     let mut t = Table::new(&["fact", "value"], &[false, false]);
     let runs: Vec<_> = c.runs.iter().filter(|r| r.workload == workload).collect();
-    let mut names: Vec<&str> = runs
-        .iter()
-        .flat_map(|r| r.facts.keys().map(String::as_str))
-        .collect();
+    let mut names: Vec<&str> = runs.iter().flat_map(|r| r.facts.keys()).collect();
     names.sort_unstable();
     names.dedup();
     for name in names {
@@ -180,7 +177,7 @@ fn facts_table(c: &CampaignData, workload: &str) -> Table {
         for r in &runs {
             let Some(v) = r.facts.get(name) else { continue };
             match per_target.iter_mut().find(|(t, _)| *t == r.target) {
-                Some((_, vs)) if !vs.contains(&v.as_str()) => vs.push(v),
+                Some((_, vs)) if !vs.contains(&v) => vs.push(v),
                 Some(_) => {}
                 None => per_target.push((&r.target, vec![v])),
             }

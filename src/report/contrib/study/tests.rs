@@ -131,9 +131,9 @@ fn run(
         duration_s: 1.0,
         caches_dropped: true,
         remounted: false,
-        metrics,
-        series: BTreeMap::new(),
-        histograms: BTreeMap::new(),
+        metrics: metrics.into(),
+        series: Default::default(),
+        histograms: Default::default(),
         warnings: Vec::new(),
         ranks: 1,
         ..Default::default()

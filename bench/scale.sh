@@ -1,0 +1,212 @@
+#!/usr/bin/env bash
+# How storlab's own cost grows with the size of a campaign, and how one
+# storlab compares with another (main before a change, the branch after).
+#
+# The mock workload (no storage cost, no sleep) on two `dir` targets, N runs
+# in one campaign, for each N of SCALE_RUNS (default 1000 10000 100000). For
+# each N and each storlab: wall time and peak RSS (GNU time's maximum
+# resident set size) of `run`, `show`, `report -o r.html` and
+# `export -o runs.csv`, and the store's bytes per run. Each storlab works on
+# a store it wrote itself.
+#
+# With STORLAB_BEFORE (another storlab binary, e.g. main's) every command is
+# measured SCALE_REPS times (default 3) for both, interleaved (before,
+# after, before, after, …: a load that drifts hits both alike), and the table
+# gives the median of each and the ratio after/before with its 95% interval
+# (paired by repetition, t interval of the log ratios: a ratio whose
+# interval excludes 1 is a change, not noise). `run` is repeated
+# SCALE_RUN_REPS times (default 1: a 10^5-run campaign takes minutes).
+#
+# Then, unless SCALE_HISTORY=0, a store of SCALE_CAMPAIGNS (default 1000)
+# campaigns of 100 runs of one experiment, each tagged release=K and
+# track=nightly, written by the after storlab: `history` and
+# `compare --baseline-tag` on it.
+#
+# The machine's load (1-minute average, cores) is printed before each N:
+# the host may be shared. Needs no root. Needs python3 for the summary.
+#   bash bench/scale.sh
+#   STORLAB_BEFORE=/path/to/main/storlab SCALE_HISTORY=0 bash bench/scale.sh
+#   SCALE_RUNS="1000 10000" SCALE_REPS=5 STORLAB_BEFORE=… bash bench/scale.sh
+# A before binary from a git ref, built outside this tree:
+#   git archive main | tar -x -C /var/tmp/main-src &&
+#   (cd /var/tmp/main-src && cargo build --profile profiling) &&
+#   STORLAB_BEFORE=/var/tmp/main-src/target/profiling/storlab bash bench/scale.sh
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+if [ -z "${STORLAB:-}" ]; then
+  cargo build --profile profiling --quiet --manifest-path "$here/Cargo.toml"
+  STORLAB="${CARGO_TARGET_DIR:-$here/target}/profiling/storlab"
+fi
+reps=${SCALE_REPS:-3}
+run_reps=${SCALE_RUN_REPS:-1}
+sides="after"
+if [ -n "${STORLAB_BEFORE:-}" ]; then
+  sides="before after"
+else
+  reps=1
+  run_reps=1
+fi
+work=$(mktemp -d /var/tmp/storlab-scale-XXXXXX)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/a" "$work/b"
+results="$work/results.tsv" # N, command, side, repetition, seconds, KiB
+: >"$results"
+
+binary() { if [ "$1" = before ]; then echo "$STORLAB_BEFORE"; else echo "$STORLAB"; fi; }
+
+experiment() { # $1 = repetitions per target
+  cat <<TOML
+name = "scale"
+[plan]
+repetitions = $1
+drop_caches = false
+[[target]]
+name = "a"
+kind = "dir"
+path = "$work/a"
+[[target]]
+name = "b"
+kind = "dir"
+path = "$work/b"
+[[workload]]
+name = "m"
+kind = "mock"
+noise = 0.05
+factor = { b = 1.02 }
+TOML
+}
+
+# Runs "$@" under GNU time; prints "SECONDS KIB" (wall, peak RSS).
+measure() {
+  local log="$work/time.log"
+  /usr/bin/time -f '%e %M' -o "$log" "$@" >/dev/null 2>"$work/stderr" || {
+    echo "failed: $*" >&2
+    tail -5 "$work/stderr" >&2
+    exit 1
+  }
+  cat "$log"
+}
+
+# record N COMMAND SIDE REP -- ARGS…
+record() {
+  local n=$1 cmd=$2 side=$3 rep=$4
+  shift 5
+  local m
+  m=$(measure "$@")
+  printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$n" "$cmd" "$side" "$rep" $m >>"$results"
+}
+
+load() { echo "$(cut -d' ' -f1 /proc/loadavg) on $(nproc) cores"; }
+
+for side in $sides; do echo "$side: $(binary "$side") ($("$(binary "$side")" --version))"; done
+loads="$work/loads.tsv"
+: >"$loads"
+for n in ${SCALE_RUNS:-1000 10000 100000}; do
+  printf '%s\t%s\n' "$n" "$(load)" >>"$loads"
+  experiment $((n / 2)) >"$work/e.toml"
+  for rep in $(seq 1 "$run_reps"); do
+    for side in $sides; do
+      db="$work/$side-$n.db"
+      rm -f "$db" "$db".*
+      record "$n" run "$side" "$rep" -- "$(binary "$side")" --db "$db" --quiet run "$work/e.toml"
+      printf '%s\tstore bytes per run\t%s\t%s\t%s\t0\n' "$n" "$side" "$rep" "$(($(stat -c %s "$db") / n))" >>"$results"
+    done
+  done
+  for rep in $(seq 1 "$reps"); do
+    for side in $sides; do
+      bin=$(binary "$side")
+      db="$work/$side-$n.db"
+      record "$n" show "$side" "$rep" -- "$bin" --db "$db" show
+      record "$n" "report -o r.html" "$side" "$rep" -- "$bin" --db "$db" report -o "$work/r.html"
+      record "$n" "export -o runs.csv" "$side" "$rep" -- "$bin" --db "$db" export -o "$work/runs.csv"
+      rm -f "$work/r.html" "$work/runs.csv"
+    done
+  done
+  for side in $sides; do rm -f "$work/$side-$n.db" "$work/$side-$n.db".*; done
+done
+
+python3 - "$results" "$loads" <<'PY'
+import math, statistics, sys
+from collections import defaultdict
+
+rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
+loads = dict(l.rstrip("\n").split("\t") for l in open(sys.argv[2]) if l.strip())
+# two-sided 95% t quantiles by degrees of freedom
+T = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365,
+     8: 2.306, 9: 2.262, 10: 2.228, 15: 2.131, 20: 2.086, 30: 2.042}
+def t95(df):
+    return T.get(df) or T[max(k for k in T if k <= df)]
+
+data = defaultdict(lambda: defaultdict(dict))  # (n, cmd) -> side -> rep -> (s, kib)
+order = []
+for n, cmd, side, rep, s, kib in rows:
+    key = (int(n), cmd)
+    if key not in order:
+        order.append(key)
+    data[key][side][int(rep)] = (float(s), float(kib))
+
+def fmt(cmd, v):
+    s, kib = v
+    if cmd == "store bytes per run":
+        return f"{s:.0f} B"
+    return f"{s:.2f} s, {kib / 1024:.0f} MB"
+
+def ratio(cmd, d, which):
+    reps = sorted(set(d["before"]) & set(d["after"]))
+    logs = []
+    for r in reps:
+        a, b = d["after"][r][which], d["before"][r][which]
+        if a <= 0 or b <= 0:
+            return "—"
+        logs.append(math.log(a / b))
+    if not logs:
+        return "—"
+    m = statistics.fmean(logs)
+    if len(logs) < 2:
+        return f"×{math.exp(m):.3g} (n=1, no interval)"
+    h = t95(len(logs) - 1) * statistics.stdev(logs) / math.sqrt(len(logs))
+    return f"×{math.exp(m):.3g} [{math.exp(m - h):.3g}, {math.exp(m + h):.3g}]"
+
+def median(d, side):
+    vals = list(d[side].values())
+    return (statistics.median(v[0] for v in vals), statistics.median(v[1] for v in vals))
+
+both = any("before" in data[k] for k in order)
+if both:
+    print("| runs | command | before (median) | after (median) | time after/before, 95% CI | peak RSS after/before, 95% CI | load before |")
+    print("|---|---|---|---|---|---|---|")
+else:
+    print("| runs | command | time, peak RSS | load before |")
+    print("|---|---|---|---|")
+for n, cmd in order:
+    d = data[(n, cmd)]
+    load = loads.get(str(n), "")
+    if both:
+        reps = len(d["after"])
+        b, a = fmt(cmd, median(d, "before")), fmt(cmd, median(d, "after"))
+        if cmd == "store bytes per run":
+            print(f"| {n} | {cmd} | {b} | {a} | size {ratio(cmd, d, 0)} | | {load} |")
+        else:
+            print(f"| {n} | {cmd} (n={reps}) | {b} | {a} | {ratio(cmd, d, 0)} | {ratio(cmd, d, 1)} | {load} |")
+    else:
+        print(f"| {n} | {cmd} | {fmt(cmd, median(d, 'after'))} | {load} |")
+PY
+
+[ "${SCALE_HISTORY:-1}" = 0 ] && exit 0
+campaigns=${SCALE_CAMPAIGNS:-1000}
+db="$work/history.db"
+experiment 50 >"$work/e.toml"
+started=$(date +%s)
+for k in $(seq 1 "$campaigns"); do
+  "$STORLAB" --db "$db" --quiet run --tag "release=$k" --tag track=nightly "$work/e.toml" >/dev/null 2>&1
+done
+echo
+echo "history store: $campaigns campaigns of 100 runs, $(($(stat -c %s "$db") / 1024 / 1024)) MB, written in $(($(date +%s) - started)) s (load $(load))"
+echo
+show_measure() { measure "$@" | awk '{ printf "%.2f s, %d MB", $1, $2 / 1024 }'; }
+echo "| command | time, peak RSS |"
+echo "|---|---|"
+echo "| history | $(show_measure "$STORLAB" --db "$db" history) |"
+echo "| compare --baseline-tag release=1 | $(show_measure "$STORLAB" --db "$db" compare --baseline-tag release=1) |"
+echo "| compare --baseline-tag track=nightly (every campaign) | $(show_measure "$STORLAB" --db "$db" compare --baseline-tag track=nightly) |"
+echo "| history -o h.html | $(show_measure "$STORLAB" --db "$db" history -o "$work/h.html") |"

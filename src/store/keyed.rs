@@ -1,0 +1,281 @@
+//! A run's figures keyed by metric: a sorted vector of (key, value) whose
+//! keys are shared among the runs of a campaign (one [`Arc`] per distinct
+//! key, made once when the campaign is read). A run read back costs a
+//! pointer and its value per figure instead of a tree of owned names and
+//! labels; 10^5 runs of a few dozen figures each fit in memory. It reads
+//! as the `BTreeMap` it replaces: `get`, `keys`, iteration in key order,
+//! indexing.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use crate::metric::MetricKey;
+
+/// Values of one run keyed by metric, in key order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Keyed<V> {
+    entries: Vec<(Arc<MetricKey>, V)>,
+}
+
+impl<V> Default for Keyed<V> {
+    fn default() -> Self {
+        Keyed {
+            entries: Vec::new(),
+        }
+    }
+}
+
+impl<V> Keyed<V> {
+    pub fn new() -> Self {
+        Keyed::default()
+    }
+
+    fn find(&self, key: &MetricKey) -> Result<usize, usize> {
+        self.entries.binary_search_by(|(k, _)| (**k).cmp(key))
+    }
+
+    pub fn get(&self, key: &MetricKey) -> Option<&V> {
+        self.find(key).ok().map(|i| &self.entries[i].1)
+    }
+
+    pub fn contains_key(&self, key: &MetricKey) -> bool {
+        self.find(key).is_ok()
+    }
+
+    /// Sets the value of `key` (a key shared with other runs, or a new one).
+    pub fn insert(&mut self, key: impl Into<Arc<MetricKey>>, value: V) -> Option<V> {
+        let key = key.into();
+        match self.find(&key) {
+            Ok(i) => Some(std::mem::replace(&mut self.entries[i].1, value)),
+            Err(i) => {
+                self.entries.insert(i, (key, value));
+                None
+            }
+        }
+    }
+
+    pub fn keys(&self) -> impl Iterator<Item = &MetricKey> + '_ {
+        self.entries.iter().map(|(k, _)| &**k)
+    }
+
+    pub fn values(&self) -> impl Iterator<Item = &V> + '_ {
+        self.entries.iter().map(|(_, v)| v)
+    }
+
+    pub fn iter(&self) -> Iter<'_, V> {
+        Iter(self.entries.iter())
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Builds from entries in any order (the last of equal keys wins),
+    /// keeping no spare capacity.
+    pub(super) fn from_entries(mut entries: Vec<(Arc<MetricKey>, V)>) -> Self {
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        entries.reverse();
+        entries.dedup_by(|a, b| a.0 == b.0);
+        entries.reverse();
+        entries.shrink_to_fit();
+        Keyed { entries }
+    }
+}
+
+/// Iterates `(&key, &value)` in key order, as a `BTreeMap` does.
+pub struct Iter<'a, V>(std::slice::Iter<'a, (Arc<MetricKey>, V)>);
+
+impl<'a, V> Iterator for Iter<'a, V> {
+    type Item = (&'a MetricKey, &'a V);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.0.next().map(|(k, v)| (&**k, v))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.0.size_hint()
+    }
+}
+
+impl<V> DoubleEndedIterator for Iter<'_, V> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        self.0.next_back().map(|(k, v)| (&**k, v))
+    }
+}
+
+impl<V> ExactSizeIterator for Iter<'_, V> {}
+
+impl<'a, V> IntoIterator for &'a Keyed<V> {
+    type Item = (&'a MetricKey, &'a V);
+    type IntoIter = Iter<'a, V>;
+
+    fn into_iter(self) -> Iter<'a, V> {
+        self.iter()
+    }
+}
+
+impl<V> IntoIterator for Keyed<V> {
+    type Item = (MetricKey, V);
+    type IntoIter = std::iter::Map<
+        std::vec::IntoIter<(Arc<MetricKey>, V)>,
+        fn((Arc<MetricKey>, V)) -> (MetricKey, V),
+    >;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.entries
+            .into_iter()
+            .map(|(k, v)| (Arc::unwrap_or_clone(k), v))
+    }
+}
+
+impl<V> std::ops::Index<&MetricKey> for Keyed<V> {
+    type Output = V;
+
+    fn index(&self, key: &MetricKey) -> &V {
+        self.get(key)
+            .unwrap_or_else(|| panic!("no figure {key} in this run"))
+    }
+}
+
+impl<V> FromIterator<(MetricKey, V)> for Keyed<V> {
+    fn from_iter<I: IntoIterator<Item = (MetricKey, V)>>(iter: I) -> Self {
+        Keyed::from_entries(iter.into_iter().map(|(k, v)| (Arc::new(k), v)).collect())
+    }
+}
+
+impl<V> From<BTreeMap<MetricKey, V>> for Keyed<V> {
+    fn from(map: BTreeMap<MetricKey, V>) -> Self {
+        map.into_iter().collect()
+    }
+}
+
+impl<V, const N: usize> From<[(MetricKey, V); N]> for Keyed<V> {
+    fn from(entries: [(MetricKey, V); N]) -> Self {
+        entries.into_iter().collect()
+    }
+}
+
+/// What a run was measured with (`pg_server_version`, …): name → text,
+/// in name order, the texts shared among the runs of a campaign.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunFacts {
+    entries: Vec<(Arc<str>, Arc<str>)>,
+}
+
+impl RunFacts {
+    pub fn new() -> RunFacts {
+        RunFacts::default()
+    }
+
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.entries
+            .binary_search_by(|(k, _)| (**k).cmp(name))
+            .ok()
+            .map(|i| &*self.entries[i].1)
+    }
+
+    pub fn insert(&mut self, name: impl Into<Arc<str>>, value: impl Into<Arc<str>>) {
+        let (name, value) = (name.into(), value.into());
+        match self.entries.binary_search_by(|(k, _)| k.cmp(&name)) {
+            Ok(i) => self.entries[i].1 = value,
+            Err(i) => self.entries.insert(i, (name, value)),
+        }
+    }
+
+    pub fn keys(&self) -> impl Iterator<Item = &str> + '_ {
+        self.entries.iter().map(|(k, _)| &**k)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> + '_ {
+        self.entries.iter().map(|(k, v)| (&**k, &**v))
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+/// A JSON object of name → text, as the map it replaces.
+impl serde::Serialize for RunFacts {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(self.iter())
+    }
+}
+
+impl std::ops::Index<&str> for RunFacts {
+    type Output = str;
+
+    fn index(&self, name: &str) -> &str {
+        self.get(name)
+            .unwrap_or_else(|| panic!("no fact {name} in this run"))
+    }
+}
+
+impl<K: Into<Arc<str>>, V: Into<Arc<str>>> FromIterator<(K, V)> for RunFacts {
+    fn from_iter<I: IntoIterator<Item = (K, V)>>(iter: I) -> Self {
+        let mut facts = RunFacts::new();
+        for (k, v) in iter {
+            facts.insert(k, v);
+        }
+        facts
+    }
+}
+
+impl From<BTreeMap<String, String>> for RunFacts {
+    fn from(map: BTreeMap<String, String>) -> Self {
+        map.into_iter().collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metric::Labels;
+
+    #[test]
+    fn reads_as_the_map_it_replaces() {
+        let k = |n: &str| MetricKey::plain(n);
+        let mut m: Keyed<f64> = [(k("b"), 2.0), (k("a"), 1.0)].into();
+        assert_eq!(m.insert(k("c"), 3.0), None);
+        assert_eq!(m.insert(k("a"), 4.0), Some(1.0));
+        let tree = BTreeMap::from([(k("a"), 4.0), (k("b"), 2.0), (k("c"), 3.0)]);
+        assert!(m.iter().eq(tree.iter()), "the same pairs in the same order");
+        assert_eq!(m[&k("b")], 2.0);
+        assert!(!m.contains_key(&MetricKey::new(
+            "b",
+            Labels::new().with(&crate::metric::labels::OP, "x")
+        )));
+        let shared = Arc::new(k("z"));
+        let other: Keyed<f64> =
+            Keyed::from_entries(vec![(shared.clone(), 1.0), (shared.clone(), 2.0)]);
+        assert_eq!(other.len(), 1);
+        assert_eq!(other[&k("z")], 2.0, "the last of equal keys wins");
+        assert_eq!(
+            Arc::strong_count(&shared),
+            2,
+            "the key is shared, not copied"
+        );
+    }
+
+    #[test]
+    fn facts_read_by_name() {
+        let mut f = RunFacts::new();
+        f.insert("pg_server_version", "15.18");
+        f.insert("fio_version", "fio-3.33");
+        f.insert("pg_server_version", "16.1");
+        assert_eq!(
+            f.keys().collect::<Vec<_>>(),
+            ["fio_version", "pg_server_version"]
+        );
+        assert_eq!(&f["pg_server_version"], "16.1");
+        assert_eq!(f.get("nope"), None);
+    }
+}

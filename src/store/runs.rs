@@ -1,0 +1,345 @@
+//! Reading a campaign's runs with everything they recorded, compactly: the
+//! campaign's dictionary of keys (schema v8) is read once, each key made
+//! once per variant with the variant's factors taken off its labels
+//! ([`super::variants`]), and every run's figures point at those shared
+//! keys ([`Keyed`]). One pass over each table, in run order; nothing is
+//! parsed per row but the value.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use anyhow::Result;
+use rusqlite::Row;
+
+use super::keyed::{Keyed, RunFacts};
+use super::read::{
+    run_factors, HistData, MetricValue, RankData, RunData, SeriesData, TargetRow, WorkloadRow,
+};
+use super::Store;
+use crate::metric::{Direction, Labels, MetricKey, Unit};
+use crate::warning::{Warning, WarningKind};
+
+/// A key of the campaign's dictionary as stored.
+struct StoredKey {
+    name: String,
+    labels: Labels,
+    unit: Unit,
+    direction: Direction,
+}
+
+/// The campaign's keys, and each as a variant's runs read it.
+struct Dictionary {
+    keys: HashMap<i64, StoredKey>,
+    /// Labels every figure of variant `i` carries (its factors).
+    factors: Vec<Labels>,
+    made: HashMap<(i64, usize), Arc<MetricKey>>,
+}
+
+impl Dictionary {
+    fn read(store: &Store, campaign: i64, factors: Vec<Labels>) -> Result<Dictionary> {
+        let mut st = store.conn.prepare(
+            "SELECT id, name, labels, unit, direction FROM metric_keys WHERE campaign_id = ?1",
+        )?;
+        let mut rows = st.query([campaign])?;
+        let mut keys = HashMap::new();
+        while let Some(r) = rows.next()? {
+            let text: String = r.get(2)?;
+            let labels = Labels::from_json_text(&text).map_err(|e| bad_column(2, e))?;
+            let unit = unit(r, 3)?;
+            let direction =
+                Direction::parse(&r.get::<_, String>(4)?).unwrap_or(Direction::HigherIsBetter);
+            keys.insert(
+                r.get(0)?,
+                StoredKey {
+                    name: r.get(1)?,
+                    labels,
+                    unit,
+                    direction,
+                },
+            );
+        }
+        Ok(Dictionary {
+            keys,
+            factors,
+            made: HashMap::new(),
+        })
+    }
+
+    /// Key `id` as the runs of `variant` read it, with its unit and direction.
+    fn key(&mut self, id: i64, variant: usize) -> Option<(Arc<MetricKey>, Unit, Direction)> {
+        let stored = self.keys.get(&id)?;
+        let factors = &self.factors[variant];
+        let key = self.made.entry((id, variant)).or_insert_with(|| {
+            Arc::new(MetricKey::new(
+                &stored.name,
+                stored.labels.clone().without(factors),
+            ))
+        });
+        Some((key.clone(), stored.unit, stored.direction))
+    }
+}
+
+/// The runs of a campaign being read: each run's place and variant.
+struct Reading<'a> {
+    store: &'a Store,
+    campaign: i64,
+    index: HashMap<i64, usize>,
+    variant: Vec<usize>,
+    dictionary: Dictionary,
+}
+
+impl Store {
+    /// Every run of `campaign` in order, with its figures, series,
+    /// histograms, warnings, facts and ranks; the variants' factors taken
+    /// off the keys into [`RunData::factors`].
+    pub(super) fn runs(
+        &self,
+        campaign: i64,
+        targets: &[TargetRow],
+        workloads: &[WorkloadRow],
+    ) -> Result<Vec<RunData>> {
+        let name = |id: i64, rows: &[(i64, &str)]| {
+            rows.iter()
+                .find(|r| r.0 == id)
+                .map(|r| r.1.to_string())
+                .unwrap_or_default()
+        };
+        let tnames: Vec<(i64, &str)> = targets.iter().map(|t| (t.id, t.name.as_str())).collect();
+        let wnames: Vec<(i64, &str)> = workloads.iter().map(|w| (w.id, w.name.as_str())).collect();
+        let mut pairs: Vec<(i64, i64)> = Vec::new();
+        let mut factors: Vec<Labels> = Vec::new();
+        let mut variant = Vec::new();
+        let mut st = self.conn.prepare(
+            "SELECT r.id, r.target_id, r.workload_id, r.repetition, r.round, r.position, r.warmup, r.status, r.error,
+                    r.started_at, r.duration_s, r.caches_dropped, r.remounted, r.ranks
+             FROM runs r WHERE r.campaign_id = ?1 ORDER BY r.id",
+        )?;
+        let mut rows = st.query([campaign])?;
+        let mut runs = Vec::new();
+        while let Some(r) = rows.next()? {
+            let pair: (i64, i64) = (r.get(1)?, r.get(2)?);
+            let v = match pairs.iter().position(|p| *p == pair) {
+                Some(v) => v,
+                None => {
+                    let t = targets.iter().find(|t| t.id == pair.0);
+                    let w = workloads.iter().find(|w| w.id == pair.1);
+                    pairs.push(pair);
+                    factors.push(run_factors(t, w));
+                    pairs.len() - 1
+                }
+            };
+            variant.push(v);
+            runs.push(RunData {
+                id: r.get(0)?,
+                target: name(pair.0, &tnames),
+                workload: name(pair.1, &wnames),
+                repetition: r.get(3)?,
+                round: r.get(4)?,
+                position: r.get(5)?,
+                warmup: r.get(6)?,
+                status: r.get(7)?,
+                error: r.get(8)?,
+                started_at: r.get(9)?,
+                duration_s: r.get(10)?,
+                caches_dropped: r.get(11)?,
+                remounted: r.get(12)?,
+                ranks: r.get(13)?,
+                factors: factors[v].clone(),
+                ..Default::default()
+            });
+        }
+        let index = runs.iter().enumerate().map(|(i, r)| (r.id, i)).collect();
+        let mut reading = Reading {
+            store: self,
+            campaign,
+            index,
+            variant,
+            dictionary: Dictionary::read(self, campaign, factors)?,
+        };
+        reading.metrics(&mut runs)?;
+        reading.series(&mut runs)?;
+        reading.histograms(&mut runs)?;
+        reading.warnings(&mut runs)?;
+        reading.facts(&mut runs)?;
+        reading.ranks(&mut runs)?;
+        Ok(runs)
+    }
+}
+
+impl Reading<'_> {
+    /// Runs `f` on every row of `sql` (whose first column is a run id of
+    /// the campaign) with the index of that run.
+    fn each(
+        &self,
+        sql: &str,
+        mut f: impl FnMut(usize, &Row<'_>) -> rusqlite::Result<()>,
+    ) -> Result<()> {
+        let mut st = self.store.conn.prepare(sql)?;
+        let mut rows = st.query([self.campaign])?;
+        while let Some(r) = rows.next()? {
+            if let Some(&i) = self.index.get(&r.get::<_, i64>(0)?) {
+                f(i, r)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Rows of `(run_id, key_id, …)` of `sql` gathered per run into
+    /// `Keyed` values made by `value`.
+    fn keyed<V>(
+        &mut self,
+        sql: &str,
+        runs: usize,
+        mut value: impl FnMut(&Row<'_>, Unit, Direction) -> rusqlite::Result<V>,
+    ) -> Result<Vec<Keyed<V>>> {
+        let mut entries: Vec<Vec<(Arc<MetricKey>, V)>> = (0..runs).map(|_| Vec::new()).collect();
+        let mut st = self.store.conn.prepare(sql)?;
+        let mut rows = st.query([self.campaign])?;
+        while let Some(r) = rows.next()? {
+            let Some(&i) = self.index.get(&r.get::<_, i64>(0)?) else {
+                continue;
+            };
+            let Some((key, unit, direction)) = self.dictionary.key(r.get(1)?, self.variant[i])
+            else {
+                continue;
+            };
+            entries[i].push((key, value(r, unit, direction)?));
+        }
+        Ok(entries.into_iter().map(Keyed::from_entries).collect())
+    }
+
+    fn metrics(&mut self, runs: &mut [RunData]) -> Result<()> {
+        let sql = "SELECT v.run_id, v.key_id, v.value FROM runs r JOIN metric_values v ON v.run_id = r.id WHERE r.campaign_id = ?1";
+        let values = self.keyed(sql, runs.len(), |r, unit, direction| {
+            Ok(MetricValue {
+                value: r.get(2)?,
+                unit,
+                direction,
+            })
+        })?;
+        for (run, m) in runs.iter_mut().zip(values) {
+            run.metrics = m;
+        }
+        Ok(())
+    }
+
+    fn series(&mut self, runs: &mut [RunData]) -> Result<()> {
+        let sql = "SELECT v.run_id, v.key_id, v.interval_s, v.values_f64 FROM runs r JOIN series_values v ON v.run_id = r.id WHERE r.campaign_id = ?1";
+        let values = self.keyed(sql, runs.len(), |r, unit, _| {
+            let bytes = r.get_ref(3)?.as_blob()?;
+            Ok(SeriesData {
+                unit,
+                interval_s: r.get(2)?,
+                values: super::migrate_v8::unpack(bytes),
+            })
+        })?;
+        for (run, s) in runs.iter_mut().zip(values) {
+            run.series = s;
+        }
+        Ok(())
+    }
+
+    fn histograms(&mut self, runs: &mut [RunData]) -> Result<()> {
+        let sql = "SELECT v.run_id, v.key_id, v.count, v.hdr_v2 FROM runs r JOIN histogram_values v ON v.run_id = r.id WHERE r.campaign_id = ?1";
+        let values = self.keyed(sql, runs.len(), |r, _, _| {
+            Ok(HistData {
+                count: r.get::<_, i64>(2)?.max(0) as u64,
+                hdr_v2: r.get(3)?,
+            })
+        })?;
+        for (run, h) in runs.iter_mut().zip(values) {
+            run.histograms = h;
+        }
+        Ok(())
+    }
+
+    fn warnings(&self, runs: &mut [RunData]) -> Result<()> {
+        let sql = "SELECT w.run_id, t.kind, t.message FROM runs r JOIN run_warnings w ON w.run_id = r.id
+                   JOIN warning_texts t ON t.id = w.text_id WHERE r.campaign_id = ?1 ORDER BY w.rowid";
+        self.each(sql, |i, r| {
+            let kind: String = r.get(1)?;
+            // A kind a newer storlab wrote reads as a note.
+            let kind = WarningKind::from_name(&kind).unwrap_or(WarningKind::Note);
+            runs[i]
+                .warnings
+                .push(Warning::new(kind, r.get::<_, String>(2)?));
+            Ok(())
+        })
+    }
+
+    fn facts(&self, runs: &mut [RunData]) -> Result<()> {
+        let mut texts: HashMap<String, Arc<str>> = HashMap::new();
+        let mut shared = |s: String| -> Arc<str> {
+            texts
+                .entry(s)
+                .or_insert_with_key(|s| Arc::from(s.as_str()))
+                .clone()
+        };
+        let sql =
+            "SELECT v.run_id, f.name, f.value FROM runs r JOIN run_fact_values v ON v.run_id = r.id
+                   JOIN fact_texts f ON f.id = v.fact_id WHERE r.campaign_id = ?1";
+        let mut facts: Vec<RunFacts> = vec![RunFacts::new(); runs.len()];
+        self.each(sql, |i, r| {
+            facts[i].insert(shared(r.get(1)?), shared(r.get(2)?));
+            Ok(())
+        })?;
+        for (run, f) in runs.iter_mut().zip(facts) {
+            run.facts = f;
+        }
+        Ok(())
+    }
+
+    fn ranks(&mut self, runs: &mut [RunData]) -> Result<()> {
+        let sql = "SELECT k.run_id, k.rank, k.host, k.status, k.error, k.done_s FROM runs r JOIN run_ranks k ON k.run_id = r.id WHERE r.campaign_id = ?1 ORDER BY k.run_id, k.rank";
+        self.each(sql, |i, r| {
+            runs[i].per_rank.push(RankData {
+                rank: r.get(1)?,
+                host: r.get(2)?,
+                status: r.get(3)?,
+                error: r.get(4)?,
+                done_s: r.get(5)?,
+                metrics: Keyed::new(),
+            });
+            Ok(())
+        })?;
+        let sql = "SELECT v.run_id, v.rank, v.key_id, v.value FROM runs r JOIN rank_metric_values v ON v.run_id = r.id WHERE r.campaign_id = ?1";
+        let mut st = self.store.conn.prepare(sql)?;
+        let mut rows = st.query([self.campaign])?;
+        while let Some(r) = rows.next()? {
+            let Some(&i) = self.index.get(&r.get::<_, i64>(0)?) else {
+                continue;
+            };
+            let Some((key, unit, direction)) = self.dictionary.key(r.get(2)?, self.variant[i])
+            else {
+                continue;
+            };
+            let rank: u32 = r.get(1)?;
+            let value = MetricValue {
+                value: r.get(3)?,
+                unit,
+                direction,
+            };
+            if let Some(k) = runs[i].per_rank.iter_mut().find(|k| k.rank == rank) {
+                k.metrics.insert(key, value);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A unit from its stored text at `at`.
+fn unit(r: &Row<'_>, at: usize) -> rusqlite::Result<Unit> {
+    let text: String = r.get(at)?;
+    Unit::parse(&text).ok_or_else(|| {
+        bad_column(
+            at,
+            format!(
+                "unit `{text}` is none storlab writes; was the store written by another program?"
+            ),
+        )
+    })
+}
+
+fn bad_column(at: usize, why: String) -> rusqlite::Error {
+    rusqlite::Error::FromSqlConversionFailure(at, rusqlite::types::Type::Text, why.into())
+}
