@@ -44,10 +44,8 @@ fn run(id: i64, wl: (u64, u64, u64), devices: &[(&str, u64, u64, u64)]) -> RunDa
     };
     r.histograms
         .insert(MetricKey::plain(LAT.name), hist(wl.0, wl.1, wl.2));
-    r.facts.insert(
-        facts::TELEMETRY_DEVICES.name.into(),
-        "loop0, vda (under loop0)".into(),
-    );
+    r.facts
+        .insert(facts::TELEMETRY_DEVICES.name, "loop0, vda (under loop0)");
     for &(dev, n, lo, hi) in devices {
         for op in OPS {
             let count = if *op == "read" { n as f64 } else { 0.0 };
@@ -106,8 +104,7 @@ fn a_device_far_faster_than_the_workload_puts_the_time_above_it() {
         (500, 30_000_000, 40_000_000),
         &[("vda", 500, 1_000_000, 2_000_000)],
     );
-    r.facts
-        .insert(facts::TELEMETRY_DEVICES.name.into(), "vda".into());
+    r.facts.insert(facts::TELEMETRY_DEVICES.name, "vda");
     for (p, pct) in [("storlab", 20.0), ("glusterfs", 96.0)] {
         r.metrics.insert(
             MetricKey::new(m::PROC_CPU_PCT.name, Labels::new().with(&PROCESS, p)),
@@ -167,7 +164,7 @@ fn device_requests_slower_than_anything_the_workload_waited_were_off_its_path() 
 fn without_a_trace_or_a_latency_histogram_there_is_nothing_to_attribute() {
     let mut r = run(1, (100, 1_000, 2_000), &[]);
     assert_eq!(attribution(&[r.clone()], "w", "t").unwrap(), None);
-    r.histograms.clear();
+    r.histograms = Default::default();
     r.metrics.insert(
         dev_key(m::DEV_REQUESTS.name, "loop0", "read"),
         value(&m::DEV_REQUESTS, 5.0),

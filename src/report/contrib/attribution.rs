@@ -180,6 +180,7 @@ fn over_time(a: &Attribution, r: &RunData) -> Option<(LineChart, Table)> {
             .collect(),
         log_y: true,
         log_x: false,
+        x_ticks: Vec::new(),
     };
     let mut header = vec!["t (s)".to_string()];
     header.extend(columns.iter().map(|(l, _)| format!("{l} p99 (µs)")));
