@@ -325,3 +325,63 @@ fn a_read_throttled_to_20_mib_per_second_shows_20_mib_per_second_on_the_device()
     assert!((0.95..=1.05).contains(&ratio), "{:.2} MiB/s", bw / MIB);
     drop(throttle);
 }
+
+/// fsyncs on ext4 with barriers make the loop device flush (about one or
+/// two flushes per fsync); with `barrier=0` they make none, and the run
+/// says its durability was not measured.
+#[test]
+fn fsyncs_flush_the_loop_device_with_barriers_and_are_warned_about_without() {
+    require_root!();
+    let lab = Lab::new();
+    let target = |name: &str, options: &str| {
+        format!(
+            "[[target]]\nname = \"{name}\"\nkind = \"loop\"\nfs = \"ext4\"\nsize = \"128M\"\ndir = \"@DIR@\"\nmount_options = [{options}]\n"
+        )
+    };
+    let targets = format!(
+        "{}{}",
+        target("barrier", "\"noatime\""),
+        target("nobarrier", "\"noatime\", \"barrier=0\"")
+    );
+    let export = campaign(
+        &lab,
+        "",
+        &targets,
+        "[[workload]]\nname = \"w\"\nkind = \"io\"\nrw = \"write\"\nbs = \"8k\"\nsize = \"2M\"\nfsync = 1\n",
+    );
+    for (i, name) in ["barrier", "nobarrier"].iter().enumerate() {
+        let dev = export["targets"][i]["facts"]["loop_device"]
+            .as_str()
+            .unwrap()
+            .trim_start_matches("/dev/")
+            .to_string();
+        let syncs = metric(&export, "w", name, "syncs")[0];
+        assert_eq!(syncs, 256.0, "{name}");
+        let flushes = labelled(&export, "w", name, "dev_flushes", &[("device", &dev)])[0];
+        let w = warnings(&export, "w");
+        let said = w.iter().any(|w| {
+            w.starts_with("durability not measured: 256 syncs, no flush reached a device")
+        });
+        eprintln!("{name}: {syncs} fsyncs, {flushes} flushes on {dev}");
+        if *name == "barrier" {
+            assert!(
+                flushes >= syncs,
+                "{name}: {flushes} flushes for {syncs} fsyncs"
+            );
+        } else {
+            assert_eq!(flushes, 0.0, "{name}");
+            assert!(said, "{w:?}");
+        }
+    }
+    // Only the barrier=0 run is warned about.
+    let warned: Vec<&Value> = runs(&export)
+        .iter()
+        .filter(|r| {
+            r["warnings"]
+                .to_string()
+                .contains("durability not measured")
+        })
+        .collect();
+    assert_eq!(warned.len(), 1);
+    assert_eq!(warned[0]["target"], "nobarrier");
+}

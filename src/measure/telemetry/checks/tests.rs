@@ -46,6 +46,7 @@ fn loop_chain() -> Chain {
         depth,
         under: under.map(String::from),
         bottom,
+        volatile_cache: true,
     };
     Chain {
         devices: vec![
@@ -217,4 +218,55 @@ fn sync_flushes_what_others_left_dirty() {
     };
     assert_eq!(sync_flushed_others(&clean), None);
     assert_eq!(checks(&clean, &Chain::default()), Vec::<String>::new());
+}
+
+fn flushes(name: &str, depth: usize, n: f64) -> DeviceFlushes {
+    DeviceFlushes {
+        name: name.into(),
+        depth,
+        volatile_cache: true,
+        flushes: n,
+    }
+}
+
+#[test]
+fn syncs_that_no_flush_carried_to_a_device_are_said() {
+    // ext4 with barrier=0 on loop0: its fsyncs never flushed loop0, while
+    // a neighbour's flushes reached the disk under it.
+    let w = durability_of(512.0, &[flushes("loop0", 0, 0.0), flushes("vda", 1, 40.0)]).unwrap();
+    assert!(
+        w.starts_with(
+            "durability not measured: 512 syncs, no flush reached a device (loop0 completed none"
+        ),
+        "{w}"
+    );
+    // With barriers: about two flushes per fsync, all the way down.
+    let ok = [flushes("loop0", 0, 1030.0), flushes("vda", 1, 1050.0)];
+    assert_eq!(durability_of(512.0, &ok), None);
+    // tmpfs: no device at all.
+    let w = durability_of(3.0, &[]).unwrap();
+    assert!(
+        w.contains("3 syncs") && w.contains("no block device"),
+        "{w}"
+    );
+    // No syncs: nothing to say; a write-through device needs no flush.
+    assert_eq!(durability_of(0.0, &[flushes("loop0", 0, 0.0)]), None);
+    let mut through = flushes("nvme0n1", 0, 0.0);
+    through.volatile_cache = false;
+    assert_eq!(durability_of(100.0, &[through]), None);
+}
+
+#[test]
+fn a_database_run_counts_its_wal_syncs_and_a_kernel_without_flush_counts_stays_silent() {
+    let chain = loop_chain();
+    let mut out = run(&[(&m::WAL_SYNCS, 900.0), (&m::DATA_FSYNCS, 12.0)]);
+    for (dev, n) in [("loop0", 0.0), ("vda", 7.0)] {
+        out.metrics.push(
+            m::DEV_FLUSHES.labelled(Labels::new().with(&crate::metric::labels::DEVICE, dev), n),
+        );
+    }
+    let w = durability(&out, &chain).unwrap();
+    assert!(w.contains("912 syncs"), "{w}");
+    let unknown = run(&[(&m::SYNCS, 10.0)]);
+    assert_eq!(durability(&unknown, &chain), None);
 }
