@@ -22,6 +22,7 @@ use crate::ranks::turn::{take_part, Member};
 use crate::report::format::format_value;
 use crate::store::write::CampaignIds;
 use crate::store::{run_text, RankRow, RunRecord};
+use crate::targets::health::degraded;
 
 /// A run as rank 0 concluded it.
 struct Conducted {
@@ -136,6 +137,7 @@ impl Campaign<'_, '_> {
         team.instruct(&Instruction::Run(order.clone()));
         let (mut remounted, mut dropped) = (false, false);
         let (lab, root) = (&mut *self.lab, self.root);
+        let before = lab.targets[pr.target].health();
         let journal = lab.journal.clone();
         let watch = lab.watch(pr.target);
         let mut between = || -> Result<()> {
@@ -164,6 +166,10 @@ impl Campaign<'_, '_> {
         let mut output = done.output;
         if let (Some(out), Some(recording)) = (output.as_mut(), &done.telemetry) {
             telemetry::conclude(recording, out);
+        }
+        let after = self.lab.targets[pr.target].health();
+        if let (Some(out), Some(w)) = (output.as_mut(), degraded(&before, &after)) {
+            out.warnings.push(w);
         }
         // A target that went away during the run was not what it measured.
         if let Err(e) = self.lab.verify(pr.target, target) {
