@@ -569,6 +569,7 @@ impl Target for Gluster {
             },
             serving,
             zfs: false,
+            skip_root: false,
         }
     }
 }

@@ -326,6 +326,7 @@ impl Target for Zfs {
             paths: vec![self.device.clone().unwrap_or_else(|| self.image())],
             serving,
             zfs: true,
+            skip_root: false,
         }
     }
 }

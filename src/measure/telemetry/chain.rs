@@ -123,7 +123,12 @@ impl Chain {
 /// The device number of the filesystem holding `path`, if it is a block
 /// device (major 0 is an anonymous device: tmpfs, NFS, FUSE, ZFS).
 fn device_of_path(path: &Path) -> Option<(u32, u32)> {
-    let dev = std::fs::metadata(path).ok()?.dev();
+    let meta = std::fs::metadata(path).ok()?;
+    // A device node (a `block` target's device) is that device.
+    if std::os::unix::fs::FileTypeExt::is_block_device(&meta.file_type()) {
+        return Some((libc::major(meta.rdev()), libc::minor(meta.rdev())));
+    }
+    let dev = meta.dev();
     let (major, minor) = (libc::major(dev), libc::minor(dev));
     if major != 0 {
         return Some((major, minor));
