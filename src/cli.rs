@@ -28,16 +28,23 @@ pub struct Cli {
     #[arg(long, short, global = true)]
     pub verbose: bool,
 
+    /// Colour verdicts, warnings and errors: `auto` on a terminal unless
+    /// NO_COLOR is set (or CLICOLOR_FORCE asks for it), `always`, `never`.
+    #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = ColorWhen::Auto)]
+    pub color: ColorWhen,
+
     #[command(subcommand)]
     pub command: Command,
 }
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Run a campaign; without a file, the built-in quick experiment
-    /// (the current directory's filesystem against tmpfs).
+    /// Run a campaign; without a file, ./experiment.toml when there is
+    /// one, else the built-in quick experiment (the current directory's
+    /// filesystem against tmpfs).
     Run {
-        /// The experiment file (TOML); `-` reads it from stdin.
+        /// The experiment file (TOML); `-` reads it from stdin; default
+        /// ./experiment.toml, else the built-in quick experiment.
         experiment: Option<PathBuf>,
         /// Continue a killed or interrupted campaign (id or name): provision
         /// again and run only what is missing.
@@ -51,8 +58,9 @@ pub enum Command {
     },
     /// Validate an experiment file and print its planned runs with an estimate.
     Check {
-        /// The experiment file (TOML); `-` reads it from stdin.
-        experiment: PathBuf,
+        /// The experiment file (TOML); `-` reads it from stdin; default
+        /// ./experiment.toml, else the built-in quick experiment.
+        experiment: Option<PathBuf>,
     },
     /// Write a commented starter experiment to edit: the built-in quick
     /// experiment (the current directory against a tmpfs).
@@ -80,9 +88,19 @@ pub enum Command {
         #[arg(long, value_name = "FACTOR")]
         compare_levels: Vec<String>,
     },
-    /// Write every run of a campaign as CSV or JSON (latest when omitted).
+    /// Write every run of a campaign as CSV or JSON (latest when omitted),
+    /// or of every campaign with --all.
     Export {
         campaign: Option<String>,
+        /// Every campaign in the store: one CSV under one header (the
+        /// union of their columns), or a JSON array of campaigns.
+        #[arg(long, conflicts_with = "campaign")]
+        all: bool,
+        /// For spreadsheets: CSV text cells starting with = + - @ (a
+        /// formula to Excel or LibreOffice) get a ' in front; numbers are
+        /// never changed. Without it, every cell is as stored.
+        #[arg(long)]
+        excel_safe: bool,
         /// The format; without it, the output file's extension decides
         /// (.csv or .json), and CSV otherwise.
         #[arg(long, short, value_enum)]
@@ -203,6 +221,13 @@ pub enum Command {
         /// A directory such as ~/.local/share/man/man1.
         dir: Option<PathBuf>,
     },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorWhen {
+    Auto,
+    Always,
+    Never,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

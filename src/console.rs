@@ -3,6 +3,12 @@
 //! `-v` the external commands it runs) to stderr, at the level `-q`/`-v`
 //! chose.
 //!
+//! Colour (verdicts, warnings, errors) is written as ANSI styles
+//! (anstyle) through anstream, which passes them on or strips them per
+//! stream: `--color always|never`, else NO_COLOR, CLICOLOR_FORCE, and
+//! whether the stream is a terminal. Data (exports, reports, JSON) is
+//! written as it is, never stripped.
+//!
 //! Nothing here panics on a closed stream, as `println!` and `errln!`
 //! do. Results are printed once everything is recorded, so a reader that
 //! went away (`storlab show | head`) ends the process quietly with status
@@ -69,11 +75,58 @@ pub fn quiet() -> bool {
     level() == Level::Quiet
 }
 
-/// Writes command output to stdout. A closed pipe ends the process with
-/// status 0, as `head` expects of its writer; everything is recorded
-/// before a command prints its results, so nothing is lost.
+/// The `--color` of the command line, read before clap parses it so that
+/// clap's own help and errors follow it too: `Some` for `--color always`
+/// or `never` (`--color=WHEN` too), `None` for `auto` or none given.
+pub fn color_in_args<I, S>(args: I) -> Option<anstream::ColorChoice>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let args: Vec<String> = args
+        .into_iter()
+        .map(|a| a.as_ref().to_string_lossy().into_owned())
+        .take_while(|a| a != "--")
+        .collect();
+    let mut when = None;
+    for (i, a) in args.iter().enumerate() {
+        let value = match a.strip_prefix("--color") {
+            Some("") => args.get(i + 1).map(String::as_str),
+            Some(v) => v.strip_prefix('='),
+            None => None,
+        };
+        if let Some(v) = value {
+            when = Some(v.to_string());
+        }
+    }
+    match when.as_deref() {
+        Some("always") => Some(anstream::ColorChoice::Always),
+        Some("never") => Some(anstream::ColorChoice::Never),
+        _ => None,
+    }
+}
+
+/// Colours every stream (`always`) or none (`never`) from now on; `None`
+/// leaves it to each stream's terminal and NO_COLOR / CLICOLOR_FORCE.
+pub fn set_color(choice: Option<anstream::ColorChoice>) {
+    choice.unwrap_or(anstream::ColorChoice::Auto).write_global();
+}
+
+/// Writes command output to stdout as it is (data: exports, reports,
+/// JSON). A closed pipe ends the process with status 0, as `head` expects
+/// of its writer; everything is recorded before a command prints its
+/// results, so nothing is lost.
 pub fn to_stdout(text: &str) {
-    let mut out = std::io::stdout().lock();
+    write_stdout(std::io::stdout().lock(), text)
+}
+
+/// Writes text for people to stdout (tables, verdicts), its styles passed
+/// on or stripped as the colour choice says.
+pub fn to_stdout_styled(text: &str) {
+    write_stdout(anstream::stdout().lock(), text)
+}
+
+fn write_stdout(mut out: impl Write, text: &str) {
     if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         if e.kind() == std::io::ErrorKind::BrokenPipe {
             std::process::exit(0);
@@ -86,8 +139,10 @@ pub fn to_stdout(text: &str) {
 /// Writes to stderr and never fails. When the reader has gone (a broken
 /// pipe), a running campaign is interrupted; other errors (a terminal that
 /// hung up, a full disk behind `2>file`) lose the text and nothing else.
+/// Everything on stderr is for people: styles are passed on or stripped
+/// as the colour choice says.
 pub fn to_stderr(text: &str) {
-    let mut err = std::io::stderr().lock();
+    let mut err = anstream::stderr().lock();
     if let Err(e) = err.write_all(text.as_bytes()).and_then(|()| err.flush()) {
         if e.kind() == std::io::ErrorKind::BrokenPipe {
             if let Some(hook) = READER_GONE.get() {
@@ -172,6 +227,27 @@ fn quote(s: &OsStr) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn color_is_read_from_the_command_line_before_clap() {
+        use anstream::ColorChoice::{Always, Never};
+        assert_eq!(
+            color_in_args(["storlab", "show", "--color", "always"]),
+            Some(Always)
+        );
+        assert_eq!(
+            color_in_args(["storlab", "--color=never", "show"]),
+            Some(Never)
+        );
+        assert_eq!(color_in_args(["storlab", "--color=auto"]), None);
+        assert_eq!(color_in_args(["storlab", "show"]), None);
+        // The last one holds; after `--` it is an argument, not the option.
+        assert_eq!(
+            color_in_args(["s", "--color=never", "--color", "always"]),
+            Some(Always)
+        );
+        assert_eq!(color_in_args(["s", "--", "--color=never"]), None);
+    }
 
     #[test]
     fn commands_are_shown_as_shell_lines() {

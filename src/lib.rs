@@ -11,9 +11,11 @@ pub const VERSION: &str = env!("STORLAB_VERSION_LONG");
 #[macro_use]
 pub mod console;
 
+pub mod analysis;
 pub mod cli;
 pub mod commands;
 pub mod experiment;
+pub mod fact;
 pub mod host;
 pub mod measure;
 pub mod metric;
@@ -29,4 +31,5 @@ pub mod runner;
 pub mod stats;
 pub mod store;
 pub mod targets;
+pub mod warning;
 pub mod workload;

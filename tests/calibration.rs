@@ -18,10 +18,10 @@
 //! runs is a real offset between them, and the paired analysis (precise
 //! enough to see it) calls it; `randomized` rounds do not.
 
+use storlab::analysis::model::call;
 use storlab::experiment::{parse_experiment, Experiment};
 use storlab::metric::Direction;
 use storlab::plan::plan;
-use storlab::report::model::call;
 use storlab::runner::run_seed;
 use storlab::stats::{compare_runs, Analysis, Design, Method, RoundValue, Verdict};
 use storlab::workload::mock::{MockParams, Model};

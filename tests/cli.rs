@@ -192,6 +192,123 @@ fn init_writes_a_starter_that_check_accepts_and_stdin_is_read_for_dash() {
     );
 }
 
+/// The CSV as pandas and R read it, checked with Python's csv module:
+/// each row says its campaign (id, uuid, name, host), its run's start,
+/// duration and whether caches were dropped, and a `tag.NAME` column per
+/// tag; `export --all` puts every campaign under one header; text that
+/// looks like a formula is left as it is unless `--excel-safe`, and a
+/// number never changes.
+#[test]
+fn the_csv_is_read_by_pythons_csv_module_with_campaign_run_and_tag_columns() {
+    crate::util::require_program("python3");
+    let lab = Lab::new();
+    let file = mock_experiment(&lab, 2, 0);
+    let file = file.to_str().unwrap();
+    lab.ok(&[
+        "run",
+        "-q",
+        "--tag",
+        "fs=ext4",
+        "--tag",
+        "note=-x, \"y\"",
+        file,
+    ]);
+    lab.ok(&[
+        "run",
+        "-q",
+        "--tag",
+        "fs=xfs",
+        "--tag",
+        "gluster=11.1",
+        file,
+    ]);
+    let read = |args: &[&str]| -> serde_json::Value {
+        let csv = lab.path().join("runs.csv");
+        let mut all = args.to_vec();
+        all.extend(["-o", csv.to_str().unwrap()]);
+        lab.ok(&all);
+        let script = "import csv, json, sys\n\
+            rows = list(csv.DictReader(open(sys.argv[1], newline='')))\n\
+            json.dump({'columns': list(rows[0].keys()), 'rows': rows,\n\
+                       'durations': [float(r['duration_s']) for r in rows],\n\
+                       'values': [float(r['value']) for r in rows if r['value']]}, sys.stdout)\n";
+        let out = std::process::Command::new("python3")
+            .args(["-c", script, csv.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let doc = read(&["export", "--all"]);
+    let columns: Vec<&str> = doc["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap())
+        .collect();
+    for c in [
+        "campaign",
+        "campaign_uuid",
+        "campaign_name",
+        "host",
+        "run",
+        "started_at",
+        "duration_s",
+        "caches_dropped",
+        "metric",
+        "value",
+        "unit",
+        "tag.fs",
+        "tag.gluster",
+        "tag.note",
+    ] {
+        assert!(columns.contains(&c), "{c} not in {columns:?}");
+    }
+    let rows = doc["rows"].as_array().unwrap();
+    let campaigns: std::collections::BTreeSet<&str> = rows
+        .iter()
+        .map(|r| r["campaign"].as_str().unwrap())
+        .collect();
+    assert_eq!(campaigns.into_iter().collect::<Vec<_>>(), ["1", "2"]);
+    let hostname = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    for r in rows {
+        let first = r["campaign"] == "1";
+        assert_eq!(r["campaign_name"], "mock");
+        assert_eq!(r["campaign_uuid"].as_str().unwrap().len(), 36, "{r}");
+        assert_eq!(r["host"], hostname.trim());
+        assert_eq!(r["caches_dropped"], "false");
+        assert!(r["started_at"].as_str().unwrap().starts_with("20"), "{r}");
+        assert_eq!(r["tag.fs"], if first { "ext4" } else { "xfs" });
+        assert_eq!(r["tag.gluster"], if first { "" } else { "11.1" });
+        // Foreign text is written as it was given, quoted, not defused.
+        assert_eq!(r["tag.note"], if first { "-x, \"y\"" } else { "" });
+    }
+    assert_eq!(doc["durations"].as_array().unwrap().len(), rows.len());
+    let uuids: std::collections::BTreeSet<&str> = rows
+        .iter()
+        .map(|r| r["campaign_uuid"].as_str().unwrap())
+        .collect();
+    assert_eq!(uuids.len(), 2);
+    // --excel-safe defuses the text, never a number; one campaign alone
+    // has only its own tags.
+    let safe = read(&["export", "1", "--excel-safe"]);
+    let rows = safe["rows"].as_array().unwrap();
+    assert!(rows.iter().all(|r| r["tag.note"] == "'-x, \"y\""), "{safe}");
+    assert!(safe["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|c| c != "tag.gluster"));
+    assert_eq!(safe["values"], read(&["export", "1"])["values"]);
+    let out = lab.run(&["export", "--excel-safe", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(2));
+    // JSON of every campaign: an array of the one-campaign documents.
+    let all: serde_json::Value =
+        serde_json::from_str(&lab.ok(&["export", "--all", "--format", "json"])).unwrap();
+    assert_eq!(all.as_array().map(Vec::len), Some(2));
+    assert_eq!(all[1]["provenance"]["tags"]["gluster"], "11.1");
+}
+
 #[test]
 fn export_writes_the_format_its_file_names_and_refuses_a_contradiction() {
     let lab = Lab::new();

@@ -30,7 +30,7 @@ const CASES: &[(&str, &str, &str, &str)] = &[
 ];
 
 #[test]
-fn malformed_files_give_one_located_error_line_and_exit_2() {
+fn malformed_files_give_a_located_error_line_then_the_line_with_a_caret_and_exit_2() {
     let lab = Lab::new();
     for (name, text, at, phrase) in CASES {
         let file = lab.file(&format!("{name}.toml"), text);
@@ -44,11 +44,6 @@ fn malformed_files_give_one_located_error_line_and_exit_2() {
                 out.status
             );
             let lines: Vec<&str> = stderr.lines().collect();
-            assert_eq!(
-                lines.len(),
-                1,
-                "{name} ({cmd}): expected one line, got {stderr}"
-            );
             let expected = format!("error: {}:{at}: ", file.display());
             assert!(
                 lines[0].starts_with(&expected),
@@ -61,12 +56,179 @@ fn malformed_files_give_one_located_error_line_and_exit_2() {
                 lines[0]
             );
             assert!(!stderr.contains("panicked"), "{name}: panic");
+            assert!(
+                !stderr.contains('\x1b'),
+                "{name}: colour on a pipe: {stderr}"
+            );
+            let (line, column) = at.split_once(':').unwrap();
+            let (line, column): (usize, usize) = (line.parse().unwrap(), column.parse().unwrap());
+            if *name == "no_workload" {
+                // Nothing in the file to point at: the message alone.
+                assert_eq!(lines.len(), 1, "{name}: {stderr}");
+                continue;
+            }
+            assert_eq!(
+                caret_under(&lines, text, line),
+                Some(column),
+                "{name} ({cmd}): no caret under {line}:{column}:\n{stderr}"
+            );
         }
     }
     assert!(
         !lab.db().exists(),
         "no store is created for invalid experiments"
     );
+}
+
+/// The column of the first caret under the shown line `line` of `text`
+/// (`8 | runtme = "5s"` then `  | ^^^^^^`), as a 1-based column of that line.
+fn caret_under(lines: &[&str], text: &str, line: usize) -> Option<usize> {
+    let source = text.lines().nth(line - 1)?;
+    let gutter = format!("{line} | ");
+    let shown = lines.iter().position(|l| {
+        l.strip_prefix(&gutter) == Some(source)
+            || (source.is_empty() && l.trim_end() == gutter.trim_end())
+    })?;
+    let under = lines.get(shown + 1)?;
+    let bar = under.find('|')?;
+    assert!(under[..bar].trim().is_empty(), "{under}");
+    under[bar + 2..].find('^').map(|i| i + 1)
+}
+
+/// fio's other names for a parameter are answered with storlab's, under
+/// the key: `blocksize` and `bsize` are `bs`, `readwrite` is `rw`, also
+/// when swept.
+#[test]
+fn fio_aliases_are_answered_with_the_name_to_write() {
+    let lab = Lab::new();
+    for (key, value, name) in [
+        ("blocksize", "\"4k\"", "bs"),
+        ("bsize", "\"4k\"", "bs"),
+        ("readwrite", "\"randread\"", "rw"),
+        ("timeout", "\"5s\"", "runtime"),
+        ("iodepth_batch", "8", "iodepth_batch_submit"),
+    ] {
+        for line in [
+            format!("{key} = {value}"),
+            format!("sweep = {{ {key} = [{value}] }}"),
+        ] {
+            let file = lab.file(
+                "alias.toml",
+                &format!("{GOOD_TARGET}{GOOD_WORKLOAD}{line}\n"),
+            );
+            let out = lab.run(&["check", file.to_str().unwrap()]);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{line}: {stderr}");
+            assert!(
+                stderr.contains(&format!("`{key}` is written `{name}` here")),
+                "{line}: {stderr}"
+            );
+            let column = line.find(key).unwrap() + 1;
+            let lines: Vec<&str> = stderr.lines().collect();
+            let text = format!("{GOOD_TARGET}{GOOD_WORKLOAD}{line}\n");
+            assert_eq!(caret_under(&lines, &text, 8), Some(column), "{stderr}");
+        }
+    }
+}
+
+/// The error's colour follows `--color`, then NO_COLOR and CLICOLOR_FORCE;
+/// a pipe gets none by default (the test above).
+#[test]
+fn error_colour_follows_the_flag_and_the_environment() {
+    let lab = Lab::new();
+    let file = lab.file(
+        "bad.toml",
+        &format!("{GOOD_TARGET}{GOOD_WORKLOAD}numjobs = \"four\"\n"),
+    );
+    let stderr = |args: &[&str], env: &[(&str, &str)]| {
+        let mut cmd = lab.cmd();
+        cmd.args(args)
+            .arg("check")
+            .arg(&file)
+            .envs(env.iter().copied());
+        let out = cmd.output().unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let red = "\x1b[";
+    assert!(stderr(&["--color", "always"], &[]).contains(red));
+    assert!(stderr(&["--color=always"], &[("NO_COLOR", "1")]).contains(red));
+    assert!(stderr(&[], &[("CLICOLOR_FORCE", "1")]).contains(red));
+    assert!(!stderr(&[], &[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "1")]).contains(red));
+    assert!(!stderr(&["--color", "never"], &[("CLICOLOR_FORCE", "1")]).contains(red));
+    // Coloured or not, the same words.
+    let plain = stderr(&["--color", "never"], &[]);
+    let coloured = stderr(&["--color", "always"], &[]);
+    assert!(plain.contains("numjobs = \"four\""), "{plain}");
+    assert_eq!(strip_ansi(&coloured), plain);
+}
+
+fn strip_ansi(s: &str) -> String {
+    let mut out = String::new();
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            // CSI: ESC [ parameters… final byte (@ to ~).
+            for d in chars.by_ref() {
+                if ('@'..='~').contains(&d) && d != '[' {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Without a file, `check` and `run` take ./experiment.toml when there is
+/// one and say so; without one, the built-in quick experiment, said too.
+#[test]
+fn without_a_file_experiment_toml_is_found_and_named() {
+    let lab = Lab::new();
+    let out = lab.run(&["check"]);
+    assert!(out.status.success());
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(
+        stdout.starts_with("built-in:quick: valid experiment `quick`"),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains("no ./experiment.toml here: the built-in quick experiment"),
+        "{stderr}"
+    );
+    let data = lab.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    lab.file(
+        "experiment.toml",
+        &format!(
+            "name = \"mine\"\n[plan]\nrepetitions = 1\ndrop_caches = false\n[[target]]\nname = \"here\"\nkind = \"dir\"\npath = \"{}\"\n[[workload]]\nname = \"w\"\nkind = \"io\"\nrw = \"write\"\nsize = \"1M\"\n",
+            data.display()
+        ),
+    );
+    let out = lab.run(&["check"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("using ./experiment.toml"), "{stderr}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout)
+            .starts_with("experiment.toml: valid experiment `mine`"),
+        "{out:?}"
+    );
+    let out = lab.run(&["run"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("using ./experiment.toml"), "{stderr}");
+    let listed = lab.ok(&["list"]);
+    assert!(
+        listed.contains("mine") && !listed.contains("quick"),
+        "{listed}"
+    );
+    // -q: the campaign and its results, no note.
+    let out = lab.run(&["-q", "check"]);
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("using"));
 }
 
 #[test]

@@ -234,6 +234,11 @@ fn extreme(spec: &ParamSpec) -> Option<Value> {
 /// A refusal names the file, then a line and column inside it, on one line.
 fn located(name: &str, text: &str, e: &ExperimentError) -> Result<(), String> {
     let msg = e.to_string();
+    // The line shown under it, with its caret, never panics either.
+    let shown = e.render();
+    if !shown.contains(&msg) {
+        return Err(format!("the rendered error lacks its message: {shown}"));
+    }
     let rest = msg
         .strip_prefix(&format!("{name}:"))
         .ok_or_else(|| format!("not located in {name}: {msg}"))?;

@@ -70,6 +70,9 @@ fn the_lowest_layers_import_nothing_above_them() {
     // The kinds read their parameters from it, not from the parser.
     assert_eq!(uses("workload", "experiment"), Vec::<String>::new());
     assert_eq!(uses("targets", "experiment"), Vec::<String>::new());
+    // The analysis of the store knows nothing of how it is laid out.
+    assert_eq!(uses("analysis", "report"), Vec::<String>::new());
+    assert_eq!(uses("analysis", "commands"), Vec::<String>::new());
     // What the target kinds stand on knows no kind.
     assert_eq!(uses("provision", "targets"), Vec::<String>::new());
     assert_eq!(uses("provision", "workload"), Vec::<String>::new());

@@ -140,10 +140,20 @@ fn three_ranks_on_tmpfs_add_up_and_leave_nothing() {
         .unwrap_or(0);
     assert_eq!(journals, 0, "every journal is finished");
     let csv = lab.ok(&["export", "--format", "csv"]);
-    assert!(csv.starts_with("campaign,run,target,workload,repetition,round,warmup,status,metric,value,unit,direction,op,process,rank,host,workload."), "{csv}");
+    assert!(csv.starts_with("campaign,run,target,workload,repetition,round,warmup,status,metric,value,unit,direction,campaign_uuid,campaign_name,host,started_at,duration_s,caches_dropped,remounted,op,process,rank,workload."), "{csv}");
+    // Rank 2's own row of bytes written, on its own host.
+    let mut reader = csv::Reader::from_reader(csv.as_bytes());
+    let header = reader.headers().unwrap().clone();
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
     assert!(
-        csv.lines()
-            .any(|l| l.contains(",seqwrite,") && l.contains(",bytes,16777216,bytes,higher,,,2,")),
+        reader
+            .records()
+            .map(Result::unwrap)
+            .any(|r| r[col("workload")] == *"seqwrite"
+                && r[col("metric")] == *"bytes"
+                && r[col("value")] == *"16777216"
+                && r[col("rank")] == *"2"
+                && !r[col("host")].is_empty()),
         "{csv}"
     );
     let json = lab.export_json();

@@ -565,10 +565,7 @@ fn a_rate_run_holds_its_rate_and_a_stopped_server_shows_in_p999_and_max() {
         .as_array()
         .unwrap()
         .iter()
-        .filter(|w| {
-            let w = w.as_str().unwrap_or("");
-            !w.starts_with("noisy host:") && !w.starts_with("database in shared_buffers:")
-        })
+        .filter(|w| w["kind"] != "noisy_host" && w["kind"] != "database_in_shared_buffers")
         .collect();
     assert!(own.is_empty(), "{run}");
     let steady_p999 = value(run, "lat_p999_ns").unwrap();

@@ -96,7 +96,8 @@ fn a_criterion_never_met_runs_to_runtime_with_a_warning() {
     assert!((4.9..6.0).contains(&elapsed), "ran {elapsed} s of 5");
     let warnings = run["warnings"].as_array().unwrap();
     assert_eq!(warnings.len(), 1, "{warnings:?}");
-    let w = warnings[0].as_str().unwrap();
+    assert_eq!(warnings[0]["kind"], "steady_state_not_reached");
+    let w = warnings[0]["text"].as_str().unwrap();
     assert!(
         w.starts_with("steady state not reached within runtime (5 s): in the last 4 s window, IOPS deviated from its mean by up to ")
             && w.contains("(iops limit 0.000001%)"),

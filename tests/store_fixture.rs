@@ -138,7 +138,7 @@ fn reading_an_older_store_leaves_its_file_as_it_is_and_import_migrates_it() {
             .unwrap()
     };
     assert_eq!(version(&lab.db()), "3");
-    assert_eq!(version(&other.db()), "6");
+    assert_eq!(version(&other.db()), "7");
     let uuid = |json: &str| -> String {
         let v: serde_json::Value = serde_json::from_str(json).expect("export JSON");
         v["provenance"]["uuid"]
@@ -351,8 +351,14 @@ fn every_v3_exported_value_is_in_the_new_csv_under_its_name_and_labels() {
             "value",
             "unit",
             "direction",
-            "rank",
+            "campaign_uuid",
+            "campaign_name",
             "host",
+            "started_at",
+            "duration_s",
+            "caches_dropped",
+            "remounted",
+            "rank",
         ];
         let label_columns: Vec<String> = new[0]
             .keys()

@@ -248,7 +248,15 @@ fn bad_sweeps_are_located_errors() {
             stderr.starts_with(&expected) && stderr.contains(phrase),
             "{name}: {stderr}"
         );
-        assert_eq!(stderr.lines().count(), 1, "{name}: {stderr}");
+        // The message, then the line with a caret under the key or value.
+        assert!(
+            stderr.lines().nth(2).is_some_and(|l| l.starts_with("8 | ")),
+            "{name}: {stderr}"
+        );
+        assert!(
+            stderr.lines().nth(3).is_some_and(|l| l.contains('^')),
+            "{name}: {stderr}"
+        );
     }
 }
 

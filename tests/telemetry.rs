@@ -40,7 +40,7 @@ fn warnings(export: &Value, workload: &str) -> Vec<String> {
         .iter()
         .filter(|r| r["workload"] == workload)
         .flat_map(|r| r["warnings"].as_array().cloned().unwrap_or_default())
-        .map(|w| w.as_str().unwrap_or("").to_string())
+        .map(|w| w["text"].as_str().unwrap_or("").to_string())
         .collect()
 }
 

@@ -38,6 +38,10 @@ mod fio_runs;
 mod fuzz_experiments;
 /// Across releases, hosts and stores: provenance, tags, import, compare, history.
 mod history;
+/// Hostile input and faults, round 3 (#29): the store overwritten, fio
+/// jobs escaping, unbounded sweeps, bad imports, foreign text on the
+/// terminal, cleanup past a failure, daemons, exit codes, symlinks.
+mod hostile;
 /// No import cycles among the modules of src/ (read with syn).
 mod import_cycles;
 /// fio's access patterns, write data and verify in the io engine, and
@@ -80,3 +84,6 @@ mod sweeps;
 mod telemetry;
 /// Verdicts, comparisons and the regression gate on real campaigns.
 mod verdicts;
+/// The vm-disk target: QEMU images served by qemu-storage-daemon on a
+/// tmpfs and a Gluster volume, thin and full; cleanup after SIGKILL.
+mod vm_disk;

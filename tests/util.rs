@@ -47,7 +47,11 @@ impl Lab {
             .env("STORLAB_STATE_DIR", self.state_dir())
             .env_remove("RUST_BACKTRACE")
             // Output is fitted to COLUMNS when set; goldens are the full width.
-            .env_remove("COLUMNS");
+            .env_remove("COLUMNS")
+            // Colour only where a test asks for it.
+            .env_remove("CLICOLOR_FORCE")
+            .env_remove("CLICOLOR")
+            .env_remove("NO_COLOR");
         c
     }
 
@@ -139,6 +143,8 @@ pub const PROGRAMS: &[(&str, &str)] = &[
     ("chromium", "chromium"),
     ("pg_config", "postgresql"),
     ("mpirun", "openmpi-bin"),
+    ("qemu-img", "qemu-utils"),
+    ("qemu-storage-daemon", "qemu-system-common"),
 ];
 
 /// Whether `program` is on PATH or in the sbin directories root uses.

@@ -6,23 +6,20 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use super::EXIT_INVALID;
-use crate::experiment::{self, Experiment};
+use crate::experiment::Experiment;
 use crate::params::units::format_seconds;
 use crate::plan::plan;
 
-pub fn check(file: &Path) -> Result<ExitCode> {
-    let exp = match experiment::load(file) {
+pub fn check(file: Option<&Path>) -> Result<ExitCode> {
+    let exp = match super::experiment_file::load(file, crate::host::is_root()) {
         Ok(e) => e,
         Err(e) => {
-            errln!("error: {e}");
+            super::experiment_file::refuse(&e);
             return Ok(ExitCode::from(EXIT_INVALID));
         }
     };
     let runs = plan(&exp);
-    let shown = match file.to_str() {
-        Some("-") => experiment::STDIN.into(),
-        _ => file.display().to_string(),
-    };
+    let shown = exp.origin.clone();
     outln!("{shown}: valid experiment `{}`", exp.name);
     outln!(
         "targets: {}",

@@ -10,9 +10,10 @@ use anyhow::{bail, Result};
 use serde_json::json;
 
 use super::EXIT_INVALID;
-use crate::report::compare::{
-    across, across_json, across_table, side_json, table, within, Across, Metrics, Refusal, Row,
+use crate::analysis::comparison::{
+    across, across_json, side_json, within, Across, Metrics, Refusal, Row,
 };
+use crate::report::sections::comparisons::{across_table, table};
 use crate::store::{CampaignData, Store};
 
 /// The comparison of campaign `second` against `first` for `compare` and

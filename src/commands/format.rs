@@ -1,7 +1,8 @@
 //! Which format `export` and `report` write: `--format` when given, else
 //! the output file's extension, else the command's default. A `--format`
 //! that contradicts the extension (`-o x.json --format csv`) is refused
-//! rather than writing one format under another's name.
+//! rather than writing one format under another's name, and so is an
+//! extension no format claims (`-o results.db`) without `--format`.
 
 use std::path::Path;
 
@@ -81,6 +82,17 @@ pub fn choose<F: Format>(given: Option<F>, output: Option<&Path>, default: F) ->
         }
         (Some(g), _) => Ok(g),
         (None, Some(i)) => Ok(i),
+        // `-o results.db` is no reason to write HTML: a name that says no
+        // format this command writes needs --format.
+        (None, None) if ext.is_some() => {
+            let path = output.expect("an extension implies a path");
+            Err(format!(
+                "the file name {} says no format this command writes; name it {} (or another known extension), or say --format {}",
+                path.display(),
+                path.with_extension(default.extension()).display(),
+                default.name()
+            ))
+        }
         (None, None) => Ok(default),
     }
 }
@@ -103,9 +115,16 @@ mod tests {
         let err = choose(Some(ExportFormat::Csv), json, ExportFormat::Csv).unwrap_err();
         assert!(err.contains("out/x.csv"), "{err}");
         assert_eq!(choose(None, None, ExportFormat::Csv), Ok(ExportFormat::Csv));
-        // An extension no format claims leaves the choice to --format or the default.
+        // An extension no format claims needs --format; no extension
+        // (`-o /dev/null`) takes the default.
         let txt = Some(Path::new("x.txt"));
-        assert_eq!(choose(None, txt, ExportFormat::Csv), Ok(ExportFormat::Csv));
+        let err = choose(None, txt, ExportFormat::Csv).unwrap_err();
+        assert!(err.contains("--format csv"), "{err}");
+        assert!(choose(None, Some(Path::new("x.db")), ReportFormat::Html).is_err());
+        assert_eq!(
+            choose(None, Some(Path::new("/dev/null")), ExportFormat::Csv),
+            Ok(ExportFormat::Csv)
+        );
         assert_eq!(
             choose(Some(ExportFormat::Json), txt, ExportFormat::Csv),
             Ok(ExportFormat::Json)

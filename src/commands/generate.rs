@@ -29,10 +29,26 @@ pub fn man(dir: Option<&Path>) -> Result<ExitCode> {
         }
         Some(dir) => {
             std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-            clap_mangen::generate_to(cmd, dir)
-                .with_context(|| format!("writing man pages into {}", dir.display()))?;
+            write_pages(cmd, dir)?;
             crate::console::wrote(dir);
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Writes every page into `dir`, each as a new file renamed into place:
+/// a symlink at a page's name is replaced, never written through.
+fn write_pages(cmd: clap::Command, dir: &Path) -> Result<()> {
+    let staging = tempfile::Builder::new()
+        .prefix(".storlab-man-")
+        .tempdir_in(dir)
+        .with_context(|| format!("writing man pages into {}", dir.display()))?;
+    clap_mangen::generate_to(cmd, staging.path())
+        .with_context(|| format!("writing man pages into {}", dir.display()))?;
+    for entry in std::fs::read_dir(staging.path())? {
+        let entry = entry?;
+        let to = dir.join(entry.file_name());
+        std::fs::rename(entry.path(), &to).with_context(|| format!("writing {}", to.display()))?;
+    }
+    Ok(())
 }

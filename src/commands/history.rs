@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Result};
 
-use crate::report::history::{build, Order};
+use crate::analysis::history::{build, Order};
 use crate::report::history_page;
 use crate::store::Store;
 
@@ -23,6 +23,7 @@ pub struct Request<'a> {
 }
 
 pub fn history(db: &Path, req: Request<'_>) -> Result<ExitCode> {
+    super::destination::refuse_output_store(req.output, db)?;
     let order = Order::parse(req.by)?;
     let store = Store::open_for_reading(db)?;
     let all = store.list_campaigns()?;
@@ -63,6 +64,6 @@ pub fn history(db: &Path, req: Request<'_>) -> Result<ExitCode> {
     } else {
         history_page::text(&h)
     };
-    super::emit(&text, req.output)?;
+    super::emit(&text, req.output, db)?;
     Ok(ExitCode::SUCCESS)
 }

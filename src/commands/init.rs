@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use super::EXIT_INVALID;
 use crate::experiment::builtin::quick_source;
@@ -16,20 +16,33 @@ pub fn init(file: &Path, force: bool) -> Result<ExitCode> {
         out!("{text}");
         return Ok(ExitCode::SUCCESS);
     }
-    if file.exists() && !force {
+    // symlink_metadata: a symlink, even a dangling one, is something there.
+    if std::fs::symlink_metadata(file).is_ok() && !force {
         errln!(
             "error: {} exists; edit it, pick another name, or pass --force to replace it",
             file.display()
         );
         return Ok(ExitCode::from(EXIT_INVALID));
     }
-    std::fs::write(file, text).with_context(|| format!("writing {}", file.display()))?;
+    if file.is_dir() {
+        errln!(
+            "error: {} is a directory; name the experiment file to write (e.g. {})",
+            file.display(),
+            file.join("experiment.toml").display()
+        );
+        return Ok(ExitCode::from(EXIT_INVALID));
+    }
+    // --force replaces the file; a symlink there is replaced, not written through.
+    super::destination::replace_file(file, text.as_bytes())?;
     crate::console::wrote(file);
     if !crate::console::quiet() {
-        errln!(
-            "next: edit it, then `storlab check {0}` and `storlab run {0}`",
-            file.display()
-        );
+        // Without a file, check and run take ./experiment.toml.
+        let named = if file == Path::new(super::experiment_file::DEFAULT) {
+            String::new()
+        } else {
+            format!(" {}", file.display())
+        };
+        errln!("next: edit it, then `storlab check{named}` and `storlab run{named}`");
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -4,6 +4,8 @@
 mod check;
 mod cleanup;
 mod compare;
+mod destination;
+mod experiment_file;
 mod format;
 mod generate;
 mod history;
@@ -20,6 +22,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 
 use crate::cli::{Cli, Command};
+use crate::report::export::CsvOptions;
 
 /// Exit status for invalid experiment files and bad input.
 pub const EXIT_INVALID: u8 = 2;
@@ -32,6 +35,11 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         (false, true) => crate::console::Level::Verbose,
         (false, false) => crate::console::Level::Normal,
     });
+    crate::console::set_color(match cli.color {
+        crate::cli::ColorWhen::Auto => None,
+        crate::cli::ColorWhen::Always => Some(anstream::ColorChoice::Always),
+        crate::cli::ColorWhen::Never => Some(anstream::ColorChoice::Never),
+    });
     match cli.command {
         Command::Run {
             experiment,
@@ -41,7 +49,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             Some(c) => run::resume(&cli.db, &c, cli.quiet),
             None => run::run(&cli.db, experiment.as_deref(), &tag, cli.quiet),
         },
-        Command::Check { experiment } => check::check(&experiment),
+        Command::Check { experiment } => check::check(experiment.as_deref()),
         Command::Init { file, force } => init::init(&file, force),
         Command::Completions { shell } => generate::completions(shell),
         Command::Man { dir } => generate::man(dir.as_deref()),
@@ -52,9 +60,20 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         } => query::show(&cli.db, campaign.as_deref(), &compare_levels),
         Command::Export {
             campaign,
+            all,
+            excel_safe,
             format,
             output,
-        } => query::export(&cli.db, campaign.as_deref(), format, output.as_deref()),
+        } => query::export(
+            &cli.db,
+            query::Export {
+                campaign: campaign.as_deref(),
+                all,
+                csv: CsvOptions { excel_safe },
+                format,
+                output: output.as_deref(),
+            },
+        ),
         Command::Report {
             campaign,
             b,
@@ -149,10 +168,14 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
     }
 }
 
-/// Writes `text` to `path`, or to stdout when there is none.
-pub fn emit(text: &str, path: Option<&Path>) -> Result<()> {
+/// Writes `text` to `path`, or to stdout when there is none; never over
+/// the store at `db`.
+pub fn emit(text: &str, path: Option<&Path>, db: &Path) -> Result<()> {
     match path {
-        Some(p) => std::fs::write(p, text).with_context(|| format!("writing {}", p.display())),
+        Some(p) => {
+            destination::refuse_store(p, db)?;
+            std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))
+        }
         None => {
             crate::console::to_stdout(text);
             Ok(())

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use crate::cli::ExportFormat;
-use crate::report::export::{to_csv, to_json};
+use crate::report::export::{to_csv_all, to_json, CsvOptions};
 use crate::report::outline;
 use crate::report::render::terminal;
 use crate::report::table::Table;
@@ -57,27 +57,53 @@ pub fn show(db: &Path, campaign: Option<&str>, compare_levels: &[String]) -> Res
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn export(
-    db: &Path,
-    campaign: Option<&str>,
-    format: Option<ExportFormat>,
-    output: Option<&Path>,
-) -> Result<ExitCode> {
-    let format = match super::format::choose(format, output, ExportFormat::Csv) {
+/// What `storlab export` was asked.
+#[derive(Debug, Clone, Copy)]
+pub struct Export<'a> {
+    /// The campaign (the latest when omitted), unless `all`.
+    pub campaign: Option<&'a str>,
+    /// Every campaign in the store.
+    pub all: bool,
+    pub csv: CsvOptions,
+    pub format: Option<ExportFormat>,
+    pub output: Option<&'a Path>,
+}
+
+pub fn export(db: &Path, ask: Export<'_>) -> Result<ExitCode> {
+    super::destination::refuse_output_store(ask.output, db)?;
+    let format = match super::format::choose(ask.format, ask.output, ExportFormat::Csv) {
         Ok(f) => f,
         Err(why) => {
             errln!("error: {why}");
             return Ok(ExitCode::from(super::EXIT_INVALID));
         }
     };
+    if ask.csv.excel_safe && format != ExportFormat::Csv {
+        errln!("error: --excel-safe applies to CSV; JSON holds every value as it is");
+        return Ok(ExitCode::from(super::EXIT_INVALID));
+    }
     let store = Store::open_for_reading(db)?;
-    let data = store.load_campaign(store.resolve_campaign(campaign)?)?;
-    let text = match format {
-        ExportFormat::Csv => to_csv(&data),
-        ExportFormat::Json => format!("{}\n", serde_json::to_string_pretty(&to_json(&data))?),
+    let ids = match ask.all {
+        true => store.list_campaigns()?.iter().map(|c| c.id).collect(),
+        false => vec![store.resolve_campaign(ask.campaign)?],
     };
-    super::emit(&text, output)?;
-    if let Some(p) = output {
+    let campaigns = ids
+        .into_iter()
+        .map(|id| store.load_campaign(id))
+        .collect::<Result<Vec<_>>>()?;
+    let text = match format {
+        ExportFormat::Csv => to_csv_all(&campaigns, ask.csv),
+        ExportFormat::Json if ask.all => {
+            let all: Vec<_> = campaigns.iter().map(to_json).collect();
+            format!("{}\n", serde_json::to_string_pretty(&all)?)
+        }
+        ExportFormat::Json => format!(
+            "{}\n",
+            serde_json::to_string_pretty(&to_json(&campaigns[0]))?
+        ),
+    };
+    super::emit(&text, ask.output, db)?;
+    if let Some(p) = ask.output {
         crate::console::wrote(p);
     }
     Ok(ExitCode::SUCCESS)

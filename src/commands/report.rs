@@ -8,8 +8,8 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
+use crate::analysis::comparison::across_json;
 use crate::cli::ReportFormat;
-use crate::report::compare::across_json;
 use crate::report::render::{html, markdown, terminal};
 use crate::report::{export, outline};
 use crate::store::Store;
@@ -21,6 +21,7 @@ pub fn report(
     format: Option<ReportFormat>,
     options: outline::Options,
 ) -> Result<ExitCode> {
+    super::destination::refuse_output_store(output, db)?;
     let given = format.is_some();
     let format = match super::format::choose(format, output, ReportFormat::Html) {
         Ok(f) => f,
@@ -36,7 +37,7 @@ pub fn report(
     });
     let output = output.as_deref();
     let text = match format {
-        ReportFormat::Csv => export::to_csv(&data),
+        ReportFormat::Csv => export::to_csv(&data, export::CsvOptions::default()),
         ReportFormat::Json => format!(
             "{}\n",
             serde_json::to_string_pretty(&export::to_json(&data))?
@@ -44,7 +45,7 @@ pub fn report(
         ReportFormat::Md => markdown::render(&outline::build(&data, &options)?)?,
         ReportFormat::Html => html::render(&outline::build(&data, &options)?)?,
     };
-    super::emit(&text, output)?;
+    super::emit(&text, output, db)?;
     if let Some(p) = output {
         crate::console::wrote(p);
     }
@@ -70,6 +71,7 @@ pub fn report_across(db: &Path, req: Across<'_>, single: &outline::Options) -> R
         errln!("error: --baseline, --series and --compare-levels apply to the report of one campaign; a report of two campaigns compares each target with itself in the other campaign");
         return Ok(ExitCode::from(super::EXIT_INVALID));
     }
+    super::destination::refuse_output_store(req.output, db)?;
     let given = req.format.is_some();
     let format = match super::format::choose(req.format, req.output, ReportFormat::Html) {
         Ok(f) => f,
@@ -105,7 +107,7 @@ pub fn report_across(db: &Path, req: Across<'_>, single: &outline::Options) -> R
         // CSV was refused above.
         ReportFormat::Html | ReportFormat::Csv => html::render(&doc)?,
     };
-    super::emit(&text, output)?;
+    super::emit(&text, output, db)?;
     if let Some(p) = output {
         crate::console::wrote(p);
     }

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use super::{EXIT_INTERRUPTED, EXIT_INVALID};
-use crate::experiment::{self, builtin};
+use crate::experiment;
 use crate::host::is_root;
 use crate::measure::StopFlag;
 use crate::progress::Printer;
@@ -30,15 +30,11 @@ pub fn run(db: &Path, file: Option<&Path>, tags: &[String], quiet: bool) -> Resu
     if !team.is_root() {
         return follow(&mut team);
     }
-    let loaded = match file {
-        Some(f) => experiment::load(f),
-        None => builtin::quick(is_root()),
-    };
-    let exp = match loaded {
+    let exp = match super::experiment_file::load(file, is_root()) {
         Ok(e) => e,
         Err(e) => {
             team.abort();
-            errln!("error: {e}");
+            super::experiment_file::refuse(&e);
             return Ok(ExitCode::from(EXIT_INVALID));
         }
     };

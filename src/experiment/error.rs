@@ -1,4 +1,6 @@
-//! Validation errors for experiment files: each names file:line:column.
+//! Validation errors for experiment files: each names file:line:column on
+//! its first line and, below it, shows the offending line with a caret
+//! under the span (as rustc does, through annotate-snippets).
 
 use std::fmt;
 use std::ops::Range;
@@ -9,13 +11,26 @@ pub struct Location {
     pub file: String,
     pub line: usize,
     pub column: usize,
+    /// The line it is on, to show under the message; none where the fault
+    /// has no place of its own (a missing section).
+    pub excerpt: Option<Excerpt>,
+}
+
+/// A line of the file and the part of it to underline.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Excerpt {
+    /// The line's text, without its line break.
+    pub text: String,
+    /// Byte offsets in `text`; a span that goes on to later lines is
+    /// underlined to the end of its first.
+    pub span: Range<usize>,
 }
 
 impl Location {
     /// Converts a byte offset in `source` to a 1-based line and column.
     pub fn at(file: &str, source: &str, offset: usize) -> Location {
-        let offset = offset.min(source.len());
-        let before = &source[..floor_char_boundary(source, offset)];
+        let offset = floor_char_boundary(source, offset.min(source.len()));
+        let before = &source[..offset];
         let line = before.matches('\n').count() + 1;
         let line_start = before.rfind('\n').map(|i| i + 1).unwrap_or(0);
         let column = before[line_start..].chars().count() + 1;
@@ -23,11 +38,37 @@ impl Location {
             file: file.to_string(),
             line,
             column,
+            excerpt: None,
         }
     }
 
+    /// The start of `span`, with its line to show; the top of the file,
+    /// without a line, when there is no span.
     pub fn of_span(file: &str, source: &str, span: Option<Range<usize>>) -> Location {
-        Location::at(file, source, span.map(|s| s.start).unwrap_or(0))
+        let Some(span) = span else {
+            return Location::at(file, source, 0);
+        };
+        let mut at = Location::at(file, source, span.start);
+        at.excerpt = Some(Excerpt::of(source, span));
+        at
+    }
+}
+
+impl Excerpt {
+    fn of(source: &str, span: Range<usize>) -> Excerpt {
+        let start = floor_char_boundary(source, span.start.min(source.len()));
+        let line_start = source[..start].rfind('\n').map(|i| i + 1).unwrap_or(0);
+        let line_end = source[start..]
+            .find('\n')
+            .map(|i| start + i)
+            .unwrap_or(source.len());
+        let text = source[line_start..line_end].trim_end_matches('\r');
+        let end = floor_char_boundary(source, span.end.clamp(start, line_end));
+        let clamp = |i: usize| (i - line_start).min(text.len());
+        Excerpt {
+            text: text.to_string(),
+            span: clamp(start)..clamp(end),
+        }
     }
 }
 
@@ -61,6 +102,42 @@ impl ExperimentError {
             at,
             message: message.into(),
         }
+    }
+
+    /// `error: FILE:LINE:COL: message`, then the line with a caret under
+    /// what is wrong: styled (anstyle) for a stream that strips what its
+    /// terminal cannot show (anstream), ending in a line break.
+    pub fn render(&self) -> String {
+        let title = self.to_string();
+        let excerpt = match self {
+            ExperimentError::Syntax { at, .. } | ExperimentError::Invalid { at, .. } => {
+                at.excerpt.as_ref().map(|e| (at.line, e))
+            }
+            ExperimentError::Read(..) => None,
+        };
+        let Some((line, excerpt)) = excerpt else {
+            let red = anstyle::Style::new()
+                .bold()
+                .fg_color(Some(anstyle::AnsiColor::Red.into()));
+            return format!("{red}error{red:#}: {title}\n");
+        };
+        use annotate_snippets::{Level, Renderer, Snippet};
+        let snippet = Snippet::source(&excerpt.text)
+            .line_start(line)
+            .annotation(Level::Error.span(excerpt.span.clone()));
+        let message = Level::Error.title(&title).snippet(snippet);
+        let text = Renderer::styled().render(message).to_string();
+        // Without a label, the renderer closes with an empty gutter line.
+        let mut lines: Vec<&str> = text.trim_end().lines().collect();
+        if lines.len() > 1
+            && anstream::adapter::strip_str(lines[lines.len() - 1])
+                .to_string()
+                .trim()
+                == "|"
+        {
+            lines.pop();
+        }
+        format!("{}\n", lines.join("\n"))
     }
 }
 
@@ -98,6 +175,37 @@ mod tests {
         assert_eq!(Location::at("f", src, 0).to_string(), "f:1:1");
         assert_eq!(Location::at("f", src, 6).to_string(), "f:2:1");
         assert_eq!(Location::at("f", src, 11).to_string(), "f:2:6");
+    }
+
+    #[test]
+    fn the_line_is_shown_with_a_caret_under_the_span() {
+        let src = "a = 1\r\nnumjobs = \"four\"\r\nb = 2\n";
+        let start = src.find("\"four").unwrap();
+        let at = Location::of_span("f.toml", src, Some(start..start + 6));
+        assert_eq!(at.to_string(), "f.toml:2:11");
+        let e = ExperimentError::invalid(at, "`numjobs` must be an integer");
+        let plain = anstream::adapter::strip_str(&e.render()).to_string();
+        assert_eq!(
+            plain,
+            "error: f.toml:2:11: `numjobs` must be an integer\n  |\n2 | numjobs = \"four\"\n  |           ^^^^^^\n"
+        );
+        // A span over several lines is underlined to the end of its first;
+        // offsets inside a character and past the end are brought back.
+        let src = "x = [\n 1,\n]\né = \"ü\"";
+        let e = Excerpt::of(src, 4..12);
+        assert_eq!((e.text.as_str(), e.span.clone()), ("x = [", 4..5));
+        let u = src.find('ü').unwrap();
+        let e = Excerpt::of(src, u + 1..src.len() + 9);
+        assert_eq!(
+            (e.text.as_str(), e.span.start),
+            ("é = \"ü\"", u - src.find('é').unwrap())
+        );
+        // No span: the message alone.
+        let e = ExperimentError::invalid(Location::of_span("f", src, None), "no [[workload]]");
+        assert_eq!(
+            anstream::adapter::strip_str(&e.render()).to_string(),
+            "error: f:1:1: no [[workload]]\n"
+        );
     }
 
     #[test]

@@ -48,8 +48,8 @@ pub fn parse_experiment(file: &str, source: &str) -> Result<Experiment, Experime
         None => String::new(),
     };
     let (plan, remount_span) = cx.plan(root.get("plan"))?;
-    let targets = cx.targets(root)?;
-    let workloads = cx.workloads(root, &targets)?;
+    let targets = cx.targets(root, plan.max_variants)?;
+    let workloads = cx.workloads(root, &targets, plan.max_variants)?;
     let exp = Experiment {
         name,
         description,
@@ -61,6 +61,15 @@ pub fn parse_experiment(file: &str, source: &str) -> Result<Experiment, Experime
     };
     cx.check_remount(&exp, remount_span)?;
     Ok(exp)
+}
+
+/// `; fio's `blocksize` is `bs` here` for a key that has another name.
+pub(super) fn alias_hint(key: &str, aliases: &[(&str, &str)]) -> Option<String> {
+    let lower = key.to_lowercase();
+    aliases
+        .iter()
+        .find(|(alias, _)| *alias == lower)
+        .map(|(alias, name)| format!("; `{alias}` is written `{name}` here"))
 }
 
 fn first_line(s: &str) -> String {
@@ -106,10 +115,23 @@ impl Cx<'_> {
         allowed: &[&str],
         what: &str,
     ) -> Result<(), ExperimentError> {
+        self.check_keys_or_aliases(table, allowed, &[], what)
+    }
+
+    /// [`Self::check_keys`], naming the key to write for another name of
+    /// it (`blocksize` → `bs`) rather than the nearest in spelling.
+    pub(super) fn check_keys_or_aliases(
+        &self,
+        table: &dyn TableLike,
+        allowed: &[&str],
+        aliases: &[(&str, &str)],
+        what: &str,
+    ) -> Result<(), ExperimentError> {
         for (key, _) in table.iter() {
             if !allowed.contains(&key) {
                 let span = table.key(key).and_then(|k| k.span());
-                let hint = did_you_mean(key, allowed.iter().copied());
+                let hint = alias_hint(key, aliases)
+                    .unwrap_or_else(|| did_you_mean(key, allowed.iter().copied()));
                 return Err(self.err(span, format!("unknown key `{key}` in {what}{hint}")));
             }
         }

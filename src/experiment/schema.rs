@@ -184,6 +184,9 @@ pub struct Plan {
     pub analysis: Analysis,
     /// Sample devices, CPU, memory and daemons during every run.
     pub telemetry: bool,
+    /// The most target variants, and target–workload pairs, the sweeps
+    /// may make: counted before any is built.
+    pub max_variants: u64,
 }
 
 /// The plan's word for the statistics' analysis (which lives in `stats`,
@@ -215,6 +218,7 @@ declare! {
         warmup: int(u32, 0, 1000) = "0" => "unmeasured runs of every pair before the measured ones",
         analysis: choice(Analysis) = "ratio" => "compare targets by the ratio of geometric means (log scale, paired by round) or by Welch's t on the means (for metrics that can be zero or negative; chosen by itself for those)",
         telemetry: bool = "true" => "sample the target's devices, host CPU, memory and the daemons serving the target once a second during every run, and warn when a run measured the wrong thing (page cache, CPU)",
+        max_variants: int(u64, 1, 100_000_000) = "10000" => "refuse sweeps that make more target variants, or target-workload pairs, than this (counted before any is made); raise it for a larger study",
     }
 }
 
@@ -239,6 +243,7 @@ impl From<PlanParams> for Plan {
             warmup: p.warmup,
             analysis: p.analysis,
             telemetry: p.telemetry,
+            max_variants: p.max_variants,
         }
     }
 }

@@ -168,6 +168,17 @@ impl Sweep {
         }
     }
 
+    /// How many variants the sweep makes, counted without making them
+    /// (saturating: a product of many long lists is a refusal, not an
+    /// overflow).
+    pub fn count(&self) -> u64 {
+        let lens = self.axes.iter().map(|a| a.levels.len() as u64);
+        match self.mode {
+            SweepMode::Zip => lens.min().unwrap_or(1),
+            SweepMode::Product => lens.fold(1, u64::saturating_mul),
+        }
+    }
+
     /// Each variant's levels, one per axis, in variant order.
     pub fn variants(&self) -> Vec<Vec<&Level>> {
         let lens: Vec<usize> = self.axes.iter().map(|a| a.levels.len()).collect();
@@ -224,6 +235,38 @@ mod tests {
             text: text.into(),
             scale: Scale::Category,
         }
+    }
+
+    #[test]
+    fn the_count_is_known_without_making_the_variants() {
+        let axis = |n: usize| Axis {
+            key: format!("k{n}"),
+            levels: (0..n)
+                .map(|i| Level {
+                    setting: Setting::Entry {
+                        param: "p",
+                        entry: "e".into(),
+                        text: i.to_string(),
+                    },
+                    factor: factor("k", &i.to_string()),
+                    span: None,
+                })
+                .collect(),
+        };
+        let mut s = Sweep {
+            axes: vec![axis(10), axis(10), axis(3)],
+            mode: SweepMode::Product,
+        };
+        assert_eq!(s.count(), 300);
+        assert_eq!(s.count(), s.variants().len() as u64);
+        s.mode = SweepMode::Zip;
+        assert_eq!(s.count(), 3);
+        assert_eq!(Sweep::none().count(), 1);
+        let huge = Sweep {
+            axes: (0..40).map(|_| axis(10)).collect(),
+            mode: SweepMode::Product,
+        };
+        assert_eq!(huge.count(), u64::MAX, "saturates");
     }
 
     #[test]

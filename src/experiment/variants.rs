@@ -36,7 +36,22 @@ const NOT_SWEPT: &[&str] = &[
     "sweep_mode",
     "compare_levels",
     "on",
+    "gluster",
 ];
+
+/// The keys by which a target stands on another: `on` (its image in that
+/// target's working directory) and a `vm-disk`'s `gluster` (the same, but
+/// reached through QEMU's gluster driver).
+const STANDS_ON: &[&str] = &["on", "gluster"];
+
+/// The key by which a target with `params` stands on another, and that
+/// target's name.
+fn stands_on(params: &Params) -> Option<(&'static str, &str)> {
+    STANDS_ON.iter().find_map(|k| match params.get(k) {
+        Some(Value::Str(s)) => Some((*k, s.as_str())),
+        _ => None,
+    })
+}
 
 /// One `[[target]]` table, read, before its variants are made.
 struct TargetFamily<'d> {
@@ -52,22 +67,26 @@ struct TargetFamily<'d> {
 impl TargetFamily<'_> {
     /// The family this one stands on (`on`), if any.
     fn on(&self) -> Option<&str> {
-        match self.params.get("on") {
-            Some(Value::Str(s)) => Some(s),
-            _ => None,
-        }
+        stands_on(&self.params).map(|(_, name)| name)
+    }
+
+    /// The key that says what it stands on, and where it is written.
+    fn on_key(&self) -> (&'static str, Span) {
+        let key = stands_on(&self.params).map_or("on", |(k, _)| k);
+        (key, self.spans.get(key).cloned().flatten())
     }
 }
 
 impl Cx<'_> {
     /// Every target of the file, its variants in place of a swept table.
-    pub(super) fn targets(&self, root: &Table) -> Result<Vec<TargetSpec>, ExperimentError> {
+    pub(super) fn targets(
+        &self,
+        root: &Table,
+        limit: u64,
+    ) -> Result<Vec<TargetSpec>, ExperimentError> {
         let tables = self.tables(root, "target")?;
         if tables.is_empty() {
-            return Err(self.err(
-                Some(0..0),
-                "the experiment has no [[target]]; add at least one",
-            ));
+            return Err(self.err(None, "the experiment has no [[target]]; add at least one"));
         }
         let mut families: Vec<TargetFamily> = Vec::new();
         for t in tables {
@@ -75,6 +94,7 @@ impl Cx<'_> {
             families.push(family);
         }
         let carriers = self.carriers(&families)?;
+        self.check_target_count(&families, &carriers, limit)?;
         let mut expanded: Vec<Vec<TargetSpec>> = vec![Vec::new(); families.len()];
         for f in stack_order(&carriers) {
             let under = carriers[f].map(|c| expanded[c].clone());
@@ -83,7 +103,7 @@ impl Cx<'_> {
         let mut out: Vec<TargetSpec> = expanded.into_iter().flatten().collect();
         let names: Vec<String> = out.iter().map(|t| t.name.clone()).collect();
         for t in &mut out {
-            if let Some(Value::Str(c)) = t.params.get("on") {
+            if let Some((_, c)) = stands_on(&t.params) {
                 t.on = names.iter().position(|n| n == c);
             }
         }
@@ -99,6 +119,44 @@ impl Cx<'_> {
             "target",
         )?;
         Ok(out)
+    }
+
+    /// Refuses target sweeps that would make more than `limit` variants,
+    /// counted before any is made (a target standing on a swept one is made
+    /// once per variant of it).
+    fn check_target_count(
+        &self,
+        families: &[TargetFamily],
+        carriers: &[Option<usize>],
+        limit: u64,
+    ) -> Result<(), ExperimentError> {
+        let mut counts = vec![0u64; families.len()];
+        for f in stack_order(carriers) {
+            let under = carriers[f].map_or(1, |c| counts[c]);
+            counts[f] = families[f].sweep.count().saturating_mul(under);
+        }
+        let total = counts.iter().fold(0u64, |a, b| a.saturating_add(*b));
+        if total <= limit {
+            return Ok(());
+        }
+        let (largest, _) = counts
+            .iter()
+            .enumerate()
+            .max_by_key(|(_, n)| **n)
+            .expect("a target at least");
+        let f = &families[largest];
+        Err(self.err(
+            f.table
+                .get("sweep")
+                .and_then(|s| s.span())
+                .or(f.table.span()),
+            too_many(
+                "target variants",
+                total,
+                limit,
+                &format!("target `{}` makes {}", f.name, counts[largest]),
+            ),
+        ))
     }
 
     fn target_family<'d>(
@@ -134,7 +192,7 @@ impl Cx<'_> {
                 .map(|k| k.name())
                 .collect::<Vec<_>>()
         };
-        let sweep = self.sweep(t, kind.params(), &owner, "targets", &others)?;
+        let sweep = self.sweep(t, (kind.params(), &[]), &owner, "targets", &others)?;
         Ok(TargetFamily {
             table: t,
             name,
@@ -155,7 +213,7 @@ impl Cx<'_> {
                 out.push(None);
                 continue;
             };
-            let span = f.spans.get("on").cloned().flatten();
+            let (key, span) = f.on_key();
             if on == f.name {
                 return Err(self.err(span, format!("target `{}` cannot stand on itself", f.name)));
             }
@@ -172,6 +230,13 @@ impl Cx<'_> {
             if let Some(dir) = f.table.get("dir") {
                 return Err(self.err(dir.span(), format!("target `{}` stands on `{on}`: its image lives in that target's working directory, so `dir` does not apply; remove it", f.name)));
             }
+            if key == "gluster" && families[c].kind != TargetKind::Gluster {
+                return Err(self.err(span, format!(
+                    "target `{}` reaches `{on}` through QEMU's gluster driver, but `{on}` is a {} target; name a gluster target, or stand on it with `on = \"{on}\"`",
+                    f.name,
+                    families[c].kind.name()
+                )));
+            }
             out.push(Some(c));
         }
         for (i, f) in families.iter().enumerate() {
@@ -179,7 +244,7 @@ impl Cx<'_> {
             let mut at = out[i];
             while let Some(c) = at {
                 if seen.contains(&c) {
-                    let span = f.spans.get("on").cloned().flatten();
+                    let (_, span) = f.on_key();
                     return Err(self.err(
                         span,
                         format!(
@@ -193,6 +258,39 @@ impl Cx<'_> {
             }
         }
         Ok(out)
+    }
+
+    /// Refuses an image that cannot fit in the target it stands on, when
+    /// both say their size (a tmpfs, a loop image, a pool), as swept: the
+    /// image may grow to its whole size, and the filesystem below keeps
+    /// some room for itself. Beneath a directory or a volume, the free
+    /// space is checked when the image is made.
+    fn check_room(
+        &self,
+        f: &TargetFamily,
+        params: &Params,
+        carrier: &TargetSpec,
+    ) -> Result<(), ExperimentError> {
+        let (Some(Value::Size(image)), Some(Value::Size(room))) =
+            (params.get("size"), carrier.params.get("size"))
+        else {
+            return Ok(());
+        };
+        if image < room {
+            return Ok(());
+        }
+        let span = f.spans.get("size").cloned().flatten().or(f.on_key().1);
+        Err(self.err(
+            span,
+            format!(
+                "target `{}` needs room for an image of {}, but `{}` ({}) holds only {}; raise that target's `size` or lower this one's",
+                f.name,
+                crate::params::units::format_bytes(*image as f64),
+                carrier.name,
+                carrier.kind.name(),
+                crate::params::units::format_bytes(*room as f64),
+            ),
+        ))
     }
 
     /// A family's variants: its sweep's, once per variant of the target
@@ -224,7 +322,8 @@ impl Cx<'_> {
                 let mut params = f.params.clone();
                 self.apply(levels, &mut params)?;
                 if let Some(c) = carrier {
-                    params.set("on", Value::Str(c.name.clone()));
+                    self.check_room(f, &params, c)?;
+                    params.set(f.on_key().0, Value::Str(c.name.clone()));
                 }
                 let name = variant_name(&f.name, &factors);
                 let config = f.kind.configure(&params).map_err(|fault| {
@@ -257,18 +356,17 @@ impl Cx<'_> {
         &self,
         root: &Table,
         targets: &[TargetSpec],
+        limit: u64,
     ) -> Result<Vec<WorkloadSpec>, ExperimentError> {
         let tables = self.tables(root, "workload")?;
         if tables.is_empty() {
-            return Err(self.err(
-                Some(0..0),
-                "the experiment has no [[workload]]; add at least one",
-            ));
+            return Err(self.err(None, "the experiment has no [[workload]]; add at least one"));
         }
         let mut out: Vec<WorkloadSpec> = Vec::new();
         let mut families: Vec<(String, &Table)> = Vec::new();
+        let mut pairs = Pairs { made: 0, limit };
         for t in tables {
-            let specs = self.workload_family(t, &families, targets)?;
+            let specs = self.workload_family(t, &families, targets, &mut pairs)?;
             families.push((specs[0].family.clone(), t));
             out.extend(specs);
         }
@@ -291,6 +389,7 @@ impl Cx<'_> {
         t: &Table,
         before: &[(String, &Table)],
         targets: &[TargetSpec],
+        pairs: &mut Pairs,
     ) -> Result<Vec<WorkloadSpec>, ExperimentError> {
         let name = self.name_of(t, "workload", before.iter().map(|x| x.0.as_str()))?;
         let kind_name = self.kind_of(t, "workload", &WorkloadKind::names())?;
@@ -298,7 +397,7 @@ impl Cx<'_> {
         let mut allowed: Vec<&str> = super::parse::WORKLOAD_COMMON.to_vec();
         allowed.extend(kind.params().iter().map(|s| s.name));
         let owner = format!("workload `{name}` (kind {kind_name})");
-        self.check_keys(t, &allowed, &owner)?;
+        self.check_keys_or_aliases(t, &allowed, kind.aliases(), &owner)?;
         let (params, spans) = self.params(t, kind.params(), &[], &format!("workload `{name}`"))?;
         let others = |key: &str| {
             WorkloadKind::all()
@@ -306,9 +405,11 @@ impl Cx<'_> {
                 .map(|k| k.name())
                 .collect::<Vec<_>>()
         };
-        let sweep = self.sweep(t, kind.params(), &owner, "workloads", &others)?;
+        let keys = (kind.params(), kind.aliases());
+        let sweep = self.sweep(t, keys, &owner, "workloads", &others)?;
         let only_targets = self.only_targets(t, &name, targets)?;
         let shared = self.shared(t, &name, kind)?;
+        self.count_pairs(t, &name, &sweep, &only_targets, targets, pairs)?;
         let variants = sweep.variants();
         let mut out = Vec::with_capacity(variants.len());
         for levels in &variants {
@@ -342,6 +443,45 @@ impl Cx<'_> {
             w.compare_levels = compare.clone();
         }
         Ok(out)
+    }
+
+    /// Counts the target–workload pairs a workload family makes (its
+    /// variants times the targets it runs on) before making them, and
+    /// refuses them past the limit.
+    fn count_pairs(
+        &self,
+        t: &Table,
+        name: &str,
+        sweep: &Sweep,
+        only: &[String],
+        targets: &[TargetSpec],
+        pairs: &mut Pairs,
+    ) -> Result<(), ExperimentError> {
+        let on = if only.is_empty() {
+            targets.len()
+        } else {
+            targets
+                .iter()
+                .filter(|x| only.iter().any(|n| *n == x.family || *n == x.name))
+                .count()
+        } as u64;
+        let mine = sweep.count().saturating_mul(on.max(1));
+        pairs.made = pairs.made.saturating_add(mine);
+        if pairs.made <= pairs.limit {
+            return Ok(());
+        }
+        Err(self.err(
+            t.get("sweep").and_then(|s| s.span()).or(t.span()),
+            too_many(
+                "target-workload pairs",
+                pairs.made,
+                pairs.limit,
+                &format!(
+                    "workload `{name}` makes {} variants on {on} target variants",
+                    sweep.count()
+                ),
+            ),
+        ))
     }
 
     /// A workload's factors must not share a key with the factors of a
@@ -445,8 +585,8 @@ impl Cx<'_> {
         items: impl Iterator<Item = (&'t str, &'t str, Span)>,
         what: &str,
     ) -> Result<(), ExperimentError> {
-        let mut names: Vec<&str> = Vec::new();
-        let mut slugs: Vec<String> = Vec::new();
+        let mut names: std::collections::HashSet<&str> = std::collections::HashSet::new();
+        let mut slugs: std::collections::HashSet<String> = std::collections::HashSet::new();
         for (name, slug, span) in items {
             // Paths, mounts, pools and volumes are named by the slug's
             // collision key: `a-1` and `a_1` would share them.
@@ -461,8 +601,8 @@ impl Cx<'_> {
             if let Some(message) = clash {
                 return Err(self.err(span, message));
             }
-            names.push(name);
-            slugs.push(key);
+            names.insert(name);
+            slugs.insert(key);
         }
         Ok(())
     }
@@ -473,7 +613,7 @@ impl Cx<'_> {
     fn sweep(
         &self,
         t: &Table,
-        specs: &[ParamSpec],
+        (specs, aliases): (&[ParamSpec], &[(&str, &str)]),
         owner: &str,
         plural: &str,
         others: &dyn Fn(&str) -> Vec<&'static str>,
@@ -499,6 +639,9 @@ impl Cx<'_> {
         let mut axes: Vec<Axis> = Vec::new();
         for (key, value) in table.iter() {
             let span = table.key(key).and_then(|k| k.span());
+            if let Some(hint) = super::parse::alias_hint(key, aliases) {
+                return Err(self.err(span, format!("{owner}: unknown swept key `{key}`{hint}")));
+            }
             let spec = self.swept_spec(key, span.clone(), specs, owner, plural, others)?;
             if t.contains_key(key) && spec.ty != ParamType::Map {
                 return Err(self.err(
@@ -560,11 +703,11 @@ impl Cx<'_> {
         others: &dyn Fn(&str) -> Vec<&'static str>,
     ) -> Result<&'s ParamSpec, ExperimentError> {
         if let Some(spec) = specs.iter().find(|s| s.name == key) {
-            if key == "on" {
+            if STANDS_ON.contains(&key) {
                 return Err(self.err(
                     span,
                     format!(
-                        "{owner}: `on` cannot be swept; write one target per target it stands on"
+                        "{owner}: `{key}` cannot be swept; write one target per target it stands on"
                     ),
                 ));
             }
@@ -743,6 +886,19 @@ impl Cx<'_> {
         }
         Ok(())
     }
+}
+
+/// The target–workload pairs made so far, and how many may be.
+struct Pairs {
+    made: u64,
+    limit: u64,
+}
+
+/// The refusal of sweeps past `[plan] max_variants`.
+fn too_many(what: &str, count: u64, limit: u64, largest: &str) -> String {
+    format!(
+        "the sweeps make {count} {what} ({largest}), more than [plan] max_variants = {limit}; sweep fewer values (or `sweep_mode = \"zip\"`), or raise `max_variants` in [plan] if the study really has that many"
+    )
 }
 
 /// Families in an order where each comes after the one it stands on

@@ -4,6 +4,7 @@
 use hdrhistogram::Histogram;
 
 use crate::metric::{Direction, HistDef, Labels, MetricDef, Unit};
+use crate::warning::Warning;
 
 /// One figure of a run: a catalogue metric, its labels and its value.
 #[derive(Debug, Clone, PartialEq)]
@@ -93,7 +94,7 @@ pub struct RunOutput {
     pub metrics: Vec<Metric>,
     pub series: Vec<Series>,
     pub histograms: Vec<Hist>,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
     /// What the run was measured with, stored beside it: name → text
     /// (`pg_server_version` → `15.18 (Debian 15.18-0+deb12u1)`).
     pub facts: Vec<(String, String)>,

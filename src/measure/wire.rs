@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Hist, RunOutput, Series};
 use crate::metric::{lookup, lookup_hist, Labels, MetricDef};
+use crate::warning::{Warning, WarningKind};
 
 /// A [`RunOutput`] on the wire: catalogue names with their labels.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -18,7 +19,7 @@ pub struct WireOutput {
     series: Vec<(String, Labels, f64, Vec<Option<f64>>)>,
     /// Name, labels and the V2 encoding in hex.
     histograms: Vec<(String, Labels, String)>,
-    warnings: Vec<String>,
+    warnings: Vec<WireWarning>,
     #[serde(default)]
     facts: Vec<(String, String)>,
 }
@@ -49,14 +50,23 @@ impl WireOutput {
                 })
                 .collect(),
             histograms,
-            warnings: out.warnings.clone(),
+            warnings: out
+                .warnings
+                .iter()
+                .cloned()
+                .map(WireWarning::Typed)
+                .collect(),
             facts: out.facts.clone(),
         })
     }
 
     pub fn into_output(self) -> Result<RunOutput> {
         let mut out = RunOutput {
-            warnings: self.warnings,
+            warnings: self
+                .warnings
+                .into_iter()
+                .map(WireWarning::into_warning)
+                .collect(),
             facts: self.facts,
             ..Default::default()
         };
@@ -82,6 +92,24 @@ impl WireOutput {
             out.histograms.push(Hist { def, labels, hist });
         }
         Ok(out)
+    }
+}
+
+/// A warning on the wire: with its kind, or as a bare sentence (a spool
+/// written before warnings had kinds), classified when read.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(untagged)]
+enum WireWarning {
+    Typed(Warning),
+    Legacy(String),
+}
+
+impl WireWarning {
+    fn into_warning(self) -> Warning {
+        match self {
+            WireWarning::Typed(w) => w,
+            WireWarning::Legacy(text) => Warning::new(WarningKind::classify_legacy(&text), text),
+        }
     }
 }
 
@@ -138,7 +166,7 @@ mod tests {
                 labels: op.clone(),
                 hist: hist.clone(),
             }],
-            warnings: vec!["w".into()],
+            warnings: vec![Warning::new(WarningKind::PageCache, "page cache: w")],
             facts: vec![("pg_server_version".into(), "15.18".into())],
         };
         let wire = WireOutput::from_output(&out).unwrap();
@@ -155,9 +183,25 @@ mod tests {
         assert!(back.series[0].values[1].is_nan());
         assert_eq!(back.histograms[0].hist, hist);
         assert_eq!(back.histograms[0].hist.len(), 4);
-        assert_eq!(back.warnings, vec!["w".to_string()]);
+        assert_eq!(back.warnings, out.warnings);
         assert_eq!(back.facts, out.facts);
         assert!(unhex("abc").is_none() && unhex("zz").is_none());
+    }
+
+    #[test]
+    fn a_spool_of_bare_warning_sentences_reads_back_classified() {
+        let text = r#"{"metrics": [], "series": [], "histograms": [], "warnings": ["noisy host: 40%", "fio said: x"]}"#;
+        let back = decode::<WireOutput>(text.as_bytes())
+            .unwrap()
+            .into_output()
+            .unwrap();
+        assert_eq!(
+            back.warnings,
+            vec![
+                Warning::new(WarningKind::NoisyHost, "noisy host: 40%"),
+                Warning::note("fio said: x")
+            ]
+        );
     }
 
     #[test]

@@ -10,12 +10,14 @@
 //! every metric is summarised alike (mean and interval over the runs); the
 //! latency histograms ([`HistDef`]) merge exactly everywhere.
 //!
-//! [`catalogue`] holds the declarations, [`labels`] the label keys and the
+//! [`catalogue`] holds the declarations, [`format`] a value in its unit
+//! for people (the analysis' sentences and every renderer), [`labels`] the label keys and the
 //! compact names reports show, [`reference`] renders `docs/metrics.md`, and
 //! [`legacy`] reads the names of schema-v3 stores, which packed labels into
 //! names: it is the only place that takes a metric name apart.
 
 pub mod catalogue;
+pub mod format;
 pub mod labels;
 pub mod legacy;
 pub mod reference;

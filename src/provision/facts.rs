@@ -7,31 +7,25 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value};
 
 use super::mountinfo::mount_of;
-
-/// The facts [`path_facts`] records that take a new value with every
-/// campaign of the same configuration — the space left changes with every
-/// write — by their own name, wherever they sit in a target's facts
-/// (`image_dir_facts.free_bytes`). Comparisons across campaigns leave them
-/// out of the differences; each target kind declares its own beside them
-/// ([`crate::targets::TargetEntry::volatile_facts`]).
-pub const VOLATILE: &[&str] = &["free_bytes"];
+use crate::fact::catalogue as f;
 
 /// Facts about the filesystem holding `path`.
 pub fn path_facts(path: &Path) -> Value {
-    let mut facts = json!({ "path": path.canonicalize().unwrap_or_else(|_| path.to_path_buf()).display().to_string() });
+    let canonical = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    let mut facts = json!({ (f::PATH.name): canonical.display().to_string() });
     if let Some(m) = mount_of(path) {
-        facts["fs_type"] = json!(m.fs_type);
-        facts["mount_point"] = json!(m.mount_point);
-        facts["mount_source"] = json!(m.source);
-        facts["mount_options"] = json!(m.mount_options);
-        facts["super_options"] = json!(m.super_options);
+        facts[f::FS_TYPE.name] = json!(m.fs_type);
+        facts[f::MOUNT_POINT.name] = json!(m.mount_point);
+        facts[f::MOUNT_SOURCE.name] = json!(m.source);
+        facts[f::MOUNT_OPTIONS.name] = json!(m.mount_options);
+        facts[f::SUPER_OPTIONS.name] = json!(m.super_options);
         if let Some(dev) = block_device(m.major, m.minor) {
-            facts["block_device"] = dev;
+            facts[f::BLOCK_DEVICE.name] = dev;
         }
     }
     if let Some((total, free)) = space(path) {
-        facts["size_bytes"] = json!(total);
-        facts["free_bytes"] = json!(free);
+        facts[f::SIZE_BYTES.name] = json!(total);
+        facts[f::FREE_BYTES.name] = json!(free);
     }
     facts
 }

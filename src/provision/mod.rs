@@ -1,7 +1,8 @@
 //! What the target kinds stand on and `storlab cleanup` undoes: the
 //! provisioning journal and its resources, external commands, mounts and
 //! mountinfo, image files and loop devices, whole block devices (checks,
-//! claims, facts), shared daemons, the zfs and gluster command lines, where
+//! claims, facts), shared daemons, the zfs and gluster command lines, QEMU's images and
+//! the qemu-storage-daemon serving one, where
 //! a command runs (this host or another, through the remote shell) and
 //! directories and mounts there, a target's working directory and path
 //! facts, storlab's naming scheme, the owner of what a campaign made, a
@@ -26,6 +27,8 @@ pub mod naming;
 pub mod options;
 pub mod owner;
 pub mod ownership;
+pub mod qemu_daemon;
+pub mod qemu_img;
 pub mod resource;
 pub mod site;
 pub mod site_fs;

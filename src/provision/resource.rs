@@ -18,7 +18,7 @@ use super::owner::Owner;
 use super::site::{check_host, Site};
 use super::undo::remove_dir;
 pub use super::undo::Undone;
-use super::{daemon, gluster_cli, loopdev, mount, ownership, site_fs, zfs_cli};
+use super::{daemon, gluster_cli, loopdev, mount, ownership, qemu_daemon, site_fs, zfs_cli};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -38,6 +38,11 @@ pub enum Resource {
     Volume { name: String },
     /// A daemon storlab started; its pid is in `pidfile`.
     Daemon { program: String, pidfile: PathBuf },
+    /// A qemu-storage-daemon one target started, serving its image as a
+    /// FUSE export on `export`: stopped by the pid in `pidfile` (only
+    /// while that process is the daemon started with it), its export
+    /// unmounted if a killed daemon left it.
+    QemuDaemon { pidfile: PathBuf, export: PathBuf },
     /// A campaign's working directory on a target, removed only while its
     /// marker still names `owner` (another campaign may own that path now).
     Workdir { path: PathBuf, owner: Owner },
@@ -79,6 +84,9 @@ impl Resource {
             Resource::Daemon { program, pidfile } => {
                 format!("{program} daemon (pid file {})", pidfile.display())
             }
+            Resource::QemuDaemon { export, .. } => {
+                format!("qemu-storage-daemon serving {}", export.display())
+            }
             Resource::Workdir { path, .. } => format!("working directory {}", path.display()),
             Resource::Peer { name } => format!("Gluster peer {name}"),
             Resource::Remote { host, resource } => format!("{} on {host}", resource.describe()),
@@ -107,6 +115,10 @@ impl Resource {
                 bail!("`{name}` is not a name storlab gives (storlab-<pid>-<target>); storlab does not touch it")
             }
             Resource::Daemon { program, pidfile } => check_pidfile(program, pidfile),
+            Resource::QemuDaemon { pidfile, export } => {
+                check_ours(pidfile)?;
+                check_ours(export)
+            }
             Resource::Peer { name } => check_host(name),
             Resource::Remote { host, resource } => {
                 check_host(host)?;
@@ -143,6 +155,9 @@ impl Resource {
             Resource::Pool { name } => gone(zfs_cli::destroy_pool(name)),
             Resource::Volume { name } => gone(gluster_cli::delete_volume(&Site::Local, name)),
             Resource::Daemon { program, pidfile } => daemon::stop(program, pidfile),
+            Resource::QemuDaemon { pidfile, export } => {
+                gone(qemu_daemon::stop(pidfile, Some(export)))
+            }
             Resource::Workdir { path, owner } => ownership::remove_owned(path, owner),
             Resource::Peer { name } => gluster_cli::detach_peer(&Site::Local, name),
             // On that host itself (`storlab cleanup` run there), as any

@@ -27,6 +27,7 @@ use crate::measure::latency::{latency_metrics, new_histogram};
 use crate::measure::{Hist, Metric, RunOutput, Series};
 use crate::metric::catalogue as m;
 use crate::metric::{Labels, Merge, MetricDef};
+use crate::warning::Warning;
 
 /// One rank's successful part of a run.
 #[derive(Debug, Clone)]
@@ -242,14 +243,14 @@ fn merge_facts(runs: &[RankRun]) -> Vec<(String, String)> {
 }
 
 /// Each warning once: as it is when every rank gave it, else naming the ranks.
-fn merge_warnings(runs: &[RankRun]) -> Vec<String> {
-    let mut by_text: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+fn merge_warnings(runs: &[RankRun]) -> Vec<Warning> {
+    let mut by_warning: BTreeMap<&Warning, Vec<usize>> = BTreeMap::new();
     let mut order = Vec::new();
     for r in runs {
         for w in &r.output.warnings {
-            let ranks = by_text.entry(w.as_str()).or_default();
+            let ranks = by_warning.entry(w).or_default();
             if ranks.is_empty() {
-                order.push(w.as_str());
+                order.push(w);
             }
             ranks.push(r.rank);
         }
@@ -257,12 +258,12 @@ fn merge_warnings(runs: &[RankRun]) -> Vec<String> {
     order
         .into_iter()
         .map(|w| {
-            let ranks = &by_text[w];
+            let ranks = &by_warning[w];
             if ranks.len() == runs.len() {
-                w.to_string()
+                w.clone()
             } else {
                 let list: Vec<String> = ranks.iter().map(|r| r.to_string()).collect();
-                format!("rank {}: {w}", list.join(", "))
+                Warning::new(w.kind, format!("rank {}: {}", list.join(", "), w.text))
             }
         })
         .collect()

@@ -7,6 +7,7 @@
 
 use super::svg::{BarChart, CurveChart, DiffChart, HeatMap, LineChart};
 use super::table::Table;
+use crate::warning::Warning;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Document {
@@ -18,7 +19,7 @@ pub struct Document {
     pub body: Vec<Section>,
     /// Every warning, once; the terminal prints them after the summary,
     /// the body has them in a section of their own.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
 }
 
 /// A titled run of blocks. Sections do not nest: `level` says how deep the

@@ -1,4 +1,4 @@
-//! A history ([`super::history`]) laid out: as terminal text (one table per
+//! A history ([`crate::analysis::history`]) laid out: as terminal text (one table per
 //! series, then its step) and as one self-contained HTML page (inline CSS
 //! and SVG, no script, no external resource) with a chart per series — the
 //! mean and 95% band over campaigns, version changes marked, the step drawn
@@ -6,11 +6,11 @@
 
 use anyhow::Result;
 
-use super::history::{History, Series, Step};
 use super::render::html::html_escape;
 use super::svg::{history_chart, target_color, HistoryChart, HistoryPoint};
 use super::table::Table;
 use super::text::{diff_text, display_unit, mean_ci_text, p_text};
+use crate::analysis::history::{History, Series, Step};
 
 const HEADER: [&str; 9] = [
     "campaign",
@@ -68,7 +68,7 @@ fn rows(h: &History, s: &Series) -> Vec<Vec<String>> {
         .collect()
 }
 
-fn changes(p: &super::history::Point) -> String {
+fn changes(p: &crate::analysis::history::Point) -> String {
     p.version_changes
         .iter()
         .map(|(k, (a, b))| format!("{k}: {a} → {b}"))

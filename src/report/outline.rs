@@ -8,16 +8,17 @@
 
 use anyhow::Result;
 
-use super::compare::Across;
 use super::contrib::{self, Context};
 use super::document::{Document, Section};
-use super::latency::curves;
-use super::model;
-use super::ranks;
+use super::sections::ranks;
 use super::sections::{
     self, campaign, compared, methodology, percentiles, requested, series, summary, workload,
 };
+use crate::analysis::comparison::Across;
+use crate::analysis::latency::curves;
+use crate::analysis::{chosen, model};
 use crate::store::CampaignData;
+use crate::warning::{Warning, WarningKind};
 
 /// What a reader asked of the report beyond the campaign.
 #[derive(Debug, Clone, Default)]
@@ -33,8 +34,8 @@ pub struct Options {
 
 /// The document of campaign `c`.
 pub fn build(c: &CampaignData, options: &Options) -> Result<Document> {
-    contrib::study::check_levels(c, &options.compare_levels)?;
-    let model = model::build(c, options.baseline.as_deref(), &|w| contrib::choose(c, w))?;
+    crate::analysis::study::check_levels(c, &options.compare_levels)?;
+    let model = model::build(c, options.baseline.as_deref(), &chosen::choose)?;
     let cx = Context {
         campaign: c,
         model: &model,
@@ -78,7 +79,7 @@ pub fn build(c: &CampaignData, options: &Options) -> Result<Document> {
     }
     summary.extend(ranks::summary_sections(c));
     let mut warnings = Section::new(2, "Warnings").with_class("warnings");
-    warnings.list(model.warnings.clone());
+    warnings.list(model.warnings.iter().map(|w| w.text.clone()).collect());
     body.push(warnings);
     body.retain(|s| !s.is_empty());
     // The terminal says first what the configuration did not compare; the
@@ -87,7 +88,11 @@ pub fn build(c: &CampaignData, options: &Options) -> Result<Document> {
         title: campaign::title(c),
         summary,
         body,
-        warnings: setup.into_iter().chain(model.warnings).collect(),
+        warnings: setup
+            .into_iter()
+            .map(|s| Warning::new(WarningKind::Setting, s))
+            .chain(model.warnings)
+            .collect(),
     })
 }
 
@@ -107,12 +112,12 @@ pub fn across(a: &CampaignData, b: &CampaignData, x: &Across) -> Result<Document
     let mut warnings = Section::new(2, "Warnings").with_class("warnings");
     let mut each = Vec::new();
     for c in [a, b] {
-        let m = model::build(c, None, &|w| contrib::choose(c, w))?;
+        let m = model::build(c, None, &chosen::choose)?;
         let id = c.campaign.id;
         each.extend(
             m.warnings
                 .into_iter()
-                .map(|w| format!("campaign {id}: {w}")),
+                .map(|w| format!("campaign {id}: {}", w.text)),
         );
     }
     warnings.list(each);
@@ -122,6 +127,10 @@ pub fn across(a: &CampaignData, b: &CampaignData, x: &Across) -> Result<Document
         title: sections::across::title(a, b),
         summary: Vec::new(),
         body,
-        warnings: x.caveats.clone(),
+        warnings: x
+            .caveats
+            .iter()
+            .map(|c| Warning::new(WarningKind::Unlike, c.clone()))
+            .collect(),
     })
 }

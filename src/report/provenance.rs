@@ -2,6 +2,7 @@
 //! tags, the versions of the programs it used, the host's facts and where
 //! it was imported from. The JSON export carries the same facts in full.
 
+use crate::analysis::differences::version_text;
 use crate::store::CampaignData;
 
 /// Longest kernel command line shown in full; the export has all of it.
@@ -71,16 +72,6 @@ pub fn provenance_rows(c: &CampaignData) -> Vec<Vec<String>> {
     t
 }
 
-/// `fio: fio-3.33` reads better as `fio-3.33`; a line naming its program
-/// is shown as it is, another one after the program's name.
-pub fn version_text(program: &str, line: &str) -> String {
-    if line.to_lowercase().contains(&program.to_lowercase()) {
-        line.to_string()
-    } else {
-        format!("{program}: {line}")
-    }
-}
-
 fn pairs(m: &std::collections::BTreeMap<String, String>, sep: &str) -> String {
     m.iter()
         .map(|(k, v)| format!("{k}{sep}{v}"))
@@ -99,19 +90,6 @@ pub fn abbreviated(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn versions_name_their_program_once() {
-        assert_eq!(version_text("fio", "fio-3.33"), "fio-3.33");
-        assert_eq!(
-            version_text("mkfs.ext4", "mke2fs 1.47.0 (5-Feb-2023)"),
-            "mkfs.ext4: mke2fs 1.47.0 (5-Feb-2023)"
-        );
-        assert_eq!(
-            version_text("glusterfs", "glusterfs 10.3"),
-            "glusterfs 10.3"
-        );
-    }
 
     #[test]
     fn long_command_lines_are_cut_and_say_where_the_rest_is() {

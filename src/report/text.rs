@@ -3,7 +3,7 @@
 //! would settle an inconclusive comparison, and a unit to chart in.
 
 use super::format::format_value;
-use super::model::{runs_text, MetricReport, TargetStats};
+use crate::analysis::model::{runs_text, MetricReport, TargetStats};
 use crate::metric::{Family, Unit};
 
 /// `1.2 GiB/s ± 3.4 MiB/s`, or the bare mean with one run; an interval

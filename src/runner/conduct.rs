@@ -23,6 +23,7 @@ use crate::report::format::format_value;
 use crate::store::write::CampaignIds;
 use crate::store::{run_text, RankRow, RunRecord};
 use crate::targets::health::degraded;
+use crate::warning::{Warning, WarningKind};
 
 /// A run as rank 0 concluded it.
 struct Conducted {
@@ -137,7 +138,9 @@ impl Campaign<'_, '_> {
         team.instruct(&Instruction::Run(order.clone()));
         let (mut remounted, mut dropped) = (false, false);
         let (lab, root) = (&mut *self.lab, self.root);
-        let before = lab.targets[pr.target].health();
+        // The target's state as the run begins: after a remount, which
+        // restarts what a remount restarts (a VM disk's daemon).
+        let mut before = None;
         let journal = lab.journal.clone();
         let watch = lab.watch(pr.target);
         let mut between = || -> Result<()> {
@@ -148,6 +151,7 @@ impl Campaign<'_, '_> {
             if exp.plan.drop_caches && root {
                 dropped = crate::host::drop_caches().is_ok();
             }
+            before = Some(lab.targets[pr.target].health());
             Ok(())
         };
         let member = Member {
@@ -168,8 +172,10 @@ impl Campaign<'_, '_> {
             telemetry::conclude(recording, out);
         }
         let after = self.lab.targets[pr.target].health();
+        let before = before.unwrap_or_default();
         if let (Some(out), Some(w)) = (output.as_mut(), degraded(&before, &after)) {
-            out.warnings.push(w);
+            out.warnings
+                .push(Warning::new(WarningKind::DegradedTarget, w));
         }
         // A target that went away during the run was not what it measured.
         if let Err(e) = self.lab.verify(pr.target, target) {

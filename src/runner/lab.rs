@@ -14,7 +14,7 @@ use std::path::Path;
 use anyhow::{bail, Context, Result};
 
 use crate::experiment::Experiment;
-use crate::measure::telemetry::Watch;
+use crate::measure::telemetry::{Backing, Watch};
 use crate::params::units::format_bytes;
 use crate::provision::facts::space;
 use crate::provision::identity::Identity;
@@ -112,16 +112,30 @@ impl<'t> Lab<'t> {
         }
         // What backs a target is found once: its devices and daemons stay
         // (a remount's new FUSE client is looked up when each run starts).
-        self.watches = self
-            .targets
-            .iter()
-            .map(|t| {
+        self.watches = (0..self.targets.len())
+            .map(|i| {
                 exp.plan
                     .telemetry
-                    .then(|| Watch::of_target(t.root(), t.backing()))
+                    .then(|| Watch::of_target(self.targets[i].root(), self.backing_of(i)))
             })
             .collect();
         self.clients.mount(&self.targets, self.team)
+    }
+
+    /// What backs target `i` and every target beneath it: a VM disk's
+    /// image and daemon, and the Gluster volume's bricks and processes
+    /// under it, so that its runs see the chain down to the disk.
+    fn backing_of(&self, i: usize) -> Backing {
+        let mut backing = self.targets[i].backing();
+        let mut at = self.under[i];
+        while let Some(c) = at {
+            let below = self.targets[c].backing();
+            backing.paths.extend(below.paths);
+            backing.serving.extend(below.serving);
+            backing.zfs |= below.zfs;
+            at = self.under[c];
+        }
+        backing
     }
 
     /// What telemetry watches on target `t` during a run, if anything.

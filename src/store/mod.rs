@@ -7,11 +7,13 @@ mod import;
 mod lock;
 mod migrate_v4;
 mod migrate_v6;
+mod migrate_v7;
 mod provenance;
 mod read;
 mod resume;
 mod schema;
 mod spool;
+pub mod stored;
 mod variants;
 pub mod write;
 

@@ -10,6 +10,7 @@ use serde_json::Value;
 use super::{variants, Store};
 use crate::experiment::sweep::Factor;
 use crate::metric::{Direction, Labels, MetricDef, MetricKey, Unit};
+use crate::warning::{Warning, WarningKind};
 
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct CampaignRow {
@@ -128,7 +129,7 @@ pub struct RunData {
     pub metrics: Metrics,
     pub series: BTreeMap<MetricKey, SeriesData>,
     pub histograms: BTreeMap<MetricKey, HistData>,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
     /// What the run was measured with (`pg_server_version`, …).
     pub facts: BTreeMap<String, String>,
     /// MPI ranks that ran it at once (1 without MPI).
@@ -472,9 +473,13 @@ impl Store {
         index: &BTreeMap<i64, usize>,
         runs: &mut [RunData],
     ) -> Result<()> {
-        let sql = "SELECT w.run_id, w.message FROM warnings w JOIN runs r ON r.id = w.run_id WHERE r.campaign_id = ?1";
+        let sql = "SELECT w.run_id, w.kind, w.message FROM warnings w JOIN runs r ON r.id = w.run_id WHERE r.campaign_id = ?1 ORDER BY w.rowid";
         self.each_run_row(sql, campaign, index, |i, r| {
-            runs[i].warnings.push(r.get(1)?);
+            let kind: String = r.get(1)?;
+            let text: String = r.get(2)?;
+            // A kind a newer storlab wrote reads as a note.
+            let kind = WarningKind::from_name(&kind).unwrap_or(WarningKind::Note);
+            runs[i].warnings.push(Warning::new(kind, text));
             Ok(())
         })
     }

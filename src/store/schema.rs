@@ -4,7 +4,7 @@
 use anyhow::{bail, Result};
 use rusqlite::{Connection, OptionalExtension};
 
-pub const SCHEMA_VERSION: i64 = 6;
+pub const SCHEMA_VERSION: i64 = 7;
 
 pub const V1: &str = r#"
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -229,6 +229,12 @@ pub fn migrate(conn: &Connection) -> Result<()> {
         let tx = conn.unchecked_transaction()?;
         super::migrate_v6::migrate(&tx)?;
         set_version(&tx, 6)?;
+        tx.commit()?;
+    }
+    if version < 7 {
+        let tx = conn.unchecked_transaction()?;
+        super::migrate_v7::migrate(&tx)?;
+        set_version(&tx, 7)?;
         tx.commit()?;
     }
     Ok(())

@@ -198,8 +198,8 @@ fn insert_output(tx: &rusqlite::Transaction<'_>, run: i64, out: &RunOutput) -> R
     }
     for w in &out.warnings {
         tx.execute(
-            "INSERT INTO warnings (run_id, message) VALUES (?1, ?2)",
-            params![run, w],
+            "INSERT INTO warnings (run_id, kind, message) VALUES (?1, ?2, ?3)",
+            params![run, w.kind.name(), w.text],
         )?;
     }
     for (name, value) in &out.facts {

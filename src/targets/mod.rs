@@ -18,6 +18,7 @@ pub mod image;
 pub mod loopfs;
 pub mod nfs;
 pub mod tmpfs;
+pub mod vmdisk;
 pub mod zfs;
 
 use std::fmt::Debug;
@@ -130,6 +131,7 @@ pub enum TargetKind {
     Gluster,
     Nfs,
     Block,
+    VmDisk,
 }
 
 /// Everything storlab asks of one target kind.
@@ -147,7 +149,8 @@ pub struct TargetEntry {
     /// process id), the daemons' pids, the space an image has taken.
     /// Dotted names as comparisons flatten the facts; a name covers what
     /// lies under it, and a trailing `*` any name it begins (`Brick*`).
-    /// Beside [`crate::provision::facts::VOLATILE`], which every kind has.
+    /// Beside the facts the catalogue says change with every campaign
+    /// ([`crate::fact::catalogue::always_changing`]), which every kind has.
     pub volatile_facts: &'static [&'static str],
 }
 
@@ -243,6 +246,25 @@ pub static TARGETS: &[TargetEntry] = &[
         cannot_remount: Some("a raw device has no filesystem to remount"),
         volatile_facts: &[],
     },
+    TargetEntry {
+        kind: TargetKind::VmDisk,
+        name: "vm-disk",
+        about: "a virtual machine's disk through QEMU's block layer: a qcow2 or raw image served by qemu-storage-daemon, a loop device over its export, a filesystem inside (needs root)",
+        params: vmdisk::VmDiskParams::PARAMS,
+        configure: configure::<vmdisk::VmDiskParams>,
+        cannot_remount: None,
+        volatile_facts: &[
+            "path",
+            "mount_point",
+            "mount_source",
+            "image",
+            "export",
+            "daemon_pid",
+            "loop_device",
+            "block_device.name",
+            "image_allocated_bytes",
+        ],
+    },
 ];
 
 impl TargetKind {
@@ -288,7 +310,7 @@ impl TargetKind {
     /// target of this kind takes a new value with every campaign.
     pub fn volatile_fact(self, name: &str) -> bool {
         let leaf = name.rsplit('.').next().unwrap_or(name);
-        crate::provision::facts::VOLATILE.contains(&leaf)
+        crate::fact::catalogue::always_changing().any(|n| n == leaf)
             || self
                 .entry()
                 .volatile_facts

@@ -3,7 +3,7 @@ use super::*;
 #[test]
 fn every_kind_has_exactly_one_row_and_names_are_unique() {
     use TargetKind::*;
-    let kinds = [Dir, Tmpfs, Loop, Zfs, Gluster, Nfs, Block];
+    let kinds = [Dir, Tmpfs, Loop, Zfs, Gluster, Nfs, Block, VmDisk];
     for k in kinds {
         assert_eq!(TARGETS.iter().filter(|e| e.kind == k).count(), 1, "{k:?}");
         assert_eq!(TargetKind::parse(k.name()), Some(k));
@@ -28,6 +28,7 @@ fn every_declared_default_is_read_into_its_typed_field() {
     reads::<dir::DirParams>();
     reads::<tmpfs::TmpfsParams>();
     reads::<loopfs::LoopParams>();
+    reads::<vmdisk::VmDiskParams>();
     reads::<zfs::ZfsParams>();
     reads::<gluster::GlusterParams>();
     reads::<nfs::NfsParams>();

@@ -27,6 +27,7 @@ use crate::measure::{RunOutput, StopFlag};
 use crate::metric::catalogue as m;
 use crate::params::units::format_bytes;
 use crate::params::{declare, Fault, Params, Value};
+use crate::warning::Warning;
 
 /// Lines of stderr kept with a failed run.
 const STDERR_LINES: usize = 10;
@@ -271,16 +272,16 @@ impl Workload for CommandWorkload {
             ..Default::default()
         };
         if f.strays > 0 {
-            out.warnings.push(format!(
+            out.warnings.push(Warning::note(format!(
                 "the command left {} process(es) running when it ended; storlab killed them, since they would have kept the target busy",
                 f.strays
-            ));
+            )));
         }
         match child::own_peak_rss_bytes() {
-            Some(floor) if f.max_rss_bytes <= floor => out.warnings.push(format!(
+            Some(floor) if f.max_rss_bytes <= floor => out.warnings.push(Warning::note(format!(
                 "peak memory not recorded: the kernel reports {}, which is storlab's own resident size carried over at exec; the command used at most that",
                 format_bytes(f.max_rss_bytes as f64)
-            )),
+            ))),
             _ => out
                 .metrics
                 .push(m::MAX_RSS_BYTES.value(f.max_rss_bytes as f64)),

@@ -163,6 +163,9 @@ pub struct KindEntry {
     pub per_rank: bool,
     /// Whether `shared = true` may put every rank on one set of files.
     pub shareable: bool,
+    /// Other names people write for its parameters (fio's aliases), each
+    /// with the name storlab knows it by: refused with that name.
+    pub aliases: &'static [(&'static str, &'static str)],
 }
 
 /// The registry, in the order `storlab workloads` lists it.
@@ -177,6 +180,7 @@ pub static KINDS: &[KindEntry] = &[
         span_metric: Some(&m::ELAPSED_S),
         per_rank: true,
         shareable: true,
+        aliases: io::FIO_ALIASES,
     },
     KindEntry {
         kind: WorkloadKind::Fio,
@@ -188,6 +192,7 @@ pub static KINDS: &[KindEntry] = &[
         span_metric: Some(&m::ELAPSED_S),
         per_rank: true,
         shareable: false,
+        aliases: &[],
     },
     KindEntry {
         kind: WorkloadKind::Command,
@@ -199,6 +204,7 @@ pub static KINDS: &[KindEntry] = &[
         span_metric: Some(&m::WALL_S),
         per_rank: true,
         shareable: true,
+        aliases: &[],
     },
     KindEntry {
         kind: WorkloadKind::Mock,
@@ -210,6 +216,7 @@ pub static KINDS: &[KindEntry] = &[
         span_metric: None,
         per_rank: true,
         shareable: false,
+        aliases: &[],
     },
     KindEntry {
         kind: WorkloadKind::Pgbench,
@@ -222,6 +229,7 @@ pub static KINDS: &[KindEntry] = &[
         span_metric: Some(&m::ELAPSED_S),
         per_rank: false,
         shareable: false,
+        aliases: &[],
     },
     KindEntry {
         kind: WorkloadKind::SqliteOltp,
@@ -233,6 +241,7 @@ pub static KINDS: &[KindEntry] = &[
         span_metric: Some(&m::ELAPSED_S),
         per_rank: false,
         shareable: false,
+        aliases: &[],
     },
     KindEntry {
         kind: WorkloadKind::Matrix,
@@ -244,6 +253,7 @@ pub static KINDS: &[KindEntry] = &[
         span_metric: Some(&m::ELAPSED_S),
         per_rank: true,
         shareable: false,
+        aliases: &[],
     },
     KindEntry {
         kind: WorkloadKind::Smallfiles,
@@ -255,6 +265,7 @@ pub static KINDS: &[KindEntry] = &[
         span_metric: Some(&m::ELAPSED_S),
         per_rank: true,
         shareable: false,
+        aliases: &[],
     },
     KindEntry {
         kind: WorkloadKind::Tinywrites,
@@ -266,6 +277,7 @@ pub static KINDS: &[KindEntry] = &[
         span_metric: Some(&m::TOTAL_S),
         per_rank: true,
         shareable: false,
+        aliases: &[],
     },
 ];
 
@@ -323,6 +335,11 @@ impl WorkloadKind {
 
     pub fn primary(self) -> &'static MetricDef {
         self.entry().primary
+    }
+
+    /// Other names for its parameters: (written, storlab's name).
+    pub fn aliases(self) -> &'static [(&'static str, &'static str)] {
+        self.entry().aliases
     }
 }
 

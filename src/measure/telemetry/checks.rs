@@ -18,6 +18,7 @@ use crate::metric::catalogue as m;
 use crate::metric::labels::{DEVICE, PROCESS};
 use crate::metric::MetricDef;
 use crate::params::units::format_bytes;
+use crate::warning::{Warning, WarningKind};
 
 /// Below this share of the workload's reads delivered by the device, the
 /// reads came from memory.
@@ -37,20 +38,23 @@ const PG_DEFAULT_SHARED_BUFFERS: f64 = (128u64 << 20) as f64;
 pub const PGBENCH_BYTES_PER_SCALE: f64 = 15e6;
 
 /// Every check's warning for one run on the device chain `chain`.
-pub fn checks(out: &RunOutput, chain: &Chain) -> Vec<String> {
+pub fn checks(out: &RunOutput, chain: &Chain) -> Vec<Warning> {
     [
-        page_cache(out, chain),
-        fits_in_memory(out, chain),
-        fits_in_arc(out),
-        fits_in_shared_buffers(out),
-        unflushed(out),
-        durability(out, chain),
-        cpu_bound(out),
-        noisy(out),
-        sync_flushed_others(out),
+        (WarningKind::PageCache, page_cache(out, chain)),
+        (WarningKind::WorkingSetInRam, fits_in_memory(out, chain)),
+        (WarningKind::WorkingSetInArc, fits_in_arc(out)),
+        (
+            WarningKind::DatabaseInSharedBuffers,
+            fits_in_shared_buffers(out),
+        ),
+        (WarningKind::UnflushedWrites, unflushed(out)),
+        (WarningKind::DurabilityNotMeasured, durability(out, chain)),
+        (WarningKind::CpuBound, cpu_bound(out)),
+        (WarningKind::NoisyHost, noisy(out)),
+        (WarningKind::SyncFlushedOthers, sync_flushed_others(out)),
     ]
     .into_iter()
-    .flatten()
+    .filter_map(|(kind, text)| text.map(|t| Warning::new(kind, t)))
     .collect()
 }
 

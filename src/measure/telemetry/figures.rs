@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use super::chain::Device;
 use super::sample::{Disk, Sample};
 use super::sampler::Recording;
+use crate::fact::catalogue as facts;
 use crate::measure::{Metric, RunOutput, Series};
 use crate::metric::catalogue as m;
 use crate::metric::labels::{DEVICE, PROCESS};
@@ -61,11 +62,13 @@ pub fn figures(rec: &Recording) -> Figures {
         .push(m::TELEMETRY_CPU_PCT.value(100.0 * rec.sampler_cpu_s / elapsed));
     if !rec.chain.is_empty() {
         f.facts
-            .push(("telemetry_devices".into(), rec.chain.describe()));
+            .push((facts::TELEMETRY_DEVICES.name.into(), rec.chain.describe()));
     }
     for (label, why) in &rec.serving {
-        f.facts
-            .push((format!("telemetry_process.{label}"), why.clone()));
+        f.facts.push((
+            format!("{}{label}", facts::TELEMETRY_PROCESS.name),
+            why.clone(),
+        ));
     }
     f
 }

@@ -1,6 +1,7 @@
 use super::*;
 use crate::metric::catalogue::LAT;
 use crate::metric::labels::{FILE_SIZE, OP, RECORD_SIZE, TEST};
+use crate::warning::{Warning, WarningKind};
 
 fn hist(values: &[u64]) -> Hist {
     let mut h = new_histogram();
@@ -33,7 +34,10 @@ fn io_rank(rank: usize, lat: &[u64], elapsed: f64, done: f64) -> RankRun {
             metrics,
             series: vec![Series::new(&m::BW_BYTES_PER_S, 1.0, vec![10.0; rank + 1])],
             histograms: vec![h],
-            warnings: vec!["same".into(), format!("only {rank}")],
+            warnings: vec![
+                Warning::new(WarningKind::NoisyHost, "same"),
+                Warning::note(format!("only {rank}")),
+            ],
             facts: vec![
                 ("engine".into(), "psync".into()),
                 ("version".into(), format!("1.{}", rank.min(1))),
@@ -92,7 +96,12 @@ fn counts_add_histograms_merge_exactly_and_throughput_is_iors_aggregate() {
     assert_eq!(out.series[0].values, vec![30.0, 20.0, 10.0]);
     assert_eq!(
         out.warnings,
-        vec!["same", "rank 0: only 0", "rank 1: only 1", "rank 2: only 2"]
+        vec![
+            Warning::new(WarningKind::NoisyHost, "same"),
+            Warning::note("rank 0: only 0"),
+            Warning::note("rank 1: only 1"),
+            Warning::note("rank 2: only 2")
+        ]
     );
     assert_eq!(
         out.facts,

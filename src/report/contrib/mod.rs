@@ -1,8 +1,9 @@
-//! What a workload kind or a feature adds to the report: the metric its
-//! verdict concerns, summary metrics beside it, its own table of them, lines under the summary
-//! `storlab show` prints, and sections under the workload's own in the
-//! report — all from the campaign data and the model, like every other
-//! section. The matrix contributes its per-test geometric means and its
+//! What a workload kind or a feature adds to the report: its own table of
+//! the summary metrics (which metrics those are, and the one its verdict
+//! concerns, is the analysis' choice: [`crate::analysis::chosen`]), lines
+//! under the summary `storlab show` prints, and sections under the
+//! workload's own in the report — all from the campaign data and the
+//! model, like every other section. The matrix contributes its per-test geometric means and its
 //! file size × record size maps; telemetry what the system did during a
 //! workload's runs.
 //!
@@ -19,10 +20,9 @@ pub mod telemetry;
 use anyhow::Result;
 
 use super::document::Section;
-use super::model::{Chosen, Report, WorkloadReport};
 use super::table::Table;
-use crate::metric::MetricKey;
-use crate::store::{CampaignData, WorkloadRow};
+use crate::analysis::model::{Report, WorkloadReport};
+use crate::store::CampaignData;
 
 /// What a contributor reads: the stored campaign and the statistics model
 /// built from it (which already holds its summary metrics).
@@ -36,19 +36,6 @@ pub struct Context<'a> {
 }
 
 pub trait Contributor: Sync {
-    /// The metric `w`'s verdict and the regression gate concern, in place
-    /// of its stored primary metric (a matrix's `primary_test`).
-    fn primary_metric(&self, _c: &CampaignData, _w: &WorkloadRow) -> Option<MetricKey> {
-        None
-    }
-
-    /// Metrics of `w` that the model summarises and compares beside the
-    /// primary one, in this order (the matrix: each test's geometric mean).
-    /// Those no run recorded are left out.
-    fn summary_metrics(&self, _c: &CampaignData, _w: &WorkloadRow) -> Vec<MetricKey> {
-        Vec::new()
-    }
-
     /// The table of `w`'s summary metrics, in place of the standard one
     /// (targets as rows, metrics as columns).
     fn values_table(&self, _cx: Context, _w: &WorkloadReport) -> Option<Table> {
@@ -70,19 +57,6 @@ pub trait Contributor: Sync {
 /// Every contributor, in the order their sections appear.
 pub static CONTRIBUTORS: &[&dyn Contributor] =
     &[&matrix::Matrix, &study::Sweeps, &telemetry::Telemetry];
-
-/// What the model summarises of `w` beyond its stored primary metric and
-/// the catalogue's headlines: the first contributor's primary metric,
-/// every contributor's summary metrics.
-pub fn choose(c: &CampaignData, w: &WorkloadRow) -> Chosen {
-    Chosen {
-        primary: CONTRIBUTORS.iter().find_map(|k| k.primary_metric(c, w)),
-        beside: CONTRIBUTORS
-            .iter()
-            .flat_map(|k| k.summary_metrics(c, w))
-            .collect(),
-    }
-}
 
 /// The first contributor's table of `w`'s summary metrics, if any.
 pub fn values_table(cx: Context, w: &WorkloadReport) -> Option<Table> {

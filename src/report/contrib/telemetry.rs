@@ -17,12 +17,13 @@ use std::collections::{BTreeMap, BTreeSet};
 use anyhow::Result;
 
 use super::{Context, Contributor};
+use crate::analysis::model::{self, WorkloadReport};
+use crate::fact::catalogue as f;
 use crate::metric::catalogue as m;
 use crate::metric::labels::{DEVICE, PROCESS};
 use crate::metric::{Family, Labels, MetricDef, MetricKey};
 use crate::report::document::{Chart, Section};
 use crate::report::format::format_value;
-use crate::report::model::{self, WorkloadReport};
 use crate::report::svg::{target_color, Line, LineChart};
 use crate::report::table::Table;
 use crate::report::text::{diff_text, display_unit, mean_ci_text};
@@ -161,13 +162,13 @@ fn watched_table(runs: &[&RunData], targets: &[String]) -> Table {
         };
         let devices = r
             .facts
-            .get("telemetry_devices")
+            .get(f::TELEMETRY_DEVICES.name)
             .cloned()
             .unwrap_or_else(|| "none (no block device under the target)".into());
         let processes: Vec<String> = r
             .facts
             .keys()
-            .filter_map(|k| k.strip_prefix("telemetry_process."))
+            .filter_map(|k| k.strip_prefix(f::TELEMETRY_PROCESS.name))
             .map(String::from)
             .collect();
         let processes = if processes.is_empty() {

@@ -1,11 +1,20 @@
-//! The tidy CSV: one row per run and metric, values in stored base units.
-//! Columns: `campaign, run, target, workload, repetition, round, warmup,
-//! status, metric, value, unit, direction`; then one column per label key
-//! the campaign's metrics use, swept parameters among them (named after the
-//! key, `label.KEY` should a key be one of the columns before); `rank, host` when some run ran on
-//! several MPI ranks; then the parameters of the run's workload
-//! (`workload.KEY`) and target (`target.KEY`), so that a workload's `size`
-//! and a target's `size` stay apart.
+//! The tidy CSV: one row per run and metric, values in stored base units,
+//! for pandas and R. Columns: `campaign, run, target, workload,
+//! repetition, round, warmup, status, metric, value, unit, direction`;
+//! then what places a row among campaigns and in time: `campaign_uuid,
+//! campaign_name, host` (the campaign's; a rank's own on its rows),
+//! `started_at, duration_s, caches_dropped, remounted` (the run's); one
+//! `tag.NAME` column per tag of the campaigns exported; one column per
+//! label key their metrics use, swept parameters among them (named after
+//! the key, `label.KEY` should a key be one of the columns before);
+//! `rank` when some run ran on several MPI ranks; then the parameters of
+//! the run's workload (`workload.KEY`) and target (`target.KEY`), so that
+//! a workload's `size` and a target's `size` stay apart.
+//!
+//! Several campaigns (`export --all`) share one header, the union of their
+//! columns. Cells are written as they are, quoted as RFC 4180 says (the
+//! `csv` crate); only `--excel-safe` defuses text a spreadsheet would run
+//! as a formula, and never a number.
 
 use std::collections::BTreeSet;
 
@@ -28,10 +37,26 @@ const CSV_HEADER: &[&str] = &[
     "value",
     "unit",
     "direction",
+    "campaign_uuid",
+    "campaign_name",
+    "host",
+    "started_at",
+    "duration_s",
+    "caches_dropped",
+    "remounted",
 ];
+
+/// How the CSV is written.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CsvOptions {
+    /// Text cells a spreadsheet would run as a formula (`=`, `+`, `-`, `@`,
+    /// tab, carriage return first) get a `'` in front; numbers never do.
+    pub excel_safe: bool,
+}
 
 /// The columns after the fixed ones.
 struct Columns {
+    tags: Vec<String>,
     labels: Vec<String>,
     ranks: bool,
     workload_params: Vec<String>,
@@ -39,9 +64,9 @@ struct Columns {
 }
 
 impl Columns {
-    fn of(c: &CampaignData) -> Columns {
+    fn of(campaigns: &[CampaignData]) -> Columns {
         let mut labels = BTreeSet::new();
-        for r in &c.runs {
+        for r in campaigns.iter().flat_map(|c| &c.runs) {
             let keys = r
                 .metrics
                 .keys()
@@ -57,19 +82,33 @@ impl Columns {
                 l.clone(),
             )
         });
+        let tags: BTreeSet<&String> = campaigns
+            .iter()
+            .flat_map(|c| c.facts.provenance.tags.keys())
+            .collect();
         Columns {
+            tags: tags.into_iter().cloned().collect(),
             labels,
-            ranks: crate::report::ranks::has_ranks(c),
-            workload_params: param_keys(c.workloads.iter().map(|w| &w.params)),
-            target_params: param_keys(c.targets.iter().map(|t| &t.params)),
+            ranks: campaigns.iter().any(crate::analysis::ranks::has_ranks),
+            workload_params: param_keys(
+                campaigns
+                    .iter()
+                    .flat_map(|c| c.workloads.iter().map(|w| &w.params)),
+            ),
+            target_params: param_keys(
+                campaigns
+                    .iter()
+                    .flat_map(|c| c.targets.iter().map(|t| &t.params)),
+            ),
         }
     }
 
     fn header(&self) -> Vec<String> {
         let mut h: Vec<String> = CSV_HEADER.iter().map(|s| s.to_string()).collect();
+        h.extend(self.tags.iter().map(|t| format!("tag.{t}")));
         h.extend(self.labels.iter().map(|l| label_column(l)));
         if self.ranks {
-            h.extend(["rank".into(), "host".into()]);
+            h.push("rank".into());
         }
         h.extend(self.workload_params.iter().map(|k| format!("workload.{k}")));
         h.extend(self.target_params.iter().map(|k| format!("target.{k}")));
@@ -79,7 +118,7 @@ impl Columns {
 
 /// A label's column: its key, unless that is the name of a fixed column.
 fn label_column(key: &str) -> String {
-    if CSV_HEADER.contains(&key) || ["rank", "host"].contains(&key) {
+    if CSV_HEADER.contains(&key) || key == "rank" || key.starts_with("tag.") {
         format!("label.{key}")
     } else {
         key.to_string()
@@ -95,47 +134,107 @@ fn param_keys<'a>(params: impl Iterator<Item = &'a Value>) -> Vec<String> {
     keys.into_iter().cloned().collect()
 }
 
-/// Tidy CSV of every run and metric; failed runs appear with an empty metric.
-/// A run's per-rank rows follow its aggregate rows, with `rank` and `host`
-/// set (empty on the aggregate rows).
-pub fn to_csv(c: &CampaignData) -> String {
-    let cols = Columns::of(c);
-    let mut out = String::new();
-    push_row(&mut out, &cols.header());
-    for r in &c.runs {
-        let run = RunCells::new(c, r, &cols);
-        let none = if cols.ranks {
-            vec![String::new(); 2]
-        } else {
-            Vec::new()
-        };
-        metric_rows(&mut out, &run, &r.status, &r.metrics, &none);
-        for k in &r.per_rank {
-            let rank = vec![k.rank.to_string(), k.host.clone()];
-            metric_rows(&mut out, &run, &k.status, &k.metrics, &rank);
-        }
-    }
-    out
+/// Tidy CSV of every run and metric of one campaign; see [`to_csv_all`].
+pub fn to_csv(c: &CampaignData, options: CsvOptions) -> String {
+    to_csv_all(std::slice::from_ref(c), options)
 }
 
-/// The cells a run's rows share: before the status, and the parameters.
+/// Tidy CSV of every run and metric of `campaigns`, under one header;
+/// failed runs appear with an empty metric. A run's per-rank rows follow
+/// its aggregate rows, with `rank` and that rank's `host` set (`rank`
+/// empty on the aggregate rows).
+pub fn to_csv_all(campaigns: &[CampaignData], options: CsvOptions) -> String {
+    let cols = Columns::of(campaigns);
+    let mut out = Rows::new(options);
+    out.push(cols.header());
+    for c in campaigns {
+        let campaign = CampaignCells::new(c, &cols);
+        for r in &c.runs {
+            let run = RunCells::new(&campaign, c, r, &cols);
+            let none = if cols.ranks {
+                vec![String::new()]
+            } else {
+                vec![]
+            };
+            metric_rows(&mut out, &run, &r.status, &r.metrics, (&none, None));
+            for k in &r.per_rank {
+                let rank = vec![k.rank.to_string()];
+                metric_rows(
+                    &mut out,
+                    &run,
+                    &k.status,
+                    &k.metrics,
+                    (&rank, Some(&k.host)),
+                );
+            }
+        }
+    }
+    out.finish()
+}
+
+/// The cells a campaign's rows share: its uuid, name and host, and a cell
+/// per tag column.
+struct CampaignCells {
+    id: String,
+    ident: [String; 3],
+    tags: Vec<String>,
+}
+
+impl CampaignCells {
+    fn new(c: &CampaignData, cols: &Columns) -> CampaignCells {
+        let host = c
+            .facts
+            .provenance
+            .host
+            .get("hostname")
+            .cloned()
+            .or_else(|| c.environment["hostname"].as_str().map(String::from))
+            .unwrap_or_default();
+        let tags = &c.facts.provenance.tags;
+        CampaignCells {
+            id: c.campaign.id.to_string(),
+            ident: [c.facts.uuid.clone(), c.campaign.name.clone(), host],
+            tags: cols
+                .tags
+                .iter()
+                .map(|t| tags.get(t).cloned().unwrap_or_default())
+                .collect(),
+        }
+    }
+}
+
+/// The cells a run's rows share: before the status, the campaign's and
+/// the run's own after the metric, and the parameters.
 struct RunCells<'a> {
     head: [String; 7],
+    campaign: &'a CampaignCells,
+    timing: [String; 4],
     params: Vec<String>,
     labels: &'a [String],
     run: &'a RunData,
 }
 
 impl<'a> RunCells<'a> {
-    fn new(c: &CampaignData, r: &'a RunData, cols: &'a Columns) -> RunCells<'a> {
+    fn new(
+        campaign: &'a CampaignCells,
+        c: &CampaignData,
+        r: &'a RunData,
+        cols: &'a Columns,
+    ) -> RunCells<'a> {
         let head = [
-            c.campaign.id.to_string(),
+            campaign.id.clone(),
             r.id.to_string(),
             r.target.clone(),
             r.workload.clone(),
             r.repetition.to_string(),
             r.round.to_string(),
             r.warmup.to_string(),
+        ];
+        let timing = [
+            r.started_at.clone(),
+            r.duration_s.to_string(),
+            r.caches_dropped.to_string(),
+            r.remounted.to_string(),
         ];
         let workload = c
             .workloads
@@ -151,6 +250,8 @@ impl<'a> RunCells<'a> {
         params.extend(param_cells(target, &cols.target_params));
         RunCells {
             head,
+            campaign,
+            timing,
             params,
             labels: &cols.labels,
             run: r,
@@ -158,29 +259,38 @@ impl<'a> RunCells<'a> {
     }
 
     /// One row: the shared cells, `status`, the metric (its key, and its
-    /// value, unit and direction) with its labels, `rank` (the rank and
-    /// host, or empty cells, or nothing) and the parameters.
+    /// value, unit and direction), the campaign's and the run's cells (a
+    /// rank's own host in place of the campaign's), the tags, the metric's
+    /// labels, `rank` (the rank, or an empty cell, or nothing) and the
+    /// parameters.
     fn row(
         &self,
         status: &str,
         metric: Option<(&MetricKey, [String; 3])>,
-        rank: &[String],
+        (rank, host): (&[String], Option<&String>),
     ) -> Vec<String> {
         let mut row: Vec<String> = self.head.to_vec();
         row.push(status.to_string());
-        match metric {
+        let labels = match metric {
             Some((key, cells)) => {
                 row.push(key.name.clone());
                 row.extend(cells);
                 let labels = self.run.labels_of(key);
-                row.extend(
-                    self.labels
-                        .iter()
-                        .map(|l| labels.value(l).unwrap_or_default().to_string()),
-                );
+                self.labels
+                    .iter()
+                    .map(|l| labels.value(l).unwrap_or_default().to_string())
+                    .collect()
             }
-            None => row.extend(vec![String::new(); 4 + self.labels.len()]),
-        }
+            None => {
+                row.extend(vec![String::new(); 4]);
+                vec![String::new(); self.labels.len()]
+            }
+        };
+        let [uuid, name, campaign_host] = &self.campaign.ident;
+        row.extend([uuid, name, host.unwrap_or(campaign_host)].map(String::clone));
+        row.extend(self.timing.iter().cloned());
+        row.extend(self.campaign.tags.iter().cloned());
+        row.extend(labels);
         row.extend_from_slice(rank);
         row.extend(self.params.iter().cloned());
         row
@@ -212,14 +322,14 @@ fn param_text(v: &Value) -> String {
 
 /// A row per metric (one with empty metric cells when there is none).
 fn metric_rows(
-    out: &mut String,
+    out: &mut Rows,
     run: &RunCells<'_>,
     status: &str,
     metrics: &Metrics,
-    rank: &[String],
+    rank: (&[String], Option<&String>),
 ) {
     if metrics.is_empty() {
-        push_row(out, &run.row(status, None, rank));
+        out.push(run.row(status, None, rank));
     }
     for (key, m) in metrics {
         let cells = [
@@ -227,28 +337,50 @@ fn metric_rows(
             m.unit.to_string(),
             m.direction.as_str().into(),
         ];
-        push_row(out, &run.row(status, Some((key, cells)), rank));
+        out.push(run.row(status, Some((key, cells)), rank));
     }
 }
 
-fn push_row(out: &mut String, cells: &[String]) {
-    let escaped: Vec<String> = cells.iter().map(|c| csv_escape(c)).collect();
-    out.push_str(&escaped.join(","));
-    out.push('\n');
+/// The rows written so far, through the `csv` crate's writer.
+struct Rows {
+    writer: csv::Writer<Vec<u8>>,
+    options: CsvOptions,
 }
 
-/// RFC 4180 quoting, plus a leading quote for cells a spreadsheet would run
-/// as a formula.
-pub fn csv_escape(cell: &str) -> String {
-    let formula = cell.starts_with(['=', '+', '@'])
-        || (cell.starts_with('-') && cell.parse::<f64>().is_err());
-    let cell = if formula {
+impl Rows {
+    fn new(options: CsvOptions) -> Rows {
+        Rows {
+            writer: csv::Writer::from_writer(Vec::new()),
+            options,
+        }
+    }
+
+    fn push(&mut self, cells: Vec<String>) {
+        let cells = cells.into_iter().map(|c| match self.options.excel_safe {
+            true => excel_safe(c),
+            false => c,
+        });
+        self.writer
+            .write_record(cells)
+            .expect("writing CSV into memory cannot fail");
+    }
+
+    fn finish(self) -> String {
+        let bytes = self
+            .writer
+            .into_inner()
+            .expect("flushing CSV into memory cannot fail");
+        String::from_utf8(bytes).expect("CSV of UTF-8 cells is UTF-8")
+    }
+}
+
+/// A text cell a spreadsheet would take for a formula, with a `'` in
+/// front (OWASP's list of first characters); a number, even `-1.5` or
+/// `+3e9`, as it is.
+pub fn excel_safe(cell: String) -> String {
+    let formula = cell.starts_with(['=', '+', '-', '@', '\t', '\r']);
+    if formula && cell.parse::<f64>().is_err() {
         format!("'{cell}")
-    } else {
-        cell.to_string()
-    };
-    if cell.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", cell.replace('"', "\"\""))
     } else {
         cell
     }
@@ -259,12 +391,33 @@ mod tests {
     use super::*;
 
     #[test]
-    fn csv_cells_are_quoted_and_defused() {
-        assert_eq!(csv_escape("plain"), "plain");
-        assert_eq!(csv_escape("a,b"), "\"a,b\"");
-        assert_eq!(csv_escape("say \"hi\""), "\"say \"\"hi\"\"\"");
-        assert_eq!(csv_escape("=cmd()"), "'=cmd()");
-        assert_eq!(csv_escape("-1.5"), "-1.5");
+    fn only_text_that_looks_like_a_formula_is_defused_never_a_number() {
+        let safe = |s: &str| excel_safe(s.to_string());
+        assert_eq!(safe("plain"), "plain");
+        assert_eq!(safe("=cmd()"), "'=cmd()");
+        assert_eq!(safe("@SUM(A1)"), "'@SUM(A1)");
+        assert_eq!(safe("-x"), "'-x");
+        assert_eq!(safe("+1+1"), "'+1+1");
+        assert_eq!(safe("\t=1"), "'\t=1");
+        for number in ["-1.5", "+3", "-2e-9", "1e300", "0"] {
+            assert_eq!(safe(number), number);
+        }
+    }
+
+    #[test]
+    fn cells_are_quoted_as_rfc_4180_says_and_otherwise_left_as_they_are() {
+        for excel_safe in [false, true] {
+            let mut rows = Rows::new(CsvOptions { excel_safe });
+            rows.push(vec!["a,b".into(), "say \"hi\"".into(), "x\ny".into()]);
+            rows.push(vec!["-1.5".into(), "".into(), "ü".into()]);
+            assert_eq!(
+                rows.finish(),
+                "\"a,b\",\"say \"\"hi\"\"\",\"x\ny\"\n-1.5,,ü\n"
+            );
+        }
+        let mut rows = Rows::new(CsvOptions::default());
+        rows.push(vec!["=cmd()".into(), "-x".into()]);
+        assert_eq!(rows.finish(), "=cmd(),-x\n");
     }
 
     #[test]
@@ -272,6 +425,8 @@ mod tests {
         assert_eq!(label_column("test"), "test");
         assert_eq!(label_column("run"), "label.run");
         assert_eq!(label_column("host"), "label.host");
+        assert_eq!(label_column("duration_s"), "label.duration_s");
+        assert_eq!(label_column("rank"), "label.rank");
         assert_eq!(param_text(&serde_json::json!(["a", 1])), "[\"a\",1]");
         assert_eq!(param_text(&serde_json::json!(4096)), "4096");
         assert_eq!(param_text(&serde_json::json!("4k")), "4k");

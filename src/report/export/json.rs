@@ -16,7 +16,7 @@ use crate::store::{CampaignData, HistData, Metrics, RankData, RunData, SeriesDat
 /// labels (version 1 keyed metrics by name); histograms are included.
 /// Version 3: `provenance` (UUID, program versions, host facts, tags,
 /// import record).
-pub const JSON_SCHEMA_VERSION: u32 = 3;
+pub const JSON_SCHEMA_VERSION: u32 = 4;
 
 /// The whole campaign as JSON.
 pub fn to_json(c: &CampaignData) -> Value {

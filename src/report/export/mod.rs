@@ -7,5 +7,5 @@
 mod csv;
 mod json;
 
-pub use self::csv::{csv_escape, to_csv};
+pub use self::csv::{excel_safe, to_csv, to_csv_all, CsvOptions};
 pub use self::json::{to_json, JSON_SCHEMA_VERSION};

@@ -72,7 +72,10 @@ mod tests {
             title: "t".into(),
             summary: vec![first, second],
             body: Vec::new(),
-            warnings: vec!["w1".into(), "w2".into()],
+            warnings: vec![
+                crate::warning::Warning::note("w1"),
+                crate::warning::Warning::note("w2"),
+            ],
         };
         assert_eq!(summary(&doc, None), "campaign 1\n\nper test\na\n─\nx\n");
         assert_eq!(warnings(&doc), "warning: w1\nwarning: w2\n");

@@ -4,16 +4,17 @@
 //! caveats; the two campaigns side by side; what differs between them;
 //! then per workload every compared metric with its interval and verdict,
 //! the primary metric's differences charted with the comparison's own
-//! intervals. Laid out from a [`crate::report::compare::Across`]: nothing
+//! intervals. Laid out from a [`crate::analysis::comparison::Across`]: nothing
 //! is computed here.
 
 use std::collections::BTreeMap;
 
 use super::color_of;
-use crate::report::compare::{across_table, verdict_word, Across, Row};
-use crate::report::differences::{Change, Differences};
+use crate::analysis::comparison::{Across, Row};
+use crate::analysis::differences::{Change, Differences};
 use crate::report::document::{Chart, Section};
 use crate::report::provenance::abbreviated;
+use crate::report::sections::comparisons::{across_table, verdict_word};
 use crate::report::svg::{DiffBar, DiffChart, Rgb};
 use crate::report::table::Table;
 use crate::report::text::{diff_text, p_text};
@@ -321,8 +322,8 @@ fn diff_chart(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::model::TargetStats;
     use crate::metric::{Direction, Unit};
-    use crate::report::model::TargetStats;
     use crate::stats::{Comparison, Interval, Method, Verdict};
 
     fn stats(target: &str, comparison: Option<Comparison>) -> TargetStats {

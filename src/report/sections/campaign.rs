@@ -3,10 +3,11 @@
 
 use serde_json::Value;
 
+use crate::analysis::model::{MetricReport, Report, TargetStats, WorkloadReport};
+use crate::fact::Environment;
 use crate::metric::Unit;
 use crate::report::document::Section;
 use crate::report::format::format_value;
-use crate::report::model::{MetricReport, Report, TargetStats, WorkloadReport};
 use crate::report::table::Table;
 use crate::report::text::{bound_text, change_text, diff_text, interval_text, p_text, settle_text};
 use crate::stats::Verdict;
@@ -50,28 +51,23 @@ pub fn environment_section(c: &CampaignData) -> Section {
 
 /// The environment as a spec table, as the seeds typed it by hand.
 fn environment_table(env: &Value) -> Table {
+    let e = Environment::read(env);
     let mut t = Table::new(&["", ""], &[false, false]);
+    let cpu = e.cpu_model.map(|m| {
+        let count = e.cpu_count.map_or("null".to_string(), |n| n.to_string());
+        format!("{m} ({count} CPUs)")
+    });
     let rows = [
-        ("Host", env["hostname"].as_str().map(String::from)),
-        (
-            "CPU",
-            env["cpu_model"]
-                .as_str()
-                .map(|m| format!("{m} ({} CPUs)", env["cpu_count"])),
-        ),
+        ("Host", e.hostname),
+        ("CPU", cpu),
         (
             "Memory",
-            env["memory_bytes"]
-                .as_f64()
-                .map(|b| format_value(b, Unit::Bytes)),
+            e.memory_bytes.map(|b| format_value(b, Unit::Bytes)),
         ),
-        ("Kernel", env["kernel"].as_str().map(String::from)),
-        (
-            "Distribution",
-            env["distribution"].as_str().map(String::from),
-        ),
-        ("storlab", env["storlab_version"].as_str().map(String::from)),
-        ("Run as root", env["root"].as_bool().map(|b| b.to_string())),
+        ("Kernel", e.kernel),
+        ("Distribution", e.distribution),
+        ("storlab", e.storlab_version),
+        ("Run as root", e.root.map(|b| b.to_string())),
     ];
     for (k, v) in rows {
         t.push(vec![k.into(), v.unwrap_or_else(|| "unknown".into())]);
@@ -189,8 +185,8 @@ fn parts_text(w: &WorkloadReport, m: &MetricReport, target: &str) -> Option<Stri
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::model::{target_stats, LEVEL};
     use crate::metric::{Direction, MetricKey};
-    use crate::report::model::{target_stats, LEVEL};
     use crate::stats::{welch_log, Analysis};
     use crate::workload::matrix::grid::{test_labels, Test};
 

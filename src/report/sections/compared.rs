@@ -7,7 +7,12 @@
 //! differ between them marked. A requested difference that is not one is
 //! [`super::requested`]'s to say.
 
-use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::fact::catalogue::VERSION;
+use crate::fact::{BlockDevice, TargetFacts, ZfsProperty};
 
 use crate::params::units::{format_bytes, format_seconds};
 use crate::params::{ParamSpec, ParamType, Params};
@@ -72,7 +77,10 @@ pub fn targets_table(c: &CampaignData, baseline: &str) -> Table {
     rows.extend(version_rows(c, &targets));
     rows.push((
         "device".into(),
-        targets.iter().map(|t| device_text(&t.facts)).collect(),
+        targets
+            .iter()
+            .map(|t| device_text(&t.read_back()))
+            .collect(),
     ));
     let header: Vec<String> = targets
         .iter()
@@ -268,70 +276,61 @@ fn cut(text: String) -> String {
 
 /// What was read back from each target once it was provisioned.
 fn read_back_rows(targets: &[&TargetRow]) -> Vec<Row> {
-    let fact = |label: &str, read: &dyn Fn(&Value) -> Option<String>| -> Row {
-        let values = targets.iter().map(|t| read(&t.facts)).collect();
-        (format!("read back: {label}"), values)
+    let facts: Vec<TargetFacts> = targets.iter().map(|t| t.read_back()).collect();
+    let fact = |label: &str, read: &dyn Fn(&TargetFacts) -> Option<String>| -> Row {
+        (
+            format!("read back: {label}"),
+            facts.iter().map(read).collect(),
+        )
     };
+    let bytes = |v: Option<f64>| v.map(format_bytes);
     let mut rows = vec![
-        fact("filesystem", &|f| text(&f["fs_type"])),
-        fact("mount options", &|f| text(&f["mount_options"])),
-        fact("super options", &|f| text(&f["super_options"])),
-        fact("allocation", &|f| text(&f["allocation"])),
-        fact("image size", &|f| bytes(&f["image_size_bytes"])),
-        fact("image allocated", &|f| bytes(&f["image_allocated_bytes"])),
-        fact("volume type", &|f| text(&f["volume_info"]["Type"])),
+        fact("filesystem", &|f| f.fs_type.clone()),
+        fact("mount options", &|f| f.mount_options.clone()),
+        fact("super options", &|f| f.super_options.clone()),
+        fact("allocation", &|f| f.allocation.clone()),
+        fact("image size", &|f| bytes(f.image_size_bytes)),
+        fact("image allocated", &|f| bytes(f.image_allocated_bytes)),
+        fact("volume type", &|f| f.volume_type.clone()),
     ];
-    rows.extend(keyed_rows(targets, "ZFS", "zfs_properties", |v| {
-        let value = v["value"].as_str()?;
-        Some(match v["source"].as_str() {
-            Some(s) if !s.is_empty() && s != "-" => format!("{value} ({s})"),
-            _ => value.to_string(),
+    let zfs: Vec<BTreeMap<String, String>> = facts
+        .iter()
+        .map(|f| {
+            f.zfs_properties
+                .iter()
+                .filter_map(|(k, p)| Some((k.clone(), property_text(p)?)))
+                .collect()
         })
-    }));
-    rows.extend(keyed_rows(targets, "Gluster", "effective_options", text));
-    rows.push(fact("filesystem size", &|f| bytes(&f["size_bytes"])));
-    rows.push(fact("free space", &|f| bytes(&f["free_bytes"])));
+        .collect();
+    rows.extend(keyed_rows(targets, "ZFS", &zfs));
+    let gluster: Vec<BTreeMap<String, String>> =
+        facts.iter().map(|f| f.effective_options.clone()).collect();
+    rows.extend(keyed_rows(targets, "Gluster", &gluster));
+    rows.push(fact("filesystem size", &|f| bytes(f.size_bytes)));
+    rows.push(fact("free space", &|f| bytes(f.free_bytes)));
     rows
 }
 
-/// A fact's text, when it has some.
-fn text(v: &Value) -> Option<String> {
-    v.as_str().filter(|s| !s.is_empty()).map(String::from)
+/// `8K (local)`: a ZFS property's value and where it came from.
+fn property_text(p: &ZfsProperty) -> Option<String> {
+    let value = p.value.as_deref()?;
+    Some(match p.source.as_deref() {
+        Some(s) if s != "-" => format!("{value} ({s})"),
+        _ => value.to_string(),
+    })
 }
 
-/// A fact in bytes, in binary units.
-fn bytes(v: &Value) -> Option<String> {
-    v.as_f64().map(format_bytes)
-}
-
-/// Rows of the object fact `key` of every target (ZFS properties, Gluster
+/// Rows of a table fact of every target (ZFS properties, Gluster
 /// options): those that some target asked for or whose values differ.
-fn keyed_rows(
-    targets: &[&TargetRow],
-    what: &str,
-    key: &str,
-    text: fn(&Value) -> Option<String>,
-) -> Vec<Row> {
-    let empty = Map::new();
-    let maps: Vec<&Map<String, Value>> = targets
-        .iter()
-        .map(|t| t.facts[key].as_object().unwrap_or(&empty))
-        .collect();
+fn keyed_rows(targets: &[&TargetRow], what: &str, maps: &[BTreeMap<String, String>]) -> Vec<Row> {
     let mut names: Vec<&String> = maps.iter().flat_map(|m| m.keys()).collect();
     names.sort();
     names.dedup();
-    let requested = |name: &str| {
-        targets.iter().any(|t| {
-            ["options", "properties"]
-                .iter()
-                .any(|p| t.params[p].get(name).is_some())
-        })
-    };
+    let requested = |name: &str| targets.iter().any(|t| t.requested().asks_for(name));
     names
         .into_iter()
         .filter_map(|name| {
-            let values: Vec<Option<String>> =
-                maps.iter().map(|m| m.get(name).and_then(text)).collect();
+            let values: Vec<Option<String>> = maps.iter().map(|m| m.get(name).cloned()).collect();
             let shown: Vec<&Option<String>> = values.iter().filter(|v| v.is_some()).collect();
             let varies = shown.iter().any(|v| *v != shown[0]);
             (requested(name) || varies).then(|| (format!("read back: {what} {name}"), values))
@@ -342,28 +341,31 @@ fn keyed_rows(
 /// Versions of what served each target: its facts named `*_version`, and
 /// those its runs recorded (PostgreSQL's, fio's).
 fn version_rows(c: &CampaignData, targets: &[&TargetRow]) -> Vec<Row> {
+    let facts: Vec<TargetFacts> = targets.iter().map(|t| t.read_back()).collect();
     let mut names: Vec<String> = Vec::new();
     let mut add = |n: &str| {
-        if let Some(short) = n.strip_suffix("_version") {
-            if !names.iter().any(|x| x == short) {
-                names.push(short.to_string());
-            }
+        if !names.iter().any(|x| x == n) {
+            names.push(n.to_string());
         }
     };
-    for t in targets {
-        t.facts
-            .as_object()
-            .into_iter()
-            .flatten()
-            .for_each(|(k, _)| add(k));
-    }
+    facts
+        .iter()
+        .flat_map(|f| f.versions.keys())
+        .for_each(|k| add(k));
     for r in &c.runs {
-        r.facts.keys().for_each(|k| add(k));
+        r.facts
+            .keys()
+            .filter_map(|k| k.strip_suffix(VERSION.name))
+            .for_each(&mut add);
     }
     names
         .into_iter()
         .map(|name| {
-            let values = targets.iter().map(|t| version_of(c, t, &name)).collect();
+            let values = targets
+                .iter()
+                .zip(&facts)
+                .map(|(t, f)| version_of(c, t, f, &name))
+                .collect();
             (format!("version: {name}"), values)
         })
         .collect()
@@ -371,14 +373,14 @@ fn version_rows(c: &CampaignData, targets: &[&TargetRow]) -> Vec<Row> {
 
 /// The version `name` of target `t`: its fact, else the distinct values
 /// its runs recorded.
-fn version_of(c: &CampaignData, t: &TargetRow, name: &str) -> Option<String> {
-    let key = format!("{name}_version");
-    if let Some(v) = t.facts[&key].as_str() {
-        return Some(match t.facts["zfs_flavour"].as_str() {
+fn version_of(c: &CampaignData, t: &TargetRow, f: &TargetFacts, name: &str) -> Option<String> {
+    if let Some(v) = f.versions.get(name) {
+        return Some(match &f.zfs_flavour {
             Some(flavour) if name == "zfs" => format!("{flavour} {v}"),
             _ => v.to_string(),
         });
     }
+    let key = format!("{name}{}", VERSION.name);
     let mut seen: Vec<&str> = Vec::new();
     for r in c.runs.iter().filter(|r| r.target == t.name) {
         if let Some(v) = r.facts.get(&key) {
@@ -393,38 +395,29 @@ fn version_of(c: &CampaignData, t: &TargetRow, name: &str) -> Option<String> {
 /// The block device beneath a target — its own, and the device of the
 /// directory holding its image or bricks (`loop0 on vda …`) — else its
 /// mount source.
-fn device_text(facts: &Value) -> Option<String> {
-    let own = facts["block_device"]
-        .is_object()
-        .then(|| &facts["block_device"]);
-    let under = [
-        &facts["image_dir_facts"]["block_device"],
-        &facts["brick_dir_facts"]["block_device"],
-    ]
-    .into_iter()
-    .find(|d| d.is_object());
-    match (own, under) {
+fn device_text(f: &TargetFacts) -> Option<String> {
+    match (&f.block_device, &f.device_beneath) {
         (Some(o), Some(u)) => Some(format!(
             "{} on {}",
-            o["name"].as_str().unwrap_or("?"),
+            o.name.as_deref().unwrap_or("?"),
             disk_text(u)
         )),
         (Some(d), None) | (None, Some(d)) => Some(disk_text(d)),
-        (None, None) => facts["mount_source"].as_str().map(String::from),
+        (None, None) => f.mount_source.clone(),
     }
 }
 
 /// `vda QEMU HARDDISK (non-rotational, scheduler mq-deadline)`.
-fn disk_text(dev: &Value) -> String {
-    let rot = match dev["rotational"].as_bool() {
+fn disk_text(dev: &BlockDevice) -> String {
+    let rot = match dev.rotational {
         Some(true) => "rotational",
         Some(false) => "non-rotational",
         None => "?",
     };
     format!(
         "{} {} ({rot}, scheduler {})",
-        dev["name"].as_str().unwrap_or("?"),
-        dev["model"].as_str().unwrap_or("?"),
-        dev["scheduler"].as_str().unwrap_or("?")
+        dev.name.as_deref().unwrap_or("?"),
+        dev.model.as_deref().unwrap_or("?"),
+        dev.scheduler.as_deref().unwrap_or("?")
     )
 }

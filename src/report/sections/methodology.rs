@@ -1,13 +1,12 @@
 //! The methodology, written out from the plan, what the runs recorded and
 //! how the report compared them.
 
-use serde_json::Value;
-
+use crate::analysis::model::{plan_analysis, Report, LEVEL, MIN_EFFECT_PCT, RESOLUTION_PCT};
 use crate::report::document::Section;
-use crate::report::model::{plan_analysis, Report, LEVEL, MIN_EFFECT_PCT, RESOLUTION_PCT};
-use crate::report::ranks::ranks_sentence;
+use crate::report::sections::ranks::ranks_sentence;
 use crate::report::table::Table;
 use crate::stats::{Analysis, Method};
+use crate::store::stored::Repetitions;
 use crate::store::CampaignData;
 
 /// The methodology as sentences, how the ranks of multi-client runs were
@@ -27,24 +26,23 @@ pub fn section(c: &CampaignData, r: &Report) -> Section {
 /// The methodology, written out from the plan, what the runs recorded and
 /// how the report compared them.
 fn lines(c: &CampaignData, r: &Report) -> Vec<String> {
-    let plan = &c.experiment["plan"];
+    let plan = c.plan();
     let runs = &c.runs;
     let measured = runs.iter().filter(|r| !r.warmup).count();
     let warmups = runs.len() - measured;
     let dropped = runs.iter().filter(|r| r.caches_dropped).count();
     let remounted = runs.iter().filter(|r| r.remounted).count();
-    let order = plan["order"].as_str().unwrap_or("interleaved");
-    let order_text = match order {
+    let order_text = match plan.order.as_str() {
         "randomized" => format!(
             "in rounds, each round's order shuffled with seed {}",
-            plan["seed"]
+            plan.seed
         ),
         "sequential" => "sequentially: all repetitions of a pair back to back".to_string(),
         "balanced" => "in balanced rounds: every target–workload pair once per round, the rounds' orders the rows of a Williams design (each pair follows every other equally often)".to_string(),
         _ => "in interleaved rounds: every target–workload pair once per round".to_string(),
     };
     let mut lines = vec![
-        repetitions_text(&plan["repetitions"], &order_text),
+        repetitions_text(&plan.repetitions, &order_text),
         format!("{measured} measured runs and {warmups} warm-up runs (warm-ups are stored but left out of every statistic) were recorded."),
         format!("Page caches were synced and dropped before {dropped} of {} runs; targets were remounted before {remounted} runs.", runs.len()),
         format!(
@@ -53,7 +51,7 @@ fn lines(c: &CampaignData, r: &Report) -> Vec<String> {
         ),
     ];
     lines.extend(comparison_lines(c, r));
-    lines.extend(crate::report::steady::methodology_lines(c));
+    lines.extend(crate::analysis::steady::methodology_lines(c));
     lines
 }
 
@@ -74,9 +72,8 @@ fn comparison_lines(c: &CampaignData, r: &Report) -> Vec<String> {
     if paired + unpaired > 0 {
         lines.push(RATIO.to_string());
     }
-    let order = c.experiment["plan"]["order"]
-        .as_str()
-        .unwrap_or("interleaved");
+    let plan = c.plan();
+    let order = plan.order.as_str();
     if paired > 0 {
         lines.push(paired_text(order));
     }
@@ -149,13 +146,16 @@ fn count(r: &Report, f: impl Fn(Method) -> bool) -> usize {
         .count()
 }
 
-fn repetitions_text(reps: &Value, order_text: &str) -> String {
+fn repetitions_text(reps: &Repetitions, order_text: &str) -> String {
     match reps {
-        Value::Object(a) => format!(
-            "Each target–workload pair ran at least {} and at most {} times, {order_text}, adding rounds while the 95% CI half-width of its primary metric was above {}% of the mean.",
-            a["min"], a["max"], a["until_ci_pct"]
+        Repetitions::Adaptive {
+            min,
+            max,
+            until_ci_pct,
+        } => format!(
+            "Each target–workload pair ran at least {min} and at most {max} times, {order_text}, adding rounds while the 95% CI half-width of its primary metric was above {until_ci_pct}% of the mean."
         ),
-        n => format!("Each target–workload pair was planned {n} times, {order_text}."),
+        Repetitions::Fixed(n) => format!("Each target–workload pair was planned {n} times, {order_text}."),
     }
 }
 

@@ -10,8 +10,10 @@
 pub mod across;
 pub mod campaign;
 pub mod compared;
+pub mod comparisons;
 pub mod methodology;
 pub mod percentiles;
+pub mod ranks;
 pub mod requested;
 pub mod series;
 pub mod summary;

@@ -1,14 +1,14 @@
 //! A workload's latency percentiles per target, from the HDR histograms of
-//! its measured runs merged exactly ([`crate::report::latency`]): a chart
+//! its measured runs merged exactly ([`crate::analysis::latency`]): a chart
 //! on a log axis and the same numbers as a table.
 
 use super::color_of;
+use crate::analysis::latency::{nines, Curve};
+use crate::analysis::model::WorkloadReport;
 use crate::metric::catalogue::SERVICE_LAT;
 use crate::metric::Unit;
 use crate::report::document::{Chart, Section};
 use crate::report::format::format_value;
-use crate::report::latency::{nines, Curve};
-use crate::report::model::WorkloadReport;
 use crate::report::svg::{Line, LineChart, Rgb};
 use crate::report::table::Table;
 use crate::store::CampaignData;

@@ -26,7 +26,7 @@ pub fn warnings(c: &CampaignData, baseline: &str) -> Vec<String> {
 /// reads back as there and on the baseline.
 fn settings(t: &TargetRow, base: Option<&TargetRow>) -> Vec<String> {
     let mut out = Vec::new();
-    for (key, want) in requested_settings(t) {
+    for (key, want) in t.requested().settings {
         let Some(got) = read_back(t, &key) else {
             continue;
         };
@@ -40,7 +40,7 @@ fn settings(t: &TargetRow, base: Option<&TargetRow>) -> Vec<String> {
         let Some(b) = base.filter(|b| b.name != t.name) else {
             continue;
         };
-        let asked_there = requested_settings(b).into_iter().any(|(k, _)| k == key);
+        let asked_there = b.requested().asks_for(&key);
         match read_back(b, &key) {
             Some(there) if !asked_there && same_value(&want, &there) => out.push(format!(
                 "{}: {key} = {want} was asked for, but the baseline {} already has {key} = {there}{}: no difference between them",
@@ -54,32 +54,18 @@ fn settings(t: &TargetRow, base: Option<&TargetRow>) -> Vec<String> {
     out
 }
 
-/// (key, value) of a target's table parameters `options` (Gluster) and
-/// `properties` (ZFS).
-fn requested_settings(t: &TargetRow) -> Vec<(String, String)> {
-    ["options", "properties"]
-        .iter()
-        .filter_map(|p| t.params[p].as_object())
-        .flatten()
-        .map(|(k, v)| (k.clone(), v.as_str().map_or(v.to_string(), String::from)))
-        .collect()
-}
-
 /// What a setting reads back as on `t`: Gluster's effective option, the
 /// ZFS property's value.
 fn read_back(t: &TargetRow, key: &str) -> Option<String> {
-    let f = &t.facts;
-    f["effective_options"][key]
-        .as_str()
-        .or(f["zfs_properties"][key]["value"].as_str())
-        .map(String::from)
+    t.read_back().setting(key).map(String::from)
 }
 
 /// ` (glusterfs 10.3)`: the version that set the default, when recorded.
 fn served_by(t: &TargetRow) -> String {
-    ["gluster_version", "zfs_version"]
+    let versions = t.read_back().versions;
+    ["gluster", "zfs"]
         .iter()
-        .find_map(|k| t.facts[k].as_str())
+        .find_map(|k| versions.get(*k))
         .map(|v| format!(" ({v})"))
         .unwrap_or_default()
 }
@@ -87,8 +73,8 @@ fn served_by(t: &TargetRow) -> String {
 /// The kernel's view of a target's mount, from its facts; `None` for a
 /// FUSE mount, whose client options the kernel does not list.
 fn mount_entry(t: &TargetRow) -> Option<(String, MountEntry)> {
-    let f = &t.facts;
-    let fs = f["fs_type"].as_str()?;
+    let f = t.read_back();
+    let fs = f.fs_type?;
     if fs.starts_with("fuse") {
         return None;
     }
@@ -96,22 +82,13 @@ fn mount_entry(t: &TargetRow) -> Option<(String, MountEntry)> {
         mount_id: 0,
         major: 0,
         minor: 0,
-        mount_point: f["mount_point"].as_str().unwrap_or_default().into(),
-        mount_options: f["mount_options"].as_str()?.into(),
-        fs_type: fs.into(),
-        source: f["mount_source"].as_str().unwrap_or_default().into(),
-        super_options: f["super_options"].as_str().unwrap_or_default().into(),
+        mount_point: f.mount_point.unwrap_or_default(),
+        mount_options: f.mount_options?,
+        fs_type: fs.clone(),
+        source: f.mount_source.unwrap_or_default(),
+        super_options: f.super_options.unwrap_or_default(),
     };
-    Some((fs.to_string(), entry))
-}
-
-fn requested_mount_options(t: &TargetRow) -> Vec<String> {
-    t.params["mount_options"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|o| o.as_str().map(String::from))
-        .collect()
+    Some((fs, entry))
 }
 
 /// Mount options the kernel does not show on `t`, and those the baseline
@@ -125,7 +102,7 @@ fn mount_options(t: &TargetRow, base: Option<&TargetRow>) -> Vec<String> {
         .filter(|b| b.name != t.name)
         .and_then(|b| Some((b, mount_entry(b)?)));
     let mut out = Vec::new();
-    for o in requested_mount_options(t) {
+    for o in t.requested().mount_options {
         if shows(&fs, &o, &entry) == Some(false) {
             out.push(format!(
                 "{}: mount option {o} was asked for, but the kernel does not show it (mountinfo: {shown}): it was dropped or renamed",
@@ -136,7 +113,7 @@ fn mount_options(t: &TargetRow, base: Option<&TargetRow>) -> Vec<String> {
         let Some((b, (bfs, bentry))) = &base else {
             continue;
         };
-        if !requested_mount_options(b).contains(&o) && shows(bfs, &o, bentry) == Some(true) {
+        if !b.requested().mount_options.contains(&o) && shows(bfs, &o, bentry) == Some(true) {
             out.push(format!(
                 "{}: mount option {o} was asked for, but the baseline {} already has it (mountinfo: {} / {}): no difference between them",
                 t.name, b.name, bentry.mount_options, bentry.super_options

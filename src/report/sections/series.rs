@@ -5,9 +5,9 @@
 //! shades of its colour, with a legend; the same numbers follow as a table.
 
 use super::color_of;
+use crate::analysis::model::WorkloadReport;
 use crate::metric::MetricKey;
 use crate::report::document::{Chart, Section};
-use crate::report::model::WorkloadReport;
 use crate::report::svg::{Line, LineChart, Rgb};
 use crate::report::table::Table;
 use crate::report::text::display_unit;

@@ -2,11 +2,11 @@
 //! workload and target, the primary metric's mean ± 95% CI, its CV, the p99
 //! latency and the verdict against the baseline.
 
+use crate::analysis::model::{runs_text, Report, TargetStats};
 use crate::metric::catalogue::LAT_P99_NS;
 use crate::metric::{Direction, MetricDef, Unit};
 use crate::report::document::Section;
 use crate::report::format::format_value;
-use crate::report::model::{runs_text, Report, TargetStats};
 use crate::report::table::Table;
 use crate::report::text::{mean_ci_text, versus_text};
 use crate::stats::{summarize, Verdict};
@@ -130,9 +130,10 @@ mod tests {
 
     #[test]
     fn only_the_baseline_is_called_baseline_when_there_is_no_comparison() {
-        let one_run = crate::report::model::target_stats("zfs", vec![1.0], None, HigherIsBetter);
+        let one_run = crate::analysis::model::target_stats("zfs", vec![1.0], None, HigherIsBetter);
         assert_eq!(versus(&one_run, "ext4", Unit::Flag, HigherIsBetter), "—");
-        let base = crate::report::model::target_stats("ext4", vec![1.0, 2.0], None, HigherIsBetter);
+        let base =
+            crate::analysis::model::target_stats("ext4", vec![1.0, 2.0], None, HigherIsBetter);
         assert_eq!(
             versus(&base, "ext4", Unit::Flag, HigherIsBetter),
             "baseline"

@@ -4,8 +4,8 @@
 //! were measured with (their facts: the PostgreSQL server's version…).
 
 use super::color_of;
+use crate::analysis::model::{MetricReport, Report, WorkloadReport};
 use crate::report::document::{Chart, Section};
-use crate::report::model::{MetricReport, Report, WorkloadReport};
 use crate::report::svg::{Bar, BarChart, DiffBar, DiffChart};
 use crate::report::table::Table;
 use crate::report::text::{

@@ -108,10 +108,13 @@ fn below(path: &Path, base: &Path) -> Result<PathBuf, String> {
     Ok(real)
 }
 
-/// Refuses an option that is not on storlab's allow-list.
+/// Refuses an option that is not on storlab's allow-list, and a job name
+/// fio would make a file name outside the working directory.
 fn check_line(line: &Line<'_>) -> Result<(), String> {
     match line {
         Line::Option(key, value) => super::policy::check(key, *value),
+        Line::Section(name) => super::policy::check_job_name(name)
+            .map_err(|why| format!("the job name `[{}]` {why}", name.escape_debug())),
         _ => Ok(()),
     }
 }
@@ -335,6 +338,10 @@ mod tests {
             "Exec-PostRun=id",
             "ioscheduler=none",
             "mem=mmapshared:/abs",
+            "[../../x]",
+            "[/tmp/x]",
+            "name=../y",
+            "filename_format=../$jobname.$jobnum",
         ] {
             assert!(check_line(&classify(bad)).is_err(), "{bad}");
         }
@@ -343,6 +350,9 @@ mod tests {
             "filename=a\\:b:c",
             "directory=/mnt",
             "rw=read",
+            "[global]",
+            "[rand-read.4k]",
+            "filename_format=$jobname.$jobnum.$filenum",
         ] {
             assert!(check_line(&classify(good)).is_ok(), "{good}");
         }

@@ -27,6 +27,7 @@ use crate::measure::child::{self, describe_status, tail_lines, ChildOptions, Fin
 use crate::measure::{RunOutput, StopFlag};
 use crate::params::units::saturating_secs;
 use crate::params::{declare, Fault, Params, Value};
+use crate::warning::Warning;
 
 /// The program run; found on PATH.
 const FIO: &str = "fio";
@@ -166,7 +167,13 @@ impl Fio {
     }
 
     /// Runs fio on the job text in `dir` and returns it with its stdout.
-    fn invoke(&self, dir: &Path, extra: &[&str], stop: &StopFlag) -> Result<(Finished, String)> {
+    fn invoke(
+        &self,
+        dir: &Path,
+        extra: &[&str],
+        stop: &StopFlag,
+        timeout: Option<Duration>,
+    ) -> Result<(Finished, String)> {
         // fio separates directories with `:`; a literal one is escaped.
         let directory = dir.display().to_string().replace(':', "\\:");
         let mut cmd = Command::new(FIO);
@@ -183,13 +190,22 @@ impl Fio {
                 capture_stdout: true,
                 stop,
                 stop_signal: libc::SIGINT,
-                timeout: None,
+                timeout,
             },
         )
         .map_err(spawn_error)?;
         let stdout = String::from_utf8_lossy(&finished.stdout).into_owned();
         Ok((finished, stdout))
     }
+}
+
+/// How long laying out `bytes` of files may take: an external command's
+/// limit (STORLAB_COMMAND_TIMEOUT), and a second per 10 MB on top, so that
+/// a large layout on a slow disk finishes while a hung fio does not hang
+/// the campaign. (The timed run itself is bounded by the job's own
+/// `runtime` and by the campaign's stop.)
+fn layout_timeout(bytes: u64) -> Duration {
+    crate::provision::cmd::timeout().saturating_add(Duration::from_secs(bytes / 10_000_000))
 }
 
 /// What fio said: its notes on stdout and its stderr, last lines first kept.
@@ -223,7 +239,14 @@ fn failure(f: &Finished, stdout: &str) -> anyhow::Error {
 
 impl Workload for Fio {
     fn prepare(&mut self, dir: &Path, cx: &RunContext) -> Result<()> {
-        let (f, stdout) = self.invoke(dir, &["--create_only=1"], &cx.stop)?;
+        let limit = layout_timeout(jobfile::bytes_needed(&jobfile::jobs(&self.text)));
+        let (f, stdout) = self.invoke(dir, &["--create_only=1"], &cx.stop, Some(limit))?;
+        if f.timed_out {
+            return Err(anyhow!(
+                "fio --create_only=1 did not lay the job's files out within {} s and was killed (STORLAB_COMMAND_TIMEOUT, in seconds, plus a second per 10 MB of files sets the limit)",
+                limit.as_secs()
+            ));
+        }
         if !f.status.success() || !output::job_errors(&stdout).is_empty() {
             return Err(failure(&f, &stdout))
                 .context("laying out the job's files (fio --create_only=1)");
@@ -232,7 +255,7 @@ impl Workload for Fio {
     }
 
     fn run(&mut self, dir: &Path, cx: &RunContext) -> Result<RunOutput> {
-        let (f, stdout) = self.invoke(dir, &[], &cx.stop)?;
+        let (f, stdout) = self.invoke(dir, &[], &cx.stop, None)?;
         let failed = !f.status.success() || !output::job_errors(&stdout).is_empty();
         // Stopped by SIGINT, fio still reports what it did: the run is
         // recorded as interrupted.
@@ -244,10 +267,12 @@ impl Workload for Fio {
             None => return Err(failure(&f, &stdout)),
         };
         let mut out = output::to_run_output(&report, &jobfile::jobs(&self.text))?;
-        out.warnings.extend(self.warnings.iter().cloned());
+        out.warnings
+            .extend(self.warnings.iter().cloned().map(Warning::note));
         let words = said(&f, &stdout, 5);
         if !words.is_empty() {
-            out.warnings.push(format!("fio said: {words}"));
+            out.warnings
+                .push(Warning::note(format!("fio said: {words}")));
         }
         Ok(out)
     }

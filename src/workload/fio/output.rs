@@ -38,6 +38,7 @@ use crate::measure::{Hist, Metric, RunOutput};
 use crate::metric::catalogue::{self as m, LAT, READ_LAT, SYNC_LAT, TRIM_LAT, WRITE_LAT};
 use crate::metric::labels::{DEVICE, JOB};
 use crate::metric::{HistDef, Labels, MetricDef};
+use crate::warning::Warning;
 
 use super::jobfile::JobInfo;
 use super::phases;
@@ -553,7 +554,7 @@ pub fn to_run_output(report: &FioReport, jobs: &[JobInfo]) -> Result<RunOutput> 
     let mut out = RunOutput {
         metrics,
         facts: vec![("fio_version".to_string(), report.version.clone())],
-        warnings: warning.into_iter().collect(),
+        warnings: warning.into_iter().map(Warning::note).collect(),
         ..Default::default()
     };
     out.histograms.push(Hist::new(&LAT, all.hist));
@@ -682,7 +683,7 @@ mod tests {
         let out = run_output_of("[x]\n", jobs());
         assert_eq!(get(&out, &m::ELAPSED_S), 4.0);
         assert!(
-            out.warnings[0].contains("could not tell"),
+            out.warnings[0].text.contains("could not tell"),
             "{:?}",
             out.warnings
         );

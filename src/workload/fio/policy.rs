@@ -8,7 +8,15 @@
 //! directory and the fio processes themselves; options that name files
 //! must name them relative to the working directory. Everything else is
 //! refused, naming the option, before anything runs. The list is fio
-//! 3.33's (`fio --cmdhelp=all`, `fio --enghelp=ENGINE`), aliases included.
+//! 3.33's (`fio --cmdhelp=all`, `fio --enghelp=ENGINE`), aliases included
+//! (`fio --cmdhelp=NAME` names them); a test holds it against the
+//! installed fio.
+//!
+//! Everything that becomes a file name stays below the working directory:
+//! the path options, `filename_format` (its `$jobname`, `$jobnum`,
+//! `$filenum` and `$clientuid` expanded by fio, nothing else), and the
+//! job's name — a section's `[name]` or `name=` — which fio makes the
+//! default file name (`NAME.0.0`), so a name holds no `/`.
 
 use std::path::Path;
 
@@ -19,8 +27,11 @@ const ALLOWED: &[&str] = &[
     "name",
     "wait_for",
     "stonewall",
+    "wait_for_previous",
     "new_group",
     "thread",
+    // not in --cmdhelp, but fio takes it for `thread`
+    "threads",
     "numjobs",
     "exitall",
     "exit_what",
@@ -50,7 +61,6 @@ const ALLOWED: &[&str] = &[
     "percentage_random",
     "rwmixread",
     "rwmixwrite",
-    "rwmixcycle",
     "iodepth",
     "iodepth_batch",
     "iodepth_batch_submit",
@@ -64,15 +74,16 @@ const ALLOWED: &[&str] = &[
     "io_size",
     "io_limit",
     "filesize",
-    "file_size",
     "fill_device",
     "fill_fs",
     "file_append",
     "offset",
+    "fileoffset",
     "offset_increment",
     "offset_align",
     "number_ios",
     "nrfiles",
+    "nr_files",
     "file_service_type",
     "openfiles",
     "lockfile",
@@ -126,8 +137,10 @@ const ALLOWED: &[&str] = &[
     "thinktime_iotime",
     "rate",
     "rate_min",
+    "ratemin",
     "rate_process",
     "rate_cycle",
+    "ratecycle",
     "rate_ignore_thinktime",
     "rate_iops",
     "rate_iops_min",
@@ -161,10 +174,17 @@ const ALLOWED: &[&str] = &[
     "verify_backlog_batch",
     "experimental_verify",
     "verify_only",
+    // dumps go to fio's current directory, which is the working directory
+    "verify_dump",
     "trim_percentage",
     "trim_verify_zero",
     "trim_backlog",
     "trim_backlog_batch",
+    // zones of a plain file (`zonemode=strided`; `zbd` is refused below)
+    "zonesize",
+    "zonerange",
+    "zoneskip",
+    "zonecapacity",
     // the fio processes
     "nice",
     "prio",
@@ -187,6 +207,7 @@ const ALLOWED: &[&str] = &[
     "disable_clat",
     "disable_slat",
     "disable_bw_measurement",
+    "disable_bw",
     "unified_rw_reporting",
     "block_error_percentiles",
     "kb_base",
@@ -283,11 +304,9 @@ const WHY: &[(&str, &str)] = &[
     ("gid", "runs the job as another group"),
     ("profile", "runs a built-in test that chooses its own devices"),
     ("allow_mounted_write", "writes to a mounted device"),
-    ("zonemode", "addresses a zoned block device"),
     ("lockmem", "locks host memory"),
     ("verify_state_save", "writes state files outside the working directory"),
     ("verify_state_load", "reads state files outside the working directory"),
-    ("verify_dump", "writes dump files outside the working directory"),
     ("include", "pastes another file in (only `include FILE` lines below the experiment's directory are read)"),
 ];
 
@@ -298,12 +317,22 @@ pub fn check(key: &str, value: Option<&str>) -> Result<(), String> {
     if key == "directory" {
         return Ok(()); // replaced by storlab's own (see `render`)
     }
+    if key == "filename_format" {
+        return check_relative(key, &without_tokens(value));
+    }
     if PATH_OPTIONS.contains(&key) {
         return split_colons(value)
             .iter()
             .try_for_each(|part| check_relative(key, part));
     }
     match key {
+        "name" => return check_job_name(value.trim()).map_err(|why| format!("`name={value}` {why}")),
+        "zonemode" if matches!(value.trim(), "none" | "strided") => return Ok(()),
+        "zonemode" => {
+            return Err(format!(
+                "`zonemode={value}` addresses a zoned block device; storlab allows zonemode=strided (zones of the job's own file) and none"
+            ))
+        }
         "ioengine" if ENGINES.contains(&value.trim()) => return Ok(()),
         "ioengine" => {
             return Err(format!(
@@ -329,6 +358,32 @@ pub fn check(key: &str, value: Option<&str>) -> Result<(), String> {
         return Ok(());
     }
     Err(refusal(key))
+}
+
+/// A job's name (its `[section]` or `name=`): fio names the job's files
+/// after it unless `filename` says otherwise, so it must be one file name.
+pub fn check_job_name(name: &str) -> Result<(), String> {
+    let why = if name.contains('/') {
+        "holds a `/`"
+    } else if name.contains('$') {
+        "expands a variable"
+    } else if name.chars().any(char::is_control) {
+        "holds a control character"
+    } else {
+        return Ok(());
+    };
+    Err(format!(
+        "{why}: fio names a job's files after the job (NAME.0.0) unless `filename` says otherwise, so the name could point outside storlab's working directory; name the job with letters, digits, `-`, `_` or `.`"
+    ))
+}
+
+/// `filename_format` with the tokens fio expands in it taken out: the job
+/// name (checked as [`check_job_name`]), the job's and file's numbers and
+/// the client's uid.
+fn without_tokens(value: &str) -> String {
+    ["$jobname", "$jobnum", "$filenum", "$clientuid"]
+        .iter()
+        .fold(value.to_string(), |v, token| v.replace(token, "x"))
 }
 
 fn refusal(key: &str) -> String {
@@ -405,6 +460,12 @@ mod tests {
             ("write_bw_log", Some("/tmp/bw")),
             ("opendir", Some("${HOME}")),
             ("no_such_option", None),
+            ("name", Some("../../x")),
+            ("name", Some("/etc/x")),
+            ("filename_format", Some("../$jobname")),
+            ("filename_format", Some("/tmp/$jobnum")),
+            ("filename_format", Some("$HOME.$jobnum")),
+            ("zonemode", Some("zbd")),
             ("root:$6$abc:19000:0:99999:7:::", None),
         ] {
             assert!(check(k, v).is_err(), "{k}={v:?}");
@@ -428,8 +489,109 @@ mod tests {
             ("directory", Some("/mnt")),
             ("hugepage_size", Some("2m")),
             ("fixedbufs", None),
+            ("name", Some("job-1.a")),
+            ("filename_format", Some("$jobname.$jobnum.$filenum")),
+            ("filename_format", Some("f.$clientuid")),
+            ("zonemode", Some("strided")),
+            ("verify_dump", Some("1")),
+            ("threads", Some("1")),
+            ("ratemin", Some("1m")),
+            ("wait_for_previous", None),
         ] {
             assert!(check(k, v).is_ok(), "{k}={v:?}");
         }
+    }
+}
+
+/// The allow-list held against the installed fio: every name is one fio
+/// knows (`--cmdhelp=NAME`, or an allowed engine's `--enghelp`), and every
+/// alias fio gives an allowed option is allowed too.
+#[cfg(test)]
+mod installed_fio {
+    use std::process::Command;
+
+    use super::*;
+
+    fn fio(arg: &str) -> String {
+        let out = Command::new("fio").arg(arg).output().unwrap_or_else(|e| {
+            panic!("fio is not installed ({e}): install the Debian package `fio` (scripts/test installs it)")
+        });
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// `fio --cmdhelp=NAME` for a name fio knows (as itself or an alias),
+    /// `-` and `_` taken alike as storlab does.
+    fn cmdhelp(name: &str) -> Option<String> {
+        [name.to_string(), name.replace('_', "-")]
+            .into_iter()
+            .map(|n| fio(&format!("--cmdhelp={n}")))
+            .find(|h| !h.trim().is_empty() && !h.contains("closest match"))
+    }
+
+    /// Whether fio parses a job with `line` in it.
+    fn parses(line: &str) -> bool {
+        let dir = tempfile::tempdir().unwrap();
+        let job = dir.path().join("j.fio");
+        std::fs::write(&job, format!("[j]\nsize=1M\n{line}\n")).unwrap();
+        Command::new("fio")
+            .arg("--parse-only")
+            .arg(&job)
+            .current_dir(dir.path())
+            .output()
+            .is_ok_and(|o| o.status.success())
+    }
+
+    #[test]
+    fn the_allow_list_matches_the_installed_fio() {
+        let engine_options: String = ["io_uring", "libaio", "pvsync2", "mmap", "cpuio"]
+            .iter()
+            .map(|e| fio(&format!("--enghelp={e}")))
+            .collect();
+        let known = |name: &str| {
+            engine_options
+                .lines()
+                .any(|l| l.split(':').next().map(str::trim) == Some(name))
+        };
+        let names: Vec<&str> = ALLOWED
+            .iter()
+            .chain(PATH_OPTIONS)
+            .chain(&["ioengine", "mem", "iomem", "directory"])
+            .copied()
+            .collect();
+        let allowed = |n: &str| names.contains(&n);
+        // fio answers one name at a time: ask in parallel.
+        let helps: Vec<Option<String>> = std::thread::scope(|s| {
+            let chunks: Vec<_> = names
+                .chunks(names.len().div_ceil(8))
+                .map(|c| s.spawn(move || c.iter().map(|n| cmdhelp(n)).collect::<Vec<_>>()))
+                .collect();
+            chunks.into_iter().flat_map(|h| h.join().unwrap()).collect()
+        });
+        let (mut unknown, mut missing) = (Vec::new(), Vec::new());
+        for (name, help) in names.iter().zip(helps) {
+            match help {
+                Some(help) => {
+                    for alias in help
+                        .lines()
+                        .filter_map(|l| l.trim().strip_prefix("alias: "))
+                    {
+                        if !allowed(alias.trim()) {
+                            missing.push(format!("{alias} (alias of {name})"));
+                        }
+                    }
+                }
+                None if known(name) => {}
+                None if parses(&format!("{name}=1")) => {} // `threads`
+                None => unknown.push(name.to_string()),
+            }
+        }
+        assert!(
+            missing.is_empty(),
+            "aliases fio gives allowed options, refused: {missing:?}"
+        );
+        assert!(
+            unknown.is_empty(),
+            "allowed names fio does not know: {unknown:?}"
+        );
     }
 }

@@ -67,6 +67,7 @@ use crate::metric::catalogue::{self as m, LAT, READ_LAT, SERVICE_LAT, SYNC_LAT, 
 use crate::metric::Labels;
 use crate::params::units::saturating_secs;
 use crate::params::{declare, Fault, Params};
+use crate::warning::{Warning, WarningKind};
 
 /// The run fact that says where this job, read as fio would read it,
 /// means something else (docs/workloads.md, "storlab and fio").
@@ -108,6 +109,23 @@ declare! {
         iodepth_batch_submit: int(usize, 0, 4096) = "4" => "io_uring: submit every N queued operations (0: the whole iodepth at once); fio's default is 1, 4 keeps a virtio disk busier at less CPU",
     }
 }
+
+/// fio's other names for the parameters above (`fio --cmdhelp=NAME` lists
+/// them as `alias`; fio 3.33), and `bsize`, which people write for `bs`.
+/// Where fio's own name differs from storlab's (`steadystate_duration`),
+/// it is listed too. An experiment that uses one is refused with the name
+/// to write, so that one parameter has one name in stored runs and
+/// exports.
+pub const FIO_ALIASES: &[(&str, &str)] = &[
+    ("blocksize", "bs"),
+    ("bsize", "bs"),
+    ("readwrite", "rw"),
+    ("timeout", "runtime"),
+    ("fileoffset", "offset"),
+    ("iodepth_batch", "iodepth_batch_submit"),
+    ("steadystate_duration", "ss_dur"),
+    ("steadystate_ramp_time", "ss_ramp"),
+];
 
 impl Configure for IoParams {
     type Config = IoConfig;
@@ -267,7 +285,10 @@ impl Workload for Io {
             out.metrics.extend(d.metrics());
             // An interrupted run is flagged as such; it did not run to runtime.
             if !cx.stop.is_raised() {
-                out.warnings.extend(d.warning(o.spec.runtime));
+                out.warnings.extend(
+                    d.warning(o.spec.runtime)
+                        .map(|t| Warning::new(WarningKind::SteadyStateNotReached, t)),
+                );
             }
         }
         Ok(out)

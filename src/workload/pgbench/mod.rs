@@ -47,6 +47,7 @@ use crate::measure::telemetry::checks::PGBENCH_BYTES_PER_SCALE;
 use crate::measure::telemetry::Served;
 use crate::measure::{RunOutput, StopFlag};
 use crate::provision::journal::Journal;
+use crate::warning::{Warning, WarningKind};
 
 pub use self::config::PgbenchParams;
 
@@ -156,10 +157,12 @@ impl Pgbench {
         if let Some(b) = before {
             add_server_figures(&mut run, b, after, summary.transactions, &mut warnings);
         }
+        run.warnings.extend(warnings.into_iter().map(Warning::note));
         if let Some(rate) = spec.rate {
-            warnings.extend(metrics::rate_shortfall(rate, &summary, elapsed));
+            let short = metrics::rate_shortfall(rate, &summary, elapsed);
+            run.warnings
+                .extend(short.map(|t| Warning::new(WarningKind::RateNotHeld, t)));
         }
-        run.warnings.extend(warnings);
         Ok(run)
     }
 

@@ -217,7 +217,7 @@ fn sync_flushes_what_others_left_dirty() {
         ..run(&[(&m::MEM_DIRTY_START_BYTES, 4096.0)])
     };
     assert_eq!(sync_flushed_others(&clean), None);
-    assert_eq!(checks(&clean, &Chain::default()), Vec::<String>::new());
+    assert_eq!(checks(&clean, &Chain::default()), Vec::<Warning>::new());
 }
 
 fn flushes(name: &str, depth: usize, n: f64) -> DeviceFlushes {

@@ -9,7 +9,7 @@
 
 use super::grid::{MatrixReport, Rows, TargetMatrix, TestMatrix};
 use super::tables::{size_text, Unit};
-use crate::report::model::MIN_EFFECT_PCT;
+use crate::analysis::model::MIN_EFFECT_PCT;
 use crate::report::svg::HeatMap;
 
 /// Legend of the cells no run measured.

@@ -7,48 +7,22 @@
 //! telemetry, for the reading tests, where each cell's reads came from.
 
 pub mod charts;
-pub mod grid;
 pub mod tables;
 
 use anyhow::Result;
 
-use self::grid::{MatrixReport, TestMatrix};
 use self::tables::Unit;
 use super::{Context, Contributor};
-use crate::metric::catalogue::GEOMEAN_BW_BYTES_PER_S;
-use crate::metric::{MetricKey, Unit as StoredUnit};
+use crate::analysis::matrix::{self as grid, MatrixReport, TestMatrix, KIND};
+use crate::analysis::model::{WorkloadReport, MIN_EFFECT_PCT};
+use crate::metric::Unit as StoredUnit;
 use crate::report::document::{Chart, Section};
-use crate::report::model::{WorkloadReport, MIN_EFFECT_PCT};
 use crate::report::table::Table;
 use crate::report::text::display_unit;
-use crate::store::{CampaignData, WorkloadRow};
-use crate::workload::matrix::grid::{test_labels, Test};
-
-/// The workload kind this module reports on.
-pub const KIND: &str = "matrix";
-/// The parameter naming the test a matrix's verdict is about.
-const PRIMARY_TEST: &str = "primary_test";
 
 pub struct Matrix;
 
 impl Contributor for Matrix {
-    /// The geometric mean of `primary_test` when the workload names one.
-    fn primary_metric(&self, _c: &CampaignData, w: &WorkloadRow) -> Option<MetricKey> {
-        let test = w.params[PRIMARY_TEST].as_str().and_then(Test::parse);
-        (w.kind == KIND).then_some(test).flatten().map(geomean)
-    }
-
-    /// The geometric mean over all tests, then each test's, in iozone's
-    /// order.
-    fn summary_metrics(&self, _c: &CampaignData, w: &WorkloadRow) -> Vec<MetricKey> {
-        if w.kind != KIND {
-            return Vec::new();
-        }
-        let mut keys = vec![MetricKey::plain(GEOMEAN_BW_BYTES_PER_S.name)];
-        keys.extend(Test::ALL.iter().map(|&t| geomean(t)));
-        keys
-    }
-
     /// Tests as rows, targets as columns.
     fn values_table(&self, cx: Context, w: &WorkloadReport) -> Option<Table> {
         (w.kind == KIND).then(|| tables::geomeans_table(w, &cx.model.baseline))
@@ -76,11 +50,6 @@ impl Contributor for Matrix {
         out.extend(m.tests.iter().map(|t| test_section(&m, t, &unit)));
         Ok(out)
     }
-}
-
-/// A test's geometric mean throughput.
-fn geomean(t: Test) -> MetricKey {
-    MetricKey::new(GEOMEAN_BW_BYTES_PER_S.name, test_labels(t))
 }
 
 /// The cell-by-cell matrix of `w`, when it is a matrix workload whose runs

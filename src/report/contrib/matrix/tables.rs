@@ -4,8 +4,8 @@
 //! baseline; and the per-test geometric means, one row per test.
 
 use super::grid::{MatrixReport, Rows, TargetMatrix};
+use crate::analysis::model::{MetricReport, TargetStats, WorkloadReport};
 use crate::metric::labels::{size_token, TEST};
-use crate::report::model::{MetricReport, TargetStats, WorkloadReport};
 use crate::report::table::Table;
 use crate::report::text::mean_ci_text;
 use crate::stats::Verdict;

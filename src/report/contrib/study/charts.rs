@@ -3,7 +3,7 @@
 //! band (log x for sizes and counts), and, when the workload sweeps two
 //! factors, a heat map per target on one colour scale.
 
-use super::{Pivot, Study};
+use crate::analysis::study::{Pivot, Study};
 use crate::report::svg::{target_color, Curve, CurveChart, CurvePoint, HeatMap};
 use crate::report::text::display_unit;
 

@@ -7,7 +7,7 @@
 
 use super::charts::{curve, heatmaps};
 use super::tables::{caption, differences, level_caption, levels, means, SIGNIFICANCE};
-use super::{Pivot, Study};
+use crate::analysis::study::{Pivot, Study};
 use crate::report::document::{Chart, Section};
 
 /// The study's section of the report.

@@ -4,8 +4,8 @@
 //! `storlab show` prints them; Markdown and HTML render the same tables
 //! (see [`super::sections`]).
 
-use super::{LevelStudy, Pivot, Study};
-use crate::report::model::TargetStats;
+use crate::analysis::model::TargetStats;
+use crate::analysis::study::{LevelStudy, Pivot, Study};
 use crate::report::table::Table;
 use crate::report::text::mean_ci_text;
 use crate::stats::Verdict;

@@ -2,12 +2,13 @@ use std::collections::BTreeMap;
 
 use serde_json::json;
 
-use super::*;
-use crate::experiment::sweep::Factor;
+use super::{charts, sections, tables};
+use crate::analysis::model::{self, TargetStats};
+use crate::analysis::study::{studies, Study};
+use crate::experiment::sweep::{variant_name, Factor, Scale};
 use crate::metric::catalogue::{INIT_SECONDS, TOTAL_S};
 use crate::metric::{MetricDef, MetricKey};
-use crate::report::model;
-use crate::store::{CampaignRow, MetricValue, RunData};
+use crate::store::{CampaignData, CampaignRow, MetricValue, RunData, TargetRow, WorkloadRow};
 
 fn factor(key: &str, value: &str, text: &str, scale: Scale) -> Factor {
     Factor {

@@ -7,6 +7,7 @@ use crate::metric::Direction;
 use crate::report::document::Block;
 use crate::report::render;
 use crate::store::{CampaignRow, MetricValue, TargetRow, WorkloadRow};
+use crate::warning::{Warning, WarningKind};
 
 const MIB: f64 = 1048576.0;
 
@@ -272,7 +273,10 @@ fn the_runs_warnings_are_listed_with_their_run() {
         .last()
         .unwrap()
         .starts_with("The validity checks found nothing"));
-    c.runs[2].warnings = vec!["page cache: the device delivered 0 B".into()];
+    c.runs[2].warnings = vec![Warning::new(
+        WarningKind::PageCache,
+        "page cache: the device delivered 0 B",
+    )];
     let p = panel_of(&c).unwrap();
     assert_eq!(
         p.blocks.last(),

@@ -9,8 +9,8 @@
 use serde::Serialize;
 
 use super::{arrange, choose_column, Level, Pair, Pivot};
+use crate::analysis::model::{design, plan_analysis, round_values, target_stats, LEVEL};
 use crate::metric::MetricKey;
-use crate::report::model::{design, plan_analysis, round_values, target_stats, LEVEL};
 use crate::stats::{compare_runs, RoundValue};
 use crate::store::CampaignData;
 

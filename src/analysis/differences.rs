@@ -11,7 +11,6 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::provenance::version_text;
 use crate::store::CampaignData;
 use crate::targets::TargetKind;
 
@@ -270,6 +269,16 @@ fn changed(of: &str, a: &BTreeMap<String, String>, b: &BTreeMap<String, String>)
 
 /// A JSON object flattened to `dotted.names` → its values as text
 /// (arrays as JSON text); nulls are left out.
+/// `fio: fio-3.33` reads better as `fio-3.33`; a line naming its program
+/// is shown as it is, another one after the program's name.
+pub fn version_text(program: &str, line: &str) -> String {
+    if line.to_lowercase().contains(&program.to_lowercase()) {
+        line.to_string()
+    } else {
+        format!("{program}: {line}")
+    }
+}
+
 fn flat(v: &Value) -> BTreeMap<String, String> {
     fn walk(prefix: &str, v: &Value, out: &mut BTreeMap<String, String>) {
         match v {

@@ -2,10 +2,9 @@
 //! asked for steady state, how many measured runs reached it and how soon,
 //! from the `ss_reached` and `ss_time_s` metrics each run stored.
 
-use serde_json::Value;
-
 use crate::metric::catalogue::{SS_REACHED, SS_TIME_S};
 use crate::stats::summarize;
+use crate::store::stored::SteadyRequest;
 use crate::store::{CampaignData, RunData};
 
 /// One sentence per workload with steady-state runs; none otherwise.
@@ -18,7 +17,7 @@ pub fn methodology_lines(c: &CampaignData) -> Vec<String> {
                 .iter()
                 .filter(|r| r.workload == w.name && judged(r))
                 .collect();
-            (!runs.is_empty()).then(|| workload_line(&w.name, &w.params, c, &runs))
+            (!runs.is_empty()).then(|| workload_line(&w.name, &w.steady(), c, &runs))
         })
         .collect()
 }
@@ -28,7 +27,7 @@ fn judged(r: &RunData) -> bool {
     !r.warmup && r.status == "ok" && r.metric(&SS_REACHED).is_some()
 }
 
-fn workload_line(name: &str, params: &Value, c: &CampaignData, runs: &[&RunData]) -> String {
+fn workload_line(name: &str, asked: &SteadyRequest, c: &CampaignData, runs: &[&RunData]) -> String {
     let per_target: Vec<String> = c
         .targets
         .iter()
@@ -48,7 +47,7 @@ fn workload_line(name: &str, params: &Value, c: &CampaignData, runs: &[&RunData]
     };
     format!(
         "Steady state for {name} ({}) was reached in {}{split}.",
-        setting(params),
+        setting(asked),
         tally(runs, "a median of"),
     )
 }
@@ -69,19 +68,19 @@ fn tally(runs: &[&RunData], median: &str) -> String {
 
 /// `bw:20% over 3 s windows, judged after 5 s, runtime 30 s at most`, from
 /// the stored parameters.
-fn setting(params: &Value) -> String {
-    let criterion = params["steadystate"]
-        .as_str()
-        .or(params["ss"].as_str())
+fn setting(asked: &SteadyRequest) -> String {
+    let criterion = asked
+        .criterion
+        .as_deref()
         .unwrap_or(crate::workload::io::DEFAULT_STEADY_CRITERION);
-    let window = params["ss_dur"].as_f64().unwrap_or_default();
-    let ramp = params["ss_ramp"]
-        .as_f64()
+    let window = asked.window_s.unwrap_or_default();
+    let ramp = asked
+        .ramp_s
         .filter(|r| *r > 0.0)
         .map(|r| format!(", judged after {r} s"))
         .unwrap_or_default();
-    let runtime = params["runtime"]
-        .as_f64()
+    let runtime = asked
+        .runtime_s
         .map(|r| format!(", runtime {r} s at most"))
         .unwrap_or_default();
     format!("{criterion} over {window} s windows{ramp}{runtime}")

@@ -9,11 +9,9 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 use serde_json::json;
 
-use super::contrib;
+use super::chosen;
 use super::differences::{differences, Differences};
 use super::model::{self, TargetStats, LEVEL};
-use super::table::Table;
-use super::text::{diff_text, mean_ci_text, p_text};
 use crate::metric::labels::DEVICE;
 use crate::metric::{Direction, MetricKey, Unit};
 use crate::stats::{compare_runs, Analysis, Design, Verdict};
@@ -47,7 +45,7 @@ impl Row {
 /// Every non-baseline target against the baseline, on primary metrics.
 pub fn within(c: &CampaignData, baseline: Option<&str>) -> anyhow::Result<Vec<Row>> {
     // The primary metric a workload kind chose (a matrix's primary_test).
-    let r = model::build(c, baseline, &|w| contrib::choose(c, w))?;
+    let r = model::build(c, baseline, &chosen::choose)?;
     let mut rows = Vec::new();
     for w in &r.workloads {
         let Some(m) = w.primary_metric() else {
@@ -200,7 +198,7 @@ pub fn between_on(a: &CampaignData, b: &CampaignData, which: &Metrics) -> Vec<Ro
             .filter(|t| b.targets.iter().any(|x| x.name == t.name))
         {
             // The primary metric a workload kind chose (a matrix's primary_test).
-            let primary = contrib::choose(a, w)
+            let primary = chosen::choose(w)
                 .primary
                 .unwrap_or_else(|| MetricKey::plain(&w.primary_metric));
             for (ka, kb) in keys(a, b, &w.name, &t.name, &primary, which) {
@@ -339,84 +337,6 @@ fn between_analysis(a: &CampaignData, b: &CampaignData) -> Analysis {
         (Analysis::Ratio, Analysis::Ratio) => Analysis::Ratio,
         _ => Analysis::Means,
     }
-}
-
-/// The rows of a comparison across campaigns `a` (baseline) and `b`:
-/// the campaigns name the columns, so each row names its target once.
-pub fn across_table(rows: &[Row], a: i64, b: i64) -> Table {
-    let (ha, hb) = (format!("campaign {a}"), format!("campaign {b}"));
-    let mut t = Table::new(
-        &[
-            "workload",
-            "target",
-            "metric",
-            &ha,
-            &hb,
-            "difference [95% CI]",
-            "p",
-            "verdict",
-        ],
-        &[false, false, false, true, true, true, true, false],
-    );
-    for r in rows {
-        t.push(vec![
-            r.workload.clone(),
-            r.baseline.target.clone(),
-            r.metric.clone(),
-            mean_ci_text(&r.baseline, r.unit),
-            mean_ci_text(&r.candidate, r.unit),
-            diff_text(&r.candidate),
-            p_text(&r.candidate),
-            verdict_word(r).to_string(),
-        ]);
-    }
-    // A narrow terminal keeps both sides, the difference and the verdict.
-    t.may_drop(&["p"]);
-    t
-}
-
-/// The verdict's plain word for the row's metric, or a dash.
-pub fn verdict_word(r: &Row) -> &'static str {
-    r.candidate
-        .verdict
-        .map(|v| v.word(r.direction))
-        .unwrap_or("—")
-}
-
-pub fn table(rows: &[Row]) -> Table {
-    let mut t = Table::new(
-        &[
-            "workload",
-            "metric",
-            "baseline",
-            "mean ± 95% CI",
-            "candidate",
-            "mean ± 95% CI",
-            "difference [95% CI]",
-            "p",
-            "verdict",
-        ],
-        &[false, false, false, true, false, true, true, true, false],
-    );
-    for r in rows {
-        let word = r
-            .candidate
-            .verdict
-            .map(|v| v.word(r.direction))
-            .unwrap_or("—");
-        t.push(vec![
-            r.workload.clone(),
-            r.metric.clone(),
-            r.baseline_label.clone(),
-            mean_ci_text(&r.baseline, r.unit),
-            r.candidate_label.clone(),
-            mean_ci_text(&r.candidate, r.unit),
-            diff_text(&r.candidate),
-            p_text(&r.candidate),
-            word.to_string(),
-        ]);
-    }
-    t
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@ use crate::stats::{
     DEFAULT_ALPHA, DEFAULT_THRESHOLD,
 };
 use crate::store::{CampaignData, RunData, WorkloadRow};
+use crate::warning::{Warning, WarningKind};
 
 /// The precision, in %, a reviewer asks of a result: an interval wider
 /// than ±this is imprecise, and the report says how many runs would
@@ -101,7 +102,7 @@ pub struct Report {
     pub baseline: String,
     pub targets: Vec<String>,
     pub workloads: Vec<WorkloadReport>,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
 }
 
 /// What a workload kind chooses to summarise beyond the stored primary
@@ -210,15 +211,15 @@ fn workload(
 /// How the campaign's runs can be compared: paired by round unless the
 /// plan ran each pair's repetitions back to back.
 pub fn design(c: &CampaignData) -> Design {
-    match c.experiment["plan"]["order"].as_str() {
-        Some("sequential") => Design::Unpaired,
-        _ => Design::Rounds,
+    match c.plan().sequential() {
+        true => Design::Unpaired,
+        false => Design::Rounds,
     }
 }
 
 /// The analysis the campaign's plan asks for (ratio unless it says means).
 pub fn plan_analysis(c: &CampaignData) -> Analysis {
-    Analysis::from_word(c.experiment["plan"]["analysis"].as_str())
+    Analysis::from_word(c.plan().analysis.as_deref())
 }
 
 /// One metric's measured values on a target, with their rounds.
@@ -375,15 +376,18 @@ pub fn precision(t: &TargetStats) -> Option<(f64, Option<usize>)> {
     Some((100.0 * half, runs))
 }
 
-fn warnings(c: &CampaignData, workloads: &[WorkloadReport]) -> Vec<String> {
+fn warnings(c: &CampaignData, workloads: &[WorkloadReport]) -> Vec<Warning> {
     let failed = c.runs.iter().filter(|r| r.status != "ok").map(|r| {
         let why = r.error.as_deref().unwrap_or("interrupted");
-        (r, format!("{}: {why}", r.status))
+        (
+            r,
+            Warning::new(WarningKind::RunFailed, format!("{}: {why}", r.status)),
+        )
     });
     let mut out = said_once(failed);
     let undropped = c.runs.iter().filter(|r| !r.caches_dropped).count();
     if undropped > 0 {
-        out.push(format!("caches were not dropped before {undropped} of {} runs: reads may have come from the page cache", c.runs.len()));
+        out.push(Warning::new(WarningKind::CachesNotDropped, format!("caches were not dropped before {undropped} of {} runs: reads may have come from the page cache", c.runs.len())));
     }
     out.extend(summarised(workloads));
     let per_run = c
@@ -398,28 +402,29 @@ fn warnings(c: &CampaignData, workloads: &[WorkloadReport]) -> Vec<String> {
 /// workload on one target share — word for word, or but for its figures
 /// (`16.2 MiB` in one run, `16.3 MiB` in the next) — becomes one line with
 /// their count and ids, in the order the messages first appeared.
-fn said_once<'a>(messages: impl Iterator<Item = (&'a RunData, String)>) -> Vec<String> {
+fn said_once<'a>(messages: impl Iterator<Item = (&'a RunData, Warning)>) -> Vec<Warning> {
     struct Group<'g> {
-        key: (&'g str, &'g str, String),
+        key: (&'g str, &'g str, WarningKind, String),
         text: String,
         ids: Vec<i64>,
         same_figures: bool,
     }
     let mut groups: Vec<Group<'a>> = Vec::new();
-    for (r, text) in messages {
+    for (r, w) in messages {
         let key = (
             r.workload.as_str(),
             r.target.as_str(),
-            without_figures(&text),
+            w.kind,
+            without_figures(&w.text),
         );
         match groups.iter_mut().find(|g| g.key == key) {
             Some(g) => {
                 g.ids.push(r.id);
-                g.same_figures &= g.text == text;
+                g.same_figures &= g.text == w.text;
             }
             None => groups.push(Group {
                 key,
-                text,
+                text: w.text,
                 ids: vec![r.id],
                 same_figures: true,
             }),
@@ -428,9 +433,9 @@ fn said_once<'a>(messages: impl Iterator<Item = (&'a RunData, String)>) -> Vec<S
     groups
         .into_iter()
         .map(|g| {
-            let (workload, target, _) = g.key;
+            let (workload, target, kind, _) = g.key;
             let text = g.text;
-            match g.ids.as_slice() {
+            let line = match g.ids.as_slice() {
                 [id] => format!("run {id} ({workload} on {target}): {text}"),
                 ids => {
                     let list: Vec<String> = ids.iter().map(i64::to_string).collect();
@@ -445,7 +450,8 @@ fn said_once<'a>(messages: impl Iterator<Item = (&'a RunData, String)>) -> Vec<S
                         ids.len()
                     )
                 }
-            }
+            };
+            Warning::new(kind, line)
         })
         .collect()
 }
@@ -469,7 +475,7 @@ fn without_figures(text: &str) -> String {
 
 /// The warnings about the primary metrics' statistics, one line per kind
 /// of problem with every pair it concerns listed.
-fn summarised(workloads: &[WorkloadReport]) -> Vec<String> {
+fn summarised(workloads: &[WorkloadReport]) -> Vec<Warning> {
     let (mut few, mut open, mut imprecise, mut outliers, mut first) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for w in workloads {
@@ -505,30 +511,35 @@ fn summarised(workloads: &[WorkloadReport]) -> Vec<String> {
         }
     }
     let mut out = Vec::new();
-    let mut push = |items: Vec<String>, head: String| {
+    let mut push = |kind: WarningKind, items: Vec<String>, head: String| {
         if !items.is_empty() {
-            out.push(format!("{head}: {}", items.join("; ")));
+            out.push(Warning::new(kind, format!("{head}: {}", items.join("; "))));
         }
     };
     push(
+        WarningKind::FewRuns,
         few,
         format!("too few measured runs for an interval (at least {MIN_RUNS} needed)"),
     );
     push(
+        WarningKind::Inconclusive,
         open,
         format!(
             "inconclusive against the baseline; runs per target that would measure the difference to ±{RESOLUTION_PCT}%"
         ),
     );
     push(
+        WarningKind::Imprecise,
         imprecise,
         format!("imprecise: the 95% interval of the mean is wider than ±{RESOLUTION_PCT}%"),
     );
     push(
+        WarningKind::Outlier,
         outliers,
         "outliers (modified z-score above 3.5)".to_string(),
     );
     push(
+        WarningKind::FirstRunApart,
         first,
         format!(
             "the first measured run stands apart from the others, which agree within ±{:.0}%: the target's state likely changed after it (a fresh filesystem or cache, space not yet reused, work left behind by the runs that followed); `warmup = 1` in [plan] runs one unmeasured first",
@@ -565,7 +576,7 @@ fn first_run_text(workload: &str, m: &MetricReport, t: &TargetStats) -> Option<S
     let outside = rest.iter().all(|&v| v < x) || rest.iter().all(|&v| v > x);
     let apart = !(1.0 / FIRST_RUN_RATIO..=FIRST_RUN_RATIO).contains(&ratio);
     (mid > 0.0 && x > 0.0 && agree && outside && apart).then(|| {
-        let value = |v| crate::report::format::format_value(v, m.unit);
+        let value = |v| crate::metric::format::format_value(v, m.unit);
         format!(
             "{workload} on {} run 1 of {} ({} = {}; the others {}, ×{ratio:.2})",
             t.target,
@@ -615,7 +626,7 @@ fn outlier_texts(workload: &str, m: &MetricReport, t: &TargetStats) -> Vec<(usiz
                 t.target,
                 i + 1,
                 m.name,
-                crate::report::format::format_value(t.values[i], m.unit)
+                crate::metric::format::format_value(t.values[i], m.unit)
             );
             (i, text)
         })
@@ -758,8 +769,8 @@ mod tests {
             let r = build_plain(&campaign(json!({}), runs), None).unwrap();
             r.warnings
                 .iter()
-                .filter(|w| w.starts_with("the first measured run"))
-                .cloned()
+                .filter(|w| w.kind == WarningKind::FirstRunApart)
+                .map(|w| w.text.clone())
                 .collect()
         };
         let fresh = [
@@ -833,7 +844,8 @@ mod tests {
         let lines: Vec<&String> = unpaired
             .warnings
             .iter()
-            .filter(|w| w.starts_with("inconclusive"))
+            .filter(|w| w.kind == WarningKind::Inconclusive)
+            .map(|w| &w.text)
             .collect();
         assert_eq!(lines.len(), 1, "{:?}", unpaired.warnings);
         assert!(lines[0].ends_with(&format!("w b {} (3 now)", runs_text(settle.runs))));
@@ -846,7 +858,8 @@ mod tests {
         let few: Vec<&String> = r
             .warnings
             .iter()
-            .filter(|w| w.starts_with("too few measured runs"))
+            .filter(|w| w.kind == WarningKind::FewRuns)
+            .map(|w| &w.text)
             .collect();
         assert_eq!(few.len(), 1, "{:?}", r.warnings);
         assert!(few[0].ends_with(": w on a (2); w on b (2)"), "{}", few[0]);
@@ -878,8 +891,9 @@ mod tests {
             ],
         );
         for r in &mut c.runs {
-            r.warnings.push(format!("peak {}.0 MiB not recorded", r.id));
-            r.warnings.push("fio said: note".into());
+            r.warnings
+                .push(Warning::note(format!("peak {}.0 MiB not recorded", r.id)));
+            r.warnings.push(Warning::note("fio said: note"));
         }
         c.runs[3].status = "failed".into();
         c.runs[3].error = Some("disk full".into());
@@ -888,6 +902,7 @@ mod tests {
                 .iter()
                 .flat_map(|r| r.warnings.iter().map(move |w| (r, w.clone()))),
         );
+        let said: Vec<&str> = said.iter().map(|w| w.text.as_str()).collect();
         assert_eq!(
             said,
             [
@@ -899,9 +914,8 @@ mod tests {
         );
         let r = build_plain(&c, None).unwrap();
         assert!(
-            r.warnings
-                .iter()
-                .any(|w| w == "run 4 (w on b): failed: disk full"),
+            r.warnings.iter().any(|w| w.kind == WarningKind::RunFailed
+                && w.text == "run 4 (w on b): failed: disk full"),
             "{:?}",
             r.warnings
         );

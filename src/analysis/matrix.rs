@@ -2,17 +2,46 @@
 //! record sizes) read from the labels of the per-cell metrics, each cell's mean
 //! throughput per target over the measured runs and, against the baseline,
 //! its % difference with the significance rule every other verdict uses.
-//! Pure: built from [`CampaignData`], no I/O.
+//! Pure: built from [`CampaignData`], no I/O. And what the matrix's verdict
+//! concerns: the geometric mean of its `primary_test`, with each test's
+//! beside it ([`primary_metric`], [`summary_metrics`]).
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
-use crate::metric::catalogue::{BW_BYTES_PER_S, DEV_READ_RATIO};
+use super::model::{call, LEVEL};
+use crate::metric::catalogue::{BW_BYTES_PER_S, DEV_READ_RATIO, GEOMEAN_BW_BYTES_PER_S};
 use crate::metric::{Direction, MetricKey};
-use crate::report::model::{call, LEVEL};
 use crate::stats::summary::mean;
 use crate::stats::{welch_log, Verdict};
-use crate::store::CampaignData;
-use crate::workload::matrix::grid::{cell_of, Cell, Test};
+use crate::store::{CampaignData, WorkloadRow};
+use crate::workload::matrix::grid::{cell_of, test_labels, Cell, Test};
+
+/// The workload kind this module reads.
+pub const KIND: &str = "matrix";
+/// The parameter naming the test a matrix's verdict is about.
+const PRIMARY_TEST: &str = "primary_test";
+
+/// The geometric mean of `primary_test` when `w` is a matrix naming one.
+pub fn primary_metric(w: &WorkloadRow) -> Option<MetricKey> {
+    let test = w.params[PRIMARY_TEST].as_str().and_then(Test::parse);
+    (w.kind == KIND).then_some(test).flatten().map(geomean)
+}
+
+/// The geometric mean over all tests, then each test's, in iozone's
+/// order; nothing for another kind.
+pub fn summary_metrics(w: &WorkloadRow) -> Vec<MetricKey> {
+    if w.kind != KIND {
+        return Vec::new();
+    }
+    let mut keys = vec![MetricKey::plain(GEOMEAN_BW_BYTES_PER_S.name)];
+    keys.extend(Test::ALL.iter().map(|&t| geomean(t)));
+    keys
+}
+
+/// A test's geometric mean throughput.
+fn geomean(t: Test) -> MetricKey {
+    MetricKey::new(GEOMEAN_BW_BYTES_PER_S.name, test_labels(t))
+}
 
 /// The test and cell of a cell's throughput; `None` for any other metric.
 fn throughput_cell(key: &MetricKey) -> Option<(Test, Cell)> {

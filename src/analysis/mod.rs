@@ -1,0 +1,26 @@
+//! What the runs of the store say, before anyone lays it out: pure
+//! functions of the stored campaigns (passed in, never read here), so that
+//! they are tested without root and could aggregate in SQL one day.
+//!
+//! [`model`] holds each workload's statistics and verdicts against the
+//! baseline; [`comparison`] the comparisons `storlab compare` and a report
+//! of two campaigns make, after [`differences`] says what differs between
+//! them; [`history`] a series of campaigns over time; [`study`] a swept
+//! workload's factors (pivots, curves, level comparisons); [`matrix`] the
+//! cells of an iozone-like matrix and the metric its verdict concerns;
+//! [`latency`] the merged percentile curves; [`steady`] what the steady-state
+//! detector found; [`ranks`] how multi-client runs shared the work.
+//!
+//! The presentation ([`crate::report`]) builds on these; nothing here
+//! imports it.
+
+pub mod chosen;
+pub mod comparison;
+pub mod differences;
+pub mod history;
+pub mod latency;
+pub mod matrix;
+pub mod model;
+pub mod ranks;
+pub mod steady;
+pub mod study;

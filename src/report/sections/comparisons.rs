@@ -1,0 +1,84 @@
+//! Comparisons ([`crate::analysis::comparison`]) as tables: the targets of
+//! one campaign against its baseline, and the same pairs in two campaigns.
+
+use crate::analysis::comparison::Row;
+use crate::report::table::Table;
+use crate::report::text::{diff_text, mean_ci_text, p_text};
+
+/// The rows of a comparison across campaigns `a` (baseline) and `b`:
+/// the campaigns name the columns, so each row names its target once.
+pub fn across_table(rows: &[Row], a: i64, b: i64) -> Table {
+    let (ha, hb) = (format!("campaign {a}"), format!("campaign {b}"));
+    let mut t = Table::new(
+        &[
+            "workload",
+            "target",
+            "metric",
+            &ha,
+            &hb,
+            "difference [95% CI]",
+            "p",
+            "verdict",
+        ],
+        &[false, false, false, true, true, true, true, false],
+    );
+    for r in rows {
+        t.push(vec![
+            r.workload.clone(),
+            r.baseline.target.clone(),
+            r.metric.clone(),
+            mean_ci_text(&r.baseline, r.unit),
+            mean_ci_text(&r.candidate, r.unit),
+            diff_text(&r.candidate),
+            p_text(&r.candidate),
+            verdict_word(r).to_string(),
+        ]);
+    }
+    // A narrow terminal keeps both sides, the difference and the verdict.
+    t.may_drop(&["p"]);
+    t
+}
+
+/// The verdict's plain word for the row's metric, or a dash.
+pub fn verdict_word(r: &Row) -> &'static str {
+    r.candidate
+        .verdict
+        .map(|v| v.word(r.direction))
+        .unwrap_or("—")
+}
+
+pub fn table(rows: &[Row]) -> Table {
+    let mut t = Table::new(
+        &[
+            "workload",
+            "metric",
+            "baseline",
+            "mean ± 95% CI",
+            "candidate",
+            "mean ± 95% CI",
+            "difference [95% CI]",
+            "p",
+            "verdict",
+        ],
+        &[false, false, false, true, false, true, true, true, false],
+    );
+    for r in rows {
+        let word = r
+            .candidate
+            .verdict
+            .map(|v| v.word(r.direction))
+            .unwrap_or("—");
+        t.push(vec![
+            r.workload.clone(),
+            r.metric.clone(),
+            r.baseline_label.clone(),
+            mean_ci_text(&r.baseline, r.unit),
+            r.candidate_label.clone(),
+            mean_ci_text(&r.candidate, r.unit),
+            diff_text(&r.candidate),
+            p_text(&r.candidate),
+            word.to_string(),
+        ]);
+    }
+    t
+}

@@ -1,0 +1,189 @@
+//! Typed views of the parameters a campaign stored with its runs (the
+//! resolved experiment as JSON): the plan, and what a target asked for.
+//! Reports read these fields, not the JSON by key; what older stores lack
+//! reads as the default the plan had then.
+
+use serde_json::Value;
+
+use super::{CampaignData, TargetRow};
+
+/// How many times each pair was to run.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Repetitions {
+    /// A fixed count (as stored: a number, or whatever an old store wrote).
+    Fixed(String),
+    /// Adaptive: at least `min`, at most `max`, until the 95% CI half-width
+    /// is within `until_ci_pct` % of the mean.
+    Adaptive {
+        min: String,
+        max: String,
+        until_ci_pct: String,
+    },
+}
+
+/// The plan a campaign ran, as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredPlan {
+    /// `interleaved` (the default), `randomized`, `sequential`, `balanced`.
+    pub order: String,
+    /// The seed of a randomized order.
+    pub seed: String,
+    pub repetitions: Repetitions,
+    /// The analysis asked for (`ratio` unless `means`), if any.
+    pub analysis: Option<String>,
+}
+
+impl StoredPlan {
+    pub fn read(experiment: &Value) -> StoredPlan {
+        let plan = experiment.get("plan").unwrap_or(&Value::Null);
+        let field = |k: &str| plan.get(k).unwrap_or(&Value::Null);
+        let repetitions = match field("repetitions") {
+            Value::Object(a) => {
+                let part = |k: &str| a.get(k).unwrap_or(&Value::Null).to_string();
+                Repetitions::Adaptive {
+                    min: part("min"),
+                    max: part("max"),
+                    until_ci_pct: part("until_ci_pct"),
+                }
+            }
+            n => Repetitions::Fixed(n.to_string()),
+        };
+        StoredPlan {
+            order: field("order").as_str().unwrap_or("interleaved").to_string(),
+            seed: field("seed").to_string(),
+            repetitions,
+            analysis: field("analysis").as_str().map(String::from),
+        }
+    }
+
+    /// Whether each pair's repetitions ran back to back (no shared rounds).
+    pub fn sequential(&self) -> bool {
+        self.order == "sequential"
+    }
+}
+
+/// What a target's parameters asked for that reports check against what
+/// was read back: its settings (`options` of Gluster, `properties` of ZFS)
+/// and its mount options.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Requested {
+    /// (name, value) of every requested setting, values as text.
+    pub settings: Vec<(String, String)>,
+    pub mount_options: Vec<String>,
+}
+
+impl Requested {
+    pub fn read(params: &Value) -> Requested {
+        let settings = [SETTINGS_OPTIONS, SETTINGS_PROPERTIES]
+            .iter()
+            .filter_map(|p| params.get(p).and_then(Value::as_object))
+            .flatten()
+            .map(|(k, v)| (k.clone(), v.as_str().map_or(v.to_string(), String::from)))
+            .collect();
+        let mount_options = params
+            .get(MOUNT_OPTIONS)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|o| o.as_str().map(String::from))
+            .collect();
+        Requested {
+            settings,
+            mount_options,
+        }
+    }
+
+    /// Whether the target asked for the setting `name`.
+    pub fn asks_for(&self, name: &str) -> bool {
+        self.settings.iter().any(|(k, _)| k == name)
+    }
+}
+
+/// What an `io` workload asked of its steady-state detector, as stored.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SteadyRequest {
+    /// fio's `steadystate` (alias `ss`): `bw:20%`, `iops_slope:0.1%`.
+    pub criterion: Option<String>,
+    /// `ss_dur`: the window, in seconds.
+    pub window_s: Option<f64>,
+    /// `ss_ramp`: seconds before judging.
+    pub ramp_s: Option<f64>,
+    /// `runtime`: the most it may run, in seconds.
+    pub runtime_s: Option<f64>,
+}
+
+impl SteadyRequest {
+    pub fn read(params: &Value) -> SteadyRequest {
+        let text = |k: &str| params.get(k).and_then(Value::as_str).map(String::from);
+        let number = |k: &str| params.get(k).and_then(Value::as_f64);
+        SteadyRequest {
+            criterion: text("steadystate").or_else(|| text("ss")),
+            window_s: number("ss_dur"),
+            ramp_s: number("ss_ramp"),
+            runtime_s: number("runtime"),
+        }
+    }
+}
+
+/// The target parameters [`Requested`] reads.
+const SETTINGS_OPTIONS: &str = "options";
+const SETTINGS_PROPERTIES: &str = "properties";
+const MOUNT_OPTIONS: &str = "mount_options";
+
+impl CampaignData {
+    /// The plan the campaign ran.
+    pub fn plan(&self) -> StoredPlan {
+        StoredPlan::read(&self.experiment)
+    }
+}
+
+impl super::WorkloadRow {
+    /// What the workload asked of the steady-state detector (`io`).
+    pub fn steady(&self) -> SteadyRequest {
+        SteadyRequest::read(&self.params)
+    }
+}
+
+impl TargetRow {
+    /// What the target asked for.
+    pub fn requested(&self) -> Requested {
+        Requested::read(&self.params)
+    }
+
+    /// What was read back from the target once it was provisioned.
+    pub fn read_back(&self) -> crate::fact::TargetFacts {
+        crate::fact::TargetFacts::read(&self.facts)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn plans_read_typed_with_the_defaults_of_older_stores() {
+        let p = StoredPlan::read(
+            &json!({"plan": {"order": "randomized", "seed": 7, "repetitions": 3}}),
+        );
+        assert_eq!((p.order.as_str(), p.seed.as_str()), ("randomized", "7"));
+        assert_eq!(p.repetitions, Repetitions::Fixed("3".into()));
+        let a = StoredPlan::read(
+            &json!({"plan": {"repetitions": {"min": 3, "max": 10, "until_ci_pct": 2.0}, "analysis": "means"}}),
+        );
+        assert_eq!(a.order, "interleaved");
+        assert_eq!(a.analysis.as_deref(), Some("means"));
+        assert!(matches!(a.repetitions, Repetitions::Adaptive { ref max, .. } if max == "10"));
+    }
+
+    #[test]
+    fn requested_settings_and_mount_options_read_typed() {
+        let r = Requested::read(
+            &json!({"options": {"performance.cache-size": "64MB"}, "properties": {"recordsize": "8k"}, "mount_options": ["noatime"]}),
+        );
+        assert_eq!(r.settings.len(), 2);
+        assert!(r.asks_for("recordsize") && !r.asks_for("atime"));
+        assert_eq!(r.mount_options, ["noatime"]);
+    }
+}
