@@ -55,6 +55,10 @@ pub enum Command {
         /// `--tag gluster=10.3 --tag host=node3`.
         #[arg(long, value_name = "KEY=VALUE", conflicts_with = "resume")]
         tag: Vec<String>,
+        /// Exit 3 when any run failed (without it, only when every run
+        /// failed; some failed runs exit 0 and are counted on stderr).
+        #[arg(long)]
+        fail_on_failure: bool,
     },
     /// Validate an experiment file and print its planned runs with an estimate.
     Check {
@@ -200,6 +204,15 @@ pub enum Command {
         /// The stores to import from.
         #[arg(required = true, value_name = "OTHER.db")]
         stores: Vec<PathBuf>,
+    },
+    /// Remove a campaign from the store with every run, metric, series,
+    /// histogram, warning and fact it recorded (asks first, unless --yes).
+    Forget {
+        /// The campaign (id or name; a name means its latest campaign).
+        campaign: String,
+        /// Do not ask: remove it.
+        #[arg(long, short)]
+        yes: bool,
     },
     /// The target kinds and their parameters.
     Targets,

@@ -16,6 +16,7 @@ pub mod cli;
 pub mod commands;
 pub mod experiment;
 pub mod fact;
+pub mod foreign;
 pub mod host;
 pub mod measure;
 pub mod metric;

@@ -11,7 +11,10 @@ fn main() -> ExitCode {
     match storlab::commands::dispatch(cli) {
         Ok(code) => code,
         Err(e) => {
-            storlab::errln!("error: {e:#}");
+            // An error can quote what storlab did not write (a name, a
+            // program's output): never raw on the terminal.
+            let chain = format!("{e:#}");
+            storlab::errln!("error: {}", storlab::foreign::visible_lines(&chain));
             ExitCode::FAILURE
         }
     }

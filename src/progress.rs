@@ -83,6 +83,8 @@ impl Printer {
         outcome: &str,
         weight: Duration,
     ) {
+        // A run's error can quote a program's stderr.
+        let outcome = crate::foreign::visible(outcome);
         self.done.set(self.done.get() + weight);
         match &self.bar {
             Some(bar) => {

@@ -30,6 +30,12 @@ pub fn collect(exp: &Experiment, tags: &[(String, String)]) -> Provenance {
 
 /// Parses `KEY=VALUE` (for `--tag` and the filters).
 pub fn parse_tag(text: &str) -> Result<(String, String)> {
+    if let Some(c) = crate::foreign::unprintable(text) {
+        bail!(
+            "`{}` holds {c}, which would reach terminals and reports; use printable text",
+            crate::foreign::visible(text)
+        );
+    }
     match text.split_once('=') {
         Some((k, v)) if !k.trim().is_empty() && !v.is_empty() => {
             Ok((k.trim().to_string(), v.to_string()))

@@ -36,6 +36,8 @@ mod export_schema;
 mod fio_runs;
 /// Thousands of mutated experiment files: no panic, every refusal located.
 mod fuzz_experiments;
+/// Hundreds of mutated stores imported: no panic, the destination works.
+mod fuzz_imports;
 /// Across releases, hosts and stores: provenance, tags, import, compare, history.
 mod history;
 /// Hostile input and faults, round 3 (#29): the store overwritten, fio

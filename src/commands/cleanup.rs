@@ -4,14 +4,21 @@
 //! is left alone; a journal is removed once everything in it is undone.
 //! Only resources inside storlab's naming scheme are undone. A daemon that
 //! another campaign still uses is kept, with its journal, for a later
-//! cleanup.
+//! cleanup. A resource that cannot be undone (a loop device busy in another
+//! mount namespace) does not stop the others: every resource that does not
+//! stand on it is undone, what is left is said with why, the journal is
+//! kept for the next cleanup, and the status is 1. A journal that vanished
+//! since it was listed (its campaign just ended) is skipped.
 
+use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Result;
 
+use crate::foreign::visible;
 use crate::provision::daemon::alive_as;
 use crate::provision::journal::{journals_in, read_pending, state_dir, Pending, Undone};
+use crate::provision::resource::Resource;
 
 pub fn cleanup() -> Result<ExitCode> {
     let dir = state_dir();
@@ -22,7 +29,16 @@ pub fn cleanup() -> Result<ExitCode> {
     }
     let mut failed = false;
     for path in journals {
-        let pending = read_pending(&path)?;
+        let pending = match read_pending(&path) {
+            Ok(p) => p,
+            // Its campaign ended and removed it since it was listed.
+            Err(_) if !path.exists() => continue,
+            Err(e) => {
+                errln!("{e:#}");
+                failed = true;
+                continue;
+            }
+        };
         if still_running(&pending) {
             outln!(
                 "{}: campaign pid {} is still running; stop it first (Ctrl-C tears it down)",
@@ -51,9 +67,10 @@ fn still_running(p: &Pending) -> bool {
     }
 }
 
-/// Undoes a journal's resources, newest first; removes the journal when all
-/// are undone. Stops at the first failure, keeping the journal; a resource
-/// kept on purpose keeps the journal too.
+/// Undoes a journal's resources, newest first, going on past a failure:
+/// what stands on a resource that could not be undone is left with it
+/// ([`stands_on`]). Removes the journal when all are undone; a failure, or
+/// a resource kept on purpose, keeps it. False when something failed.
 fn undo_journal(pending: &Pending) -> bool {
     outln!(
         "{}: {} resource(s) left by campaign pid {}",
@@ -65,7 +82,14 @@ fn undo_journal(pending: &Pending) -> bool {
             .unwrap_or_else(|| "?".into())
     );
     let mut kept = false;
+    // What could not be undone, and why.
+    let mut left: Vec<(&Resource, String)> = Vec::new();
     for (_, res) in pending.resources.iter().rev() {
+        if let Some((above, _)) = left.iter().find(|(above, _)| stands_on(above, res)) {
+            let why = format!("{} stands on it", above.describe());
+            left.push((res, why));
+            continue;
+        }
         match res.undo() {
             Ok(Undone::Gone) => outln!("  undone: {}", res.describe()),
             Ok(Undone::Kept(why)) => {
@@ -73,11 +97,21 @@ fn undo_journal(pending: &Pending) -> bool {
                 kept = true;
             }
             Err(e) => {
-                errln!("  FAILED: {}: {e:#}", res.describe());
-                errln!("  the journal is kept; fix the cause and run `storlab cleanup` again");
-                return false;
+                errln!(
+                    "  FAILED: {}: {}",
+                    res.describe(),
+                    visible(&format!("{e:#}"))
+                );
+                left.push((res, "it could not be undone (above)".into()));
             }
         }
+    }
+    if !left.is_empty() {
+        errln!("  left, with the journal, for the next `storlab cleanup`:");
+        for (res, why) in &left {
+            errln!("    {}: {why}", res.describe());
+        }
+        return false;
     }
     if kept {
         outln!("  the journal is kept for what is still in use");
@@ -85,9 +119,108 @@ fn undo_journal(pending: &Pending) -> bool {
     }
     match std::fs::remove_file(&pending.path) {
         Ok(()) => true,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => true,
         Err(e) => {
             errln!("  removing {}: {e}", pending.path.display());
             false
         }
+    }
+}
+
+/// Whether undoing `below` could pull the ground from under `above`, a
+/// resource made after it that could not be undone: a file, directory or
+/// mount holding `above`'s path (an image, a mount point, the filesystem
+/// it lies in); for a pool, the images and directories it may be made of
+/// and zfs-fuse; for a volume, the bricks, peers and glusterd; for a
+/// mount, the pool or volume it may mount. On another host, only what is
+/// on that host.
+fn stands_on(above: &Resource, below: &Resource) -> bool {
+    if let (
+        Resource::Remote {
+            host: a,
+            resource: ra,
+        },
+        Resource::Remote {
+            host: b,
+            resource: rb,
+        },
+    ) = (above, below)
+    {
+        return a == b && stands_on(ra, rb);
+    }
+    // One on another host, one here: nothing in common.
+    if matches!(above, Resource::Remote { .. }) != matches!(below, Resource::Remote { .. }) {
+        return false;
+    }
+    if let (Some(a), Some(b)) = (place(above), place(below)) {
+        if a.starts_with(b) {
+            return true;
+        }
+    }
+    match (above.clone(), below.clone()) {
+        (Resource::Pool { .. }, Resource::File { .. } | Resource::Dir { .. }) => true,
+        (Resource::Pool { .. }, Resource::Daemon { program, .. }) => program == "zfs-fuse",
+        (Resource::Volume { .. }, Resource::Dir { .. } | Resource::Peer { .. }) => true,
+        (Resource::Volume { .. }, Resource::Daemon { program, .. }) => program == "glusterd",
+        (Resource::Mount { .. }, Resource::Pool { .. } | Resource::Volume { .. }) => true,
+        _ => false,
+    }
+}
+
+/// The path a resource occupies on its host, if it has one.
+fn place(r: &Resource) -> Option<&Path> {
+    match r {
+        Resource::Dir { path }
+        | Resource::File { path }
+        | Resource::Mount { path }
+        | Resource::Workdir { path, .. } => Some(path),
+        Resource::Loop { image } => Some(image),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    #[test]
+    fn what_stands_on_a_failed_resource_is_left_and_nothing_else() {
+        let p = |s: &str| PathBuf::from(s);
+        let loop_b = Resource::Loop {
+            image: p("/s/storlab-1-t/b.img"),
+        };
+        let image_b = Resource::File {
+            path: p("/s/storlab-1-t/b.img"),
+        };
+        let image_c = Resource::File {
+            path: p("/s/storlab-1-t/c.img"),
+        };
+        let dir = Resource::Dir {
+            path: p("/s/storlab-1-t"),
+        };
+        let tmpfs = Resource::Mount { path: p("/s") };
+        assert!(stands_on(&loop_b, &image_b));
+        assert!(stands_on(&loop_b, &dir));
+        assert!(stands_on(&loop_b, &tmpfs));
+        assert!(!stands_on(&loop_b, &image_c));
+        let pool = Resource::Pool {
+            name: "storlab_1_z".into(),
+        };
+        let volume = Resource::Volume {
+            name: "storlab-1-g".into(),
+        };
+        assert!(!stands_on(&loop_b, &pool) && !stands_on(&loop_b, &volume));
+        let glusterd = Resource::Daemon {
+            program: "glusterd".into(),
+            pidfile: p("/r/glusterd-1.pid"),
+        };
+        assert!(stands_on(&volume, &glusterd) && !stands_on(&pool, &glusterd));
+        let remote = |r: Resource| Resource::Remote {
+            host: "h".into(),
+            resource: Box::new(r),
+        };
+        assert!(stands_on(&remote(volume.clone()), &remote(dir.clone())));
+        assert!(!stands_on(&remote(volume), &dir));
     }
 }

@@ -62,7 +62,8 @@ pub fn history(db: &Path, req: Request<'_>) -> Result<ExitCode> {
     } else if req.json {
         format!("{}\n", serde_json::to_string_pretty(&h)?)
     } else {
-        history_page::text(&h)
+        // Names, tags and versions come from every store imported.
+        crate::foreign::visible_lines(&history_page::text(&h)).into_owned()
     };
     super::emit(&text, req.output, db)?;
     Ok(ExitCode::SUCCESS)

@@ -6,6 +6,7 @@ mod cleanup;
 mod compare;
 mod destination;
 mod experiment_file;
+mod forget;
 mod format;
 mod generate;
 mod history;
@@ -26,6 +27,9 @@ use crate::report::export::CsvOptions;
 
 /// Exit status for invalid experiment files and bad input.
 pub const EXIT_INVALID: u8 = 2;
+/// Exit status when the runs of a campaign failed: every one of them, or
+/// with `run --fail-on-failure` any one.
+pub const EXIT_RUNS_FAILED: u8 = 3;
 /// Exit status when a campaign was interrupted by a signal.
 pub const EXIT_INTERRUPTED: u8 = 130;
 
@@ -45,9 +49,16 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             experiment,
             resume,
             tag,
+            fail_on_failure,
         } => match resume {
-            Some(c) => run::resume(&cli.db, &c, cli.quiet),
-            None => run::run(&cli.db, experiment.as_deref(), &tag, cli.quiet),
+            Some(c) => run::resume(&cli.db, &c, cli.quiet, fail_on_failure),
+            None => run::run(
+                &cli.db,
+                experiment.as_deref(),
+                &tag,
+                cli.quiet,
+                fail_on_failure,
+            ),
         },
         Command::Check { experiment } => check::check(experiment.as_deref()),
         Command::Init { file, force } => init::init(&file, force),
@@ -155,6 +166,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             },
         ),
         Command::Import { stores } => import::import(&cli.db, &stores),
+        Command::Forget { campaign, yes } => forget::forget(&cli.db, &campaign, yes),
         Command::Targets => kinds::targets(),
         Command::Cleanup => cleanup::cleanup(),
         Command::Workloads => kinds::workloads(),

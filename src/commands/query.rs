@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use crate::cli::ExportFormat;
+use crate::foreign::visible;
 use crate::report::export::{to_csv_all, to_json, CsvOptions};
 use crate::report::outline;
 use crate::report::render::terminal;
@@ -27,12 +28,15 @@ pub fn list(db: &Path, filters: &[String]) -> Result<ExitCode> {
             continue;
         }
         let tags = store.campaign_facts(c.id)?.provenance.tags;
-        let tags: Vec<String> = tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let tags: Vec<String> = tags
+            .iter()
+            .map(|(k, v)| visible(&format!("{k}={v}")).into_owned())
+            .collect();
         t.push(vec![
             c.id.to_string(),
-            c.name,
-            c.status,
-            c.started_at,
+            visible(&c.name).into_owned(),
+            visible(&c.status).into_owned(),
+            visible(&c.started_at).into_owned(),
             c.runs_ok.to_string(),
             c.runs_failed.to_string(),
             c.planned_runs.to_string(),

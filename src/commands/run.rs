@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use super::{EXIT_INTERRUPTED, EXIT_INVALID};
+use super::{EXIT_INTERRUPTED, EXIT_INVALID, EXIT_RUNS_FAILED};
 use crate::experiment;
 use crate::host::is_root;
 use crate::measure::StopFlag;
@@ -18,7 +18,13 @@ use crate::report::render::terminal;
 use crate::runner::{resume_campaign, run_campaign, Outcome, Session};
 use crate::store::Store;
 
-pub fn run(db: &Path, file: Option<&Path>, tags: &[String], quiet: bool) -> Result<ExitCode> {
+pub fn run(
+    db: &Path,
+    file: Option<&Path>,
+    tags: &[String],
+    quiet: bool,
+    strict: bool,
+) -> Result<ExitCode> {
     let tags = match crate::provenance::parse_tags(tags) {
         Ok(t) => t,
         Err(e) => {
@@ -52,7 +58,7 @@ pub fn run(db: &Path, file: Option<&Path>, tags: &[String], quiet: bool) -> Resu
         team: &team,
         tags: &tags,
     })?;
-    finish(db, &store, &outcome, quiet)
+    finish(db, &store, &outcome, quiet, strict)
 }
 
 /// The ranks other than 0, for a whole campaign.
@@ -65,7 +71,7 @@ fn follow(team: &mut Team) -> Result<ExitCode> {
 }
 
 /// `storlab run --resume CAMPAIGN`.
-pub fn resume(db: &Path, campaign: &str, quiet: bool) -> Result<ExitCode> {
+pub fn resume(db: &Path, campaign: &str, quiet: bool, strict: bool) -> Result<ExitCode> {
     let mut team = Team::join()?;
     if !team.is_root() {
         return follow(&mut team);
@@ -91,7 +97,7 @@ pub fn resume(db: &Path, campaign: &str, quiet: bool) -> Result<ExitCode> {
         tags: &[],
     };
     let outcome = resume_campaign(session, r.ids)?;
-    finish(db, &store, &outcome, quiet)
+    finish(db, &store, &outcome, quiet, strict)
 }
 
 /// The store, the campaign to resume and its experiment; `None` (after
@@ -131,7 +137,13 @@ fn resumable(
     Ok(Some((store, r, exp)))
 }
 
-fn finish(db: &Path, store: &Store, outcome: &Outcome, quiet: bool) -> Result<ExitCode> {
+fn finish(
+    db: &Path,
+    store: &Store,
+    outcome: &Outcome,
+    quiet: bool,
+    strict: bool,
+) -> Result<ExitCode> {
     let data = store.load_campaign(outcome.campaign)?;
     let doc = outline::build(&data, &outline::Options::default())?;
     out!("{}", terminal::summary(&doc, crate::console::columns()));
@@ -151,5 +163,33 @@ fn finish(db: &Path, store: &Store, outcome: &Outcome, quiet: bool) -> Result<Ex
         );
         return Ok(ExitCode::from(EXIT_INTERRUPTED));
     }
-    Ok(ExitCode::SUCCESS)
+    let count = |status: &str| data.runs.iter().filter(|r| r.status == status).count();
+    let (ok, failed) = (count("ok"), count("failed"));
+    Ok(failed_runs_status(ok, failed, strict))
+}
+
+/// The exit status of a campaign that ran to its end with `ok` and
+/// `failed` runs: 3 when every run failed (a campaign that measured
+/// nothing is no success), or with `strict` when any did; otherwise 0,
+/// with the failures counted on stderr.
+fn failed_runs_status(ok: usize, failed: usize, strict: bool) -> ExitCode {
+    if failed == 0 {
+        return ExitCode::SUCCESS;
+    }
+    if ok == 0 {
+        errln!("error: every run failed ({failed} of {failed}); nothing was measured");
+        return ExitCode::from(EXIT_RUNS_FAILED);
+    }
+    if strict {
+        errln!(
+            "error: {failed} of {} runs failed (--fail-on-failure)",
+            ok + failed
+        );
+        return ExitCode::from(EXIT_RUNS_FAILED);
+    }
+    errln!(
+        "{failed} of {} runs failed; their errors are above and in `storlab show` (--fail-on-failure makes this exit 3)",
+        ok + failed
+    );
+    ExitCode::SUCCESS
 }

@@ -360,16 +360,17 @@ impl Cx<'_> {
         multiline: bool,
     ) -> Result<String, ExperimentError> {
         let text = self.string(item, key)?;
-        let bad = text
-            .chars()
-            .find(|c| c.is_control() && !(multiline && matches!(c, '\n' | '\t' | '\r')));
-        match bad {
+        // A description may break lines; nothing may hold an escape, a
+        // bidirectional override or a Unicode line separator.
+        let checked = if multiline {
+            text.replace(['\n', '\t', '\r'], " ")
+        } else {
+            text.clone()
+        };
+        match crate::foreign::unprintable(&checked) {
             Some(c) => Err(self.err(
                 item.span(),
-                format!(
-                    "`{key}` holds the control character U+{:04X}; use printable text",
-                    c as u32
-                ),
+                format!("`{key}` holds {c}; use printable text"),
             )),
             None => Ok(text),
         }

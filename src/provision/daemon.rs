@@ -1,7 +1,16 @@
 //! Daemons storlab starts when the host's are not running (zfs-fuse,
 //! glusterd): started with a pid file storlab chose, stopped only by that
 //! pid, and only if the process there is still the program started.
+//!
+//! Campaigns share such a daemon through claims ([`claim`]); the last
+//! campaign to release its claim stops a daemon storlab started, whoever
+//! started it: the starter records its pid file host-wide
+//! (`storlab-PROGRAM.started` beside the lock), so that a campaign that
+//! found it running can stop it when it is the last to leave
+//! ([`release`]). A daemon the host runs has no such record and is never
+//! stopped.
 
+use std::os::unix::ffi::OsStringExt;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -35,6 +44,11 @@ pub fn start(
                 let present = users(program).unwrap_or_default().join("\n");
                 std::fs::write(present_file(pidfile), present)
                     .with_context(|| format!("writing {}", present_file(pidfile).display()))?;
+                std::fs::write(
+                    started_record(program),
+                    pidfile.as_os_str().as_encoded_bytes(),
+                )
+                .with_context(|| format!("writing {}", started_record(program).display()))?;
                 return Ok(pid);
             }
         }
@@ -70,6 +84,25 @@ fn exclusive(program: &str) -> std::result::Result<std::fs::File, String> {
         Ok(None) => Err("another campaign relies on it".into()),
         Err(e) => Err(format!("{e:#}")),
     }
+}
+
+/// Where `start` records, host-wide, the pid file of the `program` storlab
+/// started, for whichever campaign is the last to release its claim.
+fn started_record(program: &str) -> std::path::PathBuf {
+    hostlock::path(program).with_extension("started")
+}
+
+/// After a campaign released its claim on `program` (its volumes or
+/// pools are gone): when no campaign claims it any more, stops the daemon
+/// if storlab started it — this campaign or another that has ended since,
+/// whose own teardown had to leave it running for this one. Kept (another
+/// claim, something still served) is no error: the last to leave stops it.
+pub fn stop_if_last(program: &str) -> Result<()> {
+    let Ok(bytes) = std::fs::read(started_record(program)) else {
+        return Ok(()); // the host's daemon, or already stopped
+    };
+    let pidfile = std::path::PathBuf::from(std::ffi::OsString::from_vec(bytes));
+    stop(program, &pidfile).map(|_| ())
 }
 
 /// Where `start` lists what the daemon served from the start.
@@ -148,6 +181,12 @@ pub fn stop(program: &str, pidfile: &Path) -> Result<Undone> {
     }
     let _ = std::fs::remove_file(present_file(pidfile));
     let _ = std::fs::remove_file(pidfile);
+    // The record names this pid file: nothing is left to stop.
+    if std::fs::read(started_record(program))
+        .is_ok_and(|b| b == pidfile.as_os_str().as_encoded_bytes())
+    {
+        let _ = std::fs::remove_file(started_record(program));
+    }
     Ok(Undone::Gone)
 }
 

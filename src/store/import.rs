@@ -34,6 +34,10 @@ pub struct Imported {
     /// (id in the other store, id here, name) of campaigns that each store
     /// holds runs of that the other lacks: left as they are here.
     pub diverged: Vec<(i64, i64, String)>,
+    /// (id in the other store, name, why) of campaigns with a row storlab
+    /// would not read back as it writes them ([`super::validate`]): not
+    /// imported.
+    pub refused: Vec<(i64, String, String)>,
 }
 
 /// How the other store's copy of a campaign stands to this one's.
@@ -58,6 +62,9 @@ impl Store {
     /// Copies the campaigns of the store at `other` that this one lacks.
     pub fn import(&mut self, other: &Path) -> Result<Imported> {
         check_source(&self.path, other)?;
+        // One import into this store at a time: another waits here rather
+        // than failing with "database is locked".
+        let _one = lock::importing(&self.path)?;
         let copy = Copy::of(&self.path, other)?;
         let attach = self
             .conn
@@ -73,11 +80,22 @@ impl Store {
     fn import_attached(&mut self, other: &Path) -> Result<Imported> {
         let source = std::fs::canonicalize(other).unwrap_or_else(|_| other.to_path_buf());
         let mut done = Imported::default();
-        let tx = self.conn.transaction()?;
+        // Immediate: the write lock is taken (waiting for a campaign's
+        // commit) before anything is read, so it is never refused midway.
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .with_context(|| format!("waiting to write into {}", self.path.display()))?;
         tx.execute_batch(
             "PRAGMA defer_foreign_keys = ON;
              CREATE TEMP TABLE import_set (id INTEGER PRIMARY KEY);",
         )?;
+        if let Some((table, column)) = super::validate::missing_column(&tx)? {
+            bail!(
+                "{} is not a store this storlab can read: its table `{table}` has no column `{column}` (written by another program, or damaged); nothing was imported",
+                other.display()
+            );
+        }
         // (id there, id here, name, runs added) of campaigns to replace.
         let mut replaced = Vec::new();
         for (id, uuid, name, status) in campaigns(&tx)? {
@@ -90,6 +108,12 @@ impl Store {
                 .ok();
             if status == "running" && lock::is_held(other, id) {
                 done.running.push((id, name));
+                continue;
+            }
+            if let Some(why) = super::validate::campaign(&tx, id)
+                .with_context(|| format!("checking campaign {id} of {}", other.display()))?
+            {
+                done.refused.push((id, name, why));
                 continue;
             }
             let Some((here, here_status)) = here else {
@@ -106,7 +130,7 @@ impl Store {
                     done.diverged.push((id, here, name));
                 }
                 Standing::More(n) => {
-                    delete_campaign(&tx, here)?;
+                    super::forget::delete_campaign(&tx, here)?;
                     tx.execute("INSERT INTO import_set (id) VALUES (?1)", [id])?;
                     replaced.push((id, here, name, n));
                 }
@@ -192,31 +216,6 @@ fn standing(tx: &Transaction<'_>, here: i64, theirs: i64) -> Result<Standing> {
     })
 }
 
-/// Every row of campaign `id` in this store, to be replaced by the other
-/// store's copy in the same transaction.
-fn delete_campaign(tx: &Transaction<'_>, id: i64) -> Result<()> {
-    let tables = tables(tx)?;
-    // Rows tied to a run first: they are found through the runs.
-    for pass in ["run_id", "campaign_id", "id"] {
-        for table in &tables {
-            let cols = columns(tx, table)?;
-            let has = |c: &str| cols.iter().any(|x| x == c);
-            let sql = match pass {
-                "run_id" if has("run_id") && !has("campaign_id") => format!(
-                    "DELETE FROM main.\"{table}\" WHERE run_id IN (SELECT id FROM main.runs WHERE campaign_id = ?1)"
-                ),
-                "campaign_id" if has("campaign_id") => {
-                    format!("DELETE FROM main.\"{table}\" WHERE campaign_id = ?1")
-                }
-                "id" if table == "campaigns" => "DELETE FROM main.campaigns WHERE id = ?1".into(),
-                _ => continue,
-            };
-            tx.execute(&sql, [id])?;
-        }
-    }
-    Ok(())
-}
-
 /// Gives the campaign imported as `from` the id `to` it had here.
 fn renumber_campaign(tx: &Transaction<'_>, from: i64, to: i64) -> Result<()> {
     for table in tables(tx)? {
@@ -257,24 +256,74 @@ fn check_source(this: &Path, other: &Path) -> Result<()> {
     Ok(())
 }
 
-/// A migrated copy of the other store beside this one, removed when dropped.
+/// A migrated copy of the other store beside this one, removed when
+/// dropped. While it lives its process holds a lock on its first byte
+/// (which SQLite never locks), so that a copy nobody holds is known to be
+/// a killed import's, and the next import removes it.
 struct Copy {
     path: PathBuf,
+    _held: std::fs::File,
+}
+
+/// `.NAME.import-` for the store at `this`: how its copies' names begin.
+fn copy_prefix(this: &Path) -> String {
+    let name = this
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    format!(".{name}.import-")
+}
+
+/// Removes the copies beside the store at `this` that no living import
+/// holds (a killed import's, which can be as large as its source).
+fn remove_stale_copies(this: &Path) {
+    let dir = match this.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let prefix = copy_prefix(this);
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !name.starts_with(&prefix) || !name.ends_with(".tmp") {
+            continue;
+        }
+        let path = e.path();
+        let Ok(file) = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)
+        else {
+            continue;
+        };
+        if lock::try_first_byte(&file) {
+            remove_with_journals(&path);
+        }
+    }
+}
+
+fn remove_with_journals(path: &Path) {
+    for suffix in ["", "-wal", "-shm", "-journal"] {
+        let mut p = path.to_path_buf().into_os_string();
+        p.push(suffix);
+        let _ = std::fs::remove_file(p);
+    }
 }
 
 impl Copy {
     fn of(this: &Path, other: &Path) -> Result<Copy> {
-        let name = format!(
-            ".{}.import-{}.tmp",
-            this.file_name()
-                .map(|n| n.to_string_lossy())
-                .unwrap_or_default(),
-            std::process::id()
-        );
-        let copy = Copy {
-            path: this.with_file_name(name),
-        };
-        copy.remove();
+        remove_stale_copies(this);
+        let name = format!("{}{}.tmp", copy_prefix(this), std::process::id());
+        let path = this.with_file_name(name);
+        remove_with_journals(&path);
+        let file = std::fs::File::create(&path)
+            .with_context(|| format!("creating {} to import into", path.display()))?;
+        if !lock::try_first_byte(&file) {
+            bail!("{} is in use by another import", path.display());
+        }
+        let copy = Copy { path, _held: file };
         let source = super::reading_connection(other)
             .with_context(|| format!("opening {} to import from", other.display()))?;
         let mut conn = Connection::open(&copy.path)?;
@@ -293,6 +342,12 @@ impl Copy {
                 other.display()
             );
         }
+        if version < 0 {
+            bail!(
+                "{} says it has schema version {version}, which no storlab writes: it is damaged or was written by another program; nothing was imported",
+                other.display()
+            );
+        }
         schema::migrate(&conn).with_context(|| {
             format!(
                 "migrating a copy of {} (schema {version}) to this storlab's",
@@ -301,33 +356,31 @@ impl Copy {
         })?;
         Ok(copy)
     }
-
-    fn remove(&self) {
-        for suffix in ["", "-wal", "-shm", "-journal"] {
-            let mut p = self.path.clone().into_os_string();
-            p.push(suffix);
-            let _ = std::fs::remove_file(p);
-        }
-    }
 }
 
 impl Drop for Copy {
     fn drop(&mut self) {
-        self.remove();
+        remove_with_journals(&self.path);
     }
 }
 
-/// (id, uuid, name, status) of every campaign in the other store.
+/// (id, uuid, name, status) of every campaign in the other store, as text
+/// whatever they hold (a row that is not text is refused by validation).
 fn campaigns(tx: &Transaction<'_>) -> Result<Vec<(i64, String, String, String)>> {
-    let mut st = tx.prepare("SELECT id, uuid, name, status FROM other.campaigns ORDER BY id")?;
+    let mut st = tx.prepare(
+        "SELECT id, CAST(uuid AS TEXT), CAST(name AS TEXT), CAST(status AS TEXT) FROM other.campaigns WHERE typeof(id) = 'integer' ORDER BY id",
+    )?;
     let rows = st
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
+        .query_map([], |r| {
+            let text = |i| r.get::<_, Option<String>>(i).map(Option::unwrap_or_default);
+            Ok((r.get(0)?, text(1)?, text(2)?, text(3)?))
+        })?
         .collect::<rusqlite::Result<Vec<_>>>()?;
     Ok(rows)
 }
 
 /// This schema's tables, but `meta` and SQLite's own.
-fn tables(tx: &Transaction<'_>) -> Result<Vec<String>> {
+pub(super) fn tables(tx: &Transaction<'_>) -> Result<Vec<String>> {
     let mut st = tx.prepare(
         "SELECT name FROM main.sqlite_master WHERE type = 'table' AND name <> 'meta' AND name NOT LIKE 'sqlite_%' ORDER BY name",
     )?;
@@ -337,7 +390,7 @@ fn tables(tx: &Transaction<'_>) -> Result<Vec<String>> {
     Ok(rows)
 }
 
-fn columns(tx: &Transaction<'_>, table: &str) -> Result<Vec<String>> {
+pub(super) fn columns(tx: &Transaction<'_>, table: &str) -> Result<Vec<String>> {
     let mut st = tx.prepare(&format!("PRAGMA main.table_info(\"{table}\")"))?;
     let rows = st
         .query_map([], |r| r.get(1))?

@@ -89,6 +89,47 @@ pub fn setup(db: &Path) -> Option<CampaignLock> {
     }
 }
 
+/// Takes a lock on the first byte of `file` for as long as it is open,
+/// without waiting: false when another open file holds it.
+pub fn try_first_byte(file: &File) -> bool {
+    let mut fl = region(0, libc::F_WRLCK);
+    // SAFETY: as in `take`.
+    unsafe { libc::fcntl(file.as_raw_fd(), libc::F_OFD_SETLK, &mut fl) == 0 }
+}
+
+/// The byte of the lock file that an import holds: far past any campaign id.
+const IMPORT_BYTE: i64 = 1 << 62;
+
+/// Serializes imports into the store at `db` between processes: waits
+/// for an import running in another process to end (a second `storlab
+/// import` waits its turn instead of failing with "database is locked").
+pub fn importing(db: &Path) -> Result<CampaignLock> {
+    let path = lock_path(db);
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .with_context(|| format!("opening the lock file {}", path.display()))?;
+    let mut fl = region(IMPORT_BYTE, libc::F_WRLCK);
+    loop {
+        // SAFETY: as in `take`; F_OFD_SETLKW waits for the lock.
+        if unsafe { libc::fcntl(file.as_raw_fd(), libc::F_OFD_SETLKW, &mut fl) } == 0 {
+            return Ok(CampaignLock { _file: file });
+        }
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(e).with_context(|| {
+                format!(
+                    "waiting for another import into {} (does its filesystem support file locks?)",
+                    db.display()
+                )
+            });
+        }
+    }
+}
+
 /// Whether some process holds the lock of `campaign` (this one included).
 /// No lock file means no campaign of this store ever ran with a lock.
 pub fn is_held(db: &Path, campaign: i64) -> bool {

@@ -3,6 +3,7 @@
 //! end, so a crash loses at most the run in progress. Reports and statistics
 //! read only from here.
 
+mod forget;
 mod import;
 mod lock;
 mod migrate_v4;
@@ -14,6 +15,7 @@ mod resume;
 mod schema;
 mod spool;
 pub mod stored;
+mod validate;
 mod variants;
 pub mod write;
 
@@ -22,6 +24,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use rusqlite::Connection;
 
+pub use forget::Forgotten;
 pub use import::Imported;
 pub use provenance::{CampaignFacts, Provenance};
 pub use read::{

@@ -456,8 +456,15 @@ impl Target for Gluster {
         // another campaign could stop the daemon under our teardown.
         self.held
             .undo_while(|r| !matches!(r, Resource::Daemon { .. }))?;
-        self.claim = None; // our own claim must not keep the daemon running
-        self.held.undo_all()
+        // Our own claim must not keep the daemon running.
+        let claimed = self.claim.take().is_some();
+        self.held.undo_all()?;
+        // The last campaign to leave stops a daemon storlab started, even
+        // one another campaign started and had to leave running for this one.
+        if claimed {
+            daemon::stop_if_last("glusterd")?;
+        }
+        Ok(())
     }
 
     fn facts(&self) -> Value {

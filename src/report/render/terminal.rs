@@ -5,6 +5,7 @@
 //! needed columns, or print a record per row.
 //! Warnings come apart, so that they can go where the command sends them.
 
+use crate::foreign::{visible, visible_lines};
 use crate::report::document::{Block, Document};
 
 /// The summary sections, fitted to `columns` characters when given.
@@ -15,7 +16,7 @@ pub fn summary(doc: &Document, columns: Option<usize>) -> String {
             out.push('\n');
         }
         if !s.title.is_empty() {
-            out.push_str(&s.title);
+            out.push_str(&visible(&s.title));
             out.push('\n');
         }
         for b in &s.blocks {
@@ -29,22 +30,32 @@ pub fn summary(doc: &Document, columns: Option<usize>) -> String {
 pub fn warnings(doc: &Document) -> String {
     doc.warnings
         .iter()
-        .map(|w| format!("warning: {w}\n"))
+        .map(|w| format!("warning: {}\n", visible_lines(&w.to_string())))
         .collect()
 }
 
 fn block(b: &Block, columns: Option<usize>) -> String {
     match b {
-        Block::Text(t) => match columns {
+        Block::Text(t) => match (columns, visible_lines(t)) {
             // Prose wraps at words; a word longer than the line stays whole.
-            Some(w) => {
+            (Some(w), t) => {
                 let opts = textwrap::Options::new(w).break_words(false);
-                format!("{}\n", textwrap::fill(t, opts))
+                format!("{}\n", textwrap::fill(&t, opts))
             }
-            None => format!("{t}\n"),
+            (None, t) => format!("{t}\n"),
         },
-        Block::List(items) => items.iter().map(|i| format!("- {i}\n")).collect(),
-        Block::Table(t) => t.render_text_within(columns),
+        Block::List(items) => items
+            .iter()
+            .map(|i| format!("- {}\n", visible(i)))
+            .collect(),
+        Block::Table(t) => {
+            // Cells can quote what storlab did not write (names, errors).
+            let mut t = t.clone();
+            for cell in t.rows.iter_mut().flatten() {
+                *cell = visible(cell).into_owned();
+            }
+            t.render_text_within(columns)
+        }
         Block::Chart(_) => String::new(),
     }
 }
