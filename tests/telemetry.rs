@@ -163,7 +163,10 @@ fn a_cached_reread_measured_the_page_cache_and_a_cold_read_did_not() {
     require_root!();
     let read =
         "[[workload]]\nname = \"r\"\nkind = \"io\"\nrw = \"read\"\nbs = \"1M\"\nsize = \"64M\"\n";
-    let warm = campaign(&Lab::new(), "drop_caches = false", loop_target(), read);
+    // A re-read of the file it just laid out, kept in the page cache:
+    // `invalidate` (fio's default, and storlab's) would drop it first.
+    let cached = format!("{read}invalidate = false\n");
+    let warm = campaign(&Lab::new(), "drop_caches = false", loop_target(), &cached);
     let w = warnings(&warm, "r");
     assert!(w.iter().any(|w| w.starts_with("page cache:")), "{w:?}");
     // The loop device is the target's own; the disk under its image is
