@@ -9,7 +9,8 @@
 //! workload's factors (pivots, curves, level comparisons); [`matrix`] the
 //! cells of an iozone-like matrix and the metric its verdict concerns;
 //! [`latency`] the merged percentile curves; [`steady`] what the steady-state
-//! detector found; [`ranks`] how multi-client runs shared the work.
+//! detector found; [`ranks`] how multi-client runs shared the work;
+//! [`family`] how a family of comparisons is judged as one.
 //!
 //! The presentation ([`crate::report`]) builds on these; nothing here
 //! imports it.
@@ -17,6 +18,7 @@
 pub mod chosen;
 pub mod comparison;
 pub mod differences;
+pub mod family;
 pub mod history;
 pub mod latency;
 pub mod matrix;

@@ -8,6 +8,7 @@
 
 use serde::Serialize;
 
+use super::family::{self, Correction};
 use crate::metric::{self, Direction, MetricKey, Unit};
 use crate::stats::{
     compare_runs, mad_outliers, mean_ci, runs_for_half_width, runs_to_resolve, summarize,
@@ -50,6 +51,9 @@ pub struct TargetStats {
     pub verdict: Option<Verdict>,
     /// For an inconclusive comparison: what would settle it.
     pub settle: Option<Settle>,
+    /// How the comparison fared in its family of comparisons (a study's
+    /// cells, a campaign's workloads): `None` when it was the only one.
+    pub correction: Option<Correction>,
 }
 
 /// How many runs would measure an inconclusive difference to ±`pct` %.
@@ -143,11 +147,12 @@ pub fn build(
             .unwrap_or_default(),
     };
     let targets: Vec<String> = c.targets.iter().map(|t| t.name.clone()).collect();
-    let workloads: Vec<WorkloadReport> = c
+    let mut workloads: Vec<WorkloadReport> = c
         .workloads
         .iter()
         .map(|w| workload(c, w, choose(w), &targets, &baseline))
         .collect();
+    family::control(&mut workloads);
     let warnings = warnings(c, &workloads);
     Ok(Report {
         baseline,
@@ -324,6 +329,7 @@ pub fn target_stats(
         verdict,
         comparison,
         values,
+        correction: None,
     }
 }
 
@@ -341,7 +347,7 @@ fn clipped_ci(values: &[f64]) -> (Option<Interval>, bool) {
 
 /// What would settle an inconclusive comparison: `None` when it is
 /// conclusive (a verdict) or already measured to ±[`RESOLUTION_PCT`].
-fn settle(c: &Comparison, v: Verdict) -> Option<Settle> {
+pub fn settle(c: &Comparison, v: Verdict) -> Option<Settle> {
     if v != Verdict::NoSignificantDifference {
         return None;
     }
@@ -358,10 +364,17 @@ fn settle(c: &Comparison, v: Verdict) -> Option<Settle> {
 
 /// The verdict: significant at α = 0.05 and at least [`MIN_EFFECT_PCT`].
 pub fn call(c: &Comparison, direction: Direction) -> Verdict {
+    call_at(c, direction, c.p_value)
+}
+
+/// The verdict judged on `p` in place of the comparison's own p-value (its
+/// family's adjusted one: [`family`]).
+pub fn call_at(c: &Comparison, direction: Direction, p: f64) -> Verdict {
     if c.diff_pct.abs() < MIN_EFFECT_PCT {
         return Verdict::NoSignificantDifference;
     }
-    verdict(c, direction, DEFAULT_ALPHA)
+    let judged = Comparison { p_value: p, ..*c };
+    verdict(&judged, direction, DEFAULT_ALPHA)
 }
 
 /// Half-width of a target's Student interval relative to its mean, in %,

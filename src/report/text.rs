@@ -124,10 +124,14 @@ pub fn bound_text(pct: f64) -> String {
 
 /// The verdict's word, marked exploratory for a secondary metric.
 pub fn verdict_text(t: &TargetStats, m: &MetricReport) -> String {
-    match t.verdict {
+    let word = match t.verdict {
         Some(v) if m.exploratory => format!("{} (exploratory)", v.word(m.direction)),
         Some(v) => v.word(m.direction).to_string(),
-        None => "—".into(),
+        None => return "—".into(),
+    };
+    match chance_text(t) {
+        Some(chance) => format!("{word} ({chance})"),
+        None => word,
     }
 }
 
@@ -141,12 +145,35 @@ pub fn settle_text(t: &TargetStats) -> Option<String> {
     ))
 }
 
+/// The comparison's own p-value and, in a family of comparisons, the
+/// adjusted one its verdict was judged on: `0.036; 0.288 adjusted over 8`.
 pub fn p_text(t: &TargetStats) -> String {
-    match &t.comparison {
-        Some(c) if c.p_value < 0.001 => "<0.001".into(),
-        Some(c) => format!("{:.3}", c.p_value),
-        None => "—".into(),
+    let one = |p: f64| match p {
+        p if p < 0.001 => "<0.001".to_string(),
+        p => format!("{p:.3}"),
+    };
+    match (&t.comparison, &t.correction) {
+        (Some(c), Some(f)) => format!(
+            "{}; {} adjusted over {}",
+            one(c.p_value),
+            one(f.p_adjusted),
+            f.comparisons
+        ),
+        (Some(c), None) => one(c.p_value),
+        _ => "—".into(),
     }
+}
+
+/// For a comparison its own p would have called and its family does not:
+/// `significant alone, not among 100 comparisons (Benjamini–Hochberg):
+/// chance could explain it`.
+pub fn chance_text(t: &TargetStats) -> Option<String> {
+    let f = t.correction.filter(|f| f.chance)?;
+    Some(format!(
+        "significant alone, not among {} comparisons ({}): chance could explain it",
+        f.comparisons,
+        crate::analysis::family::METHOD
+    ))
 }
 
 /// A scale and unit label for charting values of `unit` up to `max`.

@@ -337,6 +337,7 @@ mod tests {
             comparison,
             verdict: Some(Verdict::Better),
             settle: None,
+            correction: None,
         }
     }
 

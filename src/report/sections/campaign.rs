@@ -9,7 +9,9 @@ use crate::metric::Unit;
 use crate::report::document::Section;
 use crate::report::format::format_value;
 use crate::report::table::Table;
-use crate::report::text::{bound_text, change_text, diff_text, interval_text, p_text, settle_text};
+use crate::report::text::{
+    bound_text, chance_text, change_text, diff_text, interval_text, p_text, settle_text,
+};
 use crate::stats::Verdict;
 use crate::store::CampaignData;
 
@@ -120,13 +122,16 @@ fn verdict_sentence(t: &TargetStats, m: &MetricReport, baseline: &str) -> String
                 p_text(t)
             )
         }
-        _ => format!(
-            "no significant difference between {} and {baseline} ({} {}, p {})",
-            t.target,
-            m.name,
-            diff_text(t),
-            p_text(t)
-        ),
+        _ => {
+            let chance = chance_text(t).map_or(String::new(), |c| format!(": {c}"));
+            format!(
+                "no significant difference between {} and {baseline} ({} {}, p {}){chance}",
+                t.target,
+                m.name,
+                diff_text(t),
+                p_text(t)
+            )
+        }
     }
 }
 
