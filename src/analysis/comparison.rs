@@ -55,7 +55,12 @@ pub fn within(c: &CampaignData, baseline: Option<&str>) -> anyhow::Result<Vec<Ro
         let Some(base) = m.targets.iter().find(|t| t.target == r.baseline) else {
             continue;
         };
-        for t in m.targets.iter().filter(|t| t.comparison.is_some()) {
+        // Below the minimum n a row says so rather than vanish.
+        for t in m
+            .targets
+            .iter()
+            .filter(|t| t.comparison.is_some() || t.too_few)
+        {
             rows.push(Row {
                 workload: w.name.clone(),
                 primary: true,

@@ -54,6 +54,9 @@ pub struct TargetStats {
     /// How the comparison fared in its family of comparisons (a study's
     /// cells, a campaign's workloads): `None` when it was the only one.
     pub correction: Option<Correction>,
+    /// Compared with the baseline on fewer than [`MIN_RUNS`] runs (pairs
+    /// when paired): no interval, no verdict; the values say what there is.
+    pub too_few: bool,
 }
 
 /// How many runs would measure an inconclusive difference to ±`pct` %.
@@ -277,8 +280,14 @@ pub fn metric(
             } else {
                 compare_runs(&base, &values, design(c), analysis, LEVEL)
             };
+            let too_few = *t != baseline
+                && comparison.is_none()
+                && !values.is_empty()
+                && (values.len() < MIN_RUNS || base.len() < MIN_RUNS);
             let values = values.iter().map(|r| r.value).collect();
-            target_stats(t, values, comparison, direction)
+            let mut stats = target_stats(t, values, comparison, direction);
+            stats.too_few |= too_few;
+            stats
         })
         .collect();
     MetricReport {
@@ -314,7 +323,13 @@ pub fn target_stats(
     comparison: Option<Comparison>,
     direction: Direction,
 ) -> TargetStats {
-    let (ci, ci_clipped) = clipped_ci(&values);
+    let (ci, ci_clipped) = match values.len() < MIN_RUNS {
+        true => (None, false),
+        false => clipped_ci(&values),
+    };
+    // One rule for small n: below the minimum, no interval and no verdict.
+    let too_few = comparison.as_ref().is_some_and(|c| c.n < MIN_RUNS);
+    let comparison = comparison.filter(|_| !too_few);
     let verdict = comparison.as_ref().map(|c| call(c, direction));
     TargetStats {
         target: target.into(),
@@ -330,6 +345,7 @@ pub fn target_stats(
         comparison,
         values,
         correction: None,
+        too_few,
     }
 }
 
@@ -774,6 +790,26 @@ mod tests {
         );
     }
 
+    // One rule for small n: two rounds of b clearly faster (paired p 0.02
+    // at n = 2 before the rule) give no interval and no verdict, only the
+    // values; a third round gives both.
+    #[test]
+    fn below_three_runs_there_is_no_interval_and_no_verdict() {
+        let two = &DRIFTING[..4];
+        let r = build_plain(&campaign(json!({}), two), None).unwrap();
+        let (a, b) = (&primary(&r).targets[0], &primary(&r).targets[1]);
+        assert!(a.ci.is_none() && b.ci.is_none(), "{a:?}");
+        assert!(
+            b.too_few && b.comparison.is_none() && b.verdict.is_none(),
+            "{b:?}"
+        );
+        assert_eq!(b.values, [103.4, 107.6]);
+        let r = build_plain(&campaign(json!({}), DRIFTING), None).unwrap();
+        let b = &primary(&r).targets[1];
+        assert!(!b.too_few && b.ci.is_some());
+        assert_eq!(b.verdict, Some(Verdict::Better));
+    }
+
     /// The quick experiment's smallfiles on an ext4 directory, twice on a
     /// fresh clone: the first round's run 2-4x the later ones.
     #[test]
@@ -826,14 +862,15 @@ mod tests {
         assert_eq!(flags, [("tps", false), ("lat_mean_ns", true)]);
     }
 
-    // Reference: mean_ci's SciPy reference for [1, 2] is [-4.85, 7.85];
-    // values that cannot be negative keep [0, 7.85].
+    // Reference: SciPy 1.17.1 stats.t.interval(0.95, 2, loc=4, scale=
+    // stats.sem([1, 1, 10])) = [-8.91, 16.91]; values that cannot be
+    // negative keep [0, 16.91].
     #[test]
     fn intervals_of_non_negative_values_are_clipped_at_zero() {
-        let t = target_stats("a", vec![1.0, 2.0], None, Direction::HigherIsBetter);
+        let t = target_stats("a", vec![1.0, 1.0, 10.0], None, Direction::HigherIsBetter);
         let ci = t.ci.unwrap();
-        assert!(t.ci_clipped && ci.low == 0.0 && (ci.high - 7.853102368087347).abs() < 1e-9);
-        let t = target_stats("a", vec![-1.0, 2.0], None, Direction::HigherIsBetter);
+        assert!(t.ci_clipped && ci.low == 0.0 && (ci.high - 16.90795818924839).abs() < 1e-9);
+        let t = target_stats("a", vec![-1.0, 1.0, 2.0], None, Direction::HigherIsBetter);
         assert!(!t.ci_clipped && t.ci.unwrap().low < 0.0);
         let t = target_stats("a", vec![10.0, 10.5, 9.5], None, Direction::HigherIsBetter);
         assert!(!t.ci_clipped && t.ci.unwrap().low > 0.0);

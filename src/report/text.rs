@@ -3,7 +3,7 @@
 //! would settle an inconclusive comparison, and a unit to chart in.
 
 use super::format::format_value;
-use crate::analysis::model::{runs_text, MetricReport, TargetStats};
+use crate::analysis::model::{runs_text, MetricReport, TargetStats, MIN_RUNS};
 use crate::metric::{Family, Unit};
 
 /// `1.2 GiB/s ± 3.4 MiB/s`, or the bare mean with one run; an interval
@@ -20,13 +20,32 @@ pub fn mean_ci_text(t: &TargetStats, unit: Unit) -> String {
             format_value(s.mean, unit),
             format_value(ci.half_width(), unit)
         ),
+        (Some(_), None) if t.values.len() < MIN_RUNS => values_text(&t.values, unit),
         (Some(s), None) => format_value(s.mean, unit),
         _ => "—".into(),
     }
 }
 
+/// Below the minimum n, the values themselves: `1.2 GiB/s, 1.3 GiB/s (2
+/// runs, too few for an interval)`.
+pub fn values_text(values: &[f64], unit: Unit) -> String {
+    let each: Vec<String> = values.iter().map(|v| format_value(*v, unit)).collect();
+    match values.len() {
+        1 => format!("{} (1 run)", each[0]),
+        n => format!("{} ({n} runs)", each.join(", ")),
+    }
+}
+
+/// What stands in for a verdict below the minimum n.
+pub fn too_few_text() -> String {
+    format!("too few runs (at least {MIN_RUNS} for a verdict)")
+}
+
 /// `+12.3% [+8.1%, +16.5%]`; an infinite bound is written `unbounded`.
 pub fn diff_text(t: &TargetStats) -> String {
+    if t.too_few {
+        return "too few runs".into();
+    }
     match &t.comparison {
         Some(c) if c.diff_pct_ci.low.is_infinite() && c.diff_pct_ci.high.is_infinite() => {
             format!("{:+.1}% [unbounded: baseline too noisy]", c.diff_pct)
@@ -124,6 +143,9 @@ pub fn bound_text(pct: f64) -> String {
 
 /// The verdict's word, marked exploratory for a secondary metric.
 pub fn verdict_text(t: &TargetStats, m: &MetricReport) -> String {
+    if t.too_few {
+        return too_few_text();
+    }
     let word = match t.verdict {
         Some(v) if m.exploratory => format!("{} (exploratory)", v.word(m.direction)),
         Some(v) => v.word(m.direction).to_string(),

@@ -338,6 +338,7 @@ mod tests {
             verdict: Some(Verdict::Better),
             settle: None,
             correction: None,
+            too_few: false,
         }
     }
 

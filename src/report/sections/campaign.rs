@@ -11,6 +11,7 @@ use crate::report::format::format_value;
 use crate::report::table::Table;
 use crate::report::text::{
     bound_text, chance_text, change_text, diff_text, interval_text, p_text, settle_text,
+    too_few_text, values_text,
 };
 use crate::stats::Verdict;
 use crate::store::CampaignData;
@@ -87,7 +88,11 @@ fn headline(r: &Report) -> Vec<String> {
         let Some(m) = w.primary_metric() else {
             continue;
         };
-        for t in m.targets.iter().filter(|t| t.comparison.is_some()) {
+        for t in m
+            .targets
+            .iter()
+            .filter(|t| t.comparison.is_some() || t.too_few)
+        {
             let mut line = format!("{}: {}", w.name, verdict_sentence(t, m, &r.baseline));
             if let Some(more) = settle_text(t) {
                 line.push_str(&format!("; {more}"));
@@ -104,6 +109,18 @@ fn headline(r: &Report) -> Vec<String> {
 /// `ram is faster than disk: +68.3% tps [+35.7%, +108.6%] (p 0.009)`, or
 /// `no significant difference between …` with the difference and p.
 fn verdict_sentence(t: &TargetStats, m: &MetricReport, baseline: &str) -> String {
+    if t.too_few {
+        let of = |x: &TargetStats| values_text(&x.values, m.unit);
+        let base = m.targets.iter().find(|x| x.target == baseline);
+        return format!(
+            "{}: no interval and no verdict of {} against {baseline} — {} {}; {baseline} {}",
+            too_few_text(),
+            t.target,
+            t.target,
+            of(t),
+            base.map_or("—".into(), of)
+        );
+    }
     let Some(c) = &t.comparison else {
         return String::new();
     };

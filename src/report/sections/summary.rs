@@ -33,6 +33,7 @@ fn metric_values(c: &CampaignData, workload: &str, target: &str, metric: &Metric
 fn versus(t: &TargetStats, baseline: &str, unit: Unit, direction: Direction) -> String {
     match (&t.comparison, t.verdict) {
         (None, _) if t.target == baseline => "baseline".into(),
+        (None, _) if t.too_few => crate::report::text::too_few_text(),
         // Fewer than two runs on one side: no comparison to show.
         (None, _) => "—".into(),
         (Some(c), Some(v)) if v != Verdict::NoSignificantDifference => {
