@@ -57,6 +57,40 @@ pub struct TargetStats {
     /// Compared with the baseline on fewer than [`MIN_RUNS`] runs (pairs
     /// when paired): no interval, no verdict; the values say what there is.
     pub too_few: bool,
+    /// The validity warnings of the runs these figures (and, against the
+    /// baseline, the baseline's) rest on: the verdict carries them.
+    pub caveats: Vec<Caveat>,
+}
+
+/// A validity warning ([`WarningKind::is_caveat`]) of runs a verdict rests
+/// on: its kind, the target whose runs carry it, in how many of them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Caveat {
+    pub kind: WarningKind,
+    pub target: String,
+    pub runs: usize,
+    pub of: usize,
+}
+
+/// The caveats of `workload`'s measured runs on `target`, by kind.
+pub fn caveats_of(c: &CampaignData, workload: &str, target: &str) -> Vec<Caveat> {
+    let runs: Vec<&RunData> = measured(c, workload, target).collect();
+    let mut out: Vec<Caveat> = Vec::new();
+    for kind in WarningKind::ALL.into_iter().filter(|k| k.is_caveat()) {
+        let n = runs
+            .iter()
+            .filter(|r| r.warnings.iter().any(|w| w.kind == kind))
+            .count();
+        if n > 0 {
+            out.push(Caveat {
+                kind,
+                target: target.to_string(),
+                runs: n,
+                of: runs.len(),
+            });
+        }
+    }
+    out
 }
 
 /// How many runs would measure an inconclusive difference to ±`pct` %.
@@ -287,6 +321,10 @@ pub fn metric(
             let values = values.iter().map(|r| r.value).collect();
             let mut stats = target_stats(t, values, comparison, direction);
             stats.too_few |= too_few;
+            stats.caveats = caveats_of(c, workload, t);
+            if *t != baseline {
+                stats.caveats.extend(caveats_of(c, workload, baseline));
+            }
             stats
         })
         .collect();
@@ -346,6 +384,7 @@ pub fn target_stats(
         values,
         correction: None,
         too_few,
+        caveats: Vec::new(),
     }
 }
 
@@ -787,6 +826,32 @@ mod tests {
         assert_eq!(
             primary(&r).targets[1].comparison.unwrap().method,
             Method::WelchMeans
+        );
+    }
+
+    // Caveats travel with the verdict: a baseline whose runs synced with no
+    // flush reaching a device makes b's verdict carry it, by kind.
+    #[test]
+    fn a_verdict_carries_the_caveats_of_the_runs_it_rests_on() {
+        let mut c = campaign(json!({}), DRIFTING);
+        for r in c.runs.iter_mut().filter(|r| r.target == "a") {
+            r.warnings.push(Warning::new(
+                WarningKind::DurabilityNotMeasured,
+                "durability not measured: 10 syncs, no flush reached a device",
+            ));
+        }
+        c.runs[1].warnings.push(Warning::note("fio said: hello"));
+        let r = build_plain(&c, None).unwrap();
+        let b = &primary(&r).targets[1];
+        assert_eq!(b.verdict, Some(Verdict::Better));
+        assert_eq!(
+            b.caveats,
+            [Caveat {
+                kind: WarningKind::DurabilityNotMeasured,
+                target: "a".into(),
+                runs: 3,
+                of: 3
+            }]
         );
     }
 

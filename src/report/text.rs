@@ -36,6 +36,25 @@ pub fn values_text(values: &[f64], unit: Unit) -> String {
     }
 }
 
+/// The caveats a verdict carries: `⚠ durability not measured on ext4 (3
+/// of 3 runs); ⚠ page cache on disk (1 of 3 runs)`.
+pub fn caveats_text(t: &TargetStats) -> Option<String> {
+    let each: Vec<String> = t
+        .caveats
+        .iter()
+        .map(|c| {
+            format!(
+                "⚠ {} on {} ({} of {} runs)",
+                c.kind.label(),
+                c.target,
+                c.runs,
+                c.of
+            )
+        })
+        .collect();
+    (!each.is_empty()).then(|| each.join("; "))
+}
+
 /// What stands in for a verdict below the minimum n.
 pub fn too_few_text() -> String {
     format!("too few runs (at least {MIN_RUNS} for a verdict)")
@@ -151,8 +170,12 @@ pub fn verdict_text(t: &TargetStats, m: &MetricReport) -> String {
         Some(v) => v.word(m.direction).to_string(),
         None => return "—".into(),
     };
-    match chance_text(t) {
+    let word = match chance_text(t) {
         Some(chance) => format!("{word} ({chance})"),
+        None => word,
+    };
+    match caveats_text(t) {
+        Some(caveats) => format!("{word} {caveats}"),
         None => word,
     }
 }

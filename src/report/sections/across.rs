@@ -339,6 +339,7 @@ mod tests {
             settle: None,
             correction: None,
             too_few: false,
+            caveats: Vec::new(),
         }
     }
 

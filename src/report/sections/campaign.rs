@@ -10,8 +10,8 @@ use crate::report::document::Section;
 use crate::report::format::format_value;
 use crate::report::table::Table;
 use crate::report::text::{
-    bound_text, chance_text, change_text, diff_text, interval_text, p_text, settle_text,
-    too_few_text, values_text,
+    bound_text, caveats_text, chance_text, change_text, diff_text, interval_text, p_text,
+    settle_text, too_few_text, values_text,
 };
 use crate::stats::Verdict;
 use crate::store::CampaignData;
@@ -94,6 +94,9 @@ fn headline(r: &Report) -> Vec<String> {
             .filter(|t| t.comparison.is_some() || t.too_few)
         {
             let mut line = format!("{}: {}", w.name, verdict_sentence(t, m, &r.baseline));
+            if let Some(caveats) = caveats_text(t) {
+                line.push_str(&format!(" {caveats}"));
+            }
             if let Some(more) = settle_text(t) {
                 line.push_str(&format!("; {more}"));
             }
