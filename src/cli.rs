@@ -60,7 +60,9 @@ pub enum Command {
         #[arg(long)]
         fail_on_failure: bool,
     },
-    /// Validate an experiment file and print its planned runs with an estimate.
+    /// Validate an experiment file, print its planned runs with an
+    /// estimate learned from the store's past runs, and say what `run`
+    /// would refuse on this host.
     Check {
         /// The experiment file (TOML); `-` reads it from stdin; default
         /// ./experiment.toml, else the built-in quick experiment.
@@ -91,6 +93,15 @@ pub enum Command {
         /// value on every target (as the experiment's `compare_levels`).
         #[arg(long, value_name = "FACTOR")]
         compare_levels: Vec<String>,
+        /// Every warning with its evidence, rather than a line per kind
+        /// (as -v does, which also prints the versions and host facts).
+        #[arg(long)]
+        warnings: bool,
+        /// Output format: the table for people, or JSON (the campaign,
+        /// each workload's statistics and verdicts, every warning with
+        /// its kind).
+        #[arg(long, value_enum, default_value_t = CompareFormat::Text)]
+        format: CompareFormat,
     },
     /// Write every run of a campaign as CSV or JSON (latest when omitted),
     /// or of every campaign with --all.

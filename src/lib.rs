@@ -14,6 +14,7 @@ pub mod console;
 pub mod analysis;
 pub mod cli;
 pub mod commands;
+pub mod estimate;
 pub mod experiment;
 pub mod fact;
 pub mod foreign;

@@ -1,34 +1,126 @@
 //! All progress output of a campaign goes through here, to stderr: a bar
-//! with ETA on a terminal, plain lines otherwise, nothing with `--quiet`
-//! except notes that change what the numbers mean.
+//! with the time left on a terminal, plain lines otherwise, nothing with
+//! `--quiet` except notes that change what the numbers mean.
 
-use std::cell::Cell;
+use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
 
+use crate::estimate::Estimate;
 use crate::params::units::format_seconds;
+
+/// A target–workload pair (target, workload index).
+pub type Pair = (usize, usize);
+
+/// One pair's runs: estimated, and as they went.
+#[derive(Debug, Clone, Copy)]
+struct PairPace {
+    estimate: Duration,
+    left: u32,
+    done: u32,
+    took: Duration,
+}
+
+/// The time left in a campaign. A pair that has run goes on at its own
+/// pace (what its runs took); a pair that has not takes its estimate,
+/// scaled by how the finished pairs compared with theirs. So one slow
+/// pair (a FUSE target, a cold cache) moves its own share only, and once
+/// every pair has run, the time left is what the runs took.
+#[derive(Debug, Clone, Default)]
+pub struct Pace {
+    pairs: BTreeMap<Pair, PairPace>,
+    teardown: Duration,
+}
+
+impl Pace {
+    pub fn new(estimate: &Estimate) -> Pace {
+        Pace {
+            pairs: estimate
+                .pairs
+                .iter()
+                .map(|(&k, p)| {
+                    (
+                        k,
+                        PairPace {
+                            estimate: p.per_run,
+                            left: p.runs,
+                            done: 0,
+                            took: Duration::ZERO,
+                        },
+                    )
+                })
+                .collect(),
+            teardown: estimate.teardown,
+        }
+    }
+
+    /// A run of `pair` that took `took`.
+    pub fn finished(&mut self, pair: Pair, took: Duration) {
+        if let Some(p) = self.pairs.get_mut(&pair) {
+            p.left = p.left.saturating_sub(1);
+            p.done += 1;
+            p.took += took;
+        }
+    }
+
+    /// A run of `pair` that is not run again (recorded before a resume).
+    pub fn skipped(&mut self, pair: Pair) {
+        if let Some(p) = self.pairs.get_mut(&pair) {
+            p.left = p.left.saturating_sub(1);
+        }
+    }
+
+    /// The estimate of one run of `pair`, for the bar.
+    pub fn estimate(&self, pair: Pair) -> Duration {
+        self.pairs
+            .get(&pair)
+            .map(|p| p.estimate)
+            .unwrap_or_default()
+    }
+
+    /// What is left: the runs to go at their pairs' pace, and teardown.
+    pub fn left(&self) -> Duration {
+        let (took, estimated) =
+            self.pairs
+                .values()
+                .filter(|p| p.done > 0)
+                .fold((0.0, 0.0), |(t, e), p| {
+                    (
+                        t + p.took.as_secs_f64(),
+                        e + p.estimate.as_secs_f64() * f64::from(p.done),
+                    )
+                });
+        let pace = if estimated > 0.0 {
+            took / estimated
+        } else {
+            1.0
+        };
+        let runs: f64 = self
+            .pairs
+            .values()
+            .map(|p| {
+                let each = match p.done {
+                    0 => p.estimate.as_secs_f64() * pace,
+                    n => p.took.as_secs_f64() / f64::from(n),
+                };
+                each * f64::from(p.left)
+            })
+            .sum();
+        self.teardown
+            .saturating_add(crate::params::units::saturating_secs(runs))
+    }
+}
 
 pub struct Printer {
     quiet: bool,
     bar: Option<ProgressBar>,
-    /// When the campaign started and its estimate, for the plain lines' ETA.
-    started: Instant,
-    estimate: Duration,
-    /// The estimated share of the runs finished so far.
-    done: Cell<Duration>,
-}
-
-/// Time left: the estimate still to go, scaled by how far the finished
-/// runs took longer (or shorter) than estimated — through FUSE a workload
-/// can take ten times its local estimate. `None` before anything finished.
-pub fn time_left(estimate: Duration, done: Duration, elapsed: Duration) -> Option<Duration> {
-    if done.is_zero() {
-        return None;
-    }
-    let pace = elapsed.as_secs_f64() / done.as_secs_f64();
-    Some(estimate.saturating_sub(done).mul_f64(pace))
+    pace: RefCell<Pace>,
+    /// When the last run finished (or the runs started): a run's time is
+    /// from then, recording and the gap between runs included.
+    last: RefCell<Instant>,
 }
 
 impl Printer {
@@ -36,66 +128,77 @@ impl Printer {
         Printer {
             quiet,
             bar: None,
-            started: Instant::now(),
-            estimate: Duration::ZERO,
-            done: Cell::new(Duration::ZERO),
+            pace: RefCell::new(Pace::default()),
+            last: RefCell::new(Instant::now()),
         }
     }
 
-    /// Starts a campaign of `total` weight units (estimated milliseconds).
-    pub fn start(&mut self, runs: usize, estimate: Duration) {
-        self.started = Instant::now();
-        self.estimate = estimate;
-        self.done.set(Duration::ZERO);
+    /// Starts a campaign of `runs` runs, estimated by `estimate`.
+    pub fn start(&mut self, runs: usize, estimate: &Estimate) {
+        let pace = Pace::new(estimate);
+        let left = pace.left();
+        self.pace = RefCell::new(pace);
+        self.last = RefCell::new(Instant::now());
         if self.quiet {
             return;
         }
         if std::io::stderr().is_terminal() {
-            let bar = ProgressBar::new(estimate.as_millis().max(1) as u64);
+            let bar = ProgressBar::new(estimate.runs().as_millis().max(1) as u64);
             bar.set_style(
-                ProgressStyle::with_template(
-                    "{spinner} [{elapsed_precise}] {wide_bar} ETA {eta} {msg}",
-                )
-                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+                ProgressStyle::with_template("{spinner} [{elapsed_precise}] {wide_bar} {msg}")
+                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
             );
             bar.enable_steady_tick(Duration::from_millis(200));
             self.bar = Some(bar);
         } else {
             errln!(
-                "storlab: {runs} runs planned, about {}",
-                format_seconds(estimate.as_secs_f64())
+                "storlab: {runs} runs planned, about {} left",
+                format_seconds(left.as_secs_f64())
             );
         }
     }
 
+    fn left_text(&self) -> String {
+        format!(
+            "about {} left",
+            format_seconds(self.pace.borrow().left().as_secs_f64())
+        )
+    }
+
     pub fn run_started(&self, index: usize, total: usize, label: &str) {
         if let Some(bar) = &self.bar {
-            bar.set_message(format!("[{}/{}] {label}", index + 1, total));
+            bar.set_message(format!(
+                "{} [{}/{}] {label}",
+                self.left_text(),
+                index + 1,
+                total
+            ));
         }
     }
 
-    /// Reports a finished run; `weight` is its share of the estimate.
-    pub fn run_finished(
-        &self,
-        index: usize,
-        total: usize,
-        label: &str,
-        outcome: &str,
-        weight: Duration,
-    ) {
+    /// A run recorded before a resume, not run again.
+    pub fn run_skipped(&self, pair: Pair) {
+        self.pace.borrow_mut().skipped(pair);
+    }
+
+    /// Reports a finished run of `pair`.
+    pub fn run_finished(&self, index: usize, total: usize, label: &str, outcome: &str, pair: Pair) {
         // A run's error can quote a program's stderr.
         let outcome = crate::foreign::visible(outcome);
-        self.done.set(self.done.get() + weight);
+        let now = Instant::now();
+        let took = now - self.last.replace(now);
+        self.pace.borrow_mut().finished(pair, took);
         match &self.bar {
             Some(bar) => {
-                bar.inc(weight.as_millis() as u64);
+                bar.inc(self.pace.borrow().estimate(pair).as_millis() as u64);
                 bar.println(format!("[{}/{}] {label}: {outcome}", index + 1, total));
             }
             None if !self.quiet => {
-                let left = time_left(self.estimate, self.done.get(), self.started.elapsed())
-                    .filter(|_| index + 1 < total)
-                    .map(|d| format!(" (about {} left)", format_seconds(d.as_secs_f64())))
-                    .unwrap_or_default();
+                let left = if index + 1 < total {
+                    format!(" ({})", self.left_text())
+                } else {
+                    String::new()
+                };
                 errln!("[{}/{}] {label}: {outcome}{left}", index + 1, total)
             }
             None => {}
@@ -120,16 +223,60 @@ impl Printer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::estimate::{Basis, PairEstimate};
+
+    fn estimate(pairs: &[(Pair, u64, u32)]) -> Estimate {
+        Estimate {
+            setup: Duration::ZERO,
+            setup_basis: Basis::Modelled,
+            pairs: pairs
+                .iter()
+                .map(|&(k, secs, runs)| {
+                    (
+                        k,
+                        PairEstimate {
+                            per_run: Duration::from_secs(secs),
+                            runs,
+                            basis: Basis::Modelled,
+                        },
+                    )
+                })
+                .collect(),
+            teardown: Duration::from_secs(5),
+        }
+    }
 
     #[test]
-    fn time_left_follows_the_pace_of_the_finished_runs() {
+    fn the_time_left_follows_each_pairs_own_pace() {
         let s = Duration::from_secs;
-        assert_eq!(time_left(s(100), Duration::ZERO, s(5)), None);
-        // On estimate: what is left of the estimate.
-        assert_eq!(time_left(s(100), s(20), s(20)), Some(s(80)));
-        // Ten times slower than estimated (a FUSE target): ten times longer.
-        assert_eq!(time_left(s(100), s(20), s(200)), Some(s(800)));
-        // Past the estimate (adaptive plans estimate their maximum).
-        assert_eq!(time_left(s(100), s(120), s(60)), Some(Duration::ZERO));
+        // A local pair estimated right, a FUSE pair estimated 10× short.
+        let mut pace = Pace::new(&estimate(&[((0, 0), 10, 5), ((1, 0), 10, 5)]));
+        assert_eq!(pace.left(), s(105));
+        pace.finished((0, 0), s(10));
+        assert_eq!(pace.left(), s(95));
+        pace.finished((1, 0), s(100));
+        // Each pair at its own pace from here: 4 × 10 + 4 × 100 + 5.
+        assert_eq!(pace.left(), s(445));
+        pace.finished((0, 0), s(10));
+        pace.finished((1, 0), s(100));
+        assert_eq!(pace.left(), s(335));
+    }
+
+    #[test]
+    fn pairs_not_run_yet_take_the_pace_of_those_that_have() {
+        let s = Duration::from_secs;
+        let mut pace = Pace::new(&estimate(&[((0, 0), 10, 2), ((1, 0), 10, 2)]));
+        // The host runs everything twice as slow as estimated.
+        pace.finished((0, 0), s(20));
+        assert_eq!(pace.left(), s(20 + 2 * 20 + 5));
+        // Runs recorded before a resume are not counted again.
+        pace.skipped((1, 0));
+        assert_eq!(pace.left(), s(20 + 20 + 5));
+        // More runs than planned (an adaptive plan) leave nothing to go.
+        for _ in 0..3 {
+            pace.finished((0, 0), s(20));
+        }
+        pace.finished((1, 0), s(20));
+        assert_eq!(pace.left(), s(5));
     }
 }

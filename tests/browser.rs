@@ -212,7 +212,7 @@ fn the_report_shows_what_was_compared_the_primary_series_and_open_intervals() {
     );
     let not_there =
         "tuned: mount option relatime was asked for, but the baseline plain already has it";
-    let shown = lab.run(&["show"]);
+    let shown = lab.run(&["show", "--warnings"]);
     assert!(shown.status.success());
     assert!(
         String::from_utf8_lossy(&shown.stderr).contains(not_there),

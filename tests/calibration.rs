@@ -198,7 +198,11 @@ fn a_real_a_a_campaign_is_what_the_simulation_draws_and_passes_the_gate() {
         .find(|l| l.starts_with("noisy  ") && l.contains(" b "))
         .unwrap();
     assert!(noisy.contains("(n.s.; ±5% needs about "), "{show}");
-    // Warnings go to stderr, not into the table.
+    // Warnings go to stderr, not into the table: a line per kind, and
+    // each in full with --warnings.
+    assert!(warnings.contains("\n  inconclusive "), "{warnings}");
+    let out = lab.run(&["show", "--warnings"]);
+    let warnings = String::from_utf8_lossy(&out.stderr);
     assert!(warnings.contains("warning: inconclusive against the baseline; runs per target that would measure the difference to ±5%: noisy b about "), "{warnings}");
     let md = lab.ok(&["report", "--format", "md"]);
     assert!(md.contains("Runs are paired by round"), "{md}");

@@ -251,3 +251,43 @@ fn a_valid_file_is_planned_with_an_estimate() {
     let out = lab.ok(&["check", file.to_str().unwrap()]);
     assert!(out.contains("2 runs, estimated"), "{out}");
 }
+
+/// A command workload's own estimate is a nominal 5 s; once a campaign of
+/// the experiment has run, `check` estimates from what it took (its runs
+/// as measured and the time outside them), which a second run then takes.
+#[test]
+fn once_the_experiment_ran_the_estimate_is_what_it_took() {
+    let lab = Lab::new();
+    let dir = lab.path().join("data");
+    std::fs::create_dir(&dir).unwrap();
+    let file = lab.file(
+        "slow.toml",
+        &format!(
+            "name = \"slow\"\n[plan]\nrepetitions = 2\ndrop_caches = false\n\
+             [[target]]\nname = \"d\"\nkind = \"dir\"\npath = \"{}\"\n\
+             [[workload]]\nname = \"w\"\nkind = \"command\"\ncommand = [\"sleep\", \"0.6\"]\n",
+            dir.display()
+        ),
+    );
+    let first = lab.ok(&["check", file.to_str().unwrap()]);
+    assert!(!first.contains("as recorded"), "{first}");
+    lab.ok(&["run", "--quiet", file.to_str().unwrap()]);
+    let out = lab.ok(&["check", file.to_str().unwrap()]);
+    let last = out
+        .lines()
+        .find(|l| l.contains(" runs, estimated "))
+        .unwrap_or_else(|| panic!("no estimate: {out}"));
+    assert!(last.contains("as recorded"), "{last}");
+    let secs: f64 = last
+        .split("estimated ")
+        .nth(1)
+        .and_then(|r| r.split(" s ").next())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("an estimate in seconds: {last}"));
+    assert!(secs >= 1.2, "two runs of 0.6 s at least: {last}");
+    let per_run = out
+        .lines()
+        .filter(|l| l.contains("measured rep"))
+        .all(|l| !l.ends_with("~5.0 s"));
+    assert!(per_run, "each run as measured: {out}");
+}

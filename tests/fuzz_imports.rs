@@ -189,7 +189,7 @@ fn destination_works(db: &Path) -> Result<usize, String> {
             .map_err(|e| format!("markdown of {}: {e:#}", c.id))?;
         storlab::report::render::html::render(&doc)
             .map_err(|e| format!("html of {}: {e:#}", c.id))?;
-        storlab::report::export::to_csv(&data, storlab::report::export::CsvOptions::default());
+        storlab::report::export::to_csv(&data, Default::default());
         storlab::report::export::to_json(&data);
         by_name
             .entry(data.campaign.name.clone())

@@ -86,7 +86,8 @@ fn tags_host_facts_and_a_uuid_are_recorded_shown_exported_and_filtered() {
             "{fact}: {p}"
         );
     }
-    let show = lab.ok(&["show", "1"]);
+    // The provenance is shown with -v.
+    let show = lab.ok(&["-v", "show", "1"]);
     assert!(show.contains("tags: gluster=10.3 host=node3"), "{show}");
     assert!(
         show.contains(&format!("kernel {}", p["host"]["kernel"].as_str().unwrap())),
@@ -227,7 +228,7 @@ fn versions_are_recorded_for_every_program_a_real_campaign_ran() {
         .map(|d| d.count())
         .unwrap_or(0);
     assert_eq!(journals, 0, "the campaign tore down what it provisioned");
-    let show = lab.ok(&["show"]);
+    let show = lab.ok(&["-v", "show"]);
     for k in expected {
         let line = show.lines().find(|l| l.starts_with("versions: ")).unwrap();
         let text = v(k).split_whitespace().next().unwrap();

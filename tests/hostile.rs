@@ -873,6 +873,135 @@ fn cleanup_goes_on_past_a_busy_loop_device() {
     drop(guard);
 }
 
+/// A FUSE export whose daemon died (SIGKILL, a host restart) leaves a
+/// mount every access to which fails with "Transport endpoint is not
+/// connected", a loop device on it and the image beside it: cleanup
+/// detaches the dead mount lazily and undoes all of it (a plain `umount`
+/// failed with ENOTCONN and left everything).
+#[test]
+fn cleanup_detaches_a_mount_whose_fuse_server_died() {
+    require_root!();
+    crate::util::require_program("qemu-storage-daemon");
+    crate::util::require_program("losetup");
+    let lab = Lab::new();
+    let dir = lab.path().join("storlab-999998-vm");
+    std::fs::create_dir(&dir).unwrap();
+    let image = dir.join("disk.raw");
+    let export = dir.join("export");
+    let pidfile = dir.join("qemu-storage-daemon.pid");
+    std::fs::write(&image, vec![0u8; 4 << 20]).unwrap();
+    std::fs::write(&export, b"").unwrap();
+    let mut guard = DeadExport {
+        export: export.clone(),
+        pidfile: pidfile.clone(),
+        device: None,
+    };
+    let status = std::process::Command::new("qemu-storage-daemon")
+        .arg("--blockdev")
+        .arg(format!(
+            "driver=file,node-name=image,filename={}",
+            image.display()
+        ))
+        .arg("--export")
+        .arg(format!(
+            "type=fuse,id=export,node-name=image,mountpoint={},writable=on",
+            export.display()
+        ))
+        .args(["--daemonize", "--pidfile"])
+        .arg(&pidfile)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = std::process::Command::new("losetup")
+        .args(["-f", "--show", &export.to_string_lossy()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    guard.device = Some(String::from_utf8_lossy(&out.stdout).trim().to_string());
+    let journal = format!(
+        "{{\"op\":\"campaign\",\"pid\":999998,\"started\":\"2026-11-26T00:00:00Z\",\"owner\":{{\"pid\":999998,\"start\":1}}}}\n\
+         {{\"op\":\"acquire\",\"id\":1,\"resource\":{{\"type\":\"dir\",\"path\":\"{d}\"}}}}\n\
+         {{\"op\":\"acquire\",\"id\":2,\"resource\":{{\"type\":\"file\",\"path\":\"{i}\"}}}}\n\
+         {{\"op\":\"acquire\",\"id\":3,\"resource\":{{\"type\":\"qemu_daemon\",\"pidfile\":\"{p}\",\"export\":\"{e}\"}}}}\n\
+         {{\"op\":\"acquire\",\"id\":4,\"resource\":{{\"type\":\"loop\",\"image\":\"{e}\"}}}}\n",
+        d = dir.display(),
+        i = image.display(),
+        p = pidfile.display(),
+        e = export.display()
+    );
+    std::fs::create_dir_all(lab.state_dir()).unwrap();
+    let path = lab.state_dir().join("campaign-999998.journal");
+    std::fs::write(&path, journal).unwrap();
+    // The daemon dies as in a host restart: the export stays mounted,
+    // disconnected.
+    let pid: i32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+    crate::provision::wait_for("the daemon to die", 10, || {
+        !Path::new(&format!("/proc/{pid}")).exists()
+    });
+    let err = std::fs::metadata(&export).unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(libc::ENOTCONN), "{err}");
+    let out = lab.run(&["cleanup"]);
+    let (o, e) = text(&out);
+    assert!(out.status.success(), "{o}{e}");
+    assert!(o.contains("detached: qemu-storage-daemon serving"), "{o}");
+    assert!(attached(&export).is_none(), "{o}{e}");
+    // Let go, not left holding the detached file (whose name reads `/`).
+    let dev = guard.device.clone().unwrap();
+    let backing = format!(
+        "/sys/block/{}/loop/backing_file",
+        dev.trim_start_matches("/dev/")
+    );
+    assert!(
+        std::fs::read_to_string(backing).map_or(true, |b| b.trim() != "/"),
+        "{dev} still attached to the detached export: {o}{e}"
+    );
+    assert!(!dir.exists() && !path.exists(), "{o}{e}");
+    drop(guard);
+}
+
+/// Kills the test's qemu-storage-daemon (by its pid file), detaches its
+/// export and the loop device on it (by its recorded name), if the test
+/// did not get that far.
+struct DeadExport {
+    export: PathBuf,
+    pidfile: PathBuf,
+    device: Option<String>,
+}
+
+impl Drop for DeadExport {
+    fn drop(&mut self) {
+        if let Some(pid) = std::fs::read_to_string(&self.pidfile)
+            .ok()
+            .and_then(|t| t.trim().parse::<i32>().ok())
+        {
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+        // The loop device first, by name, and only while it still holds
+        // the export (the number may have gone to someone else since).
+        if let Some(dev) = &self.device {
+            let backing = format!(
+                "/sys/block/{}/loop/backing_file",
+                dev.trim_start_matches("/dev/")
+            );
+            if std::fs::read_to_string(backing).is_ok_and(|b| Path::new(b.trim()) == self.export) {
+                let _ = std::process::Command::new("losetup")
+                    .args(["-d", dev])
+                    .status();
+            }
+        }
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(&self.export)
+            .stderr(std::process::Stdio::null())
+            .status();
+    }
+}
+
 /// The pid in the zfs-fuse pid file a campaign of `lab` wrote, if any.
 fn zfs_fuse_pid(lab: &Lab) -> Option<u32> {
     std::fs::read_dir(lab.state_dir())

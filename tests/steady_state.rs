@@ -179,7 +179,17 @@ fn steady_state_parameters_are_checked_with_located_errors() {
             stderr.starts_with(&expected) && stderr.contains(phrase),
             "case {i}: `{stderr}` lacks `{expected}` or `{phrase}`"
         );
-        assert_eq!(stderr.lines().count(), 1, "case {i}: {stderr}");
+        // The error's line, then the file's line at fault with a caret.
+        let line = at.split(':').next().unwrap();
+        assert_eq!(
+            stderr.lines().filter(|l| l.starts_with("error")).count(),
+            1,
+            "case {i}: {stderr}"
+        );
+        assert!(
+            stderr.lines().any(|l| l.starts_with(&format!("{line} | "))) && stderr.contains('^'),
+            "case {i}: no snippet of line {line}: {stderr}"
+        );
     }
     let ok = lab.file(
         "ok.toml",

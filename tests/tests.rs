@@ -28,6 +28,8 @@ mod crash;
 mod docs;
 /// The io_uring and mmap engines and open-loop rates.
 mod engines;
+/// `check`'s refusals and estimates against real runs.
+mod estimates;
 /// Malformed experiment files: one error line with file:line:column, exit 2.
 mod experiment_errors;
 /// The JSON export against its published JSON Schema.
@@ -84,6 +86,9 @@ mod sweeps;
 /// Telemetry against ground truth: device bytes, a throttled read, the
 /// page-cache warning, the CPU of Gluster's daemons.
 mod telemetry;
+/// `storlab show` through a pseudo-terminal at 80 and 100 columns, with
+/// and without colour, on the quick campaign of a busy host.
+mod terminal;
 /// Verdicts, comparisons and the regression gate on real campaigns.
 mod verdicts;
 /// The vm-disk target: QEMU images served by qemu-storage-daemon on a

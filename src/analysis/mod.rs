@@ -10,7 +10,8 @@
 //! cells of an iozone-like matrix and the metric its verdict concerns;
 //! [`latency`] the merged percentile curves; [`steady`] what the steady-state
 //! detector found; [`ranks`] how multi-client runs shared the work;
-//! [`family`] how a family of comparisons is judged as one.
+//! [`family`] how a family of comparisons is judged as one; [`warnings`]
+//! a campaign's warnings counted by kind.
 //!
 //! The presentation ([`crate::report`]) builds on these; nothing here
 //! imports it.
@@ -26,3 +27,4 @@ pub mod model;
 pub mod ranks;
 pub mod steady;
 pub mod study;
+pub mod warnings;

@@ -631,6 +631,18 @@ const FIRST_RUN_REST_SPREAD: f64 = 0.25;
 /// first-run effect, which the MAD rule misses with few runs (the first
 /// run would also pull a mean and its interval far from where the rest
 /// sit).
+/// Whether the first measured run of `t` stands apart from the others
+/// (the warning [`WarningKind::FirstRunApart`] says so).
+pub fn first_run_apart(m: &MetricReport, t: &TargetStats) -> bool {
+    first_run_text("", m, t).is_some()
+}
+
+/// Whether `t`'s interval is wider than ±[`RESOLUTION_PCT`] (the warning
+/// [`WarningKind::Imprecise`] says so where nothing was compared).
+pub fn imprecise(t: &TargetStats) -> bool {
+    imprecise_text("", t).is_some()
+}
+
 fn first_run_text(workload: &str, m: &MetricReport, t: &TargetStats) -> Option<String> {
     let (&x, rest) = t.values.split_first()?;
     if rest.len() < 2 {

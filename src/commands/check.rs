@@ -1,4 +1,6 @@
-//! `storlab check EXPERIMENT`: validate and print the planned runs.
+//! `storlab check EXPERIMENT`: validate, print the planned runs with an
+//! estimate learned from the store's past runs, and say what `run` would
+//! refuse on this host.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -6,11 +8,16 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use super::EXIT_INVALID;
+use crate::estimate::{Basis, Estimate};
 use crate::experiment::Experiment;
 use crate::params::units::format_seconds;
 use crate::plan::plan;
+use crate::store::{PastCampaign, Store};
 
-pub fn check(file: Option<&Path>) -> Result<ExitCode> {
+/// Exit status of a valid experiment that `run` would refuse on this host.
+pub const EXIT_REFUSED: u8 = 1;
+
+pub fn check(db: &Path, file: Option<&Path>) -> Result<ExitCode> {
     let exp = match super::experiment_file::load(file, crate::host::is_root()) {
         Ok(e) => e,
         Err(e) => {
@@ -19,6 +26,7 @@ pub fn check(file: Option<&Path>) -> Result<ExitCode> {
         }
     };
     let runs = plan(&exp);
+    let estimate = Estimate::of(&exp, &past_runs(db), crate::host::is_root());
     let shown = exp.origin.clone();
     outln!("{shown}: valid experiment `{}`", exp.name);
     outln!(
@@ -30,7 +38,7 @@ pub fn check(file: Option<&Path>) -> Result<ExitCode> {
             .join(", ")
     );
     outln!("baseline: {}", exp.targets[exp.baseline()].name);
-    for line in variants_text(&exp) {
+    for line in variants_text(&exp, &estimate) {
         outln!("{line}");
     }
     for r in &runs {
@@ -43,20 +51,67 @@ pub fn check(file: Option<&Path>) -> Result<ExitCode> {
             w.name,
             exp.targets[r.target].name,
             r.repetition,
-            format_seconds(w.config.estimate().as_secs_f64())
+            format_seconds(estimate.per_run(r.target, r.workload).as_secs_f64())
         );
     }
     outln!(
-        "{} runs, estimated {}",
+        "{} runs, estimated {} ({})",
         runs.len(),
-        format_seconds(exp.estimate().as_secs_f64())
+        format_seconds(estimate.total().as_secs_f64()),
+        estimate_text(&estimate)
     );
+    if super::refusals::print(&exp) {
+        return Ok(ExitCode::from(EXIT_REFUSED));
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The store's past campaigns, if there is a store: what the estimate
+/// learns from. A store that cannot be read gives none (check says so).
+fn past_runs(db: &Path) -> Vec<PastCampaign> {
+    if !db.exists() {
+        return Vec::new();
+    }
+    match Store::open_for_reading(db).and_then(|s| s.past_timings(crate::runner::PAST_CAMPAIGNS)) {
+        Ok(p) => p,
+        Err(e) => {
+            errln!("note: the estimate is modelled only: the store cannot be read ({e:#})");
+            Vec::new()
+        }
+    }
+}
+
+/// What the estimate is made of: provisioning, runs, teardown, and how
+/// many pairs' runs were learned from the store.
+fn estimate_text(e: &Estimate) -> String {
+    let (recorded, scaled, modelled) = e.bases();
+    let mut from = Vec::new();
+    if recorded > 0 {
+        from.push(format!("{recorded} as recorded"));
+    }
+    if scaled > 0 {
+        from.push(format!("{scaled} learned from runs of the same kinds"));
+    }
+    if modelled > 0 {
+        from.push(format!("{modelled} modelled"));
+    }
+    let setup = match e.setup_basis {
+        Basis::Recorded { .. } => "as recorded",
+        Basis::Scaled { .. } => "learned",
+        Basis::Modelled => "modelled",
+    };
+    format!(
+        "provisioning {} {setup}, runs {}, teardown {}; pairs: {}",
+        format_seconds(e.setup.as_secs_f64()),
+        format_seconds(e.runs().as_secs_f64()),
+        format_seconds(e.teardown.as_secs_f64()),
+        from.join(", ")
+    )
 }
 
 /// The variants of each swept target and workload: how many, of which
 /// values, and (for workloads) each one's estimated run time and runs.
-fn variants_text(exp: &Experiment) -> Vec<String> {
+fn variants_text(exp: &Experiment, estimate: &Estimate) -> Vec<String> {
     let mut out = Vec::new();
     let runs_per_pair = exp.plan.repetitions.min() + exp.plan.warmup;
     let mut families: Vec<&str> = Vec::new();
@@ -105,7 +160,7 @@ fn variants_text(exp: &Experiment) -> Vec<String> {
             out.push(format!(
                 "      {:<40} ~{} per run, {} runs",
                 v.name,
-                format_seconds(v.config.estimate().as_secs_f64()),
+                format_seconds(per_run(estimate, exp, v).as_secs_f64()),
                 pairs * runs_per_pair
             ));
         }
@@ -114,4 +169,19 @@ fn variants_text(exp: &Experiment) -> Vec<String> {
         out.insert(0, "variants:".into());
     }
     out
+}
+
+/// A workload variant's longest estimated run over its targets.
+fn per_run(
+    estimate: &Estimate,
+    exp: &Experiment,
+    w: &crate::experiment::WorkloadSpec,
+) -> std::time::Duration {
+    let Some(wi) = exp.workloads.iter().position(|x| x.name == w.name) else {
+        return w.config.estimate();
+    };
+    (0..exp.targets.len())
+        .map(|t| estimate.per_run(t, wi))
+        .max()
+        .unwrap_or_default()
 }

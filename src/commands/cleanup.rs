@@ -19,6 +19,7 @@ use crate::foreign::visible;
 use crate::provision::daemon::alive_as;
 use crate::provision::journal::{journals_in, read_pending, state_dir, Pending, Undone};
 use crate::provision::resource::Resource;
+use crate::provision::{loopdev, mount};
 
 pub fn cleanup() -> Result<ExitCode> {
     let dir = state_dir();
@@ -81,6 +82,7 @@ fn undo_journal(pending: &Pending) -> bool {
             .map(|p| p.to_string())
             .unwrap_or_else(|| "?".into())
     );
+    detach_disconnected(pending);
     let mut kept = false;
     // What could not be undone, and why.
     let mut left: Vec<(&Resource, String)> = Vec::new();
@@ -123,6 +125,46 @@ fn undo_journal(pending: &Pending) -> bool {
         Err(e) => {
             errln!("  removing {}: {e}", pending.path.display());
             false
+        }
+    }
+}
+
+/// Detaches, oldest first (outermost), the journal's mounts whose FUSE
+/// server is gone (a killed Gluster client, a qemu-storage-daemon export
+/// after a restart): until they are, nothing under them can be removed or
+/// unmounted ("Transport endpoint is not connected"). The journal's loop
+/// devices on files below such a mount are let go first, while their
+/// backing file still has its name (`losetup -d`: at once, or when what
+/// holds them lets go); a lazy unmount then takes the mounts below with
+/// it, and the main pass finds them gone.
+fn detach_disconnected(pending: &Pending) {
+    for (_, res) in &pending.resources {
+        let path = match res {
+            Resource::Mount { path } => path,
+            Resource::QemuDaemon { export, .. } => export,
+            _ => continue,
+        };
+        if !mount::disconnected(path) {
+            continue;
+        }
+        for (_, below) in &pending.resources {
+            if let Resource::Loop { image } = below {
+                if image.starts_with(path) {
+                    loopdev::let_go(image);
+                }
+            }
+        }
+        match mount::detach_if_disconnected(path) {
+            Ok(true) => outln!(
+                "  detached: {} (disconnected: its FUSE server is gone)",
+                res.describe()
+            ),
+            Ok(false) => {}
+            Err(e) => errln!(
+                "  FAILED: {}: {}",
+                res.describe(),
+                visible(&format!("{e:#}"))
+            ),
         }
     }
 }

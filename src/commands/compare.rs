@@ -79,9 +79,8 @@ pub fn compare(db: &Path, req: Request<'_>) -> Result<ExitCode> {
             outln!("caveat: {c}");
         }
         outln!();
-        out!(
-            "{}",
-            across_table(&x.rows, a, b).render_text_within(crate::console::columns())
+        crate::console::to_stdout_styled(
+            &across_table(&x.rows, a, b).render_text_within(crate::console::columns()),
         );
     }
     Ok(gate(&x.rows, req.gate))
@@ -132,9 +131,8 @@ fn within_campaign(store: &Store, req: &Request<'_>) -> Result<ExitCode> {
         let doc = json!({ "campaign": side_json(&first), "rows": rows });
         outln!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
-        out!(
-            "{}",
-            table(&rows).render_text_within(crate::console::columns())
+        crate::console::to_stdout_styled(
+            &table(&rows).render_text_within(crate::console::columns()),
         );
     }
     Ok(gate(&rows, req.gate))

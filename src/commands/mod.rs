@@ -14,6 +14,7 @@ mod import;
 mod init;
 mod kinds;
 mod query;
+mod refusals;
 mod report;
 mod run;
 
@@ -60,7 +61,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
                 fail_on_failure,
             ),
         },
-        Command::Check { experiment } => check::check(experiment.as_deref()),
+        Command::Check { experiment } => check::check(&cli.db, experiment.as_deref()),
         Command::Init { file, force } => init::init(&file, force),
         Command::Completions { shell } => generate::completions(shell),
         Command::Man { dir } => generate::man(dir.as_deref()),
@@ -68,7 +69,18 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Show {
             campaign,
             compare_levels,
-        } => query::show(&cli.db, campaign.as_deref(), &compare_levels),
+            warnings,
+            format,
+        } => query::show(
+            &cli.db,
+            campaign.as_deref(),
+            &compare_levels,
+            query::ShowView {
+                json: format == crate::cli::CompareFormat::Json,
+                every_warning: warnings || cli.verbose,
+                verbose: cli.verbose,
+            },
+        ),
         Command::Export {
             campaign,
             all,

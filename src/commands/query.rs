@@ -47,17 +47,43 @@ pub fn list(db: &Path, filters: &[String]) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn show(db: &Path, campaign: Option<&str>, compare_levels: &[String]) -> Result<ExitCode> {
+/// How `storlab show` prints.
+#[derive(Debug, Clone, Copy)]
+pub struct ShowView {
+    /// JSON rather than text.
+    pub json: bool,
+    /// Every warning rather than a line per kind.
+    pub every_warning: bool,
+    /// Also the provenance header.
+    pub verbose: bool,
+}
+
+pub fn show(
+    db: &Path,
+    campaign: Option<&str>,
+    compare_levels: &[String],
+    view: ShowView,
+) -> Result<ExitCode> {
     let store = Store::open_for_reading(db)?;
     let data = store.load_campaign(store.resolve_campaign(campaign)?)?;
     let options = outline::Options {
         compare_levels: compare_levels.to_vec(),
         ..Default::default()
     };
+    if view.json {
+        let json = outline::summary_json(&data, &options)?;
+        out!("{}\n", serde_json::to_string_pretty(&json)?);
+        return Ok(ExitCode::SUCCESS);
+    }
     let doc = outline::build(&data, &options)?;
-    out!("{}", terminal::summary(&doc, crate::console::columns()));
+    let view = terminal::View {
+        columns: crate::console::columns(),
+        verbose: view.verbose,
+        every_warning: view.every_warning,
+    };
+    crate::console::to_stdout_styled(&terminal::summary_for(&doc, view));
     // Warnings are for the reader, not for the table a script parses.
-    crate::console::to_stderr(&terminal::warnings(&doc));
+    crate::console::to_stderr(&terminal::warnings_for(&doc, view));
     Ok(ExitCode::SUCCESS)
 }
 

@@ -146,9 +146,15 @@ fn finish(
 ) -> Result<ExitCode> {
     let data = store.load_campaign(outcome.campaign)?;
     let doc = outline::build(&data, &outline::Options::default())?;
-    out!("{}", terminal::summary(&doc, crate::console::columns()));
+    let verbose = crate::console::level() == crate::console::Level::Verbose;
+    let view = terminal::View {
+        columns: crate::console::columns(),
+        verbose,
+        every_warning: verbose,
+    };
+    crate::console::to_stdout_styled(&terminal::summary_for(&doc, view));
     // Warnings are for the reader, not for the table a script parses.
-    crate::console::to_stderr(&terminal::warnings(&doc));
+    crate::console::to_stderr(&terminal::warnings_for(&doc, view));
     if !quiet {
         errln!(
             "results stored in {} as campaign {}",

@@ -76,6 +76,15 @@ pub fn devices_backed_by(image: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// Asks the kernel once to detach every loop device backed by `image`,
+/// without waiting: a free device goes at once, a busy one (a filesystem
+/// still mounted on it) is marked to go at its last close.
+pub fn let_go(image: &Path) {
+    for dev in devices_backed_by(image) {
+        let _ = cmd::run("losetup", &["-d".as_ref(), dev.as_os_str()]);
+    }
+}
+
 /// Detaches every loop device backed by `image`, and waits until the
 /// kernel has let go of the file: `losetup -d` only marks a device for
 /// detaching (its rundown runs later, from a work queue), and until then

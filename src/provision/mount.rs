@@ -101,6 +101,36 @@ pub fn umount_if_mounted(path: &Path) -> Result<()> {
     })
 }
 
+/// Whether `path` is the mount point of a FUSE filesystem whose server is
+/// gone (its client was killed, the host restarted under it): every access
+/// fails with "Transport endpoint is not connected" and a plain `umount`
+/// fails the same way.
+pub fn disconnected(path: &Path) -> bool {
+    match std::fs::symlink_metadata(path) {
+        Err(e) => e.raw_os_error() == Some(libc::ENOTCONN) && mounted_at(path).is_some(),
+        Ok(_) => false,
+    }
+}
+
+/// Detaches a disconnected mount lazily (`umount -l`), with every mount
+/// below it: nothing can be served from it any more, and until it is
+/// detached nothing under it (images, loop devices, the mounts of those)
+/// can be undone. True when it was detached; a mount that is connected is
+/// left to [`umount_if_mounted`].
+pub fn detach_if_disconnected(path: &Path) -> Result<bool> {
+    if !disconnected(path) {
+        return Ok(false);
+    }
+    cmd::run("umount", &[std::ffi::OsStr::new("-l"), path.as_os_str()]).with_context(|| {
+        format!(
+            "detaching the disconnected mount on {} (its FUSE server is gone); run `umount -l {}`",
+            path.display(),
+            path.display()
+        )
+    })?;
+    Ok(true)
+}
+
 /// Options that need not appear in mountinfo: generic flags, and per
 /// filesystem the defaults the kernel does not echo.
 fn implicit(fs: &str, opt: &str) -> bool {

@@ -42,25 +42,15 @@ pub fn build(c: &CampaignData, options: &Options) -> Result<Document> {
         compare_levels: &options.compare_levels,
     };
     let curves = curves(c)?;
-    let mut summary = vec![summary::section(c, &model)];
+    let mut summary = summary::sections(c, &model);
     let setup = requested::warnings(c, &model.baseline);
-    let mut headline = campaign::headline_section(&model);
+    let all_warnings = every_warning(&setup, &model);
     // The warnings come last, with their evidence; the reader of the
-    // verdicts above hears of them at once.
-    match model.warnings.len() {
-        0 => {}
-        1 => {
-            headline.text(
-                "1 warning, under Warnings at the end, says where these numbers may mislead.",
-            );
-        }
-        n => {
-            headline.text(format!(
-                "{n} warnings, under Warnings at the end, say where these numbers may mislead."
-            ));
-        }
-    }
-    let mut body = vec![campaign::intro(c), headline];
+    // verdicts above hears of them at once, a line per kind.
+    let counts = crate::analysis::warnings::by_kind(c, &model, &all_warnings);
+    let by_kind = sections::warnings::by_kind_section(c, &model, &counts);
+    let headline = campaign::headline_section(&model);
+    let mut body = vec![campaign::intro(c), headline, by_kind.clone()];
     body.extend(compared::sections(c, &model.baseline, &setup));
     body.push(campaign::environment_section(c));
     body.push(methodology::section(c, &model));
@@ -78,6 +68,7 @@ pub fn build(c: &CampaignData, options: &Options) -> Result<Document> {
         body.extend(ranks::report_section(c, &w.name));
     }
     summary.extend(ranks::summary_sections(c));
+    summary.push(by_kind);
     let mut warnings = Section::new(2, "Warnings").with_class("warnings");
     warnings.list(model.warnings.iter().map(|w| w.text.clone()).collect());
     body.push(warnings);
@@ -88,12 +79,51 @@ pub fn build(c: &CampaignData, options: &Options) -> Result<Document> {
         title: campaign::title(c),
         summary,
         body,
-        warnings: setup
-            .into_iter()
-            .map(|s| Warning::new(WarningKind::Setting, s))
-            .chain(model.warnings)
-            .collect(),
+        warnings: all_warnings,
     })
+}
+
+/// What the configuration did not compare (a requested setting that did
+/// not take), then the model's warnings.
+fn every_warning(setup: &[String], model: &model::Report) -> Vec<Warning> {
+    setup
+        .iter()
+        .map(|s| Warning::new(WarningKind::Setting, s.clone()))
+        .chain(model.warnings.iter().cloned())
+        .collect()
+}
+
+/// What `storlab show --format json` prints: the campaign, its
+/// provenance, the model (each workload's metrics, their statistics and
+/// verdicts against the baseline, every warning with its kind) and the
+/// warnings counted by kind.
+pub fn summary_json(c: &CampaignData, options: &Options) -> Result<serde_json::Value> {
+    crate::analysis::study::check_levels(c, &options.compare_levels)?;
+    let model = model::build(c, options.baseline.as_deref(), &chosen::choose)?;
+    let warnings = every_warning(&requested::warnings(c, &model.baseline), &model);
+    let counts = crate::analysis::warnings::by_kind(c, &model, &warnings);
+    let by_kind: Vec<serde_json::Value> = counts
+        .iter()
+        .map(|k| {
+            serde_json::json!({
+                "kind": k.kind,
+                "warnings": k.lines,
+                "runs": k.runs,
+                "pairs": k.pairs.iter().map(|(w, t)| serde_json::json!({"workload": w, "target": t})).collect::<Vec<_>>(),
+                "evidence": k.evidence.map(|e| serde_json::json!({"metric": e.metric.name, "low": e.low, "high": e.high})),
+                "line": sections::warnings::kind_line(c, &model, k),
+            })
+        })
+        .collect();
+    Ok(serde_json::json!({
+        "campaign": c.campaign,
+        "provenance": c.facts,
+        "baseline": model.baseline,
+        "targets": model.targets,
+        "workloads": model.workloads,
+        "warnings": warnings,
+        "warnings_by_kind": by_kind,
+    }))
 }
 
 /// The document comparing campaign `b` against campaign `a` (the

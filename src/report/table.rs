@@ -1,7 +1,7 @@
 //! A plain table of text cells, rendered aligned for the terminal. Reports
 //! build tables once and hand them to a renderer.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Table {
@@ -16,6 +16,45 @@ pub struct Table {
     /// Columns a narrow terminal may leave out, in the order it leaves
     /// them out (the least needed first). Markdown and HTML keep them all.
     pub droppable: Vec<usize>,
+    /// Columns of prose whose cells a narrow terminal may wrap onto more
+    /// lines (at spaces), once the droppable columns are out.
+    pub wrappable: Vec<usize>,
+    /// Cells (row, column) that say a verdict, and which: the terminal
+    /// colours them where colour is on.
+    pub tones: BTreeMap<(usize, usize), Tone>,
+}
+
+/// What a cell says of a comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tone {
+    /// Better than the baseline.
+    Better,
+    /// Worse than the baseline.
+    Worse,
+    /// No significant difference, or not enough to say.
+    Unsure,
+}
+
+impl Tone {
+    /// The tone of a verdict; none where there is no comparison.
+    pub fn of(verdict: Option<crate::stats::Verdict>) -> Option<Tone> {
+        use crate::stats::Verdict;
+        Some(match verdict? {
+            Verdict::Better => Tone::Better,
+            Verdict::Worse => Tone::Worse,
+            Verdict::NoSignificantDifference => Tone::Unsure,
+        })
+    }
+
+    /// The terminal's style for it: green, red, yellow.
+    pub fn style(self) -> anstyle::Style {
+        let colour = match self {
+            Tone::Better => anstyle::AnsiColor::Green,
+            Tone::Worse => anstyle::AnsiColor::Red,
+            Tone::Unsure => anstyle::AnsiColor::Yellow,
+        };
+        anstyle::Style::new().fg_color(Some(colour.into()))
+    }
 }
 
 impl Table {
@@ -26,6 +65,21 @@ impl Table {
             right: right.to_vec(),
             marked: BTreeSet::new(),
             droppable: Vec::new(),
+            wrappable: Vec::new(),
+            tones: BTreeMap::new(),
+        }
+    }
+
+    /// Lets a narrow terminal wrap the cells of the columns named
+    /// `headers` (each column of that name), in this order; names that are
+    /// not columns are ignored.
+    pub fn may_wrap(&mut self, headers: &[&str]) {
+        for h in headers {
+            for (i, x) in self.header.iter().enumerate() {
+                if x == h && !self.wrappable.contains(&i) {
+                    self.wrappable.push(i);
+                }
+            }
         }
     }
 
@@ -71,6 +125,18 @@ impl Table {
             .filter(|&&c| c != col)
             .map(|&c| shift(c))
             .collect();
+        self.wrappable = self
+            .wrappable
+            .iter()
+            .filter(|&&c| c != col)
+            .map(|&c| shift(c))
+            .collect();
+        self.tones = self
+            .tones
+            .iter()
+            .filter(|(&(_, c), _)| c != col)
+            .map(|(&(r, c), &t)| ((r, shift(c)), t))
+            .collect();
         self
     }
 
@@ -93,29 +159,63 @@ impl Table {
 
     /// Aligned text that fits in `columns` characters where it can: the
     /// droppable columns are left out one by one, in their order, until the
-    /// table fits (a note under it names them); a table that still does not
-    /// fit is printed as one record per row, a line per cell. Without a
-    /// width (output to a file or a pipe), the full table.
+    /// table fits (a note under it names them); then the wrappable columns'
+    /// cells wrap onto more lines, in their order; a table that
+    /// still does not fit is printed as one record per row, a line per
+    /// cell. Without a width (output to a file or a pipe), the full table.
+    /// Verdict cells carry their tone's style (see [`Tone`]).
     pub fn render_text_within(&self, columns: Option<usize>) -> String {
         let Some(max) = columns else {
             return self.render_text();
         };
-        if self.text_width(&self.widths()) <= max {
+        let all = self.widths();
+        if self.text_width(&all) <= max {
             return self.render_text();
         }
         let mut dropped = Vec::new();
+        let mut narrow = self.clone();
         for &col in &self.droppable {
             dropped.push(self.header[col].clone());
-            let narrow = self.without(&self.droppable[..dropped.len()]);
+            narrow = self.without(&self.droppable[..dropped.len()]);
             if narrow.text_width(&narrow.widths()) <= max {
-                return format!(
-                    "{}({} left out to fit {max} columns)\n",
-                    narrow.render_text(),
-                    dropped.join(", ")
-                );
+                break;
             }
         }
-        self.render_records()
+        let Some(widths) = narrow.wrapped_widths(max) else {
+            return self.render_records();
+        };
+        let note = match dropped.is_empty() {
+            true => String::new(),
+            false => format!("({} left out to fit {max} columns)\n", dropped.join(", ")),
+        };
+        format!("{}{note}", narrow.render_with(&widths))
+    }
+
+    /// Widths that fit in `max` characters, narrowing the wrappable
+    /// columns in their order (each as far as it goes before the next) no
+    /// further than their longest word and header; `None` when that is not
+    /// enough.
+    fn wrapped_widths(&self, max: usize) -> Option<Vec<usize>> {
+        let mut widths = self.widths();
+        let least = |c: usize| -> usize {
+            let words = self
+                .rows
+                .iter()
+                .filter_map(|r| r.get(c))
+                .flat_map(|cell| cell.split(' '))
+                .map(|w| w.chars().count());
+            let header = self.header[c].split(' ').map(|w| w.chars().count());
+            words.chain(header).chain([8]).max().unwrap_or(0)
+        };
+        while self.text_width(&widths) > max {
+            let col = self
+                .wrappable
+                .iter()
+                .copied()
+                .find(|&c| widths[c] > least(c))?;
+            widths[col] -= 1;
+        }
+        Some(widths)
     }
 
     /// Characters of the widest line `render_text` writes.
@@ -142,6 +242,16 @@ impl Table {
                 .collect(),
             marked: BTreeSet::new(),
             droppable: Vec::new(),
+            wrappable: self
+                .wrappable
+                .iter()
+                .filter_map(|c| keep.iter().position(|k| k == c))
+                .collect(),
+            tones: self
+                .tones
+                .iter()
+                .filter_map(|(&(r, c), &t)| Some(((r, keep.iter().position(|&k| k == c)?), t)))
+                .collect(),
         }
     }
 
@@ -157,8 +267,13 @@ impl Table {
             }
             let first = row.first().map(String::as_str).unwrap_or("");
             out.push_str(&format!("{}: {first}\n", self.header[0]));
-            for (h, cell) in self.header.iter().zip(row).skip(1) {
-                out.push_str(&format!("  {h:<width$}  {}\n", cell.trim()));
+            for (i, (h, cell)) in self.header.iter().zip(row).enumerate().skip(1) {
+                let style = self
+                    .tones
+                    .get(&(n, i))
+                    .map(|t| t.style())
+                    .unwrap_or_default();
+                out.push_str(&format!("  {h:<width$}  {style}{}{style:#}\n", cell.trim()));
             }
         }
         out
@@ -166,24 +281,58 @@ impl Table {
 
     /// Aligned text with a rule under the header.
     pub fn render_text(&self) -> String {
-        let widths = self.widths();
-        let line = |cells: &[String]| -> String {
+        self.render_with(&self.widths())
+    }
+
+    /// Aligned text in columns of `widths`: a cell wider than its column
+    /// wraps at spaces onto the lines below, its row as tall as its
+    /// tallest cell. A toned cell is styled (the padding is not).
+    fn render_with(&self, widths: &[usize]) -> String {
+        let line = |cells: &[Vec<String>], row: Option<usize>, k: usize| -> String {
             let parts: Vec<String> = cells
                 .iter()
                 .enumerate()
                 .map(|(i, c)| {
-                    let pad = widths[i].saturating_sub(c.chars().count());
+                    let c = c.get(k).map(String::as_str).unwrap_or("");
+                    let pad = " ".repeat(widths[i].saturating_sub(c.chars().count()));
+                    let style = row
+                        .and_then(|r| self.tones.get(&(r, i)))
+                        .filter(|_| !c.trim().is_empty())
+                        .map(|t| t.style())
+                        .unwrap_or_default();
+                    // The style around the words, not the block's padding.
+                    let words = c.trim_end();
+                    let c = format!("{style}{words}{style:#}{}", &c[words.len()..]);
                     if self.right.get(i).copied().unwrap_or(false) {
-                        format!("{}{c}", " ".repeat(pad))
+                        format!("{pad}{c}")
                     } else {
-                        format!("{c}{}", " ".repeat(pad))
+                        format!("{c}{pad}")
                     }
                 })
                 .collect();
             parts.join("  ").trim_end().to_string()
         };
-        let mut out = line(&self.header);
-        out.push('\n');
+        let lines = |cells: &[String], row: Option<usize>| -> String {
+            let wrapped: Vec<Vec<String>> = cells
+                .iter()
+                .enumerate()
+                .map(|(i, c)| {
+                    let lines = wrap_cell(c, widths[i]);
+                    match self.right.get(i).copied().unwrap_or(false) {
+                        // A wrapped cell of a right-aligned column: its
+                        // lines aligned left within the block, the block
+                        // to the right.
+                        true => left_in_block(lines),
+                        false => lines,
+                    }
+                })
+                .collect();
+            let height = wrapped.iter().map(Vec::len).max().unwrap_or(1);
+            (0..height)
+                .map(|k| format!("{}\n", line(&wrapped, row, k)))
+                .collect()
+        };
+        let mut out = lines(&self.header, None);
         out.push_str(
             &widths
                 .iter()
@@ -192,12 +341,36 @@ impl Table {
                 .join("  "),
         );
         out.push('\n');
-        for row in &self.rows {
-            out.push_str(&line(row));
-            out.push('\n');
+        for (r, row) in self.rows.iter().enumerate() {
+            out.push_str(&lines(row, Some(r)));
         }
         out
     }
+}
+
+/// `lines` padded to the widest of them.
+fn left_in_block(lines: Vec<String>) -> Vec<String> {
+    let block = lines.iter().map(|l| l.chars().count()).max().unwrap_or(0);
+    lines
+        .into_iter()
+        .map(|l| {
+            let pad = block - l.chars().count();
+            format!("{l}{}", " ".repeat(pad))
+        })
+        .collect()
+}
+
+/// A cell's lines in a column `width` wide: whole when it fits, else
+/// wrapped at spaces (a word longer than the column stays whole).
+fn wrap_cell(cell: &str, width: usize) -> Vec<String> {
+    if cell.chars().count() <= width {
+        return vec![cell.to_string()];
+    }
+    let opts = textwrap::Options::new(width.max(1)).break_words(false);
+    textwrap::wrap(cell, opts)
+        .into_iter()
+        .map(|l| l.into_owned())
+        .collect()
 }
 
 #[cfg(test)]
@@ -287,6 +460,34 @@ mod tests {
             "{text}"
         );
         assert!(longest_line(text.lines().take(4).collect::<Vec<_>>().join("\n").as_str()) <= 40);
+    }
+
+    #[test]
+    fn prose_cells_wrap_in_their_column_before_the_table_becomes_records() {
+        let mut t = wide();
+        t.rows[0][4] = "+61.0% (n.s.; ±5% needs about 203 runs)".into();
+        t.may_wrap(&["verdict"]);
+        t.tones.insert((0, 4), Tone::Unsure);
+        let text = t.render_text_within(Some(40));
+        let plain = anstream::adapter::strip_str(&text).to_string();
+        let lines: Vec<&str> = plain.lines().collect();
+        assert!(lines.iter().all(|l| l.chars().count() <= 40), "{plain}");
+        // The verdict goes on under itself; the row below starts after it.
+        assert_eq!(lines[2], "randread   2.5 GiB/s   +61.0% (n.s.; ±5%");
+        assert_eq!(lines[3].trim(), "needs about 203");
+        // Its lines start under one another, though the column is aligned right.
+        assert_eq!(lines[2].find("+61"), lines[3].find("needs"), "{plain}");
+        assert!(lines[5].starts_with("write "), "{plain}");
+        assert_eq!(lines.last(), Some(&"(CV, p99 left out to fit 40 columns)"));
+        // The verdict's lines carry its colour, the padding does not.
+        assert!(
+            text.contains("\x1b[33m+61.0% (n.s.; ±5%\x1b[0m"),
+            "{text:?}"
+        );
+        // Too narrow for the longest word: records.
+        assert!(t
+            .render_text_within(Some(20))
+            .starts_with("name: randread\n"));
     }
 
     #[test]

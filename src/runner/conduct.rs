@@ -58,13 +58,12 @@ impl Campaign<'_, '_> {
         if record.status == "ok" {
             self.note_value(pr, value);
         }
-        let spec = &exp.workloads[pr.workload];
         self.s.printer.run_finished(
             pr.position as usize,
             self.total,
             &label,
             &describe,
-            spec.config.estimate(),
+            (pr.target, pr.workload),
         );
         Ok(())
     }

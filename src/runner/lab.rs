@@ -23,7 +23,8 @@ use crate::provision::workdir::Workdir;
 use crate::ranks::Team;
 use crate::targets::Target;
 
-use super::clients::{refuse_unreachable, Clients};
+use super::clients::Clients;
+use super::preflight;
 
 /// Provisioned targets and their working directories, torn down on drop.
 pub(super) struct Lab<'t> {
@@ -56,16 +57,7 @@ impl<'t> Lab<'t> {
             .iter()
             .map(|t| t.config.build(&t.slug, &journal))
             .collect();
-        refuse_unreachable(exp, &targets, team)?;
-        for (t, spec) in targets.iter().zip(&exp.targets) {
-            t.preflight()
-                .with_context(|| format!("target `{}`", spec.name))?;
-        }
-        for w in &exp.workloads {
-            w.config
-                .preflight()
-                .with_context(|| format!("workload `{}`", w.name))?;
-        }
+        preflight::refuse(preflight::judge(exp, &targets, team))?;
         let n = targets.len();
         Ok(Lab {
             clients: Clients::new(&journal),
@@ -284,26 +276,38 @@ impl Drop for Lab<'_> {
     }
 }
 
-/// Refuses to start when the largest workload would not fit on the target.
-/// Workloads remove their files after each run, so the largest one counts,
-/// once per client (MPI rank) writing at the same time, plus 1/64 (at least
+/// Refuses to start when the workloads would not fit on the target. Most
+/// workloads remove their files after each run, so the largest one counts,
+/// once per client (MPI rank) writing at the same time; those that keep
+/// their files from run to run (a PostgreSQL cluster initialised once, one
+/// per variant of a sweep) count together, beside it. Plus 1/64 (at least
 /// 1 MiB) for the filesystem's own metadata. Sizes near 2^64 saturate
 /// rather than wrap.
 fn check_space(exp: &Experiment, target: usize, root: &Path, clients: u64) -> Result<()> {
     let spec = &exp.targets[target];
-    let largest: u64 = exp
-        .workloads
-        .iter()
-        .filter(|w| w.runs_on(spec))
+    let on_it = || exp.workloads.iter().filter(|w| w.runs_on(spec));
+    let kept: u64 = on_it()
+        .filter(|w| w.config.keeps_its_files())
+        .fold(0u64, |a, w| a.saturating_add(w.config.bytes_needed()));
+    let largest: u64 = on_it()
+        .filter(|w| !w.config.keeps_its_files())
         .map(|w| w.config.bytes_needed())
         .max()
         .unwrap_or(0)
+        .saturating_add(kept)
         .saturating_mul(clients.max(1));
     let needed = largest.saturating_add((largest / 64).max(1 << 20));
     if let Some((_, free)) = space(root) {
         if needed > free {
+            let kept = match kept {
+                0 => String::new(),
+                k => format!(
+                    ", {} of it kept from run to run until the campaign ends (a PostgreSQL cluster initialised once per workload and variant: reinit = \"each-run\" keeps one at a time)",
+                    format_bytes(k.saturating_mul(clients.max(1)) as f64)
+                ),
+            };
             bail!(
-                "target `{}`: a workload writes up to {} (with metadata, {}) but only {} is free at {}; {} is missing (lower `size`, or make room)",
+                "target `{}`: a workload writes up to {}{kept} (with metadata, {}) but only {} is free at {}; {} is missing (lower `size`, or make room)",
                 spec.name,
                 format_bytes(largest as f64),
                 format_bytes(needed as f64),

@@ -8,8 +8,10 @@
 mod clients;
 mod conduct;
 mod lab;
+mod preflight;
 
 pub use conduct::run_seed;
+pub use preflight::refusals;
 
 use std::collections::HashMap;
 use std::time::Instant;
@@ -77,6 +79,9 @@ pub fn resume_campaign(s: Session<'_>, ids: CampaignIds) -> Result<Outcome> {
     drive(s, lab, ids, done)
 }
 
+/// How many of the store's newest finished campaigns the ETA learns from.
+pub const PAST_CAMPAIGNS: usize = 200;
+
 /// Runs of the plan: exact for fixed repetitions, the upper bound for adaptive ones.
 fn planned_runs(exp: &Experiment) -> usize {
     let pairs = crate::plan::pairs(exp).len();
@@ -111,7 +116,9 @@ fn drive<'a>(
             "not running as root: page caches are not dropped between runs (recorded on every run)",
         );
     }
-    s.printer.start(planned_runs(s.exp), s.exp.estimate());
+    let past = s.store.past_timings(PAST_CAMPAIGNS).unwrap_or_default();
+    let estimate = crate::estimate::Estimate::of(s.exp, &past, root);
+    s.printer.start(planned_runs(s.exp), &estimate);
     let mut c = Campaign::new(s, &mut lab, ids, done, root);
     let result = c.run_all();
     let (outcome, store, printer) = (c.outcome.clone(), c.s.store, c.s.printer);
@@ -341,6 +348,7 @@ impl<'a, 'l> Campaign<'a, 'l> {
             self.position += 1;
             let key = (pr.target, pr.workload, pr.warmup, pr.repetition);
             if let Some(&value) = self.done.get(&key) {
+                self.s.printer.run_skipped((pr.target, pr.workload));
                 self.note_value(&pr, value);
                 continue;
             }

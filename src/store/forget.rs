@@ -6,7 +6,7 @@
 use anyhow::{bail, Result};
 use rusqlite::Transaction;
 
-use super::import::{columns, tables};
+use super::catalog::{columns, tables};
 use super::{lock, Store};
 
 /// What `forget` removed.

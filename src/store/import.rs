@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use rusqlite::{params, Connection, Transaction};
 
+use super::catalog::{columns, tables};
 use super::{lock, schema, Store};
 use crate::host::now_rfc3339;
 
@@ -380,24 +381,6 @@ fn campaigns(tx: &Transaction<'_>) -> Result<Vec<(i64, String, String, String)>>
 }
 
 /// This schema's tables, but `meta` and SQLite's own.
-pub(super) fn tables(tx: &Transaction<'_>) -> Result<Vec<String>> {
-    let mut st = tx.prepare(
-        "SELECT name FROM main.sqlite_master WHERE type = 'table' AND name <> 'meta' AND name NOT LIKE 'sqlite_%' ORDER BY name",
-    )?;
-    let rows = st
-        .query_map([], |r| r.get(0))?
-        .collect::<rusqlite::Result<Vec<String>>>()?;
-    Ok(rows)
-}
-
-pub(super) fn columns(tx: &Transaction<'_>, table: &str) -> Result<Vec<String>> {
-    let mut st = tx.prepare(&format!("PRAGMA main.table_info(\"{table}\")"))?;
-    let rows = st
-        .query_map([], |r| r.get(1))?
-        .collect::<rusqlite::Result<Vec<String>>>()?;
-    Ok(rows)
-}
-
 /// How far each table's ids move: past the largest id here.
 #[derive(Debug, Default)]
 struct Offsets(std::collections::BTreeMap<String, i64>);

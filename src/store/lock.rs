@@ -37,17 +37,22 @@ fn region(campaign: i64, kind: libc::c_int) -> libc::flock {
     fl
 }
 
-/// Locks campaign `campaign` of the store at `db` for this process: `None`
-/// when another process holds it (the campaign is running there).
-pub fn take(db: &Path, campaign: i64) -> Result<Option<CampaignLock>> {
+/// The store's lock file (beside it), opened for locking, made if missing.
+fn open_lock_file(db: &Path) -> Result<std::fs::File> {
     let path = lock_path(db);
-    let file = OpenOptions::new()
+    OpenOptions::new()
         .read(true)
         .write(true)
         .create(true)
         .truncate(false)
         .open(&path)
-        .with_context(|| format!("opening the campaign lock file {}", path.display()))?;
+        .with_context(|| format!("opening the store's lock file {}", path.display()))
+}
+
+/// Locks campaign `campaign` of the store at `db` for this process: `None`
+/// when another process holds it (the campaign is running there).
+pub fn take(db: &Path, campaign: i64) -> Result<Option<CampaignLock>> {
+    let file = open_lock_file(db)?;
     let mut fl = region(campaign, libc::F_WRLCK);
     // SAFETY: fcntl with a valid descriptor and a pointer to a live flock.
     if unsafe { libc::fcntl(file.as_raw_fd(), libc::F_OFD_SETLK, &mut fl) } == 0 {
@@ -59,7 +64,7 @@ pub fn take(db: &Path, campaign: i64) -> Result<Option<CampaignLock>> {
         _ => Err(e).with_context(|| {
             format!(
                 "locking campaign {campaign} in {} (does its filesystem support file locks?)",
-                path.display()
+                lock_path(db).display()
             )
         }),
     }
@@ -104,14 +109,7 @@ const IMPORT_BYTE: i64 = 1 << 62;
 /// for an import running in another process to end (a second `storlab
 /// import` waits its turn instead of failing with "database is locked").
 pub fn importing(db: &Path) -> Result<CampaignLock> {
-    let path = lock_path(db);
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(&path)
-        .with_context(|| format!("opening the lock file {}", path.display()))?;
+    let file = open_lock_file(db)?;
     let mut fl = region(IMPORT_BYTE, libc::F_WRLCK);
     loop {
         // SAFETY: as in `take`; F_OFD_SETLKW waits for the lock.

@@ -3,6 +3,7 @@
 //! end, so a crash loses at most the run in progress. Reports and statistics
 //! read only from here.
 
+mod catalog;
 mod forget;
 mod import;
 mod lock;
@@ -15,6 +16,7 @@ mod resume;
 mod schema;
 mod spool;
 pub mod stored;
+mod timings;
 mod validate;
 mod variants;
 pub mod write;
@@ -33,6 +35,7 @@ pub use read::{
 };
 pub use resume::{DoneRun, Resumable};
 pub use spool::run_text;
+pub use timings::{PastCampaign, PastRun, PastTarget, PastWorkload};
 pub use write::{RankRow, RunRecord};
 
 /// An open results store.

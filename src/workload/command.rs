@@ -141,6 +141,11 @@ impl WorkloadConfig for CommandParams {
         NOMINAL_RUN
     }
 
+    /// A command's time is its own.
+    fn estimate_io(&self) -> Duration {
+        Duration::ZERO
+    }
+
     /// Unknown beforehand: the command's own errors tell.
     fn bytes_needed(&self) -> u64 {
         0

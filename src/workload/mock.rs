@@ -82,6 +82,11 @@ impl WorkloadConfig for MockConfig {
         self.duration
     }
 
+    /// It sleeps: no target makes that longer.
+    fn estimate_io(&self) -> Duration {
+        Duration::ZERO
+    }
+
     fn bytes_needed(&self) -> u64 {
         0
     }

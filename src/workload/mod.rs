@@ -119,9 +119,22 @@ pub trait WorkloadConfig: Debug + Send + Sync {
     }
     /// Rough length of one run, saturating rather than overflowing.
     fn estimate(&self) -> Duration;
+    /// The part of [`WorkloadConfig::estimate`] that moves with the
+    /// storage (data written and read, operations issued), as opposed to
+    /// a length the workload sets itself (`runtime`, `duration`): what a
+    /// slower target stretches. All of it unless a kind says otherwise.
+    fn estimate_io(&self) -> Duration {
+        self.estimate()
+    }
     /// Bytes the workload writes into the target at most (0: unknown),
     /// saturating rather than overflowing.
     fn bytes_needed(&self) -> u64;
+    /// Whether what it writes stays on the target from one run to the
+    /// next, until the campaign ends (a PostgreSQL cluster initialised
+    /// once): such workloads need their room all at once.
+    fn keeps_its_files(&self) -> bool {
+        false
+    }
     fn build(&self) -> Box<dyn Workload>;
 }
 

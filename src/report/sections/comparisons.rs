@@ -2,7 +2,7 @@
 //! one campaign against its baseline, and the same pairs in two campaigns.
 
 use crate::analysis::comparison::Row;
-use crate::report::table::Table;
+use crate::report::table::{Table, Tone};
 use crate::report::text::{diff_text, mean_ci_text, p_text};
 
 /// The rows of a comparison across campaigns `a` (baseline) and `b`:
@@ -33,9 +33,13 @@ pub fn across_table(rows: &[Row], a: i64, b: i64) -> Table {
             p_text(&r.candidate),
             verdict_word(r).to_string(),
         ]);
+        if let Some(tone) = Tone::of(r.candidate.verdict) {
+            t.tones.insert((t.rows.len() - 1, 7), tone);
+        }
     }
     // A narrow terminal keeps both sides, the difference and the verdict.
     t.may_drop(&["p"]);
+    t.may_wrap(&["verdict", "difference [95% CI]"]);
     t
 }
 
@@ -79,6 +83,13 @@ pub fn table(rows: &[Row]) -> Table {
             p_text(&r.candidate),
             word.to_string(),
         ]);
+        if let Some(tone) = Tone::of(r.candidate.verdict) {
+            t.tones.insert((t.rows.len() - 1, 8), tone);
+        }
     }
+    // A narrow terminal keeps the candidate, its mean, the difference and
+    // the verdict: the baseline is the same on every row.
+    t.may_drop(&["p", "metric", "baseline"]);
+    t.may_wrap(&["verdict", "difference [95% CI]", "mean ± 95% CI"]);
     t
 }

@@ -17,6 +17,7 @@ pub mod ranks;
 pub mod requested;
 pub mod series;
 pub mod summary;
+pub mod warnings;
 pub mod workload;
 
 use super::svg::{target_color, Rgb};

@@ -7,18 +7,24 @@ use crate::metric::catalogue::LAT_P99_NS;
 use crate::metric::{Direction, MetricDef, Unit};
 use crate::report::document::Section;
 use crate::report::format::format_value;
-use crate::report::table::Table;
+use crate::report::table::{Table, Tone};
 use crate::report::text::{mean_ci_text, versus_text};
 use crate::stats::{summarize, Verdict};
 use crate::store::CampaignData;
 
-/// The line on the campaign and the summary table.
-pub fn section(c: &CampaignData, r: &Report) -> Section {
-    let mut s = Section::untitled(1);
-    s.text(header(c));
-    s.text(crate::report::provenance::provenance_text(c).trim_end());
-    s.table(summary_table(c, r));
-    s
+/// The class of the section with the campaign's provenance (versions,
+/// host facts), which the terminal shows only when asked (`-v`).
+pub const PROVENANCE: &str = "provenance";
+
+/// The line on the campaign, its provenance, and the summary table.
+pub fn sections(c: &CampaignData, r: &Report) -> Vec<Section> {
+    let mut head = Section::untitled(1);
+    head.text(header(c));
+    let mut provenance = Section::untitled(1).with_class(PROVENANCE);
+    provenance.text(crate::report::provenance::provenance_text(c).trim_end());
+    let mut table = Section::untitled(1);
+    table.table(summary_table(c, r));
+    vec![head, provenance, table]
 }
 
 /// Values of one metric over a pair's measured, successful runs.
@@ -115,6 +121,9 @@ fn summary_table(c: &CampaignData, report: &Report) -> Table {
                 failed.to_string(),
                 versus(ts, &report.baseline, m.unit, m.direction),
             ]);
+            if let Some(tone) = tone(ts) {
+                t.tones.insert((t.rows.len() - 1, 8), tone);
+            }
         }
     }
     // A narrow terminal keeps the verdicts: the spread, the tail and the
@@ -127,16 +136,46 @@ fn summary_table(c: &CampaignData, report: &Report) -> Table {
     }
     drop.push("primary metric");
     t.may_drop(&drop);
+    // Then the verdicts wrap in their cell rather than the table in records.
+    t.may_wrap(&["vs baseline", "mean ± 95% CI"]);
     t
 }
 
-/// The line above the summary table.
+/// The colour a verdict cell takes on a terminal.
+fn tone(t: &TargetStats) -> Option<Tone> {
+    match (t.comparison.is_some(), t.verdict) {
+        (_, Some(Verdict::Better)) => Some(Tone::Better),
+        (_, Some(Verdict::Worse)) => Some(Tone::Worse),
+        (true, _) => Some(Tone::Unsure),
+        (false, _) => None,
+    }
+}
+
+/// The line above the summary table: `campaign 1 `quick` (finished),
+/// 2026-11-26 04:28 UTC: 42 of 42 planned runs ok, 0 failed`.
 fn header(c: &CampaignData) -> String {
     let k = &c.campaign;
     format!(
-        "campaign {} `{}` ({}), started {}: {} of {} planned runs ok, {} failed",
-        k.id, k.name, k.status, k.started_at, k.runs_ok, k.planned_runs, k.runs_failed
+        "campaign {} `{}` ({}), {}: {} of {} planned runs ok, {} failed",
+        k.id,
+        k.name,
+        k.status,
+        when(&k.started_at),
+        k.runs_ok,
+        k.planned_runs,
+        k.runs_failed
     )
+}
+
+/// An RFC 3339 time as people read it, to the minute: `2026-11-26 04:28
+/// UTC` (its own offset when not UTC); the text as stored when it is not
+/// one.
+fn when(rfc3339: &str) -> String {
+    match chrono::DateTime::parse_from_rfc3339(rfc3339) {
+        Ok(t) if t.offset().local_minus_utc() == 0 => t.format("%Y-%m-%d %H:%M UTC").to_string(),
+        Ok(t) => t.format("%Y-%m-%d %H:%M %:z").to_string(),
+        Err(_) => rfc3339.to_string(),
+    }
 }
 
 #[cfg(test)]

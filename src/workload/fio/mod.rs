@@ -124,6 +124,11 @@ impl WorkloadConfig for FioConfig {
             .saturating_add(FIO_OVERHEAD)
     }
 
+    /// Laying the files out; fio's own estimate of its jobs stays.
+    fn estimate_io(&self) -> Duration {
+        saturating_secs(jobfile::bytes_needed(&jobfile::jobs(&self.text)) as f64 / 1e9)
+    }
+
     fn bytes_needed(&self) -> u64 {
         jobfile::bytes_needed(&jobfile::jobs(&self.text))
     }

@@ -159,6 +159,14 @@ impl WorkloadConfig for IoConfig {
         run.saturating_add(layout)
     }
 
+    /// Laying the files out, and the whole run unless `runtime` bounds it.
+    fn estimate_io(&self) -> Duration {
+        match self.opts.spec.runtime {
+            Some(_) => saturating_secs(self.bytes_needed() as f64 / 1e9),
+            None => self.estimate(),
+        }
+    }
+
     fn bytes_needed(&self) -> u64 {
         self.opts
             .spec

@@ -31,7 +31,7 @@ declare! {
         transaction_log: bool = "true" => "pgbench -l: a per-transaction log in the workload's directory, read into latency percentiles (lat_p50_ns … lat_max_ns) and removed",
         sampling_rate: float(0.0001, 1.0) => "pgbench --sampling-rate: log only this fraction of transactions (long runs); the sample size is stored as logged_transactions",
         init_steps: string = "dtgvp" => "pgbench -I: initialization steps, each timed (d drop, t tables, g client-side or G server-side generate, v vacuum, p primary keys, f foreign keys)",
-        prewarm: duration => "an unmeasured pgbench run of this length before the measured one (its tps is kept as prewarm_tps)",
+        prewarm: duration => "an unmeasured pgbench run of this length before the measured one (its tps is kept as prewarm_tps); 0s: none",
         reinit: choice(Reinit) = "each-run" => "a fresh cluster and pgbench -i before every run, or once per campaign",
         settings: map => "postgresql.conf settings, e.g. { shared_buffers = \"256MB\", fsync = \"off\" }",
         dsn: string => "run against this existing server instead (libpq string); only pgbench_* tables are touched",
@@ -59,7 +59,9 @@ impl PgbenchParams {
                 "give either duration (-T) or transactions (-t), not both".into(),
             ));
         }
-        for (key, d) in [("duration", self.duration), ("prewarm", self.prewarm)] {
+        // prewarm = "0s" is no prewarm: a sweep's level without one.
+        let prewarm = self.prewarm.filter(|d| !d.is_zero());
+        for (key, d) in [("duration", self.duration), ("prewarm", prewarm)] {
             if let Some(d) = d {
                 if d.as_secs() == 0 || d.subsec_nanos() != 0 {
                     return Err((
@@ -211,7 +213,7 @@ impl From<PgbenchParams> for Config {
         Config {
             scale: p.scale,
             spec,
-            prewarm: p.prewarm,
+            prewarm: p.prewarm.filter(|d| !d.is_zero()),
             reinit_each_run: p.reinit == Reinit::EachRun,
             settings: p.settings.unwrap_or_default(),
             init_steps: p.init_steps,
@@ -235,6 +237,12 @@ impl Config {
 }
 
 impl WorkloadConfig for Config {
+    /// PostgreSQL's programs are there (the server's only when storlab
+    /// runs the server).
+    fn preflight(&self) -> anyhow::Result<()> {
+        super::binaries::Binaries::find(self.bindir.as_deref(), self.dsn.is_none()).map(|_| ())
+    }
+
     /// Rough wall time of one run, initialisation included; saturates for
     /// lengths no run could have (`transactions` near 2^63).
     fn estimate(&self) -> Duration {
@@ -252,6 +260,16 @@ impl WorkloadConfig for Config {
         run.saturating_add(self.prewarm.unwrap_or_default())
             .saturating_add(init)
             .saturating_add(Duration::from_secs(2))
+    }
+
+    /// Initialising the tables each run; the run and prewarm last what
+    /// they are told.
+    fn estimate_io(&self) -> Duration {
+        if self.reinit_each_run {
+            Duration::from_secs(3 + u64::from(self.scale))
+        } else {
+            Duration::ZERO
+        }
     }
 
     /// Bytes the cluster may take on the target (none with `dsn`), and the
@@ -274,6 +292,12 @@ impl WorkloadConfig for Config {
             return log;
         }
         ((200 << 20) + u64::from(self.scale) * (24 << 20)).saturating_add(log)
+    }
+
+    /// A cluster initialised once stays in the workload's directory until
+    /// the campaign's teardown.
+    fn keeps_its_files(&self) -> bool {
+        !self.reinit_each_run && self.dsn.is_none()
     }
 
     fn build(&self) -> Box<dyn Workload> {
@@ -310,7 +334,9 @@ mod tests {
             "transactions"
         );
         assert_eq!(bad(&[("duration", secs(1.5))]), "duration");
-        assert_eq!(bad(&[("prewarm", secs(0.0))]), "prewarm");
+        assert_eq!(bad(&[("prewarm", secs(0.5))]), "prewarm");
+        // "0s" is none: the level of a sweep without prewarm.
+        assert!(validate(&params(&[("prewarm", secs(0.0))])).is_ok());
         assert_eq!(bad(&[("threads", Value::Int(4))]), "threads");
         assert_eq!(bad(&[("progress", secs(0.5))]), "progress");
         assert_eq!(bad(&[("latency_limit", secs(0.0))]), "latency_limit");

@@ -56,6 +56,11 @@ impl WorkloadConfig for SqliteOltpParams {
             .saturating_add(Duration::from_millis(500 + 500 * scale))
     }
 
+    /// Building the tables; the run lasts `duration`.
+    fn estimate_io(&self) -> Duration {
+        Duration::from_millis(500 + 500 * self.scale as u64)
+    }
+
     fn bytes_needed(&self) -> u64 {
         (64 << 20) + self.scale as u64 * (24 << 20)
     }

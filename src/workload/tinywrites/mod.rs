@@ -104,6 +104,15 @@ impl WorkloadConfig for Settings {
         saturating_secs(secs)
     }
 
+    /// All but the compression stage, which runs at the CPU's pace.
+    fn estimate_io(&self) -> Duration {
+        let mut secs = self.total as f64 / 1e9 + self.pool_len() as f64 / 500e6;
+        if self.buffer.is_none() {
+            secs += (self.total / self.write_size as u64) as f64 * 1e-6;
+        }
+        saturating_secs(secs)
+    }
+
     fn bytes_needed(&self) -> u64 {
         self.total
     }

@@ -1,0 +1,159 @@
+//! A campaign's warnings counted by kind, for the line per kind that the
+//! terminal and the report's top show before anyone reads the full list:
+//! how many runs carry it (of how many), which workloads on which targets,
+//! and the range of the figure that raised it (the other processes' share
+//! of the CPU for a noisy host), read from the stored metrics, never from
+//! the warnings' text.
+
+use std::collections::BTreeSet;
+
+use super::model::{first_run_apart, imprecise, Report, MIN_RUNS};
+use crate::metric::catalogue as m;
+use crate::metric::MetricDef;
+use crate::store::{CampaignData, RunData};
+use crate::warning::{Warning, WarningKind};
+
+/// One kind of warning in a campaign.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KindCount {
+    pub kind: WarningKind,
+    /// Lines of this kind in the campaign's list of warnings.
+    pub lines: usize,
+    /// The runs that carry it, for a kind about runs (empty for one about
+    /// the statistics of pairs: too few runs, inconclusive, …).
+    pub runs: Vec<i64>,
+    /// The (workload, target) pairs it concerns, in the report's order.
+    pub pairs: Vec<(String, String)>,
+    /// The range, over those runs, of the figure that raised it.
+    pub evidence: Option<Evidence>,
+}
+
+/// The lowest and highest value of `metric` among the warned runs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Evidence {
+    pub metric: &'static MetricDef,
+    pub low: f64,
+    pub high: f64,
+}
+
+/// Every kind among `warnings` (the campaign's, and what its setup said),
+/// in the catalogue's order
+/// (failures and validity first, statistics, then notes).
+pub fn by_kind(c: &CampaignData, report: &Report, warnings: &[Warning]) -> Vec<KindCount> {
+    WarningKind::ALL
+        .into_iter()
+        .filter_map(|kind| {
+            let lines = warnings.iter().filter(|w| w.kind == kind).count();
+            (lines > 0).then(|| count(c, report, kind, lines))
+        })
+        .collect()
+}
+
+fn count(c: &CampaignData, report: &Report, kind: WarningKind, lines: usize) -> KindCount {
+    let runs: Vec<&RunData> = c.runs.iter().filter(|r| carries(r, kind)).collect();
+    let pairs = match runs.is_empty() {
+        true => statistics_pairs(report, kind),
+        false => in_report_order(report, runs.iter().map(|r| pair(r)).collect()),
+    };
+    KindCount {
+        kind,
+        lines,
+        runs: runs.iter().map(|r| r.id).collect(),
+        pairs,
+        evidence: evidence_metric(kind).and_then(|def| range(&runs, def, kind)),
+    }
+}
+
+/// Whether run `r` carries a warning of `kind`: its own, or for failures
+/// and caches its status and record.
+fn carries(r: &RunData, kind: WarningKind) -> bool {
+    match kind {
+        WarningKind::RunFailed => r.status != "ok",
+        WarningKind::CachesNotDropped => !r.caches_dropped,
+        _ => r.warnings.iter().any(|w| w.kind == kind),
+    }
+}
+
+fn pair(r: &RunData) -> (String, String) {
+    (r.workload.clone(), r.target.clone())
+}
+
+/// `pairs` once each, in the order of the report's workloads and targets.
+fn in_report_order(report: &Report, pairs: BTreeSet<(String, String)>) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for w in &report.workloads {
+        for t in &report.targets {
+            let p = (w.name.clone(), t.clone());
+            if pairs.contains(&p) {
+                out.push(p);
+            }
+        }
+    }
+    // Pairs the report does not list (a run of a workload without a
+    // primary metric) keep their own order, after the others.
+    let rest: Vec<_> = pairs.into_iter().filter(|p| !out.contains(p)).collect();
+    out.extend(rest);
+    out
+}
+
+/// The pairs a warning about the primary metrics' statistics concerns,
+/// by the model's own rules.
+fn statistics_pairs(report: &Report, kind: WarningKind) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for w in &report.workloads {
+        let Some(m) = w.primary_metric() else {
+            continue;
+        };
+        let compared = m.targets.iter().any(|t| t.comparison.is_some());
+        for t in &m.targets {
+            let concerned = match kind {
+                WarningKind::FewRuns => t.values.len() < MIN_RUNS,
+                WarningKind::Inconclusive => t.settle.is_some(),
+                WarningKind::Imprecise => !compared && imprecise(t),
+                WarningKind::Outlier => !t.outliers.is_empty(),
+                WarningKind::FirstRunApart => first_run_apart(m, t),
+                _ => false,
+            };
+            if concerned {
+                out.push((w.name.clone(), t.target.clone()));
+            }
+        }
+    }
+    out
+}
+
+/// The stored figure a kind's check judged, where there is one.
+fn evidence_metric(kind: WarningKind) -> Option<&'static MetricDef> {
+    Some(match kind {
+        WarningKind::NoisyHost => &m::CPU_OTHERS_PCT,
+        WarningKind::CpuBound => &m::PROC_BUSIEST_THREAD_PCT,
+        WarningKind::PageCache => &m::DEV_READ_RATIO,
+        _ => return None,
+    })
+}
+
+/// The range of `def` over `runs`: per run, its value the check judged (the
+/// busiest process for CPU-bound, the device that read least for the page
+/// cache).
+fn range(runs: &[&RunData], def: &'static MetricDef, kind: WarningKind) -> Option<Evidence> {
+    let per_run = runs.iter().filter_map(|r| {
+        let values = r
+            .metrics
+            .iter()
+            .filter(|(k, _)| k.name == def.name)
+            .map(|(_, v)| v.value);
+        match kind {
+            WarningKind::PageCache => values.reduce(f64::min),
+            _ => values.reduce(f64::max),
+        }
+    });
+    let (low, high) = per_run.fold(None, |acc: Option<(f64, f64)>, v| match acc {
+        None => Some((v, v)),
+        Some((lo, hi)) => Some((lo.min(v), hi.max(v))),
+    })?;
+    Some(Evidence {
+        metric: def,
+        low,
+        high,
+    })
+}

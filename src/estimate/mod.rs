@@ -1,0 +1,124 @@
+//! How long a campaign will take: what `check` prints and what the
+//! progress ETA starts from. Each target–workload pair's run time is
+//! learned from the store's past runs where it has some ([`learned`]):
+//! the same workload on the same target as recorded, else the kinds'
+//! recorded pace against the model; and modelled per kind where it has
+//! none ([`model`]). Provisioning and teardown are learned and modelled
+//! the same way. Pure: the past runs are read by the caller.
+
+pub mod learned;
+pub mod model;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use crate::experiment::Experiment;
+use crate::store::PastCampaign;
+
+/// Where a number of the estimate comes from.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Basis {
+    /// The same workload on the same target, as `runs` past runs took.
+    Recorded { runs: usize },
+    /// The model, scaled by how past runs of the same kinds compared with
+    /// it (`ratio`, from `runs` runs).
+    Scaled { runs: usize, ratio: f64 },
+    /// The model alone: the store has no run of these kinds.
+    Modelled,
+}
+
+impl Basis {
+    pub fn describe(&self) -> String {
+        match self {
+            Basis::Recorded { runs } => format!("as {runs} recorded run(s) took"),
+            Basis::Scaled { runs, ratio } => {
+                format!("model ×{ratio:.2}, learned from {runs} run(s) of these kinds")
+            }
+            Basis::Modelled => "modelled".into(),
+        }
+    }
+}
+
+/// One pair's estimated run.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PairEstimate {
+    pub per_run: Duration,
+    /// How many runs the plan makes of it (warm-up and the minimum of
+    /// measured repetitions).
+    pub runs: u32,
+    pub basis: Basis,
+}
+
+/// A campaign's estimate.
+#[derive(Debug, Clone)]
+pub struct Estimate {
+    /// Provisioning every target, before the first run.
+    pub setup: Duration,
+    pub setup_basis: Basis,
+    /// Per target–workload pair (target, workload index).
+    pub pairs: BTreeMap<(usize, usize), PairEstimate>,
+    /// Tearing everything down after the last run.
+    pub teardown: Duration,
+}
+
+impl Estimate {
+    /// The estimate of `exp` on this host, learning from `past` (newest first).
+    pub fn of(exp: &Experiment, past: &[PastCampaign], root: bool) -> Estimate {
+        let history = learned::History::new(past);
+        let runs = exp.plan.repetitions.min() + exp.plan.warmup;
+        let pairs = crate::plan::pairs(exp)
+            .into_iter()
+            .map(|(t, w)| {
+                let (per_run, basis) = history.run(exp, t, w, root);
+                (
+                    (t, w),
+                    PairEstimate {
+                        per_run,
+                        runs,
+                        basis,
+                    },
+                )
+            })
+            .collect();
+        let (setup, setup_basis) = history.setup(exp);
+        Estimate {
+            setup,
+            setup_basis,
+            pairs,
+            teardown: history.teardown(exp),
+        }
+    }
+
+    /// The runs alone, provisioning and teardown left out.
+    pub fn runs(&self) -> Duration {
+        self.pairs.values().fold(Duration::ZERO, |sum, p| {
+            sum.saturating_add(p.per_run.saturating_mul(p.runs))
+        })
+    }
+
+    /// The whole campaign, from start to end.
+    pub fn total(&self) -> Duration {
+        self.setup
+            .saturating_add(self.runs())
+            .saturating_add(self.teardown)
+    }
+
+    /// One run of a pair (zero for a pair the plan does not hold).
+    pub fn per_run(&self, target: usize, workload: usize) -> Duration {
+        self.pairs
+            .get(&(target, workload))
+            .map(|p| p.per_run)
+            .unwrap_or_default()
+    }
+
+    /// How many pairs' runs came from each basis: (recorded, scaled, modelled).
+    pub fn bases(&self) -> (usize, usize, usize) {
+        self.pairs
+            .values()
+            .fold((0, 0, 0), |(r, s, m), p| match p.basis {
+                Basis::Recorded { .. } => (r + 1, s, m),
+                Basis::Scaled { .. } => (r, s + 1, m),
+                Basis::Modelled => (r, s, m + 1),
+            })
+    }
+}

@@ -1,0 +1,174 @@
+//! The estimate where the store has no past run to learn from: each
+//! workload's own estimate of its run ([`WorkloadConfig::estimate`]), the
+//! part of it that moves with the storage ([`WorkloadConfig::estimate_io`])
+//! slowed down by what the target kind puts in the way (a FUSE client, a
+//! userspace ZFS), and what storlab does around every run (a remount, a
+//! cache drop) and around the campaign (provisioning, teardown), per kind.
+//!
+//! The constants around the runs were measured on the development machine
+//! (2 cores, a busy host: load average 20 from other builds and tests) with
+//! a `mock` workload sleeping 1 s, three runs with `remount =
+//! "between-runs"` and `drop_caches`, on each kind: provisioning took 1.0 s
+//! (loop, ext4 512M), 3.2 s (zfs-fuse), 9.5–25 s (Gluster, 2–4 bricks);
+//! teardown 0.9, 6.5, 14–18 s; a run 3.5–5.6 s more than its sleep with a
+//! remount and a cache drop (1.4–6 s through Gluster). The learned estimate
+//! replaces them after a first campaign.
+//!
+//! [`WorkloadConfig::estimate`]: crate::workload::WorkloadConfig::estimate
+//! [`WorkloadConfig::estimate_io`]: crate::workload::WorkloadConfig::estimate_io
+
+use std::time::Duration;
+
+use crate::experiment::{Experiment, Remount};
+use crate::params::Value;
+use crate::targets::TargetKind;
+use crate::workload::WorkloadKind;
+
+/// What storlab does around every run besides the workload: the working
+/// directory, telemetry, recording the run.
+const RUN_FIXED_S: f64 = 0.3;
+/// `echo 3 > /proc/sys/vm/drop_caches` with a sync before it.
+const DROP_CACHES_S: f64 = 0.6;
+
+/// How much slower than its own estimate a workload's storage-bound part
+/// runs on a target kind.
+fn slowdown(target: TargetKind, workload: WorkloadKind) -> f64 {
+    use TargetKind as T;
+    use WorkloadKind as W;
+    match (target, workload) {
+        (T::Gluster, W::Tinywrites) => 40.0,
+        (T::Gluster, W::Smallfiles) => 30.0,
+        (T::Gluster, _) => 4.0,
+        (T::Zfs, W::Tinywrites | W::Smallfiles) => 8.0,
+        (T::Zfs, _) => 3.0,
+        (T::Nfs, _) => 4.0,
+        (T::Tmpfs, _) => 0.7,
+        (T::VmDisk, _) => 2.5,
+        (T::Dir | T::Loop | T::Block, _) => 1.5,
+    }
+}
+
+/// Unmounting and mounting a target of this kind again.
+fn remount_s(kind: TargetKind) -> f64 {
+    match kind {
+        TargetKind::Gluster => 2.5,
+        TargetKind::Zfs => 3.0,
+        TargetKind::Loop | TargetKind::VmDisk => 3.0,
+        TargetKind::Tmpfs | TargetKind::Nfs => 0.3,
+        TargetKind::Dir | TargetKind::Block => 0.0,
+    }
+}
+
+/// Provisioning a target of this kind, without its image.
+fn provision_s(kind: TargetKind) -> f64 {
+    match kind {
+        TargetKind::Gluster => 15.0,
+        TargetKind::Zfs => 3.5,
+        TargetKind::Loop => 1.5,
+        TargetKind::VmDisk => 5.0,
+        TargetKind::Tmpfs | TargetKind::Nfs => 0.3,
+        TargetKind::Dir | TargetKind::Block => 0.1,
+    }
+}
+
+/// Tearing a target of this kind down.
+fn teardown_s(kind: TargetKind) -> f64 {
+    match kind {
+        TargetKind::Gluster => 15.0,
+        TargetKind::Zfs => 6.0,
+        TargetKind::Loop => 1.0,
+        TargetKind::VmDisk => 3.0,
+        TargetKind::Tmpfs | TargetKind::Nfs => 0.2,
+        TargetKind::Dir | TargetKind::Block => 0.0,
+    }
+}
+
+/// Writing an image file out (a preallocated loop or zfs image), per byte.
+const IMAGE_BYTES_PER_S: f64 = 1e9;
+
+fn secs(s: f64) -> Duration {
+    crate::params::units::saturating_secs(s.max(0.0))
+}
+
+/// One run of workload `w` on target `t`, what storlab does around it
+/// included; `root`: whether caches are dropped.
+pub fn run(exp: &Experiment, t: usize, w: usize, root: bool) -> Duration {
+    let (tg, wl) = (&exp.targets[t], &exp.workloads[w]);
+    let whole = wl.config.estimate();
+    let io = wl.config.estimate_io().min(whole);
+    let storage = io.as_secs_f64() * slowdown(stack_kind(exp, t), wl.kind);
+    let mut around = RUN_FIXED_S;
+    if exp.plan.drop_caches && root {
+        around += DROP_CACHES_S;
+    }
+    if exp.plan.remount == Remount::BetweenRuns {
+        around += remount_s(bottom_kind(exp, t));
+    }
+    let _ = tg;
+    (whole - io).saturating_add(secs(storage + around))
+}
+
+/// What a remount or a cache drop adds to a run (for a recorded run
+/// that had one where the plan has none, or the other way round).
+pub fn remount(exp: &Experiment, t: usize) -> Duration {
+    secs(remount_s(bottom_kind(exp, t)))
+}
+
+pub fn drop_caches() -> Duration {
+    secs(DROP_CACHES_S)
+}
+
+/// Provisioning every target.
+pub fn setup(exp: &Experiment) -> Duration {
+    let s: f64 = exp
+        .targets
+        .iter()
+        .map(|t| {
+            let image = match (t.kind, t.params.get("allocation")) {
+                (TargetKind::Loop | TargetKind::Zfs, Some(Value::Str(a)))
+                    if a == "preallocated" =>
+                {
+                    size_of(&t.params) as f64 / IMAGE_BYTES_PER_S
+                }
+                _ => 0.0,
+            };
+            provision_s(t.kind) + image
+        })
+        .sum();
+    secs(s)
+}
+
+/// Tearing every target down.
+pub fn teardown(exp: &Experiment) -> Duration {
+    secs(exp.targets.iter().map(|t| teardown_s(t.kind)).sum())
+}
+
+fn size_of(p: &crate::params::Params) -> u64 {
+    match p.get("size") {
+        Some(Value::Size(b)) => *b,
+        _ => 0,
+    }
+}
+
+/// The kind whose storage a target's runs reach: a loop image standing on
+/// a Gluster volume writes through Gluster.
+fn stack_kind(exp: &Experiment, t: usize) -> TargetKind {
+    let mut kind = exp.targets[t].kind;
+    let mut at = t;
+    while let Some(below) = exp.targets[at].on {
+        if exp.targets[below].kind == TargetKind::Gluster {
+            kind = TargetKind::Gluster;
+        }
+        at = below;
+    }
+    kind
+}
+
+/// The kind remounted for a target: the bottom of its stack.
+fn bottom_kind(exp: &Experiment, t: usize) -> TargetKind {
+    let mut at = t;
+    while let Some(below) = exp.targets[at].on {
+        at = below;
+    }
+    exp.targets[at].kind
+}

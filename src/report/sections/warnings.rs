@@ -1,0 +1,141 @@
+//! The warnings at a glance: one line per kind with how many runs carry
+//! it, where, and the range of the figure that raised it — "noisy host:
+//! 17 of 42 runs, every workload on both targets; others used 25.0–66.7%
+//! of the host's CPU" — for the terminal (after the summary) and the
+//! report's top. The full list, each warning with its evidence, stays in
+//! the Warnings section and `storlab show --warnings`.
+
+use crate::analysis::model::{runs_text, Report};
+use crate::analysis::warnings::{Evidence, KindCount};
+use crate::report::document::Section;
+use crate::store::CampaignData;
+use crate::warning::WarningKind;
+
+/// The class of the section holding the lines by kind.
+pub const BY_KIND: &str = "warnings-by-kind";
+
+/// `16 warnings by kind, …:` and a line per kind (`label: what`); none
+/// without warnings.
+pub fn by_kind_section(c: &CampaignData, r: &Report, counts: &[KindCount]) -> Section {
+    let mut s = Section::untitled(2).with_class(BY_KIND);
+    let total: usize = counts.iter().map(|k| k.lines).sum();
+    if total == 0 {
+        return s;
+    }
+    s.text(match total {
+        1 => "1 warning, with its evidence under Warnings at the end:".to_string(),
+        n => format!("{n} warnings by kind, each with its evidence under Warnings at the end:"),
+    });
+    s.list(counts.iter().map(|k| kind_line(c, r, k)).collect());
+    s
+}
+
+/// `label: count, where; evidence`.
+pub fn kind_line(c: &CampaignData, r: &Report, k: &KindCount) -> String {
+    let mut what = Vec::new();
+    if !k.runs.is_empty() {
+        what.push(format!("{} of {} runs", k.runs.len(), c.runs.len()));
+    }
+    if let Some(p) = pairs_text(r, &k.pairs) {
+        what.push(p);
+    }
+    if what.is_empty() {
+        what.push(match k.lines {
+            1 => "1 line".into(),
+            n => format!("{n} lines"),
+        });
+    }
+    let mut line = format!("{}: {}", k.kind.label(), what.join(", "));
+    if let Some(e) = evidence_text(k.kind, k.evidence) {
+        line.push_str(&format!("; {e}"));
+    } else if k.kind == WarningKind::Inconclusive {
+        line.push_str(&settle_text(r));
+    }
+    line
+}
+
+/// Which workloads on which targets, as briefly as it can be said:
+/// `randread-4k on cwd`, `seqwrite-1m, smallfiles-4k on tmpfs`, `every
+/// workload on both targets`, `5 workloads on cwd; oltp-sqlite on tmpfs`.
+fn pairs_text(r: &Report, pairs: &[(String, String)]) -> Option<String> {
+    if pairs.is_empty() {
+        return None;
+    }
+    let workloads: Vec<&str> = r.workloads.iter().map(|w| w.name.as_str()).collect();
+    let on_target = |t: &str| -> Vec<&str> {
+        pairs
+            .iter()
+            .filter(|(_, pt)| pt == t)
+            .map(|(w, _)| w.as_str())
+            .collect()
+    };
+    let names = |ws: &[&str]| -> String {
+        match ws.len() {
+            n if n == workloads.len() && n > 1 => "every workload".into(),
+            n if n > 3 => format!("{n} workloads"),
+            _ => ws.join(", "),
+        }
+    };
+    let targets: Vec<&str> = r.targets.iter().map(String::as_str).collect();
+    let groups: Vec<(&str, Vec<&str>)> = targets
+        .iter()
+        .map(|t| (*t, on_target(t)))
+        .filter(|(_, ws)| !ws.is_empty())
+        .collect();
+    let same = groups.len() == targets.len()
+        && targets.len() > 1
+        && groups.windows(2).all(|g| g[0].1 == g[1].1);
+    if same {
+        let every = if targets.len() == 2 { "both" } else { "every" };
+        return Some(format!("{} on {every} targets", names(&groups[0].1)));
+    }
+    let parts: Vec<String> = groups
+        .iter()
+        .map(|(t, ws)| format!("{} on {t}", names(ws)))
+        .collect();
+    Some(parts.join("; "))
+}
+
+/// The range of the figure a kind's check judged.
+fn evidence_text(kind: WarningKind, e: Option<Evidence>) -> Option<String> {
+    let e = e?;
+    let span = |scale: f64, digits: usize| {
+        let (lo, hi) = (e.low * scale, e.high * scale);
+        if format!("{lo:.digits$}") == format!("{hi:.digits$}") {
+            format!("{hi:.digits$}%")
+        } else {
+            format!("{lo:.digits$}–{hi:.digits$}%")
+        }
+    };
+    Some(match kind {
+        WarningKind::NoisyHost => format!("others used {} of the host's CPU", span(1.0, 1)),
+        WarningKind::CpuBound => format!("a thread at {} of a core", span(1.0, 1)),
+        WarningKind::PageCache => {
+            format!("the device read {} of what was read", span(100.0, 1))
+        }
+        _ => return None,
+    })
+}
+
+/// `; ±5% needs about 203–857 runs`: what would settle the inconclusive
+/// comparisons.
+fn settle_text(r: &Report) -> String {
+    let settles: Vec<_> = r
+        .workloads
+        .iter()
+        .filter_map(|w| w.primary_metric())
+        .flat_map(|m| m.targets.iter().filter_map(|t| t.settle))
+        .collect();
+    let Some(first) = settles.first() else {
+        return String::new();
+    };
+    let known: Vec<usize> = settles.iter().filter_map(|s| s.runs).collect();
+    let runs = match (known.iter().min(), known.iter().max()) {
+        (Some(lo), Some(hi)) if lo != hi && known.len() == settles.len() => {
+            format!("about {lo}–{hi} runs")
+        }
+        (Some(_), _) if known.len() == settles.len() => format!("{} runs", runs_text(first.runs)),
+        _ => format!("{} runs", runs_text(None)),
+    };
+    format!("; ±{}% needs {runs}", first.pct)
+}
