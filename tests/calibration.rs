@@ -235,3 +235,71 @@ fn a_real_campaign_with_a_slower_target_under_drift_fails_the_gate() {
         Some(0)
     );
 }
+
+// The issue's A/A study: 100 cells where nothing differs (two identical
+// targets, the mock workload swept over 100 seeds, 5 randomized rounds).
+// Judged cell by cell at p < 0.05, chance calls some of them faster or
+// slower; judged as one family (Benjamini–Hochberg) at most one, and each
+// cell its own p alone would have called says it is a chance result.
+#[test]
+fn a_hundred_cell_a_a_study_makes_at_most_one_call() {
+    let lab = Lab::new();
+    let seeds: Vec<String> = (1..=100).map(|s| s.to_string()).collect();
+    let dirs = ["a", "b"].map(|d| {
+        let p = lab.path().join(d);
+        std::fs::create_dir_all(&p).unwrap();
+        p
+    });
+    let file = lab.file(
+        "aa100.toml",
+        &format!(
+            "name = \"aa100\"\n[plan]\nrepetitions = 5\norder = \"randomized\"\nseed = 1\ndrop_caches = false\ntelemetry = false\n\
+             [[target]]\nname = \"a\"\nkind = \"dir\"\npath = \"{}\"\n\
+             [[target]]\nname = \"b\"\nkind = \"dir\"\npath = \"{}\"\n\
+             [[workload]]\nname = \"m\"\nkind = \"mock\"\nnoise = {CV}\nsweep = {{ seed = [{}] }}\n",
+            dirs[0].display(),
+            dirs[1].display(),
+            seeds.join(", ")
+        ),
+    );
+    lab.ok(&["run", "--quiet", file.to_str().unwrap()]);
+    let json: serde_json::Value =
+        serde_json::from_str(&lab.ok(&["compare", "--format", "json"])).unwrap();
+    let rows = json["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), 100, "{json}");
+    let verdict = |r: &serde_json::Value| r["candidate"]["verdict"].as_str().unwrap().to_string();
+    let called = rows
+        .iter()
+        .filter(|r| verdict(r) != "no_significant_difference")
+        .count();
+    // The cells a test of each alone would call (p < 0.05, at least 1%).
+    let alone = rows
+        .iter()
+        .filter(|r| {
+            let c = &r["candidate"]["comparison"];
+            c["p_value"].as_f64().unwrap() < 0.05 && c["diff_pct"].as_f64().unwrap().abs() >= 1.0
+        })
+        .count();
+    let chance = rows
+        .iter()
+        .filter(|r| r["candidate"]["correction"]["chance"] == true)
+        .count();
+    // Measured (plan seeds 1, 2, 3): 0 called; 5, 3, 3 alone, each marked
+    // a chance result among 100.
+    assert!(called <= 1, "{called} of 100 A/A cells called");
+    assert!(
+        alone >= 2,
+        "only {alone} cells significant alone: no test of the correction"
+    );
+    assert_eq!(chance, alone - called);
+    for r in rows {
+        assert_eq!(r["candidate"]["correction"]["comparisons"], 100, "{r}");
+    }
+    // The verdict says so where people read it.
+    let show = lab.ok(&["report", "--format", "md"]);
+    assert!(
+        show.contains("significant alone, not among 100 comparisons (Benjamini–Hochberg): chance could explain it"),
+        "{show}"
+    );
+    assert!(show.contains("adjusted over 100"), "{show}");
+}

@@ -693,3 +693,56 @@ fn a_daemon_another_campaign_still_uses_is_left_running() {
     assert!(facts_b["daemon_started_pid"].is_null(), "{facts_b}");
     assert_gone(&lab_b, &facts_b);
 }
+
+/// A brick of a replica-2 volume killed during a run (by the pid gluster
+/// reports for the volume this test's campaign created): the run is marked
+/// as having measured a degraded target.
+#[test]
+fn a_gluster_brick_killed_during_a_run_marks_the_run_degraded() {
+    require_root!();
+    require_program!("glusterd");
+    require_program!("gluster");
+    require_program!("glusterfs");
+    let _d = daemons();
+    let lab = Lab::new();
+    let text = format!(
+        "name = \"degrade\"\n[plan]\nrepetitions = 1\n\n\
+         [[target]]\nname = \"gl\"\nkind = \"gluster\"\nbricks = 2\nreplica = 2\ndir = \"{}\"\n\n\
+         [[workload]]\nname = \"w\"\nkind = \"io\"\nrw = \"write\"\nbs = \"64k\"\nsize = \"4M\"\nruntime = \"8s\"\nrate = \"1M\"\n",
+        lab.path().display()
+    );
+    let file = lab.file("exp.toml", &text);
+    let mut guard = Guard::spawn(&lab, &file);
+    let pid = guard.child().id();
+    let vol = format!("storlab-{pid}-gl");
+    let work = lab
+        .path()
+        .join(format!("storlab-{pid}-gl/mnt/storlab-work-gl/w"));
+    wait_for("the run's directory on the volume", 180, || work.exists());
+    std::thread::sleep(Duration::from_secs(2));
+    let status = Command::new("gluster")
+        .args(["--mode=script", "volume", "status", &vol, "--xml"])
+        .output()
+        .unwrap();
+    let health = storlab::targets::health::gluster_status(&String::from_utf8_lossy(&status.stdout));
+    let (brick, brick_pid) = health
+        .daemons
+        .iter()
+        .find(|(what, _)| what.starts_with("brick "))
+        .cloned()
+        .expect("a brick of the test's volume with its pid");
+    assert!(brick.contains(&format!("storlab-{pid}-gl")), "{brick}");
+    // SAFETY: kill has no memory-safety preconditions; the pid is the
+    // glusterfsd of a brick of the volume this test's campaign created.
+    assert_eq!(unsafe { libc::kill(brick_pid as i32, libc::SIGKILL) }, 0);
+    let st = guard.child().wait().unwrap();
+    assert!(st.success(), "{st}");
+    let export = lab.export_json();
+    let run = &export["runs"][0];
+    assert_eq!(run["status"], "ok", "{run}");
+    let warnings = run["warnings"].to_string();
+    assert!(
+        warnings.contains(&format!("degraded target: {brick} offline")),
+        "{warnings}"
+    );
+}

@@ -169,14 +169,10 @@ fn a_cached_reread_measured_the_page_cache_and_a_cold_read_did_not() {
     require_root!();
     let read =
         "[[workload]]\nname = \"r\"\nkind = \"io\"\nrw = \"read\"\nbs = \"1M\"\nsize = \"64M\"\n";
-    // invalidate = false: io, as fio, otherwise drops the file's pages
-    // when it opens it.
-    let warm = campaign(
-        &Lab::new(),
-        "drop_caches = false",
-        loop_target(),
-        &format!("{read}invalidate = false\n"),
-    );
+    // A re-read of the file it just laid out, kept in the page cache:
+    // `invalidate` (fio's default, and storlab's) would drop it first.
+    let cached = format!("{read}invalidate = false\n");
+    let warm = campaign(&Lab::new(), "drop_caches = false", loop_target(), &cached);
     let w = warnings(&warm, "r");
     assert!(w.iter().any(|w| w.starts_with("page cache:")), "{w:?}");
     // The loop device is the target's own; the disk under its image is
@@ -224,8 +220,12 @@ struct LoopDev {
 
 impl LoopDev {
     fn new(dir: &Path) -> LoopDev {
+        LoopDev::sized(dir, 128 << 20)
+    }
+
+    fn sized(dir: &Path, bytes: u64) -> LoopDev {
         let image = dir.join("throttle.img");
-        storlab::provision::loopdev::create_image(&image, 128 << 20, false).unwrap();
+        storlab::provision::loopdev::create_image(&image, bytes, false).unwrap();
         let dev = storlab::provision::loopdev::attach(&image).unwrap();
         LoopDev { image, dev }
     }
@@ -237,8 +237,9 @@ impl Drop for LoopDev {
     }
 }
 
-/// A cgroup that limits reads from one device, removed on drop: cgroup v2's
-/// io.max where the io controller is there, else v1's blkio throttle.
+/// A cgroup that limits reads (or writes) of one device, removed on drop:
+/// cgroup v2's io.max where the io controller is there, else v1's blkio
+/// throttle.
 struct Throttle {
     dir: PathBuf,
     procs: PathBuf,
@@ -246,20 +247,29 @@ struct Throttle {
 
 impl Throttle {
     fn new(major: u32, minor: u32, bytes_per_s: u64) -> Option<Throttle> {
-        let name = format!("storlab-test-{}", std::process::id());
+        Throttle::limiting(major, minor, "read", bytes_per_s)
+    }
+
+    /// Limits `direction` ("read" or "write") of the device to `bytes_per_s`.
+    fn limiting(major: u32, minor: u32, direction: &str, bytes_per_s: u64) -> Option<Throttle> {
+        let name = format!("storlab-test-{}-{direction}", std::process::id());
+        let (v2_key, v1_file) = match direction {
+            "read" => ("rbps", "blkio.throttle.read_bps_device"),
+            _ => ("wbps", "blkio.throttle.write_bps_device"),
+        };
         let v2 = Path::new("/sys/fs/cgroup/cgroup.controllers");
         let (dir, file, line) =
             if std::fs::read_to_string(v2).is_ok_and(|c| c.split_whitespace().any(|x| x == "io")) {
                 let _ = std::fs::write("/sys/fs/cgroup/cgroup.subtree_control", "+io");
                 let dir = Path::new("/sys/fs/cgroup").join(name);
-                (dir, "io.max", format!("{major}:{minor} rbps={bytes_per_s}"))
-            } else if Path::new("/sys/fs/cgroup/blkio/blkio.throttle.read_bps_device").exists() {
-                let dir = Path::new("/sys/fs/cgroup/blkio").join(name);
                 (
                     dir,
-                    "blkio.throttle.read_bps_device",
-                    format!("{major}:{minor} {bytes_per_s}"),
+                    "io.max",
+                    format!("{major}:{minor} {v2_key}={bytes_per_s}"),
                 )
+            } else if Path::new("/sys/fs/cgroup/blkio").join(v1_file).exists() {
+                let dir = Path::new("/sys/fs/cgroup/blkio").join(name);
+                (dir, v1_file, format!("{major}:{minor} {bytes_per_s}"))
             } else {
                 return None;
             };
@@ -338,4 +348,181 @@ fn a_read_throttled_to_20_mib_per_second_shows_20_mib_per_second_on_the_device()
     );
     assert!((0.95..=1.05).contains(&ratio), "{:.2} MiB/s", bw / MIB);
     drop(throttle);
+}
+
+/// fsyncs on ext4 with barriers make the loop device flush (about one or
+/// two flushes per fsync); with `barrier=0` they make none, and the run
+/// says its durability was not measured.
+#[test]
+fn fsyncs_flush_the_loop_device_with_barriers_and_are_warned_about_without() {
+    require_root!();
+    let lab = Lab::new();
+    let target = |name: &str, options: &str| {
+        format!(
+            "[[target]]\nname = \"{name}\"\nkind = \"loop\"\nfs = \"ext4\"\nsize = \"128M\"\ndir = \"@DIR@\"\nmount_options = [{options}]\n"
+        )
+    };
+    let targets = format!(
+        "{}{}",
+        target("barrier", "\"noatime\""),
+        target("nobarrier", "\"noatime\", \"barrier=0\"")
+    );
+    let export = campaign(
+        &lab,
+        "",
+        &targets,
+        "[[workload]]\nname = \"w\"\nkind = \"io\"\nrw = \"write\"\nbs = \"8k\"\nsize = \"2M\"\nfsync = 1\n",
+    );
+    for (i, name) in ["barrier", "nobarrier"].iter().enumerate() {
+        let dev = export["targets"][i]["facts"]["loop_device"]
+            .as_str()
+            .unwrap()
+            .trim_start_matches("/dev/")
+            .to_string();
+        let syncs = metric(&export, "w", name, "syncs")[0];
+        assert_eq!(syncs, 256.0, "{name}");
+        let flushes = labelled(&export, "w", name, "dev_flushes", &[("device", &dev)])[0];
+        let w = warnings(&export, "w");
+        let said = w.iter().any(|w| {
+            w.starts_with("durability not measured: 256 syncs, no flush reached a device")
+        });
+        eprintln!("{name}: {syncs} fsyncs, {flushes} flushes on {dev}");
+        if *name == "barrier" {
+            assert!(
+                flushes >= syncs,
+                "{name}: {flushes} flushes for {syncs} fsyncs"
+            );
+        } else {
+            assert_eq!(flushes, 0.0, "{name}");
+            assert!(said, "{w:?}");
+        }
+    }
+    // Only the barrier=0 run is warned about.
+    let warned: Vec<&Value> = runs(&export)
+        .iter()
+        .filter(|r| {
+            r["warnings"]
+                .to_string()
+                .contains("durability not measured")
+        })
+        .collect();
+    assert_eq!(warned.len(), 1);
+    assert_eq!(warned[0]["target"], "nobarrier");
+}
+
+/// The numbers of a block device (`/dev/loop3` → (7, 3)).
+fn numbers(dev: &Path) -> (u32, u32) {
+    let name = dev.file_name().unwrap().to_string_lossy().into_owned();
+    let numbers = std::fs::read_to_string(format!("/sys/block/{name}/dev")).unwrap();
+    let (major, minor) = numbers.trim().split_once(':').unwrap();
+    (major.parse().unwrap(), minor.parse().unwrap())
+}
+
+/// Runs storlab on `file` inside the throttled cgroup (it joins the cgroup
+/// before it execs, so that none of its I/O escapes the limit).
+fn run_throttled(lab: &Lab, throttle: &Throttle, file: &Path) {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::process::CommandExt;
+    let procs = std::ffi::CString::new(throttle.procs.as_os_str().as_bytes()).unwrap();
+    let mut cmd = lab.cmd();
+    cmd.args(["run", "--quiet", file.to_str().unwrap()]);
+    // SAFETY: between fork and exec the closure only makes async-signal-safe
+    // system calls (open, write, close) on memory prepared before the fork.
+    unsafe {
+        cmd.pre_exec(move || {
+            let fd = libc::open(procs.as_ptr(), libc::O_WRONLY);
+            if fd < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            let n = libc::write(fd, b"0".as_ptr().cast(), 1);
+            libc::close(fd);
+            match n {
+                1 => Ok(()),
+                _ => Err(std::io::Error::last_os_error()),
+            }
+        })
+    };
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Ground truth: a 48 MiB loop device throttled to 8 MiB/s in one
+/// direction, run through by two io workloads over the whole device (so
+/// that readahead cannot read past what the workload reads); storlab's
+/// bw_bytes_per_s of each must be the limit to ±5%.
+fn throttled_ratios(direction: &str, workloads: &str) -> Vec<(String, f64)> {
+    let lab = Lab::new();
+    let lo = LoopDev::sized(lab.path(), 48 << 20);
+    let (major, minor) = numbers(&lo.dev);
+    let rate = 8u64 << 20;
+    let Some(throttle) = Throttle::limiting(major, minor, direction, rate) else {
+        eprintln!("SKIPPED: no blkio or io cgroup controller on this host");
+        return Vec::new();
+    };
+    let file = lab.file(
+        "throttled.toml",
+        &format!(
+            "[plan]\nrepetitions = 1\n[[target]]\nname = \"thr\"\nkind = \"block\"\ndevice = \"{}\"\nallow_destroy = true\n{workloads}",
+            lo.dev.display()
+        ),
+    );
+    run_throttled(&lab, &throttle, &file);
+    let export = lab.export_json();
+    let name = lo.dev.file_name().unwrap().to_string_lossy().into_owned();
+    let device_bw = format!("dev_{direction}_bw_bytes_per_s");
+    let mut ratios: Vec<(String, f64)> = Vec::new();
+    for r in runs(&export) {
+        assert_eq!(r["status"], "ok", "{}", r["error"]);
+        let w = r["workload"].as_str().unwrap().to_string();
+        let bw = crate::util::value_of(r, "bw_bytes_per_s").unwrap();
+        ratios.push((w.clone(), bw / rate as f64));
+        // The block target's device is watched: what it did, per second.
+        let dev = crate::util::labelled_value(r, &device_bw, &[("device", &name)])
+            .unwrap_or_else(|| panic!("no {device_bw} of {name}: {}", r["metrics"]));
+        ratios.push((format!("{w} ({name} itself)"), dev / rate as f64));
+    }
+    for (w, ratio) in &ratios {
+        eprintln!(
+            "{w}: {:.2} MiB/s under an 8 MiB/s {direction} limit ({ratio:.3})",
+            ratio * 8.0
+        );
+    }
+    drop(throttle);
+    ratios
+}
+
+#[test]
+fn reads_throttled_to_8_mib_per_second_are_measured_at_8_mib_per_second() {
+    require_root!();
+    let ratios = throttled_ratios(
+        "read",
+        "[[workload]]\nname = \"direct\"\nkind = \"io\"\nrw = \"read\"\nbs = \"1M\"\nsize = \"48M\"\ndirect = true\n\
+         [[workload]]\nname = \"buffered\"\nkind = \"io\"\nrw = \"read\"\nbs = \"1M\"\nsize = \"48M\"\n",
+    );
+    for (w, ratio) in ratios {
+        assert!(
+            (0.95..=1.05).contains(&ratio),
+            "{w}: {ratio:.3} of the limit"
+        );
+    }
+}
+
+#[test]
+fn writes_throttled_to_8_mib_per_second_are_measured_at_8_mib_per_second() {
+    require_root!();
+    let ratios = throttled_ratios(
+        "write",
+        "[[workload]]\nname = \"direct\"\nkind = \"io\"\nrw = \"write\"\nbs = \"1M\"\nsize = \"48M\"\ndirect = true\n\
+         [[workload]]\nname = \"buffered-fsync\"\nkind = \"io\"\nrw = \"write\"\nbs = \"1M\"\nsize = \"48M\"\nfsync = 1\n",
+    );
+    for (w, ratio) in ratios {
+        assert!(
+            (0.95..=1.05).contains(&ratio),
+            "{w}: {ratio:.3} of the limit"
+        );
+    }
 }

@@ -260,6 +260,12 @@ fn a_matrix_judged_by_its_primary_test_says_so_everywhere() {
     assert!(show.contains("\nread (primary)  "), "{show}");
     let compare = lab.ok(&["compare"]);
     assert!(compare.contains("read_geomean_bw_bytes_per_s"), "{compare}");
+    // Two repetitions: the comparison says there are too few for a verdict.
+    assert!(compare.contains("too few runs"), "{compare}");
+    assert!(
+        !compare.contains("faster") && !compare.contains("slower"),
+        "{compare}"
+    );
     let md = lab.ok(&["report", "--format", "md"]);
     assert!(
         md.contains("primary metric read_geomean_bw_bytes_per_s."),

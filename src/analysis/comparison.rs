@@ -11,6 +11,7 @@ use serde_json::json;
 
 use super::chosen;
 use super::differences::{differences, Differences};
+use super::family;
 use super::model::{self, TargetStats, LEVEL};
 use crate::metric::labels::DEVICE;
 use crate::metric::{Direction, MetricKey, Unit};
@@ -54,7 +55,12 @@ pub fn within(c: &CampaignData, baseline: Option<&str>) -> anyhow::Result<Vec<Ro
         let Some(base) = m.targets.iter().find(|t| t.target == r.baseline) else {
             continue;
         };
-        for t in m.targets.iter().filter(|t| t.comparison.is_some()) {
+        // Below the minimum n a row says so rather than vanish.
+        for t in m
+            .targets
+            .iter()
+            .filter(|t| t.comparison.is_some() || t.too_few)
+        {
             rows.push(Row {
                 workload: w.name.clone(),
                 primary: true,
@@ -209,7 +215,27 @@ pub fn between_on(a: &CampaignData, b: &CampaignData, which: &Metrics) -> Vec<Ro
             }
         }
     }
+    judge_families(&mut rows);
     rows
+}
+
+/// The rows' families: the primary metrics', and each other metric's.
+fn judge_families(rows: &mut [Row]) {
+    let mut names: Vec<Option<String>> = Vec::new();
+    for r in rows.iter() {
+        let name = (!r.primary).then(|| r.metric.clone());
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    for name in names {
+        let members = rows
+            .iter_mut()
+            .filter(|r| (!r.primary).then(|| r.metric.clone()) == name)
+            .map(|r| (&mut r.candidate, r.direction))
+            .collect();
+        family::judge(members);
+    }
 }
 
 /// The metric keys measured for `workload` on `target` in both campaigns

@@ -8,7 +8,7 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
-use super::model::{call, LEVEL};
+use super::model::{call, LEVEL, MIN_RUNS};
 use crate::metric::catalogue::{BW_BYTES_PER_S, DEV_READ_RATIO, GEOMEAN_BW_BYTES_PER_S};
 use crate::metric::{Direction, MetricKey};
 use crate::stats::summary::mean;
@@ -158,7 +158,9 @@ pub fn cell_diff(baseline: &[f64], candidate: &[f64]) -> Option<CellDiff> {
     }
     // Throughputs are positive: compared on the ratio scale like every
     // positive metric, unpaired (a cell's runs are few and exploratory).
-    let Some(cmp) = welch_log(baseline, candidate, LEVEL) else {
+    // Below the minimum n, no verdict (the means are shown).
+    let enough = baseline.len() >= MIN_RUNS && candidate.len() >= MIN_RUNS;
+    let Some(cmp) = welch_log(baseline, candidate, LEVEL).filter(|_| enough) else {
         return Some(CellDiff {
             diff_pct: 100.0 * (mc - mb) / mb,
             p_value: None,

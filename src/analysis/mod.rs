@@ -10,8 +10,9 @@
 //! cells of an iozone-like matrix and the metric its verdict concerns;
 //! [`latency`] the merged percentile curves; [`steady`] what the steady-state
 //! detector found; [`ranks`] how multi-client runs shared the work;
-//! [`warnings`] a campaign's warnings counted by kind; [`attribution`]
-//! where a workload's latency went (the device or above it).
+//! [`family`] how a family of comparisons is judged as one; [`warnings`]
+//! a campaign's warnings counted by kind; [`attribution`] where a
+//! workload's latency went (the device or above it).
 //!
 //! The presentation ([`crate::report`]) builds on these; nothing here
 //! imports it.
@@ -20,6 +21,7 @@ pub mod attribution;
 pub mod chosen;
 pub mod comparison;
 pub mod differences;
+pub mod family;
 pub mod history;
 pub mod latency;
 pub mod matrix;

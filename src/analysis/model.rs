@@ -8,6 +8,7 @@
 
 use serde::Serialize;
 
+use super::family::{self, Correction};
 use crate::metric::{self, Direction, MetricKey, Unit};
 use crate::stats::{
     compare_runs, mad_outliers, mean_ci, runs_for_half_width, runs_to_resolve, summarize,
@@ -50,21 +51,48 @@ pub struct TargetStats {
     pub verdict: Option<Verdict>,
     /// For an inconclusive comparison: what would settle it.
     pub settle: Option<Settle>,
-    /// What the verdict rests on that may not be what it meant to measure:
-    /// the caveat kinds (page cache, durability not measured, noisy host…)
-    /// of the measured runs behind this comparison, on either side (empty
-    /// for the baseline itself); rendered as marks by
-    /// `crate::report::text::caveat_marks`, in the verdict lines and the
-    /// overview figure.
+    /// How the comparison fared in its family of comparisons (a study's
+    /// cells, a campaign's workloads): `None` when it was the only one.
+    pub correction: Option<Correction>,
+    /// Compared with the baseline on fewer than [`MIN_RUNS`] runs (pairs
+    /// when paired): no interval, no verdict; the values say what there is.
+    pub too_few: bool,
+    /// The validity warnings of the runs these figures (and, against the
+    /// baseline, the baseline's) rest on: the verdict carries them, as
+    /// marks (`crate::report::text::caveat_marks`) in the verdict lines,
+    /// the overview figure and the tables.
     pub caveats: Vec<Caveat>,
 }
 
-/// A caveat on a comparison: a kind of warning the runs of `target` (the
-/// candidate or the baseline) carry.
+/// A validity warning ([`WarningKind::is_caveat`]) of runs a verdict rests
+/// on: its kind, the target whose runs carry it, in how many of them.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub struct Caveat {
     pub kind: WarningKind,
     pub target: String,
+    pub runs: usize,
+    pub of: usize,
+}
+
+/// The caveats of `workload`'s measured runs on `target`, by kind.
+pub fn caveats_of(c: &CampaignData, workload: &str, target: &str) -> Vec<Caveat> {
+    let runs: Vec<&RunData> = measured(c, workload, target).collect();
+    let mut out: Vec<Caveat> = Vec::new();
+    for kind in WarningKind::ALL.into_iter().filter(|k| k.is_caveat()) {
+        let n = runs
+            .iter()
+            .filter(|r| r.warnings.iter().any(|w| w.kind == kind))
+            .count();
+        if n > 0 {
+            out.push(Caveat {
+                kind,
+                target: target.to_string(),
+                runs: n,
+                of: runs.len(),
+            });
+        }
+    }
+    out
 }
 
 /// How many runs would measure an inconclusive difference to ±`pct` %.
@@ -158,11 +186,12 @@ pub fn build(
             .unwrap_or_default(),
     };
     let targets: Vec<String> = c.targets.iter().map(|t| t.name.clone()).collect();
-    let workloads: Vec<WorkloadReport> = c
+    let mut workloads: Vec<WorkloadReport> = c
         .workloads
         .iter()
         .map(|w| workload(c, w, choose(w), &targets, &baseline))
         .collect();
+    family::control(&mut workloads);
     let warnings = warnings(c, &workloads);
     Ok(Report {
         baseline,
@@ -287,10 +316,16 @@ pub fn metric(
             } else {
                 compare_runs(&base, &values, design(c), analysis, LEVEL)
             };
+            let too_few = *t != baseline
+                && comparison.is_none()
+                && !values.is_empty()
+                && (values.len() < MIN_RUNS || base.len() < MIN_RUNS);
             let values = values.iter().map(|r| r.value).collect();
             let mut stats = target_stats(t, values, comparison, direction);
-            if stats.comparison.is_some() {
-                stats.caveats = caveats(c, workload, &[baseline, t.as_str()]);
+            stats.too_few |= too_few;
+            stats.caveats = caveats_of(c, workload, t);
+            if *t != baseline {
+                stats.caveats.extend(caveats_of(c, workload, baseline));
             }
             stats
         })
@@ -304,25 +339,6 @@ pub fn metric(
         exploratory: false,
         targets: stats,
     }
-}
-
-/// The caveats a comparison of `workload` between `targets` rests on:
-/// each caveat kind (page cache, noisy host…) that a measured run of it
-/// on one of them carries, once per kind and target.
-fn caveats(c: &CampaignData, workload: &str, targets: &[&str]) -> Vec<Caveat> {
-    let mut out: Vec<Caveat> = targets
-        .iter()
-        .flat_map(|t| measured(c, workload, t))
-        .flat_map(|r| {
-            r.warnings.iter().filter(|w| w.is_caveat()).map(|w| Caveat {
-                kind: w.kind,
-                target: r.target.clone(),
-            })
-        })
-        .collect();
-    out.sort();
-    out.dedup();
-    out
 }
 
 /// A metric's unit and direction as stored with the workload's runs, else
@@ -347,7 +363,13 @@ pub fn target_stats(
     comparison: Option<Comparison>,
     direction: Direction,
 ) -> TargetStats {
-    let (ci, ci_clipped) = clipped_ci(&values);
+    let (ci, ci_clipped) = match values.len() < MIN_RUNS {
+        true => (None, false),
+        false => clipped_ci(&values),
+    };
+    // One rule for small n: below the minimum, no interval and no verdict.
+    let too_few = comparison.as_ref().is_some_and(|c| c.n < MIN_RUNS);
+    let comparison = comparison.filter(|_| !too_few);
     let verdict = comparison.as_ref().map(|c| call(c, direction));
     TargetStats {
         target: target.into(),
@@ -362,6 +384,8 @@ pub fn target_stats(
         verdict,
         comparison,
         values,
+        correction: None,
+        too_few,
         caveats: Vec::new(),
     }
 }
@@ -380,7 +404,7 @@ fn clipped_ci(values: &[f64]) -> (Option<Interval>, bool) {
 
 /// What would settle an inconclusive comparison: `None` when it is
 /// conclusive (a verdict) or already measured to ±[`RESOLUTION_PCT`].
-fn settle(c: &Comparison, v: Verdict) -> Option<Settle> {
+pub fn settle(c: &Comparison, v: Verdict) -> Option<Settle> {
     if v != Verdict::NoSignificantDifference {
         return None;
     }
@@ -397,10 +421,17 @@ fn settle(c: &Comparison, v: Verdict) -> Option<Settle> {
 
 /// The verdict: significant at α = 0.05 and at least [`MIN_EFFECT_PCT`].
 pub fn call(c: &Comparison, direction: Direction) -> Verdict {
+    call_at(c, direction, c.p_value)
+}
+
+/// The verdict judged on `p` in place of the comparison's own p-value (its
+/// family's adjusted one: [`family`]).
+pub fn call_at(c: &Comparison, direction: Direction, p: f64) -> Verdict {
     if c.diff_pct.abs() < MIN_EFFECT_PCT {
         return Verdict::NoSignificantDifference;
     }
-    verdict(c, direction, DEFAULT_ALPHA)
+    let judged = Comparison { p_value: p, ..*c };
+    verdict(&judged, direction, DEFAULT_ALPHA)
 }
 
 /// Half-width of a target's Student interval relative to its mean, in %,
@@ -813,6 +844,52 @@ mod tests {
         );
     }
 
+    // Caveats travel with the verdict: a baseline whose runs synced with no
+    // flush reaching a device makes b's verdict carry it, by kind.
+    #[test]
+    fn a_verdict_carries_the_caveats_of_the_runs_it_rests_on() {
+        let mut c = campaign(json!({}), DRIFTING);
+        for r in c.runs.iter_mut().filter(|r| r.target == "a") {
+            r.warnings.push(Warning::new(
+                WarningKind::DurabilityNotMeasured,
+                "durability not measured: 10 syncs, no flush reached a device",
+            ));
+        }
+        c.runs[1].warnings.push(Warning::note("fio said: hello"));
+        let r = build_plain(&c, None).unwrap();
+        let b = &primary(&r).targets[1];
+        assert_eq!(b.verdict, Some(Verdict::Better));
+        assert_eq!(
+            b.caveats,
+            [Caveat {
+                kind: WarningKind::DurabilityNotMeasured,
+                target: "a".into(),
+                runs: 3,
+                of: 3
+            }]
+        );
+    }
+
+    // One rule for small n: two rounds of b clearly faster (paired p 0.02
+    // at n = 2 before the rule) give no interval and no verdict, only the
+    // values; a third round gives both.
+    #[test]
+    fn below_three_runs_there_is_no_interval_and_no_verdict() {
+        let two = &DRIFTING[..4];
+        let r = build_plain(&campaign(json!({}), two), None).unwrap();
+        let (a, b) = (&primary(&r).targets[0], &primary(&r).targets[1]);
+        assert!(a.ci.is_none() && b.ci.is_none(), "{a:?}");
+        assert!(
+            b.too_few && b.comparison.is_none() && b.verdict.is_none(),
+            "{b:?}"
+        );
+        assert_eq!(b.values, [103.4, 107.6]);
+        let r = build_plain(&campaign(json!({}), DRIFTING), None).unwrap();
+        let b = &primary(&r).targets[1];
+        assert!(!b.too_few && b.ci.is_some());
+        assert_eq!(b.verdict, Some(Verdict::Better));
+    }
+
     /// The quick experiment's smallfiles on an ext4 directory, twice on a
     /// fresh clone: the first round's run 2-4x the later ones.
     #[test]
@@ -855,35 +932,6 @@ mod tests {
     }
 
     #[test]
-    fn a_comparison_carries_the_caveats_of_the_runs_on_either_side() {
-        use crate::warning::{Warning, WarningKind};
-        let mut c = campaign(json!({}), DRIFTING);
-        c.runs[0].warnings = vec![Warning::new(WarningKind::PageCache, "page cache: …")];
-        c.runs[3].warnings = vec![
-            Warning::new(WarningKind::NoisyHost, "noisy host: …"),
-            Warning::new(WarningKind::Outlier, "an outlier, not a caveat"),
-        ];
-        c.runs[5].warnings = vec![Warning::new(WarningKind::NoisyHost, "noisy host: …")];
-        let r = build_plain(&c, None).unwrap();
-        let m = primary(&r);
-        assert!(
-            m.targets[0].caveats.is_empty(),
-            "the baseline compares nothing"
-        );
-        let caveat = |kind, target: &str| Caveat {
-            kind,
-            target: target.into(),
-        };
-        assert_eq!(
-            m.targets[1].caveats,
-            [
-                caveat(WarningKind::PageCache, "a"),
-                caveat(WarningKind::NoisyHost, "b")
-            ]
-        );
-    }
-
-    #[test]
     fn secondary_metrics_are_exploratory() {
         let r = build_plain(&campaign(json!({}), DRIFTING), None).unwrap();
         let flags: Vec<(&str, bool)> = r.workloads[0]
@@ -894,14 +942,15 @@ mod tests {
         assert_eq!(flags, [("tps", false), ("lat_mean_ns", true)]);
     }
 
-    // Reference: mean_ci's SciPy reference for [1, 2] is [-4.85, 7.85];
-    // values that cannot be negative keep [0, 7.85].
+    // Reference: SciPy 1.17.1 stats.t.interval(0.95, 2, loc=4, scale=
+    // stats.sem([1, 1, 10])) = [-8.91, 16.91]; values that cannot be
+    // negative keep [0, 16.91].
     #[test]
     fn intervals_of_non_negative_values_are_clipped_at_zero() {
-        let t = target_stats("a", vec![1.0, 2.0], None, Direction::HigherIsBetter);
+        let t = target_stats("a", vec![1.0, 1.0, 10.0], None, Direction::HigherIsBetter);
         let ci = t.ci.unwrap();
-        assert!(t.ci_clipped && ci.low == 0.0 && (ci.high - 7.853102368087347).abs() < 1e-9);
-        let t = target_stats("a", vec![-1.0, 2.0], None, Direction::HigherIsBetter);
+        assert!(t.ci_clipped && ci.low == 0.0 && (ci.high - 16.90795818924839).abs() < 1e-9);
+        let t = target_stats("a", vec![-1.0, 1.0, 2.0], None, Direction::HigherIsBetter);
         assert!(!t.ci_clipped && t.ci.unwrap().low < 0.0);
         let t = target_stats("a", vec![10.0, 10.5, 9.5], None, Direction::HigherIsBetter);
         assert!(!t.ci_clipped && t.ci.unwrap().low > 0.0);

@@ -216,6 +216,8 @@ catalogue! {
     // What the workload itself read and wrote (the denominators of the
     // device figures below).
     READ_BYTES = def("read_bytes", Bytes, Higher, Sum, "bytes the workload read");
+    SYNCS = def("syncs", Ops, Lower, Sum,
+        "fsync, fdatasync, msync or sync(2) calls the workload made during the run, O_SYNC writes counted one each (the denominator of dev_flushes)");
     WRITE_BYTES = def("write_bytes", Bytes, Higher, Sum, "bytes the workload wrote");
     WORKING_SET_BYTES = def("working_set_bytes", Bytes, Lower, Max,
         "bytes of data the workload works on (its files, or the database at its scale)");
@@ -228,6 +230,8 @@ catalogue! {
     DEV_WRITE_BYTES = def("dev_write_bytes", Bytes, Lower, Max, "bytes the device wrote during the run");
     DEV_READS = def("dev_reads", Ops, Lower, Max, "reads the device completed during the run");
     DEV_WRITES = def("dev_writes", Ops, Lower, Max, "writes the device completed during the run");
+    DEV_FLUSHES = def("dev_flushes", Ops, Lower, Max,
+        "flush requests the device completed during the run (/proc/diskstats): what made synced data durable on a device with a volatile write cache");
     DEV_READ_BW_BYTES_PER_S = def("dev_read_bw_bytes_per_s", BytesPerSec, Higher, Mean,
         "bytes the device read per second of the run");
     DEV_WRITE_BW_BYTES_PER_S = def("dev_write_bw_bytes_per_s", BytesPerSec, Higher, Mean,

@@ -3,7 +3,7 @@
 //! would settle an inconclusive comparison, and a unit to chart in.
 
 use super::format::{effect, effect_text, format_value, Notation};
-use crate::analysis::model::{runs_text, Caveat, MetricReport, TargetStats};
+use crate::analysis::model::{runs_text, Caveat, MetricReport, TargetStats, MIN_RUNS};
 use crate::metric::{Family, Unit};
 use crate::warning::WarningKind;
 
@@ -21,6 +21,7 @@ pub fn mean_ci_text(t: &TargetStats, unit: Unit) -> String {
             format_value(s.mean, unit),
             format_value(ci.half_width(), unit)
         ),
+        (Some(_), None) if t.values.len() < MIN_RUNS => values_text(&t.values, unit),
         (Some(s), None) => format_value(s.mean, unit),
         _ => "—".into(),
     }
@@ -35,9 +36,46 @@ pub fn notation(t: &TargetStats) -> Notation {
     }
 }
 
+/// Below the minimum n, the values themselves: `1.2 GiB/s, 1.3 GiB/s (2
+/// runs, too few for an interval)`.
+pub fn values_text(values: &[f64], unit: Unit) -> String {
+    let each: Vec<String> = values.iter().map(|v| format_value(*v, unit)).collect();
+    match values.len() {
+        1 => format!("{} (1 run)", each[0]),
+        n => format!("{} ({n} runs)", each.join(", ")),
+    }
+}
+
+/// The caveats a verdict carries: `⚠ durability not measured on ext4 (3
+/// of 3 runs); ⚠ page cache on disk (1 of 3 runs)`.
+pub fn caveats_text(t: &TargetStats) -> Option<String> {
+    let each: Vec<String> = t
+        .caveats
+        .iter()
+        .map(|c| {
+            format!(
+                "⚠ {} on {} ({} of {} runs)",
+                c.kind.label(),
+                c.target,
+                c.runs,
+                c.of
+            )
+        })
+        .collect();
+    (!each.is_empty()).then(|| each.join("; "))
+}
+
+/// What stands in for a verdict below the minimum n.
+pub fn too_few_text() -> String {
+    format!("too few runs (at least {MIN_RUNS} for a verdict)")
+}
+
 /// `+12.3% [+8.1%, +16.5%]`, `×597 [×132, ×2706]`; an infinite bound is
 /// written `unbounded`.
 pub fn diff_text(t: &TargetStats) -> String {
+    if t.too_few {
+        return "too few runs".into();
+    }
     match &t.comparison {
         Some(c) => effect_text(c.diff_pct, c.diff_pct_ci.low, c.diff_pct_ci.high),
         None => "—".into(),
@@ -142,10 +180,21 @@ pub fn caveat_marks(caveats: &[Caveat]) -> String {
 
 /// The verdict's word, marked exploratory for a secondary metric.
 pub fn verdict_text(t: &TargetStats, m: &MetricReport) -> String {
-    match t.verdict {
+    if t.too_few {
+        return too_few_text();
+    }
+    let word = match t.verdict {
         Some(v) if m.exploratory => format!("{} (exploratory)", v.word(m.direction)),
         Some(v) => v.word(m.direction).to_string(),
-        None => "—".into(),
+        None => return "—".into(),
+    };
+    let word = match chance_text(t) {
+        Some(chance) => format!("{word} ({chance})"),
+        None => word,
+    };
+    match caveats_text(t) {
+        Some(caveats) => format!("{word} {caveats}"),
+        None => word,
     }
 }
 
@@ -159,12 +208,35 @@ pub fn settle_text(t: &TargetStats) -> Option<String> {
     ))
 }
 
+/// The comparison's own p-value and, in a family of comparisons, the
+/// adjusted one its verdict was judged on: `0.036; 0.288 adjusted over 8`.
 pub fn p_text(t: &TargetStats) -> String {
-    match &t.comparison {
-        Some(c) if c.p_value < 0.001 => "<0.001".into(),
-        Some(c) => format!("{:.3}", c.p_value),
-        None => "—".into(),
+    let one = |p: f64| match p {
+        p if p < 0.001 => "<0.001".to_string(),
+        p => format!("{p:.3}"),
+    };
+    match (&t.comparison, &t.correction) {
+        (Some(c), Some(f)) => format!(
+            "{}; {} adjusted over {}",
+            one(c.p_value),
+            one(f.p_adjusted),
+            f.comparisons
+        ),
+        (Some(c), None) => one(c.p_value),
+        _ => "—".into(),
     }
+}
+
+/// For a comparison its own p would have called and its family does not:
+/// `significant alone, not among 100 comparisons (Benjamini–Hochberg):
+/// chance could explain it`.
+pub fn chance_text(t: &TargetStats) -> Option<String> {
+    let f = t.correction.filter(|f| f.chance)?;
+    Some(format!(
+        "significant alone, not among {} comparisons ({}): chance could explain it",
+        f.comparisons,
+        crate::analysis::family::METHOD
+    ))
 }
 
 /// A scale and unit label for charting values of `unit` up to `max`.
@@ -189,6 +261,8 @@ mod tests {
         let c = |kind, target: &str| Caveat {
             kind,
             target: target.into(),
+            runs: 1,
+            of: 3,
         };
         assert_eq!(caveat_marks(&[]), "");
         let marks = caveat_marks(&[

@@ -22,6 +22,8 @@ use crate::ranks::turn::{take_part, Member};
 use crate::report::format::format_value;
 use crate::store::write::CampaignIds;
 use crate::store::{run_text, RankRow, RunRecord};
+use crate::targets::health::degraded;
+use crate::warning::{Warning, WarningKind};
 
 /// A run as rank 0 concluded it.
 struct Conducted {
@@ -135,6 +137,9 @@ impl Campaign<'_, '_> {
         team.instruct(&Instruction::Run(order.clone()));
         let (mut remounted, mut dropped) = (false, false);
         let (lab, root) = (&mut *self.lab, self.root);
+        // The target's state as the run begins: after a remount, which
+        // restarts what a remount restarts (a VM disk's daemon).
+        let mut before = None;
         let journal = lab.journal.clone();
         let watch = lab.watch(pr.target);
         let mut between = || -> Result<()> {
@@ -145,6 +150,7 @@ impl Campaign<'_, '_> {
             if exp.plan.drop_caches && root {
                 dropped = crate::host::drop_caches().is_ok();
             }
+            before = Some(lab.targets[pr.target].health());
             Ok(())
         };
         let member = Member {
@@ -163,6 +169,12 @@ impl Campaign<'_, '_> {
         let mut output = done.output;
         if let (Some(out), Some(recording)) = (output.as_mut(), &done.telemetry) {
             telemetry::conclude(recording, out);
+        }
+        let after = self.lab.targets[pr.target].health();
+        let before = before.unwrap_or_default();
+        if let (Some(out), Some(w)) = (output.as_mut(), degraded(&before, &after)) {
+            out.warnings
+                .push(Warning::new(WarningKind::DegradedTarget, w));
         }
         // A target that went away during the run was not what it measured.
         if let Err(e) = self.lab.verify(pr.target, target) {

@@ -89,7 +89,11 @@ pub fn compare_runs(
     let values = |xs: &[RoundValue]| xs.iter().map(|x| x.value).collect::<Vec<_>>();
     let (b, c) = (values(baseline), values(candidate));
     if analysis.for_values(b.iter().chain(&c)) == Analysis::Means {
-        return welch(&b, &c, level);
+        let cmp = welch(&b, &c, level)?;
+        return Some(match b.iter().chain(&c).all(|v| *v >= 0.0) {
+            true => within_ratio_scale(cmp),
+            false => cmp,
+        });
     }
     if design == Design::Rounds {
         if let Some((pb, pc)) = pairs(baseline, candidate) {
@@ -97,6 +101,17 @@ pub fn compare_runs(
         }
     }
     welch_log(&b, &c, level)
+}
+
+/// A comparison of figures that cannot be negative (a byte count with a
+/// zero in it, a share of the CPU), whose means' ratio cannot be either:
+/// Fieller's confidence set, which knows no such bound, is cut at ratio 0
+/// — a % difference of -100% — the parameter's own limit. The set cut to
+/// the values the ratio can take keeps its coverage; the test, and so
+/// the verdict, are unchanged.
+fn within_ratio_scale(mut cmp: Comparison) -> Comparison {
+    cmp.diff_pct_ci.low = cmp.diff_pct_ci.low.max(-100.0);
+    cmp
 }
 
 /// The values of the rounds both sides ran, in round order; `None` when
@@ -124,6 +139,53 @@ mod tests {
             .iter()
             .map(|&(round, value)| RoundValue { round, value })
             .collect()
+    }
+
+    // The impossible bounds: a non-negative figure with zeros
+    // (mem_writeback_max_bytes 0 in two runs) is compared by Welch on the
+    // means, whose Fieller interval reached below -100%; cut at -100%,
+    // the rest of the comparison is Welch's own.
+    #[test]
+    fn non_negative_figures_never_fall_below_minus_100_percent() {
+        let (b, c) = ([100.0, 110.0, 90.0], [0.0, 0.0, 90.0]);
+        let raw = welch(&b, &c, 0.95).unwrap();
+        assert!(raw.diff_pct_ci.low < -100.0, "{raw:?}");
+        let r = |xs: &[f64]| {
+            runs(
+                &xs.iter()
+                    .enumerate()
+                    .map(|(i, v)| (i as u32, *v))
+                    .collect::<Vec<_>>(),
+            )
+        };
+        let cmp = compare_runs(&r(&b), &r(&c), Design::Rounds, Analysis::Ratio, 0.95).unwrap();
+        assert_eq!(cmp.method, Method::WelchMeans);
+        assert_eq!(cmp.diff_pct_ci.low, -100.0);
+        assert_eq!(cmp.diff_pct_ci.high, raw.diff_pct_ci.high);
+        assert_eq!((cmp.p_value, cmp.diff_pct), (raw.p_value, raw.diff_pct));
+        // Unbounded (the baseline's mean not told from zero): [-100%, +inf).
+        let cmp = compare_runs(
+            &r(&[10.0, 0.0, 0.0]),
+            &r(&[40.0, 0.0, 8.0]),
+            Design::Rounds,
+            Analysis::Ratio,
+            0.95,
+        )
+        .unwrap();
+        assert_eq!(
+            (cmp.diff_pct_ci.low, cmp.diff_pct_ci.high),
+            (-100.0, f64::INFINITY)
+        );
+        // A figure that can be negative keeps Fieller's interval whole.
+        let cmp = compare_runs(
+            &r(&[100.0, 110.0, 90.0]),
+            &r(&[-5.0, 0.0, 90.0]),
+            Design::Rounds,
+            Analysis::Ratio,
+            0.95,
+        )
+        .unwrap();
+        assert!(cmp.diff_pct_ci.low < -100.0);
     }
 
     // Reference: the rules of the module doc, checked against the methods

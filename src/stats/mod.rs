@@ -22,6 +22,9 @@
 //! * [`analysis`]: which of those the plan's design and the data call for.
 //! * [`resolve`]: how many runs an inconclusive interval would need to
 //!   settle a difference of a given size.
+//! * [`multiple`]: Benjamini–Hochberg adjusted p-values, so that a
+//!   family of comparisons (a study's cells, a campaign's workloads) is
+//!   judged as one.
 //! * [`outliers`]: modified z-scores from the median absolute deviation
 //!   (Iglewicz & Hoaglin), to flag disturbed runs.
 //! * [`verdict`](mod@verdict): better, worse, or no significant difference
@@ -39,6 +42,7 @@ pub mod analysis;
 pub mod changepoint;
 pub mod compare;
 pub mod interval;
+pub mod multiple;
 pub mod outliers;
 pub mod ratio;
 pub mod resolve;
@@ -48,6 +52,7 @@ pub mod verdict;
 pub use analysis::{compare_runs, Analysis, Design, RoundValue};
 pub use compare::{welch, Comparison, Method};
 pub use interval::{mean_ci, median_ci_bootstrap, t_quantile, Interval};
+pub use multiple::benjamini_hochberg;
 pub use outliers::{mad, mad_outliers, DEFAULT_THRESHOLD};
 pub use ratio::{paired_log, welch_log};
 pub use resolve::{runs_for_half_width, runs_to_resolve};

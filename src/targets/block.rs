@@ -111,6 +111,15 @@ impl Target for Block {
         Some(&self.device)
     }
 
+    /// The device itself, for the telemetry: the workloads run on it.
+    fn backing(&self) -> crate::measure::telemetry::Backing {
+        crate::measure::telemetry::Backing {
+            paths: vec![self.device.clone()],
+            skip_root: true,
+            ..Default::default()
+        }
+    }
+
     fn remount(&mut self) -> Result<()> {
         Ok(())
     }

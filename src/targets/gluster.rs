@@ -511,6 +511,23 @@ impl Target for Gluster {
         })
     }
 
+    /// Each brick online or not, with the pids of its glusterfsd and of
+    /// the volume's self-heal daemon (`gluster volume status --xml`); a
+    /// volume glusterd cannot report on is itself the problem.
+    fn health(&self) -> super::health::Health {
+        match self.gluster(&["volume", "status", &self.volume, "--xml"]) {
+            Ok(xml) => super::health::gluster_status(&xml),
+            Err(e) => super::health::Health {
+                problems: vec![format!(
+                    "gluster volume status {} failed ({})",
+                    self.volume,
+                    format!("{e:#}").lines().next().unwrap_or("")
+                )],
+                daemons: Vec::new(),
+            },
+        }
+    }
+
     /// The bricks' directories, each brick's glusterfsd and the volume's
     /// self-heal daemon as `gluster volume status` lists them, and the FUSE
     /// client of the mount point storlab created.
@@ -559,6 +576,7 @@ impl Target for Gluster {
             },
             serving,
             zfs: false,
+            skip_root: false,
         }
     }
 }

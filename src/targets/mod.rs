@@ -13,6 +13,7 @@
 pub mod block;
 pub mod dir;
 pub mod gluster;
+pub mod health;
 pub mod image;
 pub mod loopfs;
 pub mod nfs;
@@ -74,6 +75,11 @@ pub trait Target: Send {
     /// directories) and the processes serving it, for the telemetry.
     fn backing(&self) -> Backing {
         Backing::default()
+    }
+    /// Its state now (bricks online, pool health) and its daemons' pids,
+    /// read before and after each run ([`health::degraded`]).
+    fn health(&self) -> health::Health {
+        health::Health::default()
     }
     /// For a target standing on another (`on = "gl"`): the directory inside
     /// that target's working directory where this one makes what it needs.

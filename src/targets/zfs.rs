@@ -291,6 +291,27 @@ impl Target for Zfs {
         })
     }
 
+    /// The pool's health (`zpool list -H -o health`: anything but ONLINE
+    /// is a problem) and the zfs-fuse storlab started, if it did.
+    fn health(&self) -> super::health::Health {
+        let mut h = super::health::Health::default();
+        match crate::provision::cmd::run("zpool", &["list", "-H", "-o", "health", &self.pool]) {
+            Ok(state) if state.trim() == "ONLINE" => {}
+            Ok(state) => h
+                .problems
+                .push(format!("pool {} is {}", self.pool, state.trim())),
+            Err(e) => h.problems.push(format!(
+                "zpool list {} failed ({})",
+                self.pool,
+                format!("{e:#}").lines().next().unwrap_or("")
+            )),
+        }
+        if let Some(pid) = self.started_daemon {
+            h.daemons.push(("zfs-fuse".into(), pid));
+        }
+        h
+    }
+
     fn backing(&self) -> Backing {
         let serving = if kernel_zfs() {
             Vec::new() // the kernel serves it: its CPU is the host's
@@ -312,6 +333,7 @@ impl Target for Zfs {
             paths: vec![self.device.clone().unwrap_or_else(|| self.image())],
             serving,
             zfs: true,
+            skip_root: false,
         }
     }
 }

@@ -4,11 +4,13 @@
 //! swept value the same, by the same statistics as the comparisons with
 //! the baseline (on the ratio scale, paired by round where the plan made
 //! rounds) — gzip against none on the disk and on Gluster, for each file
-//! size.
+//! size. A factor's level comparisons are one family
+//! ([`crate::analysis::family`]).
 
 use serde::Serialize;
 
 use super::{arrange, choose_column, Level, Pair, Pivot};
+use crate::analysis::family;
 use crate::analysis::model::{design, plan_analysis, round_values, target_stats, LEVEL};
 use crate::metric::MetricKey;
 use crate::stats::{compare_runs, RoundValue};
@@ -51,7 +53,7 @@ pub(crate) fn compare(
         .collect();
     let column = choose_column(pairs, keys, Some(factor));
     let (metric, unit, direction) = (primary.metric.clone(), primary.unit, primary.direction);
-    let pivot = arrange(&others, column.as_deref(), &[], |p| {
+    let mut pivot = arrange(&others, column.as_deref(), &[], |p| {
         let b = pairs.iter().find(|b| is_base(b) && group(b) == group(p))?;
         let (base, level) = (rounds(c, b), rounds(c, p));
         let cmp = compare_runs(&base, &level, design(c), plan_analysis(c), LEVEL);
@@ -59,6 +61,12 @@ pub(crate) fn compare(
         let stats = target_stats(&p.target.name, values, cmp, direction);
         Some((stats, metric.clone(), unit, direction))
     })?;
+    // The levels' comparisons are one family.
+    let cells = pivot
+        .rows
+        .iter_mut()
+        .flat_map(|r| r.cells.iter_mut().flatten());
+    family::judge(cells.map(|t| (t, direction)).collect());
     Some(LevelStudy {
         factor: factor.to_string(),
         base: Level {

@@ -22,6 +22,11 @@ pub struct Device {
     pub under: Option<String>,
     /// Whether nothing lies under it (the physical end of the chain).
     pub bottom: bool,
+    /// Whether it has a volatile write cache (sysfs `queue/write_cache`
+    /// says "write back"): only then does durable data need a flush, and
+    /// only then does the kernel count one (it completes the flushes of a
+    /// write-through device at once, uncounted).
+    pub volatile_cache: bool,
 }
 
 /// The devices of one target, top first.
@@ -102,6 +107,7 @@ impl Chain {
             depth,
             under,
             bottom: true,
+            volatile_cache: volatile_cache(&sys),
         });
         let beneath = beneath(&sys);
         for (maj, min) in &beneath {
@@ -117,7 +123,12 @@ impl Chain {
 /// The device number of the filesystem holding `path`, if it is a block
 /// device (major 0 is an anonymous device: tmpfs, NFS, FUSE, ZFS).
 fn device_of_path(path: &Path) -> Option<(u32, u32)> {
-    let dev = std::fs::metadata(path).ok()?.dev();
+    let meta = std::fs::metadata(path).ok()?;
+    // A device node (a `block` target's device) is that device.
+    if std::os::unix::fs::FileTypeExt::is_block_device(&meta.file_type()) {
+        return Some((libc::major(meta.rdev()), libc::minor(meta.rdev())));
+    }
+    let dev = meta.dev();
     let (major, minor) = (libc::major(dev), libc::minor(dev));
     if major != 0 {
         return Some((major, minor));
@@ -140,6 +151,18 @@ fn device_of_path(path: &Path) -> Option<(u32, u32)> {
 /// The device's sysfs directory (/sys/devices/…/NAME).
 fn sysfs_dir(major: u32, minor: u32) -> Option<PathBuf> {
     std::fs::canonicalize(format!("/sys/dev/block/{major}:{minor}")).ok()
+}
+
+/// Whether the device (or, for a partition, its disk) caches writes
+/// volatilely; assumed so when sysfs does not say.
+fn volatile_cache(sys: &Path) -> bool {
+    let own = sys.join("queue/write_cache");
+    let disk = sys.parent().map(|p| p.join("queue/write_cache"));
+    [Some(own), disk]
+        .into_iter()
+        .flatten()
+        .find_map(|p| std::fs::read_to_string(p).ok())
+        .map_or(true, |t| t.trim() != "write through")
 }
 
 /// What lies under a device: a loop device's backing file's device, or

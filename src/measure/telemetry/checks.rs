@@ -13,12 +13,13 @@
 //! Thresholds are stated here and in the warnings, so that a reader can
 //! judge them: a device read ratio under 10% is "the page cache"; a thread
 //! at 90% of a core or more is "CPU-bound"; other processes over 10% of the
-//! host's CPU, or steal over 5%, are "a noisy neighbour".
+//! host's CPU, or steal over 5%, are "a noisy neighbour"; syncs with no
+//! flush completed by some level of the device chain are "durability not
+//! measured".
 
 use super::chain::Chain;
 use crate::measure::RunOutput;
 use crate::metric::catalogue as m;
-use crate::metric::catalogue::SYNC_LAT;
 use crate::metric::labels::{DEVICE, OP, PROCESS};
 use crate::metric::{Labels, MetricDef};
 use crate::params::units::format_bytes;
@@ -52,7 +53,7 @@ pub fn checks(out: &RunOutput, chain: &Chain) -> Vec<Warning> {
             fits_in_shared_buffers(out),
         ),
         (WarningKind::UnflushedWrites, unflushed(out)),
-        (WarningKind::DurabilityNotMeasured, no_flush(out, chain)),
+        (WarningKind::DurabilityNotMeasured, durability(out, chain)),
         (WarningKind::CpuBound, cpu_bound(out)),
         (WarningKind::NoisyHost, noisy(out)),
         (WarningKind::SyncFlushedOthers, sync_flushed_others(out)),
@@ -165,11 +166,6 @@ fn read_request_bytes(out: &RunOutput, device: &str) -> f64 {
     n * out.labelled(&m::DEV_REQUEST_BYTES, &l).unwrap_or(0.0)
 }
 
-/// A device's flush requests, where they were traced.
-fn flush_requests(out: &RunOutput, device: &str) -> Option<f64> {
-    out.labelled(&m::DEV_FLUSH_REQUESTS, &Labels::new().with(&DEVICE, device))
-}
-
 /// The level of the chain whose devices were sent the fewest requests
 /// `count` gives, and how many (a level's devices together). A device the
 /// target shares with the host (the disk under a loop image) also takes
@@ -193,46 +189,6 @@ fn fewest_requests(
             Some((names.join(" + "), n?))
         })
         .min_by(|a, b| a.1.total_cmp(&b.1))
-}
-
-/// Whether the workload asked for its writes to be durable, and how it
-/// says so: its fsyncs, a final sync, a server's WAL syncs.
-fn syncs(out: &RunOutput) -> Option<String> {
-    let fsyncs = out
-        .histograms
-        .iter()
-        .find(|h| std::ptr::eq(h.def, &SYNC_LAT) && h.labels.is_empty())
-        .map_or(0, |h| h.hist.len());
-    if fsyncs > 0 {
-        return Some(format!("{fsyncs} fsync/fdatasync calls"));
-    }
-    if get(out, &m::SYNC_S).is_some() {
-        return Some("a final sync".into());
-    }
-    let wal = get(out, &m::WAL_SYNCS).unwrap_or(0.0) + get(out, &m::DATA_FSYNCS).unwrap_or(0.0);
-    (wal > 0.0).then(|| format!("{wal} fsync calls of the server"))
-}
-
-/// A syncing workload whose devices with a write cache were sent no flush
-/// request: the syncs stopped short of stable storage (`barrier=0`,
-/// `nobarrier`, a cache mode that drops flushes). Only where the requests
-/// were traced; a device without a write cache needs no flush.
-pub fn no_flush(out: &RunOutput, chain: &Chain) -> Option<String> {
-    let synced = syncs(out)?;
-    let cached =
-        |d: &str| out.labelled(&m::DEV_WRITE_CACHE, &Labels::new().with(&DEVICE, d)) == Some(1.0);
-    let unflushed: Vec<&str> = chain
-        .devices
-        .iter()
-        .map(|d| d.name.as_str())
-        .filter(|d| cached(d) && flush_requests(out, d) == Some(0.0))
-        .collect();
-    (!unflushed.is_empty()).then(|| {
-        format!(
-            "durability not measured: the workload synced ({synced}) but {} (with a write cache) was sent no flush request during the run (block tracepoints): the syncs did not reach stable storage (barrier=0, nobarrier, or a cache mode that drops flushes)",
-            unflushed.join(" and ")
-        )
-    })
 }
 
 /// A working set the page cache holds, read more than once over. Not said
@@ -323,6 +279,83 @@ pub fn unflushed(out: &RunOutput) -> Option<String> {
             format_bytes(left)
         )
     })
+}
+
+/// One device's flush requests during a run, as [`durability_of`] reads
+/// them: from /proc/diskstats now; exact counts (block-layer tracing) can
+/// be handed in the same way.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeviceFlushes {
+    pub name: String,
+    /// Its level in the target's chain (0: what the filesystem sits on).
+    pub depth: usize,
+    /// Only a device with a volatile write cache needs (and counts) flushes.
+    pub volatile_cache: bool,
+    pub flushes: f64,
+}
+
+/// Syncs that no flush carried to a device: `syncs` the workload made and
+/// the flushes each device of the target's chain completed meanwhile. Every
+/// level of the chain that caches writes volatilely must have completed a
+/// flush (a neighbour's flushes on a shared disk below do not make up for
+/// a loop device that saw none); a target without a device (tmpfs) has
+/// nothing that could have made the data durable. Silent with no syncs,
+/// and when every device writes through (no flush needed).
+pub fn durability_of(syncs: f64, devices: &[DeviceFlushes]) -> Option<String> {
+    if syncs < 1.0 {
+        return None;
+    }
+    let head = format!("durability not measured: {syncs:.0} syncs, no flush reached a device");
+    if devices.is_empty() {
+        return Some(format!(
+            "{head} (the target has no block device storlab can see: tmpfs, or a network or FUSE filesystem): the syncs made nothing durable here"
+        ));
+    }
+    let deepest = devices.iter().map(|d| d.depth).max().unwrap_or(0);
+    let none_at = (0..=deepest).find_map(|depth| {
+        let level: Vec<&DeviceFlushes> = devices
+            .iter()
+            .filter(|d| d.depth == depth && d.volatile_cache)
+            .collect();
+        let flushed: f64 = level.iter().map(|d| d.flushes).sum();
+        (!level.is_empty() && flushed < 1.0).then(|| {
+            level
+                .iter()
+                .map(|d| d.name.as_str())
+                .collect::<Vec<_>>()
+                .join(" + ")
+        })
+    })?;
+    Some(format!(
+        "{head} ({none_at} completed none during the run): the syncs returned without the device's cache being flushed (barrier=0 or nobarrier, ZFS sync=disabled, or a cache that absorbed them), so the run did not measure durable writes"
+    ))
+}
+
+/// [`durability_of`] a run: its syncs (`syncs`, or a database's WAL and
+/// data-file syncs) and its chain's `dev_flushes`. Silent when the kernel
+/// does not count flushes.
+pub fn durability(out: &RunOutput, chain: &Chain) -> Option<String> {
+    let syncs = get(out, &m::SYNCS).or_else(|| {
+        let wal = get(out, &m::WAL_SYNCS);
+        let data = get(out, &m::DATA_FSYNCS);
+        (wal.is_some() || data.is_some()).then(|| wal.unwrap_or(0.0) + data.unwrap_or(0.0))
+    })?;
+    let flushes = |name: &str| {
+        out.metrics
+            .iter()
+            .find(|x| std::ptr::eq(x.def, &m::DEV_FLUSHES) && x.labels.get(&DEVICE) == Some(name))
+            .map(|x| x.value)
+    };
+    let mut devices = Vec::new();
+    for d in &chain.devices {
+        devices.push(DeviceFlushes {
+            name: d.name.clone(),
+            depth: d.depth,
+            volatile_cache: d.volatile_cache,
+            flushes: flushes(&d.name)?,
+        });
+    }
+    durability_of(syncs, &devices)
 }
 
 /// A thread at the limit of its core.

@@ -96,6 +96,7 @@ fn disk_delta(a: &Sample, b: &Sample, d: &Device) -> Option<Disk> {
         write_ms: y.write_ms.saturating_sub(x.write_ms),
         io_ticks_ms: y.io_ticks_ms.saturating_sub(x.io_ticks_ms),
         queue_ms: y.queue_ms.saturating_sub(x.queue_ms),
+        flushes: y.flushes.zip(x.flushes).map(|(b, a)| b.saturating_sub(a)),
     })
 }
 
@@ -127,6 +128,10 @@ fn devices(rec: &Recording, elapsed: f64, f: &mut Figures) {
             ),
             m::DEV_QUEUE_DEPTH.labelled(l.clone(), delta.queue_ms as f64 / 1000.0 / elapsed),
         ]);
+        if let Some(flushes) = delta.flushes {
+            f.metrics
+                .push(m::DEV_FLUSHES.labelled(l.clone(), flushes as f64));
+        }
         if ops > 0 {
             let await_ns = (delta.read_ms + delta.write_ms) as f64 * 1e6 / ops as f64;
             f.metrics

@@ -44,13 +44,19 @@ pub struct Backing {
     pub serving: Vec<Served>,
     /// The target is ZFS: read the ARC's counters.
     pub zfs: bool,
+    /// The target's root holds none of its data (a `block` target's
+    /// scratch directory beside its raw device): leave it out.
+    pub skip_root: bool,
 }
 
 impl Watch {
     /// What to watch for a target mounted at `root` with `backing`,
     /// tracing its block requests when `block_trace`.
     pub fn of_target(root: &Path, backing: Backing, block_trace: bool) -> Watch {
-        let mut paths = vec![root.to_path_buf()];
+        let mut paths = Vec::new();
+        if !backing.skip_root {
+            paths.push(root.to_path_buf());
+        }
         paths.extend(backing.paths);
         Watch {
             chain: Chain::of_paths(&paths),

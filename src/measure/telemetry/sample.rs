@@ -26,6 +26,8 @@ pub struct Disk {
     pub io_ticks_ms: u64,
     /// Milliseconds of requests in flight, weighted by their number.
     pub queue_ms: u64,
+    /// Flush requests completed (kernels before 5.5 do not count them).
+    pub flushes: Option<u64>,
 }
 
 /// Host CPU time in clock ticks, over all cores.
@@ -112,6 +114,7 @@ pub fn disks(devices: &[(u32, u32)]) -> BTreeMap<(u32, u32), Disk> {
                     write_ms: d.time_writing,
                     io_ticks_ms: d.time_in_progress,
                     queue_ms: d.weighted_time_in_progress,
+                    flushes: d.flushes,
                 },
             );
         }

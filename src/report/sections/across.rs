@@ -344,6 +344,8 @@ mod tests {
             comparison,
             verdict: Some(Verdict::Better),
             settle: None,
+            correction: None,
+            too_few: false,
             caveats: Vec::new(),
         }
     }

@@ -11,7 +11,8 @@ use crate::report::format::format_value;
 use crate::report::format::{effect, human_name, Notation};
 use crate::report::table::Table;
 use crate::report::text::{
-    caveat_marks, change_text, diff_text, interval_text, notation, p_text, settle_text,
+    caveats_text, chance_text, change_text, diff_text, interval_text, notation, p_text,
+    settle_text, too_few_text, values_text,
 };
 use crate::stats::Verdict;
 use crate::store::CampaignData;
@@ -88,17 +89,20 @@ fn headline(r: &Report) -> Vec<String> {
         let Some(m) = w.primary_metric() else {
             continue;
         };
-        for t in m.targets.iter().filter(|t| t.comparison.is_some()) {
+        for t in m
+            .targets
+            .iter()
+            .filter(|t| t.comparison.is_some() || t.too_few)
+        {
             let mut line = format!("{}: {}", w.name, verdict_sentence(t, m, &r.baseline));
+            if let Some(caveats) = caveats_text(t) {
+                line.push_str(&format!(" {caveats}"));
+            }
             if let Some(more) = settle_text(t) {
                 line.push_str(&format!("; {more}"));
             }
             if let Some(parts) = parts_text(w, m, &t.target) {
                 line.push_str(&format!("; {parts}"));
-            }
-            let marks = caveat_marks(&t.caveats);
-            if !marks.is_empty() {
-                line.push_str(&format!(" {marks}"));
             }
             out.push(line);
         }
@@ -109,6 +113,18 @@ fn headline(r: &Report) -> Vec<String> {
 /// `ram is faster than disk: +68.3% tps [+35.7%, +108.6%] (p 0.009)`, or
 /// `no significant difference between …` with the difference and p.
 fn verdict_sentence(t: &TargetStats, m: &MetricReport, baseline: &str) -> String {
+    if t.too_few {
+        let of = |x: &TargetStats| values_text(&x.values, m.unit);
+        let base = m.targets.iter().find(|x| x.target == baseline);
+        return format!(
+            "{}: no interval and no verdict of {} against {baseline} — {} {}; {baseline} {}",
+            too_few_text(),
+            t.target,
+            t.target,
+            of(t),
+            base.map_or("—".into(), of)
+        );
+    }
     let Some(c) = &t.comparison else {
         return String::new();
     };
@@ -128,13 +144,16 @@ fn verdict_sentence(t: &TargetStats, m: &MetricReport, baseline: &str) -> String
                 p_text(t)
             )
         }
-        _ => format!(
-            "no significant difference between {} and {baseline} ({} {}, p {})",
-            t.target,
-            human_name(&m.name),
-            diff_text(t),
-            p_text(t)
-        ),
+        _ => {
+            let chance = chance_text(t).map_or(String::new(), |c| format!(": {c}"));
+            format!(
+                "no significant difference between {} and {baseline} ({} {}, p {}){chance}",
+                t.target,
+                human_name(&m.name),
+                diff_text(t),
+                p_text(t)
+            )
+        }
     }
 }
 

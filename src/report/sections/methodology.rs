@@ -87,8 +87,9 @@ fn comparison_lines(c: &CampaignData, r: &Report) -> Vec<String> {
         lines.push(means_text(c, r));
     }
     lines.push(format!(
-        "A difference is called faster or slower when p < 0.05 and it is at least {MIN_EFFECT_PCT}%. A workload's verdict, and the regression gate of `storlab compare --fail-on-regression`, concern its primary metric; the differences of its other metrics are exploratory: they are not corrected for the number of metrics compared, and about one in twenty of them can pass p < 0.05 by chance."
+        "A difference is called faster or slower when p < 0.05 and it is at least {MIN_EFFECT_PCT}%. A workload's verdict, and the regression gate of `storlab compare --fail-on-regression`, concern its primary metric; the differences of its other metrics are exploratory: each metric's comparisons are corrected for their own number, not for the number of metrics compared."
     ));
+    lines.extend(family_line(r));
     let open = r
         .workloads
         .iter()
@@ -98,6 +99,24 @@ fn comparison_lines(c: &CampaignData, r: &Report) -> Vec<String> {
         lines.push(format!("For an inconclusive comparison the report estimates how many runs would measure the difference to ±{RESOLUTION_PCT}%, from the spread seen so far (the interval narrows as 1/√n); with two or three runs that spread is itself rough, so the count is a guide."));
     }
     lines
+}
+
+/// How the campaign's primary comparisons were judged as one family, when
+/// there were several.
+fn family_line(r: &Report) -> Option<String> {
+    let primary: Vec<_> = r
+        .workloads
+        .iter()
+        .filter_map(|w| w.primary_metric())
+        .flat_map(|m| &m.targets)
+        .filter_map(|t| t.correction)
+        .collect();
+    let n = primary.first()?.comparisons;
+    let chance = primary.iter().filter(|c| c.chance).count();
+    Some(format!(
+        "The {n} primary-metric comparisons of this campaign (every workload and sweep variant against the baseline) are one family: each verdict is judged on its {} adjusted p-value over the family, which keeps the expected share of chance results among the differences called at or below 5% (and, when nothing differs, the chance of calling anything); each comparison's own p is shown beside it, and its interval is its own 95% interval. {chance} of them would have been called on their own p and are not: at this many comparisons chance could explain them. Each other metric's comparisons are a family of their own.",
+        crate::analysis::family::METHOD
+    ))
 }
 
 const RATIO: &str = "Each target is compared with the baseline on the ratio scale: the % difference is the ratio of the geometric means of their runs, and its interval is exp of a Student-t interval of the mean log ratio, so it never reaches -100% (T. Kalibera & R. Jones, \"Rigorous benchmarking in reasonable time\", ISMM 2013).";

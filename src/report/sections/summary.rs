@@ -38,8 +38,24 @@ fn metric_values(c: &CampaignData, workload: &str, target: &str, metric: &Metric
 }
 
 fn versus(t: &TargetStats, baseline: &str, unit: Unit, direction: Direction) -> String {
+    let word = versus_word(t, baseline, unit, direction);
+    // The caveats the verdict carries, by kind.
+    let mut kinds: Vec<&str> = Vec::new();
+    for c in t.caveats.iter().filter(|_| t.comparison.is_some()) {
+        if !kinds.contains(&c.kind.label()) {
+            kinds.push(c.kind.label());
+        }
+    }
+    match kinds.is_empty() {
+        true => word,
+        false => format!("{word} ⚠ {}", kinds.join(", ")),
+    }
+}
+
+fn versus_word(t: &TargetStats, baseline: &str, unit: Unit, direction: Direction) -> String {
     match (&t.comparison, t.verdict) {
         (None, _) if t.target == baseline => "baseline".into(),
+        (None, _) if t.too_few => crate::report::text::too_few_text(),
         // Fewer than two runs on one side: no comparison to show.
         (None, _) => "—".into(),
         (Some(c), Some(v)) if v != Verdict::NoSignificantDifference => {

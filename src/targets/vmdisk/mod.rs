@@ -329,11 +329,33 @@ impl Target for VmDisk {
         f
     }
 
+    /// The qemu-storage-daemon serving the image, by its pid file: gone or
+    /// restarted during a run is a degraded target.
+    fn health(&self) -> crate::targets::health::Health {
+        let mut h = crate::targets::health::Health::default();
+        match qemu_daemon::read_pid(&self.pidfile()) {
+            Some(pid) if Path::new(&format!("/proc/{pid}")).exists() => {
+                h.daemons.push((qemu_daemon::PROGRAM.to_string(), pid))
+            }
+            Some(pid) => h.problems.push(format!(
+                "{} (pid {pid}) is not running",
+                qemu_daemon::PROGRAM
+            )),
+            None => h.problems.push(format!(
+                "{} has no pid in {}",
+                qemu_daemon::PROGRAM,
+                self.pidfile().display()
+            )),
+        }
+        h
+    }
+
     /// The image's own filesystem (its device chain), beside the guest's
     /// loop device, and the daemon serving it, by its pid file (a remount
     /// starts a new one).
     fn backing(&self) -> Backing {
         Backing {
+            skip_root: false,
             paths: vec![self.image()],
             serving: vec![Served::pid_file(
                 qemu_daemon::PROGRAM,

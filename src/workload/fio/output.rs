@@ -62,6 +62,9 @@ pub struct FioReport {
     #[serde(rename = "fio version")]
     pub version: String,
     pub jobs: Vec<JobJson>,
+    /// Options of every job, as fio echoes them (flags left out).
+    #[serde(rename = "global options", default)]
+    pub global_options: BTreeMap<String, serde_json::Value>,
     /// Absent when no block device lies under the job's files (tmpfs).
     #[serde(default)]
     pub disk_util: Vec<DiskUtil>,
@@ -80,6 +83,33 @@ pub struct JobJson {
     pub write: DirJson,
     pub trim: DirJson,
     pub sync: SyncJson,
+    /// The job's own options, as fio echoes them (flags left out).
+    #[serde(rename = "job options", default)]
+    pub options: BTreeMap<String, serde_json::Value>,
+}
+
+impl JobJson {
+    /// The job's option `key` (its own, else the global one) as text.
+    fn option<'a>(&'a self, report: &'a FioReport, key: &str) -> Option<&'a str> {
+        self.options
+            .get(key)
+            .or_else(|| report.global_options.get(key))
+            .and_then(|v| v.as_str())
+    }
+
+    /// The syncs the job made: fio's counted fsync/fdatasync calls, one
+    /// for `end_fsync` or `fsync_on_close` (which fio does not count) when
+    /// it wrote, and every write with `sync` (O_SYNC/O_DSYNC).
+    fn syncs(&self, report: &FioReport) -> u64 {
+        let on = |k: &str| self.option(report, k).is_some_and(|v| v != "0");
+        let wrote = self.write.total_ios > 0;
+        let at_end = u64::from(wrote && (on("end_fsync") || on("fsync_on_close")));
+        let o_sync = match self.option(report, "sync") {
+            Some("1" | "sync" | "dsync") => self.write.total_ios,
+            _ => 0,
+        };
+        self.sync.total_ios + at_end + o_sync
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -93,6 +123,7 @@ pub struct DirJson {
 
 #[derive(Debug, Deserialize)]
 pub struct SyncJson {
+    pub total_ios: u64,
     pub lat_ns: LatJson,
 }
 
@@ -501,6 +532,7 @@ pub fn to_run_output(report: &FioReport, jobs: &[JobInfo]) -> Result<RunOutput> 
         m::ELAPSED_S.value(elapsed),
         m::CPU_USER_S.value(user),
         m::CPU_SYS_S.value(sys),
+        m::SYNCS.value(report.jobs.iter().map(|j| j.syncs(report)).sum::<u64>() as f64),
     ];
     metrics.extend(all.metrics(&LAT, &none));
     let active = dirs.iter().filter(|(t, _)| t.ios > 0.0).count();

@@ -122,6 +122,7 @@ fn sync_loop<E: SyncEngine>(
     }
     if spec.end_fsync && spec.rw.writes() {
         engine.sync()?;
+        s.count_sync();
     }
     let result = phase.finish(s);
     data.verify_written(buf.as_mut_slice(), |b, off| engine.read(b, off))?;

@@ -275,6 +275,7 @@ fn run(
     if spec.end_fsync && spec.rw.writes() {
         file.sync_all()
             .with_context(|| format!("final fsync of {}", path.display()))?;
+        s.count_sync();
     }
     let result = phase.finish(s);
     let mut buf = AlignedBuf::zeroed(spec.max_bs());

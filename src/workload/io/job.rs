@@ -153,6 +153,8 @@ pub struct JobResult {
     pub lag: Lag,
     pub bytes_read: u64,
     pub bytes_written: u64,
+    /// fsync/msync calls, the ramp's and end_fsync's included.
+    pub syncs: u64,
     pub cpu: CpuTimes,
     pub start: Instant,
     pub end: Instant,
@@ -283,6 +285,7 @@ impl Phase {
             lag: s.lag,
             bytes_read: s.bytes_read,
             bytes_written: s.bytes_written,
+            syncs: s.syncs,
             cpu: CpuTimes::thread_now().since(self.cpu0),
             start: self.start,
             end,
@@ -302,6 +305,9 @@ pub struct State {
     bytes_read: u64,
     bytes_written: u64,
     writes_since_sync: u64,
+    /// Every sync made, measured or not (not reset after the ramp: the
+    /// telemetry's flush counts cover the ramp too).
+    syncs: u64,
 }
 
 impl State {
@@ -316,6 +322,7 @@ impl State {
             bytes_read: 0,
             bytes_written: 0,
             writes_since_sync: 0,
+            syncs: 0,
         }
     }
 
@@ -376,10 +383,16 @@ impl State {
     }
 
     pub fn record_sync(&mut self, measuring: bool, from: Instant, to: Instant) {
+        self.syncs += 1;
         if measuring {
             self.sync_lat
                 .saturating_record(ns(to.saturating_duration_since(from)));
         }
+    }
+
+    /// Counts a sync whose latency is not recorded (end_fsync, as fio).
+    pub fn count_sync(&mut self) {
+        self.syncs += 1;
     }
 
     pub fn bytes(&self) -> u64 {

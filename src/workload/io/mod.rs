@@ -431,6 +431,7 @@ struct Merged {
     cpu: CpuTimes,
     bytes_read: u64,
     bytes_written: u64,
+    syncs: u64,
     elapsed_s: f64,
 }
 
@@ -445,6 +446,7 @@ fn merge(results: &[JobResult]) -> Merged {
         cpu: CpuTimes::default(),
         bytes_read: 0,
         bytes_written: 0,
+        syncs: 0,
         elapsed_s: 1e-9,
     };
     for r in results {
@@ -456,6 +458,7 @@ fn merge(results: &[JobResult]) -> Merged {
         m.cpu = m.cpu.plus(r.cpu);
         m.bytes_read += r.bytes_read;
         m.bytes_written += r.bytes_written;
+        m.syncs += r.syncs;
     }
     let _ = m.all.add(&m.read);
     let _ = m.all.add(&m.write);
@@ -539,6 +542,7 @@ fn throughput_metrics(g: &Merged) -> Vec<Metric> {
         m::ELAPSED_S.value(g.elapsed_s),
         m::CPU_USER_S.value(g.cpu.user_s),
         m::CPU_SYS_S.value(g.cpu.sys_s),
+        m::SYNCS.value(g.syncs as f64),
     ];
     if ops > 0 {
         out.push(m::CPU_NS_PER_OP.value(cpu_s * 1e9 / ops as f64));

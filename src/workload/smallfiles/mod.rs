@@ -245,7 +245,13 @@ impl Workload for Smallfiles {
                 _ => 1e-9,
             })
             .collect();
-        Ok(metrics(&self.s.ops, &results, &walls))
+        let mut out = metrics(&self.s.ops, &results, &walls);
+        let create = self.s.ops.iter().position(|o| *o == Op::Create);
+        if let (true, Some(i)) = (self.s.fsync, create) {
+            let synced: u64 = results.iter().map(|r| r.done[i]).sum();
+            out.metrics.push(m::SYNCS.value(synced as f64));
+        }
+        Ok(out)
     }
 
     fn cleanup(&mut self, dir: &Path) -> Result<()> {

@@ -211,6 +211,7 @@ impl Workload for Tinywrites {
             m::COMPRESSION_RATIO.value(done.bytes as f64 / (on_disk.max(1)) as f64),
             m::CPU_USER_S.value(cpu.user_s),
             m::CPU_SYS_S.value(cpu.sys_s),
+            m::SYNCS.value(1.0),
         ];
         let sync = if self.s.fsync { "fsync" } else { "sync" };
         Ok(RunOutput {

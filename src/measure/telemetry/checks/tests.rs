@@ -46,6 +46,7 @@ fn loop_chain() -> Chain {
         depth,
         under: under.map(String::from),
         bottom,
+        volatile_cache: true,
     };
     Chain {
         devices: vec![
@@ -279,50 +280,53 @@ fn traced_requests_say_exactly_whether_a_read_reached_the_device() {
     assert_eq!(page_cache(&cold, &loop_chain()), None);
 }
 
-fn synced(fsyncs: u64) -> RunOutput {
-    let mut h = crate::measure::latency::new_histogram();
-    for _ in 0..fsyncs {
-        h.record(1_000_000).unwrap();
+fn flushes(name: &str, depth: usize, n: f64) -> DeviceFlushes {
+    DeviceFlushes {
+        name: name.into(),
+        depth,
+        volatile_cache: true,
+        flushes: n,
     }
-    RunOutput {
-        histograms: vec![crate::measure::Hist::new(&SYNC_LAT, h)],
-        ..Default::default()
-    }
-}
-
-fn flushes(out: RunOutput, device: &str, n: f64, write_back: bool) -> RunOutput {
-    let out = traced(out, &m::DEV_FLUSH_REQUESTS, device, None, n);
-    traced(
-        out,
-        &m::DEV_WRITE_CACHE,
-        device,
-        None,
-        if write_back { 1.0 } else { 0.0 },
-    )
 }
 
 #[test]
-fn a_syncing_run_whose_cached_device_got_no_flush_did_not_measure_durability() {
-    // barrier=0 inside the loop target: loop0 is sent no flush, while the
-    // host's own syncs flush vda.
-    let nobarrier = flushes(flushes(synced(200), "loop0", 0.0, true), "vda", 40.0, true);
-    let w = no_flush(&nobarrier, &loop_chain()).unwrap();
+fn syncs_that_no_flush_carried_to_a_device_are_said() {
+    // ext4 with barrier=0 on loop0: its fsyncs never flushed loop0, while
+    // a neighbour's flushes reached the disk under it.
+    let w = durability_of(512.0, &[flushes("loop0", 0, 0.0), flushes("vda", 1, 40.0)]).unwrap();
     assert!(
-        w.starts_with("durability not measured: the workload synced (200 fsync/fdatasync calls) but loop0 (with a write cache) was sent no flush request"),
+        w.starts_with(
+            "durability not measured: 512 syncs, no flush reached a device (loop0 completed none"
+        ),
         "{w}"
     );
-    let barrier = flushes(
-        flushes(synced(200), "loop0", 150.0, true),
-        "vda",
-        190.0,
-        true,
+    // With barriers: about two flushes per fsync, all the way down.
+    let ok = [flushes("loop0", 0, 1030.0), flushes("vda", 1, 1050.0)];
+    assert_eq!(durability_of(512.0, &ok), None);
+    // tmpfs: no device at all.
+    let w = durability_of(3.0, &[]).unwrap();
+    assert!(
+        w.contains("3 syncs") && w.contains("no block device"),
+        "{w}"
     );
-    assert_eq!(no_flush(&barrier, &loop_chain()), None);
-    // A device without a write cache is sent no flush, and needs none.
-    let through = flushes(flushes(synced(200), "loop0", 0.0, false), "vda", 0.0, false);
-    assert_eq!(no_flush(&through, &loop_chain()), None);
-    // No sync asked for, or nothing traced: nothing to say.
-    let unsynced = flushes(flushes(synced(0), "loop0", 0.0, true), "vda", 0.0, true);
-    assert_eq!(no_flush(&unsynced, &loop_chain()), None);
-    assert_eq!(no_flush(&synced(200), &loop_chain()), None);
+    // No syncs: nothing to say; a write-through device needs no flush.
+    assert_eq!(durability_of(0.0, &[flushes("loop0", 0, 0.0)]), None);
+    let mut through = flushes("nvme0n1", 0, 0.0);
+    through.volatile_cache = false;
+    assert_eq!(durability_of(100.0, &[through]), None);
+}
+
+#[test]
+fn a_database_run_counts_its_wal_syncs_and_a_kernel_without_flush_counts_stays_silent() {
+    let chain = loop_chain();
+    let mut out = run(&[(&m::WAL_SYNCS, 900.0), (&m::DATA_FSYNCS, 12.0)]);
+    for (dev, n) in [("loop0", 0.0), ("vda", 7.0)] {
+        out.metrics.push(
+            m::DEV_FLUSHES.labelled(Labels::new().with(&crate::metric::labels::DEVICE, dev), n),
+        );
+    }
+    let w = durability(&out, &chain).unwrap();
+    assert!(w.contains("912 syncs"), "{w}");
+    let unknown = run(&[(&m::SYNCS, 10.0)]);
+    assert_eq!(durability(&unknown, &chain), None);
 }

@@ -10,6 +10,7 @@ fn dev(name: &str, minor: u32, depth: usize, under: Option<&str>, bottom: bool) 
         depth,
         under: under.map(String::from),
         bottom,
+        volatile_cache: true,
     }
 }
 
@@ -23,6 +24,7 @@ fn disk(read_mib: u64, write_mib: u64, ops: u64, busy_ms: u64) -> Disk {
         write_ms: ops,
         io_ticks_ms: busy_ms,
         queue_ms: 2 * busy_ms,
+        flushes: Some(ops / 2),
     }
 }
 

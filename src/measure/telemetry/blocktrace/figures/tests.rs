@@ -12,6 +12,7 @@ fn chain() -> Chain {
         depth,
         under: under.map(String::from),
         bottom,
+        volatile_cache: true,
     };
     Chain {
         devices: vec![
