@@ -106,13 +106,17 @@ fn direct_random_reads_on_a_loop_target_are_timed_at_the_loop_device_and_the_dis
     for dev in [&lo, &disk.dev] {
         let dev_p99 = device(&export, "r", "ext4", "dev_lat_p99_ns", dev, Some("read"));
         eprintln!("p99: workload {p99:.0} ns, {dev} {dev_p99:.0} ns");
-        // Within the resolution of both histograms (the trace's buckets
-        // 0.2%, HDR 0.1% each): the disk's 8.155 ms against the workload's
-        // 8.131 ms was one such tie.
-        assert!(
-            dev_p99 > 0.0 && dev_p99 <= p99 * 1.005,
-            "{dev}: {dev_p99} > {p99}"
-        );
+        assert!(dev_p99 > 0.0, "{dev}: no read latency");
+        // The loop device takes the workload's own requests: their p99 is
+        // within the workload's, to the resolution of both histograms (the
+        // trace's buckets 0.2%, HDR 0.1% each: 8.155 ms against 8.131 ms
+        // was one such tie). The disk under the image does not: the loop
+        // driver reads its backing file through that filesystem's page
+        // cache, whose readahead sends larger requests the workload never
+        // waits for (1.76 ms at loop0 against 0.55 ms at the workload).
+        if dev == &lo {
+            assert!(dev_p99 <= p99 * 1.005, "{dev}: {dev_p99} > {p99}");
+        }
     }
     // Each 4 KiB direct read is one request to the loop device. bpftrace
     // reads its maps when its user space takes the sampler's mark, a

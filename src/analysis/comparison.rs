@@ -11,7 +11,7 @@ use serde_json::json;
 
 use super::chosen;
 use super::differences::{differences, Differences};
-use super::family;
+use super::model::family;
 use super::model::{self, TargetStats, LEVEL};
 use crate::metric::labels::DEVICE;
 use crate::metric::{Direction, MetricKey, Unit};

@@ -10,7 +10,7 @@
 //! cells of an iozone-like matrix and the metric its verdict concerns;
 //! [`latency`] the merged percentile curves; [`steady`] what the steady-state
 //! detector found; [`ranks`] how multi-client runs shared the work;
-//! [`family`] how a family of comparisons is judged as one; [`warnings`]
+//! [`model::family`] how a family of comparisons is judged as one; [`warnings`]
 //! a campaign's warnings counted by kind; [`attribution`] where a
 //! workload's latency went (the device or above it).
 //!
@@ -21,7 +21,6 @@ pub mod attribution;
 pub mod chosen;
 pub mod comparison;
 pub mod differences;
-pub mod family;
 pub mod history;
 pub mod latency;
 pub mod matrix;

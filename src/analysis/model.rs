@@ -8,7 +8,9 @@
 
 use serde::Serialize;
 
-use super::family::{self, Correction};
+pub mod family;
+
+use self::family::Correction;
 use crate::metric::{self, Direction, MetricKey, Unit};
 use crate::stats::{
     compare_runs, mad_outliers, mean_ci, runs_for_half_width, runs_to_resolve, summarize,

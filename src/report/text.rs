@@ -235,7 +235,7 @@ pub fn chance_text(t: &TargetStats) -> Option<String> {
     Some(format!(
         "significant alone, not among {} comparisons ({}): chance could explain it",
         f.comparisons,
-        crate::analysis::family::METHOD
+        crate::analysis::model::family::METHOD
     ))
 }
 

@@ -12,6 +12,8 @@ mod migrate_v4;
 mod migrate_v6;
 mod migrate_v7;
 mod migrate_v8;
+#[cfg(test)]
+mod migrate_v8_tests;
 mod provenance;
 mod read;
 mod resume;

@@ -206,9 +206,9 @@ fn reopening_removes_an_interrupted_multi_rank_run_with_its_ranks_metrics() {
 /// failed runs, every run with figures with and without labels, a series
 /// with a gap, a histogram, warnings (one text repeated over runs) and a
 /// fact. What the store reads back — through its per-campaign dictionary
-/// of keys and texts — is every row written, bit for bit; and the
-/// analysis computes from it the same numbers, to the last digit, as from
-/// the values written.
+/// of keys and texts — is every row written, bit for bit (so the analysis
+/// computes from it what it would from the values written; the store's
+/// tests do not call the analysis, which sits above the store).
 #[test]
 fn a_campaign_reads_back_every_row_written_and_the_same_figures() {
     use crate::experiment::sweep;
@@ -311,26 +311,6 @@ fn a_campaign_reads_back_every_row_written_and_the_same_figures() {
         assert_eq!(h.decode().unwrap(), out.histograms[0].hist);
         assert_eq!(run.warnings, out.warnings, "in the order written");
         assert_eq!(run.facts.get("telemetry_devices"), Some("vda"));
-    }
-    // The analysis's figures equal those of the values written.
-    let report = crate::analysis::model::build(&c, None, &|_| Default::default()).unwrap();
-    for w in &report.workloads {
-        let wid = ids.workloads[exp.workloads.iter().position(|x| x.name == w.name).unwrap()];
-        for t in &w.metrics[0].targets {
-            let tid = ids.targets[exp.targets.iter().position(|x| x.name == t.target).unwrap()];
-            let values: Vec<f64> = written
-                .iter()
-                .filter(|(_, r, _)| (r.target, r.workload, r.warmup) == (tid, wid, false))
-                .filter_map(|(_, _, o)| o.as_ref())
-                .map(|o| o.metrics[0].value)
-                .collect();
-            assert!(values.len() >= 3, "{values:?}");
-            assert_eq!(t.values, values, "{} on {}", w.name, t.target);
-            let expected = crate::stats::summarize(&values).unwrap();
-            let got = t.summary.as_ref().unwrap();
-            assert_eq!(got.mean.to_bits(), expected.mean.to_bits());
-            assert_eq!(got.stddev.to_bits(), expected.stddev.to_bits());
-        }
     }
 }
 

@@ -5,12 +5,12 @@
 //! the baseline (on the ratio scale, paired by round where the plan made
 //! rounds) — gzip against none on the disk and on Gluster, for each file
 //! size. A factor's level comparisons are one family
-//! ([`crate::analysis::family`]).
+//! ([`crate::analysis::model::family`]).
 
 use serde::Serialize;
 
 use super::{arrange, choose_column, Level, Pair, Pivot};
-use crate::analysis::family;
+use crate::analysis::model::family;
 use crate::analysis::model::{design, plan_analysis, round_values, target_stats, LEVEL};
 use crate::metric::MetricKey;
 use crate::stats::{compare_runs, RoundValue};

@@ -11,7 +11,7 @@ use crate::report::format::format_value;
 use crate::report::format::{effect, human_name, Notation};
 use crate::report::table::Table;
 use crate::report::text::{
-    caveats_text, chance_text, change_text, diff_text, interval_text, notation, p_text,
+    caveat_marks, chance_text, change_text, diff_text, interval_text, notation, p_text,
     settle_text, too_few_text, values_text,
 };
 use crate::stats::Verdict;
@@ -95,8 +95,10 @@ fn headline(r: &Report) -> Vec<String> {
             .filter(|t| t.comparison.is_some() || t.too_few)
         {
             let mut line = format!("{}: {}", w.name, verdict_sentence(t, m, &r.baseline));
-            if let Some(caveats) = caveats_text(t) {
-                line.push_str(&format!(" {caveats}"));
+            // Marks on the first screen; the tables say in how many runs.
+            let marks = caveat_marks(&t.caveats);
+            if !marks.is_empty() {
+                line.push_str(&format!(" {marks}"));
             }
             if let Some(more) = settle_text(t) {
                 line.push_str(&format!("; {more}"));

@@ -115,7 +115,7 @@ fn family_line(r: &Report) -> Option<String> {
     let chance = primary.iter().filter(|c| c.chance).count();
     Some(format!(
         "The {n} primary-metric comparisons of this campaign (every workload and sweep variant against the baseline) are one family: each verdict is judged on its {} adjusted p-value over the family, which keeps the expected share of chance results among the differences called at or below 5% (and, when nothing differs, the chance of calling anything); each comparison's own p is shown beside it, and its interval is its own 95% interval. {chance} of them would have been called on their own p and are not: at this many comparisons chance could explain them. Each other metric's comparisons are a family of their own.",
-        crate::analysis::family::METHOD
+        crate::analysis::model::family::METHOD
     ))
 }
 

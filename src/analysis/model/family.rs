@@ -15,7 +15,7 @@
 
 use serde::Serialize;
 
-use super::model::{call, call_at, settle, TargetStats, WorkloadReport};
+use super::{call, call_at, settle, TargetStats, WorkloadReport};
 use crate::metric::{Direction, MetricKey};
 use crate::stats::{benjamini_hochberg, Verdict};
 
