@@ -306,7 +306,7 @@ fn a_killed_storlab_leaves_no_server_running() {
 }
 
 #[test]
-fn a_wrong_bindir_fails_the_run_naming_the_missing_programs() {
+fn a_wrong_bindir_is_refused_naming_the_missing_programs() {
     let lab = Lab::new();
     let data = lab.path().join("data");
     std::fs::create_dir(&data).unwrap();
@@ -319,19 +319,22 @@ fn a_wrong_bindir_fails_the_run_naming_the_missing_programs() {
             lab.path().display()
         ),
     );
-    let out = lab.run(&["run", "--quiet", file.to_str().unwrap()]);
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let export = lab.export_json();
-    let run = &export["runs"][0];
-    assert_eq!(run["status"], "failed", "{text}");
-    let error = run["error"].as_str().unwrap();
+    // Refused before anything is provisioned (run's preflight), by check
+    // too, naming the programs and where it looked.
+    for cmd in ["run", "check"] {
+        let out = lab.run(&[cmd, file.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{cmd}: {err}");
+        assert!(
+            err.contains("not found: initdb, postgres, pgbench, psql") && err.contains("bindir"),
+            "{cmd}: {err}"
+        );
+    }
+    // Nothing was recorded: no campaign of failed runs.
+    let out = lab.run(&["list"]);
     assert!(
-        error.contains("not found: initdb, postgres, pgbench, psql") && error.contains("bindir"),
-        "{error}"
+        !String::from_utf8_lossy(&out.stdout).contains("bad"),
+        "{out:?}"
     );
 }
 
