@@ -190,7 +190,11 @@ fn attribution(md: &str, target: &str) -> String {
         .unwrap_or_else(|| panic!("no attribution section in\n{md}"));
     section
         .lines()
-        .find_map(|l| l.strip_prefix(&format!("- {target}: ")))
+        .find_map(|l| {
+            l.strip_prefix("- ")
+                .and_then(|l| l.split_once(&format!(" on {target}: ")))
+                .map(|(_, rest)| rest)
+        })
         .unwrap_or_else(|| panic!("no sentence for {target} in\n{section}"))
         .to_string()
 }

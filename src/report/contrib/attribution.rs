@@ -79,7 +79,7 @@ fn of_workload(cx: Context, w: &WorkloadReport) -> Result<Vec<Attribution>> {
 fn sentences(found: &[Attribution]) -> Vec<String> {
     found
         .iter()
-        .map(|a| format!("{}: {}", a.target, a.sentence))
+        .map(|a| format!("{} on {}: {}", a.workload, a.target, a.sentence))
         .collect()
 }
 
