@@ -80,22 +80,13 @@ pub fn effect_text(pct: f64, low: f64, high: f64) -> String {
         let n = Notation::of(&[pct]);
         return format!("{} [unbounded: baseline too noisy]", effect(pct, n));
     }
-    // One bound unbounded (a non-negative figure's low bound is cut at
-    // -100%, its ratio's own limit): said as such, never as a number.
-    let finite: Vec<f64> = [pct, low, high]
-        .into_iter()
-        .filter(|v| v.is_finite())
-        .collect();
-    let n = Notation::of(&finite);
-    let bound = |b: f64| match b.is_finite() {
-        true => effect(b, n),
-        false => "unbounded".to_string(),
-    };
-    let why = match low.is_finite() && high.is_finite() {
-        true => "",
-        false => ": baseline too noisy",
-    };
-    format!("{} [{}, {}{why}]", effect(pct, n), bound(low), bound(high))
+    let n = Notation::of(&[pct, low, high]);
+    format!(
+        "{} [{}, {}]",
+        effect(pct, n),
+        effect(low, n),
+        effect(high, n)
+    )
 }
 
 /// How a metric is named in prose and charts: `throughput`, `p99
