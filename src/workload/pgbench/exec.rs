@@ -30,15 +30,33 @@ pub fn run(mut cmd: Command, what: &str, stop: &StopFlag) -> Result<Captured> {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
+    // SIGINT is how a stop reaches the program; started from a script in
+    // the background (`storlab run &`), storlab inherits it ignored, and so
+    // would the program, which then runs on to its end (30 s of `sleep`
+    // in the test, a whole pgbench run in a campaign).
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            Ok(())
+        });
+    }
     let mut child = cmd
         .spawn()
         .with_context(|| format!("{what}: starting `{shown}`"))?;
     let out = reader(child.stdout.take());
     let err = reader(child.stderr.take());
     let status = wait_or_stop(&mut child, stop);
+    // Stopped, the output is not waited for long: a process the program
+    // left behind (or one forked meanwhile by another thread) may hold its
+    // pipes open, and a campaign being stopped must not hang on them.
+    let patience = match stop.is_raised() {
+        true => Some(std::time::Duration::from_secs(2)),
+        false => None,
+    };
     let captured = Captured {
-        stdout: out.join().unwrap_or_default(),
-        stderr: err.join().unwrap_or_default(),
+        stdout: collect(out, patience),
+        stderr: collect(err, patience),
     };
     let status = status.with_context(|| format!("{what}: waiting for `{shown}`"))?;
     if stop.is_raised() {
@@ -51,6 +69,21 @@ pub fn run(mut cmd: Command, what: &str, stop: &StopFlag) -> Result<Captured> {
         );
     }
     Ok(captured)
+}
+
+/// What a reader read: all of it, or with `patience`, what it has by
+/// then (nothing if it is still reading; the thread is left to end).
+fn collect(reader: JoinHandle<String>, patience: Option<std::time::Duration>) -> String {
+    if let Some(p) = patience {
+        let t0 = std::time::Instant::now();
+        while !reader.is_finished() {
+            if t0.elapsed() >= p {
+                return String::new();
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+    reader.join().unwrap_or_default()
 }
 
 fn reader<R: Read + Send + 'static>(pipe: Option<R>) -> JoinHandle<String> {
