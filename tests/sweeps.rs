@@ -12,9 +12,16 @@ use crate::util::Lab;
 fn stored_labels(lab: &Lab) -> Vec<(String, String, String, BTreeMap<String, String>)> {
     let conn = rusqlite::Connection::open(lab.db()).unwrap();
     let mut out = Vec::new();
-    for table in ["metrics", "series", "histograms"] {
+    // Metrics and histograms through schema 7's names (views); series,
+    // binary since schema 8, have no view: their keys are joined here.
+    let series = "(SELECT v.run_id, k.name, k.labels FROM series_values v JOIN metric_keys k ON k.id = v.key_id)";
+    for (table, from) in [
+        ("metrics", "metrics"),
+        ("series", series),
+        ("histograms", "histograms"),
+    ] {
         let sql = format!(
-            "SELECT t.name, w.name, x.name, x.labels FROM {table} x JOIN runs r ON r.id = x.run_id
+            "SELECT t.name, w.name, x.name, x.labels FROM {from} x JOIN runs r ON r.id = x.run_id
              JOIN targets t ON t.id = r.target_id JOIN workloads w ON w.id = r.workload_id"
         );
         let mut st = conn.prepare(&sql).unwrap();

@@ -85,6 +85,11 @@ pub fn mount(fs_type: &str, source: &str, dir: &Path, options: &[String]) -> Res
 
 /// Unmounts `path` if something is mounted there, retrying while busy.
 pub fn umount_if_mounted(path: &Path) -> Result<()> {
+    // A FUSE mount whose server died refuses a plain umount (ENOTCONN)
+    // for ever; nothing can use it, so it is detached lazily.
+    if detach_if_disconnected(path)? {
+        return Ok(());
+    }
     cmd::retry(10, 500, || {
         if mounted_at(path).is_none() {
             return Ok(());

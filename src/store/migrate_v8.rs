@@ -96,17 +96,20 @@ CREATE VIEW run_facts (run_id, name, value) AS
     FROM run_fact_values v JOIN fact_texts f ON f.id = v.fact_id;
 "#;
 
+/// The v7 tables schema 8 replaces (by views of the same names).
+const REPLACED: [&str; 6] = [
+    "metrics",
+    "rank_metrics",
+    "histograms",
+    "series",
+    "warnings",
+    "run_facts",
+];
+
 /// Moves a v7 store's rows into the compact tables and replaces the old
 /// tables by views of the same names.
 pub fn migrate(tx: &Transaction<'_>) -> Result<()> {
-    for old in [
-        "metrics",
-        "rank_metrics",
-        "histograms",
-        "series",
-        "warnings",
-        "run_facts",
-    ] {
+    for old in REPLACED {
         tx.execute_batch(&format!("ALTER TABLE {old} RENAME TO {old}_v7"))?;
     }
     tx.execute_batch(TABLES)?;
@@ -143,14 +146,7 @@ pub fn migrate(tx: &Transaction<'_>) -> Result<()> {
     ))
     .context("moving metrics, histograms, warnings and facts to the compact tables")?;
     series(tx).context("moving series to the compact table")?;
-    for old in [
-        "metrics",
-        "rank_metrics",
-        "histograms",
-        "series",
-        "warnings",
-        "run_facts",
-    ] {
+    for old in REPLACED {
         tx.execute_batch(&format!("DROP TABLE {old}_v7"))?;
     }
     tx.execute_batch(VIEWS)?;

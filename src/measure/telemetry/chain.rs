@@ -36,6 +36,22 @@ pub struct Chain {
 }
 
 impl Chain {
+    /// The names of the devices at each depth, top level first (a level's
+    /// devices together: a volume's bricks on two disks); no empty level.
+    pub fn levels(&self) -> Vec<Vec<&str>> {
+        let deepest = self.devices.iter().map(|d| d.depth).max();
+        (0..=deepest.unwrap_or(0))
+            .map(|depth| {
+                self.devices
+                    .iter()
+                    .filter(|d| d.depth == depth)
+                    .map(|d| d.name.as_str())
+                    .collect::<Vec<_>>()
+            })
+            .filter(|names| !names.is_empty())
+            .collect()
+    }
+
     /// The chain under `paths` (a mount point, image files, brick
     /// directories).
     pub fn of_paths(paths: &[PathBuf]) -> Chain {

@@ -137,16 +137,9 @@ fn least_read(out: &RunOutput, chain: &Chain) -> Option<(String, f64)> {
         .map(|b| ("the device".to_string(), b))
         .into_iter()
         .collect();
-    let deepest = chain.devices.iter().map(|d| d.depth).max().unwrap_or(0);
-    for depth in 0..=deepest {
-        let names: Vec<&str> = chain
-            .devices
-            .iter()
-            .filter(|d| d.depth == depth)
-            .map(|d| d.name.as_str())
-            .collect();
+    for names in chain.levels() {
         let bytes: Option<f64> = names.iter().map(|n| labelled(n)).sum();
-        if let (false, Some(b)) = (names.is_empty(), bytes) {
+        if let Some(b) = bytes {
             levels.push((names.join(" + "), b));
         }
     }
@@ -176,15 +169,10 @@ fn fewest_requests(
     chain: &Chain,
     count: &dyn Fn(&RunOutput, &str) -> Option<f64>,
 ) -> Option<(String, f64)> {
-    let deepest = chain.devices.iter().map(|d| d.depth).max()?;
-    (0..=deepest)
-        .filter_map(|depth| {
-            let names: Vec<&str> = chain
-                .devices
-                .iter()
-                .filter(|d| d.depth == depth)
-                .map(|d| d.name.as_str())
-                .collect();
+    chain
+        .levels()
+        .into_iter()
+        .filter_map(|names| {
             let n: Option<f64> = names.iter().map(|d| count(out, d)).sum();
             Some((names.join(" + "), n?))
         })

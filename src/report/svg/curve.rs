@@ -14,12 +14,11 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
 
 use super::canvas::{
-    anchored, draw_mesh, draw_title, draw_whisker_paths, finite_ci, finite_extent, fit_distinct,
-    fit_text, no_data, nonempty, plottable, render, text_width, Area, AXIS, GRID, HEIGHT,
-    LABEL_SIZE, WIDTH,
+    anchored, draw_mesh, draw_title, draw_whisker_paths, finite_ci, finite_extent, fit_text,
+    no_data, nonempty, plottable, render, text_width, Area, AXIS, GRID, HEIGHT, LABEL_SIZE, WIDTH,
 };
 use super::format::TickFormat;
-use super::line::{draw_legend, legend_width, Entry};
+use super::line::{draw_legend, entries, legend_width, Entry};
 use super::Rgb;
 
 /// One line's value at a swept value, with its interval.
@@ -145,26 +144,13 @@ fn y_range((lo, hi): (f64, f64)) -> Range<f64> {
 }
 
 fn legend_entries(c: &CurveChart, curves: &[Vec<CurvePoint>]) -> Vec<Entry> {
-    let labelled = c
-        .curves
-        .iter()
-        .zip(curves)
-        .map(|(curve, points)| {
-            let label = if points.is_empty() {
-                format!("{} (no data)", curve.label)
-            } else {
-                curve.label.clone()
-            };
-            (curve.color, label)
-        })
-        .collect::<Vec<_>>();
-    let texts: Vec<String> = labelled.iter().map(|(_, l)| l.clone()).collect();
-    let fitted = fit_distinct(&texts, LABEL_SIZE, LEGEND_TEXT_MAX);
-    labelled
-        .into_iter()
-        .zip(fitted)
-        .map(|((color, _), text)| Entry { color, text })
-        .collect()
+    entries(
+        c.curves
+            .iter()
+            .zip(curves)
+            .map(|(curve, points)| (curve.color, curve.label.as_str(), points.is_empty())),
+        LEGEND_TEXT_MAX,
+    )
 }
 
 /// Everything the coordinate-generic drawing needs.

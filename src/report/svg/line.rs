@@ -242,21 +242,29 @@ pub(super) struct Entry {
 }
 
 fn legend_entries(c: &LineChart, series: &[Vec<(f64, f64)>]) -> Vec<Entry> {
-    let labelled = c
-        .lines
-        .iter()
-        .zip(series)
-        .map(|(line, points)| {
-            let label = if points.is_empty() {
-                format!("{} (no data)", line.label)
-            } else {
-                line.label.clone()
-            };
-            (line.color, label)
+    entries(
+        c.lines
+            .iter()
+            .zip(series)
+            .map(|(line, points)| (line.color, line.label.as_str(), points.is_empty())),
+        LEGEND_TEXT_MAX,
+    )
+}
+
+/// Legend entries for (colour, label, whether it has no data), the labels
+/// fitted within `max` pixels so that no two read the same.
+pub(super) fn entries<'a>(
+    items: impl Iterator<Item = (Rgb, &'a str, bool)>,
+    max: u32,
+) -> Vec<Entry> {
+    let labelled: Vec<(Rgb, String)> = items
+        .map(|(color, label, empty)| match empty {
+            true => (color, format!("{label} (no data)")),
+            false => (color, label.to_string()),
         })
-        .collect::<Vec<_>>();
+        .collect();
     let texts: Vec<String> = labelled.iter().map(|(_, l)| l.clone()).collect();
-    let fitted = fit_distinct(&texts, LABEL_SIZE, LEGEND_TEXT_MAX);
+    let fitted = fit_distinct(&texts, LABEL_SIZE, max);
     labelled
         .into_iter()
         .zip(fitted)
