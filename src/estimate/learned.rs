@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use super::{model, Basis};
 use crate::experiment::{parse_experiment, Experiment, Remount};
-use crate::store::PastCampaign;
+use crate::store::{PastCampaign, PastRun};
 
 /// How many of the newest matching runs a recorded estimate takes.
 const RECENT_RUNS: usize = 30;
@@ -64,11 +64,20 @@ impl<'a> History<'a> {
     }
 
     /// The time between one run's end and the next one's start in a
-    /// campaign (recording, the next run's order): its median.
+    /// campaign (recording, remounts, cache drops, the block tracer, the
+    /// next run's order): its median.
     fn gap(c: &PastCampaign) -> f64 {
-        median(c.runs.iter().filter_map(|r| r.gap_s).collect())
-            .unwrap_or(0.0)
-            .min(5.0)
+        median(c.runs.iter().filter_map(|r| r.gap_s).collect()).unwrap_or(0.0)
+    }
+
+    /// One run's own gap, unless it is far beyond the campaign's usual one
+    /// (a pause, a suspended host): then the usual one. A fixed cap would
+    /// drop what a slow remount or a loaded host really costs each run.
+    fn gap_of(r: &PastRun, usual: f64) -> f64 {
+        match r.gap_s {
+            Some(g) if g <= (3.0 * usual).max(5.0) => g,
+            _ => usual,
+        }
     }
 
     fn key_of(exp: &Experiment, t: usize, w: usize) -> PairKey {
@@ -122,7 +131,7 @@ impl<'a> History<'a> {
                 if !same {
                     continue;
                 }
-                let mut s = r.duration_s + r.gap_s.unwrap_or(gap).min(5.0);
+                let mut s = r.duration_s + Self::gap_of(r, gap);
                 s += match (r.remounted, remounts) {
                     (true, false) => -remount,
                     (false, true) => remount,
@@ -168,7 +177,7 @@ impl<'a> History<'a> {
                 if m <= 0.0 {
                     continue;
                 }
-                let ratio = (r.duration_s + r.gap_s.unwrap_or(gap).min(5.0)) / m;
+                let ratio = (r.duration_s + Self::gap_of(r, gap)) / m;
                 let same_tables = past.name == exp.name
                     && family(&pw.name) == wl.family
                     && family(&pt.name) == tg.family;
