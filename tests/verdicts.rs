@@ -1,10 +1,6 @@
 use crate::util::Lab;
 
-fn tmpfs_pair(lab: &Lab, name: &str) -> std::path::PathBuf {
-    tmpfs_pair_seeded(lab, name, 7)
-}
-
-fn tmpfs_pair_seeded(lab: &Lab, name: &str, seed: u64) -> std::path::PathBuf {
+fn tmpfs_pair(lab: &Lab, name: &str, seed: u64) -> std::path::PathBuf {
     let id = std::process::id();
     lab.file(
         &format!("{name}.toml"),
@@ -47,7 +43,7 @@ fn an_a_a_campaign_finds_no_significant_difference_and_passes_the_gate() {
     let mut gate_failures = Vec::new();
     for seed in [7, 11] {
         let lab = Lab::new();
-        let file = tmpfs_pair_seeded(&lab, "aa", seed);
+        let file = tmpfs_pair(&lab, "aa", seed);
         lab.ok(&["run", "--quiet", file.to_str().unwrap()]);
         let out = lab.run(&["compare", "--fail-on-regression", "5"]);
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
