@@ -175,7 +175,12 @@ fn show_as_json_holds_the_verdicts_and_the_warnings_by_kind() {
         .find(|k| k["kind"] == "noisy_host")
         .expect("noisy host");
     assert_eq!(noisy["runs"].as_array().map(Vec::len), Some(17));
-    assert_eq!(noisy["evidence"]["metric"], "cpu_others_pct");
+    let others = &noisy["evidence"][0];
+    assert_eq!(others["metric"], "cpu_others_pct");
+    // Counted over the runs where the others passed the check's 10%: a
+    // run warned for the hypervisor's steal alone does not put its 0% of
+    // others at the low end.
+    assert!(others["low"].as_f64().unwrap() > 10.0, "{noisy}");
     let total: u64 = kinds.iter().map(|k| k["warnings"].as_u64().unwrap()).sum();
     assert_eq!(total as usize, doc["warnings"].as_array().unwrap().len());
     assert!(

@@ -24,8 +24,10 @@ pub struct KindCount {
     pub runs: Vec<i64>,
     /// The (workload, target) pairs it concerns, in the report's order.
     pub pairs: Vec<(String, String)>,
-    /// The range, over those runs, of the figure that raised it.
-    pub evidence: Option<Evidence>,
+    /// The range of each figure that raised it, over the runs it raised
+    /// it in (a noisy host: the other processes' share of the CPU, and the
+    /// hypervisor's steal, each where it passed its threshold).
+    pub evidence: Vec<Evidence>,
 }
 
 /// The lowest and highest value of `metric` among the warned runs.
@@ -60,7 +62,10 @@ fn count(c: &CampaignData, report: &Report, kind: WarningKind, lines: usize) -> 
         lines,
         runs: runs.iter().map(|r| r.id).collect(),
         pairs,
-        evidence: evidence_metric(kind).and_then(|def| range(&runs, def, kind)),
+        evidence: evidence_metrics(kind)
+            .into_iter()
+            .filter_map(|(def, above)| range(&runs, def, kind, above))
+            .collect(),
     }
 }
 
@@ -122,20 +127,33 @@ fn statistics_pairs(report: &Report, kind: WarningKind) -> Vec<(String, String)>
     out
 }
 
-/// The stored figure a kind's check judged, where there is one.
-fn evidence_metric(kind: WarningKind) -> Option<&'static MetricDef> {
-    Some(match kind {
-        WarningKind::NoisyHost => &m::CPU_OTHERS_PCT,
-        WarningKind::CpuBound => &m::PROC_BUSIEST_THREAD_PCT,
-        WarningKind::PageCache => &m::DEV_READ_RATIO,
-        _ => return None,
-    })
+/// The stored figures a kind's check judged, where there are: each with
+/// the threshold above which it raised the warning (none: every warned
+/// run counts).
+fn evidence_metrics(kind: WarningKind) -> Vec<(&'static MetricDef, Option<f64>)> {
+    use crate::measure::telemetry::checks::{NOISY_OTHERS_PCT, NOISY_STEAL_PCT};
+    match kind {
+        WarningKind::NoisyHost => vec![
+            (&m::CPU_OTHERS_PCT, Some(NOISY_OTHERS_PCT)),
+            (&m::CPU_STEAL_PCT, Some(NOISY_STEAL_PCT)),
+        ],
+        WarningKind::CpuBound => vec![(&m::PROC_BUSIEST_THREAD_PCT, None)],
+        WarningKind::PageCache => vec![(&m::DEV_READ_RATIO, None)],
+        _ => Vec::new(),
+    }
 }
 
 /// The range of `def` over `runs`: per run, its value the check judged (the
 /// busiest process for CPU-bound, the device that read least for the page
-/// cache).
-fn range(runs: &[&RunData], def: &'static MetricDef, kind: WarningKind) -> Option<Evidence> {
+/// cache), counting only the runs where it passed `above` when given: a
+/// run warned of a noisy host for the hypervisor's steal does not put
+/// "0.0%" at the low end of the other processes' share.
+fn range(
+    runs: &[&RunData],
+    def: &'static MetricDef,
+    kind: WarningKind,
+    above: Option<f64>,
+) -> Option<Evidence> {
     let per_run = runs.iter().filter_map(|r| {
         let values = r
             .metrics
@@ -147,13 +165,82 @@ fn range(runs: &[&RunData], def: &'static MetricDef, kind: WarningKind) -> Optio
             _ => values.reduce(f64::max),
         }
     });
-    let (low, high) = per_run.fold(None, |acc: Option<(f64, f64)>, v| match acc {
-        None => Some((v, v)),
-        Some((lo, hi)) => Some((lo.min(v), hi.max(v))),
-    })?;
+    let (low, high) = per_run.filter(|v| above.is_none_or(|t| *v > t)).fold(
+        None,
+        |acc: Option<(f64, f64)>, v| match acc {
+            None => Some((v, v)),
+            Some((lo, hi)) => Some((lo.min(v), hi.max(v))),
+        },
+    )?;
     Some(Evidence {
         metric: def,
         low,
         high,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::metric::MetricKey;
+    use crate::store::MetricValue;
+
+    fn noisy_run(id: i64, others: f64, steal: f64) -> RunData {
+        let mut metrics = BTreeMap::new();
+        for (def, value) in [(&m::CPU_OTHERS_PCT, others), (&m::CPU_STEAL_PCT, steal)] {
+            metrics.insert(
+                MetricKey::plain(def.name),
+                MetricValue {
+                    value,
+                    unit: def.unit,
+                    direction: def.direction,
+                },
+            );
+        }
+        RunData {
+            id,
+            target: "t".into(),
+            workload: "w".into(),
+            repetition: 1,
+            round: 1,
+            position: 0,
+            warmup: false,
+            status: "ok".into(),
+            error: None,
+            started_at: String::new(),
+            duration_s: 1.0,
+            caches_dropped: true,
+            remounted: false,
+            metrics: metrics.into(),
+            series: Default::default(),
+            histograms: Default::default(),
+            warnings: vec![Warning::new(WarningKind::NoisyHost, "noisy host")],
+            facts: Default::default(),
+            ranks: 1,
+            per_rank: Vec::new(),
+            factors: Default::default(),
+        }
+    }
+
+    #[test]
+    fn a_noisy_hosts_figures_each_count_the_runs_they_raised_it_in() {
+        // One run warned for other processes (40%), one for the
+        // hypervisor's steal alone (12%, others 0.5%).
+        let runs = [noisy_run(1, 40.0, 0.0), noisy_run(2, 0.5, 12.0)];
+        let refs: Vec<&RunData> = runs.iter().collect();
+        let found: Vec<(&str, f64, f64)> = evidence_metrics(WarningKind::NoisyHost)
+            .into_iter()
+            .filter_map(|(def, above)| range(&refs, def, WarningKind::NoisyHost, above))
+            .map(|e| (e.metric.name, e.low, e.high))
+            .collect();
+        assert_eq!(
+            found,
+            vec![
+                ("cpu_others_pct", 40.0, 40.0),
+                ("cpu_steal_pct", 12.0, 12.0)
+            ]
+        );
+    }
 }

@@ -64,6 +64,63 @@ pub enum Chart {
     Overview(OverviewChart),
 }
 
+/// Sections that are one titled list, each workload's (the summary's
+/// "Where the latency went"), merged into the first of their title and
+/// level: one heading over every workload's items, where the terminal
+/// would print the heading again before each workload's one line.
+pub fn merge_titled_lists(sections: Vec<Section>) -> Vec<Section> {
+    let is_list =
+        |s: &Section| !s.title.is_empty() && matches!(s.blocks.as_slice(), [Block::List(_)]);
+    let mut out: Vec<Section> = Vec::with_capacity(sections.len());
+    for s in sections {
+        let earlier = out
+            .iter_mut()
+            .find(|o| is_list(o) && is_list(&s) && o.title == s.title && o.level == s.level);
+        match (earlier, s.blocks.as_slice()) {
+            (Some(o), [Block::List(items)]) => {
+                if let Some(Block::List(into)) = o.blocks.first_mut() {
+                    into.extend(items.iter().cloned());
+                }
+            }
+            _ => out.push(s),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod merge_tests {
+    use super::*;
+
+    #[test]
+    fn one_heading_over_every_workloads_list_and_others_left_alone() {
+        let list = |t: &str, items: &[&str]| {
+            let mut s = Section::new(3, t);
+            s.list(items.iter().map(|i| i.to_string()).collect());
+            s
+        };
+        let mut text = Section::new(3, "Where the latency went");
+        text.text("a paragraph");
+        let merged = merge_titled_lists(vec![
+            list("Where the latency went", &["a on x"]),
+            list("Ranks", &["r"]),
+            list("Where the latency went", &["b on x", "b on y"]),
+            text.clone(),
+        ]);
+        assert_eq!(merged.len(), 3);
+        assert_eq!(
+            merged[0].blocks,
+            vec![Block::List(vec![
+                "a on x".into(),
+                "b on x".into(),
+                "b on y".into()
+            ])]
+        );
+        assert_eq!(merged[1].title, "Ranks");
+        assert_eq!(merged[2], text);
+    }
+}
+
 impl Section {
     pub fn new(level: u8, title: impl Into<String>) -> Section {
         Section {

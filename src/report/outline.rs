@@ -81,6 +81,7 @@ pub fn build(c: &CampaignData, options: &Options) -> Result<Document> {
     }
     summary.extend(ranks::summary_sections(c));
     summary.push(by_kind);
+    let summary = crate::report::document::merge_titled_lists(summary);
     let mut warnings = Section::new(2, "Warnings").with_class("warnings").folded();
     warnings.list(model.warnings.iter().map(|w| w.text.clone()).collect());
     body.push(warnings);
@@ -137,7 +138,7 @@ pub fn summary_json(c: &CampaignData, options: &Options) -> Result<serde_json::V
                 "warnings": k.lines,
                 "runs": k.runs,
                 "pairs": k.pairs.iter().map(|(w, t)| serde_json::json!({"workload": w, "target": t})).collect::<Vec<_>>(),
-                "evidence": k.evidence.map(|e| serde_json::json!({"metric": e.metric.name, "low": e.low, "high": e.high})),
+                "evidence": k.evidence.iter().map(|e| serde_json::json!({"metric": e.metric.name, "low": e.low, "high": e.high})).collect::<Vec<_>>(),
                 "line": sections::warnings::kind_line(c, &model, k),
             })
         })

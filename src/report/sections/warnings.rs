@@ -7,6 +7,7 @@
 
 use crate::analysis::model::{runs_text, Report};
 use crate::analysis::warnings::{Evidence, KindCount};
+use crate::metric::catalogue as m;
 use crate::report::document::Section;
 use crate::store::CampaignData;
 use crate::warning::WarningKind;
@@ -46,8 +47,9 @@ pub fn kind_line(c: &CampaignData, r: &Report, k: &KindCount) -> String {
         });
     }
     let mut line = format!("{}: {}", k.kind.label(), what.join(", "));
-    if let Some(e) = evidence_text(k.kind, k.evidence) {
-        line.push_str(&format!("; {e}"));
+    let evidence: Vec<String> = k.evidence.iter().filter_map(evidence_text).collect();
+    if !evidence.is_empty() {
+        line.push_str(&format!("; {}", evidence.join("; ")));
     } else if k.kind == WarningKind::Inconclusive {
         line.push_str(&settle_text(r));
     }
@@ -96,9 +98,8 @@ fn pairs_text(r: &Report, pairs: &[(String, String)]) -> Option<String> {
     Some(parts.join("; "))
 }
 
-/// The range of the figure a kind's check judged.
-fn evidence_text(kind: WarningKind, e: Option<Evidence>) -> Option<String> {
-    let e = e?;
+/// The range of one figure a kind's check judged.
+fn evidence_text(e: &Evidence) -> Option<String> {
     let span = |scale: f64, digits: usize| {
         let (lo, hi) = (e.low * scale, e.high * scale);
         if format!("{lo:.digits$}") == format!("{hi:.digits$}") {
@@ -107,10 +108,17 @@ fn evidence_text(kind: WarningKind, e: Option<Evidence>) -> Option<String> {
             format!("{lo:.digits$}–{hi:.digits$}%")
         }
     };
-    Some(match kind {
-        WarningKind::NoisyHost => format!("others used {} of the host's CPU", span(1.0, 1)),
-        WarningKind::CpuBound => format!("a thread at {} of a core", span(1.0, 1)),
-        WarningKind::PageCache => {
+    Some(match e.metric.name {
+        n if n == m::CPU_OTHERS_PCT.name => {
+            format!("others used {} of the host's CPU", span(1.0, 1))
+        }
+        n if n == m::CPU_STEAL_PCT.name => {
+            format!("the hypervisor took {} (steal)", span(1.0, 1))
+        }
+        n if n == m::PROC_BUSIEST_THREAD_PCT.name => {
+            format!("a thread at {} of a core", span(1.0, 1))
+        }
+        n if n == m::DEV_READ_RATIO.name => {
             format!("the device read {} of what was read", span(100.0, 1))
         }
         _ => return None,
