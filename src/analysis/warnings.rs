@@ -165,7 +165,7 @@ fn range(
             _ => values.reduce(f64::max),
         }
     });
-    let (low, high) = per_run.filter(|v| above.is_none_or(|t| *v > t)).fold(
+    let (low, high) = per_run.filter(|v| above.map_or(true, |t| *v > t)).fold(
         None,
         |acc: Option<(f64, f64)>, v| match acc {
             None => Some((v, v)),
