@@ -88,39 +88,6 @@ pub fn merge_titled_lists(sections: Vec<Section>) -> Vec<Section> {
     out
 }
 
-#[cfg(test)]
-mod merge_tests {
-    use super::*;
-
-    #[test]
-    fn one_heading_over_every_workloads_list_and_others_left_alone() {
-        let list = |t: &str, items: &[&str]| {
-            let mut s = Section::new(3, t);
-            s.list(items.iter().map(|i| i.to_string()).collect());
-            s
-        };
-        let mut text = Section::new(3, "Where the latency went");
-        text.text("a paragraph");
-        let merged = merge_titled_lists(vec![
-            list("Where the latency went", &["a on x"]),
-            list("Ranks", &["r"]),
-            list("Where the latency went", &["b on x", "b on y"]),
-            text.clone(),
-        ]);
-        assert_eq!(merged.len(), 3);
-        assert_eq!(
-            merged[0].blocks,
-            vec![Block::List(vec![
-                "a on x".into(),
-                "b on x".into(),
-                "b on y".into()
-            ])]
-        );
-        assert_eq!(merged[1].title, "Ranks");
-        assert_eq!(merged[2], text);
-    }
-}
-
 impl Section {
     pub fn new(level: u8, title: impl Into<String>) -> Section {
         Section {
@@ -179,5 +146,38 @@ impl Section {
 
     pub fn is_empty(&self) -> bool {
         self.blocks.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod merge_tests {
+    use super::*;
+
+    #[test]
+    fn one_heading_over_every_workloads_list_and_others_left_alone() {
+        let list = |t: &str, items: &[&str]| {
+            let mut s = Section::new(3, t);
+            s.list(items.iter().map(|i| i.to_string()).collect());
+            s
+        };
+        let mut text = Section::new(3, "Where the latency went");
+        text.text("a paragraph");
+        let merged = merge_titled_lists(vec![
+            list("Where the latency went", &["a on x"]),
+            list("Ranks", &["r"]),
+            list("Where the latency went", &["b on x", "b on y"]),
+            text.clone(),
+        ]);
+        assert_eq!(merged.len(), 3);
+        assert_eq!(
+            merged[0].blocks,
+            vec![Block::List(vec![
+                "a on x".into(),
+                "b on x".into(),
+                "b on y".into()
+            ])]
+        );
+        assert_eq!(merged[1].title, "Ranks");
+        assert_eq!(merged[2], text);
     }
 }
