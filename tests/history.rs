@@ -499,6 +499,20 @@ fn five_nightly_campaigns_step_at_the_fourth_and_the_tag_gate_fails_it() {
     assert_eq!(step["kind"], "found");
     assert_eq!(step["campaign"], 4);
     assert_eq!(step["word"], "slower");
+    // On a terminal of 100 columns the nine-column table fits, leaving
+    // out what matters least (and no column no campaign fills).
+    let out = lab
+        .cmd()
+        .env("COLUMNS", "100")
+        .arg("history")
+        .output()
+        .unwrap();
+    let fitted = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        fitted.lines().all(|l| l.chars().count() <= 100) && fitted.contains("left out to fit"),
+        "{fitted}"
+    );
+    assert!(!fitted.contains("changed"), "no version changed: {fitted}");
     let by_tag = lab.ok(&["history", "--by", "tag:build"]);
     assert!(by_tag.contains("began at campaign 4"), "{by_tag}");
     let html = lab.path().join("history.html");

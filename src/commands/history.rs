@@ -63,7 +63,8 @@ pub fn history(db: &Path, req: Request<'_>) -> Result<ExitCode> {
         format!("{}\n", serde_json::to_string_pretty(&h)?)
     } else {
         // Names, tags and versions come from every store imported.
-        crate::foreign::visible_lines(&history_page::text(&h)).into_owned()
+        crate::foreign::visible_lines(&history_page::text(&h, crate::console::columns()))
+            .into_owned()
     };
     super::emit(&text, req.output, db)?;
     Ok(ExitCode::SUCCESS)

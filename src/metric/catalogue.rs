@@ -20,6 +20,7 @@ const fn def(
         merge,
         headline: false,
         help,
+        human: "",
     }
 }
 
@@ -61,28 +62,28 @@ use Unit::*;
 catalogue! {
     // Throughput and rates.
     BW_BYTES_PER_S = headline("bw_bytes_per_s", BytesPerSec, Higher, Rate,
-        "bytes read and written per second of the run");
+        "bytes read and written per second of the run").called("throughput");
     IOPS = headline("iops", OpsPerSec, Higher, Rate,
-        "I/O operations per second of the run");
+        "I/O operations per second of the run").called("IOPS");
     TPS = headline("tps", TransactionsPerSec, Higher, Rate,
-        "committed transactions per second");
+        "committed transactions per second").called("TPS");
     OPS_PER_S = headline("ops_per_s", OpsPerSec, Higher, Rate,
-        "operations per second (per operation with an `op` label)");
+        "operations per second (per operation with an `op` label)").called("operations/s");
     // Times of whole runs.
     TOTAL_S = headline("total_s", Seconds, Lower, Max,
-        "time to write everything and sync it");
+        "time to write everything and sync it").called("total time");
     WALL_S = headline("wall_s", Seconds, Lower, Max,
-        "wall-clock time of the command");
+        "wall-clock time of the command").called("wall time");
     INIT_SECONDS = headline("init_seconds", Seconds, Lower, Max,
-        "time to initialise the database (in the run that did it)");
+        "time to initialise the database (in the run that did it)").called("init time");
     // Latency: the `lat` histogram's figures (response latency, from the
     // scheduled start in open-loop runs).
-    LAT_MEAN_NS = lat_headline("lat_mean_ns", Mean, "mean latency of an operation or transaction");
-    LAT_P50_NS = lat("lat_p50_ns", Max, "median latency");
-    LAT_P90_NS = lat("lat_p90_ns", Max, "90th percentile latency");
-    LAT_P99_NS = lat_headline("lat_p99_ns", Max, "99th percentile latency");
-    LAT_P999_NS = lat_headline("lat_p999_ns", Max, "99.9th percentile latency");
-    LAT_MAX_NS = lat("lat_max_ns", Max, "largest latency");
+    LAT_MEAN_NS = lat_headline("lat_mean_ns", Mean, "mean latency of an operation or transaction").called("mean latency");
+    LAT_P50_NS = lat("lat_p50_ns", Max, "median latency").called("median latency");
+    LAT_P90_NS = lat("lat_p90_ns", Max, "90th percentile latency").called("p90 latency");
+    LAT_P99_NS = lat_headline("lat_p99_ns", Max, "99th percentile latency").called("p99 latency");
+    LAT_P999_NS = lat_headline("lat_p999_ns", Max, "99.9th percentile latency").called("p99.9 latency");
+    LAT_MAX_NS = lat("lat_max_ns", Max, "largest latency").called("max latency");
     // Open-loop runs: service latency (from issue) and schedule lag.
     SERVICE_LAT_MEAN_NS = lat("service_lat_mean_ns", Mean, "mean service latency (from issue) of an open-loop run");
     SERVICE_LAT_P50_NS = lat("service_lat_p50_ns", Max, "median service latency");
@@ -153,7 +154,7 @@ catalogue! {
         "the criterion's last value: the window's IOPS slope");
     // matrix.
     GEOMEAN_BW_BYTES_PER_S = def("geomean_bw_bytes_per_s", BytesPerSec, Higher, SumOfRates,
-        "geometric mean of the cells' throughput (per test with a `test` label)");
+        "geometric mean of the cells' throughput (per test with a `test` label)").called("throughput (geometric mean)");
     CELLS = def("cells", Cells, Higher, Mean, "matrix cells measured");
     // smallfiles.
     READDIR_ENTRIES = def("readdir_entries", Entries, Higher, Sum, "directory entries read by readdir");

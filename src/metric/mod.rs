@@ -87,6 +87,26 @@ pub struct MetricDef {
     /// Shown in reports beside the primary metric, in catalogue order.
     pub headline: bool,
     pub help: &'static str,
+    /// How prose and charts name it (`throughput`, `p99 latency`); empty
+    /// where the stored name is the only one (tables and exports always
+    /// keep the stored name).
+    pub human: &'static str,
+}
+
+impl MetricDef {
+    /// The definition with the name prose and charts give it.
+    pub const fn called(self, human: &'static str) -> MetricDef {
+        MetricDef { human, ..self }
+    }
+}
+
+/// How a stored metric is named in prose and charts: the catalogue's human
+/// name, else the stored name.
+pub fn human_name(stored: &str) -> String {
+    match lookup(stored) {
+        Some(d) if !d.human.is_empty() => d.human.to_string(),
+        _ => stored.to_string(),
+    }
 }
 
 /// A latency histogram (nanoseconds, HDR, merged exactly) and the metrics

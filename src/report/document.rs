@@ -5,7 +5,9 @@
 //! HTML the body (Markdown leaves the charts out: every charted number is
 //! in a table beside its chart).
 
-use super::svg::{BarChart, CurveChart, DiffChart, HeatMap, LineChart, OverviewChart};
+use super::svg::{
+    BarChart, CurveChart, DiffChart, HeatMap, HistoryChart, LineChart, OverviewChart,
+};
 use super::table::Table;
 use crate::warning::Warning;
 
@@ -62,6 +64,8 @@ pub enum Chart {
     Curve(CurveChart),
     /// Every workload against the baseline, on a log axis.
     Overview(OverviewChart),
+    /// One series' mean and band over campaigns (`storlab history`).
+    History(HistoryChart),
 }
 
 /// Sections that are one titled list, each workload's (the summary's

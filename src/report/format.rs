@@ -89,32 +89,7 @@ pub fn effect_text(pct: f64, low: f64, high: f64) -> String {
     )
 }
 
-/// How a metric is named in prose and charts: `throughput`, `p99
-/// latency`; the stored name where it has no other (tables and exports
-/// keep the stored names).
-pub fn human_name(stored: &str) -> String {
-    let known = match stored {
-        "bw_bytes_per_s" => "throughput",
-        "geomean_bw_bytes_per_s" => "throughput (geometric mean)",
-        "iops" => "IOPS",
-        "tps" => "TPS",
-        "ops_per_s" => "operations/s",
-        "total_s" => "total time",
-        "wall_s" => "wall time",
-        "init_seconds" => "init time",
-        "lat_mean_ns" => "mean latency",
-        "lat_p50_ns" => "median latency",
-        "lat_p90_ns" => "p90 latency",
-        "lat_p99_ns" => "p99 latency",
-        "lat_p999_ns" => "p99.9 latency",
-        "lat_max_ns" => "max latency",
-        _ => "",
-    };
-    match known {
-        "" => stored.to_string(),
-        k => k.to_string(),
-    }
-}
+pub use crate::metric::human_name;
 
 #[cfg(test)]
 mod tests {

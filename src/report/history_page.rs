@@ -1,14 +1,17 @@
-//! A history ([`crate::analysis::history`]) laid out: as terminal text (one table per
-//! series, then its step) and as one self-contained HTML page (inline CSS
-//! and SVG, no script, no external resource) with a chart per series — the
-//! mean and 95% band over campaigns, version changes marked, the step drawn
-//! where it began — above the same numbers as a table.
+//! A history ([`crate::analysis::history`]) laid out as a report
+//! [`Document`], rendered by the report's own renderers: on the terminal
+//! (fitted to its width) one table per series, then its step; as one
+//! self-contained HTML page (inline CSS and SVG, no script, no external
+//! resource) a chart per series — the mean and 95% band over campaigns,
+//! version changes marked, the step drawn where it began — above its step
+//! and the same numbers as a table.
 
 use anyhow::Result;
 
-use super::format::{effect, Notation};
-use super::render::html::html_escape;
-use super::svg::{history_chart, target_color, HistoryChart, HistoryPoint};
+use super::document::{Chart, Document, Section};
+use super::format::{effect, human_name, Notation};
+use super::render::{html as html_render, terminal};
+use super::svg::{target_color, HistoryChart, HistoryPoint};
 use super::table::Table;
 use super::text::{diff_text, display_unit, mean_ci_text, p_text};
 use crate::analysis::history::{History, Series, Step};
@@ -86,32 +89,92 @@ fn title(h: &History) -> String {
     )
 }
 
+/// `randread on ram: throughput (bw_bytes_per_s, higher)`: the name prose
+/// gives the metric, then the stored one scripts and exports use.
 fn series_title(s: &Series) -> String {
+    let human = human_name(&s.metric);
+    let stored = match human == s.metric {
+        true => String::new(),
+        false => format!("{}, ", s.metric),
+    };
     format!(
-        "{} on {}: {} ({})",
+        "{} on {}: {human} ({stored}{})",
         s.workload,
         s.target,
-        s.metric,
         s.direction.as_str()
     )
 }
 
-/// The history as terminal text.
-pub fn text(h: &History) -> String {
-    let mut out = format!("{}\n", title(h));
-    for (id, why) in &h.left_out {
-        out.push_str(&format!("left out: campaign {id} {why}\n"));
+/// The history as a report document: the summary (what the terminal
+/// prints) a table and a step per series; the body (the HTML page) a
+/// chart, the step and the table per series.
+pub fn document(h: &History) -> Document {
+    let mut head = Section::untitled(2);
+    head.text(title(h));
+    if !h.left_out.is_empty() {
+        head.list(
+            h.left_out
+                .iter()
+                .map(|(id, why)| format!("left out: campaign {id} {why}"))
+                .collect(),
+        );
     }
-    for s in &h.series {
-        out.push_str(&format!("\n{}\n", series_title(s)));
-        let mut t = Table::new(&HEADER, &RIGHT);
-        for row in rows(h, s) {
-            t.push(row);
+    let mut summary = vec![head.clone()];
+    let mut body = Vec::new();
+    if head.blocks.len() > 1 {
+        let mut left = Section::untitled(2);
+        left.blocks = head.blocks[1..].to_vec();
+        body.push(left);
+    }
+    for (i, s) in h.series.iter().enumerate() {
+        let mut brief = Section::new(2, series_title(s));
+        brief.table(table(h, s));
+        brief.text(step_text(&s.step));
+        summary.push(brief);
+        let mut full = Section::new(2, series_title(s));
+        full.chart(Chart::History(chart(h, s, i)));
+        body.push(full);
+        let mut step = Section::untitled(2).with_class("step");
+        step.text(step_text(&s.step));
+        step.table(table(h, s));
+        body.push(step);
+    }
+    Document {
+        title: title(h),
+        summary,
+        body,
+        warnings: Vec::new(),
+    }
+}
+
+/// The history as terminal text, fitted to `columns` when given.
+pub fn text(h: &History, columns: Option<usize>) -> String {
+    terminal::summary(&document(h), columns)
+}
+
+/// The history as one HTML page.
+pub fn html(h: &History) -> Result<String> {
+    html_render::render(&document(h))
+}
+
+/// The series' table; a column no campaign fills (no tags, no version
+/// changed) left out; on a narrow terminal the run count, the date and p
+/// go first, and tags, changes and the verdict wrap.
+fn table(h: &History, s: &Series) -> Table {
+    let mut t = Table::new(&HEADER, &RIGHT);
+    let rows = rows(h, s);
+    for row in &rows {
+        t.push(row.clone());
+    }
+    for col in ["changed", "tags"] {
+        let i = HEADER.iter().position(|x| *x == col).expect("a column");
+        if rows.iter().all(|r| r[i].is_empty()) {
+            t = t.without_column(i);
         }
-        out.push_str(&t.render_text());
-        out.push_str(&format!("{}\n", step_text(&s.step)));
     }
-    out
+    t.may_drop(&["runs", "at", "p"]);
+    t.may_wrap(&["changed", "tags", "verdict"]);
+    t
 }
 
 /// The change-point test's answer as a sentence.
@@ -132,46 +195,7 @@ pub fn step_text(step: &Step) -> String {
     }
 }
 
-const STYLE: &str = r#"
-body { font-family: sans-serif; margin: 2rem auto; max-width: 1000px; padding: 0 1rem; color: #222; line-height: 1.4; }
-h1 { font-size: 1.5rem; } h2 { border-bottom: 1px solid #ccc; padding-bottom: .2rem; margin-top: 2rem; font-size: 1.15rem; }
-table { border-collapse: collapse; margin: .5rem 0 1rem; font-size: .85rem; }
-th, td { border: 1px solid #ddd; padding: .25rem .5rem; text-align: left; vertical-align: top; }
-th { background: #f4f4f4; } td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
-.chart { margin: .5rem 0 1rem; } .chart svg { max-width: 100%; height: auto; }
-.step { font-weight: bold; }
-"#;
-
-/// The history as one HTML page.
-pub fn html(h: &History) -> Result<String> {
-    let mut body = format!("<h1>{}</h1>\n", html_escape(&title(h)));
-    if !h.left_out.is_empty() {
-        body.push_str("<ul class=\"left-out\">");
-        for (id, why) in &h.left_out {
-            body.push_str(&format!(
-                "<li>left out: campaign {id} {}</li>",
-                html_escape(why)
-            ));
-        }
-        body.push_str("</ul>\n");
-    }
-    for (i, s) in h.series.iter().enumerate() {
-        body.push_str(&format!("<h2>{}</h2>\n", html_escape(&series_title(s))));
-        body.push_str(&format!("<div class=\"chart\">{}</div>\n", chart(h, s, i)?));
-        body.push_str(&format!(
-            "<p class=\"step\">{}</p>\n",
-            html_escape(&step_text(&s.step))
-        ));
-        body.push_str(&table(h, s));
-    }
-    Ok(format!(
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-         <title>{}</title><style>{STYLE}</style></head><body>\n{body}</body></html>\n",
-        html_escape(&title(h))
-    ))
-}
-
-fn chart(h: &History, s: &Series, index: usize) -> Result<String> {
+fn chart(h: &History, s: &Series, index: usize) -> HistoryChart {
     let max = s
         .entries
         .iter()
@@ -189,8 +213,12 @@ fn chart(h: &History, s: &Series, index: usize) -> Result<String> {
         .filter_map(|e| {
             let mean = e.stats.summary?.mean;
             let point = h.points.iter().find(|p| p.campaign == e.campaign);
+            // Campaigns of one minute share a date label: the number
+            // tells them apart.
+            let shared = |l: &str| h.points.iter().filter(|p| p.label == l).count() > 1;
             let label = match point {
                 Some(p) if p.label.is_empty() => format!("#{}", e.campaign),
+                Some(p) if shared(&p.label) => format!("#{} {}", e.campaign, p.label),
                 Some(p) => p.label.clone(),
                 None => format!("#{}", e.campaign),
             };
@@ -207,36 +235,11 @@ fn chart(h: &History, s: &Series, index: usize) -> Result<String> {
         Step::Found { campaign, .. } => s.entries.iter().position(|e| e.campaign == *campaign),
         _ => None,
     };
-    history_chart(&HistoryChart {
+    HistoryChart {
         title: series_title(s),
-        y_label: format!("{} ({unit})", s.metric),
+        y_label: format!("{} ({unit})", human_name(&s.metric)),
         points,
         step_at,
         color: target_color(index),
-    })
-}
-
-fn table(h: &History, s: &Series) -> String {
-    let mut out = String::from("<table><thead><tr>");
-    for (name, right) in HEADER.iter().zip(RIGHT) {
-        out.push_str(&format!(
-            "<th{}>{}</th>",
-            if right { " class=\"num\"" } else { "" },
-            html_escape(name)
-        ));
     }
-    out.push_str("</tr></thead><tbody>\n");
-    for row in rows(h, s) {
-        out.push_str("<tr>");
-        for (cell, right) in row.iter().zip(RIGHT) {
-            out.push_str(&format!(
-                "<td{}>{}</td>",
-                if right { " class=\"num\"" } else { "" },
-                html_escape(cell)
-            ));
-        }
-        out.push_str("</tr>\n");
-    }
-    out.push_str("</tbody></table>\n");
-    out
 }

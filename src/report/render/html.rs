@@ -6,7 +6,9 @@ use anyhow::Result;
 
 use super::markup::{self, Markup};
 use crate::report::document::{Chart, Document};
-use crate::report::svg::{bar_chart, curve_chart, diff_chart, heatmap, line_chart, overview_chart};
+use crate::report::svg::{
+    bar_chart, curve_chart, diff_chart, heatmap, history_chart, line_chart, overview_chart,
+};
 use crate::report::table::Table;
 
 const STYLE: &str = r#"
@@ -18,7 +20,7 @@ th { background: #f4f4f4; } td.num, th.num { text-align: right; font-variant-num
 .chart { margin: .5rem 0 1rem; } .chart svg { max-width: 100%; height: auto; }
 .overview .chart svg { width: 960px; }
 .matrix table { font-size: .8rem; } .matrix p { margin: .8rem 0 0; font-weight: bold; }
-.warnings li { color: #8a4b00; } .headline li { font-weight: bold; }
+.warnings li { color: #8a4b00; } .step p { font-weight: bold; } .headline li { font-weight: bold; }
 td.differs { background: #fff1c2; font-weight: bold; }
 .side table { display: inline-table; vertical-align: top; margin-right: 1rem; }
 .compared td { overflow-wrap: anywhere; } .compared td:first-child { min-width: 9rem; }
@@ -118,6 +120,7 @@ impl Markup for Html {
             Chart::Heat(h) => heatmap(h)?,
             Chart::Curve(c) => curve_chart(c)?,
             Chart::Overview(o) => overview_chart(o)?,
+            Chart::History(h) => history_chart(h)?,
         };
         Ok(format!("<div class=\"chart\">{svg}</div>\n"))
     }
