@@ -91,7 +91,9 @@ pub fn differences(a: &CampaignData, b: &CampaignData) -> Differences {
             if params.contains(&c) {
                 continue;
             }
-            match kind.is_some_and(|k| k.volatile_fact(&c.name)) {
+            let volatile = kind.is_some_and(|k| k.volatile_fact(&c.name))
+                || only_storlab_names_differ(c.a.as_deref(), c.b.as_deref());
+            match volatile {
                 true => d.varies.push(c),
                 false => d.target_facts.push(c),
             }
@@ -101,6 +103,32 @@ pub fn differences(a: &CampaignData, b: &CampaignData) -> Differences {
     d.only_in_a = only_in(a, b);
     d.only_in_b = only_in(b, a);
     d
+}
+
+/// Whether `a` and `b` differ only in the names storlab gives what it
+/// creates after its process id (`/var/tmp/storlab-23869-gluster/mnt`
+/// against `…/storlab-3893-gluster/mnt`): wherever such a path shows up in
+/// a fact — a VM disk's image directory on a volume storlab mounted — it
+/// changes with every campaign.
+fn only_storlab_names_differ(a: Option<&str>, b: Option<&str>) -> bool {
+    fn masked(s: &str) -> String {
+        s.split_inclusive(['/', ':', ' ', ','])
+            .map(|part| match part.starts_with("storlab-") {
+                true => part
+                    .split(|c: char| c.is_ascii_digit())
+                    .filter(|p| !p.is_empty())
+                    .collect::<Vec<_>>()
+                    .join("#"),
+                false => part.to_string(),
+            })
+            .collect()
+    }
+    match (a, b) {
+        (Some(a), Some(b)) if a != b && (a.contains("storlab-") || b.contains("storlab-")) => {
+            masked(a) == masked(b)
+        }
+        _ => false,
+    }
 }
 
 /// The workloads and targets of `c` that `other` lacks (matched by name).
@@ -318,6 +346,27 @@ fn flat(v: &Value) -> BTreeMap<String, String> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn paths_through_what_storlab_named_after_its_pid_change_with_every_campaign() {
+        let same = |a: &str, b: &str| only_storlab_names_differ(Some(a), Some(b));
+        assert!(same(
+            "/var/tmp/storlab-23869-gluster/mnt/storlab-work-gluster",
+            "/var/tmp/storlab-3893-gluster/mnt/storlab-work-gluster"
+        ));
+        assert!(same(
+            "vm:/storlab-23869-gluster",
+            "vm:/storlab-3893-gluster"
+        ));
+        // Other differences stay differences.
+        assert!(!same(
+            "/var/tmp/storlab-1-gluster/a",
+            "/var/tmp/storlab-2-gluster/b"
+        ));
+        assert!(!same("/srv/data1", "/srv/data2"));
+        assert!(!same("storlab-1-x", "storlab-1-x"));
+    }
+
     use super::*;
     use serde_json::json;
 

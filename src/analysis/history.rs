@@ -265,7 +265,44 @@ fn all_series(cs: &[CampaignData], metrics: &[String]) -> Vec<Series> {
             }
         }
     }
+    judge_changes(&mut out, metrics.is_empty());
     out
+}
+
+/// Judges each campaign's changes from the previous one as one family per
+/// metric — the primary metrics together when none was named — as
+/// `storlab compare` judges the rows of the same two campaigns: a history
+/// of many workloads and targets does not call a change that chance
+/// explains at that many comparisons.
+fn judge_changes(series: &mut [Series], primary: bool) {
+    let mut families: Vec<(i64, String)> = Vec::new();
+    for s in series.iter() {
+        let metric = if primary {
+            String::new()
+        } else {
+            s.metric.clone()
+        };
+        for e in s.entries.iter().skip(1) {
+            if !families.contains(&(e.campaign, metric.clone())) {
+                families.push((e.campaign, metric.clone()));
+            }
+        }
+    }
+    for (campaign, metric) in families {
+        let members: Vec<(&mut TargetStats, Direction)> = series
+            .iter_mut()
+            .filter(|s| primary || s.metric == metric)
+            .flat_map(|s| {
+                let direction = s.direction;
+                s.entries
+                    .iter_mut()
+                    .skip(1)
+                    .filter(move |e| e.campaign == campaign)
+                    .map(move |e| (&mut e.stats, direction))
+            })
+            .collect();
+        model::family::judge(members);
+    }
 }
 
 fn series(cs: &[CampaignData], w: &str, t: &str, key: &MetricKey) -> Option<Series> {
@@ -351,6 +388,77 @@ fn centre(xs: &[f64]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stats::RoundValue;
+
+    /// A series of two campaigns whose values are `before` then `after`.
+    fn two_campaigns(target: &str, before: &[f64], after: &[f64]) -> Series {
+        let rounds = |v: &[f64]| -> Vec<RoundValue> {
+            v.iter()
+                .enumerate()
+                .map(|(i, &value)| RoundValue {
+                    round: i as u32 + 1,
+                    value,
+                })
+                .collect()
+        };
+        let cmp = compare_runs(
+            &rounds(before),
+            &rounds(after),
+            Design::Unpaired,
+            Analysis::Ratio,
+            LEVEL,
+        );
+        Series {
+            workload: "w".into(),
+            target: target.into(),
+            metric: "tps".into(),
+            unit: Unit::TransactionsPerSec,
+            direction: Direction::HigherIsBetter,
+            entries: vec![
+                Entry {
+                    campaign: 1,
+                    stats: model::target_stats(
+                        target,
+                        before.to_vec(),
+                        None,
+                        Direction::HigherIsBetter,
+                    ),
+                },
+                Entry {
+                    campaign: 2,
+                    stats: model::target_stats(
+                        target,
+                        after.to_vec(),
+                        cmp,
+                        Direction::HigherIsBetter,
+                    ),
+                },
+            ],
+            step: Step::Untested,
+        }
+    }
+
+    #[test]
+    fn a_campaigns_changes_are_judged_as_one_family_as_compare_judges_them() {
+        // Alone, p ≈ 0.033 calls the second series faster; beside a series
+        // that did not move, its adjusted p (twice that) does not.
+        let mut series = vec![
+            two_campaigns("a", &[58.0, 52.0, 65.0], &[60.0, 50.0, 59.0]),
+            two_campaigns("b", &[54.0, 51.0, 57.5], &[64.0, 61.0, 71.0]),
+        ];
+        let alone = series[1].entries[1].stats.verdict;
+        assert_eq!(alone, Some(crate::stats::Verdict::Better), "{series:?}");
+        judge_changes(&mut series, true);
+        let judged = &series[1].entries[1].stats;
+        let correction = judged.correction.expect("judged in a family");
+        assert_eq!(correction.comparisons, 2);
+        assert!(correction.chance, "{correction:?}");
+        assert_eq!(
+            judged.verdict,
+            Some(crate::stats::Verdict::NoSignificantDifference)
+        );
+        assert!(series[0].entries[0].stats.correction.is_none());
+    }
 
     #[test]
     fn versions_order_by_their_numbers() {
