@@ -247,7 +247,11 @@ impl Cx<'_> {
                 .iter()
                 .any(|x| &x.name == entry || &x.family == entry)
             {
-                let hint = did_you_mean(entry, targets.iter().map(|x| x.family.as_str()));
+                // A table's name, or one variant's as `check` prints it.
+                let names = targets
+                    .iter()
+                    .flat_map(|x| [x.family.as_str(), x.name.as_str()]);
+                let hint = did_you_mean(entry, names);
                 return Err(self.err(item.span(), format!("workload `{name}` names target `{entry}`, which the experiment does not define{hint}")));
             }
         }

@@ -327,3 +327,17 @@ fn a_stacked_variant_is_labelled_with_its_own_values() {
     );
     assert_eq!(e.targets[2].name, "vm[performance.write-behind=on]");
 }
+
+#[test]
+fn a_workload_naming_a_variant_by_its_old_name_is_told_the_new_one() {
+    let (at, msg) = refused(
+        "[[target]]\nname = \"d\"\nkind = \"tmpfs\"\nsweep = { size = [\"128M\", \"256M\"] }\n\
+         [[target]]\nname = \"img\"\nkind = \"loop\"\nsize = \"64M\"\non = \"d\"\n\
+         [[workload]]\nname = \"w\"\nkind = \"io\"\ntargets = [\"img[size=128M]\"]\n",
+    );
+    assert_eq!(at, "13:11");
+    assert!(
+        msg.ends_with("which the experiment does not define; did you mean `img[d.size=128M]`?"),
+        "{msg}"
+    );
+}
