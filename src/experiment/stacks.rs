@@ -6,14 +6,58 @@
 //! that table's name where its own parameter of the same name would read
 //! as its own value —, and the room an image needs in the target under it.
 
+use std::collections::BTreeMap;
+use std::ops::Range;
+
+use toml_edit::Table;
+
 use super::error::{did_you_mean, ExperimentError};
 use super::parse::Cx;
-use super::sweep::Factor;
-use super::variants::TargetFamily;
-use super::TargetSpec;
+use super::schema::TargetSpec;
+use super::sweep::{Factor, Sweep};
 use crate::params::units::format_bytes;
 use crate::params::{Params, Value};
 use crate::targets::TargetKind;
+
+type Span = Option<Range<usize>>;
+
+/// The keys by which a target stands on another: `on` (its image in that
+/// target's working directory) and a `vm-disk`'s `gluster` (the same, but
+/// reached through QEMU's gluster driver).
+pub(super) const STANDS_ON: &[&str] = &["on", "gluster"];
+
+/// The key by which a target with `params` stands on another, and that
+/// target's name.
+pub(super) fn stands_on(params: &Params) -> Option<(&'static str, &str)> {
+    STANDS_ON.iter().find_map(|k| match params.get(k) {
+        Some(Value::Str(s)) => Some((*k, s.as_str())),
+        _ => None,
+    })
+}
+
+/// One `[[target]]` table, read, before its variants are made.
+pub(super) struct TargetFamily<'d> {
+    pub table: &'d Table,
+    pub name: String,
+    pub kind: TargetKind,
+    pub baseline: bool,
+    pub params: Params,
+    pub spans: BTreeMap<&'static str, Span>,
+    pub sweep: Sweep,
+}
+
+impl TargetFamily<'_> {
+    /// The target this one stands on (`on`), as written, if any.
+    pub fn on(&self) -> Option<&str> {
+        stands_on(&self.params).map(|(_, name)| name)
+    }
+
+    /// The key that says what it stands on, and where it is written.
+    pub fn on_key(&self) -> (&'static str, Span) {
+        let key = stands_on(&self.params).map_or("on", |(k, _)| k);
+        (key, self.spans.get(key).cloned().flatten())
+    }
+}
 
 /// What a family stands on: another family and, when `on` names one of
 /// its variants (`gl[performance.cache-invalidation=on]`), that variant.

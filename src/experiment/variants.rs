@@ -2,9 +2,10 @@
 //! each `[[target]]` or `[[workload]]` table is a family, expanded into one
 //! spec per variant of its `sweep` ([`super::sweep`]); a target standing on
 //! another (`on = "gl"`) is made once per variant of that one, which it
-//! carries the factors of. Every refusal names the place in the file: an
-//! unknown swept key, a parameter the kind does not have, an empty list, a
-//! value swept twice, a target standing on itself.
+//! carries the factors of, or on one variant (`on = "gl[k=v]"`): what
+//! stands on what is [`super::stacks`]'s. Every refusal names the place in
+//! the file: an unknown swept key, a parameter the kind does not have, an
+//! empty list, a value swept twice.
 
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -14,7 +15,7 @@ use toml_edit::{Item, Table};
 use super::error::{did_you_mean, ExperimentError};
 use super::parse::{scalar_text, Cx};
 use super::schema::{TargetSpec, WorkloadSpec};
-use super::stacks::{stack_order, Carrier};
+use super::stacks::{stack_order, stands_on, Carrier, TargetFamily, STANDS_ON};
 use super::sweep::{
     label_value, variant_name, Axis, Factor, Level, Scale, Setting, Sweep, SweepMode,
 };
@@ -39,44 +40,6 @@ const NOT_SWEPT: &[&str] = &[
     "on",
     "gluster",
 ];
-
-/// The keys by which a target stands on another: `on` (its image in that
-/// target's working directory) and a `vm-disk`'s `gluster` (the same, but
-/// reached through QEMU's gluster driver).
-const STANDS_ON: &[&str] = &["on", "gluster"];
-
-/// The key by which a target with `params` stands on another, and that
-/// target's name.
-fn stands_on(params: &Params) -> Option<(&'static str, &str)> {
-    STANDS_ON.iter().find_map(|k| match params.get(k) {
-        Some(Value::Str(s)) => Some((*k, s.as_str())),
-        _ => None,
-    })
-}
-
-/// One `[[target]]` table, read, before its variants are made.
-pub(super) struct TargetFamily<'d> {
-    pub table: &'d Table,
-    pub name: String,
-    pub kind: TargetKind,
-    pub baseline: bool,
-    pub params: Params,
-    pub spans: BTreeMap<&'static str, Span>,
-    pub sweep: Sweep,
-}
-
-impl TargetFamily<'_> {
-    /// The target this one stands on (`on`), as written, if any.
-    pub fn on(&self) -> Option<&str> {
-        stands_on(&self.params).map(|(_, name)| name)
-    }
-
-    /// The key that says what it stands on, and where it is written.
-    pub fn on_key(&self) -> (&'static str, Span) {
-        let key = stands_on(&self.params).map_or("on", |(k, _)| k);
-        (key, self.spans.get(key).cloned().flatten())
-    }
-}
 
 impl Cx<'_> {
     /// Every target of the file, its variants in place of a swept table.
