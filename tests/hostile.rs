@@ -1108,3 +1108,142 @@ fn the_last_campaign_to_leave_stops_the_daemon_storlab_started() {
     // The first campaign's journal, kept for the daemon, is cleaned up.
     lab.ok(&["cleanup"]);
 }
+
+/// Item 8: `check` refuses, located and saying what to do, what `run`
+/// would refuse once it began provisioning: `..` in a directory, a name
+/// too long for the paths made of it, images that cannot fit together in
+/// the target under them, a variant that is not one; `run` refuses them
+/// too, before anything is made.
+#[test]
+fn check_refuses_what_run_would_refuse() {
+    let lab = Lab::new();
+    let data = lab.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    let dots = format!("{}/../data", data.display());
+    let long = "n".repeat(3000);
+    let w = "[[workload]]\nname = \"w\"\nkind = \"io\"\nsize = \"1M\"\n";
+    let tmpfs = "[[target]]\nname = \"t\"\nkind = \"tmpfs\"\nsize = \"512M\"\n";
+    let swept =
+        "[[target]]\nname = \"t\"\nkind = \"tmpfs\"\nsweep = { size = [\"128M\", \"256M\"] }\n";
+    let image = "[[target]]\nname = \"img\"\nkind = \"loop\"\n";
+    let cases: Vec<(String, &str, String)> = vec![
+        (
+            format!("[[target]]\nname = \"d\"\nkind = \"dir\"\npath = \"{dots}\"\n{w}"),
+            "4:8",
+            "climbs with `..`".into(),
+        ),
+        (
+            format!("[[target]]\nname = \"l\"\nkind = \"loop\"\ndir = \"{dots}\"\n{w}"),
+            "4:7",
+            format!("write the directory it reaches, {}", data.display()),
+        ),
+        (
+            format!("[[target]]\nname = \"{long}\"\nkind = \"tmpfs\"\n{w}"),
+            "2:8",
+            "target's name has 3000 characters, more than the 64 a name may have".into(),
+        ),
+        (
+            format!("{tmpfs}[[workload]]\nname = \"{long}\"\nkind = \"io\"\n"),
+            "6:8",
+            "workload's name has 3000 characters".into(),
+        ),
+        (
+            format!("{tmpfs}{image}size = \"2G\"\non = \"t\"\n{w}"),
+            "8:8",
+            "needs room for an image of 2.0 GiB, but `t` (tmpfs) holds only 512.0 MiB; raise"
+                .into(),
+        ),
+        (
+            format!(
+                "{tmpfs}{image}size = \"300M\"\nallocation = \"preallocated\"\non = \"t\"\n\
+                 sweep = {{ fs = [\"ext4\", \"xfs\"] }}\n{w}"
+            ),
+            "10:6",
+            "need 600.0 MiB together, but it holds only 512.0 MiB; raise its `size`, lower theirs"
+                .into(),
+        ),
+        (
+            format!("{swept}{image}size = \"64M\"\non = \"t[size=512M]\"\n{w}"),
+            "9:6",
+            "not a variant of `t` (its variants, as `storlab check` lists them: \
+             t[size=128M], t[size=256M]); name one of them exactly"
+                .into(),
+        ),
+    ];
+    for (i, (toml, at, phrase)) in cases.iter().enumerate() {
+        let file = lab.file(&format!("e{i}.toml"), toml);
+        let line: usize = at.split(':').next().unwrap().parse().unwrap();
+        let source = toml.lines().nth(line - 1).unwrap();
+        for cmd in ["check", "run"] {
+            let out = lab.run(&[cmd, file.to_str().unwrap()]);
+            let (_, err) = text(&out);
+            assert_eq!(out.status.code(), Some(2), "{cmd} case {i}: {err}");
+            assert!(
+                err.contains(&format!("e{i}.toml:{at}: ")),
+                "{cmd} {i}: {err}"
+            );
+            assert!(err.contains(phrase.as_str()), "{cmd} case {i}: {err}");
+            // The source line, as the other errors show it (a long one cut).
+            let shown = format!("{line} | {}", &source[..source.len().min(20)]);
+            assert!(
+                err.contains(&shown) || err.contains(&format!("{line} | ...")),
+                "{cmd} case {i} shows its line: {err}"
+            );
+        }
+    }
+    let journals = std::fs::read_dir(lab.state_dir()).map_or(0, |d| d.count());
+    assert_eq!(journals, 0, "run provisioned nothing");
+}
+
+/// A tmpfs of `size` the test mounts on `path`, unmounted on drop.
+struct SmallTmpfs(PathBuf);
+
+impl SmallTmpfs {
+    fn mount(path: PathBuf, size: &str) -> SmallTmpfs {
+        std::fs::create_dir_all(&path).unwrap();
+        let ok = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(&path)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "mounting a tmpfs on {}", path.display());
+        SmallTmpfs(path)
+    }
+}
+
+impl Drop for SmallTmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// Item 8, while there: an export to a file that fails midway (here the
+/// disk fills: 43 kB of CSV into a 16 kB tmpfs) leaves no partial file and
+/// keeps what the file held; one that succeeds replaces it whole.
+#[test]
+fn a_failed_export_leaves_no_partial_file() {
+    require_root!();
+    let lab = Lab::new();
+    let file = mock_experiment(&lab, 5);
+    lab.ok(&["run", "--quiet", file.to_str().unwrap()]);
+    let full = SmallTmpfs::mount(lab.path().join("full"), "16k");
+    let out_file = full.0.join("runs.csv");
+    std::fs::write(&out_file, "keep\n").unwrap();
+    let out = lab.run(&["export", "-o", out_file.to_str().unwrap()]);
+    let (_, err) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("No space left on device"), "{err}");
+    assert_eq!(std::fs::read_to_string(&out_file).unwrap(), "keep\n");
+    let left: Vec<_> = std::fs::read_dir(&full.0).unwrap().flatten().collect();
+    assert_eq!(left.len(), 1, "nothing but the old file: {left:?}");
+    // Where it fits, the export replaces the file whole.
+    let fits = lab.path().join("runs.csv");
+    std::fs::write(&fits, "keep\n").unwrap();
+    lab.ok(&["export", "-o", fits.to_str().unwrap()]);
+    let csv = std::fs::read_to_string(&fits).unwrap();
+    assert!(
+        csv.starts_with("campaign,") && csv.lines().count() > 5,
+        "{csv}"
+    );
+}

@@ -4,7 +4,8 @@
 //! first, the stack is remounted as one between runs and torn down top
 //! first; a SIGKILLed stack is undone by `storlab cleanup`; an image kept
 //! busy by another mount namespace fails one remount, named, and the stack
-//! is taken hold of again.
+//! is taken hold of again. And images on a swept tmpfs: on one variant
+//! named as `check` prints it, or on each, labelled with their own values.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -283,4 +284,83 @@ fn an_image_pinned_by_another_mount_namespace_fails_one_remount_and_is_not_lost(
         assert_gone(&lab, &facts(name));
     }
     assert_eq!(std::fs::read_dir(lab.state_dir()).unwrap().count(), 0);
+}
+
+/// A tmpfs swept over two sizes; image `one` stands on the variant
+/// `d[size=128M]` by the name `check` prints, image `each` on both, with
+/// a `size` of its own that its variants' names and labels must not
+/// confuse with the tmpfs's.
+#[test]
+fn images_stand_on_one_variant_of_a_swept_tmpfs_or_on_each() {
+    require_root!();
+    let lab = Lab::new();
+    let file = lab.file(
+        "variants.toml",
+        "name = \"variants\"\n[plan]\nrepetitions = 1\n\
+         [[target]]\nname = \"d\"\nkind = \"tmpfs\"\nsweep = { size = [\"64M\", \"128M\"] }\n\
+         [[target]]\nname = \"one\"\nkind = \"loop\"\nsize = \"80M\"\non = \"d[size=128M]\"\n\
+         [[target]]\nname = \"each\"\nkind = \"loop\"\nsize = \"24M\"\non = \"d\"\n\
+         [[workload]]\nname = \"w\"\nkind = \"io\"\nrw = \"write\"\nbs = \"64k\"\nsize = \"2M\"\n\
+         targets = [\"one\", \"each\"]\n",
+    );
+    let check = lab.ok(&["check", file.to_str().unwrap()]);
+    let targets = "targets: d[size=64M] (tmpfs), d[size=128M] (tmpfs), one (loop), \
+                   each[d.size=64M] (loop), each[d.size=128M] (loop)";
+    assert!(check.contains(targets), "{check}");
+    let _guard = Guard::new(&lab);
+    let out = lab.run(&["run", "--quiet", file.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let export = lab.export_json();
+    let target = |name: &str| -> Value {
+        export["targets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap_or_else(|| panic!("no target {name}: {}", export["targets"]))
+            .clone()
+    };
+    // `one` lives in the 128M tmpfs, not in the 64M one.
+    let big = target("d[size=128M]")["facts"].clone();
+    let one = target("one")["facts"].clone();
+    assert_eq!(one["on"], "d[size=128M]", "{one}");
+    let image = one["image"].as_str().unwrap();
+    assert!(
+        image.starts_with(big["mount_point"].as_str().unwrap()),
+        "{image} is in the 128M tmpfs {big}"
+    );
+    assert_eq!(big["size_bytes"], 128u64 << 20, "{big}");
+    assert_eq!(target("one")["factors"], serde_json::json!([]));
+    let runs = export["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 3, "one, and each on both tmpfs variants");
+    for r in runs {
+        assert_eq!(r["status"], "ok", "{r}");
+        let labels = &r["metrics"][0]["labels"];
+        assert!(
+            labels.get("size").is_none(),
+            "no label says the image's size: {r}"
+        );
+        match r["target"].as_str().unwrap() {
+            "one" => assert!(labels.get("d.size").is_none(), "{r}"),
+            "each[d.size=64M]" => assert_eq!(labels["d.size"], (64u64 << 20).to_string(), "{r}"),
+            "each[d.size=128M]" => {
+                assert_eq!(labels["d.size"], (128u64 << 20).to_string(), "{r}")
+            }
+            other => panic!("a run on {other}"),
+        }
+    }
+    for name in [
+        "one",
+        "each[d.size=64M]",
+        "each[d.size=128M]",
+        "d[size=64M]",
+        "d[size=128M]",
+    ] {
+        assert_gone(&lab, &target(name)["facts"]);
+    }
 }

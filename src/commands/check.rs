@@ -125,9 +125,13 @@ fn variants_text(exp: &Experiment, estimate: &Estimate) -> Vec<String> {
             .iter()
             .filter(|x| x.family == t.family)
             .collect();
+        // A table on one variant (`on = "d[size=128M]"`) names it.
         let on =
-            t.on.map(|c| format!(", on {}", exp.targets[c].family))
-                .unwrap_or_default();
+            t.on.map(|c| match variants.iter().all(|v| v.on == t.on) {
+                true => format!(", on {}", exp.targets[c].name),
+                false => format!(", on {}", exp.targets[c].family),
+            })
+            .unwrap_or_default();
         out.push(format!(
             "  target {} ({}{on}): {} variants",
             t.family,

@@ -68,6 +68,18 @@ pub fn refuse_output_store(output: Option<&Path>, db: &Path) -> Result<()> {
 /// renamed over it, so that a symlink at `path` is replaced, never
 /// followed, and a failed write leaves what was there.
 pub fn replace_file(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_replacing(path, |out| Ok(out.write_all(bytes)?))
+}
+
+/// Writes what `write` makes as the file `path`, as [`replace_file`]
+/// does: into a new file beside it (`.storlab-…`, removed if anything
+/// fails), renamed over `path` only once all of it is written, so that a
+/// write that fails midway (a full disk, a store that cannot be read
+/// further) leaves no partial file and keeps what `path` held.
+pub fn write_replacing(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> Result<()>,
+) -> Result<()> {
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
@@ -76,8 +88,12 @@ pub fn replace_file(path: &Path, bytes: &[u8]) -> Result<()> {
         .prefix(".storlab-")
         .tempfile_in(dir)
         .with_context(|| format!("creating a file in {}", dir.display()))?;
-    tmp.write_all(bytes)
-        .with_context(|| format!("writing {}", path.display()))?;
+    {
+        let mut out = std::io::BufWriter::with_capacity(1 << 16, tmp.as_file_mut());
+        write(&mut out)
+            .and_then(|()| Ok(out.flush()?))
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
     let mode = std::os::unix::fs::PermissionsExt::from_mode(0o644);
     tmp.as_file()
         .set_permissions(mode)

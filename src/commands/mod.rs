@@ -194,8 +194,10 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
 
 /// Writes what `write` makes to `path`, or to stdout when there is none,
 /// as it is made (an export of 10^5 runs is never held whole in memory);
-/// never over the store at `db`. A reader gone from stdout (a broken
-/// pipe, `| head`) ends storlab quietly, as [`emit`] does.
+/// never over the store at `db`. A file is written beside `path` and
+/// renamed to it once whole: an export that fails midway leaves none. A
+/// reader gone from stdout (a broken pipe, `| head`) ends storlab
+/// quietly, as [`emit`] does.
 pub fn emit_streaming(
     path: Option<&Path>,
     db: &Path,
@@ -205,12 +207,7 @@ pub fn emit_streaming(
     match path {
         Some(p) => {
             destination::refuse_store(p, db)?;
-            let file =
-                std::fs::File::create(p).with_context(|| format!("writing {}", p.display()))?;
-            let mut out = std::io::BufWriter::with_capacity(1 << 16, file);
-            write(&mut out)
-                .and_then(|()| Ok(out.flush()?))
-                .with_context(|| format!("writing {}", p.display()))
+            destination::write_replacing(p, write)
         }
         None => {
             let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());

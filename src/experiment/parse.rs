@@ -18,6 +18,14 @@ use crate::workload::WorkloadKind;
 
 type Span = Option<Range<usize>>;
 
+/// The longest name of a target or workload, in characters: it becomes
+/// part of path components (`storlab-tmpfs-NAME-PID`,
+/// `storlab-PID-NAME-N`) and of Gluster's volume files, which name the
+/// volume and its bricks' paths in one component of at most 255 bytes.
+pub const MAX_NAME_CHARS: usize = 64;
+/// The longest experiment name, in characters.
+pub const MAX_EXPERIMENT_NAME_CHARS: usize = 128;
+
 const TOP_KEYS: &[&str] = &["name", "description", "plan", "target", "workload"];
 pub(super) const TARGET_COMMON: &[&str] = &["name", "kind", "baseline", "sweep", "sweep_mode"];
 pub(super) const WORKLOAD_COMMON: &[&str] = &[
@@ -40,7 +48,7 @@ pub fn parse_experiment(file: &str, source: &str) -> Result<Experiment, Experime
     let root = doc.as_table();
     cx.check_keys(root, TOP_KEYS, "top level")?;
     let name = match root.get("name") {
-        Some(item) => cx.printable(item, "name", false)?,
+        Some(item) => cx.experiment_name(item)?,
         None => file_stem(file),
     };
     let description = match root.get("description") {
@@ -239,7 +247,11 @@ impl Cx<'_> {
                 .iter()
                 .any(|x| &x.name == entry || &x.family == entry)
             {
-                let hint = did_you_mean(entry, targets.iter().map(|x| x.family.as_str()));
+                // A table's name, or one variant's as `check` prints it.
+                let names = targets
+                    .iter()
+                    .flat_map(|x| [x.family.as_str(), x.name.as_str()]);
+                let hint = did_you_mean(entry, names);
                 return Err(self.err(item.span(), format!("workload `{name}` names target `{entry}`, which the experiment does not define{hint}")));
             }
         }
@@ -337,6 +349,12 @@ impl Cx<'_> {
         if name.trim().is_empty() {
             return Err(self.err(item.span(), format!("a {what} name must not be empty")));
         }
+        let chars = name.chars().count();
+        if chars > MAX_NAME_CHARS {
+            return Err(self.err(item.span(), format!(
+                "this {what}'s name has {chars} characters, more than the {MAX_NAME_CHARS} a name may have: it becomes part of directory, mount, pool and volume names (at most 255 bytes each); shorten it"
+            )));
+        }
         if let Some(other) = taken.find(|n| collision_key(n) == collision_key(&name)) {
             let message = if other == name {
                 format!("duplicate {what} name `{name}`; names must be unique")
@@ -347,6 +365,19 @@ impl Cx<'_> {
                 )
             };
             return Err(self.err(item.span(), message));
+        }
+        Ok(name)
+    }
+
+    /// The experiment's `name`: printable, and short enough to head a
+    /// listing's line.
+    fn experiment_name(&self, item: &Item) -> Result<String, ExperimentError> {
+        let name = self.printable(item, "name", false)?;
+        let chars = name.chars().count();
+        if chars > MAX_EXPERIMENT_NAME_CHARS {
+            return Err(self.err(item.span(), format!(
+                "the experiment's name has {chars} characters, more than the {MAX_EXPERIMENT_NAME_CHARS} it may have (it names the campaign in every listing, report and export); shorten it, and say more in `description`"
+            )));
         }
         Ok(name)
     }

@@ -2,9 +2,10 @@
 //! each `[[target]]` or `[[workload]]` table is a family, expanded into one
 //! spec per variant of its `sweep` ([`super::sweep`]); a target standing on
 //! another (`on = "gl"`) is made once per variant of that one, which it
-//! carries the factors of. Every refusal names the place in the file: an
-//! unknown swept key, a parameter the kind does not have, an empty list, a
-//! value swept twice, a target standing on itself.
+//! carries the factors of, or on one variant (`on = "gl[k=v]"`): what
+//! stands on what is [`super::stacks`]'s. Every refusal names the place in
+//! the file: an unknown swept key, a parameter the kind does not have, an
+//! empty list, a value swept twice.
 
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -14,6 +15,7 @@ use toml_edit::{Item, Table};
 use super::error::{did_you_mean, ExperimentError};
 use super::parse::{scalar_text, Cx};
 use super::schema::{TargetSpec, WorkloadSpec};
+use super::stacks::{stack_order, stands_on, Carrier, TargetFamily, STANDS_ON};
 use super::sweep::{
     label_value, variant_name, Axis, Factor, Level, Scale, Setting, Sweep, SweepMode,
 };
@@ -39,44 +41,6 @@ const NOT_SWEPT: &[&str] = &[
     "gluster",
 ];
 
-/// The keys by which a target stands on another: `on` (its image in that
-/// target's working directory) and a `vm-disk`'s `gluster` (the same, but
-/// reached through QEMU's gluster driver).
-const STANDS_ON: &[&str] = &["on", "gluster"];
-
-/// The key by which a target with `params` stands on another, and that
-/// target's name.
-fn stands_on(params: &Params) -> Option<(&'static str, &str)> {
-    STANDS_ON.iter().find_map(|k| match params.get(k) {
-        Some(Value::Str(s)) => Some((*k, s.as_str())),
-        _ => None,
-    })
-}
-
-/// One `[[target]]` table, read, before its variants are made.
-struct TargetFamily<'d> {
-    table: &'d Table,
-    name: String,
-    kind: TargetKind,
-    baseline: bool,
-    params: Params,
-    spans: BTreeMap<&'static str, Span>,
-    sweep: Sweep,
-}
-
-impl TargetFamily<'_> {
-    /// The family this one stands on (`on`), if any.
-    fn on(&self) -> Option<&str> {
-        stands_on(&self.params).map(|(_, name)| name)
-    }
-
-    /// The key that says what it stands on, and where it is written.
-    fn on_key(&self) -> (&'static str, Span) {
-        let key = stands_on(&self.params).map_or("on", |(k, _)| k);
-        (key, self.spans.get(key).cloned().flatten())
-    }
-}
-
 impl Cx<'_> {
     /// Every target of the file, its variants in place of a swept table.
     pub(super) fn targets(
@@ -97,7 +61,10 @@ impl Cx<'_> {
         self.check_target_count(&families, &carriers, limit)?;
         let mut expanded: Vec<Vec<TargetSpec>> = vec![Vec::new(); families.len()];
         for f in stack_order(&carriers) {
-            let under = carriers[f].map(|c| expanded[c].clone());
+            let under = match &carriers[f] {
+                Some(c) => Some(self.carried(&families, &carriers, f, &expanded[c.family])?),
+                None => None,
+            };
             expanded[f] = self.expand_target(&families[f], under.as_deref())?;
         }
         let mut out: Vec<TargetSpec> = expanded.into_iter().flatten().collect();
@@ -107,6 +74,7 @@ impl Cx<'_> {
                 t.on = names.iter().position(|n| n == c);
             }
         }
+        self.check_shared_room(&families, &out)?;
         self.check_unique(
             out.iter().map(|t| {
                 let table = families.iter().find(|f| f.name == t.family);
@@ -127,12 +95,15 @@ impl Cx<'_> {
     fn check_target_count(
         &self,
         families: &[TargetFamily],
-        carriers: &[Option<usize>],
+        carriers: &[Option<Carrier>],
         limit: u64,
     ) -> Result<(), ExperimentError> {
         let mut counts = vec![0u64; families.len()];
         for f in stack_order(carriers) {
-            let under = carriers[f].map_or(1, |c| counts[c]);
+            let under = match &carriers[f] {
+                Some(c) if c.variant.is_none() => counts[c.family],
+                _ => 1,
+            };
             counts[f] = families[f].sweep.count().saturating_mul(under);
         }
         let total = counts.iter().fold(0u64, |a, b| a.saturating_add(*b));
@@ -204,103 +175,15 @@ impl Cx<'_> {
         })
     }
 
-    /// For each family, the family it stands on; refuses unknown targets,
-    /// a target on itself, circles, and `dir` beside `on`.
-    fn carriers(&self, families: &[TargetFamily]) -> Result<Vec<Option<usize>>, ExperimentError> {
-        let mut out = Vec::new();
-        for f in families {
-            let Some(on) = f.on() else {
-                out.push(None);
-                continue;
-            };
-            let (key, span) = f.on_key();
-            if on == f.name {
-                return Err(self.err(span, format!("target `{}` cannot stand on itself", f.name)));
-            }
-            let Some(c) = families.iter().position(|x| x.name == on) else {
-                let hint = did_you_mean(on, families.iter().map(|x| x.name.as_str()));
-                return Err(self.err(
-                    span,
-                    format!(
-                        "target `{}` stands on `{on}`, which the experiment does not define{hint}",
-                        f.name
-                    ),
-                ));
-            };
-            if let Some(dir) = f.table.get("dir") {
-                return Err(self.err(dir.span(), format!("target `{}` stands on `{on}`: its image lives in that target's working directory, so `dir` does not apply; remove it", f.name)));
-            }
-            if key == "gluster" && families[c].kind != TargetKind::Gluster {
-                return Err(self.err(span, format!(
-                    "target `{}` reaches `{on}` through QEMU's gluster driver, but `{on}` is a {} target; name a gluster target, or stand on it with `on = \"{on}\"`",
-                    f.name,
-                    families[c].kind.name()
-                )));
-            }
-            out.push(Some(c));
-        }
-        for (i, f) in families.iter().enumerate() {
-            let mut seen = vec![i];
-            let mut at = out[i];
-            while let Some(c) = at {
-                if seen.contains(&c) {
-                    let (_, span) = f.on_key();
-                    return Err(self.err(
-                        span,
-                        format!(
-                            "target `{}` stands on a circle of targets (each on the next); break it",
-                            f.name
-                        ),
-                    ));
-                }
-                seen.push(c);
-                at = out[c];
-            }
-        }
-        Ok(out)
-    }
-
-    /// Refuses an image that cannot fit in the target it stands on, when
-    /// both say their size (a tmpfs, a loop image, a pool), as swept: the
-    /// image may grow to its whole size, and the filesystem below keeps
-    /// some room for itself. Beneath a directory or a volume, the free
-    /// space is checked when the image is made.
-    fn check_room(
-        &self,
-        f: &TargetFamily,
-        params: &Params,
-        carrier: &TargetSpec,
-    ) -> Result<(), ExperimentError> {
-        let (Some(Value::Size(image)), Some(Value::Size(room))) =
-            (params.get("size"), carrier.params.get("size"))
-        else {
-            return Ok(());
-        };
-        if image < room {
-            return Ok(());
-        }
-        let span = f.spans.get("size").cloned().flatten().or(f.on_key().1);
-        Err(self.err(
-            span,
-            format!(
-                "target `{}` needs room for an image of {}, but `{}` ({}) holds only {}; raise that target's `size` or lower this one's",
-                f.name,
-                crate::params::units::format_bytes(*image as f64),
-                carrier.name,
-                carrier.kind.name(),
-                crate::params::units::format_bytes(*room as f64),
-            ),
-        ))
-    }
-
     /// A family's variants: its sweep's, once per variant of the target
-    /// it stands on, whose factors come first.
+    /// it stands on, whose factors (as [`Cx::carried`] keys them) come
+    /// first.
     fn expand_target(
         &self,
         f: &TargetFamily,
-        under: Option<&[TargetSpec]>,
+        under: Option<&[(TargetSpec, Vec<Factor>)]>,
     ) -> Result<Vec<TargetSpec>, ExperimentError> {
-        let carriers: Vec<Option<&TargetSpec>> = match under {
+        let carriers: Vec<Option<&(TargetSpec, Vec<Factor>)>> = match under {
             Some(c) => c.iter().map(Some).collect(),
             None => vec![None],
         };
@@ -309,7 +192,7 @@ impl Cx<'_> {
         let mut out = Vec::with_capacity(total);
         for carrier in carriers {
             for levels in &variants {
-                let mut factors = carrier.map(|c| c.factors.clone()).unwrap_or_default();
+                let mut factors = carrier.map(|c| c.1.clone()).unwrap_or_default();
                 for l in levels {
                     if factors.iter().any(|x| x.key == l.factor.key) {
                         return Err(self.err(l.span.clone(), format!(
@@ -321,7 +204,7 @@ impl Cx<'_> {
                 factors.extend(levels.iter().map(|l| l.factor.clone()));
                 let mut params = f.params.clone();
                 self.apply(levels, &mut params)?;
-                if let Some(c) = carrier {
+                if let Some((c, _)) = carrier {
                     self.check_room(f, &params, c)?;
                     params.set(f.on_key().0, Value::Str(c.name.clone()));
                 }
@@ -899,25 +782,6 @@ fn too_many(what: &str, count: u64, limit: u64, largest: &str) -> String {
     format!(
         "the sweeps make {count} {what} ({largest}), more than [plan] max_variants = {limit}; sweep fewer values (or `sweep_mode = \"zip\"`), or raise `max_variants` in [plan] if the study really has that many"
     )
-}
-
-/// Families in an order where each comes after the one it stands on
-/// (circles were refused before).
-fn stack_order(carriers: &[Option<usize>]) -> Vec<usize> {
-    fn place(i: usize, carriers: &[Option<usize>], done: &mut Vec<usize>) {
-        if done.contains(&i) {
-            return;
-        }
-        if let Some(c) = carriers[i] {
-            place(c, carriers, done);
-        }
-        done.push(i);
-    }
-    let mut done = Vec::new();
-    for i in 0..carriers.len() {
-        place(i, carriers, &mut done);
-    }
-    done
 }
 
 /// `NAME` for a family of one, `NAME-N` for the N-th of several variants.

@@ -34,12 +34,42 @@ impl TargetConfig for DirParams {
     }
 }
 
-/// Refuses `/` (however written) for a directory parameter.
+/// Refuses `/` (however written) for a directory parameter, and `..`:
+/// storlab creates and removes only below paths written without it.
 pub fn validate_dir_param(key: &'static str, path: &str) -> Result<(), Fault> {
     if is_slash(Path::new(path)) {
         return Err((
             key,
             format!("refusing `/` as `{key}`; name a directory below it, e.g. /srv/test"),
+        ));
+    }
+    if Path::new(path)
+        .components()
+        .any(|c| c == std::path::Component::ParentDir)
+    {
+        let instead = match Path::new(path).canonicalize() {
+            Ok(real) => format!("write the directory it reaches, {}", real.display()),
+            Err(_) => "write the directory without it".to_string(),
+        };
+        return Err((
+            key,
+            format!("`{key}` = \"{path}\" climbs with `..`, and storlab creates and removes only below a path written without it; {instead}"),
+        ));
+    }
+    Ok(())
+}
+
+/// [`validate_dir_param`] for a directory that holds what storlab makes
+/// (images, bricks): also absolute, since what storlab makes there is
+/// journaled by absolute path.
+pub fn validate_holder_dir(key: &'static str, path: &str) -> Result<(), Fault> {
+    validate_dir_param(key, path)?;
+    if !Path::new(path).is_absolute() {
+        return Err((
+            key,
+            format!(
+                "`{key}` = \"{path}\" is a relative path; write it from the root, e.g. /var/tmp"
+            ),
         ));
     }
     Ok(())

@@ -73,7 +73,7 @@ impl TargetConfig for GlusterParams {
             )),
             _ => {
                 validate_servers(self)?;
-                super::dir::validate_dir_param("dir", &self.dir)
+                super::dir::validate_holder_dir("dir", &self.dir)
             }
         }
     }

@@ -23,7 +23,7 @@ choices! {
 
 impl ImageParams {
     pub fn validate(&self) -> Result<(), Fault> {
-        super::dir::validate_dir_param("dir", &self.dir)
+        super::dir::validate_holder_dir("dir", &self.dir)
     }
 
     pub fn preallocated(&self) -> bool {

@@ -213,7 +213,10 @@ fn stacking_refusals_are_located() {
         ("[[target]]\nname = \"vm\"\nkind = \"loop\"\non = \"gl\"\ndir = \"/tmp\"\n[[target]]\nname = \"gl\"\nkind = \"gluster\"\n", "5:7", "`dir` does not apply"),
         ("[[target]]\nname = \"gl\"\nkind = \"gluster\"\non = \"x\"\n", "4:1", "unknown key `on`"),
         ("[[target]]\nname = \"vm\"\nkind = \"loop\"\nsweep = { on = [\"a\"] }\n", "4:11", "`on` cannot be swept"),
-        ("[[target]]\nname = \"vm\"\nkind = \"loop\"\non = \"gl\"\nsweep = { size = [\"1G\"] }\n[[target]]\nname = \"gl\"\nkind = \"loop\"\nsweep = { size = [\"2G\"] }\n", "5:19", "which the target it stands on sweeps too"),
+        ("[[target]]\nname = \"vm\"\nkind = \"loop\"\non = \"gl[size=3G]\"\n[[target]]\nname = \"gl\"\nkind = \"loop\"\nsweep = { size = [\"2G\", \"4G\"] }\n", "4:6", "stands on `gl[size=3G]`, which is not a variant of `gl` (its variants, as `storlab check` lists them: gl[size=2G], gl[size=4G]); name one of them exactly, or write `on = \"gl\"`"),
+        ("[[target]]\nname = \"vm\"\nkind = \"loop\"\non = \"gl[size=2G]\"\n[[target]]\nname = \"gl\"\nkind = \"loop\"\nsize = \"2G\"\n", "4:6", "`gl` is not swept: it has no variants; write `on = \"gl\"`"),
+        ("[[target]]\nname = \"vm\"\nkind = \"loop\"\non = \"vm[size=2G]\"\nsweep = { size = [\"1G\", \"2G\"] }\n", "4:6", "cannot stand on itself"),
+        ("[[target]]\nname = \"t\"\nkind = \"tmpfs\"\nsize = \"512M\"\n[[target]]\nname = \"vm\"\nkind = \"loop\"\non = \"t\"\nsize = \"300M\"\nsweep = { fs = [\"ext4\", \"xfs\"] }\n", "8:6", "2 images stand on `t` (tmpfs): `vm[fs=ext4]`, `vm[fs=xfs]` need 600.0 MiB together, but it holds only 512.0 MiB"),
     ];
     for (targets, at, phrase) in cases {
         let (got, msg) = refused(&format!("{targets}{w}"));
@@ -248,4 +251,93 @@ fn a_name_that_is_also_a_variants_path_name_is_refused() {
             "{other}: {msg}"
         );
     }
+}
+
+#[test]
+fn a_target_stands_on_one_variant_by_the_name_check_prints() {
+    let e = parse(
+        "[[target]]\nname = \"d\"\nkind = \"tmpfs\"\nsweep = { size = [\"128M\", \"256M\"] }\n\
+         [[target]]\nname = \"img\"\nkind = \"loop\"\nsize = \"64M\"\non = \"d[size=256M]\"\n\
+         sweep = { allocation = [\"thin\", \"preallocated\"] }\n\
+         [[workload]]\nname = \"w\"\nkind = \"io\"\n",
+    );
+    let names: Vec<&str> = e.targets.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "d[size=128M]",
+            "d[size=256M]",
+            "img[allocation=thin]",
+            "img[allocation=preallocated]"
+        ]
+    );
+    // Both images on the one variant, which they carry no factor of.
+    assert_eq!((e.targets[2].on, e.targets[3].on), (Some(1), Some(1)));
+    assert_eq!(e.targets[2].factors.len(), 1);
+    assert_eq!(e.targets[2].slug, "img-1");
+    assert_eq!(e.provision_order(), [0, 1, 2, 3]);
+}
+
+#[test]
+fn a_stacked_variant_is_labelled_with_its_own_values() {
+    // The tmpfs sweeps `size`; the image has a `size` of its own (64M),
+    // which is what `size` must mean on its name and its metrics.
+    let e = parse(
+        "[[target]]\nname = \"d\"\nkind = \"tmpfs\"\nsweep = { size = [\"128M\", \"256M\"] }\n\
+         [[target]]\nname = \"img\"\nkind = \"loop\"\nsize = \"64M\"\non = \"d\"\n\
+         [[target]]\nname = \"top\"\nkind = \"loop\"\non = \"img\"\nsweep = { size = [\"16M\", \"32M\"] }\n\
+         [[workload]]\nname = \"w\"\nkind = \"io\"\n",
+    );
+    let names: Vec<&str> = e.targets.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "d[size=128M]",
+            "d[size=256M]",
+            "img[d.size=128M]",
+            "img[d.size=256M]",
+            "top[d.size=128M,size=16M]",
+            "top[d.size=128M,size=32M]",
+            "top[d.size=256M,size=16M]",
+            "top[d.size=256M,size=32M]",
+        ]
+    );
+    let img = &e.targets[2];
+    let labels = crate::experiment::sweep::labels(&img.factors);
+    assert_eq!(
+        labels.value("d.size"),
+        Some((128u64 << 20).to_string().as_str())
+    );
+    assert_eq!(labels.value("size"), None, "64M is the image's size");
+    let top = &e.targets[5];
+    let labels = crate::experiment::sweep::labels(&top.factors);
+    assert_eq!(
+        labels.value("size"),
+        Some((32u64 << 20).to_string().as_str())
+    );
+    assert_eq!(
+        top.params.get("on"),
+        Some(&Value::Str("img[d.size=128M]".into()))
+    );
+    // A key the image does not have keeps its name (seed 000's options).
+    let e = parse(
+        "[[target]]\nname = \"gl\"\nkind = \"gluster\"\nsweep = { options = { \"performance.write-behind\" = [\"on\", \"off\"] } }\n\
+         [[target]]\nname = \"vm\"\nkind = \"loop\"\non = \"gl\"\n\
+         [[workload]]\nname = \"w\"\nkind = \"io\"\ntargets = [\"vm\"]\n",
+    );
+    assert_eq!(e.targets[2].name, "vm[performance.write-behind=on]");
+}
+
+#[test]
+fn a_workload_naming_a_variant_by_its_old_name_is_told_the_new_one() {
+    let (at, msg) = refused(
+        "[[target]]\nname = \"d\"\nkind = \"tmpfs\"\nsweep = { size = [\"128M\", \"256M\"] }\n\
+         [[target]]\nname = \"img\"\nkind = \"loop\"\nsize = \"64M\"\non = \"d\"\n\
+         [[workload]]\nname = \"w\"\nkind = \"io\"\ntargets = [\"img[size=128M]\"]\n",
+    );
+    assert_eq!(at, "13:11");
+    assert!(
+        msg.ends_with("which the experiment does not define; did you mean `img[d.size=128M]`?"),
+        "{msg}"
+    );
 }

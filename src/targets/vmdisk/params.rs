@@ -114,7 +114,7 @@ impl VmDiskParams {
                 ),
             ));
         }
-        super::super::dir::validate_dir_param("dir", &self.dir)
+        super::super::dir::validate_holder_dir("dir", &self.dir)
     }
 
     /// The target this one stands on, by either key.
