@@ -360,3 +360,47 @@ fn without_block_tracing_the_run_says_so_and_keeps_the_diskstats_average() {
     )[0]
     .is_nan());
 }
+
+/// One bpftrace for the whole campaign — attached once after provisioning,
+/// not before every run — and still each run's figures are that run's
+/// requests alone: every one of three runs reading its 16 MiB file once
+/// with direct I/O shows 16 MiB read at the loop device, not the
+/// campaign's running total, nor the files' layout between runs (buffered
+/// writes the run's end_fsync-free layout leaves to writeback).
+#[test]
+fn one_tracer_serves_the_campaign_and_each_run_counts_only_its_own_requests() {
+    require_root!();
+    require_program!("bpftrace");
+    let lab = Lab::new();
+    let text = format!(
+        "name = \"shared\"\n[plan]\nrepetitions = 3\n\n{}\n[[workload]]\nname = \"r\"\nkind = \"io\"\nrw = \"read\"\nbs = \"1M\"\nsize = \"16M\"\ndirect = true\n",
+        loop_target().replace("@DIR@", &lab.path().display().to_string())
+    );
+    let file = lab.file("exp.toml", &text);
+    let out = lab.run(&["-v", "run", file.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let attaches = stderr
+        .lines()
+        .filter(|l| l.contains("bpftrace -f json"))
+        .count();
+    assert_eq!(attaches, 1, "bpftrace started {attaches} times:\n{stderr}");
+    let export = lab.export_json();
+    assert!(block_trace(&export).starts_with("bpftrace v"));
+    let lo = loop_name(&export);
+    let runs = runs(&export);
+    assert_eq!(runs.len(), 3);
+    for run in runs {
+        let get = |name: &str| {
+            labelled_value(run, name, &[("device", lo.as_str()), ("op", "read")]).unwrap_or(0.0)
+        };
+        let read = get("dev_requests") * get("dev_request_bytes");
+        eprintln!("run {}: {read} bytes read at {lo}", run["id"]);
+        // 16 MiB, and at most a few metadata blocks (drop_caches).
+        assert!(
+            (16.0 * 1048576.0..17.0 * 1048576.0).contains(&read),
+            "run {}: {read} bytes read at {lo}",
+            run["id"]
+        );
+    }
+}

@@ -67,6 +67,21 @@ impl Dump {
         }
     }
 
+    /// This dump's counts of `devices` (kernel numbers) alone.
+    pub fn only(mut self, devices: &[u64]) -> Dump {
+        let keep = |d: &u64| devices.contains(d);
+        self.latency.retain(|k, _| keep(&k.0));
+        self.queue.retain(|k, _| keep(&k.0));
+        self.requests.retain(|k, _| keep(&k.0));
+        self.bytes.retain(|k, _| keep(&k.0));
+        self.done.retain(|k, _| keep(&k.0));
+        self.busy.retain(|k, _| keep(k));
+        self.flushes.retain(|k, _| keep(k));
+        self.fua.retain(|k, _| keep(k));
+        self.unmatched.retain(|k, _| keep(k));
+        self
+    }
+
     fn add_map(&mut self, name: &str, entries: &serde_json::Map<String, Value>) {
         for (key, value) in entries {
             // A requeue's sum(-1) may leave a count below 0 in one CPU's
@@ -206,5 +221,18 @@ mod tests {
         assert_eq!(d.requests[&(266338304, 0)], 6);
         assert!(d.flushes.is_empty());
         assert_eq!(d.busy[&266338304], 123456);
+    }
+
+    #[test]
+    fn a_dump_keeps_only_the_devices_asked_for() {
+        let mut r = Reader::default();
+        let events: Vec<Event> = OUTPUT.lines().filter_map(|l| r.line(l)).collect();
+        let Event::Dump(b) = &events[2] else {
+            panic!("{events:?}");
+        };
+        let none = (**b).clone().only(&[7 << 20]);
+        assert!(none.latency.is_empty() && none.requests.is_empty() && none.busy.is_empty());
+        assert!(none.flushes.is_empty());
+        assert_eq!((**b).clone().only(&[266338304, 7 << 20]), **b);
     }
 }
