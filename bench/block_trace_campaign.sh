@@ -40,7 +40,8 @@ for r in $(seq 1 "$rounds"); do
   if (( r % 2 )); then order="true false"; else order="false true"; fi
   for side in $order; do
     t0=$(date +%s.%N)
-    "$STORLAB" --db "$work/s.db" --quiet run "$work/$side.toml" >/dev/null
+    "$STORLAB" --db "$work/s.db" --quiet run "$work/$side.toml" >/dev/null 2>"$work/err" ||
+      { cat "$work/err" >&2; exit 1; }
     t1=$(date +%s.%N)
     traced=$("$STORLAB" --db "$work/s.db" export --format json | python3 -c '
 import json, sys

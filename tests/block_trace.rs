@@ -122,7 +122,7 @@ fn direct_random_reads_on_a_loop_target_are_timed_at_the_loop_device_and_the_dis
     // reads its maps when its user space takes the sampler's mark, a
     // moment after it: on a loaded host (load 12 on 2 cores) the first
     // dump came ~0.2 s into the 3 s run and 1273 requests were counted
-    // for 1379 reads.
+    // for 1379 reads, before a run waited for that first dump to start.
     let ops = metric(&export, "r", "ext4", "ops")[0];
     let requests = device(&export, "r", "ext4", "dev_requests", &lo, Some("read"));
     assert!(

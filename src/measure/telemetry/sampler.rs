@@ -79,13 +79,15 @@ impl Recorder {
     }
 
     /// Takes the first sample now and one every `watch.interval`, each a
-    /// mark for `tracing`.
+    /// mark for `tracing`; returns once the tracer has read its counts at
+    /// the first.
     pub fn start_traced(watch: Watch, tracing: Tracing) -> Recorder {
         let (stop, stopped) = mpsc::channel::<()>();
         let handle = std::thread::Builder::new()
             .name("telemetry".into())
             .spawn(move || record(watch, stopped))
             .expect("spawning the telemetry thread");
+        tracing.settle();
         Recorder {
             stop,
             handle,

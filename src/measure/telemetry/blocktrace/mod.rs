@@ -178,6 +178,15 @@ impl Tracing {
         }
     }
 
+    /// Waits until the tracer has read its maps at the run's first mark
+    /// (taken by the sampler as it starts), so that the run's requests
+    /// all fall after it.
+    pub fn settle(&self) {
+        if let Tracing::Running(c, _) = self {
+            c.tracer.settle(c.from);
+        }
+    }
+
     /// Stops collecting after mark `last`.
     pub fn end(self, last: u64) -> Outcome {
         match self {

@@ -220,12 +220,12 @@ impl Tracer {
         self.shared.lock().run.take_if(|c| c.from == from);
     }
 
-    /// Waits for mark `last`'s dump and returns what the collection that
-    /// began at mark `from` traced between its first mark and `last`.
-    pub fn collect(&self, from: u64, last: u64) -> Result<Trace, String> {
+    /// Waits until bpftrace has printed the dump of mark `mark` (read its
+    /// maps), it ended, or a while passed; the state then.
+    fn wait_for(&self, mark: u64) -> MutexGuard<'_, State> {
         let deadline = Instant::now() + END_PATIENCE;
         let mut st = self.shared.lock();
-        while !st.ended && !st.seen.is_some_and(|s| s >= last) {
+        while !st.ended && !st.seen.is_some_and(|s| s >= mark) {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 break;
@@ -235,6 +235,21 @@ impl Tracer {
                 Err(e) => e.into_inner().0,
             };
         }
+        st
+    }
+
+    /// Waits until bpftrace has read its maps at mark `mark`: bpftrace
+    /// reads them when its user space takes the mark, a moment after it
+    /// was set (0.2 s on a loaded host), and a run's requests before that
+    /// moment would count as before the run.
+    pub fn settle(&self, mark: u64) {
+        drop(self.wait_for(mark));
+    }
+
+    /// Waits for mark `last`'s dump and returns what the collection that
+    /// began at mark `from` traced between its first mark and `last`.
+    pub fn collect(&self, from: u64, last: u64) -> Result<Trace, String> {
+        let mut st = self.wait_for(last);
         let done = st.seen.is_some_and(|s| s >= last);
         let run = st.run.take_if(|c| c.from == from);
         let ended = st.ended;
