@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::script::{END, MARK, READY};
+use super::script::{END, MARK, READY, RESET};
 
 /// A device (its kernel number) and an operation (its number in
 /// [`super::script::OPS`]).
@@ -134,6 +134,8 @@ pub enum Event {
     Ready,
     /// A dump is complete.
     Dump(Box<Dump>),
+    /// The counts were cleared for reset `n`.
+    Reset(u64),
 }
 
 /// Gathers bpftrace's JSON lines into events.
@@ -176,6 +178,7 @@ impl Reader {
                 None
             }
             w if w == END => self.open.take().map(|d| Event::Dump(Box::new(d))),
+            w if w == RESET => Some(Event::Reset(words.next()?.parse().ok()?)),
             _ => None,
         }
     }
@@ -188,6 +191,7 @@ mod tests {
     /// bpftrace 0.17's output for two marks, as it printed it here.
     const OUTPUT: &str = r#"{"type": "attached_probes", "data": {"probes": 6}}
 {"type": "printf", "data": "storlab-ready\n"}
+{"type": "printf", "data": "storlab-reset 4\n"}
 {"type": "printf", "data": "storlab-mark 0 824318571382\n"}
 {"type": "map", "data": {"@latency": {"266338304,0,12,473": 1}}}
 {"type": "map", "data": {"@queue": {}}}
@@ -208,7 +212,8 @@ mod tests {
         let mut r = Reader::default();
         let events: Vec<Event> = OUTPUT.lines().filter_map(|l| r.line(l)).collect();
         assert_eq!(events[0], Event::Ready);
-        let (Event::Dump(a), Event::Dump(b)) = (&events[1], &events[2]) else {
+        assert_eq!(events[1], Event::Reset(4));
+        let (Event::Dump(a), Event::Dump(b)) = (&events[2], &events[3]) else {
             panic!("{events:?}");
         };
         assert_eq!((a.seq, a.ns), (0, 824318571382));
@@ -227,7 +232,7 @@ mod tests {
     fn a_dump_keeps_only_the_devices_asked_for() {
         let mut r = Reader::default();
         let events: Vec<Event> = OUTPUT.lines().filter_map(|l| r.line(l)).collect();
-        let Event::Dump(b) = &events[2] else {
+        let Event::Dump(b) = &events[3] else {
             panic!("{events:?}");
         };
         let none = (**b).clone().only(&[7 << 20]);

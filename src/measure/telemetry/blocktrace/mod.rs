@@ -43,6 +43,23 @@ pub extern "C" fn storlab_block_trace_mark(seq: u64) {
     std::hint::black_box(seq);
 }
 
+/// Called when a run begins (`seq` the reset's number, from [`reset`]):
+/// bpftrace's uprobe on this function clears its counts and says so.
+#[no_mangle]
+#[inline(never)]
+pub extern "C" fn storlab_block_trace_reset(seq: u64) {
+    std::hint::black_box(seq);
+}
+
+static RESETS: AtomicU64 = AtomicU64::new(0);
+
+/// Asks the tracer to clear its counts; returns the reset's number.
+pub fn reset() -> u64 {
+    let n = RESETS.fetch_add(1, Ordering::SeqCst);
+    storlab_block_trace_reset(n);
+    n
+}
+
 /// Marks made so far in this process: each mark's number is unique, so
 /// that a run's collection takes its own dumps and no other run's.
 static MARKS: AtomicU64 = AtomicU64::new(0);

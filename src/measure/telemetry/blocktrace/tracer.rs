@@ -72,6 +72,8 @@ struct State {
     run: Option<Collection>,
     /// The last mark bpftrace printed.
     seen: Option<u64>,
+    /// The last reset bpftrace carried out.
+    reset: Option<u64>,
     /// bpftrace's output ended (it exited).
     ended: bool,
 }
@@ -95,6 +97,11 @@ impl Shared {
             c.builder.add(d.only(&c.devices));
         }
         drop(st);
+        self.changed.notify_all();
+    }
+
+    fn reset(&self, n: u64) {
+        self.lock().reset = Some(n);
         self.changed.notify_all();
     }
 
@@ -162,6 +169,7 @@ impl Tracer {
                             let _ = ready_tx.send(());
                         }
                         Some(Event::Dump(d)) => to_runs.dumped(*d),
+                        Some(Event::Reset(n)) => to_runs.reset(n),
                         None => {}
                     }
                 }
@@ -198,7 +206,11 @@ impl Tracer {
     /// Starts a run's collection of `devices` from the next mark on;
     /// why not when bpftrace has ended. Returns the collection's first mark.
     pub fn open(&self, devices: &[(u32, u32)]) -> Result<u64, String> {
-        let mut st = self.shared.lock();
+        // The counts start again for the run (and its preparation), so that
+        // the maps, printed at every mark, hold one run's keys, not the
+        // whole campaign's.
+        let n = super::reset();
+        let mut st = self.wait(|st| st.reset.is_some_and(|r| r >= n));
         if st.ended {
             drop(st);
             return Err(self.end_with("bpftrace ended during the campaign"));
@@ -223,9 +235,14 @@ impl Tracer {
     /// Waits until bpftrace has printed the dump of mark `mark` (read its
     /// maps), it ended, or a while passed; the state then.
     fn wait_for(&self, mark: u64) -> MutexGuard<'_, State> {
+        self.wait(|st| st.seen.is_some_and(|s| s >= mark))
+    }
+
+    /// Waits until `done`, bpftrace ended, or a while passed; the state then.
+    fn wait(&self, done: impl Fn(&State) -> bool) -> MutexGuard<'_, State> {
         let deadline = Instant::now() + END_PATIENCE;
         let mut st = self.shared.lock();
-        while !st.ended && !st.seen.is_some_and(|s| s >= mark) {
+        while !st.ended && !done(&st) {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 break;
