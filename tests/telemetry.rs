@@ -317,7 +317,7 @@ fn a_read_throttled_to_20_mib_per_second_shows_20_mib_per_second_on_the_device()
         chain: Chain::of_devices(&[(major, minor)]),
         serving: Vec::new(),
         arc: false,
-        block_trace: false,
+        block: storlab::measure::telemetry::blocktrace::Source::Off,
         interval: INTERVAL,
     };
     let rec = Recorder::start(watch);

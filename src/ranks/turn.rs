@@ -78,9 +78,11 @@ pub fn take_part(
             .and_then(|w| DeviceProbe::of_chain(&w.chain)),
     };
     let mut workload = spec.config.build();
-    // The block tracer takes seconds to attach: it starts before the files
-    // are laid out, so that the run follows them as closely as without it
-    // (and every rank passes the start barrier together).
+    // The run's collection from the campaign's block tracer opens before
+    // the files are laid out (a tracer of its own would take seconds to
+    // attach: then too the run follows them as closely as without it, and
+    // every rank passes the start barrier together); it counts only from
+    // the run's first sample.
     let watch = m.watch.clone();
     let tracing = watch.as_ref().map(Watch::start_tracing);
     let prepared = owner

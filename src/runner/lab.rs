@@ -14,7 +14,7 @@ use std::path::Path;
 use anyhow::{bail, Context, Result};
 
 use crate::experiment::Experiment;
-use crate::measure::telemetry::{Backing, Watch};
+use crate::measure::telemetry::{self, Backing, Watch};
 use crate::params::units::format_bytes;
 use crate::provision::facts::space;
 use crate::provision::identity::Identity;
@@ -47,6 +47,8 @@ pub(super) struct Lab<'t> {
     writers: u64,
     /// What telemetry watches on each target (none when it is off).
     watches: Vec<Option<Watch>>,
+    /// The block tracer the watches share, stopped at teardown.
+    tracer: Option<std::sync::Arc<telemetry::blocktrace::Tracer>>,
 }
 
 impl<'t> Lab<'t> {
@@ -71,6 +73,7 @@ impl<'t> Lab<'t> {
             provisioned: Vec::new(),
             writers: team.size() as u64,
             watches: Vec::new(),
+            tracer: None,
         })
     }
 
@@ -115,6 +118,8 @@ impl<'t> Lab<'t> {
                 })
             })
             .collect();
+        // Attached once for the campaign: bpftrace takes seconds to attach.
+        self.tracer = telemetry::share_block_tracer(&mut self.watches);
         self.clients.mount(&self.targets, self.team)
     }
 
@@ -233,6 +238,9 @@ impl<'t> Lab<'t> {
     /// rather than be pulled from under them.
     pub fn teardown(&mut self) -> Vec<String> {
         let mut errors = Vec::new();
+        if let Some(t) = self.tracer.take() {
+            t.stop();
+        }
         if let Err(e) = self.clients.unmount(self.team) {
             errors.push(format!("{e:#}"));
         }

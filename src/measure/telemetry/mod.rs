@@ -25,6 +25,7 @@ pub mod sample;
 pub mod sampler;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 pub use self::chain::Chain;
@@ -62,7 +63,7 @@ impl Watch {
             chain: Chain::of_paths(&paths),
             serving: backing.serving,
             arc: backing.zfs,
-            block_trace,
+            block: blocktrace::Source::of_plan(block_trace),
             interval: INTERVAL,
         }
     }
@@ -72,6 +73,29 @@ impl Watch {
         self.serving.extend(serving);
         self
     }
+}
+
+/// Starts one block tracer for every watch that asks for one: attached
+/// once, to all their devices, and shared by their runs (attaching takes
+/// seconds). Returns it, for teardown to stop; none when no watch asked
+/// or it could not start (then their runs say why).
+pub fn share_block_tracer(watches: &mut [Option<Watch>]) -> Option<Arc<blocktrace::Tracer>> {
+    let wanting: Vec<&Chain> = watches
+        .iter()
+        .flatten()
+        .filter(|w| w.block.wants_tracer())
+        .map(|w| &w.chain)
+        .collect();
+    if wanting.is_empty() {
+        return None;
+    }
+    let (tracer, source) = blocktrace::share(&wanting);
+    for w in watches.iter_mut().flatten() {
+        if w.block.wants_tracer() {
+            w.block = source.clone();
+        }
+    }
+    tracer
 }
 
 /// The counters of a chain's bottom devices, read on demand: the bytes

@@ -10,7 +10,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::arc;
-use super::blocktrace::{self, Outcome, Tracing};
+use super::blocktrace::{self, Outcome, Source, Tracing};
 use super::chain::Chain;
 use super::procs::{Located, Served};
 use super::sample::{self, Sample};
@@ -23,8 +23,8 @@ pub struct Watch {
     pub serving: Vec<Served>,
     /// Whether to read the ZFS ARC's counters (a zfs target).
     pub arc: bool,
-    /// Whether to trace the chain's block requests (`[plan] block_trace`).
-    pub block_trace: bool,
+    /// Where the chain's block requests are traced (`[plan] block_trace`).
+    pub block: Source,
     pub interval: Duration,
 }
 
@@ -45,6 +45,8 @@ pub struct Recording {
     pub serving: Vec<(String, String)>,
     /// The block trace between the first sample and the last, or why none.
     pub block: Outcome,
+    /// The block tracer's mark at the last sample.
+    pub last_mark: u64,
 }
 
 impl Recording {
@@ -61,10 +63,10 @@ pub struct Recorder {
 }
 
 impl Watch {
-    /// Starts the block tracer for this watch (it takes seconds to attach:
-    /// start it before a run's start barrier).
+    /// Starts collecting this watch's block trace (attaching a tracer of
+    /// its own takes seconds: start it before a run's start barrier).
     pub fn start_tracing(&self) -> Tracing {
-        Tracing::begin(&self.chain, self.block_trace)
+        Tracing::begin(&self.chain, &self.block)
     }
 }
 
@@ -77,13 +79,15 @@ impl Recorder {
     }
 
     /// Takes the first sample now and one every `watch.interval`, each a
-    /// mark for `tracing`.
+    /// mark for `tracing`; returns once the tracer has read its counts at
+    /// the first.
     pub fn start_traced(watch: Watch, tracing: Tracing) -> Recorder {
         let (stop, stopped) = mpsc::channel::<()>();
         let handle = std::thread::Builder::new()
             .name("telemetry".into())
             .spawn(move || record(watch, stopped))
             .expect("spawning the telemetry thread");
+        tracing.settle();
         Recorder {
             stop,
             handle,
@@ -95,8 +99,7 @@ impl Recorder {
     pub fn stop(self) -> Recording {
         let _ = self.stop.send(());
         let mut rec = self.handle.join().unwrap_or_default();
-        let last = rec.samples.len().saturating_sub(1) as u64;
-        rec.block = self.tracing.end(last);
+        rec.block = self.tracing.end(rec.last_mark);
         rec
     }
 }
@@ -121,7 +124,7 @@ fn record(watch: Watch, stopped: mpsc::Receiver<()>) -> Recording {
     let numbers = watch.chain.numbers();
     let mut next = t0;
     loop {
-        blocktrace::storlab_block_trace_mark(rec.samples.len() as u64);
+        blocktrace::mark();
         rec.samples.push(take(&numbers, &serving, t0));
         next += watch.interval;
         let wait = next.saturating_duration_since(Instant::now());
@@ -130,7 +133,7 @@ fn record(watch: Watch, stopped: mpsc::Receiver<()>) -> Recording {
             _ => break,
         }
     }
-    blocktrace::storlab_block_trace_mark(rec.samples.len() as u64);
+    rec.last_mark = blocktrace::mark();
     rec.samples.push(take(&numbers, &serving, t0));
     rec.arc = arc0.zip(watch.arc.then(arc::read).flatten());
     rec.sampler_cpu_s = CpuTimes::thread_now().since(cpu0).total_s;
@@ -161,7 +164,7 @@ mod tests {
             chain: Chain::default(),
             serving: Vec::new(),
             arc: false,
-            block_trace: false,
+            block: Source::Off,
             interval: Duration::from_millis(100),
         });
         std::thread::sleep(Duration::from_millis(350));

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::script::{END, MARK, READY};
+use super::script::{END, MARK, READY, RESET};
 
 /// A device (its kernel number) and an operation (its number in
 /// [`super::script::OPS`]).
@@ -67,6 +67,21 @@ impl Dump {
         }
     }
 
+    /// This dump's counts of `devices` (kernel numbers) alone.
+    pub fn only(mut self, devices: &[u64]) -> Dump {
+        let keep = |d: &u64| devices.contains(d);
+        self.latency.retain(|k, _| keep(&k.0));
+        self.queue.retain(|k, _| keep(&k.0));
+        self.requests.retain(|k, _| keep(&k.0));
+        self.bytes.retain(|k, _| keep(&k.0));
+        self.done.retain(|k, _| keep(&k.0));
+        self.busy.retain(|k, _| keep(k));
+        self.flushes.retain(|k, _| keep(k));
+        self.fua.retain(|k, _| keep(k));
+        self.unmatched.retain(|k, _| keep(k));
+        self
+    }
+
     fn add_map(&mut self, name: &str, entries: &serde_json::Map<String, Value>) {
         for (key, value) in entries {
             // A requeue's sum(-1) may leave a count below 0 in one CPU's
@@ -119,6 +134,8 @@ pub enum Event {
     Ready,
     /// A dump is complete.
     Dump(Box<Dump>),
+    /// The counts were cleared for reset `n`.
+    Reset(u64),
 }
 
 /// Gathers bpftrace's JSON lines into events.
@@ -161,6 +178,7 @@ impl Reader {
                 None
             }
             w if w == END => self.open.take().map(|d| Event::Dump(Box::new(d))),
+            w if w == RESET => Some(Event::Reset(words.next()?.parse().ok()?)),
             _ => None,
         }
     }
@@ -173,6 +191,7 @@ mod tests {
     /// bpftrace 0.17's output for two marks, as it printed it here.
     const OUTPUT: &str = r#"{"type": "attached_probes", "data": {"probes": 6}}
 {"type": "printf", "data": "storlab-ready\n"}
+{"type": "printf", "data": "storlab-reset 4\n"}
 {"type": "printf", "data": "storlab-mark 0 824318571382\n"}
 {"type": "map", "data": {"@latency": {"266338304,0,12,473": 1}}}
 {"type": "map", "data": {"@queue": {}}}
@@ -193,7 +212,8 @@ mod tests {
         let mut r = Reader::default();
         let events: Vec<Event> = OUTPUT.lines().filter_map(|l| r.line(l)).collect();
         assert_eq!(events[0], Event::Ready);
-        let (Event::Dump(a), Event::Dump(b)) = (&events[1], &events[2]) else {
+        assert_eq!(events[1], Event::Reset(4));
+        let (Event::Dump(a), Event::Dump(b)) = (&events[2], &events[3]) else {
             panic!("{events:?}");
         };
         assert_eq!((a.seq, a.ns), (0, 824318571382));
@@ -206,5 +226,18 @@ mod tests {
         assert_eq!(d.requests[&(266338304, 0)], 6);
         assert!(d.flushes.is_empty());
         assert_eq!(d.busy[&266338304], 123456);
+    }
+
+    #[test]
+    fn a_dump_keeps_only_the_devices_asked_for() {
+        let mut r = Reader::default();
+        let events: Vec<Event> = OUTPUT.lines().filter_map(|l| r.line(l)).collect();
+        let Event::Dump(b) = &events[3] else {
+            panic!("{events:?}");
+        };
+        let none = (**b).clone().only(&[7 << 20]);
+        assert!(none.latency.is_empty() && none.requests.is_empty() && none.busy.is_empty());
+        assert!(none.flushes.is_empty());
+        assert_eq!((**b).clone().only(&[266338304, 7 << 20]), **b);
     }
 }

@@ -13,6 +13,9 @@
 //! [`buckets`]) and never streamed one by one; the maps are printed each
 //! time the sampler takes a sample ([`storlab_block_trace_mark`], a uprobe
 //! on storlab's own binary), so the trace's seconds are the sampler's.
+//! One bpftrace serves a whole campaign ([`tracer`]): attached once after
+//! provisioning to every device of the targets' chains, each run cuts its
+//! own figures from it between its first mark and its last.
 //! Where it cannot run (not root, no bpftrace, no tracepoints, a failed
 //! attach) the run's `block_trace` fact says why, and device latency is
 //! /proc/diskstats' average (`dev_await_ns`) alone.
@@ -24,25 +27,87 @@ pub mod script;
 pub mod trace;
 pub mod tracer;
 
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
 use super::chain::Chain;
 pub use trace::Trace;
 pub use tracer::Tracer;
 
-/// Called by the sampler at every sample (`seq` its number): bpftrace's
-/// uprobe on this function prints the maps. Without a tracer attached it
-/// costs a call.
+/// Called by the sampler at every sample (`seq` the mark's number, from
+/// [`mark`]): bpftrace's uprobe on this function prints the maps. Without
+/// a tracer attached it costs a call.
 #[no_mangle]
 #[inline(never)]
 pub extern "C" fn storlab_block_trace_mark(seq: u64) {
     std::hint::black_box(seq);
 }
 
-/// Block tracing at the start of a run: running, or why not.
+/// Called when a run begins (`seq` the reset's number, from [`reset`]):
+/// bpftrace's uprobe on this function clears its counts and says so.
+#[no_mangle]
+#[inline(never)]
+pub extern "C" fn storlab_block_trace_reset(seq: u64) {
+    std::hint::black_box(seq);
+}
+
+static RESETS: AtomicU64 = AtomicU64::new(0);
+
+/// Asks the tracer to clear its counts; returns the reset's number.
+pub fn reset() -> u64 {
+    let n = RESETS.fetch_add(1, Ordering::SeqCst);
+    storlab_block_trace_reset(n);
+    n
+}
+
+/// Marks made so far in this process: each mark's number is unique, so
+/// that a run's collection takes its own dumps and no other run's.
+static MARKS: AtomicU64 = AtomicU64::new(0);
+
+/// Marks this instant for the tracer; returns the mark's number.
+pub fn mark() -> u64 {
+    let n = MARKS.fetch_add(1, Ordering::SeqCst);
+    storlab_block_trace_mark(n);
+    n
+}
+
+/// The number the next mark will have.
+pub fn next_mark() -> u64 {
+    MARKS.load(Ordering::SeqCst)
+}
+
+/// Where a run's block trace comes from.
+#[derive(Debug, Clone)]
+pub enum Source {
+    /// `[plan] block_trace = false`.
+    Off,
+    /// A tracer of the run's own, attached when it begins (a lone
+    /// recording; a campaign shares one).
+    Own,
+    /// The campaign's tracer.
+    Shared(Arc<Tracer>),
+    /// The campaign's tracer could not be started: why.
+    Failed(String),
+}
+
+/// Block tracing at the start of a run: collecting, or why not.
 pub enum Tracing {
     /// Not asked for, or nothing to trace (no block device under the target).
     Off(Option<String>),
-    Running(Tracer, Vec<Cache>),
+    Running(Collecting, Vec<Cache>),
     Failed(String),
+}
+
+/// A run's collection from a tracer; dropped unfinished, it is closed.
+pub struct Collecting {
+    tracer: Arc<Tracer>,
+    from: u64,
+}
+
+impl Drop for Collecting {
+    fn drop(&mut self) {
+        self.tracer.close(self.from);
+    }
 }
 
 /// What block tracing came to for one run.
@@ -68,28 +133,83 @@ pub struct Cache {
     pub write_back: bool,
 }
 
-impl Tracing {
-    /// Starts tracing `chain`'s devices when `on`.
-    pub fn begin(chain: &Chain, on: bool) -> Tracing {
-        if !on {
-            return Tracing::Off(Some("[plan] block_trace = false".into()));
+impl Source {
+    /// The source for `[plan] block_trace`.
+    pub fn of_plan(on: bool) -> Source {
+        if on {
+            Source::Own
+        } else {
+            Source::Off
         }
-        if chain.is_empty() {
+    }
+
+    /// Whether it asks for a tracer not yet started.
+    pub fn wants_tracer(&self) -> bool {
+        matches!(self, Source::Own)
+    }
+}
+
+/// Starts one tracer on every device of `chains` (none when they have
+/// none); the sources to give the runs of each chain.
+pub fn share(chains: &[&Chain]) -> (Option<Arc<Tracer>>, Source) {
+    let mut numbers: Vec<(u32, u32)> = chains.iter().flat_map(|c| c.numbers()).collect();
+    numbers.sort_unstable();
+    numbers.dedup();
+    if numbers.is_empty() {
+        return (None, Source::Own);
+    }
+    match Tracer::start(&numbers) {
+        Ok(t) => {
+            let t = Arc::new(t);
+            (Some(Arc::clone(&t)), Source::Shared(t))
+        }
+        Err(why) => (None, Source::Failed(why)),
+    }
+}
+
+impl Tracing {
+    /// Starts collecting `chain`'s devices' requests from `source`.
+    pub fn begin(chain: &Chain, source: &Source) -> Tracing {
+        if chain.is_empty() && !matches!(source, Source::Off) {
             return Tracing::Off(None);
         }
         let numbers = chain.numbers();
-        match Tracer::start(&numbers) {
-            Ok(t) => Tracing::Running(t, caches(&numbers)),
+        let tracer = match source {
+            Source::Off => return Tracing::Off(Some("[plan] block_trace = false".into())),
+            Source::Failed(why) => return Tracing::Failed(why.clone()),
+            Source::Own => match Tracer::start(&numbers) {
+                Ok(t) => Arc::new(t),
+                Err(why) => return Tracing::Failed(why),
+            },
+            Source::Shared(t) => Arc::clone(t),
+        };
+        if let Some(d) = numbers.iter().find(|d| !tracer.devices().contains(d)) {
+            return Tracing::Failed(format!(
+                "device {}:{} was not in the chain when the tracer attached",
+                d.0, d.1
+            ));
+        }
+        match tracer.open(&numbers) {
+            Ok(from) => Tracing::Running(Collecting { tracer, from }, caches(&numbers)),
             Err(why) => Tracing::Failed(why),
         }
     }
 
-    /// Stops tracing after the sampler's mark `last`.
+    /// Waits until the tracer has read its maps at the run's first mark
+    /// (taken by the sampler as it starts), so that the run's requests
+    /// all fall after it.
+    pub fn settle(&self) {
+        if let Tracing::Running(c, _) = self {
+            c.tracer.settle(c.from);
+        }
+    }
+
+    /// Stops collecting after mark `last`.
     pub fn end(self, last: u64) -> Outcome {
         match self {
             Tracing::Off(why) => Outcome::Off(why),
             Tracing::Failed(why) => Outcome::Failed(why),
-            Tracing::Running(t, caches) => match t.finish(last) {
+            Tracing::Running(c, caches) => match c.tracer.collect(c.from, last) {
                 Ok(trace) => Outcome::Traced(Box::new(trace), caches),
                 Err(why) => Outcome::Failed(why),
             },

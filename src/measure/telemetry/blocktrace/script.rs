@@ -31,6 +31,7 @@ pub const OPS: [&str; 5] = ["read", "write", "flush", "discard", "other"];
 pub const MARK: &str = "storlab-mark";
 pub const END: &str = "storlab-end";
 pub const READY: &str = "storlab-ready";
+pub const RESET: &str = "storlab-reset";
 
 /// The maps a dump prints, in order.
 pub const MAPS: [&str; 9] = [
@@ -115,6 +116,17 @@ pub fn program(devices: &[(u32, u32)], pid: u32) -> String {
         p,
         "uprobe:/proc/{pid}/exe:storlab_block_trace_mark /pid == {pid}/ {{ printf(\"{MARK} %d %lld\\n\", arg0, nsecs);{dump} printf(\"{END}\\n\"); }}"
     );
+    // A run's reset (before it is prepared): the counts start again, so
+    // that the maps hold one run's keys, not a campaign's. Requests in
+    // flight keep their times (@insert, @issue).
+    let mut reset = String::new();
+    for m in MAPS {
+        let _ = write!(reset, " clear({m});");
+    }
+    let _ = writeln!(
+        p,
+        "uprobe:/proc/{pid}/exe:storlab_block_trace_reset /pid == {pid}/ {{{reset} printf(\"{RESET} %d\\n\", arg0); }}"
+    );
     // The maps were printed at the last mark: nothing more at exit.
     let mut clear = String::new();
     for m in MAPS.iter().chain(&["@insert", "@issue"]) {
@@ -163,6 +175,7 @@ mod tests {
             "{p}"
         );
         assert!(p.contains("uprobe:/proc/4242/exe:storlab_block_trace_mark /pid == 4242/"));
+        assert!(p.contains("uprobe:/proc/4242/exe:storlab_block_trace_reset /pid == 4242/"));
         for m in MAPS {
             assert!(p.contains(&format!("print({m});")), "{m}");
             assert!(p.contains(&format!("clear({m});")), "{m}");

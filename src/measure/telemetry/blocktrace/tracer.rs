@@ -1,9 +1,18 @@
-//! bpftrace as a child of storlab for the length of one run: started with
-//! the program for the run's devices, waited for until its probes are
-//! attached, marked by the sampler, stopped with SIGINT once it printed
-//! the last mark's dump. It runs in a process group of its own (a Ctrl-C
-//! reaches storlab, which stops it) and dies with storlab
-//! (PR_SET_PDEATHSIG).
+//! bpftrace as a child of storlab for a whole campaign: started once,
+//! after the targets are provisioned, with the program for every device
+//! of their chains; waited for until its probes are attached; marked by
+//! the sampler during each run; stopped with SIGINT at teardown. Its maps
+//! count from the attach. A run opens a collection ([`Tracer::open`]):
+//! the dumps of its own marks (numbered across the process,
+//! [`super::mark`]), each cut to the run's devices, of which it keeps the
+//! first and the last and the seconds between ([`Builder`]); subtracted,
+//! they are the requests between the run's first sample and its last —
+//! not preparation, cleanup, remounts or other targets' runs between
+//! runs. Attaching takes bpftrace seconds (2.5 s here, compiling and
+//! loading the programs); once per campaign, a campaign of many short
+//! runs no longer pays it per run. It runs in a process group of its own
+//! (a Ctrl-C reaches storlab, which stops it) and dies with storlab
+//! (PR_SET_PDEATHSIG). If it ends early, the runs after say so.
 //!
 //! bpftrace reads the tracepoints' formats from tracefs while it attaches,
 //! and only then. Where the host has not mounted tracefs at
@@ -19,11 +28,12 @@ use std::ffi::CString;
 use std::io::{BufRead, BufReader, Read};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use super::dump::{Event, Reader};
+use super::dump::{Dump, Event, Reader};
 use super::script;
 use super::trace::{Builder, Trace};
 
@@ -32,20 +42,73 @@ pub const BPFTRACE: &str = "bpftrace";
 
 /// How long bpftrace may take to compile and attach (2.5 s here).
 const ATTACH_PATIENCE: Duration = Duration::from_secs(60);
-/// How long to wait for the last mark's dump, and then for bpftrace to end.
+/// How long to wait for a run's last mark's dump, and for bpftrace to end.
 const END_PATIENCE: Duration = Duration::from_secs(15);
 /// Keys a map may hold (bpftrace's default, 4096, is too few for the
 /// latency buckets of several devices): 2^14, each preallocated.
 const MAP_KEYS: &str = "16384";
 const TRACEFS: &str = "/sys/kernel/tracing";
 
-/// A bpftrace attached to a run's devices.
+/// A bpftrace attached to devices, shared by the runs that trace them.
 pub struct Tracer {
-    child: Child,
-    seen: Receiver<u64>,
-    reader: Option<JoinHandle<Builder>>,
-    stderr: Option<JoinHandle<String>>,
+    child: Mutex<Child>,
+    shared: Arc<Shared>,
+    reader: Mutex<Option<JoinHandle<()>>>,
+    stderr: Mutex<Option<JoinHandle<String>>>,
     version: String,
+    devices: Vec<(u32, u32)>,
+}
+
+/// What the reader thread and the runs share.
+#[derive(Default)]
+struct Shared {
+    state: Mutex<State>,
+    changed: Condvar,
+}
+
+#[derive(Default)]
+struct State {
+    /// The run collecting dumps, if one is.
+    run: Option<Collection>,
+    /// The last mark bpftrace printed.
+    seen: Option<u64>,
+    /// The last reset bpftrace carried out.
+    reset: Option<u64>,
+    /// bpftrace's output ended (it exited).
+    ended: bool,
+}
+
+/// One run's collection: the dumps from mark `from` on, of `devices`.
+struct Collection {
+    from: u64,
+    devices: Vec<u64>,
+    builder: Builder,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn dumped(&self, d: Dump) {
+        let mut st = self.lock();
+        st.seen = Some(d.seq);
+        if let Some(c) = st.run.as_mut().filter(|c| d.seq >= c.from) {
+            c.builder.add(d.only(&c.devices));
+        }
+        drop(st);
+        self.changed.notify_all();
+    }
+
+    fn reset(&self, n: u64) {
+        self.lock().reset = Some(n);
+        self.changed.notify_all();
+    }
+
+    fn ended(&self) {
+        self.lock().ended = true;
+        self.changed.notify_all();
+    }
 }
 
 /// bpftrace's version (`bpftrace v0.17.0`), or why it cannot run.
@@ -94,85 +157,139 @@ impl Tracer {
             s
         });
         let (ready_tx, ready) = mpsc::channel();
-        let (seen_tx, seen) = mpsc::channel();
+        let shared = Arc::new(Shared::default());
+        let to_runs = Arc::clone(&shared);
         let reader = std::thread::Builder::new()
             .name("blocktrace".into())
             .spawn(move || {
                 let mut r = Reader::default();
-                let mut b = Builder::default();
                 for line in BufReader::new(stdout).lines().map_while(Result::ok) {
                     match r.line(&line) {
                         Some(Event::Ready) => {
                             let _ = ready_tx.send(());
                         }
-                        Some(Event::Dump(d)) => {
-                            let seq = d.seq;
-                            b.add(*d);
-                            let _ = seen_tx.send(seq);
-                        }
+                        Some(Event::Dump(d)) => to_runs.dumped(*d),
+                        Some(Event::Reset(n)) => to_runs.reset(n),
                         None => {}
                     }
                 }
-                b
+                to_runs.ended();
             })
             .map_err(|e| format!("starting the bpftrace reader: {e}"))?;
         let t = Tracer {
-            child,
-            seen,
-            reader: Some(reader),
-            stderr: Some(stderr),
+            child: Mutex::new(child),
+            shared,
+            reader: Mutex::new(Some(reader)),
+            stderr: Mutex::new(Some(stderr)),
             version,
+            devices: devices.to_vec(),
         };
         let attached = ready.recv_timeout(ATTACH_PATIENCE);
         drop(tracefs);
         match attached {
             Ok(()) => Ok(t),
-            Err(e) => {
-                let why = match e {
-                    RecvTimeoutError::Timeout => format!(
-                        "bpftrace did not attach within {} s",
-                        ATTACH_PATIENCE.as_secs()
-                    ),
-                    RecvTimeoutError::Disconnected => "bpftrace ended before attaching".into(),
-                };
-                Err(t.end_with(&why))
-            }
+            Err(e) => Err(t.end_with(&match e {
+                RecvTimeoutError::Timeout => format!(
+                    "bpftrace did not attach within {} s",
+                    ATTACH_PATIENCE.as_secs()
+                ),
+                RecvTimeoutError::Disconnected => "bpftrace ended before attaching".into(),
+            })),
         }
     }
 
-    /// Stops bpftrace once it has printed dump `last` and returns what it
-    /// traced between the first dump and that one.
-    pub fn finish(mut self, last: u64) -> Result<Trace, String> {
-        let deadline = Instant::now() + END_PATIENCE;
-        let mut got = None;
-        while !matches!(got, Some(s) if s >= last) {
-            match self
-                .seen
-                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
-            {
-                Ok(s) => got = Some(s),
-                Err(_) => {
-                    let why = format!(
-                        "bpftrace printed no counts for mark {last} within {} s",
-                        END_PATIENCE.as_secs()
-                    );
-                    return Err(self.end_with(&why));
-                }
-            }
+    /// The devices it traces.
+    pub fn devices(&self) -> &[(u32, u32)] {
+        &self.devices
+    }
+
+    /// Starts a run's collection of `devices` from the next mark on;
+    /// why not when bpftrace has ended. Returns the collection's first mark.
+    pub fn open(&self, devices: &[(u32, u32)]) -> Result<u64, String> {
+        // The counts start again for the run (and its preparation), so that
+        // the maps, printed at every mark, hold one run's keys, not the
+        // whole campaign's.
+        let n = super::reset();
+        let mut st = self.wait(|st| st.reset.is_some_and(|r| r >= n));
+        if st.ended {
+            drop(st);
+            return Err(self.end_with("bpftrace ended during the campaign"));
         }
-        self.interrupt();
-        let builder = self.join_reader().ok_or("the bpftrace reader panicked")?;
-        self.join_stderr();
-        builder
-            .build(&self.version)
-            .ok_or_else(|| "bpftrace printed fewer than two marks' counts".to_string())
+        let from = super::next_mark();
+        st.run = Some(Collection {
+            from,
+            devices: devices
+                .iter()
+                .map(|&(a, b)| script::kernel_dev(a, b))
+                .collect(),
+            builder: Builder::default(),
+        });
+        Ok(from)
+    }
+
+    /// Drops the collection that began at mark `from`, if it is still open.
+    pub fn close(&self, from: u64) {
+        self.shared.lock().run.take_if(|c| c.from == from);
+    }
+
+    /// Waits until bpftrace has printed the dump of mark `mark` (read its
+    /// maps), it ended, or a while passed; the state then.
+    fn wait_for(&self, mark: u64) -> MutexGuard<'_, State> {
+        self.wait(|st| st.seen.is_some_and(|s| s >= mark))
+    }
+
+    /// Waits until `done`, bpftrace ended, or a while passed; the state then.
+    fn wait(&self, done: impl Fn(&State) -> bool) -> MutexGuard<'_, State> {
+        let deadline = Instant::now() + END_PATIENCE;
+        let mut st = self.shared.lock();
+        while !st.ended && !done(&st) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            st = match self.shared.changed.wait_timeout(st, left) {
+                Ok((g, _)) => g,
+                Err(e) => e.into_inner().0,
+            };
+        }
+        st
+    }
+
+    /// Waits until bpftrace has read its maps at mark `mark`: bpftrace
+    /// reads them when its user space takes the mark, a moment after it
+    /// was set (0.2 s on a loaded host), and a run's requests before that
+    /// moment would count as before the run.
+    pub fn settle(&self, mark: u64) {
+        drop(self.wait_for(mark));
+    }
+
+    /// Waits for mark `last`'s dump and returns what the collection that
+    /// began at mark `from` traced between its first mark and `last`.
+    pub fn collect(&self, from: u64, last: u64) -> Result<Trace, String> {
+        let mut st = self.wait_for(last);
+        let done = st.seen.is_some_and(|s| s >= last);
+        let run = st.run.take_if(|c| c.from == from);
+        let ended = st.ended;
+        drop(st);
+        if !done {
+            let why = format!(
+                "bpftrace printed no counts for mark {last} within {} s",
+                END_PATIENCE.as_secs()
+            );
+            return Err(if ended {
+                self.end_with(&format!("{why}: it ended"))
+            } else {
+                why
+            });
+        }
+        run.and_then(|c| c.builder.build(&self.version))
+            .ok_or_else(|| "bpftrace printed fewer than two marks' counts for the run".into())
     }
 
     /// Ends bpftrace and says `why`, with what bpftrace said last.
-    fn end_with(mut self, why: &str) -> String {
-        self.interrupt();
+    fn end_with(&self, why: &str) -> String {
+        self.stop();
         let said = self.join_stderr();
-        self.join_reader();
         let tail = crate::measure::child::tail_lines(
             &said
                 .lines()
@@ -188,40 +305,56 @@ impl Tracer {
         }
     }
 
-    fn join_reader(&mut self) -> Option<Builder> {
-        self.reader.take()?.join().ok()
+    fn join_stderr(&self) -> String {
+        let handle = self.stderr.lock().unwrap_or_else(|e| e.into_inner()).take();
+        handle.and_then(|h| h.join().ok()).unwrap_or_default()
     }
 
-    fn join_stderr(&mut self) -> String {
-        self.stderr
-            .take()
-            .and_then(|h| h.join().ok())
-            .unwrap_or_default()
-    }
-
-    /// SIGINT, then SIGKILL if bpftrace has not ended after a while.
-    fn interrupt(&mut self) {
-        let pid = self.child.id() as libc::pid_t;
-        // SAFETY: kill has no memory-safety preconditions; pid is our child's.
-        unsafe { libc::kill(pid, libc::SIGINT) };
-        let deadline = Instant::now() + END_PATIENCE;
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
+    /// Stops bpftrace (SIGINT, then SIGKILL if it has not ended after a
+    /// while) and its reader; again, nothing.
+    pub fn stop(&self) {
+        {
+            let mut child = self.child.lock().unwrap_or_else(|e| e.into_inner());
+            if let Ok(None) = child.try_wait() {
+                interrupt(&mut child);
             }
-            std::thread::sleep(Duration::from_millis(20));
         }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        let reader = self.reader.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(h) = reader {
+            let _ = h.join();
+        }
     }
+}
+
+impl std::fmt::Debug for Tracer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tracer")
+            .field("version", &self.version)
+            .field("devices", &self.devices)
+            .finish_non_exhaustive()
+    }
+}
+
+/// SIGINT, then SIGKILL if bpftrace has not ended after a while.
+fn interrupt(child: &mut Child) {
+    let pid = child.id() as libc::pid_t;
+    // SAFETY: kill has no memory-safety preconditions; pid is our child's.
+    unsafe { libc::kill(pid, libc::SIGINT) };
+    let deadline = Instant::now() + END_PATIENCE;
+    while Instant::now() < deadline {
+        if let Ok(Some(_)) = child.try_wait() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
 }
 
 impl Drop for Tracer {
     fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
+        self.stop();
+        self.join_stderr();
     }
 }
 

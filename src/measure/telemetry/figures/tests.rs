@@ -94,6 +94,7 @@ fn recording() -> Recording {
         sampler_cpu_s: 0.002,
         serving: vec![("postgres".into(), "postmaster.pid".into())],
         block: Default::default(),
+        last_mark: 0,
     }
 }
 
