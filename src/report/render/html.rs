@@ -6,7 +6,9 @@ use anyhow::Result;
 
 use super::markup::{self, Markup};
 use crate::report::document::{Chart, Document};
-use crate::report::svg::{bar_chart, curve_chart, diff_chart, heatmap, line_chart, overview_chart};
+use crate::report::svg::{
+    bar_chart, curve_chart, diff_chart, heatmap, heatmap_group, line_chart, overview_chart,
+};
 use crate::report::table::Table;
 
 const STYLE: &str = r#"
@@ -116,6 +118,7 @@ impl Markup for Html {
             Chart::Diff(d) => diff_chart(d)?,
             Chart::Line(l) => line_chart(l)?,
             Chart::Heat(h) => heatmap(h)?,
+            Chart::Heats(g) => heatmap_group(g)?,
             Chart::Curve(c) => curve_chart(c)?,
             Chart::Overview(o) => overview_chart(o)?,
         };
