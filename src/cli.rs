@@ -171,6 +171,13 @@ pub enum Command {
         /// Exit 1 when a primary metric is significantly worse by more than PCT percent.
         #[arg(long, value_name = "PCT")]
         fail_on_regression: Option<f64>,
+        /// With --fail-on-regression: how a regression whose verdict carries
+        /// a validity caveat (page cache, durability not measured, noisy
+        /// host, …) counts. `fail`: it fails the gate like any other,
+        /// printed with its caveat; `warn`: it is printed with its caveat
+        /// and the gate passes unless another regression fails it.
+        #[arg(long, value_enum, default_value_t = CaveatedRegressions::Fail, value_name = "fail|warn")]
+        caveated_regressions: CaveatedRegressions,
         /// Across campaigns: the baseline is the latest campaign of the same
         /// experiment carrying this tag (or version/host fact), and the
         /// candidate is A (latest when omitted).
@@ -252,6 +259,17 @@ pub enum ColorWhen {
     Auto,
     Always,
     Never,
+}
+
+/// How `compare --fail-on-regression` counts a regression whose verdict
+/// carries a validity caveat.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CaveatedRegressions {
+    /// It fails the gate, printed with its caveat: a flawed measurement
+    /// does not clear a release.
+    Fail,
+    /// It is printed with its caveat and does not fail the gate.
+    Warn,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

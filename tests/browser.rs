@@ -158,18 +158,43 @@ fn a_matrix_report_draws_a_heat_map_per_test_and_target() {
     let (mut b, url) = open(&binary, &html);
     b.eval("document.querySelectorAll('details').forEach(d => d.open = true)");
     // Bar and difference charts of the primary metric, then per test one
-    // map per target and one difference map.
+    // figure of both targets' maps and one difference map.
     // The overview first.
-    assert_eq!(assert_charts_rendered(&mut b), 1 + 2 + 3 * 3);
+    assert_eq!(assert_charts_rendered(&mut b), 1 + 2 + 3 * 2);
     let with = |text: &str| {
         format!(
             "Array.from(document.querySelectorAll('.chart svg')).filter(s => s.textContent.includes({})).length",
             json!(text)
         )
     };
-    assert_eq!(b.eval(&with("no cell: record larger than file")), json!(9));
+    assert_eq!(b.eval(&with("no cell: record larger than file")), json!(6));
     assert_eq!(b.eval(&with("randread on b against a")), json!(1));
     assert_eq!(b.eval(&with("% difference in throughput")), json!(3));
+    // Each test's throughput maps: both targets in one figure, with one
+    // colour bar (32 slices and a frame, 14 px wide), one colour-bar title
+    // and one legend — and one domain: the scale's two ends (viridis'
+    // first and last colour) go to the smallest and largest cell of the
+    // two maps together, so no panel has both ends unless it holds both
+    // extremes; scales of their own would put both ends in each panel.
+    let groups = b.eval(
+        "Array.from(document.querySelectorAll('.chart svg')).filter(s => s.textContent.includes('mean throughput per target')).map(s => {            const texts = Array.from(s.querySelectorAll('text')).map(t => [t.textContent.trim(), t.getBoundingClientRect().top]);            const panel = name => texts.find(t => t[0].startsWith('on ' + name + ','))[1];            const [ya, yb] = [panel('a'), panel('b')];            const rects = Array.from(s.querySelectorAll('rect'));            const ends = ['#440154', '#fde725'];            const inPanel = (r, top) => { const y = r.getBoundingClientRect().top; return top === ya ? (y > ya && y < yb) : y > yb; };            const has = top => ends.map(c => rects.some(r => (r.getAttribute('fill') || '').toLowerCase() === c && inPanel(r, top)));            return { bars: rects.filter(r => r.getAttribute('width') === '14').length,                     titles: texts.filter(t => t[0].startsWith('throughput (')).length,                     legends: texts.filter(t => t[0] === 'no cell: record larger than file').length,                     a: has(ya), b: has(yb), order: ya < yb }; })",
+    );
+    let groups = groups.as_array().unwrap();
+    assert_eq!(groups.len(), 3, "{groups:?}");
+    for g in groups {
+        assert_eq!(g["bars"], json!(33), "one colour bar: {g}");
+        assert_eq!(g["titles"], json!(1), "one colour-bar title: {g}");
+        assert_eq!(g["legends"], json!(1), "one legend: {g}");
+        assert_eq!(g["order"], json!(true), "a above b: {g}");
+        let ends = |p: &str| {
+            g[p].as_array()
+                .unwrap()
+                .iter()
+                .filter(|v| **v == json!(true))
+                .count()
+        };
+        assert_eq!(ends("a") + ends("b"), 2, "each end of one scale once: {g}");
+    }
     // Values per target and differences, file sizes as rows.
     assert_eq!(
         b.eval("document.querySelectorAll('.matrix table').length"),

@@ -185,7 +185,13 @@ fn a_real_a_a_campaign_is_what_the_simulation_draws_and_passes_the_gate() {
     assert_eq!(out.status.code(), Some(0), "{stdout}");
     for workload in ["steady", "noisy"] {
         let line = stdout.lines().find(|l| l.starts_with(workload)).unwrap();
-        assert!(line.ends_with("no significant difference"), "{line}");
+        assert!(
+            line.split(" ⚠")
+                .next()
+                .unwrap()
+                .ends_with("no significant difference"),
+            "{line}"
+        );
     }
     // The noisy pair is inconclusive: show says how many runs would settle it.
     let out = lab.run(&["show"]);
@@ -225,7 +231,10 @@ fn a_real_campaign_with_a_slower_target_under_drift_fails_the_gate() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
     let line = stdout.lines().find(|l| l.starts_with("m ")).unwrap();
-    assert!(line.ends_with("slower"), "{line}");
+    assert!(
+        line.split(" ⚠").next().unwrap().ends_with("slower"),
+        "{line}"
+    );
     assert!(stderr.contains("regression: m ops_per_s on b"), "{stderr}");
     // A gate wider than the difference passes.
     assert_eq!(

@@ -526,3 +526,34 @@ fn writes_throttled_to_8_mib_per_second_are_measured_at_8_mib_per_second() {
         );
     }
 }
+
+/// A matrix's headline says how many of its read cells came from memory,
+/// counted from the cells' device read ratios as the export has them —
+/// here a loop device of its own, so no other process's reads blur them.
+#[test]
+fn a_matrix_headline_says_how_many_read_cells_came_from_memory() {
+    require_root!();
+    let lab = Lab::new();
+    let matrix = "[[workload]]\nname = \"iozone\"\nkind = \"matrix\"\nmax_file_size = \"256k\"\nmax_record_size = \"64k\"\ntests = [\"write\", \"read\", \"reread\"]\n";
+    let export = campaign(&lab, "drop_caches = true", loop_target(), matrix);
+    let run = &runs(&export)[0];
+    let ratios: Vec<f64> = run["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["name"] == "dev_read_ratio" && m["labels"].get("test").is_some())
+        .map(|m| m["value"].as_f64().unwrap())
+        .collect();
+    // read and reread: 3 file sizes × 5 records from 4k to 64k.
+    assert_eq!(ratios.len(), 2 * 15, "{ratios:?}");
+    let memory = ratios.iter().filter(|&&r| r < 0.1).count();
+    let said = format!("{memory} of 30 read cells on ext4 came from memory");
+    let md = lab.ok(&["report", "--format", "md"]);
+    let headline: Vec<&str> = md.lines().filter(|l| l.starts_with("- iozone: ")).collect();
+    assert!(
+        headline.iter().any(|l| l.contains(&said)),
+        "{said} in {headline:?}"
+    );
+    let shown = lab.ok(&["show"]);
+    assert!(shown.contains(&said), "{said} in {shown}");
+}

@@ -51,6 +51,10 @@ mod history;
 mod hostile;
 /// No import cycles among the modules of src/ (read with syn).
 mod import_cycles;
+/// Never impossible, everywhere: no output of campaigns of large
+/// slowdowns on noisy figures, nor of the busy-host fixture, shows a bound
+/// below −100%.
+mod impossible_bounds;
 /// fio's access patterns, write data and verify in the io engine, and
 /// per-second latency percentiles, through the real binary.
 mod io_patterns;

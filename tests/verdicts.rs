@@ -53,7 +53,9 @@ fn an_a_a_campaign_finds_no_significant_difference_and_passes_the_gate() {
             .expect("a seqread row")
             .to_string();
         let md = lab.ok(&["report", "--format", "md"]);
-        if line.ends_with("no significant difference") {
+        // The verdict, before any caveat marks (` ⚠ noisy host`).
+        let verdict = line.split(" ⚠").next().unwrap();
+        if verdict.ends_with("no significant difference") {
             assert!(
                 md.contains("seqread: no significant difference between b"),
                 "{md}"
@@ -97,7 +99,10 @@ fn a_clearly_slower_target_is_called_slower_and_fails_the_gate() {
         .lines()
         .find(|l| l.starts_with("randread"))
         .expect("a randread row");
-    assert!(line.ends_with("slower"), "{line}");
+    assert!(
+        line.split(" ⚠").next().unwrap().ends_with("slower"),
+        "{line}"
+    );
     assert!(
         stderr.contains("regression: randread bw_bytes_per_s on disk"),
         "{stderr}"
@@ -281,4 +286,67 @@ fn a_matrix_judged_by_its_primary_test_says_so_everywhere() {
         md.contains("primary metric read_geomean_bw_bytes_per_s."),
         "{md}"
     );
+}
+
+/// A regression whose verdict carries a validity caveat (the baseline's
+/// fsyncs reached no device: ext4 with barrier=0) fails the gate by
+/// default, printed with its caveat; `--caveated-regressions warn` prints
+/// it and lets the gate pass.
+#[test]
+fn a_caveated_regression_fails_the_gate_unless_told_to_warn() {
+    let _alone = crate::util::measuring_alone();
+    require_root!();
+    let lab = Lab::new();
+    let target = |name: &str, options: &str| {
+        format!(
+            "[[target]]\nname = \"{name}\"\nkind = \"loop\"\nfs = \"ext4\"\nsize = \"128M\"\ndir = \"{}\"\nmount_options = [{options}]\n",
+            lab.path().display()
+        )
+    };
+    let file = lab.file(
+        "durable.toml",
+        &format!(
+            "name = \"durable\"\n[plan]\nrepetitions = 3\n{}{}\
+             [[workload]]\nname = \"w\"\nkind = \"io\"\nrw = \"write\"\nbs = \"8k\"\nsize = \"2M\"\nfsync = 1\n",
+            target("nobarrier", "\"noatime\", \"barrier=0\""),
+            target("barrier", "\"noatime\"")
+        ),
+    );
+    lab.ok(&["run", "--quiet", file.to_str().unwrap()]);
+    let out = lab.run(&["compare", "--fail-on-regression", "5"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    let row = stdout
+        .lines()
+        .find(|l| l.starts_with("w "))
+        .expect("a w row");
+    assert!(
+        row.contains("slower ⚠") && row.contains("durability not measured (nobarrier)"),
+        "the verdict carries its caveat: {row}"
+    );
+    let said = "regression: w bw_bytes_per_s on barrier: ";
+    let line = stderr.lines().find(|l| l.starts_with(said)).expect(&stderr);
+    assert!(
+        line.contains("⚠ durability not measured on nobarrier (3 of 3 runs)"),
+        "{line}"
+    );
+    assert!(
+        stderr.contains("caveated regressions above: 1; they fail the gate all the same (--caveated-regressions fail, the default)"),
+        "{stderr}"
+    );
+    let out = lab.run(&[
+        "compare",
+        "--fail-on-regression",
+        "5",
+        "--caveated-regressions",
+        "warn",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("regression, caveated, not failing the gate (--caveated-regressions warn): w bw_bytes_per_s on barrier"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("the gate passes"), "{stderr}");
 }

@@ -41,6 +41,13 @@ impl Row {
         };
         self.candidate.verdict == Some(Verdict::Worse) && c.diff_pct.abs() > pct
     }
+
+    /// Whether the verdict rests on runs (of either side) that carry a
+    /// validity warning: page cache, durability not measured, working set
+    /// in RAM, unflushed writes, CPU-bound, degraded target, noisy host.
+    pub fn caveated(&self) -> bool {
+        !self.candidate.caveats.is_empty()
+    }
 }
 
 /// Every non-baseline target against the baseline, on primary metrics.
@@ -336,7 +343,17 @@ fn pair(
         between_analysis(a, b),
         LEVEL,
     );
-    let candidate = model::target_stats(t, sb.values.clone(), cmp, ma.direction);
+    let mut candidate = model::target_stats(t, sb.values.clone(), cmp, ma.direction);
+    // The verdict carries the caveats of both campaigns' runs, each side
+    // named by its campaign.
+    for (side, c) in [(sb, b), (sa, a)] {
+        candidate
+            .caveats
+            .extend(side.caveats.iter().map(|x| model::Caveat {
+                target: format!("{t} @ campaign {}", c.campaign.id),
+                ..x.clone()
+            }));
+    }
     let metric = match (ka.labels.get(&DEVICE), kb.labels.get(&DEVICE)) {
         (Some(da), Some(db)) if da != db => {
             format!("{} ({db} in campaign {})", ka.compact(), b.campaign.id)

@@ -218,6 +218,25 @@ pub struct MatrixReport {
 }
 
 impl MatrixReport {
+    /// Of the reading tests' cells measured on `target` with a device read
+    /// ratio, how many read from memory (the device delivered under
+    /// [`PAGE_CACHE_RATIO`] of their bytes), and of how many; `None` when
+    /// no cell recorded where its reads came from.
+    ///
+    /// [`PAGE_CACHE_RATIO`]: crate::measure::telemetry::checks::PAGE_CACHE_RATIO
+    pub fn memory_cells(&self, target: &str) -> Option<(usize, usize)> {
+        use crate::measure::telemetry::checks::PAGE_CACHE_RATIO;
+        let ratios: Vec<f64> = self
+            .tests
+            .iter()
+            .filter(|t| !t.test.writes())
+            .flat_map(|t| t.targets.iter().filter(|x| x.target == target))
+            .flat_map(|x| x.device_read.iter().flatten().flatten().copied())
+            .collect();
+        let memory = ratios.iter().filter(|&&r| r < PAGE_CACHE_RATIO).count();
+        (!ratios.is_empty()).then_some((memory, ratios.len()))
+    }
+
     /// Largest mean throughput of any cell, test and target.
     pub fn max_mean(&self) -> f64 {
         self.tests

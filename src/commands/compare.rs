@@ -13,8 +13,10 @@ use super::EXIT_INVALID;
 use crate::analysis::comparison::{
     across, across_json, side_json, within, Across, Metrics, Refusal, Row,
 };
+use crate::cli::CaveatedRegressions;
 use crate::report::format::{effect, Notation};
 use crate::report::sections::comparisons::{across_table, table};
+use crate::report::text::caveats_text;
 use crate::store::{CampaignData, Store};
 
 /// The comparison of campaign `second` against `first` for `compare` and
@@ -48,6 +50,8 @@ pub struct Request<'a> {
     pub b: Option<&'a str>,
     pub baseline: Option<&'a str>,
     pub gate: Option<f64>,
+    /// How the gate counts a regression whose verdict carries a caveat.
+    pub caveated: CaveatedRegressions,
     pub baseline_tag: Option<&'a str>,
     pub allow_different: bool,
     pub metrics: &'a [String],
@@ -84,7 +88,7 @@ pub fn compare(db: &Path, req: Request<'_>) -> Result<ExitCode> {
             &across_table(&x.rows, a, b).render_text_within(crate::console::columns()),
         );
     }
-    Ok(gate(&x.rows, req.gate))
+    Ok(gate(&x.rows, req.gate, req.caveated))
 }
 
 /// The two campaigns of a comparison across campaigns, baseline first;
@@ -135,37 +139,182 @@ fn within_campaign(store: &Store, req: &Request<'_>) -> Result<ExitCode> {
             &table(&rows).render_text_within(crate::console::columns()),
         );
     }
-    Ok(gate(&rows, req.gate))
+    Ok(gate(&rows, req.gate, req.caveated))
 }
 
-/// The release gate: exit 1 when a primary metric regressed beyond `pct`.
-fn gate(rows: &[Row], pct: Option<f64>) -> ExitCode {
+/// The regressions of a gate: those that fail it, and those printed but
+/// let pass (caveated ones, under [`CaveatedRegressions::Warn`]).
+#[derive(Debug)]
+struct Judged<'a> {
+    failing: Vec<&'a Row>,
+    waived: Vec<&'a Row>,
+}
+
+/// The primary metrics of `rows` significantly worse by more than `pct`,
+/// split by how `caveated` counts those whose verdict carries a caveat.
+fn judge(rows: &[Row], pct: f64, caveated: CaveatedRegressions) -> Judged<'_> {
+    let (waived, failing) = rows
+        .iter()
+        .filter(|r| r.primary && r.regressed(pct))
+        .partition(|r| caveated == CaveatedRegressions::Warn && r.caveated());
+    Judged { failing, waived }
+}
+
+/// The release gate: exit 1 when a primary metric regressed beyond `pct`;
+/// a regression whose verdict carries a caveat fails it too unless
+/// `caveated` is `warn`. Each regression is printed with its caveats.
+fn gate(rows: &[Row], pct: Option<f64>, caveated: CaveatedRegressions) -> ExitCode {
     let Some(pct) = pct else {
         return ExitCode::SUCCESS;
     };
-    let regressions: Vec<&Row> = rows
-        .iter()
-        .filter(|r| r.primary && r.regressed(pct))
-        .collect();
-    for r in &regressions {
-        let c = r.candidate.comparison.as_ref();
+    let judged = judge(rows, pct, caveated);
+    for r in &judged.failing {
+        errln!("regression: {}", regression_text(r));
+    }
+    for r in &judged.waived {
         errln!(
-            "regression: {} {} on {}: {} against {} (p {:.4})",
-            r.workload,
-            r.metric,
-            r.candidate_label,
-            c.map_or("n/a".into(), |c| effect(
-                c.diff_pct,
-                Notation::of(&[c.diff_pct])
-            )),
-            r.baseline_label,
-            c.map(|c| c.p_value).unwrap_or(f64::NAN)
+            "regression, caveated, not failing the gate (--caveated-regressions warn): {}",
+            regression_text(r)
         );
     }
-    if regressions.is_empty() {
-        errln!("no primary metric is significantly worse by more than {pct}%");
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
+    let caveated_failing = judged.failing.iter().filter(|r| r.caveated()).count();
+    if caveated_failing > 0 {
+        errln!(
+            "caveated regressions above: {caveated_failing}; they fail the gate all the same (--caveated-regressions fail, the default): a measurement that may be wrong does not clear a release. Fix what the caveat names, or pass --caveated-regressions warn to let them pass"
+        );
+    }
+    if !judged.failing.is_empty() {
+        return ExitCode::FAILURE;
+    }
+    errln!("{}", pass_text(rows, pct, judged.waived.len()));
+    ExitCode::SUCCESS
+}
+
+/// The line of a gate that passed: what it judged, and what it let pass.
+fn pass_text(rows: &[Row], pct: f64, waived: usize) -> String {
+    let caveated = rows.iter().filter(|r| r.primary && r.caveated()).count();
+    let mut line = format!("no primary metric is significantly worse by more than {pct}%");
+    if waived > 0 {
+        line = format!("the gate passes: caveated regressions let pass (--caveated-regressions warn): {waived}; no other primary metric is significantly worse by more than {pct}%");
+    } else if caveated > 0 {
+        line.push_str(&format!(
+            "; comparisons carrying a validity caveat: {caveated} (`storlab compare` shows them with their verdicts)"
+        ));
+    }
+    line
+}
+
+/// `oltp tps on zfs: -35.9% against ext4 (p 0.0130) ⚠ durability not
+/// measured on ext4 (3 of 3 runs)`.
+fn regression_text(r: &Row) -> String {
+    let c = r.candidate.comparison.as_ref();
+    let text = format!(
+        "{} {} on {}: {} against {} (p {:.4})",
+        r.workload,
+        r.metric,
+        r.candidate_label,
+        c.map_or("n/a".into(), |c| effect(
+            c.diff_pct,
+            Notation::of(&[c.diff_pct])
+        )),
+        r.baseline_label,
+        c.map(|c| c.p_value).unwrap_or(f64::NAN)
+    );
+    match caveats_text(&r.candidate) {
+        Some(caveats) => format!("{text} {caveats}"),
+        None => text,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::model::{target_stats, Caveat};
+    use crate::metric::{Direction, Unit};
+    use crate::warning::WarningKind;
+
+    /// A primary metric on `target` half the baseline's: a clear regression,
+    /// with the caveats `kinds`.
+    fn halved(target: &str, kinds: &[WarningKind]) -> Row {
+        let base = [100.0, 101.0, 99.0];
+        let worse = [50.0, 50.5, 49.5];
+        let cmp = crate::stats::welch(&base, &worse, 0.95);
+        let mut candidate = target_stats(target, worse.to_vec(), cmp, Direction::HigherIsBetter);
+        candidate.caveats = kinds
+            .iter()
+            .map(|&kind| Caveat {
+                kind,
+                target: target.into(),
+                runs: 3,
+                of: 3,
+            })
+            .collect();
+        Row {
+            workload: "w".into(),
+            primary: true,
+            metric: "tps".into(),
+            unit: Unit::TransactionsPerSec,
+            direction: Direction::HigherIsBetter,
+            baseline_label: "base".into(),
+            baseline: target_stats("base", base.to_vec(), None, Direction::HigherIsBetter),
+            candidate_label: target.into(),
+            candidate,
+        }
+    }
+
+    #[test]
+    fn a_caveated_regression_fails_the_gate_unless_told_to_warn() {
+        let rows = [
+            halved("clean", &[]),
+            halved("cached", &[WarningKind::PageCache]),
+            halved("unsynced", &[WarningKind::DurabilityNotMeasured]),
+        ];
+        assert!(rows[0].regressed(5.0) && !rows[0].caveated());
+        let fail = judge(&rows, 5.0, CaveatedRegressions::Fail);
+        assert_eq!(fail.failing.len(), 3);
+        assert!(fail.waived.is_empty());
+        let warn = judge(&rows, 5.0, CaveatedRegressions::Warn);
+        let names = |v: &[&Row]| {
+            v.iter()
+                .map(|r| r.candidate_label.clone())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(names(&warn.failing), ["clean"]);
+        assert_eq!(names(&warn.waived), ["cached", "unsynced"]);
+        // Only caveated regressions: under warn the gate passes.
+        let caveated = &rows[1..];
+        assert!(judge(caveated, 5.0, CaveatedRegressions::Warn)
+            .failing
+            .is_empty());
+        assert_eq!(
+            judge(caveated, 5.0, CaveatedRegressions::Fail)
+                .failing
+                .len(),
+            2
+        );
+        // Beyond the threshold, nothing is judged either way.
+        let none = judge(&rows, 60.0, CaveatedRegressions::Fail);
+        assert!(none.failing.is_empty() && none.waived.is_empty());
+    }
+
+    #[test]
+    fn a_regression_is_printed_with_its_caveats() {
+        let r = halved("zfs", &[WarningKind::DurabilityNotMeasured]);
+        let text = regression_text(&r);
+        assert!(
+            text.starts_with("w tps on zfs: ÷2.0 against base (p 0.0"),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("⚠ durability not measured on zfs (3 of 3 runs)"),
+            "{text}"
+        );
+        assert_eq!(
+            pass_text(std::slice::from_ref(&r), 60.0, 0),
+            "no primary metric is significantly worse by more than 60%; comparisons carrying a validity caveat: 1 (`storlab compare` shows them with their verdicts)"
+        );
+        assert!(pass_text(&[r], 5.0, 1).starts_with(
+            "the gate passes: caveated regressions let pass (--caveated-regressions warn): 1;"
+        ));
     }
 }

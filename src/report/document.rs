@@ -6,7 +6,7 @@
 //! in a table beside its chart).
 
 use super::svg::{
-    BarChart, CurveChart, DiffChart, HeatMap, HistoryChart, LineChart, OverviewChart,
+    BarChart, CurveChart, DiffChart, HeatMap, HeatMapGroup, HistoryChart, LineChart, OverviewChart,
 };
 use super::table::Table;
 use crate::warning::Warning;
@@ -60,6 +60,9 @@ pub enum Chart {
     Diff(DiffChart),
     Line(LineChart),
     Heat(HeatMap),
+    /// Heat maps that are compared (one test on several targets), on one
+    /// colour scale with one colour bar and one legend.
+    Heats(HeatMapGroup),
     /// Lines with confidence bands against a swept value.
     Curve(CurveChart),
     /// Every workload against the baseline, on a log axis.

@@ -50,7 +50,7 @@ pub fn build(c: &CampaignData, options: &Options) -> Result<Document> {
     // verdicts above hears of them at once, a line per kind.
     let counts = crate::analysis::warnings::by_kind(c, &model, &all_warnings);
     let by_kind = sections::warnings::by_kind_section(c, &model, &counts);
-    let headline = campaign::headline_section(&model);
+    let headline = campaign::headline_section(&model, |w| contrib::headline(cx, w));
     // The answer first: the headline sentences and the warnings by kind,
     // the overview figure, each study's figure; then what was compared and
     // how (folded), each workload (its per-run charts folded), the full

@@ -50,6 +50,13 @@ pub trait Contributor: Sync {
         Ok(Vec::new())
     }
 
+    /// Sentences the headline adds under `w`'s verdicts (what a reader
+    /// must know before trusting them, such as a matrix's share of read
+    /// cells that came from memory).
+    fn headline(&self, _cx: Context, _w: &WorkloadReport) -> Vec<String> {
+        Vec::new()
+    }
+
     /// Sections of the report under `w`'s own (level 3 and below).
     fn sections(&self, _cx: Context, _w: &WorkloadReport) -> Result<Vec<Section>> {
         Ok(Vec::new())
@@ -72,6 +79,14 @@ pub fn values_table(cx: Context, w: &WorkloadReport) -> Option<Table> {
 /// Every contributor's summary sections of `w`.
 pub fn summary(cx: Context, w: &WorkloadReport) -> Result<Vec<Section>> {
     collect(|k| k.summary(cx, w))
+}
+
+/// Every contributor's headline sentences on `w`.
+pub fn headline(cx: Context, w: &WorkloadReport) -> Vec<String> {
+    CONTRIBUTORS
+        .iter()
+        .flat_map(|k| k.headline(cx, w))
+        .collect()
 }
 
 /// Every contributor's report sections of `w`.

@@ -7,7 +7,8 @@ use anyhow::Result;
 use super::markup::{self, Markup};
 use crate::report::document::{Chart, Document};
 use crate::report::svg::{
-    bar_chart, curve_chart, diff_chart, heatmap, history_chart, line_chart, overview_chart,
+    bar_chart, curve_chart, diff_chart, heatmap, heatmap_group, history_chart, line_chart,
+    overview_chart,
 };
 use crate::report::table::Table;
 
@@ -118,6 +119,7 @@ impl Markup for Html {
             Chart::Diff(d) => diff_chart(d)?,
             Chart::Line(l) => line_chart(l)?,
             Chart::Heat(h) => heatmap(h)?,
+            Chart::Heats(g) => heatmap_group(g)?,
             Chart::Curve(c) => curve_chart(c)?,
             Chart::Overview(o) => overview_chart(o)?,
             Chart::History(h) => history_chart(h)?,

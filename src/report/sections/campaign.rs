@@ -36,10 +36,11 @@ pub fn intro(c: &CampaignData) -> Section {
     s
 }
 
-/// One line per comparison of a primary metric.
-pub fn headline_section(r: &Report) -> Section {
+/// One line per comparison of a primary metric, each workload's followed
+/// by the sentences `more` adds on it.
+pub fn headline_section(r: &Report, more: impl Fn(&WorkloadReport) -> Vec<String>) -> Section {
     let mut s = Section::untitled(1).with_class("headline");
-    s.list(headline(r));
+    s.list(headline(r, more));
     s
 }
 
@@ -83,10 +84,11 @@ fn environment_table(env: &Value) -> Table {
 /// the metric's direction ("takes 20.2% less time", "-64.0% tps"); when
 /// the parts of the primary (a matrix's tests) disagree in direction, each
 /// part's verdict too.
-fn headline(r: &Report) -> Vec<String> {
+fn headline(r: &Report, more: impl Fn(&WorkloadReport) -> Vec<String>) -> Vec<String> {
     let mut out = Vec::new();
     for w in &r.workloads {
         let Some(m) = w.primary_metric() else {
+            out.extend(more(w));
             continue;
         };
         for t in m
@@ -108,6 +110,7 @@ fn headline(r: &Report) -> Vec<String> {
             }
             out.push(line);
         }
+        out.extend(more(w));
     }
     out
 }
@@ -268,7 +271,7 @@ mod tests {
             part(Some(Test::Write), &slower),
             part(Some(Test::Reread), &faster),
         ]);
-        let line = &headline(&r)[0];
+        let line = &headline(&r, |_| Vec::new())[0];
         assert!(
             line.starts_with("iozone: b is slower than a: -20.0% throughput (geometric mean) ["),
             "{line}"
@@ -278,10 +281,10 @@ mod tests {
             "{line}"
         );
         let agree = matrix(vec![part(None, &slower), part(Some(Test::Write), &slower)]);
-        assert!(!headline(&agree)[0].contains("disagree"));
+        assert!(!headline(&agree, |_| Vec::new())[0].contains("disagree"));
         // A named primary test: its verdict leads, all tests become a part.
         let named = matrix(vec![part(Some(Test::Reread), &faster), part(None, &slower)]);
-        let line = &headline(&named)[0];
+        let line = &headline(&named, |_| Vec::new())[0];
         assert!(
             line.starts_with("iozone: b is faster than a: +20.0% reread_geomean_bw_bytes_per_s"),
             "{line}"

@@ -3,7 +3,7 @@
 
 use crate::analysis::comparison::Row;
 use crate::report::table::{Table, Tone};
-use crate::report::text::{diff_text, mean_ci_text, p_text};
+use crate::report::text::{caveat_marks, diff_text, mean_ci_text, p_text};
 
 /// The rows of a comparison across campaigns `a` (baseline) and `b`:
 /// the campaigns name the columns, so each row names its target once.
@@ -31,7 +31,7 @@ pub fn across_table(rows: &[Row], a: i64, b: i64) -> Table {
             mean_ci_text(&r.candidate, r.unit),
             diff_text(&r.candidate),
             p_text(&r.candidate),
-            verdict_word(r).to_string(),
+            verdict_cell(r),
         ]);
         if let Some(tone) = Tone::of(r.candidate.verdict) {
             t.tones.insert((t.rows.len() - 1, 7), tone);
@@ -51,6 +51,16 @@ pub fn verdict_word(r: &Row) -> &'static str {
         .unwrap_or("—")
 }
 
+/// The verdict's word with the caveats it carries (`slower ⚠ page cache
+/// (ram)`): what the gate of `compare --fail-on-regression` judges.
+fn verdict_cell(r: &Row) -> String {
+    let marks = caveat_marks(&r.candidate.caveats);
+    match (r.candidate.verdict, marks.is_empty()) {
+        (Some(_), false) => format!("{} {marks}", verdict_word(r)),
+        _ => verdict_word(r).to_string(),
+    }
+}
+
 pub fn table(rows: &[Row]) -> Table {
     let mut t = Table::new(
         &[
@@ -67,11 +77,6 @@ pub fn table(rows: &[Row]) -> Table {
         &[false, false, false, true, false, true, true, true, false],
     );
     for r in rows {
-        let word = r
-            .candidate
-            .verdict
-            .map(|v| v.word(r.direction))
-            .unwrap_or("—");
         t.push(vec![
             r.workload.clone(),
             r.metric.clone(),
@@ -81,7 +86,7 @@ pub fn table(rows: &[Row]) -> Table {
             mean_ci_text(&r.candidate, r.unit),
             diff_text(&r.candidate),
             p_text(&r.candidate),
-            word.to_string(),
+            verdict_cell(r),
         ]);
         if let Some(tone) = Tone::of(r.candidate.verdict) {
             t.tones.insert((t.rows.len() - 1, 8), tone);

@@ -6,6 +6,11 @@
 //! grey and hatched; a legend under the matrix names what missing and
 //! muted cells mean. Several maps can share one colour range. A sequential
 //! scale can be logarithmic, for values that span decades.
+//!
+//! Maps that are compared (one test on several targets) are drawn as one
+//! [`HeatMapGroup`]: the maps one above the other on one colour scale, with
+//! one colour bar spanning them and one legend, so that a colour is one
+//! value in every panel and there is one key to read it by.
 
 use anyhow::Result;
 use plotters::prelude::*;
@@ -48,6 +53,20 @@ pub struct HeatMap {
     /// Legend for missing cells, shown when one is drawn; empty: none.
     pub missing_label: String,
 }
+
+/// Maps of one quantity that are compared, drawn one above the other on
+/// one colour scale with one colour bar and one legend.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HeatMapGroup {
+    pub title: String,
+    /// The panels, top to bottom; each map's title names its panel (the
+    /// target). The scale is the first map's (`value_label`, `diverging`,
+    /// `log`, `range`), over the values of every map when `range` is `None`.
+    pub maps: Vec<HeatMap>,
+}
+
+/// Height of one panel of a [`HeatMapGroup`].
+const PANEL_HEIGHT: u32 = 300;
 
 /// Slices of the colour bar, one `<rect>` each.
 pub(crate) const COLORBAR_STEPS: usize = 32;
@@ -108,7 +127,36 @@ pub fn heatmap(c: &HeatMap) -> Result<String> {
     render(&c.title, (WIDTH, HEIGHT), |root| draw(root, c, &scale))
 }
 
+/// Renders the maps of `g` one above the other on one colour scale, with
+/// one colour bar and one legend; "no data" when no cell of any map holds
+/// a finite value.
+pub fn heatmap_group(g: &HeatMapGroup) -> Result<String> {
+    let Some(scale) = group_scale(&g.maps) else {
+        return no_data(&g.title);
+    };
+    let height = HEIGHT - PANEL_HEIGHT + PANEL_HEIGHT * g.maps.len() as u32;
+    render(&g.title, (WIDTH, height), |root| {
+        draw_group(root, g, &scale)
+    })
+}
+
+/// The one scale of `maps`: the first map's kind and range, else the
+/// extent of every map's values; `None` when no cell holds a value.
+fn group_scale(maps: &[HeatMap]) -> Option<Scale> {
+    let first = maps.first()?;
+    let values = maps
+        .iter()
+        .flat_map(|m| m.cells.iter().flatten().filter_map(|v| *v));
+    let extent = finite_extent(values)?;
+    let extent = first
+        .range
+        .and_then(|(a, b)| finite_extent([a, b]))
+        .unwrap_or(extent);
+    Some(Scale::new(extent, first.diverging, first.log))
+}
+
 /// Maps values to colours and formats them.
+#[derive(Debug, PartialEq)]
 struct Scale {
     lo: f64,
     hi: f64,
@@ -275,21 +323,68 @@ impl Layout {
 
 fn draw(root: &Area<'_>, c: &HeatMap, scale: &Scale) -> Result<()> {
     let area = draw_title(root, &c.title)?;
-    let layout = layout(&area, c, scale);
+    let layout = layout(&area, c, scale, has_legend(c));
+    draw_matrix(root, &layout, scale, c)?;
+    draw_colorbar(
+        root,
+        (layout.grid.1, layout.grid.2, layout.grid.3),
+        scale,
+        &c.value_label,
+    )?;
+    draw_legend(root, &layout, &legend(c, &layout))?;
+    Ok(())
+}
+
+/// The panels of a group, each under its map's title; the colour bar from
+/// the top of the first to the bottom of the last; one legend under the
+/// last, naming the kinds of cell any panel drew.
+fn draw_group(root: &Area<'_>, g: &HeatMapGroup, scale: &Scale) -> Result<()> {
+    let area = draw_title(root, &g.title)?;
+    let panels = area.split_evenly((g.maps.len(), 1));
+    let last = g.maps.len() - 1;
+    let mut entries: Vec<(bool, String)> = Vec::new();
+    let mut layouts = Vec::new();
+    for (i, (panel, map)) in panels.iter().zip(&g.maps).enumerate() {
+        let sub = draw_subtitle(panel, &map.title)?;
+        let legend_room = i == last && g.maps.iter().any(has_legend);
+        let layout = layout(&sub, map, scale, legend_room);
+        draw_matrix(root, &layout, scale, map)?;
+        for e in legend(map, &layout) {
+            if !entries.contains(&e) {
+                entries.push(e);
+            }
+        }
+        layouts.push(layout);
+    }
+    let (top, bottom) = (layouts[0].grid.1, layouts[last].grid.3);
+    let right = layouts.iter().map(|l| l.grid.2).max().unwrap_or(0);
+    draw_colorbar(root, (top, right, bottom), scale, &g.maps[0].value_label)?;
+    entries.sort_by_key(|(missing, _)| !missing);
+    draw_legend(root, &layouts[last], &entries)
+}
+
+/// A panel's title, bold, left above its matrix; returns the area below.
+fn draw_subtitle<'a>(panel: &Area<'a>, title: &str) -> Result<Area<'a>> {
+    let (w, _) = panel.dim_in_pixel();
+    let text = fit_text(title, AXIS_TITLE_SIZE, w.saturating_sub(24));
+    let style = anchored(AXIS_TITLE_SIZE, HPos::Center, VPos::Top);
+    panel.draw_text(&text, &style, (w as i32 / 2, 4))?;
+    Ok(panel.margin((LINE_HEIGHT + 10) as u32, 0, 0, 0))
+}
+
+/// The cells, tick labels and axis titles of one map.
+fn draw_matrix(root: &Area<'_>, layout: &Layout, scale: &Scale, c: &HeatMap) -> Result<()> {
     for row in 0..layout.rows {
         for col in 0..layout.cols {
             let look = Look {
                 value: cell_value(c, row, col),
                 muted: is_muted(c, row, col),
             };
-            draw_cell(root, &layout, scale, (row, col), look)?;
+            draw_cell(root, layout, scale, (row, col), look)?;
         }
     }
-    draw_ticks(root, &layout, c)?;
-    draw_axis_titles(root, &layout, c)?;
-    draw_colorbar(root, &layout, scale, &c.value_label)?;
-    draw_legend(root, &layout, &legend(c, &layout))?;
-    Ok(())
+    draw_ticks(root, layout, c)?;
+    draw_axis_titles(root, layout, c)
 }
 
 /// What one cell shows.
@@ -328,7 +423,9 @@ fn cell_value(c: &HeatMap, row: usize, col: usize) -> Option<f64> {
         .filter(|&v| plottable(v))
 }
 
-fn layout(area: &Area<'_>, c: &HeatMap, scale: &Scale) -> Layout {
+/// Where the parts of `c` go in `area`; `legend`: leave a line for the
+/// legend under the x title.
+fn layout(area: &Area<'_>, c: &HeatMap, scale: &Scale, legend: bool) -> Layout {
     let (xs, ys) = area.get_pixel_range();
     let rows = c.y_ticks.len().max(c.cells.len()).max(1);
     let cols = c.cells.iter().map(Vec::len).max().unwrap_or(0);
@@ -344,7 +441,7 @@ fn layout(area: &Area<'_>, c: &HeatMap, scale: &Scale) -> Layout {
     let right = right - COLORBAR_W - GAP;
     let top = ys.start + 12;
     let bottom = ys.end - 10 - LINE_HEIGHT - 8 - LINE_HEIGHT - 8;
-    let bottom = bottom - if has_legend(c) { LINE_HEIGHT + 10 } else { 0 };
+    let bottom = bottom - if legend { LINE_HEIGHT + 10 } else { 0 };
     Layout {
         grid: (
             left,
@@ -508,9 +605,14 @@ fn draw_axis_titles(root: &Area<'_>, layout: &Layout, c: &HeatMap) -> Result<()>
     Ok(())
 }
 
-/// The colour bar right of the matrix: slices, tick labels, rotated title.
-fn draw_colorbar(root: &Area<'_>, layout: &Layout, scale: &Scale, label: &str) -> Result<()> {
-    let (_, t, r, b) = layout.grid;
+/// The colour bar right of the matrix whose grid ends at `r`, from `t`
+/// down to `b`: slices, tick labels, rotated title.
+fn draw_colorbar(
+    root: &Area<'_>,
+    (t, r, b): (i32, i32, i32),
+    scale: &Scale,
+    label: &str,
+) -> Result<()> {
     let x0 = r + GAP;
     let x1 = x0 + COLORBAR_W;
     let h = f64::from(b - t);
@@ -749,6 +851,76 @@ mod tests {
         );
         // Not positive: the lowest colour, no failure.
         assert_eq!(scale.color(0.0), scale.color(1e3));
+    }
+
+    /// Two targets' maps of one test: where one map's values are 20× the
+    /// other's, the group still has one scale, over both.
+    fn pair() -> HeatMapGroup {
+        let mut fast = iozone(false);
+        fast.title = "on fast".into();
+        let mut slow = fast.clone();
+        slow.title = "on slow".into();
+        for row in slow.cells.iter_mut() {
+            for v in row.iter_mut().flatten() {
+                *v /= 20.0;
+            }
+        }
+        HeatMapGroup {
+            title: "iozone: write per target".into(),
+            maps: vec![fast, slow],
+        }
+    }
+
+    #[test]
+    fn a_group_has_one_scale_over_every_map() {
+        let g = pair();
+        let scale = group_scale(&g.maps).unwrap();
+        // iozone(false) spans 1e5..=3.5e6; the slow copy starts at 5e3.
+        assert_eq!((scale.lo, scale.hi), (5e3, 3.5e6));
+        // Each map alone would have had its own, unlike the other's.
+        let own = |m: &HeatMap| group_scale(std::slice::from_ref(m)).unwrap();
+        assert_ne!(own(&g.maps[0]), own(&g.maps[1]));
+        // A range given by the first map wins, and its kind (log) holds.
+        let mut ranged = g.clone();
+        ranged.maps[0].range = Some((1.0, 1e7));
+        ranged.maps[0].log = true;
+        let s = group_scale(&ranged.maps).unwrap();
+        assert_eq!((s.lo, s.hi, s.log), (1.0, 1e7, true));
+        assert!(group_scale(&[]).is_none());
+    }
+
+    #[test]
+    fn a_group_draws_one_colour_bar_and_one_legend() {
+        let mut g = pair();
+        for m in g.maps.iter_mut() {
+            m.missing_label = "empty: record > file".into();
+        }
+        let svg = heatmap_group(&g).unwrap();
+        assert_inline_svg(&svg);
+        let cells = g.maps[0].y_ticks.len() * g.maps[0].x_ticks.len();
+        // Background, both maps' cells, one colour bar and its frame, one
+        // legend swatch.
+        assert_eq!(
+            count(&svg, "<rect "),
+            1 + 2 * cells + COLORBAR_STEPS + 1 + 1
+        );
+        assert_eq!(count(&svg, "empty: record &gt; file"), 1, "one legend");
+        assert_eq!(count(&svg, "write (KB/s)"), 1, "one colour bar title");
+        for text in ["iozone: write per target", "on fast", "on slow"] {
+            assert!(svg.contains(text), "{text}");
+        }
+        // The same value is the same colour in both panels: the slow map's
+        // largest cell (3.5e6 / 20) is drawn in the colour the group's
+        // scale gives it, not the top of a scale of its own.
+        let scale = group_scale(&g.maps).unwrap();
+        assert!(count_filled(&svg, "rect", &scale.color(3.5e6 / 20.0)) >= 1);
+        assert_ne!(scale.color(3.5e6 / 20.0), VIRIDIS[9]);
+        assert!(heatmap_group(&HeatMapGroup {
+            title: "t".into(),
+            maps: vec![]
+        })
+        .unwrap()
+        .contains("no data"));
     }
 
     #[test]

@@ -1,16 +1,16 @@
-//! Heat map descriptions of one test of a matrix: per target, mean
-//! throughput on a colour scale shared by every target of the test (one
-//! colour, one value) — unless the test's values span more than a decade,
-//! where a shared linear scale would flatten the slower target into one
-//! colour: then each target has its own scale, logarithmic where its own
-//! values span more than a decade; per non-baseline target, the % difference
+//! Heat map descriptions of one test of a matrix: the targets' mean
+//! throughput as one group of maps on one colour scale with one colour bar
+//! (one colour, one value, in every panel) — logarithmic when the test's
+//! values span more than a decade, where a linear scale would flatten the
+//! slower target into one colour; likewise the share of reads the devices
+//! delivered, on one 0–100 scale; per non-baseline target, the % difference
 //! from the baseline on one diverging scale, cells that are not significant
 //! hatched.
 
 use super::grid::{MatrixReport, Rows, TargetMatrix, TestMatrix};
 use super::tables::{size_text, Unit};
 use crate::analysis::model::MIN_EFFECT_PCT;
-use crate::report::svg::HeatMap;
+use crate::report::svg::{HeatMap, HeatMapGroup};
 
 /// Legend of the cells no run measured.
 pub const MISSING_LEGEND: &str = "no cell: record larger than file";
@@ -68,57 +68,40 @@ fn extent<T>(
     out
 }
 
-/// Values spanning more than this ratio get a scale per target, and a log
-/// one where a target's own values span it.
+/// Values spanning more than this ratio are drawn on a log scale.
 const DECADE: f64 = 10.0;
 
-/// Mean throughput of `t` on each target, in `unit`: one colour scale for
-/// all, or each its own when they span more than a decade.
-pub fn throughput_maps(m: &MatrixReport, t: &TestMatrix, unit: &Unit) -> Vec<HeatMap> {
+/// Mean throughput of `t` on each target, in `unit`: one panel per target
+/// on one colour scale, logarithmic when the values span more than a decade.
+pub fn throughput_maps(m: &MatrixReport, t: &TestMatrix, unit: &Unit) -> HeatMapGroup {
     let shared = extent(t, |x| Some(&x.means), |v| v / unit.scale);
-    let apart = shared.is_some_and(|(lo, hi)| spans_decade(lo, hi));
-    t.targets
+    let log = shared.is_some_and(|(lo, hi)| spans_decade(lo, hi));
+    let maps = t
+        .targets
         .iter()
         .map(|x| {
-            let own = own_extent(&x.means, unit);
-            let log = apart && own.is_some_and(|(lo, hi)| spans_decade(lo, hi));
-            let scale = match (apart, log) {
-                (false, _) => String::new(),
-                (true, false) => ", own scale".into(),
-                (true, true) => ", own log scale".into(),
-            };
-            let title = format!(
-                "{}: {} on {}, mean of {} run(s){scale}",
-                m.workload,
-                t.test.name(),
-                x.target,
-                x.runs
-            );
+            let title = format!("on {}, mean of {} run(s)", x.target, x.runs);
             let mut h = base(m, title, format!("throughput ({})", unit.name));
             h.cells = map(&x.means, |v| v / unit.scale);
-            h.range = if apart { own } else { shared };
+            h.range = shared;
             h.log = log;
             h
         })
-        .collect()
+        .collect();
+    let scale = if log { "one log scale" } else { "one scale" };
+    HeatMapGroup {
+        title: format!(
+            "{}: {}, mean throughput per target ({scale})",
+            m.workload,
+            t.test.name()
+        ),
+        maps,
+    }
 }
 
 /// Whether positive values from `lo` to `hi` span more than a decade.
 fn spans_decade(lo: f64, hi: f64) -> bool {
     lo > 0.0 && hi / lo > DECADE
-}
-
-/// Smallest and largest mean of one target, in `unit`.
-fn own_extent(means: &Rows<f64>, unit: &Unit) -> Option<(f64, f64)> {
-    means
-        .iter()
-        .flatten()
-        .flatten()
-        .map(|v| v / unit.scale)
-        .filter(|v| v.is_finite())
-        .fold(None, |acc, v| {
-            Some(acc.map_or((v, v), |(lo, hi): (f64, f64)| (lo.min(v), hi.max(v))))
-        })
 }
 
 /// % difference of `t` from the baseline on each other target, on one
@@ -154,29 +137,34 @@ pub fn difference_maps(m: &MatrixReport, t: &TestMatrix) -> Vec<HeatMap> {
         .collect()
 }
 
-/// Per target, the share of `t`'s reads its devices delivered (%), on one
-/// 0–100 scale: the page cache's boundary shows as the line between pale
-/// and dark cells. None for a writing test or without device reads.
-pub fn device_maps(m: &MatrixReport, t: &TestMatrix) -> Vec<HeatMap> {
+/// Per target, the share of `t`'s reads its devices delivered (%), one
+/// panel each on one 0–100 scale: the page cache's boundary shows as the
+/// line between pale and dark cells. None for a writing test or without
+/// device reads.
+pub fn device_maps(m: &MatrixReport, t: &TestMatrix) -> Option<HeatMapGroup> {
     if t.test.writes() {
-        return Vec::new();
+        return None;
     }
-    t.targets
+    let maps: Vec<HeatMap> = t
+        .targets
         .iter()
         .filter(|x| x.has_device_reads())
         .map(|x| {
-            let title = format!(
-                "{}: {} on {}, share of the reads the device delivered",
-                m.workload,
-                t.test.name(),
-                x.target
-            );
+            let title = format!("on {}", x.target);
             let mut h = base(m, title, "% of bytes read from the device".into());
             h.cells = map(&x.device_read, |r| 100.0 * r);
             h.range = Some((0.0, 100.0));
             h
         })
-        .collect()
+        .collect();
+    (!maps.is_empty()).then(|| HeatMapGroup {
+        title: format!(
+            "{}: {}, share of the reads the device delivered",
+            m.workload,
+            t.test.name()
+        ),
+        maps,
+    })
 }
 
 #[cfg(test)]
@@ -243,21 +231,26 @@ mod tests {
             scale: 1048576.0,
             name: "MiB/s".into(),
         };
-        let maps = throughput_maps(&m, &t, &unit);
+        let g = throughput_maps(&m, &t, &unit);
+        let maps = &g.maps;
         assert_eq!(maps.len(), 2);
-        assert!(maps.iter().all(|h| h.range == Some((5.0, 40.0))));
+        assert!(maps.iter().all(|h| h.range == Some((5.0, 40.0)) && !h.log));
+        assert!(g
+            .title
+            .contains("read, mean throughput per target (one scale)"));
         assert_eq!(maps[0].cells[1], [Some(20.0), Some(30.0)]);
         assert_eq!(maps[0].cells[0][1], None, "record > file stays empty");
         assert_eq!(maps[0].x_ticks, ["4K", "128K"]);
         assert_eq!(maps[0].y_ticks, ["64K", "128K"]);
-        assert!(maps[1].title.contains("read on b"), "{}", maps[1].title);
+        assert!(maps[1].title.contains("on b"), "{}", maps[1].title);
         assert!(!maps[0].diverging);
     }
 
     // Gluster's write map beside a fast target: one linear scale would
-    // paint all of it the lowest colour.
+    // paint all of it the lowest colour; one log scale keeps both legible
+    // and a colour still means one value in both.
     #[test]
-    fn targets_spanning_decades_get_their_own_scales() {
+    fn targets_spanning_decades_share_one_log_scale() {
         let (m, mut t) = test_matrix();
         let mib = 1048576.0;
         t.targets[1].means = vec![
@@ -268,11 +261,12 @@ mod tests {
             scale: mib,
             name: "MiB/s".into(),
         };
-        let maps = throughput_maps(&m, &t, &unit);
-        assert_eq!(maps[0].range, Some((10.0, 30.0)));
-        assert!(!maps[0].log && maps[0].title.ends_with("own scale"));
-        assert_eq!(maps[1].range, Some((0.5, 40.0)));
-        assert!(maps[1].log && maps[1].title.ends_with("own log scale"));
+        let g = throughput_maps(&m, &t, &unit);
+        for h in &g.maps {
+            assert_eq!(h.range, Some((0.5, 40.0)), "{}", h.title);
+            assert!(h.log, "{}", h.title);
+        }
+        assert!(g.title.ends_with("(one log scale)"), "{}", g.title);
     }
 
     #[test]
@@ -297,7 +291,8 @@ mod tests {
     #[test]
     fn device_maps_share_0_to_100_for_targets_with_device_reads() {
         let (m, mut t) = test_matrix();
-        let maps = device_maps(&m, &t);
+        let g = device_maps(&m, &t).unwrap();
+        let maps = &g.maps;
         assert_eq!(maps.len(), 1, "b recorded no device reads");
         assert_eq!(maps[0].range, Some((0.0, 100.0)));
         assert_eq!(
@@ -306,6 +301,6 @@ mod tests {
         );
         assert!(maps[0].title.contains("on a"), "{}", maps[0].title);
         t.test = Test::Write;
-        assert!(device_maps(&m, &t).is_empty(), "a writing test");
+        assert!(device_maps(&m, &t).is_none(), "a writing test");
     }
 }

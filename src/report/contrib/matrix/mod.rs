@@ -35,7 +35,19 @@ impl Contributor for Matrix {
         let title = format!("{} ({KIND}): geometric mean throughput per test", w.name);
         let mut s = Section::new(3, title);
         s.table(t);
+        if let Some(line) = matrix_of(cx, w).and_then(|m| memory_text(&m, &cx.model.targets)) {
+            s.text(line);
+        }
         Ok(vec![s])
+    }
+
+    /// How many of the read cells came from memory, per target.
+    fn headline(&self, cx: Context, w: &WorkloadReport) -> Vec<String> {
+        matrix_of(cx, w)
+            .and_then(|m| memory_text(&m, &cx.model.targets))
+            .map(|line| format!("{}: {line}", w.name))
+            .into_iter()
+            .collect()
     }
 
     /// Per test: heat maps, then tables.
@@ -61,6 +73,40 @@ fn matrix_of(cx: Context, w: &WorkloadReport) -> Option<MatrixReport> {
     grid::build(cx.campaign, &w.name, &cx.model.targets, &cx.model.baseline)
 }
 
+/// `43 of 45 read cells on disk and 40 of 45 on gluster came from memory
+/// (…)`: per target with device read ratios, in `targets`' order; `None`
+/// when no cell recorded where its reads came from.
+fn memory_text(m: &MatrixReport, targets: &[String]) -> Option<String> {
+    let counts: Vec<(&String, usize, usize)> = targets
+        .iter()
+        .filter_map(|t| m.memory_cells(t).map(|(mem, of)| (t, mem, of)))
+        .collect();
+    let each: Vec<String> = counts
+        .iter()
+        .enumerate()
+        .map(|(i, (t, mem, of))| match i {
+            0 => format!("{mem} of {of} read cells on {t}"),
+            _ => format!("{mem} of {of} on {t}"),
+        })
+        .collect();
+    let (first, rest) = each.split_first()?;
+    let list = match rest.split_last() {
+        None => first.clone(),
+        Some((last, [])) => format!("{first} and {last}"),
+        Some((last, middle)) => format!("{first}, {} and {last}", middle.join(", ")),
+    };
+    let memory = counts.iter().any(|(_, mem, _)| *mem > 0);
+    let why = match memory {
+        true => ": those reads measured the page cache (or a cache of the storage), not the device",
+        false => "",
+    };
+    let mark = if memory { "⚠ " } else { "" };
+    Some(format!(
+        "{mark}{list} came from memory (the device delivered under {:.0}% of their bytes){why}",
+        100.0 * tables::MEMORY_BELOW
+    ))
+}
+
 /// One unit for every number of the matrix, chosen from its largest mean.
 fn unit_of(m: &MatrixReport) -> Unit {
     let (scale, name) = display_unit(StoredUnit::BytesPerSec, m.max_mean());
@@ -70,7 +116,7 @@ fn unit_of(m: &MatrixReport) -> Unit {
 /// How to read the maps and tables, once per workload.
 fn reading(m: &MatrixReport, unit: &Unit) -> String {
     format!(
-        "Per test: mean throughput over the measured runs in {}, file sizes as rows and record sizes as columns (empty where the record is larger than the file, — where a target has no measurement), then the % difference of each target's mean from the baseline {} (in the maps red is faster, blue slower). The throughput maps of a test share one colour scale unless its values span more than a decade; then each target has its own, logarithmic where its own values do, as the map's title says. A difference in parentheses (hatched in the maps) is not significant: p ≥ 0.05 (Welch's t on the logs of the cell's runs) or under {MIN_EFFECT_PCT}%, the rule of every verdict in this report. Mean latency per cell is in the CSV and JSON exports.{}",
+        "Per test: mean throughput over the measured runs in {}, file sizes as rows and record sizes as columns (empty where the record is larger than the file, — where a target has no measurement), then the % difference of each target's mean from the baseline {} (in the maps red is faster, blue slower). The throughput maps of a test are drawn together, one panel per target on one colour scale with one colour bar, so that a colour is one value on every target; the scale is logarithmic when the test's values span more than a decade, as the figure's title says. A difference in parentheses (hatched in the maps) is not significant: p ≥ 0.05 (Welch's t on the logs of the cell's runs) or under {MIN_EFFECT_PCT}%, the rule of every verdict in this report. Mean latency per cell is in the CSV and JSON exports.{}",
         unit.name,
         m.baseline,
         if m.tests.iter().flat_map(|t| &t.targets).any(|x| x.has_device_reads()) {
@@ -90,11 +136,11 @@ fn reading(m: &MatrixReport, unit: &Unit) -> String {
 fn test_section(m: &MatrixReport, t: &TestMatrix, unit: &Unit) -> Section {
     let test = t.test.name();
     let mut s = Section::new(4, test).with_class("matrix");
-    let maps = charts::throughput_maps(m, t, unit)
-        .into_iter()
-        .chain(charts::device_maps(m, t))
-        .chain(charts::difference_maps(m, t));
-    for map in maps {
+    s.chart(Chart::Heats(charts::throughput_maps(m, t, unit)));
+    if let Some(g) = charts::device_maps(m, t) {
+        s.chart(Chart::Heats(g));
+    }
+    for map in charts::difference_maps(m, t) {
         s.chart(Chart::Heat(map));
     }
     for x in &t.targets {
@@ -125,4 +171,84 @@ fn test_section(m: &MatrixReport, t: &TestMatrix, unit: &Unit) -> Section {
         }
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::matrix::{Axes, TargetMatrix};
+    use crate::workload::matrix::grid::Test;
+
+    /// A write and a read test on two targets; `disk`'s reads: three of
+    /// four cells from memory, one from the device; `ram` recorded none.
+    fn matrix() -> MatrixReport {
+        const K: u64 = 1024;
+        let cells = [(64 * K, 4 * K), (128 * K, 4 * K), (128 * K, 128 * K)];
+        let axes = Axes::of_cells(Test::Read, &cells);
+        let target = |name: &str, device_read| TargetMatrix {
+            target: name.into(),
+            runs: 3,
+            means: vec![vec![Some(1.0), None], vec![Some(1.0), Some(1.0)]],
+            diffs: None,
+            device_read,
+        };
+        let test = |test, disk_reads| TestMatrix {
+            test,
+            targets: vec![target("disk", disk_reads), target("ram", Vec::new())],
+        };
+        MatrixReport {
+            workload: "iozone".into(),
+            baseline: "disk".into(),
+            axes,
+            tests: vec![
+                // A writing test's ratios never count.
+                test(Test::Write, vec![vec![Some(0.0), None]]),
+                test(
+                    Test::Read,
+                    vec![vec![Some(0.02), None], vec![Some(0.099), Some(0.97)]],
+                ),
+                test(Test::Reread, vec![vec![Some(0.0), None]]),
+            ],
+        }
+    }
+
+    #[test]
+    fn the_headline_says_how_many_read_cells_came_from_memory() {
+        let m = matrix();
+        assert_eq!(m.memory_cells("disk"), Some((3, 4)));
+        assert_eq!(m.memory_cells("ram"), None, "no device read recorded");
+        let targets = ["disk".to_string(), "ram".to_string()];
+        let line = memory_text(&m, &targets).unwrap();
+        assert!(
+            line.starts_with("⚠ 3 of 4 read cells on disk came from memory (the device delivered under 10% of their bytes): those reads measured the page cache"),
+            "{line}"
+        );
+        let mut device = m.clone();
+        for t in device.tests.iter_mut() {
+            for x in t.targets.iter_mut() {
+                for v in x.device_read.iter_mut().flatten().flatten() {
+                    *v = 1.0;
+                }
+            }
+        }
+        let line = memory_text(&device, &targets).unwrap();
+        assert_eq!(
+            line,
+            "0 of 4 read cells on disk came from memory (the device delivered under 10% of their bytes)"
+        );
+        let mut two = m.clone();
+        for t in two.tests.iter_mut() {
+            t.targets[1].device_read = t.targets[0].device_read.clone();
+        }
+        let line = memory_text(&two, &targets).unwrap();
+        assert!(
+            line.starts_with("⚠ 3 of 4 read cells on disk and 3 of 4 on ram came from memory"),
+            "{line}"
+        );
+        let mut none = m;
+        for t in none.tests.iter_mut() {
+            t.targets[0].device_read = Vec::new();
+        }
+        assert_eq!(memory_text(&none, &targets), None);
+    }
 }

@@ -1,10 +1,11 @@
 //! The study's charts, as plain chart descriptions: the primary metric
 //! against the column factor, one line per row of the pivot with its 95%
 //! band (log x for sizes and counts), and, when the workload sweeps two
-//! factors, a heat map per target on one colour scale.
+//! factors, a heat map per target, drawn together on one colour scale with
+//! one colour bar.
 
 use crate::analysis::study::{Pivot, Study};
-use crate::report::svg::{target_color, Curve, CurveChart, CurvePoint, HeatMap};
+use crate::report::svg::{target_color, Curve, CurveChart, CurvePoint, HeatMap, HeatMapGroup};
 use crate::report::text::display_unit;
 
 /// The curve of a pivot; `None` without a column factor.
@@ -57,24 +58,21 @@ pub fn curve(s: &Study, p: &Pivot) -> Option<CurveChart> {
     })
 }
 
-/// A heat map per target of the two swept workload factors, sharing one
-/// colour range so that a colour means one value in all of them.
-pub fn heatmaps(s: &Study) -> Vec<HeatMap> {
-    let Some(g) = &s.grid else {
-        return Vec::new();
-    };
+/// A heat map per target of the two swept workload factors, drawn as one
+/// group on one colour range so that a colour means one value in all of
+/// them; `None` without two swept factors.
+pub fn heatmaps(s: &Study) -> Option<HeatMapGroup> {
+    let g = s.grid.as_ref()?;
     let p = &s.primary;
     let values = g.maps.iter().flat_map(|m| m.1.iter().flatten().flatten());
     let max = values.clone().fold(0.0, |a: f64, &b| a.max(b));
     let min = values.fold(f64::INFINITY, |a: f64, &b| a.min(b));
     let (scale, unit) = display_unit(p.unit, max);
-    g.maps
+    let maps = g
+        .maps
         .iter()
         .map(|(target, cells)| HeatMap {
-            title: format!(
-                "{} on {target}: {} by {} and {}",
-                s.family, p.metric, g.y.key, g.x.key
-            ),
+            title: format!("on {target}"),
             x_label: g.x.key.clone(),
             y_label: g.y.key.clone(),
             x_ticks: g.x.levels.iter().map(|l| l.text.clone()).collect(),
@@ -92,5 +90,12 @@ pub fn heatmaps(s: &Study) -> Vec<HeatMap> {
             muted_label: String::new(),
             missing_label: "not measured".into(),
         })
-        .collect()
+        .collect();
+    Some(HeatMapGroup {
+        title: format!(
+            "{}: {} by {} and {}, per target",
+            s.family, p.metric, g.y.key, g.x.key
+        ),
+        maps,
+    })
 }

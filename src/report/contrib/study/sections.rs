@@ -16,8 +16,8 @@ pub fn report(s: &Study) -> Section {
     let title = format!("{} ({}) by {}", s.family, s.kind, s.factors.join(", "));
     let mut out = Section::new(2, title).with_class("study");
     pivot(&mut out, s, &s.primary, true);
-    for m in heatmaps(s) {
-        out.chart(Chart::Heat(m));
+    if let Some(g) = heatmaps(s) {
+        out.chart(Chart::Heats(g));
     }
     for l in &s.levels {
         out.text(level_caption(s, l))

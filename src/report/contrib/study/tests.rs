@@ -289,9 +289,12 @@ fn two_workload_factors_make_a_heat_map_per_target() {
         (cells[1][1].unwrap() - 2.0).abs() < 1e-9,
         "gzip, 100M: {cells:?}"
     );
-    let maps = charts::heatmaps(&studies[0]);
+    let group = charts::heatmaps(&studies[0]).unwrap();
+    let maps = &group.maps;
     assert_eq!(maps.len(), 2);
     assert_eq!(maps[0].range, maps[1].range, "one colour scale");
+    assert_eq!(maps[0].log, maps[1].log, "of one kind");
+    assert_eq!(maps[0].title, "on disk");
     let curve = charts::curve(&studies[0], &studies[0].primary).unwrap();
     assert!(curve.log_x);
     assert_eq!(curve.curves.len(), 4);
