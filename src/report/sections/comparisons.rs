@@ -37,9 +37,19 @@ pub fn across_table(rows: &[Row], a: i64, b: i64) -> Table {
             t.tones.insert((t.rows.len() - 1, 7), tone);
         }
     }
-    // A narrow terminal keeps both sides, the difference and the verdict.
-    t.may_drop(&["p"]);
-    t.may_wrap(&["verdict", "difference [95% CI]"]);
+    // A narrow terminal keeps both sides, the difference and the verdict:
+    // p goes first, then a workload or metric column that says the same in
+    // every row; the verdict (with its caveats) wraps, an interval never.
+    let uniform = |f: fn(&Row) -> &str| rows.windows(2).all(|w| f(&w[0]) == f(&w[1]));
+    let mut drop = vec!["p"];
+    if uniform(|r| &r.workload) {
+        drop.push("workload");
+    }
+    if uniform(|r| &r.metric) {
+        drop.push("metric");
+    }
+    t.may_drop(&drop);
+    t.may_wrap(&["verdict"]);
     t
 }
 
