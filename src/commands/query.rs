@@ -8,11 +8,11 @@ use std::io::Write;
 
 use crate::cli::ExportFormat;
 use crate::foreign::visible;
-use crate::report::export::{Columns, CsvOptions, CsvWriter, Document};
+use crate::report::export::{Columns, CsvOptions, CsvWriter, StreamedDocument};
 use crate::report::outline;
 use crate::report::render::terminal;
 use crate::report::table::Table;
-use crate::store::Store;
+use crate::store::{CampaignData, Store};
 
 pub fn list(db: &Path, filters: &[String]) -> Result<ExitCode> {
     let filters = crate::provenance::parse_tags(filters)?;
@@ -125,8 +125,8 @@ pub fn export(db: &Path, ask: Export<'_>) -> Result<ExitCode> {
             match ask.all {
                 true => serde_json::to_writer_pretty(&mut *out, &Campaigns(&store, &ids))?,
                 false => {
-                    let c = store.load_campaign(ids[0])?;
-                    serde_json::to_writer_pretty(&mut *out, &Document(&c))?
+                    let head = store.load_campaign_head(ids[0])?;
+                    serde_json::to_writer_pretty(&mut *out, &streamed(&store, &head))?
                 }
             }
             Ok(writeln!(out)?)
@@ -138,25 +138,33 @@ pub fn export(db: &Path, ask: Export<'_>) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The tidy CSV of campaigns `ids` under one header: a campaign alone is
-/// read once; several are read twice (their columns, then their rows),
-/// one campaign in memory at a time.
+/// Runs an export holds in memory at once, whatever the campaign's size.
+const EXPORT_CHUNK: usize = 1000;
+
+fn streamed<'a>(store: &'a Store, head: &'a CampaignData) -> StreamedDocument<'a> {
+    StreamedDocument {
+        head,
+        store,
+        chunk: EXPORT_CHUNK,
+    }
+}
+
+/// The tidy CSV of campaigns `ids` under one header, read twice (their
+/// columns, then their rows), [`EXPORT_CHUNK`] runs in memory at a time.
 fn export_csv(store: &Store, ids: &[i64], options: CsvOptions, out: &mut dyn Write) -> Result<()> {
     let mut cols = Columns::default();
-    if let [id] = ids {
-        let c = store.load_campaign(*id)?;
-        cols.add(&c);
-        let mut w = CsvWriter::new(cols, options, out)?;
-        w.campaign(&c)?;
-        w.finish()?;
-        return Ok(());
-    }
     for &id in ids {
-        cols.add(&store.load_campaign(id)?);
+        let c = store.load_campaign_head(id)?;
+        cols.add_head(&c);
+        store.each_run_chunk(&c, EXPORT_CHUNK, |runs| {
+            cols.add_runs(runs);
+            Ok(())
+        })?;
     }
     let mut w = CsvWriter::new(cols, options, out)?;
     for &id in ids {
-        w.campaign(&store.load_campaign(id)?)?;
+        let c = store.load_campaign_head(id)?;
+        store.each_run_chunk(&c, EXPORT_CHUNK, |runs| Ok(w.runs(&c, runs)?))?;
     }
     w.finish()?;
     Ok(())
@@ -173,9 +181,9 @@ impl serde::Serialize for Campaigns<'_> {
         for &id in self.1 {
             let c = self
                 .0
-                .load_campaign(id)
+                .load_campaign_head(id)
                 .map_err(|e| S::Error::custom(format!("{e:#}")))?;
-            seq.serialize_element(&Document(&c))?;
+            seq.serialize_element(&streamed(self.0, &c))?;
         }
         seq.end()
     }

@@ -263,6 +263,14 @@ impl Store {
     }
 
     pub fn load_campaign(&self, id: i64) -> Result<CampaignData> {
+        let mut c = self.load_campaign_head(id)?;
+        c.runs = self.runs(id, &c.targets, &c.workloads)?;
+        Ok(c)
+    }
+
+    /// A campaign without its runs (`runs` empty): what a stream of its
+    /// runs ([`Store::each_run_chunk`]) is read with.
+    pub fn load_campaign_head(&self, id: i64) -> Result<CampaignData> {
         let campaign = self
             .conn
             .query_row(
@@ -279,14 +287,13 @@ impl Store {
         )?;
         let experiment = json_col(experiment);
         let (targets, workloads) = self.variants(id, &experiment)?;
-        let runs = self.runs(id, &targets, &workloads)?;
         Ok(CampaignData {
             campaign,
             environment: json_col(environment),
             experiment,
             targets,
             workloads,
-            runs,
+            runs: Vec::new(),
             stops: self.pair_stops(id)?,
             facts: self.campaign_facts(id)?,
         })

@@ -9,11 +9,12 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use anyhow::Result;
-use rusqlite::Row;
+use rusqlite::{params, Row};
 
 use super::keyed::{Keyed, RunFacts};
 use super::read::{
-    run_factors, HistData, MetricValue, RankData, RunData, SeriesData, TargetRow, WorkloadRow,
+    run_factors, CampaignData, HistData, MetricValue, RankData, RunData, SeriesData, TargetRow,
+    WorkloadRow,
 };
 use super::Store;
 use crate::metric::{Direction, Labels, MetricKey, Unit};
@@ -83,6 +84,8 @@ impl Dictionary {
 struct Reading<'a> {
     store: &'a Store,
     campaign: i64,
+    /// The first and last run id read.
+    range: (i64, i64),
     index: HashMap<i64, usize>,
     variant: Vec<usize>,
     dictionary: Dictionary,
@@ -98,6 +101,56 @@ impl Store {
         targets: &[TargetRow],
         workloads: &[WorkloadRow],
     ) -> Result<Vec<RunData>> {
+        self.runs_between(campaign, targets, workloads, (i64::MIN, i64::MAX))
+    }
+
+    /// The runs of campaign `c` (read by [`Store::load_campaign_head`]) a
+    /// chunk of at most `size` at a time, in order: what an export streams,
+    /// holding one chunk in memory however many runs the campaign has.
+    pub fn each_run_chunk(
+        &self,
+        c: &CampaignData,
+        size: usize,
+        mut f: impl FnMut(&[RunData]) -> Result<()>,
+    ) -> Result<()> {
+        let id = c.campaign.id;
+        for range in self.run_id_chunks(id, size.max(1))? {
+            f(&self.runs_between(id, &c.targets, &c.workloads, range)?)?;
+        }
+        Ok(())
+    }
+
+    /// The first and last run id of each chunk of `size` runs of `campaign`.
+    fn run_id_chunks(&self, campaign: i64, size: usize) -> Result<Vec<(i64, i64)>> {
+        let mut st = self
+            .conn
+            .prepare("SELECT id FROM runs WHERE campaign_id = ?1 ORDER BY id")?;
+        let mut rows = st.query([campaign])?;
+        let (mut chunks, mut first, mut n) = (Vec::new(), None, 0);
+        let mut last = 0;
+        while let Some(r) = rows.next()? {
+            last = r.get(0)?;
+            first.get_or_insert(last);
+            n += 1;
+            if n == size {
+                chunks.push((first.take().unwrap_or(last), last));
+                n = 0;
+            }
+        }
+        if let Some(f) = first {
+            chunks.push((f, last));
+        }
+        Ok(chunks)
+    }
+
+    /// The runs of `campaign` whose ids lie in `range` (both ends in).
+    fn runs_between(
+        &self,
+        campaign: i64,
+        targets: &[TargetRow],
+        workloads: &[WorkloadRow],
+        range: (i64, i64),
+    ) -> Result<Vec<RunData>> {
         let name = |id: i64, rows: &[(i64, &str)]| {
             rows.iter()
                 .find(|r| r.0 == id)
@@ -112,9 +165,9 @@ impl Store {
         let mut st = self.conn.prepare(
             "SELECT r.id, r.target_id, r.workload_id, r.repetition, r.round, r.position, r.warmup, r.status, r.error,
                     r.started_at, r.duration_s, r.caches_dropped, r.remounted, r.ranks
-             FROM runs r WHERE r.campaign_id = ?1 ORDER BY r.id",
+             FROM runs r WHERE r.campaign_id = ?1 AND r.id BETWEEN ?2 AND ?3 ORDER BY r.id",
         )?;
-        let mut rows = st.query([campaign])?;
+        let mut rows = st.query(params![campaign, range.0, range.1])?;
         let mut runs = Vec::new();
         while let Some(r) = rows.next()? {
             let pair: (i64, i64) = (r.get(1)?, r.get(2)?);
@@ -152,6 +205,7 @@ impl Store {
         let mut reading = Reading {
             store: self,
             campaign,
+            range,
             index,
             variant,
             dictionary: Dictionary::read(self, campaign, factors)?,
@@ -175,7 +229,7 @@ impl Reading<'_> {
         mut f: impl FnMut(usize, &Row<'_>) -> rusqlite::Result<()>,
     ) -> Result<()> {
         let mut st = self.store.conn.prepare(sql)?;
-        let mut rows = st.query([self.campaign])?;
+        let mut rows = st.query(params![self.campaign, self.range.0, self.range.1])?;
         while let Some(r) = rows.next()? {
             if let Some(&i) = self.index.get(&r.get::<_, i64>(0)?) {
                 f(i, r)?;
@@ -194,7 +248,7 @@ impl Reading<'_> {
     ) -> Result<Vec<Keyed<V>>> {
         let mut entries: Vec<Vec<(Arc<MetricKey>, V)>> = (0..runs).map(|_| Vec::new()).collect();
         let mut st = self.store.conn.prepare(sql)?;
-        let mut rows = st.query([self.campaign])?;
+        let mut rows = st.query(params![self.campaign, self.range.0, self.range.1])?;
         while let Some(r) = rows.next()? {
             let Some(&i) = self.index.get(&r.get::<_, i64>(0)?) else {
                 continue;
@@ -209,7 +263,7 @@ impl Reading<'_> {
     }
 
     fn metrics(&mut self, runs: &mut [RunData]) -> Result<()> {
-        let sql = "SELECT v.run_id, v.key_id, v.value FROM runs r JOIN metric_values v ON v.run_id = r.id WHERE r.campaign_id = ?1";
+        let sql = "SELECT v.run_id, v.key_id, v.value FROM runs r JOIN metric_values v ON v.run_id = r.id WHERE r.campaign_id = ?1 AND r.id BETWEEN ?2 AND ?3";
         let values = self.keyed(sql, runs.len(), |r, unit, direction| {
             Ok(MetricValue {
                 value: r.get(2)?,
@@ -224,7 +278,7 @@ impl Reading<'_> {
     }
 
     fn series(&mut self, runs: &mut [RunData]) -> Result<()> {
-        let sql = "SELECT v.run_id, v.key_id, v.interval_s, v.values_f64 FROM runs r JOIN series_values v ON v.run_id = r.id WHERE r.campaign_id = ?1";
+        let sql = "SELECT v.run_id, v.key_id, v.interval_s, v.values_f64 FROM runs r JOIN series_values v ON v.run_id = r.id WHERE r.campaign_id = ?1 AND r.id BETWEEN ?2 AND ?3";
         let values = self.keyed(sql, runs.len(), |r, unit, _| {
             let bytes = r.get_ref(3)?.as_blob()?;
             Ok(SeriesData {
@@ -240,7 +294,7 @@ impl Reading<'_> {
     }
 
     fn histograms(&mut self, runs: &mut [RunData]) -> Result<()> {
-        let sql = "SELECT v.run_id, v.key_id, v.count, v.hdr_v2 FROM runs r JOIN histogram_values v ON v.run_id = r.id WHERE r.campaign_id = ?1";
+        let sql = "SELECT v.run_id, v.key_id, v.count, v.hdr_v2 FROM runs r JOIN histogram_values v ON v.run_id = r.id WHERE r.campaign_id = ?1 AND r.id BETWEEN ?2 AND ?3";
         let values = self.keyed(sql, runs.len(), |r, _, _| {
             Ok(HistData {
                 count: r.get::<_, i64>(2)?.max(0) as u64,
@@ -255,7 +309,7 @@ impl Reading<'_> {
 
     fn warnings(&self, runs: &mut [RunData]) -> Result<()> {
         let sql = "SELECT w.run_id, t.kind, t.message FROM runs r JOIN run_warnings w ON w.run_id = r.id
-                   JOIN warning_texts t ON t.id = w.text_id WHERE r.campaign_id = ?1 ORDER BY w.rowid";
+                   JOIN warning_texts t ON t.id = w.text_id WHERE r.campaign_id = ?1 AND r.id BETWEEN ?2 AND ?3 ORDER BY w.rowid";
         self.each(sql, |i, r| {
             let kind: String = r.get(1)?;
             // A kind a newer storlab wrote reads as a note.
@@ -277,7 +331,7 @@ impl Reading<'_> {
         };
         let sql =
             "SELECT v.run_id, f.name, f.value FROM runs r JOIN run_fact_values v ON v.run_id = r.id
-                   JOIN fact_texts f ON f.id = v.fact_id WHERE r.campaign_id = ?1";
+                   JOIN fact_texts f ON f.id = v.fact_id WHERE r.campaign_id = ?1 AND r.id BETWEEN ?2 AND ?3";
         let mut facts: Vec<RunFacts> = vec![RunFacts::new(); runs.len()];
         self.each(sql, |i, r| {
             facts[i].insert(shared(r.get(1)?), shared(r.get(2)?));
@@ -290,7 +344,7 @@ impl Reading<'_> {
     }
 
     fn ranks(&mut self, runs: &mut [RunData]) -> Result<()> {
-        let sql = "SELECT k.run_id, k.rank, k.host, k.status, k.error, k.done_s FROM runs r JOIN run_ranks k ON k.run_id = r.id WHERE r.campaign_id = ?1 ORDER BY k.run_id, k.rank";
+        let sql = "SELECT k.run_id, k.rank, k.host, k.status, k.error, k.done_s FROM runs r JOIN run_ranks k ON k.run_id = r.id WHERE r.campaign_id = ?1 AND r.id BETWEEN ?2 AND ?3 ORDER BY k.run_id, k.rank";
         self.each(sql, |i, r| {
             runs[i].per_rank.push(RankData {
                 rank: r.get(1)?,
@@ -302,9 +356,9 @@ impl Reading<'_> {
             });
             Ok(())
         })?;
-        let sql = "SELECT v.run_id, v.rank, v.key_id, v.value FROM runs r JOIN rank_metric_values v ON v.run_id = r.id WHERE r.campaign_id = ?1";
+        let sql = "SELECT v.run_id, v.rank, v.key_id, v.value FROM runs r JOIN rank_metric_values v ON v.run_id = r.id WHERE r.campaign_id = ?1 AND r.id BETWEEN ?2 AND ?3";
         let mut st = self.store.conn.prepare(sql)?;
-        let mut rows = st.query([self.campaign])?;
+        let mut rows = st.query(params![self.campaign, self.range.0, self.range.1])?;
         while let Some(r) = rows.next()? {
             let Some(&i) = self.index.get(&r.get::<_, i64>(0)?) else {
                 continue;

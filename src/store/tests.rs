@@ -279,6 +279,21 @@ fn a_campaign_reads_back_every_row_written_and_the_same_figures() {
     }
     let c = store.load_campaign(ids.campaign).unwrap();
     assert_eq!(c.runs.len(), written.len());
+    // Read a chunk at a time (what an export streams), the same runs.
+    let head = store.load_campaign_head(ids.campaign).unwrap();
+    assert!(head.runs.is_empty());
+    let all = format!("{:?}", c.runs);
+    for size in [1, 3, 7, written.len(), written.len() + 5] {
+        let mut chunks = Vec::new();
+        store
+            .each_run_chunk(&head, size, |runs| {
+                assert!(!runs.is_empty() && runs.len() <= size);
+                chunks.extend(runs.iter().cloned());
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(format!("{chunks:?}"), all, "chunks of {size}");
+    }
     for (run, (id, r, out)) in c.runs.iter().zip(&written) {
         assert_eq!(
             (run.id, run.status.as_str(), &run.error),

@@ -76,7 +76,25 @@ impl Columns {
 
     /// Adds the columns campaign `c` needs.
     pub fn add(&mut self, c: &CampaignData) {
-        for r in &c.runs {
+        self.add_head(c);
+        self.add_runs(&c.runs);
+    }
+
+    /// Adds the columns campaign `c` needs whatever its runs: its tags and
+    /// the parameters of its targets and workloads.
+    pub fn add_head(&mut self, c: &CampaignData) {
+        self.tags.extend(c.facts.provenance.tags.keys().cloned());
+        self.workload_params
+            .extend(param_keys(c.workloads.iter().map(|w| &w.params)));
+        self.target_params
+            .extend(param_keys(c.targets.iter().map(|t| &t.params)));
+    }
+
+    /// Adds the columns `runs` (some or all of a campaign's) need: their
+    /// metrics' labels and factors, `rank` for runs of several ranks.
+    pub fn add_runs(&mut self, runs: &[RunData]) {
+        self.ranks |= runs.iter().any(|r| r.ranks > 1);
+        for r in runs {
             let keys = r
                 .metrics
                 .keys()
@@ -95,12 +113,6 @@ impl Columns {
                 }
             }
         }
-        self.tags.extend(c.facts.provenance.tags.keys().cloned());
-        self.ranks |= crate::analysis::ranks::has_ranks(c);
-        self.workload_params
-            .extend(param_keys(c.workloads.iter().map(|w| &w.params)));
-        self.target_params
-            .extend(param_keys(c.targets.iter().map(|t| &t.params)));
     }
 
     /// Label columns: storlab's own keys in the catalogue's order, then
@@ -185,9 +197,15 @@ impl<W: std::io::Write> CsvWriter<W> {
 
     /// Writes every run of `c`.
     pub fn campaign(&mut self, c: &CampaignData) -> std::io::Result<()> {
+        self.runs(c, &c.runs)
+    }
+
+    /// Writes `runs` of campaign `c` (some or all of them: a campaign
+    /// streamed a chunk at a time).
+    pub fn runs(&mut self, c: &CampaignData, runs: &[RunData]) -> std::io::Result<()> {
         let (cols, out) = (&self.cols, &mut self.rows);
         let campaign = CampaignCells::new(c, cols);
-        for r in &c.runs {
+        for r in runs {
             let run = RunCells::new(&campaign, c, r, cols, &self.labels);
             let none = if cols.ranks {
                 vec![String::new()]

@@ -8,7 +8,7 @@ use base64::Engine;
 use serde_json::{json, Value};
 
 use crate::metric::Unit;
-use crate::store::{CampaignData, HistData, Keyed, Metrics, RankData, RunData, SeriesData};
+use crate::store::{CampaignData, HistData, Keyed, Metrics, RankData, RunData, SeriesData, Store};
 
 /// Version 2: metrics, series and histograms are lists of records with
 /// labels (version 1 keyed metrics by name); histograms are included.
@@ -28,21 +28,95 @@ pub struct Document<'a>(pub &'a CampaignData);
 
 impl serde::Serialize for Document<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::{Error, SerializeMap};
-        let c = self.0;
-        let value = |v: &dyn erased::Part| v.value().map_err(S::Error::custom);
-        let mut m = s.serialize_map(Some(9))?;
-        // In key order, as a JSON object of serde_json writes them.
-        m.serialize_entry("campaign", &value(&c.campaign)?)?;
-        m.serialize_entry("environment", &c.environment)?;
-        m.serialize_entry("experiment", &c.experiment)?;
-        m.serialize_entry("provenance", &value(&c.facts)?)?;
-        m.serialize_entry("runs", &Runs(&c.runs))?;
-        m.serialize_entry("schema_version", &JSON_SCHEMA_VERSION)?;
-        m.serialize_entry("stops", &value(&c.stops)?)?;
-        m.serialize_entry("targets", &value(&c.targets)?)?;
-        m.serialize_entry("workloads", &value(&c.workloads)?)?;
-        m.end()
+        document(self.0, &Runs(&self.0.runs), s)
+    }
+}
+
+/// As [`Document`], for a campaign read without its runs
+/// ([`Store::load_campaign_head`]): its runs are read from the store a
+/// chunk of `chunk` at a time as they are written, so that writing a
+/// campaign of any size holds one chunk of runs in memory. The same text.
+pub struct StreamedDocument<'a> {
+    pub head: &'a CampaignData,
+    pub store: &'a Store,
+    pub chunk: usize,
+}
+
+impl serde::Serialize for StreamedDocument<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        document(self.head, &StoredRuns(self), s)
+    }
+}
+
+/// The document of campaign `c` with `runs` for its runs.
+fn document<S: serde::Serializer>(
+    c: &CampaignData,
+    runs: &dyn erased_runs::Seq,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    use serde::ser::{Error, SerializeMap};
+    let value = |v: &dyn erased::Part| v.value().map_err(S::Error::custom);
+    let mut m = s.serialize_map(Some(9))?;
+    // In key order, as a JSON object of serde_json writes them.
+    m.serialize_entry("campaign", &value(&c.campaign)?)?;
+    m.serialize_entry("environment", &c.environment)?;
+    m.serialize_entry("experiment", &c.experiment)?;
+    m.serialize_entry("provenance", &value(&c.facts)?)?;
+    m.serialize_entry("runs", &erased_runs::Wrap(runs))?;
+    m.serialize_entry("schema_version", &JSON_SCHEMA_VERSION)?;
+    m.serialize_entry("stops", &value(&c.stops)?)?;
+    m.serialize_entry("targets", &value(&c.targets)?)?;
+    m.serialize_entry("workloads", &value(&c.workloads)?)?;
+    m.end()
+}
+
+/// The runs of a document, whichever way they are read, behind one type.
+mod erased_runs {
+    use serde_json::Value;
+
+    /// Runs given one JSON value at a time to `each`, which says whether
+    /// to go on.
+    pub trait Seq {
+        fn each(&self, each: &mut dyn FnMut(Value) -> bool) -> anyhow::Result<()>;
+    }
+
+    pub struct Wrap<'a>(pub &'a dyn Seq);
+
+    impl serde::Serialize for Wrap<'_> {
+        fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            use serde::ser::{Error, SerializeSeq};
+            let mut seq = s.serialize_seq(None)?;
+            let mut failed = None;
+            let read = self.0.each(&mut |v| match seq.serialize_element(&v) {
+                Ok(()) => true,
+                Err(e) => {
+                    failed = Some(e);
+                    false
+                }
+            });
+            if let Some(e) = failed {
+                return Err(e);
+            }
+            read.map_err(|e| S::Error::custom(format!("{e:#}")))?;
+            seq.end()
+        }
+    }
+}
+
+/// A campaign's runs read from the store a chunk at a time.
+struct StoredRuns<'a>(&'a StreamedDocument<'a>);
+
+impl erased_runs::Seq for StoredRuns<'_> {
+    fn each(&self, each: &mut dyn FnMut(Value) -> bool) -> anyhow::Result<()> {
+        let d = self.0;
+        // A writer that failed stops the reading (its error is the one said).
+        let stop = || anyhow::anyhow!("the output could not be written");
+        d.store.each_run_chunk(d.head, d.chunk, |runs| {
+            match runs.iter().all(|r| each(run(r))) {
+                true => Ok(()),
+                false => Err(stop()),
+            }
+        })
     }
 }
 
@@ -63,9 +137,14 @@ mod erased {
 /// A campaign's runs, each made a JSON value only as it is written.
 struct Runs<'a>(&'a [RunData]);
 
-impl serde::Serialize for Runs<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(self.0.iter().map(run))
+impl erased_runs::Seq for Runs<'_> {
+    fn each(&self, each: &mut dyn FnMut(Value) -> bool) -> anyhow::Result<()> {
+        for r in self.0 {
+            if !each(run(r)) {
+                break;
+            }
+        }
+        Ok(())
     }
 }
 

@@ -8,4 +8,4 @@ mod csv;
 mod json;
 
 pub use self::csv::{excel_safe, to_csv, to_csv_all, Columns, CsvOptions, CsvWriter};
-pub use self::json::{to_json, Document, JSON_SCHEMA_VERSION};
+pub use self::json::{to_json, Document, StreamedDocument, JSON_SCHEMA_VERSION};
