@@ -52,6 +52,19 @@ pub fn pettitt(groups: &[Vec<f64>]) -> Option<ChangePoint> {
     } else {
         values.clone()
     };
+    // U at every split from one sorted copy: moving value x_t from after
+    // the split to before it changes U by V_t = Σ_j sgn(x_j − x_t), the
+    // values above x_t less those below, so U_t = V_1 + … + V_t: O(T log T)
+    // where the pairs' double sum at each split was O(T²) per campaign
+    // (a history of 1,000 campaigns × 100 runs had not answered in 12
+    // minutes). The sums are of integers: exactly the double sum's.
+    let u_at = split_statistics(&values);
+    let prefix: Vec<f64> = std::iter::once(0.0)
+        .chain(scaled.iter().scan(0.0, |acc, v| {
+            *acc += v;
+            Some(*acc)
+        }))
+        .collect();
     // (group after the split, K, size of the shift)
     let mut best: Option<(usize, f64, f64)> = None;
     let mut end = 0;
@@ -64,8 +77,8 @@ pub fn pettitt(groups: &[Vec<f64>]) -> Option<ChangePoint> {
         if end == 0 || end == t_len {
             continue;
         }
-        let u = mann_whitney_u(&values[..end], &values[end..]).abs();
-        let shift = mean_shift(&scaled[..end], &scaled[end..]);
+        let u = u_at[end - 1].abs();
+        let shift = mean_shift(end, t_len - end, &prefix);
         let better = match best {
             Some((_, k, _)) if u > k + 1e-9 => true,
             Some((_, k, s)) => (u - k).abs() <= 1e-9 && shift > s,
@@ -81,33 +94,79 @@ pub fn pettitt(groups: &[Vec<f64>]) -> Option<ChangePoint> {
     Some(ChangePoint { at, k, p_value: p })
 }
 
-/// n₁n₂/T · (mean after − mean before)²: how far apart two sides lie,
-/// weighted by how much of the series each holds.
-fn mean_shift(before: &[f64], after: &[f64]) -> f64 {
-    let (n1, n2) = (before.len() as f64, after.len() as f64);
-    let mean = |x: &[f64]| x.iter().sum::<f64>() / x.len() as f64;
-    let d = mean(after) - mean(before);
-    n1 * n2 / (n1 + n2) * d * d
+/// `U_t = Σ_{i ≤ t} Σ_{j > t} sgn(x_j − x_i)` for every t (0-based: the
+/// split after `values[t]`). A value that compares with nothing (NaN)
+/// counts neither above nor below, as in the double sum.
+fn split_statistics(values: &[f64]) -> Vec<f64> {
+    let mut sorted: Vec<f64> = values.iter().copied().filter(|v| !v.is_nan()).collect();
+    sorted.sort_by(f64::total_cmp);
+    let n = sorted.len();
+    let mut u = 0i64;
+    values
+        .iter()
+        .map(|&x| {
+            if !x.is_nan() {
+                let below = sorted.partition_point(|&y| y < x);
+                let above = n - sorted.partition_point(|&y| y <= x);
+                u += above as i64 - below as i64;
+            }
+            u as f64
+        })
+        .collect()
 }
 
-/// Σ over pairs of sgn(after − before).
-fn mann_whitney_u(before: &[f64], after: &[f64]) -> f64 {
-    let mut u = 0.0;
-    for x in before {
-        for y in after {
-            u += match y.partial_cmp(x) {
-                Some(std::cmp::Ordering::Greater) => 1.0,
-                Some(std::cmp::Ordering::Less) => -1.0,
-                _ => 0.0,
-            };
-        }
-    }
-    u
+/// n₁n₂/T · (mean after − mean before)²: how far apart two sides lie,
+/// weighted by how much of the series each holds; `prefix` holds the
+/// running sums of the (scaled) values.
+fn mean_shift(n_before: usize, n_after: usize, prefix: &[f64]) -> f64 {
+    let (n1, n2) = (n_before as f64, n_after as f64);
+    let total = prefix[n_before + n_after];
+    let before = prefix[n_before];
+    let d = (total - before) / n2 - before / n1;
+    n1 * n2 / (n1 + n2) * d * d
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Σ over pairs of sgn(after − before), as Pettitt writes U.
+    fn mann_whitney_u(before: &[f64], after: &[f64]) -> f64 {
+        let mut u = 0.0;
+        for x in before {
+            for y in after {
+                u += match y.partial_cmp(x) {
+                    Some(std::cmp::Ordering::Greater) => 1.0,
+                    Some(std::cmp::Ordering::Less) => -1.0,
+                    _ => 0.0,
+                };
+            }
+        }
+        u
+    }
+
+    #[test]
+    fn every_splits_statistic_is_the_double_sums() {
+        // Ties, repeats and a NaN among pseudo-random values.
+        let mut x = 12345u64;
+        let mut values: Vec<f64> = (0..300)
+            .map(|_| {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                ((x >> 33) % 40) as f64
+            })
+            .collect();
+        values[17] = f64::NAN;
+        let fast = split_statistics(&values);
+        for t in 0..values.len() {
+            assert_eq!(
+                fast[t],
+                mann_whitney_u(&values[..=t], &values[t + 1..]),
+                "split {t}"
+            );
+        }
+    }
 
     fn series(levels: &[f64]) -> Vec<Vec<f64>> {
         levels
