@@ -44,15 +44,13 @@ pub fn refuse_store(output: &Path, db: &Path) -> Result<()> {
             out_id.is_some() && std::fs::metadata(&file).ok().map(|m| (m.dev(), m.ino())) == out_id;
         let same_name = out_name.is_some() && resolved(&file) == out_name;
         if same_file || same_name {
+            let what = match file.as_path() == db {
+                true => "the results store".to_string(),
+                false => format!("part of the results store ({})", file.display()),
+            };
             bail!(
-                "{} is {} the results store{}; writing there would destroy every recorded result. Name another output file (e.g. report.html)",
+                "{} is {what}; writing there would destroy every recorded result. Name another output file (e.g. report.html)",
                 output.display(),
-                if file.as_path() == db { "" } else { "part of" },
-                if file.as_path() == db {
-                    String::new()
-                } else {
-                    format!(" ({})", file.display())
-                }
             );
         }
     }

@@ -360,8 +360,9 @@ impl Cx<'_> {
                 pairs.made,
                 pairs.limit,
                 &format!(
-                    "workload `{name}` makes {} variants on {on} target variants",
-                    sweep.count()
+                    "workload `{name}` makes {} variants on {on} target variant{}",
+                    sweep.count(),
+                    if on == 1 { "" } else { "s" }
                 ),
             ),
         ))
