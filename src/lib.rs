@@ -23,6 +23,7 @@ pub mod measure;
 pub mod metric;
 pub mod params;
 pub mod plan;
+pub mod process;
 pub mod progress;
 pub mod provenance;
 pub mod provision;

@@ -73,6 +73,18 @@ fn the_lowest_layers_import_nothing_above_them() {
     // The analysis of the store knows nothing of how it is laid out.
     assert_eq!(uses("analysis", "report"), Vec::<String>::new());
     assert_eq!(uses("analysis", "commands"), Vec::<String>::new());
+    // The child processes and the stop flag know nothing of what is
+    // measured or run with them.
+    for above in [
+        "measure",
+        "workload",
+        "runner",
+        "provision",
+        "targets",
+        "store",
+    ] {
+        assert_eq!(uses("process", above), Vec::<String>::new());
+    }
     // What the target kinds stand on knows no kind.
     assert_eq!(uses("provision", "targets"), Vec::<String>::new());
     assert_eq!(uses("provision", "workload"), Vec::<String>::new());

@@ -10,7 +10,7 @@ use anyhow::Result;
 use super::{EXIT_INTERRUPTED, EXIT_INVALID, EXIT_RUNS_FAILED};
 use crate::experiment;
 use crate::host::is_root;
-use crate::measure::StopFlag;
+use crate::process::StopFlag;
 use crate::progress::Printer;
 use crate::ranks::Team;
 use crate::report::outline;

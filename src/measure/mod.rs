@@ -1,17 +1,13 @@
 //! Measurement primitives: what a run yields (metrics, series, histograms),
 //! latency histograms (whole-run and per-second), per-thread CPU
-//! accounting, measured child processes, the stop flag, and a run's
-//! figures as text (for MPI and the spool).
+//! accounting, telemetry, and a run's figures as text (for MPI and the
+//! spool). The child processes and the stop flag are [`crate::process`]'s.
 
-pub mod child;
 pub mod cpu;
 pub mod intervals;
 pub mod latency;
 pub mod output;
-pub mod stop;
-pub mod strays;
 pub mod telemetry;
 pub mod wire;
 
 pub use output::{Hist, Metric, RunOutput, Series};
-pub use stop::StopFlag;

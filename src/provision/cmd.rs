@@ -20,8 +20,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Result};
 
-use crate::measure::child::RUNNING_GROUP;
-use crate::measure::stop::{handlers_installed, running_is_stopped, signals_received};
+use crate::process::child::RUNNING_GROUP;
+use crate::process::stop::{handlers_installed, running_is_stopped, signals_received};
 
 /// How long a provisioning command may run when `STORLAB_COMMAND_TIMEOUT`
 /// (seconds) does not say: ample for mkfs on a large image or a Gluster

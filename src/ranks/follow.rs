@@ -13,7 +13,7 @@ use super::turn::{take_part, Member};
 use super::Team;
 use crate::experiment::Remount;
 use crate::host::is_root;
-use crate::measure::StopFlag;
+use crate::process::StopFlag;
 use crate::provision::journal::Journal;
 
 /// Follows rank 0 to the end of the campaign. `false` when the job ended

@@ -20,8 +20,8 @@ use anyhow::{bail, Result};
 
 use crate::experiment::Experiment;
 use crate::host::is_root;
-use crate::measure::StopFlag;
 use crate::plan::PlannedRun;
+use crate::process::StopFlag;
 use crate::progress::Printer;
 use crate::provision::facts::path_facts;
 use crate::ranks::Team;

@@ -22,11 +22,12 @@ use std::time::Duration;
 use anyhow::{anyhow, bail, Result};
 
 use super::{Configure, RunContext, Workload, WorkloadConfig};
-use crate::measure::child::{self, describe_status, ChildOptions, Finished};
-use crate::measure::{RunOutput, StopFlag};
+use crate::measure::RunOutput;
 use crate::metric::catalogue as m;
 use crate::params::units::format_bytes;
 use crate::params::{declare, Fault, Params, Value};
+use crate::process::child::{self, describe_status, ChildOptions, Finished};
+use crate::process::StopFlag;
 use crate::warning::Warning;
 
 /// Lines of stderr kept with a failed run.

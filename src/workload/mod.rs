@@ -26,10 +26,11 @@ use std::time::Duration;
 use anyhow::Result;
 
 use crate::measure::telemetry::{DeviceProbe, Served};
-use crate::measure::{RunOutput, StopFlag};
+use crate::measure::RunOutput;
 use crate::metric::catalogue as m;
 use crate::metric::MetricDef;
 use crate::params::{Declared, Fault, ParamSpec, Params};
+use crate::process::StopFlag;
 use crate::provision::journal::Journal;
 use crate::targets::TargetKind;
 

@@ -23,10 +23,11 @@ use std::time::Duration;
 use anyhow::{anyhow, Context, Result};
 
 use super::{Configure, RunContext, Workload, WorkloadConfig};
-use crate::measure::child::{self, describe_status, tail_lines, ChildOptions, Finished};
-use crate::measure::{RunOutput, StopFlag};
+use crate::measure::RunOutput;
 use crate::params::units::saturating_secs;
 use crate::params::{declare, Fault, Params, Value};
+use crate::process::child::{self, describe_status, tail_lines, ChildOptions, Finished};
+use crate::process::StopFlag;
 use crate::warning::Warning;
 
 /// The program run; found on PATH.

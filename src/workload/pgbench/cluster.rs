@@ -15,7 +15,7 @@ use anyhow::{Context, Result};
 use super::account::Account;
 use super::binaries::Binaries;
 use super::exec;
-use crate::measure::StopFlag;
+use crate::process::StopFlag;
 use crate::provision::journal::{Journal, Resource};
 use crate::provision::naming::PG_SOCKET_PREFIX;
 

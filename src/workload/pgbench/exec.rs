@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
-use crate::measure::StopFlag;
+use crate::process::StopFlag;
 
 /// What a finished program printed.
 #[derive(Debug, Clone, Default)]

@@ -45,7 +45,8 @@ use self::server::Server;
 use super::{RunContext, Workload};
 use crate::measure::telemetry::checks::PGBENCH_BYTES_PER_SCALE;
 use crate::measure::telemetry::Served;
-use crate::measure::{RunOutput, StopFlag};
+use crate::measure::RunOutput;
+use crate::process::StopFlag;
 use crate::provision::journal::Journal;
 use crate::warning::{Warning, WarningKind};
 

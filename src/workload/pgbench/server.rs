@@ -14,7 +14,7 @@ use anyhow::{bail, Context, Result};
 use super::binaries::Binaries;
 use super::cluster::Cluster;
 use super::exec::{signal, tail};
-use crate::measure::StopFlag;
+use crate::process::StopFlag;
 
 const START_TIMEOUT: Duration = Duration::from_secs(120);
 const FAST_SHUTDOWN: Duration = Duration::from_secs(120);

@@ -290,7 +290,7 @@ impl Tracer {
     fn end_with(&self, why: &str) -> String {
         self.stop();
         let said = self.join_stderr();
-        let tail = crate::measure::child::tail_lines(
+        let tail = crate::process::child::tail_lines(
             &said
                 .lines()
                 .filter(|l| !l.contains("RLIMIT_MEMLOCK"))
