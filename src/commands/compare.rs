@@ -14,7 +14,9 @@ use crate::analysis::comparison::{
     across, across_json, side_json, within, Across, Metrics, Refusal, Row,
 };
 use crate::cli::CaveatedRegressions;
+use crate::report::document::{Document, Section};
 use crate::report::format::{effect, Notation};
+use crate::report::render::terminal;
 use crate::report::sections::comparisons::{across_table, table};
 use crate::report::text::caveats_text;
 use crate::store::{CampaignData, Store};
@@ -79,16 +81,32 @@ pub fn compare(db: &Path, req: Request<'_>) -> Result<ExitCode> {
         let doc = across_json(&first, &second, &x);
         outln!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
-        out!("{}", x.differences.text(a, b));
-        for c in &x.caveats {
-            outln!("caveat: {c}");
-        }
-        outln!();
-        crate::console::to_stdout_styled(
-            &across_table(&x.rows, a, b).render_text_within(crate::console::columns()),
-        );
+        crate::console::to_stdout_styled(&terminal::summary(
+            &across_document(&x, a, b),
+            crate::console::columns(),
+        ));
     }
     Ok(gate(&x.rows, req.gate, req.caveated))
+}
+
+/// What `compare A B` prints, as a report document for the terminal
+/// renderer (fitted to the width, foreign text made visible): what differs
+/// and the caveats, then the rows.
+fn across_document(x: &Across, a: i64, b: i64) -> Document {
+    let mut head = Section::untitled(2);
+    head.text(x.differences.text(a, b).trim_end());
+    if !x.caveats.is_empty() {
+        let caveats: Vec<String> = x.caveats.iter().map(|c| format!("caveat: {c}")).collect();
+        head.text(caveats.join("\n"));
+    }
+    let mut rows = Section::untitled(2);
+    rows.table(across_table(&x.rows, a, b));
+    Document {
+        title: format!("campaign {b} against campaign {a}"),
+        summary: vec![head, rows],
+        body: Vec::new(),
+        warnings: Vec::new(),
+    }
 }
 
 /// The two campaigns of a comparison across campaigns, baseline first;
