@@ -153,9 +153,15 @@ fn within_campaign(store: &Store, req: &Request<'_>) -> Result<ExitCode> {
         let doc = json!({ "campaign": side_json(&first), "rows": rows });
         outln!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
-        crate::console::to_stdout_styled(
-            &table(&rows).render_text_within(crate::console::columns()),
-        );
+        let mut section = Section::untitled(2);
+        section.table(table(&rows));
+        let doc = Document {
+            title: format!("campaign {}", first.campaign.id),
+            summary: vec![section],
+            body: Vec::new(),
+            warnings: Vec::new(),
+        };
+        crate::console::to_stdout_styled(&terminal::summary(&doc, crate::console::columns()));
     }
     Ok(gate(&rows, req.gate, req.caveated))
 }
