@@ -357,11 +357,20 @@ fn a_swept_campaign_reports_its_pivots_curve_and_heat_maps() {
         json!(1),
         "the curve"
     );
+    // The two targets' heat maps are one figure on one colour scale: a
+    // panel per target.
     assert_eq!(
         b.eval(&svgs("by compress and total_size")),
-        json!(2),
-        "a heat map per target"
+        json!(1),
+        "one figure of heat maps"
     );
+    for target in ["disk", "ram"] {
+        let panel = format!(
+            "Array.from({study}.querySelectorAll('.chart svg')).filter(s => s.textContent.includes('by compress and total_size')).some(s => Array.from(s.querySelectorAll('text')).some(t => t.textContent.includes({})))",
+            json!(target)
+        );
+        assert_eq!(b.eval(&panel), json!(true), "a panel for {target}");
+    }
     // The curve: a line per target and level of compress, each with its
     // band, and the swept sizes as ticks.
     let curve = format!("Array.from({study}.querySelectorAll('.chart svg'))[0]");
