@@ -178,10 +178,13 @@ fn a_matrix_campaign_is_summed_up_per_test_and_tabled_per_cell() {
         let tests: Vec<&str> = out[at..]
             .lines()
             .skip(3)
-            .take_while(|l| !l.starts_with("warning"))
+            .take_while(|l| !l.starts_with("warning") && !l.starts_with('⚠'))
             .filter_map(|l| l.split_whitespace().next())
             .collect();
         assert_eq!(tests, ["all", "write", "read"], "{out}");
+        // Under the table, how many read cells came from memory (tmpfs:
+        // every one).
+        assert!(out.contains("read cells on a"), "{out}");
     }
     // The gate stays on the primary metric: one row per target pair.
     let compare = lab.ok(&["compare"]);

@@ -137,10 +137,21 @@ fn still_held(dev: &Path) -> String {
 
 /// The argument vector of mkfs for `fs` on `dev`: quiet, forced (the
 /// device is one storlab just attached) and without discard, which on a
-/// loop device would punch holes into a preallocated image.
+/// loop device would punch holes into a preallocated image. ext4's inode
+/// tables and journal are zeroed by mkfs itself (`lazy_itable_init=0`,
+/// `lazy_journal_init=0`), not by the kernel's ext4lazyinit thread after
+/// the mount: that thread writes to the device during the first runs (I/O
+/// the workload did not ask for), and its zeroing reaches a loop device as
+/// write-zeroes that may unmap, punching holes into a preallocated image
+/// (a 300M one was found with 295,047,168 bytes allocated after a run).
 pub fn mkfs_args(fs: &str, dev: &Path, options: &[String]) -> Vec<String> {
     let quiet_force: &[&str] = match fs {
-        "ext4" => &["-q", "-F", "-E", "nodiscard"],
+        "ext4" => &[
+            "-q",
+            "-F",
+            "-E",
+            "nodiscard,lazy_itable_init=0,lazy_journal_init=0",
+        ],
         "xfs" => &["-q", "-f", "-K"],
         "btrfs" => &["-q", "-f", "-K"],
         _ => &[],
@@ -223,5 +234,18 @@ mod tests {
             &["-m".into(), "crc=1".into()],
         );
         assert_eq!(a, vec!["-q", "-f", "-K", "-m", "crc=1", "/dev/loop3"]);
+        // ext4 zeroes its inode tables and journal itself, and discards
+        // nothing: no ext4lazyinit writing (and unmapping) after the mount.
+        let e = mkfs_args("ext4", Path::new("/dev/loop3"), &[]);
+        assert_eq!(
+            e,
+            vec![
+                "-q",
+                "-F",
+                "-E",
+                "nodiscard,lazy_itable_init=0,lazy_journal_init=0",
+                "/dev/loop3"
+            ]
+        );
     }
 }
