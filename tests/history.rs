@@ -762,6 +762,16 @@ fn history_page_renders(html: &Path) {
         b.eval("document.querySelectorAll('tbody tr').length"),
         serde_json::json!(5)
     );
+    // The answer first: the step, above the chart.
+    let head = b.eval("document.querySelector('.headline li').textContent");
+    assert!(
+        head.as_str().unwrap().contains("began at campaign 4"),
+        "{head}"
+    );
+    let first = b.eval(
+        "Array.from(document.querySelectorAll('.headline, .chart')).map(e => e.className)[0]",
+    );
+    assert_eq!(first, serde_json::json!("headline"));
     let step = b.eval("document.querySelector('.step').textContent");
     assert!(
         step.as_str().unwrap().contains("began at campaign 4"),

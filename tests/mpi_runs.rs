@@ -105,7 +105,11 @@ fn assert_ranked_run(db: &Path, run: i64, ranks: i64) {
     let ops = agg("ops");
     assert!(ops > 0.0, "run {run} did operations");
     assert_eq!(ops, sum("ops"), "run {run}: aggregate ops = sum over ranks");
-    let counted = status("SELECT SUM(count) FROM histograms WHERE run_id = ?1");
+    // The workload's histograms (the block tracer's dev_lat and
+    // dev_queue_lat count device requests, not operations).
+    let counted = status(
+        "SELECT SUM(count) FROM histograms WHERE run_id = ?1 AND substr(name, 1, 4) != 'dev_'",
+    );
     assert_eq!(counted, ops, "run {run}: merged histograms count every op");
     let has_bytes = status(
         "SELECT COUNT(*) FROM metrics WHERE run_id = ?1 AND name = 'bytes' AND labels = '{}'",
@@ -241,7 +245,14 @@ fn a_failing_rank_fails_the_run_without_a_hang() {
         "name = \"mpi-fail\"\n[plan]\nrepetitions = 2\n\n[[target]]\nname = \"here\"\nkind = \"dir\"\npath = \".\"\n\n\
          [[workload]]\nname = \"picky\"\nkind = \"command\"\nshell = true\ncommand = \"test \\\"$OMPI_COMM_WORLD_RANK\\\" != 1\"\n",
     );
-    ok(&lab, 3, &["run", "--quiet", file.to_str().unwrap()]);
+    // Every run failed, so nothing was measured: exit 3 (docs/cli.md).
+    let out = mpirun(&lab, 3, &["run", "--quiet", file.to_str().unwrap()]);
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let json = lab.export_json();
     let runs = json["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 2, "both repetitions ran: {json}");

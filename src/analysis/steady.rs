@@ -88,55 +88,21 @@ fn setting(asked: &SteadyRequest) -> String {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
-
     use serde_json::json;
 
     use super::*;
-    use crate::metric::{MetricDef, MetricKey};
-    use crate::store::{CampaignRow, MetricValue, TargetRow, WorkloadRow};
+    use crate::metric::MetricDef;
+    use crate::store::{CampaignRow, TargetRow, WorkloadRow};
 
     fn run(id: i64, target: &str, workload: &str, steady_after: Option<f64>) -> RunData {
-        let mut metrics = BTreeMap::new();
-        let mut put = |def: &MetricDef, value: f64| {
-            metrics.insert(
-                MetricKey::plain(def.name),
-                MetricValue {
-                    value,
-                    unit: def.unit,
-                    direction: def.direction,
-                },
-            );
-        };
+        let mut metrics: Vec<(&MetricDef, f64)> = Vec::new();
         if workload == "steady" {
-            put(&SS_REACHED, steady_after.map_or(0.0, |_| 1.0));
+            metrics.push((&SS_REACHED, steady_after.map_or(0.0, |_| 1.0)));
             if let Some(t) = steady_after {
-                put(&SS_TIME_S, t);
+                metrics.push((&SS_TIME_S, t));
             }
         }
-        RunData {
-            id,
-            target: target.into(),
-            workload: workload.into(),
-            repetition: 1,
-            round: 1,
-            position: 0,
-            warmup: false,
-            status: "ok".into(),
-            error: None,
-            started_at: String::new(),
-            duration_s: 1.0,
-            caches_dropped: true,
-            remounted: false,
-            metrics: metrics.into(),
-            series: Default::default(),
-            histograms: Default::default(),
-            warnings: Vec::new(),
-            facts: Default::default(),
-            ranks: 1,
-            per_rank: Vec::new(),
-            factors: Default::default(),
-        }
+        RunData::of_test(id, target, workload, &metrics)
     }
 
     fn campaign(runs: Vec<RunData>) -> CampaignData {

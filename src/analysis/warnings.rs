@@ -181,47 +181,17 @@ fn range(
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
-
     use super::*;
-    use crate::metric::MetricKey;
-    use crate::store::MetricValue;
 
     fn noisy_run(id: i64, others: f64, steal: f64) -> RunData {
-        let mut metrics = BTreeMap::new();
-        for (def, value) in [(&m::CPU_OTHERS_PCT, others), (&m::CPU_STEAL_PCT, steal)] {
-            metrics.insert(
-                MetricKey::plain(def.name),
-                MetricValue {
-                    value,
-                    unit: def.unit,
-                    direction: def.direction,
-                },
-            );
-        }
-        RunData {
+        let mut r = RunData::of_test(
             id,
-            target: "t".into(),
-            workload: "w".into(),
-            repetition: 1,
-            round: 1,
-            position: 0,
-            warmup: false,
-            status: "ok".into(),
-            error: None,
-            started_at: String::new(),
-            duration_s: 1.0,
-            caches_dropped: true,
-            remounted: false,
-            metrics: metrics.into(),
-            series: Default::default(),
-            histograms: Default::default(),
-            warnings: vec![Warning::new(WarningKind::NoisyHost, "noisy host")],
-            facts: Default::default(),
-            ranks: 1,
-            per_rank: Vec::new(),
-            factors: Default::default(),
-        }
+            "t",
+            "w",
+            &[(&m::CPU_OTHERS_PCT, others), (&m::CPU_STEAL_PCT, steal)],
+        );
+        r.warnings = vec![Warning::new(WarningKind::NoisyHost, "noisy host")];
+        r
     }
 
     #[test]

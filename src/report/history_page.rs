@@ -126,6 +126,17 @@ pub fn document(h: &History) -> Document {
         left.blocks = head.blocks[1..].to_vec();
         body.push(left);
     }
+    // The answer first: each series' step (or none), one line each.
+    if !h.series.is_empty() {
+        let mut headline = Section::untitled(2).with_class("headline");
+        headline.list(
+            h.series
+                .iter()
+                .map(|s| format!("{}: {}", series_title(s), step_text(&s.step)))
+                .collect(),
+        );
+        body.push(headline);
+    }
     for (i, s) in h.series.iter().enumerate() {
         let mut brief = Section::new(2, series_title(s));
         brief.table(table(h, s));

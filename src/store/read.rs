@@ -152,6 +152,53 @@ impl RunData {
     pub fn metric(&self, def: &MetricDef) -> Option<&MetricValue> {
         self.metrics.get(&MetricKey::plain(def.name))
     }
+
+    /// For tests: an ok, measured run `id` of `workload` on `target`,
+    /// round and repetition 1, with the plain `metrics` given.
+    #[cfg(test)]
+    pub fn of_test(
+        id: i64,
+        target: &str,
+        workload: &str,
+        metrics: &[(&MetricDef, f64)],
+    ) -> RunData {
+        let metrics: std::collections::BTreeMap<MetricKey, MetricValue> = metrics
+            .iter()
+            .map(|(def, value)| {
+                (
+                    MetricKey::plain(def.name),
+                    MetricValue {
+                        value: *value,
+                        unit: def.unit,
+                        direction: def.direction,
+                    },
+                )
+            })
+            .collect();
+        RunData {
+            id,
+            target: target.into(),
+            workload: workload.into(),
+            repetition: 1,
+            round: 1,
+            position: 0,
+            warmup: false,
+            status: "ok".into(),
+            error: None,
+            started_at: String::new(),
+            duration_s: 1.0,
+            caches_dropped: true,
+            remounted: false,
+            metrics: metrics.into(),
+            series: Default::default(),
+            histograms: Default::default(),
+            warnings: Vec::new(),
+            facts: Default::default(),
+            ranks: 1,
+            per_rank: Vec::new(),
+            factors: Default::default(),
+        }
+    }
 }
 
 /// One rank's part of a multi-client run.
