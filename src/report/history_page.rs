@@ -109,21 +109,19 @@ fn series_title(s: &Series) -> String {
 /// prints) a table and a step per series; the body (the HTML page) a
 /// chart, the step and the table per series.
 pub fn document(h: &History) -> Document {
+    let left_out: Vec<String> = h
+        .left_out
+        .iter()
+        .map(|(id, why)| format!("left out: campaign {id} {why}"))
+        .collect();
     let mut head = Section::untitled(2);
     head.text(title(h));
-    if !h.left_out.is_empty() {
-        head.list(
-            h.left_out
-                .iter()
-                .map(|(id, why)| format!("left out: campaign {id} {why}"))
-                .collect(),
-        );
-    }
-    let mut summary = vec![head.clone()];
+    let mut summary = vec![head];
     let mut body = Vec::new();
-    if head.blocks.len() > 1 {
+    if !left_out.is_empty() {
         let mut left = Section::untitled(2);
-        left.blocks = head.blocks[1..].to_vec();
+        left.list(left_out);
+        summary.push(left.clone());
         body.push(left);
     }
     // The answer first: each series' step (or none), one line each.

@@ -181,22 +181,12 @@ impl RunData {
             workload: workload.into(),
             repetition: 1,
             round: 1,
-            position: 0,
-            warmup: false,
             status: "ok".into(),
-            error: None,
-            started_at: String::new(),
             duration_s: 1.0,
             caches_dropped: true,
-            remounted: false,
             metrics: metrics.into(),
-            series: Default::default(),
-            histograms: Default::default(),
-            warnings: Vec::new(),
-            facts: Default::default(),
             ranks: 1,
-            per_rank: Vec::new(),
-            factors: Default::default(),
+            ..Default::default()
         }
     }
 }
