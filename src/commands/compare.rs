@@ -101,12 +101,10 @@ fn across_document(x: &Across, a: i64, b: i64) -> Document {
     }
     let mut rows = Section::untitled(2);
     rows.table(across_table(&x.rows, a, b));
-    Document {
-        title: format!("campaign {b} against campaign {a}"),
-        summary: vec![head, rows],
-        body: Vec::new(),
-        warnings: Vec::new(),
-    }
+    Document::terminal_only(
+        format!("campaign {b} against campaign {a}"),
+        vec![head, rows],
+    )
 }
 
 /// The two campaigns of a comparison across campaigns, baseline first;
@@ -155,12 +153,7 @@ fn within_campaign(store: &Store, req: &Request<'_>) -> Result<ExitCode> {
     } else {
         let mut section = Section::untitled(2);
         section.table(table(&rows));
-        let doc = Document {
-            title: format!("campaign {}", first.campaign.id),
-            summary: vec![section],
-            body: Vec::new(),
-            warnings: Vec::new(),
-        };
+        let doc = Document::terminal_only(format!("campaign {}", first.campaign.id), vec![section]);
         crate::console::to_stdout_styled(&terminal::summary(&doc, crate::console::columns()));
     }
     Ok(gate(&rows, req.gate, req.caveated))

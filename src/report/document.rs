@@ -95,6 +95,19 @@ pub fn merge_titled_lists(sections: Vec<Section>) -> Vec<Section> {
     out
 }
 
+impl Document {
+    /// A document that is only read on the terminal (`compare`): its
+    /// summary, no report body, no warnings of its own.
+    pub fn terminal_only(title: String, summary: Vec<Section>) -> Document {
+        Document {
+            title,
+            summary,
+            body: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
+}
+
 impl Section {
     pub fn new(level: u8, title: impl Into<String>) -> Section {
         Section {
