@@ -36,11 +36,22 @@ pub use tracer::Tracer;
 
 /// Called by the sampler at every sample (`seq` the mark's number, from
 /// [`mark`]): bpftrace's uprobe on this function prints the maps. Without
-/// a tracer attached it costs a call.
+/// a tracer attached it costs a call and a store.
+///
+/// Its body differs from [`storlab_block_trace_reset`]'s: each writes its
+/// own static, volatile so that the optimiser keeps the write (plain
+/// stores to statics nobody reads were dropped, and the two bodies folded
+/// again). Two functions of the same machine code share one address in a
+/// release build (identical code folding), and a uprobe on either then
+/// fires for both: every mark cleared the counts, and a run's trace was
+/// its last second less its first, most often nothing. [`probes_apart`]
+/// checks it before a tracer attaches.
 #[no_mangle]
 #[inline(never)]
 pub extern "C" fn storlab_block_trace_mark(seq: u64) {
-    std::hint::black_box(seq);
+    // SAFETY: the static's own pointer, written as a whole u64; volatile,
+    // so that the store (what makes this body differ) is never dropped.
+    unsafe { std::ptr::write_volatile(LAST_MARK.as_ptr(), seq) };
 }
 
 /// Called when a run begins (`seq` the reset's number, from [`reset`]):
@@ -48,7 +59,29 @@ pub extern "C" fn storlab_block_trace_mark(seq: u64) {
 #[no_mangle]
 #[inline(never)]
 pub extern "C" fn storlab_block_trace_reset(seq: u64) {
-    std::hint::black_box(seq);
+    // SAFETY: as in storlab_block_trace_mark.
+    unsafe { std::ptr::write_volatile(LAST_RESET.as_ptr(), seq) };
+}
+
+static LAST_MARK: AtomicU64 = AtomicU64::new(0);
+static LAST_RESET: AtomicU64 = AtomicU64::new(0);
+
+/// Whether the two probed functions have addresses of their own (why not
+/// when they share one: a uprobe on one would fire for both).
+pub fn probes_apart() -> Result<(), String> {
+    apart(
+        storlab_block_trace_mark as extern "C" fn(u64) as usize,
+        storlab_block_trace_reset as extern "C" fn(u64) as usize,
+    )
+}
+
+fn apart(mark: usize, reset: usize) -> Result<(), String> {
+    if mark == reset {
+        return Err(format!(
+            "storlab_block_trace_mark and storlab_block_trace_reset share the address {mark:#x} in this build (identical code folded): a uprobe on one would fire for both and the counts would be wrong; this is a bug in storlab, please report it"
+        ));
+    }
+    Ok(())
 }
 
 static RESETS: AtomicU64 = AtomicU64::new(0);
@@ -233,4 +266,16 @@ fn caches(numbers: &[(u32, u32)]) -> Vec<Cache> {
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_mark_and_the_reset_are_probed_apart_or_tracing_is_refused() {
+        assert_eq!(probes_apart(), Ok(()));
+        let why = apart(0x779a60, 0x779a60).expect_err("one address");
+        assert!(why.contains("share the address 0x779a60"), "{why}");
+    }
 }

@@ -43,27 +43,62 @@ pub struct Builder {
     first: Option<Dump>,
     last: Option<Dump>,
     windows: Vec<Window>,
+    /// A completion count that went down from one dump to the next: the
+    /// maps were cleared during the run, and their difference means nothing.
+    backwards: Option<String>,
 }
 
 impl Builder {
     pub fn add(&mut self, d: Dump) {
         match &self.last {
             None => self.first = Some(d.clone()),
-            Some(prev) => self.windows.push(window(&d.since(prev), prev.ns)),
+            Some(prev) => {
+                if self.backwards.is_none() {
+                    self.backwards = went_back(prev, &d);
+                }
+                self.windows.push(window(&d.since(prev), prev.ns));
+            }
         }
         self.last = Some(d);
     }
 
-    /// The trace, once there were two marks.
-    pub fn build(self, version: &str) -> Option<Trace> {
-        let (first, last) = (self.first?, self.last?);
-        (last.seq > first.seq).then(|| Trace {
+    /// The trace, once there were two marks; why none.
+    pub fn build(self, version: &str) -> Result<Trace, String> {
+        if let Some(why) = self.backwards {
+            return Err(why);
+        }
+        let (Some(first), Some(last)) = (self.first, self.last) else {
+            return Err("bpftrace printed fewer than two marks' counts for the run".into());
+        };
+        if last.seq <= first.seq {
+            return Err("bpftrace printed fewer than two marks' counts for the run".into());
+        }
+        Ok(Trace {
             version: version.to_string(),
             seconds: last.ns.saturating_sub(first.ns) as f64 / 1e9,
             total: last.since(&first),
             windows: self.windows,
         })
     }
+}
+
+/// Why `later`'s counts are not `earlier`'s plus what came between: a
+/// completion count (never taken back, unlike issues a requeue undoes)
+/// that went down.
+fn went_back(earlier: &Dump, later: &Dump) -> Option<String> {
+    let (&(dev, op), &was) = earlier
+        .done
+        .iter()
+        .find(|(k, &v)| later.done.get(k).copied().unwrap_or(0) < v)?;
+    let now = later.done.get(&(dev, op)).copied().unwrap_or(0);
+    Some(format!(
+        "the tracer's counts went down during the run (device {}:{}, {} completions at mark {}, {now} at mark {}): they were cleared, and the run's requests are unknown",
+        dev >> 20,
+        dev & 0xfffff,
+        was,
+        earlier.seq,
+        later.seq
+    ))
 }
 
 fn window(d: &Dump, start_ns: u64) -> Window {
@@ -107,6 +142,7 @@ mod tests {
         for &t in times {
             let (s, m) = bucket(t);
             *d.latency.entry((1, 0, s, m)).or_insert(0) += 1;
+            *d.done.entry((1, 0)).or_insert(0) += 1;
             *d.busy.entry(1).or_insert(0) += t;
         }
         d
@@ -143,6 +179,23 @@ mod tests {
     fn one_mark_is_no_trace() {
         let mut b = Builder::default();
         b.add(dump(0, 1, &[]));
-        assert!(b.build("v").is_none());
+        assert!(b.build("v").is_err());
+    }
+
+    #[test]
+    fn counts_cleared_during_the_run_are_refused_not_subtracted() {
+        // What a uprobe firing for both the mark and the reset did: each
+        // dump held one second's counts, and the last (a short second)
+        // less the first came to nothing.
+        let mut b = Builder::default();
+        b.add(dump(0, 1_000_000_000, &[100_000; 5000]));
+        b.add(dump(1, 2_000_000_000, &[100_000; 4000]));
+        b.add(dump(2, 2_100_000_000, &[100_000; 30]));
+        let why = b.build("v").expect_err("cleared counts");
+        assert!(why.contains("went down during the run"), "{why}");
+        assert!(
+            why.contains("5000 completions at mark 0, 4000 at mark 1"),
+            "{why}"
+        );
     }
 }

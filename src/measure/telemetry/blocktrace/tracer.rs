@@ -137,6 +137,7 @@ impl Tracer {
     /// probes are attached; why not when it cannot.
     pub fn start(devices: &[(u32, u32)]) -> Result<Tracer, String> {
         let version = version()?;
+        super::probes_apart()?;
         let program = script::program(devices, std::process::id());
         let mut cmd = Command::new(BPFTRACE);
         cmd.args(["-f", "json", "-e", &program])
@@ -282,8 +283,10 @@ impl Tracer {
                 why
             });
         }
-        run.and_then(|c| c.builder.build(&self.version))
-            .ok_or_else(|| "bpftrace printed fewer than two marks' counts for the run".into())
+        match run {
+            Some(c) => c.builder.build(&self.version),
+            None => Err("bpftrace printed fewer than two marks' counts for the run".into()),
+        }
     }
 
     /// Ends bpftrace and says `why`, with what bpftrace said last.
