@@ -13,6 +13,10 @@
 //!   (buffered writes that stayed dirty count too);
 //! - every run warned that the page cache served its reads: the page
 //!   cache, with the few requests the devices got;
+//! - the workload synced (`sync_lat`) and the device was sent flushes:
+//!   its writes went to the page cache and its fsyncs waited for the
+//!   device. An fsync is several requests in series (data, journal,
+//!   flush), so its p99 is set beside the device's, not divided by it;
 //! - the device's p99 above [`OFF_PATH`] × the workload's: the device's
 //!   requests took longer than any operation waited, so they were not on
 //!   its path (write-back, read-ahead, another process on a shared disk);
@@ -29,7 +33,7 @@ use hdrhistogram::Histogram;
 
 use crate::fact::catalogue as facts;
 use crate::measure::latency::new_histogram;
-use crate::metric::catalogue::{self as m, DEV_LAT, LAT};
+use crate::metric::catalogue::{self as m, DEV_LAT, LAT, SYNC_LAT};
 use crate::metric::format::format_ns;
 use crate::metric::labels::{DEVICE, OP, PROCESS};
 use crate::metric::MetricKey;
@@ -137,10 +141,24 @@ pub fn attribution(runs: &[RunData], workload: &str, target: &str) -> Result<Opt
     if top.is_none() && !every_run_cached && moved >= (1u64 << 20) as f64 {
         return Ok(None);
     }
+    let flushes = devices
+        .iter()
+        .filter(|d| d.op == "flush" && top.as_ref().is_some_and(|t| t.device == d.device))
+        .map(|d| (d.requests, d.latency))
+        .next();
+    let synced = Percentiles::of(&merged(&runs, &MetricKey::plain(SYNC_LAT.name))?)
+        .zip(flushes)
+        .filter(|(_, (n, _))| *n > 0.0)
+        .map(|(at_workload, (flushes, latency))| Synced {
+            at_workload,
+            flushes,
+            flush_p99: latency.map(|l| l.p99),
+        });
     let (place, sentence) = place(&Evidence {
         at_workload,
         top: top.as_ref(),
         every_run_cached,
+        synced,
         busiest: busiest(&runs),
         others_cpu: others_cpu(&runs),
     });
@@ -169,11 +187,23 @@ pub struct Evidence<'a> {
     /// `None`: no data request reached a traced device.
     pub top: Option<&'a Top>,
     pub every_run_cached: bool,
+    /// The workload's fsyncs, where it made some and the top device was
+    /// sent flushes.
+    pub synced: Option<Synced>,
     /// The process that used the most CPU (% of one core).
     pub busiest: Option<(String, f64)>,
     /// The host's CPU other processes used (%), where a run was warned
     /// of a noisy host.
     pub others_cpu: Option<f64>,
+}
+
+/// A syncing workload's fsyncs and the flushes its device was sent.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Synced {
+    pub at_workload: Percentiles,
+    pub flushes: f64,
+    /// The flushes' p99 (ns), where they were timed.
+    pub flush_p99: Option<f64>,
 }
 
 /// The place and its sentence ("p99 1.80 ms at the workload, 1.70 ms at
@@ -196,6 +226,22 @@ pub fn place(e: &Evidence) -> (Place, String) {
                 "p99 {w} at the workload; {} was sent only {n:.0} data request{}: the page cache",
                 top.device,
                 if n == 1.0 { "" } else { "s" }
+            ),
+        );
+    }
+    if let Some(sy) = &e.synced {
+        let flush = sy
+            .flush_p99
+            .map(|f| format!(", its flushes {}", format_ns(f)))
+            .unwrap_or_default();
+        return (
+            Place::Device,
+            format!(
+                "p99 {w} per operation at the workload, {} per fsync; {d} at {}{flush} ({:.0} flushes): the writes went to the page cache, the fsyncs waited for {}",
+                format_ns(sy.at_workload.p99),
+                top.device,
+                sy.flushes,
+                top.device
             ),
         );
     }

@@ -196,6 +196,7 @@ fn the_rules_in_order_at_their_thresholds() {
             at_workload: pct(1000.0),
             top: Some(&t),
             every_run_cached: false,
+            synced: None,
             busiest,
             others_cpu: None,
         })
@@ -212,6 +213,7 @@ fn the_rules_in_order_at_their_thresholds() {
             at_workload: pct(1000.0),
             top: Some(&t),
             every_run_cached: false,
+            synced: None,
             busiest: Some(("zfs-fuse".into(), p)),
             others_cpu,
         })
@@ -223,4 +225,42 @@ fn the_rules_in_order_at_their_thresholds() {
     assert!(s(49.0, Some(87.4)).ends_with(
         "above the device (other processes used 87% of the host's CPU: the workload waited for a core)"
     ));
+}
+
+#[test]
+fn fsyncs_that_flushed_the_device_waited_for_it_whatever_the_writes_took() {
+    // The built-in campaign's randwrite-4k-fsync on cwd: writes of 55 µs
+    // (the page cache) against vda's 6.45 ms read as "off its path"
+    // before; the fsyncs (28.7 ms) were what waited for vda.
+    let pct = |p99: f64| Percentiles {
+        p50: p99 / 2.0,
+        p99,
+        p999: p99,
+        max: p99,
+        count: 10,
+    };
+    let t = Top {
+        device: "vda".into(),
+        requests: 1735.0,
+        latency: pct(6.45e6),
+    };
+    let e = |synced| Evidence {
+        at_workload: pct(55e3),
+        top: Some(&t),
+        every_run_cached: false,
+        synced,
+        busiest: None,
+        others_cpu: None,
+    };
+    assert_eq!(place(&e(None)).0, Place::OffPath);
+    let (p, s) = place(&e(Some(Synced {
+        at_workload: pct(28.7e6),
+        flushes: 1146.0,
+        flush_p99: Some(1.97e6),
+    })));
+    assert_eq!(p, Place::Device);
+    assert_eq!(
+        s,
+        "p99 55.0 µs per operation at the workload, 28.70 ms per fsync; 6.45 ms at vda, its flushes 1.97 ms (1146 flushes): the writes went to the page cache, the fsyncs waited for vda"
+    );
 }
