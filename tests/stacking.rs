@@ -54,13 +54,46 @@ fn paths(lab: &Lab, pid: u32, n: u32) -> (PathBuf, PathBuf) {
 struct Pinner(std::process::Child);
 
 impl Pinner {
-    fn spawn(secs: u32) -> Pinner {
+    /// A process in a mount namespace of its own, copied from ours while
+    /// `mnt` is mounted, for `secs` seconds; none when `mnt` was unmounted
+    /// before the copy (`unshare` runs a moment after it is spawned, and a
+    /// loaded host can make that moment long).
+    fn pinning(secs: u32, mnt: &Path) -> Option<Pinner> {
         let child = std::process::Command::new("unshare")
             .args(["-m", "sleep", &secs.to_string()])
             .spawn()
             .expect("unshare (util-linux)");
-        Pinner(child)
+        let pinner = Pinner(child);
+        let proc = PathBuf::from(format!("/proc/{}", pinner.0.id()));
+        let ours = std::fs::read_link("/proc/self/ns/mnt").ok();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        // Its own namespace once `unshare` has run (and then exec'd sleep).
+        while std::fs::read_link(proc.join("ns/mnt")).ok() == ours
+            || std::fs::read_to_string(proc.join("comm")).ok().as_deref() != Some("sleep\n")
+        {
+            assert!(std::time::Instant::now() < deadline, "unshare never ran");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let mounts = std::fs::read_to_string(proc.join("mountinfo")).unwrap_or_default();
+        let want = mnt.to_str().expect("a UTF-8 path");
+        mounts
+            .lines()
+            .any(|l| l.split(' ').nth(4) == Some(want))
+            .then_some(pinner)
     }
+}
+
+/// Runs stored with an error so far.
+fn failed_runs(db: &Path) -> i64 {
+    let Ok(conn) = rusqlite::Connection::open(db) else {
+        return 0;
+    };
+    conn.query_row(
+        "SELECT COUNT(*) FROM runs WHERE error IS NOT NULL",
+        [],
+        |r| r.get(0),
+    )
+    .unwrap_or(0)
 }
 
 impl Drop for Pinner {
@@ -244,15 +277,28 @@ fn an_image_pinned_by_another_mount_namespace_fails_one_remount_and_is_not_lost(
     let pid = guard.child().id();
     let (_, image) = paths(&lab, pid, 2);
     let mnt = image.with_file_name("mnt");
-    wait_for("the second image mounted on the volume", 180, || {
-        mounted(mnt.to_str().unwrap())
-    });
-    // Longer than the 10 s storlab waits for a loop device to let go, so
-    // that the next remount of the stack cannot let go of the image.
-    let pinner = Pinner::spawn(20);
+    // Held until a remount has failed on it (longer than the 10 s storlab
+    // waits for a loop device to let go; a fixed 20 s ran out before the
+    // next remount on a loaded host), then let go for the last round.
+    let pinner = loop {
+        wait_for("the second image mounted on the volume", 180, || {
+            mounted(mnt.to_str().unwrap())
+        });
+        if let Some(p) = Pinner::pinning(600, &mnt) {
+            break p;
+        }
+        // Remounted between the check and the copy: at the next mount.
+        assert!(
+            guard.child().try_wait().unwrap().is_none(),
+            "the campaign ended before a namespace could hold its image"
+        );
+    };
     let pinner_pid = pinner.0.id();
-    assert!(guard.child().wait().unwrap().success());
+    wait_for("a remount to fail on the pinned image", 300, || {
+        failed_runs(&lab.db()) > 0 || guard.child().try_wait().unwrap().is_some()
+    });
     drop(pinner);
+    assert!(guard.child().wait().unwrap().success());
 
     let export = lab.export_json();
     let runs = export["runs"].as_array().unwrap();
