@@ -17,10 +17,18 @@
 # interval excludes 1 is a change, not noise). `run` is repeated
 # SCALE_RUN_REPS times (default 1: a 10^5-run campaign takes minutes).
 #
+# Campaigns above SCALE_RUN_MAX runs (default: no limit) are not run: the
+# largest campaign run is grown to N runs with SQL (bench/clone_store.py
+# copies its runs with every per-run row), and only the read commands are
+# measured on it: a 10^5-run campaign takes 30 minutes on a loaded 2-core
+# machine, its copy seconds.
+#
 # Then, unless SCALE_HISTORY=0, a store of SCALE_CAMPAIGNS (default 1000)
 # campaigns of 100 runs of one experiment, each tagged release=K and
-# track=nightly, written by the after storlab: `history` and
-# `compare --baseline-tag` on it.
+# track=nightly: one campaign run by the after storlab, copied with SQL
+# (bench/clone_store.py campaigns). `history`, `history -o h.html` and
+# `compare --baseline-tag` on it, SCALE_REPS times for each side, each
+# stopped after SCALE_TIMEOUT seconds (default 300).
 #
 # The machine's load (1-minute average, cores) is printed before each N:
 # the host may be shared. Needs no root. Needs python3 for the summary.
@@ -107,14 +115,25 @@ loads="$work/loads.tsv"
 for n in ${SCALE_RUNS:-1000 10000 100000}; do
   printf '%s\t%s\n' "$n" "$(load)" >>"$loads"
   experiment "$n" >"$work/e.toml"
-  for rep in $(seq 1 "$run_reps"); do
+  if [ "$n" -le "${SCALE_RUN_MAX:-$n}" ]; then
+    for rep in $(seq 1 "$run_reps"); do
+      for side in $sides; do
+        db="$work/$side-$n.db"
+        rm -f "$db" "$db".*
+        record "$n" run "$side" "$rep" -- "$(binary "$side")" --db "$db" --quiet run "$work/e.toml"
+        printf '%s\tstore bytes per run\t%s\t%s\t%s\t0\n' "$n" "$side" "$rep" "$(($(stat -c %s "$db") / n))" >>"$results"
+        cp "$db" "$work/$side-largest.db"
+        echo "$n" >"$work/largest-runs"
+      done
+    done
+  else
     for side in $sides; do
       db="$work/$side-$n.db"
-      rm -f "$db" "$db".*
-      record "$n" run "$side" "$rep" -- "$(binary "$side")" --db "$db" --quiet run "$work/e.toml"
-      printf '%s\tstore bytes per run\t%s\t%s\t%s\t0\n' "$n" "$side" "$rep" "$(($(stat -c %s "$db") / n))" >>"$results"
+      cp "$work/$side-largest.db" "$db"
+      python3 "$here/bench/clone_store.py" runs "$db" $((n / $(cat "$work/largest-runs"))) >&2
+      printf '%s\tstore bytes per run (grown with SQL)\t%s\t1\t%s\t0\n' "$n" "$side" "$(($(stat -c %s "$db") / n))" >>"$results"
     done
-  done
+  fi
   for rep in $(seq 1 "$reps"); do
     for side in $sides; do
       bin=$(binary "$side")
@@ -150,7 +169,7 @@ for n, cmd, side, rep, s, kib in rows:
 
 def fmt(cmd, v):
     s, kib = v
-    if cmd == "store bytes per run":
+    if cmd.startswith("store bytes per run"):
         return f"{s:.0f} B"
     return f"{s:.2f} s, {kib / 1024:.0f} MB"
 
@@ -187,7 +206,7 @@ for n, cmd in order:
     if both:
         reps = len(d["after"])
         b, a = fmt(cmd, median(d, "before")), fmt(cmd, median(d, "after"))
-        if cmd == "store bytes per run":
+        if cmd.startswith("store bytes per run"):
             print(f"| {n} | {cmd} | {b} | {a} | size {ratio(cmd, d, 0)} | | {load} |")
         else:
             print(f"| {n} | {cmd} (n={reps}) | {b} | {a} | {ratio(cmd, d, 0)} | {ratio(cmd, d, 1)} | {load} |")
@@ -197,19 +216,39 @@ PY
 
 [ "${SCALE_HISTORY:-1}" = 0 ] && exit 0
 campaigns=${SCALE_CAMPAIGNS:-1000}
+timeout=${SCALE_TIMEOUT:-300}
 db="$work/history.db"
 experiment 100 >"$work/e.toml"
-started=$(date +%s)
-for k in $(seq 1 "$campaigns"); do
-  "$STORLAB" --db "$db" --quiet run --tag "release=$k" --tag track=nightly "$work/e.toml" >/dev/null 2>&1
+"$STORLAB" --db "$db" --quiet run --tag release=1 --tag track=nightly "$work/e.toml" >/dev/null 2>&1
+python3 "$here/bench/clone_store.py" campaigns "$db" "$campaigns" >&2
+echo
+echo "history store: $campaigns campaigns of 100 runs, $(($(stat -c %s "$db") / 1024 / 1024)) MB (one run, $((campaigns - 1)) copied with SQL; load $(load))"
+echo
+# Median time and peak RSS of SCALE_REPS runs, or "stopped after T s".
+timed() {
+  local log="$work/time.log" out=()
+  for rep in $(seq 1 "$reps"); do
+    if ! timeout "$timeout" /usr/bin/time -f '%e %M' -o "$log" "$@" >/dev/null 2>&1; then
+      echo "stopped after $timeout s"
+      return
+    fi
+    out+=("$(cat "$log")")
+  done
+  printf '%s\n' "${out[@]}" | python3 -c '
+import statistics, sys
+rows = [l.split() for l in sys.stdin if l.strip()]
+s = statistics.median(float(r[0]) for r in rows)
+kib = statistics.median(float(r[1]) for r in rows)
+print(f"{s:.2f} s, {kib / 1024:.0f} MB (median of {len(rows)})")'
+}
+printf '| command |'; for side in $sides; do printf ' %s |' "$side"; done; echo
+printf '|---|'; for side in $sides; do printf -- '---|'; done; echo
+for args in "history" "history -o $work/h.html" "compare --baseline-tag release=1" "compare --baseline-tag track=nightly"; do
+  printf '| %s |' "${args/$work\//}"
+  for side in $sides; do
+    # shellcheck disable=SC2086 # the words of $args are the arguments
+    printf ' %s |' "$(timed "$(binary "$side")" --db "$db" $args)"
+  done
+  echo
 done
-echo
-echo "history store: $campaigns campaigns of 100 runs, $(($(stat -c %s "$db") / 1024 / 1024)) MB, written in $(($(date +%s) - started)) s (load $(load))"
-echo
-show_measure() { measure "$@" | awk '{ printf "%.2f s, %d MB", $1, $2 / 1024 }'; }
-echo "| command | time, peak RSS |"
-echo "|---|---|"
-echo "| history | $(show_measure "$STORLAB" --db "$db" history) |"
-echo "| compare --baseline-tag release=1 | $(show_measure "$STORLAB" --db "$db" compare --baseline-tag release=1) |"
-echo "| compare --baseline-tag track=nightly (every campaign) | $(show_measure "$STORLAB" --db "$db" compare --baseline-tag track=nightly) |"
-echo "| history -o h.html | $(show_measure "$STORLAB" --db "$db" history -o "$work/h.html") |"
+echo "load after: $(load)"

@@ -420,6 +420,7 @@ mod tests {
             runs: Vec::new(),
             stops: Vec::new(),
             facts: Default::default(),
+            pair_cache: Default::default(),
         }
     }
 

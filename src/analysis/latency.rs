@@ -49,11 +49,7 @@ fn curve(
 ) -> Result<Option<Curve>> {
     let key = MetricKey::plain(hist.name);
     let mut merged = new_histogram();
-    for r in c
-        .runs
-        .iter()
-        .filter(|r| r.workload == workload && r.target == target && !r.warmup && r.status == "ok")
-    {
+    for r in c.measured_runs_of(workload, target) {
         if let Some(h) = r.histograms.get(&key).map(|h| h.decode()).transpose()? {
             merged
                 .add(&h)

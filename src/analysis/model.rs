@@ -17,6 +17,7 @@ use crate::stats::{
     t_quantile, verdict, Analysis, Comparison, Design, Interval, RoundValue, Summary, Verdict,
     DEFAULT_ALPHA, DEFAULT_THRESHOLD,
 };
+use crate::store::keyed::distinct_keys;
 use crate::store::{CampaignData, RunData, WorkloadRow};
 use crate::warning::{Warning, WarningKind};
 
@@ -78,23 +79,20 @@ pub struct Caveat {
 
 /// The caveats of `workload`'s measured runs on `target`, by kind.
 pub fn caveats_of(c: &CampaignData, workload: &str, target: &str) -> Vec<Caveat> {
-    let runs: Vec<&RunData> = measured(c, workload, target).collect();
-    let mut out: Vec<Caveat> = Vec::new();
-    for kind in WarningKind::ALL.into_iter().filter(|k| k.is_caveat()) {
-        let n = runs
-            .iter()
-            .filter(|r| r.warnings.iter().any(|w| w.kind == kind))
-            .count();
-        if n > 0 {
-            out.push(Caveat {
+    let (of, counts) = c.warned_runs(workload, target);
+    WarningKind::ALL
+        .into_iter()
+        .filter(|k| k.is_caveat())
+        .filter_map(|kind| {
+            let (_, runs) = counts.iter().find(|(k, _)| *k == kind)?;
+            Some(Caveat {
                 kind,
                 target: target.to_string(),
-                runs: n,
-                of: runs.len(),
-            });
-        }
-    }
-    out
+                runs: *runs,
+                of,
+            })
+        })
+        .collect()
 }
 
 /// How many runs would measure an inconclusive difference to ±`pct` %.
@@ -203,16 +201,6 @@ pub fn build(
     })
 }
 
-fn measured<'a>(
-    c: &'a CampaignData,
-    workload: &'a str,
-    target: &'a str,
-) -> impl Iterator<Item = &'a RunData> + 'a {
-    c.runs.iter().filter(move |r| {
-        r.workload == workload && r.target == target && !r.warmup && r.status == "ok"
-    })
-}
-
 fn workload(
     c: &CampaignData,
     w: &WorkloadRow,
@@ -221,11 +209,13 @@ fn workload(
     baseline: &str,
 ) -> WorkloadReport {
     let name = w.name.as_str();
-    let present = |m: &MetricKey| {
+    let recorded = distinct_keys(
         c.runs
             .iter()
-            .any(|r| r.workload == name && r.metrics.contains_key(m))
-    };
+            .filter(|r| r.workload == name)
+            .map(|r| &r.metrics),
+    );
+    let present = |m: &MetricKey| recorded.contains(m);
     let primary = chosen
         .primary
         .filter(present)
@@ -275,13 +265,9 @@ pub fn round_values(
     target: &str,
     key: &MetricKey,
 ) -> Vec<RoundValue> {
-    measured(c, workload, target)
-        .filter_map(|r| {
-            r.metrics.get(key).map(|m| RoundValue {
-                round: r.round,
-                value: m.value,
-            })
-        })
+    c.column(workload, target, key)
+        .into_iter()
+        .map(|(round, value)| RoundValue { round, value })
         .collect()
 }
 
@@ -297,11 +283,7 @@ pub fn metric(
     let (unit, direction) = unit_and_direction(c, workload, key);
     let ran: Vec<&String> = targets
         .iter()
-        .filter(|t| {
-            c.runs
-                .iter()
-                .any(|r| r.workload == workload && &r.target == *t)
-        })
+        .filter(|t| c.runs_of(workload, t).next().is_some())
         .collect();
     let runs: Vec<Vec<RoundValue>> = ran
         .iter()
@@ -796,6 +778,7 @@ mod tests {
             runs: runs.iter().enumerate().map(run).collect(),
             stops: Vec::new(),
             facts: Default::default(),
+            pair_cache: Default::default(),
         }
     }
 

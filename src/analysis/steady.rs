@@ -142,6 +142,7 @@ mod tests {
             runs,
             stops: Vec::new(),
             facts: Default::default(),
+            pair_cache: Default::default(),
         }
     }
 

@@ -79,24 +79,27 @@ fn carries(r: &RunData, kind: WarningKind) -> bool {
     }
 }
 
-fn pair(r: &RunData) -> (String, String) {
-    (r.workload.clone(), r.target.clone())
+fn pair(r: &RunData) -> (&str, &str) {
+    (&r.workload, &r.target)
 }
 
 /// `pairs` once each, in the order of the report's workloads and targets.
-fn in_report_order(report: &Report, pairs: BTreeSet<(String, String)>) -> Vec<(String, String)> {
+fn in_report_order(report: &Report, pairs: BTreeSet<(&str, &str)>) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = Vec::new();
     for w in &report.workloads {
         for t in &report.targets {
-            let p = (w.name.clone(), t.clone());
-            if pairs.contains(&p) {
-                out.push(p);
+            if pairs.contains(&(w.name.as_str(), t.as_str())) {
+                out.push((w.name.clone(), t.clone()));
             }
         }
     }
     // Pairs the report does not list (a run of a workload without a
     // primary metric) keep their own order, after the others.
-    let rest: Vec<_> = pairs.into_iter().filter(|p| !out.contains(p)).collect();
+    let rest: Vec<(String, String)> = pairs
+        .into_iter()
+        .filter(|(w, t)| !out.iter().any(|o| o.0 == *w && o.1 == *t))
+        .map(|(w, t)| (w.to_string(), t.to_string()))
+        .collect();
     out.extend(rest);
     out
 }

@@ -9,7 +9,7 @@ use anyhow::{bail, Result};
 
 use crate::analysis::history::{build, Order};
 use crate::report::history_page;
-use crate::store::Store;
+use crate::store::{CampaignData, Parts, Store};
 
 /// What `storlab history` was asked.
 #[derive(Debug, Clone)]
@@ -48,7 +48,11 @@ pub fn history(db: &Path, req: Request<'_>) -> Result<ExitCode> {
     }
     let campaigns = ids
         .iter()
-        .map(|&id| store.load_campaign(id))
+        .map(|&id| {
+            let head = store.load_campaign_head(id)?;
+            let parts = figures(&head, req.metrics);
+            store.with_runs(head, &parts)
+        })
         .collect::<Result<Vec<_>>>()?;
     let Some(h) = build(campaigns, order, req.metrics) else {
         bail!("no campaign of `{name}` to show");
@@ -68,4 +72,21 @@ pub fn history(db: &Path, req: Request<'_>) -> Result<ExitCode> {
     };
     super::emit(&text, req.output, db)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The figures a history reads of each run of campaign `c`: those named,
+/// else its workloads' primary metrics. A history of years reads one
+/// figure per run, not everything every run recorded.
+fn figures(c: &CampaignData, named: &[String]) -> Parts {
+    match named.is_empty() {
+        false => Parts::figures(named),
+        true => {
+            let primaries: Vec<String> = c
+                .workloads
+                .iter()
+                .map(|w| w.primary_metric.clone())
+                .collect();
+            Parts::figures(&primaries)
+        }
+    }
 }

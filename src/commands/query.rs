@@ -12,7 +12,7 @@ use crate::report::export::{Columns, CsvOptions, CsvWriter, StreamedDocument};
 use crate::report::outline;
 use crate::report::render::terminal;
 use crate::report::table::Table;
-use crate::store::{CampaignData, Store};
+use crate::store::{CampaignData, Parts, Store};
 
 pub fn list(db: &Path, filters: &[String]) -> Result<ExitCode> {
     let filters = crate::provenance::parse_tags(filters)?;
@@ -66,7 +66,7 @@ pub fn show(
     view: ShowView,
 ) -> Result<ExitCode> {
     let store = Store::open_for_reading(db)?;
-    let data = store.load_campaign(store.resolve_campaign(campaign)?)?;
+    let data = store.load_campaign_with(store.resolve_campaign(campaign)?, &Parts::terminal())?;
     let options = outline::Options {
         compare_levels: compare_levels.to_vec(),
         ..Default::default()
@@ -76,7 +76,7 @@ pub fn show(
         out!("{}\n", serde_json::to_string_pretty(&json)?);
         return Ok(ExitCode::SUCCESS);
     }
-    let doc = outline::build(&data, &options)?;
+    let doc = outline::terminal(&data, &options)?;
     let view = terminal::View {
         columns: crate::console::columns(),
         verbose: view.verbose,

@@ -16,7 +16,7 @@ use crate::ranks::Team;
 use crate::report::outline;
 use crate::report::render::terminal;
 use crate::runner::{resume_campaign, run_campaign, Outcome, Session};
-use crate::store::Store;
+use crate::store::{Parts, Store};
 
 pub fn run(
     db: &Path,
@@ -144,8 +144,8 @@ fn finish(
     quiet: bool,
     strict: bool,
 ) -> Result<ExitCode> {
-    let data = store.load_campaign(outcome.campaign)?;
-    let doc = outline::build(&data, &outline::Options::default())?;
+    let data = store.load_campaign_with(outcome.campaign, &Parts::terminal())?;
+    let doc = outline::terminal(&data, &outline::Options::default())?;
     let verbose = crate::console::level() == crate::console::Level::Verbose;
     let view = terminal::View {
         columns: crate::console::columns(),

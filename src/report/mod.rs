@@ -12,6 +12,8 @@
 
 pub mod contrib;
 pub mod document;
+#[cfg(test)]
+mod every_row_tests;
 pub mod export;
 pub mod format;
 pub mod history_page;

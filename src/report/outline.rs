@@ -35,6 +35,18 @@ pub struct Options {
 
 /// The document of campaign `c`.
 pub fn build(c: &CampaignData, options: &Options) -> Result<Document> {
+    document(c, options, true)
+}
+
+/// The part of campaign `c`'s document the terminal shows (`show`, `run`'s
+/// closing summary): its summary and warnings, built as [`build`] builds
+/// them, without the report's body (the per-workload sections, charts and
+/// curves no terminal prints).
+pub fn terminal(c: &CampaignData, options: &Options) -> Result<Document> {
+    document(c, options, false)
+}
+
+fn document(c: &CampaignData, options: &Options, with_body: bool) -> Result<Document> {
     crate::analysis::study::check_levels(c, &options.compare_levels)?;
     let model = model::build(c, options.baseline.as_deref(), &chosen::choose)?;
     let cx = Context {
@@ -42,7 +54,6 @@ pub fn build(c: &CampaignData, options: &Options) -> Result<Document> {
         model: &model,
         compare_levels: &options.compare_levels,
     };
-    let curves = curves(c)?;
     let mut summary = summary::sections(c, &model);
     let setup = requested::warnings(c, &model.baseline);
     let all_warnings = every_warning(&setup, &model);
@@ -51,27 +62,57 @@ pub fn build(c: &CampaignData, options: &Options) -> Result<Document> {
     let counts = crate::analysis::warnings::by_kind(c, &model, &all_warnings);
     let by_kind = sections::warnings::by_kind_section(c, &model, &counts);
     let headline = campaign::headline_section(&model, |w| contrib::headline(cx, w));
+    let mut summary_only = Vec::new();
+    if !with_body {
+        for w in &model.workloads {
+            summary_only.extend(contrib::summary(cx, w)?);
+        }
+    }
+    let body = match with_body {
+        true => body(c, cx, options, headline, &by_kind, &setup, &mut summary)?,
+        false => Vec::new(),
+    };
+    summary.extend(summary_only);
+    summary.extend(ranks::summary_sections(c));
+    summary.push(by_kind);
+    let summary = crate::report::document::merge_titled_lists(summary);
+    Ok(Document {
+        title: campaign::title(c),
+        summary,
+        body,
+        warnings: all_warnings,
+    })
+}
+
+/// The report's body, in reading order; each workload's summary sections
+/// go to `summary` as its section is made.
+fn body(
+    c: &CampaignData,
+    cx: Context,
+    options: &Options,
+    headline: Section,
+    by_kind: &Section,
+    setup: &[String],
+    summary: &mut Vec<Section>,
+) -> Result<Vec<Section>> {
+    let model = cx.model;
+    let curves = curves(c)?;
     // The answer first: the headline sentences and the warnings by kind,
     // the overview figure, each study's figure; then what was compared and
     // how (folded), each workload (its per-run charts folded), the full
     // warning list (folded).
     let mut body = vec![campaign::intro(c), headline, by_kind.clone()];
-    body.extend(overview::section(&model));
-    for s in crate::analysis::study::studies(c, &model, &options.compare_levels) {
+    body.extend(overview::section(model));
+    for s in crate::analysis::study::studies(c, model, &options.compare_levels) {
         body.push(contrib::study::sections::report(&s));
     }
     body.push(contents());
-    body.extend(compared::sections(c, &model.baseline, &setup));
+    body.extend(compared::sections(c, &model.baseline, setup));
     body.push(campaign::environment_section(c).folded());
-    body.push(methodology::section(c, &model).folded());
+    body.push(methodology::section(c, model).folded());
     for w in &model.workloads {
         summary.extend(contrib::summary(cx, w)?);
-        body.push(workload::section(
-            c,
-            &model,
-            w,
-            contrib::values_table(cx, w),
-        ));
+        body.push(workload::section(c, model, w, contrib::values_table(cx, w)));
         let details = contrib::sections(cx, w)?
             .into_iter()
             .chain(series::section(c, w, &options.series))
@@ -79,21 +120,11 @@ pub fn build(c: &CampaignData, options: &Options) -> Result<Document> {
             .chain(ranks::report_section(c, &w.name));
         body.extend(details.map(fold_titled));
     }
-    summary.extend(ranks::summary_sections(c));
-    summary.push(by_kind);
-    let summary = crate::report::document::merge_titled_lists(summary);
     let mut warnings = Section::new(2, "Warnings").with_class("warnings").folded();
     warnings.list(model.warnings.iter().map(|w| w.text.clone()).collect());
     body.push(warnings);
     body.retain(|s| !s.is_empty());
-    // The terminal says first what the configuration did not compare; the
-    // report says it at the top, beside the configuration.
-    Ok(Document {
-        title: campaign::title(c),
-        summary,
-        body,
-        warnings: all_warnings,
-    })
+    Ok(body)
 }
 
 /// The table of contents, after the answer.

@@ -62,6 +62,12 @@ impl<V> Keyed<V> {
         self.entries.iter().map(|(_, v)| v)
     }
 
+    /// `(key, value)` in key order, each key as the `Arc` the runs of a
+    /// campaign share (told apart by its address).
+    pub fn shared(&self) -> impl Iterator<Item = (&Arc<MetricKey>, &V)> + '_ {
+        self.entries.iter().map(|(k, v)| (k, v))
+    }
+
     pub fn iter(&self) -> Iter<'_, V> {
         Iter(self.entries.iter())
     }
@@ -84,6 +90,25 @@ impl<V> Keyed<V> {
         entries.shrink_to_fit();
         Keyed { entries }
     }
+}
+
+/// The distinct keys of many runs' figures, in key order. Keys the runs
+/// share (as a campaign read from the store shares them) are told apart
+/// by address first: 10^5 runs of 34 figures cost 34 comparisons of names
+/// rather than 3.4 million.
+pub fn distinct_keys<'a, V: 'a>(
+    all: impl IntoIterator<Item = &'a Keyed<V>>,
+) -> std::collections::BTreeSet<&'a MetricKey> {
+    let mut seen: std::collections::HashSet<*const MetricKey> = Default::default();
+    let mut out = std::collections::BTreeSet::new();
+    for keyed in all {
+        for (key, _) in &keyed.entries {
+            if seen.insert(Arc::as_ptr(key)) {
+                out.insert(&**key);
+            }
+        }
+    }
+    out
 }
 
 /// Iterates `(&key, &value)` in key order, as a `BTreeMap` does.

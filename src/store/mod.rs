@@ -14,6 +14,7 @@ mod migrate_v7;
 mod migrate_v8;
 #[cfg(test)]
 mod migrate_v8_tests;
+mod pairs;
 mod provenance;
 mod read;
 mod resume;
@@ -40,6 +41,7 @@ pub use read::{
     SeriesData, TargetRow, WorkloadRow,
 };
 pub use resume::{DoneRun, Resumable};
+pub use runs::Parts;
 pub use spool::run_text;
 pub use timings::{PastCampaign, PastRun, PastTarget, PastWorkload};
 pub use write::{RankRow, RunRecord};

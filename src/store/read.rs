@@ -6,6 +6,7 @@ use rusqlite::{OptionalExtension, Row};
 use serde_json::Value;
 
 use super::keyed::{Keyed, RunFacts};
+use super::runs::Parts;
 use super::{variants, Store};
 use crate::experiment::sweep::Factor;
 use crate::metric::{Direction, Labels, MetricDef, MetricKey, Unit};
@@ -216,6 +217,9 @@ pub struct CampaignData {
     pub stops: Vec<PairStop>,
     /// UUID, versions, host facts, tags, import record (schema v6).
     pub facts: super::CampaignFacts,
+    /// The runs grouped by pair, made when first asked for
+    /// ([`CampaignData::runs_of`]).
+    pub pair_cache: super::pairs::PairCache,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -300,9 +304,20 @@ impl Store {
     }
 
     pub fn load_campaign(&self, id: i64) -> Result<CampaignData> {
-        let mut c = self.load_campaign_head(id)?;
-        c.runs = self.runs(id, &c.targets, &c.workloads)?;
-        Ok(c)
+        self.load_campaign_with(id, &Parts::all())
+    }
+
+    /// A campaign with only the `parts` of its runs a reader needs (a
+    /// history: one figure of each run).
+    pub fn load_campaign_with(&self, id: i64, parts: &Parts) -> Result<CampaignData> {
+        self.with_runs(self.load_campaign_head(id)?, parts)
+    }
+
+    /// Campaign `head` ([`Store::load_campaign_head`]) with the `parts`
+    /// of its runs read.
+    pub fn with_runs(&self, mut head: CampaignData, parts: &Parts) -> Result<CampaignData> {
+        head.runs = self.runs(head.campaign.id, &head.targets, &head.workloads, parts)?;
+        Ok(head)
     }
 
     /// A campaign without its runs (`runs` empty): what a stream of its
@@ -333,6 +348,7 @@ impl Store {
             runs: Vec::new(),
             stops: self.pair_stops(id)?,
             facts: self.campaign_facts(id)?,
+            pair_cache: Default::default(),
         })
     }
 

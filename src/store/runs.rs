@@ -34,7 +34,18 @@ struct Dictionary {
     /// Labels every figure of variant `i` carries (its factors).
     factors: Vec<Labels>,
     made: HashMap<(i64, usize), Arc<MetricKey>>,
+    /// The smallest key id of the campaign, and per variant the keys made,
+    /// at their id's distance from it.
+    first: i64,
+    dense: Vec<Vec<Option<Made>>>,
 }
+
+/// A key as a variant's runs read it, with its unit and direction.
+type Made = (Arc<MetricKey>, Unit, Direction);
+
+/// Key ids farther than this from the campaign's first are looked up by
+/// hashing (a dictionary of that many keys is not one storlab writes).
+const DENSE_MAX: usize = 1 << 16;
 
 impl Dictionary {
     fn read(store: &Store, campaign: i64, factors: Vec<Labels>) -> Result<Dictionary> {
@@ -60,14 +71,39 @@ impl Dictionary {
             );
         }
         Ok(Dictionary {
+            first: keys.keys().copied().min().unwrap_or(0),
             keys,
             factors,
             made: HashMap::new(),
+            dense: Vec::new(),
         })
     }
 
+    /// The ids of the keys named `names` (with any labels), in id order.
+    fn ids_named(&self, names: &[String]) -> Vec<i64> {
+        let mut ids: Vec<i64> = self
+            .keys
+            .iter()
+            .filter(|(_, k)| names.contains(&k.name))
+            .map(|(id, _)| *id)
+            .collect();
+        ids.sort_unstable();
+        ids
+    }
+
     /// Key `id` as the runs of `variant` read it, with its unit and direction.
-    fn key(&mut self, id: i64, variant: usize) -> Option<(Arc<MetricKey>, Unit, Direction)> {
+    /// Asked once per stored figure (millions for 10^5 runs): a key made
+    /// is found again by its place in a table per variant, without hashing.
+    fn key(&mut self, id: i64, variant: usize) -> Option<Made> {
+        if self.dense.len() <= variant {
+            self.dense.resize_with(variant + 1, Vec::new);
+        }
+        let at = usize::try_from(id - self.first)
+            .ok()
+            .filter(|&i| i < DENSE_MAX);
+        if let Some(Some(made)) = at.and_then(|i| self.dense[variant].get(i)) {
+            return Some(made.clone());
+        }
         let stored = self.keys.get(&id)?;
         let factors = &self.factors[variant];
         let key = self.made.entry((id, variant)).or_insert_with(|| {
@@ -76,7 +112,66 @@ impl Dictionary {
                 stored.labels.clone().without(factors),
             ))
         });
-        Some((key.clone(), stored.unit, stored.direction))
+        let made = (key.clone(), stored.unit, stored.direction);
+        if let Some(i) = at {
+            let table = &mut self.dense[variant];
+            if table.len() <= i {
+                table.resize(i + 1, None);
+            }
+            table[i] = Some(made.clone());
+        }
+        Some(made)
+    }
+}
+
+/// What of each run a reader needs: a history reads one figure of every
+/// run, a report everything; what is not asked for is not read from the
+/// store (and reads as empty).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Parts {
+    /// Only the figures of these catalogue names (with any labels);
+    /// `None`: every figure.
+    pub metrics: Option<Vec<String>>,
+    pub series: bool,
+    pub histograms: bool,
+    pub warnings: bool,
+    pub facts: bool,
+    pub ranks: bool,
+}
+
+impl Parts {
+    /// Everything every run recorded.
+    pub fn all() -> Parts {
+        Parts {
+            metrics: None,
+            series: true,
+            histograms: true,
+            warnings: true,
+            facts: true,
+            ranks: true,
+        }
+    }
+
+    /// What the terminal's summary reads (`show`, `run`'s closing
+    /// summary): everything but the series, which only the report's
+    /// charts draw.
+    pub fn terminal() -> Parts {
+        Parts {
+            series: false,
+            ..Parts::all()
+        }
+    }
+
+    /// Only the figures named (`tps`, `ops_per_s`), with any labels.
+    pub fn figures(names: &[String]) -> Parts {
+        Parts {
+            metrics: Some(names.to_vec()),
+            series: false,
+            histograms: false,
+            warnings: false,
+            facts: false,
+            ranks: false,
+        }
     }
 }
 
@@ -100,8 +195,9 @@ impl Store {
         campaign: i64,
         targets: &[TargetRow],
         workloads: &[WorkloadRow],
+        parts: &Parts,
     ) -> Result<Vec<RunData>> {
-        self.runs_between(campaign, targets, workloads, (i64::MIN, i64::MAX))
+        self.runs_between(campaign, targets, workloads, (i64::MIN, i64::MAX), parts)
     }
 
     /// The runs of campaign `c` (read by [`Store::load_campaign_head`]) a
@@ -115,7 +211,7 @@ impl Store {
     ) -> Result<()> {
         let id = c.campaign.id;
         for range in self.run_id_chunks(id, size.max(1))? {
-            f(&self.runs_between(id, &c.targets, &c.workloads, range)?)?;
+            f(&self.runs_between(id, &c.targets, &c.workloads, range, &Parts::all())?)?;
         }
         Ok(())
     }
@@ -150,6 +246,7 @@ impl Store {
         targets: &[TargetRow],
         workloads: &[WorkloadRow],
         range: (i64, i64),
+        parts: &Parts,
     ) -> Result<Vec<RunData>> {
         let name = |id: i64, rows: &[(i64, &str)]| {
             rows.iter()
@@ -210,12 +307,22 @@ impl Store {
             variant,
             dictionary: Dictionary::read(self, campaign, factors)?,
         };
-        reading.metrics(&mut runs)?;
-        reading.series(&mut runs)?;
-        reading.histograms(&mut runs)?;
-        reading.warnings(&mut runs)?;
-        reading.facts(&mut runs)?;
-        reading.ranks(&mut runs)?;
+        reading.metrics(&mut runs, parts.metrics.as_deref())?;
+        if parts.series {
+            reading.series(&mut runs)?;
+        }
+        if parts.histograms {
+            reading.histograms(&mut runs)?;
+        }
+        if parts.warnings {
+            reading.warnings(&mut runs)?;
+        }
+        if parts.facts {
+            reading.facts(&mut runs)?;
+        }
+        if parts.ranks {
+            reading.ranks(&mut runs)?;
+        }
         Ok(runs)
     }
 }
@@ -262,9 +369,19 @@ impl Reading<'_> {
         Ok(entries.into_iter().map(Keyed::from_entries).collect())
     }
 
-    fn metrics(&mut self, runs: &mut [RunData]) -> Result<()> {
-        let sql = "SELECT v.run_id, v.key_id, v.value FROM runs r JOIN metric_values v ON v.run_id = r.id WHERE r.campaign_id = ?1 AND r.id BETWEEN ?2 AND ?3";
-        let values = self.keyed(sql, runs.len(), |r, unit, direction| {
+    /// The runs' figures; only those of `names` when given.
+    fn metrics(&mut self, runs: &mut [RunData], names: Option<&[String]>) -> Result<()> {
+        let mut sql = "SELECT v.run_id, v.key_id, v.value FROM runs r JOIN metric_values v ON v.run_id = r.id WHERE r.campaign_id = ?1 AND r.id BETWEEN ?2 AND ?3".to_string();
+        if let Some(names) = names {
+            let ids = self.dictionary.ids_named(names);
+            if ids.is_empty() {
+                return Ok(());
+            }
+            // Ids the store gave, written as numbers: nothing to quote.
+            let list: Vec<String> = ids.iter().map(i64::to_string).collect();
+            sql.push_str(&format!(" AND v.key_id IN ({})", list.join(", ")));
+        }
+        let values = self.keyed(&sql, runs.len(), |r, unit, direction| {
             Ok(MetricValue {
                 value: r.get(2)?,
                 unit,

@@ -12,7 +12,7 @@
 //! the renderers lay it out (Markdown without the charts: their numbers
 //! are in the table under them).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use anyhow::Result;
 
@@ -29,6 +29,7 @@ use crate::report::svg::{target_color, Line, LineChart};
 use crate::report::table::Table;
 use crate::report::text::{diff_text, display_unit, mean_ci_text};
 use crate::stats::summary::mean;
+use crate::store::keyed::distinct_keys;
 use crate::store::{CampaignData, RunData, SeriesData};
 
 /// The panel's title.
@@ -212,9 +213,8 @@ fn figures_table(
         right,
         ..Table::default()
     };
-    let keys: BTreeSet<&MetricKey> = runs
-        .iter()
-        .flat_map(|r| r.metrics.keys())
+    let keys: BTreeSet<&MetricKey> = distinct_keys(runs.iter().map(|r| &r.metrics))
+        .into_iter()
         // Unlabelled or by process: a single device's figures are in the
         // devices table, a matrix cell's in the matrix.
         .filter(|k| k.labels.iter().all(|(l, _)| l == PROCESS.key))
@@ -275,29 +275,54 @@ fn devices_table(runs: &[&RunData], targets: &[String]) -> Table {
     let mut table = Table::new(&header, &right);
     for t in targets {
         let mine: Vec<&&RunData> = runs.iter().filter(|r| &r.target == t).collect();
-        let devices: BTreeSet<&str> = mine
-            .iter()
-            .flat_map(|r| r.metrics.keys())
+        let devices: BTreeSet<&str> = distinct_keys(mine.iter().map(|r| &r.metrics))
+            .into_iter()
             .filter_map(|k| k.labels.get(&DEVICE))
             .collect();
-        for d in devices {
+        let columns = device_columns(&mine, &devices);
+        for (i, d) in devices.iter().enumerate() {
             let mut row = vec![t.clone(), d.to_string()];
-            for (def, _) in DEVICE_COLUMNS {
-                let key = MetricKey::new(def.name, Labels::new().with(&DEVICE, d));
-                let values: Vec<f64> = mine
-                    .iter()
-                    .filter_map(|r| r.metrics.get(&key).map(|v| v.value))
-                    .collect();
+            for (j, (def, _)) in DEVICE_COLUMNS.iter().enumerate() {
+                let values = &columns[i * DEVICE_COLUMNS.len() + j];
                 row.push(if values.is_empty() {
                     "—".into()
                 } else {
-                    format_value(mean(&values), def.unit)
+                    format_value(mean(values), def.unit)
                 });
             }
             table.push(row);
         }
     }
     table
+}
+
+/// The values of each device's [`DEVICE_COLUMNS`] over `runs`, in run
+/// order (device `i`, column `j` at `i * DEVICE_COLUMNS.len() + j`), in one
+/// pass over each run's figures: a key of the campaign is matched once,
+/// and found again by its address.
+fn device_columns(runs: &[&&RunData], devices: &BTreeSet<&str>) -> Vec<Vec<f64>> {
+    let devices: Vec<&str> = devices.iter().copied().collect();
+    let mut columns = vec![Vec::new(); devices.len() * DEVICE_COLUMNS.len()];
+    let mut place: HashMap<*const MetricKey, Option<usize>> = HashMap::new();
+    for r in runs {
+        for (key, v) in r.metrics.shared() {
+            let at = *place.entry(std::sync::Arc::as_ptr(key)).or_insert_with(|| {
+                let i = devices
+                    .iter()
+                    .position(|d| key.labels.get(&DEVICE) == Some(*d))?;
+                let j = DEVICE_COLUMNS.iter().position(|(def, _)| {
+                    key.name == def.name
+                        && **key
+                            == MetricKey::new(def.name, Labels::new().with(&DEVICE, devices[i]))
+                })?;
+                Some(i * DEVICE_COLUMNS.len() + j)
+            });
+            if let Some(at) = at {
+                columns[at].push(v.value);
+            }
+        }
+    }
+    columns
 }
 
 /// One run's telemetry over time: its charts, what they show, and the

@@ -30,9 +30,7 @@ pub fn sections(c: &CampaignData, r: &Report) -> Vec<Section> {
 
 /// Values of one metric over a pair's measured, successful runs.
 fn metric_values(c: &CampaignData, workload: &str, target: &str, metric: &MetricDef) -> Vec<f64> {
-    c.runs
-        .iter()
-        .filter(|r| r.workload == workload && r.target == target && !r.warmup && r.status == "ok")
+    c.measured_runs_of(workload, target)
         .filter_map(|r| r.metric(metric).map(|m| m.value))
         .collect()
 }
@@ -92,14 +90,8 @@ fn summary_table(c: &CampaignData, report: &Report) -> Table {
         };
         for ts in &m.targets {
             let failed = c
-                .runs
-                .iter()
-                .filter(|r| {
-                    r.workload == w.name
-                        && r.target == ts.target
-                        && !r.warmup
-                        && r.status == "failed"
-                })
+                .runs_of(&w.name, &ts.target)
+                .filter(|r| !r.warmup && r.status == "failed")
                 .count();
             let cv = ts
                 .summary

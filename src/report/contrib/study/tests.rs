@@ -106,6 +106,7 @@ impl Builder {
             runs: self.runs,
             stops: Vec::new(),
             facts: Default::default(),
+            pair_cache: Default::default(),
         }
     }
 }

@@ -140,6 +140,7 @@ fn campaign(runs: Vec<RunData>) -> CampaignData {
         runs,
         stops: Vec::new(),
         facts: Default::default(),
+        pair_cache: Default::default(),
     }
 }
 
