@@ -23,8 +23,6 @@ pub struct Dump {
     pub ns: u64,
     /// Issue → completion, by bucket.
     pub latency: Buckets,
-    /// Insert → issue, by bucket (requests that passed a scheduler's queue).
-    pub queue: Buckets,
     /// Requests issued, and their bytes.
     pub requests: BTreeMap<DevOp, u64>,
     pub bytes: BTreeMap<DevOp, u64>,
@@ -56,7 +54,6 @@ impl Dump {
             seq: self.seq,
             ns: self.ns,
             latency: minus(&self.latency, &earlier.latency),
-            queue: minus(&self.queue, &earlier.queue),
             requests: minus(&self.requests, &earlier.requests),
             bytes: minus(&self.bytes, &earlier.bytes),
             done: minus(&self.done, &earlier.done),
@@ -71,7 +68,6 @@ impl Dump {
     pub fn only(mut self, devices: &[u64]) -> Dump {
         let keep = |d: &u64| devices.contains(d);
         self.latency.retain(|k, _| keep(&k.0));
-        self.queue.retain(|k, _| keep(&k.0));
         self.requests.retain(|k, _| keep(&k.0));
         self.bytes.retain(|k, _| keep(&k.0));
         self.done.retain(|k, _| keep(&k.0));
@@ -96,9 +92,6 @@ impl Dump {
             match (name, k.as_slice()) {
                 ("@latency", &[d, o, s, m]) => {
                     self.latency.insert((d, o as u8, s as u32, m), v);
-                }
-                ("@queue", &[d, o, s, m]) => {
-                    self.queue.insert((d, o as u8, s as u32, m), v);
                 }
                 ("@requests", &[d, o]) => {
                     self.requests.insert((d, o as u8), v);
@@ -194,7 +187,6 @@ mod tests {
 {"type": "printf", "data": "storlab-reset 4\n"}
 {"type": "printf", "data": "storlab-mark 0 824318571382\n"}
 {"type": "map", "data": {"@latency": {"266338304,0,12,473": 1}}}
-{"type": "map", "data": {"@queue": {}}}
 {"type": "map", "data": {"@requests": {"266338304,0": 1, "266338304,2": 3}}}
 {"type": "map", "data": {"@flushes": {"266338304": 3}}}
 {"type": "printf", "data": "storlab-end\n"}

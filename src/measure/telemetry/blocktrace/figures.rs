@@ -1,6 +1,6 @@
 //! A run's trace as catalogue figures: per device (`device`) and
-//! operation (`op`) the request-time histograms (`dev_lat`,
-//! `dev_queue_lat`) with their metrics, the requests and their mean size;
+//! operation (`op`) the request-time histogram (`dev_lat`) with its
+//! metrics, the requests and their mean size;
 //! per device flushes, FUA writes, requests in flight and whether it has a
 //! write cache; per-second series of the request-time percentiles and of
 //! requests in flight; and the `block_trace` fact saying how it was
@@ -52,10 +52,7 @@ fn labels(device: &str, op: u8) -> Labels {
 
 fn traced(t: &Trace, caches: &[Cache], chain: &Chain, interval_s: f64, out: &mut RunOutput) {
     let total = &t.total;
-    for (def, buckets) in [
-        (&m::DEV_LAT, &total.latency),
-        (&m::DEV_QUEUE_LAT, &total.queue),
-    ] {
+    for (def, buckets) in [(&m::DEV_LAT, &total.latency)] {
         for ((dev, op), h) in histograms(buckets) {
             let Some(name) = name_of(chain, dev) else {
                 continue;

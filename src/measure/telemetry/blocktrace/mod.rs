@@ -1,10 +1,10 @@
 //! The block layer's own view of a run: per device of the target's chain
 //! and per operation (read, write, flush, discard), each request's time
-//! from issue to completion as an HDR histogram, its time in the I/O
-//! scheduler's queue (insert to issue) where it passed one, the requests
-//! and their bytes, flushes and FUA writes, and the mean number in flight
-//! — from the kernel's block tracepoints (`block_rq_insert`,
-//! `block_rq_issue`, `block_rq_complete`).
+//! from issue to completion as an HDR histogram, the requests and their
+//! bytes, flushes and FUA writes, and the mean number in flight — from
+//! the kernel's block tracepoints (`block_rq_issue`, `block_rq_complete`,
+//! `block_rq_requeue`). Queue time (insert to issue) is not traced: it
+//! cost a fast disk a third of its IOPS ([`script`]).
 //!
 //! The mechanism is bpftrace, run as an external program found on PATH at
 //! run time, as fio and pgbench are: storlab builds and installs without
