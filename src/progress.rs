@@ -18,10 +18,30 @@ pub type Pair = (usize, usize);
 /// One pair's runs: estimated, and as they went.
 #[derive(Debug, Clone, Copy)]
 struct PairPace {
+    /// One run on average.
     estimate: Duration,
+    /// What the first run takes beyond the others (a PostgreSQL cluster
+    /// made for them all), until it has run.
+    first_extra: Duration,
     left: u32,
     done: u32,
     took: Duration,
+}
+
+impl PairPace {
+    /// One run after the first.
+    fn rest(&self) -> f64 {
+        let runs = f64::from((self.left + self.done).max(1));
+        (self.estimate.as_secs_f64() - self.first_extra.as_secs_f64() / runs).max(0.0)
+    }
+
+    /// What the runs done were estimated to take.
+    fn expected(&self) -> f64 {
+        match self.done {
+            0 => 0.0,
+            n => self.first_extra.as_secs_f64() + self.rest() * f64::from(n),
+        }
+    }
 }
 
 /// The time left in a campaign. A pair that has run goes on at its own
@@ -46,6 +66,7 @@ impl Pace {
                         k,
                         PairPace {
                             estimate: p.per_run,
+                            first_extra: p.first_extra,
                             left: p.runs,
                             done: 0,
                             took: Duration::ZERO,
@@ -66,10 +87,16 @@ impl Pace {
         }
     }
 
-    /// A run of `pair` that is not run again (recorded before a resume).
+    /// A run of `pair` that is not run again (recorded before a resume):
+    /// its first run made what the others reuse.
     pub fn skipped(&mut self, pair: Pair) {
         if let Some(p) = self.pairs.get_mut(&pair) {
+            let rest = p.rest();
             p.left = p.left.saturating_sub(1);
+            if p.done == 0 && !p.first_extra.is_zero() {
+                p.first_extra = Duration::ZERO;
+                p.estimate = crate::params::units::saturating_secs(rest);
+            }
         }
     }
 
@@ -81,18 +108,18 @@ impl Pace {
             .unwrap_or_default()
     }
 
-    /// What is left: the runs to go at their pairs' pace, and teardown.
+    /// What is left: the runs to go at their pairs' pace, and teardown. A
+    /// pair's pace is what its runs took against what they were estimated
+    /// to take, its first run's extra (a cluster made for the others)
+    /// counted in the first only.
     pub fn left(&self) -> Duration {
-        let (took, estimated) =
-            self.pairs
-                .values()
-                .filter(|p| p.done > 0)
-                .fold((0.0, 0.0), |(t, e), p| {
-                    (
-                        t + p.took.as_secs_f64(),
-                        e + p.estimate.as_secs_f64() * f64::from(p.done),
-                    )
-                });
+        let (took, estimated) = self
+            .pairs
+            .values()
+            .filter(|p| p.done > 0)
+            .fold((0.0, 0.0), |(t, e), p| {
+                (t + p.took.as_secs_f64(), e + p.expected())
+            });
         let pace = if estimated > 0.0 {
             took / estimated
         } else {
@@ -101,12 +128,16 @@ impl Pace {
         let runs: f64 = self
             .pairs
             .values()
-            .map(|p| {
-                let each = match p.done {
-                    0 => p.estimate.as_secs_f64() * pace,
-                    n => p.took.as_secs_f64() / f64::from(n),
-                };
-                each * f64::from(p.left)
+            .filter(|p| p.left > 0)
+            .map(|p| match p.done {
+                0 => (p.first_extra.as_secs_f64() + p.rest() * f64::from(p.left)) * pace,
+                _ => {
+                    let own = match p.expected() {
+                        e if e > 0.0 => p.took.as_secs_f64() / e,
+                        _ => pace,
+                    };
+                    p.rest() * f64::from(p.left) * own
+                }
             })
             .sum();
         self.teardown
@@ -238,6 +269,7 @@ mod tests {
                             per_run: Duration::from_secs(secs),
                             runs,
                             basis: Basis::Modelled,
+                            first_extra: Duration::ZERO,
                         },
                     )
                 })
@@ -278,5 +310,25 @@ mod tests {
         }
         pace.finished((1, 0), s(20));
         assert_eq!(pace.left(), s(5));
+    }
+
+    #[test]
+    fn a_first_run_that_makes_the_cluster_does_not_set_the_pace_of_the_rest() {
+        let s = Duration::from_secs;
+        // Pair (0, 0) makes the cluster in its first run (30 s more than
+        // its others' 10 s, 20 s on average over 3 runs); pair (1, 0)
+        // reuses one: 10 s a run.
+        let mut e = estimate(&[((0, 0), 20, 3), ((1, 0), 10, 3)]);
+        e.pairs.get_mut(&(0, 0)).unwrap().first_extra = s(30);
+        let mut pace = Pace::new(&e);
+        assert_eq!(pace.left(), s(60 + 30 + 5));
+        // The first run took what it was estimated to: the rest go on at
+        // 10 s, not at the first run's 40.
+        pace.finished((0, 0), s(40));
+        assert_eq!(pace.left(), s(2 * 10 + 30 + 5));
+        // Twice as slow as estimated, first run included.
+        let mut pace = Pace::new(&e);
+        pace.finished((0, 0), s(80));
+        assert_eq!(pace.left(), s(2 * 20 + 3 * 20 + 5));
     }
 }

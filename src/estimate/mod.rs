@@ -47,6 +47,9 @@ pub struct PairEstimate {
     /// measured repetitions).
     pub runs: u32,
     pub basis: Basis,
+    /// What the first run takes beyond the others (making a PostgreSQL
+    /// cluster the others reuse), part of `per_run × runs`.
+    pub first_extra: Duration,
 }
 
 /// A campaign's estimate.
@@ -70,12 +73,18 @@ impl Estimate {
             .into_iter()
             .map(|(t, w)| {
                 let (per_run, basis) = history.run(exp, t, w, root);
+                let first_extra = match basis {
+                    Basis::Scaled { ratio, .. } => model::first_extra(exp, t, w).mul_f64(ratio),
+                    _ => model::first_extra(exp, t, w),
+                }
+                .min(per_run.saturating_mul(runs));
                 (
                     (t, w),
                     PairEstimate {
                         per_run,
                         runs,
                         basis,
+                        first_extra,
                     },
                 )
             })

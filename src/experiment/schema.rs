@@ -306,6 +306,21 @@ impl Experiment {
         order
     }
 
+    /// The workload whose directory the runs of workload `w` use: the
+    /// first variant of its table that keeps the same files (one
+    /// PostgreSQL cluster for every transaction count of a sweep), else
+    /// `w` itself.
+    pub fn files_of(&self, w: usize) -> usize {
+        let me = &self.workloads[w];
+        let Some(key) = me.config.kept_files() else {
+            return w;
+        };
+        self.workloads
+            .iter()
+            .position(|o| o.family == me.family && o.config.kept_files().as_ref() == Some(&key))
+            .unwrap_or(w)
+    }
+
     /// The resolved experiment as JSON, stored with the campaign.
     pub fn to_json(&self) -> serde_json::Value {
         json!({

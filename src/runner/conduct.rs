@@ -105,7 +105,7 @@ impl Campaign<'_, '_> {
             let dir = self.lab.workdirs[pr.target]
                 .as_ref()
                 .context("the target's working directory is gone")?
-                .for_workload(&exp.workloads[pr.workload].slug)?;
+                .for_workload(&exp.workloads[exp.files_of(pr.workload)].slug)?;
             let device = self.lab.targets[pr.target].device().map(Path::to_path_buf);
             if let (Some(dev), true) = (&device, team.is_multi()) {
                 bail!(

@@ -292,14 +292,17 @@ impl Drop for Lab<'_> {
 /// workloads remove their files after each run, so the largest one counts,
 /// once per client (MPI rank) writing at the same time; those that keep
 /// their files from run to run (a PostgreSQL cluster initialised once, one
-/// per variant of a sweep) count together, beside it. Plus 1/64 (at least
+/// per scale and settings of a sweep) count together, beside it. Plus 1/64 (at least
 /// 1 MiB) for the filesystem's own metadata. Sizes near 2^64 saturate
 /// rather than wrap.
 fn check_space(exp: &Experiment, target: usize, root: &Path, clients: u64) -> Result<()> {
     let spec = &exp.targets[target];
     let on_it = || exp.workloads.iter().filter(|w| w.runs_on(spec));
-    let kept: u64 = on_it()
-        .filter(|w| w.config.keeps_its_files())
+    // Variants sharing one set of kept files count once.
+    let kept: u64 = (0..exp.workloads.len())
+        .filter(|&i| exp.files_of(i) == i)
+        .map(|i| &exp.workloads[i])
+        .filter(|w| w.runs_on(spec) && w.config.keeps_its_files())
         .fold(0u64, |a, w| a.saturating_add(w.config.bytes_needed()));
     let largest: u64 = on_it()
         .filter(|w| !w.config.keeps_its_files())
@@ -314,7 +317,7 @@ fn check_space(exp: &Experiment, target: usize, root: &Path, clients: u64) -> Re
             let kept = match kept {
                 0 => String::new(),
                 k => format!(
-                    ", {} of it kept from run to run until the campaign ends (a PostgreSQL cluster initialised once per workload and variant: reinit = \"each-run\" keeps one at a time)",
+                    ", {} of it kept from run to run until the campaign ends (a PostgreSQL cluster initialised once per workload and scale: reinit = \"each-run\" keeps one at a time)",
                     format_bytes(k.saturating_mul(clients.max(1)) as f64)
                 ),
             };

@@ -127,6 +127,17 @@ pub trait WorkloadConfig: Debug + Send + Sync {
     fn estimate_io(&self) -> Duration {
         self.estimate()
     }
+    /// What a first run on fresh files does before its measurement
+    /// (creating and initialising a PostgreSQL cluster): the model counts
+    /// it once per set of [`WorkloadConfig::kept_files`].
+    fn estimate_once(&self) -> Duration {
+        Duration::ZERO
+    }
+    /// The part of [`WorkloadConfig::estimate_once`] that moves with the
+    /// storage.
+    fn estimate_once_io(&self) -> Duration {
+        self.estimate_once()
+    }
     /// Bytes the workload writes into the target at most (0: unknown),
     /// saturating rather than overflowing.
     fn bytes_needed(&self) -> u64;
@@ -134,7 +145,15 @@ pub trait WorkloadConfig: Debug + Send + Sync {
     /// next, until the campaign ends (a PostgreSQL cluster initialised
     /// once): such workloads need their room all at once.
     fn keeps_its_files(&self) -> bool {
-        false
+        self.kept_files().is_some()
+    }
+    /// What the files it keeps until the campaign ends are made of (None:
+    /// it keeps none). Variants of one workload table with the same key
+    /// share one copy: a PostgreSQL cluster of the same scale and settings
+    /// serves every transaction count of a sweep, as one database served
+    /// every run of the seed's.
+    fn kept_files(&self) -> Option<String> {
+        None
     }
     fn build(&self) -> Box<dyn Workload>;
 }

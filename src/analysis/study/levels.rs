@@ -51,7 +51,11 @@ pub(crate) fn compare(
         .filter(|p| p.value_of(factor).is_some() && !is_base(p))
         .cloned()
         .collect();
-    let column = choose_column(pairs, keys, Some(factor));
+    // A column only of a factor every compared pair has: a target's own
+    // sweep (zfs's recordsize) would leave out the targets without it
+    // (ext4, prewarm against none, in seed 001).
+    let column = choose_column(pairs, keys, Some(factor))
+        .filter(|k| others.iter().all(|p| p.value_of(k).is_some()));
     let (metric, unit, direction) = (primary.metric.clone(), primary.unit, primary.direction);
     let mut pivot = arrange(&others, column.as_deref(), &[], |p| {
         let b = pairs.iter().find(|b| is_base(b) && group(b) == group(p))?;

@@ -249,7 +249,16 @@ pub fn study(c: &CampaignData, r: &Report, family: &str, compare: &[String]) -> 
     let primary = arrange(&pairs, column.as_deref(), &[], metric_of(primary_name))?;
     let headlines = headline_names(r, &pairs, primary_name)
         .iter()
-        .filter_map(|m| arrange(&pairs, column.as_deref(), &[], metric_of(m)))
+        .filter_map(|m| {
+            let by_column = arrange(&pairs, column.as_deref(), &[], metric_of(m))?;
+            match column.as_deref() {
+                // Measured once per target, in whichever variant ran first
+                // (pgbench -i of a cluster every transaction count shares):
+                // one column, not a value under one level of the sweep.
+                Some(k) if once_per_row(&by_column) => arrange(&pairs, None, &[k], metric_of(m)),
+                _ => Some(by_column),
+            }
+        })
         .collect();
     let mut asked: Vec<&String> = first.workload.compare_levels.iter().collect();
     for k in compare {
@@ -418,6 +427,14 @@ fn cell(r: &Report, p: &Pair, name: &str) -> Option<(TargetStats, String, Unit, 
         .find(|m| m.key.name == name && m.key.labels.is_empty())?;
     let t = m.targets.iter().find(|t| t.target == p.target.name)?;
     Some((t.clone(), m.name.clone(), m.unit, m.direction))
+}
+
+/// Whether every row of a pivot with several columns has one value only.
+fn once_per_row(p: &Pivot) -> bool {
+    p.width() > 1
+        && p.rows
+            .iter()
+            .all(|r| r.cells.iter().filter(|c| c.is_some()).count() == 1)
 }
 
 /// The report's other unlabelled metrics of these pairs (the headlines),

@@ -341,3 +341,30 @@ fn a_workload_naming_a_variant_by_its_old_name_is_told_the_new_one() {
         "{msg}"
     );
 }
+
+#[test]
+fn variants_that_would_make_the_same_cluster_share_its_directory() {
+    // reinit = "once": one database serves every transaction count, as the
+    // seed's VM served every pgbench -t; a sweep of scale makes one each.
+    let e = parse(&format!(
+        "{DIR}[[workload]]\nname = \"tpcb\"\nkind = \"pgbench\"\nreinit = \"once\"\nsweep = {{ scale = [1, 2], transactions = [10, 20] }}\n"
+    ));
+    let names: Vec<&str> = e.workloads.iter().map(|w| w.name.as_str()).collect();
+    let owner = |w: usize| e.workloads[e.files_of(w)].name.as_str();
+    for (w, name) in names.iter().enumerate() {
+        let scale = if name.contains("scale=1") {
+            "scale=1"
+        } else {
+            "scale=2"
+        };
+        assert!(owner(w).contains(scale), "{name} uses {}", owner(w));
+    }
+    let owners: std::collections::BTreeSet<usize> =
+        (0..names.len()).map(|w| e.files_of(w)).collect();
+    assert_eq!(owners.len(), 2, "{names:?}");
+    // A fresh cluster every run keeps nothing to share.
+    let each = parse(&format!(
+        "{DIR}[[workload]]\nname = \"tpcb\"\nkind = \"pgbench\"\nsweep = {{ transactions = [10, 20] }}\n"
+    ));
+    assert_eq!((each.files_of(0), each.files_of(1)), (0, 1));
+}

@@ -4,7 +4,10 @@
 //! shaded band for the 95% interval (a whisker where a line has a single
 //! point). The x axis carries the swept values themselves as ticks: on a
 //! log axis for sizes and counts, evenly spaced in the order written for
-//! words. A legend column on the right names the lines.
+//! words. A legend column on the right names the lines. The y axis is
+//! logarithmic when asked (values a decade or more apart: Gluster's
+//! 64-byte writes take 100× the disk's time, and a linear axis lays the
+//! disk's lines flat on zero).
 
 use std::ops::Range;
 
@@ -14,10 +17,11 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
 
 use super::canvas::{
-    anchored, draw_mesh, draw_title, draw_whisker_paths, finite_ci, finite_extent, fit_text,
-    no_data, nonempty, plottable, render, text_width, Area, AXIS, GRID, HEIGHT, LABEL_SIZE, WIDTH,
+    anchored, decades, draw_mesh, draw_title, draw_whisker_paths, finite_ci, finite_extent,
+    fit_text, no_data, nonempty, plottable, render, text_width, Area, AXIS, GRID, HEIGHT,
+    LABEL_SIZE, WIDTH,
 };
-use super::format::TickFormat;
+use super::format::{si, TickFormat};
 use super::line::{draw_legend, entries, legend_width, Entry};
 use super::Rgb;
 
@@ -47,6 +51,9 @@ pub struct CurveChart {
     pub x_ticks: Vec<(f64, String)>,
     /// A log x axis (sizes, counts); ticks and points must be positive.
     pub log_x: bool,
+    /// A log y axis: points at or below zero are left out and bands are
+    /// cut at the axis' foot.
+    pub log_y: bool,
     pub curves: Vec<Curve>,
 }
 
@@ -60,6 +67,7 @@ const LEGEND_TEXT_MAX: u32 = 200;
 /// Renders `c` as SVG; "no data" when no curve has a drawable point.
 pub fn curve_chart(c: &CurveChart) -> Result<String> {
     let ok_x = |x: f64| plottable(x) && (!c.log_x || x > 0.0);
+    let ok_y = |y: f64| plottable(y) && (!c.log_y || y > 0.0);
     let curves: Vec<Vec<CurvePoint>> = c
         .curves
         .iter()
@@ -67,7 +75,7 @@ pub fn curve_chart(c: &CurveChart) -> Result<String> {
             let mut points: Vec<CurvePoint> = l
                 .points
                 .iter()
-                .filter(|p| ok_x(p.x) && plottable(p.y))
+                .filter(|p| ok_x(p.x) && ok_y(p.y))
                 .map(|p| CurvePoint {
                     ci: finite_ci(p.ci),
                     ..p.clone()
@@ -91,12 +99,37 @@ pub fn curve_chart(c: &CurveChart) -> Result<String> {
         let (lo, hi) = p.ci.unwrap_or((p.y, p.y));
         [p.y, lo, hi]
     });
-    let y = y_range(finite_extent(ys).unwrap_or((0.0, 1.0)));
+    let y = if c.log_y {
+        // The means set the foot (a band's low end may be 0).
+        let means = finite_extent(curves.iter().flatten().map(|p| p.y));
+        let (lo, _) = means.unwrap_or((1.0, 10.0));
+        let (_, hi) = finite_extent(ys.filter(|v| *v > 0.0)).unwrap_or((lo, lo * 10.0));
+        let (lo, hi) = decades(lo, hi);
+        lo..hi
+    } else {
+        y_range(finite_extent(ys).unwrap_or((0.0, 1.0)))
+    };
+    let curves: Vec<Vec<CurvePoint>> = match c.log_y {
+        true => curves
+            .into_iter()
+            .map(|points| {
+                points
+                    .into_iter()
+                    .map(|p| CurvePoint {
+                        ci: p.ci.map(|(lo, hi)| (lo.max(y.start), hi.max(y.start))),
+                        ..p
+                    })
+                    .collect()
+            })
+            .collect(),
+        false => curves,
+    };
     let plot = Plot {
         chart: c,
         curves: &curves,
         ticks: &ticks,
-        y_format: TickFormat::for_range(y.start, y.end, Y_TICKS),
+        y_format: (!c.log_y).then(|| TickFormat::for_range(y.start, y.end, Y_TICKS)),
+        y_ends: (y.start, y.end),
     };
     render(&c.title, (WIDTH, HEIGHT), |root| {
         let area = draw_title(root, &c.title)?;
@@ -107,10 +140,11 @@ pub fn curve_chart(c: &CurveChart) -> Result<String> {
             0
         };
         let (plot_area, legend_area) = area.split_horizontally(WIDTH - legend_w);
-        let top = if c.log_x {
-            plot.draw(root, &plot_area, x.log_scale(), y)
-        } else {
-            plot.draw(root, &plot_area, x, y)
+        let top = match (c.log_x, c.log_y) {
+            (true, true) => plot.draw(root, &plot_area, x.log_scale(), y.log_scale()),
+            (true, false) => plot.draw(root, &plot_area, x.log_scale(), y),
+            (false, true) => plot.draw(root, &plot_area, x, y.log_scale()),
+            (false, false) => plot.draw(root, &plot_area, x, y),
         }?;
         if c.curves.len() > 1 {
             let offset = top - legend_area.get_pixel_range().1.start;
@@ -158,25 +192,36 @@ struct Plot<'p> {
     chart: &'p CurveChart,
     curves: &'p [Vec<CurvePoint>],
     ticks: &'p [(f64, String)],
-    y_format: TickFormat,
+    /// How the y ticks read: None on a log axis (each its own value).
+    y_format: Option<TickFormat>,
+    y_ends: (f64, f64),
 }
 
 impl Plot<'_> {
+    fn y_label(&self, v: f64) -> String {
+        match &self.y_format {
+            Some(f) => f.format(v),
+            None => si(v),
+        }
+    }
+
     /// Draws axes, bands, lines and the swept values' ticks; returns the
     /// plot's top pixel.
-    fn draw<X>(&self, root: &Area<'_>, area: &Area<'_>, x: X, y: Range<f64>) -> Result<i32>
+    fn draw<X, Y>(&self, root: &Area<'_>, area: &Area<'_>, x: X, y: Y) -> Result<i32>
     where
         X: AsRangedCoord<Value = f64>,
         X::CoordDescType: ValueFormatter<f64>,
+        Y: AsRangedCoord<Value = f64>,
+        Y::CoordDescType: ValueFormatter<f64>,
     {
         let c = self.chart;
-        let y_label_area = [y.start, y.end, (y.start + y.end) / 2.0]
+        let (y_lo, y_hi) = self.y_ends;
+        let y_label_area = [y_lo, y_hi, (y_lo + y_hi) / 2.0]
             .iter()
-            .map(|&v| text_width(&self.y_format.format(v), LABEL_SIZE))
+            .map(|&v| text_width(&self.y_label(v), LABEL_SIZE))
             .max()
             .unwrap_or(0)
             + 36;
-        let (y_lo, y_hi) = (y.start, y.end);
         let mut chart = ChartBuilder::on(area)
             .margin_left(10)
             .margin_right(20)
@@ -185,7 +230,7 @@ impl Plot<'_> {
             .x_label_area_size(44)
             .y_label_area_size(y_label_area)
             .build_cartesian_2d(x, y)?;
-        let y_fmt = |v: &f64| self.y_format.format(*v);
+        let y_fmt = |v: &f64| self.y_label(*v);
         // The swept values are the x ticks, drawn below; none of plotters'.
         let x_fmt = |_: &f64| String::new();
         draw_mesh(
@@ -270,6 +315,7 @@ mod tests {
                 (1024.0 * 1048576.0, "1G".into()),
             ],
             log_x: true,
+            log_y: false,
             curves,
         }
     }
@@ -357,5 +403,29 @@ mod tests {
         let svg = curve_chart(&c).unwrap();
         assert!(!svg.contains("<b>") && !svg.contains("<i>"));
         assert!(svg.contains("&lt;b&gt;a&lt;/b&gt;") && svg.contains("x&amp;y"));
+    }
+
+    #[test]
+    fn a_log_y_axis_keeps_lines_a_hundred_times_apart_off_the_floor() {
+        let mut c = chart(vec![
+            curve("disk", 0, &[0.01, 0.1, 1.0]),
+            curve("gl", 1, &[1.0, 10.0, 100.0]),
+        ]);
+        let linear = curve_chart(&c).unwrap();
+        c.log_y = true;
+        let svg = curve_chart(&c).unwrap();
+        assert_inline_svg(&svg);
+        // Decades as ticks, and both lines and bands drawn.
+        for tick in ["1", "10", "100"] {
+            assert!(svg.contains(&format!(">\n{tick}\n</text>")), "{tick}");
+        }
+        for i in 0..2 {
+            assert_eq!(count_stroked(&svg, "polyline", &target_color(i)), 2);
+            assert_eq!(count_filled(&svg, "polygon", &target_color(i)), 1, "band");
+        }
+        assert!(
+            !linear.contains(">\n1\n</text>"),
+            "a linear axis from 0 to 110 has no tick at 1"
+        );
     }
 }

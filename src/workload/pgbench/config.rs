@@ -32,7 +32,7 @@ declare! {
         sampling_rate: float(0.0001, 1.0) => "pgbench --sampling-rate: log only this fraction of transactions (long runs); the sample size is stored as logged_transactions",
         init_steps: string = "dtgvp" => "pgbench -I: initialization steps, each timed (d drop, t tables, g client-side or G server-side generate, v vacuum, p primary keys, f foreign keys)",
         prewarm: duration => "an unmeasured pgbench run of this length before the measured one (its tps is kept as prewarm_tps); 0s: none",
-        reinit: choice(Reinit) = "each-run" => "a fresh cluster and pgbench -i before every run, or once per campaign",
+        reinit: choice(Reinit) = "each-run" => "a fresh cluster and pgbench -i before every run, or once per campaign (shared by the variants of a sweep with the same scale and settings)",
         settings: map => "postgresql.conf settings, e.g. { shared_buffers = \"256MB\", fsync = \"off\" }",
         dsn: string => "run against this existing server instead (libpq string); only pgbench_* tables are touched",
         bindir: string => "directory of initdb, postgres, pgbench, psql (default: pg_config, /usr/lib/postgresql/*/bin, PATH)",
@@ -167,6 +167,21 @@ impl Configure for PgbenchParams {
     }
 }
 
+/// The model of a run where the store has none to learn from, measured on
+/// this project's 2-core machine (load average 6–12) with examples/000
+/// and 001: commits a second with no storage in the way (a loop image of
+/// ext4 ran 1.1k tx/s with barrier=0; the target kinds' slowdown makes it
+/// 100 through a VM disk on Gluster, where 92–120 were measured).
+const TPS_GUESS: f64 = 500.0;
+/// `pgbench -i`: 2.2 s at scale 5 on ext4 on loop, 6.8 s on zfs-fuse,
+/// 19–26 s at scale 10 through a VM disk on Gluster (× the kinds' slowdown).
+const INIT_FIXED_S: f64 = 1.0;
+const INIT_PER_SCALE_S: f64 = 0.3;
+/// initdb and the extra server start and stop of a fresh cluster.
+const CREATE_S: f64 = 5.0;
+/// Starting the server, reading its counters and stopping it, every run.
+const SERVER_S: f64 = 2.0;
+
 /// The resolved parameters of one pgbench workload.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -243,33 +258,57 @@ impl WorkloadConfig for Config {
         super::binaries::Binaries::find(self.bindir.as_deref(), self.dsn.is_none()).map(|_| ())
     }
 
-    /// Rough wall time of one run, initialisation included; saturates for
-    /// lengths no run could have (`transactions` near 2^63).
+    /// Rough wall time of one run, initialisation included when every run
+    /// makes a fresh cluster; saturates for lengths no run could have
+    /// (`transactions` near 2^63).
     fn estimate(&self) -> Duration {
-        let run = match self.spec.length {
+        let length = match self.spec.length {
             Length::Duration(d) => d,
+            Length::Transactions(_) => Duration::ZERO,
+        };
+        let create = if self.reinit_each_run {
+            self.estimate_once()
+        } else {
+            Duration::ZERO
+        };
+        self.estimate_io()
+            .saturating_add(length)
+            .saturating_add(self.prewarm.unwrap_or_default())
+            .saturating_add(create.saturating_sub(self.estimate_once_io()))
+            .saturating_add(saturating_secs(SERVER_S))
+    }
+
+    /// The transactions of a run given by count (each commit waits for
+    /// the storage; a run given by `duration` lasts what it is told), and
+    /// `pgbench -i` when every run initialises.
+    fn estimate_io(&self) -> Duration {
+        let run = match self.spec.length {
+            Length::Duration(_) => Duration::ZERO,
             Length::Transactions(t) => {
-                saturating_secs(t as f64 * f64::from(self.spec.clients) / 500.0)
+                saturating_secs(t as f64 * f64::from(self.spec.clients) / TPS_GUESS)
             }
         };
         let init = if self.reinit_each_run {
-            Duration::from_secs(3 + u64::from(self.scale))
+            self.estimate_once_io()
         } else {
             Duration::ZERO
         };
-        run.saturating_add(self.prewarm.unwrap_or_default())
-            .saturating_add(init)
-            .saturating_add(Duration::from_secs(2))
+        run.saturating_add(init)
     }
 
-    /// Initialising the tables each run; the run and prewarm last what
-    /// they are told.
-    fn estimate_io(&self) -> Duration {
-        if self.reinit_each_run {
-            Duration::from_secs(3 + u64::from(self.scale))
-        } else {
-            Duration::ZERO
+    /// Creating a cluster: initdb and the server's extra start and stop,
+    /// and `pgbench -i` (only that against an existing server).
+    fn estimate_once(&self) -> Duration {
+        if self.dsn.is_some() {
+            return self.estimate_once_io();
         }
+        self.estimate_once_io()
+            .saturating_add(saturating_secs(CREATE_S))
+    }
+
+    /// `pgbench -i -s SCALE`: writing the tables, vacuum and keys.
+    fn estimate_once_io(&self) -> Duration {
+        saturating_secs(INIT_FIXED_S + INIT_PER_SCALE_S * f64::from(self.scale))
     }
 
     /// Bytes the cluster may take on the target (none with `dsn`), and the
@@ -295,9 +334,17 @@ impl WorkloadConfig for Config {
     }
 
     /// A cluster initialised once stays in the workload's directory until
-    /// the campaign's teardown.
-    fn keeps_its_files(&self) -> bool {
-        !self.reinit_each_run && self.dsn.is_none()
+    /// the campaign's teardown, shared by the variants that would make the
+    /// same one: the same scale, -I steps, settings, programs and account
+    /// (a sweep of `transactions`, `clients` or `duration` runs on one
+    /// database, initialised by whichever variant runs first).
+    fn kept_files(&self) -> Option<String> {
+        (!self.reinit_each_run && self.dsn.is_none()).then(|| {
+            format!(
+                "cluster scale={} steps={} settings={:?} bindir={:?} user={} port={}",
+                self.scale, self.init_steps, self.settings, self.bindir, self.os_user, self.port
+            )
+        })
     }
 
     fn build(&self) -> Box<dyn Workload> {

@@ -1,6 +1,7 @@
 //! The study's charts, as plain chart descriptions: the primary metric
 //! against the column factor, one line per row of the pivot with its 95%
-//! band (log x for sizes and counts), and, when the workload sweeps two
+//! band (log x for sizes and counts, log y for values a decade or more
+//! apart), and, when the workload sweeps two
 //! factors, a heat map per target, drawn together on one colour scale with
 //! one colour bar.
 
@@ -54,8 +55,25 @@ pub fn curve(s: &Study, p: &Pivot) -> Option<CurveChart> {
             .map(|(&x, l)| (x, l.text.clone()))
             .collect(),
         log_x: axis.is_log(),
+        log_y: spans_a_decade(p),
         curves,
     })
+}
+
+/// Whether the pivot's means are all positive and a decade or more apart
+/// (seed 002: Gluster's tiny writes 100× the disk's time): a log y axis,
+/// or the low lines lie flat on zero.
+fn spans_a_decade(p: &Pivot) -> bool {
+    let means: Vec<f64> = p
+        .rows
+        .iter()
+        .flat_map(|r| r.cells.iter().flatten())
+        .filter_map(|c| c.summary.map(|s| s.mean))
+        .collect();
+    let (lo, hi) = means.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), &m| {
+        (lo.min(m), hi.max(m))
+    });
+    !means.is_empty() && lo > 0.0 && hi / lo >= 10.0
 }
 
 /// A heat map per target of the two swept workload factors, drawn as one
