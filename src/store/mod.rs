@@ -14,7 +14,9 @@ mod migrate_v7;
 mod migrate_v8;
 #[cfg(test)]
 mod migrate_v8_tests;
+mod pair_cache;
 mod pairs;
+mod parts;
 mod provenance;
 mod read;
 mod resume;
@@ -35,13 +37,13 @@ use rusqlite::Connection;
 pub use forget::Forgotten;
 pub use import::Imported;
 pub use keyed::{Keyed, RunFacts};
+pub use parts::Parts;
 pub use provenance::{CampaignFacts, Provenance};
 pub use read::{
     CampaignData, CampaignRow, HistData, MetricValue, Metrics, PairStop, RankData, RunData,
     SeriesData, TargetRow, WorkloadRow,
 };
 pub use resume::{DoneRun, Resumable};
-pub use runs::Parts;
 pub use spool::run_text;
 pub use timings::{PastCampaign, PastRun, PastTarget, PastWorkload};
 pub use write::{RankRow, RunRecord};

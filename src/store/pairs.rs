@@ -12,33 +12,12 @@
 //! runs give, to the last digit (`crate::report::every_row_tests`).
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
+use super::pair_cache::{Cell, Pair, Pairs};
 use super::read::{CampaignData, RunData};
 use crate::metric::MetricKey;
 use crate::warning::WarningKind;
-
-/// A measured value of a figure and the round of its run.
-pub type Cell = (u32, f64);
-
-/// One pair's runs and measured figures.
-#[derive(Debug, Default)]
-struct Pair {
-    /// Indices into [`CampaignData::runs`], in run order.
-    runs: Vec<usize>,
-    /// Each figure of the pair's measured runs (successful, not warm-up).
-    columns: BTreeMap<MetricKey, Vec<Cell>>,
-    /// Measured runs, and how many of them carry each kind of warning.
-    measured: usize,
-    kinds: Vec<(WarningKind, usize)>,
-}
-
-/// The aggregate of a campaign of `runs` runs.
-#[derive(Debug)]
-pub struct Pairs {
-    runs: usize,
-    index: HashMap<(String, String), Pair>,
-}
 
 impl Pairs {
     fn of(runs: &[RunData]) -> Pairs {
@@ -131,23 +110,6 @@ impl Parts {
             .into_iter()
             .map(|(k, cells)| (k, cells.into_iter().map(|(_, c)| c).collect()))
             .collect()
-    }
-}
-
-/// Where [`CampaignData`] keeps its [`Pairs`]: empty until asked for, and
-/// empty again in a clone (which may then be edited).
-#[derive(Default)]
-pub struct PairCache(OnceLock<Pairs>);
-
-impl Clone for PairCache {
-    fn clone(&self) -> Self {
-        PairCache::default()
-    }
-}
-
-impl std::fmt::Debug for PairCache {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("PairCache")
     }
 }
 

@@ -6,7 +6,7 @@ use rusqlite::{OptionalExtension, Row};
 use serde_json::Value;
 
 use super::keyed::{Keyed, RunFacts};
-use super::runs::Parts;
+use super::parts::Parts;
 use super::{variants, Store};
 use crate::experiment::sweep::Factor;
 use crate::metric::{Direction, Labels, MetricDef, MetricKey, Unit};
@@ -219,7 +219,7 @@ pub struct CampaignData {
     pub facts: super::CampaignFacts,
     /// The runs grouped by pair, made when first asked for
     /// ([`CampaignData::runs_of`]).
-    pub pair_cache: super::pairs::PairCache,
+    pub pair_cache: super::pair_cache::PairCache,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]

@@ -12,6 +12,7 @@ use anyhow::Result;
 use rusqlite::{params, Row};
 
 use super::keyed::{Keyed, RunFacts};
+use super::parts::Parts;
 use super::read::{
     run_factors, CampaignData, HistData, MetricValue, RankData, RunData, SeriesData, TargetRow,
     WorkloadRow,
@@ -121,57 +122,6 @@ impl Dictionary {
             table[i] = Some(made.clone());
         }
         Some(made)
-    }
-}
-
-/// What of each run a reader needs: a history reads one figure of every
-/// run, a report everything; what is not asked for is not read from the
-/// store (and reads as empty).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Parts {
-    /// Only the figures of these catalogue names (with any labels);
-    /// `None`: every figure.
-    pub metrics: Option<Vec<String>>,
-    pub series: bool,
-    pub histograms: bool,
-    pub warnings: bool,
-    pub facts: bool,
-    pub ranks: bool,
-}
-
-impl Parts {
-    /// Everything every run recorded.
-    pub fn all() -> Parts {
-        Parts {
-            metrics: None,
-            series: true,
-            histograms: true,
-            warnings: true,
-            facts: true,
-            ranks: true,
-        }
-    }
-
-    /// What the terminal's summary reads (`show`, `run`'s closing
-    /// summary): everything but the series, which only the report's
-    /// charts draw.
-    pub fn terminal() -> Parts {
-        Parts {
-            series: false,
-            ..Parts::all()
-        }
-    }
-
-    /// Only the figures named (`tps`, `ops_per_s`), with any labels.
-    pub fn figures(names: &[String]) -> Parts {
-        Parts {
-            metrics: Some(names.to_vec()),
-            series: false,
-            histograms: false,
-            warnings: false,
-            facts: false,
-            ranks: false,
-        }
     }
 }
 
