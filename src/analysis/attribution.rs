@@ -152,6 +152,7 @@ pub fn attribution(runs: &[RunData], workload: &str, target: &str) -> Result<Opt
         .map(|(at_workload, (flushes, latency))| Synced {
             at_workload,
             flushes,
+            runs: runs.len(),
             flush_p99: latency.map(|l| l.p99),
         });
     let (place, sentence) = place(&Evidence {
@@ -201,7 +202,9 @@ pub struct Evidence<'a> {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Synced {
     pub at_workload: Percentiles,
+    /// Over the pair's `runs` measured runs.
     pub flushes: f64,
+    pub runs: usize,
     /// The flushes' p99 (ns), where they were timed.
     pub flush_p99: Option<f64>,
 }
@@ -237,10 +240,12 @@ pub fn place(e: &Evidence) -> (Place, String) {
         return (
             Place::Device,
             format!(
-                "p99 {w} per operation at the workload, {} per fsync; {d} at {}{flush} ({:.0} flushes): the writes went to the page cache, the fsyncs waited for {}",
+                "p99 {w} per operation at the workload, {} per fsync; {d} at {}{flush} ({:.0} flushes in {} run{}): the writes went to the page cache, the fsyncs waited for {}",
                 format_ns(sy.at_workload.p99),
                 top.device,
                 sy.flushes,
+                sy.runs,
+                if sy.runs == 1 { "" } else { "s" },
                 top.device
             ),
         );

@@ -256,11 +256,12 @@ fn fsyncs_that_flushed_the_device_waited_for_it_whatever_the_writes_took() {
     let (p, s) = place(&e(Some(Synced {
         at_workload: pct(28.7e6),
         flushes: 1146.0,
+        runs: 1,
         flush_p99: Some(1.97e6),
     })));
     assert_eq!(p, Place::Device);
     assert_eq!(
         s,
-        "p99 55.0 µs per operation at the workload, 28.70 ms per fsync; 6.45 ms at vda, its flushes 1.97 ms (1146 flushes): the writes went to the page cache, the fsyncs waited for vda"
+        "p99 55.0 µs per operation at the workload, 28.70 ms per fsync; 6.45 ms at vda, its flushes 1.97 ms (1146 flushes in 1 run): the writes went to the page cache, the fsyncs waited for vda"
     );
 }
