@@ -59,8 +59,24 @@ impl Pinner {
     /// before the copy (`unshare` runs a moment after it is spawned, and a
     /// loaded host can make that moment long).
     fn pinning(secs: u32, mnt: &Path) -> Option<Pinner> {
+        // The copy holds every mount of the host, other tests' too: it
+        // lets go of every storlab mount but `mnt` and those under it
+        // (lazily, in its own namespace: unshare makes it private), so
+        // that only this test's image is pinned.
+        let want = mnt.to_str().expect("a UTF-8 path");
         let child = std::process::Command::new("unshare")
-            .args(["-m", "sleep", &secs.to_string()])
+            .args([
+                "-m",
+                "sh",
+                "-c",
+                r#"keep=$0; secs=$1
+cut -d' ' -f5 /proc/self/mountinfo | sort -r | while read -r m; do
+  case "$m" in *storlab*) case "$keep/" in "$m"/*) ;; *) umount -l "$m" 2>/dev/null ;; esac ;; esac
+done
+exec sleep "$secs""#,
+                want,
+                &secs.to_string(),
+            ])
             .spawn()
             .expect("unshare (util-linux)");
         let pinner = Pinner(child);
@@ -75,7 +91,6 @@ impl Pinner {
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
         let mounts = std::fs::read_to_string(proc.join("mountinfo")).unwrap_or_default();
-        let want = mnt.to_str().expect("a UTF-8 path");
         mounts
             .lines()
             .any(|l| l.split(' ').nth(4) == Some(want))
