@@ -1,4 +1,4 @@
-use crate::util::{metric, runs_in_store, storlab_mounts, Lab, TestMount};
+use crate::util::{failed_runs, metric, runs_in_store, storlab_mounts, Lab, TestMount};
 
 const MIB: f64 = 1024.0 * 1024.0;
 
@@ -210,18 +210,6 @@ fn tmpfs_is_mounted_measured_and_unmounted() {
         "{facts}"
     );
     assert_eq!(facts["size_bytes"], 256 * 1024 * 1024, "{facts}");
-}
-
-fn failed_runs(db: &std::path::Path) -> i64 {
-    let Ok(conn) = rusqlite::Connection::open(db) else {
-        return 0;
-    };
-    conn.query_row(
-        "SELECT COUNT(*) FROM runs WHERE status = 'failed'",
-        [],
-        |r| r.get(0),
-    )
-    .unwrap_or(0)
 }
 
 fn wait_for_runs(db: &std::path::Path, n: i64) {

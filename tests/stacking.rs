@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::provision::{assert_gone, daemons, loop_backing, mounted, succeeds, wait_for, Guard};
-use crate::util::Lab;
+use crate::util::{failed_runs, Lab};
 
 /// A Gluster volume and, on it, an ext4 image swept thin and preallocated.
 fn stacked(lab: &Lab, repetitions: u32) -> PathBuf {
@@ -96,19 +96,6 @@ exec sleep "$secs""#,
             .any(|l| l.split(' ').nth(4) == Some(want))
             .then_some(pinner)
     }
-}
-
-/// Runs stored with an error so far.
-fn failed_runs(db: &Path) -> i64 {
-    let Ok(conn) = rusqlite::Connection::open(db) else {
-        return 0;
-    };
-    conn.query_row(
-        "SELECT COUNT(*) FROM runs WHERE error IS NOT NULL",
-        [],
-        |r| r.get(0),
-    )
-    .unwrap_or(0)
 }
 
 impl Drop for Pinner {

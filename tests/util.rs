@@ -300,6 +300,19 @@ pub fn runs(export: &serde_json::Value) -> &Vec<serde_json::Value> {
 }
 
 /// Runs recorded in the store so far (0 before it exists).
+/// Runs stored as failed so far (a campaign may still be running).
+pub fn failed_runs(db: &Path) -> i64 {
+    let Ok(conn) = rusqlite::Connection::open(db) else {
+        return 0;
+    };
+    conn.query_row(
+        "SELECT COUNT(*) FROM runs WHERE status = 'failed'",
+        [],
+        |r| r.get(0),
+    )
+    .unwrap_or(0)
+}
+
 pub fn runs_in_store(db: &Path) -> i64 {
     let Ok(conn) = rusqlite::Connection::open(db) else {
         return 0;

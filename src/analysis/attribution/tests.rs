@@ -176,15 +176,19 @@ fn without_a_trace_or_a_latency_histogram_there_is_nothing_to_attribute() {
     assert_eq!(attribution(&[w], "w", "t").unwrap(), None);
 }
 
-#[test]
-fn the_rules_in_order_at_their_thresholds() {
-    let pct = |p99: f64| Percentiles {
+/// Percentiles whose p99 is `p99` (ns).
+fn pct(p99: f64) -> Percentiles {
+    Percentiles {
         p50: p99 / 2.0,
         p99,
         p999: p99,
         max: p99,
         count: 10,
-    };
+    }
+}
+
+#[test]
+fn the_rules_in_order_at_their_thresholds() {
     let top = |p99: f64| Top {
         device: "loop0".into(),
         requests: 10.0,
@@ -232,13 +236,6 @@ fn fsyncs_that_flushed_the_device_waited_for_it_whatever_the_writes_took() {
     // The built-in campaign's randwrite-4k-fsync on cwd: writes of 55 µs
     // (the page cache) against vda's 6.45 ms read as "off its path"
     // before; the fsyncs (28.7 ms) were what waited for vda.
-    let pct = |p99: f64| Percentiles {
-        p50: p99 / 2.0,
-        p99,
-        p999: p99,
-        max: p99,
-        count: 10,
-    };
     let t = Top {
         device: "vda".into(),
         requests: 1735.0,
