@@ -67,12 +67,9 @@ impl Builder {
         if let Some(why) = self.backwards {
             return Err(why);
         }
-        let (Some(first), Some(last)) = (self.first, self.last) else {
+        let Some((first, last)) = self.first.zip(self.last).filter(|(f, l)| l.seq > f.seq) else {
             return Err("bpftrace printed fewer than two marks' counts for the run".into());
         };
-        if last.seq <= first.seq {
-            return Err("bpftrace printed fewer than two marks' counts for the run".into());
-        }
         Ok(Trace {
             version: version.to_string(),
             seconds: last.ns.saturating_sub(first.ns) as f64 / 1e9,
