@@ -82,13 +82,13 @@ exec sleep "$secs""#,
         let pinner = Pinner(child);
         let proc = PathBuf::from(format!("/proc/{}", pinner.0.id()));
         let ours = std::fs::read_link("/proc/self/ns/mnt").ok();
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        let deadline = Instant::now() + Duration::from_secs(30);
         // Its own namespace once `unshare` has run (and then exec'd sleep).
         while std::fs::read_link(proc.join("ns/mnt")).ok() == ours
             || std::fs::read_to_string(proc.join("comm")).ok().as_deref() != Some("sleep\n")
         {
-            assert!(std::time::Instant::now() < deadline, "unshare never ran");
-            std::thread::sleep(std::time::Duration::from_millis(20));
+            assert!(Instant::now() < deadline, "unshare never ran");
+            std::thread::sleep(Duration::from_millis(20));
         }
         let mounts = std::fs::read_to_string(proc.join("mountinfo")).unwrap_or_default();
         mounts
