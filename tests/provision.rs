@@ -406,6 +406,69 @@ fn a_killed_campaign_is_undone_by_storlab_cleanup() {
     assert!(lab.ok(&["cleanup"]).contains("nothing to clean up"));
 }
 
+/// A campaign killed with the zfs-fuse daemon it started (its process
+/// group killed, a host restart): the pool lives on in zfs-fuse's cache
+/// and its dataset's mount is disconnected. Cleanup starts that daemon
+/// again to destroy the pool, then stops it. Before, every pool, image and
+/// directory was left ("cannot reach ZFS").
+#[test]
+fn a_killed_campaign_whose_zfs_fuse_died_too_is_undone_by_storlab_cleanup() {
+    require_root!();
+    require_program!("zfs-fuse");
+    let _d = daemons();
+    if succeeds("pgrep", &["-x", "zfs-fuse"]) {
+        eprintln!("SKIPPED: zfs-fuse already runs (the host's, or another test's): this test must see storlab start it");
+        return;
+    }
+    let lab = Lab::new();
+    let file = experiment(
+        &lab,
+        "[[target]]\nname = \"zfs\"\nkind = \"zfs\"\nsize = \"200M\"\ndir = \"@DIR@\"\n",
+        50,
+    );
+    let mut guard = Guard::spawn(&lab, &file);
+    let child = guard.child();
+    let pid = child.id();
+    let base = lab.path().join(format!("storlab-{pid}-zfs"));
+    wait_for("the zfs dataset", 120, || {
+        base.join("mnt/storlab-work-zfs").exists()
+    });
+    let pidfile = lab.state_dir().join(format!("zfs-fuse-{pid}.pid"));
+    let daemon: u64 = std::fs::read_to_string(&pidfile)
+        .expect("storlab started zfs-fuse")
+        .trim()
+        .parse()
+        .unwrap();
+    child.kill().unwrap(); // SIGKILL: no teardown
+    child.wait().unwrap();
+    // The daemon storlab started, by its recorded pid, as a host restart would.
+    unsafe { libc::kill(daemon as i32, libc::SIGKILL) };
+    wait_for("zfs-fuse to die", 20, || !daemon_alive(daemon));
+    let pool = format!("storlab_{pid}_zfs");
+
+    let out = lab.run(&["cleanup"]);
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("restarted: zfs-fuse"), "{text}");
+    assert!(text.contains(&format!("undone: ZFS pool {pool}")), "{text}");
+    assert!(!base.exists(), "{} left: {text}", base.display());
+    assert!(!mounted(base.join("mnt").to_str().unwrap()), "{text}");
+    // Not a zombie its reaper has yet to collect.
+    assert!(
+        !succeeds("pgrep", &["-x", "-r", "R,S,D,T", "zfs-fuse"]),
+        "zfs-fuse left running: {text}"
+    );
+    let journals = std::fs::read_dir(lab.state_dir()).unwrap().count();
+    assert_eq!(
+        journals, 0,
+        "cleanup removes the journal and the pid file: {text}"
+    );
+}
+
 fn refused(lab: &Lab, targets: &str) -> (i32, String) {
     let file = experiment_with(lab, targets, 1, "never");
     let _guard = Guard::new(lab);

@@ -16,10 +16,10 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use crate::foreign::visible;
-use crate::provision::daemon::alive_as;
+use crate::provision::daemon::{self, alive_as};
 use crate::provision::journal::{journals_in, read_pending, state_dir, Pending, Undone};
 use crate::provision::resource::Resource;
-use crate::provision::{loopdev, mount};
+use crate::provision::{loopdev, mount, mountinfo, zfs_cli};
 
 pub fn cleanup() -> Result<ExitCode> {
     let dir = state_dir();
@@ -83,6 +83,7 @@ fn undo_journal(pending: &Pending) -> bool {
             .unwrap_or_else(|| "?".into())
     );
     detach_disconnected(pending);
+    revive_zfs_fuse(pending);
     let mut kept = false;
     // What could not be undone, and why.
     let mut left: Vec<(&Resource, String)> = Vec::new();
@@ -166,6 +167,73 @@ fn detach_disconnected(pending: &Pending) {
                 visible(&format!("{e:#}"))
             ),
         }
+    }
+}
+
+/// Starts again the zfs-fuse daemon a killed campaign started, when it
+/// died too (killed with the campaign's process group, a host restart) and
+/// the campaign's pools are left: zfs-fuse keeps every pool it served in
+/// its cache (/var/lib/zfs/zpool.cache) and imports them when it starts,
+/// so a pool outlives its daemon, and only a running daemon can destroy
+/// it. Its datasets' FUSE mounts, disconnected since it died, are detached
+/// first, so that nothing under them is out of reach. The main pass then
+/// destroys the pools and stops the daemon, with the same pid file.
+fn revive_zfs_fuse(pending: &Pending) {
+    let pools: Vec<&str> = pending
+        .resources
+        .iter()
+        .filter_map(|(_, r)| match r {
+            Resource::Pool { name } => Some(name.as_str()),
+            _ => None,
+        })
+        .collect();
+    let pidfile = pending.resources.iter().find_map(|(_, r)| match r {
+        Resource::Daemon { program, pidfile } if program == "zfs-fuse" => Some(pidfile),
+        _ => None,
+    });
+    let Some(pidfile) = pidfile else { return };
+    if pools.is_empty() || zfs_cli::kernel_zfs() || zfs_cli::zfs_reachable() {
+        return;
+    }
+    // The daemon's own resource is checked as its undo would be.
+    let daemon = Resource::Daemon {
+        program: "zfs-fuse".into(),
+        pidfile: pidfile.clone(),
+    };
+    if daemon.check_ours().is_err() {
+        return;
+    }
+    let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    for m in mountinfo::parse(&text) {
+        let of_pool = pools.iter().any(|p| {
+            m.source == *p || m.source.strip_prefix(p).is_some_and(|r| r.starts_with('/'))
+        });
+        if of_pool && m.fs_type.contains("zfs") {
+            let path = Path::new(&m.mount_point);
+            if let Ok(true) = mount::detach_if_disconnected(path) {
+                outln!(
+                    "  detached: {} on {} (disconnected: zfs-fuse is gone)",
+                    m.source,
+                    path.display()
+                );
+            }
+        }
+    }
+    // A pid file left by the dead daemon would read as the new one's.
+    if daemon::read_pid(pidfile).is_some_and(|pid| !alive_as(pid, "zfs-fuse")) {
+        let _ = std::fs::remove_file(pidfile);
+    }
+    let args = vec!["--pidfile".to_string(), pidfile.display().to_string()];
+    match daemon::start("zfs-fuse", &args, pidfile, zfs_cli::zfs_reachable) {
+        Ok(pid) => outln!(
+            "  restarted: zfs-fuse (pid {pid}), which the campaign started and which died with it, to destroy {}",
+            pools.join(", ")
+        ),
+        Err(e) => errln!(
+            "  FAILED: restarting zfs-fuse to destroy {}: {}",
+            pools.join(", "),
+            visible(&format!("{e:#}"))
+        ),
     }
 }
 

@@ -32,14 +32,7 @@ pub fn path_facts(path: &Path) -> Value {
 
 /// Total and available bytes of the filesystem holding `path` (statvfs).
 pub fn space(path: &Path) -> Option<(u64, u64)> {
-    use std::ffi::CString;
-    use std::os::unix::ffi::OsStrExt;
-    let c = CString::new(path.as_os_str().as_bytes()).ok()?;
-    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-    // SAFETY: c is a valid NUL-terminated path and st a valid out-pointer.
-    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
-        return None;
-    }
+    let st = super::mount::statvfs(path).ok()?;
     let frsize = st.f_frsize as u64;
     Some((st.f_blocks as u64 * frsize, st.f_bavail as u64 * frsize))
 }

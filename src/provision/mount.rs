@@ -109,12 +109,29 @@ pub fn umount_if_mounted(path: &Path) -> Result<()> {
 /// Whether `path` is the mount point of a FUSE filesystem whose server is
 /// gone (its client was killed, the host restarted under it): every access
 /// fails with "Transport endpoint is not connected" and a plain `umount`
-/// fails the same way.
+/// fails the same way. `stat` alone can still succeed from the kernel's
+/// attribute cache (a zfs-fuse mount right after its daemon was killed);
+/// `statfs` always asks the server.
 pub fn disconnected(path: &Path) -> bool {
-    match std::fs::symlink_metadata(path) {
-        Err(e) => e.raw_os_error() == Some(libc::ENOTCONN) && mounted_at(path).is_some(),
-        Ok(_) => false,
+    let enotconn = |e: std::io::Error| e.raw_os_error() == Some(libc::ENOTCONN);
+    let unreachable = match std::fs::symlink_metadata(path) {
+        Err(e) => enotconn(e),
+        Ok(_) => statvfs(path).is_err_and(enotconn),
+    };
+    unreachable && mounted_at(path).is_some()
+}
+
+/// statvfs(3) of `path`.
+pub fn statvfs(path: &Path) -> std::io::Result<libc::statvfs> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: c is a valid NUL-terminated path and st a valid out-pointer.
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return Err(std::io::Error::last_os_error());
     }
+    Ok(st)
 }
 
 /// Detaches a disconnected mount lazily (`umount -l`), with every mount
