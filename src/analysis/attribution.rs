@@ -129,18 +129,6 @@ pub fn attribution(runs: &[RunData], workload: &str, target: &str) -> Result<Opt
     let every_run_cached = runs
         .iter()
         .all(|r| r.warnings.iter().any(|w| w.kind == WarningKind::PageCache));
-    // No traced request while /proc/diskstats counted the device moving
-    // data in runs not warned of the page cache: the tracer missed the
-    // runs' requests, and "the page cache" would be a wrong answer.
-    let moved: f64 = runs
-        .iter()
-        .flat_map(|r| [r.metric(&m::DEV_READ_BYTES), r.metric(&m::DEV_WRITE_BYTES)])
-        .flatten()
-        .map(|v| v.value)
-        .sum();
-    if top.is_none() && !every_run_cached && moved >= (1u64 << 20) as f64 {
-        return Ok(None);
-    }
     let flushes = devices
         .iter()
         .filter(|d| d.op == "flush" && top.as_ref().is_some_and(|t| t.device == d.device))

@@ -89,16 +89,7 @@ fn pct(x: f64) -> String {
 pub fn page_cache(out: &RunOutput, chain: &Chain) -> Option<String> {
     let read = get(out, &m::READ_BYTES).filter(|r| *r >= MIN_BYTES)?;
     let advice = "this measured the page cache, not the device (drop caches before the run, read more than memory holds, or use direct = true)";
-    // A traced "no read request" that /proc/diskstats contradicts (the
-    // same devices counted reads during the run) is a trace that missed
-    // the run's requests, not the page cache: the diskstats figures judge.
-    let traced = fewest_requests(out, chain, &read_requests).filter(|(who, n)| {
-        let counted: f64 = who
-            .split(" + ")
-            .filter_map(|d| device_read_bytes(out, d))
-            .sum();
-        !(*n == 0.0 && counted >= MIN_BYTES)
-    });
+    let traced = fewest_requests(out, chain, &read_requests);
     if let Some((who, n)) = traced {
         let bytes: f64 = who.split(" + ").map(|d| read_request_bytes(out, d)).sum();
         let ratio = bytes / read;
@@ -154,14 +145,6 @@ fn least_read(out: &RunOutput, chain: &Chain) -> Option<(String, f64)> {
         }
     }
     levels.into_iter().min_by(|a, b| a.1.total_cmp(&b.1))
-}
-
-/// What /proc/diskstats counted a device reading during the run.
-fn device_read_bytes(out: &RunOutput, device: &str) -> Option<f64> {
-    out.metrics
-        .iter()
-        .find(|x| std::ptr::eq(x.def, &m::DEV_READ_BYTES) && x.labels.get(&DEVICE) == Some(device))
-        .map(|x| x.value)
 }
 
 /// A device's read requests, where they were traced.

@@ -73,12 +73,64 @@ pub fn figures(rec: &Recording) -> Figures {
             why.clone(),
         ));
     }
-    let block = blocktrace::figures::figures(&rec.block, &rec.chain, interval(rec));
+    let block = match missed_by_trace(rec) {
+        Some(why) => blocktrace::figures::figures(
+            &blocktrace::Outcome::Failed(why),
+            &rec.chain,
+            interval(rec),
+        ),
+        None => blocktrace::figures::figures(&rec.block, &rec.chain, interval(rec)),
+    };
     f.metrics.extend(block.metrics);
     f.series.extend(block.series);
     f.histograms.extend(block.histograms);
     f.facts.extend(block.facts);
     f
+}
+
+/// Data a device may move between the run's marks before a trace that
+/// counted none of its requests is called wrong (a few metadata blocks are
+/// not evidence).
+const MISSED: f64 = (1u64 << 20) as f64;
+
+/// Why the run's block trace cannot be believed: it counted no request on
+/// any device of the chain while /proc/diskstats saw one move data over
+/// the same samples (the tracer's marks are taken at them). Either the
+/// tracer missed the run's requests (probes that fired for the wrong hook,
+/// maps read at the wrong moment) or the device is bio-based (md, zram,
+/// brd), whose I/O never passes the request layer the tracer watches. Its
+/// figures would read "no device requests: the page cache"; refused, the
+/// run's device figures are diskstats' alone and its `block_trace` fact
+/// says why, so checks and attribution never see a trace that diskstats
+/// contradicts. A chain where some device was traced keeps its trace (a
+/// bio-based device above traced members).
+fn missed_by_trace(rec: &Recording) -> Option<String> {
+    let blocktrace::Outcome::Traced(trace, _) = &rec.block else {
+        return None;
+    };
+    let (first, last) = (rec.samples.first()?, rec.samples.last()?);
+    let ours: Vec<u64> = (rec.chain.devices.iter())
+        .map(|d| blocktrace::script::kernel_dev(d.major, d.minor))
+        .collect();
+    let traced: u64 = (trace.total.requests.iter())
+        .filter(|((dev, _), _)| ours.contains(dev))
+        .map(|(_, n)| n)
+        .sum();
+    if traced > 0 {
+        return None;
+    }
+    rec.chain.devices.iter().find_map(|d| {
+        let delta = disk_delta(first, last, d)?;
+        let moved = (delta.read_sectors + delta.write_sectors) as f64 * SECTOR;
+        (moved >= MISSED).then(|| {
+            format!(
+                "the trace counted no request on {} while /proc/diskstats counted it moving {:.1} MiB in {} requests over the same samples: the trace missed the run's requests, or the device is not request-based (md, zram, brd)",
+                d.name,
+                moved / MISSED,
+                delta.reads + delta.writes
+            )
+        })
+    })
 }
 
 /// The difference of a device's counters between two samples.

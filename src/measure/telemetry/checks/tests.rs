@@ -89,39 +89,6 @@ fn a_neighbour_reading_the_shared_disk_does_not_hide_the_page_cache() {
 }
 
 #[test]
-fn a_trace_that_missed_the_runs_reads_does_not_make_them_the_page_cache() {
-    // The built-in campaign on a fresh host: the tracer's cut of a run
-    // showed no request on vda while /proc/diskstats counted vda reading
-    // 439 MB for the 359 MB read: diskstats judges, and the device read.
-    let out = traced(
-        device_read(
-            run(&[
-                (&m::READ_BYTES, 359.0 * MIB),
-                (&m::DEV_READ_BYTES, 439.0 * MIB),
-            ]),
-            "vda",
-            439.0 * MIB,
-        ),
-        &m::DEV_REQUESTS,
-        "vda",
-        Some("read"),
-        0.0,
-    );
-    let chain = Chain {
-        devices: vec![Device {
-            name: "vda".into(),
-            major: 253,
-            minor: 0,
-            depth: 0,
-            under: None,
-            bottom: true,
-            volatile_cache: true,
-        }],
-    };
-    assert_eq!(page_cache(&out, &chain), None);
-}
-
-#[test]
 fn a_working_set_read_over_and_over_from_ram() {
     let mut r = run(&[
         (&m::WORKING_SET_BYTES, 256.0 * MIB),

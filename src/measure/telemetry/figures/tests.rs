@@ -219,3 +219,61 @@ fn ratios_set_the_device_against_the_workload() {
     );
     assert!(derived(&RunOutput::default()).is_empty());
 }
+
+fn traced(requests: &[((u32, u32, u8), u64)]) -> blocktrace::Outcome {
+    let total = blocktrace::dump::Dump {
+        requests: (requests.iter())
+            .map(|&((major, minor, op), n)| ((blocktrace::script::kernel_dev(major, minor), op), n))
+            .collect(),
+        ..Default::default()
+    };
+    let trace = blocktrace::trace::Trace {
+        version: "bpftrace v0.17.0".into(),
+        total,
+        seconds: 2.0,
+        windows: Vec::new(),
+    };
+    blocktrace::Outcome::Traced(Box::new(trace), Vec::new())
+}
+
+fn block_fact(f: &Figures) -> &str {
+    (f.facts.iter())
+        .find(|(k, _)| k == blocktrace::figures::FACT)
+        .map_or("", |(_, v)| v.as_str())
+}
+
+#[test]
+fn a_trace_that_diskstats_contradicts_is_refused_where_it_becomes_figures() {
+    // The release build whose mark and reset probes shared one address:
+    // a run's trace counted no request on vda while /proc/diskstats
+    // counted it reading 439 MB. Recorded, it read "no device requests:
+    // the page cache"; refused, the run has diskstats' figures and says why.
+    let mut rec = recording();
+    rec.block = traced(&[]);
+    let f = figures(&rec);
+    let why = block_fact(&f);
+    assert!(why.starts_with("not traced: the trace counted no request on loop0 while /proc/diskstats counted it moving 64.0 MiB"), "{why}");
+    assert!(
+        !f.metrics
+            .iter()
+            .any(|x| std::ptr::eq(x.def, &m::DEV_REQUESTS)),
+        "no traced figure is kept"
+    );
+    assert_eq!(
+        get(&f, &m::DEV_READ_BYTES, &Labels::new()),
+        32.0 * 1048576.0
+    );
+
+    // A device of the chain counted (loop0 bio-based, say): the trace stands.
+    rec.block = traced(&[((7, 1, 0), 500), ((7, 1, 1), 200)]);
+    let f = figures(&rec);
+    assert!(
+        !block_fact(&f).starts_with("not traced"),
+        "{}",
+        block_fact(&f)
+    );
+    let vda = Labels::new()
+        .with(&DEVICE, "vda")
+        .with(&crate::metric::labels::OP, "read");
+    assert_eq!(get(&f, &m::DEV_REQUESTS, &vda), 500.0);
+}
