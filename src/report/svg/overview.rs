@@ -14,8 +14,8 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
 
 use super::canvas::{
-    anchored, draw_mesh, draw_title, draw_whisker_paths, fit_text, render, text_width, wrap_text,
-    Area, GRID, HEIGHT, INK, LABEL_SIZE, MUTED, SMALL_SIZE, VALUE_SIZE,
+    anchored, draw_mesh, draw_title, draw_whisker_paths, render, text_width, wrap_text, Area, GRID,
+    HEIGHT, INK, LABEL_SIZE, MUTED, SMALL_SIZE, VALUE_SIZE,
 };
 use super::Rgb;
 
@@ -83,8 +83,17 @@ pub fn overview_chart(c: &OverviewChart) -> Result<String> {
     if !c.rows.iter().any(|r| usable(r.better)) {
         return super::canvas::no_data(&c.title);
     }
-    let height = (HEIGHT / 2).max(CHROME_PX + ROW_PX * c.rows.len() as u32);
-    render(&c.title, (OVERVIEW_WIDTH, height), |root| draw(root, c))
+    let texts = row_texts(c);
+    // A row whose caveat marks take two lines under its verdict needs three.
+    let row_px = if texts.iter().any(|t| t.len() > 2) {
+        ROW_PX * 3 / 2
+    } else {
+        ROW_PX
+    };
+    let height = (HEIGHT / 2).max(CHROME_PX + row_px * c.rows.len() as u32);
+    render(&c.title, (OVERVIEW_WIDTH, height), |root| {
+        draw(root, c, &texts)
+    })
 }
 
 fn usable(r: f64) -> bool {
@@ -93,7 +102,24 @@ fn usable(r: f64) -> bool {
 
 type Chart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
 
-fn draw(root: &Area<'_>, c: &OverviewChart) -> Result<()> {
+/// What each row says beside it: its verdict on up to two lines, or, with
+/// caveat marks, its verdict on one and the marks on up to two (never cut
+/// where two lines hold them: a cut caveat reads as another one).
+fn row_texts(c: &OverviewChart) -> Vec<Vec<String>> {
+    c.rows
+        .iter()
+        .map(|r| {
+            let mut lines = wrap_text(&r.text, VALUE_SIZE, TEXT_PX, 2);
+            if !r.marks.is_empty() {
+                lines.truncate(1);
+                lines.extend(wrap_text(&r.marks, VALUE_SIZE, TEXT_PX, 2));
+            }
+            lines
+        })
+        .collect()
+}
+
+fn draw(root: &Area<'_>, c: &OverviewChart, texts: &[Vec<String>]) -> Result<()> {
     let area = draw_title(root, &c.title)?;
     let (lo, hi) = log_range(&c.rows);
     let names: Vec<Vec<String>> = c
@@ -107,18 +133,6 @@ fn draw(root: &Area<'_>, c: &OverviewChart) -> Result<()> {
         .map(|n| text_width(n, LABEL_SIZE))
         .max()
         .unwrap_or(0);
-    let texts: Vec<Vec<String>> = c
-        .rows
-        .iter()
-        .map(|r| {
-            let mut lines = wrap_text(&r.text, VALUE_SIZE, TEXT_PX, 2);
-            if !r.marks.is_empty() {
-                lines.truncate(1);
-                lines.push(fit_text(&r.marks, VALUE_SIZE, TEXT_PX));
-            }
-            lines
-        })
-        .collect();
     let texts_w = texts
         .iter()
         .flatten()
@@ -162,13 +176,18 @@ fn draw(root: &Area<'_>, c: &OverviewChart) -> Result<()> {
         let text = &texts[i];
         let marked = !row.marks.is_empty() && text.len() > 1;
         let (first, rest) = text.split_at(1.min(text.len()));
-        let shift = if rest.is_empty() { 0 } else { 8 };
+        // The verdict above, the rest under it, the block centred on the row.
+        let (up, down) = match rest.len() {
+            0 => (0, 0),
+            1 => (8, 8),
+            _ => (15, 8),
+        };
         lines(
             root,
             first,
             VALUE_SIZE,
             HPos::Left,
-            (x + 10, yp - shift),
+            (x + 10, yp - up),
             &color,
         )?;
         let second = if marked { CAVEAT } else { color };
@@ -177,7 +196,7 @@ fn draw(root: &Area<'_>, c: &OverviewChart) -> Result<()> {
             rest,
             VALUE_SIZE,
             HPos::Left,
-            (x + 10, yp + shift),
+            (x + 10, yp + down),
             &second,
         )?;
     }
@@ -340,6 +359,31 @@ mod tests {
             count_filled(&svg, "circle", &Call::NoSignificantDifference.color()),
             1
         );
+    }
+
+    #[test]
+    fn long_caveat_marks_wrap_under_the_verdict_and_are_not_cut() {
+        // The built-in campaign's fsync row: cut to one line it ended
+        // "durability not measured (tm…".
+        let marks = "⚠ noisy host, page cache (cwd), durability not measured (tmpfs), fsyncs not on a device (tmpfs)";
+        let c = OverviewChart {
+            title: "Every workload against cwd".into(),
+            x_label: "× cwd's result".into(),
+            rows: vec![row(
+                "randwrite-4k-fsync · IOPS",
+                71.0,
+                (69.0, 73.0),
+                Call::Faster,
+                &format!("×71 faster {marks}"),
+            )],
+        };
+        let lines = row_texts(&c).remove(0);
+        assert_eq!(lines.len(), 3, "{lines:?}");
+        assert!(lines.iter().all(|l| !l.contains('…')), "{lines:?}");
+        assert_eq!(lines[1..].join(" "), marks);
+        let svg = overview_chart(&c).unwrap();
+        assert!(svg.contains("(tmpfs)"), "{svg}");
+        assert!(!svg.contains('…'), "{svg}");
     }
 
     #[test]
