@@ -88,8 +88,12 @@ fn pairs_text(r: &Report, pairs: &[(String, String)]) -> Option<String> {
         && targets.len() > 1
         && groups.windows(2).all(|g| g[0].1 == g[1].1);
     if same {
-        let every = if targets.len() == 2 { "both" } else { "every" };
-        return Some(format!("{} on {every} targets", names(&groups[0].1)));
+        let on = if targets.len() == 2 {
+            "both targets"
+        } else {
+            "every target"
+        };
+        return Some(format!("{} on {on}", names(&groups[0].1)));
     }
     let parts: Vec<String> = groups
         .iter()
