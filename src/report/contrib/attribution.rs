@@ -31,7 +31,7 @@ impl Contributor for Attributions {
             return Ok(Vec::new());
         }
         let mut s = Section::new(3, TITLE);
-        s.list(sentences(&found));
+        s.list(summary_lines(&found));
         Ok(vec![s])
     }
 
@@ -80,6 +80,52 @@ fn sentences(found: &[Attribution]) -> Vec<String> {
     found
         .iter()
         .map(|a| format!("{} on {}: {}", a.workload, a.target, a.sentence))
+        .collect()
+}
+
+/// Targets of one workload above which the summary groups its sentences.
+const GROUP_OVER: usize = 3;
+
+/// The summary's lines: each pair's sentence; for a workload on more than
+/// [`GROUP_OVER`] targets, one line per conclusion shared by several of
+/// them, with the range of their p99 at the workload ("pgbench on 3 of 4
+/// targets: above the device; p99 282.07–425.98 ms at the workload"), and
+/// the sentence of a target whose conclusion is its own. The section in the
+/// report keeps every sentence.
+fn summary_lines(found: &[Attribution]) -> Vec<String> {
+    if found.len() <= GROUP_OVER {
+        return sentences(found);
+    }
+    let conclusion = |a: &Attribution| -> String {
+        let c = a.sentence.split_once(": ").map_or("", |(_, c)| c);
+        c.split_once(" (").map_or(c, |(c, _)| c).to_string()
+    };
+    let mut groups: Vec<(String, Vec<&Attribution>)> = Vec::new();
+    for a in found {
+        let c = conclusion(a);
+        match groups.iter_mut().find(|(g, _)| *g == c) {
+            Some((_, members)) => members.push(a),
+            None => groups.push((c, vec![a])),
+        }
+    }
+    groups
+        .iter()
+        .map(|(c, members)| match members.as_slice() {
+            [a] => format!("{} on {}: {}", a.workload, a.target, a.sentence),
+            many => {
+                let p99 = many.iter().map(|a| a.at_workload.p99);
+                let lo = p99.clone().fold(f64::INFINITY, f64::min);
+                let hi = p99.fold(0.0, f64::max);
+                format!(
+                    "{} on {} of {} targets: {c}; p99 {}–{} at the workload",
+                    many[0].workload,
+                    many.len(),
+                    found.len(),
+                    format_ns(lo),
+                    format_ns(hi)
+                )
+            }
+        })
         .collect()
 }
 
@@ -206,4 +252,60 @@ fn over_time(a: &Attribution, r: &RunData) -> Option<(LineChart, Table)> {
         table.push(row);
     }
     Some((chart, table))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::attribution::Place;
+
+    fn pair(target: &str, p99_ms: f64, sentence: &str, place: Place) -> Attribution {
+        Attribution {
+            workload: "pgbench[transactions=12]".into(),
+            target: target.into(),
+            at_workload: Percentiles {
+                p50: 1e6,
+                p99: p99_ms * 1e6,
+                p999: p99_ms * 1e6,
+                max: p99_ms * 1e6,
+                count: 100,
+            },
+            devices: Vec::new(),
+            place,
+            sentence: sentence.into(),
+        }
+    }
+
+    #[test]
+    fn a_workload_on_many_targets_is_summed_up_by_conclusion() {
+        // Seed 000's study: 4 disks per transaction count printed 16 lines.
+        let above = |t: &str, ms: f64, pct: u32| {
+            pair(
+                t,
+                ms,
+                &format!("p99 {ms} ms at the workload, 94.31 ms at loop0: above the device (other processes used {pct}% of the host's CPU: the workload waited for a core)"),
+                Place::AboveDevice,
+            )
+        };
+        let found = vec![
+            above("vm[a]", 282.07, 70),
+            above("vm[b]", 425.98, 74),
+            pair(
+                "vm[c]",
+                360.19,
+                "p99 360.19 ms at the workload, 216.40 ms at loop2: the device",
+                Place::Device,
+            ),
+            above("vm[d]", 346.55, 70),
+        ];
+        assert_eq!(
+            summary_lines(&found),
+            [
+                "pgbench[transactions=12] on 3 of 4 targets: above the device; p99 282.07 ms–425.98 ms at the workload",
+                "pgbench[transactions=12] on vm[c]: p99 360.19 ms at the workload, 216.40 ms at loop2: the device",
+            ]
+        );
+        // Three targets or fewer: every sentence, as the section has them.
+        assert_eq!(summary_lines(&found[..3]), sentences(&found[..3]));
+    }
 }
