@@ -74,6 +74,11 @@ impl Axis {
 #[derive(Debug, Clone, Serialize)]
 pub struct Row {
     pub label: String,
+    /// The label for a chart's legend: when every row is a variant of one
+    /// target table, only its factors' values (`mount_options=[],
+    /// preallocation=off`, keys without a dotted prefix where that leaves
+    /// them distinct), the table's name being in the title; else `label`.
+    pub short: String,
     /// The target of the row's cells (the first, when a target factor is
     /// the column): its colour in charts.
     pub target: String,
@@ -160,6 +165,23 @@ impl Pair<'_> {
         } else {
             format!("{head} · {}", workload.join(","))
         }
+    }
+
+    /// Every factor not in `except`, `key=value, …`, each key without a
+    /// dotted prefix (`gluster.`, `performance.`) where no other key of
+    /// the pair ends the same.
+    pub fn short(&self, except: &[&str]) -> String {
+        let shown: Vec<&Factor> = (self.factors.iter())
+            .map(|f| &f.0)
+            .filter(|f| !except.contains(&f.key.as_str()))
+            .collect();
+        let last = |k: &str| k.rsplit('.').next().unwrap_or(k).to_string();
+        let unique = |k: &str| shown.iter().filter(|f| last(&f.key) == last(k)).count() == 1;
+        let key = |k: &str| if unique(k) { last(k) } else { k.to_string() };
+        (shown.iter())
+            .map(|f| format!("{}={}", key(&f.key), f.text))
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 }
 
@@ -395,6 +417,7 @@ pub(crate) fn arrange(
             None => {
                 rows.push(Row {
                     label,
+                    short: p.short(&hidden),
                     target: p.target.name.clone(),
                     cells: vec![None; width],
                 });
@@ -409,6 +432,13 @@ pub(crate) fn arrange(
     let position = |r: &Row| pairs.iter().position(|p| p.target.name == r.target);
     let order = |r: &Row| position(r).map(|i| pairs[i].target.id);
     rows.sort_by_key(order);
+    let family = |r: &Row| position(r).map(|i| pairs[i].target.family.as_str());
+    let one_table = rows.windows(2).all(|w| family(&w[0]) == family(&w[1]));
+    for r in &mut rows {
+        if !one_table || r.short.is_empty() {
+            r.short = r.label.clone();
+        }
+    }
     Some(Pivot {
         metric,
         unit,

@@ -11,7 +11,7 @@ use plotters::style::text_anchor::{HPos, VPos};
 
 use super::canvas::{
     anchored, decades, draw_mesh, draw_title, finite_extent, fit_distinct, no_data, nonempty,
-    plottable, render, text_width, Area, GRID, HEIGHT, LABEL_SIZE, MUTED, WIDTH,
+    plottable, render, text_width, wrap_text, Area, GRID, HEIGHT, LABEL_SIZE, MUTED, WIDTH,
 };
 use super::format::{si, TickFormat};
 use super::Rgb;
@@ -235,10 +235,10 @@ impl Plot<'_, '_> {
     }
 }
 
-/// A legend entry: colour and the text to show.
+/// A legend entry: colour and the text to show, on up to three lines.
 pub(super) struct Entry {
     pub(super) color: Rgb,
-    pub(super) text: String,
+    pub(super) lines: Vec<String>,
 }
 
 fn legend_entries(c: &LineChart, series: &[Vec<(f64, f64)>]) -> Vec<Entry> {
@@ -252,7 +252,9 @@ fn legend_entries(c: &LineChart, series: &[Vec<(f64, f64)>]) -> Vec<Entry> {
 }
 
 /// Legend entries for (colour, label, whether it has no data), the labels
-/// fitted within `max` pixels so that no two read the same.
+/// wrapped onto up to three lines of `max` pixels (at `, `, `=`, `.`…) so
+/// that a long variant name reads whole; where two would still read the
+/// same, each is fitted on one line so that no two read the same.
 pub(super) fn entries<'a>(
     items: impl Iterator<Item = (Rgb, &'a str, bool)>,
     max: u32,
@@ -264,18 +266,31 @@ pub(super) fn entries<'a>(
         })
         .collect();
     let texts: Vec<String> = labelled.iter().map(|(_, l)| l.clone()).collect();
-    let fitted = fit_distinct(&texts, LABEL_SIZE, max);
+    let wrapped: Vec<Vec<String>> = texts
+        .iter()
+        .map(|t| wrap_text(t, LABEL_SIZE, max, 3))
+        .collect();
+    let alike = |i: usize, j: usize| i != j && wrapped[i] == wrapped[j] && texts[i] != texts[j];
+    let clash = (0..texts.len()).any(|i| (0..texts.len()).any(|j| alike(i, j)));
+    let lines: Vec<Vec<String>> = match clash {
+        false => wrapped,
+        true => fit_distinct(&texts, LABEL_SIZE, max)
+            .into_iter()
+            .map(|t| vec![t])
+            .collect(),
+    };
     labelled
         .into_iter()
-        .zip(fitted)
-        .map(|((color, _), text)| Entry { color, text })
+        .zip(lines)
+        .map(|((color, _), lines)| Entry { color, lines })
         .collect()
 }
 
 pub(super) fn legend_width(entries: &[Entry]) -> u32 {
     let text = entries
         .iter()
-        .map(|e| text_width(&e.text, LABEL_SIZE))
+        .flat_map(|e| &e.lines)
+        .map(|l| text_width(l, LABEL_SIZE))
         .max();
     text.unwrap_or(0) + LEGEND_SAMPLE as u32 + 24
 }
@@ -283,10 +298,13 @@ pub(super) fn legend_width(entries: &[Entry]) -> u32 {
 /// One row per line, from `top` pixels down: sample stroke, marker, label.
 pub(super) fn draw_legend(area: &Area<'_>, entries: &[Entry], top: i32) -> Result<()> {
     let (_, height) = area.dim_in_pixel();
-    let room = (height as i32 - top) / entries.len().max(1) as i32;
+    let count: usize = entries.iter().map(|e| e.lines.len().max(1)).sum();
+    let room = (height as i32 - top) / count.max(1) as i32;
     let row = LEGEND_ROW.min(room.max(LABEL_SIZE as i32));
-    for (i, entry) in entries.iter().enumerate() {
-        let y = top + 8 + i as i32 * row;
+    // A wrapped label's second line sits closer than the next entry.
+    let line_step = row * 3 / 4;
+    let mut y = top + 8;
+    for entry in entries {
         let color = RGBColor::from(entry.color);
         let sample = vec![(0, y), (LEGEND_SAMPLE, y)];
         area.draw(&PathElement::new(sample, color.stroke_width(2)))?;
@@ -296,12 +314,12 @@ pub(super) fn draw_legend(area: &Area<'_>, entries: &[Entry], top: i32) -> Resul
             color.filled(),
         ))?;
         let style = anchored(LABEL_SIZE, HPos::Left, VPos::Center);
-        let style = if entry.text.ends_with("(no data)") {
-            style.color(&MUTED)
-        } else {
-            style
-        };
-        area.draw_text(&entry.text, &style, (LEGEND_SAMPLE + 6, y))?;
+        let muted = entry.lines.last().is_some_and(|l| l.ends_with("(no data)"));
+        let style = if muted { style.color(&MUTED) } else { style };
+        for (k, line) in entry.lines.iter().enumerate() {
+            area.draw_text(line, &style, (LEGEND_SAMPLE + 6, y + k as i32 * line_step))?;
+        }
+        y += row + line_step * (entry.lines.len().max(1) as i32 - 1);
     }
     Ok(())
 }
@@ -466,5 +484,28 @@ mod tests {
     fn a_single_point_still_renders() {
         let svg = line_chart(&chart(vec![line("one", 0, vec![(3.0, 3.0)])])).unwrap();
         assert_eq!(count(&svg, "<circle "), 1);
+    }
+
+    #[test]
+    fn a_long_legend_label_wraps_and_reads_whole() {
+        let labels = [
+            "mount_options=[], preallocation=off",
+            "mount_options=[\"auto-invalidation=false\"], preallocation=full",
+        ];
+        let e = entries(
+            labels
+                .iter()
+                .enumerate()
+                .map(|(i, l)| (target_color(i), *l, false)),
+            200,
+        );
+        assert_eq!(e[0].lines, ["mount_options=[],", "preallocation=off"]);
+        assert_eq!(e[1].lines.len(), 3, "{:?}", e[1].lines);
+        assert!(!e[1].lines.concat().contains('…'), "{:?}", e[1].lines);
+        assert!(e
+            .iter()
+            .flat_map(|e| &e.lines)
+            .all(|l| text_width(l, LABEL_SIZE) <= 200));
+        assert_eq!(e[1].lines[2], "preallocation=full");
     }
 }

@@ -25,7 +25,7 @@ pub fn curve(s: &Study, p: &Pivot) -> Option<CurveChart> {
         .iter()
         .enumerate()
         .map(|(i, r)| Curve {
-            label: r.label.clone(),
+            label: r.short.clone(),
             color: target_color(i),
             points: r
                 .cells

@@ -432,3 +432,58 @@ fn a_figure_measured_once_per_target_is_one_column() {
     assert_eq!(rows, ["thin", "full"]);
     assert!((mean(&init.rows[0].cells[0]) - 60.0).abs() < 1.0);
 }
+
+#[test]
+fn the_legend_of_one_tables_variants_names_only_what_varies() {
+    // Seed 000: the curve's legend read `vm[glu…ns=[]…` for
+    // `vm[gluster.mount_options=[],preallocation=off]` and its siblings.
+    let opts = |o: &str| factor("gluster.mount_options", o, o, Scale::Category);
+    let prealloc = |p: &str| factor("preallocation", p, p, Scale::Category);
+    let tx = |n: u32| factor("transactions", &n.to_string(), &n.to_string(), Scale::Count);
+    let mut b = Builder::new();
+    for o in ["[]", "[\"auto-invalidation=false\"]"] {
+        for p in ["off", "full"] {
+            b = b.target("vm", vec![opts(o), prealloc(p)]);
+        }
+    }
+    let c = b
+        .workload("pgbench", vec![tx(12)])
+        .workload("pgbench", vec![tx(25)])
+        .runs(|_, _| 1.0)
+        .build();
+    let r = model::build(&c, None, &|_| Default::default()).unwrap();
+    let s = &studies(&c, &r, &[])[0];
+    let curve = charts::curve(s, &s.primary).unwrap();
+    let labels: Vec<&str> = curve.curves.iter().map(|c| c.label.as_str()).collect();
+    assert_eq!(
+        labels,
+        [
+            "mount_options=[], preallocation=off",
+            "mount_options=[], preallocation=full",
+            "mount_options=[\"auto-invalidation=false\"], preallocation=off",
+            "mount_options=[\"auto-invalidation=false\"], preallocation=full",
+        ]
+    );
+    // The tables keep the variant's whole name.
+    assert_eq!(
+        s.primary.rows[0].label,
+        "vm[gluster.mount_options=[],preallocation=off]"
+    );
+}
+
+#[test]
+fn the_legend_of_several_tables_keeps_their_names() {
+    let size = |n: u32| factor("size", &n.to_string(), &n.to_string(), Scale::Size);
+    let c = Builder::new()
+        .target("disk", vec![])
+        .target("gluster", vec![])
+        .workload("tiny", vec![size(512)])
+        .workload("tiny", vec![size(1024)])
+        .runs(|_, _| 1.0)
+        .build();
+    let r = model::build(&c, None, &|_| Default::default()).unwrap();
+    let s = &studies(&c, &r, &[])[0];
+    let curve = charts::curve(s, &s.primary).unwrap();
+    let labels: Vec<&str> = curve.curves.iter().map(|c| c.label.as_str()).collect();
+    assert_eq!(labels, ["disk", "gluster"]);
+}
