@@ -37,7 +37,9 @@ pub fn kind_line(c: &CampaignData, r: &Report, k: &KindCount) -> String {
     if !k.runs.is_empty() {
         what.push(format!("{} of {} runs", k.runs.len(), c.runs.len()));
     }
-    if let Some(p) = pairs_text(r, &k.pairs) {
+    let workloads: Vec<&str> = r.workloads.iter().map(|w| w.name.as_str()).collect();
+    let targets: Vec<&str> = r.targets.iter().map(String::as_str).collect();
+    if let Some(p) = pairs_text(&workloads, &targets, &k.pairs) {
         what.push(p);
     }
     if what.is_empty() {
@@ -58,12 +60,12 @@ pub fn kind_line(c: &CampaignData, r: &Report, k: &KindCount) -> String {
 
 /// Which workloads on which targets, as briefly as it can be said:
 /// `randread-4k on cwd`, `seqwrite-1m, smallfiles-4k on tmpfs`, `every
-/// workload on both targets`, `5 workloads on cwd; oltp-sqlite on tmpfs`.
-fn pairs_text(r: &Report, pairs: &[(String, String)]) -> Option<String> {
+/// workload on both targets`, `5 workloads on cwd; oltp-sqlite on tmpfs`,
+/// `14 pairs on 6 of 6 targets`.
+fn pairs_text(workloads: &[&str], targets: &[&str], pairs: &[(String, String)]) -> Option<String> {
     if pairs.is_empty() {
         return None;
     }
-    let workloads: Vec<&str> = r.workloads.iter().map(|w| w.name.as_str()).collect();
     let on_target = |t: &str| -> Vec<&str> {
         pairs
             .iter()
@@ -78,7 +80,6 @@ fn pairs_text(r: &Report, pairs: &[(String, String)]) -> Option<String> {
             _ => ws.join(", "),
         }
     };
-    let targets: Vec<&str> = r.targets.iter().map(String::as_str).collect();
     let groups: Vec<(&str, Vec<&str>)> = targets
         .iter()
         .map(|t| (*t, on_target(t)))
@@ -94,6 +95,16 @@ fn pairs_text(r: &Report, pairs: &[(String, String)]) -> Option<String> {
             "every target"
         };
         return Some(format!("{} on {on}", names(&groups[0].1)));
+    }
+    // More targets than a line can name (a study's variants): a count;
+    // `show --warnings` and the report's folded list name every pair.
+    if groups.len() > 3 {
+        return Some(format!(
+            "{} pairs on {} of {} targets",
+            pairs.len(),
+            groups.len(),
+            targets.len()
+        ));
     }
     let parts: Vec<String> = groups
         .iter()
@@ -150,4 +161,53 @@ fn settle_text(r: &Report) -> String {
         _ => format!("{} runs", runs_text(None)),
     };
     format!("; ±{}% needs {runs}", first.pct)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pairs_text;
+
+    fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
+        list.iter()
+            .map(|(w, t)| (w.to_string(), t.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn where_a_kind_was_raised_reads_as_a_line() {
+        let ws = ["a", "b"];
+        let every = pairs(&[
+            ("a", "x"),
+            ("b", "x"),
+            ("a", "y"),
+            ("b", "y"),
+            ("a", "z"),
+            ("b", "z"),
+        ]);
+        assert_eq!(
+            pairs_text(&ws, &["x", "y", "z"], &every).unwrap(),
+            "every workload on every target"
+        );
+        assert_eq!(
+            pairs_text(&ws, &["x", "y"], &every[..4]).unwrap(),
+            "every workload on both targets"
+        );
+        assert_eq!(
+            pairs_text(&ws, &["x", "y"], &pairs(&[("a", "x"), ("b", "y")])).unwrap(),
+            "a on x; b on y"
+        );
+        // A study's six variants: a count, not six clauses.
+        let ts = ["t1", "t2", "t3", "t4", "t5", "t6"];
+        let some = pairs(&[
+            ("a", "t1"),
+            ("b", "t2"),
+            ("a", "t3"),
+            ("b", "t4"),
+            ("a", "t4"),
+        ]);
+        assert_eq!(
+            pairs_text(&ws, &ts, &some).unwrap(),
+            "5 pairs on 4 of 6 targets"
+        );
+    }
 }
