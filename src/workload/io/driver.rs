@@ -11,7 +11,7 @@ use std::time::Instant;
 use anyhow::Result;
 
 use super::buffer::AlignedBuf;
-use super::cache::drop_cached;
+use super::cache::{advise, drop_cached};
 use super::data::Data;
 use super::engine::{EngineKind, SyncEngine};
 use super::engine_mmap::Mmap;
@@ -30,6 +30,9 @@ enum Ready<'a> {
 
 fn set_up<'a>(spec: &JobSpec, path: &'a Path) -> Result<Ready<'a>> {
     let file = open(spec, path)?;
+    if spec.engine != EngineKind::Mmap {
+        advise(&file, spec.offset, spec.size, spec.advice, path)?;
+    }
     if spec.invalidate {
         drop_cached(&file, spec.offset, spec.size, path)?;
     }

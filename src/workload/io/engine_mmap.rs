@@ -11,7 +11,7 @@ use std::path::Path;
 use anyhow::{bail, Context, Result};
 
 use super::engine::SyncEngine;
-use super::job::{JobSpec, Rw};
+use super::job::{Advice, JobSpec, Rw};
 
 /// A multiple of every page size Linux uses (4 KiB to 64 KiB): an offset
 /// rounded down to it is page-aligned on any of them.
@@ -61,13 +61,15 @@ impl<'a> Mmap<'a> {
             return Err(std::io::Error::last_os_error())
                 .with_context(|| format!("mapping {} ({len} bytes)", path.display()));
         }
-        let advice = if spec.rw.is_random() {
-            libc::MADV_RANDOM
-        } else {
-            libc::MADV_SEQUENTIAL
+        let advice = match spec.advice {
+            Advice::None => None,
+            Advice::Random => Some(libc::MADV_RANDOM),
+            Advice::Sequential => Some(libc::MADV_SEQUENTIAL),
         };
-        // SAFETY: ptr..ptr+len is the mapping just created; advice is only a hint.
-        unsafe { libc::madvise(ptr, len, advice) };
+        if let Some(advice) = advice {
+            // SAFETY: ptr..ptr+len is the mapping just created; advice is only a hint.
+            unsafe { libc::madvise(ptr, len, advice) };
+        }
         Ok(Mmap {
             ptr: ptr.cast(),
             len,

@@ -60,6 +60,31 @@ pub struct VerifySpec {
     pub fatal: bool,
 }
 
+/// The access pattern a job tells the kernel (fio's `fadvise_hint`):
+/// `posix_fadvise` on the file, `madvise` on a mapping.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Advice {
+    /// `fadvise_hint = "0"`: nothing said; the kernel's read-ahead
+    /// heuristics apply.
+    None,
+    Random,
+    Sequential,
+}
+
+impl Advice {
+    /// fio's `fadvise_hint` value for pattern `rw`: `1` (fio's default)
+    /// advises by the pattern, random for randread/randwrite/randrw.
+    pub fn of_hint(hint: &str, rw: Rw) -> Advice {
+        match hint {
+            "0" => Advice::None,
+            "random" => Advice::Random,
+            "sequential" => Advice::Sequential,
+            _ if rw.is_random() => Advice::Random,
+            _ => Advice::Sequential,
+        }
+    }
+}
+
 /// What one job does.
 #[derive(Debug, Clone)]
 pub struct JobSpec {
@@ -84,6 +109,9 @@ pub struct JobSpec {
     pub time_based: bool,
     /// fio's `invalidate` (never with `direct`, as fio's wrap does not).
     pub invalidate: bool,
+    /// fio's `fadvise_hint`: the access pattern told to the kernel when
+    /// the file is opened (random turns read-ahead off).
+    pub advice: Advice,
     pub ramp: Duration,
     pub rwmixread: u32,
     /// Open loop: picoseconds between due times (`rate`, `rate_iops`).

@@ -91,6 +91,7 @@ declare! {
         runtime: duration => "run length; with time_based (storlab's default) the job runs this long, wrapping over the file; size-based when absent",
         time_based: bool = "true" => "with runtime: run for runtime, wrapping over the file (false: runtime only caps a size-based job, fio's default)",
         invalidate: bool = "true" => "drop the job's file from the page cache when the job starts and each time a time-based run wraps over it, as fio (buffered reads then meet the device on every pass)",
+        fadvise_hint: one_of(&["1", "0", "random", "sequential"]) = "1" => "the access pattern told to the kernel when the file is opened, as fio: 1 advises by rw (POSIX_FADV_RANDOM for random patterns, which turns read-ahead off; POSIX_FADV_SEQUENTIAL otherwise; madvise with mmap), 0 nothing (the kernel's read-ahead heuristics), random or sequential for every pattern",
         ramp_time: duration = "0s" => "unmeasured time before measuring (time-based runs)",
         rwmixread: int(u32, 0, 100) = "50" => "percentage of reads in randrw",
         steady: flatten(SteadyParams),

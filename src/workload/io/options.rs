@@ -7,7 +7,7 @@ use std::time::Duration;
 use super::bssplit::BsSplit;
 use super::dist::Dist;
 use super::fill::FillSpec;
-use super::job::{JobSpec, VerifySpec};
+use super::job::{Advice, JobSpec, VerifySpec};
 use super::schedule::period_ps;
 use super::steady::SteadySpec;
 use super::verify::HEADER;
@@ -44,6 +44,7 @@ pub fn read(p: &IoParams) -> Result<Options, Fault> {
         runtime: p.runtime,
         time_based: p.time_based,
         invalidate: p.invalidate && !p.direct,
+        advice: Advice::of_hint(&p.fadvise_hint, p.rw),
         ramp: p.ramp_time,
         rwmixread: p.rwmixread,
         period_ps: None,

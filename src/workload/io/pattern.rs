@@ -151,6 +151,7 @@ mod tests {
             runtime: None,
             time_based: true,
             invalidate: true,
+            advice: crate::workload::io::job::Advice::of_hint("1", rw),
             ramp: Duration::ZERO,
             rwmixread: 50,
             period_ps: None,
