@@ -365,11 +365,13 @@ mod tests {
         let order = [disk, gluster, gluster, disk, disk, gluster];
         // Run durations (s) recorded here: a quiet moment (load average
         // 0.7, docs/seed-003.md), a busy one (load 7.9–10.3, the same
-        // page), and at load 3–8 (campaign of 2026-11-26 20:05).
+        // page), and at load 3–8 and 5–6 (campaigns of 2026-11-26 20:05
+        // and 20:31).
         let recorded = [
             [1.1, 34.0, 35.0, 1.1, 1.1, 36.0],
             [4.6, 140.0, 135.0, 4.5, 4.8, 149.0],
             [11.0, 96.5, 123.2, 12.4, 12.5, 176.1],
+            [3.9, 66.4, 74.8, 4.8, 4.1, 83.5],
         ];
         let tenth = order.len().div_ceil(10);
         for durations in recorded {
