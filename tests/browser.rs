@@ -158,9 +158,10 @@ fn a_matrix_report_draws_a_heat_map_per_test_and_target() {
     let (mut b, url) = open(&binary, &html);
     b.eval("document.querySelectorAll('details').forEach(d => d.open = true)");
     // Bar and difference charts of the primary metric, then per test one
-    // figure of both targets' maps and one difference map.
-    // The overview first.
-    assert_eq!(assert_charts_rendered(&mut b), 1 + 2 + 3 * 2);
+    // figure of both targets' maps and one difference map, and per target
+    // throughput and latency against file size (iozone's 2-D charts,
+    // seed 003's latency charts). The overview first.
+    assert_eq!(assert_charts_rendered(&mut b), 1 + 2 + 3 * (2 + 2 * 2));
     let with = |text: &str| {
         format!(
             "Array.from(document.querySelectorAll('.chart svg')).filter(s => s.textContent.includes({})).length",
@@ -170,6 +171,25 @@ fn a_matrix_report_draws_a_heat_map_per_test_and_target() {
     assert_eq!(b.eval(&with("no cell: record larger than file")), json!(6));
     assert_eq!(b.eval(&with("randread on b against a")), json!(1));
     assert_eq!(b.eval(&with("% difference in throughput")), json!(3));
+    // Lines against file size, one per record size: 64k..256k files × 4k
+    // records and up, 7 record sizes (4k..256k), on each target.
+    for what in ["mean throughput", "mean latency of one operation"] {
+        for target in ["a", "b"] {
+            for test in ["write", "read", "randread"] {
+                let title = format!("{test} on {target}: {what}");
+                let titled = format!(
+                    "Array.from(document.querySelectorAll('.chart svg text')).filter(t => t.textContent.trim() === {}).length",
+                    json!(title)
+                );
+                assert_eq!(b.eval(&titled), json!(1), "{title}");
+            }
+        }
+    }
+    assert_eq!(b.eval(&with("latency per record (")), json!(6));
+    let legends = b.eval(
+        "Array.from(document.querySelectorAll('.chart svg')).filter(s => s.textContent.includes('mean latency of one operation')).map(s => Array.from(s.querySelectorAll('text')).filter(t => t.textContent.trim().endsWith(' records')).length)",
+    );
+    assert_eq!(legends, json!(vec![7; 6]), "a legend entry per record size");
     // Each test's throughput maps: both targets in one figure, with one
     // colour bar (32 slices and a frame, 14 px wide), one colour-bar title
     // and one legend — and one domain: the scale's two ends (viridis'
@@ -195,16 +215,16 @@ fn a_matrix_report_draws_a_heat_map_per_test_and_target() {
         };
         assert_eq!(ends("a") + ends("b"), 2, "each end of one scale once: {g}");
     }
-    // Values per target and differences, file sizes as rows.
+    // Values and latency per target and differences, file sizes as rows.
     assert_eq!(
         b.eval("document.querySelectorAll('.matrix table').length"),
-        json!(9)
+        json!(15)
     );
     assert_eq!(
         b.eval(
             "Array.from(document.querySelectorAll('.matrix table')).map(t => t.rows.length - 1)"
         ),
-        json!(vec![3; 9])
+        json!(vec![3; 15])
     );
     // The per-test summary: all tests, then write, read, randread.
     assert_eq!(

@@ -237,6 +237,39 @@ fn a_matrix_campaign_is_summed_up_per_test_and_tabled_per_cell() {
             md.contains(&format!("read on {target}: mean throughput (")),
             "{md}"
         );
+        // Each cell's mean latency of one operation, as a table (the HTML
+        // report draws it against file size; browser.rs checks that).
+        for test in ["write", "read"] {
+            let title = format!("{test} on {target}: mean latency of one operation (");
+            let at = md.find(&title).unwrap_or_else(|| panic!("{title}: {md}"));
+            let rows: Vec<&str> = md[at..].lines().skip(4).take(3).collect();
+            assert!(rows[0].starts_with("| 64K | "), "{rows:?}");
+            let first: f64 = rows[0].split('|').nth(2).unwrap().trim().parse().unwrap();
+            assert!(first > 0.0, "{rows:?}");
+        }
+    }
+    // The terminal: write and read latency of the smallest record (4K)
+    // against file size, a column per test and target.
+    for out in [&run, &show] {
+        let at = out
+            .find("iozone (matrix): mean latency of one 4K operation against file size")
+            .unwrap_or_else(|| panic!("{out}"));
+        let lines: Vec<&str> = out[at..].lines().skip(1).take(5).collect();
+        let header: Vec<&str> = lines[0]
+            .split("  ")
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .collect();
+        assert_eq!(
+            header[1..],
+            ["write on a", "write on b", "read on a", "read on b"],
+            "{lines:?}"
+        );
+        let files: Vec<&str> = lines[2..]
+            .iter()
+            .filter_map(|l| l.split_whitespace().next())
+            .collect();
+        assert_eq!(files, ["64K", "128K", "256K"], "{lines:?}");
     }
 }
 

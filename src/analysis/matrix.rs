@@ -9,7 +9,9 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 use super::model::{call, LEVEL, MIN_RUNS};
-use crate::metric::catalogue::{BW_BYTES_PER_S, DEV_READ_RATIO, GEOMEAN_BW_BYTES_PER_S};
+use crate::metric::catalogue::{
+    BW_BYTES_PER_S, DEV_READ_RATIO, GEOMEAN_BW_BYTES_PER_S, LAT_MEAN_NS,
+};
 use crate::metric::{Direction, MetricKey};
 use crate::stats::summary::mean;
 use crate::stats::{welch_log, Verdict};
@@ -46,6 +48,15 @@ fn geomean(t: Test) -> MetricKey {
 /// The test and cell of a cell's throughput; `None` for any other metric.
 fn throughput_cell(key: &MetricKey) -> Option<(Test, Cell)> {
     (key.name == BW_BYTES_PER_S.name)
+        .then(|| cell_of(&key.labels))
+        .flatten()
+}
+
+/// The test and cell of a cell's mean latency of one operation (the
+/// engine's own timing of each `pread`/`pwrite` or stream call); `None`
+/// for any other metric.
+fn latency_cell(key: &MetricKey) -> Option<(Test, Cell)> {
+    (key.name == LAT_MEAN_NS.name)
         .then(|| cell_of(&key.labels))
         .flatten()
 }
@@ -192,6 +203,10 @@ pub struct TargetMatrix {
     /// (bytes the devices read ÷ bytes read); `None` where not recorded
     /// (a write test, telemetry off, no block device under the target).
     pub device_read: Rows<f64>,
+    /// Mean latency of one operation (a record's read or write) in
+    /// nanoseconds, the mean over the runs of each run's mean; `None` where
+    /// not recorded.
+    pub latency: Rows<f64>,
 }
 
 impl TargetMatrix {
@@ -264,7 +279,7 @@ pub fn build(
         .filter(|r| r.workload == workload && !r.warmup && r.status == "ok")
         .collect();
     let axes = Axes::from_keys(runs.iter().flat_map(|r| r.metrics.keys()))?;
-    let (mut samples, mut device) = (Samples::new(), Samples::new());
+    let (mut samples, mut device, mut latency) = (Samples::new(), Samples::new(), Samples::new());
     for r in &runs {
         for (key, m) in &r.metrics {
             if let Some((test, cell)) = throughput_cell(key) {
@@ -274,6 +289,10 @@ pub fn build(
             if let Some((test, cell)) = device_cell(key) {
                 let key = (r.target.clone(), test.name(), cell);
                 device.entry(key).or_default().push(m.value);
+            }
+            if let Some((test, cell)) = latency_cell(key) {
+                let key = (r.target.clone(), test.name(), cell);
+                latency.entry(key).or_default().push(m.value);
             }
         }
     }
@@ -292,6 +311,7 @@ pub fn build(
                 .map(|t| {
                     let mut x = target_matrix(&axes, &samples, test, t, baseline, run_count(t));
                     x.device_read = cell_means(&axes, &device, test, t);
+                    x.latency = cell_means(&axes, &latency, test, t);
                     x
                 })
                 .collect(),
@@ -331,6 +351,7 @@ fn target_matrix(
         means,
         diffs: (target != baseline).then_some(diffs),
         device_read: Vec::new(),
+        latency: Vec::new(),
     }
 }
 

@@ -51,6 +51,25 @@ fn slowdown(target: TargetKind, workload: WorkloadKind) -> f64 {
     }
 }
 
+/// What each call to the storage costs beyond its bytes on a target of
+/// this kind ([`WorkloadConfig::estimate_calls`]): through Gluster's FUSE
+/// client, a round trip through the client and the brick daemons. Seed
+/// 003's matrix here (176 000 record calls, 4.2 GB): a replica-2 run took
+/// 34 s on a quiet host and 96–176 s at load 3–10, the local disk's
+/// 1.1–12.5 s; seed 004's (14 500 calls, 4.0 GB) about 30 s busy. 0.6 ms
+/// a call (the 4K writes' own mean latency there: 0.13–0.74 ms) puts a
+/// 003 run at 2m04s and a 004 run at 29 s, and keeps the progress ETA of
+/// 003 within ×2 after its first run on all three (progress.rs' test).
+/// Other kinds: no per-call cost measured (zfs-fuse is FUSE too).
+///
+/// [`WorkloadConfig::estimate_calls`]: crate::workload::WorkloadConfig::estimate_calls
+fn per_call_s(kind: TargetKind) -> f64 {
+    match kind {
+        TargetKind::Gluster => 600e-6,
+        _ => 0.0,
+    }
+}
+
 /// Unmounting and mounting a target of this kind again.
 fn remount_s(kind: TargetKind) -> f64 {
     match kind {
@@ -105,7 +124,9 @@ pub fn run(exp: &Experiment, t: usize, w: usize, root: bool) -> Duration {
     let (tg, wl) = (&exp.targets[t], &exp.workloads[w]);
     let whole = wl.config.estimate();
     let io = wl.config.estimate_io().min(whole);
-    let storage = io.as_secs_f64() * slowdown(stack_kind(exp, t), wl.kind);
+    let kind = stack_kind(exp, t);
+    let calls = wl.config.estimate_calls() as f64 * per_call_s(kind);
+    let storage = io.as_secs_f64() * slowdown(kind, wl.kind) + calls;
     let mut around = RUN_FIXED_S;
     if exp.plan.drop_caches && root {
         around += DROP_CACHES_S;

@@ -127,6 +127,13 @@ pub trait WorkloadConfig: Debug + Send + Sync {
     fn estimate_io(&self) -> Duration {
         self.estimate()
     }
+    /// How many calls one run makes to the storage (a `read` or `write` of
+    /// a record), for targets that charge each beyond its bytes (a round
+    /// trip through a FUSE client and its servers); 0 where a kind does
+    /// not count them, or where its bytes dominate.
+    fn estimate_calls(&self) -> u64 {
+        0
+    }
     /// What a first run on fresh files does before its measurement
     /// (creating and initialising a PostgreSQL cluster): the model counts
     /// it once per set of [`WorkloadConfig::kept_files`].

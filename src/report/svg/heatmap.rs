@@ -284,6 +284,13 @@ impl Scale {
     }
 }
 
+/// The colour at `t` in 0..=1 along viridis, the heat maps' sequential
+/// scale: for series ordered by a size (the matrix's record sizes), so
+/// that neighbouring sizes get neighbouring colours.
+pub fn sequential_color(t: f64) -> Rgb {
+    interpolate(&VIRIDIS, t)
+}
+
 /// The colour at `t` in 0..=1 along evenly spaced `stops`.
 fn interpolate(stops: &[Rgb], t: f64) -> Rgb {
     let t = if t.is_finite() {

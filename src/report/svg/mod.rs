@@ -25,7 +25,7 @@ pub mod overview;
 pub use bar::{bar_chart, Bar, BarChart};
 pub use curve::{curve_chart, Curve, CurveChart, CurvePoint};
 pub use diff::{diff_chart, DiffBar, DiffChart};
-pub use heatmap::{heatmap, heatmap_group, HeatMap, HeatMapGroup};
+pub use heatmap::{heatmap, heatmap_group, sequential_color, HeatMap, HeatMapGroup};
 pub use history::{history_chart, HistoryChart, HistoryPoint};
 pub use line::{line_chart, Line, LineChart};
 pub use overview::{overview_chart, Call, OverviewChart, OverviewRow};

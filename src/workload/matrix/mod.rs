@@ -153,6 +153,15 @@ impl WorkloadConfig for MatrixParams {
         saturating_secs(bytes as f64 / rate)
     }
 
+    /// One call per record, per test and cell.
+    fn estimate_calls(&self) -> u64 {
+        let (cells, tests) = self.settings();
+        cells
+            .iter()
+            .fold(0u64, |sum, c| sum.saturating_add(c.records()))
+            .saturating_mul(tests.len() as u64)
+    }
+
     fn bytes_needed(&self) -> u64 {
         self.max_file_size
     }

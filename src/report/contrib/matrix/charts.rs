@@ -5,12 +5,16 @@
 //! slower target into one colour; likewise the share of reads the devices
 //! delivered, on one 0–100 scale; per non-baseline target, the % difference
 //! from the baseline on one diverging scale, cells that are not significant
-//! hatched.
+//! hatched. And, as iozone's 2-D charts, per target one line per record
+//! size against file size: the mean throughput, and the mean latency of one
+//! operation (seed 003's write and read latency charts).
 
 use super::grid::{MatrixReport, Rows, TargetMatrix, TestMatrix};
 use super::tables::{size_text, Unit};
 use crate::analysis::model::MIN_EFFECT_PCT;
-use crate::report::svg::{HeatMap, HeatMapGroup};
+use crate::metric::Unit as StoredUnit;
+use crate::report::svg::{sequential_color, Curve, CurveChart, CurvePoint, HeatMap, HeatMapGroup};
+use crate::report::text::display_unit;
 
 /// Legend of the cells no run measured.
 pub const MISSING_LEGEND: &str = "no cell: record larger than file";
@@ -102,6 +106,95 @@ pub fn throughput_maps(m: &MatrixReport, t: &TestMatrix, unit: &Unit) -> HeatMap
 /// Whether positive values from `lo` to `hi` span more than a decade.
 fn spans_decade(lo: f64, hi: f64) -> bool {
     lo > 0.0 && hi / lo > DECADE
+}
+
+/// What a line chart of one test on one target draws: the mean throughput
+/// (bytes/s) or the mean latency of one operation (ns) of each cell.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Measure {
+    Throughput,
+    Latency,
+}
+
+/// Where viridis ends for the largest record: its last tenth is a pale
+/// yellow that a line on white would lose.
+const LAST_RECORD_COLOR: f64 = 0.88;
+
+/// `t` on target `x` as lines against file size (log x, the file sizes
+/// as ticks), one per record size from dark (small records) to green
+/// (large ones), in the unit that reads best for this chart's values (a
+/// target's panels are drawn apart, as the seed's were); the y axis is
+/// logarithmic when the values span more than a decade. `None` when no
+/// cell of `x` has the measure.
+pub fn file_size_lines(
+    m: &MatrixReport,
+    t: &TestMatrix,
+    x: &TargetMatrix,
+    measure: Measure,
+) -> Option<CurveChart> {
+    let (rows, stored) = match measure {
+        Measure::Throughput => (&x.means, StoredUnit::BytesPerSec),
+        Measure::Latency => (&x.latency, StoredUnit::Nanoseconds),
+    };
+    let (lo, hi) = rows
+        .iter()
+        .flatten()
+        .flatten()
+        .copied()
+        .filter(|v| v.is_finite())
+        .fold(None, |acc: Option<(f64, f64)>, v| {
+            Some(acc.map_or((v, v), |(lo, hi)| (lo.min(v), hi.max(v))))
+        })?;
+    let (scale, unit) = display_unit(stored, hi);
+    let records = m.axes.records.len();
+    let curves: Vec<Curve> = m
+        .axes
+        .records
+        .iter()
+        .enumerate()
+        .map(|(col, &record)| Curve {
+            label: format!("{} records", size_text(record)),
+            color: sequential_color(
+                LAST_RECORD_COLOR * col as f64 / records.saturating_sub(1).max(1) as f64,
+            ),
+            points: m
+                .axes
+                .files
+                .iter()
+                .enumerate()
+                .filter_map(|(row, &file)| {
+                    let v = rows.get(row)?.get(col).copied().flatten()?;
+                    Some(CurvePoint {
+                        x: file as f64,
+                        y: v / scale,
+                        ci: None,
+                    })
+                })
+                .collect(),
+        })
+        .filter(|c| !c.points.is_empty())
+        .collect();
+    let (what, y_label) = match measure {
+        Measure::Throughput => ("mean throughput", format!("throughput ({unit})")),
+        Measure::Latency => (
+            "mean latency of one operation",
+            format!("latency per record ({unit})"),
+        ),
+    };
+    Some(CurveChart {
+        title: format!("{} on {}: {what}", t.test.name(), x.target),
+        x_label: format!("file size (mean of {} run(s))", x.runs),
+        y_label,
+        x_ticks: m
+            .axes
+            .files
+            .iter()
+            .map(|&f| (f as f64, size_text(f)))
+            .collect(),
+        log_x: true,
+        log_y: spans_decade(lo, hi),
+        curves,
+    })
 }
 
 /// % difference of `t` from the baseline on each other target, on one
@@ -197,6 +290,7 @@ mod tests {
             diffs: None,
             // 64K files came from memory, 128K ones from the device.
             device_read: vec![vec![Some(0.02), None], vec![Some(0.97), Some(1.0)]],
+            latency: Vec::new(),
         };
         let b = TargetMatrix {
             target: "b".into(),
@@ -206,6 +300,7 @@ mod tests {
                 vec![Some(40.0 * mib), Some(30.3 * mib)],
             ],
             device_read: Vec::new(),
+            latency: Vec::new(),
             diffs: Some(vec![
                 vec![d(-50.0, true), None],
                 vec![d(100.0, true), d(1.0, false)],
@@ -267,6 +362,50 @@ mod tests {
             assert!(h.log, "{}", h.title);
         }
         assert!(g.title.ends_with("(one log scale)"), "{}", g.title);
+    }
+
+    // Seed 003's latency charts: per target, latency against file size,
+    // one line per record size; a line holds the files its record fits.
+    #[test]
+    fn latency_and_throughput_lines_have_one_line_per_record_size() {
+        let (m, t) = test_matrix();
+        let mut a = t.targets[0].clone();
+        a.latency = vec![
+            vec![Some(2_000.0), None],
+            vec![Some(3_000.0), Some(90_000.0)],
+        ];
+        let c = file_size_lines(&m, &t, &a, Measure::Latency).unwrap();
+        assert_eq!(c.curves.len(), 2);
+        assert_eq!(c.curves[0].label, "4K records");
+        let ys = |i: usize| {
+            c.curves[i]
+                .points
+                .iter()
+                .map(|p| (p.x, p.y))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(ys(0), [(65536.0, 2.0), (131072.0, 3.0)]);
+        assert_eq!(
+            ys(1),
+            [(131072.0, 90.0)],
+            "a 128K record fits 128K files only"
+        );
+        assert_ne!(c.curves[0].color, c.curves[1].color);
+        assert!(c.log_x && c.log_y, "2 to 90 µs: more than a decade");
+        assert_eq!(
+            c.x_ticks,
+            [(65536.0, "64K".into()), (131072.0, "128K".into())]
+        );
+        assert_eq!(c.title, "read on a: mean latency of one operation");
+        assert_eq!(c.x_label, "file size (mean of 3 run(s))");
+        assert_eq!(c.y_label, "latency per record (µs)");
+        // Throughput: 10 to 30 MiB/s, within a decade: linear.
+        let c = file_size_lines(&m, &t, &a, Measure::Throughput).unwrap();
+        assert_eq!(c.y_label, "throughput (MiB/s)");
+        assert_eq!(c.curves[0].points[1].y, 20.0);
+        assert!(!c.log_y);
+        // A target whose runs recorded no latency has no latency chart.
+        assert!(file_size_lines(&m, &t, &t.targets[1], Measure::Latency).is_none());
     }
 
     #[test]

@@ -11,6 +11,7 @@ pub mod tables;
 
 use anyhow::Result;
 
+use self::charts::Measure;
 use self::tables::Unit;
 use super::{Context, Contributor};
 use crate::analysis::matrix::{self as grid, MatrixReport, TestMatrix, KIND};
@@ -35,10 +36,24 @@ impl Contributor for Matrix {
         let title = format!("{} ({KIND}): geometric mean throughput per test", w.name);
         let mut s = Section::new(3, title);
         s.table(t);
-        if let Some(line) = matrix_of(cx, w).and_then(|m| memory_text(&m, &cx.model.targets)) {
+        let m = matrix_of(cx, w);
+        if let Some(line) = m.as_ref().and_then(|m| memory_text(m, &cx.model.targets)) {
             s.text(line);
         }
-        Ok(vec![s])
+        let mut out = vec![s];
+        if let Some(m) = &m {
+            if let Some((record, t)) = tables::latency_summary(m) {
+                let title = format!(
+                    "{} ({KIND}): mean latency of one {} operation against file size",
+                    w.name,
+                    tables::size_text(record)
+                );
+                let mut s = Section::new(3, title);
+                s.table(t);
+                out.push(s);
+            }
+        }
+        Ok(out)
     }
 
     /// How many of the read cells came from memory, per target.
@@ -56,10 +71,11 @@ impl Contributor for Matrix {
             return Ok(Vec::new());
         };
         let unit = unit_of(&m);
+        let latency = latency_unit(&m);
         let mut head = Section::new(3, "Matrix: file size × record size");
-        head.text(reading(&m, &unit));
+        head.text(reading(&m, &unit, &latency));
         let mut out = vec![head];
-        out.extend(m.tests.iter().map(|t| test_section(&m, t, &unit)));
+        out.extend(m.tests.iter().map(|t| test_section(&m, t, &unit, &latency)));
         Ok(out)
     }
 }
@@ -113,12 +129,25 @@ fn unit_of(m: &MatrixReport) -> Unit {
     Unit { scale, name }
 }
 
+/// One unit for every latency of the matrix: µs, or ms from a millisecond.
+fn latency_unit(m: &MatrixReport) -> Unit {
+    let max = m
+        .tests
+        .iter()
+        .flat_map(|t| &t.targets)
+        .flat_map(|x| x.latency.iter().flatten().flatten())
+        .fold(0.0, |a: f64, &b| a.max(b));
+    let (scale, name) = display_unit(StoredUnit::Nanoseconds, max);
+    Unit { scale, name }
+}
+
 /// How to read the maps and tables, once per workload.
-fn reading(m: &MatrixReport, unit: &Unit) -> String {
+fn reading(m: &MatrixReport, unit: &Unit, latency: &Unit) -> String {
     format!(
-        "Per test: mean throughput over the measured runs in {}, file sizes as rows and record sizes as columns (empty where the record is larger than the file, — where a target has no measurement), then the % difference of each target's mean from the baseline {} (in the maps red is faster, blue slower). The throughput maps of a test are drawn together, one panel per target on one colour scale with one colour bar, so that a colour is one value on every target; the scale is logarithmic when the test's values span more than a decade, as the figure's title says. A difference in parentheses (hatched in the maps) is not significant: p ≥ 0.05 (Welch's t on the logs of the cell's runs) or under {MIN_EFFECT_PCT}%, the rule of every verdict in this report. Mean latency per cell is in the CSV and JSON exports.{}",
+        "Per test: mean throughput over the measured runs in {}, file sizes as rows and record sizes as columns (empty where the record is larger than the file, — where a target has no measurement), then the % difference of each target's mean from the baseline {} (in the maps red is faster, blue slower). The throughput maps of a test are drawn together, one panel per target on one colour scale with one colour bar, so that a colour is one value on every target; the scale is logarithmic when the test's values span more than a decade, as the figure's title says. A difference in parentheses (hatched in the maps) is not significant: p ≥ 0.05 (Welch's t on the logs of the cell's runs) or under {MIN_EFFECT_PCT}%, the rule of every verdict in this report. Then, as iozone's 2-D charts, per target one line per record size against file size: the mean throughput, and the mean latency of one operation (one record's read or write, timed by storlab around each call) in {}, with its table.{}",
         unit.name,
         m.baseline,
+        latency.name,
         if m.tests.iter().flat_map(|t| &t.targets).any(|x| x.has_device_reads()) {
             format!(
                 " For the reading tests, a map and a table per target say where each cell's reads came from: the share of the bytes read that the target's devices delivered (telemetry's device read ratio), memory under {:.0}% (the page cache, or a cache of the storage), the device from {:.0}%. The devices at the bottom of a chain are often the host's (the disk holding an image or a brick): they count other processes' reads too, so over 100% says that others read from them during the cell, and on a busy host a cell read from memory can look mixed.",
@@ -133,7 +162,7 @@ fn reading(m: &MatrixReport, unit: &Unit) -> String {
 
 /// One test: a map per target and a difference map per other target, then
 /// the tables of values per target and of differences.
-fn test_section(m: &MatrixReport, t: &TestMatrix, unit: &Unit) -> Section {
+fn test_section(m: &MatrixReport, t: &TestMatrix, unit: &Unit, latency: &Unit) -> Section {
     let test = t.test.name();
     let mut s = Section::new(4, test).with_class("matrix");
     s.chart(Chart::Heats(charts::throughput_maps(m, t, unit)));
@@ -143,12 +172,28 @@ fn test_section(m: &MatrixReport, t: &TestMatrix, unit: &Unit) -> Section {
     for map in charts::difference_maps(m, t) {
         s.chart(Chart::Heat(map));
     }
+    for measure in [Measure::Throughput, Measure::Latency] {
+        for x in &t.targets {
+            if let Some(c) = charts::file_size_lines(m, t, x, measure) {
+                s.chart(Chart::Curve(c));
+            }
+        }
+    }
     for x in &t.targets {
         s.text(format!(
             "{test} on {}: mean throughput ({})",
             x.target, unit.name
         ));
         s.table(tables::values_table(m, t.test, x, unit));
+    }
+    for x in &t.targets {
+        if let Some(table) = tables::latency_table(m, t.test, x, latency) {
+            s.text(format!(
+                "{test} on {}: mean latency of one operation ({})",
+                x.target, latency.name
+            ));
+            s.table(table);
+        }
     }
     for x in &t.targets {
         if let Some(table) = tables::device_table(m, t.test, x) {
@@ -191,6 +236,7 @@ mod tests {
             means: vec![vec![Some(1.0), None], vec![Some(1.0), Some(1.0)]],
             diffs: None,
             device_read,
+            latency: Vec::new(),
         };
         let test = |test, disk_reads| TestMatrix {
             test,

@@ -6,9 +6,10 @@
 use super::grid::{MatrixReport, Rows, TargetMatrix};
 use crate::analysis::model::{MetricReport, TargetStats, WorkloadReport};
 use crate::metric::labels::{size_token, TEST};
+use crate::metric::Unit as StoredUnit;
 use crate::report::format::{effect, Notation};
 use crate::report::table::Table;
-use crate::report::text::mean_ci_text;
+use crate::report::text::{display_unit, mean_ci_text};
 use crate::stats::Verdict;
 use crate::workload::matrix::grid::Test;
 
@@ -106,6 +107,81 @@ pub fn values_table(m: &MatrixReport, test: Test, tm: &TargetMatrix, unit: &Unit
     let mut t = grid_table(m, corner);
     fill(&mut t, m, test, &tm.means, |v| number_text(v / unit.scale));
     t
+}
+
+/// Mean latency of one operation of one test on one target, in `unit`
+/// (nanoseconds per displayed unit); `None` when no cell recorded it.
+pub fn latency_table(
+    m: &MatrixReport,
+    test: Test,
+    tm: &TargetMatrix,
+    unit: &Unit,
+) -> Option<Table> {
+    if !tm.latency.iter().flatten().any(Option::is_some) {
+        return None;
+    }
+    let corner = format!("file ↓ record → ({})", unit.name);
+    let mut t = grid_table(m, corner);
+    fill(&mut t, m, test, &tm.latency, |v| {
+        number_text(v / unit.scale)
+    });
+    Some(t)
+}
+
+/// The seed's latency charts as one table for the terminal: file sizes as
+/// rows; per writing and reading test (iozone's `write` and `read`) and
+/// target, the mean latency of one operation at the smallest record size
+/// measured, in µs (ms from a millisecond). `None` when no such cell has
+/// a latency.
+pub fn latency_summary(m: &MatrixReport) -> Option<(u64, Table)> {
+    let record = *m.axes.records.first()?;
+    let col = 0;
+    let columns: Vec<(String, &TargetMatrix)> = m
+        .tests
+        .iter()
+        .filter(|t| matches!(t.test, Test::Write | Test::Read))
+        .flat_map(|t| {
+            t.targets
+                .iter()
+                .map(move |x| (format!("{} on {}", t.test.name(), x.target), x))
+        })
+        .filter(|(_, x)| {
+            x.latency
+                .iter()
+                .any(|r| r.get(col).copied().flatten().is_some())
+        })
+        .collect();
+    let cell = |x: &TargetMatrix, row: usize| {
+        x.latency
+            .get(row)
+            .and_then(|r| r.get(col).copied().flatten())
+    };
+    let max = columns
+        .iter()
+        .flat_map(|(_, x)| (0..m.axes.files.len()).filter_map(|row| cell(x, row)))
+        .reduce(f64::max)?;
+    let (scale, name) = display_unit(StoredUnit::Nanoseconds, max);
+    let unit = Unit { scale, name };
+    let mut header = vec![format!("file ({})", unit.name)];
+    header.extend(columns.iter().map(|(h, _)| h.clone()));
+    let mut right = vec![true; header.len()];
+    right[0] = false;
+    let mut t = Table {
+        header,
+        rows: Vec::new(),
+        right,
+        ..Table::default()
+    };
+    for (row, &file) in m.axes.files.iter().enumerate() {
+        let mut cells = vec![size_text(file)];
+        cells.extend(
+            columns
+                .iter()
+                .map(|(_, x)| cell(x, row).map_or("—".into(), |v| number_text(v / unit.scale))),
+        );
+        t.push(cells);
+    }
+    Some((record, t))
 }
 
 /// % difference of one test on one target against the baseline; `None` for
@@ -253,6 +329,7 @@ mod tests {
                 vec![Some(1048576.0 * 0.0891), None, Some(1048576.0)],
             ],
             device_read: Vec::new(),
+            latency: Vec::new(),
             diffs: Some(vec![
                 vec![d(12.34, true), d(-0.4, false), None],
                 vec![d(-50.0, true), None, d(0.0, false)],
@@ -309,6 +386,7 @@ mod tests {
             diffs: None,
             // Just under the page-cache threshold, then mixed.
             device_read: vec![vec![Some(0.099)], vec![Some(0.45)]],
+            latency: Vec::new(),
         };
         let mut m = MatrixReport {
             workload: "m".into(),
@@ -355,5 +433,28 @@ mod tests {
         let write = crate::workload::matrix::grid::test_labels(Test::Write);
         assert_eq!(test_of(&geomean(write)), "write");
         assert_eq!(test_of(&geomean(Default::default())), "all tests");
+    }
+
+    #[test]
+    fn the_terminal_gets_write_and_read_latency_at_the_smallest_record() {
+        let mut m = report();
+        let mut x = m.tests[0].targets[0].clone();
+        x.latency = vec![
+            vec![Some(1500.0), Some(40_000.0), None],
+            vec![None, None, Some(250_000.0)],
+        ];
+        m.tests[0].targets = vec![x];
+        let us = Unit {
+            scale: 1e3,
+            name: "µs".into(),
+        };
+        let (record, t) = latency_summary(&m).unwrap();
+        assert_eq!(record, 4096);
+        assert_eq!(t.header, ["file (µs)", "write on b"]);
+        assert_eq!(t.rows, [vec!["64K", "1.50"], vec!["128K", "—"]]);
+        let full = latency_table(&m, Test::Write, &m.tests[0].targets[0], &us).unwrap();
+        assert_eq!(full.rows[1], ["128K", "—", "—", "250"]);
+        m.tests[0].targets[0].latency = Vec::new();
+        assert!(latency_summary(&m).is_none());
     }
 }
