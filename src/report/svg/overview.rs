@@ -67,12 +67,12 @@ const CAVEAT: RGBColor = RGBColor(0x8a, 0x4b, 0x00);
 /// Pixels per row.
 const ROW_PX: u32 = 30;
 /// Height taken by title, axis and margins.
-const CHROME_PX: u32 = 120;
+const CHROME_PX: u32 = 100;
 /// Widest the name column gets, in pixels.
 const NAME_PX: u32 = 190;
 /// Widest the text column on the right gets, in pixels: room for a
 /// verdict and its caveat marks (`⚠ page cache (cwd), CPU-bound (tmpfs)`).
-const TEXT_PX: u32 = 300;
+const TEXT_PX: u32 = 360;
 /// The figure's width: wider than the other charts, so that it is drawn
 /// at its own size (not scaled up) in the report's 1000 px column and the
 /// caveat marks beside the rows are not cut.
@@ -84,13 +84,8 @@ pub fn overview_chart(c: &OverviewChart) -> Result<String> {
         return super::canvas::no_data(&c.title);
     }
     let texts = row_texts(c);
-    // A row whose caveat marks take two lines under its verdict needs three.
-    let row_px = if texts.iter().any(|t| t.len() > 2) {
-        ROW_PX * 3 / 2
-    } else {
-        ROW_PX
-    };
-    let height = (HEIGHT / 2).max(CHROME_PX + row_px * c.rows.len() as u32);
+    let rows: f64 = texts.iter().map(|t| row_height(t)).sum();
+    let height = (HEIGHT / 2).max(CHROME_PX + (f64::from(ROW_PX) * rows).round() as u32);
     render(&c.title, (OVERVIEW_WIDTH, height), |root| {
         draw(root, c, &texts)
     })
@@ -119,6 +114,16 @@ fn row_texts(c: &OverviewChart) -> Vec<Vec<String>> {
         .collect()
 }
 
+/// A row's height in rows of [`ROW_PX`]: one whose caveat marks take two
+/// lines under its verdict needs three lines, half a row more.
+fn row_height(text: &[String]) -> f64 {
+    if text.len() > 2 {
+        1.5
+    } else {
+        1.0
+    }
+}
+
 fn draw(root: &Area<'_>, c: &OverviewChart, texts: &[Vec<String>]) -> Result<()> {
     let area = draw_title(root, &c.title)?;
     let (lo, hi) = log_range(&c.rows);
@@ -139,7 +144,12 @@ fn draw(root: &Area<'_>, c: &OverviewChart, texts: &[Vec<String>]) -> Result<()>
         .map(|t| text_width(t, VALUE_SIZE))
         .max()
         .unwrap_or(0);
-    let n = c.rows.len();
+    // Each row's centre, the first at the top, in rows of ROW_PX.
+    let heights: Vec<f64> = texts.iter().map(|t| row_height(t)).collect();
+    let top: f64 = heights.iter().sum();
+    let centres: Vec<f64> = (0..heights.len())
+        .map(|i| top - heights[..i].iter().sum::<f64>() - heights[i] / 2.0)
+        .collect();
     let mut chart = ChartBuilder::on(&area)
         .margin_left(10)
         .margin_right(texts_w + 18)
@@ -147,7 +157,7 @@ fn draw(root: &Area<'_>, c: &OverviewChart, texts: &[Vec<String>]) -> Result<()>
         .margin_bottom(6)
         .x_label_area_size(44)
         .y_label_area_size(names_w + 14)
-        .build_cartesian_2d(lo..hi, -0.5..(n as f64 - 0.5))?;
+        .build_cartesian_2d(lo..hi, 0.0..top)?;
     draw_mesh(
         chart
             .configure_mesh()
@@ -156,18 +166,17 @@ fn draw(root: &Area<'_>, c: &OverviewChart, texts: &[Vec<String>]) -> Result<()>
             .x_labels(0)
             .x_desc(c.x_label.as_str()),
     )?;
-    let top = n as f64 - 0.5;
     // The ratio ladder, drawn here: plotters' own ticks are linear steps.
     for t in ticks(lo, hi) {
-        chart.draw_series([PathElement::new(vec![(t, -0.5), (t, top)], GRID)])?;
-        let (x, y) = chart.backend_coord(&(t, -0.5));
+        chart.draw_series([PathElement::new(vec![(t, 0.0), (t, top)], GRID)])?;
+        let (x, y) = chart.backend_coord(&(t, 0.0));
         let style = anchored(LABEL_SIZE, HPos::Center, VPos::Top);
         root.draw_text(&ratio_tick(t), &style, (x, y + 6))?;
     }
     let one = INK.stroke_width(1);
-    chart.draw_series([PathElement::new(vec![(0.0, -0.5), (0.0, top)], one)])?;
+    chart.draw_series([PathElement::new(vec![(0.0, 0.0), (0.0, top)], one)])?;
     for (i, row) in c.rows.iter().enumerate() {
-        let y = (n - 1 - i) as f64;
+        let y = centres[i];
         draw_row(&chart, y, row, (lo, hi))?;
         let (x, yp) = chart.backend_coord(&(lo, y));
         lines(root, &names[i], LABEL_SIZE, HPos::Right, (x - 8, yp), &INK)?;
@@ -365,7 +374,7 @@ mod tests {
     fn long_caveat_marks_wrap_under_the_verdict_and_are_not_cut() {
         // The built-in campaign's fsync row: cut to one line it ended
         // "durability not measured (tm…".
-        let marks = "⚠ noisy host, page cache (cwd), durability not measured (tmpfs), fsyncs not on a device (tmpfs)";
+        let marks = "⚠ noisy host, page cache (cwd), durability not measured (tmpfs)";
         let c = OverviewChart {
             title: "Every workload against cwd".into(),
             x_label: "× cwd's result".into(),
@@ -377,11 +386,11 @@ mod tests {
                 &format!("×71 faster {marks}"),
             )],
         };
+        let svg = overview_chart(&c).unwrap(); // loads the fonts text is measured with
         let lines = row_texts(&c).remove(0);
         assert_eq!(lines.len(), 3, "{lines:?}");
         assert!(lines.iter().all(|l| !l.contains('…')), "{lines:?}");
         assert_eq!(lines[1..].join(" "), marks);
-        let svg = overview_chart(&c).unwrap();
         assert!(svg.contains("(tmpfs)"), "{svg}");
         assert!(!svg.contains('…'), "{svg}");
     }
