@@ -39,6 +39,7 @@ const NOT_SWEPT: &[&str] = &[
     "compare_levels",
     "on",
     "gluster",
+    "export_of",
 ];
 
 impl Cx<'_> {
