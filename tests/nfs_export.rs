@@ -297,6 +297,11 @@ fn check_judges_a_re_export() {
         ),
         ("export_of = \"gll\"", 15, "did you mean `gl`"),
         (
+            "export_of = \"gl\"\n\n[[target]]\nname = \"again\"\nkind = \"nfs\"\nexport_of = \"gl\"",
+            20,
+            "2 targets re-export a Gluster volume over NFS (`gl-nfs`, `again`)",
+        ),
+        (
             "export_of = \"gl\"\nserver = \"h\"",
             16,
             "storlab serves the export itself on 127.0.0.1; remove `server`",

@@ -328,6 +328,39 @@ impl Cx<'_> {
     }
 }
 
+impl Cx<'_> {
+    /// Refuses more than one re-export (`export_of`) in a campaign, also
+    /// when a swept gluster table gives one `nfs` table several volumes to
+    /// stand on: every target is provisioned for the whole campaign, and
+    /// NFS-Ganesha serves port 2049, one server per host.
+    pub(super) fn check_one_re_export(
+        &self,
+        families: &[TargetFamily],
+        targets: &[TargetSpec],
+    ) -> Result<(), ExperimentError> {
+        let re: Vec<&TargetSpec> = targets
+            .iter()
+            .filter(|t| matches!(t.params.get("export_of"), Some(Value::Str(_))))
+            .collect();
+        if re.len() < 2 {
+            return Ok(());
+        }
+        let names: Vec<String> = re.iter().take(4).map(|t| format!("`{}`", t.name)).collect();
+        let f = families
+            .iter()
+            .find(|f| f.name == re[1].family)
+            .expect("a target's family");
+        Err(self.err(
+            f.on_key().1,
+            format!(
+                "{} targets re-export a Gluster volume over NFS ({}), but this host serves one: NFS-Ganesha listens on port 2049, and every target is provisioned for the whole campaign; re-export one volume per campaign",
+                re.len(),
+                names.join(", ")
+            ),
+        ))
+    }
+}
+
 /// A target's `size`, when its kind has one.
 fn size(params: &Params) -> Option<u64> {
     match params.get("size") {

@@ -76,6 +76,7 @@ impl Cx<'_> {
             }
         }
         self.check_shared_room(&families, &out)?;
+        self.check_one_re_export(&families, &out)?;
         self.check_unique(
             out.iter().map(|t| {
                 let table = families.iter().find(|f| f.name == t.family);
