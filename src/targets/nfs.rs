@@ -277,7 +277,7 @@ impl Nfs {
     }
 
     /// The checks of a re-export: Ganesha, its Gluster backend and rpcbind
-    /// installed.
+    /// installed, and no NFS server running here already.
     fn preflight_export(&self) -> Result<()> {
         for (program, package) in [
             (ganesha::PROGRAM, "nfs-ganesha"),
@@ -290,6 +290,9 @@ impl Nfs {
         }
         if !Path::new(ganesha::FSAL_GLUSTER).exists() {
             bail!("target `{}`: NFS-Ganesha's Gluster backend ({}) is not installed; install nfs-ganesha-gluster", self.name, ganesha::FSAL_GLUSTER);
+        }
+        if let Some(why) = ganesha::server_in_the_way() {
+            bail!("target `{}`: {why}", self.name);
         }
         Ok(())
     }
