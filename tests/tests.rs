@@ -65,6 +65,10 @@ mod methodology;
 /// Multi-client runs under `mpirun` (built with `--features mpi`).
 #[cfg(feature = "mpi")]
 mod mpi_runs;
+/// A Gluster volume re-exported over NFS by the NFS-Ganesha storlab
+/// starts (`export_of`), listed with libnfs up to the export; torn down,
+/// and undone by `storlab cleanup` after a SIGKILL.
+mod nfs_export;
 /// Numbers at and beyond their parameter's range: located errors, saturating estimates.
 mod param_ranges;
 /// pgbench on a PostgreSQL cluster storlab starts and stops (or by dsn).

@@ -146,6 +146,9 @@ pub const PROGRAMS: &[(&str, &str)] = &[
     ("qemu-img", "qemu-utils"),
     ("qemu-storage-daemon", "qemu-system-common"),
     ("bpftrace", "bpftrace"),
+    ("ganesha.nfsd", "nfs-ganesha"),
+    ("rpcbind", "rpcbind"),
+    ("nfs-ls", "libnfs-utils"),
 ];
 
 /// Whether `program` is on PATH or in the sbin directories root uses.

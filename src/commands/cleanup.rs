@@ -242,7 +242,8 @@ fn revive_zfs_fuse(pending: &Pending) {
 /// mount holding `above`'s path (an image, a mount point, the filesystem
 /// it lies in); for a pool, the images and directories it may be made of
 /// and zfs-fuse; for a volume, the bricks, peers and glusterd; for a
-/// mount, the pool or volume it may mount. On another host, only what is
+/// mount, the pool or volume it may mount; for a Ganesha, the volume it
+/// exports, glusterd and rpcbind. On another host, only what is
 /// on that host.
 fn stands_on(above: &Resource, below: &Resource) -> bool {
     if let (
@@ -273,6 +274,12 @@ fn stands_on(above: &Resource, below: &Resource) -> bool {
         (Resource::Volume { .. }, Resource::Dir { .. } | Resource::Peer { .. }) => true,
         (Resource::Volume { .. }, Resource::Daemon { program, .. }) => program == "glusterd",
         (Resource::Mount { .. }, Resource::Pool { .. } | Resource::Volume { .. }) => true,
+        // A Ganesha re-exporting a volume: the volume and the daemons it
+        // reaches it through and registers with.
+        (Resource::Ganesha { .. }, Resource::Volume { .. }) => true,
+        (Resource::Ganesha { .. }, Resource::Daemon { program, .. }) => {
+            program == "glusterd" || program == "rpcbind"
+        }
         _ => false,
     }
 }
@@ -285,6 +292,7 @@ fn place(r: &Resource) -> Option<&Path> {
         | Resource::Mount { path }
         | Resource::Workdir { path, .. } => Some(path),
         Resource::Loop { image } => Some(image),
+        Resource::Ganesha { pidfile } => Some(pidfile),
         _ => None,
     }
 }
@@ -326,6 +334,20 @@ mod tests {
             pidfile: p("/r/glusterd-1.pid"),
         };
         assert!(stands_on(&volume, &glusterd) && !stands_on(&pool, &glusterd));
+        let ganesha = Resource::Ganesha {
+            pidfile: p("/tmp/storlab-1-n/ganesha.pid"),
+        };
+        let rpcbind = Resource::Daemon {
+            program: "rpcbind".into(),
+            pidfile: p("/r/rpcbind-1.pid"),
+        };
+        let config = Resource::Dir {
+            path: p("/tmp/storlab-1-n"),
+        };
+        for below in [&volume, &glusterd, &rpcbind, &config] {
+            assert!(stands_on(&ganesha, below), "{below:?}");
+        }
+        assert!(!stands_on(&ganesha, &pool) && !stands_on(&volume, &rpcbind));
         let remote = |r: Resource| Resource::Remote {
             host: "h".into(),
             resource: Box::new(r),

@@ -1,6 +1,7 @@
 //! Targets standing on targets: `on = "gl"` (every variant of a swept
 //! table, one stacked target each) or `on = "gl[k=v]"` (the one variant
-//! `check` names so), and a `vm-disk`'s `gluster`. Here: which family and
+//! `check` names so), a `vm-disk`'s `gluster` and an `nfs` target's
+//! `export_of`. Here: which family and
 //! variant each table stands on (refusing unknown names, itself, circles),
 //! the factors a stacked variant carries from what it stands on — keyed by
 //! that table's name where its own parameter of the same name would read
@@ -22,9 +23,10 @@ use crate::targets::TargetKind;
 type Span = Option<Range<usize>>;
 
 /// The keys by which a target stands on another: `on` (its image in that
-/// target's working directory) and a `vm-disk`'s `gluster` (the same, but
-/// reached through QEMU's gluster driver).
-pub(super) const STANDS_ON: &[&str] = &["on", "gluster"];
+/// target's working directory), a `vm-disk`'s `gluster` (the same, but
+/// reached through QEMU's gluster driver) and an `nfs` target's
+/// `export_of` (the gluster target's volume, re-exported over NFS).
+pub(super) const STANDS_ON: &[&str] = &["on", "gluster", "export_of"];
 
 /// The key by which a target with `params` stands on another, and that
 /// target's name.
@@ -112,6 +114,13 @@ impl Cx<'_> {
             if key == "gluster" && carrier.kind != TargetKind::Gluster {
                 return Err(self.err(span, format!(
                     "target `{}` reaches `{on}` through QEMU's gluster driver, but `{on}` is a {} target; name a gluster target, or stand on it with `on = \"{on}\"`",
+                    f.name,
+                    carrier.kind.name()
+                )));
+            }
+            if key == "export_of" && carrier.kind != TargetKind::Gluster {
+                return Err(self.err(span, format!(
+                    "target `{}` re-exports `{on}` over NFS, but `{on}` is a {} target; storlab re-exports gluster targets (an existing NFS export is an `nfs` target with `server` and `export`)",
                     f.name,
                     carrier.kind.name()
                 )));
@@ -316,6 +325,39 @@ impl Cx<'_> {
             ));
         }
         Ok(())
+    }
+}
+
+impl Cx<'_> {
+    /// Refuses more than one re-export (`export_of`) in a campaign, also
+    /// when a swept gluster table gives one `nfs` table several volumes to
+    /// stand on: every target is provisioned for the whole campaign, and
+    /// NFS-Ganesha serves port 2049, one server per host.
+    pub(super) fn check_one_re_export(
+        &self,
+        families: &[TargetFamily],
+        targets: &[TargetSpec],
+    ) -> Result<(), ExperimentError> {
+        let re: Vec<&TargetSpec> = targets
+            .iter()
+            .filter(|t| matches!(t.params.get("export_of"), Some(Value::Str(_))))
+            .collect();
+        if re.len() < 2 {
+            return Ok(());
+        }
+        let names: Vec<String> = re.iter().take(4).map(|t| format!("`{}`", t.name)).collect();
+        let f = families
+            .iter()
+            .find(|f| f.name == re[1].family)
+            .expect("a target's family");
+        Err(self.err(
+            f.on_key().1,
+            format!(
+                "{} targets re-export a Gluster volume over NFS ({}), but this host serves one: NFS-Ganesha listens on port 2049, and every target is provisioned for the whole campaign; re-export one volume per campaign",
+                re.len(),
+                names.join(", ")
+            ),
+        ))
     }
 }
 

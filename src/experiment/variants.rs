@@ -39,6 +39,7 @@ const NOT_SWEPT: &[&str] = &[
     "compare_levels",
     "on",
     "gluster",
+    "export_of",
 ];
 
 impl Cx<'_> {
@@ -75,6 +76,7 @@ impl Cx<'_> {
             }
         }
         self.check_shared_room(&families, &out)?;
+        self.check_one_re_export(&families, &out)?;
         self.check_unique(
             out.iter().map(|t| {
                 let table = families.iter().find(|f| f.name == t.family);

@@ -1,5 +1,5 @@
 //! Daemons storlab starts when the host's are not running (zfs-fuse,
-//! glusterd): started with a pid file storlab chose, stopped only by that
+//! glusterd, rpcbind): started with a pid file storlab chose, stopped only by that
 //! pid, and only if the process there is still the program started.
 //!
 //! Campaigns share such a daemon through claims ([`claim`]); the last
@@ -27,10 +27,48 @@ pub fn start(
     pidfile: &Path,
     ready: impl Fn() -> bool,
 ) -> Result<u32> {
+    make_parent(pidfile)?;
+    cmd::run(program, args).with_context(|| format!("starting {program}"))?;
+    await_ready(program, pidfile, ready)
+}
+
+/// Starts `program args…`, which stays in the foreground and writes no
+/// pid file (rpcbind -f), in a process group of its own (a Ctrl-C of the
+/// campaign does not reach it), writes its pid to `pidfile` and waits
+/// until `ready()` holds. Returns the daemon's pid.
+pub fn start_foreground(
+    program: &str,
+    args: &[String],
+    pidfile: &Path,
+    ready: impl Fn() -> bool,
+) -> Result<u32> {
+    use std::os::unix::process::CommandExt;
+    make_parent(pidfile)?;
+    let path = cmd::which(program).with_context(|| format!("{program} is not installed"))?;
+    let child = std::process::Command::new(path)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .process_group(0)
+        .spawn()
+        .with_context(|| format!("starting {program}"))?;
+    std::fs::write(pidfile, format!("{}\n", child.id()))
+        .with_context(|| format!("writing {}", pidfile.display()))?;
+    await_ready(program, pidfile, ready)
+}
+
+fn make_parent(pidfile: &Path) -> Result<()> {
     if let Some(dir) = pidfile.parent() {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
-    cmd::run(program, args).with_context(|| format!("starting {program}"))?;
+    Ok(())
+}
+
+/// Waits (30 s at most) until the daemon wrote its pid and `ready()`
+/// holds, then records what it served from the start and, host-wide, that
+/// storlab started it.
+fn await_ready(program: &str, pidfile: &Path, ready: impl Fn() -> bool) -> Result<u32> {
     let t0 = Instant::now();
     while t0.elapsed() < Duration::from_secs(30) {
         if cmd::provisioning_stopped() {
@@ -129,6 +167,17 @@ pub fn alive_as(pid: u32, program: &str) -> bool {
     comm == want && !zombie
 }
 
+/// Whether `pid` is a zombie, or gone.
+pub fn zombie(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            s.rsplit_once(')')
+                .map(|(_, r)| r.trim_start().starts_with('Z'))
+        })
+        .unwrap_or(true)
+}
+
 /// Stops the daemon whose pid is in `pidfile`, if it still runs `program`
 /// and nothing else depends on it: another campaign may have found it
 /// running and built its volumes or pools on it, and stopping it under them
@@ -197,12 +246,13 @@ fn kept(program: &str, pid: u32, why: &str) -> Undone {
 }
 
 /// What still depends on a daemon, by program: Gluster volumes for
-/// glusterd, pools for zfs-fuse. An error when it cannot be asked: an
+/// glusterd, pools for zfs-fuse, RPC programs registered with rpcbind. An error when it cannot be asked: an
 /// empty answer must mean "nothing", never "could not tell".
 fn users(program: &str) -> Result<Vec<String>> {
     let listing = match program {
         "glusterd" => cmd::run("gluster", &["--mode=script", "volume", "list"]),
         "zfs-fuse" => cmd::run("zpool", &["list", "-H", "-o", "name"]),
+        "rpcbind" => return super::rpcbind::users(),
         _ => return Ok(Vec::new()),
     };
     listing.map(|t| names_in(&t))
@@ -220,7 +270,7 @@ fn names_in(listing: &str) -> Vec<String> {
         .collect()
 }
 
-fn signal(pid: u32, sig: libc::c_int) {
+pub fn signal(pid: u32, sig: libc::c_int) {
     // SAFETY: kill has no memory preconditions; pid was checked to be ours.
     unsafe {
         libc::kill(pid as libc::pid_t, sig);

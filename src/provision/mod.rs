@@ -1,8 +1,9 @@
 //! What the target kinds stand on and `storlab cleanup` undoes: the
 //! provisioning journal and its resources, external commands, mounts and
 //! mountinfo, image files and loop devices, whole block devices (checks,
-//! claims, facts), shared daemons, the zfs and gluster command lines, QEMU's images and
-//! the qemu-storage-daemon serving one, where
+//! claims, facts), shared daemons (rpcbind among them), the zfs and gluster command lines, QEMU's images and
+//! the qemu-storage-daemon serving one, NFS-Ganesha re-exporting a Gluster
+//! volume, where
 //! a command runs (this host or another, through the remote shell) and
 //! directories and mounts there, a target's working directory and path
 //! facts, storlab's naming scheme, the owner of what a campaign made, a
@@ -16,6 +17,7 @@ pub mod client;
 pub mod cmd;
 pub mod daemon;
 pub mod facts;
+pub mod ganesha;
 pub mod gluster_cli;
 pub mod hostlock;
 pub mod identity;
@@ -30,6 +32,7 @@ pub mod ownership;
 pub mod qemu_daemon;
 pub mod qemu_img;
 pub mod resource;
+pub mod rpcbind;
 pub mod site;
 pub mod site_fs;
 pub mod undo;

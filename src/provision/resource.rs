@@ -18,7 +18,9 @@ use super::owner::Owner;
 use super::site::{check_host, Site};
 use super::undo::remove_dir;
 pub use super::undo::Undone;
-use super::{daemon, gluster_cli, loopdev, mount, ownership, qemu_daemon, site_fs, zfs_cli};
+use super::{
+    daemon, ganesha, gluster_cli, loopdev, mount, ownership, qemu_daemon, site_fs, zfs_cli,
+};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -43,6 +45,11 @@ pub enum Resource {
     /// while that process is the daemon started with it), its export
     /// unmounted if a killed daemon left it.
     QemuDaemon { pidfile: PathBuf, export: PathBuf },
+    /// An NFS-Ganesha one target started to re-export a Gluster volume:
+    /// stopped by the pid in `pidfile` (only while that process is the
+    /// ganesha.nfsd started with it); its configuration directory is a
+    /// [`Resource::Dir`] of its own, journaled before it.
+    Ganesha { pidfile: PathBuf },
     /// A campaign's working directory on a target, removed only while its
     /// marker still names `owner` (another campaign may own that path now).
     Workdir { path: PathBuf, owner: Owner },
@@ -58,7 +65,7 @@ pub enum Resource {
 }
 
 /// The daemons storlab may start.
-const DAEMONS: &[&str] = &["glusterd", "zfs-fuse"];
+const DAEMONS: &[&str] = &["glusterd", "zfs-fuse", "rpcbind"];
 
 impl Resource {
     /// `resource` as it lives at `site`: itself on this host, wrapped in
@@ -86,6 +93,9 @@ impl Resource {
             }
             Resource::QemuDaemon { export, .. } => {
                 format!("qemu-storage-daemon serving {}", export.display())
+            }
+            Resource::Ganesha { pidfile } => {
+                format!("NFS-Ganesha (pid file {})", pidfile.display())
             }
             Resource::Workdir { path, .. } => format!("working directory {}", path.display()),
             Resource::Peer { name } => format!("Gluster peer {name}"),
@@ -119,6 +129,7 @@ impl Resource {
                 check_ours(pidfile)?;
                 check_ours(export)
             }
+            Resource::Ganesha { pidfile } => check_ours(pidfile),
             Resource::Peer { name } => check_host(name),
             Resource::Remote { host, resource } => {
                 check_host(host)?;
@@ -158,6 +169,7 @@ impl Resource {
             Resource::QemuDaemon { pidfile, export } => {
                 gone(qemu_daemon::stop(pidfile, Some(export)))
             }
+            Resource::Ganesha { pidfile } => gone(ganesha::stop(pidfile)),
             Resource::Workdir { path, owner } => ownership::remove_owned(path, owner),
             Resource::Peer { name } => gluster_cli::detach_peer(&Site::Local, name),
             // On that host itself (`storlab cleanup` run there), as any
@@ -248,6 +260,13 @@ mod tests {
             Resource::Daemon {
                 program: "glusterd".into(),
                 pidfile: file.clone(),
+            },
+            Resource::Ganesha {
+                pidfile: file.clone(),
+            },
+            Resource::Daemon {
+                program: "rpcbind".into(),
+                pidfile: "/run/rpcbind.pid".into(),
             },
             Resource::Workdir {
                 path: victim.path().to_path_buf(),

@@ -235,7 +235,15 @@ pub static TARGETS: &[TargetEntry] = &[
         params: nfs::NfsParams::PARAMS,
         configure: configure::<nfs::NfsParams>,
         cannot_remount: None,
-        volatile_facts: &["path", "mount_point"],
+        volatile_facts: &[
+            "path",
+            "mount_point",
+            "mount_source",
+            "export",
+            "served_by",
+            "ganesha_pid",
+            "ganesha_config",
+        ],
     },
     TargetEntry {
         kind: TargetKind::Block,
