@@ -12,7 +12,7 @@ use anyhow::Result;
 use rusqlite::{params, Row};
 
 use super::keyed::{Keyed, RunFacts};
-use super::parts::Parts;
+use super::parts::{Drawn, Parts};
 use super::read::{
     run_factors, CampaignData, HistData, MetricValue, RankData, RunData, SeriesData, TargetRow,
     WorkloadRow,
@@ -259,7 +259,7 @@ impl Store {
         };
         reading.metrics(&mut runs, parts.metrics.as_deref())?;
         if parts.series {
-            reading.series(&mut runs)?;
+            reading.series(&mut runs, None)?;
         }
         if parts.histograms {
             reading.histograms(&mut runs)?;
@@ -274,6 +274,37 @@ impl Store {
             reading.ranks(&mut runs)?;
         }
         Ok(runs)
+    }
+}
+
+impl Store {
+    /// Reads into campaign `c` (read without series) the series `drawn`
+    /// asks for; the runs' other series stay empty.
+    pub fn read_series(&self, c: &mut CampaignData, drawn: &Drawn) -> Result<()> {
+        let mut pairs: Vec<(&str, &str)> = Vec::new();
+        let mut factors: Vec<Labels> = Vec::new();
+        let mut variant = Vec::with_capacity(c.runs.len());
+        for r in &c.runs {
+            let pair = (r.target.as_str(), r.workload.as_str());
+            let v = pairs.iter().position(|p| *p == pair).unwrap_or_else(|| {
+                let t = c.targets.iter().find(|t| t.name == pair.0);
+                let w = c.workloads.iter().find(|w| w.name == pair.1);
+                pairs.push(pair);
+                factors.push(run_factors(t, w));
+                pairs.len() - 1
+            });
+            variant.push(v);
+        }
+        let campaign = c.campaign.id;
+        let mut reading = Reading {
+            store: self,
+            campaign,
+            range: (i64::MIN, i64::MAX),
+            index: c.runs.iter().enumerate().map(|(i, r)| (r.id, i)).collect(),
+            variant,
+            dictionary: Dictionary::read(self, campaign, factors)?,
+        };
+        reading.series(&mut c.runs, Some(drawn))
     }
 }
 
@@ -344,9 +375,26 @@ impl Reading<'_> {
         Ok(())
     }
 
-    fn series(&mut self, runs: &mut [RunData]) -> Result<()> {
-        let sql = "SELECT v.run_id, v.key_id, v.interval_s, v.values_f64 FROM runs r JOIN series_values v ON v.run_id = r.id WHERE r.campaign_id = ?1 AND r.id BETWEEN ?2 AND ?3";
-        let values = self.keyed(sql, runs.len(), |r, unit, _| {
+    /// The runs' series; only those `drawn` asks for when given.
+    fn series(&mut self, runs: &mut [RunData], drawn: Option<&Drawn>) -> Result<()> {
+        let mut sql = "SELECT v.run_id, v.key_id, v.interval_s, v.values_f64 FROM runs r JOIN series_values v ON v.run_id = r.id WHERE r.campaign_id = ?1 AND r.id BETWEEN ?2 AND ?3".to_string();
+        if let Some(d) = drawn {
+            // Ids the store gave, written as numbers: nothing to quote.
+            let list = |ids: &[i64]| {
+                ids.iter()
+                    .map(i64::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            let keys = self.dictionary.ids_named(&d.named);
+            // Two selects, each led by the (run, key) index.
+            let (whole, keys) = (list(&d.whole), list(&keys));
+            sql = format!(
+                "SELECT v.run_id, v.key_id, v.interval_s, v.values_f64 FROM series_values v WHERE v.run_id IN ({whole})
+                 UNION ALL {sql} AND v.key_id IN ({keys}) AND v.run_id NOT IN ({whole})"
+            );
+        }
+        let values = self.keyed(&sql, runs.len(), |r, unit, _| {
             let bytes = r.get_ref(3)?.as_blob()?;
             Ok(SeriesData {
                 unit,
