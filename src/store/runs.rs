@@ -11,7 +11,7 @@ use std::sync::Arc;
 use anyhow::Result;
 use rusqlite::{params, Row};
 
-use super::keyed::{Keyed, RunFacts};
+use super::keyed::{Keyed, Order, RunFacts};
 use super::parts::{Drawn, Parts};
 use super::read::{
     run_factors, CampaignData, HistData, MetricValue, RankData, RunData, SeriesData, TargetRow,
@@ -309,6 +309,19 @@ impl Store {
 }
 
 impl Reading<'_> {
+    /// The index of run `id`; `last` remembers the run of the row before,
+    /// as rows come run by run (millions of figures, 10^5 runs).
+    fn place(&self, id: i64, last: &mut Option<(i64, usize)>) -> Option<usize> {
+        match *last {
+            Some((l, i)) if l == id => Some(i),
+            _ => {
+                let i = *self.index.get(&id)?;
+                *last = Some((id, i));
+                Some(i)
+            }
+        }
+    }
+
     /// Runs `f` on every row of `sql` (whose first column is a run id of
     /// the campaign) with the index of that run.
     fn each(
@@ -318,8 +331,9 @@ impl Reading<'_> {
     ) -> Result<()> {
         let mut st = self.store.conn.prepare(sql)?;
         let mut rows = st.query(params![self.campaign, self.range.0, self.range.1])?;
+        let mut last = None;
         while let Some(r) = rows.next()? {
-            if let Some(&i) = self.index.get(&r.get::<_, i64>(0)?) {
+            if let Some(i) = self.place(r.get(0)?, &mut last) {
                 f(i, r)?;
             }
         }
@@ -337,8 +351,9 @@ impl Reading<'_> {
         let mut entries: Vec<Vec<(Arc<MetricKey>, V)>> = (0..runs).map(|_| Vec::new()).collect();
         let mut st = self.store.conn.prepare(sql)?;
         let mut rows = st.query(params![self.campaign, self.range.0, self.range.1])?;
+        let mut last = None;
         while let Some(r) = rows.next()? {
-            let Some(&i) = self.index.get(&r.get::<_, i64>(0)?) else {
+            let Some(i) = self.place(r.get(0)?, &mut last) else {
                 continue;
             };
             let Some((key, unit, direction)) = self.dictionary.key(r.get(1)?, self.variant[i])
@@ -347,7 +362,11 @@ impl Reading<'_> {
             };
             entries[i].push((key, value(r, unit, direction)?));
         }
-        Ok(entries.into_iter().map(Keyed::from_entries).collect())
+        let mut order = Order::default();
+        Ok(entries
+            .into_iter()
+            .map(|e| Keyed::from_entries_in(e, &mut order))
+            .collect())
     }
 
     /// The runs' figures; only those of `names` when given.
@@ -437,19 +456,25 @@ impl Reading<'_> {
     }
 
     fn facts(&self, runs: &mut [RunData]) -> Result<()> {
-        let mut texts: HashMap<String, Arc<str>> = HashMap::new();
-        let mut shared = |s: String| -> Arc<str> {
-            texts
-                .entry(s)
-                .or_insert_with_key(|s| Arc::from(s.as_str()))
-                .clone()
-        };
-        let sql =
-            "SELECT v.run_id, f.name, f.value FROM runs r JOIN run_fact_values v ON v.run_id = r.id
-                   JOIN fact_texts f ON f.id = v.fact_id WHERE r.campaign_id = ?1 AND r.id BETWEEN ?2 AND ?3";
+        // The campaign's fact texts once, each run's by id: no text is
+        // read or hashed per run.
+        let mut texts: HashMap<i64, (Arc<str>, Arc<str>)> = HashMap::new();
+        let mut st = self
+            .store
+            .conn
+            .prepare("SELECT id, name, value FROM fact_texts WHERE campaign_id = ?1")?;
+        let mut rows = st.query([self.campaign])?;
+        while let Some(r) = rows.next()? {
+            let (name, value): (String, String) = (r.get(1)?, r.get(2)?);
+            texts.insert(r.get(0)?, (Arc::from(name), Arc::from(value)));
+        }
+        let sql = "SELECT v.run_id, v.fact_id FROM runs r JOIN run_fact_values v ON v.run_id = r.id
+                   WHERE r.campaign_id = ?1 AND r.id BETWEEN ?2 AND ?3";
         let mut facts: Vec<RunFacts> = vec![RunFacts::new(); runs.len()];
         self.each(sql, |i, r| {
-            facts[i].insert(shared(r.get(1)?), shared(r.get(2)?));
+            if let Some((name, value)) = texts.get(&r.get::<_, i64>(1)?) {
+                facts[i].insert(name.clone(), value.clone());
+            }
             Ok(())
         })?;
         for (run, f) in runs.iter_mut().zip(facts) {
