@@ -10,9 +10,10 @@ use anyhow::Result;
 
 use crate::analysis::comparison::across_json;
 use crate::cli::ReportFormat;
+use crate::report::drawn::drawn;
 use crate::report::render::{html, markdown, terminal};
 use crate::report::{export, outline};
-use crate::store::Store;
+use crate::store::{Parts, Store};
 
 pub fn report(
     db: &Path,
@@ -31,7 +32,17 @@ pub fn report(
         }
     };
     let store = Store::open_for_reading(db)?;
-    let data = store.load_campaign(store.resolve_campaign(campaign)?)?;
+    let id = store.resolve_campaign(campaign)?;
+    let data = match format {
+        // A document draws the series of a few runs: only those are read.
+        ReportFormat::Md | ReportFormat::Html => {
+            let mut data = store.load_campaign_with(id, &Parts::terminal())?;
+            let drawn = drawn(&data, &options);
+            store.read_series(&mut data, &drawn)?;
+            data
+        }
+        ReportFormat::Csv | ReportFormat::Json => store.load_campaign(id)?,
+    };
     let output = destination(output, given, format, || {
         format!("report-{}.html", data.campaign.id)
     });

@@ -10,7 +10,7 @@ use crate::analysis::latency::{curves, CURVE_PERCENTILES};
 use crate::analysis::{chosen, history, model};
 use crate::experiment::parse::parse_experiment;
 use crate::measure::latency::new_histogram;
-use crate::measure::{Hist, RunOutput};
+use crate::measure::{Hist, RunOutput, Series};
 use crate::metric::catalogue::{self as m, LAT};
 use crate::metric::MetricKey;
 use crate::stats::{compare_runs, mean_ci, summarize, RoundValue};
@@ -66,13 +66,23 @@ fn written(store: &mut Store) -> i64 {
                 if (round + ti as u32) % 2 == 0 {
                     warnings.push(Warning::new(WarningKind::NoisyHost, "noisy host: 80%"));
                 }
+                let mut metrics = vec![
+                    m::OPS_PER_S.value(value),
+                    m::CPU_BUSY_PCT.value(10.0 + f64::from(round) + ti as f64),
+                ];
+                // Target b's first measured run recorded no telemetry: its
+                // course is drawn from its second.
+                if !(ti == 1 && round == 1) {
+                    metrics.push(m::TELEMETRY_CPU_PCT.value(0.1));
+                }
+                let k = f64::from(round);
+                let series = vec![
+                    Series::new(&m::OPS_PER_S, 1.0, vec![value, value * 1.1, value + k]),
+                    Series::new(&m::MEM_DIRTY_BYTES, 1.0, vec![1e6, 2e6 + k, 3e6]),
+                ];
                 let out = RunOutput {
-                    metrics: vec![
-                        m::OPS_PER_S.value(value),
-                        m::CPU_BUSY_PCT.value(10.0 + f64::from(round) + ti as f64),
-                        m::TELEMETRY_CPU_PCT.value(0.1),
-                    ],
-                    series: Vec::new(),
+                    metrics,
+                    series,
                     histograms: vec![Hist {
                         def: &LAT,
                         labels: Default::default(),
@@ -286,4 +296,31 @@ fn the_terminals_document_is_the_reports_summary() {
     assert_eq!(terminal.title, report.title);
     assert_eq!(terminal.summary, report.summary);
     assert_eq!(terminal.warnings, report.warnings);
+}
+
+// The report reads the series of the runs it draws only (`drawn`): its
+// HTML is the report of the campaign read whole, byte for byte.
+#[test]
+fn a_report_reading_only_the_series_it_draws_is_the_report_read_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("s.db")).unwrap();
+    let id = written(&mut store);
+    let options = crate::report::outline::Options::default();
+    let whole = store.load_campaign(id).unwrap();
+    let mut light = store.load_campaign_with(id, &Parts::terminal()).unwrap();
+    let drawn = crate::report::drawn::drawn(&light, &options);
+    store.read_series(&mut light, &drawn).unwrap();
+    let count = |c: &CampaignData| c.runs.iter().map(|r| r.series.len()).sum::<usize>();
+    // Every run's ops_per_s ("Over time"); the dirty pages of each of the
+    // 4 pairs' first measured run (the latency attribution's) and, on
+    // target b, of its first watched run (its second), of no other run.
+    assert_eq!(count(&whole), 2 * 24);
+    assert_eq!(count(&light), 24 + 4 + 2);
+    let html = |c: &CampaignData| {
+        let doc = crate::report::outline::build(c, &options).unwrap();
+        crate::report::render::html::render(&doc).unwrap()
+    };
+    let (a, b) = (html(&whole), html(&light));
+    assert!(a.contains("Over time") && a.contains("dirty"), "{a}");
+    assert_eq!(a, b);
 }

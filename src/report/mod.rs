@@ -12,6 +12,7 @@
 
 pub mod contrib;
 pub mod document;
+pub mod drawn;
 #[cfg(test)]
 mod every_row_tests;
 pub mod export;

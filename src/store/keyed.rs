@@ -92,6 +92,45 @@ impl<V> Keyed<V> {
     }
 }
 
+/// How the last run's entries were put in key order: runs of a campaign
+/// list the same shared keys in the same order, so each but the first is
+/// ordered by comparing addresses, not names.
+#[derive(Default)]
+pub(super) struct Order {
+    keys: Vec<*const MetricKey>,
+    /// Which entries to keep, in key order (the last of equal keys).
+    keep: Vec<usize>,
+}
+
+impl<V> Keyed<V> {
+    /// [`Keyed::from_entries`], ordered as the last entries given to
+    /// `order` were when they are the same keys in the same order.
+    pub(super) fn from_entries_in(entries: Vec<(Arc<MetricKey>, V)>, order: &mut Order) -> Self {
+        let same = entries.len() == order.keys.len()
+            && entries
+                .iter()
+                .zip(&order.keys)
+                .all(|(e, k)| std::ptr::eq(Arc::as_ptr(&e.0), *k));
+        if !same {
+            let mut idx: Vec<usize> = (0..entries.len()).collect();
+            idx.sort_by(|&a, &b| entries[a].0.cmp(&entries[b].0));
+            let keep = (0..idx.len())
+                .filter(|&n| {
+                    idx.get(n + 1)
+                        .map_or(true, |&j| entries[j].0 != entries[idx[n]].0)
+                })
+                .map(|n| idx[n])
+                .collect();
+            order.keys = entries.iter().map(|e| Arc::as_ptr(&e.0)).collect();
+            order.keep = keep;
+        }
+        let mut slots: Vec<Option<(Arc<MetricKey>, V)>> = entries.into_iter().map(Some).collect();
+        let mut kept = Vec::with_capacity(order.keep.len());
+        kept.extend(order.keep.iter().filter_map(|&i| slots[i].take()));
+        Keyed { entries: kept }
+    }
+}
+
 /// The distinct keys of many runs' figures, in key order. Keys the runs
 /// share (as a campaign read from the store shares them) are told apart
 /// by address first: 10^5 runs of 34 figures cost 34 comparisons of names
@@ -288,6 +327,37 @@ mod tests {
             2,
             "the key is shared, not copied"
         );
+    }
+
+    // Runs ordered by the order the last run's keys took are ordered as
+    // each alone would be: the same keys, others, fewer, repeated.
+    #[test]
+    fn entries_ordered_like_the_last_runs_are_ordered_as_alone() {
+        let keys: Vec<Arc<MetricKey>> = ["c", "a", "b", "a2"]
+            .iter()
+            .map(|n| Arc::new(MetricKey::plain(n)))
+            .collect();
+        let equal = Arc::new(MetricKey::plain("a"));
+        let runs: Vec<Vec<(Arc<MetricKey>, f64)>> = vec![
+            keys.iter().cloned().zip([1.0, 2.0, 3.0, 4.0]).collect(),
+            keys.iter().cloned().zip([5.0, 6.0, 7.0, 8.0]).collect(),
+            keys[1..].iter().cloned().zip([9.0, 10.0, 11.0]).collect(),
+            vec![
+                (keys[1].clone(), 12.0),
+                (equal, 13.0),
+                (keys[0].clone(), 14.0),
+            ],
+            keys.iter()
+                .rev()
+                .cloned()
+                .zip([15.0, 16.0, 17.0, 18.0])
+                .collect(),
+        ];
+        let mut order = Order::default();
+        for run in runs {
+            let alone = Keyed::from_entries(run.clone());
+            assert_eq!(Keyed::from_entries_in(run, &mut order), alone);
+        }
     }
 
     #[test]

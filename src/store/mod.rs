@@ -37,7 +37,7 @@ use rusqlite::Connection;
 pub use forget::Forgotten;
 pub use import::Imported;
 pub use keyed::{Keyed, RunFacts};
-pub use parts::Parts;
+pub use parts::{Drawn, Parts};
 pub use provenance::{CampaignFacts, Provenance};
 pub use read::{
     CampaignData, CampaignRow, HistData, MetricValue, Metrics, PairStop, RankData, RunData,

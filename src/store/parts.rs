@@ -50,3 +50,17 @@ impl Parts {
         }
     }
 }
+
+/// The series a report draws, read after the rest of a campaign
+/// ([`crate::store::Store::read_series`]): every series of a few runs
+/// (the one a chart of a pair's course picks), and of every run the
+/// series of the figures named (a workload's primary metric, drawn for
+/// each measured run). 10^5 runs keep 8 series each; a report draws a
+/// handful of them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Drawn {
+    /// Runs (by id) whose every series is read.
+    pub whole: Vec<i64>,
+    /// Catalogue names whose series (with any labels) every run reads.
+    pub named: Vec<String>,
+}

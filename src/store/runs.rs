@@ -11,8 +11,8 @@ use std::sync::Arc;
 use anyhow::Result;
 use rusqlite::{params, Row};
 
-use super::keyed::{Keyed, RunFacts};
-use super::parts::Parts;
+use super::keyed::{Keyed, Order, RunFacts};
+use super::parts::{Drawn, Parts};
 use super::read::{
     run_factors, CampaignData, HistData, MetricValue, RankData, RunData, SeriesData, TargetRow,
     WorkloadRow,
@@ -259,7 +259,7 @@ impl Store {
         };
         reading.metrics(&mut runs, parts.metrics.as_deref())?;
         if parts.series {
-            reading.series(&mut runs)?;
+            reading.series(&mut runs, None)?;
         }
         if parts.histograms {
             reading.histograms(&mut runs)?;
@@ -277,7 +277,51 @@ impl Store {
     }
 }
 
+impl Store {
+    /// Reads into campaign `c` (read without series) the series `drawn`
+    /// asks for; the runs' other series stay empty.
+    pub fn read_series(&self, c: &mut CampaignData, drawn: &Drawn) -> Result<()> {
+        let mut pairs: Vec<(&str, &str)> = Vec::new();
+        let mut factors: Vec<Labels> = Vec::new();
+        let mut variant = Vec::with_capacity(c.runs.len());
+        for r in &c.runs {
+            let pair = (r.target.as_str(), r.workload.as_str());
+            let v = pairs.iter().position(|p| *p == pair).unwrap_or_else(|| {
+                let t = c.targets.iter().find(|t| t.name == pair.0);
+                let w = c.workloads.iter().find(|w| w.name == pair.1);
+                pairs.push(pair);
+                factors.push(run_factors(t, w));
+                pairs.len() - 1
+            });
+            variant.push(v);
+        }
+        let campaign = c.campaign.id;
+        let mut reading = Reading {
+            store: self,
+            campaign,
+            range: (i64::MIN, i64::MAX),
+            index: c.runs.iter().enumerate().map(|(i, r)| (r.id, i)).collect(),
+            variant,
+            dictionary: Dictionary::read(self, campaign, factors)?,
+        };
+        reading.series(&mut c.runs, Some(drawn))
+    }
+}
+
 impl Reading<'_> {
+    /// The index of run `id`; `last` remembers the run of the row before,
+    /// as rows come run by run (millions of figures, 10^5 runs).
+    fn place(&self, id: i64, last: &mut Option<(i64, usize)>) -> Option<usize> {
+        match *last {
+            Some((l, i)) if l == id => Some(i),
+            _ => {
+                let i = *self.index.get(&id)?;
+                *last = Some((id, i));
+                Some(i)
+            }
+        }
+    }
+
     /// Runs `f` on every row of `sql` (whose first column is a run id of
     /// the campaign) with the index of that run.
     fn each(
@@ -287,8 +331,9 @@ impl Reading<'_> {
     ) -> Result<()> {
         let mut st = self.store.conn.prepare(sql)?;
         let mut rows = st.query(params![self.campaign, self.range.0, self.range.1])?;
+        let mut last = None;
         while let Some(r) = rows.next()? {
-            if let Some(&i) = self.index.get(&r.get::<_, i64>(0)?) {
+            if let Some(i) = self.place(r.get(0)?, &mut last) {
                 f(i, r)?;
             }
         }
@@ -306,8 +351,9 @@ impl Reading<'_> {
         let mut entries: Vec<Vec<(Arc<MetricKey>, V)>> = (0..runs).map(|_| Vec::new()).collect();
         let mut st = self.store.conn.prepare(sql)?;
         let mut rows = st.query(params![self.campaign, self.range.0, self.range.1])?;
+        let mut last = None;
         while let Some(r) = rows.next()? {
-            let Some(&i) = self.index.get(&r.get::<_, i64>(0)?) else {
+            let Some(i) = self.place(r.get(0)?, &mut last) else {
                 continue;
             };
             let Some((key, unit, direction)) = self.dictionary.key(r.get(1)?, self.variant[i])
@@ -316,7 +362,11 @@ impl Reading<'_> {
             };
             entries[i].push((key, value(r, unit, direction)?));
         }
-        Ok(entries.into_iter().map(Keyed::from_entries).collect())
+        let mut order = Order::default();
+        Ok(entries
+            .into_iter()
+            .map(|e| Keyed::from_entries_in(e, &mut order))
+            .collect())
     }
 
     /// The runs' figures; only those of `names` when given.
@@ -344,9 +394,26 @@ impl Reading<'_> {
         Ok(())
     }
 
-    fn series(&mut self, runs: &mut [RunData]) -> Result<()> {
-        let sql = "SELECT v.run_id, v.key_id, v.interval_s, v.values_f64 FROM runs r JOIN series_values v ON v.run_id = r.id WHERE r.campaign_id = ?1 AND r.id BETWEEN ?2 AND ?3";
-        let values = self.keyed(sql, runs.len(), |r, unit, _| {
+    /// The runs' series; only those `drawn` asks for when given.
+    fn series(&mut self, runs: &mut [RunData], drawn: Option<&Drawn>) -> Result<()> {
+        let mut sql = "SELECT v.run_id, v.key_id, v.interval_s, v.values_f64 FROM runs r JOIN series_values v ON v.run_id = r.id WHERE r.campaign_id = ?1 AND r.id BETWEEN ?2 AND ?3".to_string();
+        if let Some(d) = drawn {
+            // Ids the store gave, written as numbers: nothing to quote.
+            let list = |ids: &[i64]| {
+                ids.iter()
+                    .map(i64::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            let keys = self.dictionary.ids_named(&d.named);
+            // Two selects, each led by the (run, key) index.
+            let (whole, keys) = (list(&d.whole), list(&keys));
+            sql = format!(
+                "SELECT v.run_id, v.key_id, v.interval_s, v.values_f64 FROM series_values v WHERE v.run_id IN ({whole})
+                 UNION ALL {sql} AND v.key_id IN ({keys}) AND v.run_id NOT IN ({whole})"
+            );
+        }
+        let values = self.keyed(&sql, runs.len(), |r, unit, _| {
             let bytes = r.get_ref(3)?.as_blob()?;
             Ok(SeriesData {
                 unit,
@@ -389,19 +456,25 @@ impl Reading<'_> {
     }
 
     fn facts(&self, runs: &mut [RunData]) -> Result<()> {
-        let mut texts: HashMap<String, Arc<str>> = HashMap::new();
-        let mut shared = |s: String| -> Arc<str> {
-            texts
-                .entry(s)
-                .or_insert_with_key(|s| Arc::from(s.as_str()))
-                .clone()
-        };
-        let sql =
-            "SELECT v.run_id, f.name, f.value FROM runs r JOIN run_fact_values v ON v.run_id = r.id
-                   JOIN fact_texts f ON f.id = v.fact_id WHERE r.campaign_id = ?1 AND r.id BETWEEN ?2 AND ?3";
+        // The campaign's fact texts once, each run's by id: no text is
+        // read or hashed per run.
+        let mut texts: HashMap<i64, (Arc<str>, Arc<str>)> = HashMap::new();
+        let mut st = self
+            .store
+            .conn
+            .prepare("SELECT id, name, value FROM fact_texts WHERE campaign_id = ?1")?;
+        let mut rows = st.query([self.campaign])?;
+        while let Some(r) = rows.next()? {
+            let (name, value): (String, String) = (r.get(1)?, r.get(2)?);
+            texts.insert(r.get(0)?, (Arc::from(name), Arc::from(value)));
+        }
+        let sql = "SELECT v.run_id, v.fact_id FROM runs r JOIN run_fact_values v ON v.run_id = r.id
+                   WHERE r.campaign_id = ?1 AND r.id BETWEEN ?2 AND ?3";
         let mut facts: Vec<RunFacts> = vec![RunFacts::new(); runs.len()];
         self.each(sql, |i, r| {
-            facts[i].insert(shared(r.get(1)?), shared(r.get(2)?));
+            if let Some((name, value)) = texts.get(&r.get::<_, i64>(1)?) {
+                facts[i].insert(name.clone(), value.clone());
+            }
             Ok(())
         })?;
         for (run, f) in runs.iter_mut().zip(facts) {
