@@ -167,6 +167,72 @@ pub fn alive_as(pid: u32, program: &str) -> bool {
     comm == want && !zombie
 }
 
+/// A daemon known by the pid file it was started with (`flag pidfile` on
+/// its command line: qemu-storage-daemon's `--pidfile`, ganesha.nfsd's
+/// `-p`): found, told apart from a pid reused since, and stopped by that
+/// pid only.
+pub struct PidFiled<'a> {
+    pub program: &'a str,
+    pub flag: &'a str,
+    pub pidfile: &'a Path,
+}
+
+impl PidFiled<'_> {
+    /// The pid in the pid file, if it names one.
+    pub fn pid(&self) -> Option<u32> {
+        read_pid(self.pidfile).filter(|p| *p > 0)
+    }
+
+    /// Whether `pid` is a live `program` started with this pid file (its
+    /// command line says so): a pid reused by another process since, or
+    /// the host's own daemon, is not.
+    pub fn is(&self, pid: u32) -> bool {
+        let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+            return false;
+        };
+        let args: Vec<&[u8]> = cmdline.split(|&b| b == 0).collect();
+        let named = args
+            .first()
+            .and_then(|a| Path::new(std::str::from_utf8(a).unwrap_or("")).file_name())
+            .is_some_and(|n| n == self.program);
+        let want = self.pidfile.as_os_str().as_encoded_bytes();
+        let flag = self.flag.as_bytes();
+        let with_pidfile = args.windows(2).any(|w| w[0] == flag && w[1] == want);
+        named && with_pidfile && !zombie(pid)
+    }
+
+    /// Stops it if it still runs (SIGTERM; SIGKILL after `grace`), then
+    /// removes the pid file. Succeeds when it is already gone.
+    pub fn stop(&self, grace: Duration) -> Result<()> {
+        if let Some(pid) = self.pid().filter(|p| self.is(*p)) {
+            let wait = |limit: Duration| {
+                let t0 = Instant::now();
+                while self.is(pid) && t0.elapsed() < limit {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+            };
+            signal(pid, libc::SIGTERM);
+            wait(grace);
+            if self.is(pid) {
+                signal(pid, libc::SIGKILL);
+                wait(Duration::from_secs(5));
+            }
+            if self.is(pid) {
+                bail!(
+                    "{} (pid {pid}) does not stop; kill it by hand (`kill -9 {pid}`)",
+                    self.program
+                );
+            }
+        }
+        match std::fs::remove_file(self.pidfile) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                Err(e).with_context(|| format!("removing {}", self.pidfile.display()))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
 /// Whether `pid` is a zombie, or gone.
 pub fn zombie(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))

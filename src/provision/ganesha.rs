@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
+use super::daemon::PidFiled;
 use super::{cmd, rpcbind};
 
 /// The daemon's program (also its comm).
@@ -168,29 +169,23 @@ fn log_tail(path: &Path, lines: usize) -> String {
     all[all.len().saturating_sub(lines)..].join("\n")
 }
 
+/// The Ganesha started with `pidfile` (`ganesha.nfsd -p PIDFILE`).
+fn started_with(pidfile: &Path) -> PidFiled<'_> {
+    PidFiled {
+        program: PROGRAM,
+        flag: "-p",
+        pidfile,
+    }
+}
+
 pub fn read_pid(pidfile: &Path) -> Option<u32> {
-    std::fs::read_to_string(pidfile)
-        .ok()?
-        .trim()
-        .parse()
-        .ok()
-        .filter(|p| *p > 0)
+    started_with(pidfile).pid()
 }
 
 /// Whether `pid` is a live ganesha.nfsd started with `-p pidfile`: a pid
 /// reused since by another process, or the host's own Ganesha, is not.
 pub fn is_ours(pid: u32, pidfile: &Path) -> bool {
-    let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
-        return false;
-    };
-    let args: Vec<&[u8]> = cmdline.split(|&b| b == 0).collect();
-    let named = args
-        .first()
-        .and_then(|a| Path::new(std::str::from_utf8(a).unwrap_or("")).file_name())
-        .is_some_and(|n| n == PROGRAM);
-    let want = pidfile.as_os_str().as_encoded_bytes();
-    let with_pidfile = args.windows(2).any(|w| w[0] == b"-p" && w[1] == want);
-    named && with_pidfile && !super::daemon::zombie(pid)
+    started_with(pidfile).is(pid)
 }
 
 /// Stops the Ganesha whose pid is in `pidfile` if it is still the one
@@ -198,26 +193,7 @@ pub fn is_ours(pid: u32, pidfile: &Path) -> bool {
 /// pid file; SIGKILL after 20 s); removes the pid file. Succeeds when it
 /// is already gone.
 pub fn stop(pidfile: &Path) -> Result<()> {
-    if let Some(pid) = read_pid(pidfile).filter(|p| is_ours(*p, pidfile)) {
-        super::daemon::signal(pid, libc::SIGTERM);
-        let t0 = Instant::now();
-        while is_ours(pid, pidfile) && t0.elapsed() < Duration::from_secs(20) {
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        if is_ours(pid, pidfile) {
-            super::daemon::signal(pid, libc::SIGKILL);
-            std::thread::sleep(Duration::from_millis(500));
-        }
-        if is_ours(pid, pidfile) {
-            bail!("{PROGRAM} (pid {pid}) does not stop; kill it by hand (`kill -9 {pid}`)");
-        }
-    }
-    match std::fs::remove_file(pidfile) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            Err(e).with_context(|| format!("removing {}", pidfile.display()))
-        }
-        _ => Ok(()),
-    }
+    started_with(pidfile).stop(Duration::from_secs(20))
 }
 
 /// NFS-Ganesha's version, from `ganesha.nfsd -v`.

@@ -7,10 +7,11 @@
 //! while the process there is the daemon started with that pid file.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
+use super::daemon::PidFiled;
 use super::qemu_img::{escape, escape_path, Location};
 use super::{cmd, mount};
 
@@ -137,44 +138,24 @@ impl Export {
     }
 }
 
+/// The daemon started with `pidfile` (`--pidfile PIDFILE`).
+fn started_with(pidfile: &Path) -> PidFiled<'_> {
+    PidFiled {
+        program: PROGRAM,
+        flag: "--pidfile",
+        pidfile,
+    }
+}
+
 pub fn read_pid(pidfile: &Path) -> Option<u32> {
-    std::fs::read_to_string(pidfile)
-        .ok()?
-        .trim()
-        .parse()
-        .ok()
-        .filter(|p| *p > 0)
+    started_with(pidfile).pid()
 }
 
 /// Whether `pid` is a qemu-storage-daemon started with `pidfile` (its
 /// command line says so), alive: a pid reused by another process since is
 /// not it.
 pub fn is_ours(pid: u32, pidfile: &Path) -> bool {
-    let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
-        return false;
-    };
-    let args: Vec<&[u8]> = cmdline.split(|&b| b == 0).collect();
-    let program = args
-        .first()
-        .map(|a| Path::new(std::str::from_utf8(a).unwrap_or("")));
-    let named = program
-        .and_then(|p| p.file_name())
-        .is_some_and(|n| n == PROGRAM);
-    let want = pidfile.as_os_str().as_encoded_bytes();
-    let with_pidfile = args
-        .windows(2)
-        .any(|w| w[0] == b"--pidfile" && w[1] == want);
-    named && with_pidfile && !zombie(pid)
-}
-
-fn zombie(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|s| {
-            s.rsplit_once(')')
-                .map(|(_, r)| r.trim_start().starts_with('Z'))
-        })
-        .unwrap_or(true)
+    started_with(pidfile).is(pid)
 }
 
 /// Stops the daemon whose pid is in `pidfile` if it is still the one
@@ -183,39 +164,11 @@ fn zombie(pid: u32) -> bool {
 /// there (a daemon killed outright leaves it, disconnected). Succeeds when
 /// it is already gone.
 pub fn stop(pidfile: &Path, mountpoint: Option<&Path>) -> Result<()> {
-    if let Some(pid) = read_pid(pidfile).filter(|p| is_ours(*p, pidfile)) {
-        signal(pid, libc::SIGTERM);
-        let t0 = Instant::now();
-        while is_ours(pid, pidfile) && t0.elapsed() < Duration::from_secs(20) {
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        if is_ours(pid, pidfile) {
-            signal(pid, libc::SIGKILL);
-            let t0 = Instant::now();
-            while is_ours(pid, pidfile) && t0.elapsed() < Duration::from_secs(5) {
-                std::thread::sleep(Duration::from_millis(50));
-            }
-        }
-        if is_ours(pid, pidfile) {
-            bail!("{PROGRAM} (pid {pid}) does not stop; kill it by hand (`kill -9 {pid}`)");
-        }
-    }
+    started_with(pidfile).stop(Duration::from_secs(20))?;
     if let Some(m) = mountpoint {
         mount::umount_if_mounted(m)?;
     }
-    match std::fs::remove_file(pidfile) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            Err(e).with_context(|| format!("removing {}", pidfile.display()))
-        }
-        _ => Ok(()),
-    }
-}
-
-fn signal(pid: u32, sig: libc::c_int) {
-    // SAFETY: kill has no memory preconditions; pid was checked to be ours.
-    unsafe {
-        libc::kill(pid as libc::pid_t, sig);
-    }
+    Ok(())
 }
 
 /// QEMU's version, from the daemon's `--version`.
