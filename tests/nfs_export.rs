@@ -326,8 +326,8 @@ fn check_judges_a_re_export() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(
-        err.contains("target `gl-nfs`") && err.contains("this kernel has no NFS client"),
-        "{err}"
+        err.contains("target `gl-nfs`: this kernel has no NFS client"),
+        "named once: {err}"
     );
     let run = lab.run(&["run", f.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&run.stderr);

@@ -85,12 +85,11 @@ impl Target for Block {
     fn preflight(&self) -> Result<()> {
         if !crate::host::is_root() {
             bail!(
-                "target `{}`: writing the raw device {} needs root",
-                self.name,
+                "writing the raw device {} needs root; run storlab as root",
                 self.device.display()
             );
         }
-        blockdev::check_unused(&self.device).with_context(|| format!("target `{}`", self.name))
+        blockdev::check_unused(&self.device)
     }
 
     fn provision(&mut self) -> Result<()> {

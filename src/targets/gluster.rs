@@ -126,7 +126,6 @@ struct Server {
 }
 
 pub struct Gluster {
-    name: String,
     bricks: usize,
     layout: Option<(&'static str, i64)>,
     dir: PathBuf,
@@ -170,7 +169,6 @@ impl Gluster {
             }],
         };
         Gluster {
-            name: name.to_string(),
             bricks: p.bricks,
             layout,
             servers,
@@ -397,7 +395,7 @@ impl Target for Gluster {
         options::refuse_paths_in_map("options", &self.options, false)?;
         options::refuse_paths("mount_options", &self.mount_options)?;
         if !crate::host::is_root() {
-            bail!("target `{}` needs root (glusterd, FUSE mount)", self.name);
+            bail!("it needs root (glusterd, FUSE mount); run storlab as root");
         }
         if cmd::which("mount.glusterfs").is_none() {
             bail!("mount.glusterfs is not installed; install glusterfs-client");
@@ -411,7 +409,7 @@ impl Target for Gluster {
         for server in self.remote_servers() {
             self.preflight_remote_server(server)?;
         }
-        super::image::preflight_image_dir(&self.name, &self.dir, &self.base, 0)
+        super::image::preflight_image_dir(&self.dir, &self.base, 0)
     }
 
     fn provision(&mut self) -> Result<()> {

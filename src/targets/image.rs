@@ -32,9 +32,9 @@ impl ImageParams {
 }
 
 /// Checks shared by image-backed targets: root, and a usable directory.
-pub fn preflight_image_dir(target: &str, dir: &Path, base: &Path, image_bytes: u64) -> Result<()> {
+pub fn preflight_image_dir(dir: &Path, base: &Path, image_bytes: u64) -> Result<()> {
     if !crate::host::is_root() {
-        bail!("target `{target}` needs root (losetup, mkfs, mount); run storlab as root");
+        bail!("it needs root (losetup, mkfs, mount); run storlab as root");
     }
     super::dir::check_is_dir(dir)?;
     if base.exists() {

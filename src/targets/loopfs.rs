@@ -129,14 +129,11 @@ impl Target for LoopFs {
         options::refuse_paths("mount_options", &self.mount_options)?;
         match &self.on {
             // The directory exists once the target below is provisioned.
-            Some(_) if !crate::host::is_root() => bail!(
-                "target `{}` needs root (losetup, mkfs, mount); run storlab as root",
-                self.name
-            ),
-            Some(_) => {}
-            None => {
-                super::image::preflight_image_dir(&self.name, &self.dir, &self.base, self.size)?
+            Some(_) if !crate::host::is_root() => {
+                bail!("it needs root (losetup, mkfs, mount); run storlab as root")
             }
+            Some(_) => {}
+            None => super::image::preflight_image_dir(&self.dir, &self.base, self.size)?,
         }
         let mkfs = format!("mkfs.{}", self.fs);
         if loopdev::mkfs_version(&self.fs).is_none() {
@@ -147,7 +144,7 @@ impl Target for LoopFs {
 
     fn provision(&mut self) -> Result<()> {
         if let Some(on) = &self.on {
-            super::image::preflight_image_dir(&self.name, &self.dir, &self.base, self.size)
+            super::image::preflight_image_dir(&self.dir, &self.base, self.size)
                 .with_context(|| format!("on target `{on}`"))?;
         }
         self.held.make_dir(&self.base)?;

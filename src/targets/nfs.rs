@@ -237,7 +237,7 @@ impl Nfs {
             )
         })?;
         if let Some(why) = ganesha::server_in_the_way() {
-            bail!("target `{}`: {why}", self.name);
+            bail!("{why}");
         }
         self.held.make_dir(&export.dir)?;
         self.rpcbind_claim = Some(daemon::claim(rpcbind::PROGRAM)?);
@@ -285,14 +285,17 @@ impl Nfs {
             ("rpcinfo", "rpcbind"),
         ] {
             if cmd::which(program).is_none() {
-                bail!("target `{}` re-exports a Gluster volume with NFS-Ganesha, but {program} is not installed; install {package} (apt-get install nfs-ganesha nfs-ganesha-gluster rpcbind)", self.name);
+                bail!("it re-exports a Gluster volume with NFS-Ganesha, but {program} is not installed; install {package} (apt-get install nfs-ganesha nfs-ganesha-gluster rpcbind)");
             }
         }
         if !Path::new(ganesha::FSAL_GLUSTER).exists() {
-            bail!("target `{}`: NFS-Ganesha's Gluster backend ({}) is not installed; install nfs-ganesha-gluster", self.name, ganesha::FSAL_GLUSTER);
+            bail!(
+                "NFS-Ganesha's Gluster backend ({}) is not installed; install nfs-ganesha-gluster",
+                ganesha::FSAL_GLUSTER
+            );
         }
         if let Some(why) = ganesha::server_in_the_way() {
-            bail!("target `{}`: {why}", self.name);
+            bail!("{why}");
         }
         Ok(())
     }
@@ -321,13 +324,13 @@ impl Target for Nfs {
     fn preflight(&self) -> Result<()> {
         options::refuse_paths("mount_options", &self.mount_options)?;
         if !crate::host::is_root() {
-            bail!("target `{}` needs root to mount NFS", self.name);
+            bail!("mounting NFS needs root; run storlab as root");
         }
         let fs = std::fs::read_to_string("/proc/filesystems").unwrap_or_default();
         let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
         let modules = Path::new("/lib/modules").join(release.trim());
         if let Some(why) = kernel_lacks_nfs(&fs, &modules) {
-            bail!("target `{}`: {why}", self.name);
+            bail!("{why}");
         }
         if self.export_of.is_some() {
             self.preflight_export()?;

@@ -27,7 +27,6 @@ impl TargetConfig for TmpfsParams {
 }
 
 pub struct Tmpfs {
-    name: String,
     size: u64,
     options: Vec<String>,
     mountpoint: PathBuf,
@@ -43,7 +42,6 @@ impl Tmpfs {
         let mountpoint =
             std::env::temp_dir().join(format!("storlab-tmpfs-{safe}-{}", std::process::id()));
         Tmpfs {
-            name: name.to_string(),
             size: p.size,
             options: p.mount_options.clone().unwrap_or_default(),
             mountpoint,
@@ -63,8 +61,7 @@ impl Target for Tmpfs {
         options::refuse_paths("mount_options", &self.options)?;
         if !crate::host::is_root() {
             bail!(
-                "target `{}`: mounting a tmpfs needs root; run storlab as root, or use a dir target on /dev/shm instead: kind = \"dir\", path = \"/dev/shm\"",
-                self.name
+                "mounting a tmpfs needs root; run storlab as root, or use a dir target on /dev/shm instead: kind = \"dir\", path = \"/dev/shm\""
             );
         }
         Ok(())

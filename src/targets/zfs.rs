@@ -69,7 +69,6 @@ impl TargetConfig for ZfsParams {
 }
 
 pub struct Zfs {
-    name: String,
     size: u64,
     preallocated: bool,
     dir: PathBuf,
@@ -89,7 +88,6 @@ impl Zfs {
         let dir = PathBuf::from(&p.image.dir);
         let base = dir.join(resource_name('-', name));
         Zfs {
-            name: name.to_string(),
             size: p.size,
             preallocated: p.image.preallocated(),
             device: p.device.as_ref().map(PathBuf::from),
@@ -182,11 +180,11 @@ impl Target for Zfs {
         match &self.device {
             Some(dev) => {
                 if !crate::host::is_root() {
-                    bail!("target `{}` needs root", self.name);
+                    bail!("it needs root (zpool on a device); run storlab as root");
                 }
                 blockdev::check_unused(dev)
             }
-            None => super::image::preflight_image_dir(&self.name, &self.dir, &self.base, self.size),
+            None => super::image::preflight_image_dir(&self.dir, &self.base, self.size),
         }
     }
 

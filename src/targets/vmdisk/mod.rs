@@ -202,11 +202,10 @@ impl Target for VmDisk {
         options::refuse_paths("mkfs_options", self.list(&self.p.mkfs_options))?;
         options::refuse_paths("mount_options", self.list(&self.p.mount_options))?;
         if self.p.under().is_none() {
-            super::image::preflight_image_dir(&self.name, &self.dir, &self.base, self.p.size)?;
+            super::image::preflight_image_dir(&self.dir, &self.base, self.p.size)?;
         } else if !crate::host::is_root() {
             bail!(
-                "target `{}` needs root (qemu-storage-daemon's FUSE export, losetup, mkfs, mount); run storlab as root",
-                self.name
+                "it needs root (qemu-storage-daemon's FUSE export, losetup, mkfs, mount); run storlab as root"
             );
         }
         for (program, package) in [
@@ -231,7 +230,7 @@ impl Target for VmDisk {
 
     fn provision(&mut self) -> Result<()> {
         if let Some(on) = self.p.under() {
-            super::image::preflight_image_dir(&self.name, &self.dir, &self.base, self.p.size)
+            super::image::preflight_image_dir(&self.dir, &self.base, self.p.size)
                 .with_context(|| format!("on target `{on}`"))?;
         }
         self.held.make_dir(&self.base)?;
