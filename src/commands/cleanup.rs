@@ -19,7 +19,7 @@ use crate::foreign::visible;
 use crate::provision::daemon::{self, alive_as};
 use crate::provision::journal::{journals_in, read_pending, state_dir, Pending, Undone};
 use crate::provision::resource::Resource;
-use crate::provision::{loopdev, mount, mountinfo, zfs_cli};
+use crate::provision::{loopdev, mount, zfs_cli};
 
 pub fn cleanup() -> Result<ExitCode> {
     let dir = state_dir();
@@ -203,8 +203,7 @@ fn revive_zfs_fuse(pending: &Pending) {
     if daemon.check_ours().is_err() {
         return;
     }
-    let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
-    for m in mountinfo::parse(&text) {
+    for m in mount::all() {
         let of_pool = pools.iter().any(|p| {
             m.source == *p || m.source.strip_prefix(p).is_some_and(|r| r.starts_with('/'))
         });

@@ -148,8 +148,15 @@ fn present_file(pidfile: &Path) -> std::path::PathBuf {
     pidfile.with_extension("present")
 }
 
+/// The pid in `pidfile`; none for 0, which `kill` would take for the
+/// caller's whole process group.
 pub fn read_pid(pidfile: &Path) -> Option<u32> {
-    std::fs::read_to_string(pidfile).ok()?.trim().parse().ok()
+    std::fs::read_to_string(pidfile)
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+        .filter(|p| *p > 0)
 }
 
 /// Whether `pid` runs `program` (and is not a zombie).
@@ -180,7 +187,7 @@ pub struct PidFiled<'a> {
 impl PidFiled<'_> {
     /// The pid in the pid file, if it names one.
     pub fn pid(&self) -> Option<u32> {
-        read_pid(self.pidfile).filter(|p| *p > 0)
+        read_pid(self.pidfile)
     }
 
     /// Whether `pid` is a live `program` started with this pid file (its

@@ -10,7 +10,7 @@ use super::cmd;
 use super::mountinfo::{parse, MountEntry};
 
 /// The mounts in this namespace.
-fn all() -> Vec<MountEntry> {
+pub fn all() -> Vec<MountEntry> {
     std::fs::read_to_string("/proc/self/mountinfo")
         .map(|t| parse(&t))
         .unwrap_or_default()
