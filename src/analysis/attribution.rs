@@ -110,6 +110,17 @@ pub struct Attribution {
     pub sentence: String,
 }
 
+impl Attribution {
+    /// What the sentence concludes ([`place`] writes "EVIDENCE:
+    /// CONCLUSION (WHY)"): "the device", "above the device", "the writes
+    /// went to the page cache, the fsyncs waited for vda"; the same words
+    /// for pairs that came out alike, whatever their figures.
+    pub fn conclusion(&self) -> &str {
+        let c = self.sentence.split_once(": ").map_or("", |(_, c)| c);
+        c.split_once(" (").map_or(c, |(c, _)| c)
+    }
+}
+
 /// The attribution of `workload` on `target` over a campaign's `runs`;
 /// `None` when its runs recorded no latency histogram or no device was
 /// traced.

@@ -262,3 +262,23 @@ fn fsyncs_that_flushed_the_device_waited_for_it_whatever_the_writes_took() {
         "p99 55.0 µs per operation at the workload, 28.70 ms per fsync; 6.45 ms at vda, its flushes 1.97 ms (1146 flushes in 1 run): the writes went to the page cache, the fsyncs waited for vda"
     );
 }
+
+#[test]
+fn a_sentence_concludes_in_the_words_after_its_evidence() {
+    let of = |sentence: &str| Attribution {
+        workload: "w".into(),
+        target: "t".into(),
+        at_workload: pct(1e6),
+        devices: Vec::new(),
+        place: Place::Device,
+        sentence: sentence.into(),
+    };
+    for (sentence, conclusion) in [
+        ("p99 1.80 ms at the workload, 1.70 ms at loop0: the device", "the device"),
+        ("p99 40 ms at the workload, 2 ms at vda: above the device (glusterfs's CPU was 96% of a core)", "above the device"),
+        ("p99 55.0 µs per operation at the workload, 28.70 ms per fsync; 6.45 ms at vda, its flushes 1.97 ms (1146 flushes in 1 run): the writes went to the page cache, the fsyncs waited for vda", "the writes went to the page cache, the fsyncs waited for vda"),
+        ("no device requests: the page cache", "the page cache"),
+    ] {
+        assert_eq!(of(sentence).conclusion(), conclusion);
+    }
+}

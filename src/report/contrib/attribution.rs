@@ -96,13 +96,9 @@ fn summary_lines(found: &[Attribution]) -> Vec<String> {
     if found.len() <= GROUP_OVER {
         return sentences(found);
     }
-    let conclusion = |a: &Attribution| -> String {
-        let c = a.sentence.split_once(": ").map_or("", |(_, c)| c);
-        c.split_once(" (").map_or(c, |(c, _)| c).to_string()
-    };
-    let mut groups: Vec<(String, Vec<&Attribution>)> = Vec::new();
+    let mut groups: Vec<(&str, Vec<&Attribution>)> = Vec::new();
     for a in found {
-        let c = conclusion(a);
+        let c = a.conclusion();
         match groups.iter_mut().find(|(g, _)| *g == c) {
             Some((_, members)) => members.push(a),
             None => groups.push((c, vec![a])),
