@@ -19,8 +19,23 @@ use super::{cmd, rpcbind};
 
 /// The daemon's program (also its comm).
 pub const PROGRAM: &str = "ganesha.nfsd";
-/// Ganesha's Gluster backend, from the Debian package nfs-ganesha-gluster.
-pub const FSAL_GLUSTER: &str = "/usr/lib/x86_64-linux-gnu/ganesha/libfsalgluster.so";
+/// Where Ganesha's Gluster backend (the Debian package
+/// nfs-ganesha-gluster) is installed on this host: the multiarch
+/// directory of any architecture (`/usr/lib/*-linux-gnu/ganesha`), else
+/// `/usr/lib64` or `/usr/lib` (other distributions' layouts).
+pub fn fsal_gluster() -> Option<PathBuf> {
+    const FILE: &str = "ganesha/libfsalgluster.so";
+    let multiarch = std::fs::read_dir("/usr/lib")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.to_string_lossy().ends_with("-linux-gnu"));
+    let mut dirs: Vec<PathBuf> = multiarch.collect();
+    dirs.sort();
+    dirs.extend(["/usr/lib64", "/usr/lib"].map(PathBuf::from));
+    dirs.into_iter().map(|d| d.join(FILE)).find(|p| p.exists())
+}
 /// The NFS port Ganesha serves.
 pub const NFS_PORT: u16 = 2049;
 

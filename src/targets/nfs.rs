@@ -288,10 +288,9 @@ impl Nfs {
                 bail!("it re-exports a Gluster volume with NFS-Ganesha, but {program} is not installed; install {package} (apt-get install nfs-ganesha nfs-ganesha-gluster rpcbind)");
             }
         }
-        if !Path::new(ganesha::FSAL_GLUSTER).exists() {
+        if ganesha::fsal_gluster().is_none() {
             bail!(
-                "NFS-Ganesha's Gluster backend ({}) is not installed; install nfs-ganesha-gluster",
-                ganesha::FSAL_GLUSTER
+                "NFS-Ganesha's Gluster backend (ganesha/libfsalgluster.so under /usr/lib/<arch>-linux-gnu, /usr/lib64 or /usr/lib) is not installed; install nfs-ganesha-gluster"
             );
         }
         if let Some(why) = ganesha::server_in_the_way() {
