@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::analysis::model::{MetricReport, Report, TargetStats, WorkloadReport};
+use crate::analysis::model::{runs_text, MetricReport, Report, TargetStats, WorkloadReport};
 use crate::fact::Environment;
 use crate::metric::Unit;
 use crate::report::document::Section;
@@ -83,12 +83,16 @@ fn environment_table(env: &Value) -> Table {
 /// A one-line verdict per non-baseline target on the primary metric, in
 /// the metric's direction ("takes 20.2% less time", "-64.0% tps"); when
 /// the parts of the primary (a matrix's tests) disagree in direction, each
-/// part's verdict too.
+/// part's verdict too. A workload's sweep (or a study of many targets)
+/// whose comparisons find no significant difference in at least
+/// [`GROUPED`] of them says so once, where the first of them would stand:
+/// seed 000's 4 configurations × 4 transaction counts read as 12 lines of
+/// "no significant difference", one screen before any figure.
 fn headline(r: &Report, more: impl Fn(&WorkloadReport) -> Vec<String>) -> Vec<String> {
-    let mut out = Vec::new();
+    let mut items: Vec<Item> = Vec::new();
     for w in &r.workloads {
         let Some(m) = w.primary_metric() else {
-            out.extend(more(w));
+            items.extend(more(w).into_iter().map(Item::Line));
             continue;
         };
         for t in m
@@ -96,6 +100,20 @@ fn headline(r: &Report, more: impl Fn(&WorkloadReport) -> Vec<String>) -> Vec<St
             .iter()
             .filter(|t| t.comparison.is_some() || t.too_few)
         {
+            let parts = parts_text(w, m, &t.target);
+            let plain = t.verdict == Some(Verdict::NoSignificantDifference)
+                && !t.too_few
+                && chance_text(t).is_none()
+                && parts.is_none();
+            if plain {
+                items.push(Item::NoDifference {
+                    family: family(&w.name),
+                    workload: &w.name,
+                    metric: m,
+                    stats: t,
+                });
+                continue;
+            }
             let mut line = format!("{}: {}", w.name, verdict_sentence(t, m, &r.baseline));
             // Marks on the first screen; the tables say in how many runs.
             let marks = caveat_marks(&t.caveats);
@@ -105,14 +123,184 @@ fn headline(r: &Report, more: impl Fn(&WorkloadReport) -> Vec<String>) -> Vec<St
             if let Some(more) = settle_text(t) {
                 line.push_str(&format!("; {more}"));
             }
-            if let Some(parts) = parts_text(w, m, &t.target) {
+            if let Some(parts) = parts {
                 line.push_str(&format!("; {parts}"));
             }
-            out.push(line);
+            items.push(Item::Line(line));
         }
-        out.extend(more(w));
+        items.extend(more(w).into_iter().map(Item::Line));
+    }
+    group_no_differences(items, &r.baseline)
+}
+
+/// How many comparisons of one workload family that find no significant
+/// difference the headline says in one line instead of one each.
+const GROUPED: usize = 4;
+
+/// A headline line, or a comparison that found no significant difference
+/// (said alone, or with the others of its family).
+enum Item<'a> {
+    Line(String),
+    NoDifference {
+        family: &'a str,
+        workload: &'a str,
+        metric: &'a MetricReport,
+        stats: &'a TargetStats,
+    },
+}
+
+/// A workload's name without its sweep's values: `pgbench[transactions=12]`
+/// is of `pgbench`.
+fn family(name: &str) -> &str {
+    name.split('[').next().unwrap_or(name)
+}
+
+/// The items as lines: each family's (and primary metric's) comparisons
+/// without a significant difference as one line where there are at least
+/// [`GROUPED`] of them, at the first one's place; one line each otherwise.
+fn group_no_differences(items: Vec<Item>, baseline: &str) -> Vec<String> {
+    fn key<'a>(i: &Item<'a>) -> Option<(&'a str, &'a str)> {
+        match i {
+            Item::NoDifference { family, metric, .. } => Some((*family, metric.name.as_str())),
+            Item::Line(_) => None,
+        }
+    }
+    let count = |k: (&str, &str)| items.iter().filter(|i| key(i) == Some(k)).count();
+    let mut said = std::collections::BTreeSet::new();
+    let mut out = Vec::new();
+    for item in &items {
+        match (item, key(item)) {
+            (Item::Line(line), _) => out.push(line.clone()),
+            (Item::NoDifference { .. }, Some(k)) if count(k) >= GROUPED => {
+                if said.insert(k) {
+                    let group: Vec<&Item> = items.iter().filter(|i| key(i) == Some(k)).collect();
+                    out.push(no_difference_line(&group, baseline));
+                }
+            }
+            (
+                Item::NoDifference {
+                    workload,
+                    metric,
+                    stats,
+                    ..
+                },
+                _,
+            ) => {
+                let mut line = format!("{workload}: {}", verdict_sentence(stats, metric, baseline));
+                let marks = caveat_marks(&stats.caveats);
+                if !marks.is_empty() {
+                    line.push_str(&format!(" {marks}"));
+                }
+                if let Some(more) = settle_text(stats) {
+                    line.push_str(&format!("; {more}"));
+                }
+                out.push(line);
+            }
+        }
     }
     out
+}
+
+/// `pgbench: no significant difference from d in any of 12 comparisons
+/// (3 targets × 4 variants): tps from -15.4% to +12.0%, p 0.231–0.774
+/// (0.731–0.774 adjusted over 12) ⚠ noisy host; ±5% needs about 20–175
+/// runs per target`.
+fn no_difference_line(group: &[&Item], baseline: &str) -> String {
+    let mut family_name = "";
+    let mut metric_name = String::new();
+    let mut workloads = std::collections::BTreeSet::new();
+    let mut targets = std::collections::BTreeSet::new();
+    let (mut diffs, mut ps, mut adjusted, mut caveats) = (vec![], vec![], vec![], vec![]);
+    let mut family_size = 0;
+    let mut settle: Vec<(f64, Option<usize>)> = Vec::new();
+    for item in group {
+        let Item::NoDifference {
+            family,
+            workload,
+            metric,
+            stats,
+        } = item
+        else {
+            continue;
+        };
+        family_name = family;
+        metric_name = human_name(&metric.name);
+        workloads.insert(*workload);
+        targets.insert(stats.target.as_str());
+        if let Some(c) = &stats.comparison {
+            diffs.push(c.diff_pct);
+            ps.push(c.p_value);
+        }
+        if let Some(f) = &stats.correction {
+            adjusted.push(f.p_adjusted);
+            family_size = family_size.max(f.comparisons);
+        }
+        caveats.extend(stats.caveats.iter().cloned());
+        if let Some(s) = stats.settle {
+            settle.push((s.pct, s.runs));
+        }
+    }
+    let span = |v: &[f64], one: &dyn Fn(f64) -> String| {
+        let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        match (lo == hi, v.is_empty()) {
+            (_, true) => "—".to_string(),
+            (true, false) => one(lo),
+            (false, false) => format!("{}–{}", one(lo), one(hi)),
+        }
+    };
+    let p = |x: f64| match x {
+        x if x < 0.001 => "<0.001".to_string(),
+        x => format!("{x:.3}"),
+    };
+    let shape = match (targets.len(), workloads.len()) {
+        (t, 1) => format!("{t} targets"),
+        (1, w) => format!("{w} variants"),
+        (t, w) => format!("{t} targets × {w} variants"),
+    };
+    let n = Notation::of(&diffs);
+    let lo = diffs.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = diffs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let diff = match lo == hi {
+        true => format!("{metric_name} {} in each", effect(lo, n)),
+        false => format!("{metric_name} from {} to {}", effect(lo, n), effect(hi, n)),
+    };
+    let mut line = format!(
+        "{family_name}: no significant difference from {baseline} in any of {} comparisons ({shape}): {diff}, p {}",
+        group.len(),
+        span(&ps, &p),
+    );
+    if !adjusted.is_empty() {
+        line.push_str(&format!(
+            " ({} adjusted over {family_size})",
+            span(&adjusted, &p)
+        ));
+    }
+    let marks = caveat_marks(&caveats);
+    if !marks.is_empty() {
+        line.push_str(&format!(" {marks}"));
+    }
+    if let Some(&(pct, _)) = settle.first() {
+        let runs: Vec<Option<usize>> = settle
+            .iter()
+            .filter(|(x, _)| *x == pct)
+            .map(|(_, r)| *r)
+            .collect();
+        let known: Vec<usize> = runs.iter().flatten().copied().collect();
+        let lo = known.iter().min();
+        let hi = known.iter().max();
+        let text = match (lo, hi, runs.len() == known.len()) {
+            (Some(lo), Some(hi), true) if lo == hi => format!("about {lo}"),
+            (Some(lo), Some(hi), true) => format!("about {lo}–{hi}"),
+            (Some(lo), _, false) => format!(
+                "about {lo} to more than {}",
+                crate::stats::resolve::MAX_RUNS
+            ),
+            _ => runs_text(None),
+        };
+        line.push_str(&format!("; ±{pct}% needs {text} runs per target"));
+    }
+    line
 }
 
 /// `ram is faster than disk: +68.3% tps [+35.7%, +108.6%] (p 0.009)`, or
@@ -292,6 +480,69 @@ mod tests {
         assert!(
             line.ends_with("by test, which disagree: all -20.0% slower"),
             "{line}"
+        );
+    }
+
+    /// A workload of one metric on baseline `a` and target `b`.
+    fn plain(name: &str, b: &[f64]) -> WorkloadReport {
+        let a = [100.0, 104.0, 97.0];
+        let higher = Direction::HigherIsBetter;
+        let metric = MetricReport {
+            name: "tps".into(),
+            exploratory: false,
+            key: MetricKey::plain("tps"),
+            unit: Unit::TransactionsPerSec,
+            direction: higher,
+            analysis: Analysis::Ratio,
+            targets: vec![
+                target_stats("a", a.to_vec(), None, higher),
+                target_stats("b", b.to_vec(), welch_log(&a, b, LEVEL), higher),
+            ],
+        };
+        WorkloadReport {
+            name: name.into(),
+            kind: "pgbench".into(),
+            primary: "tps".into(),
+            metrics: vec![metric],
+        }
+    }
+
+    // Seed 000: 4 transaction counts, nothing significant: one line, at
+    // the first one's place; a significant one keeps its own.
+    #[test]
+    fn a_sweep_without_a_significant_difference_is_said_once() {
+        let same = [101.0, 99.0, 103.0];
+        let mut workloads: Vec<WorkloadReport> = (1..=4)
+            .map(|n| plain(&format!("pg[transactions={n}]"), &same))
+            .collect();
+        workloads.insert(1, plain("seq", &[200.0, 201.0, 199.0]));
+        let r = Report {
+            baseline: "a".into(),
+            targets: vec!["a".into(), "b".into()],
+            workloads,
+            warnings: Vec::new(),
+        };
+        let lines = headline(&r, |_| Vec::new());
+        assert_eq!(lines.len(), 2, "{lines:#?}");
+        assert!(
+            lines[0].eq(
+                "pg: no significant difference from a in any of 4 comparisons (4 variants): TPS +0.7% in each, p 0.784; ±5% needs about 5 runs per target"
+            ),
+            "{}",
+            lines[0]
+        );
+        assert!(
+            lines[1].starts_with("seq: b is faster than a"),
+            "{}",
+            lines[1]
+        );
+        // Three are said one by one.
+        let mut r = r;
+        r.workloads.truncate(4);
+        let lines = headline(&r, |_| Vec::new());
+        assert_eq!(lines.len(), 4, "{lines:#?}");
+        assert!(
+            lines[0].starts_with("pg[transactions=1]: no significant difference between b and a")
         );
     }
 }

@@ -22,27 +22,52 @@ pub fn section(r: &Report) -> Option<Section> {
 }
 
 /// The figure: a row per workload's primary metric and compared target.
+/// Rows are labelled by what tells them apart: a sweep's workloads by
+/// their values (`transactions=12`), a study's targets by their factors
+/// (`mount_options=[], preallocation=full`), the metric in the title when
+/// every row has the same one.
 pub fn chart(r: &Report) -> Option<OverviewChart> {
     let candidates: Vec<&String> = r.targets.iter().filter(|t| **t != r.baseline).collect();
-    let mut rows = Vec::new();
+    let mut compared = Vec::new();
     for w in &r.workloads {
         let Some(m) = w.primary_metric() else {
             continue;
         };
         for t in m.targets.iter().filter(|t| t.comparison.is_some()) {
-            let label = match candidates.len() > 1 {
-                true => format!("{} · {} ({})", w.name, t.target, human_name(&m.name)),
-                false => format!("{} ({})", w.name, human_name(&m.name)),
-            };
-            rows.push(row(label, t, m.unit, m.direction));
+            compared.push((w.name.as_str(), m, t));
         }
     }
-    if rows.is_empty() {
+    if compared.is_empty() {
         return None;
     }
-    let title = match candidates.as_slice() {
-        [one] => format!("{one} against {}, every workload", r.baseline),
-        _ => format!("Every workload against {}", r.baseline),
+    let workloads = told_apart(&compared.iter().map(|c| c.0).collect::<Vec<_>>());
+    let targets = told_apart(
+        &compared
+            .iter()
+            .map(|c| c.2.target.as_str())
+            .collect::<Vec<_>>(),
+    );
+    let metric = human_name(&compared[0].1.name);
+    let one_metric = compared.iter().all(|c| human_name(&c.1.name) == metric);
+    let rows = compared
+        .iter()
+        .enumerate()
+        .map(|(i, (_, m, t))| {
+            let mut label = match candidates.len() > 1 {
+                true => format!("{} · {}", workloads[i], targets[i]),
+                false => workloads[i].clone(),
+            };
+            if !one_metric {
+                label.push_str(&format!(" ({})", human_name(&m.name)));
+            }
+            row(label, t, m.unit, m.direction)
+        })
+        .collect();
+    let title = match (candidates.as_slice(), one_metric) {
+        ([one], true) => format!("{one} against {}, every workload's {metric}", r.baseline),
+        ([one], false) => format!("{one} against {}, every workload", r.baseline),
+        (_, true) => format!("Every workload's {metric} against {}", r.baseline),
+        (_, false) => format!("Every workload against {}", r.baseline),
     };
     Some(OverviewChart {
         title,
@@ -52,6 +77,70 @@ pub fn chart(r: &Report) -> Option<OverviewChart> {
         ),
         rows,
     })
+}
+
+/// `names` told apart in as few characters as they can be: where they are
+/// all variants of one table (`vm[gluster.mount_options=[],preallocation=off]`)
+/// and not all the same, what is inside the brackets, each key without its
+/// dotted prefix (`mount_options=[], preallocation=off`); else as they are.
+fn told_apart(names: &[&str]) -> Vec<String> {
+    let split = |n: &str| -> Option<(String, String)> {
+        let (family, rest) = n.split_once('[')?;
+        let inner = rest.strip_suffix(']')?;
+        Some((family.to_string(), inner.to_string()))
+    };
+    let parts: Vec<Option<(String, String)>> = names.iter().map(|n| split(n)).collect();
+    let families: std::collections::BTreeSet<Option<&str>> = parts
+        .iter()
+        .map(|p| p.as_ref().map(|(f, _)| f.as_str()))
+        .collect();
+    let distinct: std::collections::BTreeSet<&&str> = names.iter().collect();
+    let one_table = families.len() == 1 && !families.contains(&None);
+    if !one_table || distinct.len() < 2 {
+        return names.iter().map(|n| n.to_string()).collect();
+    }
+    parts
+        .into_iter()
+        .flatten()
+        .map(|(_, inner)| short_factors(&inner))
+        .collect()
+}
+
+/// `gluster.mount_options=[],preallocation=off` as
+/// `mount_options=[], preallocation=off`: split at the commas outside
+/// brackets and quotes, each key without its dotted prefix where no
+/// other key ends the same.
+fn short_factors(inner: &str) -> String {
+    let mut factors = Vec::new();
+    let (mut depth, mut quoted, mut start) = (0i32, false, 0);
+    for (i, ch) in inner.char_indices() {
+        match ch {
+            '"' => quoted = !quoted,
+            '[' | '{' if !quoted => depth += 1,
+            ']' | '}' if !quoted => depth -= 1,
+            ',' if !quoted && depth == 0 => {
+                factors.push(&inner[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    factors.push(&inner[start..]);
+    let last = |k: &str| k.rsplit('.').next().unwrap_or(k).to_string();
+    let keys: Vec<&str> = factors
+        .iter()
+        .map(|f| f.split_once('=').map_or(*f, |(k, _)| k))
+        .collect();
+    factors
+        .iter()
+        .map(|f| match f.split_once('=') {
+            Some((k, v)) if keys.iter().filter(|x| last(x) == last(k)).count() == 1 => {
+                format!("{}={v}", last(k))
+            }
+            _ => f.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The overview of a comparison of two campaigns: a row per primary
@@ -111,5 +200,37 @@ fn row(label: String, t: &TargetStats, unit: Unit, direction: Direction) -> Over
         call,
         text: said,
         marks: caveat_marks(&t.caveats),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_studys_rows_are_told_apart_by_their_values() {
+        let names = [
+            "vm[gluster.mount_options=[],preallocation=full]",
+            "vm[gluster.mount_options=[\"auto-invalidation=false\",\"a,b\"],preallocation=off]",
+        ];
+        assert_eq!(
+            told_apart(&names),
+            [
+                "mount_options=[], preallocation=full",
+                "mount_options=[\"auto-invalidation=false\",\"a,b\"], preallocation=off"
+            ]
+        );
+        // Keys that end the same keep their prefixes.
+        assert_eq!(
+            short_factors("a.size=1,b.size=2,c.x=3"),
+            "a.size=1, b.size=2, x=3"
+        );
+        // Names of different tables, or one name alone, stay whole.
+        assert_eq!(
+            told_apart(&["vm[a=1]", "disk[a=1]"]),
+            ["vm[a=1]", "disk[a=1]"]
+        );
+        assert_eq!(told_apart(&["vm[a=1]", "vm[a=1]"]), ["vm[a=1]", "vm[a=1]"]);
+        assert_eq!(told_apart(&["tmpfs", "vm[a=1]"]), ["tmpfs", "vm[a=1]"]);
     }
 }

@@ -68,8 +68,11 @@ const CAVEAT: RGBColor = RGBColor(0x8a, 0x4b, 0x00);
 const ROW_PX: u32 = 30;
 /// Height taken by title, axis and margins.
 const CHROME_PX: u32 = 100;
-/// Widest the name column gets, in pixels.
+/// Widest the name column gets, in pixels, when the verdicts beside the
+/// rows take their widest; more when they leave room.
 const NAME_PX: u32 = 190;
+/// The least width of the plot itself, in pixels.
+const PLOT_MIN_PX: u32 = 360;
 /// Widest the text column on the right gets, in pixels: room for a
 /// verdict and its caveat marks (`⚠ page cache (cwd), CPU-bound (tmpfs)`).
 const TEXT_PX: u32 = 360;
@@ -84,10 +87,31 @@ pub fn overview_chart(c: &OverviewChart) -> Result<String> {
         return super::canvas::no_data(&c.title);
     }
     let texts = row_texts(c);
-    let rows: f64 = texts.iter().map(|t| row_height(t)).sum();
+    // The names take what the verdicts beside the rows leave of the
+    // width, down to the plot's own least.
+    let texts_w = texts
+        .iter()
+        .flatten()
+        .map(|t| text_width(t, VALUE_SIZE))
+        .max()
+        .unwrap_or(0);
+    let name_px = OVERVIEW_WIDTH
+        .saturating_sub(texts_w + 56 + PLOT_MIN_PX)
+        .max(NAME_PX);
+    let names: Vec<Vec<String>> = c
+        .rows
+        .iter()
+        .map(|r| wrap_text(&r.label, LABEL_SIZE, name_px, 3))
+        .collect();
+    let heights: Vec<f64> = texts
+        .iter()
+        .zip(&names)
+        .map(|(t, n)| row_height(t, n))
+        .collect();
+    let rows: f64 = heights.iter().sum();
     let height = (HEIGHT / 2).max(CHROME_PX + (f64::from(ROW_PX) * rows).round() as u32);
     render(&c.title, (OVERVIEW_WIDTH, height), |root| {
-        draw(root, c, &texts)
+        draw(root, c, &texts, &names, &heights)
     })
 }
 
@@ -115,23 +139,25 @@ fn row_texts(c: &OverviewChart) -> Vec<Vec<String>> {
 }
 
 /// A row's height in rows of [`ROW_PX`]: one whose caveat marks take two
-/// lines under its verdict needs three lines, half a row more.
-fn row_height(text: &[String]) -> f64 {
-    if text.len() > 2 {
+/// lines under its verdict, or whose name takes three, needs three lines,
+/// half a row more.
+fn row_height(text: &[String], name: &[String]) -> f64 {
+    if text.len() > 2 || name.len() > 2 {
         1.5
     } else {
         1.0
     }
 }
 
-fn draw(root: &Area<'_>, c: &OverviewChart, texts: &[Vec<String>]) -> Result<()> {
+fn draw(
+    root: &Area<'_>,
+    c: &OverviewChart,
+    texts: &[Vec<String>],
+    names: &[Vec<String>],
+    heights: &[f64],
+) -> Result<()> {
     let area = draw_title(root, &c.title)?;
     let (lo, hi) = log_range(&c.rows);
-    let names: Vec<Vec<String>> = c
-        .rows
-        .iter()
-        .map(|r| wrap_text(&r.label, LABEL_SIZE, NAME_PX, 2))
-        .collect();
     let names_w = names
         .iter()
         .flatten()
@@ -145,7 +171,6 @@ fn draw(root: &Area<'_>, c: &OverviewChart, texts: &[Vec<String>]) -> Result<()>
         .max()
         .unwrap_or(0);
     // Each row's centre, the first at the top, in rows of ROW_PX.
-    let heights: Vec<f64> = texts.iter().map(|t| row_height(t)).collect();
     let top: f64 = heights.iter().sum();
     let centres: Vec<f64> = (0..heights.len())
         .map(|i| top - heights[..i].iter().sum::<f64>() - heights[i] / 2.0)
