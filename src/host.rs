@@ -22,6 +22,14 @@ pub fn now_rfc3339() -> String {
 }
 
 /// Whether storlab runs as root (mounts, loop devices, cache drops).
+/// The host's load average over the last minute (`/proc/loadavg`).
+pub fn load_average() -> Option<f64> {
+    use procfs::Current;
+    procfs::LoadAverage::current()
+        .ok()
+        .map(|l| f64::from(l.one))
+}
+
 pub fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
     unsafe { libc::geteuid() == 0 }

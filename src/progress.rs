@@ -275,6 +275,7 @@ mod tests {
                 })
                 .collect(),
             teardown: Duration::from_secs(5),
+            load: crate::estimate::Load::REFERENCE,
         }
     }
 
@@ -359,22 +360,26 @@ mod tests {
     fn after_a_tenth_of_the_runs_the_eta_of_seed_003_moves_at_most_twofold() {
         let src = include_str!("../examples/003-iozone-gluster-vs-nfs.toml");
         let exp = crate::experiment::parse_experiment("003.toml", src).unwrap();
-        let estimate = Estimate::of(&exp, &[], true);
         let (disk, gluster) = ((0, 0), (1, 0));
         // The plan's balanced order (`storlab check`).
         let order = [disk, gluster, gluster, disk, disk, gluster];
-        // Run durations (s) recorded here: a quiet moment (load average
-        // 0.7, docs/seed-003.md), a busy one (load 7.9–10.3, the same
-        // page), and at load 3–8 and 5–6 (campaigns of 2026-11-26 20:05
-        // and 20:31).
+        // Run durations (s) recorded here, each with the load it ran at: a
+        // quiet moment (load average 0.7, docs/seed-003.md), a busy one
+        // (load 7.9–10.3, the same page), and at load 3–8 and 5–6
+        // (campaigns of 2026-11-26 20:05 and 20:31).
         let recorded = [
-            [1.1, 34.0, 35.0, 1.1, 1.1, 36.0],
-            [4.6, 140.0, 135.0, 4.5, 4.8, 149.0],
-            [11.0, 96.5, 123.2, 12.4, 12.5, 176.1],
-            [3.9, 66.4, 74.8, 4.8, 4.1, 83.5],
+            (0.7, [1.1, 34.0, 35.0, 1.1, 1.1, 36.0]),
+            (9.0, [4.6, 140.0, 135.0, 4.5, 4.8, 149.0]),
+            (5.5, [11.0, 96.5, 123.2, 12.4, 12.5, 176.1]),
+            (5.5, [3.9, 66.4, 74.8, 4.8, 4.1, 83.5]),
         ];
         let tenth = order.len().div_ceil(10);
-        for durations in recorded {
+        for (average, durations) in recorded {
+            let load = crate::estimate::Load {
+                average,
+                cores: 2.0,
+            };
+            let estimate = Estimate::of(&exp, &[], true, load);
             let ends = predicted_ends(&mut Pace::new(&estimate), &order, &durations);
             for (i, w) in ends.windows(2).enumerate().skip(tenth - 1) {
                 let moved = (w[1] / w[0]).max(w[0] / w[1]);

@@ -26,7 +26,12 @@ pub fn check(db: &Path, file: Option<&Path>) -> Result<ExitCode> {
         }
     };
     let runs = plan(&exp);
-    let estimate = Estimate::of(&exp, &past_runs(db), crate::host::is_root());
+    let estimate = Estimate::of(
+        &exp,
+        &past_runs(db),
+        crate::host::is_root(),
+        crate::estimate::Load::now(),
+    );
     let shown = exp.origin.clone();
     outln!("{shown}: valid experiment `{}`", exp.name);
     outln!(
@@ -93,7 +98,10 @@ fn estimate_text(e: &Estimate) -> String {
         from.push(format!("{scaled} learned from runs of the same kinds"));
     }
     if modelled > 0 {
-        from.push(format!("{modelled} modelled"));
+        from.push(format!(
+            "{modelled} modelled at load {:.1} on {} cores",
+            e.load.average, e.load.cores
+        ));
     }
     let setup = match e.setup_basis {
         Basis::Recorded { .. } => "as recorded",

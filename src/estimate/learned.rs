@@ -90,15 +90,27 @@ impl<'a> History<'a> {
         }
     }
 
-    /// One run of pair (`t`, `w`) of `exp` and where the number comes from.
-    pub fn run(&self, exp: &Experiment, t: usize, w: usize, root: bool) -> (Duration, Basis) {
-        let modelled = model::run(exp, t, w, root);
+    /// One run of pair (`t`, `w`) of `exp` and where the number comes from;
+    /// `pace`: the host's load against the model's reference, for what
+    /// only the model gives (a ratio learned from past runs carries the
+    /// load they ran at).
+    pub fn run(
+        &self,
+        exp: &Experiment,
+        t: usize,
+        w: usize,
+        root: bool,
+        pace: f64,
+    ) -> (Duration, Basis) {
         if let Some((took, runs)) = self.recorded(exp, t, w, root) {
             return (took, Basis::Recorded { runs });
         }
         match self.ratio(exp, t, w) {
-            Some((ratio, runs)) => (modelled.mul_f64(ratio), Basis::Scaled { runs, ratio }),
-            None => (modelled, Basis::Modelled),
+            Some((ratio, runs)) => (
+                model::run(exp, t, w, root, 1.0).mul_f64(ratio),
+                Basis::Scaled { runs, ratio },
+            ),
+            None => (model::run(exp, t, w, root, pace), Basis::Modelled),
         }
     }
 
@@ -175,7 +187,7 @@ impl<'a> History<'a> {
                 let (Some(i), Some(j)) = (tix(&pt.name), wix(&pw.name)) else {
                     continue;
                 };
-                let m = model::run(past, i, j, r.caches_dropped).as_secs_f64();
+                let m = model::run(past, i, j, r.caches_dropped, 1.0).as_secs_f64();
                 if m <= 0.0 {
                     continue;
                 }
@@ -197,21 +209,21 @@ impl<'a> History<'a> {
 
     /// Provisioning: as recorded for the same targets, else the model
     /// scaled as past campaigns of the same target kinds compared with it.
-    pub fn setup(&self, exp: &Experiment) -> (Duration, Basis) {
-        self.around(exp, model::setup, |c| c.setup_s)
+    pub fn setup(&self, exp: &Experiment, pace: f64) -> (Duration, Basis) {
+        self.around(exp, pace, model::setup, |c| c.setup_s)
     }
 
-    pub fn teardown(&self, exp: &Experiment) -> Duration {
-        self.around(exp, model::teardown, |c| c.teardown_s).0
+    pub fn teardown(&self, exp: &Experiment, pace: f64) -> Duration {
+        self.around(exp, pace, model::teardown, |c| c.teardown_s).0
     }
 
     fn around(
         &self,
         exp: &Experiment,
-        model: fn(&Experiment) -> Duration,
+        pace: f64,
+        model: fn(&Experiment, f64) -> Duration,
         took: fn(&PastCampaign) -> Option<f64>,
     ) -> (Duration, Basis) {
-        let modelled = model(exp);
         let ours = target_set(
             exp.targets
                 .iter()
@@ -229,7 +241,7 @@ impl<'a> History<'a> {
             }
             let kinds: Vec<String> = theirs.iter().map(|(k, _)| k.clone()).collect();
             if let (true, Some(past)) = (kinds == our_kinds, parsed) {
-                let m = model(past).as_secs_f64();
+                let m = model(past, 1.0).as_secs_f64();
                 if m > 0.0 {
                     ratios.push(s / m);
                 }
@@ -241,8 +253,11 @@ impl<'a> History<'a> {
         }
         let n = ratios.len();
         match median(ratios) {
-            Some(r) => (modelled.mul_f64(r), Basis::Scaled { runs: n, ratio: r }),
-            None => (modelled, Basis::Modelled),
+            Some(r) => (
+                model(exp, 1.0).mul_f64(r),
+                Basis::Scaled { runs: n, ratio: r },
+            ),
+            None => (model(exp, pace), Basis::Modelled),
         }
     }
 }
@@ -257,7 +272,7 @@ fn target_set(items: impl Iterator<Item = (String, String)>) -> Vec<(String, Str
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::estimate::Estimate;
+    use crate::estimate::{Estimate, Load};
     use crate::store::{PastRun, PastTarget, PastWorkload};
 
     const SRC: &str = "name = \"e\"\n[plan]\nrepetitions = 2\n\
@@ -309,12 +324,12 @@ mod tests {
     #[test]
     fn a_pair_that_ran_before_takes_what_its_runs_took() {
         let exp = parse_experiment("e.toml", SRC).unwrap();
-        let modelled = Estimate::of(&exp, &[], false);
+        let modelled = Estimate::of(&exp, &[], false, Load::REFERENCE);
         assert_eq!(modelled.bases(), (0, 0, 1));
         // Through FUSE, 64-byte writes took far longer than any model; the
         // first run also made what the others reused.
         let history = [past(SRC, &[300.0, 100.0, 110.0])];
-        let e = Estimate::of(&exp, &history, false);
+        let e = Estimate::of(&exp, &history, false, Load::REFERENCE);
         assert_eq!(e.bases(), (1, 0, 0));
         assert_eq!(e.per_run(0, 0), Duration::from_secs(170));
         assert_eq!(e.setup, Duration::from_secs(20));
@@ -328,14 +343,14 @@ mod tests {
         // ratio of the recorded runs carries over.
         let exp = parse_experiment("e.toml", &SRC.replace("10M", "40M")).unwrap();
         let past_exp = parse_experiment("e.toml", SRC).unwrap();
-        let m = model::run(&past_exp, 0, 0, false).as_secs_f64();
+        let m = model::run(&past_exp, 0, 0, false, 1.0).as_secs_f64();
         let history = [past(SRC, &[10.0 * m])];
-        let e = Estimate::of(&exp, &history, false);
+        let e = Estimate::of(&exp, &history, false, Load::REFERENCE);
         match e.pairs[&(0, 0)].basis {
             Basis::Scaled { runs: 1, ratio } => assert!((ratio - 10.0).abs() < 1e-6, "{ratio}"),
             other => panic!("{other:?}"),
         }
-        let fresh = model::run(&exp, 0, 0, false).as_secs_f64();
+        let fresh = model::run(&exp, 0, 0, false, 1.0).as_secs_f64();
         assert!((e.per_run(0, 0).as_secs_f64() - 10.0 * fresh).abs() < 1e-3);
     }
 }

@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use crate::experiment::Experiment;
 use crate::store::PastCampaign;
+pub use model::Load;
 
 /// Where a number of the estimate comes from.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -62,20 +63,27 @@ pub struct Estimate {
     pub pairs: BTreeMap<(usize, usize), PairEstimate>,
     /// Tearing everything down after the last run.
     pub teardown: Duration,
+    /// The host's load the modelled parts were scaled to.
+    pub load: Load,
 }
 
 impl Estimate {
-    /// The estimate of `exp` on this host, learning from `past` (newest first).
-    pub fn of(exp: &Experiment, past: &[PastCampaign], root: bool) -> Estimate {
+    /// The estimate of `exp` on this host at `load`, learning from `past`
+    /// (newest first). What is learned from past runs carries the load
+    /// they ran at; what is modelled is scaled to `load`.
+    pub fn of(exp: &Experiment, past: &[PastCampaign], root: bool, load: Load) -> Estimate {
+        let pace = load.pace();
         let history = learned::History::new(past);
         let runs = exp.plan.repetitions.min() + exp.plan.warmup;
         let pairs = crate::plan::pairs(exp)
             .into_iter()
             .map(|(t, w)| {
-                let (per_run, basis) = history.run(exp, t, w, root);
+                let (per_run, basis) = history.run(exp, t, w, root, pace);
                 let first_extra = match basis {
-                    Basis::Scaled { ratio, .. } => model::first_extra(exp, t, w).mul_f64(ratio),
-                    _ => model::first_extra(exp, t, w),
+                    Basis::Scaled { ratio, .. } => {
+                        model::first_extra(exp, t, w, 1.0).mul_f64(ratio)
+                    }
+                    _ => model::first_extra(exp, t, w, pace),
                 }
                 .min(per_run.saturating_mul(runs));
                 (
@@ -89,12 +97,13 @@ impl Estimate {
                 )
             })
             .collect();
-        let (setup, setup_basis) = history.setup(exp);
+        let (setup, setup_basis) = history.setup(exp, pace);
         Estimate {
             setup,
             setup_basis,
             pairs,
-            teardown: history.teardown(exp),
+            teardown: history.teardown(exp, pace),
+            load,
         }
     }
 

@@ -118,9 +118,56 @@ fn secs(s: f64) -> Duration {
     crate::params::units::saturating_secs(s.max(0.0))
 }
 
+/// How busy the host is: its load average over the last minute and its
+/// cores. The constants of this model were measured on a busy 2-core
+/// host ([`Load::REFERENCE`]); what a run does with the CPU and the
+/// storage (not the time a workload sleeps or is told to run) takes
+/// longer as more processes share the cores. Seed 003's Gluster matrix
+/// run here: 34–36 s at load 0.7, 66–176 s at load 3–10, 135–149 s at
+/// load 8–10; its local-disk run 1.1 s, 3.9–12.5 s and 4.5–4.8 s.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Load {
+    pub average: f64,
+    pub cores: f64,
+}
+
+impl Load {
+    /// The load the constants were measured at.
+    pub const REFERENCE: Load = Load {
+        average: 7.0,
+        cores: 2.0,
+    };
+
+    /// This host's, now (the reference where /proc cannot be read).
+    pub fn now() -> Load {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        match crate::host::load_average() {
+            Some(average) => Load {
+                average,
+                cores: cores as f64,
+            },
+            None => Load::REFERENCE,
+        }
+    }
+
+    /// How many runnable processes each core has with storlab's among
+    /// them: a run gets a whole core up to 1, a share of one above.
+    fn contention(&self) -> f64 {
+        ((1.0 + self.average.max(0.0)) / self.cores.max(1.0)).max(1.0)
+    }
+
+    /// How much longer than at the reference load the CPU- and
+    /// storage-bound part of a run takes at this one: 0.25 on an idle
+    /// host, 1.25 at load 9 on 2 cores.
+    pub fn pace(&self) -> f64 {
+        self.contention() / Load::REFERENCE.contention()
+    }
+}
+
 /// One run of workload `w` on target `t`, what storlab does around it
-/// included; `root`: whether caches are dropped.
-pub fn run(exp: &Experiment, t: usize, w: usize, root: bool) -> Duration {
+/// included; `root`: whether caches are dropped; `pace`: the host's
+/// against the reference ([`Load::pace`]).
+pub fn run(exp: &Experiment, t: usize, w: usize, root: bool, pace: f64) -> Duration {
     let (tg, wl) = (&exp.targets[t], &exp.workloads[w]);
     let whole = wl.config.estimate();
     let io = wl.config.estimate_io().min(whole);
@@ -138,14 +185,14 @@ pub fn run(exp: &Experiment, t: usize, w: usize, root: bool) -> Duration {
     // A cluster kept from run to run is made in the first run on it: once
     // per target and set of kept files, spread over the pair's runs.
     let runs = f64::from((exp.plan.repetitions.min() + exp.plan.warmup).max(1));
-    around += first_extra(exp, t, w).as_secs_f64() / runs;
-    (whole - io).saturating_add(secs(storage + around))
+    let made = first_extra(exp, t, w, pace).as_secs_f64() / runs;
+    (whole - io).saturating_add(secs((storage + around) * pace + made))
 }
 
 /// What the first run of pair (`t`, `w`) takes beyond the others: making
 /// the files kept from run to run (a PostgreSQL cluster and its `pgbench
 /// -i`) when the pair's workload is the one whose directory they are in.
-pub fn first_extra(exp: &Experiment, t: usize, w: usize) -> Duration {
+pub fn first_extra(exp: &Experiment, t: usize, w: usize, pace: f64) -> Duration {
     let wl = &exp.workloads[w];
     let config = &wl.config;
     if config.kept_files().is_none() || exp.files_of(w) != w {
@@ -155,7 +202,7 @@ pub fn first_extra(exp: &Experiment, t: usize, w: usize) -> Duration {
     let once_io = config.estimate_once_io().min(once);
     secs(
         (once - once_io).as_secs_f64()
-            + once_io.as_secs_f64() * slowdown(stack_kind(exp, t), wl.kind),
+            + once_io.as_secs_f64() * slowdown(stack_kind(exp, t), wl.kind) * pace,
     )
 }
 
@@ -170,7 +217,7 @@ pub fn drop_caches() -> Duration {
 }
 
 /// Provisioning every target.
-pub fn setup(exp: &Experiment) -> Duration {
+pub fn setup(exp: &Experiment, pace: f64) -> Duration {
     let s: f64 = exp
         .targets
         .iter()
@@ -197,12 +244,12 @@ pub fn setup(exp: &Experiment) -> Duration {
             provision_s(t.kind) + image
         })
         .sum();
-    secs(s)
+    secs(s * pace)
 }
 
 /// Tearing every target down.
-pub fn teardown(exp: &Experiment) -> Duration {
-    secs(exp.targets.iter().map(|t| teardown_s(t.kind)).sum())
+pub fn teardown(exp: &Experiment, pace: f64) -> Duration {
+    secs(exp.targets.iter().map(|t| teardown_s(t.kind)).sum::<f64>() * pace)
 }
 
 fn size_of(p: &crate::params::Params) -> u64 {
@@ -258,12 +305,12 @@ mod tests {
             * slowdown(TargetKind::Dir, WorkloadKind::Pgbench)
             + (config.estimate_once() - config.estimate_once_io()).as_secs_f64();
         assert!(made > 5.0, "{made}");
-        assert!((first_extra(&e, 0, 0).as_secs_f64() - made).abs() < 1e-3);
-        assert_eq!(first_extra(&e, 0, 1), Duration::ZERO);
+        assert!((first_extra(&e, 0, 0, 1.0).as_secs_f64() - made).abs() < 1e-3);
+        assert_eq!(first_extra(&e, 0, 1, 1.0), Duration::ZERO);
         // The first variant's runs carry it, spread over its three runs;
         // the second variant runs on the same cluster.
-        let first = run(&e, 0, 0, false).as_secs_f64();
-        let second = run(&e, 0, 1, false).as_secs_f64();
+        let first = run(&e, 0, 0, false, 1.0).as_secs_f64();
+        let second = run(&e, 0, 1, false, 1.0).as_secs_f64();
         let txs = |w: usize| e.workloads[w].config.estimate().as_secs_f64();
         let extra = (first - txs(0)) - (second - txs(1));
         assert!(
@@ -278,8 +325,43 @@ mod tests {
         let e = exp("each-run");
         let config = &e.workloads[0].config;
         assert!(config.estimate() > config.estimate_once());
-        let (a, b) = (run(&e, 0, 0, false), run(&e, 0, 1, false));
+        let (a, b) = (run(&e, 0, 0, false, 1.0), run(&e, 0, 1, false, 1.0));
         assert!(a < b, "more transactions take longer: {a:?} {b:?}");
         assert!(a > config.estimate_once(), "{a:?}");
+    }
+
+    // Seed 003's example as this host ran it (progress.rs' test has the
+    // runs): what its six runs took, summed, at the load each campaign
+    // ran at; the model's runs at that load are within 0.67–1.5× of it.
+    #[test]
+    fn seed_003s_modelled_runs_hold_at_the_load_they_ran_at() {
+        let src = include_str!("../../examples/003-iozone-gluster-vs-nfs.toml");
+        let exp = crate::experiment::parse_experiment("003.toml", src).unwrap();
+        for (average, took) in [(0.7, 108.3), (9.0, 437.9), (5.5, 431.7), (5.5, 237.5)] {
+            let load = Load {
+                average,
+                cores: 2.0,
+            };
+            let e = crate::estimate::Estimate::of(&exp, &[], true, load);
+            let ratio = e.runs().as_secs_f64() / took;
+            assert!(
+                (0.67..=1.5).contains(&ratio),
+                "at load {average}: modelled {:.0} s, took {took} s (×{ratio:.2})",
+                e.runs().as_secs_f64()
+            );
+        }
+        // Before the load was read, the model said 402 s at every load:
+        // ×3.7 on the quiet host.
+        let busy = crate::estimate::Estimate::of(&exp, &[], true, Load::REFERENCE);
+        assert!(busy.runs().as_secs_f64() / 108.3 > 1.5);
+    }
+
+    #[test]
+    fn an_idle_host_runs_four_times_as_fast_as_the_reference_and_no_faster() {
+        let at = |average: f64, cores: f64| Load { average, cores }.pace();
+        assert_eq!(at(7.0, 2.0), 1.0);
+        assert_eq!(at(0.0, 2.0), 0.25);
+        assert_eq!(at(0.5, 8.0), 0.25);
+        assert_eq!(at(9.0, 2.0), 1.25);
     }
 }

@@ -117,7 +117,8 @@ fn drive<'a>(
         );
     }
     let past = s.store.past_timings(PAST_CAMPAIGNS).unwrap_or_default();
-    let estimate = crate::estimate::Estimate::of(s.exp, &past, root);
+    let load = crate::estimate::Load::now();
+    let estimate = crate::estimate::Estimate::of(s.exp, &past, root, load);
     s.printer.start(planned_runs(s.exp), &estimate);
     let mut c = Campaign::new(s, &mut lab, ids, done, root);
     let result = c.run_all();
