@@ -182,7 +182,7 @@ impl Table {
             }
         }
         let Some(widths) = narrow.wrapped_widths(max) else {
-            return self.render_records();
+            return self.render_records(max);
         };
         let note = match dropped.is_empty() {
             true => String::new(),
@@ -257,7 +257,9 @@ impl Table {
 
     /// One record per row, as psql's expanded display: the first cell
     /// names the record, the others follow a line each under their header.
-    fn render_records(&self) -> String {
+    /// A name that does not fit in `max` beside its header goes on the
+    /// line under it.
+    fn render_records(&self, max: usize) -> String {
         let label = self.header.iter().skip(1).map(|h| h.chars().count());
         let width = label.max().unwrap_or(0);
         let mut out = String::new();
@@ -266,7 +268,11 @@ impl Table {
                 out.push('\n');
             }
             let first = row.first().map(String::as_str).unwrap_or("");
-            out.push_str(&format!("{}: {first}\n", self.header[0]));
+            let named = format!("{}: {first}", self.header[0]);
+            match named.chars().count() > max {
+                true => out.push_str(&format!("{}:\n  {first}\n", self.header[0])),
+                false => out.push_str(&format!("{named}\n")),
+            }
             for (i, (h, cell)) in self.header.iter().zip(row).enumerate().skip(1) {
                 let style = self
                     .tones
@@ -498,5 +504,15 @@ mod tests {
             "name: randread\n  mean     2.5 GiB/s\n  CV       11.5%\n  p99      2.0 µs\n  verdict  +60.3% faster\n\n\
              name: write\n  mean     31.3 MiB/s\n  CV       0.0%\n  p99      153.9 µs\n  verdict  baseline\n"
         );
+    }
+
+    #[test]
+    fn a_record_name_too_long_for_the_width_goes_under_its_header() {
+        let text = wide().render_text_within(Some(12));
+        assert!(text.starts_with("name:\n  randread\n  mean"), "{text}");
+        assert!(text.contains("\n\nname: write\n"), "{text}");
+        // Where it fits, beside it.
+        let text = wide().render_text_within(Some(20));
+        assert!(text.starts_with("name: randread\n"), "{text}");
     }
 }
