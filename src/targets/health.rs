@@ -45,15 +45,17 @@ pub fn degraded(before: &Health, after: &Health) -> Option<String> {
 }
 
 /// The bricks and daemons of `gluster volume status VOLUME --xml`: each
-/// node's name (a brick as `host:path`, a daemon by its name), whether it
-/// is online, and its pid.
+/// node's name (a brick as `host:path`, a daemon by its name and the
+/// server it runs on: every server of a replicated volume runs its own
+/// Self-heal Daemon), whether it is online, and its pid.
 pub fn gluster_status(xml: &str) -> Health {
     let mut h = Health::default();
     for node in xml.split("<node>").skip(1) {
         let node = node.split("</node>").next().unwrap_or("");
         let (host, path) = (tag(node, "hostname"), tag(node, "path"));
         let what = match (host, path) {
-            (Some(h), _) if h.contains("Daemon") => h.to_string(),
+            (Some(h), Some(p)) if h.contains("Daemon") => format!("{h} on {p}"),
+            (Some(h), None) if h.contains("Daemon") => h.to_string(),
             (Some(h), Some(p)) => format!("brick {h}:{p}"),
             (Some(h), None) => h.to_string(),
             (None, Some(p)) => format!("brick {p}"),
@@ -98,8 +100,29 @@ mod tests {
             h.daemons,
             vec![
                 ("brick srv:/b/0".to_string(), 4101),
-                ("Self-heal Daemon".to_string(), 4200)
+                ("Self-heal Daemon on localhost".to_string(), 4200)
             ]
+        );
+    }
+
+    // Seed 004's two servers (scripts/simcluster): each runs a Self-heal
+    // Daemon, and `gluster volume status` lists them in either order. Told
+    // apart by server only, every run read "Self-heal Daemon restarted
+    // (pid 20447, then 20419)": a degraded target that was whole.
+    #[test]
+    fn the_self_heal_daemons_of_two_servers_are_two_daemons() {
+        let shd = |host: &str, pid: u32| {
+            format!("<node><hostname>Self-heal Daemon</hostname><path>{host}</path><status>1</status><pid>{pid}</pid></node>")
+        };
+        let status = |nodes: [String; 2]| format!("<volume>{}{}</volume>", nodes[0], nodes[1]);
+        let before = gluster_status(&status([shd("s1", 20447), shd("s2", 20419)]));
+        let after = gluster_status(&status([shd("s2", 20419), shd("s1", 20447)]));
+        assert_eq!(degraded(&before, &after), None);
+        let restarted = gluster_status(&status([shd("s2", 20419), shd("s1", 31000)]));
+        let w = degraded(&before, &restarted).unwrap();
+        assert!(
+            w.contains("Self-heal Daemon on s1 restarted (pid 20447, then 31000)"),
+            "{w}"
         );
     }
 
