@@ -393,4 +393,85 @@ mod tests {
             }
         }
     }
+
+    // Every example as this build ran it here (tests/fixtures/eta: each
+    // run's pair and the seconds to the next run's start, in the plan's
+    // order), from an empty store: the modelled runs at the load `check`
+    // saw are within 0.67–1.5× of what they took, and the ETA starting
+    // from them never moves by more than ×2 from one run to the next
+    // after a tenth of the runs.
+    #[test]
+    fn every_examples_modelled_runs_hold_and_its_eta_moves_at_most_twofold() {
+        let examples = [
+            (
+                include_str!("../examples/000-thin-vs-preallocated.toml"),
+                include_str!("../tests/fixtures/eta/000-thin-vs-preallocated.tsv"),
+            ),
+            (
+                include_str!("../examples/001-ext4-vs-zfs.toml"),
+                include_str!("../tests/fixtures/eta/001-ext4-vs-zfs.tsv"),
+            ),
+            (
+                include_str!("../examples/002-tiny-writes.toml"),
+                include_str!("../tests/fixtures/eta/002-tiny-writes.tsv"),
+            ),
+            (
+                include_str!("../examples/003-iozone-gluster-vs-nfs.toml"),
+                include_str!("../tests/fixtures/eta/003-iozone-gluster-vs-nfs.tsv"),
+            ),
+            (
+                include_str!("../examples/004-gluster-translators.toml"),
+                include_str!("../tests/fixtures/eta/004-gluster-translators.tsv"),
+            ),
+        ];
+        for (src, runs) in examples {
+            let exp = crate::experiment::parse_experiment("example.toml", src).unwrap();
+            let load: f64 = runs
+                .lines()
+                .find_map(|l| l.strip_prefix("# load at check: "))
+                .unwrap()
+                .parse()
+                .unwrap();
+            let (order, took): (Vec<Pair>, Vec<f64>) = runs
+                .lines()
+                .filter(|l| !l.starts_with('#'))
+                .map(|l| {
+                    let f: Vec<&str> = l.split('\t').collect();
+                    (
+                        (f[0].parse().unwrap(), f[1].parse().unwrap()),
+                        f[2].parse::<f64>().unwrap(),
+                    )
+                })
+                .unzip();
+            let load = crate::estimate::Load {
+                average: load,
+                cores: 2.0,
+            };
+            let estimate = Estimate::of(&exp, &[], true, load);
+            for pair in &order {
+                assert!(estimate.pairs.contains_key(pair), "{}: {pair:?}", exp.name);
+            }
+            // The modelled runs at the load `check` saw hold: 0.71× (000)
+            // to 1.35× (003); without the load, 000 was 1.62× and 003 2.2×.
+            let (modelled, all): (f64, f64) = (estimate.runs().as_secs_f64(), took.iter().sum());
+            assert!(
+                (0.67..=1.5).contains(&(modelled / all)),
+                "{}: modelled {modelled:.0} s of runs, they took {all:.0} s",
+                exp.name
+            );
+            let ends = predicted_ends(&mut Pace::new(&estimate), &order, &took);
+            let tenth = order.len().div_ceil(10);
+            for (i, w) in ends.windows(2).enumerate().skip(tenth - 1) {
+                let moved = (w[1] / w[0]).max(w[0] / w[1]);
+                assert!(
+                    moved <= 2.0,
+                    "{}: after run {}: predicted end {:.0} s, then {:.0} s (×{moved:.2})",
+                    exp.name,
+                    i + 1,
+                    w[0],
+                    w[1]
+                );
+            }
+        }
+    }
 }
