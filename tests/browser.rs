@@ -514,9 +514,10 @@ fn the_quick_campaign_answers_first_folds_the_rest_and_reads_at_420_px() {
         "19.7% less time, faster",
         "×1",
         "×10",
-        // The caveats of the runs behind a row, beside it.
+        // The caveats of the runs behind a row, beside it: the row's own
+        // target unnamed (the baseline's would be named).
         "⚠ noisy host",
-        "⚠ CPU-bound (tmpfs), noisy host",
+        "⚠ CPU-bound, noisy host",
     ] {
         assert!(
             overview.contains(text),

@@ -146,6 +146,36 @@ pub fn versus_text(diff_pct: f64, n: Notation, unit: Unit, word: &str) -> String
     }
 }
 
+/// The marks of one target's verdict in a figure whose row names it:
+/// a kind its own runs carry reads bare, one only others' runs carry
+/// (the baseline's) names them — `⚠ working set in the ARC, durability
+/// not measured (ext4-tuned)`.
+pub fn caveat_marks_of(caveats: &[Caveat], own: &str) -> String {
+    if caveats.is_empty() {
+        return String::new();
+    }
+    let mut kinds: Vec<WarningKind> = caveats.iter().map(|c| c.kind).collect();
+    kinds.sort();
+    kinds.dedup();
+    let each: Vec<String> = kinds
+        .iter()
+        .map(|k| {
+            let mut on: Vec<&str> = caveats
+                .iter()
+                .filter(|c| c.kind == *k)
+                .map(|c| c.target.as_str())
+                .collect();
+            on.sort();
+            on.dedup();
+            match on.contains(&own) {
+                true => k.label().to_string(),
+                false => format!("{} ({})", k.label(), on.join(", ")),
+            }
+        })
+        .collect();
+    format!("⚠ {}", each.join(", "))
+}
+
 /// `⚠ page cache (tmpfs), noisy host`: the caveats of a verdict, each kind
 /// once with the target whose runs carry it (none named when every
 /// target's do); empty without caveats. The one rendering of
@@ -254,7 +284,10 @@ pub fn display_unit(unit: Unit, max: f64) -> (f64, String) {
 
 #[cfg(test)]
 mod tests {
-    use super::{caveat_marks, change_text, versus_text, Caveat, Notation, Unit, WarningKind};
+    use super::{
+        caveat_marks, caveat_marks_of, change_text, versus_text, Caveat, Notation, Unit,
+        WarningKind,
+    };
 
     #[test]
     fn caveats_are_marked_once_per_kind_with_the_side_that_carries_them() {
@@ -271,6 +304,18 @@ mod tests {
             c(WarningKind::NoisyHost, "tmpfs"),
         ]);
         assert_eq!(marks, "⚠ page cache (tmpfs), noisy host");
+        // In a row that names tmpfs, its own caveats need no name; the
+        // baseline's do.
+        let row = [
+            c(WarningKind::DurabilityNotMeasured, "ext4"),
+            c(WarningKind::PageCache, "tmpfs"),
+            c(WarningKind::NoisyHost, "ext4"),
+            c(WarningKind::NoisyHost, "tmpfs"),
+        ];
+        assert_eq!(
+            caveat_marks_of(&row, "tmpfs"),
+            "⚠ page cache, durability not measured (ext4), noisy host"
+        );
     }
 
     // The examples: a time that drops reads as less time, a rate

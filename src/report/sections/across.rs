@@ -280,7 +280,7 @@ pub fn workloads(a: &CampaignData, b: &CampaignData, x: &Across) -> Vec<Section>
         if rows.is_empty() {
             continue;
         }
-        let mut s = Section::new(2, format!("{} ({})", w.name, w.kind));
+        let mut s = Section::new(2, super::workload::titled(&w.name, &w.kind));
         if let Some(chart) = diff_chart(&|t| color_of(a, t), &w.name, &rows, ia, ib) {
             s.chart(chart);
         }

@@ -36,11 +36,16 @@ pub fn intro(c: &CampaignData) -> Section {
     s
 }
 
-/// One line per comparison of a primary metric, each workload's followed
-/// by the sentences `more` adds on it.
+/// One line per comparison of a primary metric, then the sentences
+/// `more` adds on each workload (what the verdicts rest on: read cells
+/// that came from memory) as notes under them, not among them.
 pub fn headline_section(r: &Report, more: impl Fn(&WorkloadReport) -> Vec<String>) -> Section {
     let mut s = Section::untitled(1).with_class("headline");
-    s.list(headline(r, more));
+    let (verdicts, notes) = headline(r, more);
+    s.list(verdicts);
+    for note in notes {
+        s.text(note);
+    }
     s
 }
 
@@ -88,11 +93,15 @@ fn environment_table(env: &Value) -> Table {
 /// [`GROUPED`] of them says so once, where the first of them would stand:
 /// seed 000's 4 configurations × 4 transaction counts read as 12 lines of
 /// "no significant difference", one screen before any figure.
-fn headline(r: &Report, more: impl Fn(&WorkloadReport) -> Vec<String>) -> Vec<String> {
+fn headline(
+    r: &Report,
+    more: impl Fn(&WorkloadReport) -> Vec<String>,
+) -> (Vec<String>, Vec<String>) {
     let mut items: Vec<Item> = Vec::new();
+    let mut notes = Vec::new();
     for w in &r.workloads {
+        notes.extend(more(w));
         let Some(m) = w.primary_metric() else {
-            items.extend(more(w).into_iter().map(Item::Line));
             continue;
         };
         for t in m
@@ -126,21 +135,21 @@ fn headline(r: &Report, more: impl Fn(&WorkloadReport) -> Vec<String>) -> Vec<St
             if let Some(parts) = parts {
                 line.push_str(&format!("; {parts}"));
             }
-            items.push(Item::Line(line));
+            items.push(Item::Line(line, (family(&w.name), m.name.as_str())));
         }
-        items.extend(more(w).into_iter().map(Item::Line));
     }
-    group_no_differences(items, &r.baseline)
+    (group_no_differences(items, &r.baseline), notes)
 }
 
 /// How many comparisons of one workload family that find no significant
 /// difference the headline says in one line instead of one each.
-const GROUPED: usize = 4;
+const GROUPED: usize = 3;
 
-/// A headline line, or a comparison that found no significant difference
-/// (said alone, or with the others of its family).
+/// A headline line with its workload family and metric, or a comparison
+/// that found no significant difference (said alone, or with the others
+/// of its family).
 enum Item<'a> {
-    Line(String),
+    Line(String, (&'a str, &'a str)),
     NoDifference {
         family: &'a str,
         workload: &'a str,
@@ -162,19 +171,29 @@ fn group_no_differences(items: Vec<Item>, baseline: &str) -> Vec<String> {
     fn key<'a>(i: &Item<'a>) -> Option<(&'a str, &'a str)> {
         match i {
             Item::NoDifference { family, metric, .. } => Some((*family, metric.name.as_str())),
-            Item::Line(_) => None,
+            Item::Line(..) => None,
         }
     }
     let count = |k: (&str, &str)| items.iter().filter(|i| key(i) == Some(k)).count();
+    // Every comparison of the family on that metric, significant or not.
+    let of = |k: (&str, &str)| {
+        items
+            .iter()
+            .filter(|i| match i {
+                Item::Line(_, l) => *l == k,
+                _ => key(i) == Some(k),
+            })
+            .count()
+    };
     let mut said = std::collections::BTreeSet::new();
     let mut out = Vec::new();
     for item in &items {
         match (item, key(item)) {
-            (Item::Line(line), _) => out.push(line.clone()),
+            (Item::Line(line, _), _) => out.push(line.clone()),
             (Item::NoDifference { .. }, Some(k)) if count(k) >= GROUPED => {
                 if said.insert(k) {
                     let group: Vec<&Item> = items.iter().filter(|i| key(i) == Some(k)).collect();
-                    out.push(no_difference_line(&group, baseline));
+                    out.push(no_difference_line(&group, of(k), baseline));
                 }
             }
             (
@@ -204,8 +223,9 @@ fn group_no_differences(items: Vec<Item>, baseline: &str) -> Vec<String> {
 /// `pgbench: no significant difference from d in any of 12 comparisons
 /// (3 targets × 4 variants): tps from -15.4% to +12.0%, p 0.231–0.774
 /// (0.731–0.774 adjusted over 12) ⚠ noisy host; ±5% needs about 20–175
-/// runs per target`.
-fn no_difference_line(group: &[&Item], baseline: &str) -> String {
+/// runs per target`; `in 4 of its 6 comparisons (on 3 targets, 2
+/// variants)` when others of the `family` comparisons were significant.
+fn no_difference_line(group: &[&Item], family: usize, baseline: &str) -> String {
     let mut family_name = "";
     let mut metric_name = String::new();
     let mut workloads = std::collections::BTreeSet::new();
@@ -215,7 +235,7 @@ fn no_difference_line(group: &[&Item], baseline: &str) -> String {
     let mut settle: Vec<(f64, Option<usize>)> = Vec::new();
     for item in group {
         let Item::NoDifference {
-            family,
+            family: family_of,
             workload,
             metric,
             stats,
@@ -223,7 +243,7 @@ fn no_difference_line(group: &[&Item], baseline: &str) -> String {
         else {
             continue;
         };
-        family_name = family;
+        family_name = family_of;
         metric_name = human_name(&metric.name);
         workloads.insert(*workload);
         targets.insert(stats.target.as_str());
@@ -253,10 +273,15 @@ fn no_difference_line(group: &[&Item], baseline: &str) -> String {
         x if x < 0.001 => "<0.001".to_string(),
         x => format!("{x:.3}"),
     };
+    let (on, all) = match group.len() == family {
+        true => ("", format!("any of {family}")),
+        false => ("on ", format!("{} of its {family}", group.len())),
+    };
     let shape = match (targets.len(), workloads.len()) {
-        (t, 1) => format!("{t} targets"),
-        (1, w) => format!("{w} variants"),
-        (t, w) => format!("{t} targets × {w} variants"),
+        (t, 1) => format!("{on}{t} targets"),
+        (1, w) => format!("{on}{w} variants"),
+        (t, w) if on.is_empty() => format!("{t} targets × {w} variants"),
+        (t, w) => format!("on {t} targets, {w} variants"),
     };
     let n = Notation::of(&diffs);
     let lo = diffs.iter().copied().fold(f64::INFINITY, f64::min);
@@ -266,8 +291,7 @@ fn no_difference_line(group: &[&Item], baseline: &str) -> String {
         false => format!("{metric_name} from {} to {}", effect(lo, n), effect(hi, n)),
     };
     let mut line = format!(
-        "{family_name}: no significant difference from {baseline} in any of {} comparisons ({shape}): {diff}, p {}",
-        group.len(),
+        "{family_name}: no significant difference from {baseline} in {all} comparisons ({shape}): {diff}, p {}",
         span(&ps, &p),
     );
     if !adjusted.is_empty() {
@@ -459,7 +483,7 @@ mod tests {
             part(Some(Test::Write), &slower),
             part(Some(Test::Reread), &faster),
         ]);
-        let line = &headline(&r, |_| Vec::new())[0];
+        let line = &headline(&r, |_| Vec::new()).0[0];
         assert!(
             line.starts_with("iozone: b is slower than a: -20.0% throughput (geometric mean) ["),
             "{line}"
@@ -469,12 +493,14 @@ mod tests {
             "{line}"
         );
         let agree = matrix(vec![part(None, &slower), part(Some(Test::Write), &slower)]);
-        assert!(!headline(&agree, |_| Vec::new())[0].contains("disagree"));
+        assert!(!headline(&agree, |_| Vec::new()).0[0].contains("disagree"));
         // A named primary test: its verdict leads, all tests become a part.
         let named = matrix(vec![part(Some(Test::Reread), &faster), part(None, &slower)]);
-        let line = &headline(&named, |_| Vec::new())[0];
+        let line = &headline(&named, |_| Vec::new()).0[0];
         assert!(
-            line.starts_with("iozone: b is faster than a: +20.0% reread_geomean_bw_bytes_per_s"),
+            line.starts_with(
+                "iozone: b is faster than a: +20.0% reread throughput (geometric mean)"
+            ),
             "{line}"
         );
         assert!(
@@ -522,7 +548,7 @@ mod tests {
             workloads,
             warnings: Vec::new(),
         };
-        let lines = headline(&r, |_| Vec::new());
+        let (lines, _) = headline(&r, |_| Vec::new());
         assert_eq!(lines.len(), 2, "{lines:#?}");
         assert!(
             lines[0].eq(
@@ -536,13 +562,29 @@ mod tests {
             "{}",
             lines[1]
         );
-        // Three are said one by one.
+        // Two are said one by one.
         let mut r = r;
-        r.workloads.truncate(4);
-        let lines = headline(&r, |_| Vec::new());
-        assert_eq!(lines.len(), 4, "{lines:#?}");
+        r.workloads.truncate(3);
+        let (lines, _) = headline(&r, |_| Vec::new());
+        assert_eq!(lines.len(), 3, "{lines:#?}");
         assert!(
             lines[0].starts_with("pg[transactions=1]: no significant difference between b and a")
         );
+        // Where others of the family were significant, it says how many of
+        // them were not; what contributors add are notes, apart.
+        r.workloads = (1..=4)
+            .map(|n| plain(&format!("pg[transactions={n}]"), &same))
+            .chain([plain("pg[transactions=5]", &[200.0, 201.0, 199.0])])
+            .collect();
+        let (lines, notes) = headline(&r, |w| vec![format!("{}: a note", w.name)]);
+        assert!(
+            lines[0].starts_with(
+                "pg: no significant difference from a in 4 of its 5 comparisons (on 4 variants): "
+            ),
+            "{}",
+            lines[0]
+        );
+        assert!(lines[1].starts_with("pg[transactions=5]: b is faster than a"));
+        assert_eq!(notes.len(), 5);
     }
 }

@@ -10,7 +10,7 @@ use crate::metric::{Direction, Unit};
 use crate::report::document::{Chart, Section};
 use crate::report::format::{effect, human_name};
 use crate::report::svg::{Call, OverviewChart, OverviewRow};
-use crate::report::text::{caveat_marks, notation, versus_text};
+use crate::report::text::{caveat_marks, caveat_marks_of, notation, versus_text};
 use crate::stats::Verdict;
 
 /// The overview's section; `None` when nothing was compared.
@@ -60,7 +60,9 @@ pub fn chart(r: &Report) -> Option<OverviewChart> {
             if !one_metric {
                 label.push_str(&format!(" ({})", human_name(&m.name)));
             }
-            row(label, t, m.unit, m.direction)
+            let mut row = row(label, t, m.unit, m.direction);
+            row.marks = caveat_marks_of(&t.caveats, &t.target);
+            row
         })
         .collect();
     let title = match (candidates.as_slice(), one_metric) {

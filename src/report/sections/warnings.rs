@@ -38,7 +38,20 @@ pub fn kind_line(c: &CampaignData, r: &Report, k: &KindCount) -> String {
         what.push(format!("{} of {} runs", k.runs.len(), c.runs.len()));
     }
     let workloads: Vec<&str> = r.workloads.iter().map(|w| w.name.as_str()).collect();
-    let targets: Vec<&str> = r.targets.iter().map(String::as_str).collect();
+    // The targets runs were made on: not a Gluster volume that only
+    // carries the VM disks the runs used.
+    let measured = |t: &str| {
+        r.workloads
+            .iter()
+            .flat_map(|w| &w.metrics)
+            .any(|m| m.targets.iter().any(|x| x.target == t))
+    };
+    let targets: Vec<&str> = r
+        .targets
+        .iter()
+        .map(String::as_str)
+        .filter(|t| measured(t))
+        .collect();
     if let Some(p) = pairs_text(&workloads, &targets, &k.pairs) {
         what.push(p);
     }

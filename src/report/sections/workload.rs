@@ -13,10 +13,19 @@ use crate::report::text::{
 };
 use crate::store::CampaignData;
 
+/// `randread (io)`; `pgbench[transactions=12]` for a workload named as
+/// its kind.
+pub fn titled(name: &str, kind: &str) -> String {
+    match name.split('[').next() == Some(kind) {
+        true => name.to_string(),
+        false => format!("{name} ({kind})"),
+    }
+}
+
 /// The section of `w`; `values` replaces the table of means when a
 /// workload kind lays its summary metrics out its own way.
 pub fn section(c: &CampaignData, r: &Report, w: &WorkloadReport, values: Option<Table>) -> Section {
-    let mut s = Section::new(2, format!("{} ({})", w.name, w.kind));
+    let mut s = Section::new(2, titled(&w.name, &w.kind));
     if let Some(m) = w.primary_metric() {
         s.chart(bar_chart(c, w, m));
         if let Some(diffs) = diff_chart(c, r, w, m) {
@@ -64,15 +73,15 @@ fn bar_chart(c: &CampaignData, w: &WorkloadReport, m: &MetricReport) -> Chart {
         })
         .collect();
     let clipped = m.targets.iter().any(|t| t.ci_clipped);
+    let name = crate::metric::human_name(&m.name);
     let title = format!(
-        "{}: {} (mean, 95% CI{})",
+        "{}: {name} (mean, 95% CI{})",
         w.name,
-        m.name,
         if clipped { ", clipped at 0" } else { "" }
     );
     Chart::Bar(BarChart {
         title,
-        y_label: format!("{} ({unit})", m.name),
+        y_label: format!("{name} ({unit})"),
         bars,
     })
 }

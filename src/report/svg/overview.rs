@@ -122,8 +122,8 @@ fn usable(r: f64) -> bool {
 type Chart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
 
 /// What each row says beside it: its verdict on up to two lines, or, with
-/// caveat marks, its verdict on one and the marks on up to two (never cut
-/// where two lines hold them: a cut caveat reads as another one).
+/// caveat marks, its verdict on one and the marks on up to three (never
+/// cut where three lines hold them: a cut caveat reads as another one).
 fn row_texts(c: &OverviewChart) -> Vec<Vec<String>> {
     c.rows
         .iter()
@@ -131,7 +131,7 @@ fn row_texts(c: &OverviewChart) -> Vec<Vec<String>> {
             let mut lines = wrap_text(&r.text, VALUE_SIZE, TEXT_PX, 2);
             if !r.marks.is_empty() {
                 lines.truncate(1);
-                lines.extend(wrap_text(&r.marks, VALUE_SIZE, TEXT_PX, 2));
+                lines.extend(wrap_text(&r.marks, VALUE_SIZE, TEXT_PX, 3));
             }
             lines
         })
@@ -140,9 +140,11 @@ fn row_texts(c: &OverviewChart) -> Vec<Vec<String>> {
 
 /// A row's height in rows of [`ROW_PX`]: one whose caveat marks take two
 /// lines under its verdict, or whose name takes three, needs three lines,
-/// half a row more.
+/// half a row more; marks on three lines, a whole row more.
 fn row_height(text: &[String], name: &[String]) -> f64 {
-    if text.len() > 2 || name.len() > 2 {
+    if text.len() > 3 {
+        2.0
+    } else if text.len() > 2 || name.len() > 2 {
         1.5
     } else {
         1.0
@@ -214,7 +216,8 @@ fn draw(
         let (up, down) = match rest.len() {
             0 => (0, 0),
             1 => (8, 8),
-            _ => (15, 8),
+            2 => (15, 8),
+            _ => (21, 7),
         };
         lines(
             root,
@@ -237,7 +240,7 @@ fn draw(
     Ok(())
 }
 
-/// Up to two lines of text, vertically centred on `at`.
+/// Lines of text, 15 px apart, vertically centred on `at`.
 fn lines(
     root: &Area<'_>,
     text: &[String],

@@ -13,7 +13,10 @@ use crate::report::document::{Chart, Section};
 /// The study's section of the report, a part of its own after the
 /// overview: the figure first.
 pub fn report(s: &Study) -> Section {
-    let title = format!("{} ({}) by {}", s.family, s.kind, s.factors.join(", "));
+    let title = match s.family == s.kind {
+        true => format!("{} by {}", s.family, s.factors.join(", ")),
+        false => format!("{} ({}) by {}", s.family, s.kind, s.factors.join(", ")),
+    };
     let mut out = Section::new(2, title).with_class("study");
     pivot(&mut out, s, &s.primary, true);
     if let Some(g) = heatmaps(s) {
