@@ -103,23 +103,25 @@ impl<V> Keyed<V> {
     }
 }
 
-/// How the last run's entries were put in key order: runs of a campaign
-/// list the same shared keys in the same order, so each but the first is
-/// ordered by comparing addresses, not names.
+/// How the last entries of a variant's run were put in key order: runs of
+/// a variant list the same shared keys in the same order, so each but the
+/// first is ordered by comparing addresses, not names.
 #[derive(Default)]
 struct Order {
-    keys: SameKeysOf,
+    keys: Vec<*const MetricKey>,
     /// Which entries to keep, in key order (the last of equal keys).
     keep: Vec<usize>,
 }
 
 /// One run's entries gathered as they are read, then made into its
 /// [`Keyed`] ordered as [`Keyed::from_entries`] orders them: by the order
-/// the last run's entries took when they are the same keys in the same
-/// order. The buffers are the gatherer's, kept from run to run: a run
-/// read costs one allocation, its own figures'.
+/// the last entries of the run's variant took when they are the same keys
+/// in the same order (each variant has its own keys, and the runs of a
+/// campaign take turns among its variants). The buffers are the
+/// gatherer's, kept from run to run: a run read costs one allocation, its
+/// own figures'.
 pub(super) struct Gather<V> {
-    order: Order,
+    orders: Vec<Order>,
     entries: Vec<(Arc<MetricKey>, V)>,
     slots: Vec<Option<(Arc<MetricKey>, V)>>,
 }
@@ -127,7 +129,7 @@ pub(super) struct Gather<V> {
 impl<V> Default for Gather<V> {
     fn default() -> Self {
         Gather {
-            order: Order::default(),
+            orders: Vec::new(),
             entries: Vec::new(),
             slots: Vec::new(),
         }
@@ -139,11 +141,17 @@ impl<V> Gather<V> {
         self.entries.push((key, value));
     }
 
-    /// The entries pushed since the last `take`, in key order.
-    pub(super) fn take(&mut self) -> Keyed<V> {
+    /// The entries pushed since the last `take`, of a run of `variant`,
+    /// in key order.
+    pub(super) fn take(&mut self, variant: usize) -> Keyed<V> {
+        if self.orders.len() <= variant {
+            self.orders.resize_with(variant + 1, Order::default);
+        }
         let entries = &self.entries;
-        let order = &mut self.order;
-        if !order.keys.same_entries(entries) {
+        let order = &mut self.orders[variant];
+        if !same_keys(&order.keys, entries) {
+            order.keys.clear();
+            order.keys.extend(entries.iter().map(|e| Arc::as_ptr(&e.0)));
             let mut idx: Vec<usize> = (0..entries.len()).collect();
             idx.sort_by(|&a, &b| entries[a].0.cmp(&entries[b].0));
             order.keep = (0..idx.len())
@@ -172,9 +180,9 @@ pub fn distinct_keys<'a, V: 'a>(
 ) -> std::collections::BTreeSet<&'a MetricKey> {
     let mut seen: std::collections::HashSet<*const MetricKey> = Default::default();
     let mut out = std::collections::BTreeSet::new();
-    let mut last = SameKeys::default();
+    let mut known = SameKeys::default();
     for keyed in all {
-        if last.same(keyed) {
+        if !known.slot(keyed).1 {
             continue;
         }
         for (key, _) in &keyed.entries {
@@ -186,37 +194,48 @@ pub fn distinct_keys<'a, V: 'a>(
     out
 }
 
-/// Whether a run's figures have the very keys (the same shared `Arc`s, in
-/// the same order) of the run asked about before: what was worked out
-/// for that run's keys holds for this one's.
+/// How many lists of keys [`SameKeys`] remembers: the variants a campaign's
+/// runs take turns among (targets × workload variants), for most.
+const REMEMBERED: usize = 16;
+
+/// The lists of keys (the same shared `Arc`s, in the same order) of the
+/// last runs asked about: a run with the very keys of one of them has what
+/// was worked out for that run's keys.
 #[derive(Default)]
-pub struct SameKeys(SameKeysOf);
+pub struct SameKeys {
+    lists: Vec<Vec<*const MetricKey>>,
+    next: usize,
+}
 
 impl SameKeys {
-    /// True when `keyed` has the keys of the last run given; remembers
-    /// its keys when not.
-    pub fn same<V>(&mut self, keyed: &Keyed<V>) -> bool {
-        self.0.same_entries(&keyed.entries)
+    /// The slot (below [`REMEMBERED`]) of `keyed`'s keys, and whether they
+    /// are new: not among the lists remembered, now remembered in that
+    /// slot in place of the oldest.
+    pub fn slot<V>(&mut self, keyed: &Keyed<V>) -> (usize, bool) {
+        if let Some(i) = self.lists.iter().position(|l| same_keys(l, &keyed.entries)) {
+            return (i, false);
+        }
+        let i = if self.lists.len() < REMEMBERED {
+            self.lists.push(Vec::new());
+            self.lists.len() - 1
+        } else {
+            let i = self.next;
+            self.next = (i + 1) % REMEMBERED;
+            i
+        };
+        self.lists[i].clear();
+        self.lists[i].extend(keyed.entries.iter().map(|e| Arc::as_ptr(&e.0)));
+        (i, true)
     }
 }
 
-/// The addresses of the last entries' keys.
-#[derive(Default)]
-struct SameKeysOf(Vec<*const MetricKey>);
-
-impl SameKeysOf {
-    fn same_entries<V>(&mut self, entries: &[(Arc<MetricKey>, V)]) -> bool {
-        let same = entries.len() == self.0.len()
-            && entries
-                .iter()
-                .zip(&self.0)
-                .all(|(e, k)| std::ptr::eq(Arc::as_ptr(&e.0), *k));
-        if !same {
-            self.0.clear();
-            self.0.extend(entries.iter().map(|e| Arc::as_ptr(&e.0)));
-        }
-        same
-    }
+/// Whether `entries` have the keys of `list`, by address, in its order.
+fn same_keys<V>(list: &[*const MetricKey], entries: &[(Arc<MetricKey>, V)]) -> bool {
+    entries.len() == list.len()
+        && entries
+            .iter()
+            .zip(list)
+            .all(|(e, k)| std::ptr::eq(Arc::as_ptr(&e.0), *k))
 }
 
 /// Iterates `(&key, &value)` in key order, as a `BTreeMap` does.
@@ -422,13 +441,16 @@ mod tests {
                 .zip([15.0, 16.0, 17.0, 18.0])
                 .collect(),
         ];
-        let mut gather = Gather::default();
-        for run in runs {
-            let alone = Keyed::from_entries(run.clone());
-            for (k, v) in run {
-                gather.push(k, v);
+        // Once as the runs of one variant, once taking turns between two.
+        for variants in [1, 2] {
+            let mut gather = Gather::default();
+            for (n, run) in runs.iter().enumerate() {
+                let alone = Keyed::from_entries(run.clone());
+                for (k, v) in run.clone() {
+                    gather.push(k, v);
+                }
+                assert_eq!(gather.take(n % variants), alone);
             }
-            assert_eq!(gather.take(), alone);
         }
     }
 
@@ -446,7 +468,7 @@ mod tests {
             for (key, v) in part {
                 gather.push(key, v);
             }
-            run.absorb(gather.take());
+            run.absorb(gather.take(0));
         }
         let whole: Vec<_> = first.into_iter().chain(later).collect();
         assert_eq!(run, Keyed::from_entries(whole));

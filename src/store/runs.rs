@@ -366,14 +366,14 @@ impl Reading<'_> {
             };
             if gathering != Some(i) {
                 if let Some(g) = gathering {
-                    out[g].absorb(gather.take());
+                    out[g].absorb(gather.take(self.variant[g]));
                 }
                 gathering = Some(i);
             }
             gather.push(key, value(r, unit, direction)?);
         }
         if let Some(g) = gathering {
-            out[g].absorb(gather.take());
+            out[g].absorb(gather.take(self.variant[g]));
         }
         Ok(out)
     }

@@ -299,19 +299,23 @@ pub(crate) fn devices_table(runs: &[&RunData], targets: &[String]) -> Table {
 /// The values of each device's [`DEVICE_COLUMNS`] over `runs`, in run
 /// order (device `i`, column `j` at `i * DEVICE_COLUMNS.len() + j`), in one
 /// pass over each run's figures: a key of the campaign is matched once,
-/// and found again by its address; a run with the very keys of the run
+/// and found again by its address; a run with the very keys of a run
 /// before takes its figures to the same places, found for that run.
 fn device_columns(runs: &[&&RunData], devices: &BTreeSet<&str>) -> Vec<Vec<f64>> {
     let devices: Vec<&str> = devices.iter().copied().collect();
     let mut columns = vec![Vec::new(); devices.len() * DEVICE_COLUMNS.len()];
     let mut place: HashMap<*const MetricKey, Option<usize>> = HashMap::new();
-    let mut last = SameKeys::default();
-    let mut places: Vec<Option<usize>> = Vec::new();
+    let mut known = SameKeys::default();
+    let mut places: Vec<Vec<Option<usize>>> = Vec::new();
     for r in runs {
-        if !last.same(&r.metrics) {
-            places.clear();
+        let (slot, new) = known.slot(&r.metrics);
+        if places.len() <= slot {
+            places.resize_with(slot + 1, Vec::new);
+        }
+        if new {
+            places[slot].clear();
             for (key, _) in r.metrics.shared() {
-                places.push(
+                places[slot].push(
                     *place.entry(std::sync::Arc::as_ptr(key)).or_insert_with(|| {
                         let i = devices
                             .iter()
@@ -329,7 +333,7 @@ fn device_columns(runs: &[&&RunData], devices: &BTreeSet<&str>) -> Vec<Vec<f64>>
                 );
             }
         }
-        for ((_, v), at) in r.metrics.shared().zip(&places) {
+        for ((_, v), at) in r.metrics.shared().zip(&places[slot]) {
             if let Some(at) = at {
                 columns[*at].push(v.value);
             }
