@@ -12,7 +12,11 @@ use crate::experiment::parse::parse_experiment;
 use crate::measure::latency::new_histogram;
 use crate::measure::{Hist, RunOutput, Series};
 use crate::metric::catalogue::{self as m, LAT};
-use crate::metric::MetricKey;
+use crate::metric::labels::DEVICE;
+use crate::metric::{Labels, MetricKey};
+use crate::report::contrib::telemetry;
+use crate::report::format::format_value;
+use crate::stats::summary::mean;
 use crate::stats::{compare_runs, mean_ci, summarize, RoundValue};
 use crate::store::write::RunRecord;
 use crate::store::{CampaignData, Parts, RunData, Store};
@@ -66,6 +70,7 @@ fn written(store: &mut Store) -> i64 {
                 if (round + ti as u32) % 2 == 0 {
                     warnings.push(Warning::new(WarningKind::NoisyHost, "noisy host: 80%"));
                 }
+                let k = f64::from(round);
                 let mut metrics = vec![
                     m::OPS_PER_S.value(value),
                     m::CPU_BUSY_PCT.value(10.0 + f64::from(round) + ti as f64),
@@ -74,8 +79,13 @@ fn written(store: &mut Store) -> i64 {
                 // course is drawn from its second.
                 if !(ti == 1 && round == 1) {
                     metrics.push(m::TELEMETRY_CPU_PCT.value(0.1));
+                    // The device under the target is sda in even rounds
+                    // and sdb in odd ones: runs that follow each other
+                    // record as many device figures, of other keys.
+                    let device = Labels::new().with(&DEVICE, ["sda", "sdb"][round as usize % 2]);
+                    metrics.push(m::DEV_READ_BYTES.labelled(device.clone(), value * 3.0));
+                    metrics.push(m::DEV_UTIL_PCT.labelled(device, 20.0 + k + ti as f64));
                 }
-                let k = f64::from(round);
                 let series = vec![
                     Series::new(&m::OPS_PER_S, 1.0, vec![value, value * 1.1, value + k]),
                     Series::new(&m::MEM_DIRTY_BYTES, 1.0, vec![1e6, 2e6 + k, 3e6]),
@@ -226,6 +236,50 @@ fn the_models_figures_are_those_of_every_row() {
             assert_eq!((per_pair, failed), (1, 1));
         }
     }
+}
+
+// The telemetry section's devices table: per target and device, the mean
+// of each figure over every measured row that recorded telemetry (the
+// device changes from run to run, the number of figures does not).
+#[test]
+fn the_devices_table_is_the_mean_of_every_watched_row() {
+    let (_dir, c) = campaign();
+    let targets: Vec<String> = c.targets.iter().map(|t| t.name.clone()).collect();
+    let mut checked = 0;
+    for w in &c.workloads {
+        let table = telemetry::devices_table(&telemetry::watched(&c, &w.name), &targets);
+        assert_eq!(table.rows.len(), 4, "two devices on each target");
+        for t in &targets {
+            let watched: Vec<&RunData> = every_row(&c, &w.name, t)
+                .into_iter()
+                .filter(|r| r.metric(&m::TELEMETRY_CPU_PCT).is_some())
+                .collect();
+            for device in ["sda", "sdb"] {
+                let row = table
+                    .rows
+                    .iter()
+                    .find(|r| &r[0] == t && r[1] == device)
+                    .unwrap();
+                let mut expected = vec![t.clone(), device.to_string()];
+                for (def, _) in telemetry::DEVICE_COLUMNS {
+                    let key = MetricKey::new(def.name, Labels::new().with(&DEVICE, device));
+                    let values: Vec<f64> = watched
+                        .iter()
+                        .filter_map(|r| r.metrics.get(&key).map(|v| v.value))
+                        .collect();
+                    expected.push(if values.is_empty() {
+                        "—".into()
+                    } else {
+                        format_value(mean(&values), def.unit)
+                    });
+                }
+                assert_eq!(row, &expected, "{} on {t}", w.name);
+                assert!(row.iter().filter(|x| *x != "—").count() == 4, "{row:?}");
+                checked += 1;
+            }
+        }
+    }
+    assert_eq!(checked, 8);
 }
 
 #[test]

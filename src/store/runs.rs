@@ -11,7 +11,7 @@ use std::sync::Arc;
 use anyhow::Result;
 use rusqlite::{params, Row};
 
-use super::keyed::{Keyed, Order, RunFacts};
+use super::keyed::{Gather, Keyed, RunFacts};
 use super::parts::{Drawn, Parts};
 use super::read::{
     run_factors, CampaignData, HistData, MetricValue, RankData, RunData, SeriesData, TargetRow,
@@ -341,14 +341,18 @@ impl Reading<'_> {
     }
 
     /// Rows of `(run_id, key_id, …)` of `sql` gathered per run into
-    /// `Keyed` values made by `value`.
+    /// `Keyed` values made by `value`. Rows come run by run: each run's
+    /// are gathered, then made into its `Keyed`; a run whose rows came
+    /// apart has the later ones added to it.
     fn keyed<V>(
         &mut self,
         sql: &str,
         runs: usize,
         mut value: impl FnMut(&Row<'_>, Unit, Direction) -> rusqlite::Result<V>,
     ) -> Result<Vec<Keyed<V>>> {
-        let mut entries: Vec<Vec<(Arc<MetricKey>, V)>> = (0..runs).map(|_| Vec::new()).collect();
+        let mut out: Vec<Keyed<V>> = (0..runs).map(|_| Keyed::new()).collect();
+        let mut gather = Gather::default();
+        let mut gathering: Option<usize> = None;
         let mut st = self.store.conn.prepare(sql)?;
         let mut rows = st.query(params![self.campaign, self.range.0, self.range.1])?;
         let mut last = None;
@@ -360,13 +364,18 @@ impl Reading<'_> {
             else {
                 continue;
             };
-            entries[i].push((key, value(r, unit, direction)?));
+            if gathering != Some(i) {
+                if let Some(g) = gathering {
+                    out[g].absorb(gather.take(self.variant[g]));
+                }
+                gathering = Some(i);
+            }
+            gather.push(key, value(r, unit, direction)?);
         }
-        let mut order = Order::default();
-        Ok(entries
-            .into_iter()
-            .map(|e| Keyed::from_entries_in(e, &mut order))
-            .collect())
+        if let Some(g) = gathering {
+            out[g].absorb(gather.take(self.variant[g]));
+        }
+        Ok(out)
     }
 
     /// The runs' figures; only those of `names` when given.

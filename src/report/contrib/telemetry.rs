@@ -29,7 +29,7 @@ use crate::report::svg::{target_color, Line, LineChart};
 use crate::report::table::Table;
 use crate::report::text::{diff_text, display_unit, mean_ci_text};
 use crate::stats::summary::mean;
-use crate::store::keyed::distinct_keys;
+use crate::store::keyed::{distinct_keys, SameKeys};
 use crate::store::{CampaignData, RunData, SeriesData};
 
 /// The panel's title.
@@ -81,7 +81,7 @@ impl Contributor for Telemetry {
 }
 
 /// The measured runs of `w` that recorded telemetry.
-fn watched<'a>(c: &'a CampaignData, w: &str) -> Vec<&'a RunData> {
+pub(crate) fn watched<'a>(c: &'a CampaignData, w: &str) -> Vec<&'a RunData> {
     c.runs
         .iter()
         .filter(|r| r.workload == w && !r.warmup && r.status == "ok")
@@ -253,7 +253,7 @@ fn figure_name(key: &MetricKey) -> String {
 }
 
 /// The columns of [`devices_table`]: a device figure and its heading.
-const DEVICE_COLUMNS: &[(&MetricDef, &str)] = &[
+pub(crate) const DEVICE_COLUMNS: &[(&MetricDef, &str)] = &[
     (&m::DEV_READ_BYTES, "read"),
     (&m::DEV_WRITE_BYTES, "written"),
     (&m::DEV_READ_BW_BYTES_PER_S, "read/s"),
@@ -266,7 +266,7 @@ const DEVICE_COLUMNS: &[(&MetricDef, &str)] = &[
 /// Each device of each target's chain, as `iostat -x` shows it: per run,
 /// the mean over the measured runs of what it read and wrote, how busy it
 /// was, its mean queue and the mean time a request took.
-fn devices_table(runs: &[&RunData], targets: &[String]) -> Table {
+pub(crate) fn devices_table(runs: &[&RunData], targets: &[String]) -> Table {
     let mut header = vec!["target", "device"];
     header.extend(DEVICE_COLUMNS.iter().map(|c| c.1));
     let mut right = vec![true; header.len()];
@@ -299,26 +299,43 @@ fn devices_table(runs: &[&RunData], targets: &[String]) -> Table {
 /// The values of each device's [`DEVICE_COLUMNS`] over `runs`, in run
 /// order (device `i`, column `j` at `i * DEVICE_COLUMNS.len() + j`), in one
 /// pass over each run's figures: a key of the campaign is matched once,
-/// and found again by its address.
+/// and found again by its address; a run with the very keys of a run
+/// before takes its figures to the same places, found for that run.
 fn device_columns(runs: &[&&RunData], devices: &BTreeSet<&str>) -> Vec<Vec<f64>> {
     let devices: Vec<&str> = devices.iter().copied().collect();
     let mut columns = vec![Vec::new(); devices.len() * DEVICE_COLUMNS.len()];
     let mut place: HashMap<*const MetricKey, Option<usize>> = HashMap::new();
+    let mut known = SameKeys::default();
+    let mut places: Vec<Vec<Option<usize>>> = Vec::new();
     for r in runs {
-        for (key, v) in r.metrics.shared() {
-            let at = *place.entry(std::sync::Arc::as_ptr(key)).or_insert_with(|| {
-                let i = devices
-                    .iter()
-                    .position(|d| key.labels.get(&DEVICE) == Some(*d))?;
-                let j = DEVICE_COLUMNS.iter().position(|(def, _)| {
-                    key.name == def.name
-                        && **key
-                            == MetricKey::new(def.name, Labels::new().with(&DEVICE, devices[i]))
-                })?;
-                Some(i * DEVICE_COLUMNS.len() + j)
-            });
+        let (slot, new) = known.slot(&r.metrics);
+        if places.len() <= slot {
+            places.resize_with(slot + 1, Vec::new);
+        }
+        if new {
+            places[slot].clear();
+            for (key, _) in r.metrics.shared() {
+                places[slot].push(
+                    *place.entry(std::sync::Arc::as_ptr(key)).or_insert_with(|| {
+                        let i = devices
+                            .iter()
+                            .position(|d| key.labels.get(&DEVICE) == Some(*d))?;
+                        let j = DEVICE_COLUMNS.iter().position(|(def, _)| {
+                            key.name == def.name
+                                && **key
+                                    == MetricKey::new(
+                                        def.name,
+                                        Labels::new().with(&DEVICE, devices[i]),
+                                    )
+                        })?;
+                        Some(i * DEVICE_COLUMNS.len() + j)
+                    }),
+                );
+            }
+        }
+        for ((_, v), at) in r.metrics.shared().zip(&places[slot]) {
             if let Some(at) = at {
-                columns[at].push(v.value);
+                columns[*at].push(v.value);
             }
         }
     }
