@@ -151,29 +151,7 @@ pub fn versus_text(diff_pct: f64, n: Notation, unit: Unit, word: &str) -> String
 /// (the baseline's) names them — `⚠ working set in the ARC, durability
 /// not measured (ext4-tuned)`.
 pub fn caveat_marks_of(caveats: &[Caveat], own: &str) -> String {
-    if caveats.is_empty() {
-        return String::new();
-    }
-    let mut kinds: Vec<WarningKind> = caveats.iter().map(|c| c.kind).collect();
-    kinds.sort();
-    kinds.dedup();
-    let each: Vec<String> = kinds
-        .iter()
-        .map(|k| {
-            let mut on: Vec<&str> = caveats
-                .iter()
-                .filter(|c| c.kind == *k)
-                .map(|c| c.target.as_str())
-                .collect();
-            on.sort();
-            on.dedup();
-            match on.contains(&own) {
-                true => k.label().to_string(),
-                false => format!("{} ({})", k.label(), on.join(", ")),
-            }
-        })
-        .collect();
-    format!("⚠ {}", each.join(", "))
+    marks(caveats, |on, _| on.contains(&own))
 }
 
 /// `⚠ page cache (tmpfs), noisy host`: the caveats of a verdict, each kind
@@ -182,6 +160,12 @@ pub fn caveat_marks_of(caveats: &[Caveat], own: &str) -> String {
 /// [`crate::analysis::model::TargetStats::caveats`], in verdict lines and
 /// the overview figure alike.
 pub fn caveat_marks(caveats: &[Caveat]) -> String {
+    marks(caveats, |on, all| on.len() == all && all > 1)
+}
+
+/// Each kind of `caveats` once, bare where `bare(targets carrying it,
+/// how many targets carry any)` says so, else with those targets named.
+fn marks(caveats: &[Caveat], bare: impl Fn(&[&str], usize) -> bool) -> String {
     if caveats.is_empty() {
         return String::new();
     }
@@ -199,7 +183,7 @@ pub fn caveat_marks(caveats: &[Caveat]) -> String {
                 .collect();
             on.sort();
             on.dedup();
-            match on.len() == all.len() && all.len() > 1 {
+            match bare(&on, all.len()) {
                 true => k.label().to_string(),
                 false => format!("{} ({})", k.label(), on.join(", ")),
             }

@@ -89,12 +89,7 @@ pub fn overview_chart(c: &OverviewChart) -> Result<String> {
     let texts = row_texts(c);
     // The names take what the verdicts beside the rows leave of the
     // width, down to the plot's own least.
-    let texts_w = texts
-        .iter()
-        .flatten()
-        .map(|t| text_width(t, VALUE_SIZE))
-        .max()
-        .unwrap_or(0);
+    let texts_w = widest(&texts, VALUE_SIZE);
     let name_px = OVERVIEW_WIDTH
         .saturating_sub(texts_w + 56 + PLOT_MIN_PX)
         .max(NAME_PX);
@@ -113,6 +108,16 @@ pub fn overview_chart(c: &OverviewChart) -> Result<String> {
     render(&c.title, (OVERVIEW_WIDTH, height), |root| {
         draw(root, c, &texts, &names, &heights)
     })
+}
+
+/// The widest of `lines` at `size`, in pixels.
+fn widest(lines: &[Vec<String>], size: f64) -> u32 {
+    lines
+        .iter()
+        .flatten()
+        .map(|l| text_width(l, size))
+        .max()
+        .unwrap_or(0)
 }
 
 fn usable(r: f64) -> bool {
@@ -160,18 +165,8 @@ fn draw(
 ) -> Result<()> {
     let area = draw_title(root, &c.title)?;
     let (lo, hi) = log_range(&c.rows);
-    let names_w = names
-        .iter()
-        .flatten()
-        .map(|n| text_width(n, LABEL_SIZE))
-        .max()
-        .unwrap_or(0);
-    let texts_w = texts
-        .iter()
-        .flatten()
-        .map(|t| text_width(t, VALUE_SIZE))
-        .max()
-        .unwrap_or(0);
+    let names_w = widest(names, LABEL_SIZE);
+    let texts_w = widest(texts, VALUE_SIZE);
     // Each row's centre, the first at the top, in rows of ROW_PX.
     let top: f64 = heights.iter().sum();
     let centres: Vec<f64> = (0..heights.len())
