@@ -9,6 +9,7 @@
 use std::time::Duration;
 
 use super::{model, Basis};
+use crate::experiment::sweep::family_of as family;
 use crate::experiment::{parse_experiment, Experiment, Remount};
 use crate::store::{PastCampaign, PastRun};
 
@@ -47,11 +48,6 @@ fn median(mut v: Vec<f64>) -> Option<f64> {
 
 fn secs(s: f64) -> Duration {
     crate::params::units::saturating_secs(s.max(0.0))
-}
-
-/// A workload or target name without its variant's values.
-fn family(name: &str) -> &str {
-    name.split('[').next().unwrap_or(name)
 }
 
 impl<'a> History<'a> {

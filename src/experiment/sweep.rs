@@ -92,6 +92,26 @@ pub fn variant_name(family: &str, factors: &[Factor]) -> String {
     format!("{family}[{}]", pairs.join(","))
 }
 
+/// The table a variant's name belongs to: `pgbench[transactions=12]` is of
+/// `pgbench` (what [`variant_name`] put before the brackets).
+pub fn family_of(name: &str) -> &str {
+    name.split('[').next().unwrap_or(name)
+}
+
+/// `factors` as `key=value, …`, each key without a dotted prefix
+/// (`gluster.`, `performance.`) where no other key among them ends the
+/// same: `mount_options=[], preallocation=off`.
+pub fn short_text(factors: &[&Factor]) -> String {
+    let last = |k: &str| k.rsplit('.').next().unwrap_or(k).to_string();
+    let unique = |k: &str| factors.iter().filter(|f| last(&f.key) == last(k)).count() == 1;
+    let key = |k: &str| if unique(k) { last(k) } else { k.to_string() };
+    factors
+        .iter()
+        .map(|f| format!("{}={}", key(&f.key), f.text))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// The label text of a parsed value, in base units.
 pub fn label_value(v: &Value) -> String {
     match v {

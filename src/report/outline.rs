@@ -102,7 +102,7 @@ fn body(
     // how (folded), each workload (its per-run charts folded), the full
     // warning list (folded).
     let mut body = vec![campaign::intro(c), headline, by_kind.clone()];
-    body.extend(overview::section(model));
+    body.extend(overview::section(c, model));
     for s in crate::analysis::study::studies(c, model, &options.compare_levels) {
         body.push(contrib::study::sections::report(&s));
     }

@@ -175,13 +175,7 @@ impl Pair<'_> {
             .map(|f| &f.0)
             .filter(|f| !except.contains(&f.key.as_str()))
             .collect();
-        let last = |k: &str| k.rsplit('.').next().unwrap_or(k).to_string();
-        let unique = |k: &str| shown.iter().filter(|f| last(&f.key) == last(k)).count() == 1;
-        let key = |k: &str| if unique(k) { last(k) } else { k.to_string() };
-        (shown.iter())
-            .map(|f| format!("{}={}", key(&f.key), f.text))
-            .collect::<Vec<_>>()
-            .join(", ")
+        crate::experiment::sweep::short_text(&shown)
     }
 }
 

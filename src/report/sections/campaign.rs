@@ -4,6 +4,7 @@
 use serde_json::Value;
 
 use crate::analysis::model::{runs_text, MetricReport, Report, TargetStats, WorkloadReport};
+use crate::experiment::sweep::family_of as family;
 use crate::fact::Environment;
 use crate::metric::Unit;
 use crate::report::document::Section;
@@ -123,15 +124,7 @@ fn headline(
                 });
                 continue;
             }
-            let mut line = format!("{}: {}", w.name, verdict_sentence(t, m, &r.baseline));
-            // Marks on the first screen; the tables say in how many runs.
-            let marks = caveat_marks(&t.caveats);
-            if !marks.is_empty() {
-                line.push_str(&format!(" {marks}"));
-            }
-            if let Some(more) = settle_text(t) {
-                line.push_str(&format!("; {more}"));
-            }
+            let mut line = verdict_line(&w.name, t, m, &r.baseline);
             if let Some(parts) = parts {
                 line.push_str(&format!("; {parts}"));
             }
@@ -156,12 +149,6 @@ enum Item<'a> {
         metric: &'a MetricReport,
         stats: &'a TargetStats,
     },
-}
-
-/// A workload's name without its sweep's values: `pgbench[transactions=12]`
-/// is of `pgbench`.
-fn family(name: &str) -> &str {
-    name.split('[').next().unwrap_or(name)
 }
 
 /// The items as lines: each family's (and primary metric's) comparisons
@@ -204,17 +191,7 @@ fn group_no_differences(items: Vec<Item>, baseline: &str) -> Vec<String> {
                     ..
                 },
                 _,
-            ) => {
-                let mut line = format!("{workload}: {}", verdict_sentence(stats, metric, baseline));
-                let marks = caveat_marks(&stats.caveats);
-                if !marks.is_empty() {
-                    line.push_str(&format!(" {marks}"));
-                }
-                if let Some(more) = settle_text(stats) {
-                    line.push_str(&format!("; {more}"));
-                }
-                out.push(line);
-            }
+            ) => out.push(verdict_line(workload, stats, metric, baseline)),
         }
     }
     out
@@ -323,6 +300,20 @@ fn no_difference_line(group: &[&Item], family: usize, baseline: &str) -> String 
             _ => runs_text(None),
         };
         line.push_str(&format!("; ±{pct}% needs {text} runs per target"));
+    }
+    line
+}
+
+/// `w: ` and the verdict sentence of `t`, its caveat marks (on the first
+/// screen; the tables say in how many runs) and what would settle it.
+fn verdict_line(workload: &str, t: &TargetStats, m: &MetricReport, baseline: &str) -> String {
+    let mut line = format!("{workload}: {}", verdict_sentence(t, m, baseline));
+    let marks = caveat_marks(&t.caveats);
+    if !marks.is_empty() {
+        line.push_str(&format!(" {marks}"));
+    }
+    if let Some(more) = settle_text(t) {
+        line.push_str(&format!("; {more}"));
     }
     line
 }

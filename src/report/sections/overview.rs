@@ -4,18 +4,22 @@
 //! on a log axis turned so that right is better, coloured by its verdict,
 //! with the verdict's caveat marks.
 
+use std::collections::BTreeSet;
+
 use crate::analysis::comparison::Row;
 use crate::analysis::model::{Report, TargetStats};
+use crate::experiment::sweep::{short_text, Factor};
 use crate::metric::{Direction, Unit};
 use crate::report::document::{Chart, Section};
 use crate::report::format::{effect, human_name};
 use crate::report::svg::{Call, OverviewChart, OverviewRow};
 use crate::report::text::{caveat_marks, caveat_marks_of, notation, versus_text};
 use crate::stats::Verdict;
+use crate::store::CampaignData;
 
 /// The overview's section; `None` when nothing was compared.
-pub fn section(r: &Report) -> Option<Section> {
-    let chart = chart(r)?;
+pub fn section(c: &CampaignData, r: &Report) -> Option<Section> {
+    let chart = chart(c, r)?;
     let mut s = Section::untitled(2).with_class("overview");
     s.chart(Chart::Overview(chart));
     Some(s)
@@ -26,7 +30,7 @@ pub fn section(r: &Report) -> Option<Section> {
 /// their values (`transactions=12`), a study's targets by their factors
 /// (`mount_options=[], preallocation=full`), the metric in the title when
 /// every row has the same one.
-pub fn chart(r: &Report) -> Option<OverviewChart> {
+pub fn chart(c: &CampaignData, r: &Report) -> Option<OverviewChart> {
     let candidates: Vec<&String> = r.targets.iter().filter(|t| **t != r.baseline).collect();
     let mut compared = Vec::new();
     for w in &r.workloads {
@@ -40,15 +44,22 @@ pub fn chart(r: &Report) -> Option<OverviewChart> {
     if compared.is_empty() {
         return None;
     }
-    let workloads = told_apart(&compared.iter().map(|c| c.0).collect::<Vec<_>>());
+    let workloads = told_apart(&compared.iter().map(|x| x.0).collect::<Vec<_>>(), |name| {
+        let w = c.workloads.iter().find(|w| w.name == name)?;
+        Some((w.family.as_str(), w.factors.as_slice()))
+    });
     let targets = told_apart(
         &compared
             .iter()
-            .map(|c| c.2.target.as_str())
+            .map(|x| x.2.target.as_str())
             .collect::<Vec<_>>(),
+        |name| {
+            let t = c.targets.iter().find(|t| t.name == name)?;
+            Some((t.family.as_str(), t.factors.as_slice()))
+        },
     );
     let metric = human_name(&compared[0].1.name);
-    let one_metric = compared.iter().all(|c| human_name(&c.1.name) == metric);
+    let one_metric = compared.iter().all(|x| human_name(&x.1.name) == metric);
     let rows = compared
         .iter()
         .enumerate()
@@ -82,67 +93,27 @@ pub fn chart(r: &Report) -> Option<OverviewChart> {
 }
 
 /// `names` told apart in as few characters as they can be: where they are
-/// all variants of one table (`vm[gluster.mount_options=[],preallocation=off]`)
-/// and not all the same, what is inside the brackets, each key without its
-/// dotted prefix (`mount_options=[], preallocation=off`); else as they are.
-fn told_apart(names: &[&str]) -> Vec<String> {
-    let split = |n: &str| -> Option<(String, String)> {
-        let (family, rest) = n.split_once('[')?;
-        let inner = rest.strip_suffix(']')?;
-        Some((family.to_string(), inner.to_string()))
-    };
-    let parts: Vec<Option<(String, String)>> = names.iter().map(|n| split(n)).collect();
-    let families: std::collections::BTreeSet<Option<&str>> = parts
+/// all variants of one table (`of` gives a name's table and factors) and
+/// not all the same, by their factors
+/// (`mount_options=[], preallocation=off`); else as they are.
+fn told_apart<'a>(
+    names: &[&str],
+    of: impl Fn(&str) -> Option<(&'a str, &'a [Factor])>,
+) -> Vec<String> {
+    let variants: Vec<Option<(&str, &[Factor])>> = names.iter().map(|n| of(n)).collect();
+    let families: BTreeSet<Option<&str>> = variants
         .iter()
-        .map(|p| p.as_ref().map(|(f, _)| f.as_str()))
+        .map(|v| v.filter(|(_, f)| !f.is_empty()).map(|(family, _)| family))
         .collect();
-    let distinct: std::collections::BTreeSet<&&str> = names.iter().collect();
-    let one_table = families.len() == 1 && !families.contains(&None);
-    if !one_table || distinct.len() < 2 {
+    let distinct: BTreeSet<&&str> = names.iter().collect();
+    if families.len() != 1 || families.contains(&None) || distinct.len() < 2 {
         return names.iter().map(|n| n.to_string()).collect();
     }
-    parts
+    variants
         .into_iter()
         .flatten()
-        .map(|(_, inner)| short_factors(&inner))
+        .map(|(_, factors)| short_text(&factors.iter().collect::<Vec<_>>()))
         .collect()
-}
-
-/// `gluster.mount_options=[],preallocation=off` as
-/// `mount_options=[], preallocation=off`: split at the commas outside
-/// brackets and quotes, each key without its dotted prefix where no
-/// other key ends the same.
-fn short_factors(inner: &str) -> String {
-    let mut factors = Vec::new();
-    let (mut depth, mut quoted, mut start) = (0i32, false, 0);
-    for (i, ch) in inner.char_indices() {
-        match ch {
-            '"' => quoted = !quoted,
-            '[' | '{' if !quoted => depth += 1,
-            ']' | '}' if !quoted => depth -= 1,
-            ',' if !quoted && depth == 0 => {
-                factors.push(&inner[start..i]);
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    factors.push(&inner[start..]);
-    let last = |k: &str| k.rsplit('.').next().unwrap_or(k).to_string();
-    let keys: Vec<&str> = factors
-        .iter()
-        .map(|f| f.split_once('=').map_or(*f, |(k, _)| k))
-        .collect();
-    factors
-        .iter()
-        .map(|f| match f.split_once('=') {
-            Some((k, v)) if keys.iter().filter(|x| last(x) == last(k)).count() == 1 => {
-                format!("{}={v}", last(k))
-            }
-            _ => f.to_string(),
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 /// The overview of a comparison of two campaigns: a row per primary
@@ -208,31 +179,47 @@ fn row(label: String, t: &TargetStats, unit: Unit, direction: Direction) -> Over
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::experiment::sweep::Scale;
 
     #[test]
-    fn a_studys_rows_are_told_apart_by_their_values() {
-        let names = [
-            "vm[gluster.mount_options=[],preallocation=full]",
-            "vm[gluster.mount_options=[\"auto-invalidation=false\",\"a,b\"],preallocation=off]",
+    fn a_studys_rows_are_told_apart_by_their_factors() {
+        let f = |key: &str, text: &str| Factor {
+            key: key.into(),
+            value: text.into(),
+            text: text.into(),
+            scale: Scale::Category,
+        };
+        let table = [
+            (
+                "vm[gluster.mount_options=[],preallocation=full]",
+                vec![f("gluster.mount_options", "[]"), f("preallocation", "full")],
+            ),
+            (
+                "vm[gluster.mount_options=[\"a\"],preallocation=off]",
+                vec![
+                    f("gluster.mount_options", "[\"a\"]"),
+                    f("preallocation", "off"),
+                ],
+            ),
+            ("disk", vec![]),
         ];
+        let of = |name: &str| {
+            let (n, factors) = table.iter().find(|(n, _)| *n == name)?;
+            Some((crate::experiment::sweep::family_of(n), factors.as_slice()))
+        };
+        let names = [table[0].0, table[1].0];
         assert_eq!(
-            told_apart(&names),
+            told_apart(&names, of),
             [
                 "mount_options=[], preallocation=full",
-                "mount_options=[\"auto-invalidation=false\",\"a,b\"], preallocation=off"
+                "mount_options=[\"a\"], preallocation=off"
             ]
         );
-        // Keys that end the same keep their prefixes.
+        // A table without factors among them, or one name alone: as they are.
+        assert_eq!(told_apart(&[table[0].0, "disk"], of), [table[0].0, "disk"]);
         assert_eq!(
-            short_factors("a.size=1,b.size=2,c.x=3"),
-            "a.size=1, b.size=2, x=3"
+            told_apart(&[table[0].0, table[0].0], of),
+            [table[0].0, table[0].0]
         );
-        // Names of different tables, or one name alone, stay whole.
-        assert_eq!(
-            told_apart(&["vm[a=1]", "disk[a=1]"]),
-            ["vm[a=1]", "disk[a=1]"]
-        );
-        assert_eq!(told_apart(&["vm[a=1]", "vm[a=1]"]), ["vm[a=1]", "vm[a=1]"]);
-        assert_eq!(told_apart(&["tmpfs", "vm[a=1]"]), ["tmpfs", "vm[a=1]"]);
     }
 }

@@ -16,7 +16,7 @@ use crate::store::CampaignData;
 /// `randread (io)`; `pgbench[transactions=12]` for a workload named as
 /// its kind.
 pub fn titled(name: &str, kind: &str) -> String {
-    match name.split('[').next() == Some(kind) {
+    match crate::experiment::sweep::family_of(name) == kind {
         true => name.to_string(),
         false => format!("{name} ({kind})"),
     }

@@ -453,10 +453,8 @@ fn the_legend_of_one_tables_variants_names_only_what_varies() {
         .build();
     let r = model::build(&c, None, &|_| Default::default()).unwrap();
     let s = &studies(&c, &r, &[])[0];
-    let curve = charts::curve(s, &s.primary).unwrap();
-    let labels: Vec<&str> = curve.curves.iter().map(|c| c.label.as_str()).collect();
     assert_eq!(
-        labels,
+        legend(&c),
         [
             "mount_options=[], preallocation=off",
             "mount_options=[], preallocation=full",
@@ -471,6 +469,14 @@ fn the_legend_of_one_tables_variants_names_only_what_varies() {
     );
 }
 
+/// The labels of the first study's primary curves, in order.
+fn legend(c: &CampaignData) -> Vec<String> {
+    let r = model::build(c, None, &|_| Default::default()).unwrap();
+    let s = &studies(c, &r, &[])[0];
+    let curve = charts::curve(s, &s.primary).unwrap();
+    curve.curves.iter().map(|c| c.label.clone()).collect()
+}
+
 #[test]
 fn the_legend_of_several_tables_keeps_their_names() {
     let size = |n: u32| factor("size", &n.to_string(), &n.to_string(), Scale::Size);
@@ -481,9 +487,5 @@ fn the_legend_of_several_tables_keeps_their_names() {
         .workload("tiny", vec![size(1024)])
         .runs(|_, _| 1.0)
         .build();
-    let r = model::build(&c, None, &|_| Default::default()).unwrap();
-    let s = &studies(&c, &r, &[])[0];
-    let curve = charts::curve(s, &s.primary).unwrap();
-    let labels: Vec<&str> = curve.curves.iter().map(|c| c.label.as_str()).collect();
-    assert_eq!(labels, ["disk", "gluster"]);
+    assert_eq!(legend(&c), ["disk", "gluster"]);
 }
