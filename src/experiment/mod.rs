@@ -4,6 +4,7 @@
 //! experiments.
 
 pub mod builtin;
+pub mod capacity;
 pub mod error;
 pub mod parse;
 pub mod schema;

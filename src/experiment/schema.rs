@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
+use super::capacity::{Capacity, ProbeOf};
 use super::sweep::Factor;
 use crate::params::{choices, declare, Choice, Fault, Params, Value};
 use crate::stats::Analysis;
@@ -90,6 +91,11 @@ pub struct WorkloadSpec {
     pub compare_levels: Vec<String>,
     /// Under MPI, every rank works in one shared directory instead of its own.
     pub shared: bool,
+    /// A capacity search over its offered rate: it never runs itself,
+    /// its probes do ([`super::capacity`]).
+    pub capacity: Option<Capacity>,
+    /// The search this variant is a probe of, made as the search ran.
+    pub probe_of: Option<ProbeOf>,
 }
 
 impl WorkloadSpec {
@@ -335,6 +341,8 @@ impl Experiment {
             "workloads": self.workloads.iter().map(|w| json!({
                 "name": w.name, "kind": w.kind.name(), "targets": w.only_targets, "shared": w.shared, "params": w.params.to_json(),
                 "family": w.family, "factors": w.factors, "compare_levels": w.compare_levels,
+                "capacity": w.capacity.as_ref().map(Capacity::to_json),
+                "probe": w.probe_of.as_ref().map(ProbeOf::to_json),
             })).collect::<Vec<_>>(),
         })
     }

@@ -13,6 +13,15 @@
 //! difference between targets). The same seed and run always give the same
 //! number, so campaigns with a known truth test the verdicts
 //! (`tests/calibration.rs`).
+//!
+//! With `rate` (an open-loop run, as a capacity search sets it) the run
+//! is an M/M/1 queue whose service rate μ is that number: arrivals at
+//! λ = `rate`, response times exponential with rate μ − λ, so the q-th
+//! percentile latency is −ln(1 − q)/(μ − λ); at λ ≥ μ the queue grows
+//! through the run (its length T: `duration`, at least a second) and a
+//! late arrival waits about (λ/μ − 1)·T. It reports the achieved
+//! ops_per_s (min(λ, μ)) and the latency percentiles: a system whose
+//! capacity within p99 ≤ L is known, μ − ln(100)/L.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -20,7 +29,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
-use super::{Configure, RunContext, Workload, WorkloadConfig};
+use super::{Configure, OpenLoop, RunContext, Workload, WorkloadConfig};
 use crate::measure::RunOutput;
 use crate::metric::catalogue as m;
 use crate::params::{declare, Fault, Params};
@@ -34,6 +43,7 @@ declare! {
         factor: map => "multiplier of the mean per target, e.g. { b = 1.05 }; 1 for targets not named",
         duration: duration = "0s" => "how long each run sleeps",
         seed: int(u64, 0, i64::MAX) = "1" => "seed of the noise",
+        rate: float(0.0, 1e18) = "0" => "open loop: operations offered per second to an M/M/1 queue whose service rate is the drawn value (0: report the value itself)",
     }
 }
 
@@ -44,6 +54,8 @@ pub struct MockConfig {
     /// Factor per target name; 1 for targets not named.
     pub factors: BTreeMap<String, f64>,
     pub duration: Duration,
+    /// Offered operations per second (0: closed loop).
+    pub rate: f64,
 }
 
 impl MockParams {
@@ -73,6 +85,7 @@ impl Configure for MockParams {
             model: self.model(),
             factors,
             duration: self.duration,
+            rate: self.rate,
         })
     }
 }
@@ -89,6 +102,16 @@ impl WorkloadConfig for MockConfig {
 
     fn bytes_needed(&self) -> u64 {
         0
+    }
+
+    fn open_loop(&self) -> Result<OpenLoop, String> {
+        Ok(OpenLoop {
+            param: "rate",
+            issuers: 1,
+            value: self.rate,
+            whole: false,
+            achieved: &m::OPS_PER_S,
+        })
     }
 
     fn build(&self) -> Box<dyn Workload> {
@@ -122,6 +145,30 @@ impl Model {
     }
 }
 
+/// What an open-loop run at `rate` reports from an M/M/1 queue served at
+/// `mu` per second for `duration` (module doc).
+pub fn queue(mu: f64, rate: f64, duration: Duration) -> Vec<crate::measure::Metric> {
+    let achieved = rate.min(mu);
+    let quantile = |q: f64| -> f64 {
+        let seconds = if rate < mu {
+            -(1.0 - q).ln() / (mu - rate)
+        } else {
+            // The arrival at share q of the run waits for the backlog built
+            // up until then, plus its own service.
+            let t = duration.as_secs_f64().max(1.0);
+            q * (rate / mu.max(1e-9) - 1.0) * t + 1.0 / mu.max(1e-9)
+        };
+        seconds * 1e9
+    };
+    vec![
+        m::OPS_PER_S.value(achieved),
+        m::LAT_P50_NS.value(quantile(0.5)),
+        m::LAT_P90_NS.value(quantile(0.9)),
+        m::LAT_P99_NS.value(quantile(0.99)),
+        m::LAT_P999_NS.value(quantile(0.999)),
+    ]
+}
+
 /// A standard normal draw from two splitmix64 outputs (Box–Muller).
 fn gaussian(seed: u64) -> f64 {
     let mut s = seed;
@@ -149,8 +196,12 @@ impl Workload for Mock {
         }
         let factor = self.config.factors.get(&cx.target).copied().unwrap_or(1.0);
         let v = self.config.model.value(factor, cx.position, cx.run_seed);
+        let metrics = match self.config.rate {
+            r if r > 0.0 => queue(v, r, duration),
+            _ => vec![m::OPS_PER_S.value(v)],
+        };
         Ok(RunOutput {
-            metrics: vec![m::OPS_PER_S.value(v)],
+            metrics,
             ..Default::default()
         })
     }

@@ -11,7 +11,7 @@ use super::cluster::check_setting;
 use super::Pgbench;
 use crate::params::units::saturating_secs;
 use crate::params::{choices, declare, Fault, Params, Value};
-use crate::workload::{Configure, Workload, WorkloadConfig};
+use crate::workload::{Configure, OpenLoop, Workload, WorkloadConfig};
 
 declare! {
     /// The parameters of a `pgbench` workload, with pgbench's meanings.
@@ -344,6 +344,23 @@ impl WorkloadConfig for Config {
                 "cluster scale={} steps={} settings={:?} bindir={:?} user={} port={}",
                 self.scale, self.init_steps, self.settings, self.bindir, self.os_user, self.port
             )
+        })
+    }
+
+    /// pgbench -R; latency percentiles come from the transaction log.
+    fn open_loop(&self) -> Result<OpenLoop, String> {
+        if !self.transaction_log {
+            return Err(
+                "its latency percentiles come from the transaction log: set transaction_log = true"
+                    .into(),
+            );
+        }
+        Ok(OpenLoop {
+            param: "rate",
+            issuers: 1,
+            value: self.spec.rate.unwrap_or(0.0),
+            whole: false,
+            achieved: &crate::metric::catalogue::TPS,
         })
     }
 
