@@ -11,6 +11,7 @@
 
 use anyhow::Result;
 
+use super::capacity;
 use super::chosen;
 use super::model::{self, Report};
 use super::study::{self, Study};
@@ -41,18 +42,46 @@ pub struct CampaignAnalysis {
     /// Each swept workload table's study (factors, pivots, curves, level
     /// comparisons).
     pub studies: Vec<Study>,
+    /// Each capacity search: what every target sustains within the
+    /// latency target, from its probes.
+    pub capacities: Vec<capacity::Search>,
 }
 
 /// The analysis of campaign `c`.
 pub fn analyse(c: &CampaignData, options: &Options) -> Result<CampaignAnalysis> {
     study::check_levels(c, &options.compare_levels)?;
     let model = model::build(c, options.baseline.as_deref(), &chosen::choose)?;
+    let capacities = capacity::searches(c);
+    let found = capacity::verdicts(&capacities, &model.baseline);
+    // A search's headline is its capacities; its probes' verdicts on
+    // their own metrics stay in the tables.
+    let searched = |family: &str| capacities.iter().any(|s| s.workload == family);
+    let mut headline: Vec<Statement> = found
+        .iter()
+        .map(|v| Statement::One(Box::new(v.clone())))
+        .collect();
+    headline.extend(
+        verdict::headline(&model)
+            .into_iter()
+            .filter(|s| !searched(statement_family(s))),
+    );
+    let mut verdicts = verdict::verdicts(&model);
+    verdicts.extend(found);
     Ok(CampaignAnalysis {
-        verdicts: verdict::verdicts(&model),
-        headline: verdict::headline(&model),
+        verdicts,
+        headline,
         studies: study::studies(c, &model, &options.compare_levels),
+        capacities,
         model,
     })
+}
+
+/// The workload family a headline statement is about.
+fn statement_family(s: &Statement) -> &str {
+    match s {
+        Statement::One(v) => &v.family,
+        Statement::Alike(a) => &a.family,
+    }
 }
 
 impl CampaignAnalysis {

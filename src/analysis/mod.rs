@@ -16,13 +16,15 @@
 //! detector found; [`ranks`] how multi-client runs shared the work;
 //! [`model::family`] how a family of comparisons is judged as one; [`warnings`]
 //! a campaign's warnings counted by kind; [`attribution`] where a
-//! workload's latency went (the device or above it).
+//! workload's latency went (the device or above it); [`capacity`] what a
+//! capacity search found on each target, and capacities compared.
 //!
 //! The presentation ([`crate::report`]) builds on these; nothing here
 //! imports it.
 
 pub mod attribution;
 pub mod campaign;
+pub mod capacity;
 pub mod chosen;
 pub mod comparison;
 pub mod differences;

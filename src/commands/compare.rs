@@ -257,6 +257,7 @@ mod tests {
             family: "w".into(),
             exploratory: false,
             parts: None,
+            kind: crate::analysis::verdict::Kind::Mean,
         }
     }
 

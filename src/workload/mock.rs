@@ -18,8 +18,8 @@
 //! is an M/M/1 queue whose service rate μ is that number: arrivals at
 //! λ = `rate`, response times exponential with rate μ − λ, so the q-th
 //! percentile latency is −ln(1 − q)/(μ − λ); at λ ≥ μ the queue grows
-//! through the run (its length T: `duration`, at least a second) and a
-//! late arrival waits about (λ/μ − 1)·T. It reports the achieved
+//! through the run (its length T: `duration`, at least ten seconds, as a
+//! measured run would be) and a late arrival waits about (λ/μ − 1)·T. It reports the achieved
 //! ops_per_s (min(λ, μ)) and the latency percentiles: a system whose
 //! capacity within p99 ≤ L is known, μ − ln(100)/L.
 
@@ -155,7 +155,7 @@ pub fn queue(mu: f64, rate: f64, duration: Duration) -> Vec<crate::measure::Metr
         } else {
             // The arrival at share q of the run waits for the backlog built
             // up until then, plus its own service.
-            let t = duration.as_secs_f64().max(1.0);
+            let t = duration.as_secs_f64().max(10.0);
             q * (rate / mu.max(1e-9) - 1.0) * t + 1.0 / mu.max(1e-9)
         };
         seconds * 1e9
