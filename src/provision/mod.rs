@@ -8,7 +8,8 @@
 //! directories and mounts there, a target's working directory and path
 //! facts, storlab's naming scheme, the owner of what a campaign made, a
 //! target's identity (is it still the filesystem provisioned?), and how
-//! clients on other hosts mount what a target provisioned.
+//! clients on other hosts mount what a target provisioned, and roots:
+//! software from another release, built, cached and run chrooted.
 //! Nothing here knows a target kind; the kinds in [`crate::targets`] are
 //! built on it.
 
@@ -32,6 +33,7 @@ pub mod ownership;
 pub mod qemu_daemon;
 pub mod qemu_img;
 pub mod resource;
+pub mod root;
 pub mod rpcbind;
 pub mod site;
 pub mod site_fs;

@@ -1,0 +1,69 @@
+//! Running a program of another root: chrooted into it and, for what serves
+//! or reaches a target, inside a network namespace of its own — only the
+//! network namespace (setns), never a new mount namespace as `ip netns
+//! exec` makes, so that a mount the program makes (the FUSE client's) is
+//! one the workload sees. The environment is cleared to what a Debian
+//! root expects: the host's `LD_*` or `PATH` must not reach its programs.
+
+use std::ffi::CString;
+use std::fs::File;
+use std::os::fd::AsRawFd;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::Command;
+
+use anyhow::{Context, Result};
+
+/// The PATH of a program run in a root.
+const ROOT_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+/// A command running `program` (a path as the root sees it) chrooted into
+/// `dir`, in the network namespace `netns` (its file, /run/netns/NAME)
+/// when given.
+pub fn command(dir: &Path, netns: Option<&Path>, program: &Path) -> Result<Command> {
+    let root = CString::new(dir.as_os_str().as_bytes())
+        .with_context(|| format!("{} is no path a chroot takes", dir.display()))?;
+    let ns = match netns {
+        Some(p) => Some(
+            File::open(p).with_context(|| format!("opening network namespace {}", p.display()))?,
+        ),
+        None => None,
+    };
+    let mut cmd = Command::new(program);
+    cmd.env_clear()
+        .env("PATH", ROOT_PATH)
+        .env("LANG", "C.UTF-8")
+        .env("HOME", "/root");
+    // SAFETY: between fork and exec only async-signal-safe system calls
+    // (setns, chroot, chdir) on memory allocated before the fork.
+    unsafe {
+        cmd.pre_exec(move || {
+            if let Some(ns) = &ns {
+                if libc::setns(ns.as_raw_fd(), libc::CLONE_NEWNET) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            if libc::chroot(root.as_ptr()) != 0 || libc::chdir(c"/".as_ptr()) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    Ok(cmd)
+}
+
+/// The first line `program --version` prints in the root at `dir`, read
+/// without a network namespace (a version needs none).
+pub fn version_line(dir: &Path, program: &Path) -> Result<String> {
+    let mut cmd = command(dir, None, program)?;
+    cmd.arg("--version");
+    let shown = format!("chroot {} {} --version", dir.display(), program.display());
+    let out = crate::provision::cmd::run_command(&mut cmd)
+        .with_context(|| format!("running `{shown}`"))?;
+    out.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .map(String::from)
+        .with_context(|| format!("`{shown}` printed nothing"))
+}
