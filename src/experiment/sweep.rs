@@ -87,7 +87,10 @@ pub fn variant_name(family: &str, factors: &[Factor]) -> String {
     }
     let pairs: Vec<String> = factors
         .iter()
-        .map(|f| format!("{}={}", f.key, f.text))
+        .map(|f| match super::releases::reads_alone(f) {
+            true => f.text.clone(),
+            false => format!("{}={}", f.key, f.text),
+        })
         .collect();
     format!("{family}[{}]", pairs.join(","))
 }
@@ -107,7 +110,10 @@ pub fn short_text(factors: &[&Factor]) -> String {
     let key = |k: &str| if unique(k) { last(k) } else { k.to_string() };
     factors
         .iter()
-        .map(|f| format!("{}={}", key(&f.key), f.text))
+        .map(|f| match super::releases::reads_alone(f) {
+            true => f.text.clone(),
+            false => format!("{}={}", key(&f.key), f.text),
+        })
         .collect::<Vec<_>>()
         .join(", ")
 }

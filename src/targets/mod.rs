@@ -108,6 +108,11 @@ pub trait TargetConfig: Debug + Send + Sync {
     }
     /// Builds a target whose resources go to `journal` before they exist.
     fn build(&self, name: &str, journal: &Journal) -> Box<dyn Target>;
+    /// The root its software comes from (`root`), for a kind whose
+    /// software storlab runs; none for the others.
+    fn root(&self) -> Option<crate::provision::root::RootNeed> {
+        None
+    }
 }
 
 type Configurer = fn(&Params) -> Result<Arc<dyn TargetConfig>, Fault>;

@@ -77,7 +77,7 @@ fn build_in(
     let log = cache.dir().join(format!("{key}.log"));
     debootstrap(suite, software, &tree, &log, stop)?;
     // The packages' files are in the tree; their archives are not needed.
-    let mut clean = enter::command(&tree, None, Path::new("/usr/bin/apt-get"))?;
+    let mut clean = enter::isolated(&tree, Path::new("/usr/bin/apt-get"))?;
     clean.arg("clean");
     crate::provision::cmd::run_command(&mut clean)?;
     let version = super::check_tree(&tree, software)

@@ -53,10 +53,63 @@ pub fn command(dir: &Path, netns: Option<&Path>, program: &Path) -> Result<Comma
     Ok(cmd)
 }
 
-/// The first line `program --version` prints in the root at `dir`, read
-/// without a network namespace (a version needs none).
+/// A command running `program` chrooted into the tree at `dir` in a
+/// mount namespace of its own, where the host's /proc and /dev are bound
+/// into the tree: what a program needs to run at all (gluster's command
+/// line dies without /proc), with nothing left mounted in the tree once
+/// it ends — the namespace, and its mounts, end with it.
+pub fn isolated(dir: &Path, program: &Path) -> Result<Command> {
+    let c = |p: &Path| {
+        CString::new(p.as_os_str().as_bytes())
+            .with_context(|| format!("{} is no path a chroot takes", p.display()))
+    };
+    let root = c(dir)?;
+    let binds = [
+        (c(Path::new("/proc"))?, c(&dir.join("proc"))?),
+        (c(Path::new("/dev"))?, c(&dir.join("dev"))?),
+    ];
+    let mut cmd = Command::new(program);
+    cmd.env_clear()
+        .env("PATH", ROOT_PATH)
+        .env("LANG", "C.UTF-8")
+        .env("HOME", "/root");
+    // SAFETY: between fork and exec only async-signal-safe system calls
+    // (unshare, mount, chroot, chdir) on memory allocated before the fork.
+    unsafe {
+        cmd.pre_exec(move || {
+            let fail = || Err(std::io::Error::last_os_error());
+            if libc::unshare(libc::CLONE_NEWNS) != 0 {
+                return fail();
+            }
+            let none = std::ptr::null();
+            if libc::mount(
+                none,
+                c"/".as_ptr(),
+                none,
+                libc::MS_REC | libc::MS_PRIVATE,
+                none.cast(),
+            ) != 0
+            {
+                return fail();
+            }
+            for (from, to) in &binds {
+                if libc::mount(from.as_ptr(), to.as_ptr(), none, libc::MS_BIND, none.cast()) != 0 {
+                    return fail();
+                }
+            }
+            if libc::chroot(root.as_ptr()) != 0 || libc::chdir(c"/".as_ptr()) != 0 {
+                return fail();
+            }
+            Ok(())
+        });
+    }
+    Ok(cmd)
+}
+
+/// The first line `program --version` prints in the tree at `dir`, run
+/// [`isolated`] (a version needs no network).
 pub fn version_line(dir: &Path, program: &Path) -> Result<String> {
-    let mut cmd = command(dir, None, program)?;
+    let mut cmd = isolated(dir, program)?;
     cmd.arg("--version");
     let shown = format!("chroot {} {} --version", dir.display(), program.display());
     let out = crate::provision::cmd::run_command(&mut cmd)

@@ -49,6 +49,14 @@ pub fn mirror() -> String {
         .unwrap_or_else(|| "http://deb.debian.org/debian".into())
 }
 
+/// What a target or workload takes from a root: which root, for which
+/// software.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct RootNeed {
+    pub spec: RootSpec,
+    pub software: Software,
+}
+
 /// A root ready for use by one kind of software.
 #[derive(Debug)]
 pub struct Root {

@@ -22,6 +22,9 @@ pub enum Software {
 }
 
 impl Software {
+    /// Every system a root can give.
+    pub const ALL: &'static [Software] = &[Software::Gluster, Software::Postgres];
+
     /// The label of its `software_version` fact and of its cache key.
     pub fn label(self) -> &'static str {
         match self {
