@@ -18,12 +18,38 @@ use anyhow::{Context, Result};
 /// The PATH of a program run in a root.
 const ROOT_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
+/// Who a program of a root runs as, and where: an unprivileged user of
+/// the root's own (`postgres`, by its uid in the root's /etc/passwd) and a
+/// working directory as the root sees it. Set after the chroot, since the
+/// chroot itself needs root.
+#[derive(Debug, Clone, Default)]
+pub struct Within {
+    /// uid and gid.
+    pub user: Option<(u32, u32)>,
+    pub cwd: Option<std::path::PathBuf>,
+}
+
 /// A command running `program` (a path as the root sees it) chrooted into
 /// `dir`, in the network namespace `netns` (its file, /run/netns/NAME)
 /// when given.
 pub fn command(dir: &Path, netns: Option<&Path>, program: &Path) -> Result<Command> {
-    let root = CString::new(dir.as_os_str().as_bytes())
-        .with_context(|| format!("{} is no path a chroot takes", dir.display()))?;
+    command_within(dir, netns, program, &Within::default())
+}
+
+/// As [`command`], as `within` says.
+pub fn command_within(
+    dir: &Path,
+    netns: Option<&Path>,
+    program: &Path,
+    within: &Within,
+) -> Result<Command> {
+    let c = |p: &Path| {
+        CString::new(p.as_os_str().as_bytes())
+            .with_context(|| format!("{} is no path a chroot takes", p.display()))
+    };
+    let root = c(dir)?;
+    let cwd = c(within.cwd.as_deref().unwrap_or(Path::new("/")))?;
+    let user = within.user;
     let ns = match netns {
         Some(p) => Some(
             File::open(p).with_context(|| format!("opening network namespace {}", p.display()))?,
@@ -36,16 +62,26 @@ pub fn command(dir: &Path, netns: Option<&Path>, program: &Path) -> Result<Comma
         .env("LANG", "C.UTF-8")
         .env("HOME", "/root");
     // SAFETY: between fork and exec only async-signal-safe system calls
-    // (setns, chroot, chdir) on memory allocated before the fork.
+    // (setns, chroot, chdir, setgroups, setgid, setuid) on memory
+    // allocated before the fork.
     unsafe {
         cmd.pre_exec(move || {
+            let fail = || Err(std::io::Error::last_os_error());
             if let Some(ns) = &ns {
                 if libc::setns(ns.as_raw_fd(), libc::CLONE_NEWNET) != 0 {
-                    return Err(std::io::Error::last_os_error());
+                    return fail();
                 }
             }
-            if libc::chroot(root.as_ptr()) != 0 || libc::chdir(c"/".as_ptr()) != 0 {
-                return Err(std::io::Error::last_os_error());
+            if libc::chroot(root.as_ptr()) != 0 || libc::chdir(cwd.as_ptr()) != 0 {
+                return fail();
+            }
+            if let Some((uid, gid)) = user {
+                if libc::setgroups(0, std::ptr::null()) != 0
+                    || libc::setgid(gid) != 0
+                    || libc::setuid(uid) != 0
+                {
+                    return fail();
+                }
             }
             Ok(())
         });

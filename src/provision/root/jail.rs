@@ -125,10 +125,16 @@ impl Jail {
     /// A command running `program` (a path as the root sees it) in the
     /// jail: chrooted, in its network namespace.
     pub fn command(&self, program: &Path) -> Result<Command> {
-        enter::command(
+        self.command_within(program, &enter::Within::default())
+    }
+
+    /// As [`Jail::command`], as a user of the root's and in a directory.
+    pub fn command_within(&self, program: &Path, within: &enter::Within) -> Result<Command> {
+        enter::command_within(
             &self.merged(),
             Some(&netns::netns_path(&self.name)),
             program,
+            within,
         )
     }
 
