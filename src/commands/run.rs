@@ -68,7 +68,8 @@ pub fn run(
 /// where needed) after everything `run` would refuse has been judged, and
 /// the variants named by release; held until the campaign ends.
 fn ready_roots(exp: &mut experiment::Experiment, stop: &StopFlag) -> Result<Roots> {
-    if !crate::runner::roots::to_build(exp).is_empty() {
+    let roots = crate::runner::roots::needs(exp);
+    if roots.iter().any(|n| !n.spec.is_host()) {
         crate::runner::refuse(crate::runner::refusals(exp))?;
     }
     crate::runner::roots::prepare(exp, stop)

@@ -105,7 +105,7 @@ fn debootstrap(
     log: &Path,
     stop: &StopFlag,
 ) -> Result<()> {
-    let mut cmd = Command::new("debootstrap");
+    let mut cmd = Command::new(super::debootstrap());
     cmd.arg("--variant=minbase")
         .arg(format!("--include={}", software.packages().join(",")))
         .arg(suite)

@@ -57,6 +57,15 @@ pub struct RootNeed {
     pub software: Software,
 }
 
+/// The debootstrap that builds roots: `$STORLAB_DEBOOTSTRAP` (another
+/// build of it, one that knows a newer suite), else `debootstrap`.
+pub fn debootstrap() -> String {
+    std::env::var("STORLAB_DEBOOTSTRAP")
+        .ok()
+        .filter(|d| !d.trim().is_empty())
+        .unwrap_or_else(|| "debootstrap".into())
+}
+
 /// A root ready for use by one kind of software.
 #[derive(Debug)]
 pub struct Root {

@@ -58,8 +58,13 @@ fn jail_tools() -> Result<()> {
 /// Whether a root of `suite` can be built here: debootstrap is there and
 /// knows the suite, and the registry answers for it.
 pub fn buildable(suite: &str) -> Result<()> {
-    if cmd::which("debootstrap").is_none() {
-        bail!("debootstrap is not installed; it builds the root of debian:{suite}: apt-get install debootstrap (or give the path of a tree you made, see docs/targets.md)");
+    let program = super::debootstrap();
+    let found = match program.contains('/') {
+        true => Path::new(&program).is_file(),
+        false => cmd::which(&program).is_some(),
+    };
+    if !found {
+        bail!("debootstrap is not installed ({program} not found); it builds the root of debian:{suite}: apt-get install debootstrap (or give the path of a tree you made, see docs/targets.md)");
     }
     if !Path::new(DEBOOTSTRAP_SCRIPTS).join(suite).exists() {
         bail!(
