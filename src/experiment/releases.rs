@@ -11,14 +11,8 @@
 use std::collections::BTreeMap;
 
 use super::schema::Experiment;
-use super::sweep::{variant_name, Factor};
+use super::sweep::variant_name;
 use crate::provision::root::{RootSpec, Software};
-
-/// A factor key that sweeps a root: `root`, or `F.root` carried from
-/// target table `F`.
-pub fn is_root_key(key: &str) -> bool {
-    key == "root" || key.ends_with(".root")
-}
 
 /// Renames every root factor of `exp` by the release `release` says its
 /// root runs (`Gluster 11.1`), and every variant with one; a root whose
@@ -125,13 +119,71 @@ fn rename_variants(exp: &mut Experiment) {
     }
 }
 
-/// Whether a factor reads alone in a variant's name and a row's label:
-/// a root factor named by its release (`Gluster 11.1`), where every other
-/// factor, and a root not yet named (`root=debian:trixie`), reads
-/// `key=value`.
-pub fn reads_alone(f: &Factor) -> bool {
-    is_root_key(&f.key)
-        && Software::ALL
-            .iter()
-            .any(|s| f.text.starts_with(&format!("{} ", s.display())))
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiment::parse_experiment;
+
+    fn exp(roots: &str) -> Experiment {
+        let text = format!(
+            "[[target]]\nname = \"d\"\nkind = \"dir\"\npath = \"/tmp\"\n\
+             [[workload]]\nname = \"oltp\"\nkind = \"pgbench\"\n\
+             sweep = {{ root = [{roots}], transactions = [10, 20] }}\n"
+        );
+        parse_experiment("t.toml", &text).unwrap()
+    }
+
+    fn names(e: &Experiment) -> Vec<&str> {
+        e.workloads.iter().map(|w| w.name.as_str()).collect()
+    }
+
+    #[test]
+    fn root_variants_are_named_and_labelled_by_the_release_they_run() {
+        let mut e = exp("\"host\", \"debian:trixie\"");
+        assert_eq!(names(&e)[2], "oltp[root=debian:trixie,transactions=10]");
+        let n = name_by_release(&mut e, |spec, sw| {
+            assert_eq!(sw, Software::Postgres);
+            Some(match spec {
+                RootSpec::Host => "PostgreSQL 15.18".to_string(),
+                _ => "PostgreSQL 17.12".to_string(),
+            })
+        });
+        assert_eq!(n, 4);
+        assert_eq!(
+            names(&e),
+            [
+                "oltp[PostgreSQL 15.18,transactions=10]",
+                "oltp[PostgreSQL 15.18,transactions=20]",
+                "oltp[PostgreSQL 17.12,transactions=10]",
+                "oltp[PostgreSQL 17.12,transactions=20]"
+            ]
+        );
+        let f = &e.workloads[2].factors[0];
+        assert_eq!(
+            (f.key.as_str(), f.value.as_str()),
+            ("root", "PostgreSQL 17.12")
+        );
+        assert_eq!(
+            crate::experiment::sweep::short_text(
+                &e.workloads[2].factors.iter().collect::<Vec<_>>()
+            ),
+            "PostgreSQL 17.12, transactions=10"
+        );
+    }
+
+    #[test]
+    fn a_release_two_roots_share_keeps_their_origins_and_an_unknown_one_its_spec() {
+        let mut e = exp("\"host\", \"debian:trixie\", \"debian:sid\"");
+        name_by_release(&mut e, |spec, _| match spec {
+            RootSpec::Debian { suite } if suite == "sid" => None,
+            _ => Some("PostgreSQL 17.12".to_string()),
+        });
+        let n = names(&e);
+        assert_eq!(n[0], "oltp[PostgreSQL 17.12 (host),transactions=10]");
+        assert_eq!(
+            n[2],
+            "oltp[PostgreSQL 17.12 (debian:trixie),transactions=10]"
+        );
+        assert_eq!(n[4], "oltp[root=debian:sid,transactions=10]");
+    }
 }

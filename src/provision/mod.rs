@@ -27,6 +27,7 @@ pub mod loopdev;
 pub mod mount;
 pub mod mountinfo;
 pub mod naming;
+pub mod netns;
 pub mod options;
 pub mod owner;
 pub mod ownership;
@@ -38,6 +39,7 @@ pub mod rpcbind;
 pub mod site;
 pub mod site_fs;
 pub mod undo;
+pub mod unfinished;
 pub mod workdir;
 pub mod zfs_cli;
 

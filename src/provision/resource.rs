@@ -19,7 +19,8 @@ use super::site::{check_host, Site};
 use super::undo::remove_dir;
 pub use super::undo::Undone;
 use super::{
-    daemon, ganesha, gluster_cli, loopdev, mount, ownership, qemu_daemon, root, site_fs, zfs_cli,
+    daemon, ganesha, gluster_cli, loopdev, mount, netns, ownership, qemu_daemon, site_fs,
+    unfinished, zfs_cli,
 };
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -157,7 +158,7 @@ impl Resource {
             Resource::Peer { name } => check_host(name),
             Resource::RootBuild { dir } => check_ours(dir),
             Resource::Netns { name } => check_netns(name),
-            Resource::Link { name } if root::netns::is_our_link(name) => Ok(()),
+            Resource::Link { name } if netns::is_our_link(name) => Ok(()),
             Resource::Link { name } => {
                 bail!("`{name}` is not a link storlab makes (slPIDhN); storlab does not touch it")
             }
@@ -206,14 +207,14 @@ impl Resource {
             Resource::Ganesha { pidfile } => gone(ganesha::stop(pidfile)),
             Resource::Workdir { path, owner } => ownership::remove_owned(path, owner),
             Resource::Peer { name } => gluster_cli::detach_peer(&Site::Local, name),
-            Resource::RootBuild { dir } => gone(root::undo::undo_build(dir)),
-            Resource::Netns { name } => gone(root::netns::delete(name)),
-            Resource::Link { name } => gone(root::netns::delete_link(name)),
+            Resource::RootBuild { dir } => gone(unfinished::undo_build(dir)),
+            Resource::Netns { name } => gone(netns::delete(name)),
+            Resource::Link { name } => gone(netns::delete_link(name)),
             Resource::RootDaemon {
                 program,
                 pidfile,
                 netns,
-            } => gone(root::undo::stop_root_daemon(program, pidfile, netns)),
+            } => gone(netns::stop_root_daemon(program, pidfile, netns)),
             // On that host itself (`storlab cleanup` run there), as any
             // resource of this host's, with every local check.
             Resource::Remote { host, resource } => match Site::of(host) {
@@ -238,7 +239,7 @@ fn undo_at(site: &Site, resource: &Resource) -> Result<Undone> {
 
 /// A network namespace's name is one storlab gives (`storlab-PID-TARGET`).
 fn check_netns(name: &str) -> Result<()> {
-    if root::netns::is_ours(name) {
+    if netns::is_ours(name) {
         return Ok(());
     }
     bail!("network namespace `{name}` is not one storlab makes (storlab-<pid>-<target>); storlab does not touch it")

@@ -3,7 +3,7 @@
 //! root serves many campaigns, a user's tree is only read), with the
 //! kernel's /proc and /dev bound in, a /run and /dev/shm of its own (two
 //! glusterd must not share a socket), in a network namespace of its own
-//! with an address ([`super::netns`]). Host directories the daemons work
+//! with an address ([`crate::provision::netns`]). Host directories the daemons work
 //! in (bricks, a database's directory) are bound in at the same path,
 //! shared ([`Jail::share`]), so that what a program of the root mounts
 //! there (the FUSE client's mount) is seen by the workload at the path it
@@ -23,9 +23,9 @@ use std::process::Command;
 use anyhow::{Context, Result};
 
 use super::enter;
-use super::netns::{self, Link};
 use super::Root;
 use crate::provision::journal::{state_dir, Held, Resource};
+use crate::provision::netns::{self, Link};
 use crate::provision::{cmd, daemon, resource_name};
 
 /// A root's tree made ready to run daemons, for one target.

@@ -8,9 +8,10 @@
 //! - [`cache`] and [`build`]: Debian roots built by debootstrap, cached
 //!   under the state directory by suite and package set, reused;
 //! - [`preflight`]: what `check` and `run` refuse before anything is made;
-//! - [`jail`], [`netns`], [`enter`]: a root at work — overlay, bind mounts,
-//!   a network namespace and address, programs chrooted into it;
-//! - [`undo`]: what `storlab cleanup` does with what they leave.
+//! - [`jail`], [`enter`]: a root at work — overlay, bind mounts, a network
+//!   namespace and address ([`crate::provision::netns`]), programs chrooted
+//!   into it; what `storlab cleanup` does with an unfinished build is
+//!   [`crate::provision::unfinished`]'s.
 //!
 //! [`Root`] is a root ready for use: its tree, the version its programs
 //! report, and (for a cached root) a shared lock that keeps `storlab
@@ -20,11 +21,9 @@ pub mod build;
 pub mod cache;
 pub mod enter;
 pub mod jail;
-pub mod netns;
 pub mod preflight;
 pub mod software;
 pub mod spec;
-pub mod undo;
 
 use std::fs::File;
 use std::path::{Path, PathBuf};

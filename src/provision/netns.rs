@@ -1,20 +1,22 @@
-//! The network of a root's daemons: a network namespace of their own
+//! Network namespaces storlab makes, and what runs in them: the network of
+//! a root's daemons: a network namespace of their own
 //! (`ip netns add storlab-PID-TARGET`, its file in /run/netns), a veth pair
 //! with one end inside, and a /24 of 10.214.N.0 — the host's end .1, the
 //! daemons' .2 — so that two releases' daemons never share a port or see
 //! each other, and a daemon that refuses loopback addresses (glusterd's
 //! bricks) has a real one. N is chosen free on this host under a host-wide
 //! lock, and the host end's address is its claim. The processes in a
-//! namespace are found by the namespace's inode, never by name.
+//! namespace are found by the namespace's inode, never by name; a root's
+//! daemon is stopped by its pid, then whatever it started there.
 
 use std::net::Ipv4Addr;
 use std::os::unix::fs::MetadataExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Result};
 
-use crate::provision::{cmd, daemon, hostlock, naming};
+use super::{cmd, daemon, hostlock, naming};
 
 /// Where `ip netns add` keeps a namespace's file.
 pub const NETNS_DIR: &str = "/run/netns";
@@ -168,6 +170,26 @@ pub fn delete_link(name: &str) -> Result<()> {
         Err(_) if !PathBuf::from("/sys/class/net").join(name).exists() => Ok(()),
         Err(e) => Err(e),
     }
+}
+
+/// Stops a root's daemon by its pid (only while that process runs in the
+/// namespace `netns`), then everything else still running there.
+pub fn stop_root_daemon(program: &str, pidfile: &Path, netns_name: &str) -> Result<()> {
+    let inside = processes_in(netns_name);
+    if let Some(pid) = daemon::read_pid(pidfile).filter(|p| inside.contains(p)) {
+        daemon::signal(pid, libc::SIGTERM);
+        let t0 = Instant::now();
+        while !daemon::zombie(pid) && t0.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        if !daemon::zombie(pid) {
+            daemon::signal(pid, libc::SIGKILL);
+        }
+    }
+    stop_processes(netns_name, Duration::from_secs(10))
+        .map_err(|e| e.context(format!("stopping {program} and what it started")))?;
+    let _ = std::fs::remove_file(pidfile);
+    Ok(())
 }
 
 #[cfg(test)]

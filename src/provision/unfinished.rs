@@ -1,15 +1,15 @@
-//! Undoing what roots leave: an unfinished build (debootstrap's processes,
-//! the mounts it made in the tree, the directory) and a root's daemon with
-//! everything running in its network namespace. Each is idempotent and
-//! touches only processes tied to the recorded directory or namespace.
+//! Undoing an unfinished build of a root (a killed debootstrap): the
+//! processes still building in its directory, the mounts they made there
+//! (/proc, /sys), the directory. Idempotent; touches only processes and
+//! mounts tied to the recorded directory, which lies in storlab's naming
+//! scheme.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Result};
 
-use super::netns;
-use crate::provision::{cmd, daemon, mount, undo};
+use super::{cmd, daemon, mount, undo};
 
 /// Stops what builds in `dir` (any process whose root, working directory
 /// or command line is in it), unmounts what is mounted under it, deepest
@@ -74,24 +74,4 @@ fn building_in(dir: &Path) -> Vec<u32> {
         }
     }
     out
-}
-
-/// Stops a root's daemon by its pid (only while that process runs in the
-/// namespace `netns`), then everything else still running there.
-pub fn stop_root_daemon(program: &str, pidfile: &Path, netns_name: &str) -> Result<()> {
-    let inside = netns::processes_in(netns_name);
-    if let Some(pid) = daemon::read_pid(pidfile).filter(|p| inside.contains(p)) {
-        daemon::signal(pid, libc::SIGTERM);
-        let t0 = Instant::now();
-        while !daemon::zombie(pid) && t0.elapsed() < Duration::from_secs(10) {
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        if !daemon::zombie(pid) {
-            daemon::signal(pid, libc::SIGKILL);
-        }
-    }
-    netns::stop_processes(netns_name, Duration::from_secs(10))
-        .map_err(|e| e.context(format!("stopping {program} and what it started")))?;
-    let _ = std::fs::remove_file(pidfile);
-    Ok(())
 }
