@@ -88,7 +88,7 @@ fn summary_table(c: &CampaignData, a: &CampaignAnalysis) -> Table {
                 cv,
                 p99,
                 failed.to_string(),
-                versus(a, &w.name, &m.name, ts),
+                versus(a, &wr.name, &m.name, ts),
             ]);
             if let Some(tone) = tone(ts) {
                 t.tones.insert((t.rows.len() - 1, 8), tone);
