@@ -18,17 +18,18 @@ use crate::store::{PastCampaign, Store};
 pub const EXIT_REFUSED: u8 = 1;
 
 pub fn check(db: &Path, file: Option<&Path>) -> Result<ExitCode> {
-    let mut exp = match super::experiment_file::load(file, crate::host::is_root()) {
-        Ok(e) => e,
+    let mut chosen = match super::experiment_file::load(file, crate::host::is_root()) {
+        Ok(c) => c,
         Err(e) => {
             super::experiment_file::refuse(&e);
             return Ok(ExitCode::from(EXIT_INVALID));
         }
     };
-    crate::runner::roots::name_ready(&mut exp);
-    let runs = plan(&exp);
+    crate::runner::roots::name_ready(&mut chosen.exp);
+    let exp = &chosen.exp;
+    let runs = plan(exp);
     let estimate = Estimate::of(
-        &exp,
+        exp,
         &past_runs(db),
         crate::host::is_root(),
         crate::estimate::Load::now(),
@@ -44,10 +45,13 @@ pub fn check(db: &Path, file: Option<&Path>) -> Result<ExitCode> {
             .join(", ")
     );
     outln!("baseline: {}", exp.targets[exp.baseline()].name);
-    for line in variants_text(&exp, &estimate) {
+    for e in super::experiment_file::erased(exp) {
+        outln!("destroys: will {e}: everything on it is destroyed");
+    }
+    for line in variants_text(exp, &estimate) {
         outln!("{line}");
     }
-    let (roots, builds) = roots_text(&exp, &estimate);
+    let (roots, builds) = roots_text(exp, &estimate);
     for line in roots {
         outln!("{line}");
     }
@@ -74,7 +78,10 @@ pub fn check(db: &Path, file: Option<&Path>) -> Result<ExitCode> {
         format_seconds((estimate.total() + builds).as_secs_f64()),
         estimate_text(&estimate)
     );
-    if super::refusals::print(&exp) {
+    if let Some(note) = estimate.left_out_note() {
+        errln!("note: {note}");
+    }
+    if super::refusals::print(exp, chosen.refusal()) {
         return Ok(ExitCode::from(EXIT_REFUSED));
     }
     Ok(ExitCode::SUCCESS)

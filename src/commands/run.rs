@@ -37,15 +37,21 @@ pub fn run(
     if !team.is_root() {
         return follow(&mut team);
     }
-    let exp = match super::experiment_file::load(file, is_root()) {
-        Ok(e) => e,
+    let chosen = match super::experiment_file::load(file, is_root()) {
+        Ok(c) => c,
         Err(e) => {
             team.abort();
             super::experiment_file::refuse(&e);
             return Ok(ExitCode::from(EXIT_INVALID));
         }
     };
-    let mut exp = exp;
+    if let Some(why) = chosen.refusal() {
+        team.abort();
+        errln!("error: {why}");
+        return Ok(ExitCode::FAILURE);
+    }
+    let mut exp = chosen.exp;
+    warn_erasing(&exp);
     team.open(&exp)?;
     let _over = team.over_on_drop();
     let stop = StopFlag::new();
@@ -75,6 +81,14 @@ fn ready_roots(exp: &mut experiment::Experiment, stop: &StopFlag) -> Result<Root
     crate::runner::roots::prepare(exp, stop)
 }
 
+/// Names each device the campaign erases, before anything is
+/// provisioned, even with -q.
+fn warn_erasing(exp: &experiment::Experiment) {
+    for e in super::experiment_file::erased(exp) {
+        errln!("warning: this campaign will {e}: everything on it is destroyed");
+    }
+}
+
 /// The ranks other than 0, for a whole campaign.
 fn follow(team: &mut Team) -> Result<ExitCode> {
     match crate::ranks::follow::follow(team) {
@@ -97,6 +111,7 @@ pub fn resume(db: &Path, campaign: &str, quiet: bool, strict: bool) -> Result<Ex
             return other.map(|_| ExitCode::from(EXIT_INVALID));
         }
     };
+    warn_erasing(&exp);
     team.open(&exp)?;
     let _over = team.over_on_drop();
     let stop = StopFlag::new();

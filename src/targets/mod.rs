@@ -113,6 +113,12 @@ pub trait TargetConfig: Debug + Send + Sync {
     fn root(&self) -> Option<crate::provision::root::RootNeed> {
         None
     }
+    /// The device storlab did not create that this target overwrites
+    /// (`allow_destroy = true`), named by `check` and `run` and refused
+    /// from a file nobody named.
+    fn erases(&self) -> Option<&str> {
+        None
+    }
 }
 
 type Configurer = fn(&Params) -> Result<Arc<dyn TargetConfig>, Fault>;
