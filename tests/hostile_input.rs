@@ -266,3 +266,190 @@ fn item1_a_found_file_is_announced_and_trusted_only_when_safe() {
     assert!(out.status.success(), "{o}{e}");
     assert!(e.contains("(owned by root)"), "{e}");
 }
+
+/// What every foreign text of the hostile store carries: ESC (a clear
+/// screen), the C1 CSI, a right-to-left override, CR, BEL and a paragraph
+/// separator.
+const HOSTILE: &str =
+    "char(27) || '[2J' || char(155) || '31m' || char(8238) || char(13) || char(7) || char(8233)";
+
+/// No raw active character in `text` (line breaks and tabs aside).
+fn assert_inert_text(what: &str, text: &str) {
+    let bad: Vec<char> = text
+        .chars()
+        .filter(|&c| {
+            (c.is_control() && c != '\n' && c != '\t')
+                || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{2028}' | '\u{2029}')
+        })
+        .collect();
+    assert!(bad.is_empty(), "{what} holds {bad:?}:\n{text}");
+}
+
+/// A store of three campaigns whose every foreign text holds [`HOSTILE`]
+/// — campaign, target and workload names, descriptions, tags, errors,
+/// warnings — and whose durations and times cannot be (1e300 s, -5 s, a
+/// time that is none, a campaign that began after it ended).
+fn hostile_store(lab: &Lab) -> PathBuf {
+    let db = crate::hostile::source_store(lab);
+    let exp = mock_on(lab, "two", "data2");
+    let text = std::fs::read_to_string(&exp).unwrap().replace(
+        "[[workload]]",
+        &format!(
+            "[[target]]\nname = \"e\"\nkind = \"dir\"\npath = \"{}\"\n[[workload]]",
+            lab.path().join("data2").display()
+        ),
+    );
+    std::fs::write(&exp, text).unwrap();
+    for tag in ["k=one", "k=two"] {
+        let out = on(
+            lab,
+            &db,
+            &["run", "--quiet", "--tag", tag, exp.to_str().unwrap()],
+        );
+        assert!(out.status.success(), "{out:?}");
+    }
+    let x = HOSTILE;
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch(&format!(
+        "UPDATE campaigns SET name = name || {x}, description = 'about ' || {x};
+         UPDATE targets SET name = name || {x};
+         UPDATE workloads SET name = name || {x};
+         UPDATE campaign_facts SET value = value || {x} WHERE kind IN ('tag', 'host', 'version');
+         INSERT INTO campaign_facts (campaign_id, kind, name, value) VALUES (2, 'tag', 'evil' || {x}, 'v' || {x});
+         UPDATE warning_texts SET message = message || {x};
+         UPDATE runs SET status = 'failed', error = 'it broke' || {x} WHERE id = (SELECT MAX(id) FROM runs WHERE campaign_id = 3);
+         UPDATE runs SET duration_s = 1e300 WHERE id = (SELECT MIN(id) FROM runs WHERE campaign_id = 2);
+         UPDATE runs SET duration_s = -5, started_at = 'not a time' WHERE id = (SELECT MAX(id) FROM runs WHERE campaign_id = 2);
+         UPDATE campaigns SET started_at = '2999-01-01T00:00:00Z' WHERE id = 3;
+         PRAGMA wal_checkpoint(TRUNCATE);"
+    ))
+    .unwrap();
+    db
+}
+
+/// Item 8: one rule for foreign text in every output. The hostile store
+/// goes through every command that reads a store, in every format, to
+/// the terminal, a pipe and files: none panics, and no output holds a raw
+/// control, C1 or bidirectional character (JSON escapes them as `\u…`
+/// and still reads back as stored). Before, `export` wrote raw ESC, the
+/// HTML report raw ESC, BEL and CR, the Markdown report and `show
+/// --format json` a raw U+202E.
+#[test]
+fn item8_a_hostile_store_through_every_command_and_format() {
+    let lab = Lab::new();
+    let db = hostile_store(&lab);
+    let out_dir = lab.path().join("out");
+    std::fs::create_dir_all(&out_dir).unwrap();
+    let file = |name: &str| out_dir.join(name).display().to_string();
+    let mock = mock_on(&lab, "fresh", "data3");
+    let commands: Vec<Vec<String>> = [
+        vec!["list"],
+        vec!["list", "--where", "k=one"],
+        vec!["show"],
+        vec!["show", "1"],
+        vec!["show", "2", "-v"],
+        vec!["show", "3", "--warnings"],
+        vec!["show", "3", "--format", "json"],
+        vec!["show", "2", "--format", "json"],
+        vec!["export"],
+        vec!["export", "2", "--format", "json"],
+        vec!["export", "--all"],
+        vec!["export", "--all", "--format", "json"],
+        vec!["export", "3", "--excel-safe"],
+        vec!["report", "2", "--format", "md"],
+        vec!["report", "3", "--format", "json"],
+        vec!["report", "3", "--format", "csv"],
+        vec!["report", "3", "--format", "html"],
+        vec!["report", "2", "3", "--format", "md"],
+        vec!["report", "2", "3", "--format", "json"],
+        vec!["report", "2", "3", "--format", "html"],
+        vec!["compare"],
+        vec!["compare", "3", "--format", "json"],
+        vec!["compare", "2", "3"],
+        vec!["compare", "2", "3", "--format", "json"],
+        vec!["compare", "2", "3", "--fail-on-regression", "1"],
+        vec!["history"],
+        vec!["history", "--format", "json"],
+        vec!["history", "--by", "tag:k"],
+        vec!["check", mock.to_str().unwrap()],
+    ]
+    .iter()
+    .map(|a| a.iter().map(|s| s.to_string()).collect())
+    .collect();
+    let mut files = Vec::new();
+    for (i, args) in commands.iter().enumerate() {
+        let mut args = args.clone();
+        // Each report and export also to a file of its format.
+        let to_file = match args.first().map(String::as_str) {
+            Some("report" | "export" | "history") => {
+                let ext = match args.iter().position(|a| a == "--format") {
+                    Some(p) => args[p + 1].clone(),
+                    None if args[0] == "report" => "html".into(),
+                    None if args[0] == "history" => "txt".into(),
+                    None => "csv".into(),
+                };
+                Some(file(&format!("{i}.{ext}")))
+            }
+            _ => None,
+        };
+        for output in [None, to_file] {
+            let mut a = args.clone();
+            if let Some(o) = &output {
+                a.extend(["-o".to_string(), o.clone()]);
+            }
+            let refs: Vec<&str> = a.iter().map(String::as_str).collect();
+            let out = on(&lab, &db, &refs);
+            assert_no_panic(&format!("{a:?}"), &out);
+            assert!(matches!(out.status.code(), Some(0 | 1)), "{a:?}: {out:?}");
+            crate::hostile::assert_inert(&format!("{a:?}"), &out);
+            if let Some(o) = output {
+                files.push(o);
+            }
+        }
+        // At 80 columns, as a terminal shows it.
+        args.insert(0, "--color".into());
+        args.insert(1, "never".into());
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = lab
+            .cmd()
+            .env("STORLAB_DB", &db)
+            .env("COLUMNS", "80")
+            .args(&refs)
+            .output()
+            .unwrap();
+        assert_no_panic(&format!("{args:?} at 80 columns"), &out);
+        crate::hostile::assert_inert(&format!("{args:?} at 80 columns"), &out);
+    }
+    let html = file("history.html");
+    let out = on(&lab, &db, &["history", "-o", &html]);
+    assert!(out.status.success(), "{out:?}");
+    files.push(html);
+    assert!(files.len() > 15, "{files:?}");
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap_or_else(|e| panic!("{f}: {e}"));
+        assert_inert_text(f, &text);
+    }
+    // JSON keeps the names as stored, escaped.
+    let out = on(&lab, &db, &["export", "2", "--format", "json"]);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let name = json["campaign"]["name"].as_str().unwrap();
+    assert!(
+        name.ends_with("\u{1b}[2J\u{9b}31m\u{202e}\r\u{7}\u{2029}"),
+        "{name:?}"
+    );
+    // The store moves on: imported, forgotten, run into.
+    let fresh = lab.path().join("fresh.db");
+    for args in [
+        vec!["import", db.to_str().unwrap()],
+        vec!["forget", "--yes", "1"],
+        vec!["run", mock.to_str().unwrap()],
+        vec!["list"],
+    ] {
+        let out = on(&lab, &fresh, &args);
+        assert_no_panic(&format!("{args:?}"), &out);
+        // Import refuses the campaign with a negative duration (exit 2).
+        let refused = args[0] == "import" && out.status.code() == Some(2);
+        assert!(out.status.success() || refused, "{args:?}: {out:?}");
+        crate::hostile::assert_inert(&format!("{args:?}"), &out);
+    }
+}
