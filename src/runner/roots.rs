@@ -31,7 +31,7 @@ pub fn needs(exp: &Experiment) -> BTreeSet<RootNeed> {
 /// there, journaled so that a killed build is undone by `storlab cleanup`
 /// — and names the variants by release.
 pub fn prepare(exp: &mut Experiment, stop: &StopFlag) -> Result<Roots> {
-    let journal = Journal::for_campaign();
+    let journal = Journal::for_campaign(crate::provision::resource::Kinds::NONE);
     let mut held = Vec::new();
     for need in needs(exp) {
         match Root::obtain(&need.spec, need.software, &journal, stop) {

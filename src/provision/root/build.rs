@@ -42,7 +42,7 @@ pub fn build(
     let manifest = match built {
         Ok(m) => m,
         Err(e) => {
-            if let Err(u) = resource.undo() {
+            if let Err(u) = resource.undo(crate::provision::resource::Kinds::NONE) {
                 errln!(
                     "storlab: removing the unfinished root {}: {u:#}",
                     dir.display()
