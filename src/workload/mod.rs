@@ -66,7 +66,7 @@ impl RunContext {
             run_seed,
             position: 0,
             target: "t".into(),
-            journal: Journal::for_campaign(),
+            journal: Journal::for_campaign(crate::provision::resource::Kinds::NONE),
             devices: None,
         }
     }
@@ -168,6 +168,11 @@ pub trait WorkloadConfig: Debug + Send + Sync {
         Err("it runs closed-loop only (as fast as it can), with no rate to set".into())
     }
     fn build(&self) -> Box<dyn Workload>;
+    /// The root its server comes from (pgbench's PostgreSQL, `root`);
+    /// none for a kind that runs no server.
+    fn root(&self) -> Option<crate::provision::root::RootNeed> {
+        None
+    }
 }
 
 /// How a kind offers load at a set rate (an open-loop run: operations
