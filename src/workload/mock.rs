@@ -17,9 +17,10 @@
 //! With `rate` (an open-loop run, as a capacity search sets it) the run
 //! is an M/M/1 queue whose service rate μ is that number: arrivals at
 //! λ = `rate`, response times exponential with rate μ − λ, so the q-th
-//! percentile latency is −ln(1 − q)/(μ − λ); at λ ≥ μ the queue grows
-//! through the run (its length T: `duration`, at least ten seconds, as a
-//! measured run would be) and a late arrival waits about (λ/μ − 1)·T. It reports the achieved
+//! percentile latency is −ln(1 − q)/(μ − λ) until it reaches the run's
+//! length T (`duration`, at least ten seconds, as a measured run would
+//! be); nearer μ and beyond the queue grows through the run instead, and
+//! the percentile with it, by q·T per μ of excess rate. It reports the achieved
 //! ops_per_s (min(λ, μ)) and the latency percentiles: a system whose
 //! capacity within p99 ≤ L is known, μ − ln(100)/L.
 
@@ -149,14 +150,16 @@ impl Model {
 /// `mu` per second for `duration` (module doc).
 pub fn queue(mu: f64, rate: f64, duration: Duration) -> Vec<crate::measure::Metric> {
     let achieved = rate.min(mu);
+    let t = duration.as_secs_f64().max(10.0);
     let quantile = |q: f64| -> f64 {
-        let seconds = if rate < mu {
-            -(1.0 - q).ln() / (mu - rate)
+        let tail = -(1.0 - q).ln();
+        // Where the steady state's percentile reaches the run's length:
+        // nearer μ a run cannot settle, and its backlog grows instead.
+        let settles = mu - tail / t;
+        let seconds = if rate < settles {
+            tail / (mu - rate)
         } else {
-            // The arrival at share q of the run waits for the backlog built
-            // up until then, plus its own service.
-            let t = duration.as_secs_f64().max(10.0);
-            q * (rate / mu.max(1e-9) - 1.0) * t + 1.0 / mu.max(1e-9)
+            t + q * (rate - settles) / mu.max(1e-9) * t
         };
         seconds * 1e9
     };
@@ -229,6 +232,36 @@ mod tests {
         assert!((m.value(1.05, 10, 9) - 115.5).abs() < 1e-9);
         let down = Model { drift: -0.2, ..m };
         assert_eq!(down.value(1.0, 10, 9), 0.0, "never negative");
+    }
+
+    // Reference: M/M/1 response-time quantiles, -ln(1 - q)/(μ - λ).
+    #[test]
+    fn an_open_loop_run_is_an_mm1_queue() {
+        let get = |out: &[crate::measure::Metric], d: &crate::metric::MetricDef| {
+            out.iter().find(|x| std::ptr::eq(x.def, d)).unwrap().value
+        };
+        let out = queue(1000.0, 900.0, Duration::from_secs(1));
+        assert_eq!(get(&out, &m::OPS_PER_S), 900.0);
+        let p99 = 100f64.ln() / 100.0 * 1e9;
+        assert!((get(&out, &m::LAT_P99_NS) - p99).abs() < 1.0);
+        assert!((get(&out, &m::LAT_P50_NS) - 2f64.ln() / 100.0 * 1e9).abs() < 1.0);
+        // Past μ: only μ is achieved and the backlog grows; the
+        // percentile rises with the rate, through μ without a jump.
+        let over = queue(1000.0, 1100.0, Duration::ZERO);
+        assert_eq!(get(&over, &m::OPS_PER_S), 1000.0);
+        let mut last = 0.0;
+        for rate in (900..1200).step_by(5) {
+            let p = get(
+                &queue(1000.0, f64::from(rate), Duration::ZERO),
+                &m::LAT_P99_NS,
+            );
+            assert!(p > last, "{rate}: {p} after {last}");
+            last = p;
+        }
+        // The capacity within p99 ≤ 50 ms: μ - ln(100)/0.05.
+        let knee = 1000.0 - 100f64.ln() / 0.05;
+        let at = |r: f64| get(&queue(1000.0, r, Duration::ZERO), &m::LAT_P99_NS);
+        assert!(at(knee - 1.0) < 50e6 && at(knee + 1.0) > 50e6);
     }
 
     #[test]
