@@ -70,7 +70,12 @@ pub fn analyse(c: &CampaignData, options: &Options) -> Result<CampaignAnalysis> 
     Ok(CampaignAnalysis {
         verdicts,
         headline,
-        studies: study::studies(c, &model, &options.compare_levels),
+        // A search's probes are a sweep over the rate: its capacity section
+        // says what a study of them would.
+        studies: study::studies(c, &model, &options.compare_levels)
+            .into_iter()
+            .filter(|s| !searched(&s.family))
+            .collect(),
         capacities,
         model,
     })

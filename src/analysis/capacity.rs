@@ -61,7 +61,8 @@ pub struct ProbeStats {
     /// The probe's variant (`oltp[rate=2180]`).
     pub workload: String,
     pub offered: f64,
-    /// Means over its successful measured runs.
+    /// The mean over its successful measured runs; the latencies'
+    /// geometric means (the margins judge them on the log scale).
     pub achieved: Option<f64>,
     pub p50_ns: Option<f64>,
     /// The judged percentile.
@@ -182,6 +183,16 @@ fn probe_stats(
         let v: Vec<f64> = ok.iter().filter_map(|r| value(r, name)).collect();
         summarize(&v).map(|s| s.mean)
     };
+    // Latencies on the log scale, as the margins judge them.
+    let geomean = |name: &str| {
+        let v: Vec<f64> = ok
+            .iter()
+            .filter_map(|r| value(r, name))
+            .filter(|v| *v > 0.0)
+            .map(f64::ln)
+            .collect();
+        summarize(&v).map(|s| s.mean.exp())
+    };
     let margins: Vec<f64> = runs
         .iter()
         .map(|r| match r.status.as_str() {
@@ -202,8 +213,8 @@ fn probe_stats(
         workload: w.to_string(),
         offered,
         achieved: mean(&spec.achieved),
-        p50_ns: mean(m::LAT_P50_NS.name),
-        latency_ns: mean(&spec.metric),
+        p50_ns: geomean(m::LAT_P50_NS.name),
+        latency_ns: geomean(&spec.metric),
         runs: runs.len(),
         failed: runs.len() - ok.len(),
         passed: probe.passes(),

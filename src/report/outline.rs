@@ -88,6 +88,7 @@ fn document(c: &CampaignData, options: &Options, with_body: bool) -> Result<Docu
         false => Vec::new(),
     };
     summary.extend(summary_only);
+    summary.extend(sections::capacity::summary(&analysis.capacities));
     summary.extend(ranks::summary_sections(c));
     summary.push(by_kind);
     let summary = crate::report::document::merge_titled_lists(summary);
@@ -118,6 +119,7 @@ fn body(
     // warning list (folded).
     let mut body = vec![campaign::intro(c), headline, by_kind.clone()];
     body.extend(overview::section(c, cx.analysis));
+    body.extend(sections::capacity::report(c, &cx.analysis.capacities));
     for s in &cx.analysis.studies {
         body.push(contrib::study::sections::report(s));
     }
@@ -126,6 +128,10 @@ fn body(
     body.push(campaign::environment_section(c).folded());
     body.push(methodology::section(c, model).folded());
     for w in &model.workloads {
+        // A searched workload never ran itself: its probes did.
+        if cx.analysis.capacities.iter().any(|s| s.workload == w.name) {
+            continue;
+        }
         summary.extend(contrib::summary(cx, w)?);
         body.push(workload::section(
             c,
@@ -202,6 +208,7 @@ pub fn summary_json(c: &CampaignData, options: &Options) -> Result<serde_json::V
         "workloads": model.workloads,
         "warnings": warnings,
         "warnings_by_kind": by_kind,
+        "capacities": analysis.capacities,
     }))
 }
 
