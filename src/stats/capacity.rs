@@ -34,7 +34,9 @@
 //! the interval to the next probe that is clear; where no clear probe
 //! lies beyond the bracket, the interval ends at the outermost one. With
 //! one run per probe there is no spread to judge by: the interval is the
-//! probes beside the bracket.
+//! probes beside the bracket. The interval always holds the bracket
+//! itself: where within one step the target is lost, the probes cannot
+//! say.
 //!
 //! Every probe passing gives a capacity of at least the highest rate
 //! probed; every probe failing, one below the lowest: neither has an
@@ -224,9 +226,12 @@ pub fn knee(probes: &[Probe], level: f64) -> Option<Knee> {
     Some(Knee {
         found: Found::Between,
         estimate: estimate.exp(),
+        // At least the bracket: where within one grid step the target is
+        // lost, the probes cannot say (a throttle's knee is a cliff the
+        // straight line between them does not know).
         interval: Some(Interval {
-            low: low.min(estimate).exp(),
-            high: high.max(estimate).exp(),
+            low: low.min(judged[lo].x).exp(),
+            high: high.max(judged[hi].x).exp(),
             level,
         }),
         lo: Some(judged[lo].probe.rate),
@@ -369,7 +374,12 @@ mod tests {
         assert!((k.estimate - 1000.0).abs() < 1.0, "{k:?}");
         let i = k.interval.unwrap();
         assert!(i.low < 1000.0 && i.high > 1000.0, "{i:?}");
-        assert!(i.low > 950.0 && i.high < 1050.0, "{i:?}");
+        // The runs are clear of the target at 950 and 1050: the
+        // interval is the bracket itself.
+        assert!(
+            (i.low - 950.0).abs() < 1e-6 && (i.high - 1050.0).abs() < 1e-6,
+            "{i:?}"
+        );
         // The spread of lo's and hi's runs: 2 degrees of freedom.
         assert_eq!(k.df, 2.0);
         assert!(k.se_log().unwrap() > 0.0);
