@@ -9,14 +9,14 @@ use std::process::Command;
 use crate::util::{metric, runs, Lab};
 
 /// A loop device over a sparse image in the lab, detached on drop.
-struct LoopDev {
-    dev: String,
-    image: PathBuf,
+pub struct LoopDev {
+    pub dev: String,
+    pub image: PathBuf,
     mounted: Option<PathBuf>,
 }
 
 impl LoopDev {
-    fn new(lab: &Lab, size: u64) -> LoopDev {
+    pub fn new(lab: &Lab, size: u64) -> LoopDev {
         let image = lab.path().join("block.img");
         let f = std::fs::File::create(&image).unwrap();
         f.set_len(size).unwrap();
@@ -91,6 +91,7 @@ fn a_block_target_needs_allow_destroy_and_io_workloads() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn a_mounted_device_is_refused_before_anything_runs() {
     require_root!();
     let lab = Lab::new();
@@ -114,6 +115,7 @@ fn a_mounted_device_is_refused_before_anything_runs() {
 /// itself: the blocks it wrote carry verify headers in the image, at each
 /// job's own region.
 #[test]
+#[ignore = "needs root"]
 fn io_runs_on_an_unmounted_loop_device() {
     require_root!();
     let lab = Lab::new();

@@ -24,7 +24,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 
 use crate::cli::{Cli, Command};
-use crate::report::export::CsvOptions;
+use crate::export::CsvOptions;
 
 /// Exit status for invalid experiment files and bad input.
 pub const EXIT_INVALID: u8 = 2;
@@ -187,7 +187,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Env => {
             outln!(
                 "{}",
-                serde_json::to_string_pretty(&crate::host::environment())?
+                crate::foreign::to_json_pretty(&crate::host::environment())?
             );
             Ok(ExitCode::SUCCESS)
         }

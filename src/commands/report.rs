@@ -10,9 +10,10 @@ use anyhow::Result;
 
 use crate::analysis::comparison::across_json;
 use crate::cli::ReportFormat;
+use crate::export;
 use crate::report::drawn::drawn;
+use crate::report::outline;
 use crate::report::render::{html, markdown, terminal};
-use crate::report::{export, outline};
 use crate::store::{Parts, Store};
 
 pub fn report(
@@ -51,7 +52,7 @@ pub fn report(
         ReportFormat::Csv => export::to_csv(&data, export::CsvOptions::default()),
         ReportFormat::Json => format!(
             "{}\n",
-            serde_json::to_string_pretty(&export::to_json(&data))?
+            crate::foreign::to_json_pretty(&export::to_json(&data))?
         ),
         ReportFormat::Md => markdown::render(&outline::build(&data, &options)?)?,
         ReportFormat::Html => html::render(&outline::build(&data, &options)?)?,
@@ -112,7 +113,7 @@ pub fn report_across(db: &Path, req: Across<'_>, single: &outline::Options) -> R
     let text = match format {
         ReportFormat::Json => format!(
             "{}\n",
-            serde_json::to_string_pretty(&across_json(&first, &second, &x))?
+            crate::foreign::to_json_pretty(&across_json(&first, &second, &x))?
         ),
         ReportFormat::Md => markdown::render(&doc)?,
         // CSV was refused above.

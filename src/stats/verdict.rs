@@ -34,19 +34,6 @@ pub enum Verdict {
     NoSignificantDifference,
 }
 
-impl Verdict {
-    /// The word a report prints: "faster" for better and "slower" for worse,
-    /// whatever the direction (a lower latency and a higher throughput are
-    /// both "faster"), or "no significant difference".
-    pub fn word(self, direction: Direction) -> &'static str {
-        match (self, direction) {
-            (Verdict::Better, _) => "faster",
-            (Verdict::Worse, _) => "slower",
-            (Verdict::NoSignificantDifference, _) => "no significant difference",
-        }
-    }
-}
-
 /// The verdict on `cmp` for a metric of `direction` at significance level
 /// `alpha`: significant iff `p_value < alpha` (so never for a NaN p-value
 /// or alpha), then better when the candidate moved the good way.
@@ -99,11 +86,9 @@ mod tests {
         let drop = welch(&baseline, &candidate, 0.95).unwrap();
         let v = verdict(&drop, Direction::LowerIsBetter, DEFAULT_ALPHA);
         assert_eq!(v, Verdict::Better);
-        assert_eq!(v.word(Direction::LowerIsBetter), "faster");
         // The same drop in a throughput is worse.
         let v = verdict(&drop, Direction::HigherIsBetter, DEFAULT_ALPHA);
         assert_eq!(v, Verdict::Worse);
-        assert_eq!(v.word(Direction::HigherIsBetter), "slower");
         // And a latency rise is worse.
         let rise = welch(&candidate, &baseline, 0.95).unwrap();
         assert_eq!(
@@ -119,7 +104,6 @@ mod tests {
         let gain = welch(&baseline, &candidate, 0.95).unwrap();
         let v = verdict(&gain, Direction::HigherIsBetter, DEFAULT_ALPHA);
         assert_eq!(v, Verdict::Better);
-        assert_eq!(v.word(Direction::HigherIsBetter), "faster");
         assert_eq!(
             verdict(&gain, Direction::LowerIsBetter, DEFAULT_ALPHA),
             Verdict::Worse
@@ -138,7 +122,6 @@ mod tests {
         for direction in [Direction::HigherIsBetter, Direction::LowerIsBetter] {
             let v = verdict(&cmp, direction, DEFAULT_ALPHA);
             assert_eq!(v, Verdict::NoSignificantDifference);
-            assert_eq!(v.word(direction), "no significant difference");
         }
     }
 

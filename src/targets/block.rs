@@ -57,6 +57,9 @@ impl TargetConfig for BlockParams {
     fn build(&self, name: &str, journal: &Journal) -> Box<dyn Target> {
         Box::new(Block::new(name, self, journal))
     }
+    fn erases(&self) -> Option<&str> {
+        self.device.as_deref()
+    }
 }
 
 pub struct Block {

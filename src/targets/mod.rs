@@ -108,6 +108,12 @@ pub trait TargetConfig: Debug + Send + Sync {
     }
     /// Builds a target whose resources go to `journal` before they exist.
     fn build(&self, name: &str, journal: &Journal) -> Box<dyn Target>;
+    /// The device storlab did not create that this target overwrites
+    /// (`allow_destroy = true`), named by `check` and `run` and refused
+    /// from a file nobody named.
+    fn erases(&self) -> Option<&str> {
+        None
+    }
 }
 
 type Configurer = fn(&Params) -> Result<Arc<dyn TargetConfig>, Fault>;

@@ -66,6 +66,9 @@ impl TargetConfig for ZfsParams {
     fn build(&self, name: &str, journal: &Journal) -> Box<dyn Target> {
         Box::new(Zfs::new(name, self, journal))
     }
+    fn erases(&self) -> Option<&str> {
+        self.device.as_deref()
+    }
 }
 
 pub struct Zfs {

@@ -2,14 +2,15 @@
 //! workload and target, the primary metric's mean ± 95% CI, its CV, the p99
 //! latency and the verdict against the baseline.
 
-use crate::analysis::model::{runs_text, Report, TargetStats};
+use crate::analysis::model::TargetStats;
+use crate::analysis::CampaignAnalysis;
 use crate::metric::catalogue::LAT_P99_NS;
-use crate::metric::{Direction, MetricDef, Unit};
+use crate::metric::MetricDef;
 use crate::report::document::Section;
-use crate::report::format::effect;
 use crate::report::format::format_value;
 use crate::report::table::{Table, Tone};
-use crate::report::text::{mean_ci_text, notation, versus_text};
+use crate::report::text::mean_ci_text;
+use crate::report::verdict::{words, Form};
 use crate::stats::{summarize, Verdict};
 use crate::store::CampaignData;
 
@@ -18,13 +19,13 @@ use crate::store::CampaignData;
 pub const PROVENANCE: &str = "provenance";
 
 /// The line on the campaign, its provenance, and the summary table.
-pub fn sections(c: &CampaignData, r: &Report) -> Vec<Section> {
+pub fn sections(c: &CampaignData, a: &CampaignAnalysis) -> Vec<Section> {
     let mut head = Section::untitled(1);
     head.text(header(c));
     let mut provenance = Section::untitled(1).with_class(PROVENANCE);
     provenance.text(crate::report::provenance::provenance_text(c).trim_end());
     let mut table = Section::untitled(1);
-    table.table(summary_table(c, r));
+    table.table(summary_table(c, a));
     vec![head, provenance, table]
 }
 
@@ -35,41 +36,19 @@ fn metric_values(c: &CampaignData, workload: &str, target: &str, metric: &Metric
         .collect()
 }
 
-fn versus(t: &TargetStats, baseline: &str, unit: Unit, direction: Direction) -> String {
-    let word = versus_word(t, baseline, unit, direction);
-    // The caveats the verdict carries, by kind.
-    let mut kinds: Vec<&str> = Vec::new();
-    for c in t.caveats.iter().filter(|_| t.comparison.is_some()) {
-        if !kinds.contains(&c.kind.label()) {
-            kinds.push(c.kind.label());
-        }
-    }
-    match kinds.is_empty() {
-        true => word,
-        false => format!("{word} ⚠ {}", kinds.join(", ")),
-    }
-}
-
-fn versus_word(t: &TargetStats, baseline: &str, unit: Unit, direction: Direction) -> String {
-    match (&t.comparison, t.verdict) {
-        (None, _) if t.target == baseline => "baseline".into(),
-        (None, _) if t.too_few => crate::report::text::too_few_text(),
+/// The cell of `t` against the baseline: its verdict, or what stands in
+/// for one.
+fn versus(a: &CampaignAnalysis, workload: &str, metric: &str, t: &TargetStats) -> String {
+    match a.verdict(workload, metric, &t.target) {
+        Some(v) => words(v, Form::Summary),
+        None if t.target == a.model.baseline => "baseline".into(),
         // Fewer than two runs on one side: no comparison to show.
-        (None, _) => "—".into(),
-        (Some(c), Some(v)) if v != Verdict::NoSignificantDifference => {
-            versus_text(c.diff_pct, notation(t), unit, v.word(direction))
-        }
-        (Some(c), _) => {
-            let e = effect(c.diff_pct, notation(t));
-            match &t.settle {
-                Some(s) => format!("{e} (n.s.; ±{}% needs {} runs)", s.pct, runs_text(s.runs)),
-                None => format!("{e} (n.s.)"),
-            }
-        }
+        None => "—".into(),
     }
 }
 
-fn summary_table(c: &CampaignData, report: &Report) -> Table {
+fn summary_table(c: &CampaignData, a: &CampaignAnalysis) -> Table {
+    let report = &a.model;
     let mut t = Table::new(
         &[
             "workload",
@@ -84,25 +63,24 @@ fn summary_table(c: &CampaignData, report: &Report) -> Table {
         ],
         &[false, false, true, false, true, true, true, true, true],
     );
-    for w in &report.workloads {
-        let Some(m) = w.primary_metric() else {
+    for wr in &c.workloads {
+        let w = report.workloads.iter().find(|w| w.name == wr.name);
+        let Some(m) = w.and_then(|w| w.primary_metric()) else {
+            failed_rows(&mut t, c, wr, &[]);
             continue;
         };
         for ts in &m.targets {
-            let failed = c
-                .runs_of(&w.name, &ts.target)
-                .filter(|r| !r.warmup && r.status == "failed")
-                .count();
+            let failed = failed_runs(c, &wr.name, &ts.target);
             let cv = ts
                 .summary
                 .filter(|s| s.n > 1)
                 .map(|s| format!("{:.1}%", s.cv * 100.0))
                 .unwrap_or_else(|| "—".into());
-            let p99 = summarize(&metric_values(c, &w.name, &ts.target, &LAT_P99_NS))
+            let p99 = summarize(&metric_values(c, &wr.name, &ts.target, &LAT_P99_NS))
                 .map(|s| format_value(s.mean, LAT_P99_NS.unit))
                 .unwrap_or_else(|| "—".into());
             t.push(vec![
-                w.name.clone(),
+                wr.name.clone(),
                 ts.target.clone(),
                 ts.values.len().to_string(),
                 m.name.clone(),
@@ -110,12 +88,14 @@ fn summary_table(c: &CampaignData, report: &Report) -> Table {
                 cv,
                 p99,
                 failed.to_string(),
-                versus(ts, &report.baseline, m.unit, m.direction),
+                versus(a, &wr.name, &m.name, ts),
             ]);
             if let Some(tone) = tone(ts) {
                 t.tones.insert((t.rows.len() - 1, 8), tone);
             }
         }
+        let shown: Vec<&str> = m.targets.iter().map(|ts| ts.target.as_str()).collect();
+        failed_rows(&mut t, c, wr, &shown);
     }
     // A narrow terminal keeps the verdicts: the spread, the tail and the
     // metric's name (the mean's unit says what it is) go first, and the
@@ -130,6 +110,46 @@ fn summary_table(c: &CampaignData, report: &Report) -> Table {
     // Then the verdicts wrap in their cell rather than the table in records.
     t.may_wrap(&["vs baseline", "mean ± 95% CI"]);
     t
+}
+
+/// The measured runs of a pair that failed.
+fn failed_runs(c: &CampaignData, workload: &str, target: &str) -> usize {
+    c.runs_of(workload, target)
+        .filter(|r| !r.warmup && r.status == "failed")
+        .count()
+}
+
+/// A row for each pair of workload `w` on a target not `shown` whose
+/// every measured run failed: nothing to average, but the failures are
+/// where the table is read (a campaign whose only pair failed printed a
+/// header with no rows).
+fn failed_rows(t: &mut Table, c: &CampaignData, w: &crate::store::WorkloadRow, shown: &[&str]) {
+    for target in c
+        .targets
+        .iter()
+        .filter(|x| !shown.contains(&x.name.as_str()))
+    {
+        let failed = failed_runs(c, &w.name, &target.name);
+        if failed == 0 {
+            continue;
+        }
+        let dash = || "—".to_string();
+        t.push(vec![
+            w.name.clone(),
+            target.name.clone(),
+            "0".into(),
+            w.primary_metric.clone(),
+            dash(),
+            dash(),
+            dash(),
+            failed.to_string(),
+            match failed {
+                1 => "its run failed".into(),
+                n => format!("all {n} runs failed"),
+            },
+        ]);
+        t.tones.insert((t.rows.len() - 1, 8), Tone::Worse);
+    }
 }
 
 /// The colour a verdict cell takes on a terminal.
@@ -172,17 +192,23 @@ fn when(rfc3339: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::model::{target_stats, Report};
     use crate::metric::Direction::HigherIsBetter;
 
     #[test]
     fn only_the_baseline_is_called_baseline_when_there_is_no_comparison() {
-        let one_run = crate::analysis::model::target_stats("zfs", vec![1.0], None, HigherIsBetter);
-        assert_eq!(versus(&one_run, "ext4", Unit::Flag, HigherIsBetter), "—");
-        let base =
-            crate::analysis::model::target_stats("ext4", vec![1.0, 2.0], None, HigherIsBetter);
-        assert_eq!(
-            versus(&base, "ext4", Unit::Flag, HigherIsBetter),
-            "baseline"
-        );
+        let a = CampaignAnalysis {
+            model: Report {
+                baseline: "ext4".into(),
+                targets: vec!["ext4".into(), "zfs".into()],
+                workloads: Vec::new(),
+                warnings: Vec::new(),
+            },
+            ..Default::default()
+        };
+        let one_run = target_stats("zfs", vec![1.0], None, HigherIsBetter);
+        assert_eq!(versus(&a, "w", "tps", &one_run), "—");
+        let base = target_stats("ext4", vec![1.0, 2.0], None, HigherIsBetter);
+        assert_eq!(versus(&a, "w", "tps", &base), "baseline");
     }
 }
