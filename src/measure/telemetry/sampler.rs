@@ -126,6 +126,9 @@ fn record(watch: Watch, stopped: mpsc::Receiver<()>) -> Recording {
     loop {
         blocktrace::mark();
         rec.samples.push(take(&numbers, &serving, t0));
+        if let [.., a, b] = rec.samples.as_slice() {
+            blocktrace::sampling::follow(a, b);
+        }
         next += watch.interval;
         let wait = next.saturating_duration_since(Instant::now());
         match stopped.recv_timeout(wait) {
