@@ -69,7 +69,11 @@ impl Intervals {
     /// The completed seconds so far; the current, partial second is left out
     /// (the throughput series counts whole seconds only).
     pub fn finish(mut self, end: Instant) -> Vec<Sparse> {
-        self.roll(self.clock.stamp(end));
+        // In instants, exactly: an `end` at a second's boundary closes it.
+        while end >= self.epoch + Duration::from_secs(self.seconds.len() as u64 + 1) {
+            self.seconds.push(sparse(&self.current.histogram()));
+            self.current.clear();
+        }
         self.seconds
     }
 }

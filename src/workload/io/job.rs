@@ -248,6 +248,7 @@ pub struct Phase {
     ramp_end: Instant,
     ramp_end_stamp: Stamp,
     deadline: Option<Stamp>,
+    deadline_at: Option<Instant>,
     /// The job ends after `target_bytes` even before its deadline.
     size_based: bool,
     target_bytes: u64,
@@ -270,6 +271,7 @@ impl Phase {
             ramp_end,
             ramp_end_stamp: clock.stamp(ramp_end),
             deadline: spec.runtime.map(|r| clock.stamp(ramp_end + r)),
+            deadline_at: spec.runtime.map(|r| ramp_end + r),
             size_based: spec.runtime.is_none() || !spec.time_based,
             target_bytes: spec.size,
             measuring: spec.ramp.is_zero(),
@@ -317,8 +319,8 @@ impl Phase {
         let end = Instant::now();
         // Operations of the last second are all in even if the job ends a
         // moment before it does (open loop: the last due time).
-        let last_second = match (self.deadline, self.deadline_hit.get()) {
-            (Some(d), true) => end.max(self.clock.instant(d)),
+        let last_second = match (self.deadline_at, self.deadline_hit.get()) {
+            (Some(d), true) => end.max(d),
             _ => end,
         };
         JobResult {

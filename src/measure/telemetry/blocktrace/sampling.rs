@@ -25,8 +25,12 @@ use crate::measure::telemetry::sample::Sample;
 
 /// Requests timed per second per device, at most (about).
 pub const TIMED_PER_S: f64 = 4096.0;
-/// The shift a device starts a campaign at (1 in 16), until its first rate.
-pub const START: u32 = 4;
+/// The shift a device starts a campaign at (every request timed), until
+/// its first rate ([`FIRST_RATE`] into its first run).
+pub const START: u32 = 0;
+/// When a run's sampler first measures its devices' rates, after its
+/// first sample (then at every sample).
+pub const FIRST_RATE: std::time::Duration = std::time::Duration::from_millis(100);
 /// The largest shift (1 in 4,096 requests).
 pub const MAX: u32 = 12;
 
