@@ -84,6 +84,10 @@ mod pgbench_runs;
 /// Loop, ZFS and Gluster targets provisioned, run and torn down for real;
 /// cleanup after SIGKILL; dangerous specs refused.
 mod provision;
+/// Software from another root (debootstrap roots, cached): PostgreSQL and
+/// Gluster of another release beside the host's, check's refusals, and
+/// what a killed build or campaign leaves for `storlab cleanup`.
+mod roots;
 /// The seed studies' workloads (matrix, smallfiles, tinywrites) through the real binary.
 mod seed_workloads;
 /// The simulated cluster: hosts as namespaces on a bridge, shaped links, cleanup.

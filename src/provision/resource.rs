@@ -26,7 +26,7 @@ use super::owner::Owner;
 use super::site::{check_host, Site};
 use super::undo::remove_dir;
 pub use super::undo::{Said, Undone};
-use super::{daemon, loopdev, mount, ownership, site_fs};
+use super::{daemon, loopdev, mount, netns, ownership, site_fs, unfinished};
 use crate::process::holders;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -63,6 +63,24 @@ pub enum Resource {
     /// A server storlab added to the Gluster trusted pool of the glusterd
     /// where it runs the gluster command line; detached again.
     Peer { name: String },
+    /// A root being built in `dir` (debootstrap, [`super::root::build`]):
+    /// its processes stopped, what it mounted in the tree unmounted, the
+    /// directory removed. Released once the root is complete.
+    RootBuild { dir: PathBuf },
+    /// A network namespace storlab added (`ip netns add`) for a root's
+    /// daemons: what still runs in it stopped, then deleted.
+    Netns { name: String },
+    /// The host's end of a veth pair storlab added for a root's daemons.
+    Link { name: String },
+    /// A daemon of another root, run chrooted in network namespace
+    /// `netns`: stopped by the pid in `pidfile` (only while that process
+    /// runs in the namespace), and with it whatever else runs there (what
+    /// it started: brick processes, a FUSE client).
+    RootDaemon {
+        program: String,
+        pidfile: PathBuf,
+        netns: String,
+    },
     /// `resource` on another host: a directory, a mount, a volume or a
     /// peer, undone there through the remote shell.
     Remote {
@@ -106,6 +124,12 @@ impl Resource {
             }
             Resource::Workdir { path, .. } => format!("working directory {}", path.display()),
             Resource::Peer { name } => format!("Gluster peer {name}"),
+            Resource::RootBuild { dir } => format!("unfinished root {}", dir.display()),
+            Resource::Netns { name } => format!("network namespace {name}"),
+            Resource::Link { name } => format!("network link {name}"),
+            Resource::RootDaemon { program, netns, .. } => {
+                format!("{program} of another root in network namespace {netns}")
+            }
             Resource::Remote { host, resource } => format!("{} on {host}", resource.describe()),
         }
     }
@@ -138,6 +162,16 @@ impl Resource {
             }
             Resource::Ganesha { pidfile } => check_ours(pidfile),
             Resource::Peer { name } => check_host(name),
+            Resource::RootBuild { dir } => check_ours(dir),
+            Resource::Netns { name } => check_netns(name),
+            Resource::Link { name } if netns::is_our_link(name) => Ok(()),
+            Resource::Link { name } => {
+                bail!("`{name}` is not a link storlab makes (slPIDhN); storlab does not touch it")
+            }
+            Resource::RootDaemon { pidfile, netns, .. } => {
+                check_ours(pidfile)?;
+                check_netns(netns)
+            }
             Resource::Remote { host, resource } => {
                 check_host(host)?;
                 match &**resource {
@@ -170,6 +204,14 @@ impl Resource {
                 daemon::stop(program, pidfile, &|| kinds.daemon_users(program))
             }
             Resource::Workdir { path, owner } => ownership::remove_owned(path, owner),
+            Resource::RootBuild { dir } => gone(unfinished::undo_build(dir)),
+            Resource::Netns { name } => gone(netns::delete(name)),
+            Resource::Link { name } => gone(netns::delete_link(name)),
+            Resource::RootDaemon {
+                program,
+                pidfile,
+                netns,
+            } => gone(netns::stop_root_daemon(program, pidfile, netns)),
             // On that host itself (`storlab cleanup` run there), as any
             // resource of this host's, with every local check.
             Resource::Remote { host, resource } => match Site::of(host) {
@@ -285,6 +327,14 @@ impl Kinds {
             k.before_cleanup(left, say);
         }
     }
+}
+
+/// A network namespace's name is one storlab gives (`storlab-PID-TARGET`).
+fn check_netns(name: &str) -> Result<()> {
+    if netns::is_ours(name) {
+        return Ok(());
+    }
+    bail!("network namespace `{name}` is not one storlab makes (storlab-<pid>-<target>); storlab does not touch it")
 }
 
 /// A daemon's pid file is `<program>-<pid>.pid`, for a daemon storlab starts.

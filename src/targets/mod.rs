@@ -122,6 +122,11 @@ pub trait TargetConfig: Debug + Send + Sync {
     }
     /// Builds a target whose resources go to `journal` before they exist.
     fn build(&self, name: &str, journal: &Journal) -> Box<dyn Target>;
+    /// The root its software comes from (`root`), for a kind whose
+    /// software storlab runs; none for the others.
+    fn root(&self) -> Option<crate::provision::root::RootNeed> {
+        None
+    }
     /// The device storlab did not create that this target overwrites
     /// (`allow_destroy = true`), named by `check` and `run` and refused
     /// from a file nobody named.
