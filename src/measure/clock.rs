@@ -179,7 +179,7 @@ fn bracketed<T: Copy>(read: impl Fn() -> T) -> (Instant, T) {
         let v = read();
         let b = Instant::now();
         let width = b - a;
-        if best.as_ref().is_none_or(|(w, _, _)| width < *w) {
+        if best.as_ref().map_or(true, |(w, _, _)| width < *w) {
             best = Some((width, a + width / 2, v));
         }
     }
