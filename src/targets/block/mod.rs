@@ -17,11 +17,11 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
-use super::{Target, TargetConfig};
 use crate::params::{declare, Fault};
 use crate::provision::blockdev;
 use crate::provision::journal::{Held, Journal, Resource};
 use crate::provision::resource_name;
+use crate::targets::{Target, TargetConfig};
 
 declare! {
     /// The parameters of a `block` target.
