@@ -10,9 +10,10 @@ mod clients;
 mod conduct;
 mod lab;
 mod preflight;
+pub mod roots;
 
 pub use conduct::run_seed;
-pub use preflight::refusals;
+pub use preflight::{refusals, refuse};
 
 use std::collections::HashMap;
 use std::time::Instant;

@@ -60,7 +60,7 @@ pub fn refusals(exp: &Experiment) -> Vec<Error> {
 }
 
 /// The refusals as `run` reports them: all of them, in one error.
-pub(super) fn refuse(all: Vec<Error>) -> anyhow::Result<()> {
+pub fn refuse(all: Vec<Error>) -> anyhow::Result<()> {
     match all.len() {
         0 => Ok(()),
         1 => Err(all.into_iter().next().expect("one refusal")),

@@ -139,6 +139,11 @@ pub trait TargetConfig: Debug + Send + Sync {
     fn footprint(&self) -> Footprint {
         Footprint::default()
     }
+    /// The root its software comes from (`root`), for a kind whose
+    /// software storlab runs; none for the others.
+    fn root(&self) -> Option<crate::provision::root::RootNeed> {
+        None
+    }
     /// The device storlab did not create that this target overwrites
     /// (`allow_destroy = true`), named by `check` and `run` and refused
     /// from a file nobody named.

@@ -169,6 +169,11 @@ pub trait WorkloadConfig: Debug + Send + Sync {
         None
     }
     fn build(&self) -> Box<dyn Workload>;
+    /// The root its server comes from (pgbench's PostgreSQL, `root`);
+    /// none for a kind that runs no server.
+    fn root(&self) -> Option<crate::provision::root::RootNeed> {
+        None
+    }
 }
 
 /// A kind's declared parameters ([`crate::params::declare!`]) turned into
