@@ -14,6 +14,7 @@ use anyhow::Result;
 use super::capacity;
 use super::chosen;
 use super::model::{self, Report};
+use super::releases;
 use super::study::{self, Study};
 use super::verdict::{self, Statement, Verdict};
 use crate::store::CampaignData;
@@ -67,6 +68,7 @@ pub fn analyse(c: &CampaignData, options: &Options) -> Result<CampaignAnalysis> 
     );
     let mut verdicts = verdict::verdicts(&model);
     verdicts.extend(found);
+    releases::name_sides(c, &mut verdicts, &mut headline);
     Ok(CampaignAnalysis {
         verdicts,
         headline,

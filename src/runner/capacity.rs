@@ -1,237 +1,149 @@
-//! A campaign's capacity searches ([`crate::search`]): each step asks
-//! every target's search for its next rate, makes that probe (a variant
-//! of the workload, added to the campaign's experiment and store as a
-//! sweep's variant is), runs the step's probes as one group of the plan
-//! — its warm-up, repetitions and order, adaptive or not, exactly as any
-//! pair's — and judges each probe from its runs' margins past the target
-//! ([`crate::stats::capacity`]). The search ends on each target when it
-//! resolved, reached the grid's end, or the plan's `max_time` ran out;
-//! the store records why beside the searched pair.
+//! What a campaign takes from the host at once, summed before anything is
+//! provisioned, so that `check` refuses what `run` would only find out
+//! half-way (an io_uring job asking for 64 GiB of buffers, a tmpfs holding
+//! more than the memory there is, a hundred preallocated images filling
+//! their filesystem at the fourth):
+//!
+//! - memory: what the tmpfs targets hold (the most the workloads write
+//!   into each, at most its size) and the largest run's own memory (the
+//!   io engine's buffers, `bs × iodepth × numjobs` per rank; a PostgreSQL
+//!   server's `shared_buffers`), against the host's available memory and
+//!   free swap;
+//! - space: every image storlab makes in a directory of the host (loop,
+//!   zfs and vm-disk images at their full size, thin or preallocated, a
+//!   qcow2's metadata included), summed per filesystem, against its free
+//!   space.
 
-use std::sync::Arc;
+use std::collections::BTreeMap;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Result};
+use anyhow::{anyhow, Error};
 
-use super::{Campaign, Halt};
-use crate::experiment::capacity::Capacity;
 use crate::experiment::Experiment;
-use crate::measure::RunOutput;
-use crate::plan::PlannedRun;
-use crate::ranks::Team;
-use crate::report::format::format_value;
-use crate::search::{Search, Step};
-use crate::stats::capacity::{margin, Probe};
-use crate::store::DoneRun;
+use crate::params::units::format_bytes;
 
-/// Refuses capacity searches under MPI: their probes are made as the
-/// campaign runs, and the other ranks know only the experiment's own
-/// workloads.
-pub(super) fn refuse_under_mpi(exp: &Experiment, team: &Team) -> Result<()> {
-    if team.is_multi() && !crate::plan::searches(exp).is_empty() {
-        bail!("a capacity search runs on one process: its probes are made as the campaign runs, which MPI ranks cannot follow; run the experiment without mpirun, or drop `capacity` from its workloads");
-    }
-    Ok(())
-}
-
-/// The search of workload `w`, a probe's: its capacity and the
-/// searched workload's index.
-fn search_of(exp: &Experiment, w: usize) -> Option<(&Capacity, usize)> {
-    let p = exp.workloads[w].probe_of.as_ref()?;
-    let s = exp.workloads.iter().position(|x| x.name == p.search)?;
-    Some((exp.workloads[s].capacity.as_ref()?, s))
-}
-
-/// The metrics a resumed campaign reads back for its searches: each
-/// one's latency percentile and achieved rate.
-pub(super) fn figures(exp: &Experiment) -> Vec<&'static str> {
-    let mut out: Vec<&'static str> = Vec::new();
-    for c in exp.workloads.iter().filter_map(|w| w.capacity.as_ref()) {
-        for name in [c.latency.metric().name, c.open_loop.achieved.name] {
-            if !out.contains(&name) {
-                out.push(name);
-            }
-        }
-    }
+/// Every reason the host cannot hold `exp`: `writers` ranks write into
+/// the targets, `here` of them on this host.
+pub(super) fn refusals(exp: &Experiment, writers: u64, here: u64) -> Vec<Error> {
+    let mut out: Vec<Error> = memory(exp, writers, here).into_iter().collect();
+    out.extend(space(exp));
     out
 }
 
-/// The pair whose pace a run counts towards: a probe's runs are its
-/// search's.
-pub(super) fn paced(exp: &Experiment, pr: &PlannedRun) -> (usize, usize) {
-    match search_of(exp, pr.workload) {
-        Some((_, s)) => (pr.target, s),
-        None => (pr.target, pr.workload),
-    }
-}
-
-/// The runs the searches may take at most (each target's most probes),
-/// in units of one pair's runs.
-pub(super) fn planned_probes(exp: &Experiment) -> usize {
-    crate::plan::searches(exp)
+/// Bytes written into target `target` at once: the largest workload
+/// that removes its files after each run, plus those that keep theirs
+/// until the campaign ends (counted once per set of kept files), per
+/// writing rank; and the kept part alone.
+pub(super) fn written_at_once(exp: &Experiment, target: usize, writers: u64) -> (u64, u64) {
+    let spec = &exp.targets[target];
+    let kept: u64 = (0..exp.workloads.len())
+        .filter(|&i| exp.files_of(i) == i)
+        .map(|i| &exp.workloads[i])
+        .filter(|w| w.runs_on(spec) && w.config.keeps_its_files())
+        .fold(0u64, |a, w| a.saturating_add(w.config.bytes_needed()));
+    let largest = exp
+        .workloads
         .iter()
-        .flatten()
-        .filter_map(|&(_, w)| exp.workloads[w].capacity.as_ref())
-        .map(|c| c.max_probes() as usize)
-        .sum()
+        .filter(|w| w.runs_on(spec) && !w.config.keeps_its_files())
+        .map(|w| w.config.bytes_needed())
+        .max()
+        .unwrap_or(0);
+    let w = writers.max(1);
+    (
+        largest.saturating_add(kept).saturating_mul(w),
+        kept.saturating_mul(w),
+    )
 }
 
-/// How far past its search's target a run of probe `w` was; `None` for
-/// a workload that is no probe.
-pub(super) fn margin_of(exp: &Experiment, w: usize, out: Option<&RunOutput>) -> Option<f64> {
-    let (c, _) = search_of(exp, w)?;
-    let offered = exp.workloads[w].probe_of.as_ref()?.offered;
-    let get = |def| out.and_then(|o| o.metric(def)).unwrap_or(f64::NAN);
-    Some(judge(
-        c,
-        offered,
-        get(c.latency.metric()),
-        get(c.open_loop.achieved),
-    ))
-}
-
-fn judge(c: &Capacity, offered: f64, latency: f64, achieved: f64) -> f64 {
-    margin(latency, c.max.as_secs_f64() * 1e9, achieved, offered)
-}
-
-impl Campaign<'_, '_> {
-    /// Takes in the margin of a measured run of a probe.
-    pub(super) fn push_margin(&mut self, pr: &PlannedRun, margin: Option<f64>) {
-        if let (false, Some(m)) = (pr.warmup, margin) {
-            self.margins
-                .entry((pr.target, pr.workload))
-                .or_default()
-                .push(m);
+/// The memory the campaign holds at once, against what the host has.
+fn memory(exp: &Experiment, writers: u64, here: u64) -> Option<Error> {
+    let mut parts = Vec::new();
+    let mut total = 0u64;
+    for (i, t) in exp.targets.iter().enumerate() {
+        let Some(size) = t.config.footprint().memory else {
+            continue;
+        };
+        let held = written_at_once(exp, i, writers).0.min(size);
+        if held > 0 {
+            total = total.saturating_add(held);
+            parts.push(format!(
+                "tmpfs `{}` holds up to {}",
+                t.name,
+                format_bytes(held as f64)
+            ));
         }
     }
-
-    /// Takes in the margin of a run recorded before a resume.
-    pub(super) fn note_margin(&mut self, pr: &PlannedRun, done: &DoneRun) {
-        let exp = Arc::clone(&self.exp);
-        let Some((c, _)) = search_of(&exp, pr.workload) else {
-            return;
-        };
-        let get = |name: &str| {
-            done.figures
-                .iter()
-                .find(|(n, _)| n == name)
-                .map_or(f64::NAN, |x| x.1)
-        };
-        let margin = match done.failed {
-            true => f64::INFINITY,
-            false => judge(
-                c,
-                exp.workloads[pr.workload]
-                    .probe_of
-                    .as_ref()
-                    .map_or(0.0, |p| p.offered),
-                get(c.latency.metric().name),
-                get(c.open_loop.achieved.name),
-            ),
-        };
-        self.push_margin(pr, Some(margin));
+    let run = exp
+        .workloads
+        .iter()
+        .map(|w| (w, w.config.memory_needed().saturating_mul(here.max(1))))
+        .max_by_key(|(_, m)| *m)
+        .filter(|(_, m)| *m > 0);
+    if let Some((w, m)) = run {
+        total = total.saturating_add(m);
+        parts.push(format!(
+            "a run of `{}` holds {} of its own (io buffers: bs × iodepth × numjobs; or a server's shared_buffers{})",
+            w.name,
+            format_bytes(m as f64),
+            if here > 1 { ", every rank on this host" } else { "" }
+        ));
     }
-
-    /// The search of workload `group[0].1` on each of the group's
-    /// targets, step by step (module doc).
-    pub(super) fn run_search(&mut self, group: &[(usize, usize)]) -> Result<Option<Halt>> {
-        let w = group[0].1;
-        let Some(c) = self.exp.workloads[w].capacity.clone() else {
-            return Ok(None);
-        };
-        let mut searches: Vec<(usize, Search, bool)> = group
-            .iter()
-            .map(|&(t, _)| (t, Search::new(&c), false))
-            .collect();
-        loop {
-            let mut step = Vec::new();
-            for (i, (t, s, ended)) in searches.iter_mut().enumerate() {
-                if *ended {
-                    continue;
-                }
-                match s.next() {
-                    Step::Probe(k) => step.push((i, *t, k)),
-                    Step::Done(end) => {
-                        *ended = true;
-                        let probes = s.probed.len() as u32;
-                        self.s
-                            .store
-                            .set_pair_stop(&self.ids, *t, w, end.reason(), probes, None)?;
-                        self.s.printer.pair_done((*t, w));
-                    }
-                }
-            }
-            if step.is_empty() {
-                return Ok(None);
-            }
-            let mut pairs = Vec::with_capacity(step.len());
-            for &(i, t, k) in &step {
-                pairs.push((t, self.probe(w, &c, k)?));
-                let text = self.progress(&c, w, t, &searches[i].1, k);
-                self.s.printer.step(&text);
-            }
-            if let Some(h) = self.run_group(&pairs)? {
-                if matches!(h, Halt::TimeUp) {
-                    for &(i, t, _) in &step {
-                        let probes = searches[i].1.probed.len() as u32;
-                        self.s
-                            .store
-                            .set_pair_stop(&self.ids, t, w, "time", probes, None)?;
-                    }
-                }
-                return Ok(Some(h));
-            }
-            for (&(i, t, k), &(_, p)) in step.iter().zip(&pairs) {
-                let probe = Probe {
-                    rate: c.offered_at(k),
-                    margins: self.margins.get(&(t, p)).cloned().unwrap_or_default(),
-                };
-                searches[i].1.record(k, probe.passes().unwrap_or(false));
-            }
-        }
-    }
-
-    /// The index of the probe of search `w` at grid point `k`: made,
-    /// added to the experiment and recorded in the store the first time
-    /// a target probes it (or found again when a resumed campaign
-    /// replays its searches).
-    fn probe(&mut self, w: usize, c: &Capacity, k: i64) -> Result<usize> {
-        let spec = c.probe(&self.exp.workloads[w], k).map_err(|(key, why)| {
-            anyhow::anyhow!(
-                "workload `{}`: the capacity search cannot set `{key}` to probe {}: {why}",
-                self.exp.workloads[w].name,
-                c.offered_at(k)
-            )
-        })?;
-        if let Some(i) = self.exp.workloads.iter().position(|x| x.name == spec.name) {
-            return Ok(i);
-        }
-        Arc::make_mut(&mut self.exp).workloads.push(spec);
-        let i = self.exp.workloads.len() - 1;
-        let id = self.s.store.add_workload(self.ids.campaign, &self.exp, i)?;
-        self.ids.workloads.push(id);
-        Ok(i)
-    }
-
-    /// What a step of target `t`'s search probes, and its bracket.
-    fn progress(&self, c: &Capacity, w: usize, t: usize, s: &Search, k: i64) -> String {
-        let unit = c.open_loop.achieved.unit;
-        let rate = |k: i64| format_value(c.offered_at(k), unit);
-        let mut bracket = Vec::new();
-        if let Some(lo) = s.lo {
-            bracket.push(format!("holds at {}", rate(lo)));
-        }
-        if let Some(hi) = s.hi {
-            bracket.push(format!("fails at {}", rate(hi)));
-        }
-        let bracket = match bracket.is_empty() {
-            true => String::new(),
-            false => format!(" ({})", bracket.join(", ")),
-        };
-        format!(
-            "capacity of {} on {}: probing {}{bracket}",
-            self.exp.workloads[w].name,
-            self.exp.targets[t].name,
-            rate(k)
+    let (available, swap) = host_memory()?;
+    (total > available.saturating_add(swap)).then(|| {
+        anyhow!(
+            "the campaign needs {} of memory at once ({}) but this host has {} available and {} of swap free; lower the io workloads' `bs`, `iodepth` or `numjobs`, the tmpfs `size` or what is written into it, or `shared_buffers`",
+            format_bytes(total as f64),
+            parts.join("; "),
+            format_bytes(available as f64),
+            format_bytes(swap as f64)
         )
+    })
+}
+
+/// The images storlab makes in directories of the host, summed per
+/// filesystem, against each one's free space.
+fn space(exp: &Experiment) -> Vec<Error> {
+    let mut by_fs: BTreeMap<u64, (PathBuf, u64, Vec<String>)> = BTreeMap::new();
+    for t in &exp.targets {
+        let Some((dir, bytes)) = t.config.footprint().image else {
+            continue;
+        };
+        let Ok(meta) = std::fs::metadata(&dir) else {
+            // A directory that is missing is the target's own refusal.
+            continue;
+        };
+        let e = by_fs
+            .entry(meta.dev())
+            .or_insert_with(|| (dir.clone(), 0, Vec::new()));
+        e.1 = e.1.saturating_add(bytes);
+        e.2.push(format!("`{}` {}", t.name, format_bytes(bytes as f64)));
     }
+    by_fs
+        .into_values()
+        .filter_map(|(dir, needed, images)| {
+            let (_, free) = crate::provision::facts::space(&dir)?;
+            (needed > free).then(|| {
+                anyhow!(
+                    "the images in {} need {} together ({}) but its filesystem has {} free; {} is missing (lower `size`, choose another `dir`, or make room)",
+                    dir.display(),
+                    format_bytes(needed as f64),
+                    images.join(", "),
+                    format_bytes(free as f64),
+                    format_bytes((needed - free) as f64)
+                )
+            })
+        })
+        .collect()
+}
+
+/// The host's available memory and free swap, in bytes (/proc/meminfo).
+fn host_memory() -> Option<(u64, u64)> {
+    let text = std::fs::read_to_string(Path::new("/proc/meminfo")).ok()?;
+    let field = |name: &str| -> Option<u64> {
+        let line = text.lines().find(|l| l.starts_with(name))?;
+        let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        Some(kib.saturating_mul(1024))
+    };
+    Some((field("MemAvailable:")?, field("SwapFree:").unwrap_or(0)))
 }

@@ -47,7 +47,7 @@ impl Campaign<'_, '_> {
             .as_ref()
             .and_then(|o| primary_value(exp, pr.workload, o))
             .map(|(v, _)| v);
-        let margin = super::capacity::margin_of(exp, pr.workload, run.output.as_ref());
+        let margin = super::search::margin_of(exp, pr.workload, run.output.as_ref());
         let describe = describe(exp, pr, &run.record, run.output.as_ref());
         label_variant(exp, pr, run.output.as_mut(), &mut run.ranks);
         let stored = self
@@ -71,7 +71,7 @@ impl Campaign<'_, '_> {
             self.total,
             &label,
             &describe,
-            super::capacity::paced(exp, pr),
+            super::search::paced(exp, pr),
         );
         Ok(())
     }

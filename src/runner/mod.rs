@@ -10,6 +10,7 @@ mod clients;
 mod conduct;
 mod lab;
 mod preflight;
+mod search;
 pub mod roots;
 
 pub use conduct::run_seed;
@@ -56,7 +57,7 @@ pub struct Session<'a> {
 
 /// Runs a new campaign and records it in the session's store.
 pub fn run_campaign(s: Session<'_>) -> Result<Outcome> {
-    capacity::refuse_under_mpi(s.exp, s.team)?;
+    search::refuse_under_mpi(s.exp, s.team)?;
     let lab = Lab::new(s.exp, s.team)?;
     let ids = s
         .store
@@ -71,7 +72,7 @@ pub fn run_campaign(s: Session<'_>) -> Result<Outcome> {
 /// while another process still runs it.
 pub fn resume_campaign(s: Session<'_>, ids: CampaignIds) -> Result<Outcome> {
     s.store.lock_campaign(ids.campaign)?;
-    capacity::refuse_under_mpi(s.exp, s.team)?;
+    search::refuse_under_mpi(s.exp, s.team)?;
     let lab = Lab::new(s.exp, s.team)?;
     let removed = s.store.reopen_campaign(ids.campaign)?;
     if removed > 0 {
@@ -82,7 +83,7 @@ pub fn resume_campaign(s: Session<'_>, ids: CampaignIds) -> Result<Outcome> {
     }
     let done = s
         .store
-        .done_runs_with(ids.campaign, &capacity::figures(s.exp))?;
+        .done_runs_with(ids.campaign, &search::figures(s.exp))?;
     drive(s, lab, ids, done)
 }
 
@@ -94,7 +95,7 @@ pub const PAST_CAMPAIGNS: usize = 200;
 fn planned_runs(exp: &Experiment) -> usize {
     let pairs = crate::plan::pairs(exp).len();
     let per_pair = (exp.plan.warmup + exp.plan.repetitions.max()) as usize;
-    pairs * per_pair + capacity::planned_probes(exp) * per_pair
+    pairs * per_pair + search::planned_probes(exp) * per_pair
 }
 
 fn drive<'a>(
@@ -379,7 +380,7 @@ impl<'a, 'l> Campaign<'a, 'l> {
                 pr.repetition,
             );
             if let Some(done) = self.done.remove(&key) {
-                self.s.printer.run_skipped(capacity::paced(&exp, &pr));
+                self.s.printer.run_skipped(search::paced(&exp, &pr));
                 self.note_value(&pr, done.primary);
                 self.note_margin(&pr, &done);
                 continue;
