@@ -118,6 +118,7 @@ mod tests {
                 value: 1000.0,
                 whole: false,
                 achieved: &m::OPS_PER_S,
+                served: None,
             },
         }
     }
@@ -219,6 +220,7 @@ mod simulation {
                 value: start,
                 whole: false,
                 achieved: &m::OPS_PER_S,
+                served: None,
             },
         }
     }
@@ -234,43 +236,8 @@ mod simulation {
             c.max.as_secs_f64() * 1e9,
             get(&m::OPS_PER_S),
             rate,
+            None,
         )
-    }
-
-    pub fn setup(noise: f64) -> (Capacity, Model) {
-        (
-            capacity(500.0),
-            Model {
-                value: 1000.0,
-                noise,
-                drift: 0.0,
-                seed: 7,
-            },
-        )
-    }
-
-    pub fn search_probes(
-        c: &Capacity,
-        model: &Model,
-        reps: u64,
-        seed: u64,
-    ) -> (crate::stats::capacity::Knee, Vec<Probe>) {
-        let mut s = Search::new(c);
-        let mut probes = Vec::new();
-        let mut n = 0u64;
-        while let Step::Probe(k) = s.next() {
-            let rate = c.offered_at(k);
-            let margins: Vec<f64> = (0..reps)
-                .map(|_| {
-                    n += 1;
-                    run_margin(c, model, rate, seed.wrapping_mul(1_000_003).wrapping_add(n))
-                })
-                .collect();
-            let p = Probe { rate, margins };
-            s.record(k, p.passes().unwrap());
-            probes.push(p);
-        }
-        (knee(&probes, 0.95).unwrap(), probes)
     }
 
     /// One search: its knee.
@@ -294,7 +261,7 @@ mod simulation {
     }
 
     /// The rate where the mean margin over runs crosses 0.
-    pub fn truth(c: &Capacity, model: &Model) -> f64 {
+    fn truth(c: &Capacity, model: &Model) -> f64 {
         let mean = |rate: f64| {
             (0..20000u64)
                 .map(|i| run_margin(c, model, rate, i * 7919 + 3))

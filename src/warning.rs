@@ -12,6 +12,10 @@
 
 use serde::{Deserialize, Serialize};
 
+/// A thread this busy (% of a core), or this long running or waiting
+/// for a CPU, bounds the run: it is CPU-bound.
+pub const CPU_BOUND_PCT: f64 = 90.0;
+
 /// What a warning is about. Names are stable snake_case: they are stored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

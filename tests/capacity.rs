@@ -144,7 +144,7 @@ fn two_queues_sustain_their_known_capacities_and_the_headline_compares_them() {
     let show = lab.ok(&["show"]);
     assert!(show.contains("Capacity: q (p99 ≤ 50.00 ms)"), "{show}");
     assert!(
-        show.contains("- fast: 1.69k ops/s [1.62k, 1.75k] (resolved)"),
+        show.contains("- fast: 1.69k ops/s [1.62k, 1.78k] (resolved)"),
         "{show}"
     );
     assert!(show.contains("slow      943 ops/s    943 ops/s"), "{show}");
@@ -250,4 +250,33 @@ fn capacity_refusals_name_the_place_and_the_fix() {
         "kind = \"pgbench\"\nrate = 10\ntransaction_log = false\ncapacity = { max = \"1ms\" }\n",
     );
     assert!(e.contains("set transaction_log = true"), "{e}");
+}
+
+/// A tmpfs has no device to wait for: reading it offered faster than
+/// storlab's one job can issue, the knee is the CPU's, and is named so
+/// (its thread ran, or on a busy host waited for a core, all the run).
+#[test]
+#[ignore = "needs root"]
+fn a_tmpfs_knee_is_named_cpu_bound() {
+    require_root!();
+    let lab = Lab::new();
+    let file = lab.file(
+        "ram.toml",
+        "name = \"ram\"\n[plan]\nrepetitions = 2\ndrop_caches = false\n\
+         [[target]]\nname = \"ram\"\nkind = \"tmpfs\"\nsize = \"128M\"\n\
+         [[workload]]\nname = \"reads\"\nkind = \"io\"\nrw = \"randread\"\nbs = \"4k\"\nsize = \"64M\"\nruntime = \"3s\"\n\
+         capacity = { latency = \"p99\", max = \"50ms\", start = 50000, max_rate = 10000000 }\n",
+    );
+    lab.ok(&["run", "--quiet", file.to_str().unwrap()]);
+    let caps = capacities(&lab);
+    let (found, low, high) = capacity(&caps, "reads", "ram");
+    let limit = &caps[0]["targets"][0]["limit"];
+    eprintln!("tmpfs: {found:.0} [{low:.0}, {high:.0}] {limit}");
+    assert_eq!(limit["kind"], "cpu_bound", "{caps}");
+    assert_eq!(limit["process"], "storlab", "{caps}");
+    let show = lab.ok(&["show"]);
+    assert!(
+        show.contains("the knee is CPU-bound: a thread of storlab"),
+        "{show}"
+    );
 }

@@ -12,12 +12,12 @@ use super::model::{caveats_of, Caveat, TargetStats};
 use super::verdict::{Kind, Verdict};
 use crate::metric::catalogue as m;
 use crate::metric::labels::PROCESS;
-use crate::metric::{Direction, Unit};
+use crate::metric::{Direction, MetricDef, Unit};
 use crate::stats::capacity::{compare, knee, margin, Knee, Probe};
 use crate::stats::{summarize, Comparison, DEFAULT_ALPHA};
 use crate::store::stored::StoredCapacity;
 use crate::store::{CampaignData, RunData};
-use crate::warning::WarningKind;
+use crate::warning::{WarningKind, CPU_BOUND_PCT};
 
 /// Confidence of a capacity's interval.
 pub const LEVEL: f64 = 0.95;
@@ -79,11 +79,14 @@ pub struct ProbeStats {
 /// What limited a knee.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Limit {
-    /// The warning its runs carry (CPU-bound).
+    /// CPU-bound: a thread ran, or waited for a CPU, nearly all the run.
     pub kind: WarningKind,
-    /// The process whose thread was busiest, and how busy (% of a core).
+    /// The process whose thread it was.
     pub process: Option<String>,
+    /// How much of the run its busiest thread ran, and ran or waited for
+    /// a CPU (% of a core).
     pub busy_pct: Option<f64>,
+    pub wanted_pct: Option<f64>,
     /// The probe where it showed.
     pub at: f64,
 }
@@ -201,6 +204,9 @@ fn probe_stats(
                 spec.max_s * 1e9,
                 value(r, &spec.achieved).unwrap_or(f64::NAN),
                 offered,
+                spec.served
+                    .as_deref()
+                    .map(|n| value(r, n).unwrap_or(f64::NAN)),
             ),
             _ => f64::INFINITY,
         })
@@ -223,25 +229,37 @@ fn probe_stats(
 }
 
 /// What the runs at the lowest failing probe `hi` say limited the rate:
-/// a CPU-bound warning, with the busiest thread.
+/// CPU-bound when they carry the CPU-bound warning (a thread at
+/// [`CPU_BOUND_PCT`] of a core or more), or a thread ran or waited for a
+/// CPU that much of the run (on a busy host a thread that never sleeps
+/// may get a core only part of the time: it is limited by the CPU all
+/// the same) — unless a device under the target was that busy too.
 fn limit(c: &CampaignData, probes: &[ProbeStats], hi: Option<f64>, target: &str) -> Option<Limit> {
     let p = probes.iter().find(|p| Some(p.offered) == hi)?;
     let runs: Vec<&RunData> = c.measured_runs_of(&p.workload, target).collect();
-    let bound = runs
+    let largest = |def: &MetricDef| {
+        runs.iter()
+            .flat_map(|r| r.metrics.iter())
+            .filter(|(k, _)| k.name == def.name)
+            .max_by(|a, b| a.1.value.total_cmp(&b.1.value))
+            .map(|(k, v)| (k.labels.get(&PROCESS).map(String::from), v.value))
+    };
+    let busy = largest(&m::PROC_BUSIEST_THREAD_PCT);
+    let wanted = largest(&m::PROC_BUSIEST_THREAD_WANTED_PCT);
+    let warned = runs
         .iter()
         .any(|r| r.warnings.iter().any(|w| w.kind == WarningKind::CpuBound));
-    if !bound {
+    // A device that busy points at the device (a paced thread may spin
+    // between its operations, and want a core all the while).
+    let device = largest(&m::DEV_UTIL_PCT).is_some_and(|d| d.1 >= CPU_BOUND_PCT);
+    if device || (!warned && !wanted.as_ref().is_some_and(|w| w.1 >= CPU_BOUND_PCT)) {
         return None;
     }
-    let busiest = runs
-        .iter()
-        .flat_map(|r| r.metrics.iter())
-        .filter(|(k, _)| k.name == m::PROC_BUSIEST_THREAD_PCT.name)
-        .max_by(|a, b| a.1.value.total_cmp(&b.1.value));
     Some(Limit {
         kind: WarningKind::CpuBound,
-        process: busiest.and_then(|(k, _)| k.labels.get(&PROCESS).map(String::from)),
-        busy_pct: busiest.map(|(_, v)| v.value),
+        process: wanted.as_ref().or(busy.as_ref()).and_then(|x| x.0.clone()),
+        busy_pct: busy.map(|x| x.1),
+        wanted_pct: wanted.map(|x| x.1),
         at: p.offered,
     })
 }

@@ -11,7 +11,7 @@
 //! probe passes and one fails, then bisects between them until they are
 //! neighbours on the grid, one resolution apart. Each probe is a variant
 //! of the workload, `NAME[rate_iops=2180]`, made as the search reaches
-//! it ([`Capacity::probe`]): an ordinary workload whose runs are stored,
+//! it (`WorkloadSpec::probe`): an ordinary workload whose runs are stored,
 //! shown and compared as any other's. `crate::search` decides the
 //! probes; `crate::stats::capacity` judges them.
 
@@ -19,16 +19,10 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use toml_edit::Table;
-
-use super::error::ExperimentError;
-use super::parse::{percent, Cx};
-use super::schema::WorkloadSpec;
-use super::sweep::{variant_name, Factor, Scale};
 use crate::metric::catalogue as m;
 use crate::metric::MetricDef;
-use crate::params::{choices, declare, Fault, ParamType, Value};
-use crate::workload::{OpenLoop, WorkloadConfig};
+use crate::params::{choices, declare, Fault};
+use crate::workload::OpenLoop;
 
 choices! {
     /// The latency percentile a capacity is judged on.
@@ -67,8 +61,9 @@ pub const RESOLUTIONS: (f64, f64) = (0.01, 0.5);
 /// Coarse steps upwards from `start` when no `max_rate` bounds them
 /// (about 2^10 = 1000 times `start`).
 pub const MAX_COARSE_UP: i64 = 10;
-/// Coarse steps downwards from `start` (about 1/64 of it).
-pub const MAX_COARSE_DOWN: i64 = 6;
+/// Coarse steps downwards from `start` (to about 1/8 of it): a start
+/// that far above the knee is a file to fix, not a search to go on with.
+pub const MAX_COARSE_DOWN: i64 = 3;
 
 /// A capacity search, checked.
 #[derive(Debug, Clone, PartialEq)]
@@ -208,42 +203,6 @@ impl Capacity {
         2 + self.bisections()
     }
 
-    /// The variant of `search` (this capacity's workload) that probes
-    /// grid point `k`.
-    pub fn probe(&self, search: &WorkloadSpec, k: i64) -> Result<WorkloadSpec, Fault> {
-        let value = self.value_at(k);
-        let param = self.open_loop.param;
-        let ty = search
-            .kind
-            .params()
-            .iter()
-            .find(|s| s.name == param)
-            .map(|s| s.ty)
-            .ok_or((param, "the kind has no such parameter".to_string()))?;
-        let (v, text) = match ty {
-            ParamType::Size => (Value::Size(value as u64), format!("{}", value as u64)),
-            ParamType::Int { .. } => (Value::Int(value as i64), format!("{}", value as i64)),
-            _ => (Value::Float(value), number_text(value)),
-        };
-        let mut probe = search.with_value(param, v, std::path::Path::new("."))?;
-        let factor = Factor {
-            key: param.to_string(),
-            value: text.clone(),
-            text,
-            scale: Scale::Number,
-        };
-        probe.factors.push(factor);
-        probe.name = variant_name(&search.family, &probe.factors);
-        probe.slug = format!("{}-r{}", search.slug, grid_slug(k));
-        probe.capacity = None;
-        probe.probe_of = Some(ProbeOf {
-            search: search.name.clone(),
-            k,
-            offered: self.open_loop.total(value),
-        });
-        Ok(probe)
-    }
-
     /// The capacity as stored with the experiment.
     pub fn to_json(&self) -> serde_json::Value {
         json!({
@@ -256,6 +215,7 @@ impl Capacity {
             "param": self.open_loop.param,
             "issuers": self.open_loop.issuers,
             "achieved": self.open_loop.achieved.name,
+            "served": self.open_loop.served.map(|d| d.name),
         })
     }
 }
@@ -263,67 +223,6 @@ impl Capacity {
 impl ProbeOf {
     pub fn to_json(&self) -> serde_json::Value {
         json!({"search": self.search, "k": self.k, "offered": self.offered})
-    }
-}
-
-impl Cx<'_> {
-    /// The `capacity` table of workload table `t` for its variant
-    /// `name` (configured as `config`, made by the sweep's `factors`).
-    pub(super) fn capacity(
-        &self,
-        t: &Table,
-        name: &str,
-        config: &dyn WorkloadConfig,
-        factors: &[Factor],
-    ) -> Result<Option<Capacity>, ExperimentError> {
-        let Some(item) = t.get("capacity") else {
-            return Ok(None);
-        };
-        let owner = format!("workload `{name}`: capacity");
-        let Some(table) = item.as_table_like() else {
-            return Err(self.err(
-                item.span(),
-                format!("{owner} must be a table such as {{ latency = \"p99\", max = \"10ms\" }}"),
-            ));
-        };
-        let mut allowed: Vec<&str> = CapacityParams::PARAMS.iter().map(|s| s.name).collect();
-        allowed.push("resolution");
-        self.check_keys(table, &allowed, &owner)?;
-        let open_loop = config.open_loop().map_err(|why| {
-            self.err(
-                item.span(),
-                format!("{owner}: a capacity search sets the offered rate, and this workload has none to set: {why}"),
-            )
-        })?;
-        if let Some(f) = factors.iter().find(|f| f.key == open_loop.param) {
-            return Err(self.err(
-                t.get("sweep").and_then(|s| s.span()),
-                format!(
-                    "{owner}: the search sets `{}` itself; do not sweep it too (swept to {})",
-                    f.key, f.text
-                ),
-            ));
-        }
-        let resolution = match table.get("resolution") {
-            None => None,
-            Some(r) => Some(percent(r).ok_or_else(|| {
-                self.err(
-                    r.span(),
-                    format!("{owner}: `resolution` must be a percentage such as \"5%\" (or a fraction such as 0.05)"),
-                )
-            })? / 100.0),
-        };
-        let (params, spans) = self.params(table, CapacityParams::PARAMS, &[], &owner)?;
-        let p: CapacityParams = self.typed(&params, item.span())?;
-        Capacity::new(p, resolution, open_loop)
-            .map_err(|(key, why)| {
-                let span = match key {
-                    "resolution" => table.get("resolution").and_then(|r| r.span()),
-                    k => spans.get(k).cloned().flatten(),
-                };
-                self.err(span.or(item.span()), format!("{owner}: {why}"))
-            })
-            .map(Some)
     }
 }
 
@@ -337,7 +236,7 @@ fn significant(x: f64, digits: i32) -> f64 {
 }
 
 /// A rate as a variant's name shows it: whole numbers without a point.
-fn number_text(x: f64) -> String {
+pub(super) fn number_text(x: f64) -> String {
     if x.fract() == 0.0 && x.abs() < 1e15 {
         format!("{}", x as i64)
     } else {
@@ -346,7 +245,7 @@ fn number_text(x: f64) -> String {
 }
 
 /// A grid point in a slug: `m3` for −3.
-fn grid_slug(k: i64) -> String {
+pub(super) fn grid_slug(k: i64) -> String {
     if k < 0 {
         format!("m{}", -k)
     } else {
@@ -371,6 +270,7 @@ mod tests {
                 value: 250.0,
                 whole: true,
                 achieved: &m::IOPS,
+                served: None,
             },
         }
     }
@@ -401,9 +301,9 @@ mod tests {
         let c = capacity(0.05, Some(4000.0));
         // ln 4 / ln 1.05 = 28.4.
         assert_eq!(c.top(), 28);
-        // Two coarse steps up (16, 28), or six down; the start; four
+        // Two coarse steps up (16, 28), or three down; the start; four
         // bisections.
-        assert_eq!((c.min_probes(), c.max_probes()), (6, 11));
+        assert_eq!((c.min_probes(), c.max_probes()), (6, 8));
         let open = capacity(0.05, None);
         assert_eq!(open.top(), 160);
         assert_eq!(open.max_probes(), 15);

@@ -9,6 +9,7 @@ pub mod error;
 pub mod parse;
 pub mod releases;
 pub mod schema;
+mod searches;
 mod stacks;
 pub mod sweep;
 mod variants;

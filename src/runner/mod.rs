@@ -10,8 +10,8 @@ mod clients;
 mod conduct;
 mod lab;
 mod preflight;
-mod search;
 pub mod roots;
+mod search;
 
 pub use conduct::run_seed;
 pub use preflight::{refusals, refuse};

@@ -46,7 +46,15 @@ fn search_of(exp: &Experiment, w: usize) -> Option<(&Capacity, usize)> {
 pub(super) fn figures(exp: &Experiment) -> Vec<&'static str> {
     let mut out: Vec<&'static str> = Vec::new();
     for c in exp.workloads.iter().filter_map(|w| w.capacity.as_ref()) {
-        for name in [c.latency.metric().name, c.open_loop.achieved.name] {
+        let served = c.open_loop.served.map(|d| d.name);
+        for name in [
+            Some(c.latency.metric().name),
+            Some(c.open_loop.achieved.name),
+            served,
+        ]
+        .into_iter()
+        .flatten()
+        {
             if !out.contains(&name) {
                 out.push(name);
             }
@@ -81,16 +89,24 @@ pub(super) fn margin_of(exp: &Experiment, w: usize, out: Option<&RunOutput>) -> 
     let (c, _) = search_of(exp, w)?;
     let offered = exp.workloads[w].probe_of.as_ref()?.offered;
     let get = |def| out.and_then(|o| o.metric(def)).unwrap_or(f64::NAN);
+    let served = c.open_loop.served.map(get);
     Some(judge(
         c,
         offered,
-        get(c.latency.metric()),
-        get(c.open_loop.achieved),
+        (get(c.latency.metric()), get(c.open_loop.achieved)),
+        served,
     ))
 }
 
-fn judge(c: &Capacity, offered: f64, latency: f64, achieved: f64) -> f64 {
-    margin(latency, c.max.as_secs_f64() * 1e9, achieved, offered)
+/// A run's margin from its (latency, achieved) figures.
+fn judge(c: &Capacity, offered: f64, (latency, achieved): (f64, f64), served: Option<f64>) -> f64 {
+    margin(
+        latency,
+        c.max.as_secs_f64() * 1e9,
+        achieved,
+        offered,
+        served,
+    )
 }
 
 impl Campaign<'_, '_> {
@@ -124,8 +140,8 @@ impl Campaign<'_, '_> {
                     .probe_of
                     .as_ref()
                     .map_or(0.0, |p| p.offered),
-                get(c.latency.metric().name),
-                get(c.open_loop.achieved.name),
+                (get(c.latency.metric().name), get(c.open_loop.achieved.name)),
+                c.open_loop.served.map(|d| get(d.name)),
             ),
         };
         self.push_margin(pr, Some(margin));
@@ -195,7 +211,7 @@ impl Campaign<'_, '_> {
     /// a target probes it (or found again when a resumed campaign
     /// replays its searches).
     fn probe(&mut self, w: usize, c: &Capacity, k: i64) -> Result<usize> {
-        let spec = c.probe(&self.exp.workloads[w], k).map_err(|(key, why)| {
+        let spec = self.exp.workloads[w].probe(k).map_err(|(key, why)| {
             anyhow::anyhow!(
                 "workload `{}`: the capacity search cannot set `{key}` to probe {}: {why}",
                 self.exp.workloads[w].name,

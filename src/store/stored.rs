@@ -174,6 +174,9 @@ pub struct StoredCapacity {
     /// The parameter set, and the metric of what was achieved.
     pub param: String,
     pub achieved: String,
+    /// The count of a Poisson schedule's served arrivals, if any.
+    #[serde(default)]
+    pub served: Option<String>,
 }
 
 /// A probe as stored: its search and the total rate it offered.

@@ -112,6 +112,7 @@ impl WorkloadConfig for MockConfig {
             value: self.rate,
             whole: false,
             achieved: &m::OPS_PER_S,
+            served: None,
         })
     }
 

@@ -198,6 +198,10 @@ pub struct OpenLoop {
     pub whole: bool,
     /// The metric of what a run achieved, in the offered rate's unit.
     pub achieved: &'static MetricDef,
+    /// Where arrivals follow a Poisson schedule (pgbench -R) rather than a
+    /// fixed one: the metric counting those served, by which a run's
+    /// achieved rate is judged with the schedule's own spread.
+    pub served: Option<&'static MetricDef>,
 }
 
 impl OpenLoop {

@@ -28,8 +28,7 @@ use crate::warning::{Warning, WarningKind};
 /// Below this share of the workload's reads delivered by the device, the
 /// reads came from memory.
 pub const PAGE_CACHE_RATIO: f64 = 0.10;
-/// A thread this busy (% of a core) bounds the run.
-pub const CPU_BOUND_PCT: f64 = 90.0;
+pub use crate::warning::CPU_BOUND_PCT;
 /// Other processes' share of the host's CPU (%) that makes a noisy host.
 pub const NOISY_OTHERS_PCT: f64 = 10.0;
 /// Hypervisor steal (% of the host's CPU) that makes a noisy host.

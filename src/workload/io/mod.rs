@@ -152,6 +152,7 @@ fn open_loop(p: &IoParams) -> OpenLoop {
         value,
         whole: true,
         achieved,
+        served: None,
     }
 }
 

@@ -425,6 +425,7 @@ impl WorkloadConfig for Config {
             value: self.spec.rate.unwrap_or(0.0),
             whole: false,
             achieved: &crate::metric::catalogue::TPS,
+            served: Some(&crate::metric::catalogue::TRANSACTIONS),
         })
     }
 
