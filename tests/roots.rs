@@ -266,6 +266,32 @@ fn check_and_run_refuse_a_root_they_cannot_have_before_provisioning() {
     assert_eq!(as_nobody("check").status.code(), Some(1));
 }
 
+/// SIGKILLs the campaign `child` of `lab`, checks that it left something
+/// of its roots (a build's directory or a jail), runs `cleanup` (`c`, with
+/// the same roots' cache), which must say `says`, and checks that nothing
+/// is left.
+fn killed_then_cleaned(
+    lab: &Lab,
+    mut child: std::process::Child,
+    mut c: std::process::Command,
+    says: &str,
+) {
+    let pid = child.id();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let state = std::fs::read_dir(lab.state_dir()).unwrap().count();
+    assert!(state > 0, "the kill left its journal for cleanup");
+    let out = c.arg("cleanup").output().unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{said}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(said.contains(says), "{said}");
+    assert_eq!(left_behind(lab, &[pid]), Vec::<String>::new());
+}
+
 /// Waits until `done()` holds, at most `limit`.
 fn wait_for(what: &str, limit: Duration, done: impl Fn() -> bool) {
     let t0 = Instant::now();
@@ -289,7 +315,7 @@ fn a_root_build_killed_midway_is_undone_by_cleanup_and_never_reused() {
     let f = pgbench_on(&lab, "debian:trixie");
     let mut with_roots = lab.cmd();
     with_roots.env("STORLAB_ROOTS", &roots);
-    let mut child = start_quiet(with_roots, &f);
+    let child = start_quiet(with_roots, &f);
     let pid = child.id();
     let building = || {
         std::fs::read_dir(&roots)
@@ -313,23 +339,10 @@ fn a_root_build_killed_midway_is_undone_by_cleanup_and_never_reused() {
         })
     });
     let dir = building().unwrap();
-    child.kill().unwrap();
-    child.wait().unwrap();
-    let out = lab
-        .cmd()
-        .env("STORLAB_ROOTS", &roots)
-        .arg("cleanup")
-        .output()
-        .unwrap();
-    let said = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{said}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(said.contains("undone: unfinished root"), "{said}");
+    let mut with_roots = lab.cmd();
+    with_roots.env("STORLAB_ROOTS", &roots);
+    killed_then_cleaned(&lab, child, with_roots, "undone: unfinished root");
     assert!(!dir.exists(), "the half-built root is removed");
-    assert_eq!(left_behind(&lab, &[pid]), Vec::<String>::new());
     let listed = lab
         .cmd()
         .env("STORLAB_ROOTS", &roots)
@@ -356,8 +369,7 @@ fn a_campaign_killed_while_a_root_s_server_runs_is_undone_by_cleanup() {
          [[workload]]\nname = \"oltp\"\nkind = \"pgbench\"\nscale = 1\nclients = 2\n\
          duration = \"120s\"\nroot = \"debian:trixie\"\n",
     );
-    let mut child = start_quiet(cmd(&lab), &f);
-    let pid = child.id();
+    let child = start_quiet(cmd(&lab), &f);
     let jails = lab.state_dir().join("roots/run");
     // pgbench runs inside the jail: a process chrooted there named pgbench.
     wait_for("pgbench in the jail", Duration::from_secs(900), || {
@@ -371,24 +383,7 @@ fn a_campaign_killed_while_a_root_s_server_runs_is_undone_by_cleanup() {
                         .is_ok_and(|c| c.trim() == "pgbench")
             })
     });
-    child.kill().unwrap();
-    child.wait().unwrap();
-    assert!(
-        !left_behind(&lab, &[pid]).is_empty(),
-        "the kill left the jail for cleanup"
-    );
-    let out = cmd(&lab).arg("cleanup").output().unwrap();
-    let said = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{said}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        said.contains("undone: network namespace storlab-"),
-        "{said}"
-    );
-    assert_eq!(left_behind(&lab, &[pid]), Vec::<String>::new());
+    killed_then_cleaned(&lab, child, cmd(&lab), "undone: network namespace storlab-");
 }
 
 fn gluster_releases(lab: &Lab, size: &str, reps: u32) -> PathBuf {
@@ -480,7 +475,7 @@ fn a_campaign_killed_while_a_root_s_glusterd_serves_is_undone_by_cleanup() {
             lab.path().display()
         ),
     );
-    let mut child = start_quiet(cmd(&lab), &file);
+    let child = start_quiet(cmd(&lab), &file);
     let pid = child.id();
     // The root's FUSE client has mounted the volume: glusterd and the
     // bricks run.
@@ -491,22 +486,7 @@ fn a_campaign_killed_while_a_root_s_glusterd_serves_is_undone_by_cleanup() {
             .any(|l| l.contains(&format!("/storlab-{pid}-gl/mnt")) && l.contains("fuse.glusterfs"))
     });
     std::thread::sleep(Duration::from_secs(2));
-    child.kill().unwrap();
-    child.wait().unwrap();
-    let left = left_behind(&lab, &[pid]);
-    assert!(
-        left.iter().any(|l| l.starts_with("namespace")),
-        "the kill left the jail for cleanup: {left:?}"
-    );
-    let out = cmd(&lab).arg("cleanup").output().unwrap();
-    let said = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{said}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(said.contains("undone: glusterd of another root"), "{said}");
-    assert_eq!(left_behind(&lab, &[pid]), Vec::<String>::new());
+    killed_then_cleaned(&lab, child, cmd(&lab), "undone: glusterd of another root");
     let bricks = format!("storlab-{pid}-gl");
     assert!(!lab.path().join(bricks).exists(), "the bricks are removed");
 }
