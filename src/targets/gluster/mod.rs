@@ -19,6 +19,7 @@
 
 pub mod cli;
 pub mod resources;
+pub mod runtime;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
