@@ -57,6 +57,12 @@ pub enum Resource {
     /// ganesha.nfsd started with it); its configuration directory is a
     /// [`Resource::Dir`] of its own, journaled before it.
     Ganesha { pidfile: PathBuf },
+    /// What the NFS server started with `pidfile` (an NFS-Ganesha)
+    /// registers with rpcbind, NFS and MOUNT: removed by program number
+    /// once that server is gone, where nothing listens on their ports any
+    /// more (a server killed outright leaves them; the host's rpcbind then
+    /// refuses every later re-export, and storlab's own never stops).
+    RpcRegistrations { pidfile: PathBuf },
     /// A campaign's working directory on a target, removed only while its
     /// marker still names `owner` (another campaign may own that path now).
     Workdir { path: PathBuf, owner: Owner },
@@ -122,6 +128,10 @@ impl Resource {
             Resource::Ganesha { pidfile } => {
                 format!("NFS-Ganesha (pid file {})", pidfile.display())
             }
+            Resource::RpcRegistrations { pidfile } => format!(
+                "rpcbind registrations of the NFS server with pid file {}",
+                pidfile.display()
+            ),
             Resource::Workdir { path, .. } => format!("working directory {}", path.display()),
             Resource::Peer { name } => format!("Gluster peer {name}"),
             Resource::RootBuild { dir } => format!("unfinished root {}", dir.display()),
@@ -160,7 +170,9 @@ impl Resource {
                 check_ours(pidfile)?;
                 check_ours(export)
             }
-            Resource::Ganesha { pidfile } => check_ours(pidfile),
+            Resource::Ganesha { pidfile } | Resource::RpcRegistrations { pidfile } => {
+                check_ours(pidfile)
+            }
             Resource::Peer { name } => check_host(name),
             Resource::RootBuild { dir } => check_ours(dir),
             Resource::Netns { name } => check_netns(name),
@@ -222,6 +234,7 @@ impl Resource {
             | Resource::Volume { .. }
             | Resource::QemuDaemon { .. }
             | Resource::Ganesha { .. }
+            | Resource::RpcRegistrations { .. }
             | Resource::Peer { .. } => kinds.undo(&Site::Local, self),
         }
     }
