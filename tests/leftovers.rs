@@ -184,13 +184,26 @@ struct Isolated {
 }
 
 impl Isolated {
-    fn new() -> Isolated {
+    /// The namespace, with an empty tmpfs on each of `dirs`, after the
+    /// shell commands `first`.
+    fn new(first: &str, dirs: &[&str]) -> Isolated {
+        let script = format!(
+            "{first} ip link set lo up && for d in \"$@\"; do \
+             mkdir -p $d && mount -t tmpfs storlab-test $d || exit 1; done && exec sleep 600"
+        );
         let holder = std::process::Command::new("unshare")
-            .args(["--mount", "--net", "--propagation", "slave", "--", "sh", "-c"])
-            .arg(
-                "ip link set lo up && for d in /var/lib/glusterd /run/gluster /var/log/glusterfs; do \
-                 mkdir -p $d && mount -t tmpfs storlab-test $d || exit 1; done && exec sleep 600",
-            )
+            .args([
+                "--mount",
+                "--net",
+                "--propagation",
+                "slave",
+                "--",
+                "sh",
+                "-c",
+            ])
+            .arg(script)
+            .arg("sh")
+            .args(dirs)
             .spawn()
             .unwrap();
         let pid = holder.id();
@@ -198,11 +211,26 @@ impl Isolated {
             holder,
             pids: Vec::new(),
         };
+        let last = format!(" {} ", dirs.last().unwrap());
         wait_for("the namespace's tmpfs mounts", 10, || {
             std::fs::read_to_string(format!("/proc/{pid}/mountinfo"))
-                .is_ok_and(|m| m.contains(" /var/log/glusterfs "))
+                .is_ok_and(|m| m.contains(&last))
         });
         iso
+    }
+
+    /// The namespace's mount table.
+    fn mountinfo(&self) -> String {
+        std::fs::read_to_string(format!("/proc/{}/mountinfo", self.holder.id())).unwrap()
+    }
+
+    /// `storlab args…` in the namespace, on the lab's store and state.
+    fn storlab(&self, lab: &Lab) -> std::process::Command {
+        let mut c = self.command(env!("CARGO_BIN_EXE_storlab"));
+        c.current_dir(lab.path())
+            .env("STORLAB_DB", lab.db())
+            .env("STORLAB_STATE_DIR", lab.state_dir());
+        c
     }
 
     /// `program args…` in the namespace.
@@ -244,7 +272,8 @@ fn glusterd_whose_pid_file_is_not_written_yet_is_stopped_by_cleanup() {
     require_root!();
     require_program!("glusterd");
     let lab = Lab::new();
-    let mut iso = Isolated::new();
+    // Its own /run: the host's glusterd (another campaign's) holds /run/glusterd.socket.
+    let mut iso = Isolated::new("", &["/var/lib/glusterd", "/run", "/var/log/glusterfs"]);
     std::fs::create_dir_all(lab.state_dir()).unwrap();
     let pidfile = lab.state_dir().join("glusterd-999997.pid");
     let started = iso
@@ -269,12 +298,7 @@ fn glusterd_whose_pid_file_is_not_written_yet_is_stopped_by_cleanup() {
         pidfile.display()
     );
     let journal = dead_campaign_journal(&lab, &[daemon]);
-    let out = iso
-        .command(env!("CARGO_BIN_EXE_storlab"))
-        .arg("cleanup")
-        .env("STORLAB_STATE_DIR", lab.state_dir())
-        .output()
-        .unwrap();
+    let out = iso.storlab(&lab).arg("cleanup").output().unwrap();
     let said = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
@@ -349,4 +373,77 @@ fn a_volumes_runtime_files_go_with_it() {
         assert!(dir.ends_with(&volume), "{pidfile}");
         assert!(!dir.exists(), "{} is left: {said}", dir.display());
     }
+}
+
+/// The ids of the mounts of storlab's tracefs in a mount table.
+fn storlab_tracefs(mountinfo: &str) -> Vec<String> {
+    mountinfo
+        .lines()
+        .filter(|l| {
+            l.contains(" /sys/kernel/tracing ") && l.contains(" - tracefs storlab-tracefs ")
+        })
+        .map(|l| l.split(' ').next().unwrap().to_string())
+        .collect()
+}
+
+/// Item 5: SIGKILL while bpftrace attaches left `storlab-tracefs` mounted
+/// on /sys/kernel/tracing. In a mount namespace of the test's own (no
+/// tracefs, its own /run/lock: no other storlab's attach mounts or holds
+/// them), the
+/// campaign is killed by its pid while its tracefs is mounted: `storlab
+/// cleanup` finds the mount in the journal and unmounts it.
+#[test]
+#[ignore = "needs root"]
+fn a_tracefs_mounted_for_an_attach_is_unmounted_by_cleanup() {
+    require_root!();
+    require_program!("bpftrace");
+    let lab = Lab::new();
+    // No tracefs in it, and none the host mounts later (another storlab's
+    // attach) reaches it: storlab mounts its own.
+    let iso = Isolated::new(
+        "mount --make-private /sys && while umount -l /sys/kernel/tracing 2>/dev/null; do :; done &&",
+        &["/run/lock"],
+    );
+    let before = storlab_tracefs(&iso.mountinfo());
+    let text = format!(
+        "name = \"tracefs-kill\"\n[plan]\nrepetitions = 50\n\
+         [[target]]\nname = \"lp\"\nkind = \"loop\"\nfs = \"ext4\"\nsize = \"64M\"\ndir = \"{}\"\n\
+         [[workload]]\nname = \"w\"\nkind = \"io\"\nrw = \"write\"\nsize = \"1M\"\n",
+        lab.path().display()
+    );
+    let file = lab.file("t.toml", &text);
+    let mut storlab = iso
+        .storlab(&lab)
+        .args(["run", "--quiet", file.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = storlab.id();
+    let mut ours = Vec::new();
+    let seen = std::time::Instant::now();
+    while ours.is_empty() && seen.elapsed().as_secs() < 120 {
+        ours = storlab_tracefs(&iso.mountinfo());
+        ours.retain(|id| !before.contains(id));
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+    storlab.wait().unwrap();
+    assert!(!ours.is_empty(), "storlab never mounted its tracefs");
+    let out = iso.storlab(&lab).arg("cleanup").output().unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let left = storlab_tracefs(&iso.mountinfo());
+    assert!(
+        ours.iter().all(|id| !left.contains(id)),
+        "tracefs (mount {ours:?}) left: {said}"
+    );
+    assert!(
+        said.contains("undone: tracefs on /sys/kernel/tracing"),
+        "{said}"
+    );
+    assert!(out.status.success(), "{said}");
 }

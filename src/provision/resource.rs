@@ -26,7 +26,7 @@ use super::owner::Owner;
 use super::site::{check_host, Site};
 use super::undo::remove_dir;
 pub use super::undo::{Said, Undone};
-use super::{daemon, loopdev, mount, netns, ownership, site_fs, unfinished};
+use super::{daemon, loopdev, mount, netns, ownership, site_fs, tracefs, unfinished};
 use crate::process::holders;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -87,6 +87,10 @@ pub enum Resource {
         pidfile: PathBuf,
         netns: String,
     },
+    /// The tracefs storlab mounted on /sys/kernel/tracing for bpftrace's
+    /// attach (source `storlab-tracefs`): unmounted once no storlab is
+    /// attaching ([`super::tracefs`]).
+    Tracefs,
     /// `resource` on another host: a directory, a mount, a volume or a
     /// peer, undone there through the remote shell.
     Remote {
@@ -140,6 +144,7 @@ impl Resource {
             Resource::RootDaemon { program, netns, .. } => {
                 format!("{program} of another root in network namespace {netns}")
             }
+            Resource::Tracefs => format!("tracefs on {}", tracefs::TRACEFS),
             Resource::Remote { host, resource } => format!("{} on {host}", resource.describe()),
         }
     }
@@ -174,6 +179,8 @@ impl Resource {
                 check_ours(pidfile)
             }
             Resource::Peer { name } => check_host(name),
+            // Only storlab's own (by its source name) is ever unmounted.
+            Resource::Tracefs => Ok(()),
             Resource::RootBuild { dir } => check_ours(dir),
             Resource::Netns { name } => check_netns(name),
             Resource::Link { name } if netns::is_our_link(name) => Ok(()),
@@ -216,6 +223,7 @@ impl Resource {
                 daemon::stop(program, pidfile, &|| kinds.daemon_users(program))
             }
             Resource::Workdir { path, owner } => ownership::remove_owned(path, owner),
+            Resource::Tracefs => tracefs::undo(),
             Resource::RootBuild { dir } => gone(unfinished::undo_build(dir)),
             Resource::Netns { name } => gone(netns::delete(name)),
             Resource::Link { name } => gone(netns::delete_link(name)),
