@@ -31,6 +31,7 @@ pub mod latency;
 pub mod matrix;
 pub mod model;
 pub mod ranks;
+pub mod releases;
 pub mod steady;
 pub mod study;
 pub mod verdict;
