@@ -20,6 +20,7 @@
 pub mod cli;
 pub mod resources;
 mod rooted;
+pub mod runtime;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -256,6 +256,9 @@ impl Nfs {
             daemon::start_foreground(rpcbind::PROGRAM, &args, &pidfile, ready, users)
                 .context("starting rpcbind, which NFSv3 needs")?;
         }
+        self.held.record(Resource::RpcRegistrations {
+            pidfile: export.pidfile(),
+        })?;
         self.held.record(Resource::Ganesha {
             pidfile: export.pidfile(),
         })?;
