@@ -2,100 +2,53 @@
 //! the tracepoints' formats there while it attaches, and only then): the
 //! host's, used as it is and left alone, or one storlab mounts (source
 //! `storlab-tracefs`) for the attach and unmounts right after.
-//! Concurrent storlab processes hold a shared host-wide lock while they
-//! attach, and the last one unmounts. Each of them journals the mount
-//! before it mounts or uses it ([`Resource::Tracefs`], in a small journal
-//! of its own in the state directory, removed with the mount), so that a
-//! storlab killed while it attaches leaves it to `storlab cleanup`, which
-//! unmounts it once no storlab is attaching. (A private mount namespace
-//! for bpftrace would copy every mount of the host into it, and hold other
-//! campaigns' target mounts busy for as long as it runs.)
+//! Concurrent storlab processes hold a shared host-wide lock ([`LOCK`])
+//! while they attach, and the last one unmounts. Whoever mounts or uses
+//! storlab's journals it first ([`super::resource::Resource::Tracefs`]),
+//! so that a storlab killed while it attaches leaves it to `storlab
+//! cleanup`, which unmounts it once no storlab is attaching ([`undo`]).
+//! (A private mount namespace for bpftrace would copy every mount of the
+//! host into it, and hold other campaigns' target mounts busy for as long
+//! as it runs.)
 
 use std::ffi::CString;
-use std::fs::File;
 use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
 
 use super::hostlock;
-use super::journal::{state_dir, Journal, Kinds, Resource, Undone};
+use super::undo::Undone;
 
 /// Where bpftrace looks for tracefs.
 pub const TRACEFS: &str = "/sys/kernel/tracing";
 /// The source name of the tracefs storlab mounts.
 pub const SOURCE: &str = "storlab-tracefs";
-/// The host-wide lock held while attaching ([`hostlock`]).
-const LOCK: &str = "tracefs";
+/// The host-wide lock held (shared) while attaching ([`hostlock`]).
+pub const LOCK: &str = "tracefs";
 
-/// tracefs for one attach; unmounted on drop by the last storlab attaching.
-pub struct Tracefs {
-    lock: Option<File>,
-    journaled: Option<(Journal, u64)>,
-}
-
-impl Tracefs {
-    /// Mounts tracefs unless the host or another storlab has.
-    pub fn mount() -> Result<Tracefs, String> {
-        if host_has_tracefs() {
-            return Ok(Tracefs {
-                lock: None,
-                journaled: None,
-            });
-        }
-        let lock = hostlock::open(LOCK).map_err(|e| format!("{e:#}"))?;
-        hostlock::flock(&lock, libc::LOCK_SH)
-            .map_err(|e| format!("locking {}: {e}", hostlock::path(LOCK).display()))?;
-        let journal = Journal::at(
-            state_dir().join(format!("tracefs-{}.journal", std::process::id())),
-            Kinds::NONE,
-        );
-        let id = journal
-            .acquire(&Resource::Tracefs)
-            .map_err(|e| format!("journaling the tracefs mount: {e:#}"))?;
-        let held = Tracefs {
-            lock: Some(lock),
-            journaled: Some((journal, id)),
-        };
-        if Path::new(TRACEFS).join("events").is_dir() {
-            return Ok(held); // another storlab mounted it
-        }
-        let (src, dir, fs) = (cstr(SOURCE), cstr(TRACEFS), cstr("tracefs"));
-        // SAFETY: valid NUL-terminated strings; no data argument.
-        let rc =
-            unsafe { libc::mount(src.as_ptr(), dir.as_ptr(), fs.as_ptr(), 0, std::ptr::null()) };
-        let err = std::io::Error::last_os_error();
-        // EBUSY: another storlab mounted it a moment ago.
-        if rc != 0 && err.raw_os_error() != Some(libc::EBUSY) {
-            return Err(format!(
-                "mounting tracefs on {TRACEFS}: {err} (the kernel needs CONFIG_FTRACE for the block tracepoints)"
-            ));
-        }
-        Ok(held)
+/// Mounts storlab's tracefs unless it is there already (another storlab
+/// mounted it, a moment ago too).
+pub fn mount() -> Result<(), String> {
+    if Path::new(TRACEFS).join("events").is_dir() {
+        return Ok(());
     }
-}
-
-impl Drop for Tracefs {
-    fn drop(&mut self) {
-        let Some(lock) = self.lock.take() else {
-            return;
-        };
-        // Another storlab attaching (its own shared lock, its own journal
-        // line) unmounts it after.
-        let last = hostlock::flock(&lock, libc::LOCK_EX | libc::LOCK_NB).is_ok();
-        if last && !unmount() {
-            return; // still mounted: left in the journal, for cleanup
-        }
-        if let Some((journal, id)) = self.journaled.take() {
-            let _ = journal.release(id);
-            let _ = journal.finish();
-        }
+    let (src, dir, fs) = (cstr(SOURCE), cstr(TRACEFS), cstr("tracefs"));
+    // SAFETY: valid NUL-terminated strings; no data argument.
+    let rc = unsafe { libc::mount(src.as_ptr(), dir.as_ptr(), fs.as_ptr(), 0, std::ptr::null()) };
+    let err = std::io::Error::last_os_error();
+    // EBUSY: another storlab mounted it a moment ago.
+    if rc != 0 && err.raw_os_error() != Some(libc::EBUSY) {
+        return Err(format!(
+            "mounting tracefs on {TRACEFS}: {err} (the kernel needs CONFIG_FTRACE for the block tracepoints)"
+        ));
     }
+    Ok(())
 }
 
 /// Unmounts storlab's tracefs if it is mounted (bpftrace may hold a file
 /// open there for a moment: tried for 5 s); whether it is gone.
-fn unmount() -> bool {
+pub fn unmount() -> bool {
     let dir = cstr(TRACEFS);
     for _ in 0..50 {
         if !storlab_tracefs_mounted() {
@@ -110,9 +63,9 @@ fn unmount() -> bool {
     !storlab_tracefs_mounted()
 }
 
-/// Undoes a journaled [`Resource::Tracefs`]: unmounts storlab's tracefs
-/// unless a storlab is attaching (it unmounts it after); gone when the
-/// mount there is not storlab's, or none.
+/// Undoes a journaled tracefs: unmounts storlab's unless a storlab is
+/// attaching (it unmounts it after); gone when the mount there is not
+/// storlab's, or none.
 pub fn undo() -> Result<Undone> {
     if !storlab_tracefs_mounted() {
         return Ok(Undone::Gone);
@@ -141,7 +94,7 @@ fn storlab_tracefs_mounted() -> bool {
 
 /// Whether a tracefs other than storlab's is mounted at /sys/kernel/tracing
 /// (the host's: used as it is).
-fn host_has_tracefs() -> bool {
+pub fn host_has_tracefs() -> bool {
     super::mount::all()
         .into_iter()
         .any(|m| m.mount_point == TRACEFS && m.fs_type == "tracefs" && m.source != SOURCE)

@@ -10,7 +10,6 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
-use super::runtime::Runtime;
 use crate::provision::cmd;
 use crate::provision::site::Site;
 use crate::provision::undo::Undone;
@@ -38,8 +37,7 @@ pub fn volume_names() -> Result<Vec<String>> {
 }
 
 /// Stops and deletes volume `name` if it exists, through the glusterd at
-/// `site`; then removes what glusterd left for its bricks on this host
-/// ([`Runtime`]).
+/// `site`.
 pub fn delete_volume(site: &Site, name: &str) -> Result<()> {
     if !glusterd_reachable(site) {
         bail!("cannot reach glusterd on {site} to delete volume {name}; start glusterd there and run `storlab cleanup` again");
@@ -47,10 +45,6 @@ pub fn delete_volume(site: &Site, name: &str) -> Result<()> {
     if gluster(site, &["volume", "info", name]).is_err() {
         return Ok(());
     }
-    let runtime = match site {
-        Site::Local => Runtime::of(name),
-        Site::Remote(_) => Runtime::default(),
-    };
     let _ = gluster(site, &["volume", "stop", name, "force"]); // may already be stopped
     cmd::retry(10, 1000, || {
         gluster(site, &["volume", "delete", name]).map(|_| ())
@@ -59,8 +53,7 @@ pub fn delete_volume(site: &Site, name: &str) -> Result<()> {
         format!(
             "deleting Gluster volume {name} on {site}; run `gluster volume delete {name}` there"
         )
-    })?;
-    runtime.remove()
+    })
 }
 
 /// What probing a peer did.

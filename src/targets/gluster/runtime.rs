@@ -1,17 +1,14 @@
 //! What glusterd makes on this host for a volume's bricks and leaves when
 //! the volume is deleted: the bricks' pid files in `/run/gluster/vols/VOLUME/`
 //! and each brick's socket (`/run/gluster/HASH.socket`, named on the
-//! brick's command line by `-S`). Read from the running bricks before the
-//! volume is stopped, removed once it is deleted — by its teardown and by
+//! brick's command line by `-S`). Read from the running bricks' command
+//! lines before the volume is stopped, removed once it is deleted — by its teardown and by
 //! `storlab cleanup` alike, as part of undoing the journaled volume — so
 //! that campaigns do not leave a directory and two sockets each.
 
 use std::path::{Path, PathBuf};
 
-use super::cli::gluster;
-use crate::provision::site::Site;
 use crate::provision::undo::remove_dir;
-use crate::targets::health::gluster_status;
 
 /// What a volume's bricks on this host keep under /run.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -23,25 +20,19 @@ pub struct Runtime {
 }
 
 impl Runtime {
-    /// Read from the running bricks of `volume` on this host; nothing when
-    /// none runs (stopped, on other servers).
+    /// Read from the running bricks of `volume` on this host (the
+    /// glusterfsd processes whose `--volfile-id` names it, whether or not
+    /// glusterd lists them online yet); nothing when none runs.
     pub fn of(volume: &str) -> Runtime {
-        let Ok(xml) = gluster(&Site::Local, &["volume", "status", volume, "--xml"]) else {
-            return Runtime::default();
-        };
         let mut rt = Runtime::default();
-        for (what, pid) in gluster_status(&xml).daemons {
-            if !what.starts_with("brick ") {
-                continue;
+        for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+            if let Ok(cmdline) = std::fs::read(e.path().join("cmdline")) {
+                let args: Vec<String> = cmdline
+                    .split(|&b| b == 0)
+                    .map(|a| String::from_utf8_lossy(a).into_owned())
+                    .collect();
+                rt.read_args(volume, &args);
             }
-            let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
-                continue;
-            };
-            let args: Vec<String> = cmdline
-                .split(|&b| b == 0)
-                .map(|a| String::from_utf8_lossy(a).into_owned())
-                .collect();
-            rt.read_args(volume, &args);
         }
         rt
     }

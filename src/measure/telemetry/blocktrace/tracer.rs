@@ -30,7 +30,9 @@ use super::dump::{Dump, Event, Reader};
 use super::script;
 use super::trace::{Builder, Trace};
 use crate::process::child::die_with_storlab;
-use crate::provision::tracefs::Tracefs;
+use crate::provision::hostlock;
+use crate::provision::journal::{state_dir, Journal, Kinds, Resource};
+use crate::provision::tracefs;
 
 /// The program run.
 pub const BPFTRACE: &str = "bpftrace";
@@ -355,5 +357,59 @@ impl Drop for Tracer {
     fn drop(&mut self) {
         self.stop();
         self.join_stderr();
+    }
+}
+
+/// tracefs for one attach ([`tracefs`]): the host's, or storlab's, held
+/// with the shared attach lock and journaled (a journal of its own in the
+/// state directory) before it is mounted or used; unmounted on drop by the
+/// last storlab attaching, then released.
+struct Tracefs {
+    lock: Option<std::fs::File>,
+    journaled: Option<(Journal, u64)>,
+}
+
+impl Tracefs {
+    fn mount() -> Result<Tracefs, String> {
+        if tracefs::host_has_tracefs() {
+            return Ok(Tracefs {
+                lock: None,
+                journaled: None,
+            });
+        }
+        let lock = hostlock::open(tracefs::LOCK).map_err(|e| format!("{e:#}"))?;
+        hostlock::flock(&lock, libc::LOCK_SH)
+            .map_err(|e| format!("locking {}: {e}", hostlock::path(tracefs::LOCK).display()))?;
+        let journal = Journal::at(
+            state_dir().join(format!("tracefs-{}.journal", std::process::id())),
+            Kinds::NONE,
+        );
+        let id = journal
+            .acquire(&Resource::Tracefs)
+            .map_err(|e| format!("journaling the tracefs mount: {e:#}"))?;
+        let held = Tracefs {
+            lock: Some(lock),
+            journaled: Some((journal, id)),
+        };
+        tracefs::mount()?;
+        Ok(held)
+    }
+}
+
+impl Drop for Tracefs {
+    fn drop(&mut self) {
+        let Some(lock) = self.lock.take() else {
+            return;
+        };
+        // Another storlab attaching (its own shared lock, its own journal
+        // line) unmounts it after.
+        let last = hostlock::flock(&lock, libc::LOCK_EX | libc::LOCK_NB).is_ok();
+        if last && !tracefs::unmount() {
+            return; // still mounted: left in the journal, for cleanup
+        }
+        if let Some((journal, id)) = self.journaled.take() {
+            let _ = journal.release(id);
+            let _ = journal.finish();
+        }
     }
 }
