@@ -7,18 +7,15 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{bail, Result};
-use serde_json::json;
 
 use super::EXIT_INVALID;
-use crate::analysis::comparison::{
-    across, across_json, side_json, within, Across, Metrics, Refusal,
-};
+use crate::analysis::about::About;
+use crate::analysis::comparison::{across, within, Across, Metrics, Refusal};
 use crate::analysis::verdict::Verdict;
 use crate::cli::CaveatedRegressions;
-use crate::report::document::{Document, Section};
 use crate::report::render::terminal;
-use crate::report::sections::comparisons::{across_table, table};
 use crate::report::verdict::{words, Form};
+use crate::report::{json, outline};
 use crate::store::{CampaignData, Store};
 
 /// The comparison of campaign `second` against `first` for `compare` and
@@ -73,38 +70,18 @@ pub fn compare(db: &Path, req: Request<'_>) -> Result<ExitCode> {
     if req.baseline.is_some() {
         bail!("--baseline picks a target within one campaign; across campaigns the first (or --baseline-tag's) is the baseline");
     }
-    let (a, b) = (first.campaign.id, second.campaign.id);
     let Some(x) = paired(&first, &second, req.metrics, req.allow_different)? else {
         return Ok(ExitCode::from(EXIT_INVALID));
     };
     if req.json {
-        let doc = across_json(&first, &second, &x);
-        outln!("{}", serde_json::to_string_pretty(&doc)?);
+        outln!("{}", serde_json::to_string_pretty(&json::across(&x))?);
     } else {
         crate::console::to_stdout_styled(&terminal::summary(
-            &across_document(&x, a, b),
+            &outline::compared_across(&x),
             crate::console::columns(),
         ));
     }
     Ok(gate(&x.rows, req.gate, req.caveated))
-}
-
-/// What `compare A B` prints, as a report document for the terminal
-/// renderer (fitted to the width, foreign text made visible): what differs
-/// and the caveats, then the rows.
-fn across_document(x: &Across, a: i64, b: i64) -> Document {
-    let mut head = Section::untitled(2);
-    head.text(x.differences.text(a, b).trim_end());
-    if !x.caveats.is_empty() {
-        let caveats: Vec<String> = x.caveats.iter().map(|c| format!("caveat: {c}")).collect();
-        head.text(caveats.join("\n"));
-    }
-    let mut rows = Section::untitled(2);
-    rows.table(across_table(&x.rows, a, b));
-    Document::terminal_only(
-        format!("campaign {b} against campaign {a}"),
-        vec![head, rows],
-    )
 }
 
 /// The two campaigns of a comparison across campaigns, baseline first;
@@ -148,12 +125,10 @@ fn within_campaign(store: &Store, req: &Request<'_>) -> Result<ExitCode> {
     let first = store.load_campaign(store.resolve_campaign(req.a)?)?;
     let rows = within(&first, req.baseline)?;
     if req.json {
-        let doc = json!({ "campaign": side_json(&first), "rows": rows });
+        let doc = json::within(&About::of(&first), &rows);
         outln!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
-        let mut section = Section::untitled(2);
-        section.table(table(&rows));
-        let doc = Document::terminal_only(format!("campaign {}", first.campaign.id), vec![section]);
+        let doc = outline::compared_within(first.campaign.id, &rows);
         crate::console::to_stdout_styled(&terminal::summary(&doc, crate::console::columns()));
     }
     Ok(gate(&rows, req.gate, req.caveated))

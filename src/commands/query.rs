@@ -71,12 +71,13 @@ pub fn show(
         compare_levels: compare_levels.to_vec(),
         ..Default::default()
     };
+    let analysis = crate::analysis::analyse(&data, &options)?;
     if view.json {
-        let json = outline::summary_json(&data, &options)?;
+        let json = crate::report::json::summary(&analysis);
         out!("{}\n", serde_json::to_string_pretty(&json)?);
         return Ok(ExitCode::SUCCESS);
     }
-    let doc = outline::terminal(&data, &options)?;
+    let doc = outline::terminal(&analysis);
     let view = terminal::View {
         columns: crate::console::columns(),
         verbose: view.verbose,

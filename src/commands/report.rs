@@ -8,10 +8,10 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use crate::analysis::comparison::across_json;
+use crate::analysis::analyse;
+use crate::analysis::drawn::drawn;
 use crate::cli::ReportFormat;
 use crate::export;
-use crate::report::drawn::drawn;
 use crate::report::outline;
 use crate::report::render::{html, markdown, terminal};
 use crate::store::{Parts, Store};
@@ -54,8 +54,8 @@ pub fn report(
             "{}\n",
             serde_json::to_string_pretty(&export::to_json(&data))?
         ),
-        ReportFormat::Md => markdown::render(&outline::build(&data, &options)?)?,
-        ReportFormat::Html => html::render(&outline::build(&data, &options)?)?,
+        ReportFormat::Md => markdown::render(&outline::build(&analyse(&data, &options)?))?,
+        ReportFormat::Html => html::render(&outline::build(&analyse(&data, &options)?))?,
     };
     super::emit(&text, output, db)?;
     if let Some(p) = output {
@@ -102,7 +102,7 @@ pub fn report_across(db: &Path, req: Across<'_>, single: &outline::Options) -> R
     let Some(x) = super::compare::paired(&first, &second, req.metrics, req.allow_different)? else {
         return Ok(ExitCode::from(super::EXIT_INVALID));
     };
-    let doc = outline::across(&first, &second, &x)?;
+    let doc = outline::across(&x);
     let output = destination(req.output, given, format, || {
         format!(
             "report-{}-vs-{}.html",
@@ -113,7 +113,7 @@ pub fn report_across(db: &Path, req: Across<'_>, single: &outline::Options) -> R
     let text = match format {
         ReportFormat::Json => format!(
             "{}\n",
-            serde_json::to_string_pretty(&across_json(&first, &second, &x))?
+            serde_json::to_string_pretty(&crate::report::json::across(&x))?
         ),
         ReportFormat::Md => markdown::render(&doc)?,
         // CSV was refused above.

@@ -7,13 +7,7 @@ use hdrhistogram::Histogram;
 use super::output::Metric;
 use crate::metric::{HistDef, Labels};
 
-/// Highest trackable latency: one hour in nanoseconds.
-pub const MAX_NS: u64 = 3_600_000_000_000;
-
-/// A histogram for latencies in nanoseconds with three significant digits.
-pub fn new_histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, MAX_NS, 3).expect("constant bounds are valid")
-}
+pub use crate::metric::histogram::{new_histogram, MAX_NS};
 
 /// The metrics of histogram `def` with `labels`: mean, percentiles, max;
 /// nothing when it is empty.

@@ -18,6 +18,7 @@
 
 pub mod catalogue;
 pub mod format;
+pub mod histogram;
 pub mod labels;
 pub mod legacy;
 pub mod reference;

@@ -21,8 +21,14 @@ pub enum Repetitions {
     },
 }
 
+impl Default for Repetitions {
+    fn default() -> Self {
+        Repetitions::Fixed(String::new())
+    }
+}
+
 /// The plan a campaign ran, as stored.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct StoredPlan {
     /// `interleaved` (the default), `randomized`, `sequential`, `balanced`.
     pub order: String,

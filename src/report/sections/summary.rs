@@ -2,38 +2,30 @@
 //! workload and target, the primary metric's mean ± 95% CI, its CV, the p99
 //! latency and the verdict against the baseline.
 
+use crate::analysis::about::About;
 use crate::analysis::model::TargetStats;
 use crate::analysis::CampaignAnalysis;
 use crate::metric::catalogue::LAT_P99_NS;
-use crate::metric::MetricDef;
 use crate::report::document::Section;
 use crate::report::format::format_value;
 use crate::report::table::{Table, Tone};
 use crate::report::text::mean_ci_text;
 use crate::report::verdict::{words, Form};
-use crate::stats::{summarize, Verdict};
-use crate::store::CampaignData;
+use crate::stats::Verdict;
 
 /// The class of the section with the campaign's provenance (versions,
 /// host facts), which the terminal shows only when asked (`-v`).
 pub const PROVENANCE: &str = "provenance";
 
 /// The line on the campaign, its provenance, and the summary table.
-pub fn sections(c: &CampaignData, a: &CampaignAnalysis) -> Vec<Section> {
+pub fn sections(a: &CampaignAnalysis) -> Vec<Section> {
     let mut head = Section::untitled(1);
-    head.text(header(c));
+    head.text(header(&a.about));
     let mut provenance = Section::untitled(1).with_class(PROVENANCE);
-    provenance.text(crate::report::provenance::provenance_text(c).trim_end());
+    provenance.text(crate::report::provenance::provenance_text(&a.about).trim_end());
     let mut table = Section::untitled(1);
-    table.table(summary_table(c, a));
+    table.table(summary_table(a));
     vec![head, provenance, table]
-}
-
-/// Values of one metric over a pair's measured, successful runs.
-fn metric_values(c: &CampaignData, workload: &str, target: &str, metric: &MetricDef) -> Vec<f64> {
-    c.measured_runs_of(workload, target)
-        .filter_map(|r| r.metric(metric).map(|m| m.value))
-        .collect()
 }
 
 /// The cell of `t` against the baseline: its verdict, or what stands in
@@ -47,7 +39,7 @@ fn versus(a: &CampaignAnalysis, workload: &str, metric: &str, t: &TargetStats) -
     }
 }
 
-fn summary_table(c: &CampaignData, a: &CampaignAnalysis) -> Table {
+fn summary_table(a: &CampaignAnalysis) -> Table {
     let report = &a.model;
     let mut t = Table::new(
         &[
@@ -68,17 +60,16 @@ fn summary_table(c: &CampaignData, a: &CampaignAnalysis) -> Table {
             continue;
         };
         for ts in &m.targets {
-            let failed = c
-                .runs_of(&w.name, &ts.target)
-                .filter(|r| !r.warmup && r.status == "failed")
-                .count();
+            let figures = a.pair(&w.name, &ts.target);
+            let failed = figures.map_or(0, |f| f.failed);
             let cv = ts
                 .summary
                 .filter(|s| s.n > 1)
                 .map(|s| format!("{:.1}%", s.cv * 100.0))
                 .unwrap_or_else(|| "—".into());
-            let p99 = summarize(&metric_values(c, &w.name, &ts.target, &LAT_P99_NS))
-                .map(|s| format_value(s.mean, LAT_P99_NS.unit))
+            let p99 = figures
+                .and_then(|f| f.p99_ns)
+                .map(|p99| format_value(p99, LAT_P99_NS.unit))
                 .unwrap_or_else(|| "—".into());
             t.push(vec![
                 w.name.clone(),
@@ -123,7 +114,7 @@ fn tone(t: &TargetStats) -> Option<Tone> {
 
 /// The line above the summary table: `campaign 1 `quick` (finished),
 /// 2026-11-26 04:28 UTC: 42 of 42 planned runs ok, 0 failed`.
-fn header(c: &CampaignData) -> String {
+fn header(c: &About) -> String {
     let k = &c.campaign;
     format!(
         "campaign {} `{}` ({}), {}: {} of {} planned runs ok, {} failed",

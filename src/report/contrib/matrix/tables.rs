@@ -3,7 +3,7 @@
 //! unit for the whole table; the same shape for % differences against the
 //! baseline; and the per-test geometric means, one row per test.
 
-use super::grid::{MatrixReport, Rows, TargetMatrix};
+use crate::analysis::matrix::{MatrixReport, Rows, TargetMatrix};
 use crate::analysis::model::{MetricReport, WorkloadReport};
 use crate::analysis::CampaignAnalysis;
 use crate::metric::labels::{size_token, TEST};
@@ -280,8 +280,8 @@ pub fn geomeans_table(a: &CampaignAnalysis, w: &WorkloadReport) -> Table {
 
 #[cfg(test)]
 mod tests {
-    use super::super::grid::{Axes, CellDiff, TestMatrix};
     use super::*;
+    use crate::analysis::matrix::{Axes, CellDiff, TestMatrix};
 
     fn report() -> MatrixReport {
         const K: u64 = 1024;
