@@ -12,11 +12,11 @@ use super::model::{call, LEVEL, MIN_RUNS};
 use crate::metric::catalogue::{
     BW_BYTES_PER_S, DEV_READ_RATIO, GEOMEAN_BW_BYTES_PER_S, LAT_MEAN_NS,
 };
+use crate::metric::matrix::{cell_of, test_labels, Cell, Test};
 use crate::metric::{Direction, MetricKey};
 use crate::stats::summary::mean;
 use crate::stats::{welch_log, Verdict};
 use crate::store::{CampaignData, WorkloadRow};
-use crate::workload::matrix::grid::{cell_of, test_labels, Cell, Test};
 
 /// The workload kind this module reads.
 pub const KIND: &str = "matrix";
@@ -111,7 +111,7 @@ impl Axes {
     /// The axes of `test` measured on each (file size, record size) cell.
     #[cfg(test)]
     pub fn of_cells(test: Test, cells: &[(u64, u64)]) -> Axes {
-        use crate::workload::matrix::grid::cell_labels;
+        use crate::metric::matrix::cell_labels;
         let keys: Vec<MetricKey> = cells
             .iter()
             .map(|&(file_size, record)| Cell { file_size, record })
@@ -238,9 +238,9 @@ impl MatrixReport {
     /// [`PAGE_CACHE_RATIO`] of their bytes), and of how many; `None` when
     /// no cell recorded where its reads came from.
     ///
-    /// [`PAGE_CACHE_RATIO`]: crate::measure::telemetry::checks::PAGE_CACHE_RATIO
+    /// [`PAGE_CACHE_RATIO`]: crate::warning::PAGE_CACHE_RATIO
     pub fn memory_cells(&self, target: &str) -> Option<(usize, usize)> {
-        use crate::measure::telemetry::checks::PAGE_CACHE_RATIO;
+        use crate::warning::PAGE_CACHE_RATIO;
         let ratios: Vec<f64> = self
             .tests
             .iter()
@@ -372,7 +372,7 @@ mod tests {
 
     #[test]
     fn axes_come_from_the_cells_throughput_only() {
-        use crate::workload::matrix::grid::{cell_labels, test_labels};
+        use crate::metric::matrix::{cell_labels, test_labels};
         let cell = |t: Test, f: u64, r: u64| {
             let c = Cell {
                 file_size: f,

@@ -21,6 +21,7 @@ pub mod format;
 pub mod histogram;
 pub mod labels;
 pub mod legacy;
+pub mod matrix;
 pub mod reference;
 mod unit;
 

@@ -26,7 +26,8 @@ fn the_terminals_document_is_the_reports_summary() {
 // HTML is the report of the campaign read whole, byte for byte.
 #[test]
 fn a_report_reading_only_the_series_it_draws_is_the_report_read_whole() {
-    let (_dir, whole, light) = drawn_and_whole();
+    let (_dir, whole, light) =
+        drawn_and_whole(|c| crate::analysis::drawn::drawn(c, &Default::default()));
     let count = |c: &crate::analysis::CampaignAnalysis| {
         let lines: usize = c.timelines.iter().map(|t| t.runs.len()).sum();
         let courses = c.telemetry.iter().flat_map(|t| &t.courses);

@@ -10,7 +10,7 @@ use crate::metric::catalogue::{self as m, LAT};
 use crate::metric::labels::DEVICE;
 use crate::metric::Labels;
 use crate::store::write::RunRecord;
-use crate::store::{CampaignData, Parts, Store};
+use crate::store::{CampaignData, Drawn, Parts, Store};
 use crate::warning::{Warning, WarningKind};
 
 const EXPERIMENT: &str = r#"name = "every-row"
@@ -136,15 +136,17 @@ pub fn terminal_and_whole() -> (tempfile::TempDir, CampaignData, CampaignData) {
     (dir, whole, light)
 }
 
-/// The campaign read as `report` reads it (the series the analysis
-/// follows only), and read whole.
-pub fn drawn_and_whole() -> (tempfile::TempDir, CampaignData, CampaignData) {
+/// The campaign read as `report` reads it (the series `follow` names
+/// only: the analysis' choice), and read whole.
+pub fn drawn_and_whole(
+    follow: impl Fn(&CampaignData) -> Drawn,
+) -> (tempfile::TempDir, CampaignData, CampaignData) {
     let dir = tempfile::tempdir().unwrap();
     let mut store = Store::open(&dir.path().join("s.db")).unwrap();
     let id = written(&mut store);
     let whole = store.load_campaign(id).unwrap();
     let mut light = store.load_campaign_with(id, &Parts::terminal()).unwrap();
-    let drawn = crate::analysis::drawn::drawn(&light, &Default::default());
+    let drawn = follow(&light);
     store.read_series(&mut light, &drawn).unwrap();
     (dir, whole, light)
 }

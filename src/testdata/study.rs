@@ -5,8 +5,6 @@ use std::collections::BTreeMap;
 
 use serde_json::json;
 
-use crate::analysis::model;
-use crate::analysis::study::{studies, Study};
 use crate::experiment::sweep::{variant_name, Factor, Scale};
 use crate::metric::catalogue::{INIT_SECONDS, TOTAL_S};
 use crate::metric::{MetricDef, MetricKey};
@@ -23,6 +21,7 @@ pub fn factor(key: &str, value: &str, text: &str, scale: Scale) -> Factor {
 
 /// A campaign built by hand: targets and workloads with factors, and for
 /// each pair three runs of `value(target, workload)` ± 1%.
+#[derive(Clone)]
 pub struct Builder {
     targets: Vec<TargetRow>,
     workloads: Vec<WorkloadRow>,
@@ -161,34 +160,4 @@ pub fn size(mib: u64) -> Factor {
 
 pub fn compress(c: &str) -> Factor {
     factor("compress", c, c, Scale::Category)
-}
-
-/// Seed 002's shape: total_size × compress on the disk and on Gluster;
-/// Gluster is 10× slower, gzip doubles the time on the disk only.
-pub fn seed_002(compare: &[&str]) -> Vec<Study> {
-    let mut b = Builder::new().target("disk", vec![]).target("gl", vec![]);
-    b.compare_levels = compare.iter().map(|s| s.to_string()).collect();
-    for mib in [100, 10] {
-        for c in ["none", "gzip:6"] {
-            b = b.workload("tiny", vec![compress(c), size(mib)]);
-        }
-    }
-    let c = b
-        .runs(|t, w| {
-            let mib = if w.name.contains("100M") { 100.0 } else { 10.0 };
-            let gzip = w.name.contains("gzip");
-            match (t.name.as_str(), gzip) {
-                ("disk", false) => 0.01 * mib,
-                ("disk", true) => 0.02 * mib,
-                (_, _) => 0.1 * mib,
-            }
-        })
-        .build();
-    studies_of(&c)
-}
-
-/// The studies of campaign `c`, the model built without a kind's choice.
-pub fn studies_of(c: &CampaignData) -> Vec<Study> {
-    let r = model::build(c, None, &|_| Default::default()).unwrap();
-    studies(c, &r, &[])
 }

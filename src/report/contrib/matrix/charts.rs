@@ -264,7 +264,7 @@ pub fn device_maps(m: &MatrixReport, t: &TestMatrix) -> Option<HeatMapGroup> {
 mod tests {
     use super::*;
     use crate::analysis::matrix::{Axes, CellDiff};
-    use crate::workload::matrix::grid::Test;
+    use crate::metric::matrix::Test;
 
     fn test_matrix() -> (MatrixReport, TestMatrix) {
         const K: u64 = 1024;

@@ -212,7 +212,7 @@ fn test_section(m: &MatrixReport, t: &TestMatrix, unit: &Unit, latency: &Unit) -
 mod tests {
     use super::*;
     use crate::analysis::matrix::{Axes, TargetMatrix};
-    use crate::workload::matrix::grid::Test;
+    use crate::metric::matrix::Test;
 
     /// A write and a read test on two targets; `disk`'s reads: three of
     /// four cells from memory, one from the device; `ram` recorded none.

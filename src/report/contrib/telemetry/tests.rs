@@ -2,9 +2,15 @@ use super::*;
 use crate::analysis::CampaignAnalysis;
 use crate::report::document::Block;
 use crate::report::render;
-use crate::testdata::analysed;
 use crate::testdata::telemetry::{campaign, run, watched_campaign};
 use crate::warning::{Warning, WarningKind};
+
+/// The analysis of a campaign with the default options.
+macro_rules! analysed {
+    ($c:expr) => {
+        crate::analysis::analyse($c, &Default::default()).unwrap()
+    };
+}
 
 fn panel_of(a: &CampaignAnalysis) -> Option<Section> {
     let t = a.telemetry.first()?;
@@ -34,13 +40,13 @@ fn texts(p: &Section) -> Vec<&str> {
 #[test]
 fn no_panel_without_telemetry() {
     let c = campaign(vec![run(1, "a", 0.0, false), run(2, "b", 0.0, false)]);
-    assert_eq!(panel_of(&analysed(&c)), None);
+    assert_eq!(panel_of(&analysed!(&c)), None);
 }
 
 #[test]
 fn figures_compare_the_targets_and_leave_single_devices_to_their_table() {
     let c = watched_campaign();
-    let p = panel_of(&analysed(&c)).unwrap();
+    let p = panel_of(&analysed!(&c)).unwrap();
     let t = tables(&p);
     let watched = t[0];
     assert_eq!(
@@ -76,7 +82,7 @@ fn figures_compare_the_targets_and_leave_single_devices_to_their_table() {
 #[test]
 fn over_time_aligns_the_clocks_and_leaves_out_lines_at_zero() {
     let c = watched_campaign();
-    let p = panel_of(&analysed(&c)).unwrap();
+    let p = panel_of(&analysed!(&c)).unwrap();
     let charts: Vec<&LineChart> = p
         .blocks
         .iter()
@@ -124,7 +130,7 @@ fn over_time_aligns_the_clocks_and_leaves_out_lines_at_zero() {
 #[test]
 fn the_runs_warnings_are_listed_with_their_run() {
     let mut c = watched_campaign();
-    let p = panel_of(&analysed(&c)).unwrap();
+    let p = panel_of(&analysed!(&c)).unwrap();
     assert!(texts(&p)
         .last()
         .unwrap()
@@ -133,7 +139,7 @@ fn the_runs_warnings_are_listed_with_their_run() {
         WarningKind::PageCache,
         "page cache: the device delivered 0 B",
     )];
-    let p = panel_of(&analysed(&c)).unwrap();
+    let p = panel_of(&analysed!(&c)).unwrap();
     assert_eq!(
         p.blocks.last(),
         Some(&Block::List(vec![
@@ -144,7 +150,7 @@ fn the_runs_warnings_are_listed_with_their_run() {
 
 #[test]
 fn markdown_leaves_the_charts_out_and_html_draws_them() {
-    let p = panel_of(&analysed(&watched_campaign())).unwrap();
+    let p = panel_of(&analysed!(&watched_campaign())).unwrap();
     let doc = crate::report::document::Document {
         title: "t".into(),
         summary: Vec::new(),
