@@ -49,6 +49,9 @@ mod history;
 /// jobs escaping, unbounded sweeps, bad imports, foreign text on the
 /// terminal, cleanup past a failure, daemons, exit codes, symlinks.
 mod hostile;
+/// Hostile input, round 4 (#40): found experiment files, what the host
+/// can hold, absurd stored values, foreign text in every output.
+mod hostile_input;
 /// No import cycles among the modules of src/ (read with syn).
 mod import_cycles;
 /// Never impossible, everywhere: no output of campaigns of large
@@ -76,6 +79,10 @@ mod pgbench_runs;
 /// Loop, ZFS and Gluster targets provisioned, run and torn down for real;
 /// cleanup after SIGKILL; dangerous specs refused.
 mod provision;
+/// Software from another root (debootstrap roots, cached): PostgreSQL and
+/// Gluster of another release beside the host's, check's refusals, and
+/// what a killed build or campaign leaves for `storlab cleanup`.
+mod roots;
 /// The seed studies' workloads (matrix, smallfiles, tinywrites) through the real binary.
 mod seed_workloads;
 /// The simulated cluster: hosts as namespaces on a bridge, shaped links, cleanup.

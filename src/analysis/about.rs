@@ -46,6 +46,9 @@ pub struct Target {
     /// The `[[target]]` table it is a variant of, and its swept values.
     pub family: String,
     pub factors: Vec<Factor>,
+    /// Whether any run was made on it (failed ones too): not so a Gluster
+    /// volume that only carries the VM disks the runs used.
+    pub ran: bool,
 }
 
 /// A workload as stored.
@@ -79,6 +82,7 @@ impl Target {
             facts: t.read_back(),
             family: t.family.clone(),
             factors: t.factors.clone(),
+            ran: false,
         }
     }
 }
@@ -92,7 +96,14 @@ impl About {
             environment: Environment::read(&c.environment),
             plan: c.plan(),
             stops: c.stops.clone(),
-            targets: c.targets.iter().map(Target::of).collect(),
+            targets: c
+                .targets
+                .iter()
+                .map(|t| Target {
+                    ran: runs.iter().any(|r| r.target == t.name),
+                    ..Target::of(t)
+                })
+                .collect(),
             workloads: c
                 .workloads
                 .iter()

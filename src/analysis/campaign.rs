@@ -68,6 +68,9 @@ pub struct CampaignAnalysis {
     /// Per workload and target, what the summary shows beside the
     /// primary metric.
     pub pairs: Vec<PairFigures>,
+    /// The pairs whose every measured run failed, per workload in the
+    /// campaign's target order.
+    pub failed_pairs: Vec<FailedPair>,
     /// What was compared, side by side.
     pub compared: Compared,
     /// How the comparisons were made.
@@ -100,6 +103,17 @@ pub struct PairFigures {
     pub p99_ns: Option<f64>,
 }
 
+/// A pair without a figure: every measured run of `workload` on `target`
+/// failed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FailedPair {
+    pub workload: String,
+    pub target: String,
+    /// The workload's primary metric, as stored.
+    pub primary: String,
+    pub failed: usize,
+}
+
 /// One fact a workload's runs were measured with (the PostgreSQL server's
 /// version), with each target's distinct values in the order seen.
 #[derive(Debug, Clone, PartialEq)]
@@ -129,6 +143,7 @@ pub fn analyse(c: &CampaignData, options: &Options) -> Result<CampaignAnalysis> 
         studies: study::studies(c, &model, &options.compare_levels),
         by_kind: by_kind::by_kind(c, &model, &warnings),
         pairs: pairs(c, &model),
+        failed_pairs: failed_pairs(c, &model),
         compared: compared(c, &about.targets, &about.workloads, baseline),
         methods: methods(c, &model),
         timelines: model
@@ -176,12 +191,42 @@ fn pairs(c: &CampaignData, r: &Report) -> Vec<PairFigures> {
             out.push(PairFigures {
                 workload: w.name.clone(),
                 target: t.target.clone(),
-                failed: c
-                    .runs_of(&w.name, &t.target)
-                    .filter(|r| !r.warmup && r.status == "failed")
-                    .count(),
+                failed: failed_runs(c, &w.name, &t.target),
                 p99_ns: summarize(&p99).map(|s| s.mean),
             });
+        }
+    }
+    out
+}
+
+/// The measured runs of a pair that failed.
+fn failed_runs(c: &CampaignData, workload: &str, target: &str) -> usize {
+    c.runs_of(workload, target)
+        .filter(|r| !r.warmup && r.status == "failed")
+        .count()
+}
+
+/// The pairs the model shows no figure of whose measured runs failed.
+fn failed_pairs(c: &CampaignData, r: &Report) -> Vec<FailedPair> {
+    let mut out = Vec::new();
+    for w in &c.workloads {
+        let shown: Vec<&str> = r
+            .workloads
+            .iter()
+            .find(|x| x.name == w.name)
+            .and_then(|x| x.primary_metric())
+            .map(|m| m.targets.iter().map(|t| t.target.as_str()).collect())
+            .unwrap_or_default();
+        for t in c.targets.iter().filter(|t| !shown.contains(&t.name.as_str())) {
+            let failed = failed_runs(c, &w.name, &t.name);
+            if failed > 0 {
+                out.push(FailedPair {
+                    workload: w.name.clone(),
+                    target: t.name.clone(),
+                    primary: w.primary_metric.clone(),
+                    failed,
+                });
+            }
         }
     }
     out

@@ -74,7 +74,7 @@ pub fn compare(db: &Path, req: Request<'_>) -> Result<ExitCode> {
         return Ok(ExitCode::from(EXIT_INVALID));
     };
     if req.json {
-        outln!("{}", serde_json::to_string_pretty(&json::across(&x))?);
+        outln!("{}", crate::foreign::to_json_pretty(&json::across(&x))?);
     } else {
         crate::console::to_stdout_styled(&terminal::summary(
             &outline::compared_across(&x),
@@ -126,7 +126,7 @@ fn within_campaign(store: &Store, req: &Request<'_>) -> Result<ExitCode> {
     let rows = within(&first, req.baseline)?;
     if req.json {
         let doc = json::within(&About::of(&first), &rows);
-        outln!("{}", serde_json::to_string_pretty(&doc)?);
+        outln!("{}", crate::foreign::to_json_pretty(&doc)?);
     } else {
         let doc = outline::compared_within(first.campaign.id, &rows);
         crate::console::to_stdout_styled(&terminal::summary(&doc, crate::console::columns()));

@@ -7,6 +7,7 @@ pub mod builtin;
 pub mod error;
 pub mod kinds;
 pub mod parse;
+pub mod releases;
 pub mod schema;
 mod stacks;
 pub mod sweep;

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::metric::Labels;
 use crate::params::{choices, ParamType, Params, Value};
+use crate::provision::root::Software;
 
 choices! {
     /// How the lists of a sweep combine.
@@ -87,7 +88,10 @@ pub fn variant_name(family: &str, factors: &[Factor]) -> String {
     }
     let pairs: Vec<String> = factors
         .iter()
-        .map(|f| format!("{}={}", f.key, f.text))
+        .map(|f| match reads_alone(f) {
+            true => f.text.clone(),
+            false => format!("{}={}", f.key, f.text),
+        })
         .collect();
     format!("{family}[{}]", pairs.join(","))
 }
@@ -107,9 +111,29 @@ pub fn short_text(factors: &[&Factor]) -> String {
     let key = |k: &str| if unique(k) { last(k) } else { k.to_string() };
     factors
         .iter()
-        .map(|f| format!("{}={}", key(&f.key), f.text))
+        .map(|f| match reads_alone(f) {
+            true => f.text.clone(),
+            false => format!("{}={}", key(&f.key), f.text),
+        })
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// A factor key that sweeps a root: `root`, or `F.root` carried from
+/// target table `F`.
+pub fn is_root_key(key: &str) -> bool {
+    key == "root" || key.ends_with(".root")
+}
+
+/// Whether a factor reads alone in a variant's name and a row's label:
+/// a root factor named by its release (`Gluster 11.1`), where every other
+/// factor, and a root not yet named (`root=debian:trixie`), reads
+/// `key=value`.
+pub fn reads_alone(f: &Factor) -> bool {
+    is_root_key(&f.key)
+        && Software::ALL
+            .iter()
+            .any(|s| f.text.starts_with(&format!("{} ", s.display())))
 }
 
 /// The label text of a parsed value, in base units.

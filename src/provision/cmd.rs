@@ -240,11 +240,19 @@ fn describe(status: &ExitStatus) -> String {
 
 /// Runs `program args…`; returns its stdout, or an error quoting stderr.
 pub fn run<S: AsRef<OsStr>>(program: &str, args: &[S]) -> Result<String> {
-    let out = output(Command::new(program).args(args), timeout())?;
+    run_command(Command::new(program).args(args))
+}
+
+/// Runs a command built elsewhere (one entering another root, say) as
+/// [`run`] runs a program: its stdout, or an error quoting stderr.
+pub fn run_command(cmd: &mut Command) -> Result<String> {
+    let program = cmd.get_program().to_string_lossy().into_owned();
+    let args: Vec<std::ffi::OsString> = cmd.get_args().map(|a| a.to_os_string()).collect();
+    let out = output(cmd, timeout())?;
     if !out.status.success() {
         bail!(
             "`{}` failed ({}): {}",
-            render(program, args),
+            render(&program, &args),
             describe(&out.status),
             String::from_utf8_lossy(&out.stderr).trim()
         );

@@ -9,9 +9,10 @@ mod clients;
 mod conduct;
 mod lab;
 mod preflight;
+pub mod roots;
 
 pub use conduct::run_seed;
-pub use preflight::refusals;
+pub use preflight::{refusals, refuse};
 
 use std::collections::HashMap;
 use std::time::Instant;
@@ -119,6 +120,9 @@ fn drive<'a>(
     let past = s.store.past_timings(PAST_CAMPAIGNS).unwrap_or_default();
     let load = crate::estimate::Load::now();
     let estimate = crate::estimate::Estimate::of(s.exp, &past, root, load);
+    if let Some(note) = estimate.left_out_note() {
+        s.printer.note(&note);
+    }
     s.printer.start(planned_runs(s.exp), &estimate);
     let mut c = Campaign::new(s, &mut lab, ids, done, root);
     let result = c.run_all();

@@ -38,7 +38,10 @@ pub(super) fn judge(exp: &Experiment, targets: &[Box<dyn Target>], team: &Team) 
 /// targets are built against a journal that nothing is written to (their
 /// preflight only looks).
 pub fn refusals(exp: &Experiment) -> Vec<Error> {
-    let journal = Journal::at(std::env::temp_dir().join("storlab-check-unused.journal"));
+    let journal = Journal::at(
+        std::env::temp_dir().join("storlab-check-unused.journal"),
+        crate::targets::RESOURCES,
+    );
     let targets: Vec<Box<dyn Target>> = exp
         .targets
         .iter()
@@ -48,7 +51,7 @@ pub fn refusals(exp: &Experiment) -> Vec<Error> {
 }
 
 /// The refusals as `run` reports them: all of them, in one error.
-pub(super) fn refuse(all: Vec<Error>) -> anyhow::Result<()> {
+pub fn refuse(all: Vec<Error>) -> anyhow::Result<()> {
     match all.len() {
         0 => Ok(()),
         1 => Err(all.into_iter().next().expect("one refusal")),

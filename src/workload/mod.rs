@@ -66,7 +66,7 @@ impl RunContext {
             run_seed,
             position: 0,
             target: "t".into(),
-            journal: Journal::for_campaign(),
+            journal: Journal::for_campaign(crate::provision::resource::Kinds::NONE),
             devices: None,
         }
     }
@@ -163,6 +163,11 @@ pub trait WorkloadConfig: Debug + Send + Sync {
         None
     }
     fn build(&self) -> Box<dyn Workload>;
+    /// The root its server comes from (pgbench's PostgreSQL, `root`);
+    /// none for a kind that runs no server.
+    fn root(&self) -> Option<crate::provision::root::RootNeed> {
+        None
+    }
 }
 
 /// A kind's declared parameters ([`crate::params::declare!`]) turned into

@@ -55,12 +55,14 @@ fn summary_table(a: &CampaignAnalysis) -> Table {
         ],
         &[false, false, true, false, true, true, true, true, true],
     );
-    for w in &report.workloads {
-        let Some(m) = w.primary_metric() else {
+    for wr in &a.about.workloads {
+        let w = report.workloads.iter().find(|w| w.name == wr.name);
+        let Some(m) = w.and_then(|w| w.primary_metric()) else {
+            failed_rows(&mut t, a, &wr.name);
             continue;
         };
         for ts in &m.targets {
-            let figures = a.pair(&w.name, &ts.target);
+            let figures = a.pair(&wr.name, &ts.target);
             let failed = figures.map_or(0, |f| f.failed);
             let cv = ts
                 .summary
@@ -72,7 +74,7 @@ fn summary_table(a: &CampaignAnalysis) -> Table {
                 .map(|p99| format_value(p99, LAT_P99_NS.unit))
                 .unwrap_or_else(|| "—".into());
             t.push(vec![
-                w.name.clone(),
+                wr.name.clone(),
                 ts.target.clone(),
                 ts.values.len().to_string(),
                 m.name.clone(),
@@ -80,12 +82,13 @@ fn summary_table(a: &CampaignAnalysis) -> Table {
                 cv,
                 p99,
                 failed.to_string(),
-                versus(a, &w.name, &m.name, ts),
+                versus(a, &wr.name, &m.name, ts),
             ]);
             if let Some(tone) = tone(ts) {
                 t.tones.insert((t.rows.len() - 1, 8), tone);
             }
         }
+        failed_rows(&mut t, a, &wr.name);
     }
     // A narrow terminal keeps the verdicts: the spread, the tail and the
     // metric's name (the mean's unit says what it is) go first, and the
@@ -100,6 +103,30 @@ fn summary_table(a: &CampaignAnalysis) -> Table {
     // Then the verdicts wrap in their cell rather than the table in records.
     t.may_wrap(&["vs baseline", "mean ± 95% CI"]);
     t
+}
+
+/// A row for each pair of workload `w` whose every measured run failed:
+/// nothing to average, but the failures are where the table is read (a
+/// campaign whose only pair failed printed a header with no rows).
+fn failed_rows(t: &mut Table, a: &CampaignAnalysis, w: &str) {
+    for f in a.failed_pairs.iter().filter(|f| f.workload == w) {
+        let dash = || "—".to_string();
+        t.push(vec![
+            f.workload.clone(),
+            f.target.clone(),
+            "0".into(),
+            f.primary.clone(),
+            dash(),
+            dash(),
+            dash(),
+            f.failed.to_string(),
+            match f.failed {
+                1 => "its run failed".into(),
+                n => format!("all {n} runs failed"),
+            },
+        ]);
+        t.tones.insert((t.rows.len() - 1, 8), Tone::Worse);
+    }
 }
 
 /// The colour a verdict cell takes on a terminal.
