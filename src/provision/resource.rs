@@ -27,6 +27,7 @@ use super::site::{check_host, Site};
 use super::undo::remove_dir;
 pub use super::undo::{Said, Undone};
 use super::{daemon, loopdev, mount, netns, ownership, site_fs, unfinished};
+use crate::process::holders;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -196,12 +197,7 @@ impl Resource {
         let gone = |r: Result<()>| r.map(|()| Undone::Gone);
         match self {
             Resource::Dir { path } => gone(remove_dir(path)),
-            Resource::File { path } => match std::fs::remove_file(path) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                    Err(e).with_context(|| format!("removing {}", path.display()))
-                }
-                _ => Ok(Undone::Gone),
-            },
+            Resource::File { path } => gone(remove_file(path)),
             Resource::Loop { image } => gone(loopdev::detach_all(image)),
             Resource::Mount { path } => gone(mount::umount_if_mounted(path)),
             Resource::Daemon { program, pidfile } => {
@@ -228,6 +224,31 @@ impl Resource {
             | Resource::Ganesha { .. }
             | Resource::Peer { .. } => kinds.undo(&Site::Local, self),
         }
+    }
+}
+
+/// Removes an image storlab created, unless a process still has it open
+/// (a child of a storlab killed a moment ago, ending; anything else): the
+/// file would vanish while that process writes on into it, and cleanup
+/// must not say it is undone. Gone already is undone.
+fn remove_file(path: &Path) -> Result<()> {
+    let t0 = std::time::Instant::now();
+    let mut held = holders::of_file(path);
+    while !held.is_empty() && t0.elapsed() < std::time::Duration::from_secs(3) {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        held = holders::of_file(path);
+    }
+    if let Some((pid, program)) = held.first() {
+        bail!(
+            "{program} (pid {pid}) still has {} open; end it (`kill {pid}`), then run `storlab cleanup` again",
+            path.display()
+        );
+    }
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(e).with_context(|| format!("removing {}", path.display()))
+        }
+        _ => Ok(()),
     }
 }
 
@@ -356,6 +377,37 @@ mod tests {
         ] {
             assert_eq!(r.undo(Kinds::NONE).unwrap(), Undone::Gone);
         }
+    }
+
+    #[test]
+    fn an_image_a_process_still_has_open_is_not_said_undone() {
+        let dir = tempfile::Builder::new()
+            .prefix("storlab-work-t")
+            .tempdir()
+            .unwrap();
+        let path = dir.path().join("disk.raw");
+        std::fs::write(&path, b"x").unwrap();
+        let mut writer = std::process::Command::new("sh")
+            .arg("-c")
+            .arg("exec 3>>\"$1\"; exec sleep 30")
+            .arg("sh")
+            .arg(&path)
+            .spawn()
+            .unwrap();
+        while holders::of_file(&path).is_empty() {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let r = Resource::File { path: path.clone() };
+        let e = format!("{:#}", r.undo(Kinds::NONE).unwrap_err());
+        let _ = writer.kill();
+        let _ = writer.wait();
+        assert!(
+            e.contains(&format!("sleep (pid {}) still has", writer.id())),
+            "{e}"
+        );
+        assert!(path.exists());
+        assert_eq!(r.undo(Kinds::NONE).unwrap(), Undone::Gone);
+        assert!(!path.exists());
     }
 
     #[test]
