@@ -217,7 +217,11 @@ fn failed_pairs(c: &CampaignData, r: &Report) -> Vec<FailedPair> {
             .and_then(|x| x.primary_metric())
             .map(|m| m.targets.iter().map(|t| t.target.as_str()).collect())
             .unwrap_or_default();
-        for t in c.targets.iter().filter(|t| !shown.contains(&t.name.as_str())) {
+        for t in c
+            .targets
+            .iter()
+            .filter(|t| !shown.contains(&t.name.as_str()))
+        {
             let failed = failed_runs(c, &w.name, &t.name);
             if failed > 0 {
                 out.push(FailedPair {

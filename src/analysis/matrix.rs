@@ -20,13 +20,12 @@ use crate::store::{CampaignData, WorkloadRow};
 
 /// The workload kind this module reads.
 pub const KIND: &str = "matrix";
-/// The parameter naming the test a matrix's verdict is about.
-const PRIMARY_TEST: &str = "primary_test";
-
-/// The geometric mean of `primary_test` when `w` is a matrix naming one.
+/// The geometric mean of `primary_test` when `w` is a matrix naming one
+/// (its verdict metric, [`WorkloadRow::verdict_metric`], has a test's
+/// labels).
 pub fn primary_metric(w: &WorkloadRow) -> Option<MetricKey> {
-    let test = w.params[PRIMARY_TEST].as_str().and_then(Test::parse);
-    (w.kind == KIND).then_some(test).flatten().map(geomean)
+    let key = w.verdict_metric();
+    (!key.labels.is_empty()).then_some(key)
 }
 
 /// The geometric mean over all tests, then each test's, in iozone's

@@ -10,10 +10,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
+pub use crate::fact::readback::same_value;
 use crate::provision::cmd;
 use crate::provision::site::Site;
 use crate::provision::undo::Undone;
-pub use crate::fact::readback::same_value;
 
 pub const GLUSTER: &str = "gluster";
 pub const SCRIPT: &str = "--mode=script";
