@@ -216,6 +216,21 @@ fn check_and_run_refuse_a_root_they_cannot_have_before_provisioning() {
     std::fs::create_dir_all(tree.join("usr/bin")).unwrap();
     let f = pgbench_on(&lab, tree.to_str().unwrap());
     refused(&lab, &f, &[], "has no PostgreSQL");
+    let f = lab.file(
+        "g.toml",
+        &format!(
+            "[[target]]\nname = \"gl\"\nkind = \"gluster\"\ndir = \"{}\"\nroot = \"{}\"\n\
+             [[workload]]\nname = \"w\"\nkind = \"mock\"\n",
+            lab.path().display(),
+            tree.display()
+        ),
+    );
+    refused(
+        &lab,
+        &f,
+        &[],
+        "has no glusterd, gluster, glusterfs, mount.glusterfs",
+    );
     // Not root: a root needs a chroot, a namespace and mounts.
     let f = pgbench_on(&lab, "debian:trixie");
     std::fs::set_permissions(
@@ -381,4 +396,136 @@ fn a_campaign_killed_while_a_root_s_server_runs_is_undone_by_cleanup() {
         "{said}"
     );
     assert_eq!(left_behind(&lab, &[pid]), Vec::<String>::new());
+}
+
+fn gluster_releases(lab: &Lab, size: &str, reps: u32) -> PathBuf {
+    lab.file(
+        "gl.toml",
+        &format!(
+            "name = \"gluster-releases\"\n\
+             [plan]\nrepetitions = {reps}\ndrop_caches = false\n\
+             [[target]]\nname = \"gl\"\nkind = \"gluster\"\nbricks = 2\nreplica = 2\n\
+             dir = \"{}\"\n\
+             sweep = {{ root = [\"host\", \"debian:trixie\"] }}\n\
+             [[workload]]\nname = \"seqwrite\"\nkind = \"io\"\nrw = \"write\"\nbs = \"1M\"\n\
+             size = \"{size}\"\n",
+            lab.path().display()
+        ),
+    )
+}
+
+#[test]
+#[ignore = "needs root"]
+fn gluster_of_another_release_serves_a_replica_volume_beside_the_host_s() {
+    require_root!();
+    require_program!("debootstrap");
+    require_program!("glusterd");
+    let lab = Lab::new();
+    let _cleanup = Cleanup(&lab);
+    let file = gluster_releases(&lab, "16M", 3);
+    let child = cmd(&lab)
+        .args(["run", file.to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{err}");
+    let export = lab.export_json();
+    let mut versions: Vec<(String, String)> = export["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            let v = t["facts"]["software_version"]["gluster"]
+                .as_str()
+                .unwrap_or_else(|| panic!("no software_version in {t}"));
+            (t["name"].as_str().unwrap().to_string(), v.to_string())
+        })
+        .collect();
+    versions.sort_by(|a, b| a.1.cmp(&b.1));
+    let [(host_name, host), (trixie_name, trixie)] = versions.as_slice() else {
+        panic!("two targets: {versions:?}");
+    };
+    assert!(
+        host.starts_with("10.") && trixie.starts_with("11."),
+        "{versions:?}"
+    );
+    assert_eq!(host_name, &format!("gl[Gluster {host}]"));
+    assert_eq!(trixie_name, &format!("gl[Gluster {trixie}]"));
+    // Every run measured, on both.
+    assert_eq!(runs(&export).len(), 6);
+    // The verdict names both releases.
+    let report = lab.path().join("r.md");
+    lab.ok(&["report", "-o", report.to_str().unwrap()]);
+    let md = std::fs::read_to_string(&report).unwrap();
+    let headline = md
+        .lines()
+        .find(|l| l.starts_with("- seqwrite: "))
+        .unwrap_or_else(|| panic!("no headline in:\n{md}"));
+    let named = [
+        format!("Gluster {trixie} is faster than {host}"),
+        format!("Gluster {trixie} is slower than {host}"),
+        format!("between Gluster {trixie} and {host}"),
+    ];
+    assert!(
+        named.iter().any(|n| headline.contains(n.as_str())),
+        "{headline}"
+    );
+    assert_eq!(left_behind(&lab, &[pid]), Vec::<String>::new());
+}
+
+#[test]
+#[ignore = "needs root"]
+fn a_campaign_killed_while_a_root_s_glusterd_serves_is_undone_by_cleanup() {
+    require_root!();
+    require_program!("debootstrap");
+    let lab = Lab::new();
+    let _cleanup = Cleanup(&lab);
+    let file = lab.file(
+        "k.toml",
+        &format!(
+            "[plan]\nrepetitions = 50\ndrop_caches = false\n\
+             [[target]]\nname = \"gl\"\nkind = \"gluster\"\nbricks = 2\nreplica = 2\n\
+             dir = \"{}\"\nroot = \"debian:trixie\"\n\
+             [[workload]]\nname = \"w\"\nkind = \"io\"\nrw = \"write\"\nbs = \"1M\"\nsize = \"32M\"\n",
+            lab.path().display()
+        ),
+    );
+    let mut child = cmd(&lab)
+        .args(["run", "--quiet", file.to_str().unwrap()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    // The root's FUSE client has mounted the volume: glusterd and the
+    // bricks run.
+    wait_for("the root's Gluster mount", Duration::from_secs(600), || {
+        std::fs::read_to_string("/proc/self/mountinfo")
+            .unwrap()
+            .lines()
+            .any(|l| l.contains(&format!("/storlab-{pid}-gl/mnt")) && l.contains("fuse.glusterfs"))
+    });
+    std::thread::sleep(Duration::from_secs(2));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let left = left_behind(&lab, &[pid]);
+    assert!(
+        left.iter().any(|l| l.starts_with("namespace")),
+        "the kill left the jail for cleanup: {left:?}"
+    );
+    let out = cmd(&lab).arg("cleanup").output().unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{said}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(said.contains("undone: glusterd of another root"), "{said}");
+    assert_eq!(left_behind(&lab, &[pid]), Vec::<String>::new());
+    let bricks = format!("storlab-{pid}-gl");
+    assert!(!lab.path().join(bricks).exists(), "the bricks are removed");
 }

@@ -20,6 +20,7 @@ use super::matrix::{self, MatrixReport};
 use super::methodology::{methods, Methods};
 use super::model::{self, Report};
 use super::ranks::{ranks, Ranks};
+use super::releases;
 use super::setup::{compared, Compared};
 use super::study::{self, Study};
 use super::telemetry::{telemetry, Telemetry};
@@ -137,9 +138,12 @@ pub fn analyse(c: &CampaignData, options: &Options) -> Result<CampaignAnalysis> 
             attributions.extend(attribution(&c.runs, &w.name, t)?);
         }
     }
+    let mut verdicts = verdict::verdicts(&model);
+    let mut headline = verdict::headline(&model);
+    releases::name_sides(c, &mut verdicts, &mut headline);
     Ok(CampaignAnalysis {
-        verdicts: verdict::verdicts(&model),
-        headline: verdict::headline(&model),
+        verdicts,
+        headline,
         studies: study::studies(c, &model, &options.compare_levels),
         by_kind: by_kind::by_kind(c, &model, &warnings),
         pairs: pairs(c, &model),

@@ -37,6 +37,7 @@ pub mod matrix;
 pub mod methodology;
 pub mod model;
 pub mod ranks;
+pub mod releases;
 pub mod requested;
 pub mod setup;
 pub mod steady;

@@ -113,6 +113,13 @@ impl Software {
 /// Where the programs of a Debian system live.
 const SBIN_AND_BIN: &[&str] = &["usr/sbin", "sbin", "usr/bin", "bin"];
 
+/// A program of a Debian system in `tree` (`/usr/bin/mount`), as the
+/// tree sees it.
+pub fn program_in(tree: &Path, name: &str) -> Result<PathBuf> {
+    find_in(tree, SBIN_AND_BIN, name)
+        .with_context(|| format!("{} has no {name} program", tree.display()))
+}
+
 /// `/DIR/name` for the first DIR of `dirs` where `tree` holds an executable
 /// `name`.
 fn find_in(tree: &Path, dirs: &[&str], name: &str) -> Option<PathBuf> {

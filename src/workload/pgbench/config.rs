@@ -357,6 +357,18 @@ impl WorkloadConfig for Config {
         saturating_secs(INIT_FIXED_S + INIT_PER_SCALE_S * f64::from(self.scale))
     }
 
+    /// The server's `shared_buffers` (PostgreSQL's default 128MB), none
+    /// with `dsn` (not a server storlab starts).
+    fn memory_needed(&self) -> u64 {
+        if self.dsn.is_some() {
+            return 0;
+        }
+        self.settings
+            .get("shared_buffers")
+            .map_or(Some(128 << 20), |v| pg_size(v))
+            .unwrap_or(0)
+    }
+
     /// Bytes the cluster may take on the target (none with `dsn`), and the
     /// transaction log's (about 40 bytes a transaction, at the rate asked
     /// for or, closed-loop, a guess of 2,000 per second).
@@ -402,6 +414,24 @@ impl WorkloadConfig for Config {
     fn build(&self) -> Box<dyn Workload> {
         Box::new(Pgbench::new(self.clone()))
     }
+}
+
+/// A PostgreSQL memory setting in bytes: `256MB`, `1GB`, `8kB`, or a
+/// bare number of 8 kB pages, as postgresql.conf reads it.
+fn pg_size(v: &str) -> Option<u64> {
+    let v = v.trim().trim_matches('\'');
+    let digits = v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len());
+    let n: u64 = v[..digits].parse().ok()?;
+    let unit: u64 = match v[digits..].trim() {
+        "" => 8 << 10,
+        "B" => 1,
+        "kB" => 1 << 10,
+        "MB" => 1 << 20,
+        "GB" => 1 << 30,
+        "TB" => 1 << 40,
+        _ => return None,
+    };
+    Some(n.saturating_mul(unit))
 }
 
 #[cfg(test)]
