@@ -15,11 +15,10 @@ use crate::report::document::{Chart, Section};
 use crate::report::format::human_name;
 use crate::report::svg::{Call, OverviewChart, OverviewRow};
 use crate::report::verdict::{words, Form};
-use crate::store::CampaignData;
 
 /// The overview's section; `None` when nothing was compared.
-pub fn section(c: &CampaignData, a: &CampaignAnalysis) -> Option<Section> {
-    let chart = chart(c, a)?;
+pub fn section(a: &CampaignAnalysis) -> Option<Section> {
+    let chart = chart(a)?;
     let mut s = Section::untitled(2).with_class("overview");
     s.chart(Chart::Overview(chart));
     Some(s)
@@ -30,8 +29,8 @@ pub fn section(c: &CampaignData, a: &CampaignAnalysis) -> Option<Section> {
 /// their values (`transactions=12`), a study's targets by their factors
 /// (`mount_options=[], preallocation=full`), the metric in the title when
 /// every row has the same one.
-pub fn chart(c: &CampaignData, a: &CampaignAnalysis) -> Option<OverviewChart> {
-    let r = &a.model;
+pub fn chart(a: &CampaignAnalysis) -> Option<OverviewChart> {
+    let (c, r) = (&a.about, &a.model);
     let candidates: Vec<&String> = r.targets.iter().filter(|t| **t != r.baseline).collect();
     let compared: Vec<(&str, &Verdict, &TargetStats)> = a
         .verdicts
