@@ -36,5 +36,7 @@ pub mod search;
 pub mod stats;
 pub mod store;
 pub mod targets;
+#[cfg(test)]
+mod testdata;
 pub mod warning;
 pub mod workload;

@@ -72,10 +72,10 @@ impl Search {
         self.probed.push(k);
         if passed {
             // A pass above a failure is noise: the knee is below the failure.
-            if self.hi.is_none_or(|h| k < h) && self.lo.is_none_or(|l| k > l) {
+            if self.hi.map_or(true, |h| k < h) && self.lo.map_or(true, |l| k > l) {
                 self.lo = Some(k);
             }
-        } else if self.hi.is_none_or(|h| k < h) {
+        } else if self.hi.map_or(true, |h| k < h) {
             self.hi = Some(k);
             if self.lo.is_some_and(|l| l >= k) {
                 self.lo = None;

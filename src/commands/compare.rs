@@ -3,22 +3,18 @@
 //! hosts; either may be imported) — after saying what differs between them
 //! — and the release gate (`--fail-on-regression`, `--baseline-tag`).
 
-use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{bail, Result};
-use serde_json::json;
 
 use super::EXIT_INVALID;
-use crate::analysis::comparison::{
-    across, across_json, side_json, within, Across, Metrics, Refusal,
-};
-use crate::analysis::verdict::Verdict;
-use crate::cli::CaveatedRegressions;
-use crate::report::document::{Document, Section};
+use crate::analysis::about::About;
+use crate::analysis::comparison::{across, within, Across, Metrics, Refusal};
+use crate::analysis::verdict::{judge, Verdict};
+use crate::cli::{CaveatedRegressions, CompareArgs, Global};
 use crate::report::render::terminal;
-use crate::report::sections::comparisons::{across_table, table};
 use crate::report::verdict::{words, Form};
+use crate::report::{json, outline};
 use crate::store::{CampaignData, Store};
 
 /// The comparison of campaign `second` against `first` for `compare` and
@@ -45,76 +41,46 @@ pub(super) fn paired(
     }
 }
 
-/// What `storlab compare` was asked.
-#[derive(Debug, Clone)]
-pub struct Request<'a> {
-    pub a: Option<&'a str>,
-    pub b: Option<&'a str>,
-    pub baseline: Option<&'a str>,
-    pub gate: Option<f64>,
-    /// How the gate counts a regression whose verdict carries a caveat.
-    pub caveated: CaveatedRegressions,
-    pub baseline_tag: Option<&'a str>,
-    pub allow_different: bool,
-    pub metrics: &'a [String],
-    pub json: bool,
-}
-
-pub fn compare(db: &Path, req: Request<'_>) -> Result<ExitCode> {
-    if let Some(p) = req.gate {
+pub fn compare(g: &Global, req: &CompareArgs) -> Result<ExitCode> {
+    let db = g.db.as_path();
+    if let Some(p) = req.fail_on_regression {
         if !p.is_finite() || p < 0.0 {
             bail!("--fail-on-regression takes a percentage of 0 or more, such as 5");
         }
     }
     let store = Store::open_for_reading(db)?;
-    let Some((first, second)) = sides(&store, &req)? else {
-        return within_campaign(&store, &req);
+    let Some((first, second)) = sides(&store, req)? else {
+        return within_campaign(&store, req);
     };
     if req.baseline.is_some() {
         bail!("--baseline picks a target within one campaign; across campaigns the first (or --baseline-tag's) is the baseline");
     }
-    let (a, b) = (first.campaign.id, second.campaign.id);
-    let Some(x) = paired(&first, &second, req.metrics, req.allow_different)? else {
+    let Some(x) = paired(&first, &second, &req.metric, req.allow_different)? else {
         return Ok(ExitCode::from(EXIT_INVALID));
     };
-    if req.json {
-        let doc = across_json(&first, &second, &x);
-        outln!("{}", crate::foreign::to_json_pretty(&doc)?);
+    if req.format.json() {
+        outln!("{}", crate::foreign::to_json_pretty(&json::across(&x))?);
     } else {
         crate::console::to_stdout_styled(&terminal::summary(
-            &across_document(&x, a, b),
+            &outline::compared_across(&x),
             crate::console::columns(),
         ));
     }
-    Ok(gate(&x.rows, req.gate, req.caveated))
-}
-
-/// What `compare A B` prints, as a report document for the terminal
-/// renderer (fitted to the width, foreign text made visible): what differs
-/// and the caveats, then the rows.
-fn across_document(x: &Across, a: i64, b: i64) -> Document {
-    let mut head = Section::untitled(2);
-    head.text(x.differences.text(a, b).trim_end());
-    if !x.caveats.is_empty() {
-        let caveats: Vec<String> = x.caveats.iter().map(|c| format!("caveat: {c}")).collect();
-        head.text(caveats.join("\n"));
-    }
-    let mut rows = Section::untitled(2);
-    rows.table(across_table(&x.rows, a, b));
-    Document::terminal_only(
-        format!("campaign {b} against campaign {a}"),
-        vec![head, rows],
-    )
+    Ok(gate(
+        &x.rows,
+        req.fail_on_regression,
+        req.caveated_regressions,
+    ))
 }
 
 /// The two campaigns of a comparison across campaigns, baseline first;
 /// `None` for a comparison within one campaign.
-fn sides(store: &Store, req: &Request<'_>) -> Result<Option<(CampaignData, CampaignData)>> {
-    if let Some(tag) = req.baseline_tag {
+fn sides(store: &Store, req: &CompareArgs) -> Result<Option<(CampaignData, CampaignData)>> {
+    if let Some(tag) = req.baseline_tag.as_deref() {
         if req.b.is_some() {
             bail!("with --baseline-tag, give at most one campaign (the candidate; the latest when omitted)");
         }
-        let candidate = store.load_campaign(store.resolve_campaign(req.a)?)?;
+        let candidate = store.load_campaign(store.resolve_campaign(req.a.as_deref())?)?;
         let wanted = crate::provenance::parse_tag(tag)?;
         let matching = store.campaigns_matching(std::slice::from_ref(&wanted))?;
         // Chosen among the store's rows, and only the one chosen is read: a
@@ -133,48 +99,32 @@ fn sides(store: &Store, req: &Request<'_>) -> Result<Option<(CampaignData, Campa
         };
         return Ok(Some((base, candidate)));
     }
-    let Some(b) = req.b else {
+    let Some(b) = req.b.as_deref() else {
         return Ok(None);
     };
-    let first = store.load_campaign(store.resolve_campaign(req.a)?)?;
+    let first = store.load_campaign(store.resolve_campaign(req.a.as_deref())?)?;
     let second = store.load_campaign(store.resolve_campaign(Some(b))?)?;
     Ok(Some((first, second)))
 }
 
-fn within_campaign(store: &Store, req: &Request<'_>) -> Result<ExitCode> {
-    if req.allow_different || !req.metrics.is_empty() {
+fn within_campaign(store: &Store, req: &CompareArgs) -> Result<ExitCode> {
+    if req.allow_different || !req.metric.is_empty() {
         bail!("--allow-different and --metric apply to comparisons across campaigns (compare A B)");
     }
-    let first = store.load_campaign(store.resolve_campaign(req.a)?)?;
-    let rows = within(&first, req.baseline)?;
-    if req.json {
-        let doc = json!({ "campaign": side_json(&first), "rows": rows });
+    let first = store.load_campaign(store.resolve_campaign(req.a.as_deref())?)?;
+    let rows = within(&first, req.baseline.as_deref())?;
+    if req.format.json() {
+        let doc = json::within(&About::of(&first), &rows);
         outln!("{}", crate::foreign::to_json_pretty(&doc)?);
     } else {
-        let mut section = Section::untitled(2);
-        section.table(table(&rows));
-        let doc = Document::terminal_only(format!("campaign {}", first.campaign.id), vec![section]);
+        let doc = outline::compared_within(first.campaign.id, &rows);
         crate::console::to_stdout_styled(&terminal::summary(&doc, crate::console::columns()));
     }
-    Ok(gate(&rows, req.gate, req.caveated))
-}
-
-/// The regressions of a gate: those that fail it, and those printed but
-/// let pass (caveated ones, under [`CaveatedRegressions::Warn`]).
-#[derive(Debug)]
-struct Judged<'a> {
-    failing: Vec<&'a Verdict>,
-    waived: Vec<&'a Verdict>,
-}
-
-/// The primary metrics of `rows` significantly worse by more than `pct`,
-/// split by how `caveated` counts those whose verdict carries a caveat.
-fn judge(rows: &[Verdict], pct: f64, caveated: CaveatedRegressions) -> Judged<'_> {
-    let (waived, failing) = rows
-        .iter()
-        .filter(|r| r.primary && r.regressed(pct))
-        .partition(|r| caveated == CaveatedRegressions::Warn && r.caveated());
-    Judged { failing, waived }
+    Ok(gate(
+        &rows,
+        req.fail_on_regression,
+        req.caveated_regressions,
+    ))
 }
 
 /// The release gate: exit 1 when a primary metric regressed beyond `pct`;
@@ -184,7 +134,7 @@ fn gate(rows: &[Verdict], pct: Option<f64>, caveated: CaveatedRegressions) -> Ex
     let Some(pct) = pct else {
         return ExitCode::SUCCESS;
     };
-    let judged = judge(rows, pct, caveated);
+    let judged = judge(rows, pct, caveated == CaveatedRegressions::Warn);
     for r in &judged.failing {
         errln!("regression: {}", words(*r, Form::Gate));
     }
@@ -203,117 +153,6 @@ fn gate(rows: &[Verdict], pct: Option<f64>, caveated: CaveatedRegressions) -> Ex
     if !judged.failing.is_empty() {
         return ExitCode::FAILURE;
     }
-    errln!("{}", pass_text(rows, pct, judged.waived.len()));
+    errln!("{}", words(&judged, Form::Gate));
     ExitCode::SUCCESS
-}
-
-/// The line of a gate that passed: what it judged, and what it let pass.
-fn pass_text(rows: &[Verdict], pct: f64, waived: usize) -> String {
-    let caveated = rows.iter().filter(|r| r.primary && r.caveated()).count();
-    let mut line = format!("no primary metric is significantly worse by more than {pct}%");
-    if waived > 0 {
-        line = format!("the gate passes: caveated regressions let pass (--caveated-regressions warn): {waived}; no other primary metric is significantly worse by more than {pct}%");
-    } else if caveated > 0 {
-        line.push_str(&format!(
-            "; comparisons carrying a validity caveat: {caveated} (`storlab compare` shows them with their verdicts)"
-        ));
-    }
-    line
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::analysis::model::{target_stats, Caveat};
-    use crate::metric::{Direction, Unit};
-    use crate::warning::WarningKind;
-
-    /// A primary metric on `target` half the baseline's: a clear regression,
-    /// with the caveats `kinds`.
-    fn halved(target: &str, kinds: &[WarningKind]) -> Verdict {
-        let base = [100.0, 101.0, 99.0];
-        let worse = [50.0, 50.5, 49.5];
-        let cmp = crate::stats::welch(&base, &worse, 0.95);
-        let mut candidate = target_stats(target, worse.to_vec(), cmp, Direction::HigherIsBetter);
-        candidate.caveats = kinds
-            .iter()
-            .map(|&kind| Caveat {
-                kind,
-                target: target.into(),
-                runs: 3,
-                of: 3,
-            })
-            .collect();
-        Verdict {
-            workload: "w".into(),
-            primary: true,
-            metric: "tps".into(),
-            unit: Unit::TransactionsPerSec,
-            direction: Direction::HigherIsBetter,
-            baseline_label: "base".into(),
-            baseline: target_stats("base", base.to_vec(), None, Direction::HigherIsBetter),
-            candidate_label: target.into(),
-            candidate,
-            family: "w".into(),
-            exploratory: false,
-            parts: None,
-            kind: crate::analysis::verdict::Kind::Mean,
-        }
-    }
-
-    #[test]
-    fn a_caveated_regression_fails_the_gate_unless_told_to_warn() {
-        let rows = [
-            halved("clean", &[]),
-            halved("cached", &[WarningKind::PageCache]),
-            halved("unsynced", &[WarningKind::DurabilityNotMeasured]),
-        ];
-        assert!(rows[0].regressed(5.0) && !rows[0].caveated());
-        let fail = judge(&rows, 5.0, CaveatedRegressions::Fail);
-        assert_eq!(fail.failing.len(), 3);
-        assert!(fail.waived.is_empty());
-        let warn = judge(&rows, 5.0, CaveatedRegressions::Warn);
-        let names = |v: &[&Verdict]| {
-            v.iter()
-                .map(|r| r.candidate_label.clone())
-                .collect::<Vec<_>>()
-        };
-        assert_eq!(names(&warn.failing), ["clean"]);
-        assert_eq!(names(&warn.waived), ["cached", "unsynced"]);
-        // Only caveated regressions: under warn the gate passes.
-        let caveated = &rows[1..];
-        assert!(judge(caveated, 5.0, CaveatedRegressions::Warn)
-            .failing
-            .is_empty());
-        assert_eq!(
-            judge(caveated, 5.0, CaveatedRegressions::Fail)
-                .failing
-                .len(),
-            2
-        );
-        // Beyond the threshold, nothing is judged either way.
-        let none = judge(&rows, 60.0, CaveatedRegressions::Fail);
-        assert!(none.failing.is_empty() && none.waived.is_empty());
-    }
-
-    #[test]
-    fn a_regression_is_printed_with_its_caveats() {
-        let r = halved("zfs", &[WarningKind::DurabilityNotMeasured]);
-        let text = words(&r, Form::Gate);
-        assert!(
-            text.starts_with("w tps on zfs: ÷2.0 against base (p 0.0"),
-            "{text}"
-        );
-        assert!(
-            text.ends_with("⚠ durability not measured on zfs (3 of 3 runs)"),
-            "{text}"
-        );
-        assert_eq!(
-            pass_text(std::slice::from_ref(&r), 60.0, 0),
-            "no primary metric is significantly worse by more than 60%; comparisons carrying a validity caveat: 1 (`storlab compare` shows them with their verdicts)"
-        );
-        assert!(pass_text(&[r], 5.0, 1).starts_with(
-            "the gate passes: caveated regressions let pass (--caveated-regressions warn): 1;"
-        ));
-    }
 }

@@ -6,6 +6,7 @@
 pub mod builtin;
 pub mod capacity;
 pub mod error;
+pub mod kinds;
 pub mod parse;
 pub mod releases;
 pub mod schema;

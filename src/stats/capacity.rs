@@ -65,7 +65,7 @@ pub const ACHIEVED_SHARE: f64 = 0.95;
 /// deviations: short only below 95% × (1 − 2/√served) of the offered).
 pub fn margin(latency: f64, limit: f64, achieved: f64, offered: f64, served: Option<f64>) -> f64 {
     let ok = |x: f64| x.is_finite() && x > 0.0;
-    if !(ok(latency) && ok(limit) && ok(offered)) || !(achieved.is_finite() && achieved >= 0.0) {
+    if !(ok(latency) && ok(limit) && ok(offered) && achieved.is_finite() && achieved >= 0.0) {
         return f64::INFINITY;
     }
     let late = (latency / limit).ln();

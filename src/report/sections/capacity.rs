@@ -5,24 +5,25 @@
 //! terminal's summary has the capacities and the table).
 
 use super::color_of;
+use crate::analysis::about::About;
 use crate::analysis::capacity::{Limit, ProbeStats, Search, TargetCapacity};
+use crate::analysis::CampaignAnalysis;
 use crate::metric::format::format_value;
 use crate::metric::{Family, Unit};
 use crate::report::document::{Chart, Section};
 use crate::report::svg::{CapacityChart, CapacityCurve, CapacityPoint};
 use crate::report::table::Table;
 use crate::stats::capacity::Found;
-use crate::store::CampaignData;
 
 /// The report's section of each search.
-pub fn report(c: &CampaignData, searches: &[Search]) -> Vec<Section> {
-    searches
+pub fn report(a: &CampaignAnalysis) -> Vec<Section> {
+    a.capacities
         .iter()
         .map(|s| {
             let mut out = Section::new(2, format!("Capacity: {}", s.workload));
             out.text(intro(s));
             out.list(s.targets.iter().map(|t| target_line(s, t)).collect());
-            out.chart(Chart::Capacity(chart(c, s)));
+            out.chart(Chart::Capacity(chart(&a.about, s)));
             out.text(legend_text(s));
             out.table(probe_table(s));
             out
@@ -184,7 +185,7 @@ fn probe_row(s: &Search, target: &str, p: &ProbeStats) -> Vec<String> {
 }
 
 /// The curve of every target, latencies in milliseconds.
-fn chart(c: &CampaignData, s: &Search) -> CapacityChart {
+fn chart(c: &About, s: &Search) -> CapacityChart {
     let ms = |ns: Option<f64>| ns.map(|v| v / 1e6);
     CapacityChart {
         title: format!("{}: latency against the offered rate", s.workload),
