@@ -13,6 +13,7 @@ use anyhow::Result;
 
 use super::chosen;
 use super::model::{self, Report};
+use super::reads::{self, Reads};
 use super::study::{self, Study};
 use super::verdict::{self, Statement, Verdict};
 use crate::store::CampaignData;
@@ -41,13 +42,18 @@ pub struct CampaignAnalysis {
     /// Each swept workload table's study (factors, pivots, curves, level
     /// comparisons).
     pub studies: Vec<Study>,
+    /// Where each pair's reads came from, layer by layer (and each matrix
+    /// cell's).
+    pub reads: Reads,
 }
 
 /// The analysis of campaign `c`.
 pub fn analyse(c: &CampaignData, options: &Options) -> Result<CampaignAnalysis> {
     study::check_levels(c, &options.compare_levels)?;
     let model = model::build(c, options.baseline.as_deref(), &chosen::choose)?;
+    let reads = reads::reads(c);
     Ok(CampaignAnalysis {
+        reads,
         verdicts: verdict::verdicts(&model),
         headline: verdict::headline(&model),
         studies: study::studies(c, &model, &options.compare_levels),

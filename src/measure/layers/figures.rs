@@ -7,7 +7,7 @@
 //! under a joined label (`zfs_arc+image_page_cache`); why a boundary was
 //! not measured goes into the run's facts. Pure functions of their inputs.
 
-use super::{Asked, Count, Part, Readings};
+use super::{Asked, Count, Part, Readings, Snapshot, Stack};
 use crate::fact::catalogue as facts;
 use crate::measure::{Metric, RunOutput};
 use crate::metric::catalogue as m;
@@ -34,7 +34,8 @@ pub fn layer_metrics(levels: &[Layer], asked: &[AskedOf], labels: &Labels) -> Ve
         if let Some(r) = a.requests {
             out.push(m::LAYER_READS.labelled(l.clone(), r));
         }
-        if a.parts.len() > 1 {
+        // Parts even when there is one: they name the devices.
+        if !a.parts.is_empty() {
             for (part, bytes) in &a.parts {
                 let pl = match part {
                     Part::Brick(b) => l.clone().with(&BRICK, b),
@@ -44,14 +45,14 @@ pub fn layer_metrics(levels: &[Layer], asked: &[AskedOf], labels: &Labels) -> Ve
             }
         }
         let next = (i + 1..n).find(|&j| asked[j].is_ok());
-        let below = next.and_then(|j| asked[j].as_ref().ok()).map_or(0.0, |b| b.bytes);
+        let below = next
+            .and_then(|j| asked[j].as_ref().ok())
+            .map_or(0.0, |b| b.bytes);
         let group = joined(&levels[i..next.unwrap_or(n)]);
-        out.push(
-            m::LAYER_SERVED_BYTES.labelled(
-                labels.clone().with(&LAYER, group),
-                (a.bytes - below).max(0.0),
-            ),
-        );
+        out.push(m::LAYER_SERVED_BYTES.labelled(
+            labels.clone().with(&LAYER, group),
+            (a.bytes - below).max(0.0),
+        ));
         i = next.unwrap_or(n);
     }
     out
@@ -72,18 +73,16 @@ pub fn passed_by_workload(out: &RunOutput) -> Result<f64, String> {
         .ok_or_else(|| "the workload does not count what it read".to_string())
 }
 
-/// Adds a run's layer figures and facts to its output: the workload's
-/// reads (`layer = workload`) when it did not report its own layers, then
-/// each layer of the target's stack.
-pub fn conclude(r: &Readings, out: &mut RunOutput) {
-    let top = passed_by_workload(out);
-    let own = Labels::new().with(&LAYER, Layer::Workload.name());
-    if let (Ok(read), None) = (&top, out.labelled(&m::LAYER_READ_BYTES, &own)) {
-        out.metrics.push(m::LAYER_READ_BYTES.labelled(own, *read));
-    }
-    let levels: Vec<Layer> = r.stack.levels.iter().map(|l| l.layer).collect();
-    let asked: Vec<AskedOf> = (r.stack.levels.iter())
-        .zip(r.before.iter().zip(&r.after))
+/// What each level of `stack` was asked between two snapshots, the top
+/// what the workload passed down (`top`).
+fn asked_between(
+    stack: &Stack,
+    before: &Snapshot,
+    after: &Snapshot,
+    top: &Result<f64, String>,
+) -> Vec<AskedOf> {
+    (stack.levels.iter())
+        .zip(before.iter().zip(after))
         .map(|(level, (b, a))| match level.asked {
             Asked::Above => top.clone().map(|bytes| Count {
                 bytes,
@@ -94,7 +93,39 @@ pub fn conclude(r: &Readings, out: &mut RunOutput) {
                 (Err(e), _) | (_, Err(e)) => Err(e.clone()),
             },
         })
-        .collect();
+        .collect()
+}
+
+/// The layer figures of a phase of a run (a matrix cell's test) that
+/// read `read` bytes between two snapshots, labelled `labels`, with the
+/// workload's own (`layer = workload`).
+pub fn phase(
+    stack: &Stack,
+    before: &Snapshot,
+    after: &Snapshot,
+    read: f64,
+    labels: &Labels,
+) -> Vec<Metric> {
+    let levels: Vec<Layer> = stack.levels.iter().map(|l| l.layer).collect();
+    let asked = asked_between(stack, before, after, &Ok(read));
+    let mut out = vec![
+        m::LAYER_READ_BYTES.labelled(labels.clone().with(&LAYER, Layer::Workload.name()), read)
+    ];
+    out.extend(layer_metrics(&levels, &asked, labels));
+    out
+}
+
+/// Adds a run's layer figures and facts to its output: the workload's
+/// reads (`layer = workload`) when it did not report its own layers, then
+/// each layer of the target's stack.
+pub fn conclude(r: &Readings, out: &mut RunOutput) {
+    let top = passed_by_workload(out);
+    let own = Labels::new().with(&LAYER, Layer::Workload.name());
+    if let (Ok(read), None) = (&top, out.labelled(&m::LAYER_READ_BYTES, &own)) {
+        out.metrics.push(m::LAYER_READ_BYTES.labelled(own, *read));
+    }
+    let levels: Vec<Layer> = r.stack.levels.iter().map(|l| l.layer).collect();
+    let asked = asked_between(&r.stack, &r.before, &r.after, &top);
     out.metrics
         .extend(layer_metrics(&levels, &asked, &Labels::new()));
     out.facts
@@ -189,7 +220,10 @@ mod tests {
         );
         assert_eq!(
             served(&ms),
-            [("page_cache".to_string(), 0.0), ("device".to_string(), 128.0)]
+            [
+                ("page_cache".to_string(), 0.0),
+                ("device".to_string(), 128.0)
+            ]
         );
     }
 

@@ -239,7 +239,10 @@ READ                 130    95538.07 us     2910.00 us  4979709.00 us
                 parts: Vec::new()
             })
         );
-        assert_eq!(parse_dump("=== Interval 0 stats ===\nBytesRead : 5\n"), None);
+        assert_eq!(
+            parse_dump("=== Interval 0 stats ===\nBytesRead : 5\n"),
+            None
+        );
     }
 
     #[test]

@@ -26,6 +26,7 @@ pub mod gluster;
 pub mod sources;
 
 use std::fmt::Debug;
+use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::Result;
@@ -66,7 +67,11 @@ impl Count {
             .parts
             .iter()
             .map(|(p, b)| {
-                let was = before.parts.iter().find(|(q, _)| q == p).map_or(0.0, |x| x.1);
+                let was = before
+                    .parts
+                    .iter()
+                    .find(|(q, _)| q == p)
+                    .map_or(0.0, |x| x.1);
                 (p.clone(), (b - was).max(0.0))
             })
             .collect();
@@ -157,10 +162,39 @@ impl Stack {
         Stack { levels }
     }
 
+    /// The stack of a filesystem mounted at `root`, from its device chain:
+    /// a block device's ([`Stack::of_chain`]); a tmpfs's page cache alone
+    /// (its files live there); over anything else (NFS, FUSE, overlay),
+    /// the page cache and a bottom whose reads nothing here counts.
+    pub fn of_mount(root: &Path) -> Stack {
+        let chain = Chain::of_paths(&[root.to_path_buf()]);
+        let fs = fs_type(root).unwrap_or_else(|| "unknown".into());
+        if !chain.is_empty() || matches!(fs.as_str(), "tmpfs" | "ramfs") {
+            return Stack::of_chain(&chain);
+        }
+        Stack::of_chain(&chain).then([Level::unknown(
+            Layer::Device,
+            format!(
+                "{} is a {fs} filesystem: what its page cache passes down is not counted",
+                root.display()
+            ),
+        )])
+    }
+
     /// This stack with `levels` under it.
     pub fn then(mut self, levels: impl IntoIterator<Item = Level>) -> Stack {
         self.levels.extend(levels);
         self
+    }
+
+    /// This stack with none of its counters read, for `why` (ranks on
+    /// several hosts, each reading through its own page cache).
+    pub fn not_measured(self, why: &str) -> Stack {
+        Stack {
+            levels: (self.levels.into_iter())
+                .map(|l| Level::unknown(l.layer, why))
+                .collect(),
+        }
     }
 
     /// Every counter, read now.
@@ -246,6 +280,18 @@ pub fn below_cache(chain: &Chain) -> Vec<Level> {
         sources::Devices::of_names(chain, &bottom),
     ));
     out
+}
+
+/// The type of the filesystem holding `path` (mountinfo's, the longest
+/// mount point above it).
+fn fs_type(path: &Path) -> Option<String> {
+    let canonical = path.canonicalize().ok()?;
+    let mounts = procfs::process::Process::myself().ok()?.mountinfo().ok()?;
+    mounts
+        .into_iter()
+        .filter(|m| canonical.starts_with(&m.mount_point))
+        .max_by_key(|m| m.mount_point.as_os_str().len())
+        .map(|m| m.fs_type)
 }
 
 /// Whether a loop device reads its image with direct I/O (no page cache

@@ -1,0 +1,192 @@
+use super::*;
+use crate::measure::layers::figures::{layer_metrics, AskedOf};
+use crate::measure::layers::{Count, Part};
+use crate::measure::Metric;
+use crate::store::MetricValue;
+
+fn count(bytes: f64) -> AskedOf {
+    Ok(Count {
+        bytes,
+        ..Count::default()
+    })
+}
+
+fn devices(parts: &[(&str, f64)]) -> AskedOf {
+    Ok(Count {
+        bytes: parts.iter().map(|p| p.1).sum(),
+        requests: Some(1.0),
+        parts: parts
+            .iter()
+            .map(|(d, b)| (Part::Device(d.to_string()), *b))
+            .collect(),
+    })
+}
+
+/// A run of `w` on `t` whose stack `levels` was asked `asked`, the
+/// workload having read `asked[0]` (as measure::layers stores it).
+fn run(id: i64, levels: &[Layer], asked: &[AskedOf], cell: &Labels) -> RunData {
+    let mut r = RunData {
+        id,
+        target: "t".into(),
+        workload: "w".into(),
+        status: "ok".into(),
+        ..RunData::default()
+    };
+    let top = asked[0].as_ref().map(|c| c.bytes).unwrap_or(0.0);
+    let mut ms: Vec<Metric> =
+        vec![m::LAYER_READ_BYTES.labelled(cell.clone().with(&LAYER, Layer::Workload.name()), top)];
+    ms.extend(layer_metrics(levels, asked, cell));
+    for x in ms {
+        r.metrics.insert(
+            MetricKey::new(x.def.name, x.labels),
+            MetricValue {
+                value: x.value,
+                unit: x.def.unit,
+                direction: x.def.direction,
+            },
+        );
+    }
+    r
+}
+
+const GLUSTER: [Layer; 4] = [
+    Layer::PageCache,
+    Layer::GlusterClient,
+    Layer::BrickPageCache,
+    Layer::Device,
+];
+
+#[test]
+fn the_issues_example_reads_as_the_issue_says() {
+    let runs = [run(
+        1,
+        &GLUSTER,
+        &[
+            count(100.0),
+            count(29.0),
+            count(7.0),
+            devices(&[("vdb", 1.0)]),
+        ],
+        &Labels::new(),
+    )];
+    let refs: Vec<&RunData> = runs.iter().collect();
+    let facts = serde_json::json!({"effective_options": {
+        "performance.io-cache": "on", "performance.read-ahead": "off (DEFAULT)"}});
+    let w = waterfall(&refs, &Labels::new(), &Words::of_target(&facts)).unwrap();
+    assert_eq!(
+        w.sentence(),
+        "71% from the page cache, 22% from Gluster's io-cache, 6% from the bricks' page cache, 1% from vdb"
+    );
+    assert_eq!(w.largest().unwrap().layers, [Layer::PageCache]);
+    assert_eq!(w.balance.gap, None);
+    assert_eq!(w.balance.served_bytes, 100.0);
+    assert!((w.share_of(Layer::GlusterClient) - 0.22).abs() < 1e-12);
+}
+
+#[test]
+fn shares_add_up_to_the_whole_even_when_a_layer_reads_ahead() {
+    // The page cache passed down 64 of the 100 read; the image's page
+    // cache 64 to loop's image, and vda read 91 (others on the disk).
+    let levels = [Layer::PageCache, Layer::ImagePageCache, Layer::Device];
+    let runs = [run(
+        1,
+        &levels,
+        &[count(100.0), count(64.0), devices(&[("vda", 91.0)])],
+        &Labels::new(),
+    )];
+    let refs: Vec<&RunData> = runs.iter().collect();
+    let w = waterfall(&refs, &Labels::new(), &Words::default()).unwrap();
+    let shares: Vec<f64> = w.layers.iter().map(|s| s.share).collect();
+    assert_eq!(shares, [0.36, 0.0, 0.64]);
+    assert_eq!(w.sentence(), "36% from the page cache, 64% from vda");
+    // The layers served 36 + 0 + 91 for the 100 read: the gap is named.
+    assert_eq!(w.balance.gap, Some(("image_page_cache".to_string(), 27.0)));
+    let said = w.balance.gap_sentence(&w.layers).unwrap();
+    assert!(
+        said.starts_with("the image's page cache passed 27 B more down to vda than it was asked"),
+        "{said}"
+    );
+}
+
+#[test]
+fn layers_not_told_apart_are_one_entry_and_the_unread_are_named() {
+    let levels = [
+        Layer::PageCache,
+        Layer::ZfsArc,
+        Layer::ImagePageCache,
+        Layer::Device,
+    ];
+    let mut r = run(
+        1,
+        &levels,
+        &[
+            count(100.0),
+            count(40.0),
+            Err("not told apart".into()),
+            devices(&[("vda", 10.0)]),
+        ],
+        &Labels::new(),
+    );
+    r.facts.insert(
+        format!(
+            "{}image_page_cache",
+            crate::fact::catalogue::LAYER_NOT_MEASURED.name
+        ),
+        "zfs-fuse's reads of its pool are not told apart",
+    );
+    let w = waterfall(&[&r], &Labels::new(), &Words::default()).unwrap();
+    assert_eq!(
+        w.sentence(),
+        "60% from the page cache, 30% from ZFS's ARC and the image's page cache (not told apart), 10% from vda"
+    );
+    assert_eq!(
+        w.not_measured,
+        [(
+            Layer::ImagePageCache,
+            "zfs-fuse's reads of its pool are not told apart".to_string()
+        )]
+    );
+}
+
+#[test]
+fn runs_are_summed_and_cells_kept_apart() {
+    let levels = [Layer::PageCache, Layer::Device];
+    let cell = |size: u64| {
+        Labels::new()
+            .with(&TEST, "reread")
+            .with(&FILE_SIZE, size)
+            .with(&RECORD_SIZE, 131072)
+    };
+    let mut a = run(
+        1,
+        &levels,
+        &[count(100.0), devices(&[("vda", 0.0)])],
+        &cell(8),
+    );
+    let b = run(
+        2,
+        &levels,
+        &[count(300.0), devices(&[("vda", 300.0)])],
+        &cell(64),
+    );
+    for (k, v) in b.metrics.iter() {
+        a.metrics.insert(k.clone(), v.clone());
+    }
+    let c = run(
+        3,
+        &levels,
+        &[count(100.0), devices(&[("vda", 100.0)])],
+        &cell(8),
+    );
+    let refs = [&a, &c];
+    let found = cells(&refs);
+    assert_eq!(found, [cell(8), cell(64)]);
+    let small = waterfall(&refs, &cell(8), &Words::default()).unwrap();
+    assert_eq!(small.runs, 2);
+    assert_eq!(small.sentence(), "50% from the page cache, 50% from vda");
+    let big = waterfall(&refs, &cell(64), &Words::default()).unwrap();
+    assert_eq!(big.runs, 1);
+    assert_eq!(big.sentence(), "100% from vda");
+    // No whole-run figures in these runs.
+    assert!(waterfall(&refs, &Labels::new(), &Words::default()).is_none());
+}
