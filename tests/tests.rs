@@ -49,6 +49,9 @@ mod history;
 /// jobs escaping, unbounded sweeps, bad imports, foreign text on the
 /// terminal, cleanup past a failure, daemons, exit codes, symlinks.
 mod hostile;
+/// Hostile input, round 4 (#40): found experiment files, what the host
+/// can hold, absurd stored values, foreign text in every output.
+mod hostile_input;
 /// No import cycles among the modules of src/ (read with syn).
 mod import_cycles;
 /// Never impossible, everywhere: no output of campaigns of large

@@ -18,16 +18,17 @@ use crate::store::{PastCampaign, Store};
 pub const EXIT_REFUSED: u8 = 1;
 
 pub fn check(db: &Path, file: Option<&Path>) -> Result<ExitCode> {
-    let exp = match super::experiment_file::load(file, crate::host::is_root()) {
-        Ok(e) => e,
+    let chosen = match super::experiment_file::load(file, crate::host::is_root()) {
+        Ok(c) => c,
         Err(e) => {
             super::experiment_file::refuse(&e);
             return Ok(ExitCode::from(EXIT_INVALID));
         }
     };
-    let runs = plan(&exp);
+    let exp = &chosen.exp;
+    let runs = plan(exp);
     let estimate = Estimate::of(
-        &exp,
+        exp,
         &past_runs(db),
         crate::host::is_root(),
         crate::estimate::Load::now(),
@@ -43,7 +44,10 @@ pub fn check(db: &Path, file: Option<&Path>) -> Result<ExitCode> {
             .join(", ")
     );
     outln!("baseline: {}", exp.targets[exp.baseline()].name);
-    for line in variants_text(&exp, &estimate) {
+    for e in super::experiment_file::erased(exp) {
+        outln!("destroys: will {e}: everything on it is destroyed");
+    }
+    for line in variants_text(exp, &estimate) {
         outln!("{line}");
     }
     for r in &runs {
@@ -65,7 +69,10 @@ pub fn check(db: &Path, file: Option<&Path>) -> Result<ExitCode> {
         format_seconds(estimate.total().as_secs_f64()),
         estimate_text(&estimate)
     );
-    if super::refusals::print(&exp) {
+    if let Some(note) = estimate.left_out_note() {
+        errln!("note: {note}");
+    }
+    if super::refusals::print(exp, chosen.refusal()) {
         return Ok(ExitCode::from(EXIT_REFUSED));
     }
     Ok(ExitCode::SUCCESS)

@@ -79,7 +79,7 @@ pub fn compare(db: &Path, req: Request<'_>) -> Result<ExitCode> {
     };
     if req.json {
         let doc = across_json(&first, &second, &x);
-        outln!("{}", serde_json::to_string_pretty(&doc)?);
+        outln!("{}", crate::foreign::to_json_pretty(&doc)?);
     } else {
         crate::console::to_stdout_styled(&terminal::summary(
             &across_document(&x, a, b),
@@ -149,7 +149,7 @@ fn within_campaign(store: &Store, req: &Request<'_>) -> Result<ExitCode> {
     let rows = within(&first, req.baseline)?;
     if req.json {
         let doc = json!({ "campaign": side_json(&first), "rows": rows });
-        outln!("{}", serde_json::to_string_pretty(&doc)?);
+        outln!("{}", crate::foreign::to_json_pretty(&doc)?);
     } else {
         let mut section = Section::untitled(2);
         section.table(table(&rows));

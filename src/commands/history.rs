@@ -64,7 +64,7 @@ pub fn history(db: &Path, req: Request<'_>) -> Result<ExitCode> {
     let text = if html {
         history_page::html(&h)?
     } else if req.json {
-        format!("{}\n", serde_json::to_string_pretty(&h)?)
+        format!("{}\n", crate::foreign::to_json_pretty(&h)?)
     } else {
         // Names, tags and versions come from every store imported.
         crate::foreign::visible_lines(&history_page::text(&h, crate::console::columns()))

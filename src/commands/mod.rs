@@ -187,7 +187,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Env => {
             outln!(
                 "{}",
-                serde_json::to_string_pretty(&crate::host::environment())?
+                crate::foreign::to_json_pretty(&crate::host::environment())?
             );
             Ok(ExitCode::SUCCESS)
         }

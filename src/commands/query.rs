@@ -73,7 +73,7 @@ pub fn show(
     };
     if view.json {
         let json = outline::summary_json(&data, &options)?;
-        out!("{}\n", serde_json::to_string_pretty(&json)?);
+        out!("{}\n", crate::foreign::to_json_pretty(&json)?);
         return Ok(ExitCode::SUCCESS);
     }
     let doc = outline::terminal(&data, &options)?;
@@ -123,10 +123,10 @@ pub fn export(db: &Path, ask: Export<'_>) -> Result<ExitCode> {
         ExportFormat::Csv => export_csv(&store, &ids, ask.csv, out),
         ExportFormat::Json => {
             match ask.all {
-                true => serde_json::to_writer_pretty(&mut *out, &Campaigns(&store, &ids))?,
+                true => crate::foreign::write_json_pretty(&mut *out, &Campaigns(&store, &ids))?,
                 false => {
                     let head = store.load_campaign_head(ids[0])?;
-                    serde_json::to_writer_pretty(&mut *out, &streamed(&store, &head))?
+                    crate::foreign::write_json_pretty(&mut *out, &streamed(&store, &head))?
                 }
             }
             Ok(writeln!(out)?)

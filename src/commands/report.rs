@@ -52,7 +52,7 @@ pub fn report(
         ReportFormat::Csv => export::to_csv(&data, export::CsvOptions::default()),
         ReportFormat::Json => format!(
             "{}\n",
-            serde_json::to_string_pretty(&export::to_json(&data))?
+            crate::foreign::to_json_pretty(&export::to_json(&data))?
         ),
         ReportFormat::Md => markdown::render(&outline::build(&data, &options)?)?,
         ReportFormat::Html => html::render(&outline::build(&data, &options)?)?,
@@ -113,7 +113,7 @@ pub fn report_across(db: &Path, req: Across<'_>, single: &outline::Options) -> R
     let text = match format {
         ReportFormat::Json => format!(
             "{}\n",
-            serde_json::to_string_pretty(&across_json(&first, &second, &x))?
+            crate::foreign::to_json_pretty(&across_json(&first, &second, &x))?
         ),
         ReportFormat::Md => markdown::render(&doc)?,
         // CSV was refused above.

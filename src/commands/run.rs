@@ -36,14 +36,21 @@ pub fn run(
     if !team.is_root() {
         return follow(&mut team);
     }
-    let exp = match super::experiment_file::load(file, is_root()) {
-        Ok(e) => e,
+    let chosen = match super::experiment_file::load(file, is_root()) {
+        Ok(c) => c,
         Err(e) => {
             team.abort();
             super::experiment_file::refuse(&e);
             return Ok(ExitCode::from(EXIT_INVALID));
         }
     };
+    if let Some(why) = chosen.refusal() {
+        team.abort();
+        errln!("error: {why}");
+        return Ok(ExitCode::FAILURE);
+    }
+    let exp = chosen.exp;
+    warn_erasing(&exp);
     team.open(&exp)?;
     let _over = team.over_on_drop();
     let stop = StopFlag::new();
@@ -59,6 +66,14 @@ pub fn run(
         tags: &tags,
     })?;
     finish(db, &store, &outcome, quiet, strict)
+}
+
+/// Names each device the campaign erases, before anything is
+/// provisioned, even with -q.
+fn warn_erasing(exp: &experiment::Experiment) {
+    for e in super::experiment_file::erased(exp) {
+        errln!("warning: this campaign will {e}: everything on it is destroyed");
+    }
 }
 
 /// The ranks other than 0, for a whole campaign.
@@ -83,6 +98,7 @@ pub fn resume(db: &Path, campaign: &str, quiet: bool, strict: bool) -> Result<Ex
             return other.map(|_| ExitCode::from(EXIT_INVALID));
         }
     };
+    warn_erasing(&exp);
     team.open(&exp)?;
     let _over = team.over_on_drop();
     let stop = StopFlag::new();

@@ -7,6 +7,14 @@
 //! shell ([`super::site`]). A peer of a Gluster trusted pool carries no
 //! name storlab gives; it is journaled only when storlab added it, and
 //! Gluster itself refuses to detach one that still holds a brick.
+//! What only a target kind can undo (a ZFS pool, a Gluster volume or peer,
+//! a qemu-storage-daemon, an NFS-Ganesha) is undone by that kind, through
+//! its [`KindResources`]; so is the question whether a shared daemon a
+//! kind starts is still used (zfs-fuse serves pools, glusterd volumes,
+//! rpcbind registrations), and what a killed campaign broke that only its
+//! kind can mend before its journal is undone (a pool outlives its
+//! zfs-fuse). This module knows what the resources are called, not how a
+//! kind removes them.
 
 use std::path::{Path, PathBuf};
 
@@ -17,10 +25,8 @@ use super::naming::{check_ours, check_ours_as_written, is_resource_name, WORKDIR
 use super::owner::Owner;
 use super::site::{check_host, Site};
 use super::undo::remove_dir;
-pub use super::undo::Undone;
-use super::{
-    daemon, ganesha, gluster_cli, loopdev, mount, ownership, qemu_daemon, site_fs, zfs_cli,
-};
+pub use super::undo::{Said, Undone};
+use super::{daemon, loopdev, mount, ownership, site_fs};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -148,8 +154,9 @@ impl Resource {
         }
     }
 
-    /// Undoes the resource; succeeds when it is already gone.
-    pub fn undo(&self) -> Result<Undone> {
+    /// Undoes the resource (a kind's through `kinds`); succeeds when it is
+    /// already gone.
+    pub fn undo(&self, kinds: Kinds) -> Result<Undone> {
         self.check_ours()
             .with_context(|| format!("refusing to undo {}", self.describe()))?;
         let gone = |r: Result<()>| r.map(|()| Undone::Gone);
@@ -163,34 +170,99 @@ impl Resource {
             },
             Resource::Loop { image } => gone(loopdev::detach_all(image)),
             Resource::Mount { path } => gone(mount::umount_if_mounted(path)),
-            Resource::Pool { name } => gone(zfs_cli::destroy_pool(name)),
-            Resource::Volume { name } => gone(gluster_cli::delete_volume(&Site::Local, name)),
-            Resource::Daemon { program, pidfile } => daemon::stop(program, pidfile),
-            Resource::QemuDaemon { pidfile, export } => {
-                gone(qemu_daemon::stop(pidfile, Some(export)))
+            Resource::Daemon { program, pidfile } => {
+                daemon::stop(program, pidfile, &|| kinds.daemon_users(program))
             }
-            Resource::Ganesha { pidfile } => gone(ganesha::stop(pidfile)),
             Resource::Workdir { path, owner } => ownership::remove_owned(path, owner),
-            Resource::Peer { name } => gluster_cli::detach_peer(&Site::Local, name),
             // On that host itself (`storlab cleanup` run there), as any
             // resource of this host's, with every local check.
             Resource::Remote { host, resource } => match Site::of(host) {
-                Site::Local => resource.undo(),
-                there => undo_at(&there, resource),
+                Site::Local => resource.undo(kinds),
+                there => undo_at(&there, resource, kinds),
             },
+            Resource::Pool { .. }
+            | Resource::Volume { .. }
+            | Resource::QemuDaemon { .. }
+            | Resource::Ganesha { .. }
+            | Resource::Peer { .. } => kinds.undo(&Site::Local, self),
         }
     }
 }
 
 /// Undoes a resource of another host's, there.
-fn undo_at(site: &Site, resource: &Resource) -> Result<Undone> {
+fn undo_at(site: &Site, resource: &Resource, kinds: Kinds) -> Result<Undone> {
     let gone = |r: Result<()>| r.map(|()| Undone::Gone);
     match resource {
         Resource::Dir { path } => gone(site_fs::remove_dir(site, path)),
         Resource::Mount { path } => gone(site_fs::umount(site, path)),
-        Resource::Volume { name } => gone(gluster_cli::delete_volume(site, name)),
-        Resource::Peer { name } => gluster_cli::detach_peer(site, name),
+        r @ (Resource::Volume { .. } | Resource::Peer { .. }) => kinds.undo(site, r),
         other => bail!("{} is not undone on another host", other.describe()),
+    }
+}
+
+/// One target kind's part in undoing what it journaled. Every answer is
+/// `None` for what is not this kind's.
+pub trait KindResources: Sync {
+    /// Undoes `resource`, which lives at `site`, if it is this kind's;
+    /// idempotent, as every undo.
+    fn undo(&self, _site: &Site, _resource: &Resource) -> Option<Result<Undone>> {
+        None
+    }
+
+    /// What still uses `program`, a shared daemon this kind starts (the
+    /// volumes glusterd serves): an error when it cannot be asked, since an
+    /// empty answer must mean "nothing", never "could not tell".
+    fn daemon_users(&self, _program: &str) -> Option<Result<Vec<String>>> {
+        None
+    }
+
+    /// Mends, before a killed campaign's journal is undone, what its death
+    /// broke and only this kind can mend, saying what it did.
+    fn before_cleanup(&self, _left: &[(u64, Resource)], _say: &mut dyn FnMut(Said)) {}
+}
+
+/// The target kinds, as the journal sees them: the journal is made with
+/// them (`crate::targets::RESOURCES` for a campaign, [`Kinds::NONE`] where
+/// only shared resources are journaled).
+#[derive(Clone, Copy)]
+pub struct Kinds(pub &'static [&'static dyn KindResources]);
+
+impl std::fmt::Debug for Kinds {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Kinds({})", self.0.len())
+    }
+}
+
+impl Kinds {
+    /// No kind: a journal of shared resources only (directories, mounts).
+    pub const NONE: Kinds = Kinds(&[]);
+
+    /// Undoes a kind's resource at `site` through the kind that knows it.
+    pub fn undo(&self, site: &Site, resource: &Resource) -> Result<Undone> {
+        match self.0.iter().find_map(|k| k.undo(site, resource)) {
+            Some(done) => done,
+            None => bail!(
+                "no target kind undoes {} here; run `storlab cleanup`",
+                resource.describe()
+            ),
+        }
+    }
+
+    /// What still uses the shared daemon `program`; nothing known when no
+    /// kind serves anything through it.
+    pub fn daemon_users(&self, program: &str) -> Result<Vec<String>> {
+        self.0
+            .iter()
+            .find_map(|k| k.daemon_users(program))
+            .unwrap_or_else(|| Ok(Vec::new()))
+    }
+
+    /// Every kind mends what it must before `left`, what a killed
+    /// campaign's journal still holds, is undone.
+    pub fn before_cleanup(&self, left: &[(u64, Resource)], say: &mut dyn FnMut(Said)) {
+        for k in self.0 {
+            k.before_cleanup(left, say);
+        }
     }
 }
 
@@ -232,7 +304,7 @@ mod tests {
             Resource::Dir { path: p.clone() },
             Resource::Mount { path: p },
         ] {
-            assert_eq!(r.undo().unwrap(), Undone::Gone);
+            assert_eq!(r.undo(Kinds::NONE).unwrap(), Undone::Gone);
         }
     }
 
@@ -290,7 +362,7 @@ mod tests {
                 }),
             },
         ] {
-            let e = r.undo().unwrap_err();
+            let e = r.undo(Kinds::NONE).unwrap_err();
             assert!(format!("{e:#}").contains("does not touch"), "{e:#}");
         }
         assert!(file.exists(), "the victim's file is still there");
@@ -301,7 +373,7 @@ mod tests {
                     name: "storlab-1-v".into(),
                 }),
             };
-            assert!(r.undo().is_err(), "{bad_host}");
+            assert!(r.undo(Kinds::NONE).is_err(), "{bad_host}");
             let p = Resource::Peer {
                 name: bad_host.into(),
             };
@@ -337,10 +409,10 @@ mod tests {
                 host: "s1".into(),
                 resource: Box::new(Resource::Dir { path: base.clone() }),
             };
-            assert_eq!(r.undo().unwrap(), Undone::Gone);
+            assert_eq!(r.undo(Kinds::NONE).unwrap(), Undone::Gone);
             assert!(!base.exists());
             assert_eq!(
-                r.undo().unwrap(),
+                r.undo(Kinds::NONE).unwrap(),
                 Undone::Gone,
                 "undoing what is gone succeeds"
             );

@@ -58,7 +58,7 @@ pub(super) struct Lab<'t> {
 
 impl<'t> Lab<'t> {
     pub fn new(exp: &Experiment, team: &'t Team) -> Result<Lab<'t>> {
-        let journal = Journal::for_campaign();
+        let journal = Journal::for_campaign(crate::targets::RESOURCES);
         let targets: Vec<Box<dyn Target>> = exp
             .targets
             .iter()

@@ -119,6 +119,9 @@ fn drive<'a>(
     let past = s.store.past_timings(PAST_CAMPAIGNS).unwrap_or_default();
     let load = crate::estimate::Load::now();
     let estimate = crate::estimate::Estimate::of(s.exp, &past, root, load);
+    if let Some(note) = estimate.left_out_note() {
+        s.printer.note(&note);
+    }
     s.printer.start(planned_runs(s.exp), &estimate);
     let mut c = Campaign::new(s, &mut lab, ids, done, root);
     let result = c.run_all();

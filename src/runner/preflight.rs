@@ -38,7 +38,10 @@ pub(super) fn judge(exp: &Experiment, targets: &[Box<dyn Target>], team: &Team) 
 /// targets are built against a journal that nothing is written to (their
 /// preflight only looks).
 pub fn refusals(exp: &Experiment) -> Vec<Error> {
-    let journal = Journal::at(std::env::temp_dir().join("storlab-check-unused.journal"));
+    let journal = Journal::at(
+        std::env::temp_dir().join("storlab-check-unused.journal"),
+        crate::targets::RESOURCES,
+    );
     let targets: Vec<Box<dyn Target>> = exp
         .targets
         .iter()

@@ -6,8 +6,11 @@
 //! per kind with its name, help, parameter table, how its parameters become
 //! a [`TargetConfig`] (which builds the target) and whether it can be
 //! remounted; it drives `storlab targets`. [`TargetKind`] names a row.
-//! What the kinds stand on — the journal, commands, mounts, loop devices,
-//! daemons and the zfs and gluster command lines — is
+//! Each kind lives in its own folder (`targets/KIND/`): its parameters,
+//! provisioning, facts, health and daemons, its command lines (`zfs/cli`,
+//! `gluster/cli`, `nfs/ganesha`, `vmdisk/qemu_img`…) and how it undoes what
+//! it journaled ([`RESOURCES`]). What the kinds stand on — the journal and
+//! its cleanup rules, commands, mounts, loop devices, daemons by pid — is
 //! [`crate::provision`], which knows no kind.
 
 pub mod block;
@@ -32,6 +35,17 @@ use crate::measure::telemetry::Backing;
 use crate::params::{Declared, Fault, ParamSpec, Params};
 use crate::provision::client::ClientMount;
 use crate::provision::journal::Journal;
+use crate::provision::resource::Kinds;
+
+/// What the kinds undo for the journal that only they know how to (a
+/// pool, a volume, a kind's daemon): every journal of a campaign is made
+/// with it, and `storlab cleanup` undoes with it.
+pub static RESOURCES: Kinds = Kinds(&[
+    &zfs::resources::Resources,
+    &gluster::resources::Resources,
+    &nfs::resources::Resources,
+    &vmdisk::resources::Resources,
+]);
 
 /// How ranks on the other hosts of an MPI job reach a target.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -116,6 +130,12 @@ pub trait TargetConfig: Debug + Send + Sync {
     }
     /// Builds a target whose resources go to `journal` before they exist.
     fn build(&self, name: &str, journal: &Journal) -> Box<dyn Target>;
+    /// The device storlab did not create that this target overwrites
+    /// (`allow_destroy = true`), named by `check` and `run` and refused
+    /// from a file nobody named.
+    fn erases(&self) -> Option<&str> {
+        None
+    }
 }
 
 type Configurer = fn(&Params) -> Result<Arc<dyn TargetConfig>, Fault>;

@@ -71,7 +71,7 @@ impl RunContext {
             run_seed,
             position: 0,
             target: "t".into(),
-            journal: Journal::for_campaign(),
+            journal: Journal::for_campaign(crate::provision::resource::Kinds::NONE),
             devices: None,
             layers: None,
         }

@@ -3,10 +3,10 @@
 //! on qcow2, an aio engine the cache mode allows, and QEMU's gluster
 //! driver only without a directory or `on`.
 
+use super::qemu_daemon::CACHE_MODES;
 use crate::params::{choices, declare, Fault};
-use crate::provision::qemu_daemon::CACHE_MODES;
 
-use super::super::loopfs::FILESYSTEMS;
+use crate::targets::loopfs::FILESYSTEMS;
 
 declare! {
     /// The parameters of a `vm-disk` target.
@@ -114,7 +114,7 @@ impl VmDiskParams {
                 ),
             ));
         }
-        super::super::dir::validate_holder_dir("dir", &self.dir)
+        crate::targets::dir::validate_holder_dir("dir", &self.dir)
     }
 
     /// The target this one stands on, by either key.

@@ -17,6 +17,9 @@
 //! may sit on the root filesystem. Under MPI the first rank on each other
 //! host mounts the volume as this host did ([`Target::reach`]).
 
+pub mod cli;
+pub mod resources;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -24,18 +27,19 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 
-use super::{Reach, Target, TargetConfig};
+use self::cli::{
+    create_args, gluster, glusterd_reachable, is_peer, parse_get, parse_info, probe_peer,
+    same_value, volume_names, Probed, GLUSTER,
+};
+use self::resources::GLUSTERD;
 use crate::measure::telemetry::procs::{gluster_status_pids, Locate};
 use crate::measure::telemetry::{Backing, Served};
 use crate::params::{declare, Fault};
 use crate::provision::client::ClientMount;
-use crate::provision::gluster_cli::{
-    create_args, gluster, glusterd_reachable, is_peer, parse_get, parse_info, probe_peer,
-    same_value, Probed, GLUSTER,
-};
 use crate::provision::journal::{state_dir, Held, Journal, Resource};
 use crate::provision::site::{check_host, rsh_text, Site};
 use crate::provision::{cmd, daemon, mount, options, resource_name, site_fs};
+use crate::targets::{Reach, Target, TargetConfig};
 
 declare! {
     /// The parameters of a `gluster` target.
@@ -73,7 +77,7 @@ impl TargetConfig for GlusterParams {
             )),
             _ => {
                 validate_servers(self)?;
-                super::dir::validate_holder_dir("dir", &self.dir)
+                crate::targets::dir::validate_holder_dir("dir", &self.dir)
             }
         }
     }
@@ -229,13 +233,18 @@ impl Gluster {
         }
         let pidfile = state_dir().join(format!("glusterd-{}.pid", std::process::id()));
         self.held.record(Resource::Daemon {
-            program: "glusterd".into(),
+            program: GLUSTERD.into(),
             pidfile: pidfile.clone(),
         })?;
         let args = vec!["-p".to_string(), pidfile.display().to_string()];
-        self.started_daemon = Some(daemon::start("glusterd", &args, &pidfile, || {
-            glusterd_reachable(&Site::Local)
-        })?);
+        let ready = || glusterd_reachable(&Site::Local);
+        self.started_daemon = Some(daemon::start(
+            GLUSTERD,
+            &args,
+            &pidfile,
+            ready,
+            &volume_names,
+        )?);
         Ok(())
     }
 
@@ -409,7 +418,7 @@ impl Target for Gluster {
         for server in self.remote_servers() {
             self.preflight_remote_server(server)?;
         }
-        super::image::preflight_image_dir(&self.dir, &self.base, 0)
+        crate::targets::image::preflight_image_dir(&self.dir, &self.base, 0)
     }
 
     fn provision(&mut self) -> Result<()> {
@@ -460,7 +469,7 @@ impl Target for Gluster {
         // The last campaign to leave stops a daemon storlab started, even
         // one another campaign started and had to leave running for this one.
         if claimed {
-            daemon::stop_if_last("glusterd")?;
+            daemon::stop_if_last(GLUSTERD, &volume_names)?;
         }
         Ok(())
     }
@@ -512,10 +521,10 @@ impl Target for Gluster {
     /// Each brick online or not, with the pids of its glusterfsd and of
     /// the volume's self-heal daemon (`gluster volume status --xml`); a
     /// volume glusterd cannot report on is itself the problem.
-    fn health(&self) -> super::health::Health {
+    fn health(&self) -> crate::targets::health::Health {
         match self.gluster(&["volume", "status", &self.volume, "--xml"]) {
-            Ok(xml) => super::health::gluster_status(&xml),
-            Err(e) => super::health::Health {
+            Ok(xml) => crate::targets::health::gluster_status(&xml),
+            Err(e) => crate::targets::health::Health {
                 problems: vec![format!(
                     "gluster volume status {} failed ({})",
                     self.volume,
