@@ -50,8 +50,9 @@ pub struct CampaignAnalysis {
 /// The analysis of campaign `c`.
 pub fn analyse(c: &CampaignData, options: &Options) -> Result<CampaignAnalysis> {
     study::check_levels(c, &options.compare_levels)?;
-    let model = model::build(c, options.baseline.as_deref(), &chosen::choose)?;
+    let mut model = model::build(c, options.baseline.as_deref(), &chosen::choose)?;
     let reads = reads::reads(c);
+    reads::add_caveats(&mut model, &reads);
     Ok(CampaignAnalysis {
         reads,
         verdicts: verdict::verdicts(&model),

@@ -25,10 +25,13 @@ use std::collections::BTreeMap;
 
 use crate::metric::catalogue as m;
 use crate::metric::labels::{DEVICE, FILE_SIZE, LAYER, RECORD_SIZE, TEST};
-use crate::metric::layer::{split, Layer};
+use crate::metric::layer::{shares, split, Layer};
 use crate::metric::{Labels, MetricKey};
 use crate::params::units::format_bytes;
 use crate::store::{CampaignData, RunData};
+use crate::warning::WarningKind;
+
+use super::model::{Apart, Caveat, Report};
 
 /// A gap this share of the workload's reads or more is named.
 pub const GAP_SHARE: f64 = 0.02;
@@ -133,6 +136,9 @@ pub fn pct(share: f64) -> String {
 pub struct Reads {
     pub pairs: Vec<Waterfall>,
     pub cells: Vec<Waterfall>,
+    /// A matrix's read tests per file size, over every record size: the
+    /// curve of each layer's share against the file size.
+    pub files: Vec<Waterfall>,
 }
 
 impl Reads {
@@ -165,12 +171,34 @@ pub fn reads(c: &CampaignData) -> Reads {
                 .filter(|r| !r.warmup && r.status == "ok")
                 .collect();
             let words = Words::of_target(&t.facts);
-            if let Some(wf) = waterfall(&runs, &Labels::new(), &words) {
+            let cells = cells(&runs);
+            // A matrix's pair is its read tests' cells together: the whole
+            // run's counters also count what others read while it wrote.
+            let pair = |l: &Labels| match cells.is_empty() {
+                true => l.iter().count() == 0,
+                false => l.get(&TEST).is_some(),
+            };
+            if let Some(wf) = waterfall(&runs, &pair, Labels::new(), &words) {
                 out.pairs.push(wf);
             }
-            for cell in cells(&runs) {
-                if let Some(wf) = waterfall(&runs, &cell, &words) {
+            for cell in &cells {
+                if let Some(wf) = waterfall(&runs, &|l| l == cell, cell.clone(), &words) {
                     out.cells.push(wf);
+                }
+            }
+            let mut files: Vec<Labels> = cells
+                .iter()
+                .map(|c| {
+                    c.clone().without(
+                        &Labels::new().with(&RECORD_SIZE, c.get(&RECORD_SIZE).unwrap_or("")),
+                    )
+                })
+                .collect();
+            files.dedup();
+            for file in files {
+                let select = |l: &Labels| file.iter().all(|(k, v)| l.value(k) == Some(v));
+                if let Some(wf) = waterfall(&runs, &select, file.clone(), &words) {
+                    out.files.push(wf);
                 }
             }
         }
@@ -217,7 +245,8 @@ impl Words {
     /// read-ahead").
     pub fn of_target(facts: &serde_json::Value) -> Words {
         let opts = &facts["effective_options"];
-        let on: Vec<&str> = ["io-cache", "read-ahead", "quick-read", "open-behind"]
+        // Open-behind delays opens; it keeps no data.
+        let on: Vec<&str> = ["io-cache", "read-ahead", "quick-read"]
             .into_iter()
             .filter(|t| {
                 opts[format!("performance.{t}")]
@@ -250,10 +279,17 @@ fn and_list(items: &[&str]) -> String {
     }
 }
 
-/// What the runs' figures with labels `cell` (beside `layer`, and
-/// `device` or `brick` for parts) say, summed; `None` when no run has
-/// any.
-fn waterfall(runs: &[&RunData], cell: &Labels, words: &Words) -> Option<Waterfall> {
+/// What the runs' figures whose labels beside `layer` `select` takes
+/// (the whole run's: none; a cell's: its test and sizes) say, summed, as
+/// the waterfall of `cell`; `None` when no run has any. Parts (`device`,
+/// `brick`) name the devices.
+fn waterfall(
+    runs: &[&RunData],
+    select: &dyn Fn(&Labels) -> bool,
+    cell: Labels,
+    words: &Words,
+) -> Option<Waterfall> {
+    let layer_only = Labels::new();
     let mut asked: BTreeMap<Layer, f64> = BTreeMap::new();
     let mut requests: BTreeMap<Layer, f64> = BTreeMap::new();
     let mut served: BTreeMap<String, f64> = BTreeMap::new();
@@ -272,7 +308,11 @@ fn waterfall(runs: &[&RunData], cell: &Labels, words: &Words) -> Option<Waterfal
                 }
                 continue;
             }
-            if !same_cell(&k.labels, cell) {
+            let rest = k
+                .labels
+                .clone()
+                .without(&layer_only.clone().with(&LAYER, label));
+            if !select(&rest) {
                 continue;
             }
             let Some(layers) = split(label) else { continue };
@@ -306,7 +346,10 @@ fn waterfall(runs: &[&RunData], cell: &Labels, words: &Words) -> Option<Waterfal
         .collect();
     groups.sort_by_key(|g| g.1[0]);
     let top = asked.get(&Layer::Workload).copied();
-    let shares = shares(&groups, &asked);
+    let firsts: Vec<f64> = (groups.iter())
+        .map(|g| asked.get(&g.1[0]).copied().unwrap_or(0.0))
+        .collect();
+    let shares = shares(&firsts);
     let layers: Vec<Share> = groups
         .iter()
         .zip(shares)
@@ -324,41 +367,12 @@ fn waterfall(runs: &[&RunData], cell: &Labels, words: &Words) -> Option<Waterfal
     Some(Waterfall {
         workload: runs[0].workload.clone(),
         target: runs[0].target.clone(),
-        cell: cell.clone(),
+        cell,
         runs: n,
         balance: balance(top, &layers),
         layers,
         not_measured,
     })
-}
-
-/// Whether a metric's labels are those of `cell` beside `layer` alone.
-fn same_cell(labels: &Labels, cell: &Labels) -> bool {
-    labels.iter().count() == cell.iter().count() + 1
-        && cell.iter().all(|(k, v)| labels.value(k) == Some(v))
-}
-
-/// Each group's share of the top's bytes: its hit ratio times what
-/// reached it; the last takes the rest.
-fn shares(groups: &[(String, Vec<Layer>, f64)], asked: &BTreeMap<Layer, f64>) -> Vec<f64> {
-    let mut reaching = 1.0;
-    let mut out = Vec::with_capacity(groups.len());
-    for (i, (_, layers, _)) in groups.iter().enumerate() {
-        let Some(next) = groups.get(i + 1) else {
-            out.push(reaching);
-            break;
-        };
-        let a = asked.get(&layers[0]).copied().unwrap_or(0.0);
-        let passed = asked.get(&next.1[0]).copied().unwrap_or(0.0);
-        let hit = if a > 0.0 {
-            (1.0 - passed / a).clamp(0.0, 1.0)
-        } else {
-            0.0
-        };
-        out.push(reaching * hit);
-        reaching *= 1.0 - hit;
-    }
-    out
 }
 
 /// "the page cache", "vda", "ZFS's ARC and the image's page cache (not
@@ -422,6 +436,61 @@ impl Balance {
             format_bytes(self.served_bytes),
             format_bytes(self.read_bytes)
         ))
+    }
+}
+
+/// The share by which the layer one side read most from must exceed what
+/// it served the other side for the sides to be called served apart.
+pub const APART_SHARE: f64 = 0.25;
+
+/// Whether the two sides of a verdict read mostly from different layers:
+/// the layer the candidate read most from served it at least
+/// [`APART_SHARE`] more of its reads than it served the baseline's (or
+/// the other way round): "gluster read 88% from Gluster's io-cache, disk
+/// 97% from vda".
+pub fn apart(baseline: &Waterfall, candidate: &Waterfall) -> Option<Apart> {
+    let (b, c) = (baseline.largest()?, candidate.largest()?);
+    if b.layers == c.layers {
+        return None;
+    }
+    let gap = |top: &Share, own: &Waterfall, other: &Waterfall| {
+        own.share_of(top.layers[0]) - other.share_of(top.layers[0])
+    };
+    let wide =
+        gap(c, candidate, baseline) >= APART_SHARE || gap(b, baseline, candidate) >= APART_SHARE;
+    wide.then(|| Apart {
+        candidate: candidate.target.clone(),
+        candidate_from: c.words.clone(),
+        candidate_pct: (100.0 * c.share).round() as u32,
+        baseline: baseline.target.clone(),
+        baseline_from: b.words.clone(),
+        baseline_pct: (100.0 * b.share).round() as u32,
+    })
+}
+
+/// Adds to every comparison of the model whose sides were served apart
+/// ([`apart`]) its caveat, on the candidate's side.
+pub fn add_caveats(model: &mut Report, reads: &Reads) {
+    let base = model.baseline.clone();
+    for w in &mut model.workloads {
+        let Some(b) = reads.pair(&w.name, &base) else {
+            continue;
+        };
+        for m in &mut w.metrics {
+            for t in m.targets.iter_mut().filter(|t| t.comparison.is_some()) {
+                let Some(served) = reads.pair(&w.name, &t.target).and_then(|c| apart(b, c)) else {
+                    continue;
+                };
+                let runs = reads.pair(&w.name, &t.target).map_or(0, |c| c.runs);
+                t.caveats.push(Caveat {
+                    kind: WarningKind::ServedByDifferentLayers,
+                    target: t.target.clone(),
+                    runs,
+                    of: runs,
+                    served: Some(served),
+                });
+            }
+        }
     }
 }
 

@@ -242,6 +242,7 @@ mod tests {
                 target: target.into(),
                 runs: 3,
                 of: 3,
+                served: None,
             })
             .collect();
         Verdict {

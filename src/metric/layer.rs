@@ -92,6 +92,30 @@ impl Layer {
     }
 }
 
+/// Each layer's share of the bytes the top was asked, from what each
+/// (layer, or layers served together) was asked, top to bottom: its hit
+/// ratio (1 − what the next was asked ÷ what it was asked, kept within
+/// 0–1) times the share that reached it; the last takes what reached it.
+/// The shares add up to 1 (none for an empty stack).
+pub fn shares(asked: &[f64]) -> Vec<f64> {
+    let mut reaching = 1.0;
+    let mut out = Vec::with_capacity(asked.len());
+    for (i, a) in asked.iter().enumerate() {
+        let Some(next) = asked.get(i + 1) else {
+            out.push(reaching);
+            break;
+        };
+        let hit = if *a > 0.0 {
+            (1.0 - next / a).clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        out.push(reaching * hit);
+        reaching *= 1.0 - hit;
+    }
+    out
+}
+
 /// The `layer` label of layers served together (`page_cache+gluster_client`).
 pub fn joined(layers: &[Layer]) -> String {
     layers
@@ -109,6 +133,18 @@ pub fn split(label: &str) -> Option<Vec<Layer>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shares_are_hit_ratios_of_what_reached_each_layer() {
+        let s = shares(&[100.0, 29.0, 7.0, 1.0]);
+        for (got, want) in s.iter().zip([0.71, 0.22, 0.06, 0.01]) {
+            assert!((got - want).abs() < 1e-12, "{s:?}");
+        }
+        // A layer that passed down more than it was asked served none.
+        assert_eq!(shares(&[100.0, 64.0, 91.0]), [0.36, 0.0, 0.64]);
+        assert_eq!(shares(&[0.0, 0.0]), [0.0, 1.0]);
+        assert!(shares(&[]).is_empty());
+    }
 
     #[test]
     fn names_are_unique_and_read_back() {

@@ -125,6 +125,7 @@ impl<'t> Lab<'t> {
             })
             .collect();
         self.layers = self.stacks(exp);
+        self.watch_caches(exp)?;
         // Attached once for the campaign: bpftrace takes seconds to attach.
         self.tracer = telemetry::share_block_tracer(&mut self.watches);
         self.clients.mount(&self.targets, self.team)
@@ -172,6 +173,28 @@ impl<'t> Lab<'t> {
                 }))
             })
             .collect()
+    }
+
+    /// Readies the counters of every target whose layers are read, and of
+    /// each target under one.
+    fn watch_caches(&mut self, exp: &Experiment) -> Result<()> {
+        let mut wanted = vec![false; self.targets.len()];
+        for i in (0..self.targets.len()).filter(|&i| self.layers[i].is_some()) {
+            let mut at = Some(i);
+            while let Some(t) = at {
+                wanted[t] = true;
+                at = self.under[t];
+            }
+        }
+        for (i, _) in wanted.iter().enumerate().filter(|(_, w)| **w) {
+            self.targets[i].watch_caches().with_context(|| {
+                format!(
+                    "target `{}`: readying its caches' counters (caches = false turns them off)",
+                    exp.targets[i].name
+                )
+            })?;
+        }
+        Ok(())
     }
 
     /// The layers target `t`'s runs read, if any.

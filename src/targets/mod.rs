@@ -91,6 +91,12 @@ pub trait Target: Send {
     fn backing(&self) -> Backing {
         Backing::default()
     }
+    /// Readies the counters its layers are read from, once provisioned
+    /// and only when they will be read (Gluster: starts the volume's
+    /// profiling, which counts each brick's reads).
+    fn watch_caches(&mut self) -> Result<()> {
+        Ok(())
+    }
     /// The layers of its stack that reads pass through, top to bottom,
     /// each with the counter of what it was asked; `below` is the stack
     /// of the target it stands on (`on`), if any. By default its mount's:

@@ -49,6 +49,10 @@ fn run(id: i64, levels: &[Layer], asked: &[AskedOf], cell: &Labels) -> RunData {
     r
 }
 
+fn whole(runs: &[&RunData], words: &Words) -> Option<Waterfall> {
+    waterfall(runs, &|l| l.iter().count() == 0, Labels::new(), words)
+}
+
 const GLUSTER: [Layer; 4] = [
     Layer::PageCache,
     Layer::GlusterClient,
@@ -72,7 +76,7 @@ fn the_issues_example_reads_as_the_issue_says() {
     let refs: Vec<&RunData> = runs.iter().collect();
     let facts = serde_json::json!({"effective_options": {
         "performance.io-cache": "on", "performance.read-ahead": "off (DEFAULT)"}});
-    let w = waterfall(&refs, &Labels::new(), &Words::of_target(&facts)).unwrap();
+    let w = whole(&refs, &Words::of_target(&facts)).unwrap();
     assert_eq!(
         w.sentence(),
         "71% from the page cache, 22% from Gluster's io-cache, 6% from the bricks' page cache, 1% from vdb"
@@ -95,7 +99,7 @@ fn shares_add_up_to_the_whole_even_when_a_layer_reads_ahead() {
         &Labels::new(),
     )];
     let refs: Vec<&RunData> = runs.iter().collect();
-    let w = waterfall(&refs, &Labels::new(), &Words::default()).unwrap();
+    let w = whole(&refs, &Words::default()).unwrap();
     let shares: Vec<f64> = w.layers.iter().map(|s| s.share).collect();
     assert_eq!(shares, [0.36, 0.0, 0.64]);
     assert_eq!(w.sentence(), "36% from the page cache, 64% from vda");
@@ -134,7 +138,7 @@ fn layers_not_told_apart_are_one_entry_and_the_unread_are_named() {
         ),
         "zfs-fuse's reads of its pool are not told apart",
     );
-    let w = waterfall(&[&r], &Labels::new(), &Words::default()).unwrap();
+    let w = whole(&[&r], &Words::default()).unwrap();
     assert_eq!(
         w.sentence(),
         "60% from the page cache, 30% from ZFS's ARC and the image's page cache (not told apart), 10% from vda"
@@ -181,12 +185,86 @@ fn runs_are_summed_and_cells_kept_apart() {
     let refs = [&a, &c];
     let found = cells(&refs);
     assert_eq!(found, [cell(8), cell(64)]);
-    let small = waterfall(&refs, &cell(8), &Words::default()).unwrap();
+    let small = waterfall(&refs, &|l| *l == cell(8), cell(8), &Words::default()).unwrap();
     assert_eq!(small.runs, 2);
     assert_eq!(small.sentence(), "50% from the page cache, 50% from vda");
-    let big = waterfall(&refs, &cell(64), &Words::default()).unwrap();
+    let big = waterfall(&refs, &|l| *l == cell(64), cell(64), &Words::default()).unwrap();
     assert_eq!(big.runs, 1);
     assert_eq!(big.sentence(), "100% from vda");
     // No whole-run figures in these runs.
-    assert!(waterfall(&refs, &Labels::new(), &Words::default()).is_none());
+    assert!(whole(&refs, &Words::default()).is_none());
+}
+
+#[test]
+fn sides_read_from_different_layers_are_called_apart() {
+    let gl = {
+        let mut r = run(
+            1,
+            &GLUSTER,
+            &[
+                count(100.0),
+                count(100.0),
+                count(12.0),
+                devices(&[("vda", 12.0)]),
+            ],
+            &Labels::new(),
+        );
+        r.target = "gluster".into();
+        whole(&[&r], &Words::default()).unwrap()
+    };
+    let disk = {
+        let levels = [Layer::PageCache, Layer::Device];
+        let mut r = run(
+            2,
+            &levels,
+            &[count(100.0), devices(&[("vda", 97.0)])],
+            &Labels::new(),
+        );
+        r.target = "disk".into();
+        whole(&[&r], &Words::default()).unwrap()
+    };
+    let a = apart(&disk, &gl).unwrap();
+    assert_eq!(
+        (
+            a.candidate.as_str(),
+            a.candidate_from.as_str(),
+            a.candidate_pct
+        ),
+        ("gluster", "Gluster's client translators", 88)
+    );
+    assert_eq!(
+        (
+            a.baseline.as_str(),
+            a.baseline_from.as_str(),
+            a.baseline_pct
+        ),
+        ("disk", "vda", 97)
+    );
+    // The same layer on both sides, or shares that differ little, are not
+    // apart.
+    assert!(apart(&disk, &disk).is_none());
+    let close = {
+        let levels = [Layer::PageCache, Layer::Device];
+        let r = run(
+            3,
+            &levels,
+            &[count(100.0), devices(&[("vda", 45.0)])],
+            &Labels::new(),
+        );
+        whole(&[&r], &Words::default()).unwrap()
+    };
+    let near = {
+        let levels = [Layer::PageCache, Layer::Device];
+        let r = run(
+            4,
+            &levels,
+            &[count(100.0), devices(&[("vda", 55.0)])],
+            &Labels::new(),
+        );
+        whole(&[&r], &Words::default()).unwrap()
+    };
+    assert!(
+        apart(&close, &near).is_none(),
+        "55% page cache against 55% vda"
+    );
 }

@@ -6,7 +6,8 @@
 //! model, like every other section. The matrix contributes its per-test geometric means and its
 //! file size × record size maps; telemetry what the system did during a
 //! workload's runs;
-//! attribution where its latency went, the device or above it.
+//! attribution where its latency went, the device or above it; reads
+//! where its reads came from, layer by layer.
 //!
 //! To add one (sweep pivots and curves, telemetry panels…): a module here
 //! with a unit struct implementing [`Contributor`], listed in
@@ -16,6 +17,7 @@
 
 pub mod attribution;
 pub mod matrix;
+pub mod reads;
 pub mod study;
 pub mod telemetry;
 
@@ -67,6 +69,7 @@ pub static CONTRIBUTORS: &[&dyn Contributor] = &[
     &study::Sweeps,
     &telemetry::Telemetry,
     &attribution::Attributions,
+    &reads::Reads,
 ];
 
 /// The first contributor's table of `w`'s summary metrics, if any.
