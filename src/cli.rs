@@ -241,7 +241,17 @@ pub enum Command {
     /// Undo what killed campaigns left provisioned (mounts, loop devices,
     /// pools, volumes, daemons, images), from the journals in the state
     /// directory ($STORLAB_STATE_DIR, else /var/lib/storlab for root).
-    Cleanup,
+    /// With --roots: list the cached roots (`root = "debian:SUITE"`) with
+    /// their sizes; with --roots --remove KEY|all: remove them.
+    Cleanup {
+        /// List the roots storlab built and cached, with their sizes.
+        #[arg(long)]
+        roots: bool,
+        /// With --roots: remove the cached root KEY (as listed), or `all`;
+        /// a root a running campaign uses is kept.
+        #[arg(long, value_name = "KEY", requires = "roots")]
+        remove: Vec<String>,
+    },
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions {
         #[arg(value_enum)]

@@ -126,6 +126,15 @@ pub fn to_stdout(text: &str) {
     write_stdout(std::io::stdout().lock(), text)
 }
 
+/// Writes to stdout what a command says while it works on something that
+/// must be finished (`cleanup`'s undoing): when the reader has gone (`|
+/// head -1`, `| grep -q`) or stdout fails otherwise, the text is lost and
+/// the work goes on to its end and its own exit status.
+pub fn to_stdout_while_working(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+}
+
 /// Writes text for people to stdout (tables, verdicts), its styles passed
 /// on or stripped as the colour choice says.
 pub fn to_stdout_styled(text: &str) {

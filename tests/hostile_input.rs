@@ -453,3 +453,90 @@ fn item8_a_hostile_store_through_every_command_and_format() {
         crate::hostile::assert_inert(&format!("{args:?}"), &out);
     }
 }
+
+/// Free bytes of the filesystem holding `dir`.
+fn free_bytes(dir: &Path) -> u64 {
+    let out = std::process::Command::new("df")
+        .args(["-B1", "--output=avail"])
+        .arg(dir)
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .nth(1)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+/// Item 2: `check` sums what a campaign takes and refuses past it with
+/// the figures, and `run` refuses it again before provisioning: io_uring
+/// buffers of 16 MiB × 4096 (64 GiB; `run` aborted on the allocation,
+/// leaving its tmpfs mounted), a 64G tmpfs written 30G on a host with less
+/// memory, and images that each fit their directory but not together (each
+/// was checked alone; `run` filled the filesystem at the fourth).
+#[test]
+fn item2_check_sums_memory_and_space_and_run_refuses_before_provisioning() {
+    let lab = Lab::new();
+    let memory = lab.file(
+        "memory.toml",
+        "name = \"memory\"\n[plan]\nrepetitions = 1\ndrop_caches = false\n\
+         [[target]]\nname = \"t\"\nkind = \"tmpfs\"\nsize = \"64G\"\n\
+         [[workload]]\nname = \"big\"\nkind = \"io\"\nrw = \"write\"\nbs = \"16M\"\niodepth = 4096\n\
+         ioengine = \"io_uring\"\nsize = \"30G\"\n",
+    );
+    let images = lab.path().join("images");
+    std::fs::create_dir_all(&images).unwrap();
+    let half = free_bytes(&images) / 2 + (64 << 20);
+    let space = lab.file(
+        "space.toml",
+        &format!(
+            "name = \"space\"\n[plan]\nrepetitions = 1\n\
+             [[target]]\nname = \"a\"\nkind = \"loop\"\nsize = \"{half}\"\nallocation = \"preallocated\"\ndir = \"{0}\"\n\
+             [[target]]\nname = \"b\"\nkind = \"vm-disk\"\nsize = \"{half}\"\ndir = \"{0}\"\n\
+             [[workload]]\nname = \"w\"\nkind = \"io\"\nrw = \"write\"\nsize = \"1M\"\n",
+            images.display()
+        ),
+    );
+    let in_images = format!("the images in {} need", images.display());
+    let said = [
+        (
+            &memory,
+            vec![
+                "of memory at once",
+                "tmpfs `t` holds up to 30.0 GiB",
+                "a run of `big` holds 64.0 GiB of its own",
+                "available and",
+            ],
+        ),
+        (
+            &space,
+            vec![in_images.as_str(), "together (`a` ", ", `b` ", "free; "],
+        ),
+    ];
+    for (file, figures) in said {
+        for command in ["check", "run"] {
+            let out = lab.run(&[command, "-q", file.to_str().unwrap()]);
+            let (o, e) = text(&out);
+            assert_eq!(out.status.code(), Some(1), "{command} {file:?}: {o}{e}");
+            for f in &figures {
+                assert!(e.contains(f), "{command} {file:?}: no {f:?} in {e}");
+            }
+        }
+    }
+    // Nothing was made: no image, no campaign.
+    assert_eq!(std::fs::read_dir(&images).unwrap().count(), 0);
+    assert!(!lab.db().exists() || crate::util::runs_in_store(&lab.db()) == 0);
+    // Within the host, the same shapes pass.
+    let fits = lab.file(
+        "fits.toml",
+        &std::fs::read_to_string(&memory)
+            .unwrap()
+            .replace("16M", "1M")
+            .replace("iodepth = 4096", "iodepth = 4")
+            .replace("30G", "64M"),
+    );
+    let out = lab.run(&["check", fits.to_str().unwrap()]);
+    assert!(!text(&out).1.contains("memory at once"), "{out:?}");
+}

@@ -63,6 +63,11 @@ mod impossible_bounds;
 mod io_patterns;
 /// Real runs of the io workload on directories and tmpfs, checked through the store.
 mod io_runs;
+/// What storlab starts, mounts or registers outlives it only journaled
+/// (#40 items 3, 4, 5, 7): children die with it, daemons are watched during
+/// runs, tracefs, rpcbind registrations and Gluster's runtime files are
+/// journaled, and cleanup finishes its undoing when its reader goes away.
+mod leftovers;
 /// Adaptive repetitions, time limits, resuming killed campaigns.
 mod methodology;
 /// Multi-client runs under `mpirun` (built with `--features mpi`).
@@ -79,6 +84,10 @@ mod pgbench_runs;
 /// Loop, ZFS and Gluster targets provisioned, run and torn down for real;
 /// cleanup after SIGKILL; dangerous specs refused.
 mod provision;
+/// Software from another root (debootstrap roots, cached): PostgreSQL and
+/// Gluster of another release beside the host's, check's refusals, and
+/// what a killed build or campaign leaves for `storlab cleanup`.
+mod roots;
 /// The seed studies' workloads (matrix, smallfiles, tinywrites) through the real binary.
 mod seed_workloads;
 /// The simulated cluster: hosts as namespaces on a bridge, shaped links, cleanup.

@@ -14,6 +14,7 @@ use anyhow::Result;
 use super::chosen;
 use super::model::{self, Report};
 use super::reads::{self, Reads};
+use super::releases;
 use super::study::{self, Study};
 use super::verdict::{self, Statement, Verdict};
 use crate::store::CampaignData;
@@ -53,10 +54,13 @@ pub fn analyse(c: &CampaignData, options: &Options) -> Result<CampaignAnalysis> 
     let mut model = model::build(c, options.baseline.as_deref(), &chosen::choose)?;
     let reads = reads::reads(c);
     reads::add_caveats(&mut model, &reads);
+    let mut verdicts = verdict::verdicts(&model);
+    let mut headline = verdict::headline(&model);
+    releases::name_sides(c, &mut verdicts, &mut headline);
     Ok(CampaignAnalysis {
         reads,
-        verdicts: verdict::verdicts(&model),
-        headline: verdict::headline(&model),
+        verdicts,
+        headline,
         studies: study::studies(c, &model, &options.compare_levels),
         model,
     })

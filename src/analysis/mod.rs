@@ -33,6 +33,7 @@ pub mod matrix;
 pub mod model;
 pub mod ranks;
 pub mod reads;
+pub mod releases;
 pub mod steady;
 pub mod study;
 pub mod verdict;

@@ -18,13 +18,14 @@ use crate::store::{PastCampaign, Store};
 pub const EXIT_REFUSED: u8 = 1;
 
 pub fn check(db: &Path, file: Option<&Path>) -> Result<ExitCode> {
-    let chosen = match super::experiment_file::load(file, crate::host::is_root()) {
+    let mut chosen = match super::experiment_file::load(file, crate::host::is_root()) {
         Ok(c) => c,
         Err(e) => {
             super::experiment_file::refuse(&e);
             return Ok(ExitCode::from(EXIT_INVALID));
         }
     };
+    crate::runner::roots::name_ready(&mut chosen.exp);
     let exp = &chosen.exp;
     let runs = plan(exp);
     let estimate = Estimate::of(
@@ -50,6 +51,10 @@ pub fn check(db: &Path, file: Option<&Path>) -> Result<ExitCode> {
     for line in variants_text(exp, &estimate) {
         outln!("{line}");
     }
+    let (roots, builds) = roots_text(exp, &estimate);
+    for line in roots {
+        outln!("{line}");
+    }
     for r in &runs {
         let w = &exp.workloads[r.workload];
         let kind = if r.warmup { "warm-up" } else { "measured" };
@@ -63,10 +68,14 @@ pub fn check(db: &Path, file: Option<&Path>) -> Result<ExitCode> {
             format_seconds(estimate.per_run(r.target, r.workload).as_secs_f64())
         );
     }
+    let building = match builds.is_zero() {
+        true => String::new(),
+        false => format!("building roots {}, ", format_seconds(builds.as_secs_f64())),
+    };
     outln!(
-        "{} runs, estimated {} ({})",
+        "{} runs, estimated {} ({building}{})",
         runs.len(),
-        format_seconds(estimate.total().as_secs_f64()),
+        format_seconds((estimate.total() + builds).as_secs_f64()),
         estimate_text(&estimate)
     );
     if let Some(note) = estimate.left_out_note() {
@@ -122,6 +131,48 @@ fn estimate_text(e: &Estimate) -> String {
         format_seconds(e.teardown.as_secs_f64()),
         from.join(", ")
     )
+}
+
+/// The roots the experiment takes software from: each one's release and
+/// size when it is ready, or that its first run builds it and how long
+/// that takes (counted in the estimate; cached after). The lines and the
+/// time the builds take.
+fn roots_text(exp: &Experiment, estimate: &Estimate) -> (Vec<String>, std::time::Duration) {
+    use crate::provision::root::{Cache, Root, RootSpec};
+    let mut lines = Vec::new();
+    let mut builds = std::time::Duration::ZERO;
+    let needs = crate::runner::roots::needs(exp);
+    for need in needs.iter().filter(|n| !n.spec.is_host()) {
+        let label = format!("  {} for {}", need.spec, need.software.display());
+        let ready = Root::ready(&need.spec, need.software);
+        match (&need.spec, ready) {
+            (RootSpec::Debian { suite }, Some(root)) => {
+                let key = Cache::key(suite, need.software);
+                let size = Cache::here()
+                    .manifest(&key)
+                    .map(|m| crate::params::units::format_bytes(m.bytes as f64))
+                    .unwrap_or_default();
+                lines.push(format!(
+                    "{label}: {}, cached ({key}, {size})",
+                    root.release()
+                ));
+            }
+            (RootSpec::Debian { .. }, None) => {
+                let took = crate::estimate::model::root_build(need.software, estimate.load.pace());
+                builds += took;
+                lines.push(format!(
+                    "{label}: not built yet; the first run builds it with debootstrap, ~{} (counted below; cached after)",
+                    format_seconds(took.as_secs_f64())
+                ));
+            }
+            (_, Some(root)) => lines.push(format!("{label}: {}", root.release())),
+            (_, None) => lines.push(format!("{label}: not usable (below)")),
+        }
+    }
+    if !lines.is_empty() {
+        lines.insert(0, "roots:".into());
+    }
+    (lines, builds)
 }
 
 /// The variants of each swept target and workload: how many, of which

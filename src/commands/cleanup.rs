@@ -1,6 +1,7 @@
 //! `storlab cleanup`: prints what undoing the journals of killed campaigns
 //! does ([`crate::provision::cleanup`] holds the rules); the status is 1
-//! when something could not be undone.
+//! when something could not be undone. A reader that goes away (`storlab
+//! cleanup | head -1`) stops the printing, never the undoing.
 
 use std::process::ExitCode;
 
@@ -15,7 +16,7 @@ pub fn cleanup() -> Result<ExitCode> {
         &state_dir(),
         crate::targets::RESOURCES,
         &mut |said| match said {
-            Said::Did(line) => outln!("{line}"),
+            Said::Did(line) => crate::console::to_stdout_while_working(&format!("{line}\n")),
             Said::Failed(line) => errln!("{line}"),
         },
     );

@@ -3,6 +3,7 @@
 
 mod check;
 mod cleanup;
+mod cleanup_roots;
 mod compare;
 mod destination;
 mod experiment_file;
@@ -182,7 +183,10 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Import { stores } => import::import(&cli.db, &stores),
         Command::Forget { campaign, yes } => forget::forget(&cli.db, &campaign, yes),
         Command::Targets => kinds::targets(),
-        Command::Cleanup => cleanup::cleanup(),
+        Command::Cleanup { roots, remove } => match roots {
+            true => cleanup_roots::roots(&remove),
+            false => cleanup::cleanup(),
+        },
         Command::Workloads => kinds::workloads(),
         Command::Env => {
             outln!(

@@ -15,6 +15,7 @@ use crate::progress::Printer;
 use crate::ranks::Team;
 use crate::report::outline;
 use crate::report::render::terminal;
+use crate::runner::roots::Roots;
 use crate::runner::{resume_campaign, run_campaign, Outcome, Session};
 use crate::store::{Parts, Store};
 
@@ -49,12 +50,13 @@ pub fn run(
         errln!("error: {why}");
         return Ok(ExitCode::FAILURE);
     }
-    let exp = chosen.exp;
+    let mut exp = chosen.exp;
     warn_erasing(&exp);
     team.open(&exp)?;
     let _over = team.over_on_drop();
     let stop = StopFlag::new();
     stop.install_signal_handlers()?;
+    let _roots = ready_roots(&mut exp, &stop)?;
     let mut store = Store::open(db)?;
     let mut printer = Printer::new(quiet);
     let outcome = run_campaign(Session {
@@ -66,6 +68,17 @@ pub fn run(
         tags: &tags,
     })?;
     finish(db, &store, &outcome, quiet, strict)
+}
+
+/// The roots the experiment takes software from, made ready (built once
+/// where needed) after everything `run` would refuse has been judged, and
+/// the variants named by release; held until the campaign ends.
+fn ready_roots(exp: &mut experiment::Experiment, stop: &StopFlag) -> Result<Roots> {
+    let roots = crate::runner::roots::needs(exp);
+    if roots.iter().any(|n| !n.spec.is_host()) {
+        crate::runner::refuse(crate::runner::refusals(exp))?;
+    }
+    crate::runner::roots::prepare(exp, stop)
 }
 
 /// Names each device the campaign erases, before anything is
@@ -103,6 +116,8 @@ pub fn resume(db: &Path, campaign: &str, quiet: bool, strict: bool) -> Result<Ex
     let _over = team.over_on_drop();
     let stop = StopFlag::new();
     stop.install_signal_handlers()?;
+    let mut exp = exp;
+    let _roots = ready_roots(&mut exp, &stop)?;
     let mut printer = Printer::new(quiet);
     let session = Session {
         exp: &exp,
@@ -125,13 +140,16 @@ fn resumable(
     let store = Store::open_existing(db)?;
     let id = store.resolve_campaign(Some(campaign))?;
     let r = store.resumable(id)?;
-    let exp = match experiment::parse_experiment(&r.origin, &r.source) {
+    let mut exp = match experiment::parse_experiment(&r.origin, &r.source) {
         Ok(e) => e,
         Err(e) => {
             errln!("error: the stored experiment of campaign {id} no longer validates: {e}");
             return Ok(None);
         }
     };
+    // Stored under the names of the releases they ran: the roots are in
+    // the cache since.
+    crate::runner::roots::name_ready(&mut exp);
     let names_match = exp
         .targets
         .iter()

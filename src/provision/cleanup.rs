@@ -232,6 +232,7 @@ fn place(r: &Resource) -> Option<&Path> {
         | Resource::Mount { path }
         | Resource::Workdir { path, .. } => Some(path),
         Resource::Loop { image } => Some(image),
+        Resource::RootBuild { dir } => Some(dir),
         Resource::Ganesha { pidfile } => Some(pidfile),
         _ => None,
     }

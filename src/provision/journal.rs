@@ -340,6 +340,11 @@ impl Held {
         }
     }
 
+    /// The journal it records in.
+    pub fn journal(&self) -> &Journal {
+        &self.journal
+    }
+
     /// Journals `resource`; the caller creates it next.
     pub fn record(&mut self, resource: Resource) -> Result<()> {
         let id = self.journal.acquire(&resource)?;

@@ -8,7 +8,9 @@
 //! directory and path facts, storlab's naming scheme, the owner of what a
 //! campaign made, a target's identity (is it still the filesystem
 //! provisioned?), and how clients on other hosts mount what a target
-//! provisioned.
+//! provisioned, and roots: software from another release, built, cached
+//! and run chrooted in a network namespace ([`root`], [`netns`],
+//! [`unfinished`]).
 //! Nothing here knows a target kind: each kind's own code (its command
 //! lines and daemons) is in its folder under [`crate::targets`], and what
 //! only a kind can undo the journal asks of it through
@@ -27,13 +29,16 @@ pub mod loopdev;
 pub mod mount;
 pub mod mountinfo;
 pub mod naming;
+pub mod netns;
 pub mod options;
 pub mod owner;
 pub mod ownership;
 pub mod resource;
+pub mod root;
 pub mod site;
 pub mod site_fs;
 pub mod undo;
+pub mod unfinished;
 pub mod workdir;
 
 pub use naming::resource_name;

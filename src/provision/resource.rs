@@ -26,7 +26,8 @@ use super::owner::Owner;
 use super::site::{check_host, Site};
 use super::undo::remove_dir;
 pub use super::undo::{Said, Undone};
-use super::{daemon, loopdev, mount, ownership, site_fs};
+use super::{daemon, loopdev, mount, netns, ownership, site_fs, unfinished};
+use crate::process::holders;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -62,6 +63,24 @@ pub enum Resource {
     /// A server storlab added to the Gluster trusted pool of the glusterd
     /// where it runs the gluster command line; detached again.
     Peer { name: String },
+    /// A root being built in `dir` (debootstrap, [`super::root::build`]):
+    /// its processes stopped, what it mounted in the tree unmounted, the
+    /// directory removed. Released once the root is complete.
+    RootBuild { dir: PathBuf },
+    /// A network namespace storlab added (`ip netns add`) for a root's
+    /// daemons: what still runs in it stopped, then deleted.
+    Netns { name: String },
+    /// The host's end of a veth pair storlab added for a root's daemons.
+    Link { name: String },
+    /// A daemon of another root, run chrooted in network namespace
+    /// `netns`: stopped by the pid in `pidfile` (only while that process
+    /// runs in the namespace), and with it whatever else runs there (what
+    /// it started: brick processes, a FUSE client).
+    RootDaemon {
+        program: String,
+        pidfile: PathBuf,
+        netns: String,
+    },
     /// `resource` on another host: a directory, a mount, a volume or a
     /// peer, undone there through the remote shell.
     Remote {
@@ -105,6 +124,12 @@ impl Resource {
             }
             Resource::Workdir { path, .. } => format!("working directory {}", path.display()),
             Resource::Peer { name } => format!("Gluster peer {name}"),
+            Resource::RootBuild { dir } => format!("unfinished root {}", dir.display()),
+            Resource::Netns { name } => format!("network namespace {name}"),
+            Resource::Link { name } => format!("network link {name}"),
+            Resource::RootDaemon { program, netns, .. } => {
+                format!("{program} of another root in network namespace {netns}")
+            }
             Resource::Remote { host, resource } => format!("{} on {host}", resource.describe()),
         }
     }
@@ -137,6 +162,16 @@ impl Resource {
             }
             Resource::Ganesha { pidfile } => check_ours(pidfile),
             Resource::Peer { name } => check_host(name),
+            Resource::RootBuild { dir } => check_ours(dir),
+            Resource::Netns { name } => check_netns(name),
+            Resource::Link { name } if netns::is_our_link(name) => Ok(()),
+            Resource::Link { name } => {
+                bail!("`{name}` is not a link storlab makes (slPIDhN); storlab does not touch it")
+            }
+            Resource::RootDaemon { pidfile, netns, .. } => {
+                check_ours(pidfile)?;
+                check_netns(netns)
+            }
             Resource::Remote { host, resource } => {
                 check_host(host)?;
                 match &**resource {
@@ -162,18 +197,21 @@ impl Resource {
         let gone = |r: Result<()>| r.map(|()| Undone::Gone);
         match self {
             Resource::Dir { path } => gone(remove_dir(path)),
-            Resource::File { path } => match std::fs::remove_file(path) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                    Err(e).with_context(|| format!("removing {}", path.display()))
-                }
-                _ => Ok(Undone::Gone),
-            },
+            Resource::File { path } => gone(remove_file(path)),
             Resource::Loop { image } => gone(loopdev::detach_all(image)),
             Resource::Mount { path } => gone(mount::umount_if_mounted(path)),
             Resource::Daemon { program, pidfile } => {
                 daemon::stop(program, pidfile, &|| kinds.daemon_users(program))
             }
             Resource::Workdir { path, owner } => ownership::remove_owned(path, owner),
+            Resource::RootBuild { dir } => gone(unfinished::undo_build(dir)),
+            Resource::Netns { name } => gone(netns::delete(name)),
+            Resource::Link { name } => gone(netns::delete_link(name)),
+            Resource::RootDaemon {
+                program,
+                pidfile,
+                netns,
+            } => gone(netns::stop_root_daemon(program, pidfile, netns)),
             // On that host itself (`storlab cleanup` run there), as any
             // resource of this host's, with every local check.
             Resource::Remote { host, resource } => match Site::of(host) {
@@ -186,6 +224,31 @@ impl Resource {
             | Resource::Ganesha { .. }
             | Resource::Peer { .. } => kinds.undo(&Site::Local, self),
         }
+    }
+}
+
+/// Removes an image storlab created, unless a process still has it open
+/// (a child of a storlab killed a moment ago, ending; anything else): the
+/// file would vanish while that process writes on into it, and cleanup
+/// must not say it is undone. Gone already is undone.
+fn remove_file(path: &Path) -> Result<()> {
+    let t0 = std::time::Instant::now();
+    let mut held = holders::of_file(path);
+    while !held.is_empty() && t0.elapsed() < std::time::Duration::from_secs(3) {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        held = holders::of_file(path);
+    }
+    if let Some((pid, program)) = held.first() {
+        bail!(
+            "{program} (pid {pid}) still has {} open; end it (`kill {pid}`), then run `storlab cleanup` again",
+            path.display()
+        );
+    }
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(e).with_context(|| format!("removing {}", path.display()))
+        }
+        _ => Ok(()),
     }
 }
 
@@ -266,6 +329,14 @@ impl Kinds {
     }
 }
 
+/// A network namespace's name is one storlab gives (`storlab-PID-TARGET`).
+fn check_netns(name: &str) -> Result<()> {
+    if netns::is_ours(name) {
+        return Ok(());
+    }
+    bail!("network namespace `{name}` is not one storlab makes (storlab-<pid>-<target>); storlab does not touch it")
+}
+
 /// A daemon's pid file is `<program>-<pid>.pid`, for a daemon storlab starts.
 fn check_pidfile(program: &str, pidfile: &Path) -> Result<()> {
     let name = pidfile
@@ -306,6 +377,37 @@ mod tests {
         ] {
             assert_eq!(r.undo(Kinds::NONE).unwrap(), Undone::Gone);
         }
+    }
+
+    #[test]
+    fn an_image_a_process_still_has_open_is_not_said_undone() {
+        let dir = tempfile::Builder::new()
+            .prefix("storlab-work-t")
+            .tempdir()
+            .unwrap();
+        let path = dir.path().join("disk.raw");
+        std::fs::write(&path, b"x").unwrap();
+        let mut writer = std::process::Command::new("sh")
+            .arg("-c")
+            .arg("exec 3>>\"$1\"; exec sleep 30")
+            .arg("sh")
+            .arg(&path)
+            .spawn()
+            .unwrap();
+        while holders::of_file(&path).is_empty() {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let r = Resource::File { path: path.clone() };
+        let e = format!("{:#}", r.undo(Kinds::NONE).unwrap_err());
+        let _ = writer.kill();
+        let _ = writer.wait();
+        assert!(
+            e.contains(&format!("sleep (pid {}) still has", writer.id())),
+            "{e}"
+        );
+        assert!(path.exists());
+        assert_eq!(r.undo(Kinds::NONE).unwrap(), Undone::Gone);
+        assert!(!path.exists());
     }
 
     #[test]

@@ -5,13 +5,15 @@
 //! when SIGINT/SIGTERM raise the stop flag. Under MPI this is rank 0: it
 //! provisions and records, and each run is carried out by every rank.
 
+mod capacity;
 mod clients;
 mod conduct;
 mod lab;
 mod preflight;
+pub mod roots;
 
 pub use conduct::run_seed;
-pub use preflight::refusals;
+pub use preflight::{refusals, refuse};
 
 use std::collections::HashMap;
 use std::time::Instant;

@@ -127,6 +127,18 @@ pub trait Target: Send {
     }
 }
 
+/// What a target takes from the host once provisioned.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Footprint {
+    /// An image file it makes in an existing directory of the host (not
+    /// on another target): the directory and the bytes it can take at
+    /// most (its size, its format's metadata included).
+    pub image: Option<(std::path::PathBuf, u64)>,
+    /// Memory its filesystem keeps what is written to it in (a tmpfs):
+    /// at most this many bytes.
+    pub memory: Option<u64>,
+}
+
 /// A target kind's declared parameters ([`crate::params::declare!`]),
 /// checked: what the rest of storlab builds a target from.
 pub trait TargetConfig: Debug + Send + Sync {
@@ -136,6 +148,16 @@ pub trait TargetConfig: Debug + Send + Sync {
     }
     /// Builds a target whose resources go to `journal` before they exist.
     fn build(&self, name: &str, journal: &Journal) -> Box<dyn Target>;
+    /// What the target takes from the host once provisioned, for `check`
+    /// and `run` to sum before anything is made.
+    fn footprint(&self) -> Footprint {
+        Footprint::default()
+    }
+    /// The root its software comes from (`root`), for a kind whose
+    /// software storlab runs; none for the others.
+    fn root(&self) -> Option<crate::provision::root::RootNeed> {
+        None
+    }
     /// The device storlab did not create that this target overwrites
     /// (`allow_destroy = true`), named by `check` and `run` and refused
     /// from a file nobody named.

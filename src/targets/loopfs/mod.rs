@@ -58,6 +58,15 @@ impl TargetConfig for LoopParams {
     fn build(&self, name: &str, journal: &Journal) -> Box<dyn Target> {
         Box::new(LoopFs::new(name, self, journal))
     }
+    fn footprint(&self) -> super::Footprint {
+        super::Footprint {
+            image: self
+                .on
+                .is_none()
+                .then(|| (self.image.dir.clone().into(), self.size)),
+            ..Default::default()
+        }
+    }
 }
 
 pub struct LoopFs {

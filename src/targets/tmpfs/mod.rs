@@ -24,6 +24,12 @@ impl TargetConfig for TmpfsParams {
     fn build(&self, name: &str, journal: &Journal) -> Box<dyn Target> {
         Box::new(Tmpfs::new(name, self, journal))
     }
+    fn footprint(&self) -> super::Footprint {
+        super::Footprint {
+            memory: Some(self.size),
+            ..Default::default()
+        }
+    }
 }
 
 pub struct Tmpfs {

@@ -50,6 +50,13 @@ impl TargetConfig for VmDiskParams {
     fn build(&self, name: &str, journal: &Journal) -> Box<dyn Target> {
         Box::new(VmDisk::new(name, self, journal))
     }
+    fn footprint(&self) -> super::Footprint {
+        let on_host = self.on.is_none() && self.gluster.is_none();
+        super::Footprint {
+            image: on_host.then(|| (self.dir.clone().into(), self.image_bytes())),
+            ..Default::default()
+        }
+    }
 }
 
 pub struct VmDisk {

@@ -74,6 +74,15 @@ impl TargetConfig for ZfsParams {
     fn erases(&self) -> Option<&str> {
         self.device.as_deref()
     }
+    fn footprint(&self) -> super::Footprint {
+        super::Footprint {
+            image: self
+                .device
+                .is_none()
+                .then(|| (self.image.dir.clone().into(), self.size)),
+            ..Default::default()
+        }
+    }
 }
 
 pub struct Zfs {

@@ -36,6 +36,7 @@ use std::time::{Duration, Instant};
 use super::dump::{Dump, Event, Reader};
 use super::script;
 use super::trace::{Builder, Trace};
+use crate::process::child::die_with_storlab;
 
 /// The program run.
 pub const BPFTRACE: &str = "bpftrace";
@@ -358,17 +359,6 @@ impl Drop for Tracer {
     fn drop(&mut self) {
         self.stop();
         self.join_stderr();
-    }
-}
-
-/// Ends the child with storlab.
-fn die_with_storlab(cmd: &mut Command) {
-    // SAFETY: prctl is async-signal-safe and touches no memory of ours.
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-            Ok(())
-        });
     }
 }
 
