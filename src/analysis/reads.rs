@@ -152,9 +152,10 @@ impl Reads {
     /// The cells of `workload` on `target`.
     pub fn cells_of<'a>(
         &'a self,
-        workload: &'a str,
-        target: &'a str,
+        workload: &str,
+        target: &str,
     ) -> impl Iterator<Item = &'a Waterfall> + 'a {
+        let (workload, target) = (workload.to_string(), target.to_string());
         self.cells
             .iter()
             .filter(move |w| w.workload == workload && w.target == target)
@@ -303,7 +304,8 @@ fn waterfall(
                 continue;
             };
             if let Some(d) = k.labels.get(&DEVICE) {
-                if k.name == m::LAYER_READ_BYTES.name && !devices.iter().any(|x| x == d) {
+                let bottom = label == Layer::Device.name();
+                if bottom && k.name == m::LAYER_READ_BYTES.name && !devices.iter().any(|x| x == d) {
                     devices.push(d.to_string());
                 }
                 continue;
