@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use super::EXIT_INVALID;
+use crate::cli::{CheckArgs, Global};
 use crate::estimate::{Basis, Estimate};
 use crate::experiment::Experiment;
 use crate::params::units::format_seconds;
@@ -17,8 +18,9 @@ use crate::store::{PastCampaign, Store};
 /// Exit status of a valid experiment that `run` would refuse on this host.
 pub const EXIT_REFUSED: u8 = 1;
 
-pub fn check(db: &Path, file: Option<&Path>) -> Result<ExitCode> {
-    let mut chosen = match super::experiment_file::load(file, crate::host::is_root()) {
+pub fn check(g: &Global, a: &CheckArgs) -> Result<ExitCode> {
+    let root = crate::host::is_root();
+    let mut chosen = match super::experiment_file::load(a.experiment.as_deref(), root) {
         Ok(c) => c,
         Err(e) => {
             super::experiment_file::refuse(&e);
@@ -27,34 +29,45 @@ pub fn check(db: &Path, file: Option<&Path>) -> Result<ExitCode> {
     };
     crate::runner::roots::name_ready(&mut chosen.exp);
     let exp = &chosen.exp;
-    let runs = plan(exp);
-    let estimate = Estimate::of(
-        exp,
-        &past_runs(db),
-        crate::host::is_root(),
-        crate::estimate::Load::now(),
-    );
-    let shown = exp.origin.clone();
-    outln!("{shown}: valid experiment `{}`", exp.name);
-    outln!(
-        "targets: {}",
-        exp.targets
-            .iter()
-            .map(|t| format!("{} ({})", t.name, t.kind.name()))
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
-    outln!("baseline: {}", exp.targets[exp.baseline()].name);
-    for e in super::experiment_file::erased(exp) {
-        outln!("destroys: will {e}: everything on it is destroyed");
-    }
-    for line in variants_text(exp, &estimate) {
-        outln!("{line}");
-    }
+    let estimate = Estimate::of(exp, &past_runs(&g.db), root, crate::estimate::Load::now());
+    print_head(exp, &estimate);
     let (roots, builds) = roots_text(exp, &estimate);
     for line in roots {
         outln!("{line}");
     }
+    print_runs(exp, &estimate, builds);
+    if let Some(note) = estimate.left_out_note() {
+        errln!("note: {note}");
+    }
+    if super::refusals::print(exp, chosen.refusal()) {
+        return Ok(ExitCode::from(EXIT_REFUSED));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The experiment's name, targets, baseline, the devices it erases and
+/// its variants.
+fn print_head(exp: &Experiment, estimate: &Estimate) {
+    outln!("{}: valid experiment `{}`", exp.origin, exp.name);
+    let targets: Vec<String> = exp
+        .targets
+        .iter()
+        .map(|t| format!("{} ({})", t.name, t.kind.name()))
+        .collect();
+    outln!("targets: {}", targets.join(", "));
+    outln!("baseline: {}", exp.targets[exp.baseline()].name);
+    for e in super::experiment_file::erased(exp) {
+        outln!("destroys: will {e}: everything on it is destroyed");
+    }
+    for line in variants_text(exp, estimate) {
+        outln!("{line}");
+    }
+}
+
+/// The planned runs, each with its estimate, and the campaign's total
+/// (`builds`: building the roots it takes software from).
+fn print_runs(exp: &Experiment, estimate: &Estimate, builds: std::time::Duration) {
+    let runs = plan(exp);
     for r in &runs {
         let w = &exp.workloads[r.workload];
         let kind = if r.warmup { "warm-up" } else { "measured" };
@@ -76,15 +89,8 @@ pub fn check(db: &Path, file: Option<&Path>) -> Result<ExitCode> {
         "{} runs, estimated {} ({building}{})",
         runs.len(),
         format_seconds((estimate.total() + builds).as_secs_f64()),
-        estimate_text(&estimate)
+        estimate_text(estimate)
     );
-    if let Some(note) = estimate.left_out_note() {
-        errln!("note: {note}");
-    }
-    if super::refusals::print(exp, chosen.refusal()) {
-        return Ok(ExitCode::from(EXIT_REFUSED));
-    }
-    Ok(ExitCode::SUCCESS)
 }
 
 /// The store's past campaigns, if there is a store: what the estimate
@@ -178,8 +184,17 @@ fn roots_text(exp: &Experiment, estimate: &Estimate) -> (Vec<String>, std::time:
 /// The variants of each swept target and workload: how many, of which
 /// values, and (for workloads) each one's estimated run time and runs.
 fn variants_text(exp: &Experiment, estimate: &Estimate) -> Vec<String> {
+    let mut out = target_variants(exp);
+    out.extend(workload_variants(exp, estimate));
+    if !out.is_empty() {
+        out.insert(0, "variants:".into());
+    }
+    out
+}
+
+/// Each swept target table: its kind, what it stands on, its variants.
+fn target_variants(exp: &Experiment) -> Vec<String> {
     let mut out = Vec::new();
-    let runs_per_pair = exp.plan.repetitions.min() + exp.plan.warmup;
     let mut families: Vec<&str> = Vec::new();
     for t in exp.targets.iter().filter(|t| !t.factors.is_empty()) {
         if families.contains(&t.family.as_str()) {
@@ -204,11 +219,17 @@ fn variants_text(exp: &Experiment, estimate: &Estimate) -> Vec<String> {
             t.kind.name(),
             variants.len()
         ));
-        for v in variants {
-            out.push(format!("      {}", v.name));
-        }
+        out.extend(variants.iter().map(|v| format!("      {}", v.name)));
     }
-    families.clear();
+    out
+}
+
+/// Each swept workload table: its kind, and each variant's estimated run
+/// time and runs.
+fn workload_variants(exp: &Experiment, estimate: &Estimate) -> Vec<String> {
+    let mut out = Vec::new();
+    let runs_per_pair = exp.plan.repetitions.min() + exp.plan.warmup;
+    let mut families: Vec<&str> = Vec::new();
     for w in exp.workloads.iter().filter(|w| !w.factors.is_empty()) {
         if families.contains(&w.family.as_str()) {
             continue;
@@ -234,9 +255,6 @@ fn variants_text(exp: &Experiment, estimate: &Estimate) -> Vec<String> {
                 pairs * runs_per_pair
             ));
         }
-    }
-    if !out.is_empty() {
-        out.insert(0, "variants:".into());
     }
     out
 }

@@ -124,25 +124,29 @@ fn untrusted(path: &Path) -> Vec<String> {
             out.push(format!("{shown} is writable by {w}"));
         }
     }
+    out.extend(open_directory(path));
+    out
+}
+
+/// The directory holding `path`, if others can write to it (sticky or
+/// not: anyone may add a file there).
+fn open_directory(path: &Path) -> Option<String> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
     };
     let dir = std::fs::canonicalize(&dir).unwrap_or(dir);
-    if let Ok(d) = std::fs::metadata(&dir) {
-        if let Some(w) = writable_by_others(&d) {
-            let sticky = match d.mode() & libc::S_ISVTX != 0 {
-                true => ", sticky",
-                false => "",
-            };
-            out.push(format!(
-                "its directory {} is writable by {w} (mode {:04o}{sticky})",
-                crate::foreign::visible(&dir.display().to_string()),
-                d.mode() & 0o7777
-            ));
-        }
-    }
-    out
+    let d = std::fs::metadata(&dir).ok()?;
+    let w = writable_by_others(&d)?;
+    let sticky = match d.mode() & libc::S_ISVTX != 0 {
+        true => ", sticky",
+        false => "",
+    };
+    Some(format!(
+        "its directory {} is writable by {w} (mode {:04o}{sticky})",
+        crate::foreign::visible(&dir.display().to_string()),
+        d.mode() & 0o7777
+    ))
 }
 
 /// Who besides the owner may write a file or directory: everyone, or a

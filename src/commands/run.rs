@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use super::{EXIT_INTERRUPTED, EXIT_INVALID, EXIT_RUNS_FAILED};
+use crate::cli::{Global, RunArgs};
 use crate::experiment;
 use crate::host::is_root;
 use crate::process::StopFlag;
@@ -19,14 +20,12 @@ use crate::runner::roots::Roots;
 use crate::runner::{resume_campaign, run_campaign, Outcome, Session};
 use crate::store::{Parts, Store};
 
-pub fn run(
-    db: &Path,
-    file: Option<&Path>,
-    tags: &[String],
-    quiet: bool,
-    strict: bool,
-) -> Result<ExitCode> {
-    let tags = match crate::provenance::parse_tags(tags) {
+/// `storlab run [EXPERIMENT]` and `storlab run --resume CAMPAIGN`.
+pub fn run(g: &Global, a: &RunArgs) -> Result<ExitCode> {
+    if let Some(campaign) = &a.resume {
+        return resume(&g.db, campaign, g.quiet, a.fail_on_failure);
+    }
+    let tags = match crate::provenance::parse_tags(&a.tag) {
         Ok(t) => t,
         Err(e) => {
             errln!("error: --tag: {e}");
@@ -37,28 +36,21 @@ pub fn run(
     if !team.is_root() {
         return follow(&mut team);
     }
-    let chosen = match super::experiment_file::load(file, is_root()) {
-        Ok(c) => c,
-        Err(e) => {
+    let mut exp = match chosen(a.experiment.as_deref()) {
+        Ok(exp) => exp,
+        Err(code) => {
             team.abort();
-            super::experiment_file::refuse(&e);
-            return Ok(ExitCode::from(EXIT_INVALID));
+            return Ok(code);
         }
     };
-    if let Some(why) = chosen.refusal() {
-        team.abort();
-        errln!("error: {why}");
-        return Ok(ExitCode::FAILURE);
-    }
-    let mut exp = chosen.exp;
     warn_erasing(&exp);
     team.open(&exp)?;
     let _over = team.over_on_drop();
     let stop = StopFlag::new();
     stop.install_signal_handlers()?;
     let _roots = ready_roots(&mut exp, &stop)?;
-    let mut store = Store::open(db)?;
-    let mut printer = Printer::new(quiet);
+    let mut store = Store::open(&g.db)?;
+    let mut printer = Printer::new(g.quiet);
     let outcome = run_campaign(Session {
         exp: &exp,
         store: &mut store,
@@ -67,7 +59,24 @@ pub fn run(
         team: &team,
         tags: &tags,
     })?;
-    finish(db, &store, &outcome, quiet, strict)
+    finish(&g.db, &store, &outcome, g.quiet, a.fail_on_failure)
+}
+
+/// The experiment to run, or the exit status once said why not: 2 for a
+/// file that does not validate, 1 for a found file that may not run
+/// without being named.
+fn chosen(file: Option<&Path>) -> Result<experiment::Experiment, ExitCode> {
+    let chosen = super::experiment_file::load(file, is_root()).map_err(|e| {
+        super::experiment_file::refuse(&e);
+        ExitCode::from(EXIT_INVALID)
+    })?;
+    match chosen.refusal() {
+        Some(why) => {
+            errln!("error: {why}");
+            Err(ExitCode::FAILURE)
+        }
+        None => Ok(chosen.exp),
+    }
 }
 
 /// The roots the experiment takes software from, made ready (built once
@@ -99,7 +108,7 @@ fn follow(team: &mut Team) -> Result<ExitCode> {
 }
 
 /// `storlab run --resume CAMPAIGN`.
-pub fn resume(db: &Path, campaign: &str, quiet: bool, strict: bool) -> Result<ExitCode> {
+fn resume(db: &Path, campaign: &str, quiet: bool, strict: bool) -> Result<ExitCode> {
     let mut team = Team::join()?;
     if !team.is_root() {
         return follow(&mut team);

@@ -139,7 +139,7 @@ impl Tracer {
     pub fn start(devices: &[(u32, u32)]) -> Result<Tracer, String> {
         let version = version()?;
         super::probes_apart()?;
-        let program = script::program(devices, std::process::id());
+        let program = script::program(devices, std::process::id(), super::sampling::START);
         let mut cmd = Command::new(BPFTRACE);
         cmd.args(["-f", "json", "-e", &program])
             .env("BPFTRACE_MAP_KEYS_MAX", MAP_KEYS)
@@ -189,7 +189,10 @@ impl Tracer {
         let attached = ready.recv_timeout(ATTACH_PATIENCE);
         drop(tracefs);
         match attached {
-            Ok(()) => Ok(t),
+            Ok(()) => {
+                super::sampling::started(devices);
+                Ok(t)
+            }
             Err(e) => Err(t.end_with(&match e {
                 RecvTimeoutError::Timeout => format!(
                     "bpftrace did not attach within {} s",
