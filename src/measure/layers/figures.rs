@@ -12,7 +12,7 @@ use crate::fact::catalogue as facts;
 use crate::measure::{Metric, RunOutput};
 use crate::metric::catalogue as m;
 use crate::metric::labels::{BRICK, DEVICE, LAYER};
-use crate::metric::layer::{joined, shares, split, Layer};
+use crate::metric::layer::{joined, Layer};
 use crate::metric::Labels;
 
 /// What one level was asked over a stretch, or why that is not known.
@@ -56,44 +56,6 @@ pub fn layer_metrics(levels: &[Layer], asked: &[AskedOf], labels: &Labels) -> Ve
         i = next.unwrap_or(n);
     }
     out
-}
-
-/// One entry of a run's waterfall: a layer (or layers served together),
-/// what it was asked and served, and its share of what the workload read
-/// ([`crate::metric::layer::shares`]).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Served {
-    pub layers: Vec<Layer>,
-    pub asked: f64,
-    pub served: f64,
-    pub share: f64,
-}
-
-/// A run's waterfall, from the layer figures in its output (whole-run
-/// ones: labelled `layer` alone), top to bottom; empty without them.
-pub fn reading(out: &RunOutput) -> Vec<Served> {
-    let mut groups: Vec<Served> = (out.metrics.iter())
-        .filter(|x| std::ptr::eq(x.def, &m::LAYER_SERVED_BYTES) && x.labels.iter().count() == 1)
-        .filter_map(|x| {
-            let layers = split(x.labels.get(&LAYER)?)?;
-            let asked = out.labelled(
-                &m::LAYER_READ_BYTES,
-                &Labels::new().with(&LAYER, layers[0].name()),
-            )?;
-            Some(Served {
-                layers,
-                asked,
-                served: x.value,
-                share: 0.0,
-            })
-        })
-        .collect();
-    groups.sort_by_key(|g| g.layers[0]);
-    let asked: Vec<f64> = groups.iter().map(|g| g.asked).collect();
-    for (g, s) in groups.iter_mut().zip(shares(&asked)) {
-        g.share = s;
-    }
-    groups
 }
 
 /// What the workload passed down to the target's stack: what it read, or

@@ -25,11 +25,10 @@
 //! measured".
 
 use super::chain::Chain;
-use crate::measure::layers::figures::{reading, Served};
 use crate::measure::RunOutput;
 use crate::metric::catalogue as m;
-use crate::metric::labels::{DEVICE, OP, PROCESS};
-use crate::metric::layer::Layer;
+use crate::metric::labels::{DEVICE, LAYER, OP, PROCESS};
+use crate::metric::layer::{shares, split, Layer};
 use crate::metric::{Labels, MetricDef};
 use crate::params::units::format_bytes;
 use crate::warning::{Warning, WarningKind};
@@ -136,6 +135,44 @@ pub fn page_cache(out: &RunOutput, chain: &Chain) -> Option<String> {
             pct(100.0 * ratio)
         )
     })
+}
+
+/// One entry of a run's waterfall: a layer (or layers served together),
+/// what it was asked and served, and its share of what the workload read
+/// ([`crate::metric::layer::shares`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Served {
+    pub layers: Vec<Layer>,
+    pub asked: f64,
+    pub served: f64,
+    pub share: f64,
+}
+
+/// A run's waterfall, from the layer figures in its output (whole-run
+/// ones: labelled `layer` alone), top to bottom; empty without them.
+pub fn reading(out: &RunOutput) -> Vec<Served> {
+    let mut groups: Vec<Served> = (out.metrics.iter())
+        .filter(|x| std::ptr::eq(x.def, &m::LAYER_SERVED_BYTES) && x.labels.iter().count() == 1)
+        .filter_map(|x| {
+            let layers = split(x.labels.get(&LAYER)?)?;
+            let asked = out.labelled(
+                &m::LAYER_READ_BYTES,
+                &Labels::new().with(&LAYER, layers[0].name()),
+            )?;
+            Some(Served {
+                layers,
+                asked,
+                served: x.value,
+                share: 0.0,
+            })
+        })
+        .collect();
+    groups.sort_by_key(|g| g.layers[0]);
+    let asked: Vec<f64> = groups.iter().map(|g| g.asked).collect();
+    for (g, s) in groups.iter_mut().zip(shares(&asked)) {
+        g.share = s;
+    }
+    groups
 }
 
 /// The page cache warning as a reading of the run's layers: the device
