@@ -195,6 +195,20 @@ fn runs_are_summed_and_cells_kept_apart() {
     assert!(whole(&refs, &Words::default()).is_none());
 }
 
+/// A disk target whose device read `vda` of the 100 bytes its workload
+/// read (the page cache served the rest).
+fn disk(id: i64, vda: f64) -> Waterfall {
+    let levels = [Layer::PageCache, Layer::Device];
+    let mut r = run(
+        id,
+        &levels,
+        &[count(100.0), devices(&[("vda", vda)])],
+        &Labels::new(),
+    );
+    r.target = "disk".into();
+    whole(&[&r], &Words::default()).unwrap()
+}
+
 #[test]
 fn sides_read_from_different_layers_are_called_apart() {
     let gl = {
@@ -212,18 +226,7 @@ fn sides_read_from_different_layers_are_called_apart() {
         r.target = "gluster".into();
         whole(&[&r], &Words::default()).unwrap()
     };
-    let disk = {
-        let levels = [Layer::PageCache, Layer::Device];
-        let mut r = run(
-            2,
-            &levels,
-            &[count(100.0), devices(&[("vda", 97.0)])],
-            &Labels::new(),
-        );
-        r.target = "disk".into();
-        whole(&[&r], &Words::default()).unwrap()
-    };
-    let a = apart(&disk, &gl).unwrap();
+    let a = apart(&disk(2, 97.0), &gl).unwrap();
     assert_eq!(
         (
             a.candidate.as_str(),
@@ -242,29 +245,9 @@ fn sides_read_from_different_layers_are_called_apart() {
     );
     // The same layer on both sides, or shares that differ little, are not
     // apart.
-    assert!(apart(&disk, &disk).is_none());
-    let close = {
-        let levels = [Layer::PageCache, Layer::Device];
-        let r = run(
-            3,
-            &levels,
-            &[count(100.0), devices(&[("vda", 45.0)])],
-            &Labels::new(),
-        );
-        whole(&[&r], &Words::default()).unwrap()
-    };
-    let near = {
-        let levels = [Layer::PageCache, Layer::Device];
-        let r = run(
-            4,
-            &levels,
-            &[count(100.0), devices(&[("vda", 55.0)])],
-            &Labels::new(),
-        );
-        whole(&[&r], &Words::default()).unwrap()
-    };
+    assert!(apart(&disk(2, 97.0), &disk(3, 97.0)).is_none());
     assert!(
-        apart(&close, &near).is_none(),
+        apart(&disk(4, 45.0), &disk(5, 55.0)).is_none(),
         "55% page cache against 55% vda"
     );
 }
