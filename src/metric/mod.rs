@@ -19,9 +19,11 @@
 
 pub mod catalogue;
 pub mod format;
+pub mod histogram;
 pub mod labels;
 pub mod layer;
 pub mod legacy;
+pub mod matrix;
 pub mod reference;
 mod unit;
 

@@ -8,8 +8,6 @@
 //! per layer against the file size (where a cache stops serving) and a
 //! map of the layer that served most of each cell.
 
-use anyhow::Result;
-
 use super::{Context, Contributor};
 use crate::analysis::matrix::KIND as MATRIX;
 use crate::analysis::model::WorkloadReport;
@@ -31,20 +29,20 @@ const BAR: usize = 20;
 pub struct Reads;
 
 impl Contributor for Reads {
-    fn summary(&self, cx: Context, w: &WorkloadReport) -> Result<Vec<Section>> {
+    fn summary(&self, cx: Context, w: &WorkloadReport) -> Vec<Section> {
         let found = of_workload(cx, w);
         if found.is_empty() {
-            return Ok(Vec::new());
+            return Vec::new();
         }
         let mut s = Section::new(3, TITLE);
         s.list(found.iter().map(|f| summary_line(f)).collect());
-        Ok(vec![s])
+        vec![s]
     }
 
-    fn sections(&self, cx: Context, w: &WorkloadReport) -> Result<Vec<Section>> {
+    fn sections(&self, cx: Context, w: &WorkloadReport) -> Vec<Section> {
         let found = of_workload(cx, w);
         if found.is_empty() {
-            return Ok(Vec::new());
+            return Vec::new();
         }
         let mut s = Section::new(3, TITLE);
         s.text(
@@ -60,7 +58,7 @@ impl Contributor for Reads {
         if w.kind == MATRIX {
             out.extend(matrix_sections(cx, w));
         }
-        Ok(out)
+        out
     }
 }
 
