@@ -1,30 +1,36 @@
 use super::*;
-use crate::measure::layers::figures::{layer_metrics, AskedOf};
-use crate::measure::layers::{Count, Part};
-use crate::measure::Metric;
+use crate::metric::layer::joined;
+use crate::metric::MetricDef;
 use crate::store::MetricValue;
 
-fn count(bytes: f64) -> AskedOf {
-    Ok(Count {
-        bytes,
-        ..Count::default()
-    })
+/// What one level of a stack was asked: bytes, and per device; `None`
+/// when its counter could not be read.
+type Asked = Option<(f64, Vec<(&'static str, f64)>)>;
+
+fn count(bytes: f64) -> Asked {
+    Some((bytes, Vec::new()))
 }
 
-fn devices(parts: &[(&str, f64)]) -> AskedOf {
-    Ok(Count {
-        bytes: parts.iter().map(|p| p.1).sum(),
-        requests: Some(1.0),
-        parts: parts
-            .iter()
-            .map(|(d, b)| (Part::Device(d.to_string()), *b))
-            .collect(),
-    })
+fn devices(parts: &[(&'static str, f64)]) -> Asked {
+    Some((parts.iter().map(|p| p.1).sum(), parts.to_vec()))
+}
+
+fn put(r: &mut RunData, def: &MetricDef, labels: Labels, value: f64) {
+    r.metrics.insert(
+        MetricKey::new(def.name, labels),
+        MetricValue {
+            value,
+            unit: def.unit,
+            direction: def.direction,
+        },
+    );
 }
 
 /// A run of `w` on `t` whose stack `levels` was asked `asked`, the
-/// workload having read `asked[0]` (as measure::layers stores it).
-fn run(id: i64, levels: &[Layer], asked: &[AskedOf], cell: &Labels) -> RunData {
+/// workload having read `asked[0]`, stored as measure::layers stores it:
+/// each measured level's bytes asked (and per device), and what it served
+/// down to the next measured level (the levels between served together).
+fn run(id: i64, levels: &[Layer], asked: &[Asked], cell: &Labels) -> RunData {
     let mut r = RunData {
         id,
         target: "t".into(),
@@ -32,18 +38,34 @@ fn run(id: i64, levels: &[Layer], asked: &[AskedOf], cell: &Labels) -> RunData {
         status: "ok".into(),
         ..RunData::default()
     };
-    let top = asked[0].as_ref().map(|c| c.bytes).unwrap_or(0.0);
-    let mut ms: Vec<Metric> =
-        vec![m::LAYER_READ_BYTES.labelled(cell.clone().with(&LAYER, Layer::Workload.name()), top)];
-    ms.extend(layer_metrics(levels, asked, cell));
-    for x in ms {
-        r.metrics.insert(
-            MetricKey::new(x.def.name, x.labels),
-            MetricValue {
-                value: x.value,
-                unit: x.def.unit,
-                direction: x.def.direction,
-            },
+    let at = |layer: &str| cell.clone().with(&LAYER, layer);
+    let top = asked[0].as_ref().map_or(0.0, |a| a.0);
+    put(
+        &mut r,
+        &m::LAYER_READ_BYTES,
+        at(Layer::Workload.name()),
+        top,
+    );
+    let measured: Vec<usize> = (0..levels.len()).filter(|&i| asked[i].is_some()).collect();
+    for (n, &i) in measured.iter().enumerate() {
+        let next = measured.get(n + 1).copied();
+        let (bytes, parts) = asked[i].clone().unwrap();
+        put(&mut r, &m::LAYER_READ_BYTES, at(levels[i].name()), bytes);
+        for (d, b) in parts {
+            put(
+                &mut r,
+                &m::LAYER_READ_BYTES,
+                at(levels[i].name()).with(&DEVICE, d),
+                b,
+            );
+        }
+        let below = next.map_or(0.0, |j| asked[j].as_ref().unwrap().0);
+        let group = joined(&levels[i..next.unwrap_or(levels.len())]);
+        put(
+            &mut r,
+            &m::LAYER_SERVED_BYTES,
+            at(&group),
+            (bytes - below).max(0.0),
         );
     }
     r
@@ -123,12 +145,7 @@ fn layers_not_told_apart_are_one_entry_and_the_unread_are_named() {
     let mut r = run(
         1,
         &levels,
-        &[
-            count(100.0),
-            count(40.0),
-            Err("not told apart".into()),
-            devices(&[("vda", 10.0)]),
-        ],
+        &[count(100.0), count(40.0), None, devices(&[("vda", 10.0)])],
         &Labels::new(),
     );
     r.facts.insert(
