@@ -1,7 +1,7 @@
 use super::*;
 use crate::metric::layer::joined;
 use crate::metric::MetricDef;
-use crate::store::MetricValue;
+use crate::testdata::runs;
 
 /// What one level of a stack was asked: bytes, and per device; `None`
 /// when its counter could not be read.
@@ -16,14 +16,8 @@ fn devices(parts: &[(&'static str, f64)]) -> Asked {
 }
 
 fn put(r: &mut RunData, def: &MetricDef, labels: Labels, value: f64) {
-    r.metrics.insert(
-        MetricKey::new(def.name, labels),
-        MetricValue {
-            value,
-            unit: def.unit,
-            direction: def.direction,
-        },
-    );
+    r.metrics
+        .insert(MetricKey::new(def.name, labels), runs::value(def, value));
 }
 
 /// A run of `w` on `t` whose stack `levels` was asked `asked`, the
@@ -31,13 +25,7 @@ fn put(r: &mut RunData, def: &MetricDef, labels: Labels, value: f64) {
 /// each measured level's bytes asked (and per device), and what it served
 /// down to the next measured level (the levels between served together).
 fn run(id: i64, levels: &[Layer], asked: &[Asked], cell: &Labels) -> RunData {
-    let mut r = RunData {
-        id,
-        target: "t".into(),
-        workload: "w".into(),
-        status: "ok".into(),
-        ..RunData::default()
-    };
+    let mut r = runs::ok(id, "t", "w");
     let at = |layer: &str| cell.clone().with(&LAYER, layer);
     let top = asked[0].as_ref().map_or(0.0, |a| a.0);
     put(

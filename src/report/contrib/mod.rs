@@ -68,6 +68,16 @@ pub static CONTRIBUTORS: &[&dyn Contributor] = &[
     &reads::Reads,
 ];
 
+/// A summary section `title` listing `lines`; none when there are none.
+pub fn listed(title: &str, lines: Vec<String>) -> Vec<Section> {
+    if lines.is_empty() {
+        return Vec::new();
+    }
+    let mut s = Section::new(3, title);
+    s.list(lines);
+    vec![s]
+}
+
 /// The first contributor's table of `w`'s summary metrics, if any.
 pub fn values_table(cx: Context, w: &WorkloadReport) -> Option<Table> {
     CONTRIBUTORS.iter().find_map(|k| k.values_table(cx, w))

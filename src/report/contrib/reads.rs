@@ -31,12 +31,7 @@ pub struct Reads;
 impl Contributor for Reads {
     fn summary(&self, cx: Context, w: &WorkloadReport) -> Vec<Section> {
         let found = of_workload(cx, w);
-        if found.is_empty() {
-            return Vec::new();
-        }
-        let mut s = Section::new(3, TITLE);
-        s.list(found.iter().map(|f| summary_line(f)).collect());
-        vec![s]
+        super::listed(TITLE, found.iter().map(|f| summary_line(f)).collect())
     }
 
     fn sections(&self, cx: Context, w: &WorkloadReport) -> Vec<Section> {
