@@ -115,6 +115,9 @@ mod telemetry;
 /// `storlab show` through a pseudo-terminal at 80 and 100 columns, with
 /// and without colour, on the quick campaign of a busy host.
 mod terminal;
+/// A verdict's words in the terminal, Markdown, HTML and JSON, from one
+/// function.
+mod verdict_words;
 /// Verdicts, comparisons and the regression gate on real campaigns.
 mod verdicts;
 /// The vm-disk target: QEMU images served by qemu-storage-daemon on a
