@@ -414,6 +414,7 @@ pub(crate) mod tests {
                 target: target.into(),
                 runs: 3,
                 of: 3,
+                served: None,
             })
             .collect();
         Verdict {
