@@ -490,9 +490,10 @@ mod tests {
         assert_eq!((k.lo, k.hi), (Some(100.0), Some(200.0)));
     }
 
-    #[test]
-    fn capacities_compare_on_the_log_scale() {
-        let at = |estimate: f64, low: f64, high: f64| Knee {
+    /// A knee found between probes at `estimate` [`low`, `high`] with
+    /// `df` degrees of freedom.
+    fn between(estimate: f64, low: f64, high: f64, df: f64) -> Knee {
+        Knee {
             found: Found::Between,
             estimate,
             interval: Some(Interval {
@@ -502,9 +503,14 @@ mod tests {
             }),
             lo: None,
             hi: None,
-            df: 1e9,
+            df,
             spread: 0.1,
-        };
+        }
+    }
+
+    #[test]
+    fn capacities_compare_on_the_log_scale() {
+        let at = |estimate: f64, low: f64, high: f64| between(estimate, low, high, 1e9);
         let b = at(1000.0, 1000.0 / 1.05, 1050.0);
         let c = at(1800.0, 1800.0 / 1.05, 1890.0);
         let cmp = compare(&b, &c, 0.95).unwrap();
@@ -524,19 +530,7 @@ mod tests {
     // wider than a normal interval of the same standard error.
     #[test]
     fn few_runs_compare_on_student_t() {
-        let at = |estimate: f64, low: f64, high: f64, df: f64| Knee {
-            found: Found::Between,
-            estimate,
-            interval: Some(Interval {
-                low,
-                high,
-                level: 0.95,
-            }),
-            lo: None,
-            hi: None,
-            df,
-            spread: 0.3,
-        };
+        let at = between;
         let (b, c) = (at(266.0, 200.0, 429.0, 4.0), at(649.0, 225.0, 710.0, 4.0));
         let t = compare(&b, &c, 0.95).unwrap();
         assert!(t.df > 4.0 && t.df < 8.0, "{}", t.df);
