@@ -124,10 +124,40 @@ pub struct RunFact {
     pub per_target: Vec<(String, Vec<String>)>,
 }
 
+/// Campaign `c` judged: its model against `baseline` (the stored one
+/// when `None`), every verdict and the headline, sides named by release.
+/// What every output of a campaign starts from — [`analyse`] for the
+/// report and `storlab show`, `storlab compare` for its rows — so the
+/// verdicts a comparison gives are the report's.
+#[derive(Debug, Clone)]
+pub struct Judgement {
+    pub model: Report,
+    pub verdicts: Vec<Verdict>,
+    pub headline: Vec<Statement>,
+}
+
+/// The judgement of campaign `c`: the one place a campaign's runs become
+/// its model (the workload kinds' chosen metrics, [`chosen::choose`]).
+pub fn judge(c: &CampaignData, baseline: Option<&str>) -> Result<Judgement> {
+    let model = model::build(c, baseline, &chosen::choose)?;
+    let mut verdicts = verdict::verdicts(&model);
+    let mut headline = verdict::headline(&model);
+    releases::name_sides(c, &mut verdicts, &mut headline);
+    Ok(Judgement {
+        model,
+        verdicts,
+        headline,
+    })
+}
+
 /// The analysis of campaign `c`.
 pub fn analyse(c: &CampaignData, options: &Options) -> Result<CampaignAnalysis> {
     study::check_levels(c, &options.compare_levels)?;
-    let model = model::build(c, options.baseline.as_deref(), &chosen::choose)?;
+    let Judgement {
+        model,
+        verdicts,
+        headline,
+    } = judge(c, options.baseline.as_deref())?;
     let about = About::of(c);
     let setup = super::requested::warnings(&about.targets, &model.baseline);
     let warnings: Vec<Warning> = setup.iter().chain(&model.warnings).cloned().collect();
@@ -138,9 +168,6 @@ pub fn analyse(c: &CampaignData, options: &Options) -> Result<CampaignAnalysis> 
             attributions.extend(attribution(&c.runs, &w.name, t)?);
         }
     }
-    let mut verdicts = verdict::verdicts(&model);
-    let mut headline = verdict::headline(&model);
-    releases::name_sides(c, &mut verdicts, &mut headline);
     Ok(CampaignAnalysis {
         verdicts,
         headline,
