@@ -20,6 +20,7 @@ use super::matrix::{self, MatrixReport};
 use super::methodology::{methods, Methods};
 use super::model::{self, Report};
 use super::ranks::{ranks, Ranks};
+use super::reads::{self, Reads};
 use super::releases;
 use super::setup::{compared, Compared};
 use super::study::{self, Study};
@@ -91,6 +92,9 @@ pub struct CampaignAnalysis {
     pub telemetry: Vec<Telemetry>,
     /// Where each workload's latency went, per target.
     pub attributions: Vec<Attribution>,
+    /// Where each pair's reads came from, layer by layer (and each matrix
+    /// cell's).
+    pub reads: Reads,
 }
 
 /// What a workload's runs on a target show beside its primary metric.
@@ -132,19 +136,26 @@ pub struct RunFact {
 #[derive(Debug, Clone)]
 pub struct Judgement {
     pub model: Report,
+    /// Where each pair's reads came from; the caveats it gives are in
+    /// the model and the verdicts.
+    pub reads: Reads,
     pub verdicts: Vec<Verdict>,
     pub headline: Vec<Statement>,
 }
 
 /// The judgement of campaign `c`: the one place a campaign's runs become
-/// its model (the workload kinds' chosen metrics, [`chosen::choose`]).
+/// its model (the workload kinds' chosen metrics, [`chosen::choose`]),
+/// with the caveats of where its reads came from, before any verdict.
 pub fn judge(c: &CampaignData, baseline: Option<&str>) -> Result<Judgement> {
-    let model = model::build(c, baseline, &chosen::choose)?;
+    let mut model = model::build(c, baseline, &chosen::choose)?;
+    let reads = reads::reads(c);
+    reads::add_caveats(&mut model, &reads);
     let mut verdicts = verdict::verdicts(&model);
     let mut headline = verdict::headline(&model);
     releases::name_sides(c, &mut verdicts, &mut headline);
     Ok(Judgement {
         model,
+        reads,
         verdicts,
         headline,
     })
@@ -155,6 +166,7 @@ pub fn analyse(c: &CampaignData, options: &Options) -> Result<CampaignAnalysis> 
     study::check_levels(c, &options.compare_levels)?;
     let Judgement {
         model,
+        reads,
         verdicts,
         headline,
     } = judge(c, options.baseline.as_deref())?;
@@ -169,6 +181,7 @@ pub fn analyse(c: &CampaignData, options: &Options) -> Result<CampaignAnalysis> 
         }
     }
     Ok(CampaignAnalysis {
+        reads,
         verdicts,
         headline,
         studies: study::studies(c, &model, &options.compare_levels),
