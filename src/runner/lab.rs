@@ -361,7 +361,7 @@ impl Drop for Lab<'_> {
 fn check_space(exp: &Experiment, target: usize, root: &Path, clients: u64) -> Result<()> {
     let spec = &exp.targets[target];
     // Variants sharing one set of kept files count once.
-    let (largest, kept) = super::capacity::written_at_once(exp, target, clients);
+    let (largest, kept) = super::footprint::written_at_once(exp, target, clients);
     let needed = largest.saturating_add((largest / 64).max(1 << 20));
     if let Some((_, free)) = space(root) {
         if needed > free {
