@@ -11,6 +11,7 @@ mod conduct;
 mod lab;
 mod preflight;
 pub mod roots;
+mod vigil;
 
 pub use conduct::run_seed;
 pub use preflight::{refusals, refuse};

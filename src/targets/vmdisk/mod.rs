@@ -33,6 +33,7 @@ use self::qemu_daemon::Export;
 use self::qemu_img::{ImageSpec, Location};
 use crate::measure::telemetry::{Backing, Served};
 use crate::params::Fault;
+use crate::process::watch;
 use crate::provision::journal::{Held, Journal, Resource};
 use crate::provision::{cmd, loopdev, mount, mountinfo, options, resource_name};
 use crate::targets::{Target, TargetConfig};
@@ -148,7 +149,8 @@ impl VmDisk {
     /// Starts the daemon, attaches the loop device over its export and
     /// mounts the guest's filesystem (made first when `mkfs`).
     fn serve(&mut self, mkfs: bool) -> Result<()> {
-        self.export()?.start()?;
+        let pid = self.export()?.start()?;
+        watch::register(pid, qemu_daemon::PROGRAM, &self.name, true);
         let dev = loopdev::attach(&self.export_path())?;
         self.device = Some(dev.clone());
         if mkfs {
@@ -172,6 +174,7 @@ impl VmDisk {
     /// Unmounts the guest's filesystem, detaches the loop device and stops
     /// the daemon, which lets go of the image.
     fn unserve(&mut self) -> Result<()> {
+        watch::forget(qemu_daemon::PROGRAM, &self.name);
         mount::umount_if_mounted(&self.mountpoint())?;
         loopdev::detach_all(&self.export_path())?;
         self.device = None;
@@ -272,6 +275,7 @@ impl Target for VmDisk {
     }
 
     fn teardown(&mut self) -> Result<()> {
+        watch::forget_all(&self.name);
         self.held.undo_all()
     }
 
