@@ -226,6 +226,34 @@ fn base_of(r: &Report, m: &MetricReport) -> TargetStats {
     }
 }
 
+/// The release gate's judgement (`storlab compare --fail-on-regression
+/// PCT`) of a comparison's rows: the primary metrics significantly worse
+/// by more than `pct`, those that fail it and those let pass (caveated
+/// ones, when caveated regressions only warn).
+#[derive(Debug)]
+pub struct Judged<'a> {
+    pub pct: f64,
+    pub failing: Vec<&'a Verdict>,
+    pub waived: Vec<&'a Verdict>,
+    /// Primary comparisons whose verdict carries a validity caveat.
+    pub caveated: usize,
+}
+
+/// The gate's judgement of `rows` at `pct` percent; `waive_caveated` lets
+/// a regression whose verdict carries a caveat pass (printed, not failing).
+pub fn judge(rows: &[Verdict], pct: f64, waive_caveated: bool) -> Judged<'_> {
+    let (waived, failing) = rows
+        .iter()
+        .filter(|r| r.primary && r.regressed(pct))
+        .partition(|r| waive_caveated && r.caveated());
+    Judged {
+        pct,
+        failing,
+        waived,
+        caveated: rows.iter().filter(|r| r.primary && r.caveated()).count(),
+    }
+}
+
 /// What a headline says: a verdict on its own, or the plain "no
 /// significant difference" verdicts of one workload family said once.
 #[derive(Debug, Clone)]
@@ -339,4 +367,73 @@ fn parts(w: &WorkloadReport, m: &MetricReport, target: &str) -> Option<Parts> {
         })
         .collect();
     Some(Parts { by, each })
+}
+
+/// Verdicts built for tests, here and in the report's.
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::analysis::model::{target_stats, Caveat};
+    use crate::metric::{Direction, Unit};
+    use crate::warning::WarningKind;
+
+    /// A primary metric on `target` half the baseline's: a clear regression,
+    /// with the caveats `kinds`.
+    pub(crate) fn halved(target: &str, kinds: &[WarningKind]) -> Verdict {
+        let base = [100.0, 101.0, 99.0];
+        let worse = [50.0, 50.5, 49.5];
+        let cmp = crate::stats::welch(&base, &worse, 0.95);
+        let mut candidate = target_stats(target, worse.to_vec(), cmp, Direction::HigherIsBetter);
+        candidate.caveats = kinds
+            .iter()
+            .map(|&kind| Caveat {
+                kind,
+                target: target.into(),
+                runs: 3,
+                of: 3,
+            })
+            .collect();
+        Verdict {
+            workload: "w".into(),
+            primary: true,
+            metric: "tps".into(),
+            unit: Unit::TransactionsPerSec,
+            direction: Direction::HigherIsBetter,
+            baseline_label: "base".into(),
+            baseline: target_stats("base", base.to_vec(), None, Direction::HigherIsBetter),
+            candidate_label: target.into(),
+            candidate,
+            family: "w".into(),
+            exploratory: false,
+            parts: None,
+        }
+    }
+
+    #[test]
+    fn a_caveated_regression_fails_the_gate_unless_told_to_warn() {
+        let rows = [
+            halved("clean", &[]),
+            halved("cached", &[WarningKind::PageCache]),
+            halved("unsynced", &[WarningKind::DurabilityNotMeasured]),
+        ];
+        assert!(rows[0].regressed(5.0) && !rows[0].caveated());
+        let fail = judge(&rows, 5.0, false);
+        assert_eq!(fail.failing.len(), 3);
+        assert!(fail.waived.is_empty());
+        let warn = judge(&rows, 5.0, true);
+        let names = |v: &[&Verdict]| {
+            v.iter()
+                .map(|r| r.candidate_label.clone())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(names(&warn.failing), ["clean"]);
+        assert_eq!(names(&warn.waived), ["cached", "unsynced"]);
+        // Only caveated regressions: under warn the gate passes.
+        let caveated = &rows[1..];
+        assert!(judge(caveated, 5.0, true).failing.is_empty());
+        assert_eq!(judge(caveated, 5.0, false).failing.len(), 2);
+        // Beyond the threshold, nothing is judged either way.
+        let none = judge(&rows, 60.0, false);
+        assert!(none.failing.is_empty() && none.waived.is_empty());
+    }
 }

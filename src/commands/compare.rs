@@ -6,18 +6,15 @@
 use std::process::ExitCode;
 
 use anyhow::{bail, Result};
-use serde_json::json;
 
 use super::EXIT_INVALID;
-use crate::analysis::comparison::{
-    across, across_json, side_json, within, Across, Metrics, Refusal,
-};
-use crate::analysis::verdict::Verdict;
+use crate::analysis::about::About;
+use crate::analysis::comparison::{across, within, Across, Metrics, Refusal};
+use crate::analysis::verdict::{judge, Verdict};
 use crate::cli::{CaveatedRegressions, CompareArgs, Global};
-use crate::report::document::{Document, Section};
 use crate::report::render::terminal;
-use crate::report::sections::comparisons::{across_table, table};
 use crate::report::verdict::{words, Form};
+use crate::report::{json, outline};
 use crate::store::{CampaignData, Store};
 
 /// The comparison of campaign `second` against `first` for `compare` and
@@ -58,16 +55,14 @@ pub fn compare(g: &Global, req: &CompareArgs) -> Result<ExitCode> {
     if req.baseline.is_some() {
         bail!("--baseline picks a target within one campaign; across campaigns the first (or --baseline-tag's) is the baseline");
     }
-    let (a, b) = (first.campaign.id, second.campaign.id);
     let Some(x) = paired(&first, &second, &req.metric, req.allow_different)? else {
         return Ok(ExitCode::from(EXIT_INVALID));
     };
     if req.format.json() {
-        let doc = across_json(&first, &second, &x);
-        outln!("{}", crate::foreign::to_json_pretty(&doc)?);
+        outln!("{}", crate::foreign::to_json_pretty(&json::across(&x))?);
     } else {
         crate::console::to_stdout_styled(&terminal::summary(
-            &across_document(&x, a, b),
+            &outline::compared_across(&x),
             crate::console::columns(),
         ));
     }
@@ -76,24 +71,6 @@ pub fn compare(g: &Global, req: &CompareArgs) -> Result<ExitCode> {
         req.fail_on_regression,
         req.caveated_regressions,
     ))
-}
-
-/// What `compare A B` prints, as a report document for the terminal
-/// renderer (fitted to the width, foreign text made visible): what differs
-/// and the caveats, then the rows.
-fn across_document(x: &Across, a: i64, b: i64) -> Document {
-    let mut head = Section::untitled(2);
-    head.text(x.differences.text(a, b).trim_end());
-    if !x.caveats.is_empty() {
-        let caveats: Vec<String> = x.caveats.iter().map(|c| format!("caveat: {c}")).collect();
-        head.text(caveats.join("\n"));
-    }
-    let mut rows = Section::untitled(2);
-    rows.table(across_table(&x.rows, a, b));
-    Document::terminal_only(
-        format!("campaign {b} against campaign {a}"),
-        vec![head, rows],
-    )
 }
 
 /// The two campaigns of a comparison across campaigns, baseline first;
@@ -137,12 +114,10 @@ fn within_campaign(store: &Store, req: &CompareArgs) -> Result<ExitCode> {
     let first = store.load_campaign(store.resolve_campaign(req.a.as_deref())?)?;
     let rows = within(&first, req.baseline.as_deref())?;
     if req.format.json() {
-        let doc = json!({ "campaign": side_json(&first), "rows": rows });
+        let doc = json::within(&About::of(&first), &rows);
         outln!("{}", crate::foreign::to_json_pretty(&doc)?);
     } else {
-        let mut section = Section::untitled(2);
-        section.table(table(&rows));
-        let doc = Document::terminal_only(format!("campaign {}", first.campaign.id), vec![section]);
+        let doc = outline::compared_within(first.campaign.id, &rows);
         crate::console::to_stdout_styled(&terminal::summary(&doc, crate::console::columns()));
     }
     Ok(gate(
@@ -152,24 +127,6 @@ fn within_campaign(store: &Store, req: &CompareArgs) -> Result<ExitCode> {
     ))
 }
 
-/// The regressions of a gate: those that fail it, and those printed but
-/// let pass (caveated ones, under [`CaveatedRegressions::Warn`]).
-#[derive(Debug)]
-struct Judged<'a> {
-    failing: Vec<&'a Verdict>,
-    waived: Vec<&'a Verdict>,
-}
-
-/// The primary metrics of `rows` significantly worse by more than `pct`,
-/// split by how `caveated` counts those whose verdict carries a caveat.
-fn judge(rows: &[Verdict], pct: f64, caveated: CaveatedRegressions) -> Judged<'_> {
-    let (waived, failing) = rows
-        .iter()
-        .filter(|r| r.primary && r.regressed(pct))
-        .partition(|r| caveated == CaveatedRegressions::Warn && r.caveated());
-    Judged { failing, waived }
-}
-
 /// The release gate: exit 1 when a primary metric regressed beyond `pct`;
 /// a regression whose verdict carries a caveat fails it too unless
 /// `caveated` is `warn`. Each regression is printed with its caveats.
@@ -177,7 +134,7 @@ fn gate(rows: &[Verdict], pct: Option<f64>, caveated: CaveatedRegressions) -> Ex
     let Some(pct) = pct else {
         return ExitCode::SUCCESS;
     };
-    let judged = judge(rows, pct, caveated);
+    let judged = judge(rows, pct, caveated == CaveatedRegressions::Warn);
     for r in &judged.failing {
         errln!("regression: {}", words(*r, Form::Gate));
     }
@@ -196,116 +153,6 @@ fn gate(rows: &[Verdict], pct: Option<f64>, caveated: CaveatedRegressions) -> Ex
     if !judged.failing.is_empty() {
         return ExitCode::FAILURE;
     }
-    errln!("{}", pass_text(rows, pct, judged.waived.len()));
+    errln!("{}", words(&judged, Form::Gate));
     ExitCode::SUCCESS
-}
-
-/// The line of a gate that passed: what it judged, and what it let pass.
-fn pass_text(rows: &[Verdict], pct: f64, waived: usize) -> String {
-    let caveated = rows.iter().filter(|r| r.primary && r.caveated()).count();
-    let mut line = format!("no primary metric is significantly worse by more than {pct}%");
-    if waived > 0 {
-        line = format!("the gate passes: caveated regressions let pass (--caveated-regressions warn): {waived}; no other primary metric is significantly worse by more than {pct}%");
-    } else if caveated > 0 {
-        line.push_str(&format!(
-            "; comparisons carrying a validity caveat: {caveated} (`storlab compare` shows them with their verdicts)"
-        ));
-    }
-    line
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::analysis::model::{target_stats, Caveat};
-    use crate::metric::{Direction, Unit};
-    use crate::warning::WarningKind;
-
-    /// A primary metric on `target` half the baseline's: a clear regression,
-    /// with the caveats `kinds`.
-    fn halved(target: &str, kinds: &[WarningKind]) -> Verdict {
-        let base = [100.0, 101.0, 99.0];
-        let worse = [50.0, 50.5, 49.5];
-        let cmp = crate::stats::welch(&base, &worse, 0.95);
-        let mut candidate = target_stats(target, worse.to_vec(), cmp, Direction::HigherIsBetter);
-        candidate.caveats = kinds
-            .iter()
-            .map(|&kind| Caveat {
-                kind,
-                target: target.into(),
-                runs: 3,
-                of: 3,
-            })
-            .collect();
-        Verdict {
-            workload: "w".into(),
-            primary: true,
-            metric: "tps".into(),
-            unit: Unit::TransactionsPerSec,
-            direction: Direction::HigherIsBetter,
-            baseline_label: "base".into(),
-            baseline: target_stats("base", base.to_vec(), None, Direction::HigherIsBetter),
-            candidate_label: target.into(),
-            candidate,
-            family: "w".into(),
-            exploratory: false,
-            parts: None,
-        }
-    }
-
-    #[test]
-    fn a_caveated_regression_fails_the_gate_unless_told_to_warn() {
-        let rows = [
-            halved("clean", &[]),
-            halved("cached", &[WarningKind::PageCache]),
-            halved("unsynced", &[WarningKind::DurabilityNotMeasured]),
-        ];
-        assert!(rows[0].regressed(5.0) && !rows[0].caveated());
-        let fail = judge(&rows, 5.0, CaveatedRegressions::Fail);
-        assert_eq!(fail.failing.len(), 3);
-        assert!(fail.waived.is_empty());
-        let warn = judge(&rows, 5.0, CaveatedRegressions::Warn);
-        let names = |v: &[&Verdict]| {
-            v.iter()
-                .map(|r| r.candidate_label.clone())
-                .collect::<Vec<_>>()
-        };
-        assert_eq!(names(&warn.failing), ["clean"]);
-        assert_eq!(names(&warn.waived), ["cached", "unsynced"]);
-        // Only caveated regressions: under warn the gate passes.
-        let caveated = &rows[1..];
-        assert!(judge(caveated, 5.0, CaveatedRegressions::Warn)
-            .failing
-            .is_empty());
-        assert_eq!(
-            judge(caveated, 5.0, CaveatedRegressions::Fail)
-                .failing
-                .len(),
-            2
-        );
-        // Beyond the threshold, nothing is judged either way.
-        let none = judge(&rows, 60.0, CaveatedRegressions::Fail);
-        assert!(none.failing.is_empty() && none.waived.is_empty());
-    }
-
-    #[test]
-    fn a_regression_is_printed_with_its_caveats() {
-        let r = halved("zfs", &[WarningKind::DurabilityNotMeasured]);
-        let text = words(&r, Form::Gate);
-        assert!(
-            text.starts_with("w tps on zfs: ÷2.0 against base (p 0.0"),
-            "{text}"
-        );
-        assert!(
-            text.ends_with("⚠ durability not measured on zfs (3 of 3 runs)"),
-            "{text}"
-        );
-        assert_eq!(
-            pass_text(std::slice::from_ref(&r), 60.0, 0),
-            "no primary metric is significantly worse by more than 60%; comparisons carrying a validity caveat: 1 (`storlab compare` shows them with their verdicts)"
-        );
-        assert!(pass_text(&[r], 5.0, 1).starts_with(
-            "the gate passes: caveated regressions let pass (--caveated-regressions warn): 1;"
-        ));
-    }
 }

@@ -188,7 +188,10 @@ fn finish(
     strict: bool,
 ) -> Result<ExitCode> {
     let data = store.load_campaign_with(outcome.campaign, &Parts::terminal())?;
-    let doc = outline::terminal(&data, &outline::Options::default())?;
+    let doc = outline::terminal(&crate::analysis::analyse(
+        &data,
+        &outline::Options::default(),
+    )?);
     let verbose = crate::console::level() == crate::console::Level::Verbose;
     let view = terminal::View {
         columns: crate::console::columns(),

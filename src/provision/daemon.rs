@@ -341,6 +341,29 @@ pub fn names_listed(listing: &str, none: &str) -> Vec<String> {
         .collect()
 }
 
+/// Ends every process `find` names: SIGTERM, then, for those still
+/// there after `grace`, SIGKILL and five seconds more. The pids `find`
+/// still names after that (none, unless one cannot be killed).
+pub fn end_all(find: impl Fn() -> Vec<u32>, grace: Duration) -> Vec<u32> {
+    for (sig, patience) in [
+        (libc::SIGTERM, grace),
+        (libc::SIGKILL, Duration::from_secs(5)),
+    ] {
+        let pids = find();
+        if pids.is_empty() {
+            break;
+        }
+        for p in pids {
+            signal(p, sig);
+        }
+        let t0 = Instant::now();
+        while !find().is_empty() && t0.elapsed() < patience {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+    find()
+}
+
 pub fn signal(pid: u32, sig: libc::c_int) {
     // SAFETY: kill has no memory preconditions; pid was checked to be ours.
     unsafe {

@@ -484,6 +484,25 @@ mod tests {
                     pidfile: "/var/lib/storlab/glusterd-1.pid".into(),
                 }),
             },
+            Resource::RootBuild {
+                dir: victim.path().to_path_buf(),
+            },
+            Resource::Netns {
+                name: "cni-1234".into(),
+            },
+            Resource::Link {
+                name: "eth0".into(),
+            },
+            Resource::RootDaemon {
+                program: "glusterd".into(),
+                pidfile: file.clone(),
+                netns: "storlab-1-gl".into(),
+            },
+            Resource::RootDaemon {
+                program: "glusterd".into(),
+                pidfile: "/var/tmp/storlab-1-gl/glusterd.pid".into(),
+                netns: "cni-1234".into(),
+            },
         ] {
             let e = r.undo(Kinds::NONE).unwrap_err();
             assert!(format!("{e:#}").contains("does not touch"), "{e:#}");

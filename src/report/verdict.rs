@@ -18,7 +18,7 @@ use std::collections::BTreeSet;
 use super::format::{effect, human_name, pct_text, Notation};
 use super::text::{diff_text, interval_text, notation, p_text, values_text};
 use crate::analysis::model::{family::METHOD, runs_text, Caveat, TargetStats, MIN_RUNS};
-use crate::analysis::verdict::{Alike, Outcome, Parts, Statement, Verdict};
+use crate::analysis::verdict::{Alike, Judged, Outcome, Parts, Statement, Verdict};
 use crate::metric::{Direction, Family, Unit};
 
 /// Where a verdict is said, each with the words that fit the place.
@@ -59,11 +59,19 @@ pub enum Form {
     Percent,
 }
 
-/// What is said: one verdict, or a family's alike verdicts said once.
+/// What is said: one verdict, a family's alike verdicts said once, or
+/// the release gate's judgement of a comparison's verdicts.
 #[derive(Debug, Clone, Copy)]
 pub enum Said<'a> {
     One(&'a Verdict),
     Alike(&'a Alike),
+    Gate(&'a Judged<'a>),
+}
+
+impl<'a> From<&'a Judged<'a>> for Said<'a> {
+    fn from(j: &'a Judged<'a>) -> Self {
+        Said::Gate(j)
+    }
 }
 
 impl<'a> From<&'a Verdict> for Said<'a> {
@@ -93,6 +101,7 @@ pub fn words<'a>(said: impl Into<Said<'a>>, form: Form) -> String {
     let v = match said.into() {
         Said::One(v) => v,
         Said::Alike(a) => return alike(a),
+        Said::Gate(j) => return gate_passed(j),
     };
     let t = &v.candidate;
     match form {
@@ -325,6 +334,21 @@ fn gate(v: &Verdict) -> String {
         Some(caveats) => format!("{text} {caveats}"),
         None => text,
     }
+}
+
+/// The line of a gate that passed: what it judged, and what it let pass.
+fn gate_passed(j: &Judged) -> String {
+    let pct = j.pct;
+    let mut line = format!("no primary metric is significantly worse by more than {pct}%");
+    if !j.waived.is_empty() {
+        line = format!("the gate passes: caveated regressions let pass (--caveated-regressions warn): {}; no other primary metric is significantly worse by more than {pct}%", j.waived.len());
+    } else if j.caveated > 0 {
+        line.push_str(&format!(
+            "; comparisons carrying a validity caveat: {} (`storlab compare` shows them with their verdicts)",
+            j.caveated
+        ));
+    }
+    line
 }
 
 /// `pgbench: no significant difference from d in any of 12 comparisons
@@ -577,11 +601,12 @@ mod tests {
     use crate::analysis::model::{
         target_stats, Caveat, MetricReport, Report, WorkloadReport, LEVEL,
     };
-    use crate::analysis::verdict::headline;
+    use crate::analysis::verdict::tests::halved;
+    use crate::analysis::verdict::{headline, judge};
+    use crate::metric::matrix::{test_labels, Test};
     use crate::metric::{MetricKey, Unit};
     use crate::stats::{welch_log, Analysis};
     use crate::warning::WarningKind;
-    use crate::workload::matrix::grid::{test_labels, Test};
 
     /// The headline's lines of `r`.
     fn said(r: &Report) -> Vec<String> {
@@ -801,5 +826,26 @@ mod tests {
             versus_text(59600.0, Notation::Ratio, Unit::BytesPerSec, "faster"),
             "×597 faster"
         );
+    }
+
+    #[test]
+    fn a_regression_is_printed_with_its_caveats() {
+        let r = halved("zfs", &[WarningKind::DurabilityNotMeasured]);
+        let text = words(&r, Form::Gate);
+        assert!(
+            text.starts_with("w tps on zfs: ÷2.0 against base (p 0.0"),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("⚠ durability not measured on zfs (3 of 3 runs)"),
+            "{text}"
+        );
+        assert_eq!(
+            words(&judge(std::slice::from_ref(&r), 60.0, false), Form::Gate),
+            "no primary metric is significantly worse by more than 60%; comparisons carrying a validity caveat: 1 (`storlab compare` shows them with their verdicts)"
+        );
+        assert!(words(&judge(&[r], 5.0, true), Form::Gate).starts_with(
+            "the gate passes: caveated regressions let pass (--caveated-regressions warn): 1;"
+        ));
     }
 }

@@ -353,10 +353,7 @@ impl Target for Nfs {
         if self.export_of.is_some() {
             self.provision_export()?;
         }
-        self.held.make_dir(&self.mnt)?;
-        self.held.record(Resource::Mount {
-            path: self.mnt.clone(),
-        })?;
+        self.held.make_mount_point(&self.mnt)?;
         self.mount()
     }
 
