@@ -2,7 +2,8 @@
 //! registers itself where storlab starts it (or finds it serving): its pid
 //! and start time (a pid reused since is not it), its program, what it
 //! serves — a target, by name, or the campaign's instruments ([`INSTRUMENTS`]:
-//! the block tracer) — and whether storlab started it; it is forgotten
+//! the block tracer, which watches its own [`Daemon`] without registering
+//! it) — and whether storlab started it; it is forgotten
 //! where storlab stops it on purpose (a remount restarts it and registers
 //! it anew). While runs go, whoever runs them asks [`faults`] for the
 //! daemons serving a run's targets: one that died, or that a signal
@@ -16,7 +17,7 @@ use std::sync::Mutex;
 
 use super::stat;
 
-/// What the campaign's instruments register as serving.
+/// What the campaign's instruments serve.
 pub const INSTRUMENTS: &str = "";
 
 /// A daemon as it registered.
@@ -30,6 +31,21 @@ pub struct Daemon {
     pub serves: String,
     /// Whether storlab started it (else it found it serving: the host's).
     pub started_by_storlab: bool,
+}
+
+impl Daemon {
+    /// `pid`, running `program`, as it is now (its start time), serving
+    /// `serves`; not registered (an instrument watches its own with
+    /// [`trouble`]). Nothing when `pid` is gone.
+    pub fn of(pid: u32, program: &str, serves: &str, started_by_storlab: bool) -> Option<Daemon> {
+        Some(Daemon {
+            pid,
+            start: stat::of(pid)?.start,
+            program: program.to_string(),
+            serves: serves.to_string(),
+            started_by_storlab,
+        })
+    }
 }
 
 /// What is wrong with a daemon.
@@ -77,14 +93,7 @@ fn registered() -> std::sync::MutexGuard<'static, Vec<Daemon>> {
 /// `serves` before (a daemon started again). Returns it as registered;
 /// nothing when `pid` is gone.
 pub fn register(pid: u32, program: &str, serves: &str, started_by_storlab: bool) -> Option<Daemon> {
-    let s = stat::of(pid)?;
-    let d = Daemon {
-        pid,
-        start: s.start,
-        program: program.to_string(),
-        serves: serves.to_string(),
-        started_by_storlab,
-    };
+    let d = Daemon::of(pid, program, serves, started_by_storlab)?;
     let mut all = registered();
     all.retain(|d| !(d.serves == serves && d.program == program));
     all.push(d.clone());

@@ -44,6 +44,9 @@ pub(super) struct Lab<'t> {
     /// What each target's daemons serve it as: the name it was built with
     /// (its kind's daemons) and its name in the file (a workload's server).
     serves: Vec<Vec<String>>,
+    /// Why each target was degraded (a daemon it relied on died or
+    /// stopped), said again when its teardown fails.
+    degraded: Vec<Option<String>>,
     /// Targets in the order they were (or began to be) provisioned.
     provisioned: Vec<usize>,
     /// Clients writing into each target at once (MPI ranks).
@@ -78,6 +81,7 @@ impl<'t> Lab<'t> {
                 .iter()
                 .map(|t| vec![t.slug.clone(), t.name.clone()])
                 .collect(),
+            degraded: vec![None; n],
             provisioned: Vec::new(),
             writers: team.size() as u64,
             watches: Vec::new(),
@@ -174,6 +178,7 @@ impl<'t> Lab<'t> {
     pub fn degrade(&mut self, t: usize, name: &str, fault: &str) -> String {
         let why = format!("target `{name}` is degraded, so it takes no more runs: {fault}");
         self.lost[t] = Some(why.clone());
+        self.degraded[t] = Some(format!("target `{name}` was degraded: {fault}"));
         why
     }
 
@@ -296,7 +301,10 @@ impl<'t> Lab<'t> {
             };
             if let Err(e) = undo() {
                 stuck[i] = true;
-                errors.push(format!("{e:#}"));
+                errors.push(match &self.degraded[i] {
+                    Some(why) => format!("{e:#} ({why})"),
+                    None => format!("{e:#}"),
+                });
             }
         }
         if errors.is_empty() {

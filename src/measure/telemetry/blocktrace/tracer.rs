@@ -180,7 +180,7 @@ impl Tracer {
                 to_runs.ended();
             })
             .map_err(|e| format!("starting the bpftrace reader: {e}"))?;
-        let daemon = watch::register(child.id(), BPFTRACE, watch::INSTRUMENTS, true);
+        let daemon = Daemon::of(child.id(), BPFTRACE, watch::INSTRUMENTS, true);
         let t = Tracer {
             daemon,
             child: Mutex::new(child),
