@@ -19,7 +19,8 @@ use serde::{Deserialize, Serialize};
 /// Below this share of the workload's reads delivered by the device, the
 /// reads came from memory.
 pub const PAGE_CACHE_RATIO: f64 = 0.10;
-/// A thread this busy (% of a core) bounds the run.
+/// A thread this busy (% of a core), or this long running or waiting
+/// for a CPU, bounds the run: it is CPU-bound.
 pub const CPU_BOUND_PCT: f64 = 90.0;
 /// Other processes' share of the host's CPU (%) that makes a noisy host.
 pub const NOISY_OTHERS_PCT: f64 = 10.0;
@@ -38,6 +39,10 @@ pub enum WarningKind {
     WorkingSetInArc,
     /// A pgbench database that fits in shared_buffers.
     DatabaseInSharedBuffers,
+    /// The two sides of a verdict read mostly from different layers of
+    /// their stacks (one from a cache, the other from its device): said
+    /// of a verdict by the analysis, never of a run.
+    ServedByDifferentLayers,
     /// Writes still dirty in memory when the run ended.
     UnflushedWrites,
     /// The workload synced, but no flush request reached any device.
@@ -96,7 +101,7 @@ pub enum Category {
 
 impl WarningKind {
     /// Every kind, in the order reports list them.
-    pub const ALL: [WarningKind; 22] = [
+    pub const ALL: [WarningKind; 23] = [
         WarningKind::RunFailed,
         WarningKind::DegradedTarget,
         WarningKind::DurabilityNotMeasured,
@@ -104,6 +109,7 @@ impl WarningKind {
         WarningKind::WorkingSetInRam,
         WarningKind::WorkingSetInArc,
         WarningKind::DatabaseInSharedBuffers,
+        WarningKind::ServedByDifferentLayers,
         WarningKind::UnflushedWrites,
         WarningKind::CachesNotDropped,
         WarningKind::SyncFlushedOthers,
@@ -128,6 +134,7 @@ impl WarningKind {
             WarningKind::WorkingSetInRam => "working_set_in_ram",
             WarningKind::WorkingSetInArc => "working_set_in_arc",
             WarningKind::DatabaseInSharedBuffers => "database_in_shared_buffers",
+            WarningKind::ServedByDifferentLayers => "served_by_different_layers",
             WarningKind::UnflushedWrites => "unflushed_writes",
             WarningKind::DurabilityNotMeasured => "durability_not_measured",
             WarningKind::CpuBound => "cpu_bound",
@@ -163,6 +170,7 @@ impl WarningKind {
             WarningKind::WorkingSetInRam => "working set in RAM",
             WarningKind::WorkingSetInArc => "working set in the ARC",
             WarningKind::DatabaseInSharedBuffers => "database in shared_buffers",
+            WarningKind::ServedByDifferentLayers => "served by different layers",
             WarningKind::UnflushedWrites => "unflushed writes",
             WarningKind::DurabilityNotMeasured => "durability not measured",
             WarningKind::CpuBound => "CPU-bound",
@@ -190,6 +198,7 @@ impl WarningKind {
             | WarningKind::WorkingSetInRam
             | WarningKind::WorkingSetInArc
             | WarningKind::DatabaseInSharedBuffers
+            | WarningKind::ServedByDifferentLayers
             | WarningKind::UnflushedWrites
             | WarningKind::DurabilityNotMeasured
             | WarningKind::CpuBound

@@ -75,6 +75,22 @@ pub struct Caveat {
     pub target: String,
     pub runs: usize,
     pub of: usize,
+    /// For [`WarningKind::ServedByDifferentLayers`]: the layer each side
+    /// read most from ([`crate::analysis::reads::apart`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub served: Option<Apart>,
+}
+
+/// The layers the two sides of a verdict read most from, with the share
+/// each served (whole percent).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Apart {
+    pub candidate: String,
+    pub candidate_from: String,
+    pub candidate_pct: u32,
+    pub baseline: String,
+    pub baseline_from: String,
+    pub baseline_pct: u32,
 }
 
 /// The caveats of `workload`'s measured runs on `target`, by kind.
@@ -90,6 +106,7 @@ pub fn caveats_of(c: &CampaignData, workload: &str, target: &str) -> Vec<Caveat>
                 target: target.to_string(),
                 runs: *runs,
                 of,
+                served: None,
             })
         })
         .collect()
@@ -300,9 +317,13 @@ pub fn metric(
             } else {
                 compare_runs(&base, &values, design(c), analysis, LEVEL)
             };
+            // A baseline that did not run this workload (a capacity
+            // search's probe at a rate only this target took) leaves
+            // nothing to compare: no verdict, and not for too few runs.
             let too_few = *t != baseline
                 && comparison.is_none()
                 && !values.is_empty()
+                && !base.is_empty()
                 && (values.len() < MIN_RUNS || base.len() < MIN_RUNS);
             let values = values.iter().map(|r| r.value).collect();
             let mut stats = target_stats(t, values, comparison, direction);
@@ -850,7 +871,8 @@ mod tests {
                 kind: WarningKind::DurabilityNotMeasured,
                 target: "a".into(),
                 runs: 3,
-                of: 3
+                of: 3,
+                served: None,
             }]
         );
     }

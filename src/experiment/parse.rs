@@ -27,7 +27,8 @@ pub const MAX_NAME_CHARS: usize = 64;
 pub const MAX_EXPERIMENT_NAME_CHARS: usize = 128;
 
 const TOP_KEYS: &[&str] = &["name", "description", "plan", "target", "workload"];
-pub(super) const TARGET_COMMON: &[&str] = &["name", "kind", "baseline", "sweep", "sweep_mode"];
+pub(super) const TARGET_COMMON: &[&str] =
+    &["name", "kind", "baseline", "caches", "sweep", "sweep_mode"];
 pub(super) const WORKLOAD_COMMON: &[&str] = &[
     "name",
     "kind",
@@ -36,6 +37,7 @@ pub(super) const WORKLOAD_COMMON: &[&str] = &[
     "sweep",
     "sweep_mode",
     "compare_levels",
+    "capacity",
 ];
 
 /// Parses and validates an experiment from its text. `file` names it in errors.
@@ -182,7 +184,7 @@ impl Cx<'_> {
     }
 
     /// Reads declared parameters into their typed struct.
-    fn typed<K: Declared>(&self, p: &Params, span: Span) -> Result<K, ExperimentError> {
+    pub(super) fn typed<K: Declared>(&self, p: &Params, span: Span) -> Result<K, ExperimentError> {
         K::from_params(p).map_err(|(_, msg)| self.err(span, msg))
     }
 
@@ -201,15 +203,7 @@ impl Cx<'_> {
         let Some(ci) = t.get("until_ci") else {
             return Err(self.err(item.span(), "repetitions: adaptive repetitions need `until_ci`, the target CI half-width such as \"2%\""));
         };
-        let pct = match (ci.as_str(), ci.as_value().and_then(number)) {
-            (Some(s), _) => s
-                .trim()
-                .strip_suffix('%')
-                .and_then(|n| n.trim().parse::<f64>().ok()),
-            (_, Some(f)) => Some(f * 100.0),
-            _ => None,
-        };
-        match pct {
+        match percent(ci) {
             Some(p) if p > 0.0 && p < 100.0 => Ok(Repetitions::Adaptive { min, max, until_ci_pct: p }),
             _ => Err(self.err(ci.span(), "repetitions: `until_ci` must be a percentage such as \"2%\" (or a fraction such as 0.02)")),
         }
@@ -542,6 +536,19 @@ fn args(item: &Item) -> Result<Vec<String>, String> {
         return Err("must not be empty".into());
     }
     Ok(out)
+}
+
+/// A percentage written `"2%"`, or as a fraction (`0.02`): the number of
+/// percent.
+pub(super) fn percent(item: &Item) -> Option<f64> {
+    match (item.as_str(), item.as_value().and_then(number)) {
+        (Some(s), _) => s
+            .trim()
+            .strip_suffix('%')
+            .and_then(|n| n.trim().parse::<f64>().ok()),
+        (_, Some(f)) => Some(f * 100.0),
+        _ => None,
+    }
 }
 
 fn number(v: &toml_edit::Value) -> Option<f64> {

@@ -32,11 +32,13 @@ const NOT_SWEPT: &[&str] = &[
     "name",
     "kind",
     "baseline",
+    "caches",
     "targets",
     "shared",
     "sweep",
     "sweep_mode",
     "compare_levels",
+    "capacity",
     "on",
     "gluster",
     "export_of",
@@ -150,6 +152,12 @@ impl Cx<'_> {
                 .ok_or_else(|| self.err(item.span(), "`baseline` must be true or false"))?,
             None => false,
         };
+        let caches = match t.get("caches") {
+            Some(item) => item
+                .as_bool()
+                .ok_or_else(|| self.err(item.span(), "`caches` must be true or false"))?,
+            None => true,
+        };
         if baseline && before.iter().any(|f| f.baseline) {
             return Err(self.err(
                 t.get("baseline").and_then(|i| i.span()),
@@ -171,6 +179,7 @@ impl Cx<'_> {
             name,
             kind,
             baseline,
+            caches,
             params,
             spans,
             sweep,
@@ -227,6 +236,7 @@ impl Cx<'_> {
                     factors,
                     kind: f.kind,
                     baseline: f.baseline && out.is_empty(),
+                    caches: f.caches,
                     on: None,
                     params,
                     config,
@@ -307,6 +317,7 @@ impl Cx<'_> {
                 .map_err(|fault| {
                     self.variant_fault(t, &spans, levels, &format!("workload `{variant}`"), fault)
                 })?;
+            let capacity = self.capacity(t, &variant, config.as_ref(), &factors)?;
             let spec = WorkloadSpec {
                 slug: slug(&name, variants.len(), out.len()),
                 name: variant,
@@ -318,6 +329,8 @@ impl Cx<'_> {
                 only_targets: only_targets.clone(),
                 compare_levels: Vec::new(),
                 shared,
+                capacity,
+                probe_of: None,
             };
             self.check_runnable(t, &spec, targets)?;
             self.check_label_keys(levels, &spec, targets)?;

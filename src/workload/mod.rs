@@ -25,6 +25,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 
+use crate::measure::layers::Stack;
 use crate::measure::telemetry::{DeviceProbe, Served};
 use crate::measure::RunOutput;
 use crate::metric::catalogue as m;
@@ -50,6 +51,10 @@ pub struct RunContext {
     /// workload that times phases of its own (the matrix's cells) reads
     /// their counters around each.
     pub devices: Option<DeviceProbe>,
+    /// The layers of the target's stack, when their counters are read
+    /// (a run on one process with `caches` on): a workload that times
+    /// phases of its own (the matrix's cells) reads them around each.
+    pub layers: Option<std::sync::Arc<Stack>>,
     /// The campaign's journal: a workload records here, before creating
     /// it, anything it makes outside its directory (a socket directory in
     /// /tmp), so that teardown and `storlab cleanup` remove it.
@@ -68,6 +73,7 @@ impl RunContext {
             target: "t".into(),
             journal: Journal::for_campaign(crate::provision::resource::Kinds::NONE),
             devices: None,
+            layers: None,
         }
     }
 }
@@ -176,11 +182,57 @@ pub trait WorkloadConfig: Debug + Send + Sync {
     fn kept_files(&self) -> Option<String> {
         None
     }
+    /// The offered rate of an open-loop run, which a capacity search
+    /// turns; why not, for a kind (or parameters) that offer none.
+    fn open_loop(&self) -> Result<OpenLoop, String> {
+        Err("it runs closed-loop only (as fast as it can), with no rate to set".into())
+    }
     fn build(&self) -> Box<dyn Workload>;
     /// The root its server comes from (pgbench's PostgreSQL, `root`);
     /// none for a kind that runs no server.
     fn root(&self) -> Option<crate::provision::root::RootNeed> {
         None
+    }
+}
+
+/// How a kind offers load at a set rate (an open-loop run: operations
+/// due on a schedule, latency counted from when each was due), so that a
+/// capacity search can set it: the parameter, for how many issuers each,
+/// and the metric that says what was achieved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpenLoop {
+    /// The parameter that sets the rate (`rate_iops`, `rate`).
+    pub param: &'static str,
+    /// Issuers that each offer the parameter's rate (an io workload's
+    /// jobs): the offered total is the value times this.
+    pub issuers: u64,
+    /// The parameter's value as written (per issuer), 0 when none is.
+    pub value: f64,
+    /// Whether the parameter takes whole numbers (an `int`, a `size`).
+    pub whole: bool,
+    /// The metric of what a run achieved, in the offered rate's unit.
+    pub achieved: &'static MetricDef,
+    /// Where arrivals follow a Poisson schedule (pgbench -R) rather than a
+    /// fixed one: the metric counting those served, by which a run's
+    /// achieved rate is judged with the schedule's own spread.
+    pub served: Option<&'static MetricDef>,
+}
+
+impl OpenLoop {
+    /// The parameter's value that offers `total` (rounded to a whole
+    /// number where the parameter takes one, at least 1).
+    pub fn value_for(&self, total: f64) -> f64 {
+        let per = total / self.issuers.max(1) as f64;
+        if self.whole {
+            per.round().max(1.0)
+        } else {
+            per
+        }
+    }
+
+    /// The total offered when the parameter is `value`.
+    pub fn total(&self, value: f64) -> f64 {
+        value * self.issuers.max(1) as f64
     }
 }
 
