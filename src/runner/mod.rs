@@ -12,6 +12,7 @@ mod lab;
 mod preflight;
 pub mod roots;
 mod search;
+mod vigil;
 
 pub use conduct::run_seed;
 pub use preflight::{refusals, refuse};
