@@ -21,10 +21,11 @@ use crate::store::CampaignData;
 use crate::warning::Warning;
 
 /// Every non-baseline target against the baseline, on primary metrics:
-/// the campaign's own verdicts ([`judge`]), as its report gives them.
+/// the campaign's own verdicts on means ([`judge`]), as its report gives
+/// them.
 pub fn within(c: &CampaignData, baseline: Option<&str>) -> anyhow::Result<Vec<Verdict>> {
     let mut rows = judge(c, baseline)?.verdicts;
-    rows.retain(|v| v.primary);
+    rows.retain(|v| v.primary && v.kind.is_mean());
     Ok(rows)
 }
 
@@ -311,6 +312,7 @@ fn pair(
         family: family_of(w).to_string(),
         exploratory: false,
         parts: None,
+        kind: crate::analysis::verdict::Kind::Mean,
     })
 }
 
