@@ -118,6 +118,7 @@ impl<'t> Lab<'t> {
                 })
             })
             .collect();
+        telemetry::share_campaign(&mut self.watches);
         // Attached once for the campaign: bpftrace takes seconds to attach.
         self.tracer = telemetry::share_block_tracer(&mut self.watches);
         self.clients.mount(&self.targets, self.team)

@@ -34,6 +34,9 @@ use self::cli::{
     same_value, volume_names, Probed, GLUSTER,
 };
 use self::resources::GLUSTERD;
+
+/// Where the host's glusterd listens for its command line.
+const GLUSTERD_SOCKET: &str = "/var/run/glusterd.socket";
 use crate::measure::telemetry::procs::{gluster_status_pids, Locate};
 use crate::measure::telemetry::{Backing, Served};
 use crate::params::{declare, Fault};
@@ -639,8 +642,9 @@ impl Target for Gluster {
     }
 
     /// The bricks' directories, each brick's glusterfsd and the volume's
-    /// self-heal daemon as `gluster volume status` lists them, and the FUSE
-    /// client of the mount point storlab created.
+    /// self-heal daemon as `gluster volume status` lists them, this host's
+    /// glusterd (which manages them), and the FUSE client of the mount
+    /// point storlab created.
     fn backing(&self) -> Backing {
         let mut serving = Vec::new();
         // Brick processes and directories are watched only when every
@@ -667,6 +671,20 @@ impl Target for Gluster {
                     self.volume
                 ),
             ));
+        }
+        if all_here {
+            serving.push(match self.started_daemon {
+                Some(pid) => Served::pid(
+                    GLUSTERD,
+                    pid,
+                    format!("{GLUSTERD}: pid {pid}, started by storlab"),
+                ),
+                None => Served {
+                    label: GLUSTERD.into(),
+                    locate: Locate::SocketOwner(GLUSTERD_SOCKET.into()),
+                    why: format!("{GLUSTERD}: the process listening on {GLUSTERD_SOCKET}"),
+                },
+            });
         }
         serving.push(Served {
             label: "glusterfs".into(),
