@@ -63,6 +63,9 @@ mod impossible_bounds;
 mod io_patterns;
 /// Real runs of the io workload on directories and tmpfs, checked through the store.
 mod io_runs;
+/// Where the reads came from, against ground truth on real stacks: the
+/// device, the page cache, Gluster's io-cache, shared buffers.
+mod layers;
 /// What storlab starts, mounts or registers outlives it only journaled
 /// (#40 items 3, 4, 5, 7): children die with it, daemons are watched during
 /// runs, tracefs, rpcbind registrations and Gluster's runtime files are

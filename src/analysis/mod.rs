@@ -16,7 +16,8 @@
 //! detector found; [`ranks`] how multi-client runs shared the work;
 //! [`model::family`] how a family of comparisons is judged as one; [`warnings`]
 //! a campaign's warnings counted by kind; [`attribution`] where a
-//! workload's latency went (the device or above it).
+//! workload's latency went (the device or above it); [`reads`] where its
+//! reads came from (each layer of the target's stack).
 //!
 //! The presentation ([`crate::report`]) builds on these; nothing here
 //! imports it.
@@ -37,6 +38,7 @@ pub mod matrix;
 pub mod methodology;
 pub mod model;
 pub mod ranks;
+pub mod reads;
 pub mod releases;
 pub mod requested;
 pub mod setup;
