@@ -124,6 +124,8 @@ struct Reading {
     ours: u64,
     kernel: u64,
     hog: u64,
+    /// Whether storlab's telemetry thread was sampling a run.
+    sampling: bool,
 }
 
 /// A thread reading the accounts every 50 ms, and every half second
@@ -137,7 +139,8 @@ struct Monitor {
 }
 
 impl Monitor {
-    fn start(group: Arc<CpuGroup>, tag: String, hog: Option<u32>) -> Monitor {
+    fn start(group: Arc<CpuGroup>, storlab: u32, hog: Option<u32>) -> Monitor {
+        let tag = format!("storlab-{storlab}-");
         let readings = Arc::new(Mutex::new(Vec::new()));
         let stop = Arc::new(AtomicBool::new(false));
         let (r, s) = (readings.clone(), stop.clone());
@@ -158,6 +161,7 @@ impl Monitor {
                     ours: CpuGroup::usage_ns(&group.dir, group.v2),
                     kernel: kernel_ns(),
                     hog: hog.map_or(0, process_ns),
+                    sampling: sampling(storlab),
                 };
                 r.lock().unwrap().push(reading);
                 std::thread::sleep(Duration::from_millis(50));
@@ -183,6 +187,34 @@ impl Drop for Monitor {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
     }
+}
+
+/// Whether storlab (`pid`) has its telemetry thread, which lives from a
+/// run's first sample to its last.
+fn sampling(pid: u32) -> bool {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|t| {
+            std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.trim() == "telemetry")
+        })
+}
+
+/// The stretches of time storlab sampled runs, each bounded halfway
+/// between the readings on either side of its edges.
+fn windows(readings: &[Reading]) -> Vec<(f64, f64)> {
+    let mut out = Vec::new();
+    let mut from = None;
+    for w in readings.windows(2) {
+        let mid = (w[0].at + w[1].at) / 2.0;
+        match (w[0].sampling, w[1].sampling) {
+            (false, true) => from = Some(mid),
+            (true, false) => out.extend(from.take().map(|f| (f, mid))),
+            _ => {}
+        }
+    }
+    out
 }
 
 /// Moves every process naming `tag` on its command line into `group`.
@@ -214,6 +246,7 @@ fn at(readings: &[Reading], t: f64) -> Reading {
         ours: mix(a.ours, b.ours),
         kernel: mix(a.kernel, b.kernel),
         hog: mix(a.hog, b.hog),
+        sampling: a.sampling,
     }
 }
 
@@ -360,17 +393,14 @@ fn judged(hog: bool) -> Option<Vec<Judged>> {
         .spawn()
         .expect("storlab");
     let guard = crate::provision::Guard::new(&lab);
-    let monitor = Monitor::start(
-        group.clone(),
-        format!("storlab-{}-", child.id()),
-        hog.as_ref().map(|h| h.0.id()),
-    );
+    let monitor = Monitor::start(group.clone(), child.id(), hog.as_ref().map(|h| h.0.id()));
     let status = child.wait().unwrap();
     let readings = monitor.finish();
     drop(guard);
     assert!(status.success(), "the campaign failed: {status:?}");
     let cores = std::thread::available_parallelism().unwrap().get() as f64;
     let export = lab.export_json();
+    let windows = windows(&readings);
     let mut out = Vec::new();
     for r in crate::util::runs(&export) {
         let start = chrono::DateTime::parse_from_rfc3339(r["started_at"].as_str().unwrap())
@@ -392,14 +422,20 @@ fn judged(hog: bool) -> Option<Vec<Judged>> {
                 .and_then(|m| m["value"].as_f64())
                 .unwrap_or_else(|| panic!("no {name} in run {}", r["id"]))
         };
-        let (account, ours, hog) = shares_between(&readings, start, start + seconds, cores);
+        // The account over what storlab sampled: the run's record spans
+        // its preparation and cleanup too.
+        let (from, to) = (windows.iter())
+            .copied()
+            .find(|(a, b)| (a + b) / 2.0 > start && (a + b) / 2.0 < start + seconds)
+            .unwrap_or_else(|| panic!("no sampling seen during run {}", r["id"]));
+        let (account, ours, hog) = shares_between(&readings, from, to, cores);
         out.push(Judged {
             what: format!(
                 "{} on {}",
                 r["workload"].as_str().unwrap(),
                 r["target"].as_str().unwrap()
             ),
-            seconds,
+            seconds: to - from,
             storlab: metric("cpu_others_pct"),
             account,
             ours,
