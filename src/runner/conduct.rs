@@ -35,7 +35,8 @@ struct Conducted {
 impl Campaign<'_, '_> {
     /// Executes and records one run.
     pub(super) fn one(&mut self, pr: &PlannedRun) -> Result<()> {
-        let exp = self.s.exp;
+        let exp = std::sync::Arc::clone(&self.exp);
+        let exp = &*exp;
         let label = label(exp, pr);
         self.s
             .printer
@@ -46,6 +47,7 @@ impl Campaign<'_, '_> {
             .as_ref()
             .and_then(|o| primary_value(exp, pr.workload, o))
             .map(|(v, _)| v);
+        let margin = super::search::margin_of(exp, pr.workload, run.output.as_ref());
         let describe = describe(exp, pr, &run.record, run.output.as_ref());
         label_variant(exp, pr, run.output.as_mut(), &mut run.ranks);
         let stored = self
@@ -61,12 +63,15 @@ impl Campaign<'_, '_> {
         if record.status == "ok" {
             self.note_value(pr, value);
         }
+        if record.status != "interrupted" {
+            self.push_margin(pr, margin);
+        }
         self.s.printer.run_finished(
             pr.position as usize,
             self.total,
             &label,
             &describe,
-            (pr.target, pr.workload),
+            super::search::paced(exp, pr),
         );
         Ok(())
     }
@@ -100,7 +105,8 @@ impl Campaign<'_, '_> {
     /// Carries out one planned run on every rank; never fails: a failure
     /// anywhere is a recorded run.
     fn execute(&mut self, pr: &PlannedRun) -> Conducted {
-        let (exp, team, stop) = (self.s.exp, self.s.team, self.s.stop);
+        let exp = std::sync::Arc::clone(&self.exp);
+        let (exp, team, stop) = (&*exp, self.s.team, self.s.stop);
         let mut record = new_record(&self.ids, pr, team.size());
         let t0 = Instant::now();
         let target = &exp.targets[pr.target].name;
