@@ -11,6 +11,7 @@ use std::time::Instant;
 
 use anyhow::{anyhow, bail, Context, Result};
 
+use super::vigil::Vigil;
 use super::Campaign;
 use crate::experiment::{sweep, Experiment, Remount};
 use crate::host::now_rfc3339;
@@ -145,6 +146,7 @@ impl Campaign<'_, '_> {
         };
         team.instruct(&Instruction::Run(order.clone()));
         let (mut remounted, mut dropped) = (false, false);
+        let serving = self.lab.serving(pr.target);
         let (lab, root) = (&mut *self.lab, self.root);
         // The target's state as the run begins: after a remount, which
         // restarts what a remount restarts (a VM disk's daemon).
@@ -171,7 +173,9 @@ impl Campaign<'_, '_> {
             watch,
             layers,
         };
+        let vigil = Vigil::start(serving);
         let done = take_part(&member, &order, &mut between).expect("rank 0 concludes every run");
+        let fault = vigil.end();
         record.remounted = remounted;
         record.caches_dropped = dropped;
         record.duration_s = t0.elapsed().as_secs_f64();
@@ -191,8 +195,19 @@ impl Campaign<'_, '_> {
             out.warnings
                 .push(Warning::new(WarningKind::DegradedTarget, w));
         }
+        // A daemon it relied on died or stopped: it did not measure the
+        // target asked for, and what it said (an I/O error) follows from it.
+        if let Some(fault) = fault {
+            let why = self.lab.degrade(pr.target, target, &fault);
+            record.error = Some(match record.error.take() {
+                Some(e) => format!("{why} (the run: {e})"),
+                None => why,
+            });
+            record.status = "failed";
+            output = None;
+        }
         // A target that went away during the run was not what it measured.
-        if let Err(e) = self.lab.verify(pr.target, target) {
+        else if let Err(e) = self.lab.verify(pr.target, target) {
             record.status = "failed";
             record.error = Some(format!("{e:#}"));
             output = None;

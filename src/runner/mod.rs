@@ -5,13 +5,14 @@
 //! when SIGINT/SIGTERM raise the stop flag. Under MPI this is rank 0: it
 //! provisions and records, and each run is carried out by every rank.
 
-mod capacity;
 mod clients;
 mod conduct;
+mod footprint;
 mod lab;
 mod preflight;
 pub mod roots;
 mod search;
+mod vigil;
 
 pub use conduct::run_seed;
 pub use preflight::{refusals, refuse};

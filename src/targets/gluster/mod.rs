@@ -41,6 +41,7 @@ use crate::measure::telemetry::procs::{gluster_status_pids, Locate};
 use crate::measure::telemetry::{Backing, Chain, Served};
 use crate::metric::layer::Layer;
 use crate::params::{declare, Fault};
+use crate::process::watch;
 use crate::provision::client::ClientMount;
 use crate::provision::journal::{state_dir, Held, Journal, Resource};
 use crate::provision::root::{preflight, RootNeed, RootSpec, Software};
@@ -48,6 +49,9 @@ use crate::provision::site::{check_host, rsh_text, Site};
 use crate::provision::{cmd, daemon, mount, options, resource_name, site_fs};
 use crate::targets::{Reach, Target, TargetConfig};
 use rooted::Rooted;
+
+/// Where the host's glusterd listens for its command line.
+const GLUSTERD_SOCKET: &str = "/var/run/glusterd.socket";
 
 declare! {
     /// The parameters of a `gluster` target.
@@ -393,6 +397,10 @@ impl Gluster {
         }
         self.gluster(&["volume", "start", &self.volume])
             .with_context(|| format!("starting volume {}", self.volume))?;
+        // Its bricks here serve this target: watched during its runs.
+        for (pid, brick) in runtime::bricks(&self.volume) {
+            watch::register(pid, &format!("glusterfsd for {brick}"), &self.name, true);
+        }
         Ok(())
     }
 
@@ -563,6 +571,7 @@ impl Target for Gluster {
     }
 
     fn teardown(&mut self) -> Result<()> {
+        watch::forget_all(&self.name);
         // The claim holds until the volume is gone: released earlier,
         // another campaign could stop the daemon under our teardown.
         self.held
@@ -690,8 +699,9 @@ impl Target for Gluster {
     }
 
     /// The bricks' directories, each brick's glusterfsd and the volume's
-    /// self-heal daemon as `gluster volume status` lists them, and the FUSE
-    /// client of the mount point storlab created.
+    /// self-heal daemon as `gluster volume status` lists them, this host's
+    /// glusterd (which manages them), and the FUSE client of the mount
+    /// point storlab created.
     fn backing(&self) -> Backing {
         let mut serving = Vec::new();
         // Brick processes and directories are watched only when every
@@ -718,6 +728,20 @@ impl Target for Gluster {
                     self.volume
                 ),
             ));
+        }
+        if all_here {
+            serving.push(match self.started_daemon {
+                Some(pid) => Served::pid(
+                    GLUSTERD,
+                    pid,
+                    format!("{GLUSTERD}: pid {pid}, started by storlab"),
+                ),
+                None => Served {
+                    label: GLUSTERD.into(),
+                    locate: Locate::SocketOwner(GLUSTERD_SOCKET.into()),
+                    why: format!("{GLUSTERD}: the process listening on {GLUSTERD_SOCKET}"),
+                },
+            });
         }
         serving.push(Served {
             label: "glusterfs".into(),
