@@ -299,28 +299,40 @@ pub fn verdicts(searches: &[Search], baseline: &str) -> Vec<Verdict> {
     out
 }
 
+/// A capacity as the statistics of a target (its estimate the value, its
+/// interval the CI), with its comparison against another's.
+pub fn knee_stats(
+    target: &str,
+    k: &Knee,
+    comparison: Option<Comparison>,
+    caveats: Vec<Caveat>,
+) -> TargetStats {
+    TargetStats {
+        target: target.to_string(),
+        values: vec![k.estimate],
+        summary: summarize(&[k.estimate]),
+        ci: k.interval,
+        ci_clipped: false,
+        outliers: Vec::new(),
+        verdict: comparison
+            .as_ref()
+            .map(|c| crate::stats::verdict(c, Direction::HigherIsBetter, DEFAULT_ALPHA)),
+        comparison,
+        settle: None,
+        correction: None,
+        too_few: false,
+        caveats,
+    }
+}
+
 fn verdict(s: &Search, base: &TargetCapacity, t: &TargetCapacity) -> Option<Verdict> {
     let (kb, kc) = (base.knee.as_ref()?, t.knee.as_ref()?);
     let comparison = compare(kb, kc, LEVEL)?;
     let mut caveats = t.caveats.clone();
     caveats.extend(base.caveats.iter().cloned());
-    let stats =
-        |x: &TargetCapacity, k: &Knee, comparison: Option<Comparison>, caveats| TargetStats {
-            target: x.target.clone(),
-            values: vec![k.estimate],
-            summary: summarize(&[k.estimate]),
-            ci: k.interval,
-            ci_clipped: false,
-            outliers: Vec::new(),
-            verdict: comparison
-                .as_ref()
-                .map(|c| crate::stats::verdict(c, Direction::HigherIsBetter, DEFAULT_ALPHA)),
-            comparison,
-            settle: None,
-            correction: None,
-            too_few: false,
-            caveats,
-        };
+    let stats = |x: &TargetCapacity, k: &Knee, comparison, caveats| {
+        knee_stats(&x.target, k, comparison, caveats)
+    };
     Some(Verdict {
         workload: s.workload.clone(),
         primary: true,
