@@ -138,6 +138,7 @@ impl<'t> Lab<'t> {
                 })
             })
             .collect();
+        telemetry::share_campaign(&mut self.watches);
         self.layers = self.stacks(exp);
         self.watch_caches(exp)?;
         // Attached once for the campaign: bpftrace takes seconds to attach.
@@ -411,7 +412,7 @@ impl Drop for Lab<'_> {
 fn check_space(exp: &Experiment, target: usize, root: &Path, clients: u64) -> Result<()> {
     let spec = &exp.targets[target];
     // Variants sharing one set of kept files count once.
-    let (largest, kept) = super::capacity::written_at_once(exp, target, clients);
+    let (largest, kept) = super::footprint::written_at_once(exp, target, clients);
     let needed = largest.saturating_add((largest / 64).max(1 << 20));
     if let Some((_, free)) = space(root) {
         if needed > free {

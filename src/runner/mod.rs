@@ -5,9 +5,9 @@
 //! when SIGINT/SIGTERM raise the stop flag. Under MPI this is rank 0: it
 //! provisions and records, and each run is carried out by every rank.
 
-mod capacity;
 mod clients;
 mod conduct;
+mod footprint;
 mod lab;
 mod preflight;
 pub mod roots;
