@@ -138,7 +138,7 @@ fn reading_an_older_store_leaves_its_file_as_it_is_and_import_migrates_it() {
             .unwrap()
     };
     assert_eq!(version(&lab.db()), "3");
-    assert_eq!(version(&other.db()), "8");
+    assert_eq!(version(&other.db()), "9");
     let uuid = |json: &str| -> String {
         let v: serde_json::Value = serde_json::from_str(json).expect("export JSON");
         v["provenance"]["uuid"]

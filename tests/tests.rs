@@ -76,6 +76,9 @@ mod pgbench_runs;
 /// Loop, ZFS and Gluster targets provisioned, run and torn down for real;
 /// cleanup after SIGKILL; dangerous specs refused.
 mod provision;
+/// Sequential plans that look after every round: simulated and real
+/// mock campaigns with a known truth, and what they cost in runs.
+mod sequential;
 /// The seed studies' workloads (matrix, smallfiles, tinywrites) through the real binary.
 mod seed_workloads;
 /// The simulated cluster: hosts as namespaces on a bridge, shaped links, cleanup.

@@ -13,9 +13,9 @@ pub mod family;
 use self::family::Correction;
 use crate::metric::{self, Direction, MetricKey, Unit};
 use crate::stats::{
-    compare_runs, mad_outliers, mean_ci, runs_for_half_width, runs_to_resolve, summarize,
+    compare_runs, judge, mad_outliers, mean_ci, runs_for_half_width, runs_to_resolve, summarize,
     t_quantile, verdict, Analysis, Comparison, Design, Interval, RoundValue, Summary, Verdict,
-    DEFAULT_ALPHA, DEFAULT_THRESHOLD,
+    DEFAULT_ALPHA, DEFAULT_MARGIN_PCT, DEFAULT_THRESHOLD,
 };
 use crate::store::keyed::distinct_keys;
 use crate::store::{CampaignData, RunData, WorkloadRow};
@@ -253,6 +253,31 @@ pub fn design(c: &CampaignData) -> Design {
     }
 }
 
+/// `candidate` against the baseline's runs `base` as the campaign's plan
+/// lets them be compared: paired by round where it made rounds, and, for a
+/// plan that ran until decided, with the error spent over the rounds it
+/// could have stopped at ([`crate::stats::sequential`]).
+pub fn compared(
+    c: &CampaignData,
+    base: &[RoundValue],
+    candidate: &[RoundValue],
+    analysis: Analysis,
+) -> Option<Comparison> {
+    let Some(looks) = c.plan().looks(MIN_RUNS as u32) else {
+        return compare_runs(base, candidate, design(c), analysis, LEVEL);
+    };
+    let j = judge(
+        base,
+        candidate,
+        design(c),
+        analysis,
+        LEVEL,
+        looks,
+        DEFAULT_MARGIN_PCT,
+    )?;
+    Some(j.comparison)
+}
+
 /// The analysis the campaign's plan asks for (ratio unless it says means).
 pub fn plan_analysis(c: &CampaignData) -> Analysis {
     Analysis::from_word(c.plan().analysis.as_deref())
@@ -298,7 +323,7 @@ pub fn metric(
             let comparison = if *t == baseline {
                 None
             } else {
-                compare_runs(&base, &values, design(c), analysis, LEVEL)
+                compared(c, &base, &values, analysis)
             };
             let too_few = *t != baseline
                 && comparison.is_none()

@@ -37,6 +37,7 @@ const NOT_SWEPT: &[&str] = &[
     "sweep",
     "sweep_mode",
     "compare_levels",
+    "equivalence_margin",
     "on",
     "gluster",
     "export_of",
@@ -294,6 +295,7 @@ impl Cx<'_> {
         let sweep = self.sweep(t, keys, &owner, "workloads", &others)?;
         let only_targets = self.only_targets(t, &name, targets)?;
         let shared = self.shared(t, &name, kind)?;
+        let margin_pct = self.margin(t, &name)?;
         self.count_pairs(t, &name, &sweep, &only_targets, targets, pairs)?;
         let variants = sweep.variants();
         let mut out = Vec::with_capacity(variants.len());
@@ -318,6 +320,7 @@ impl Cx<'_> {
                 only_targets: only_targets.clone(),
                 compare_levels: Vec::new(),
                 shared,
+                margin_pct,
             };
             self.check_runnable(t, &spec, targets)?;
             self.check_label_keys(levels, &spec, targets)?;

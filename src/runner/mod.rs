@@ -25,6 +25,7 @@ use crate::process::StopFlag;
 use crate::progress::Printer;
 use crate::provision::facts::path_facts;
 use crate::ranks::Team;
+use crate::stats::RoundValue;
 use crate::store::write::CampaignIds;
 use crate::store::{DoneRun, Store};
 use lab::Lab;
@@ -195,8 +196,9 @@ struct Campaign<'a, 'l> {
     root: bool,
     /// Runs already recorded (resume): their primary value.
     done: HashMap<Key, Option<f64>>,
-    /// Primary values of each pair's successful measured runs.
-    values: HashMap<(usize, usize), Vec<f64>>,
+    /// Primary values of each pair's successful measured runs, with their
+    /// rounds: what the plan's sequencer decides from.
+    values: HashMap<(usize, usize), Vec<RoundValue>>,
     position: u32,
     started: Instant,
     prior_s: f64,
@@ -290,7 +292,8 @@ impl<'a, 'l> Campaign<'a, 'l> {
         Ok(())
     }
 
-    /// Warm-up rounds, then measured rounds until every pair has stopped.
+    /// Warm-up rounds, then the measured rounds the plan's sequencer asks
+    /// for ([`crate::rounds`]) until it asks for none.
     fn run_group(&mut self, group: &[(usize, usize)]) -> Result<Option<Halt>> {
         let mut round = 0;
         for rep in 1..=self.s.exp.plan.warmup {
@@ -299,44 +302,52 @@ impl<'a, 'l> Campaign<'a, 'l> {
                 return Ok(Some(h));
             }
         }
-        let mut active: Vec<(usize, usize)> = group.to_vec();
+        let mut sequencer = crate::rounds::for_plan(self.s.exp, group);
         let mut rep = 0;
-        while !active.is_empty() {
+        loop {
+            let next = sequencer.next(&crate::rounds::Seen {
+                rounds: rep,
+                values: &self.values,
+            });
+            for ((t, w), stop) in next.stopped {
+                self.s
+                    .store
+                    .set_pair_stop(&self.ids, t, w, stop.reason(), rep, stop.ci_pct())?;
+            }
+            if next.run.is_empty() {
+                return Ok(None);
+            }
             rep += 1;
             round += 1;
-            if let Some(h) = self.run_round(&active, round, rep, false)? {
+            if let Some(h) = self.run_round(&next.run, round, rep, false)? {
                 if matches!(h, Halt::TimeUp) {
-                    for &(t, w) in &active {
-                        let v = self.values.get(&(t, w)).map_or(&[][..], Vec::as_slice);
-                        self.s.store.set_pair_stop(
-                            &self.ids,
-                            t,
-                            w,
-                            "time",
-                            v.len() as u32,
-                            crate::rounds::ci_pct(v),
-                        )?;
-                    }
+                    self.stopped_on_time(&next.run)?;
                 }
                 return Ok(Some(h));
             }
-            let mut still = Vec::new();
-            for &(t, w) in &active {
-                // Borrowed, not copied: a pair of 10^5 runs would copy them
-                // all after every round.
-                let v = self.values.get(&(t, w)).map_or(&[][..], Vec::as_slice);
-                match crate::rounds::decide(self.s.exp.plan.repetitions, rep, v) {
-                    Some(s) => {
-                        self.s
-                            .store
-                            .set_pair_stop(&self.ids, t, w, s.reason(), rep, s.ci_pct())?
-                    }
-                    None => still.push((t, w)),
-                }
-            }
-            active = still;
         }
-        Ok(None)
+    }
+
+    /// Records that `pairs` stopped because `max_time` was reached.
+    fn stopped_on_time(&mut self, pairs: &[(usize, usize)]) -> Result<()> {
+        for &(t, w) in pairs {
+            let v: Vec<f64> = self
+                .values
+                .get(&(t, w))
+                .map_or(&[][..], Vec::as_slice)
+                .iter()
+                .map(|r| r.value)
+                .collect();
+            self.s.store.set_pair_stop(
+                &self.ids,
+                t,
+                w,
+                "time",
+                v.len() as u32,
+                crate::rounds::ci_pct(&v),
+            )?;
+        }
+        Ok(())
     }
 
     fn run_round(
@@ -367,11 +378,14 @@ impl<'a, 'l> Campaign<'a, 'l> {
     }
 
     fn note_value(&mut self, pr: &PlannedRun, value: Option<f64>) {
-        if let (false, Some(v)) = (pr.warmup, value) {
+        if let (false, Some(value)) = (pr.warmup, value) {
             self.values
                 .entry((pr.target, pr.workload))
                 .or_default()
-                .push(v);
+                .push(RoundValue {
+                    round: pr.round,
+                    value,
+                });
         }
     }
 }

@@ -66,6 +66,17 @@ impl Looks {
         Looks { first: n, last: n }
     }
 
+    /// The looks of a plan of `min` to `max` rounds whose first verdict
+    /// can come after `first_verdict` rounds: after each round from the
+    /// later of the two.
+    pub fn rounds(min: u32, max: u32, first_verdict: u32) -> Looks {
+        let first = min.max(first_verdict);
+        Looks {
+            first,
+            last: max.max(first),
+        }
+    }
+
     /// How many looks: at least one.
     pub fn count(self) -> u32 {
         self.last.saturating_sub(self.first) + 1
@@ -194,5 +205,8 @@ mod tests {
         assert_eq!(looks.spend(0.2), 1.0);
         assert_eq!(Looks::once(3).count(), 1);
         assert_eq!(Looks { first: 5, last: 3 }.count(), 1);
+        assert_eq!(Looks::rounds(3, 10, 3), looks);
+        assert_eq!(Looks::rounds(1, 2, 3), Looks::once(3));
+        assert_eq!(Looks::rounds(5, 10, 3).count(), 6);
     }
 }

@@ -6,6 +6,7 @@
 use serde_json::Value;
 
 use super::{CampaignData, TargetRow};
+use crate::stats::Looks;
 
 /// How many times each pair was to run.
 #[derive(Debug, Clone, PartialEq)]
@@ -19,6 +20,9 @@ pub enum Repetitions {
         max: String,
         until_ci_pct: String,
     },
+    /// Sequential: rounds until every comparison was decided, at least
+    /// `min`, at most `max`.
+    Decided { min: u32, max: u32 },
 }
 
 /// The plan a campaign ran, as stored.
@@ -38,6 +42,13 @@ impl StoredPlan {
         let plan = experiment.get("plan").unwrap_or(&Value::Null);
         let field = |k: &str| plan.get(k).unwrap_or(&Value::Null);
         let repetitions = match field("repetitions") {
+            Value::Object(a) if a.get("until").and_then(Value::as_str) == Some("decided") => {
+                let count = |k: &str| a.get(k).and_then(Value::as_u64).unwrap_or(0) as u32;
+                Repetitions::Decided {
+                    min: count("min"),
+                    max: count("max"),
+                }
+            }
             Value::Object(a) => {
                 let part = |k: &str| a.get(k).unwrap_or(&Value::Null).to_string();
                 Repetitions::Adaptive {
@@ -53,6 +64,18 @@ impl StoredPlan {
             seed: field("seed").to_string(),
             repetitions,
             analysis: field("analysis").as_str().map(String::from),
+        }
+    }
+
+    /// The looks a plan that ran until decided could take before its
+    /// verdicts ([`crate::stats::sequential`]): after every round from the
+    /// first verdict's. `None` for a plan that looked once: a fixed count,
+    /// or `until_ci`, whose stop looked at each pair's own spread, not at a
+    /// comparison.
+    pub fn looks(&self, first_verdict: u32) -> Option<Looks> {
+        match self.repetitions {
+            Repetitions::Decided { min, max } => Some(Looks::rounds(min, max, first_verdict)),
+            _ => None,
         }
     }
 

@@ -175,6 +175,9 @@ fn repetitions_text(reps: &Repetitions, order_text: &str) -> String {
             "Each target–workload pair ran at least {min} and at most {max} times, {order_text}, adding rounds while the 95% CI half-width of its primary metric was above {until_ci_pct}% of the mean."
         ),
         Repetitions::Fixed(n) => format!("Each target–workload pair was planned {n} times, {order_text}."),
+        Repetitions::Decided { min, max } => format!(
+            "Each workload ran at least {min} and at most {max} rounds on its targets, {order_text}, adding rounds until every comparison of its primary metric with the baseline was different or equivalent, judged after every round with the error spent over the rounds it could take."
+        ),
     }
 }
 
