@@ -60,6 +60,21 @@ pub enum Command {
         #[arg(long)]
         fail_on_failure: bool,
     },
+    /// Run a campaign's experiment again into the same store, as its next
+    /// replica (its rounds in another order): `show`, `report` and
+    /// `compare` then say per comparison whether the replicas agree.
+    Replicate {
+        /// The campaign (id or name) to replicate; default the latest. A
+        /// replica of a replica replicates the first campaign of its group.
+        campaign: Option<String>,
+        /// A fact of your own recorded with the replica (repeatable), as
+        /// `run --tag`.
+        #[arg(long, value_name = "KEY=VALUE")]
+        tag: Vec<String>,
+        /// Exit 3 when any run failed, as `run --fail-on-failure`.
+        #[arg(long)]
+        fail_on_failure: bool,
+    },
     /// Validate an experiment file, print its planned runs with an
     /// estimate learned from the store's past runs, and say what `run`
     /// would refuse on this host.

@@ -461,8 +461,15 @@ mod tests {
         );
         let src = "[plan]\nrepetitions = { until = \"decided\" }\norder = \"sequential\"\n[[target]]\nname = \"a\"\nkind = \"dir\"\npath = \"/tmp\"\n";
         let e = parse_experiment("t.toml", src).unwrap_err().to_string();
-        assert!(e.contains("t.toml:3:9: order = \"sequential\" runs each pair's repetitions back to back"), "{e}");
-        let e = parse_experiment("t.toml", &src.replace("\"decided\"", "\"sure\"")).unwrap_err().to_string();
+        assert!(
+            e.contains(
+                "t.toml:3:9: order = \"sequential\" runs each pair's repetitions back to back"
+            ),
+            "{e}"
+        );
+        let e = parse_experiment("t.toml", &src.replace("\"decided\"", "\"sure\""))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("`until` takes \"decided\""), "{e}");
     }
 }

@@ -145,8 +145,14 @@ fn print(name: &str, r: Rates) {
 
 const DEFAULT: &str = "repetitions = { min = 3, max = 10, until = \"decided\" }";
 const ORDERS: [(&str, &str); 2] = [
-    ("balanced", "repetitions = { until = \"decided\" }\norder = \"balanced\""),
-    ("randomized", "repetitions = { until = \"decided\" }\norder = \"randomized\""),
+    (
+        "balanced",
+        "repetitions = { until = \"decided\" }\norder = \"balanced\"",
+    ),
+    (
+        "randomized",
+        "repetitions = { until = \"decided\" }\norder = \"randomized\"",
+    ),
 ];
 
 // Identical targets, looked at after every round from the third to the
@@ -258,10 +264,14 @@ fn a_real_campaign_stops_each_workload_once_decided() {
         .collect();
     let of = |w: &str| stops.iter().filter(|s| s.0 == w).collect::<Vec<_>>();
     assert_eq!(of("clear").len(), 2, "{stops:?}");
-    assert!(of("clear").iter().all(|s| s.1 == "decided" && s.2 == 3), "{stops:?}");
+    assert!(
+        of("clear").iter().all(|s| s.1 == "decided" && s.2 == 3),
+        "{stops:?}"
+    );
     let same = of("same");
     assert!(
-        same.iter().all(|s| s.1 == "decided" && s.2 > 3 && s.2 <= 10 && s.2 == same[0].2),
+        same.iter()
+            .all(|s| s.1 == "decided" && s.2 > 3 && s.2 <= 10 && s.2 == same[0].2),
         "{stops:?}"
     );
     // The runs are the simulation's: replay the campaign in-process.

@@ -65,6 +65,19 @@ impl Lab {
         kill_after: &[i64],
         wait: std::time::Duration,
     ) -> std::process::ExitStatus {
+        let first = ["run", "--quiet", file.to_str().unwrap()];
+        self.kill_and_resume_command(&first, name, kill_after, wait)
+    }
+
+    /// [`Lab::kill_and_resume`] of the campaign that storlab `first` starts
+    /// (`replicate 1`), counting the store's runs.
+    pub fn kill_and_resume_command(
+        &self,
+        first: &[&str],
+        name: &str,
+        kill_after: &[i64],
+        wait: std::time::Duration,
+    ) -> std::process::ExitStatus {
         let spawn = |args: &[&str]| {
             self.cmd()
                 .args(args)
@@ -72,7 +85,7 @@ impl Lab {
                 .spawn()
                 .expect("spawn storlab")
         };
-        let mut child = spawn(&["run", "--quiet", file.to_str().unwrap()]);
+        let mut child = spawn(first);
         for &n in kill_after {
             let t0 = std::time::Instant::now();
             while runs_in_store(&self.db()) < n {

@@ -61,6 +61,17 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
                 fail_on_failure,
             ),
         },
+        Command::Replicate {
+            campaign,
+            tag,
+            fail_on_failure,
+        } => run::replicate(
+            &cli.db,
+            campaign.as_deref(),
+            &tag,
+            cli.quiet,
+            fail_on_failure,
+        ),
         Command::Check { experiment } => check::check(&cli.db, experiment.as_deref()),
         Command::Init { file, force } => init::init(&file, force),
         Command::Completions { shell } => generate::completions(shell),

@@ -16,7 +16,7 @@ use crate::ranks::Team;
 use crate::report::outline;
 use crate::report::render::terminal;
 use crate::runner::{resume_campaign, run_campaign, Outcome, Session};
-use crate::store::{Parts, Store};
+use crate::store::{Parts, Replica, Store, ToReplicate};
 
 pub fn run(
     db: &Path,
@@ -44,21 +44,116 @@ pub fn run(
             return Ok(ExitCode::from(EXIT_INVALID));
         }
     };
-    team.open(&exp)?;
+    let mut store = match Store::open(db) {
+        Ok(s) => s,
+        Err(e) => {
+            team.abort();
+            return Err(e);
+        }
+    };
+    let new = New {
+        tags: &tags,
+        replica: None,
+    };
+    campaign(db, &mut store, &exp, &mut team, new, quiet, strict)
+}
+
+/// What a new campaign records beside its experiment.
+struct New<'a> {
+    tags: &'a [(String, String)],
+    replica: Option<&'a Replica>,
+}
+
+/// Runs a new campaign of `exp` into `store` and prints its summary.
+fn campaign(
+    db: &Path,
+    store: &mut Store,
+    exp: &experiment::Experiment,
+    team: &mut Team,
+    new: New,
+    quiet: bool,
+    strict: bool,
+) -> Result<ExitCode> {
+    team.open(exp)?;
     let _over = team.over_on_drop();
     let stop = StopFlag::new();
     stop.install_signal_handlers()?;
-    let mut store = Store::open(db)?;
     let mut printer = Printer::new(quiet);
     let outcome = run_campaign(Session {
-        exp: &exp,
-        store: &mut store,
+        exp,
+        store,
         stop: &stop,
         printer: &mut printer,
-        team: &team,
-        tags: &tags,
+        team,
+        tags: new.tags,
+        replica: new.replica,
     })?;
-    finish(db, &store, &outcome, quiet, strict)
+    finish(db, store, &outcome, quiet, strict)
+}
+
+/// `storlab replicate [CAMPAIGN]`: the campaign's experiment, as it
+/// recorded it, run again into the same store as its next replica, its
+/// rounds in another order (`Plan::replica`).
+pub fn replicate(
+    db: &Path,
+    campaign_name: Option<&str>,
+    tags: &[String],
+    quiet: bool,
+    strict: bool,
+) -> Result<ExitCode> {
+    let tags = match crate::provenance::parse_tags(tags) {
+        Ok(t) => t,
+        Err(e) => {
+            errln!("error: --tag: {e}");
+            return Ok(ExitCode::from(EXIT_INVALID));
+        }
+    };
+    let mut team = Team::join()?;
+    if !team.is_root() {
+        return follow(&mut team);
+    }
+    let (mut store, to, exp) = match replicable(db, campaign_name) {
+        Ok(Some(found)) => found,
+        other => {
+            team.abort();
+            return other.map(|_| ExitCode::from(EXIT_INVALID));
+        }
+    };
+    if !quiet {
+        errln!(
+            "replica {} of campaign `{}` ({}), into {}",
+            to.replica.number,
+            exp.name,
+            exp.origin,
+            db.display()
+        );
+    }
+    let new = New {
+        tags: &tags,
+        replica: Some(&to.replica),
+    };
+    campaign(db, &mut store, &exp, &mut team, new, quiet, strict)
+}
+
+/// The store, what to replicate and its experiment with the replica's
+/// order; `None` (after saying why) when the stored experiment no longer
+/// validates.
+fn replicable(
+    db: &Path,
+    campaign: Option<&str>,
+) -> Result<Option<(Store, ToReplicate, experiment::Experiment)>> {
+    let store = Store::open_existing(db)?;
+    let id = store.resolve_campaign(campaign)?;
+    let to = store.to_replicate(id)?;
+    let mut exp = match experiment::parse_experiment(&to.origin, &to.source) {
+        Ok(e) => e,
+        Err(e) => {
+            errln!("error: the stored experiment of campaign {id} no longer validates, so it cannot be replicated: {e}");
+            return Ok(None);
+        }
+    };
+    exp.plan.replica = to.replica.number;
+    Ok(Some((store, to, exp)))
 }
 
 /// The ranks other than 0, for a whole campaign.
@@ -95,6 +190,7 @@ pub fn resume(db: &Path, campaign: &str, quiet: bool, strict: bool) -> Result<Ex
         printer: &mut printer,
         team: &team,
         tags: &[],
+        replica: None,
     };
     let outcome = resume_campaign(session, r.ids)?;
     finish(db, &store, &outcome, quiet, strict)
@@ -109,7 +205,7 @@ fn resumable(
     let store = Store::open_existing(db)?;
     let id = store.resolve_campaign(Some(campaign))?;
     let r = store.resumable(id)?;
-    let exp = match experiment::parse_experiment(&r.origin, &r.source) {
+    let mut exp = match experiment::parse_experiment(&r.origin, &r.source) {
         Ok(e) => e,
         Err(e) => {
             errln!("error: the stored experiment of campaign {id} no longer validates: {e}");
@@ -129,6 +225,8 @@ fn resumable(
     if !names_match {
         anyhow::bail!("campaign {id}'s stored targets and workloads do not match its experiment; it cannot be resumed");
     }
+    // A replica resumes in its own order.
+    exp.plan.replica = store.replica(id)?.map_or(0, |r| r.number);
     for (w, stored) in exp.workloads.iter().zip(&r.workload_params) {
         if &w.params.to_json() != stored {
             anyhow::bail!("workload `{}` of campaign {id} resolves differently now (a file it reads, such as a fio job file, changed); it cannot be resumed", w.name);

@@ -9,7 +9,8 @@ use toml_edit::{Document, Item, Table, TableLike};
 
 use super::error::{did_you_mean, ExperimentError, Location};
 use super::schema::{
-    AdaptiveParams, Experiment, Order, Plan, PlanParams, Remount, Repetitions, TargetSpec, WorkloadSpec,
+    AdaptiveParams, Experiment, Order, Plan, PlanParams, Remount, Repetitions, TargetSpec,
+    WorkloadSpec,
 };
 use crate::params::units::{parse_duration, parse_size};
 use crate::params::{split_list, Declared, Fault, ParamSpec, ParamType, Params, Value};

@@ -148,7 +148,10 @@ pub enum Repetitions {
     /// workload until every primary comparison of it is decided (different
     /// or equivalent, judged so that looking after every round stays
     /// valid: [`crate::stats::sequential`]) or it has `max` runs.
-    Decided { min: u32, max: u32 },
+    Decided {
+        min: u32,
+        max: u32,
+    },
 }
 
 /// The plan when the file names no `repetitions`.
@@ -205,6 +208,11 @@ pub struct Plan {
     /// The most target variants, and target–workload pairs, the sweeps
     /// may make: counted before any is built.
     pub max_variants: u64,
+    /// 0 for a campaign of the file; N for its N-th replica (`storlab
+    /// replicate`), whose rounds take another order: balanced rounds start
+    /// N rows further in their Williams design, randomized ones mix N into
+    /// their seed.
+    pub replica: u32,
 }
 
 /// The plan's word for the statistics' analysis (which lives in `stats`,
@@ -269,13 +277,14 @@ impl From<PlanParams> for Plan {
             telemetry: p.telemetry,
             block_trace: p.block_trace,
             max_variants: p.max_variants,
+            replica: 0,
         }
     }
 }
 
 impl Plan {
     pub fn to_json(&self) -> serde_json::Value {
-        json!({
+        let mut plan = json!({
             "repetitions": self.repetitions.to_json(),
             "max_time_s": self.max_time.map(|d| d.as_secs_f64()),
             "order": self.order.name(),
@@ -286,7 +295,11 @@ impl Plan {
             "analysis": self.analysis.word(),
             "telemetry": self.telemetry,
             "block_trace": self.block_trace,
-        })
+        });
+        if self.replica > 0 {
+            plan["replica"] = json!(self.replica);
+        }
+        plan
     }
 }
 

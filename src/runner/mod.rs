@@ -50,6 +50,8 @@ pub struct Session<'a> {
     pub team: &'a Team,
     /// The user's `--tag KEY=VALUE`, recorded with a new campaign.
     pub tags: &'a [(String, String)],
+    /// For `storlab replicate`: the replica the new campaign is.
+    pub replica: Option<&'a crate::store::Replica>,
 }
 
 /// Runs a new campaign and records it in the session's store.
@@ -60,6 +62,9 @@ pub fn run_campaign(s: Session<'_>) -> Result<Outcome> {
         .begin_campaign(s.exp, &crate::host::environment(), planned_runs(s.exp))?;
     let provenance = crate::provenance::collect(s.exp, s.tags);
     s.store.record_provenance(ids.campaign, &provenance)?;
+    if let Some(replica) = s.replica {
+        s.store.record_replica(ids.campaign, replica)?;
+    }
     drive(s, lab, ids, Vec::new())
 }
 

@@ -80,9 +80,11 @@ impl Store {
         }
         let uuid: Option<String> = self
             .conn
-            .query_row("SELECT uuid FROM campaigns WHERE id = ?1", [campaign], |r| {
-                r.get(0)
-            })
+            .query_row(
+                "SELECT uuid FROM campaigns WHERE id = ?1",
+                [campaign],
+                |r| r.get(0),
+            )
             .with_context(|| format!("reading campaign {campaign}"))?;
         Ok(uuid.unwrap_or_default())
     }
