@@ -16,6 +16,7 @@ pub mod cli;
 pub mod commands;
 pub mod estimate;
 pub mod experiment;
+pub mod export;
 pub mod fact;
 pub mod foreign;
 pub mod host;

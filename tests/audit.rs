@@ -156,6 +156,7 @@ impl Drop for Victim {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn item1_mkfs_options_naming_another_device_are_refused_and_it_keeps_its_data() {
     require_root!();
     let lab = Lab::new();
@@ -346,6 +347,7 @@ fn item3_fio_options_that_reach_outside_are_refused_before_anything_runs() {
 // ---- 4. a target unmounted behind storlab's back ----
 
 #[test]
+#[ignore = "needs root"]
 fn item4_a_target_unmounted_behind_storlabs_back_is_not_measured() {
     require_root!();
     let lab = Lab::new();
@@ -433,6 +435,7 @@ fn runs_below(dir: &Path, needle: &str) -> bool {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn item6_an_interrupt_while_preparing_is_interrupted_and_resume_runs_it_again() {
     require_root!();
     crate::pgbench_runs::require_postgres();
@@ -530,6 +533,7 @@ fn forged_journal(lab: &Lab, resources: &[serde_json::Value]) -> PathBuf {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn item7_a_daemon_whose_users_cannot_be_listed_is_kept_running() {
     require_root!();
     let lab = Lab::new();
@@ -560,6 +564,7 @@ fn item7_a_daemon_whose_users_cannot_be_listed_is_kept_running() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn item7_a_campaign_holds_its_daemon_claim_until_its_volume_is_gone() {
     require_root!();
     let _d = crate::provision::daemons();
@@ -596,6 +601,7 @@ fn item7_a_campaign_holds_its_daemon_claim_until_its_volume_is_gone() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn item7_a_daemon_left_for_another_campaign_stays_journaled_until_cleanup_stops_it() {
     require_root!();
     let _d = crate::provision::daemons();
@@ -702,6 +708,7 @@ fn item8_cleanup_removes_the_working_directory_a_killed_campaign_left() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn item8_cleanup_removes_a_pgbench_socket_directory_outside_the_target() {
     require_root!();
     crate::pgbench_runs::require_postgres();
@@ -771,6 +778,7 @@ fn item8_cleanup_touches_nothing_outside_storlabs_names() {
 // ---- 10. the run the store could not take ----
 
 #[test]
+#[ignore = "needs root"]
 fn item10_a_run_a_full_store_cannot_take_is_printed_spooled_and_committed_later() {
     require_root!();
     let lab = Lab::new();
@@ -828,6 +836,7 @@ fn item10_a_run_a_full_store_cannot_take_is_printed_spooled_and_committed_later(
 // ---- 11. a command's stray children ----
 
 #[test]
+#[ignore = "needs root"]
 fn item11_what_a_command_leaves_running_does_not_keep_the_target_busy() {
     require_root!();
     let lab = Lab::new();
@@ -911,6 +920,7 @@ fn item12_campaigns_starting_together_on_a_new_store_all_run() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn item12_a_read_only_store_can_be_listed_shown_and_exported() {
     require_root!();
     let lab = Lab::new();
@@ -942,6 +952,7 @@ fn item12_a_read_only_store_can_be_listed_shown_and_exported() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn item12_a_store_path_that_is_no_file_is_refused_and_nothing_is_written_beside_it() {
     require_root!();
     let lab = Lab::new();
@@ -1011,6 +1022,7 @@ fn item12_a_size_near_two_to_the_64_is_a_clear_error_not_a_panic() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn item12_a_full_filesystem_fails_an_io_run_with_enospc() {
     require_root!();
     let lab = Lab::new();
@@ -1039,6 +1051,7 @@ fn item12_a_full_filesystem_fails_an_io_run_with_enospc() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn item12_a_teardown_error_names_a_journal_that_exists() {
     require_root!();
     let lab = Lab::new();

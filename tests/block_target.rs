@@ -91,6 +91,7 @@ fn a_block_target_needs_allow_destroy_and_io_workloads() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn a_mounted_device_is_refused_before_anything_runs() {
     require_root!();
     let lab = Lab::new();
@@ -114,6 +115,7 @@ fn a_mounted_device_is_refused_before_anything_runs() {
 /// itself: the blocks it wrote carry verify headers in the image, at each
 /// job's own region.
 #[test]
+#[ignore = "needs root"]
 fn io_runs_on_an_unmounted_loop_device() {
     require_root!();
     let lab = Lab::new();

@@ -87,6 +87,7 @@ fn device(
 }
 
 #[test]
+#[ignore = "needs root"]
 fn direct_random_reads_on_a_loop_target_are_timed_at_the_loop_device_and_the_disk_under_it() {
     require_root!();
     require_program!("bpftrace");
@@ -202,6 +203,7 @@ fn attribution(md: &str, target: &str) -> String {
 /// Buffered writes that fit the dirty limits stay in memory for the run:
 /// no data request reaches a device, and the report says the page cache.
 #[test]
+#[ignore = "needs root"]
 fn buffered_writes_that_stay_dirty_are_the_page_caches() {
     require_root!();
     require_program!("bpftrace");
@@ -233,6 +235,7 @@ fn buffered_writes_that_stay_dirty_are_the_page_caches() {
 /// against /proc/diskstats', and the runs the cache served — diskstats says
 /// the loop device read nothing — against the exact warning.
 #[test]
+#[ignore = "needs root"]
 fn a_cached_reread_sends_no_read_request_and_says_page_cache() {
     require_root!();
     require_program!("bpftrace");
@@ -280,6 +283,7 @@ fn a_cached_reread_sends_no_read_request_and_says_page_cache() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn fsyncs_on_ext4_flush_the_device_and_with_barrier_0_do_not() {
     require_root!();
     require_program!("bpftrace");
@@ -336,6 +340,7 @@ fn fsyncs_on_ext4_flush_the_device_and_with_barrier_0_do_not() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn without_block_tracing_the_run_says_so_and_keeps_the_diskstats_average() {
     require_root!();
     let export = campaign(
@@ -368,6 +373,7 @@ fn without_block_tracing_the_run_says_so_and_keeps_the_diskstats_average() {
 /// campaign's running total, nor the files' layout between runs (buffered
 /// writes the run's end_fsync-free layout leaves to writeback).
 #[test]
+#[ignore = "needs root"]
 fn one_tracer_serves_the_campaign_and_each_run_counts_only_its_own_requests() {
     require_root!();
     require_program!("bpftrace");
@@ -414,6 +420,7 @@ fn one_tracer_serves_the_campaign_and_each_run_counts_only_its_own_requests() {
 /// the report says the time went above the device. (With 2 distributed
 /// bricks the factor was 2.5 at load 8: too near the rule's 2 to hold.)
 #[test]
+#[ignore = "needs root"]
 fn a_gluster_target_puts_the_latency_above_the_device() {
     require_root!();
     require_program!("bpftrace");

@@ -92,6 +92,7 @@ fn screenshot(b: &mut Browser, clip: Value, out: &Path) {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn the_html_report_renders_offline_without_errors_and_escapes_names() {
     require_root!();
     let binary = chromium_binary();
@@ -135,6 +136,7 @@ fn the_html_report_renders_offline_without_errors_and_escapes_names() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn a_matrix_report_draws_a_heat_map_per_test_and_target() {
     require_root!();
     let binary = chromium_binary();
@@ -242,6 +244,7 @@ fn a_matrix_report_draws_a_heat_map_per_test_and_target() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn the_report_shows_what_was_compared_the_primary_series_and_open_intervals() {
     require_root!();
     let binary = chromium_binary();
@@ -333,6 +336,7 @@ fn the_report_shows_what_was_compared_the_primary_series_and_open_intervals() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn a_swept_campaign_reports_its_pivots_curve_and_heat_maps() {
     require_root!();
     let binary = chromium_binary();

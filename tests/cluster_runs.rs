@@ -82,6 +82,7 @@ const EXPERIMENT: &str = "name = \"cluster\"\n[plan]\nrepetitions = @REPS@\n\n\
 // a client), and SIGKILL with `storlab cleanup`; CI runs it instead.
 #[cfg(not(feature = "mpi"))]
 #[test]
+#[ignore = "needs root"]
 fn a_replica_volume_on_two_servers_measured_from_a_client() {
     require_root!();
     let lab = Lab::new();
@@ -220,6 +221,7 @@ fn mpirun(sim: &Sim, lab: &Lab, args: &[&str]) -> Command {
 
 #[cfg(feature = "mpi")]
 #[test]
+#[ignore = "needs root"]
 fn ranks_on_two_client_hosts_share_a_volume_on_two_servers() {
     require_root!();
     let lab = Lab::new();

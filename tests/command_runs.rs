@@ -161,6 +161,7 @@ fn commands_run_timed_in_the_working_directory_of_a_directory_target() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn commands_run_on_tmpfs() {
     require_root!();
     let lab = Lab::new();

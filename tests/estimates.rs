@@ -62,6 +62,7 @@ fn check_says_what_run_would_refuse() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn check_says_a_provisioning_target_needs_root() {
     require_root!();
     // Run check and run as `nobody`: a tmpfs needs root to mount.
@@ -161,6 +162,7 @@ fn campaign_seconds(db: &std::path::Path, id: i64) -> f64 {
 /// to 1.1 on this shared 2-core machine: that belongs in a benchmark, not
 /// a test.)
 #[test]
+#[ignore = "needs root"]
 fn the_estimate_of_a_recorded_campaigns_rerun_holds() {
     require_root!();
     let lab = Lab::new();

@@ -175,6 +175,7 @@ fn fio_job_files_run_on_a_directory_target() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn fio_job_files_run_on_tmpfs() {
     require_root!();
     require_program!("fio");
@@ -257,6 +258,7 @@ fn a_failing_job_is_a_failed_run_with_fios_own_words() {
 /// A command fills the filesystem after the space check, as something else
 /// on a shared disk would: the fio run then fails with fio's own message.
 #[test]
+#[ignore = "needs root"]
 fn a_full_filesystem_fails_the_fio_run_with_fios_message() {
     require_root!();
     require_program!("fio");
@@ -433,6 +435,7 @@ fn fio_groups_and_phases_are_rated_as_fio_rates_them() {
 /// drops the file's cached pages at the start and on every wrap, and so
 /// does `io`'s). With `invalidate = false`, `io` rereads the page cache.
 #[test]
+#[ignore = "needs root"]
 fn fio_and_io_read_the_same_device_bytes_for_the_same_buffered_random_read() {
     require_root!();
     require_program!("fio");

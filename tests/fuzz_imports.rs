@@ -215,8 +215,8 @@ fn destination_works(db: &Path) -> Result<usize, String> {
             .map_err(|e| format!("markdown of {}: {e:#}", c.id))?;
         storlab::report::render::html::render(&doc)
             .map_err(|e| format!("html of {}: {e:#}", c.id))?;
-        storlab::report::export::to_csv(&data, Default::default());
-        storlab::report::export::to_json(&data);
+        storlab::export::to_csv(&data, Default::default());
+        storlab::export::to_json(&data);
         by_name
             .entry(data.campaign.name.clone())
             .or_default()

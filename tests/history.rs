@@ -119,6 +119,7 @@ fn tags_host_facts_and_a_uuid_are_recorded_shown_exported_and_filtered() {
 /// it running (version probes aside) has its version recorded, and no
 /// program it did not run. Real targets and workloads, one short run each.
 #[test]
+#[ignore = "needs root"]
 fn versions_are_recorded_for_every_program_a_real_campaign_ran() {
     require_root!();
     for p in [

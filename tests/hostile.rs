@@ -823,6 +823,7 @@ fn attached(image: &Path) -> Option<String> {
 /// do not stand on it are undone, what is left is said with why, the
 /// status is 1 and the journal stays; the next cleanup finishes.
 #[test]
+#[ignore = "needs root"]
 fn cleanup_goes_on_past_a_busy_loop_device() {
     require_root!();
     crate::util::require_program("losetup");
@@ -895,6 +896,7 @@ fn cleanup_goes_on_past_a_busy_loop_device() {
 /// detaches the dead mount lazily and undoes all of it (a plain `umount`
 /// failed with ENOTCONN and left everything).
 #[test]
+#[ignore = "needs root"]
 fn cleanup_detaches_a_mount_whose_fuse_server_died() {
     require_root!();
     crate::util::require_program("qemu-storage-daemon");
@@ -1041,6 +1043,7 @@ fn zfs_fuse_running() -> bool {
 /// Item 7: the campaign that started zfs-fuse ends while another holds a
 /// claim on it; the other, the last to leave, stops it.
 #[test]
+#[ignore = "needs root"]
 fn the_last_campaign_to_leave_stops_the_daemon_storlab_started() {
     require_root!();
     crate::util::require_program("zfs-fuse");
@@ -1224,6 +1227,7 @@ impl Drop for SmallTmpfs {
 /// disk fills: 43 kB of CSV into a 16 kB tmpfs) leaves no partial file and
 /// keeps what the file held; one that succeeds replaces it whole.
 #[test]
+#[ignore = "needs root"]
 fn a_failed_export_leaves_no_partial_file() {
     require_root!();
     let lab = Lab::new();

@@ -178,6 +178,7 @@ fn tmpfs_name() -> String {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn tmpfs_is_mounted_measured_and_unmounted() {
     let _alone = crate::util::measuring_alone();
     require_root!();
@@ -224,6 +225,7 @@ fn wait_for_runs(db: &std::path::Path, n: i64) {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn a_full_filesystem_fails_runs_and_the_campaign_goes_on() {
     require_root!();
     let lab = Lab::new();
@@ -295,6 +297,7 @@ fn a_full_filesystem_fails_runs_and_the_campaign_goes_on() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn a_workload_larger_than_the_free_space_is_refused_before_anything_runs() {
     require_root!();
     let lab = Lab::new();

@@ -126,6 +126,7 @@ const SMALL_WORKLOADS: &str = "[[workload]]\nname = \"seqwrite\"\nkind = \"io\"\
      [[workload]]\nname = \"meta\"\nkind = \"smallfiles\"\nfiles = 200\ndirs = 4\n";
 
 #[test]
+#[ignore = "needs root"]
 fn three_ranks_on_tmpfs_add_up_and_leave_nothing() {
     require_root!();
     let lab = Lab::new();
@@ -198,6 +199,7 @@ fn aggregate_and_ranks(db: &Path, workload: &str, metric: &str) -> Vec<(f64, Vec
 }
 
 #[test]
+#[ignore = "needs root"]
 fn tiny_writes_matrix_and_commands_merge_into_meaningful_primaries() {
     require_root!();
     let lab = Lab::new();
@@ -236,6 +238,7 @@ fn tiny_writes_matrix_and_commands_merge_into_meaningful_primaries() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn a_failing_rank_fails_the_run_without_a_hang() {
     require_root!();
     let lab = Lab::new();
@@ -305,6 +308,7 @@ fn one_rank_is_a_plain_run() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn three_ranks_on_a_gluster_replica_volume() {
     require_root!();
     let _d = crate::provision::daemons();
@@ -351,6 +355,7 @@ fn rank0_of(mpirun: u32) -> i32 {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn sigint_on_rank_0_stops_every_rank_and_resume_finishes_under_mpi() {
     require_root!();
     let lab = Lab::new();

@@ -98,6 +98,7 @@ fn value(run: &serde_json::Value, name: &str) -> Option<f64> {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn pgbench_on_tmpfs_and_on_a_disk_directory_leaves_no_server_and_no_cluster() {
     require_root!();
     let _ = require_postgres!();
@@ -436,6 +437,7 @@ impl Drop for OwnServer {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn dsn_runs_against_an_existing_server_and_touches_only_pgbench_tables() {
     require_root!();
     let bin = require_postgres!();
@@ -543,6 +545,7 @@ fn signal_server(postmaster: u32, sig: libc::c_int) {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn a_rate_run_holds_its_rate_and_a_stopped_server_shows_in_p999_and_max() {
     require_root!();
     let _ = require_postgres!();
@@ -635,6 +638,7 @@ fn a_rate_run_holds_its_rate_and_a_stopped_server_shows_in_p999_and_max() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn wal_bytes_per_transaction_are_lower_without_full_page_writes() {
     require_root!();
     let _ = require_postgres!();
@@ -684,6 +688,7 @@ fn wal_bytes_per_transaction_are_lower_without_full_page_writes() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn init_steps_add_up_and_the_server_version_is_a_fact_and_in_the_report() {
     require_root!();
     let _ = require_postgres!();
@@ -766,6 +771,7 @@ fn init_steps_add_up_and_the_server_version_is_a_fact_and_in_the_report() {
 /// than running out of space half-way (seed 000's example did, 24 runs
 /// in). A sweep of transactions shares one cluster, and is not refused.
 #[test]
+#[ignore = "needs root"]
 fn clusters_kept_from_run_to_run_must_fit_together() {
     require_root!();
     let _ = require_postgres!();

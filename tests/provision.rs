@@ -189,6 +189,7 @@ fn provision_run_teardown(lab: &Lab, targets: &str) -> Value {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn ext4_with_noatime_and_data_writeback() {
     require_root!();
     require_program!("mkfs.ext4");
@@ -222,6 +223,7 @@ fn ext4_with_noatime_and_data_writeback() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn xfs_and_btrfs() {
     require_root!();
     require_program!("mkfs.xfs");
@@ -237,6 +239,7 @@ fn xfs_and_btrfs() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn thin_and_preallocated_images() {
     require_root!();
     require_program!("mkfs.ext4");
@@ -262,6 +265,7 @@ fn thin_and_preallocated_images() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn zfs_dataset_with_recordsize_8k_and_compression() {
     require_root!();
     require_program!("zpool");
@@ -292,6 +296,7 @@ pub(crate) fn wait_for(what: &str, secs: u64, mut done: impl FnMut() -> bool) {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn gluster_replica_2_with_write_behind_off() {
     require_root!();
     require_program!("glusterd");
@@ -344,6 +349,7 @@ fn gluster_replica_2_with_write_behind_off() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn a_killed_campaign_is_undone_by_storlab_cleanup() {
     require_root!();
     require_program!("glusterd");
@@ -412,6 +418,7 @@ fn a_killed_campaign_is_undone_by_storlab_cleanup() {
 /// again to destroy the pool, then stops it. Before, every pool, image and
 /// directory was left ("cannot reach ZFS").
 #[test]
+#[ignore = "needs root"]
 fn a_killed_campaign_whose_zfs_fuse_died_too_is_undone_by_storlab_cleanup() {
     require_root!();
     require_program!("zfs-fuse");
@@ -499,6 +506,7 @@ fn an_existing_device_without_allow_destroy_is_refused() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn a_mounted_device_is_refused_even_with_allow_destroy() {
     require_root!();
     let root_dev = crate::util::root_device();
@@ -538,6 +546,7 @@ fn slash_and_files_are_refused_as_directories() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn an_option_the_kernel_drops_is_an_error_and_everything_is_undone() {
     require_root!();
     let lab = Lab::new();
@@ -567,6 +576,7 @@ fn an_option_the_kernel_drops_is_an_error_and_everything_is_undone() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn nfs_without_a_kernel_client_is_refused_clearly() {
     require_root!();
     let fs = std::fs::read_to_string("/proc/filesystems").unwrap();
@@ -609,6 +619,7 @@ fn interrupt(child: &std::process::Child) {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn sigint_tears_everything_down() {
     require_root!();
     require_program!("mkfs.ext4");
@@ -634,6 +645,7 @@ fn sigint_tears_everything_down() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn a_second_sigint_stops_at_once_and_keeps_the_journal_for_cleanup() {
     require_root!();
     require_program!("mkfs.ext4");
@@ -704,6 +716,7 @@ impl Drop for StopLeftDaemon<'_> {
 /// volume on it; A ends first. A must not stop the daemon under B's volume:
 /// B's runs all succeed, and the daemon is left running, said so.
 #[test]
+#[ignore = "needs root"]
 fn a_daemon_another_campaign_still_uses_is_left_running() {
     require_root!();
     require_program!("glusterd");
@@ -761,6 +774,7 @@ fn a_daemon_another_campaign_still_uses_is_left_running() {
 /// reports for the volume this test's campaign created): the run is marked
 /// as having measured a degraded target.
 #[test]
+#[ignore = "needs root"]
 fn a_gluster_brick_killed_during_a_run_marks_the_run_degraded() {
     require_root!();
     require_program!("glusterd");

@@ -181,6 +181,7 @@ fn throughput(sim: &Sim, from: &str, to: &str, mib: usize) -> f64 {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn hosts_are_namespaces_on_a_shaped_bridge() {
     require_root!();
     let sim = Sim::up(&["a1", "a2"], &["--rate", "100mbit"]);
@@ -239,6 +240,7 @@ fn hosts_are_namespaces_on_a_shaped_bridge() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn a_failing_test_and_a_killed_one_leave_nothing() {
     require_root!();
     // The guard brings the cluster down while the test panics, with a

@@ -131,6 +131,7 @@ fn journal(lab: &Lab) -> String {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn a_loop_target_on_a_gluster_target_provisions_remounts_and_tears_down_in_order() {
     require_root!();
     let _d = daemons();
@@ -222,6 +223,7 @@ fn a_loop_target_on_a_gluster_target_provisions_remounts_and_tears_down_in_order
 }
 
 #[test]
+#[ignore = "needs root"]
 fn a_killed_stack_is_undone_by_storlab_cleanup() {
     require_root!();
     let _d = daemons();
@@ -270,6 +272,7 @@ fn a_killed_stack_is_undone_by_storlab_cleanup() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn an_image_pinned_by_another_mount_namespace_fails_one_remount_and_is_not_lost() {
     require_root!();
     let _d = daemons();
@@ -339,6 +342,7 @@ fn an_image_pinned_by_another_mount_namespace_fails_one_remount_and_is_not_lost(
 /// a `size` of its own that its variants' names and labels must not
 /// confuse with the tmpfs's.
 #[test]
+#[ignore = "needs root"]
 fn images_stand_on_one_variant_of_a_swept_tmpfs_or_on_each() {
     require_root!();
     let lab = Lab::new();

@@ -11,6 +11,7 @@ fn values(export: &serde_json::Value, name: &str) -> Vec<f64> {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn a_steady_run_ends_well_before_its_runtime_and_says_when() {
     let _alone = crate::util::measuring_alone();
     require_root!();

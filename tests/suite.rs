@@ -1,7 +1,9 @@
 //! The test suite's own rules: a guard never panics in `Drop` (a panic
 //! while a failed test unwinds aborts the whole binary and loses every
-//! later test), and scripts/test, the test command, installs every package
-//! the tests name — only what is missing, and as non-root it says how.
+//! later test); a test that needs root is ignored, with the reason, where
+//! there is none (never an "ok" that ran nothing); and scripts/test, the
+//! test command, installs every package the tests name — only what is
+//! missing, and as non-root it says how.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -127,6 +129,7 @@ const PRESENT: &str = "coreutils";
 const ABSENT: &str = "storlab-no-such-package";
 
 #[test]
+#[ignore = "needs root"]
 fn scripts_test_installs_only_what_is_missing() {
     require_root!();
     let out = script(
@@ -187,5 +190,112 @@ fn scripts_test_as_non_root_prints_the_apt_get_line_and_stops() {
             "sudo apt-get update && sudo apt-get install -y -qq --no-install-recommends {ABSENT}\n"
         )),
         "{err}"
+    );
+}
+
+/// What every `#[test]` fn in `text` says about root: (name, calls
+/// `require_root!`, its `#[ignore = "…"]` reason if any, a bare `#[ignore]`).
+fn root_marks(text: &str) -> Vec<(String, bool, Option<String>, bool)> {
+    use syn::visit::Visit;
+    struct Tests(Vec<(String, bool, Option<String>, bool)>);
+    impl<'a> Visit<'a> for Tests {
+        fn visit_item_fn(&mut self, f: &'a syn::ItemFn) {
+            if f.attrs.iter().any(|a| a.path().is_ident("test")) {
+                let ignore = f.attrs.iter().find(|a| a.path().is_ident("ignore"));
+                let reason = ignore.and_then(|a| match &a.meta {
+                    syn::Meta::NameValue(nv) => match &nv.value {
+                        syn::Expr::Lit(syn::ExprLit {
+                            lit: syn::Lit::Str(s),
+                            ..
+                        }) => Some(s.value()),
+                        _ => None,
+                    },
+                    _ => None,
+                });
+                let body = macros_called(&f.block);
+                self.0.push((
+                    f.sig.ident.to_string(),
+                    body.contains("require_root"),
+                    reason.clone(),
+                    ignore.is_some() && reason.is_none(),
+                ));
+            }
+            syn::visit::visit_item_fn(self, f);
+        }
+    }
+    let mut tests = Tests(Vec::new());
+    tests.visit_file(&syn::parse_file(text).unwrap());
+    tests.0
+}
+
+/// The macros a block calls, by name (syn keeps a macro's path).
+fn macros_called(block: &syn::Block) -> String {
+    use syn::visit::Visit;
+    struct Macros(String);
+    impl<'a> Visit<'a> for Macros {
+        fn visit_macro(&mut self, m: &'a syn::Macro) {
+            if let Some(last) = m.path.segments.last() {
+                self.0.push_str(&last.ident.to_string());
+                self.0.push(' ');
+            }
+        }
+    }
+    let mut macros = Macros(String::new());
+    macros.visit_block(block);
+    macros.0
+}
+
+/// A test that returns early without root would pass having run nothing:
+/// each one is `#[ignore = "needs root"]` (counted as ignored, with the
+/// reason, where there is no root; run as root by scripts/test's
+/// `--include-ignored`), and no test is ignored without a reason.
+#[test]
+fn every_test_that_needs_root_is_ignored_with_the_reason() {
+    let mut found = Vec::new();
+    let mut needing = 0;
+    for entry in std::fs::read_dir(repo().join("tests")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().and_then(|e| e.to_str()) != Some("rs") {
+            continue;
+        }
+        let file = path.file_name().unwrap().to_string_lossy().to_string();
+        let text = std::fs::read_to_string(&path).unwrap();
+        for (name, needs_root, reason, bare) in root_marks(&text) {
+            needing += usize::from(needs_root);
+            if needs_root && reason.as_deref() != Some("needs root") {
+                found.push(format!(
+                    "{file}: {name} calls require_root! but is not #[ignore = \"needs root\"]"
+                ));
+            }
+            if reason.as_deref() == Some("needs root") && !needs_root {
+                found.push(format!(
+                    "{file}: {name} is ignored as needing root but does not call require_root!"
+                ));
+            }
+            if bare {
+                found.push(format!("{file}: {name} is #[ignore]d without a reason"));
+            }
+        }
+    }
+    assert!(
+        needing >= 98,
+        "found only {needing} tests needing root: is the scan broken?"
+    );
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
+#[test]
+fn the_root_scan_sees_a_test_that_would_pass_without_running() {
+    let text = "#[test]\nfn a() { require_root!(); x(); }\n\
+                #[test]\n#[ignore = \"needs root\"]\nfn b() { require_root!(); }\n\
+                #[test]\n#[ignore]\nfn c() {}\n";
+    let marks = root_marks(text);
+    assert_eq!(
+        marks,
+        vec![
+            ("a".to_string(), true, None, false),
+            ("b".to_string(), true, Some("needs root".to_string()), false),
+            ("c".to_string(), false, None, true),
+        ]
     );
 }

@@ -51,6 +51,7 @@ pub fn warnings(export: &Value, workload: &str) -> Vec<String> {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn a_loop_device_written_64_mib_with_end_fsync_wrote_them() {
     require_root!();
     let lab = Lab::new();
@@ -102,6 +103,7 @@ fn a_loop_device_written_64_mib_with_end_fsync_wrote_them() {
 /// device attached between two campaigns, the target's image gets another
 /// number, and comparing the campaigns still pairs its device's metrics.
 #[test]
+#[ignore = "needs root"]
 fn a_loop_targets_device_is_compared_across_campaigns_under_another_number() {
     require_root!();
     let lab = Lab::new();
@@ -140,6 +142,7 @@ fn a_loop_targets_device_is_compared_across_campaigns_under_another_number() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn telemetry_off_records_none_of_it() {
     require_root!();
     let lab = Lab::new();
@@ -165,6 +168,7 @@ fn telemetry_off_records_none_of_it() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn a_cached_reread_measured_the_page_cache_and_a_cold_read_did_not() {
     require_root!();
     let read =
@@ -191,6 +195,7 @@ fn a_cached_reread_measured_the_page_cache_and_a_cold_read_did_not() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn a_gluster_run_counts_the_cpu_of_its_daemons() {
     require_root!();
     let _d = daemons();
@@ -295,6 +300,7 @@ impl Drop for Throttle {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn a_read_throttled_to_20_mib_per_second_shows_20_mib_per_second_on_the_device() {
     use storlab::measure::telemetry::figures::figures;
     use storlab::measure::telemetry::{Chain, Recorder, Watch, INTERVAL};
@@ -354,6 +360,7 @@ fn a_read_throttled_to_20_mib_per_second_shows_20_mib_per_second_on_the_device()
 /// two flushes per fsync); with `barrier=0` they make none, and the run
 /// says its durability was not measured.
 #[test]
+#[ignore = "needs root"]
 fn fsyncs_flush_the_loop_device_with_barriers_and_are_warned_about_without() {
     require_root!();
     let lab = Lab::new();
@@ -496,6 +503,7 @@ fn throttled_ratios(direction: &str, workloads: &str) -> Vec<(String, f64)> {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn reads_throttled_to_8_mib_per_second_are_measured_at_8_mib_per_second() {
     require_root!();
     let ratios = throttled_ratios(
@@ -512,6 +520,7 @@ fn reads_throttled_to_8_mib_per_second_are_measured_at_8_mib_per_second() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn writes_throttled_to_8_mib_per_second_are_measured_at_8_mib_per_second() {
     require_root!();
     let ratios = throttled_ratios(
@@ -531,6 +540,7 @@ fn writes_throttled_to_8_mib_per_second_are_measured_at_8_mib_per_second() {
 /// counted from the cells' device read ratios as the export has them —
 /// here a loop device of its own, so no other process's reads blur them.
 #[test]
+#[ignore = "needs root"]
 fn a_matrix_headline_says_how_many_read_cells_came_from_memory() {
     require_root!();
     let lab = Lab::new();
@@ -566,6 +576,7 @@ fn a_matrix_headline_says_how_many_read_cells_came_from_memory() {
 /// context read-ahead read 7–12% more than the workload, in requests of
 /// 4.4–4.6 KiB on average (two 3 s runs on a loop device).
 #[test]
+#[ignore = "needs root"]
 fn a_buffered_random_read_is_advised_random_as_fio_and_reads_what_it_asked() {
     require_root!();
     let lab = Lab::new();

@@ -168,6 +168,7 @@ fn check_thin_and_full(lab: &Lab, export: &Value, thin: (&str, &str), full: (&st
 }
 
 #[test]
+#[ignore = "needs root"]
 fn thin_and_full_qcow2_disks_on_a_tmpfs() {
     require_root!();
     require_qemu();
@@ -207,6 +208,7 @@ fn thin_and_full_qcow2_disks_on_a_tmpfs() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn thin_and_full_qcow2_disks_on_a_gluster_volume_remounted_between_runs() {
     require_root!();
     require_qemu();
@@ -267,6 +269,7 @@ fn thin_and_full_qcow2_disks_on_a_gluster_volume_remounted_between_runs() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn a_campaign_killed_while_the_daemon_serves_is_undone_by_storlab_cleanup() {
     require_root!();
     require_qemu();

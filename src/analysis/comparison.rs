@@ -12,46 +12,16 @@ use serde_json::json;
 use super::chosen;
 use super::differences::{differences, Differences};
 use super::model::family;
-use super::model::{self, TargetStats, LEVEL};
+use super::model::{self, LEVEL};
+use super::verdict::Verdict;
+use crate::experiment::sweep::family_of;
 use crate::metric::labels::DEVICE;
-use crate::metric::{Direction, MetricKey, Unit};
-use crate::stats::{compare_runs, Analysis, Design, Verdict};
+use crate::metric::MetricKey;
+use crate::stats::{compare_runs, Analysis, Design};
 use crate::store::CampaignData;
 
-/// One primary-metric comparison: `candidate` against `baseline`.
-#[derive(Debug, Clone, Serialize)]
-pub struct Row {
-    pub workload: String,
-    /// The workload's primary metric (the one the gate judges).
-    pub primary: bool,
-    pub metric: String,
-    pub unit: Unit,
-    pub direction: Direction,
-    pub baseline_label: String,
-    pub baseline: TargetStats,
-    pub candidate_label: String,
-    pub candidate: TargetStats,
-}
-
-impl Row {
-    /// Significantly worse by more than `pct` percent.
-    pub fn regressed(&self, pct: f64) -> bool {
-        let Some(c) = &self.candidate.comparison else {
-            return false;
-        };
-        self.candidate.verdict == Some(Verdict::Worse) && c.diff_pct.abs() > pct
-    }
-
-    /// Whether the verdict rests on runs (of either side) that carry a
-    /// validity warning: page cache, durability not measured, working set
-    /// in RAM, unflushed writes, CPU-bound, degraded target, noisy host.
-    pub fn caveated(&self) -> bool {
-        !self.candidate.caveats.is_empty()
-    }
-}
-
 /// Every non-baseline target against the baseline, on primary metrics.
-pub fn within(c: &CampaignData, baseline: Option<&str>) -> anyhow::Result<Vec<Row>> {
+pub fn within(c: &CampaignData, baseline: Option<&str>) -> anyhow::Result<Vec<Verdict>> {
     // The primary metric a workload kind chose (a matrix's primary_test).
     let r = model::build(c, baseline, &chosen::choose)?;
     let mut rows = Vec::new();
@@ -63,23 +33,11 @@ pub fn within(c: &CampaignData, baseline: Option<&str>) -> anyhow::Result<Vec<Ro
             continue;
         };
         // Below the minimum n a row says so rather than vanish.
-        for t in m
-            .targets
-            .iter()
-            .filter(|t| t.comparison.is_some() || t.too_few)
-        {
-            rows.push(Row {
-                workload: w.name.clone(),
-                primary: true,
-                metric: m.name.clone(),
-                unit: m.unit,
-                direction: m.direction,
-                baseline_label: base.target.clone(),
-                baseline: base.clone(),
-                candidate_label: t.target.clone(),
-                candidate: t.clone(),
-            });
-        }
+        rows.extend(
+            m.targets
+                .iter()
+                .filter_map(|t| Verdict::within(w, m, t, base)),
+        );
     }
     Ok(rows)
 }
@@ -114,7 +72,7 @@ impl Metrics {
 pub struct Across {
     pub differences: Differences,
     pub caveats: Vec<String>,
-    pub rows: Vec<Row>,
+    pub rows: Vec<Verdict>,
 }
 
 /// Why two campaigns were not compared.
@@ -199,7 +157,7 @@ pub fn side_json(c: &CampaignData) -> serde_json::Value {
 
 /// The same workload and target in campaign `a` (baseline) and `b`, on
 /// the chosen metrics.
-pub fn between_on(a: &CampaignData, b: &CampaignData, which: &Metrics) -> Vec<Row> {
+pub fn between_on(a: &CampaignData, b: &CampaignData, which: &Metrics) -> Vec<Verdict> {
     let mut rows = Vec::new();
     for w in &a.workloads {
         if !b.workloads.iter().any(|x| x.name == w.name) {
@@ -217,6 +175,7 @@ pub fn between_on(a: &CampaignData, b: &CampaignData, which: &Metrics) -> Vec<Ro
             for (ka, kb) in keys(a, b, &w.name, &t.name, &primary, which) {
                 if let Some(mut row) = pair(a, b, &w.name, &t.name, &ka, &kb) {
                     row.primary = ka == primary;
+                    row.exploratory = !row.primary;
                     rows.push(row);
                 }
             }
@@ -227,7 +186,7 @@ pub fn between_on(a: &CampaignData, b: &CampaignData, which: &Metrics) -> Vec<Ro
 }
 
 /// The rows' families: the primary metrics', and each other metric's.
-fn judge_families(rows: &mut [Row]) {
+fn judge_families(rows: &mut [Verdict]) {
     let mut names: Vec<Option<String>> = Vec::new();
     for r in rows.iter() {
         let name = (!r.primary).then(|| r.metric.clone());
@@ -328,7 +287,7 @@ fn pair(
     t: &str,
     ka: &MetricKey,
     kb: &MetricKey,
-) -> Option<Row> {
+) -> Option<Verdict> {
     let names = [t.to_string()];
     let ma = model::metric(a, w, ka, &names, t);
     let mb = model::metric(b, w, kb, &names, t);
@@ -360,7 +319,7 @@ fn pair(
         }
         _ => ka.compact(),
     };
-    Some(Row {
+    Some(Verdict {
         workload: w.to_string(),
         primary: false,
         metric,
@@ -370,6 +329,9 @@ fn pair(
         baseline: sa.clone(),
         candidate_label: format!("{t} @ campaign {}", b.campaign.id),
         candidate,
+        family: family_of(w).to_string(),
+        exploratory: false,
+        parts: None,
     })
 }
 

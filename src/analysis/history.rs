@@ -15,6 +15,8 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::model::{self, TargetStats, LEVEL};
+use super::verdict::{Outcome, Verdict};
+use crate::experiment::sweep::family_of;
 use crate::metric::{Direction, MetricKey, Unit};
 use crate::stats::changepoint::{pettitt, ChangePoint};
 use crate::stats::{compare_runs, Analysis, Design, DEFAULT_ALPHA};
@@ -68,6 +70,29 @@ pub struct Series {
     /// against the previous entry.
     pub entries: Vec<Entry>,
     pub step: Step,
+}
+
+impl Series {
+    /// The verdict of the `i`th entry against the one before it; `None`
+    /// for the first, or one not compared.
+    pub fn verdict(&self, i: usize) -> Option<Verdict> {
+        let (before, e) = (self.entries.get(i.checked_sub(1)?)?, self.entries.get(i)?);
+        Outcome::of(&e.stats)?;
+        Some(Verdict {
+            workload: self.workload.clone(),
+            primary: true,
+            metric: self.metric.clone(),
+            unit: self.unit,
+            direction: self.direction,
+            baseline_label: format!("campaign {}", before.campaign),
+            baseline: before.stats.clone(),
+            candidate_label: format!("campaign {}", e.campaign),
+            candidate: e.stats.clone(),
+            family: family_of(&self.workload).to_string(),
+            exploratory: false,
+            parts: None,
+        })
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -2,7 +2,11 @@
 //! functions of the stored campaigns (passed in, never read here), so that
 //! they are tested without root and could aggregate in SQL one day.
 //!
-//! [`model`] holds each workload's statistics and verdicts against the
+//! [`campaign::analyse`] analyses a campaign once into a
+//! [`CampaignAnalysis`]: the report, `storlab show`, `compare` and the
+//! JSON summary lay that out. [`verdict`] holds every verdict as data
+//! (outcome, caveats, what the headline says of them), worded in one
+//! place, `crate::report::verdict::words`. [`model`] holds each workload's statistics and verdicts against the
 //! baseline; [`comparison`] the comparisons `storlab compare` and a report
 //! of two campaigns make, after [`differences`] says what differs between
 //! them; [`history`] a series of campaigns over time; [`study`] a swept
@@ -18,6 +22,7 @@
 //! imports it.
 
 pub mod attribution;
+pub mod campaign;
 pub mod chosen;
 pub mod comparison;
 pub mod differences;
@@ -28,4 +33,7 @@ pub mod model;
 pub mod ranks;
 pub mod steady;
 pub mod study;
+pub mod verdict;
 pub mod warnings;
+
+pub use self::campaign::{analyse, CampaignAnalysis};

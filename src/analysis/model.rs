@@ -140,7 +140,7 @@ impl WorkloadReport {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct Report {
     pub baseline: String,
     pub targets: Vec<String>,

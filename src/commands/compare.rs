@@ -11,14 +11,14 @@ use serde_json::json;
 
 use super::EXIT_INVALID;
 use crate::analysis::comparison::{
-    across, across_json, side_json, within, Across, Metrics, Refusal, Row,
+    across, across_json, side_json, within, Across, Metrics, Refusal,
 };
+use crate::analysis::verdict::Verdict;
 use crate::cli::CaveatedRegressions;
 use crate::report::document::{Document, Section};
-use crate::report::format::{effect, Notation};
 use crate::report::render::terminal;
 use crate::report::sections::comparisons::{across_table, table};
-use crate::report::text::caveats_text;
+use crate::report::verdict::{words, Form};
 use crate::store::{CampaignData, Store};
 
 /// The comparison of campaign `second` against `first` for `compare` and
@@ -163,13 +163,13 @@ fn within_campaign(store: &Store, req: &Request<'_>) -> Result<ExitCode> {
 /// let pass (caveated ones, under [`CaveatedRegressions::Warn`]).
 #[derive(Debug)]
 struct Judged<'a> {
-    failing: Vec<&'a Row>,
-    waived: Vec<&'a Row>,
+    failing: Vec<&'a Verdict>,
+    waived: Vec<&'a Verdict>,
 }
 
 /// The primary metrics of `rows` significantly worse by more than `pct`,
 /// split by how `caveated` counts those whose verdict carries a caveat.
-fn judge(rows: &[Row], pct: f64, caveated: CaveatedRegressions) -> Judged<'_> {
+fn judge(rows: &[Verdict], pct: f64, caveated: CaveatedRegressions) -> Judged<'_> {
     let (waived, failing) = rows
         .iter()
         .filter(|r| r.primary && r.regressed(pct))
@@ -180,18 +180,18 @@ fn judge(rows: &[Row], pct: f64, caveated: CaveatedRegressions) -> Judged<'_> {
 /// The release gate: exit 1 when a primary metric regressed beyond `pct`;
 /// a regression whose verdict carries a caveat fails it too unless
 /// `caveated` is `warn`. Each regression is printed with its caveats.
-fn gate(rows: &[Row], pct: Option<f64>, caveated: CaveatedRegressions) -> ExitCode {
+fn gate(rows: &[Verdict], pct: Option<f64>, caveated: CaveatedRegressions) -> ExitCode {
     let Some(pct) = pct else {
         return ExitCode::SUCCESS;
     };
     let judged = judge(rows, pct, caveated);
     for r in &judged.failing {
-        errln!("regression: {}", regression_text(r));
+        errln!("regression: {}", words(*r, Form::Gate));
     }
     for r in &judged.waived {
         errln!(
             "regression, caveated, not failing the gate (--caveated-regressions warn): {}",
-            regression_text(r)
+            words(*r, Form::Gate)
         );
     }
     let caveated_failing = judged.failing.iter().filter(|r| r.caveated()).count();
@@ -208,7 +208,7 @@ fn gate(rows: &[Row], pct: Option<f64>, caveated: CaveatedRegressions) -> ExitCo
 }
 
 /// The line of a gate that passed: what it judged, and what it let pass.
-fn pass_text(rows: &[Row], pct: f64, waived: usize) -> String {
+fn pass_text(rows: &[Verdict], pct: f64, waived: usize) -> String {
     let caveated = rows.iter().filter(|r| r.primary && r.caveated()).count();
     let mut line = format!("no primary metric is significantly worse by more than {pct}%");
     if waived > 0 {
@@ -221,28 +221,6 @@ fn pass_text(rows: &[Row], pct: f64, waived: usize) -> String {
     line
 }
 
-/// `oltp tps on zfs: -35.9% against ext4 (p 0.0130) ⚠ durability not
-/// measured on ext4 (3 of 3 runs)`.
-fn regression_text(r: &Row) -> String {
-    let c = r.candidate.comparison.as_ref();
-    let text = format!(
-        "{} {} on {}: {} against {} (p {:.4})",
-        r.workload,
-        r.metric,
-        r.candidate_label,
-        c.map_or("n/a".into(), |c| effect(
-            c.diff_pct,
-            Notation::of(&[c.diff_pct])
-        )),
-        r.baseline_label,
-        c.map(|c| c.p_value).unwrap_or(f64::NAN)
-    );
-    match caveats_text(&r.candidate) {
-        Some(caveats) => format!("{text} {caveats}"),
-        None => text,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -252,7 +230,7 @@ mod tests {
 
     /// A primary metric on `target` half the baseline's: a clear regression,
     /// with the caveats `kinds`.
-    fn halved(target: &str, kinds: &[WarningKind]) -> Row {
+    fn halved(target: &str, kinds: &[WarningKind]) -> Verdict {
         let base = [100.0, 101.0, 99.0];
         let worse = [50.0, 50.5, 49.5];
         let cmp = crate::stats::welch(&base, &worse, 0.95);
@@ -266,7 +244,7 @@ mod tests {
                 of: 3,
             })
             .collect();
-        Row {
+        Verdict {
             workload: "w".into(),
             primary: true,
             metric: "tps".into(),
@@ -276,6 +254,9 @@ mod tests {
             baseline: target_stats("base", base.to_vec(), None, Direction::HigherIsBetter),
             candidate_label: target.into(),
             candidate,
+            family: "w".into(),
+            exploratory: false,
+            parts: None,
         }
     }
 
@@ -291,7 +272,7 @@ mod tests {
         assert_eq!(fail.failing.len(), 3);
         assert!(fail.waived.is_empty());
         let warn = judge(&rows, 5.0, CaveatedRegressions::Warn);
-        let names = |v: &[&Row]| {
+        let names = |v: &[&Verdict]| {
             v.iter()
                 .map(|r| r.candidate_label.clone())
                 .collect::<Vec<_>>()
@@ -317,7 +298,7 @@ mod tests {
     #[test]
     fn a_regression_is_printed_with_its_caveats() {
         let r = halved("zfs", &[WarningKind::DurabilityNotMeasured]);
-        let text = regression_text(&r);
+        let text = words(&r, Form::Gate);
         assert!(
             text.starts_with("w tps on zfs: ÷2.0 against base (p 0.0"),
             "{text}"

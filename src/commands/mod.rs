@@ -24,7 +24,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 
 use crate::cli::{Cli, Command};
-use crate::report::export::CsvOptions;
+use crate::export::CsvOptions;
 
 /// Exit status for invalid experiment files and bad input.
 pub const EXIT_INVALID: u8 = 2;

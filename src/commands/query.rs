@@ -7,8 +7,8 @@ use anyhow::Result;
 use std::io::Write;
 
 use crate::cli::ExportFormat;
+use crate::export::{Columns, CsvOptions, CsvWriter, StreamedDocument};
 use crate::foreign::visible;
-use crate::report::export::{Columns, CsvOptions, CsvWriter, StreamedDocument};
 use crate::report::outline;
 use crate::report::render::terminal;
 use crate::report::table::Table;

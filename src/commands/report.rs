@@ -10,9 +10,10 @@ use anyhow::Result;
 
 use crate::analysis::comparison::across_json;
 use crate::cli::ReportFormat;
+use crate::export;
 use crate::report::drawn::drawn;
+use crate::report::outline;
 use crate::report::render::{html, markdown, terminal};
-use crate::report::{export, outline};
 use crate::store::{Parts, Store};
 
 pub fn report(

@@ -72,6 +72,16 @@ fn ratio_text(r: f64) -> String {
     }
 }
 
+/// `+12.3%`, `-4.0%`, `±0.0%`: one decimal, signed; from ×2 a ratio,
+/// `×3.1`.
+pub fn pct_text(diff_pct: f64) -> String {
+    let text = effect(diff_pct, Notation::of(&[diff_pct]));
+    match text.as_str() {
+        "+0.0%" | "-0.0%" => "±0.0%".into(),
+        _ => text,
+    }
+}
+
 /// `+12.3% [+8.1%, +16.5%]` or `×597 [×132, ×2706]`: an effect with its
 /// 95% interval, in one notation; `[unbounded: baseline too noisy]` when
 /// neither bound is finite.

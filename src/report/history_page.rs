@@ -14,6 +14,7 @@ use super::render::{html as html_render, terminal};
 use super::svg::{target_color, HistoryChart, HistoryPoint};
 use super::table::Table;
 use super::text::{diff_text, display_unit, mean_ci_text, p_text};
+use super::verdict::{words, Form};
 use crate::analysis::history::{History, Series, Step};
 
 const HEADER: [&str; 9] = [
@@ -33,7 +34,8 @@ const RIGHT: [bool; 9] = [true, false, false, false, true, true, true, true, fal
 fn rows(h: &History, s: &Series) -> Vec<Vec<String>> {
     s.entries
         .iter()
-        .map(|e| {
+        .enumerate()
+        .map(|(i, e)| {
             let point = h.points.iter().find(|p| p.campaign == e.campaign);
             let tags = point
                 .map(|p| {
@@ -62,11 +64,7 @@ fn rows(h: &History, s: &Series) -> Vec<Vec<String>> {
                 } else {
                     "—".into()
                 },
-                e.stats
-                    .verdict
-                    .map(|v| v.word(s.direction))
-                    .unwrap_or("—")
-                    .to_string(),
+                s.verdict(i).map_or("—".into(), |v| words(&v, Form::Bare)),
             ]
         })
         .collect()

@@ -6,16 +6,17 @@
 //! (what a workload kind or a feature adds) turn the analysis into the
 //! sections of one [`document::Document`], in the order [`outline`] gives;
 //! [`render`] lays that document out for the terminal, Markdown and HTML,
-//! drawing [`svg`] charts. Beside them: the history page
-//! ([`history_page`]) and the exports ([`export`]), which read the store
-//! directly. Formatting for people happens only here.
+//! drawing [`svg`] charts. Every verdict, in every output, is worded by
+//! [`verdict::words`]. Beside them: the history page
+//! ([`history_page`]). The exports of every run for pandas, R and
+//! spreadsheets are not a layout of the analysis: they live in
+//! [`crate::export`]. Formatting for people happens only here.
 
 pub mod contrib;
 pub mod document;
 pub mod drawn;
 #[cfg(test)]
 mod every_row_tests;
-pub mod export;
 pub mod format;
 pub mod history_page;
 pub mod outline;
@@ -25,3 +26,4 @@ pub mod sections;
 pub mod svg;
 pub mod table;
 pub mod text;
+pub mod verdict;

@@ -17,7 +17,7 @@ use super::sections::{
 };
 use crate::analysis::comparison::Across;
 use crate::analysis::latency::curves;
-use crate::analysis::{chosen, model};
+use crate::analysis::{self, chosen, model};
 use crate::store::CampaignData;
 use crate::warning::{Warning, WarningKind};
 
@@ -46,22 +46,29 @@ pub fn terminal(c: &CampaignData, options: &Options) -> Result<Document> {
     document(c, options, false)
 }
 
+/// What the analysis is asked, of what the report is asked.
+fn asked(options: &Options) -> analysis::campaign::Options {
+    analysis::campaign::Options {
+        baseline: options.baseline.clone(),
+        compare_levels: options.compare_levels.clone(),
+    }
+}
+
 fn document(c: &CampaignData, options: &Options, with_body: bool) -> Result<Document> {
-    crate::analysis::study::check_levels(c, &options.compare_levels)?;
-    let model = model::build(c, options.baseline.as_deref(), &chosen::choose)?;
+    let analysis = analysis::analyse(c, &asked(options))?;
+    let model = &analysis.model;
     let cx = Context {
         campaign: c,
-        model: &model,
-        compare_levels: &options.compare_levels,
+        analysis: &analysis,
     };
-    let mut summary = summary::sections(c, &model);
+    let mut summary = summary::sections(c, &analysis);
     let setup = requested::warnings(c, &model.baseline);
-    let all_warnings = every_warning(&setup, &model);
+    let all_warnings = every_warning(&setup, model);
     // The warnings come last, with their evidence; the reader of the
     // verdicts above hears of them at once, a line per kind.
-    let counts = crate::analysis::warnings::by_kind(c, &model, &all_warnings);
-    let by_kind = sections::warnings::by_kind_section(c, &model, &counts);
-    let headline = campaign::headline_section(&model, |w| contrib::headline(cx, w));
+    let counts = crate::analysis::warnings::by_kind(c, model, &all_warnings);
+    let by_kind = sections::warnings::by_kind_section(c, model, &counts);
+    let headline = campaign::headline_section(&analysis, |w| contrib::headline(cx, w));
     let mut summary_only = Vec::new();
     if !with_body {
         for w in &model.workloads {
@@ -69,7 +76,15 @@ fn document(c: &CampaignData, options: &Options, with_body: bool) -> Result<Docu
         }
     }
     let body = match with_body {
-        true => body(c, cx, options, headline, &by_kind, &setup, &mut summary)?,
+        true => body(
+            c,
+            cx,
+            &options.series,
+            headline,
+            &by_kind,
+            &setup,
+            &mut summary,
+        )?,
         false => Vec::new(),
     };
     summary.extend(summary_only);
@@ -89,22 +104,22 @@ fn document(c: &CampaignData, options: &Options, with_body: bool) -> Result<Docu
 fn body(
     c: &CampaignData,
     cx: Context,
-    options: &Options,
+    series: &[String],
     headline: Section,
     by_kind: &Section,
     setup: &[String],
     summary: &mut Vec<Section>,
 ) -> Result<Vec<Section>> {
-    let model = cx.model;
+    let model = &cx.analysis.model;
     let curves = curves(c)?;
     // The answer first: the headline sentences and the warnings by kind,
     // the overview figure, each study's figure; then what was compared and
     // how (folded), each workload (its per-run charts folded), the full
     // warning list (folded).
     let mut body = vec![campaign::intro(c), headline, by_kind.clone()];
-    body.extend(overview::section(c, model));
-    for s in crate::analysis::study::studies(c, model, &options.compare_levels) {
-        body.push(contrib::study::sections::report(&s));
+    body.extend(overview::section(c, cx.analysis));
+    for s in &cx.analysis.studies {
+        body.push(contrib::study::sections::report(s));
     }
     body.push(contents());
     body.extend(compared::sections(c, &model.baseline, setup));
@@ -112,10 +127,15 @@ fn body(
     body.push(methodology::section(c, model).folded());
     for w in &model.workloads {
         summary.extend(contrib::summary(cx, w)?);
-        body.push(workload::section(c, model, w, contrib::values_table(cx, w)));
+        body.push(workload::section(
+            c,
+            cx.analysis,
+            w,
+            contrib::values_table(cx, w),
+        ));
         let details = contrib::sections(cx, w)?
             .into_iter()
-            .chain(series::section(c, w, &options.series))
+            .chain(series::section(c, w, series))
             .chain(percentiles::section(c, w, &curves))
             .chain(ranks::report_section(c, &w.name));
         body.extend(details.map(fold_titled));
@@ -157,10 +177,10 @@ fn every_warning(setup: &[String], model: &model::Report) -> Vec<Warning> {
 /// verdicts against the baseline, every warning with its kind) and the
 /// warnings counted by kind.
 pub fn summary_json(c: &CampaignData, options: &Options) -> Result<serde_json::Value> {
-    crate::analysis::study::check_levels(c, &options.compare_levels)?;
-    let model = model::build(c, options.baseline.as_deref(), &chosen::choose)?;
-    let warnings = every_warning(&requested::warnings(c, &model.baseline), &model);
-    let counts = crate::analysis::warnings::by_kind(c, &model, &warnings);
+    let analysis = analysis::analyse(c, &asked(options))?;
+    let model = &analysis.model;
+    let warnings = every_warning(&requested::warnings(c, &model.baseline), model);
+    let counts = crate::analysis::warnings::by_kind(c, model, &warnings);
     let by_kind: Vec<serde_json::Value> = counts
         .iter()
         .map(|k| {
@@ -170,7 +190,7 @@ pub fn summary_json(c: &CampaignData, options: &Options) -> Result<serde_json::V
                 "runs": k.runs,
                 "pairs": k.pairs.iter().map(|(w, t)| serde_json::json!({"workload": w, "target": t})).collect::<Vec<_>>(),
                 "evidence": k.evidence.iter().map(|e| serde_json::json!({"metric": e.metric.name, "low": e.low, "high": e.high})).collect::<Vec<_>>(),
-                "line": sections::warnings::kind_line(c, &model, k),
+                "line": sections::warnings::kind_line(c, model, k),
             })
         })
         .collect();

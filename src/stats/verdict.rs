@@ -41,19 +41,6 @@ pub enum Verdict {
     NoSignificantDifference,
 }
 
-impl Verdict {
-    /// The word a report prints: "faster" for better and "slower" for worse,
-    /// whatever the direction (a lower latency and a higher throughput are
-    /// both "faster"), or "no significant difference".
-    pub fn word(self, direction: Direction) -> &'static str {
-        match (self, direction) {
-            (Verdict::Better, _) => "faster",
-            (Verdict::Worse, _) => "slower",
-            (Verdict::NoSignificantDifference, _) => "no significant difference",
-        }
-    }
-}
-
 /// How a comparison ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -140,11 +127,9 @@ mod tests {
         let drop = welch(&baseline, &candidate, 0.95).unwrap();
         let v = verdict(&drop, Direction::LowerIsBetter, DEFAULT_ALPHA);
         assert_eq!(v, Verdict::Better);
-        assert_eq!(v.word(Direction::LowerIsBetter), "faster");
         // The same drop in a throughput is worse.
         let v = verdict(&drop, Direction::HigherIsBetter, DEFAULT_ALPHA);
         assert_eq!(v, Verdict::Worse);
-        assert_eq!(v.word(Direction::HigherIsBetter), "slower");
         // And a latency rise is worse.
         let rise = welch(&candidate, &baseline, 0.95).unwrap();
         assert_eq!(
@@ -160,7 +145,6 @@ mod tests {
         let gain = welch(&baseline, &candidate, 0.95).unwrap();
         let v = verdict(&gain, Direction::HigherIsBetter, DEFAULT_ALPHA);
         assert_eq!(v, Verdict::Better);
-        assert_eq!(v.word(Direction::HigherIsBetter), "faster");
         assert_eq!(
             verdict(&gain, Direction::LowerIsBetter, DEFAULT_ALPHA),
             Verdict::Worse
@@ -179,7 +163,6 @@ mod tests {
         for direction in [Direction::HigherIsBetter, Direction::LowerIsBetter] {
             let v = verdict(&cmp, direction, DEFAULT_ALPHA);
             assert_eq!(v, Verdict::NoSignificantDifference);
-            assert_eq!(v.word(direction), "no significant difference");
         }
     }
 

@@ -70,7 +70,7 @@ impl Contributor for Attributions {
 /// report's target order.
 fn of_workload(cx: Context, w: &WorkloadReport) -> Result<Vec<Attribution>> {
     let mut out = Vec::new();
-    for t in &cx.model.targets {
+    for t in &cx.analysis.model.targets {
         out.extend(attribution(&cx.campaign.runs, &w.name, t)?);
     }
     Ok(out)

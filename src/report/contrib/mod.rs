@@ -23,18 +23,16 @@ use anyhow::Result;
 
 use super::document::Section;
 use super::table::Table;
-use crate::analysis::model::{Report, WorkloadReport};
+use crate::analysis::model::WorkloadReport;
+use crate::analysis::CampaignAnalysis;
 use crate::store::CampaignData;
 
-/// What a contributor reads: the stored campaign and the statistics model
-/// built from it (which already holds its summary metrics).
+/// What a contributor reads: the stored campaign and its analysis (whose
+/// model already holds its summary metrics).
 #[derive(Clone, Copy)]
 pub struct Context<'a> {
     pub campaign: &'a CampaignData,
-    pub model: &'a Report,
-    /// Swept parameters whose levels to compare on each target, beside
-    /// those the experiment names (`--compare-levels`).
-    pub compare_levels: &'a [String],
+    pub analysis: &'a CampaignAnalysis,
 }
 
 pub trait Contributor: Sync {

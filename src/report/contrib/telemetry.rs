@@ -73,7 +73,7 @@ pub struct Telemetry;
 
 impl Contributor for Telemetry {
     fn sections(&self, cx: Context, w: &WorkloadReport) -> Result<Vec<Section>> {
-        let m = cx.model;
+        let m = &cx.analysis.model;
         Ok(section(cx.campaign, w, &m.targets, &m.baseline)
             .into_iter()
             .collect())

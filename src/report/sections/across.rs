@@ -10,15 +10,15 @@
 use std::collections::BTreeMap;
 
 use super::color_of;
-use crate::analysis::comparison::{Across, Row};
+use crate::analysis::comparison::Across;
 use crate::analysis::differences::{Change, Differences};
+use crate::analysis::verdict::Verdict;
 use crate::report::document::{Chart, Section};
-use crate::report::format::human_name;
 use crate::report::provenance::abbreviated;
-use crate::report::sections::comparisons::{across_table, verdict_word};
+use crate::report::sections::comparisons::across_table;
 use crate::report::svg::{DiffBar, DiffChart, Rgb};
 use crate::report::table::Table;
-use crate::report::text::{caveat_marks, diff_text, p_text};
+use crate::report::verdict::{words, Form};
 use crate::store::CampaignData;
 
 /// The title: the candidate against the baseline.
@@ -50,29 +50,10 @@ pub fn headline(a: &CampaignData, b: &CampaignData, x: &Across) -> Section {
         x.rows
             .iter()
             .filter(|r| r.primary)
-            .map(verdict_line)
+            .map(|r| words(r, Form::Across))
             .collect(),
     );
     s
-}
-
-/// `m on d: operations/s faster, +10.0% [+7.4%, +12.6%] (p <0.001)`, with
-/// the verdict's caveat marks.
-fn verdict_line(r: &Row) -> String {
-    let marks = caveat_marks(&r.candidate.caveats);
-    let line = format!(
-        "{} on {}: {} {}, {} (p {})",
-        r.workload,
-        r.baseline.target,
-        human_name(&r.metric),
-        verdict_word(r),
-        diff_text(&r.candidate),
-        p_text(&r.candidate)
-    );
-    match marks.is_empty() {
-        true => line,
-        false => format!("{line} {marks}"),
-    }
 }
 
 /// The caveats, right under the headline; `None` when there are none.
@@ -271,7 +252,7 @@ pub fn workloads(a: &CampaignData, b: &CampaignData, x: &Across) -> Vec<Section>
     let (ia, ib) = (a.campaign.id, b.campaign.id);
     let mut out = Vec::new();
     for w in &a.workloads {
-        let rows: Vec<Row> = x
+        let rows: Vec<Verdict> = x
             .rows
             .iter()
             .filter(|r| r.workload == w.name)
@@ -297,11 +278,11 @@ pub fn workloads(a: &CampaignData, b: &CampaignData, x: &Across) -> Vec<Section>
 fn diff_chart(
     color: &dyn Fn(&str) -> Rgb,
     workload: &str,
-    rows: &[Row],
+    rows: &[Verdict],
     a: i64,
     b: i64,
 ) -> Option<Chart> {
-    let primary: Vec<&Row> = rows.iter().filter(|r| r.primary).collect();
+    let primary: Vec<&Verdict> = rows.iter().filter(|r| r.primary).collect();
     let metric = primary.first()?.metric.clone();
     let bars: Vec<DiffBar> = primary
         .iter()
@@ -331,7 +312,7 @@ mod tests {
     use super::*;
     use crate::analysis::model::TargetStats;
     use crate::metric::{Direction, Unit};
-    use crate::stats::{Comparison, Interval, Method, Verdict};
+    use crate::stats::{Comparison, Interval, Method, Verdict as Call};
 
     fn stats(target: &str, comparison: Option<Comparison>) -> TargetStats {
         TargetStats {
@@ -342,7 +323,7 @@ mod tests {
             ci_clipped: false,
             outliers: Vec::new(),
             comparison,
-            verdict: Some(Verdict::Better),
+            verdict: Some(Call::Better),
             settle: None,
             correction: None,
             too_few: false,
@@ -350,7 +331,7 @@ mod tests {
         }
     }
 
-    fn row(target: &str, primary: bool, low: f64, high: f64) -> Row {
+    fn row(target: &str, primary: bool, low: f64, high: f64) -> Verdict {
         let cmp = Comparison {
             method: Method::WelchLog,
             diff_pct: (low + high) / 2.0,
@@ -365,7 +346,7 @@ mod tests {
             n: 3,
             se: 0.1,
         };
-        Row {
+        Verdict {
             workload: "w".into(),
             primary,
             metric: if primary { "tps" } else { "lat_mean_ns" }.into(),
@@ -375,6 +356,9 @@ mod tests {
             baseline: stats(target, None),
             candidate_label: format!("{target} @ campaign 2"),
             candidate: stats(target, Some(cmp)),
+            family: "w".into(),
+            exploratory: !primary,
+            parts: None,
         }
     }
 

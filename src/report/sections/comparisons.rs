@@ -1,13 +1,14 @@
 //! Comparisons ([`crate::analysis::comparison`]) as tables: the targets of
 //! one campaign against its baseline, and the same pairs in two campaigns.
 
-use crate::analysis::comparison::Row;
+use crate::analysis::verdict::Verdict;
 use crate::report::table::{Table, Tone};
-use crate::report::text::{caveat_marks, diff_text, mean_ci_text, p_text};
+use crate::report::text::{diff_text, mean_ci_text, p_text};
+use crate::report::verdict::{words, Form};
 
 /// The rows of a comparison across campaigns `a` (baseline) and `b`:
 /// the campaigns name the columns, so each row names its target once.
-pub fn across_table(rows: &[Row], a: i64, b: i64) -> Table {
+pub fn across_table(rows: &[Verdict], a: i64, b: i64) -> Table {
     let (ha, hb) = (format!("campaign {a}"), format!("campaign {b}"));
     let mut t = Table::new(
         &[
@@ -31,7 +32,7 @@ pub fn across_table(rows: &[Row], a: i64, b: i64) -> Table {
             mean_ci_text(&r.candidate, r.unit),
             diff_text(&r.candidate),
             p_text(&r.candidate),
-            verdict_cell(r),
+            words(r, Form::Word),
         ]);
         if let Some(tone) = Tone::of(r.candidate.verdict) {
             t.tones.insert((t.rows.len() - 1, 7), tone);
@@ -40,7 +41,7 @@ pub fn across_table(rows: &[Row], a: i64, b: i64) -> Table {
     // A narrow terminal keeps both sides, the difference and the verdict:
     // p goes first, then a workload or metric column that says the same in
     // every row; the verdict (with its caveats) wraps, an interval never.
-    let uniform = |f: fn(&Row) -> &str| rows.windows(2).all(|w| f(&w[0]) == f(&w[1]));
+    let uniform = |f: fn(&Verdict) -> &str| rows.windows(2).all(|w| f(&w[0]) == f(&w[1]));
     let mut drop = vec!["p"];
     if uniform(|r| &r.workload) {
         drop.push("workload");
@@ -53,25 +54,7 @@ pub fn across_table(rows: &[Row], a: i64, b: i64) -> Table {
     t
 }
 
-/// The verdict's plain word for the row's metric, or a dash.
-pub fn verdict_word(r: &Row) -> &'static str {
-    r.candidate
-        .verdict
-        .map(|v| v.word(r.direction))
-        .unwrap_or("—")
-}
-
-/// The verdict's word with the caveats it carries (`slower ⚠ page cache
-/// (ram)`): what the gate of `compare --fail-on-regression` judges.
-fn verdict_cell(r: &Row) -> String {
-    let marks = caveat_marks(&r.candidate.caveats);
-    match (r.candidate.verdict, marks.is_empty()) {
-        (Some(_), false) => format!("{} {marks}", verdict_word(r)),
-        _ => verdict_word(r).to_string(),
-    }
-}
-
-pub fn table(rows: &[Row]) -> Table {
+pub fn table(rows: &[Verdict]) -> Table {
     let mut t = Table::new(
         &[
             "workload",
@@ -96,7 +79,7 @@ pub fn table(rows: &[Row]) -> Table {
             mean_ci_text(&r.candidate, r.unit),
             diff_text(&r.candidate),
             p_text(&r.candidate),
-            verdict_cell(r),
+            words(r, Form::Word),
         ]);
         if let Some(tone) = Tone::of(r.candidate.verdict) {
             t.tones.insert((t.rows.len() - 1, 8), tone);

@@ -6,20 +6,20 @@
 
 use std::collections::BTreeSet;
 
-use crate::analysis::comparison::Row;
-use crate::analysis::model::{Report, TargetStats};
+use crate::analysis::model::TargetStats;
+use crate::analysis::verdict::{Outcome, Verdict};
+use crate::analysis::CampaignAnalysis;
 use crate::experiment::sweep::{short_text, Factor};
-use crate::metric::{Direction, Unit};
+use crate::metric::Direction;
 use crate::report::document::{Chart, Section};
-use crate::report::format::{effect, human_name};
+use crate::report::format::human_name;
 use crate::report::svg::{Call, OverviewChart, OverviewRow};
-use crate::report::text::{caveat_marks, caveat_marks_of, notation, versus_text};
-use crate::stats::Verdict;
+use crate::report::verdict::{words, Form};
 use crate::store::CampaignData;
 
 /// The overview's section; `None` when nothing was compared.
-pub fn section(c: &CampaignData, r: &Report) -> Option<Section> {
-    let chart = chart(c, r)?;
+pub fn section(c: &CampaignData, a: &CampaignAnalysis) -> Option<Section> {
+    let chart = chart(c, a)?;
     let mut s = Section::untitled(2).with_class("overview");
     s.chart(Chart::Overview(chart));
     Some(s)
@@ -30,17 +30,15 @@ pub fn section(c: &CampaignData, r: &Report) -> Option<Section> {
 /// their values (`transactions=12`), a study's targets by their factors
 /// (`mount_options=[], preallocation=full`), the metric in the title when
 /// every row has the same one.
-pub fn chart(c: &CampaignData, r: &Report) -> Option<OverviewChart> {
+pub fn chart(c: &CampaignData, a: &CampaignAnalysis) -> Option<OverviewChart> {
+    let r = &a.model;
     let candidates: Vec<&String> = r.targets.iter().filter(|t| **t != r.baseline).collect();
-    let mut compared = Vec::new();
-    for w in &r.workloads {
-        let Some(m) = w.primary_metric() else {
-            continue;
-        };
-        for t in m.targets.iter().filter(|t| t.comparison.is_some()) {
-            compared.push((w.name.as_str(), m, t));
-        }
-    }
+    let compared: Vec<(&str, &Verdict, &TargetStats)> = a
+        .verdicts
+        .iter()
+        .filter(|v| v.primary && v.candidate.comparison.is_some())
+        .map(|v| (v.workload.as_str(), v, &v.candidate))
+        .collect();
     if compared.is_empty() {
         return None;
     }
@@ -58,22 +56,20 @@ pub fn chart(c: &CampaignData, r: &Report) -> Option<OverviewChart> {
             Some((t.family.as_str(), t.factors.as_slice()))
         },
     );
-    let metric = human_name(&compared[0].1.name);
-    let one_metric = compared.iter().all(|x| human_name(&x.1.name) == metric);
+    let metric = human_name(&compared[0].1.metric);
+    let one_metric = compared.iter().all(|x| human_name(&x.1.metric) == metric);
     let rows = compared
         .iter()
         .enumerate()
-        .map(|(i, (_, m, t))| {
+        .map(|(i, (_, v, _))| {
             let mut label = match candidates.len() > 1 {
                 true => format!("{} · {}", workloads[i], targets[i]),
                 false => workloads[i].clone(),
             };
             if !one_metric {
-                label.push_str(&format!(" ({})", human_name(&m.name)));
+                label.push_str(&format!(" ({})", human_name(&v.metric)));
             }
-            let mut row = row(label, t, m.unit, m.direction);
-            row.marks = caveat_marks_of(&t.caveats, &t.target);
-            row
+            row(label, v, Form::FigureMarks)
         })
         .collect();
     let title = match (candidates.as_slice(), one_metric) {
@@ -118,7 +114,7 @@ fn told_apart<'a>(
 
 /// The overview of a comparison of two campaigns: a row per primary
 /// metric of a workload on a target, campaign `b` against `a`.
-pub fn across_section(a: i64, b: i64, rows: &[Row]) -> Option<Section> {
+pub fn across_section(a: i64, b: i64, rows: &[Verdict]) -> Option<Section> {
     let rows: Vec<OverviewRow> = rows
         .iter()
         .filter(|r| r.primary && r.candidate.comparison.is_some())
@@ -129,7 +125,7 @@ pub fn across_section(a: i64, b: i64, rows: &[Row]) -> Option<Section> {
                 r.baseline.target,
                 human_name(&r.metric)
             );
-            row(label, &r.candidate, r.unit, r.direction)
+            row(label, r, Form::Marks)
         })
         .collect();
     if rows.is_empty() {
@@ -145,7 +141,9 @@ pub fn across_section(a: i64, b: i64, rows: &[Row]) -> Option<Section> {
     Some(s)
 }
 
-fn row(label: String, t: &TargetStats, unit: Unit, direction: Direction) -> OverviewRow {
+/// A compared row of the figure, its caveats marked in `marks`' form.
+fn row(label: String, v: &Verdict, marks: Form) -> OverviewRow {
+    let (t, direction) = (&v.candidate, v.direction);
     let c = t.comparison.as_ref().expect("compared rows only");
     let ratio = |pct: f64| 1.0 + pct / 100.0;
     // Right is better: a time or a latency that halves is ×2.
@@ -155,24 +153,18 @@ fn row(label: String, t: &TargetStats, unit: Unit, direction: Direction) -> Over
         Direction::LowerIsBetter => f64::INFINITY,
     };
     let (lo, hi) = (c.diff_pct_ci.low, c.diff_pct_ci.high);
-    let call = match t.verdict {
-        Some(Verdict::Better) => Call::Faster,
-        Some(Verdict::Worse) => Call::Slower,
+    let call = match v.outcome() {
+        Some(Outcome::Better) => Call::Faster,
+        Some(Outcome::Worse) => Call::Slower,
         _ => Call::NoSignificantDifference,
-    };
-    let said = match t.verdict {
-        Some(v) if v != Verdict::NoSignificantDifference => {
-            versus_text(c.diff_pct, notation(t), unit, v.word(direction))
-        }
-        _ => format!("{} (n.s.)", effect(c.diff_pct, notation(t))),
     };
     OverviewRow {
         label,
         better: better(c.diff_pct),
         ci: Some((better(lo), better(hi))),
         call,
-        text: said,
-        marks: caveat_marks(&t.caveats),
+        text: words(v, Form::Figure),
+        marks: words(v, marks),
     }
 }
 

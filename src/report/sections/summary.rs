@@ -2,14 +2,15 @@
 //! workload and target, the primary metric's mean ± 95% CI, its CV, the p99
 //! latency and the verdict against the baseline.
 
-use crate::analysis::model::{runs_text, Report, TargetStats};
+use crate::analysis::model::TargetStats;
+use crate::analysis::CampaignAnalysis;
 use crate::metric::catalogue::LAT_P99_NS;
-use crate::metric::{Direction, MetricDef, Unit};
+use crate::metric::MetricDef;
 use crate::report::document::Section;
-use crate::report::format::effect;
 use crate::report::format::format_value;
 use crate::report::table::{Table, Tone};
-use crate::report::text::{mean_ci_text, notation, versus_text};
+use crate::report::text::mean_ci_text;
+use crate::report::verdict::{words, Form};
 use crate::stats::{summarize, Verdict};
 use crate::store::CampaignData;
 
@@ -18,13 +19,13 @@ use crate::store::CampaignData;
 pub const PROVENANCE: &str = "provenance";
 
 /// The line on the campaign, its provenance, and the summary table.
-pub fn sections(c: &CampaignData, r: &Report) -> Vec<Section> {
+pub fn sections(c: &CampaignData, a: &CampaignAnalysis) -> Vec<Section> {
     let mut head = Section::untitled(1);
     head.text(header(c));
     let mut provenance = Section::untitled(1).with_class(PROVENANCE);
     provenance.text(crate::report::provenance::provenance_text(c).trim_end());
     let mut table = Section::untitled(1);
-    table.table(summary_table(c, r));
+    table.table(summary_table(c, a));
     vec![head, provenance, table]
 }
 
@@ -35,41 +36,19 @@ fn metric_values(c: &CampaignData, workload: &str, target: &str, metric: &Metric
         .collect()
 }
 
-fn versus(t: &TargetStats, baseline: &str, unit: Unit, direction: Direction) -> String {
-    let word = versus_word(t, baseline, unit, direction);
-    // The caveats the verdict carries, by kind.
-    let mut kinds: Vec<&str> = Vec::new();
-    for c in t.caveats.iter().filter(|_| t.comparison.is_some()) {
-        if !kinds.contains(&c.kind.label()) {
-            kinds.push(c.kind.label());
-        }
-    }
-    match kinds.is_empty() {
-        true => word,
-        false => format!("{word} ⚠ {}", kinds.join(", ")),
-    }
-}
-
-fn versus_word(t: &TargetStats, baseline: &str, unit: Unit, direction: Direction) -> String {
-    match (&t.comparison, t.verdict) {
-        (None, _) if t.target == baseline => "baseline".into(),
-        (None, _) if t.too_few => crate::report::text::too_few_text(),
+/// The cell of `t` against the baseline: its verdict, or what stands in
+/// for one.
+fn versus(a: &CampaignAnalysis, workload: &str, metric: &str, t: &TargetStats) -> String {
+    match a.verdict(workload, metric, &t.target) {
+        Some(v) => words(v, Form::Summary),
+        None if t.target == a.model.baseline => "baseline".into(),
         // Fewer than two runs on one side: no comparison to show.
-        (None, _) => "—".into(),
-        (Some(c), Some(v)) if v != Verdict::NoSignificantDifference => {
-            versus_text(c.diff_pct, notation(t), unit, v.word(direction))
-        }
-        (Some(c), _) => {
-            let e = effect(c.diff_pct, notation(t));
-            match &t.settle {
-                Some(s) => format!("{e} (n.s.; ±{}% needs {} runs)", s.pct, runs_text(s.runs)),
-                None => format!("{e} (n.s.)"),
-            }
-        }
+        None => "—".into(),
     }
 }
 
-fn summary_table(c: &CampaignData, report: &Report) -> Table {
+fn summary_table(c: &CampaignData, a: &CampaignAnalysis) -> Table {
+    let report = &a.model;
     let mut t = Table::new(
         &[
             "workload",
@@ -110,7 +89,7 @@ fn summary_table(c: &CampaignData, report: &Report) -> Table {
                 cv,
                 p99,
                 failed.to_string(),
-                versus(ts, &report.baseline, m.unit, m.direction),
+                versus(a, &w.name, &m.name, ts),
             ]);
             if let Some(tone) = tone(ts) {
                 t.tones.insert((t.rows.len() - 1, 8), tone);
@@ -172,17 +151,23 @@ fn when(rfc3339: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::model::{target_stats, Report};
     use crate::metric::Direction::HigherIsBetter;
 
     #[test]
     fn only_the_baseline_is_called_baseline_when_there_is_no_comparison() {
-        let one_run = crate::analysis::model::target_stats("zfs", vec![1.0], None, HigherIsBetter);
-        assert_eq!(versus(&one_run, "ext4", Unit::Flag, HigherIsBetter), "—");
-        let base =
-            crate::analysis::model::target_stats("ext4", vec![1.0, 2.0], None, HigherIsBetter);
-        assert_eq!(
-            versus(&base, "ext4", Unit::Flag, HigherIsBetter),
-            "baseline"
-        );
+        let a = CampaignAnalysis {
+            model: Report {
+                baseline: "ext4".into(),
+                targets: vec!["ext4".into(), "zfs".into()],
+                workloads: Vec::new(),
+                warnings: Vec::new(),
+            },
+            ..Default::default()
+        };
+        let one_run = target_stats("zfs", vec![1.0], None, HigherIsBetter);
+        assert_eq!(versus(&a, "w", "tps", &one_run), "—");
+        let base = target_stats("ext4", vec![1.0, 2.0], None, HigherIsBetter);
+        assert_eq!(versus(&a, "w", "tps", &base), "baseline");
     }
 }

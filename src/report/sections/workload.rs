@@ -5,12 +5,12 @@
 
 use super::color_of;
 use crate::analysis::model::{MetricReport, Report, WorkloadReport};
+use crate::analysis::CampaignAnalysis;
 use crate::report::document::{Chart, Section};
 use crate::report::svg::{Bar, BarChart, DiffBar, DiffChart};
 use crate::report::table::Table;
-use crate::report::text::{
-    diff_text, display_unit, mean_ci_text, p_text, settle_text, verdict_text,
-};
+use crate::report::text::{diff_text, display_unit, mean_ci_text, p_text};
+use crate::report::verdict::{words, Form};
 use crate::store::CampaignData;
 
 /// `randread (io)`; `pgbench[transactions=12]` for a workload named as
@@ -24,7 +24,13 @@ pub fn titled(name: &str, kind: &str) -> String {
 
 /// The section of `w`; `values` replaces the table of means when a
 /// workload kind lays its summary metrics out its own way.
-pub fn section(c: &CampaignData, r: &Report, w: &WorkloadReport, values: Option<Table>) -> Section {
+pub fn section(
+    c: &CampaignData,
+    a: &CampaignAnalysis,
+    w: &WorkloadReport,
+    values: Option<Table>,
+) -> Section {
+    let r = &a.model;
     let mut s = Section::new(2, titled(&w.name, &w.kind));
     if let Some(m) = w.primary_metric() {
         s.chart(bar_chart(c, w, m));
@@ -37,7 +43,7 @@ pub fn section(c: &CampaignData, r: &Report, w: &WorkloadReport, values: Option<
         w.primary
     ));
     s.table(values.unwrap_or_else(|| values_table(w, &r.baseline)));
-    let diffs = diff_table(w);
+    let diffs = diff_table(a, w);
     if !diffs.rows.is_empty() {
         s.text(format!("Difference from the baseline {}:", r.baseline));
         s.table(diffs);
@@ -149,17 +155,16 @@ fn values_table(w: &WorkloadReport, baseline: &str) -> Table {
 }
 
 /// Per non-baseline target and metric: % difference with CI, p and verdict.
-fn diff_table(w: &WorkloadReport) -> Table {
+fn diff_table(a: &CampaignAnalysis, w: &WorkloadReport) -> Table {
     let mut t = Table::new(
         &["target", "metric", "difference [95% CI]", "p", "verdict"],
         &[false, false, true, true, false],
     );
     for m in &w.metrics {
         for ts in m.targets.iter().filter(|x| x.comparison.is_some()) {
-            let verdict = match settle_text(ts).filter(|_| !m.exploratory) {
-                Some(more) => format!("{}; {more}", verdict_text(ts, m)),
-                None => verdict_text(ts, m),
-            };
+            let verdict = a
+                .verdict(&w.name, &m.name, &ts.target)
+                .map_or("—".into(), |v| words(v, Form::Detail));
             t.push(vec![
                 ts.target.clone(),
                 m.name.clone(),

@@ -26,7 +26,7 @@ pub struct Matrix;
 impl Contributor for Matrix {
     /// Tests as rows, targets as columns.
     fn values_table(&self, cx: Context, w: &WorkloadReport) -> Option<Table> {
-        (w.kind == KIND).then(|| tables::geomeans_table(w, &cx.model.baseline))
+        (w.kind == KIND).then(|| tables::geomeans_table(cx.analysis, w))
     }
 
     fn summary(&self, cx: Context, w: &WorkloadReport) -> Result<Vec<Section>> {
@@ -37,7 +37,10 @@ impl Contributor for Matrix {
         let mut s = Section::new(3, title);
         s.table(t);
         let m = matrix_of(cx, w);
-        if let Some(line) = m.as_ref().and_then(|m| memory_text(m, &cx.model.targets)) {
+        if let Some(line) = m
+            .as_ref()
+            .and_then(|m| memory_text(m, &cx.analysis.model.targets))
+        {
             s.text(line);
         }
         let mut out = vec![s];
@@ -59,7 +62,7 @@ impl Contributor for Matrix {
     /// How many of the read cells came from memory, per target.
     fn headline(&self, cx: Context, w: &WorkloadReport) -> Vec<String> {
         matrix_of(cx, w)
-            .and_then(|m| memory_text(&m, &cx.model.targets))
+            .and_then(|m| memory_text(&m, &cx.analysis.model.targets))
             .map(|line| format!("{}: {line}", w.name))
             .into_iter()
             .collect()
@@ -86,7 +89,12 @@ fn matrix_of(cx: Context, w: &WorkloadReport) -> Option<MatrixReport> {
     if w.kind != KIND {
         return None;
     }
-    grid::build(cx.campaign, &w.name, &cx.model.targets, &cx.model.baseline)
+    grid::build(
+        cx.campaign,
+        &w.name,
+        &cx.analysis.model.targets,
+        &cx.analysis.model.baseline,
+    )
 }
 
 /// `43 of 45 read cells on disk and 40 of 45 on gluster came from memory

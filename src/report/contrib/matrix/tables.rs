@@ -4,13 +4,14 @@
 //! baseline; and the per-test geometric means, one row per test.
 
 use super::grid::{MatrixReport, Rows, TargetMatrix};
-use crate::analysis::model::{MetricReport, TargetStats, WorkloadReport};
+use crate::analysis::model::{MetricReport, WorkloadReport};
+use crate::analysis::CampaignAnalysis;
 use crate::metric::labels::{size_token, TEST};
 use crate::metric::Unit as StoredUnit;
-use crate::report::format::{effect, Notation};
+use crate::report::format::pct_text;
 use crate::report::table::Table;
 use crate::report::text::{display_unit, mean_ci_text};
-use crate::stats::Verdict;
+use crate::report::verdict::{words, Form};
 use crate::workload::matrix::grid::Test;
 
 /// A throughput unit for people: bytes/s per unit, and its name.
@@ -37,16 +38,6 @@ pub fn number_text(v: f64) -> String {
         (2 - a.log10().floor() as i32).clamp(0, 9) as usize
     };
     format!("{v:.decimals$}")
-}
-
-/// `+12.3%`, `-4.0%`, `±0.0%`: one decimal, signed; from ×2 a ratio,
-/// `×3.1` ([`crate::report::format`]).
-pub fn pct_text(diff_pct: f64) -> String {
-    let text = effect(diff_pct, Notation::of(&[diff_pct]));
-    match text.as_str() {
-        "+0.0%" | "-0.0%" => "±0.0%".into(),
-        _ => text,
-    }
 }
 
 /// `+12.3%`, or `(+0.4%)` when the difference is not significant: short,
@@ -234,21 +225,11 @@ fn test_of(m: &MetricReport) -> String {
     m.key.labels.get(&TEST).unwrap_or("all tests").to_string()
 }
 
-/// `+3.2% faster`, `-0.4% (n.s.)`, or `—` without a comparison.
-fn versus_text(t: &TargetStats, m: &MetricReport) -> String {
-    match (&t.comparison, t.verdict) {
-        (Some(c), Some(v)) if v != Verdict::NoSignificantDifference => {
-            format!("{} {}", pct_text(c.diff_pct), v.word(m.direction))
-        }
-        (Some(c), _) => format!("{} (n.s.)", pct_text(c.diff_pct)),
-        (None, _) => "—".into(),
-    }
-}
-
 /// The workload's summary metrics as rows (all tests, then each test's
 /// geometric mean), targets as columns: mean ± 95% CI, then each
 /// non-baseline target against the baseline.
-pub fn geomeans_table(w: &WorkloadReport, baseline: &str) -> Table {
+pub fn geomeans_table(a: &CampaignAnalysis, w: &WorkloadReport) -> Table {
+    let baseline = a.model.baseline.as_str();
     let Some(primary) = w.primary_metric() else {
         return Table::new(&["test"], &[false]);
     };
@@ -286,11 +267,12 @@ pub fn geomeans_table(w: &WorkloadReport, baseline: &str) -> Table {
         };
         let mut row = vec![test, m.name.clone()];
         row.extend(m.targets.iter().map(|x| mean_ci_text(x, m.unit)));
-        row.extend(
-            compared
-                .iter()
-                .map(|&i| m.targets.get(i).map_or("—".into(), |x| versus_text(x, m))),
-        );
+        row.extend(compared.iter().map(|&i| {
+            match a.verdict(&w.name, &m.name, &targets[i].target) {
+                Some(v) => words(v, Form::Percent),
+                None => "—".into(),
+            }
+        }));
         t.push(row);
     }
     t

@@ -12,7 +12,7 @@ use anyhow::Result;
 
 use super::{Context, Contributor};
 use crate::analysis::model::WorkloadReport;
-use crate::analysis::study::{study, Study};
+use crate::analysis::study::Study;
 use crate::report::document::Section;
 
 /// The contributor: a swept workload table's study in the summary
@@ -23,23 +23,23 @@ pub struct Sweeps;
 impl Contributor for Sweeps {
     fn summary(&self, cx: Context, w: &WorkloadReport) -> Result<Vec<Section>> {
         Ok(study_after(cx, w)
-            .map(|s| sections::summary(&s))
+            .map(sections::summary)
             .unwrap_or_default())
     }
 }
 
 /// The study of `w`'s workload table when `w` is its last variant in the
 /// report.
-fn study_after(cx: Context, w: &WorkloadReport) -> Option<Study> {
+fn study_after<'a>(cx: Context<'a>, w: &WorkloadReport) -> Option<&'a Study> {
     let c = cx.campaign;
     let family = &c.workloads.iter().find(|x| x.name == w.name)?.family;
-    let last = cx.model.workloads.iter().rev().find(|x| {
+    let last = cx.analysis.model.workloads.iter().rev().find(|x| {
         c.workloads
             .iter()
             .any(|y| y.name == x.name && &y.family == family)
     })?;
     (last.name == w.name)
-        .then(|| study(c, cx.model, family, cx.compare_levels))
+        .then(|| cx.analysis.study(family))
         .flatten()
 }
 

@@ -1,0 +1,342 @@
+//! Every verdict as data: one comparison of a candidate against its
+//! baseline on one metric ([`Verdict`]), how it came out ([`Outcome`]),
+//! the caveats it carries, and what the headline says of a campaign's
+//! verdicts ([`Statement`]: each on its own, or alike ones of a sweep said
+//! once). Nothing here is worded: `crate::report::verdict::words` is the
+//! one function that puts a verdict into words, in every output
+//! (terminal, Markdown, HTML, JSON, the release gate).
+//!
+//! Where the next kinds of verdict plug in, without a new place to word
+//! them:
+//! - a new outcome (equivalent within a margin, inconclusive: #46) is a
+//!   variant of [`Outcome`], decided in [`Outcome::of`] from the
+//!   candidate's figures; `words` gives it its word once, and every form
+//!   follows;
+//! - agreeing replicas (#46) are a field of [`Verdict`] beside `candidate`
+//!   (each replica's comparison), worded by the same function;
+//! - a caveat that no run warning carries (two sides served by different
+//!   cache layers: #42) is a [`Caveat`] of its own kind in
+//!   `candidate.caveats`: every form marks it as it marks the others;
+//! - a verdict on another figure than a metric's mean (a capacity within a
+//!   latency target, with its interval: #43) is a [`Verdict`] whose
+//!   candidate and baseline figures hold that estimate and interval, its
+//!   kind a field beside `metric` that `words` reads to say "sustains";
+//! - sides named otherwise than by their target (a software release, "Gluster
+//!   11.1 against 10.3": #44) are the labels `candidate_label` and
+//!   `baseline_label`, which every sentence names the sides by.
+
+use serde::Serialize;
+
+use super::model::{target_stats, MetricReport, Report, TargetStats, WorkloadReport};
+pub use super::model::{Caveat, Settle};
+use crate::experiment::sweep::family_of;
+use crate::metric::{Direction, Unit};
+use crate::stats::Verdict as Call;
+
+/// How a comparison came out: the one classification every output words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// Significantly better than the baseline (faster, whatever the
+    /// metric's direction), by at least the equivalence margin.
+    Better,
+    /// Significantly worse (slower).
+    Worse,
+    /// Neither: no significant difference (which is not "the same").
+    NoSignificantDifference,
+    /// Fewer runs than a verdict needs on either side: no interval, no
+    /// verdict; the values say what there is.
+    TooFew,
+}
+
+impl Outcome {
+    /// The outcome of a target's figures against its baseline; `None`
+    /// when it was not compared (the baseline itself, or a side with no
+    /// value).
+    pub fn of(t: &TargetStats) -> Option<Outcome> {
+        if t.too_few {
+            return Some(Outcome::TooFew);
+        }
+        t.comparison.as_ref()?;
+        Some(match t.verdict? {
+            Call::Better => Outcome::Better,
+            Call::Worse => Outcome::Worse,
+            Call::NoSignificantDifference => Outcome::NoSignificantDifference,
+        })
+    }
+
+    /// A difference the verdict calls (better or worse).
+    pub fn significant(self) -> bool {
+        matches!(self, Outcome::Better | Outcome::Worse)
+    }
+}
+
+/// One comparison judged: the candidate's figures against the baseline's
+/// on one metric of one workload, within a campaign (a target against the
+/// baseline target) or across two (a target against itself in the
+/// baseline campaign). Serialized as `storlab compare --format json`
+/// writes each row.
+#[derive(Debug, Clone, Serialize)]
+pub struct Verdict {
+    pub workload: String,
+    /// The workload's primary metric (the one the headline and the gate
+    /// judge).
+    pub primary: bool,
+    /// The metric as people read it (compact name, label values first).
+    pub metric: String,
+    pub unit: Unit,
+    pub direction: Direction,
+    /// The baseline side as sentences name it (`ext4`, `d @ campaign 1`).
+    pub baseline_label: String,
+    pub baseline: TargetStats,
+    /// The candidate side as sentences name it.
+    pub candidate_label: String,
+    /// The candidate's figures with the comparison, its family's
+    /// correction, what would settle it and its caveats.
+    pub candidate: TargetStats,
+    /// The workload's family: its name without a sweep's values.
+    #[serde(skip)]
+    pub family: String,
+    /// A secondary metric: the verdict is exploratory.
+    #[serde(skip)]
+    pub exploratory: bool,
+    /// The verdicts on the parts of this metric (a matrix's tests) when
+    /// the significant ones point both ways.
+    #[serde(skip)]
+    pub parts: Option<Parts>,
+}
+
+/// The parts of a primary metric (the same metric with other labels: a
+/// matrix's tests) on one target, when they disagree in direction.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Parts {
+    /// The label that tells the parts apart (`test`).
+    pub by: String,
+    pub each: Vec<Part>,
+}
+
+/// One part's comparison: `reread +20.0% faster`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Part {
+    /// Its label values (`reread`), or `all` for the metric without them.
+    pub label: String,
+    pub diff_pct: f64,
+    pub outcome: Outcome,
+}
+
+impl Verdict {
+    /// The verdict on `t` against the baseline `base` (the campaign's
+    /// baseline target) on metric `m` of workload `w`; `None` when `t` was
+    /// not compared.
+    pub fn within(
+        w: &WorkloadReport,
+        m: &MetricReport,
+        t: &TargetStats,
+        base: &TargetStats,
+    ) -> Option<Verdict> {
+        Outcome::of(t)?;
+        Some(Verdict {
+            workload: w.name.clone(),
+            primary: !m.exploratory,
+            metric: m.name.clone(),
+            unit: m.unit,
+            direction: m.direction,
+            baseline_label: base.target.clone(),
+            baseline: base.clone(),
+            candidate_label: t.target.clone(),
+            candidate: t.clone(),
+            family: family_of(&w.name).to_string(),
+            exploratory: m.exploratory,
+            parts: None,
+        })
+    }
+
+    /// How it came out; a row without a comparison (across campaigns, a
+    /// side without values) reads as no significant difference.
+    pub fn outcome(&self) -> Option<Outcome> {
+        Outcome::of(&self.candidate)
+    }
+
+    /// Significantly worse by more than `pct` percent.
+    pub fn regressed(&self, pct: f64) -> bool {
+        let Some(c) = &self.candidate.comparison else {
+            return false;
+        };
+        self.outcome() == Some(Outcome::Worse) && c.diff_pct.abs() > pct
+    }
+
+    /// Whether the verdict rests on runs (of either side) that carry a
+    /// validity warning: page cache, durability not measured, working set
+    /// in RAM, unflushed writes, CPU-bound, degraded target, noisy host.
+    pub fn caveated(&self) -> bool {
+        !self.candidate.caveats.is_empty()
+    }
+
+    /// A plain "no significant difference": no chance call in its family,
+    /// no parts that disagree. A sweep's plain ones are said together.
+    fn plain(&self) -> bool {
+        self.outcome() == Some(Outcome::NoSignificantDifference)
+            && !self.candidate.correction.is_some_and(|f| f.chance)
+            && self.parts.is_none()
+    }
+}
+
+/// The verdicts of a campaign: every non-baseline target against the
+/// baseline, on every metric compared (primary metrics first within each
+/// workload, as the model orders them).
+pub fn verdicts(r: &Report) -> Vec<Verdict> {
+    let mut out = Vec::new();
+    for w in &r.workloads {
+        for m in &w.metrics {
+            let base = base_of(r, m);
+            out.extend(
+                m.targets
+                    .iter()
+                    .filter_map(|t| Verdict::within(w, m, t, &base)),
+            );
+        }
+    }
+    out
+}
+
+/// The verdicts of a campaign's primary metrics, each with the parts of
+/// its metric that disagree.
+pub fn primary_verdicts(r: &Report) -> Vec<Verdict> {
+    let mut out = Vec::new();
+    for w in &r.workloads {
+        let Some(m) = w.primary_metric() else {
+            continue;
+        };
+        let base = base_of(r, m);
+        for t in &m.targets {
+            if let Some(mut v) = Verdict::within(w, m, t, &base) {
+                v.parts = parts(w, m, &t.target);
+                out.push(v);
+            }
+        }
+    }
+    out
+}
+
+/// The baseline's figures on metric `m`; none when it did not run.
+fn base_of(r: &Report, m: &MetricReport) -> TargetStats {
+    match m.targets.iter().find(|t| t.target == r.baseline) {
+        Some(t) => t.clone(),
+        None => target_stats(&r.baseline, Vec::new(), None, m.direction),
+    }
+}
+
+/// What a headline says: a verdict on its own, or the plain "no
+/// significant difference" verdicts of one workload family said once.
+#[derive(Debug, Clone)]
+pub enum Statement {
+    One(Box<Verdict>),
+    Alike(Alike),
+}
+
+/// Comparisons of one workload family (and primary metric) that found no
+/// significant difference, said in one line where there are at least
+/// [`GROUPED`] of them: seed 000's 4 configurations × 4 transaction counts
+/// read as 12 lines of "no significant difference", one screen before
+/// any figure.
+#[derive(Debug, Clone)]
+pub struct Alike {
+    pub family: String,
+    /// The campaign's baseline target.
+    pub baseline: String,
+    /// How many comparisons the family made on this metric, these among
+    /// them.
+    pub of: usize,
+    pub members: Vec<Verdict>,
+}
+
+/// How many comparisons of one workload family that find no significant
+/// difference the headline says in one line instead of one each.
+pub const GROUPED: usize = 3;
+
+/// The headline of a campaign: a statement per comparison of a primary
+/// metric, in the model's order, a family's plain ones together (at the
+/// first one's place) where there are at least [`GROUPED`] of them.
+pub fn headline(r: &Report) -> Vec<Statement> {
+    let verdicts = primary_verdicts(r);
+    let key = |v: &Verdict| (v.family.clone(), v.metric.clone());
+    let plain = |k: &(String, String)| {
+        verdicts
+            .iter()
+            .filter(|v| v.plain() && key(v) == *k)
+            .count()
+    };
+    let mut out = Vec::new();
+    let mut said: Vec<(String, String)> = Vec::new();
+    for v in &verdicts {
+        let k = key(v);
+        if !v.plain() || plain(&k) < GROUPED {
+            out.push(Statement::One(Box::new(v.clone())));
+            continue;
+        }
+        if said.contains(&k) {
+            continue;
+        }
+        let members = verdicts
+            .iter()
+            .filter(|x| x.plain() && key(x) == k)
+            .cloned()
+            .collect();
+        out.push(Statement::Alike(Alike {
+            family: k.0.clone(),
+            baseline: r.baseline.clone(),
+            of: verdicts.iter().filter(|x| key(x) == k).count(),
+            members,
+        }));
+        said.push(k);
+    }
+    out
+}
+
+/// The verdict on each part of the primary metric `m` (the same metric
+/// with other labels: a matrix's tests) for `target`, when the significant
+/// ones do not all point the same way; `None` otherwise.
+fn parts(w: &WorkloadReport, m: &MetricReport, target: &str) -> Option<Parts> {
+    let of = |p: &MetricReport| p.targets.iter().find(|x| x.target == target).cloned();
+    let parts: Vec<(&MetricReport, TargetStats)> = w
+        .metrics
+        .iter()
+        .filter(|p| p.key.name == m.key.name)
+        .filter_map(|p| Some((p, of(p)?)))
+        .collect();
+    let ways: Vec<Outcome> = parts.iter().filter_map(|(_, t)| Outcome::of(t)).collect();
+    if !(ways.contains(&Outcome::Better) && ways.contains(&Outcome::Worse)) {
+        return None;
+    }
+    let by = m
+        .key
+        .labels
+        .iter()
+        .chain(parts.iter().flat_map(|(p, _)| p.key.labels.iter()))
+        .map(|(k, _)| k.to_string())
+        .next()
+        .unwrap_or_default();
+    let each = parts
+        .iter()
+        .filter(|(p, _)| p.key != m.key)
+        .filter_map(|(p, t)| {
+            let c = t.comparison.as_ref()?;
+            let label = match p.key.labels.is_empty() {
+                true => "all".to_string(),
+                false => p
+                    .key
+                    .labels
+                    .iter()
+                    .map(|(_, v)| v)
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            };
+            Some(Part {
+                label,
+                diff_pct: c.diff_pct,
+                outcome: Outcome::of(t).unwrap_or(Outcome::NoSignificantDifference),
+            })
+        })
+        .collect();
+    Some(Parts { by, each })
+}

@@ -1,0 +1,805 @@
+//! A verdict in words: [`words`] is the one function that says what a
+//! comparison found, in every output — the headline sentences, the
+//! summary table's cell, the overview figure, the tables of differences,
+//! the comparison of two campaigns, the release gate's line and the JSON
+//! summaries' `sentence` — each a [`Form`] of the same wording, with the
+//! caveats the verdict carries. The verdict itself, its outcome and its
+//! caveats are data of the analysis ([`crate::analysis::verdict`]).
+//!
+//! A new outcome (#46's equivalent and inconclusive) gets its word in
+//! [`outcome_word`] and its sentence in [`sentence`]; a new kind of
+//! caveat (#42's cache layers) is marked by [`marks`] as every other; a
+//! new kind of verdict (#43's capacity) is a branch of [`sentence`];
+//! sides named by their release (#44) are the verdict's labels, which
+//! every form already names the sides by.
+
+use std::collections::BTreeSet;
+
+use super::format::{effect, human_name, pct_text, Notation};
+use super::text::{diff_text, interval_text, notation, p_text, values_text};
+use crate::analysis::model::{family::METHOD, runs_text, Caveat, TargetStats, MIN_RUNS};
+use crate::analysis::verdict::{Alike, Outcome, Parts, Statement, Verdict};
+use crate::metric::{Direction, Family, Unit};
+
+/// Where a verdict is said, each with the words that fit the place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Form {
+    /// A headline line: `w: ram is faster than disk: +68.3% tps [+35.7%,
+    /// +108.6%] (p 0.009) ⚠ noisy host`, with what would settle an
+    /// inconclusive one and the parts that disagree.
+    Headline,
+    /// The summary table's cell: `×12 faster ⚠ noisy host`, `×1.6 (n.s.;
+    /// ±5% needs about 203 runs)`.
+    Summary,
+    /// The overview figure's words beside a row: `×12 faster`, `×1.6
+    /// (n.s.)`.
+    Figure,
+    /// The overview figure's caveat marks: the kinds its own runs carry
+    /// bare, the baseline's with its name (the row names the candidate).
+    FigureMarks,
+    /// The caveat marks alone: `⚠ page cache (tmpfs), noisy host`.
+    Marks,
+    /// The verdict column of a comparison table: `slower ⚠ page cache
+    /// (ram)`.
+    Word,
+    /// The verdict word alone, as a history's table has it: `faster`.
+    Bare,
+    /// The verdict column of a workload's differences: `faster
+    /// (exploratory) ⚠ noisy host on cwd (2 of 3 runs); ±5% needs about 9
+    /// runs per target`.
+    Detail,
+    /// A verdict of two campaigns' headline: `m on d: operations/s
+    /// faster, +10.0% [+7.4%, +12.6%] (p <0.001)`.
+    Across,
+    /// The release gate's line: `oltp tps on zfs: -35.9% against ext4 (p
+    /// 0.0130) ⚠ durability not measured on ext4 (3 of 3 runs)`.
+    Gate,
+    /// A matrix's table of geometric means: `+3.2% faster`, `-0.4%
+    /// (n.s.)`.
+    Percent,
+}
+
+/// What is said: one verdict, or a family's alike verdicts said once.
+#[derive(Debug, Clone, Copy)]
+pub enum Said<'a> {
+    One(&'a Verdict),
+    Alike(&'a Alike),
+}
+
+impl<'a> From<&'a Verdict> for Said<'a> {
+    fn from(v: &'a Verdict) -> Self {
+        Said::One(v)
+    }
+}
+
+impl<'a> From<&'a Alike> for Said<'a> {
+    fn from(a: &'a Alike) -> Self {
+        Said::Alike(a)
+    }
+}
+
+impl<'a> From<&'a Statement> for Said<'a> {
+    fn from(s: &'a Statement) -> Self {
+        match s {
+            Statement::One(v) => Said::One(v),
+            Statement::Alike(a) => Said::Alike(a),
+        }
+    }
+}
+
+/// The verdict `said` in `form`: the one place a verdict is put into
+/// words.
+pub fn words<'a>(said: impl Into<Said<'a>>, form: Form) -> String {
+    let v = match said.into() {
+        Said::One(v) => v,
+        Said::Alike(a) => return alike(a),
+    };
+    let t = &v.candidate;
+    match form {
+        Form::Headline => headline(v),
+        Form::Summary => summary(v),
+        Form::Figure => figure(v),
+        Form::FigureMarks => caveat_marks_of(&t.caveats, &t.target),
+        Form::Marks => caveat_marks(&t.caveats),
+        Form::Word => {
+            let marks = caveat_marks(&t.caveats);
+            match (t.verdict, marks.is_empty()) {
+                (Some(_), false) => format!("{} {marks}", bare(v)),
+                _ => bare(v).to_string(),
+            }
+        }
+        Form::Bare => bare(v).to_string(),
+        Form::Detail => detail(v),
+        Form::Across => {
+            let line = format!(
+                "{} on {}: {} {}, {} (p {})",
+                v.workload,
+                v.baseline.target,
+                human_name(&v.metric),
+                bare(v),
+                diff_text(t),
+                p_text(t)
+            );
+            with_marks(line, &caveat_marks(&t.caveats))
+        }
+        Form::Gate => gate(v),
+        Form::Percent => match (&t.comparison, v.outcome()) {
+            (Some(c), Some(o)) if o.significant() => {
+                format!("{} {}", pct_text(c.diff_pct), outcome_word(o, v.direction))
+            }
+            (Some(c), _) => format!("{} (n.s.)", pct_text(c.diff_pct)),
+            (None, _) => "—".into(),
+        },
+    }
+}
+
+/// The word of an outcome: "faster" for better and "slower" for worse,
+/// whatever the direction (a lower latency and a higher throughput are
+/// both "faster").
+fn outcome_word(o: Outcome, _direction: Direction) -> &'static str {
+    match o {
+        Outcome::Better => "faster",
+        Outcome::Worse => "slower",
+        Outcome::NoSignificantDifference => "no significant difference",
+        Outcome::TooFew => "—",
+    }
+}
+
+/// The verdict's plain word, or a dash without one.
+fn bare(v: &Verdict) -> &'static str {
+    match (v.candidate.verdict, v.outcome()) {
+        (Some(_), Some(o)) => outcome_word(o, v.direction),
+        _ => "—",
+    }
+}
+
+/// `w: ` and the verdict sentence, its caveat marks (on the first screen;
+/// the tables say in how many runs), what would settle it and the parts
+/// that disagree.
+fn headline(v: &Verdict) -> String {
+    let t = &v.candidate;
+    let mut line = with_marks(
+        format!("{}: {}", v.workload, sentence(v)),
+        &caveat_marks(&t.caveats),
+    );
+    if let Some(more) = settle_text(t) {
+        line.push_str(&format!("; {more}"));
+    }
+    if let Some(parts) = &v.parts {
+        line.push_str(&format!("; {}", parts_text(parts)));
+    }
+    line
+}
+
+/// `ram is faster than disk: +68.3% tps [+35.7%, +108.6%] (p 0.009)`, or
+/// `no significant difference between …` with the difference and p.
+fn sentence(v: &Verdict) -> String {
+    let (t, baseline) = (&v.candidate, &v.baseline_label);
+    let candidate = &v.candidate_label;
+    let Some(outcome) = v.outcome() else {
+        return String::new();
+    };
+    let Some(c) = &t.comparison else {
+        let of = |x: &TargetStats| match x.values.is_empty() {
+            true => "—".to_string(),
+            false => values_text(&x.values, v.unit),
+        };
+        return format!(
+            "{}: no interval and no verdict of {candidate} against {baseline} — {candidate} {}; {baseline} {}",
+            too_few_text(),
+            of(t),
+            of(&v.baseline)
+        );
+    };
+    if outcome.significant() {
+        let name = human_name(&v.metric);
+        let (change, named) = change_text(c.diff_pct, notation(t), &name, v.unit);
+        let which = match named {
+            true => String::new(),
+            false => format!("{name}, "),
+        };
+        return format!(
+            "{candidate} is {} than {baseline}: {change} {} ({which}p {})",
+            outcome_word(outcome, v.direction),
+            interval_text(t),
+            p_text(t)
+        );
+    }
+    let chance = chance_text(t).map_or(String::new(), |c| format!(": {c}"));
+    format!(
+        "no significant difference between {candidate} and {baseline} ({} {}, p {}){chance}",
+        human_name(&v.metric),
+        diff_text(t),
+        p_text(t)
+    )
+}
+
+/// `by test, which disagree: write -20.0% slower, reread +20.0% faster`.
+fn parts_text(p: &Parts) -> String {
+    let each: Vec<String> = p
+        .each
+        .iter()
+        .map(|part| {
+            let word = match part.outcome.significant() {
+                true => outcome_word(part.outcome, Direction::HigherIsBetter),
+                false => "n.s.",
+            };
+            let n = Notation::of(&[part.diff_pct]);
+            format!("{} {} {word}", part.label, effect(part.diff_pct, n))
+        })
+        .collect();
+    format!("by {}, which disagree: {}", p.by, each.join(", "))
+}
+
+/// The summary table's cell, with the kinds of the caveats the verdict
+/// carries.
+fn summary(v: &Verdict) -> String {
+    let t = &v.candidate;
+    let word = match (&t.comparison, v.outcome()) {
+        (None, _) => too_few_text(),
+        (Some(c), Some(o)) if o.significant() => versus_text(
+            c.diff_pct,
+            notation(t),
+            v.unit,
+            outcome_word(o, v.direction),
+        ),
+        (Some(c), _) => {
+            let e = effect(c.diff_pct, notation(t));
+            match &t.settle {
+                Some(s) => format!("{e} (n.s.; ±{}% needs {} runs)", s.pct, runs_text(s.runs)),
+                None => format!("{e} (n.s.)"),
+            }
+        }
+    };
+    let mut kinds: Vec<&str> = Vec::new();
+    for c in t.caveats.iter().filter(|_| t.comparison.is_some()) {
+        if !kinds.contains(&c.kind.label()) {
+            kinds.push(c.kind.label());
+        }
+    }
+    match kinds.is_empty() {
+        true => word,
+        false => format!("{word} ⚠ {}", kinds.join(", ")),
+    }
+}
+
+/// The overview figure's words beside a compared row.
+fn figure(v: &Verdict) -> String {
+    let t = &v.candidate;
+    let Some(c) = &t.comparison else {
+        return String::new();
+    };
+    match v.outcome() {
+        Some(o) if o.significant() => versus_text(
+            c.diff_pct,
+            notation(t),
+            v.unit,
+            outcome_word(o, v.direction),
+        ),
+        _ => format!("{} (n.s.)", effect(c.diff_pct, notation(t))),
+    }
+}
+
+/// The verdict's word, marked exploratory for a secondary metric, with a
+/// chance call and the caveats in full; what would settle a primary one.
+fn detail(v: &Verdict) -> String {
+    let t = &v.candidate;
+    let word = match (t.too_few, v.outcome()) {
+        (true, _) => too_few_text(),
+        (false, Some(o)) if v.exploratory => {
+            format!("{} (exploratory)", outcome_word(o, v.direction))
+        }
+        (false, Some(o)) => outcome_word(o, v.direction).to_string(),
+        (false, None) => return "—".into(),
+    };
+    let word = match (t.too_few, chance_text(t)) {
+        (false, Some(chance)) => format!("{word} ({chance})"),
+        _ => word,
+    };
+    let word = match (t.too_few, caveats_text(t)) {
+        (false, Some(caveats)) => format!("{word} {caveats}"),
+        _ => word,
+    };
+    match settle_text(t).filter(|_| !v.exploratory) {
+        Some(more) => format!("{word}; {more}"),
+        None => word,
+    }
+}
+
+/// The release gate's line for a regression.
+fn gate(v: &Verdict) -> String {
+    let c = v.candidate.comparison.as_ref();
+    let text = format!(
+        "{} {} on {}: {} against {} (p {:.4})",
+        v.workload,
+        v.metric,
+        v.candidate_label,
+        c.map_or("n/a".into(), |c| effect(
+            c.diff_pct,
+            Notation::of(&[c.diff_pct])
+        )),
+        v.baseline_label,
+        c.map(|c| c.p_value).unwrap_or(f64::NAN)
+    );
+    match caveats_text(&v.candidate) {
+        Some(caveats) => format!("{text} {caveats}"),
+        None => text,
+    }
+}
+
+/// `pgbench: no significant difference from d in any of 12 comparisons
+/// (3 targets × 4 variants): tps from -15.4% to +12.0%, p 0.231–0.774
+/// (0.731–0.774 adjusted over 12) ⚠ noisy host; ±5% needs about 20–175
+/// runs per target`; `in 4 of its 6 comparisons (on 3 targets, 2
+/// variants)` when others of the family's comparisons were significant.
+fn alike(a: &Alike) -> String {
+    let metric_name = a
+        .members
+        .first()
+        .map_or(String::new(), |v| human_name(&v.metric));
+    let workloads: BTreeSet<&str> = a.members.iter().map(|v| v.workload.as_str()).collect();
+    let targets: BTreeSet<&str> = a
+        .members
+        .iter()
+        .map(|v| v.candidate.target.as_str())
+        .collect();
+    let compared = || a.members.iter().filter_map(|v| v.candidate.comparison);
+    let diffs: Vec<f64> = compared().map(|c| c.diff_pct).collect();
+    let ps: Vec<f64> = compared().map(|c| c.p_value).collect();
+    let corrections = || a.members.iter().filter_map(|v| v.candidate.correction);
+    let adjusted: Vec<f64> = corrections().map(|f| f.p_adjusted).collect();
+    let family_size = corrections().map(|f| f.comparisons).max().unwrap_or(0);
+    let caveats: Vec<Caveat> = a
+        .members
+        .iter()
+        .flat_map(|v| v.candidate.caveats.iter().cloned())
+        .collect();
+    let settle: Vec<(f64, Option<usize>)> = a
+        .members
+        .iter()
+        .filter_map(|v| v.candidate.settle)
+        .map(|s| (s.pct, s.runs))
+        .collect();
+    let span = |v: &[f64], one: &dyn Fn(f64) -> String| {
+        let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        match (lo == hi, v.is_empty()) {
+            (_, true) => "—".to_string(),
+            (true, false) => one(lo),
+            (false, false) => format!("{}–{}", one(lo), one(hi)),
+        }
+    };
+    let (on, all) = match a.members.len() == a.of {
+        true => ("", format!("any of {}", a.of)),
+        false => ("on ", format!("{} of its {}", a.members.len(), a.of)),
+    };
+    let shape = match (targets.len(), workloads.len()) {
+        (t, 1) => format!("{on}{t} targets"),
+        (1, w) => format!("{on}{w} variants"),
+        (t, w) if on.is_empty() => format!("{t} targets × {w} variants"),
+        (t, w) => format!("on {t} targets, {w} variants"),
+    };
+    let n = Notation::of(&diffs);
+    let lo = diffs.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = diffs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let diff = match lo == hi {
+        true => format!("{metric_name} {} in each", effect(lo, n)),
+        false => format!("{metric_name} from {} to {}", effect(lo, n), effect(hi, n)),
+    };
+    let mut line = format!(
+        "{}: no significant difference from {} in {all} comparisons ({shape}): {diff}, p {}",
+        a.family,
+        a.baseline,
+        span(&ps, &p_value),
+    );
+    if !adjusted.is_empty() {
+        line.push_str(&format!(
+            " ({} adjusted over {family_size})",
+            span(&adjusted, &p_value)
+        ));
+    }
+    line = with_marks(line, &caveat_marks(&caveats));
+    if let Some(&(pct, _)) = settle.first() {
+        let runs: Vec<Option<usize>> = settle
+            .iter()
+            .filter(|(x, _)| *x == pct)
+            .map(|(_, r)| *r)
+            .collect();
+        let known: Vec<usize> = runs.iter().flatten().copied().collect();
+        let lo = known.iter().min();
+        let hi = known.iter().max();
+        let text = match (lo, hi, runs.len() == known.len()) {
+            (Some(lo), Some(hi), true) if lo == hi => format!("about {lo}"),
+            (Some(lo), Some(hi), true) => format!("about {lo}–{hi}"),
+            (Some(lo), _, false) => format!(
+                "about {lo} to more than {}",
+                crate::stats::resolve::MAX_RUNS
+            ),
+            _ => runs_text(None),
+        };
+        line.push_str(&format!("; ±{pct}% needs {text} runs per target"));
+    }
+    line
+}
+
+/// `0.036`, `<0.001`.
+fn p_value(p: f64) -> String {
+    match p {
+        p if p < 0.001 => "<0.001".to_string(),
+        p => format!("{p:.3}"),
+    }
+}
+
+/// `line` and the marks after a space, when there are any.
+fn with_marks(line: String, marks: &str) -> String {
+    match marks.is_empty() {
+        true => line,
+        false => format!("{line} {marks}"),
+    }
+}
+
+/// The caveats a verdict carries: `⚠ durability not measured on ext4 (3
+/// of 3 runs); ⚠ page cache on disk (1 of 3 runs)`.
+fn caveats_text(t: &TargetStats) -> Option<String> {
+    let each: Vec<String> = t
+        .caveats
+        .iter()
+        .map(|c| {
+            format!(
+                "⚠ {} on {} ({} of {} runs)",
+                c.kind.label(),
+                c.target,
+                c.runs,
+                c.of
+            )
+        })
+        .collect();
+    (!each.is_empty()).then(|| each.join("; "))
+}
+
+/// What stands in for a verdict below the minimum n.
+fn too_few_text() -> String {
+    format!("too few runs (at least {MIN_RUNS} for a verdict)")
+}
+
+/// How a difference of metric `name` (its human name) reads, the sign
+/// with the quantity rather than with the verdict: `takes 20.2% less
+/// time` (a time), `38.4% lower p99 latency` (a latency), `-64.0% TPS` (a
+/// rate, an amount); in ratio notation the candidate's quantity as a
+/// multiple of the baseline's, `÷3.3 total time`, `×597 throughput`. And
+/// whether that names the metric.
+fn change_text(diff_pct: f64, n: Notation, name: &str, unit: Unit) -> (String, bool) {
+    let size = diff_pct.abs();
+    let less = diff_pct < 0.0;
+    match (n, unit.family()) {
+        (Notation::Ratio, _) => (format!("{} {name}", effect(diff_pct, n)), true),
+        (_, Family::Seconds) => {
+            let how = if less { "less" } else { "more" };
+            (format!("takes {size:.1}% {how} time"), false)
+        }
+        (_, Family::Nanoseconds) => {
+            let how = if less { "lower" } else { "higher" };
+            (format!("{size:.1}% {how} {name}"), true)
+        }
+        _ => (format!("{} {name}", effect(diff_pct, n)), true),
+    }
+}
+
+/// A significant difference in a table cell beside its verdict word:
+/// `+60.3% faster` for a rate, `24.6% less time, faster` for a time,
+/// `38.4% lower, faster` for a latency; `×597 faster`, `÷3.3 time,
+/// faster` from ×2.
+fn versus_text(diff_pct: f64, n: Notation, unit: Unit, word: &str) -> String {
+    let size = diff_pct.abs();
+    let less = diff_pct < 0.0;
+    match (n, unit.family()) {
+        (Notation::Ratio, Family::Seconds) => format!("{} time, {word}", effect(diff_pct, n)),
+        (Notation::Ratio, Family::Nanoseconds) => format!("{}, {word}", effect(diff_pct, n)),
+        (_, Family::Seconds) => {
+            let how = if less { "less" } else { "more" };
+            format!("{size:.1}% {how} time, {word}")
+        }
+        (_, Family::Nanoseconds) => {
+            let how = if less { "lower" } else { "higher" };
+            format!("{size:.1}% {how}, {word}")
+        }
+        _ => format!("{} {word}", effect(diff_pct, n)),
+    }
+}
+
+/// The marks of one target's verdict in a figure whose row names it:
+/// a kind its own runs carry reads bare, one only others' runs carry
+/// (the baseline's) names them — `⚠ working set in the ARC, durability
+/// not measured (ext4-tuned)`.
+fn caveat_marks_of(caveats: &[Caveat], own: &str) -> String {
+    marks(caveats, |on, _| on.contains(&own))
+}
+
+/// `⚠ page cache (tmpfs), noisy host`: the caveats of a verdict, each kind
+/// once with the target whose runs carry it (none named when every
+/// target's do); empty without caveats.
+fn caveat_marks(caveats: &[Caveat]) -> String {
+    marks(caveats, |on, all| on.len() == all && all > 1)
+}
+
+/// Each kind of `caveats` once, bare where `bare(targets carrying it,
+/// how many targets carry any)` says so, else with those targets named.
+fn marks(caveats: &[Caveat], bare: impl Fn(&[&str], usize) -> bool) -> String {
+    if caveats.is_empty() {
+        return String::new();
+    }
+    let mut kinds: Vec<_> = caveats.iter().map(|c| c.kind).collect();
+    kinds.sort();
+    kinds.dedup();
+    let all: BTreeSet<&str> = caveats.iter().map(|c| c.target.as_str()).collect();
+    let each: Vec<String> = kinds
+        .iter()
+        .map(|k| {
+            let mut on: Vec<&str> = caveats
+                .iter()
+                .filter(|c| c.kind == *k)
+                .map(|c| c.target.as_str())
+                .collect();
+            on.sort();
+            on.dedup();
+            match bare(&on, all.len()) {
+                true => k.label().to_string(),
+                false => format!("{} ({})", k.label(), on.join(", ")),
+            }
+        })
+        .collect();
+    format!("⚠ {}", each.join(", "))
+}
+
+/// `±5% needs about 9 runs per target`, for an inconclusive comparison.
+fn settle_text(t: &TargetStats) -> Option<String> {
+    let s = t.settle?;
+    Some(format!(
+        "±{}% needs {} runs per target",
+        s.pct,
+        runs_text(s.runs)
+    ))
+}
+
+/// For a comparison its own p would have called and its family does not:
+/// `significant alone, not among 100 comparisons (Benjamini–Hochberg):
+/// chance could explain it`.
+fn chance_text(t: &TargetStats) -> Option<String> {
+    let f = t.correction.filter(|f| f.chance)?;
+    Some(format!(
+        "significant alone, not among {} comparisons ({METHOD}): chance could explain it",
+        f.comparisons
+    ))
+}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::model::{
+        target_stats, Caveat, MetricReport, Report, WorkloadReport, LEVEL,
+    };
+    use crate::analysis::verdict::headline;
+    use crate::metric::{MetricKey, Unit};
+    use crate::stats::{welch_log, Analysis};
+    use crate::warning::WarningKind;
+    use crate::workload::matrix::grid::{test_labels, Test};
+
+    /// The headline's lines of `r`.
+    fn said(r: &Report) -> Vec<String> {
+        headline(r)
+            .iter()
+            .map(|s| words(s, Form::Headline))
+            .collect()
+    }
+
+    /// A matrix summary metric (all tests, or one test's) of targets `a`
+    /// (baseline) and `b`.
+    fn part(test: Option<Test>, b: &[f64]) -> MetricReport {
+        let name = "geomean_bw_bytes_per_s";
+        let key = test.map_or(MetricKey::plain(name), |t| {
+            MetricKey::new(name, test_labels(t))
+        });
+        let a = [100.0, 101.0, 99.0];
+        let higher = Direction::HigherIsBetter;
+        MetricReport {
+            name: key.compact(),
+            exploratory: test.is_some(),
+            key,
+            unit: Unit::BytesPerSec,
+            direction: higher,
+            analysis: Analysis::Ratio,
+            targets: vec![
+                target_stats("a", a.to_vec(), None, higher),
+                target_stats("b", b.to_vec(), welch_log(&a, b, LEVEL), higher),
+            ],
+        }
+    }
+
+    fn matrix(metrics: Vec<MetricReport>) -> Report {
+        let w = WorkloadReport {
+            name: "iozone".into(),
+            kind: "matrix".into(),
+            primary: metrics[0].name.clone(),
+            metrics,
+        };
+        Report {
+            baseline: "a".into(),
+            targets: vec!["a".into(), "b".into()],
+            workloads: vec![w],
+            warnings: Vec::new(),
+        }
+    }
+
+    // The translators study: slower over all tests, its re-reads faster.
+    #[test]
+    fn the_headline_lists_the_tests_when_they_disagree_in_direction() {
+        let slower = [80.0, 81.0, 79.0];
+        let faster = [120.0, 121.0, 119.0];
+        let r = matrix(vec![
+            part(None, &slower),
+            part(Some(Test::Write), &slower),
+            part(Some(Test::Reread), &faster),
+        ]);
+        let line = &said(&r)[0];
+        assert!(
+            line.starts_with("iozone: b is slower than a: -20.0% throughput (geometric mean) ["),
+            "{line}"
+        );
+        assert!(
+            line.ends_with("; by test, which disagree: write -20.0% slower, reread +20.0% faster"),
+            "{line}"
+        );
+        let agree = matrix(vec![part(None, &slower), part(Some(Test::Write), &slower)]);
+        assert!(!said(&agree)[0].contains("disagree"));
+        // A named primary test: its verdict leads, all tests become a part.
+        let named = matrix(vec![part(Some(Test::Reread), &faster), part(None, &slower)]);
+        let line = &said(&named)[0];
+        assert!(
+            line.starts_with(
+                "iozone: b is faster than a: +20.0% reread throughput (geometric mean)"
+            ),
+            "{line}"
+        );
+        assert!(
+            line.ends_with("by test, which disagree: all -20.0% slower"),
+            "{line}"
+        );
+    }
+
+    /// A workload of one metric on baseline `a` and target `b`.
+    fn plain(name: &str, b: &[f64]) -> WorkloadReport {
+        let a = [100.0, 104.0, 97.0];
+        let higher = Direction::HigherIsBetter;
+        let metric = MetricReport {
+            name: "tps".into(),
+            exploratory: false,
+            key: MetricKey::plain("tps"),
+            unit: Unit::TransactionsPerSec,
+            direction: higher,
+            analysis: Analysis::Ratio,
+            targets: vec![
+                target_stats("a", a.to_vec(), None, higher),
+                target_stats("b", b.to_vec(), welch_log(&a, b, LEVEL), higher),
+            ],
+        };
+        WorkloadReport {
+            name: name.into(),
+            kind: "pgbench".into(),
+            primary: "tps".into(),
+            metrics: vec![metric],
+        }
+    }
+
+    // Seed 000: 4 transaction counts, nothing significant: one line, at
+    // the first one's place; a significant one keeps its own.
+    #[test]
+    fn a_sweep_without_a_significant_difference_is_said_once() {
+        let same = [101.0, 99.0, 103.0];
+        let mut workloads: Vec<WorkloadReport> = (1..=4)
+            .map(|n| plain(&format!("pg[transactions={n}]"), &same))
+            .collect();
+        workloads.insert(1, plain("seq", &[200.0, 201.0, 199.0]));
+        let r = Report {
+            baseline: "a".into(),
+            targets: vec!["a".into(), "b".into()],
+            workloads,
+            warnings: Vec::new(),
+        };
+        let lines = said(&r);
+        assert_eq!(lines.len(), 2, "{lines:#?}");
+        assert!(
+            lines[0].eq(
+                "pg: no significant difference from a in any of 4 comparisons (4 variants): TPS +0.7% in each, p 0.784; ±5% needs about 5 runs per target"
+            ),
+            "{}",
+            lines[0]
+        );
+        assert!(
+            lines[1].starts_with("seq: b is faster than a"),
+            "{}",
+            lines[1]
+        );
+        // Two are said one by one.
+        let mut r = r;
+        r.workloads.truncate(3);
+        let lines = said(&r);
+        assert_eq!(lines.len(), 3, "{lines:#?}");
+        assert!(
+            lines[0].starts_with("pg[transactions=1]: no significant difference between b and a")
+        );
+        // Where others of the family were significant, it says how many of
+        // them were not; what contributors add are notes, apart.
+        r.workloads = (1..=4)
+            .map(|n| plain(&format!("pg[transactions={n}]"), &same))
+            .chain([plain("pg[transactions=5]", &[200.0, 201.0, 199.0])])
+            .collect();
+        let lines = said(&r);
+        assert!(
+            lines[0].starts_with(
+                "pg: no significant difference from a in 4 of its 5 comparisons (on 4 variants): "
+            ),
+            "{}",
+            lines[0]
+        );
+        assert!(lines[1].starts_with("pg[transactions=5]: b is faster than a"));
+    }
+
+    #[test]
+    fn caveats_are_marked_once_per_kind_with_the_side_that_carries_them() {
+        let c = |kind, target: &str| Caveat {
+            kind,
+            target: target.into(),
+            runs: 1,
+            of: 3,
+        };
+        assert_eq!(caveat_marks(&[]), "");
+        let marks = caveat_marks(&[
+            c(WarningKind::NoisyHost, "cwd"),
+            c(WarningKind::PageCache, "tmpfs"),
+            c(WarningKind::NoisyHost, "tmpfs"),
+        ]);
+        assert_eq!(marks, "⚠ page cache (tmpfs), noisy host");
+        // In a row that names tmpfs, its own caveats need no name; the
+        // baseline's do.
+        let row = [
+            c(WarningKind::DurabilityNotMeasured, "ext4"),
+            c(WarningKind::PageCache, "tmpfs"),
+            c(WarningKind::NoisyHost, "ext4"),
+            c(WarningKind::NoisyHost, "tmpfs"),
+        ];
+        assert_eq!(
+            caveat_marks_of(&row, "tmpfs"),
+            "⚠ page cache, durability not measured (ext4), noisy host"
+        );
+    }
+
+    // The examples: a time that drops reads as less time, a rate
+    // keeps its sign beside its name; from ×2 both read as ratios.
+    #[test]
+    fn changes_read_in_the_metric_s_direction() {
+        let p = Notation::Percent;
+        assert_eq!(
+            change_text(-20.2, p, "total time", Unit::Seconds),
+            ("takes 20.2% less time".to_string(), false)
+        );
+        assert_eq!(
+            change_text(-64.0, Notation::Ratio, "TPS", Unit::TransactionsPerSec),
+            ("÷2.8 TPS".to_string(), true)
+        );
+        assert_eq!(
+            change_text(12.5, p, "p99 latency", Unit::Nanoseconds).0,
+            "12.5% higher p99 latency"
+        );
+        assert_eq!(
+            versus_text(-24.6, p, Unit::Seconds, "faster"),
+            "24.6% less time, faster"
+        );
+        assert_eq!(
+            versus_text(60.3, p, Unit::BytesPerSec, "faster"),
+            "+60.3% faster"
+        );
+        assert_eq!(
+            versus_text(59600.0, Notation::Ratio, Unit::BytesPerSec, "faster"),
+            "×597 faster"
+        );
+    }
+}
