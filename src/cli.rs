@@ -193,6 +193,13 @@ pub enum Command {
         /// and the gate passes unless another regression fails it.
         #[arg(long, value_enum, default_value_t = CaveatedRegressions::Fail, value_name = "fail|warn")]
         caveated_regressions: CaveatedRegressions,
+        /// With --fail-on-regression: how an inconclusive primary
+        /// comparison counts whose interval reaches a regression beyond PCT
+        /// (it may hide one). `warn`: printed with what would settle it,
+        /// the gate passes; `fail`: it fails the gate; `pass`: counted in
+        /// the gate's last line only.
+        #[arg(long, value_enum, default_value_t = InconclusiveComparisons::Warn, value_name = "warn|fail|pass")]
+        inconclusive: InconclusiveComparisons,
         /// Across campaigns: the baseline is the latest campaign of the same
         /// experiment carrying this tag (or version/host fact), and the
         /// candidate is A (latest when omitted).
@@ -285,6 +292,29 @@ pub enum CaveatedRegressions {
     Fail,
     /// It is printed with its caveat and does not fail the gate.
     Warn,
+}
+
+/// How `compare --fail-on-regression` counts an inconclusive comparison
+/// that may hide a regression beyond the gate's percentage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum InconclusiveComparisons {
+    /// Printed with what would settle it; the gate passes.
+    Warn,
+    /// It fails the gate: a release must show it did not regress.
+    Fail,
+    /// Counted in the gate's last line only.
+    Pass,
+}
+
+impl InconclusiveComparisons {
+    /// The flag's word for it.
+    pub fn word(self) -> &'static str {
+        match self {
+            InconclusiveComparisons::Warn => "warn",
+            InconclusiveComparisons::Fail => "fail",
+            InconclusiveComparisons::Pass => "pass",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

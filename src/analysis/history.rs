@@ -19,7 +19,7 @@ use super::verdict::{Outcome, Verdict};
 use crate::experiment::sweep::family_of;
 use crate::metric::{Direction, MetricKey, Unit};
 use crate::stats::changepoint::{pettitt, ChangePoint};
-use crate::stats::{compare_runs, Analysis, Design, DEFAULT_ALPHA};
+use crate::stats::{compare_runs, equivalence_runs, Analysis, Design, DEFAULT_ALPHA};
 use crate::store::CampaignData;
 
 /// How the campaigns are ordered.
@@ -341,18 +341,29 @@ fn series(cs: &[CampaignData], w: &str, t: &str, key: &MetricKey) -> Option<Seri
             continue;
         };
         unit_dir.get_or_insert((m.unit, m.direction));
-        let cmp = prev.and_then(|p| {
-            compare_runs(
-                &model::round_values(p, w, t, key),
-                &model::round_values(c, w, t, key),
-                Design::Unpaired,
+        let sides = prev.map(|p| {
+            (
+                model::round_values(p, w, t, key),
+                model::round_values(c, w, t, key),
                 analysis(p, c),
-                LEVEL,
             )
         });
+        let cmp = sides
+            .as_ref()
+            .and_then(|(a, b, x)| compare_runs(a, b, Design::Unpaired, *x, LEVEL));
+        let mut stats = model::target_stats(t, s.values.clone(), cmp, m.direction);
+        if let Some((a, b, x)) = &sides {
+            stats.judge_margin(equivalence_runs(
+                a,
+                b,
+                Design::Unpaired,
+                *x,
+                c.margin_pct(w),
+            ));
+        }
         entries.push(Entry {
             campaign: c.campaign.id,
-            stats: model::target_stats(t, s.values.clone(), cmp, m.direction),
+            stats,
         });
         prev = Some(c);
     }

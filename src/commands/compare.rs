@@ -14,7 +14,7 @@ use crate::analysis::comparison::{
     across, across_json, side_json, within, Across, Metrics, Refusal,
 };
 use crate::analysis::verdict::Verdict;
-use crate::cli::CaveatedRegressions;
+use crate::cli::{CaveatedRegressions, InconclusiveComparisons};
 use crate::report::document::{Document, Section};
 use crate::report::render::terminal;
 use crate::report::sections::comparisons::{across_table, table};
@@ -54,6 +54,9 @@ pub struct Request<'a> {
     pub gate: Option<f64>,
     /// How the gate counts a regression whose verdict carries a caveat.
     pub caveated: CaveatedRegressions,
+    /// How the gate counts an inconclusive comparison that may hide a
+    /// regression.
+    pub inconclusive: InconclusiveComparisons,
     pub baseline_tag: Option<&'a str>,
     pub allow_different: bool,
     pub metrics: &'a [String],
@@ -86,7 +89,7 @@ pub fn compare(db: &Path, req: Request<'_>) -> Result<ExitCode> {
             crate::console::columns(),
         ));
     }
-    Ok(gate(&x.rows, req.gate, req.caveated))
+    Ok(gate(&x.rows, req.gate, req.caveated, req.inconclusive))
 }
 
 /// What `compare A B` prints, as a report document for the terminal
@@ -156,35 +159,63 @@ fn within_campaign(store: &Store, req: &Request<'_>) -> Result<ExitCode> {
         let doc = Document::terminal_only(format!("campaign {}", first.campaign.id), vec![section]);
         crate::console::to_stdout_styled(&terminal::summary(&doc, crate::console::columns()));
     }
-    Ok(gate(&rows, req.gate, req.caveated))
+    Ok(gate(&rows, req.gate, req.caveated, req.inconclusive))
 }
 
 /// The regressions of a gate: those that fail it, and those printed but
-/// let pass (caveated ones, under [`CaveatedRegressions::Warn`]).
+/// let pass (caveated ones, under [`CaveatedRegressions::Warn`]); and the
+/// inconclusive comparisons that may hide one.
 #[derive(Debug)]
 struct Judged<'a> {
     failing: Vec<&'a Verdict>,
     waived: Vec<&'a Verdict>,
+    unsure: Vec<&'a Verdict>,
 }
 
 /// The primary metrics of `rows` significantly worse by more than `pct`,
-/// split by how `caveated` counts those whose verdict carries a caveat.
+/// split by how `caveated` counts those whose verdict carries a caveat;
+/// and those inconclusive whose interval reaches that far.
 fn judge(rows: &[Verdict], pct: f64, caveated: CaveatedRegressions) -> Judged<'_> {
     let (waived, failing) = rows
         .iter()
         .filter(|r| r.primary && r.regressed(pct))
         .partition(|r| caveated == CaveatedRegressions::Warn && r.caveated());
-    Judged { failing, waived }
+    let unsure = rows
+        .iter()
+        .filter(|r| r.primary && r.may_hide_regression(pct))
+        .collect();
+    Judged {
+        failing,
+        waived,
+        unsure,
+    }
 }
 
 /// The release gate: exit 1 when a primary metric regressed beyond `pct`;
 /// a regression whose verdict carries a caveat fails it too unless
-/// `caveated` is `warn`. Each regression is printed with its caveats.
-fn gate(rows: &[Verdict], pct: Option<f64>, caveated: CaveatedRegressions) -> ExitCode {
+/// `caveated` is `warn`; an inconclusive comparison whose interval reaches
+/// a regression beyond `pct` fails it under `inconclusive` `fail`. Each
+/// regression is printed with its caveats.
+fn gate(
+    rows: &[Verdict],
+    pct: Option<f64>,
+    caveated: CaveatedRegressions,
+    inconclusive: InconclusiveComparisons,
+) -> ExitCode {
     let Some(pct) = pct else {
         return ExitCode::SUCCESS;
     };
     let judged = judge(rows, pct, caveated);
+    if inconclusive != InconclusiveComparisons::Pass {
+        for r in &judged.unsure {
+            errln!(
+                "inconclusive, may hide a regression beyond {pct}% (--inconclusive {}): {}",
+                inconclusive.word(),
+                words(*r, Form::Gate)
+            );
+        }
+    }
+    let unsure_failing = inconclusive == InconclusiveComparisons::Fail && !judged.unsure.is_empty();
     for r in &judged.failing {
         errln!("regression: {}", words(*r, Form::Gate));
     }
@@ -200,22 +231,41 @@ fn gate(rows: &[Verdict], pct: Option<f64>, caveated: CaveatedRegressions) -> Ex
             "caveated regressions above: {caveated_failing}; they fail the gate all the same (--caveated-regressions fail, the default): a measurement that may be wrong does not clear a release. Fix what the caveat names, or pass --caveated-regressions warn to let them pass"
         );
     }
-    if !judged.failing.is_empty() {
+    if unsure_failing {
+        errln!(
+            "inconclusive comparisons above: {}; they fail the gate (--inconclusive fail): more runs would show whether they regressed",
+            judged.unsure.len()
+        );
+    }
+    if !judged.failing.is_empty() || unsure_failing {
         return ExitCode::FAILURE;
     }
-    errln!("{}", pass_text(rows, pct, judged.waived.len()));
+    errln!("{}", pass_text(rows, pct, &judged, inconclusive));
     ExitCode::SUCCESS
 }
 
 /// The line of a gate that passed: what it judged, and what it let pass.
-fn pass_text(rows: &[Verdict], pct: f64, waived: usize) -> String {
+fn pass_text(
+    rows: &[Verdict],
+    pct: f64,
+    judged: &Judged,
+    inconclusive: InconclusiveComparisons,
+) -> String {
     let caveated = rows.iter().filter(|r| r.primary && r.caveated()).count();
+    let waived = judged.waived.len();
     let mut line = format!("no primary metric is significantly worse by more than {pct}%");
     if waived > 0 {
         line = format!("the gate passes: caveated regressions let pass (--caveated-regressions warn): {waived}; no other primary metric is significantly worse by more than {pct}%");
     } else if caveated > 0 {
         line.push_str(&format!(
             "; comparisons carrying a validity caveat: {caveated} (`storlab compare` shows them with their verdicts)"
+        ));
+    }
+    if !judged.unsure.is_empty() {
+        line.push_str(&format!(
+            "; inconclusive comparisons that may hide a regression beyond {pct}%, let pass (--inconclusive {}): {}",
+            inconclusive.word(),
+            judged.unsure.len()
         ));
     }
     line
@@ -225,6 +275,7 @@ fn pass_text(rows: &[Verdict], pct: f64, waived: usize) -> String {
 mod tests {
     use super::*;
     use crate::analysis::model::{target_stats, Caveat};
+    use crate::analysis::verdict::Outcome;
     use crate::metric::{Direction, Unit};
     use crate::warning::WarningKind;
 
@@ -307,12 +358,79 @@ mod tests {
             text.ends_with("⚠ durability not measured on zfs (3 of 3 runs)"),
             "{text}"
         );
+        let rows = std::slice::from_ref(&r);
+        let judged = judge(rows, 60.0, CaveatedRegressions::Fail);
         assert_eq!(
-            pass_text(std::slice::from_ref(&r), 60.0, 0),
+            pass_text(rows, 60.0, &judged, InconclusiveComparisons::Warn),
             "no primary metric is significantly worse by more than 60%; comparisons carrying a validity caveat: 1 (`storlab compare` shows them with their verdicts)"
         );
-        assert!(pass_text(&[r], 5.0, 1).starts_with(
-            "the gate passes: caveated regressions let pass (--caveated-regressions warn): 1;"
+        let judged = judge(rows, 5.0, CaveatedRegressions::Warn);
+        assert!(
+            pass_text(rows, 5.0, &judged, InconclusiveComparisons::Warn).starts_with(
+                "the gate passes: caveated regressions let pass (--caveated-regressions warn): 1;"
+            )
+        );
+    }
+
+    // An inconclusive comparison (-3.4% [-13.3%, +7.7%]: welch_log of the
+    // runs below) may hide a regression beyond 5% but not beyond 20%: the
+    // gate's policy decides what it does with it; a clean pass says it.
+    #[test]
+    fn an_inconclusive_comparison_that_may_hide_a_regression_follows_the_policy() {
+        let base = [100.0, 108.0, 93.0, 101.0];
+        let unsure = [97.0, 104.0, 89.0, 98.5];
+        let cmp = crate::stats::welch_log(&base, &unsure, 0.95);
+        let candidate = target_stats("b", unsure.to_vec(), cmp, Direction::HigherIsBetter);
+        let base_stats = target_stats("a", base.to_vec(), None, Direction::HigherIsBetter);
+        let v = Verdict {
+            workload: "w".into(),
+            primary: true,
+            metric: "tps".into(),
+            unit: Unit::TransactionsPerSec,
+            direction: Direction::HigherIsBetter,
+            baseline_label: "a".into(),
+            baseline: base_stats,
+            candidate_label: "b".into(),
+            candidate,
+            family: "w".into(),
+            exploratory: false,
+            parts: None,
+        };
+        assert_eq!(v.outcome(), Some(Outcome::Inconclusive));
+        assert!(v.may_hide_regression(5.0) && !v.may_hide_regression(20.0));
+        assert!(!v.regressed(5.0));
+        let rows = std::slice::from_ref(&v);
+        let judged = judge(rows, 5.0, CaveatedRegressions::Fail);
+        assert_eq!(judged.unsure.len(), 1);
+        assert_eq!(
+            gate(
+                rows,
+                Some(5.0),
+                CaveatedRegressions::Fail,
+                InconclusiveComparisons::Fail
+            ),
+            ExitCode::FAILURE
+        );
+        assert_eq!(
+            gate(
+                rows,
+                Some(5.0),
+                CaveatedRegressions::Fail,
+                InconclusiveComparisons::Warn
+            ),
+            ExitCode::SUCCESS
+        );
+        assert!(pass_text(rows, 5.0, &judged, InconclusiveComparisons::Pass).ends_with(
+            "; inconclusive comparisons that may hide a regression beyond 5%, let pass (--inconclusive pass): 1"
         ));
+        assert_eq!(
+            gate(
+                rows,
+                Some(20.0),
+                CaveatedRegressions::Fail,
+                InconclusiveComparisons::Fail
+            ),
+            ExitCode::SUCCESS
+        );
     }
 }

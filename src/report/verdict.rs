@@ -17,7 +17,9 @@ use std::collections::BTreeSet;
 
 use super::format::{effect, human_name, pct_text, Notation};
 use super::text::{diff_text, interval_text, notation, p_text, values_text};
-use crate::analysis::model::{family::METHOD, runs_text, Caveat, TargetStats, MIN_RUNS};
+use crate::analysis::model::{
+    family::METHOD, runs_text, Caveat, TargetStats, MIN_RUNS, RESOLUTION_PCT,
+};
 use crate::analysis::verdict::{Alike, Outcome, Parts, Statement, Verdict};
 use crate::metric::{Direction, Family, Unit};
 
@@ -127,7 +129,12 @@ pub fn words<'a>(said: impl Into<Said<'a>>, form: Form) -> String {
             (Some(c), Some(o)) if o.significant() => {
                 format!("{} {}", pct_text(c.diff_pct), outcome_word(o, v.direction))
             }
-            (Some(c), _) => format!("{} (n.s.)", pct_text(c.diff_pct)),
+            (Some(c), Some(o)) => format!(
+                "{} ({})",
+                pct_text(c.diff_pct),
+                outcome_word(o, v.direction)
+            ),
+            (Some(c), None) => pct_text(c.diff_pct),
             (None, _) => "—".into(),
         },
     }
@@ -135,13 +142,35 @@ pub fn words<'a>(said: impl Into<Said<'a>>, form: Form) -> String {
 
 /// The word of an outcome: "faster" for better and "slower" for worse,
 /// whatever the direction (a lower latency and a higher throughput are
-/// both "faster").
+/// both "faster"); "equivalent" within the margin; "inconclusive" when
+/// neither (never "no significant difference", which an underpowered
+/// comparison is not evidence of).
 fn outcome_word(o: Outcome, _direction: Direction) -> &'static str {
     match o {
         Outcome::Better => "faster",
         Outcome::Worse => "slower",
-        Outcome::NoSignificantDifference => "no significant difference",
+        Outcome::Equivalent => "equivalent",
+        Outcome::Inconclusive => "inconclusive",
         Outcome::TooFew => "—",
+    }
+}
+
+/// `±5%`: the margin a comparison's equivalence was judged at.
+fn margin_text(t: &TargetStats) -> String {
+    let pct = t.margin.map_or(RESOLUTION_PCT, |m| m.pct);
+    format!("±{pct}%")
+}
+
+/// `0.003; 0.010 adjusted over 7`: the p-value of equivalence (that the
+/// difference is the margin or more), adjusted in its family.
+fn p_equivalent_text(t: &TargetStats) -> String {
+    let own = t.margin.map_or(f64::NAN, |m| m.p_value());
+    match t
+        .correction
+        .and_then(|f| Some((f.p_equivalent_adjusted?, f.comparisons)))
+    {
+        Some((q, n)) => format!("{}; {} adjusted over {n}", p_value(own), p_value(q)),
+        None => p_value(own),
     }
 }
 
@@ -191,6 +220,15 @@ fn sentence(v: &Verdict) -> String {
             of(&v.baseline)
         );
     };
+    if outcome == Outcome::Equivalent {
+        return format!(
+            "{candidate} is equivalent to {baseline} within {}: {} {} (equivalence p {})",
+            margin_text(t),
+            human_name(&v.metric),
+            diff_text(t),
+            p_equivalent_text(t)
+        );
+    }
     if outcome.significant() {
         let name = human_name(&v.metric);
         let (change, named) = change_text(c.diff_pct, notation(t), &name, v.unit);
@@ -207,7 +245,8 @@ fn sentence(v: &Verdict) -> String {
     }
     let chance = chance_text(t).map_or(String::new(), |c| format!(": {c}"));
     format!(
-        "no significant difference between {candidate} and {baseline} ({} {}, p {}){chance}",
+        "inconclusive between {candidate} and {baseline}, neither different nor within {} ({} {}, p {}){chance}",
+        margin_text(t),
         human_name(&v.metric),
         diff_text(t),
         p_text(t)
@@ -220,10 +259,7 @@ fn parts_text(p: &Parts) -> String {
         .each
         .iter()
         .map(|part| {
-            let word = match part.outcome.significant() {
-                true => outcome_word(part.outcome, Direction::HigherIsBetter),
-                false => "n.s.",
-            };
+            let word = outcome_word(part.outcome, Direction::HigherIsBetter);
             let n = Notation::of(&[part.diff_pct]);
             format!("{} {} {word}", part.label, effect(part.diff_pct, n))
         })
@@ -243,11 +279,20 @@ fn summary(v: &Verdict) -> String {
             v.unit,
             outcome_word(o, v.direction),
         ),
+        (Some(c), Some(Outcome::Equivalent)) => format!(
+            "{} equivalent ({})",
+            effect(c.diff_pct, notation(t)),
+            margin_text(t)
+        ),
         (Some(c), _) => {
             let e = effect(c.diff_pct, notation(t));
             match &t.settle {
-                Some(s) => format!("{e} (n.s.; ±{}% needs {} runs)", s.pct, runs_text(s.runs)),
-                None => format!("{e} (n.s.)"),
+                Some(s) => format!(
+                    "{e} (inconclusive; ±{}% needs {} runs)",
+                    s.pct,
+                    runs_text(s.runs)
+                ),
+                None => format!("{e} (inconclusive)"),
             }
         }
     };
@@ -276,7 +321,8 @@ fn figure(v: &Verdict) -> String {
             v.unit,
             outcome_word(o, v.direction),
         ),
-        _ => format!("{} (n.s.)", effect(c.diff_pct, notation(t))),
+        Some(Outcome::Equivalent) => format!("{} equivalent", effect(c.diff_pct, notation(t))),
+        _ => format!("{} (inconclusive)", effect(c.diff_pct, notation(t))),
     }
 }
 
@@ -343,11 +389,25 @@ fn alike(a: &Alike) -> String {
         .iter()
         .map(|v| v.candidate.target.as_str())
         .collect();
+    let equivalent = a.outcome == Outcome::Equivalent;
     let compared = || a.members.iter().filter_map(|v| v.candidate.comparison);
     let diffs: Vec<f64> = compared().map(|c| c.diff_pct).collect();
-    let ps: Vec<f64> = compared().map(|c| c.p_value).collect();
+    let ps: Vec<f64> = match equivalent {
+        true => a
+            .members
+            .iter()
+            .filter_map(|v| v.candidate.margin)
+            .map(|m| m.p_value())
+            .collect(),
+        false => compared().map(|c| c.p_value).collect(),
+    };
     let corrections = || a.members.iter().filter_map(|v| v.candidate.correction);
-    let adjusted: Vec<f64> = corrections().map(|f| f.p_adjusted).collect();
+    let adjusted: Vec<f64> = match equivalent {
+        true => corrections()
+            .filter_map(|f| f.p_equivalent_adjusted)
+            .collect(),
+        false => corrections().map(|f| f.p_adjusted).collect(),
+    };
     let family_size = corrections().map(|f| f.comparisons).max().unwrap_or(0);
     let caveats: Vec<Caveat> = a
         .members
@@ -370,7 +430,7 @@ fn alike(a: &Alike) -> String {
         }
     };
     let (on, all) = match a.members.len() == a.of {
-        true => ("", format!("any of {}", a.of)),
+        true => ("", format!("all {}", a.of)),
         false => ("on ", format!("{} of its {}", a.members.len(), a.of)),
     };
     let shape = match (targets.len(), workloads.len()) {
@@ -386,12 +446,24 @@ fn alike(a: &Alike) -> String {
         true => format!("{metric_name} {} in each", effect(lo, n)),
         false => format!("{metric_name} from {} to {}", effect(lo, n), effect(hi, n)),
     };
-    let mut line = format!(
-        "{}: no significant difference from {} in {all} comparisons ({shape}): {diff}, p {}",
-        a.family,
-        a.baseline,
-        span(&ps, &p_value),
-    );
+    let margin = a
+        .members
+        .first()
+        .map_or(String::new(), |v| margin_text(&v.candidate));
+    let mut line = match equivalent {
+        true => format!(
+            "{}: equivalent to {} within {margin} in {all} comparisons ({shape}): {diff}, equivalence p {}",
+            a.family,
+            a.baseline,
+            span(&ps, &p_value),
+        ),
+        false => format!(
+            "{}: inconclusive against {} in {all} comparisons ({shape}), neither different nor within {margin}: {diff}, p {}",
+            a.family,
+            a.baseline,
+            span(&ps, &p_value),
+        ),
+    };
     if !adjusted.is_empty() {
         line.push_str(&format!(
             " ({} adjusted over {family_size})",
@@ -689,8 +761,8 @@ mod tests {
         }
     }
 
-    // Seed 000: 4 transaction counts, nothing significant: one line, at
-    // the first one's place; a significant one keeps its own.
+    // Seed 000: 4 transaction counts, none decided: one line, at the first
+    // one's place; a significant one keeps its own.
     #[test]
     fn a_sweep_without_a_significant_difference_is_said_once() {
         let same = [101.0, 99.0, 103.0];
@@ -708,7 +780,7 @@ mod tests {
         assert_eq!(lines.len(), 2, "{lines:#?}");
         assert!(
             lines[0].eq(
-                "pg: no significant difference from a in any of 4 comparisons (4 variants): TPS +0.7% in each, p 0.784; ±5% needs about 5 runs per target"
+                "pg: inconclusive against a in all 4 comparisons (4 variants), neither different nor within ±5%: TPS +0.7% in each, p 0.784; ±5% needs about 5 runs per target"
             ),
             "{}",
             lines[0]
@@ -724,7 +796,7 @@ mod tests {
         let lines = said(&r);
         assert_eq!(lines.len(), 3, "{lines:#?}");
         assert!(
-            lines[0].starts_with("pg[transactions=1]: no significant difference between b and a")
+            lines[0].starts_with("pg[transactions=1]: inconclusive between b and a, neither different nor within ±5% (TPS +0.7% [")
         );
         // Where others of the family were significant, it says how many of
         // them were not; what contributors add are notes, apart.
@@ -735,12 +807,67 @@ mod tests {
         let lines = said(&r);
         assert!(
             lines[0].starts_with(
-                "pg: no significant difference from a in 4 of its 5 comparisons (on 4 variants): "
+                "pg: inconclusive against a in 4 of its 5 comparisons (on 4 variants), neither different nor within ±5%: "
             ),
             "{}",
             lines[0]
         );
         assert!(lines[1].starts_with("pg[transactions=5]: b is faster than a"));
+        // Equivalent ones are said together too, apart from inconclusive
+        // ones: within ±5% over 8 runs, not within ±1%.
+        let close = [100.5, 104.2, 96.8, 100.1, 103.7, 97.4, 100.0, 104.1];
+        let eight = [100.0, 104.0, 97.0, 100.2, 103.9, 97.1, 100.3, 103.8];
+        r.workloads = (1..=3)
+            .map(|n| equivalent(&format!("pg[transactions={n}]"), &eight, &close, 5.0))
+            .chain([equivalent("pg[transactions=4]", &eight, &close, 1.0)])
+            .collect();
+        let lines = said(&r);
+        assert_eq!(lines.len(), 2, "{lines:#?}");
+        assert!(
+            lines[0].starts_with(
+                "pg: equivalent to a within ±5% in 3 of its 4 comparisons (on 3 variants): TPS +0.1% in each, equivalence p 0.005"
+            ),
+            "{}",
+            lines[0]
+        );
+        assert!(
+            lines[1].starts_with("pg[transactions=4]: inconclusive between b and a, neither different nor within ±1%"),
+            "{}",
+            lines[1]
+        );
+        // One on its own.
+        r.workloads.truncate(1);
+        let lines = said(&r);
+        assert!(
+            lines[0]
+                .starts_with("pg[transactions=1]: b is equivalent to a within ±5%: TPS +0.1% ["),
+            "{}",
+            lines[0]
+        );
+        assert!(lines[0].ends_with("(equivalence p 0.005)"), "{}", lines[0]);
+    }
+
+    /// A workload whose `b` is judged against `a` with its equivalence
+    /// tests at ±`pct`%.
+    fn equivalent(name: &str, a: &[f64], b: &[f64], pct: f64) -> WorkloadReport {
+        let mut w = plain(name, b);
+        let higher = Direction::HigherIsBetter;
+        w.metrics[0].targets[0] = target_stats("a", a.to_vec(), None, higher);
+        let mut t = target_stats("b", b.to_vec(), welch_log(a, b, LEVEL), higher);
+        let ra = |v: &[f64]| {
+            v.iter()
+                .map(|&value| crate::stats::RoundValue { round: 1, value })
+                .collect::<Vec<_>>()
+        };
+        t.judge_margin(crate::stats::equivalence_runs(
+            &ra(a),
+            &ra(b),
+            crate::stats::Design::Unpaired,
+            Analysis::Ratio,
+            pct,
+        ));
+        w.metrics[0].targets[1] = t;
+        w
     }
 
     #[test]

@@ -158,6 +158,22 @@ impl CampaignData {
     pub fn plan(&self) -> StoredPlan {
         StoredPlan::read(&self.experiment)
     }
+
+    /// The equivalence margin, in %, of workload `name` (its
+    /// `equivalence_margin`): the default, 5 %, for a store written
+    /// before workloads had one.
+    pub fn margin_pct(&self, name: &str) -> f64 {
+        self.experiment
+            .get("workloads")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .find(|w| w.get("name").and_then(Value::as_str) == Some(name))
+            .and_then(|w| w.get("equivalence_margin_pct"))
+            .and_then(Value::as_f64)
+            .filter(|p| crate::stats::equivalence::valid_margin(*p))
+            .unwrap_or(crate::stats::DEFAULT_MARGIN_PCT)
+    }
 }
 
 impl super::WorkloadRow {

@@ -60,9 +60,16 @@ pub(crate) fn compare(
     let mut pivot = arrange(&others, column.as_deref(), &[], |p| {
         let b = pairs.iter().find(|b| is_base(b) && group(b) == group(p))?;
         let (base, level) = (rounds(c, b), rounds(c, p));
-        let cmp = compared(c, &base, &level, plan_analysis(c));
+        let margin = c.margin_pct(&p.workload.name);
+        let judged = compared(c, &base, &level, plan_analysis(c), margin);
         let values = level.iter().map(|r| r.value).collect();
-        let stats = target_stats(&p.target.name, values, cmp, direction);
+        let mut stats = target_stats(
+            &p.target.name,
+            values,
+            judged.map(|j| j.comparison),
+            direction,
+        );
+        stats.judge_margin(judged.and_then(|j| j.margin));
         Some((stats, metric.clone(), unit, direction))
     })?;
     // The levels' comparisons are one family.

@@ -3,6 +3,7 @@
 //! latency and the verdict against the baseline.
 
 use crate::analysis::model::TargetStats;
+use crate::analysis::verdict::Outcome;
 use crate::analysis::CampaignAnalysis;
 use crate::metric::catalogue::LAT_P99_NS;
 use crate::metric::MetricDef;
@@ -11,7 +12,7 @@ use crate::report::format::format_value;
 use crate::report::table::{Table, Tone};
 use crate::report::text::mean_ci_text;
 use crate::report::verdict::{words, Form};
-use crate::stats::{summarize, Verdict};
+use crate::stats::summarize;
 use crate::store::CampaignData;
 
 /// The class of the section with the campaign's provenance (versions,
@@ -113,12 +114,7 @@ fn summary_table(c: &CampaignData, a: &CampaignAnalysis) -> Table {
 
 /// The colour a verdict cell takes on a terminal.
 fn tone(t: &TargetStats) -> Option<Tone> {
-    match (t.comparison.is_some(), t.verdict) {
-        (_, Some(Verdict::Better)) => Some(Tone::Better),
-        (_, Some(Verdict::Worse)) => Some(Tone::Worse),
-        (true, _) => Some(Tone::Unsure),
-        (false, _) => None,
-    }
+    Tone::of(Outcome::of(t).filter(|_| t.comparison.is_some()))
 }
 
 /// The line above the summary table: `campaign 1 `quick` (finished),
