@@ -237,7 +237,7 @@ fn show_fits_a_terminal_of_100_columns_and_keeps_every_verdict() {
         // The summary table keeps each row's verdict and says what it left out.
         for verdict in [
             "×7.6 faster",
-            "-0.2% (n.s.; ±5% needs about 51 runs)",
+            "-0.2% (inconclusive; ±5% needs about 51 runs)",
             "24.6% less time",
         ] {
             assert_eq!(
