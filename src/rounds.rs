@@ -23,12 +23,11 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use crate::analysis::model::{LEVEL, MIN_RUNS};
+use crate::analysis::model::{family, target_stats, TargetStats, LEVEL, MIN_RUNS};
+use crate::analysis::verdict::Outcome;
 use crate::experiment::{Experiment, Order, Repetitions};
-use crate::stats::{
-    judge, mean_ci, outcomes, summarize, Analysis, Design, Looks, Outcome, RoundValue,
-    DEFAULT_ALPHA,
-};
+use crate::metric::Direction;
+use crate::stats::{judge, mean_ci, summarize, Analysis, Design, Looks, RoundValue};
 
 /// A target–workload pair: indices into the experiment's targets and
 /// workloads.
@@ -240,25 +239,35 @@ impl UntilDecided {
         }
     }
 
-    /// The outcome of each comparison so far, the family judged as one;
-    /// `None` for one without a verdict yet (fewer than [`MIN_RUNS`]).
+    /// The outcome of each comparison so far, the family judged as one,
+    /// exactly as the report will judge it (`crate::analysis`: the
+    /// comparison's figures, its family's correction, its outcome); `None`
+    /// for one without a verdict yet (fewer than [`MIN_RUNS`]).
     pub fn outcomes(&self, seen: &Seen) -> Vec<Option<Outcome>> {
-        let judged: Vec<Option<(f64, f64)>> = self
+        let mut judged: Vec<Option<TargetStats>> = self
             .comparisons
             .iter()
             .map(|c| self.judge(c, seen))
             .collect();
-        let family: Vec<(f64, f64)> = judged.iter().flatten().copied().collect();
-        let mut decided = outcomes(&family, DEFAULT_ALPHA).into_iter();
+        let family = judged
+            .iter_mut()
+            .flatten()
+            .map(|t| (t, Direction::HigherIsBetter))
+            .collect();
+        family::judge(family);
         judged
             .iter()
-            .map(|j| j.and_then(|_| decided.next()))
+            .map(|t| {
+                t.as_ref()
+                    .and_then(Outcome::of)
+                    .filter(|o| *o != Outcome::TooFew)
+            })
             .collect()
     }
 
-    /// The p-values of a difference and of equivalence of one comparison,
-    /// spent over the looks; `None` below [`MIN_RUNS`].
-    fn judge(&self, c: &Compared, seen: &Seen) -> Option<(f64, f64)> {
+    /// One comparison's figures as the report computes them (its
+    /// direction does not change whether it is decided).
+    fn judge(&self, c: &Compared, seen: &Seen) -> Option<TargetStats> {
         let all = self.workloads[&c.workload]
             .iter()
             .flat_map(|&p| seen.of(p))
@@ -274,10 +283,10 @@ impl UntilDecided {
             self.looks,
             self.margins[c.workload],
         )?;
-        (j.comparison.n >= MIN_RUNS).then(|| {
-            let equivalent = j.margin.map_or(f64::NAN, |m| m.p_value());
-            (j.comparison.p_value, equivalent)
-        })
+        let values = cand.iter().map(|r| r.value).collect();
+        let mut t = target_stats("", values, Some(j.comparison), Direction::HigherIsBetter);
+        t.judge_margin(j.margin);
+        (!t.too_few).then_some(t)
     }
 
     /// Why `workload`'s pairs stop after `rounds` rounds, if they do.
@@ -295,7 +304,7 @@ impl UntilDecided {
         if mine.peek().is_none() {
             return Some(Stop::Alone);
         }
-        if mine.all(|o| o.is_some_and(Outcome::decided)) {
+        if mine.all(|o| o.is_some_and(|o| o.decided())) {
             return Some(Stop::Decided);
         }
         (rounds >= self.max).then_some(Stop::Max(None))
@@ -449,6 +458,18 @@ mod tests {
             assert_eq!(stops[&pair], (Stop::Max(None), 10), "{pair:?}");
         }
         assert_eq!(stops[&(2, 1)], (Stop::Alone, 3));
+    }
+
+    // The default plan is sequential, and fixed where it cannot be.
+    #[test]
+    fn the_default_plan_rounds_until_decided() {
+        let exp = three("");
+        assert_eq!(
+            exp.plan.repetitions,
+            Repetitions::Decided { min: 3, max: 10 }
+        );
+        let exp = three("order = \"sequential\"");
+        assert_eq!(exp.plan.repetitions, Repetitions::Fixed(3));
     }
 
     // A plan until decided needs rounds.

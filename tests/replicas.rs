@@ -111,3 +111,89 @@ fn a_killed_replica_resumes_in_its_own_order() {
         .collect();
     assert_eq!(orders[2], planned);
 }
+
+// Replicas side by side: show, the report and compare set each replica's
+// verdict with its effect and interval beside the others' and say whether
+// they agree; history takes the group as one configuration.
+#[test]
+fn show_report_compare_and_history_set_the_replicas_side_by_side() {
+    let lab = Lab::new();
+    let file = mock_campaign(&lab, "repetitions = { until = \"decided\" }", 1.2);
+    lab.ok(&["run", "--quiet", file.to_str().unwrap()]);
+    lab.ok(&["replicate", "--quiet"]);
+    let out = lab.run(&["replicate", "--quiet"]);
+    assert_eq!(out.status.code(), Some(0));
+    // What replicate prints at its end is what show prints.
+    let printed = String::from_utf8_lossy(&out.stdout);
+    let show = lab.ok(&["show"]);
+    assert_eq!(printed, show);
+    assert!(
+        show.contains("Campaigns 1, 2, 3 ran the same experiment"),
+        "{show}"
+    );
+    let row = show
+        .lines()
+        .find(|l| l.starts_with("m ") && l.contains("agree"))
+        .unwrap();
+    assert!(row.ends_with("agree: faster in all 3"), "{row}");
+    assert_eq!(row.matches("] faster").count(), 3, "{row}");
+    // Any campaign of the group shows the group.
+    assert!(lab.ok(&["show", "1"]).contains("Campaigns 1, 2, 3 ran"));
+    let md = lab.ok(&["report", "--format", "md"]);
+    assert!(md.contains("## Replicas"), "{md}");
+    assert!(md.contains("| m | b | +"), "{md}");
+    assert!(md.contains("| agree: faster in all 3 |"), "{md}");
+    let json: serde_json::Value =
+        serde_json::from_str(&lab.ok(&["compare", "--format", "json"])).unwrap();
+    let r = &json["replicas"];
+    assert_eq!(r["campaigns"], serde_json::json!([1, 2, 3]), "{r}");
+    let c = &r["comparisons"][0];
+    assert_eq!(c["agreement"], "agree", "{c}");
+    let each = c["each"].as_array().unwrap();
+    for e in each {
+        assert_eq!(e["candidate"]["outcome"], "different", "{e}");
+        let ci = &e["candidate"]["comparison"]["diff_pct_ci"];
+        assert!(ci["low"].as_f64().unwrap() > 0.0, "{ci}");
+    }
+    // Each replica measured its own runs (the mock draws each replica's
+    // noise anew, as a host would).
+    let low = |i: usize| each[i]["candidate"]["comparison"]["diff_pct_ci"]["low"].clone();
+    assert_ne!(low(0), low(1));
+    assert_ne!(low(0), low(2));
+    let json: serde_json::Value =
+        serde_json::from_str(&lab.ok(&["show", "--format", "json"])).unwrap();
+    assert_eq!(json["replicas"]["comparisons"][0]["agreement"], "agree");
+    // One configuration in history: one entry, every replica's runs.
+    let history = lab.ok(&["history"]);
+    assert!(
+        history.contains("campaign 1 with its replicas 2, 3: one configuration"),
+        "{history}"
+    );
+    let runs: usize = [1, 2, 3]
+        .iter()
+        .map(|id| {
+            let e: serde_json::Value =
+                serde_json::from_str(&lab.ok(&["export", &id.to_string(), "--format", "json"]))
+                    .unwrap();
+            e["runs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|r| r["target"] == "a")
+                .count()
+        })
+        .sum();
+    let h: serde_json::Value =
+        serde_json::from_str(&lab.ok(&["history", "--format", "json"])).unwrap();
+    let a = h["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["target"] == "a")
+        .unwrap();
+    assert_eq!(a["entries"].as_array().unwrap().len(), 1, "{a}");
+    assert_eq!(
+        a["entries"][0]["stats"]["values"].as_array().unwrap().len(),
+        runs
+    );
+}

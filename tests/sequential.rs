@@ -16,11 +16,12 @@
 
 use std::collections::HashMap;
 
+use storlab::analysis::verdict::Outcome;
 use storlab::experiment::{parse_experiment, Experiment};
 use storlab::plan::round_runs;
 use storlab::rounds::{Pair, Seen, Sequencer, UntilDecided};
 use storlab::runner::run_seed;
-use storlab::stats::{Outcome, RoundValue};
+use storlab::stats::RoundValue;
 use storlab::workload::mock::Model;
 
 use crate::util::Lab;
@@ -112,7 +113,7 @@ fn rates(plan: &str, drift: f64, factor_b: f64) -> Rates {
         };
         let ended = campaign(&exp, &model, factor_b);
         match ended.outcome {
-            Some(Outcome::Different) => r.different += 1.0,
+            Some(Outcome::Better | Outcome::Worse) => r.different += 1.0,
             Some(Outcome::Equivalent) => r.equivalent += 1.0,
             _ => r.inconclusive += 1.0,
         }

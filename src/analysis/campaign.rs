@@ -13,6 +13,7 @@ use anyhow::Result;
 
 use super::chosen;
 use super::model::{self, Report};
+use super::replicas::{self, Replicas};
 use super::study::{self, Study};
 use super::verdict::{self, Statement, Verdict};
 use crate::store::CampaignData;
@@ -41,6 +42,9 @@ pub struct CampaignAnalysis {
     /// Each swept workload table's study (factors, pivots, curves, level
     /// comparisons).
     pub studies: Vec<Study>,
+    /// The campaign's replicas side by side, when it was loaded with them
+    /// (`crate::store::Store::with_replicas`) and has some.
+    pub replicas: Option<Replicas>,
 }
 
 /// The analysis of campaign `c`.
@@ -51,8 +55,27 @@ pub fn analyse(c: &CampaignData, options: &Options) -> Result<CampaignAnalysis> 
         verdicts: verdict::verdicts(&model),
         headline: verdict::headline(&model),
         studies: study::studies(c, &model, &options.compare_levels),
+        replicas: replicas_of(c, &model)?,
         model,
     })
+}
+
+/// `c`'s replicas side by side, each analysed against `model`'s baseline.
+fn replicas_of(c: &CampaignData, model: &Report) -> Result<Option<Replicas>> {
+    if c.replicas.is_empty() {
+        return Ok(None);
+    }
+    let mut members: Vec<(i64, Report)> = Vec::new();
+    for r in &c.replicas {
+        let m = model::build(r, Some(&model.baseline), &chosen::choose)?;
+        members.push((r.campaign.id, m));
+    }
+    let mut all: Vec<(i64, &Report)> = members.iter().map(|(id, m)| (*id, m)).collect();
+    all.push((c.campaign.id, model));
+    all.sort_by_key(|(id, _)| *id);
+    let ids: Vec<i64> = all.iter().map(|(id, _)| *id).collect();
+    let models: Vec<&Report> = all.iter().map(|(_, m)| *m).collect();
+    Ok(replicas::compare(&ids, &models, c.campaign.id))
 }
 
 impl CampaignAnalysis {

@@ -129,6 +129,9 @@ pub struct History {
     pub points: Vec<Point>,
     /// (campaign, why it is not in the series).
     pub left_out: Vec<(i64, String)>,
+    /// (campaign, its replicas): replicas are one configuration, their
+    /// runs pooled into the first campaign's entry.
+    pub pooled: Vec<(i64, Vec<i64>)>,
     pub series: Vec<Series>,
 }
 
@@ -148,7 +151,27 @@ pub fn fingerprint(c: &CampaignData) -> String {
 /// The history of `campaigns` (all of one experiment name): the series
 /// of those sharing the latest one's workloads, in `order`, on the named
 /// metrics (every workload's primary when empty).
+///
+/// A campaign loaded with its replicas (`CampaignData::replicas`) is one
+/// configuration: its replicas' runs join its own, one entry in each
+/// series (they ran the same experiment, so no change between them is a
+/// change of the configuration).
 pub fn build(campaigns: Vec<CampaignData>, order: Order, metrics: &[String]) -> Option<History> {
+    let mut pooled = Vec::new();
+    let campaigns: Vec<CampaignData> = campaigns
+        .into_iter()
+        .map(|mut c| {
+            let replicas = std::mem::take(&mut c.replicas);
+            if !replicas.is_empty() {
+                pooled.push((
+                    c.campaign.id,
+                    replicas.iter().map(|r| r.campaign.id).collect(),
+                ));
+            }
+            c.runs.extend(replicas.into_iter().flat_map(|r| r.runs));
+            c
+        })
+        .collect();
     let latest = campaigns.iter().max_by_key(|c| c.campaign.id)?;
     let (experiment, print) = (latest.campaign.name.clone(), fingerprint(latest));
     let mut left_out = Vec::new();
@@ -181,6 +204,7 @@ pub fn build(campaigns: Vec<CampaignData>, order: Order, metrics: &[String]) -> 
         order,
         points,
         left_out,
+        pooled,
         series,
     })
 }

@@ -14,7 +14,8 @@
 //! cells of an iozone-like matrix and the metric its verdict concerns;
 //! [`latency`] the merged percentile curves; [`steady`] what the steady-state
 //! detector found; [`ranks`] how multi-client runs shared the work;
-//! [`model::family`] how a family of comparisons is judged as one; [`warnings`]
+//! [`model::family`] how a family of comparisons is judged as one;
+//! [`replicas`] a campaign's replicas side by side; [`warnings`]
 //! a campaign's warnings counted by kind; [`attribution`] where a
 //! workload's latency went (the device or above it).
 //!
@@ -31,6 +32,7 @@ pub mod latency;
 pub mod matrix;
 pub mod model;
 pub mod ranks;
+pub mod replicas;
 pub mod steady;
 pub mod study;
 pub mod verdict;

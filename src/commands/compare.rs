@@ -149,14 +149,31 @@ fn within_campaign(store: &Store, req: &Request<'_>) -> Result<ExitCode> {
         bail!("--allow-different and --metric apply to comparisons across campaigns (compare A B)");
     }
     let first = store.load_campaign(store.resolve_campaign(req.a)?)?;
+    let first = store.with_replicas(first, &crate::store::Parts::terminal())?;
     let rows = within(&first, req.baseline)?;
+    let replicas = match first.replicas.is_empty() {
+        true => None,
+        false => {
+            let asked = crate::analysis::campaign::Options {
+                baseline: req.baseline.map(String::from),
+                ..Default::default()
+            };
+            crate::analysis::analyse(&first, &asked)?.replicas
+        }
+    };
     if req.json {
-        let doc = json!({ "campaign": side_json(&first), "rows": rows });
+        let doc = json!({ "campaign": side_json(&first), "rows": rows, "replicas": replicas });
         outln!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
         let mut section = Section::untitled(2);
         section.table(table(&rows));
-        let doc = Document::terminal_only(format!("campaign {}", first.campaign.id), vec![section]);
+        let mut sections = vec![section];
+        sections.extend(
+            replicas
+                .as_ref()
+                .map(crate::report::sections::replicas::section),
+        );
+        let doc = Document::terminal_only(format!("campaign {}", first.campaign.id), sections);
         crate::console::to_stdout_styled(&terminal::summary(&doc, crate::console::columns()));
     }
     Ok(gate(&rows, req.gate, req.caveated, req.inconclusive))

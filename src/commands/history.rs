@@ -46,14 +46,31 @@ pub fn history(db: &Path, req: Request<'_>) -> Result<ExitCode> {
             names.into_iter().collect::<Vec<_>>().join(", ")
         );
     }
-    let campaigns = ids
-        .iter()
-        .map(|&id| {
+    // Replicas are one configuration: each group is loaded once, its
+    // first campaign carrying the others.
+    let mut campaigns: Vec<CampaignData> = Vec::new();
+    let mut seen: Vec<i64> = Vec::new();
+    for &id in &ids {
+        if seen.contains(&id) {
+            continue;
+        }
+        let group: Vec<i64> = store
+            .replica_group(id)?
+            .into_iter()
+            .filter(|g| ids.contains(g))
+            .collect();
+        seen.extend(&group);
+        let load = |id: i64| -> Result<CampaignData> {
             let head = store.load_campaign_head(id)?;
             let parts = figures(&head, req.metrics);
             store.with_runs(head, &parts)
-        })
-        .collect::<Result<Vec<_>>>()?;
+        };
+        let mut first = load(group.first().copied().unwrap_or(id))?;
+        for &other in group.iter().skip(1) {
+            first.replicas.push(load(other)?);
+        }
+        campaigns.push(first);
+    }
     let Some(h) = build(campaigns, order, req.metrics) else {
         bail!("no campaign of `{name}` to show");
     };

@@ -67,6 +67,7 @@ pub fn show(
 ) -> Result<ExitCode> {
     let store = Store::open_for_reading(db)?;
     let data = store.load_campaign_with(store.resolve_campaign(campaign)?, &Parts::terminal())?;
+    let data = store.with_replicas(data, &Parts::terminal())?;
     let options = outline::Options {
         compare_levels: compare_levels.to_vec(),
         ..Default::default()

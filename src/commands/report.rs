@@ -37,7 +37,8 @@ pub fn report(
     let data = match format {
         // A document draws the series of a few runs: only those are read.
         ReportFormat::Md | ReportFormat::Html => {
-            let mut data = store.load_campaign_with(id, &Parts::terminal())?;
+            let data = store.load_campaign_with(id, &Parts::terminal())?;
+            let mut data = store.with_replicas(data, &Parts::terminal())?;
             let drawn = drawn(&data, &options);
             store.read_series(&mut data, &drawn)?;
             data

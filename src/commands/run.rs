@@ -243,6 +243,7 @@ fn finish(
     strict: bool,
 ) -> Result<ExitCode> {
     let data = store.load_campaign_with(outcome.campaign, &Parts::terminal())?;
+    let data = store.with_replicas(data, &Parts::terminal())?;
     let doc = outline::terminal(&data, &outline::Options::default())?;
     let verbose = crate::console::level() == crate::console::Level::Verbose;
     let view = terminal::View {

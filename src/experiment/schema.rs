@@ -154,8 +154,10 @@ pub enum Repetitions {
     },
 }
 
-/// The plan when the file names no `repetitions`.
-pub const DEFAULT_REPETITIONS: Repetitions = Repetitions::Fixed(3);
+/// The plan when the file names no `repetitions`: until decided, 3 to 10
+/// rounds; with `order = "sequential"`, which judges nothing until the last
+/// pair has run, 3.
+pub const DEFAULT_REPETITIONS: Repetitions = Repetitions::Decided { min: 3, max: 10 };
 /// The default with `order = "sequential"`.
 pub const DEFAULT_SEQUENTIAL_ORDER_REPETITIONS: Repetitions = Repetitions::Fixed(3);
 
@@ -235,7 +237,7 @@ declare! {
     /// The `[plan]` table's parameters (`repetitions` may also be a table
     /// of adaptive repetitions, which the parser reads itself).
     pub struct PlanParams {
-        repetitions: int(u32, 1, 10_000) => "measured runs of every target-workload pair (3 unless given); or { min = 3, max = 10, until = \"decided\" }: rounds until every comparison with the baseline is different or equivalent; or { min = 3, max = 20, until_ci = \"2%\" }",
+        repetitions: int(u32, 1, 10_000) => "measured runs of every target-workload pair; or { min = 3, max = 10, until = \"decided\" }, the default: rounds until every comparison with the baseline is different or equivalent (3 runs with order = \"sequential\"); or { min = 3, max = 20, until_ci = \"2%\" }",
         max_time: duration => "stop starting new runs after this long (adaptive plans say which pairs stopped on time)",
         order: choice(Order) = "balanced" => "balanced rounds: every pair once per round, a workload's targets in an order that turns per round so that each follows every other equally often (AB BA); interleaved rounds in one order (AB AB); a seeded shuffle within each round; or all repetitions of a pair back to back",
         seed: int(u64, 0, i64::MAX) = "1" => "seed of the randomized order",

@@ -62,6 +62,7 @@ fn document(c: &CampaignData, options: &Options, with_body: bool) -> Result<Docu
         analysis: &analysis,
     };
     let mut summary = summary::sections(c, &analysis);
+    summary.extend(analysis.replicas.as_ref().map(sections::replicas::section));
     let setup = requested::warnings(c, &model.baseline);
     let all_warnings = every_warning(&setup, model);
     // The warnings come last, with their evidence; the reader of the
@@ -118,6 +119,12 @@ fn body(
     // warning list (folded).
     let mut body = vec![campaign::intro(c), headline, by_kind.clone()];
     body.extend(overview::section(c, cx.analysis));
+    body.extend(
+        cx.analysis
+            .replicas
+            .as_ref()
+            .map(sections::replicas::section),
+    );
     for s in &cx.analysis.studies {
         body.push(contrib::study::sections::report(s));
     }
@@ -202,6 +209,7 @@ pub fn summary_json(c: &CampaignData, options: &Options) -> Result<serde_json::V
         "workloads": model.workloads,
         "warnings": warnings,
         "warnings_by_kind": by_kind,
+        "replicas": analysis.replicas,
     }))
 }
 

@@ -20,6 +20,7 @@ use super::text::{diff_text, interval_text, notation, p_text, values_text};
 use crate::analysis::model::{
     family::METHOD, runs_text, Caveat, TargetStats, MIN_RUNS, RESOLUTION_PCT,
 };
+use crate::analysis::replicas::{Agreement, Replicated};
 use crate::analysis::verdict::{Alike, Outcome, Parts, Statement, Verdict};
 use crate::metric::{Direction, Family, Unit};
 
@@ -57,15 +58,26 @@ pub enum Form {
     /// 0.0130) ⚠ durability not measured on ext4 (3 of 3 runs)`.
     Gate,
     /// A matrix's table of geometric means: `+3.2% faster`, `-0.4%
-    /// (n.s.)`.
+    /// (inconclusive)`.
     Percent,
+    /// One replica's cell beside the others': the effect with its
+    /// interval and the word, `+3.6% [+0.3%, +7.1%] faster`.
+    Replica,
 }
 
-/// What is said: one verdict, or a family's alike verdicts said once.
+/// What is said: one verdict, a family's alike verdicts said once, or one
+/// comparison as each replica of a campaign judged it.
 #[derive(Debug, Clone, Copy)]
 pub enum Said<'a> {
     One(&'a Verdict),
     Alike(&'a Alike),
+    Replicated(&'a Replicated),
+}
+
+impl<'a> From<&'a Replicated> for Said<'a> {
+    fn from(r: &'a Replicated) -> Self {
+        Said::Replicated(r)
+    }
 }
 
 impl<'a> From<&'a Verdict> for Said<'a> {
@@ -95,6 +107,7 @@ pub fn words<'a>(said: impl Into<Said<'a>>, form: Form) -> String {
     let v = match said.into() {
         Said::One(v) => v,
         Said::Alike(a) => return alike(a),
+        Said::Replicated(r) => return replicated(r, form),
     };
     let t = &v.candidate;
     match form {
@@ -125,6 +138,7 @@ pub fn words<'a>(said: impl Into<Said<'a>>, form: Form) -> String {
             with_marks(line, &caveat_marks(&t.caveats))
         }
         Form::Gate => gate(v),
+        Form::Replica => format!("{} {}", diff_text(t), bare(v)),
         Form::Percent => match (&t.comparison, v.outcome()) {
             (Some(c), Some(o)) if o.significant() => {
                 format!("{} {}", pct_text(c.diff_pct), outcome_word(o, v.direction))
@@ -492,6 +506,69 @@ fn alike(a: &Alike) -> String {
         line.push_str(&format!("; ±{pct}% needs {text} runs per target"));
     }
     line
+}
+
+/// Replicas' agreement on a comparison: in a table's column (`Word`),
+/// `agree: faster in all 3`, `conflict: faster in 1, equivalent in 1`; as
+/// a headline line, the workload and target first and each replica's
+/// effect with its interval after, oldest first.
+fn replicated(r: &Replicated, form: Form) -> String {
+    let outcomes: Vec<Option<Outcome>> = r
+        .each
+        .iter()
+        .map(|v| v.as_ref().and_then(|v| v.outcome()))
+        .collect();
+    let word = |o: Option<Outcome>| {
+        o.map_or("not compared", |o| {
+            outcome_word(o, Direction::HigherIsBetter)
+        })
+    };
+    let mut kinds: Vec<Option<Outcome>> = Vec::new();
+    for o in &outcomes {
+        if !kinds.contains(o) {
+            kinds.push(*o);
+        }
+    }
+    let tally = match kinds.as_slice() {
+        [one] => format!("{} in all {}", word(*one), outcomes.len()),
+        kinds => kinds
+            .iter()
+            .map(|k| {
+                let n = outcomes.iter().filter(|o| *o == k).count();
+                format!("{} in {n}", word(*k))
+            })
+            .collect::<Vec<_>>()
+            .join(", "),
+    };
+    let agreement = match r.agreement {
+        Agreement::Agree => "agree",
+        Agreement::Consistent => "consistent",
+        Agreement::Apart => "apart: effects outside each other's intervals",
+        Agreement::Conflict => "conflict",
+    };
+    let line = match r.agreement {
+        Agreement::Apart => format!("{agreement}; {tally}"),
+        _ => format!("{agreement}: {tally}"),
+    };
+    match form {
+        Form::Headline => {
+            let effects: Vec<String> = r
+                .each
+                .iter()
+                .map(|v| {
+                    v.as_ref()
+                        .map_or("—".to_string(), |v| diff_text(&v.candidate))
+                })
+                .collect();
+            format!(
+                "{} on {}: replicas {line} ({})",
+                r.workload,
+                r.target,
+                effects.join("; ")
+            )
+        }
+        _ => line,
+    }
 }
 
 /// `0.036`, `<0.001`.

@@ -35,6 +35,8 @@ use lab::Lab;
 pub struct Outcome {
     pub campaign: i64,
     pub interrupted: bool,
+    /// `max_time` stopped it before its plan was done.
+    pub timed_out: bool,
     pub runs: usize,
     pub failed_runs: usize,
 }
@@ -88,6 +90,15 @@ pub fn resume_campaign(s: Session<'_>, ids: CampaignIds) -> Result<Outcome> {
 /// How many of the store's newest finished campaigns the ETA learns from.
 pub const PAST_CAMPAIGNS: usize = 200;
 
+/// Whether the plan decides its rounds as it goes (until decided,
+/// until_ci) rather than counting them out.
+fn plan_decides(exp: &Experiment) -> bool {
+    !matches!(
+        exp.plan.repetitions,
+        crate::experiment::Repetitions::Fixed(_)
+    )
+}
+
 /// Runs of the plan: exact for fixed repetitions, the upper bound for adaptive ones.
 fn planned_runs(exp: &Experiment) -> usize {
     let pairs = crate::plan::pairs(exp).len();
@@ -126,6 +137,7 @@ fn drive<'a>(
     let load = crate::estimate::Load::now();
     let estimate = crate::estimate::Estimate::of(s.exp, &past, root, load);
     s.printer.start(planned_runs(s.exp), &estimate);
+    let decides = plan_decides(s.exp);
     let mut c = Campaign::new(s, &mut lab, ids, done, root);
     let result = c.run_all();
     let (outcome, store, printer) = (c.outcome.clone(), c.s.store, c.s.printer);
@@ -137,6 +149,9 @@ fn drive<'a>(
     } else {
         "finished"
     };
+    if !outcome.interrupted && !outcome.timed_out && decides {
+        store.planned_as_run(outcome.campaign)?;
+    }
     store.finish_campaign(outcome.campaign, status)?;
     store.release_spool();
     if !errors.is_empty() {
@@ -163,6 +178,7 @@ fn end_interrupted(store: &mut Store, mut lab: Lab, campaign: i64) -> Result<Out
     Ok(Outcome {
         campaign,
         interrupted: true,
+        timed_out: false,
         runs: 0,
         failed_runs: 0,
     })
@@ -205,6 +221,9 @@ struct Campaign<'a, 'l> {
     /// rounds: what the plan's sequencer decides from.
     values: HashMap<(usize, usize), Vec<RoundValue>>,
     position: u32,
+    /// Each pair's last measured run's duration, in seconds: what the
+    /// next round is expected to take.
+    last_s: HashMap<(usize, usize), f64>,
     started: Instant,
     prior_s: f64,
     total: usize,
@@ -241,6 +260,7 @@ impl<'a, 'l> Campaign<'a, 'l> {
         let outcome = Outcome {
             campaign: ids.campaign,
             interrupted: false,
+            timed_out: false,
             runs: 0,
             failed_runs: 0,
         };
@@ -253,6 +273,7 @@ impl<'a, 'l> Campaign<'a, 'l> {
             done,
             values: HashMap::new(),
             position: 0,
+            last_s: HashMap::new(),
             started: Instant::now(),
             prior_s,
             total,
@@ -268,6 +289,17 @@ impl<'a, 'l> Campaign<'a, 'l> {
             .is_some_and(|m| self.prior_s + self.started.elapsed().as_secs_f64() >= m.as_secs_f64())
     }
 
+    /// Whether a measured round of `pairs` would end past `max_time`, as
+    /// long as each pair's last run took: a round cut short leaves runs
+    /// that no other target's run pairs with. A pair without a run yet
+    /// counts nothing (the first round always starts).
+    fn round_overruns(&self, pairs: &[(usize, usize)]) -> bool {
+        let round: f64 = pairs.iter().filter_map(|p| self.last_s.get(p)).sum();
+        self.s.exp.plan.max_time.is_some_and(|m| {
+            self.prior_s + self.started.elapsed().as_secs_f64() + round > m.as_secs_f64()
+        })
+    }
+
     fn run_all(&mut self) -> Result<()> {
         let groups = crate::plan::groups(self.s.exp);
         for (g, group) in groups.iter().enumerate() {
@@ -278,6 +310,7 @@ impl<'a, 'l> Campaign<'a, 'l> {
                     return Ok(());
                 }
                 Some(Halt::TimeUp) => {
+                    self.outcome.timed_out = true;
                     for later in &groups[g + 1..] {
                         for &(t, w) in later {
                             self.s
@@ -321,6 +354,10 @@ impl<'a, 'l> Campaign<'a, 'l> {
             }
             if next.run.is_empty() {
                 return Ok(None);
+            }
+            if self.round_overruns(&next.run) {
+                self.stopped_on_time(&next.run)?;
+                return Ok(Some(Halt::TimeUp));
             }
             rep += 1;
             round += 1;

@@ -1,7 +1,9 @@
 //! The methodology, written out from the plan, what the runs recorded and
 //! how the report compared them.
 
-use crate::analysis::model::{plan_analysis, Report, LEVEL, MIN_EFFECT_PCT, RESOLUTION_PCT};
+use crate::analysis::model::{
+    plan_analysis, Report, LEVEL, MIN_EFFECT_PCT, MIN_RUNS, RESOLUTION_PCT,
+};
 use crate::report::document::Section;
 use crate::report::sections::ranks::ranks_sentence;
 use crate::report::table::Table;
@@ -87,8 +89,18 @@ fn comparison_lines(c: &CampaignData, r: &Report) -> Vec<String> {
         lines.push(means_text(c, r));
     }
     lines.push(format!(
-        "A difference is called faster or slower when p < 0.05 and it is at least {MIN_EFFECT_PCT}%. A workload's verdict, and the regression gate of `storlab compare --fail-on-regression`, concern its primary metric; the differences of its other metrics are exploratory: each metric's comparisons are corrected for their own number, not for the number of metrics compared."
+        "Each comparison ends in one of three outcomes: different — faster or slower, when p < 0.05 and the difference is at least {MIN_EFFECT_PCT}% —, equivalent within the workload's margin (±{RESOLUTION_PCT}% unless it sets equivalence_margin), when the whole interval lies inside ±margin (two one-sided tests; judged first), or inconclusive, neither yet. A workload's verdict, and the regression gate of `storlab compare --fail-on-regression`, concern its primary metric; the differences of its other metrics are exploratory: each metric's comparisons are corrected for their own number, not for the number of metrics compared."
     ));
+    if let Some(looks) = plan.looks(MIN_RUNS as u32) {
+        lines.push(format!(
+            "The plan looked at its comparisons after every round from round {} to round {} and stopped each workload once they were decided: so that {} looks keep the error of one, each comparison's interval is a {:.2}% interval and its p-values are multiplied by {} (α spent equally over the looks, bounded by the union bound): together the looks call identical targets different, or targets a margin apart equivalent, at most 5% of the time.",
+            looks.first,
+            looks.last,
+            looks.count(),
+            100.0 * looks.level_each(LEVEL),
+            looks.count()
+        ));
+    }
     lines.extend(family_line(r));
     let open = r
         .workloads

@@ -15,6 +15,7 @@ pub mod methodology;
 pub mod overview;
 pub mod percentiles;
 pub mod ranks;
+pub mod replicas;
 pub mod requested;
 pub mod series;
 pub mod summary;

@@ -141,6 +141,7 @@ fn campaign(runs: Vec<RunData>) -> CampaignData {
         stops: Vec::new(),
         facts: Default::default(),
         pair_cache: Default::default(),
+        replicas: Vec::new(),
     }
 }
 
