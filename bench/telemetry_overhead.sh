@@ -11,7 +11,10 @@
 #   disk   block_trace = true / false (telemetry on in both): io_uring at
 #          queue depth 32, direct 4 KiB random reads of a 256 MiB file on
 #          the disk holding this repository — every request goes through
-#          bpftrace's programs on the block tracepoints.
+#          bpftrace's programs on the block tracepoints;
+#   loop   the same on a loop device over an image on a private tmpfs
+#          (storlab's `block` target, the device read whole): the highest
+#          request rate this host has, all of it CPU.
 # Prints per round the throughput on and off, then the geometric mean of
 # on/off with its 95% interval (t on the log ratios), the sampler's own CPU
 # (telemetry_cpu_pct, % of one core) and the host's load average before
@@ -19,12 +22,12 @@
 # is noise the interval carries, so run it on a machine otherwise idle.
 # Needs root (mounts a tmpfs; bpftrace) and python3. Usage:
 #   bash bench/telemetry_overhead.sh [ROUNDS] [RUNTIME_S] [CASES]
-# CASES: a space-separated subset of "tmpfs disk" (default both).
+# CASES: a space-separated subset of "tmpfs disk loop" (default all).
 # STORLAB=/path/to/storlab uses that binary instead of building one.
 set -euo pipefail
 rounds=${1:-10}
 runtime=${2:-10}
-cases=${3:-tmpfs disk}
+cases=${3:-tmpfs disk loop}
 here=$(cd "$(dirname "$0")/.." && pwd)
 if [ -z "${STORLAB:-}" ]; then
   cargo build --release --quiet --manifest-path "$here/Cargo.toml"
@@ -38,7 +41,12 @@ disk=$(mktemp -d "$here/target/storlab-bench-disk-XXXXXX")
 mnt="$work/tmpfs"
 mkdir -p "$mnt"
 mount -t tmpfs -o size=1G storlab-bench "$mnt"
-cleanup() { umount "$mnt" 2>/dev/null || true; rm -rf "$work" "$disk"; }
+loopdev=""
+cleanup() {
+  if [ -n "$loopdev" ]; then losetup -d "$loopdev" 2>/dev/null || true; fi
+  umount "$mnt" 2>/dev/null || true
+  rm -rf "$work" "$disk"
+}
 trap cleanup EXIT
 echo "# $(date -u +%FT%TZ) load: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs, kernel $(uname -r), $(bpftrace --version 2>/dev/null || echo 'no bpftrace')"
 
@@ -50,32 +58,44 @@ experiment() {
     *) switch="telemetry = true
 block_trace = $2" ;;
   esac
+  local uring="rw = \"randread\"\nbs = \"4k\"\nsize = \"256M\"\nioengine = \"io_uring\"\niodepth = 32\ndirect = true"
   case $1 in
-    disk)
-      dir=$disk
-      workload="rw = \"randread\"\nbs = \"4k\"\nsize = \"256M\"\nioengine = \"io_uring\"\niodepth = 32\ndirect = true" ;;
+    disk) dir=$disk workload=$uring ;;
+    loop) dir=$loopdev workload=$uring ;;
     *)
       dir=$mnt
       workload="rw = \"randread\"\nbs = \"4k\"\nsize = \"256M\"" ;;
   esac
   printf 'name = "overhead-%s-%s"\n[plan]\nrepetitions = 1\ndrop_caches = false\n%s\n' "$1" "$2" "$switch"
-  printf '[[target]]\nname = "t"\nkind = "dir"\npath = "%s"\n' "$dir"
+  if [ -b "$dir" ]; then
+    printf '[[target]]\nname = "t"\nkind = "block"\ndevice = "%s"\nallow_destroy = true\n' "$dir"
+  else
+    printf '[[target]]\nname = "t"\nkind = "dir"\npath = "%s"\n' "$dir"
+  fi
   printf '[[workload]]\nname = "w"\nkind = "io"\n%b\nruntime = "%ss"\n' "$workload" "$runtime"
 }
 
 # run FILE: prints "bw_bytes_per_s telemetry_cpu_pct" of the run and
-# whether its block requests were traced (1/0).
+# whether its block requests were traced (1/0); its block_trace fact goes
+# to $work/facts.
 run() {
   "$STORLAB" --db "$work/s.db" --quiet run "$1" >/dev/null
   "$STORLAB" --db "$work/s.db" export --format json | python3 -c '
 import json, sys
 run = json.load(sys.stdin)["runs"][-1]
 get = lambda name: next((x["value"] for x in run["metrics"] if x["name"] == name and not x["labels"]), float("nan"))
-traced = str(run["facts"].get("block_trace", "")).startswith("bpftrace")
-print(get("bw_bytes_per_s"), get("telemetry_cpu_pct"), int(traced))'
+fact = str(run["facts"].get("block_trace", ""))
+print(fact, file=open(sys.argv[1], "a"))
+print(get("bw_bytes_per_s"), get("telemetry_cpu_pct"), int(fact.startswith("bpftrace")))' "$work/facts"
 }
 
 for c in $cases; do
+  if [ "$c" = loop ] && [ -z "$loopdev" ]; then
+    # The image on the tmpfs, read through the loop device whole (the
+    # block target's region is the device).
+    head -c 300M /dev/urandom > "$mnt/loop.img"
+    loopdev=$(losetup --show -f "$mnt/loop.img")
+  fi
   experiment "$c" true > "$work/$c-on.toml"
   experiment "$c" false > "$work/$c-off.toml"
   : > "$work/$c.results"
@@ -114,5 +134,6 @@ print(f"on/off: {math.exp(mean):.3f} [{math.exp(mean - half):.3f}, {math.exp(mea
 print(f"sampler CPU: mean {sum(sampler) / len(sampler):.3f}% of a core, max {max(sampler):.3f}%")
 print(f"block requests traced in {sum(traced)} of {len(traced)} runs with the switch on")
 PY
+  echo "last block_trace fact: $(tail -n 1 "$work/facts")"
 done
 echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -36,17 +36,23 @@ pub enum Level {
 
 static LEVEL: AtomicU8 = AtomicU8::new(Level::Normal as u8);
 
+/// The narrowest width results are laid out for: narrower (`COLUMNS=1`, a
+/// split pane) gets this layout, which the terminal wraps, rather than
+/// one character per line.
+pub const MIN_COLUMNS: usize = 40;
+
 /// The width results are fitted to: `COLUMNS` when set to a number (so
 /// that `COLUMNS=100 storlab show | less` fits too), else the terminal's
-/// when stdout is one; none for a file or a pipe, which get everything.
+/// when stdout is one, at least [`MIN_COLUMNS`]; none for a file or a
+/// pipe, which get everything.
 pub fn columns() -> Option<usize> {
     if let Some(n) = std::env::var("COLUMNS")
         .ok()
         .and_then(|c| c.trim().parse::<usize>().ok())
     {
-        return (n > 0).then_some(n);
+        return (n > 0).then_some(n.max(MIN_COLUMNS));
     }
-    terminal_size::terminal_size_of(std::io::stdout()).map(|(w, _)| w.0 as usize)
+    terminal_size::terminal_size_of(std::io::stdout()).map(|(w, _)| (w.0 as usize).max(MIN_COLUMNS))
 }
 
 /// Called when a write to stderr finds its reader gone: the running
@@ -118,6 +124,15 @@ pub fn set_color(choice: Option<anstream::ColorChoice>) {
 /// results, so nothing is lost.
 pub fn to_stdout(text: &str) {
     write_stdout(std::io::stdout().lock(), text)
+}
+
+/// Writes to stdout what a command says while it works on something that
+/// must be finished (`cleanup`'s undoing): when the reader has gone (`|
+/// head -1`, `| grep -q`) or stdout fails otherwise, the text is lost and
+/// the work goes on to its end and its own exit status.
+pub fn to_stdout_while_working(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
 }
 
 /// Writes text for people to stdout (tables, verdicts), its styles passed

@@ -74,6 +74,77 @@ fn escape(text: &str, keep_lines: bool) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// JSON text with no active character raw: serde_json escapes the C0
+/// controls itself; DEL, the C1 controls, the bidirectional controls and
+/// the line separators it leaves raw, and they become `\uXXXX` here. They
+/// can only stand inside strings (JSON's own syntax is ASCII), where the
+/// escape reads back as the same character: lossless, unlike [`visible`].
+pub fn json_inert(json: &str) -> Cow<'_, str> {
+    if !json.chars().any(is_active) {
+        return Cow::Borrowed(json);
+    }
+    let mut out = String::with_capacity(json.len() + 8);
+    for c in json.chars() {
+        match c {
+            // Whitespace between tokens; inside strings serde escaped it.
+            '\n' | '\t' | '\r' => out.push(c),
+            c if is_active(c) => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// `value` as pretty JSON, inert ([`json_inert`]): every JSON storlab
+/// prints or writes.
+pub fn to_json_pretty<T: serde::Serialize + ?Sized>(value: &T) -> serde_json::Result<String> {
+    Ok(json_inert(&serde_json::to_string_pretty(value)?).into_owned())
+}
+
+/// `value` as pretty JSON into `w` as it is made, inert ([`json_inert`]).
+pub fn write_json_pretty<T: serde::Serialize + ?Sized>(
+    w: &mut dyn std::io::Write,
+    value: &T,
+) -> serde_json::Result<()> {
+    let mut inert = JsonInert {
+        inner: w,
+        pending: Vec::new(),
+    };
+    serde_json::to_writer_pretty(&mut inert, value)?;
+    std::io::Write::flush(&mut inert).map_err(serde_json::Error::io)
+}
+
+/// A writer that passes JSON text on made inert, holding back a
+/// character cut between two writes until it is whole.
+struct JsonInert<'a> {
+    inner: &'a mut dyn std::io::Write,
+    pending: Vec<u8>,
+}
+
+impl std::io::Write for JsonInert<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.pending.extend_from_slice(buf);
+        let whole = match std::str::from_utf8(&self.pending) {
+            Ok(t) => t.len(),
+            Err(e) if e.error_len().is_none() => e.valid_up_to(),
+            // Not UTF-8 at all: serde_json never writes that; pass it on.
+            Err(_) => self.pending.len(),
+        };
+        let text = String::from_utf8_lossy(&self.pending[..whole]).into_owned();
+        self.inner.write_all(json_inert(&text).as_bytes())?;
+        self.pending.drain(..whole);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        let rest = std::mem::take(&mut self.pending);
+        self.inner.write_all(&rest)?;
+        self.inner.flush()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -88,6 +159,30 @@ mod tests {
         assert_eq!(visible("l1\nl2\r"), "l1\\nl2\\r");
         assert_eq!(visible_lines("l1\n\tl2\r\x1b[K"), "l1\n\tl2\\r\\x1b[K");
         assert!(matches!(visible("ok"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn json_keeps_every_string_and_no_active_character() {
+        let v = serde_json::json!({"n\u{202E}": "a\u{1b}[2J\u{9b}\u{7f}\u{2028}é\r\n"});
+        let text = to_json_pretty(&v).unwrap();
+        assert!(!text.chars().any(|c| is_active(c) && c != '\n'), "{text}");
+        assert!(
+            text.contains("\\u202e") && text.contains("\\u009b"),
+            "{text}"
+        );
+        assert_eq!(serde_json::from_str::<serde_json::Value>(&text).unwrap(), v);
+        // Written as it is made, a character cut between writes whole.
+        let mut out = Vec::new();
+        let mut w = JsonInert {
+            inner: &mut out,
+            pending: Vec::new(),
+        };
+        let bytes = "\"a\u{202E}b\"".as_bytes();
+        for chunk in bytes.chunks(1) {
+            std::io::Write::write_all(&mut w, chunk).unwrap();
+        }
+        std::io::Write::flush(&mut w).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), "\"a\\u202eb\"");
     }
 
     #[test]

@@ -276,6 +276,7 @@ mod tests {
                 .collect(),
             teardown: Duration::from_secs(5),
             load: crate::estimate::Load::REFERENCE,
+            left_out: Vec::new(),
         }
     }
 

@@ -9,14 +9,14 @@ use std::process::Command;
 use crate::util::{metric, runs, Lab};
 
 /// A loop device over a sparse image in the lab, detached on drop.
-struct LoopDev {
-    dev: String,
-    image: PathBuf,
+pub struct LoopDev {
+    pub dev: String,
+    pub image: PathBuf,
     mounted: Option<PathBuf>,
 }
 
 impl LoopDev {
-    fn new(lab: &Lab, size: u64) -> LoopDev {
+    pub fn new(lab: &Lab, size: u64) -> LoopDev {
         let image = lab.path().join("block.img");
         let f = std::fs::File::create(&image).unwrap();
         f.set_len(size).unwrap();

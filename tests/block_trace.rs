@@ -115,8 +115,17 @@ fn direct_random_reads_on_a_loop_target_are_timed_at_the_loop_device_and_the_dis
         // driver reads its backing file through that filesystem's page
         // cache, whose readahead sends larger requests the workload never
         // waits for (1.76 ms at loop0 against 0.55 ms at the workload).
+        // Where the device was fast enough for its requests to be sampled
+        // (block_trace's fact says so), its p99 is a sample's, within
+        // ±0.25 percentile here: under the workload's p99.9.
         if dev == &lo {
-            assert!(dev_p99 <= p99 * 1.005, "{dev}: {dev_p99} > {p99}");
+            let p999 = metric(&export, "r", "ext4", "lat_p999_ns")[0];
+            let bound = if fact.contains("1 in ") {
+                p999
+            } else {
+                p99 * 1.005
+            };
+            assert!(dev_p99 <= bound, "{dev}: {dev_p99} > {bound}: {fact}");
         }
     }
     // Each 4 KiB direct read is one request to the loop device. bpftrace
@@ -144,12 +153,27 @@ fn direct_random_reads_on_a_loop_target_are_timed_at_the_loop_device_and_the_dis
                 && h["labels"]["op"] == "read"
         })
         .expect("the loop device's histogram");
-    // Requests are counted at issue, timed at completion: those in flight
-    // when the run started or ended make the difference.
-    let timed = hist["count"].as_f64().unwrap();
+    // Requests are counted by diskstats at completion, timed at issue and
+    // completion: those in flight when the run started or ended make a
+    // difference; and where the device was fast enough to be sampled (1 in
+    // 2^shift, each timed request weighing 2^shift), the histogram's count
+    // is an estimate, within four binomial standard deviations here.
+    let estimated = hist["count"].as_f64().unwrap();
+    let weight = fact
+        .split("1 in ")
+        .skip(1)
+        .filter_map(|x| {
+            x.split(|c: char| !c.is_ascii_digit())
+                .next()?
+                .parse::<f64>()
+                .ok()
+        })
+        .fold(1.0, f64::max);
+    let spread = 4.0 * (requests * (weight - 1.0)).sqrt();
+    eprintln!("{estimated} estimated, {requests} counted, at most 1 in {weight} timed: {fact}");
     assert!(
-        (timed - requests).abs() <= 64.0,
-        "{timed} timed, {requests} issued"
+        (estimated - requests).abs() <= 64.0 + spread,
+        "{estimated} estimated, {requests} counted: {fact}"
     );
     let series = run["series"]
         .as_array()

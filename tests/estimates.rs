@@ -115,7 +115,7 @@ fn estimated_seconds(stdout: &str) -> f64 {
     parse_seconds(text)
 }
 
-/// `1m05s`, `2h03m`, `12.3 s`, `850 ms` as storlab formats them.
+/// `1m05s`, `2h03m`, `3d04h`, `12.3 s`, `850 ms` as storlab formats them.
 fn parse_seconds(text: &str) -> f64 {
     let t = text.trim();
     if let Some(ms) = t.strip_suffix(" ms") {
@@ -129,6 +129,7 @@ fn parse_seconds(text: &str) -> f64 {
     for c in t.chars() {
         match c {
             '0'..='9' | '.' => num.push(c),
+            'd' => total += std::mem::take(&mut num).parse::<f64>().unwrap() * 86400.0,
             'h' => total += std::mem::take(&mut num).parse::<f64>().unwrap() * 3600.0,
             'm' => total += std::mem::take(&mut num).parse::<f64>().unwrap() * 60.0,
             's' => total += std::mem::take(&mut num).parse::<f64>().unwrap(),

@@ -9,7 +9,7 @@ use std::process::Output;
 
 use crate::util::Lab;
 
-fn text(out: &Output) -> (String, String) {
+pub fn text(out: &Output) -> (String, String) {
     (
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
@@ -17,7 +17,7 @@ fn text(out: &Output) -> (String, String) {
 }
 
 /// A mock experiment of `runs` runs on a directory of the lab.
-fn mock_experiment(lab: &Lab, runs: u32) -> PathBuf {
+pub fn mock_experiment(lab: &Lab, runs: u32) -> PathBuf {
     let data = lab.path().join("data");
     std::fs::create_dir_all(&data).unwrap();
     lab.file(
@@ -370,7 +370,7 @@ fn sweeps_are_bounded_before_their_variants_are_made() {
 
 /// A store of one real campaign (`src`: io on a directory, two runs with
 /// metrics, series and latency histograms) in `lab`, and its path.
-fn source_store(lab: &Lab) -> PathBuf {
+pub fn source_store(lab: &Lab) -> PathBuf {
     let data = lab.path().join("src-data");
     std::fs::create_dir_all(&data).unwrap();
     let exp = lab.file(
@@ -403,7 +403,7 @@ fn source_store(lab: &Lab) -> PathBuf {
 }
 
 /// `source` with `sql` applied, as `name` in `lab`.
-fn crafted(lab: &Lab, source: &Path, name: &str, sql: &str) -> PathBuf {
+pub fn crafted(lab: &Lab, source: &Path, name: &str, sql: &str) -> PathBuf {
     let path = lab.path().join(name);
     std::fs::copy(source, &path).unwrap();
     let conn = rusqlite::Connection::open(&path).unwrap();
@@ -649,7 +649,7 @@ fn imports_at_once_wait_and_a_killed_imports_copy_is_removed() {
 }
 
 /// No raw escape, C1 control or bidirectional control in `out`.
-fn assert_inert(what: &str, out: &Output) {
+pub fn assert_inert(what: &str, out: &Output) {
     let (o, e) = text(out);
     for (stream, s) in [("stdout", o), ("stderr", e)] {
         let bad: Vec<char> = s

@@ -58,7 +58,7 @@ fn provisioning_child() {
 /// Provisions the volume and its export as `run` does, reports them,
 /// waits for stdin to close, then tears down, top first.
 fn provision_and_hold(lab: &Path) -> anyhow::Result<()> {
-    let journal = Journal::for_campaign();
+    let journal = Journal::for_campaign(storlab::targets::RESOURCES);
     let mut gp = Params::defaults(GlusterParams::PARAMS);
     gp.set("bricks", Value::Int(1));
     gp.set("dir", Value::Str(lab.display().to_string()));
@@ -80,7 +80,7 @@ fn provision_and_hold(lab: &Path) -> anyhow::Result<()> {
     nfs.stand_on(wd.path())?;
     nfs.provision_export()?;
     let e = nfs.ganesha().expect("stands on the volume").clone();
-    let pid = storlab::provision::ganesha::read_pid(&e.pidfile()).unwrap_or(0);
+    let pid = storlab::targets::nfs::ganesha::read_pid(&e.pidfile()).unwrap_or(0);
     println!(
         "READY {} {} {} {pid} {}",
         e.volume,

@@ -49,6 +49,9 @@ mod history;
 /// jobs escaping, unbounded sweeps, bad imports, foreign text on the
 /// terminal, cleanup past a failure, daemons, exit codes, symlinks.
 mod hostile;
+/// Hostile input, round 4 (#40): found experiment files, what the host
+/// can hold, absurd stored values, foreign text in every output.
+mod hostile_input;
 /// No import cycles among the modules of src/ (read with syn).
 mod import_cycles;
 /// Never impossible, everywhere: no output of campaigns of large
@@ -60,6 +63,11 @@ mod impossible_bounds;
 mod io_patterns;
 /// Real runs of the io workload on directories and tmpfs, checked through the store.
 mod io_runs;
+/// What storlab starts, mounts or registers outlives it only journaled
+/// (#40 items 3, 4, 5, 7): children die with it, daemons are watched during
+/// runs, tracefs, rpcbind registrations and Gluster's runtime files are
+/// journaled, and cleanup finishes its undoing when its reader goes away.
+mod leftovers;
 /// Adaptive repetitions, time limits, resuming killed campaigns.
 mod methodology;
 /// Multi-client runs under `mpirun` (built with `--features mpi`).
@@ -79,6 +87,10 @@ mod provision;
 /// `storlab replicate`: replicas of a campaign in the same store, and what
 /// show, the report and compare say of them.
 mod replicas;
+/// Software from another root (debootstrap roots, cached): PostgreSQL and
+/// Gluster of another release beside the host's, check's refusals, and
+/// what a killed build or campaign leaves for `storlab cleanup`.
+mod roots;
 /// The seed studies' workloads (matrix, smallfiles, tinywrites) through the real binary.
 mod seed_workloads;
 /// Sequential plans that look after every round: simulated and real

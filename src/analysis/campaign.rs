@@ -13,6 +13,7 @@ use anyhow::Result;
 
 use super::chosen;
 use super::model::{self, Report};
+use super::releases;
 use super::replicas::{self, Replicas};
 use super::study::{self, Study};
 use super::verdict::{self, Statement, Verdict};
@@ -51,9 +52,12 @@ pub struct CampaignAnalysis {
 pub fn analyse(c: &CampaignData, options: &Options) -> Result<CampaignAnalysis> {
     study::check_levels(c, &options.compare_levels)?;
     let model = model::build(c, options.baseline.as_deref(), &chosen::choose)?;
+    let mut verdicts = verdict::verdicts(&model);
+    let mut headline = verdict::headline(&model);
+    releases::name_sides(c, &mut verdicts, &mut headline);
     Ok(CampaignAnalysis {
-        verdicts: verdict::verdicts(&model),
-        headline: verdict::headline(&model),
+        verdicts,
+        headline,
         studies: study::studies(c, &model, &options.compare_levels),
         replicas: replicas_of(c, &model)?,
         model,

@@ -32,6 +32,7 @@ pub mod latency;
 pub mod matrix;
 pub mod model;
 pub mod ranks;
+pub mod releases;
 pub mod replicas;
 pub mod steady;
 pub mod study;

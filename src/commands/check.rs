@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use super::EXIT_INVALID;
+use crate::cli::{CheckArgs, Global};
 use crate::estimate::{Basis, Estimate};
 use crate::experiment::Experiment;
 use crate::params::units::format_seconds;
@@ -17,35 +18,56 @@ use crate::store::{PastCampaign, Store};
 /// Exit status of a valid experiment that `run` would refuse on this host.
 pub const EXIT_REFUSED: u8 = 1;
 
-pub fn check(db: &Path, file: Option<&Path>) -> Result<ExitCode> {
-    let exp = match super::experiment_file::load(file, crate::host::is_root()) {
-        Ok(e) => e,
+pub fn check(g: &Global, a: &CheckArgs) -> Result<ExitCode> {
+    let root = crate::host::is_root();
+    let mut chosen = match super::experiment_file::load(a.experiment.as_deref(), root) {
+        Ok(c) => c,
         Err(e) => {
             super::experiment_file::refuse(&e);
             return Ok(ExitCode::from(EXIT_INVALID));
         }
     };
-    let runs = plan(&exp);
-    let estimate = Estimate::of(
-        &exp,
-        &past_runs(db),
-        crate::host::is_root(),
-        crate::estimate::Load::now(),
-    );
-    let shown = exp.origin.clone();
-    outln!("{shown}: valid experiment `{}`", exp.name);
-    outln!(
-        "targets: {}",
-        exp.targets
-            .iter()
-            .map(|t| format!("{} ({})", t.name, t.kind.name()))
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
-    outln!("baseline: {}", exp.targets[exp.baseline()].name);
-    for line in variants_text(&exp, &estimate) {
+    crate::runner::roots::name_ready(&mut chosen.exp);
+    let exp = &chosen.exp;
+    let estimate = Estimate::of(exp, &past_runs(&g.db), root, crate::estimate::Load::now());
+    print_head(exp, &estimate);
+    let (roots, builds) = roots_text(exp, &estimate);
+    for line in roots {
         outln!("{line}");
     }
+    print_runs(exp, &estimate, builds);
+    if let Some(note) = estimate.left_out_note() {
+        errln!("note: {note}");
+    }
+    if super::refusals::print(exp, chosen.refusal()) {
+        return Ok(ExitCode::from(EXIT_REFUSED));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The experiment's name, targets, baseline, the devices it erases and
+/// its variants.
+fn print_head(exp: &Experiment, estimate: &Estimate) {
+    outln!("{}: valid experiment `{}`", exp.origin, exp.name);
+    let targets: Vec<String> = exp
+        .targets
+        .iter()
+        .map(|t| format!("{} ({})", t.name, t.kind.name()))
+        .collect();
+    outln!("targets: {}", targets.join(", "));
+    outln!("baseline: {}", exp.targets[exp.baseline()].name);
+    for e in super::experiment_file::erased(exp) {
+        outln!("destroys: will {e}: everything on it is destroyed");
+    }
+    for line in variants_text(exp, estimate) {
+        outln!("{line}");
+    }
+}
+
+/// The planned runs, each with its estimate, and the campaign's total
+/// (`builds`: building the roots it takes software from).
+fn print_runs(exp: &Experiment, estimate: &Estimate, builds: std::time::Duration) {
+    let runs = plan(exp);
     for r in &runs {
         let w = &exp.workloads[r.workload];
         let kind = if r.warmup { "warm-up" } else { "measured" };
@@ -59,16 +81,16 @@ pub fn check(db: &Path, file: Option<&Path>) -> Result<ExitCode> {
             format_seconds(estimate.per_run(r.target, r.workload).as_secs_f64())
         );
     }
+    let building = match builds.is_zero() {
+        true => String::new(),
+        false => format!("building roots {}, ", format_seconds(builds.as_secs_f64())),
+    };
     outln!(
-        "{} runs, estimated {} ({})",
+        "{} runs, estimated {} ({building}{})",
         runs.len(),
-        format_seconds(estimate.total().as_secs_f64()),
-        estimate_text(&estimate)
+        format_seconds((estimate.total() + builds).as_secs_f64()),
+        estimate_text(estimate)
     );
-    if super::refusals::print(&exp) {
-        return Ok(ExitCode::from(EXIT_REFUSED));
-    }
-    Ok(ExitCode::SUCCESS)
 }
 
 /// The store's past campaigns, if there is a store: what the estimate
@@ -117,11 +139,62 @@ fn estimate_text(e: &Estimate) -> String {
     )
 }
 
+/// The roots the experiment takes software from: each one's release and
+/// size when it is ready, or that its first run builds it and how long
+/// that takes (counted in the estimate; cached after). The lines and the
+/// time the builds take.
+fn roots_text(exp: &Experiment, estimate: &Estimate) -> (Vec<String>, std::time::Duration) {
+    use crate::provision::root::{Cache, Root, RootSpec};
+    let mut lines = Vec::new();
+    let mut builds = std::time::Duration::ZERO;
+    let needs = crate::runner::roots::needs(exp);
+    for need in needs.iter().filter(|n| !n.spec.is_host()) {
+        let label = format!("  {} for {}", need.spec, need.software.display());
+        let ready = Root::ready(&need.spec, need.software);
+        match (&need.spec, ready) {
+            (RootSpec::Debian { suite }, Some(root)) => {
+                let key = Cache::key(suite, need.software);
+                let size = Cache::here()
+                    .manifest(&key)
+                    .map(|m| crate::params::units::format_bytes(m.bytes as f64))
+                    .unwrap_or_default();
+                lines.push(format!(
+                    "{label}: {}, cached ({key}, {size})",
+                    root.release()
+                ));
+            }
+            (RootSpec::Debian { .. }, None) => {
+                let took = crate::estimate::model::root_build(need.software, estimate.load.pace());
+                builds += took;
+                lines.push(format!(
+                    "{label}: not built yet; the first run builds it with debootstrap, ~{} (counted below; cached after)",
+                    format_seconds(took.as_secs_f64())
+                ));
+            }
+            (_, Some(root)) => lines.push(format!("{label}: {}", root.release())),
+            (_, None) => lines.push(format!("{label}: not usable (below)")),
+        }
+    }
+    if !lines.is_empty() {
+        lines.insert(0, "roots:".into());
+    }
+    (lines, builds)
+}
+
 /// The variants of each swept target and workload: how many, of which
 /// values, and (for workloads) each one's estimated run time and runs.
 fn variants_text(exp: &Experiment, estimate: &Estimate) -> Vec<String> {
+    let mut out = target_variants(exp);
+    out.extend(workload_variants(exp, estimate));
+    if !out.is_empty() {
+        out.insert(0, "variants:".into());
+    }
+    out
+}
+
+/// Each swept target table: its kind, what it stands on, its variants.
+fn target_variants(exp: &Experiment) -> Vec<String> {
     let mut out = Vec::new();
-    let runs_per_pair = exp.plan.repetitions.min() + exp.plan.warmup;
     let mut families: Vec<&str> = Vec::new();
     for t in exp.targets.iter().filter(|t| !t.factors.is_empty()) {
         if families.contains(&t.family.as_str()) {
@@ -146,11 +219,17 @@ fn variants_text(exp: &Experiment, estimate: &Estimate) -> Vec<String> {
             t.kind.name(),
             variants.len()
         ));
-        for v in variants {
-            out.push(format!("      {}", v.name));
-        }
+        out.extend(variants.iter().map(|v| format!("      {}", v.name)));
     }
-    families.clear();
+    out
+}
+
+/// Each swept workload table: its kind, and each variant's estimated run
+/// time and runs.
+fn workload_variants(exp: &Experiment, estimate: &Estimate) -> Vec<String> {
+    let mut out = Vec::new();
+    let runs_per_pair = exp.plan.repetitions.min() + exp.plan.warmup;
+    let mut families: Vec<&str> = Vec::new();
     for w in exp.workloads.iter().filter(|w| !w.factors.is_empty()) {
         if families.contains(&w.family.as_str()) {
             continue;
@@ -176,9 +255,6 @@ fn variants_text(exp: &Experiment, estimate: &Estimate) -> Vec<String> {
                 pairs * runs_per_pair
             ));
         }
-    }
-    if !out.is_empty() {
-        out.insert(0, "variants:".into());
     }
     out
 }

@@ -3,7 +3,6 @@
 //! hosts; either may be imported) — after saying what differs between them
 //! — and the release gate (`--fail-on-regression`, `--baseline-tag`).
 
-use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{bail, Result};
@@ -14,7 +13,7 @@ use crate::analysis::comparison::{
     across, across_json, side_json, within, Across, Metrics, Refusal,
 };
 use crate::analysis::verdict::Verdict;
-use crate::cli::{CaveatedRegressions, InconclusiveComparisons};
+use crate::cli::{CaveatedRegressions, CompareArgs, Global, InconclusiveComparisons};
 use crate::report::document::{Document, Section};
 use crate::report::render::terminal;
 use crate::report::sections::comparisons::{across_table, table};
@@ -45,51 +44,39 @@ pub(super) fn paired(
     }
 }
 
-/// What `storlab compare` was asked.
-#[derive(Debug, Clone)]
-pub struct Request<'a> {
-    pub a: Option<&'a str>,
-    pub b: Option<&'a str>,
-    pub baseline: Option<&'a str>,
-    pub gate: Option<f64>,
-    /// How the gate counts a regression whose verdict carries a caveat.
-    pub caveated: CaveatedRegressions,
-    /// How the gate counts an inconclusive comparison that may hide a
-    /// regression.
-    pub inconclusive: InconclusiveComparisons,
-    pub baseline_tag: Option<&'a str>,
-    pub allow_different: bool,
-    pub metrics: &'a [String],
-    pub json: bool,
-}
-
-pub fn compare(db: &Path, req: Request<'_>) -> Result<ExitCode> {
-    if let Some(p) = req.gate {
+pub fn compare(g: &Global, req: &CompareArgs) -> Result<ExitCode> {
+    let db = g.db.as_path();
+    if let Some(p) = req.fail_on_regression {
         if !p.is_finite() || p < 0.0 {
             bail!("--fail-on-regression takes a percentage of 0 or more, such as 5");
         }
     }
     let store = Store::open_for_reading(db)?;
-    let Some((first, second)) = sides(&store, &req)? else {
-        return within_campaign(&store, &req);
+    let Some((first, second)) = sides(&store, req)? else {
+        return within_campaign(&store, req);
     };
     if req.baseline.is_some() {
         bail!("--baseline picks a target within one campaign; across campaigns the first (or --baseline-tag's) is the baseline");
     }
     let (a, b) = (first.campaign.id, second.campaign.id);
-    let Some(x) = paired(&first, &second, req.metrics, req.allow_different)? else {
+    let Some(x) = paired(&first, &second, &req.metric, req.allow_different)? else {
         return Ok(ExitCode::from(EXIT_INVALID));
     };
-    if req.json {
+    if req.format.json() {
         let doc = across_json(&first, &second, &x);
-        outln!("{}", serde_json::to_string_pretty(&doc)?);
+        outln!("{}", crate::foreign::to_json_pretty(&doc)?);
     } else {
         crate::console::to_stdout_styled(&terminal::summary(
             &across_document(&x, a, b),
             crate::console::columns(),
         ));
     }
-    Ok(gate(&x.rows, req.gate, req.caveated, req.inconclusive))
+    Ok(gate(
+        &x.rows,
+        req.fail_on_regression,
+        req.caveated_regressions,
+        req.inconclusive,
+    ))
 }
 
 /// What `compare A B` prints, as a report document for the terminal
@@ -112,12 +99,12 @@ fn across_document(x: &Across, a: i64, b: i64) -> Document {
 
 /// The two campaigns of a comparison across campaigns, baseline first;
 /// `None` for a comparison within one campaign.
-fn sides(store: &Store, req: &Request<'_>) -> Result<Option<(CampaignData, CampaignData)>> {
-    if let Some(tag) = req.baseline_tag {
+fn sides(store: &Store, req: &CompareArgs) -> Result<Option<(CampaignData, CampaignData)>> {
+    if let Some(tag) = req.baseline_tag.as_deref() {
         if req.b.is_some() {
             bail!("with --baseline-tag, give at most one campaign (the candidate; the latest when omitted)");
         }
-        let candidate = store.load_campaign(store.resolve_campaign(req.a)?)?;
+        let candidate = store.load_campaign(store.resolve_campaign(req.a.as_deref())?)?;
         let wanted = crate::provenance::parse_tag(tag)?;
         let matching = store.campaigns_matching(std::slice::from_ref(&wanted))?;
         // Chosen among the store's rows, and only the one chosen is read: a
@@ -136,34 +123,34 @@ fn sides(store: &Store, req: &Request<'_>) -> Result<Option<(CampaignData, Campa
         };
         return Ok(Some((base, candidate)));
     }
-    let Some(b) = req.b else {
+    let Some(b) = req.b.as_deref() else {
         return Ok(None);
     };
-    let first = store.load_campaign(store.resolve_campaign(req.a)?)?;
+    let first = store.load_campaign(store.resolve_campaign(req.a.as_deref())?)?;
     let second = store.load_campaign(store.resolve_campaign(Some(b))?)?;
     Ok(Some((first, second)))
 }
 
-fn within_campaign(store: &Store, req: &Request<'_>) -> Result<ExitCode> {
-    if req.allow_different || !req.metrics.is_empty() {
+fn within_campaign(store: &Store, req: &CompareArgs) -> Result<ExitCode> {
+    if req.allow_different || !req.metric.is_empty() {
         bail!("--allow-different and --metric apply to comparisons across campaigns (compare A B)");
     }
-    let first = store.load_campaign(store.resolve_campaign(req.a)?)?;
+    let first = store.load_campaign(store.resolve_campaign(req.a.as_deref())?)?;
     let first = store.with_replicas(first, &crate::store::Parts::terminal())?;
-    let rows = within(&first, req.baseline)?;
+    let rows = within(&first, req.baseline.as_deref())?;
     let replicas = match first.replicas.is_empty() {
         true => None,
         false => {
             let asked = crate::analysis::campaign::Options {
-                baseline: req.baseline.map(String::from),
+                baseline: req.baseline.clone(),
                 ..Default::default()
             };
             crate::analysis::analyse(&first, &asked)?.replicas
         }
     };
-    if req.json {
+    if req.format.json() {
         let doc = json!({ "campaign": side_json(&first), "rows": rows, "replicas": replicas });
-        outln!("{}", serde_json::to_string_pretty(&doc)?);
+        outln!("{}", crate::foreign::to_json_pretty(&doc)?);
     } else {
         let mut section = Section::untitled(2);
         section.table(table(&rows));
@@ -176,7 +163,12 @@ fn within_campaign(store: &Store, req: &Request<'_>) -> Result<ExitCode> {
         let doc = Document::terminal_only(format!("campaign {}", first.campaign.id), sections);
         crate::console::to_stdout_styled(&terminal::summary(&doc, crate::console::columns()));
     }
-    Ok(gate(&rows, req.gate, req.caveated, req.inconclusive))
+    Ok(gate(
+        &rows,
+        req.fail_on_regression,
+        req.caveated_regressions,
+        req.inconclusive,
+    ))
 }
 
 /// The regressions of a gate: those that fail it, and those printed but

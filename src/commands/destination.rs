@@ -10,17 +10,14 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
-/// The files that make up the store at `db`: the database, SQLite's
-/// journals and storlab's lock file.
-fn store_files(db: &Path) -> Vec<PathBuf> {
-    ["", "-wal", "-shm", "-journal", ".lock"]
-        .iter()
-        .map(|suffix| {
-            let mut p = db.as_os_str().to_owned();
-            p.push(suffix);
-            PathBuf::from(p)
-        })
-        .collect()
+use crate::store::files;
+
+/// The directory a path's file is in (`.` for a bare name).
+fn dir_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
 }
 
 /// `path` with its directory resolved (the file itself need not exist).
@@ -28,33 +25,48 @@ fn resolved(path: &Path) -> Option<PathBuf> {
     if let Ok(p) = std::fs::canonicalize(path) {
         return Some(p);
     }
-    let parent = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    Some(std::fs::canonicalize(parent).ok()?.join(path.file_name()?))
+    Some(
+        std::fs::canonicalize(dir_of(path))
+            .ok()?
+            .join(path.file_name()?),
+    )
+}
+
+/// What `output` is to the store at `db`, if it is part of it: by its
+/// name (the store, its journals, lock, spools, an import's copy — see
+/// [`crate::store::files`]) or as the same file as one of them (a
+/// symlink, a hard link).
+fn store_part(output: &Path, db: &Path) -> Option<(&'static str, PathBuf)> {
+    let db_name = db.file_name()?;
+    let db_dir = std::fs::canonicalize(dir_of(db)).ok()?;
+    if let Some(out) = resolved(output) {
+        if out.parent() == Some(db_dir.as_path()) {
+            if let Some(what) = out.file_name().and_then(|n| files::part(db_name, n)) {
+                return Some((what, out));
+            }
+        }
+    }
+    let out_id = std::fs::metadata(output).ok().map(|m| (m.dev(), m.ino()))?;
+    std::fs::read_dir(&db_dir).ok()?.flatten().find_map(|e| {
+        let what = files::part(db_name, &e.file_name())?;
+        let id = std::fs::metadata(e.path()).ok().map(|m| (m.dev(), m.ino()));
+        (id == Some(out_id)).then(|| (what, e.path()))
+    })
 }
 
 /// Refuses `output` when writing it would overwrite the store at `db`.
 pub fn refuse_store(output: &Path, db: &Path) -> Result<()> {
-    let out_id = std::fs::metadata(output).ok().map(|m| (m.dev(), m.ino()));
-    let out_name = resolved(output);
-    for file in store_files(db) {
-        let same_file =
-            out_id.is_some() && std::fs::metadata(&file).ok().map(|m| (m.dev(), m.ino())) == out_id;
-        let same_name = out_name.is_some() && resolved(&file) == out_name;
-        if same_file || same_name {
-            let what = match file.as_path() == db {
-                true => "the results store".to_string(),
-                false => format!("part of the results store ({})", file.display()),
-            };
-            bail!(
-                "{} is {what}; writing there would destroy every recorded result. Name another output file (e.g. report.html)",
-                output.display(),
-            );
-        }
-    }
-    Ok(())
+    let Some((what, file)) = store_part(output, db) else {
+        return Ok(());
+    };
+    let what = match what == "the results store" {
+        true => what.to_string(),
+        false => format!("part of the results store ({}: {what})", file.display()),
+    };
+    bail!(
+        "{} is {what}; writing there would destroy recorded results. Name another output file (e.g. report.html)",
+        output.display(),
+    );
 }
 
 /// Refuses an `-o` file that is the store, before any work is done.
@@ -78,10 +90,7 @@ pub fn write_replacing(
     path: &Path,
     write: impl FnOnce(&mut dyn Write) -> Result<()>,
 ) -> Result<()> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
+    let dir = dir_of(path);
     let mut tmp = tempfile::Builder::new()
         .prefix(".storlab-")
         .tempfile_in(dir)
@@ -113,7 +122,20 @@ mod tests {
         std::fs::write(&db, b"store").unwrap();
         std::os::unix::fs::symlink(&db, d.path().join("link.db")).unwrap();
         std::fs::hard_link(&db, d.path().join("hard.db")).unwrap();
-        for bad in ["s.db", "link.db", "hard.db", "s.db-wal", "s.db.lock"] {
+        std::fs::write(d.path().join("s.db.spool-3"), b"spooled").unwrap();
+        std::os::unix::fs::symlink(d.path().join("s.db.spool-3"), d.path().join("sp")).unwrap();
+        for bad in [
+            "s.db",
+            "link.db",
+            "hard.db",
+            "s.db-wal",
+            "s.db.lock",
+            // #40 item 9: a spool was not on the list.
+            "s.db.spool-1",
+            "s.db.spool-3",
+            "sp",
+            ".s.db.import-abc",
+        ] {
             let err = refuse_store(&d.path().join(bad), &db).unwrap_err();
             assert!(err.to_string().contains("results store"), "{bad}: {err}");
         }

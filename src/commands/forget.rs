@@ -2,7 +2,6 @@
 //! after asking on a terminal; without one, only with `--yes`.
 
 use std::io::{BufRead, IsTerminal, Write};
-use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Result;
@@ -10,7 +9,8 @@ use anyhow::Result;
 use crate::foreign::visible;
 use crate::store::Store;
 
-pub fn forget(db: &Path, campaign: &str, yes: bool) -> Result<ExitCode> {
+pub fn forget(g: &crate::cli::Global, a: &crate::cli::ForgetArgs) -> Result<ExitCode> {
+    let (db, campaign, yes) = (g.db.as_path(), a.campaign.as_str(), a.yes);
     let mut store = Store::open_existing(db)?;
     let id = store.resolve_campaign(Some(campaign))?;
     let row = store

@@ -10,7 +10,8 @@ use clap::CommandFactory;
 
 use crate::cli::Cli;
 
-pub fn completions(shell: clap_complete::Shell) -> Result<ExitCode> {
+pub fn completions(a: &crate::cli::CompletionsArgs) -> Result<ExitCode> {
+    let shell = a.shell;
     let mut script = Vec::new();
     clap_complete::generate(shell, &mut Cli::command(), "storlab", &mut script);
     out!("{}", String::from_utf8_lossy(&script));
@@ -19,7 +20,8 @@ pub fn completions(shell: clap_complete::Shell) -> Result<ExitCode> {
 
 /// The top page on stdout, or every page (`storlab.1`, `storlab-run.1`, …)
 /// written into `dir`.
-pub fn man(dir: Option<&Path>) -> Result<ExitCode> {
+pub fn man(a: &crate::cli::ManArgs) -> Result<ExitCode> {
+    let dir = a.dir.as_deref();
     let cmd = Cli::command();
     match dir {
         None => {

@@ -2,32 +2,48 @@
 //! order, with the change from one to the next and where a step began;
 //! `-o history.html` draws each series.
 
-use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{bail, Result};
 
 use crate::analysis::history::{build, Order};
+use crate::cli::{Global, HistoryArgs};
 use crate::report::history_page;
 use crate::store::{CampaignData, Parts, Store};
 
-/// What `storlab history` was asked.
-#[derive(Debug, Clone)]
-pub struct Request<'a> {
-    pub experiment: Option<&'a str>,
-    pub by: &'a str,
-    pub metrics: &'a [String],
-    pub json: bool,
-    /// Write here; an `.html` file gets the page with charts.
-    pub output: Option<&'a Path>,
+pub fn history(g: &Global, req: &HistoryArgs) -> Result<ExitCode> {
+    let db = g.db.as_path();
+    let output = req.output.as_deref();
+    super::destination::refuse_output_store(output, db)?;
+    let order = Order::parse(&req.by)?;
+    let store = Store::open_for_reading(db)?;
+    let (name, ids) = experiment_campaigns(&store, req.experiment.as_deref())?;
+    let campaigns = grouped(&store, &ids, &req.metric)?;
+    let Some(h) = build(campaigns, order, &req.metric) else {
+        bail!("no campaign of `{name}` to show");
+    };
+    let html = output.is_some_and(|p| {
+        p.extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("html"))
+    });
+    let text = if html {
+        history_page::html(&h)?
+    } else if req.format.json() {
+        format!("{}\n", crate::foreign::to_json_pretty(&h)?)
+    } else {
+        // Names, tags and versions come from every store imported.
+        crate::foreign::visible_lines(&history_page::text(&h, crate::console::columns()))
+            .into_owned()
+    };
+    super::emit(&text, output, db)?;
+    Ok(ExitCode::SUCCESS)
 }
 
-pub fn history(db: &Path, req: Request<'_>) -> Result<ExitCode> {
-    super::destination::refuse_output_store(req.output, db)?;
-    let order = Order::parse(req.by)?;
-    let store = Store::open_for_reading(db)?;
+/// The experiment's name (the latest campaign's when none is given) and
+/// its campaigns' ids.
+fn experiment_campaigns(store: &Store, experiment: Option<&str>) -> Result<(String, Vec<i64>)> {
     let all = store.list_campaigns()?;
-    let name = match req.experiment {
+    let name = match experiment {
         Some(n) => n.to_string(),
         None => match all.last() {
             Some(c) => c.name.clone(),
@@ -46,11 +62,20 @@ pub fn history(db: &Path, req: Request<'_>) -> Result<ExitCode> {
             names.into_iter().collect::<Vec<_>>().join(", ")
         );
     }
-    // Replicas are one configuration: each group is loaded once, its
-    // first campaign carrying the others.
+    Ok((name, ids))
+}
+
+/// The campaigns `ids`, each group of replicas loaded once: its first
+/// campaign carrying the others (replicas are one configuration).
+fn grouped(store: &Store, ids: &[i64], metrics: &[String]) -> Result<Vec<CampaignData>> {
+    let load = |id: i64| -> Result<CampaignData> {
+        let head = store.load_campaign_head(id)?;
+        let parts = figures(&head, metrics);
+        store.with_runs(head, &parts)
+    };
     let mut campaigns: Vec<CampaignData> = Vec::new();
     let mut seen: Vec<i64> = Vec::new();
-    for &id in &ids {
+    for &id in ids {
         if seen.contains(&id) {
             continue;
         }
@@ -60,35 +85,13 @@ pub fn history(db: &Path, req: Request<'_>) -> Result<ExitCode> {
             .filter(|g| ids.contains(g))
             .collect();
         seen.extend(&group);
-        let load = |id: i64| -> Result<CampaignData> {
-            let head = store.load_campaign_head(id)?;
-            let parts = figures(&head, req.metrics);
-            store.with_runs(head, &parts)
-        };
         let mut first = load(group.first().copied().unwrap_or(id))?;
         for &other in group.iter().skip(1) {
             first.replicas.push(load(other)?);
         }
         campaigns.push(first);
     }
-    let Some(h) = build(campaigns, order, req.metrics) else {
-        bail!("no campaign of `{name}` to show");
-    };
-    let html = req.output.is_some_and(|p| {
-        p.extension()
-            .is_some_and(|e| e.eq_ignore_ascii_case("html"))
-    });
-    let text = if html {
-        history_page::html(&h)?
-    } else if req.json {
-        format!("{}\n", serde_json::to_string_pretty(&h)?)
-    } else {
-        // Names, tags and versions come from every store imported.
-        crate::foreign::visible_lines(&history_page::text(&h, crate::console::columns()))
-            .into_owned()
-    };
-    super::emit(&text, req.output, db)?;
-    Ok(ExitCode::SUCCESS)
+    Ok(campaigns)
 }
 
 /// The figures a history reads of each run of campaign `c`: those named,

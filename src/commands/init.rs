@@ -10,7 +10,8 @@ use super::EXIT_INVALID;
 use crate::experiment::builtin::quick_source;
 use crate::host::is_root;
 
-pub fn init(file: &Path, force: bool) -> Result<ExitCode> {
+pub fn init(a: &crate::cli::InitArgs) -> Result<ExitCode> {
+    let (file, force) = (a.file.as_path(), a.force);
     let text = quick_source(is_root());
     if file.as_os_str() == "-" {
         out!("{text}");

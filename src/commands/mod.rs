@@ -3,6 +3,7 @@
 
 mod check;
 mod cleanup;
+mod cleanup_roots;
 mod compare;
 mod destination;
 mod experiment_file;
@@ -15,6 +16,7 @@ mod init;
 mod kinds;
 mod query;
 mod refusals;
+mod replicate;
 mod report;
 mod run;
 
@@ -24,7 +26,6 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 
 use crate::cli::{Cli, Command};
-use crate::export::CsvOptions;
 
 /// Exit status for invalid experiment files and bad input.
 pub const EXIT_INVALID: u8 = 2;
@@ -34,177 +35,52 @@ pub const EXIT_RUNS_FAILED: u8 = 3;
 /// Exit status when a campaign was interrupted by a signal.
 pub const EXIT_INTERRUPTED: u8 = 130;
 
+/// Runs the parsed command line: each subcommand's arguments, typed once
+/// by clap ([`crate::cli`]), go to its module as they are.
 pub fn dispatch(cli: Cli) -> Result<ExitCode> {
-    crate::console::set_level(match (cli.quiet, cli.verbose) {
+    let g = &cli.global;
+    crate::console::set_level(match (g.quiet, g.verbose) {
         (true, _) => crate::console::Level::Quiet,
         (false, true) => crate::console::Level::Verbose,
         (false, false) => crate::console::Level::Normal,
     });
-    crate::console::set_color(match cli.color {
+    crate::console::set_color(match g.color {
         crate::cli::ColorWhen::Auto => None,
         crate::cli::ColorWhen::Always => Some(anstream::ColorChoice::Always),
         crate::cli::ColorWhen::Never => Some(anstream::ColorChoice::Never),
     });
-    match cli.command {
-        Command::Run {
-            experiment,
-            resume,
-            tag,
-            fail_on_failure,
-        } => match resume {
-            Some(c) => run::resume(&cli.db, &c, cli.quiet, fail_on_failure),
-            None => run::run(
-                &cli.db,
-                experiment.as_deref(),
-                &tag,
-                cli.quiet,
-                fail_on_failure,
-            ),
-        },
-        Command::Replicate {
-            campaign,
-            tag,
-            fail_on_failure,
-        } => run::replicate(
-            &cli.db,
-            campaign.as_deref(),
-            &tag,
-            cli.quiet,
-            fail_on_failure,
-        ),
-        Command::Check { experiment } => check::check(&cli.db, experiment.as_deref()),
-        Command::Init { file, force } => init::init(&file, force),
-        Command::Completions { shell } => generate::completions(shell),
-        Command::Man { dir } => generate::man(dir.as_deref()),
-        Command::List { filter } => query::list(&cli.db, &filter),
-        Command::Show {
-            campaign,
-            compare_levels,
-            warnings,
-            format,
-        } => query::show(
-            &cli.db,
-            campaign.as_deref(),
-            &compare_levels,
-            query::ShowView {
-                json: format == crate::cli::CompareFormat::Json,
-                every_warning: warnings || cli.verbose,
-                verbose: cli.verbose,
-            },
-        ),
-        Command::Export {
-            campaign,
-            all,
-            excel_safe,
-            format,
-            output,
-        } => query::export(
-            &cli.db,
-            query::Export {
-                campaign: campaign.as_deref(),
-                all,
-                csv: CsvOptions { excel_safe },
-                format,
-                output: output.as_deref(),
-            },
-        ),
-        Command::Report {
-            campaign,
-            b,
-            output,
-            format,
-            baseline,
-            compare_levels,
-            series,
-            allow_different,
-            metric,
-        } => {
-            let options = crate::report::outline::Options {
-                baseline,
-                series,
-                compare_levels,
-            };
-            match b {
-                Some(b) => report::report_across(
-                    &cli.db,
-                    report::Across {
-                        a: campaign.as_deref(),
-                        b: &b,
-                        output: output.as_deref(),
-                        format,
-                        allow_different,
-                        metrics: &metric,
-                    },
-                    &options,
-                ),
-                None if allow_different || !metric.is_empty() => {
-                    errln!("error: --allow-different and --metric apply to a report comparing two campaigns (storlab report A B)");
-                    Ok(ExitCode::from(EXIT_INVALID))
-                }
-                None => report::report(
-                    &cli.db,
-                    campaign.as_deref(),
-                    output.as_deref(),
-                    format,
-                    options,
-                ),
-            }
-        }
-        Command::Compare {
-            a,
-            b,
-            baseline,
-            fail_on_regression,
-            caveated_regressions,
-            inconclusive,
-            baseline_tag,
-            allow_different,
-            metric,
-            format,
-        } => compare::compare(
-            &cli.db,
-            compare::Request {
-                a: a.as_deref(),
-                b: b.as_deref(),
-                baseline: baseline.as_deref(),
-                gate: fail_on_regression,
-                caveated: caveated_regressions,
-                inconclusive,
-                baseline_tag: baseline_tag.as_deref(),
-                allow_different,
-                metrics: &metric,
-                json: format == crate::cli::CompareFormat::Json,
-            },
-        ),
-        Command::History {
-            experiment,
-            by,
-            metric,
-            format,
-            output,
-        } => history::history(
-            &cli.db,
-            history::Request {
-                experiment: experiment.as_deref(),
-                by: &by,
-                metrics: &metric,
-                json: format == crate::cli::CompareFormat::Json,
-                output: output.as_deref(),
-            },
-        ),
-        Command::Import { stores } => import::import(&cli.db, &stores),
-        Command::Forget { campaign, yes } => forget::forget(&cli.db, &campaign, yes),
+    match &cli.command {
+        Command::Run(a) => run::run(g, a),
+        Command::Replicate(a) => replicate::replicate(g, a),
+        Command::Check(a) => check::check(g, a),
+        Command::Init(a) => init::init(a),
+        Command::Completions(a) => generate::completions(a),
+        Command::Man(a) => generate::man(a),
+        Command::List(a) => query::list(g, a),
+        Command::Show(a) => query::show(g, a),
+        Command::Export(a) => query::export(g, a),
+        Command::Report(a) => report::report(g, a),
+        Command::Compare(a) => compare::compare(g, a),
+        Command::History(a) => history::history(g, a),
+        Command::Import(a) => import::import(g, a),
+        Command::Forget(a) => forget::forget(g, a),
         Command::Targets => kinds::targets(),
-        Command::Cleanup => cleanup::cleanup(),
         Command::Workloads => kinds::workloads(),
-        Command::Env => {
-            outln!(
-                "{}",
-                serde_json::to_string_pretty(&crate::host::environment())?
-            );
-            Ok(ExitCode::SUCCESS)
-        }
+        Command::Cleanup(a) => match a.roots {
+            true => cleanup_roots::roots(&a.remove),
+            false => cleanup::cleanup(),
+        },
+        Command::Env => env(),
     }
+}
+
+/// `storlab env`: the environment facts, as JSON.
+fn env() -> Result<ExitCode> {
+    outln!(
+        "{}",
+        crate::foreign::to_json_pretty(&crate::host::environment())?
+    );
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Writes what `write` makes to `path`, or to stdout when there is none,

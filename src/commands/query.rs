@@ -1,12 +1,12 @@
 //! `storlab list`, `show` and `export`: read-only views of the store.
 
-use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Result;
 use std::io::Write;
 
 use crate::cli::ExportFormat;
+use crate::cli::{ExportArgs, Global, ListArgs, ShowArgs};
 use crate::export::{Columns, CsvOptions, CsvWriter, StreamedDocument};
 use crate::foreign::visible;
 use crate::report::outline;
@@ -14,9 +14,9 @@ use crate::report::render::terminal;
 use crate::report::table::Table;
 use crate::store::{CampaignData, Parts, Store};
 
-pub fn list(db: &Path, filters: &[String]) -> Result<ExitCode> {
-    let filters = crate::provenance::parse_tags(filters)?;
-    let store = Store::open_for_reading(db)?;
+pub fn list(g: &Global, a: &ListArgs) -> Result<ExitCode> {
+    let filters = crate::provenance::parse_tags(&a.filter)?;
+    let store = Store::open_for_reading(&g.db)?;
     let matching = store.campaigns_matching(&filters)?;
     let mut t = Table::new(
         &[
@@ -48,40 +48,25 @@ pub fn list(db: &Path, filters: &[String]) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// How `storlab show` prints.
-#[derive(Debug, Clone, Copy)]
-pub struct ShowView {
-    /// JSON rather than text.
-    pub json: bool,
-    /// Every warning rather than a line per kind.
-    pub every_warning: bool,
-    /// Also the provenance header.
-    pub verbose: bool,
-}
-
-pub fn show(
-    db: &Path,
-    campaign: Option<&str>,
-    compare_levels: &[String],
-    view: ShowView,
-) -> Result<ExitCode> {
-    let store = Store::open_for_reading(db)?;
-    let data = store.load_campaign_with(store.resolve_campaign(campaign)?, &Parts::terminal())?;
+pub fn show(g: &Global, a: &ShowArgs) -> Result<ExitCode> {
+    let store = Store::open_for_reading(&g.db)?;
+    let id = store.resolve_campaign(a.campaign.as_deref())?;
+    let data = store.load_campaign_with(id, &Parts::terminal())?;
     let data = store.with_replicas(data, &Parts::terminal())?;
     let options = outline::Options {
-        compare_levels: compare_levels.to_vec(),
+        compare_levels: a.compare_levels.clone(),
         ..Default::default()
     };
-    if view.json {
+    if a.format.json() {
         let json = outline::summary_json(&data, &options)?;
-        out!("{}\n", serde_json::to_string_pretty(&json)?);
+        out!("{}\n", crate::foreign::to_json_pretty(&json)?);
         return Ok(ExitCode::SUCCESS);
     }
     let doc = outline::terminal(&data, &options)?;
     let view = terminal::View {
         columns: crate::console::columns(),
-        verbose: view.verbose,
-        every_warning: view.every_warning,
+        verbose: g.verbose,
+        every_warning: a.warnings || g.verbose,
     };
     crate::console::to_stdout_styled(&terminal::summary_for(&doc, view));
     // Warnings are for the reader, not for the table a script parses.
@@ -89,54 +74,50 @@ pub fn show(
     Ok(ExitCode::SUCCESS)
 }
 
-/// What `storlab export` was asked.
-#[derive(Debug, Clone, Copy)]
-pub struct Export<'a> {
-    /// The campaign (the latest when omitted), unless `all`.
-    pub campaign: Option<&'a str>,
-    /// Every campaign in the store.
-    pub all: bool,
-    pub csv: CsvOptions,
-    pub format: Option<ExportFormat>,
-    pub output: Option<&'a Path>,
-}
-
-pub fn export(db: &Path, ask: Export<'_>) -> Result<ExitCode> {
-    super::destination::refuse_output_store(ask.output, db)?;
-    let format = match super::format::choose(ask.format, ask.output, ExportFormat::Csv) {
+pub fn export(g: &Global, ask: &ExportArgs) -> Result<ExitCode> {
+    let (db, output) = (g.db.as_path(), ask.output.as_deref());
+    let csv = CsvOptions {
+        excel_safe: ask.excel_safe,
+    };
+    super::destination::refuse_output_store(output, db)?;
+    let format = match super::format::choose(ask.format, output, ExportFormat::Csv) {
         Ok(f) => f,
         Err(why) => {
             errln!("error: {why}");
             return Ok(ExitCode::from(super::EXIT_INVALID));
         }
     };
-    if ask.csv.excel_safe && format != ExportFormat::Csv {
+    if ask.excel_safe && format != ExportFormat::Csv {
         errln!("error: --excel-safe applies to CSV; JSON holds every value as it is");
         return Ok(ExitCode::from(super::EXIT_INVALID));
     }
     let store = Store::open_for_reading(db)?;
     let ids: Vec<i64> = match ask.all {
         true => store.list_campaigns()?.iter().map(|c| c.id).collect(),
-        false => vec![store.resolve_campaign(ask.campaign)?],
+        false => vec![store.resolve_campaign(ask.campaign.as_deref())?],
     };
     // Written as it is made, one campaign in memory at a time.
-    super::emit_streaming(ask.output, db, |out| match format {
-        ExportFormat::Csv => export_csv(&store, &ids, ask.csv, out),
-        ExportFormat::Json => {
-            match ask.all {
-                true => serde_json::to_writer_pretty(&mut *out, &Campaigns(&store, &ids))?,
-                false => {
-                    let head = store.load_campaign_head(ids[0])?;
-                    serde_json::to_writer_pretty(&mut *out, &streamed(&store, &head))?
-                }
-            }
-            Ok(writeln!(out)?)
-        }
+    super::emit_streaming(output, db, |out| match format {
+        ExportFormat::Csv => export_csv(&store, &ids, csv, out),
+        ExportFormat::Json => export_json(&store, &ids, ask.all, out),
     })?;
-    if let Some(p) = ask.output {
+    if let Some(p) = output {
         crate::console::wrote(p);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The JSON export: every campaign of `ids` as an array with `all`, else
+/// the one campaign.
+fn export_json(store: &Store, ids: &[i64], all: bool, out: &mut dyn Write) -> Result<()> {
+    match all {
+        true => crate::foreign::write_json_pretty(&mut *out, &Campaigns(store, ids))?,
+        false => {
+            let head = store.load_campaign_head(ids[0])?;
+            crate::foreign::write_json_pretty(&mut *out, &streamed(store, &head))?
+        }
+    }
+    Ok(writeln!(out)?)
 }
 
 /// Runs an export holds in memory at once, whatever the campaign's size.

@@ -3,9 +3,11 @@
 //! provisioning target needs — judged by the runner's own preflight
 //! ([`crate::runner::refusals`]), so that the two commands never disagree.
 
-/// Prints each reason on stderr; whether there was any.
-pub fn print(exp: &crate::experiment::Experiment) -> bool {
-    let all = crate::runner::refusals(exp);
+/// Prints each reason on stderr, `found` (why a found file may not run)
+/// first; whether there was any.
+pub fn print(exp: &crate::experiment::Experiment, found: Option<String>) -> bool {
+    let mut all: Vec<anyhow::Error> = found.into_iter().map(anyhow::Error::msg).collect();
+    all.extend(crate::runner::refusals(exp));
     if all.is_empty() {
         return false;
     }

@@ -9,20 +9,33 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use crate::analysis::comparison::across_json;
-use crate::cli::ReportFormat;
+use crate::cli::{Global, ReportArgs, ReportFormat};
 use crate::export;
 use crate::report::drawn::drawn;
 use crate::report::outline;
 use crate::report::render::{html, markdown, terminal};
-use crate::store::{Parts, Store};
+use crate::store::{CampaignData, Parts, Store};
 
-pub fn report(
-    db: &Path,
-    campaign: Option<&str>,
-    output: Option<&Path>,
-    format: Option<ReportFormat>,
-    options: outline::Options,
-) -> Result<ExitCode> {
+/// `storlab report`: of one campaign, or of B against A.
+pub fn report(g: &Global, a: &ReportArgs) -> Result<ExitCode> {
+    let options = outline::Options {
+        baseline: a.baseline.clone(),
+        series: a.series.clone(),
+        compare_levels: a.compare_levels.clone(),
+    };
+    match &a.b {
+        Some(b) => report_across(&g.db, a, b, &options),
+        None if a.allow_different || !a.metric.is_empty() => {
+            errln!("error: --allow-different and --metric apply to a report comparing two campaigns (storlab report A B)");
+            Ok(ExitCode::from(super::EXIT_INVALID))
+        }
+        None => single(&g.db, a, options),
+    }
+}
+
+/// The report of one campaign.
+fn single(db: &Path, a: &ReportArgs, options: outline::Options) -> Result<ExitCode> {
+    let (campaign, output, format) = (a.campaign.as_deref(), a.output.as_deref(), a.format);
     super::destination::refuse_output_store(output, db)?;
     let given = format.is_some();
     let format = match super::format::choose(format, output, ReportFormat::Html) {
@@ -32,19 +45,7 @@ pub fn report(
             return Ok(ExitCode::from(super::EXIT_INVALID));
         }
     };
-    let store = Store::open_for_reading(db)?;
-    let id = store.resolve_campaign(campaign)?;
-    let data = match format {
-        // A document draws the series of a few runs: only those are read.
-        ReportFormat::Md | ReportFormat::Html => {
-            let data = store.load_campaign_with(id, &Parts::terminal())?;
-            let mut data = store.with_replicas(data, &Parts::terminal())?;
-            let drawn = drawn(&data, &options);
-            store.read_series(&mut data, &drawn)?;
-            data
-        }
-        ReportFormat::Csv | ReportFormat::Json => store.load_campaign(id)?,
-    };
+    let data = load(db, campaign, format, &options)?;
     let output = destination(output, given, format, || {
         format!("report-{}.html", data.campaign.id)
     });
@@ -53,7 +54,7 @@ pub fn report(
         ReportFormat::Csv => export::to_csv(&data, export::CsvOptions::default()),
         ReportFormat::Json => format!(
             "{}\n",
-            serde_json::to_string_pretty(&export::to_json(&data))?
+            crate::foreign::to_json_pretty(&export::to_json(&data))?
         ),
         ReportFormat::Md => markdown::render(&outline::build(&data, &options)?)?,
         ReportFormat::Html => html::render(&outline::build(&data, &options)?)?,
@@ -65,59 +66,58 @@ pub fn report(
     Ok(ExitCode::SUCCESS)
 }
 
-/// What `storlab report A B` was asked.
-#[derive(Debug, Clone)]
-pub struct Across<'a> {
-    /// The baseline (the latest campaign when omitted).
-    pub a: Option<&'a str>,
-    pub b: &'a str,
-    pub output: Option<&'a Path>,
-    pub format: Option<ReportFormat>,
-    pub allow_different: bool,
-    pub metrics: &'a [String],
+/// The campaign a report of `format` reads: a document draws the series
+/// of a few runs, and only those are read.
+fn load(
+    db: &Path,
+    campaign: Option<&str>,
+    format: ReportFormat,
+    options: &outline::Options,
+) -> Result<CampaignData> {
+    let store = Store::open_for_reading(db)?;
+    let id = store.resolve_campaign(campaign)?;
+    if matches!(format, ReportFormat::Csv | ReportFormat::Json) {
+        return store.load_campaign(id);
+    }
+    let data = store.load_campaign_with(id, &Parts::terminal())?;
+    let mut data = store.with_replicas(data, &Parts::terminal())?;
+    let drawn = drawn(&data, options);
+    store.read_series(&mut data, &drawn)?;
+    Ok(data)
 }
 
 /// The report comparing campaign B against A; refused as `storlab compare
 /// A B` refuses it (workloads run differently, unless allowed).
-pub fn report_across(db: &Path, req: Across<'_>, single: &outline::Options) -> Result<ExitCode> {
-    if single.baseline.is_some() || !single.series.is_empty() || !single.compare_levels.is_empty() {
-        errln!("error: --baseline, --series and --compare-levels apply to the report of one campaign; a report of two campaigns compares each target with itself in the other campaign");
+fn report_across(
+    db: &Path,
+    req: &ReportArgs,
+    b: &str,
+    single: &outline::Options,
+) -> Result<ExitCode> {
+    let output = req.output.as_deref();
+    super::destination::refuse_output_store(output, db)?;
+    let Some(format) = across_format(req, single) else {
         return Ok(ExitCode::from(super::EXIT_INVALID));
-    }
-    super::destination::refuse_output_store(req.output, db)?;
-    let given = req.format.is_some();
-    let format = match super::format::choose(req.format, req.output, ReportFormat::Html) {
-        Ok(f) => f,
-        Err(why) => {
-            errln!("error: {why}");
-            return Ok(ExitCode::from(super::EXIT_INVALID));
-        }
     };
-    if format == ReportFormat::Csv {
-        errln!("error: a comparison of two campaigns is written as HTML, Markdown or JSON; `storlab export CAMPAIGN --format csv` writes each campaign's runs as CSV");
-        return Ok(ExitCode::from(super::EXIT_INVALID));
-    }
     let store = Store::open_for_reading(db)?;
-    let first = store.load_campaign(store.resolve_campaign(req.a)?)?;
-    let second = store.load_campaign(store.resolve_campaign(Some(req.b))?)?;
-    let Some(x) = super::compare::paired(&first, &second, req.metrics, req.allow_different)? else {
+    let load = |c: Option<&str>| store.load_campaign(store.resolve_campaign(c)?);
+    let (first, second) = (load(req.campaign.as_deref())?, load(Some(b))?);
+    let Some(x) = super::compare::paired(&first, &second, &req.metric, req.allow_different)? else {
         return Ok(ExitCode::from(super::EXIT_INVALID));
     };
     let doc = outline::across(&first, &second, &x)?;
-    let output = destination(req.output, given, format, || {
-        format!(
-            "report-{}-vs-{}.html",
-            first.campaign.id, second.campaign.id
-        )
+    let (ida, idb) = (first.campaign.id, second.campaign.id);
+    let output = destination(output, req.format.is_some(), format, || {
+        format!("report-{ida}-vs-{idb}.html")
     });
     let output = output.as_deref();
     let text = match format {
         ReportFormat::Json => format!(
             "{}\n",
-            serde_json::to_string_pretty(&across_json(&first, &second, &x))?
+            crate::foreign::to_json_pretty(&across_json(&first, &second, &x))?
         ),
         ReportFormat::Md => markdown::render(&doc)?,
-        // CSV was refused above.
+        // CSV was refused by across_format.
         ReportFormat::Html | ReportFormat::Csv => html::render(&doc)?,
     };
     super::emit(&text, output, db)?;
@@ -127,6 +127,26 @@ pub fn report_across(db: &Path, req: Across<'_>, single: &outline::Options) -> R
     // The caveats go to the terminal as well as to the top of the report.
     crate::console::to_stderr(&terminal::warnings(&doc));
     Ok(ExitCode::SUCCESS)
+}
+
+/// The format of a report of two campaigns; `None` once said why there
+/// is none (an option of one campaign's report, CSV, an unknown name).
+fn across_format(req: &ReportArgs, single: &outline::Options) -> Option<ReportFormat> {
+    if single.baseline.is_some() || !single.series.is_empty() || !single.compare_levels.is_empty() {
+        errln!("error: --baseline, --series and --compare-levels apply to the report of one campaign; a report of two campaigns compares each target with itself in the other campaign");
+        return None;
+    }
+    match super::format::choose(req.format, req.output.as_deref(), ReportFormat::Html) {
+        Ok(ReportFormat::Csv) => {
+            errln!("error: a comparison of two campaigns is written as HTML, Markdown or JSON; `storlab export CAMPAIGN --format csv` writes each campaign's runs as CSV");
+            None
+        }
+        Ok(f) => Some(f),
+        Err(why) => {
+            errln!("error: {why}");
+            None
+        }
+    }
 }
 
 /// Where a report goes: the `-o` file; standard output for a pipe or a

@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use super::{EXIT_INTERRUPTED, EXIT_INVALID, EXIT_RUNS_FAILED};
+use crate::cli::{Global, RunArgs};
 use crate::experiment;
 use crate::host::is_root;
 use crate::process::StopFlag;
@@ -15,17 +16,16 @@ use crate::progress::Printer;
 use crate::ranks::Team;
 use crate::report::outline;
 use crate::report::render::terminal;
+use crate::runner::roots::Roots;
 use crate::runner::{resume_campaign, run_campaign, Outcome, Session};
-use crate::store::{Parts, Replica, Store, ToReplicate};
+use crate::store::{Parts, Store};
 
-pub fn run(
-    db: &Path,
-    file: Option<&Path>,
-    tags: &[String],
-    quiet: bool,
-    strict: bool,
-) -> Result<ExitCode> {
-    let tags = match crate::provenance::parse_tags(tags) {
+/// `storlab run [EXPERIMENT]` and `storlab run --resume CAMPAIGN`.
+pub fn run(g: &Global, a: &RunArgs) -> Result<ExitCode> {
+    if let Some(campaign) = &a.resume {
+        return resume(&g.db, campaign, g.quiet, a.fail_on_failure);
+    }
+    let tags = match crate::provenance::parse_tags(&a.tag) {
         Ok(t) => t,
         Err(e) => {
             errln!("error: --tag: {e}");
@@ -36,128 +36,71 @@ pub fn run(
     if !team.is_root() {
         return follow(&mut team);
     }
-    let exp = match super::experiment_file::load(file, is_root()) {
-        Ok(e) => e,
-        Err(e) => {
+    let mut exp = match chosen(a.experiment.as_deref()) {
+        Ok(exp) => exp,
+        Err(code) => {
             team.abort();
-            super::experiment_file::refuse(&e);
-            return Ok(ExitCode::from(EXIT_INVALID));
+            return Ok(code);
         }
     };
-    let mut store = match Store::open(db) {
-        Ok(s) => s,
-        Err(e) => {
-            team.abort();
-            return Err(e);
-        }
-    };
-    let new = New {
-        tags: &tags,
-        replica: None,
-    };
-    campaign(db, &mut store, &exp, &mut team, new, quiet, strict)
-}
-
-/// What a new campaign records beside its experiment.
-struct New<'a> {
-    tags: &'a [(String, String)],
-    replica: Option<&'a Replica>,
-}
-
-/// Runs a new campaign of `exp` into `store` and prints its summary.
-fn campaign(
-    db: &Path,
-    store: &mut Store,
-    exp: &experiment::Experiment,
-    team: &mut Team,
-    new: New,
-    quiet: bool,
-    strict: bool,
-) -> Result<ExitCode> {
-    team.open(exp)?;
+    warn_erasing(&exp);
+    team.open(&exp)?;
     let _over = team.over_on_drop();
     let stop = StopFlag::new();
     stop.install_signal_handlers()?;
-    let mut printer = Printer::new(quiet);
+    let _roots = ready_roots(&mut exp, &stop)?;
+    let mut store = Store::open(&g.db)?;
+    let mut printer = Printer::new(g.quiet);
     let outcome = run_campaign(Session {
-        exp,
-        store,
+        exp: &exp,
+        store: &mut store,
         stop: &stop,
         printer: &mut printer,
-        team,
-        tags: new.tags,
-        replica: new.replica,
-    })?;
-    finish(db, store, &outcome, quiet, strict)
-}
-
-/// `storlab replicate [CAMPAIGN]`: the campaign's experiment, as it
-/// recorded it, run again into the same store as its next replica, its
-/// rounds in another order (`Plan::replica`).
-pub fn replicate(
-    db: &Path,
-    campaign_name: Option<&str>,
-    tags: &[String],
-    quiet: bool,
-    strict: bool,
-) -> Result<ExitCode> {
-    let tags = match crate::provenance::parse_tags(tags) {
-        Ok(t) => t,
-        Err(e) => {
-            errln!("error: --tag: {e}");
-            return Ok(ExitCode::from(EXIT_INVALID));
-        }
-    };
-    let mut team = Team::join()?;
-    if !team.is_root() {
-        return follow(&mut team);
-    }
-    let (mut store, to, exp) = match replicable(db, campaign_name) {
-        Ok(Some(found)) => found,
-        other => {
-            team.abort();
-            return other.map(|_| ExitCode::from(EXIT_INVALID));
-        }
-    };
-    if !quiet {
-        errln!(
-            "replica {} of campaign `{}` ({}), into {}",
-            to.replica.number,
-            exp.name,
-            exp.origin,
-            db.display()
-        );
-    }
-    let new = New {
+        team: &team,
         tags: &tags,
-        replica: Some(&to.replica),
-    };
-    campaign(db, &mut store, &exp, &mut team, new, quiet, strict)
+        replica: None,
+    })?;
+    finish(&g.db, &store, &outcome, g.quiet, a.fail_on_failure)
 }
 
-/// The store, what to replicate and its experiment with the replica's
-/// order; `None` (after saying why) when the stored experiment no longer
-/// validates.
-fn replicable(
-    db: &Path,
-    campaign: Option<&str>,
-) -> Result<Option<(Store, ToReplicate, experiment::Experiment)>> {
-    let store = Store::open_existing(db)?;
-    let id = store.resolve_campaign(campaign)?;
-    let to = store.to_replicate(id)?;
-    let mut exp = match experiment::parse_experiment(&to.origin, &to.source) {
-        Ok(e) => e,
-        Err(e) => {
-            errln!("error: the stored experiment of campaign {id} no longer validates, so it cannot be replicated: {e}");
-            return Ok(None);
+/// The experiment to run, or the exit status once said why not: 2 for a
+/// file that does not validate, 1 for a found file that may not run
+/// without being named.
+fn chosen(file: Option<&Path>) -> Result<experiment::Experiment, ExitCode> {
+    let chosen = super::experiment_file::load(file, is_root()).map_err(|e| {
+        super::experiment_file::refuse(&e);
+        ExitCode::from(EXIT_INVALID)
+    })?;
+    match chosen.refusal() {
+        Some(why) => {
+            errln!("error: {why}");
+            Err(ExitCode::FAILURE)
         }
-    };
-    exp.plan.replica = to.replica.number;
-    Ok(Some((store, to, exp)))
+        None => Ok(chosen.exp),
+    }
+}
+
+/// The roots the experiment takes software from, made ready (built once
+/// where needed) after everything `run` would refuse has been judged, and
+/// the variants named by release; held until the campaign ends.
+pub(super) fn ready_roots(exp: &mut experiment::Experiment, stop: &StopFlag) -> Result<Roots> {
+    let roots = crate::runner::roots::needs(exp);
+    if roots.iter().any(|n| !n.spec.is_host()) {
+        crate::runner::refuse(crate::runner::refusals(exp))?;
+    }
+    crate::runner::roots::prepare(exp, stop)
+}
+
+/// Names each device the campaign erases, before anything is
+/// provisioned, even with -q.
+pub(super) fn warn_erasing(exp: &experiment::Experiment) {
+    for e in super::experiment_file::erased(exp) {
+        errln!("warning: this campaign will {e}: everything on it is destroyed");
+    }
 }
 
 /// The ranks other than 0, for a whole campaign.
-fn follow(team: &mut Team) -> Result<ExitCode> {
+pub(super) fn follow(team: &mut Team) -> Result<ExitCode> {
     match crate::ranks::follow::follow(team) {
         Ok(true) => Ok(ExitCode::SUCCESS),
         Ok(false) => Ok(ExitCode::from(EXIT_INVALID)),
@@ -166,7 +109,7 @@ fn follow(team: &mut Team) -> Result<ExitCode> {
 }
 
 /// `storlab run --resume CAMPAIGN`.
-pub fn resume(db: &Path, campaign: &str, quiet: bool, strict: bool) -> Result<ExitCode> {
+fn resume(db: &Path, campaign: &str, quiet: bool, strict: bool) -> Result<ExitCode> {
     let mut team = Team::join()?;
     if !team.is_root() {
         return follow(&mut team);
@@ -178,10 +121,13 @@ pub fn resume(db: &Path, campaign: &str, quiet: bool, strict: bool) -> Result<Ex
             return other.map(|_| ExitCode::from(EXIT_INVALID));
         }
     };
+    warn_erasing(&exp);
     team.open(&exp)?;
     let _over = team.over_on_drop();
     let stop = StopFlag::new();
     stop.install_signal_handlers()?;
+    let mut exp = exp;
+    let _roots = ready_roots(&mut exp, &stop)?;
     let mut printer = Printer::new(quiet);
     let session = Session {
         exp: &exp,
@@ -212,6 +158,11 @@ fn resumable(
             return Ok(None);
         }
     };
+    // Stored under the names of the releases they ran: the roots are in
+    // the cache since.
+    crate::runner::roots::name_ready(&mut exp);
+    // A replica resumes in its own order.
+    exp.plan.replica = store.replica(id)?.map_or(0, |r| r.number);
     let names_match = exp
         .targets
         .iter()
@@ -225,8 +176,6 @@ fn resumable(
     if !names_match {
         anyhow::bail!("campaign {id}'s stored targets and workloads do not match its experiment; it cannot be resumed");
     }
-    // A replica resumes in its own order.
-    exp.plan.replica = store.replica(id)?.map_or(0, |r| r.number);
     for (w, stored) in exp.workloads.iter().zip(&r.workload_params) {
         if &w.params.to_json() != stored {
             anyhow::bail!("workload `{}` of campaign {id} resolves differently now (a file it reads, such as a fio job file, changed); it cannot be resumed", w.name);
@@ -235,7 +184,7 @@ fn resumable(
     Ok(Some((store, r, exp)))
 }
 
-fn finish(
+pub(super) fn finish(
     db: &Path,
     store: &Store,
     outcome: &Outcome,

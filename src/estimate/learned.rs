@@ -50,6 +50,12 @@ fn secs(s: f64) -> Duration {
     crate::params::units::saturating_secs(s.max(0.0))
 }
 
+/// `d × ratio`, saturating: zero for a ratio that is negative or NaN,
+/// [`Duration::MAX`] beyond it ([`Duration::mul_f64`] panics on both).
+pub fn scaled(d: Duration, ratio: f64) -> Duration {
+    secs(d.as_secs_f64() * ratio)
+}
+
 impl<'a> History<'a> {
     pub fn new(past: &'a [PastCampaign]) -> History<'a> {
         let parsed = past
@@ -103,7 +109,7 @@ impl<'a> History<'a> {
         }
         match self.ratio(exp, t, w) {
             Some((ratio, runs)) => (
-                model::run(exp, t, w, root, 1.0).mul_f64(ratio),
+                scaled(model::run(exp, t, w, root, 1.0), ratio),
                 Basis::Scaled { runs, ratio },
             ),
             None => (model::run(exp, t, w, root, pace), Basis::Modelled),
@@ -250,7 +256,7 @@ impl<'a> History<'a> {
         let n = ratios.len();
         match median(ratios) {
             Some(r) => (
-                model(exp, 1.0).mul_f64(r),
+                scaled(model(exp, 1.0), r),
                 Basis::Scaled { runs: n, ratio: r },
             ),
             None => (model(exp, pace), Basis::Modelled),
@@ -314,6 +320,7 @@ mod tests {
                 .collect(),
             setup_s: Some(20.0),
             teardown_s: Some(10.0),
+            left_out: Vec::new(),
         }
     }
 

@@ -65,6 +65,9 @@ pub struct Estimate {
     pub teardown: Duration,
     /// The host's load the modelled parts were scaled to.
     pub load: Load,
+    /// What the store's past campaigns hold that cannot be and the
+    /// estimate left out (`campaign 3: run 2 of 1e9 s`).
+    pub left_out: Vec<String>,
 }
 
 impl Estimate {
@@ -81,7 +84,7 @@ impl Estimate {
                 let (per_run, basis) = history.run(exp, t, w, root, pace);
                 let first_extra = match basis {
                     Basis::Scaled { ratio, .. } => {
-                        model::first_extra(exp, t, w, 1.0).mul_f64(ratio)
+                        learned::scaled(model::first_extra(exp, t, w, 1.0), ratio)
                     }
                     _ => model::first_extra(exp, t, w, pace),
                 }
@@ -104,6 +107,14 @@ impl Estimate {
             pairs,
             teardown: history.teardown(exp, pace),
             load,
+            left_out: past
+                .iter()
+                .flat_map(|c| {
+                    c.left_out
+                        .iter()
+                        .map(move |l| format!("campaign {}: {l}", c.id))
+                })
+                .collect(),
         }
     }
 
@@ -127,6 +138,22 @@ impl Estimate {
             .get(&(target, workload))
             .map(|p| p.per_run)
             .unwrap_or_default()
+    }
+
+    /// A note on what the estimate left out of the store's history, if
+    /// anything: how much, and the first of it.
+    pub fn left_out_note(&self) -> Option<String> {
+        const SHOWN: usize = 2;
+        if self.left_out.is_empty() {
+            return None;
+        }
+        let mut said = self.left_out[..self.left_out.len().min(SHOWN)].join(", ");
+        if self.left_out.len() > SHOWN {
+            said.push_str(&format!(" and {} more", self.left_out.len() - SHOWN));
+        }
+        Some(format!(
+            "the estimate leaves out what the store records but cannot be ({said}): imported or damaged history"
+        ))
     }
 
     /// How many pairs' runs came from each basis: (recorded, scaled, modelled).

@@ -6,6 +6,7 @@
 pub mod builtin;
 pub mod error;
 pub mod parse;
+pub mod releases;
 pub mod schema;
 mod stacks;
 pub mod sweep;

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::metric::Labels;
 use crate::params::{choices, ParamType, Params, Value};
+use crate::provision::root::Software;
 
 choices! {
     /// How the lists of a sweep combine.
@@ -87,7 +88,10 @@ pub fn variant_name(family: &str, factors: &[Factor]) -> String {
     }
     let pairs: Vec<String> = factors
         .iter()
-        .map(|f| format!("{}={}", f.key, f.text))
+        .map(|f| match reads_alone(f) {
+            true => f.text.clone(),
+            false => format!("{}={}", f.key, f.text),
+        })
         .collect();
     format!("{family}[{}]", pairs.join(","))
 }
@@ -107,9 +111,41 @@ pub fn short_text(factors: &[&Factor]) -> String {
     let key = |k: &str| if unique(k) { last(k) } else { k.to_string() };
     factors
         .iter()
-        .map(|f| format!("{}={}", key(&f.key), f.text))
+        .map(|f| match reads_alone(f) {
+            true => f.text.clone(),
+            false => format!("{}={}", key(&f.key), f.text),
+        })
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// A factor key that sweeps a root: `root`, or `F.root` carried from
+/// target table `F`.
+pub fn is_root_key(key: &str) -> bool {
+    key == "root" || key.ends_with(".root")
+}
+
+/// Whether a factor reads alone in a variant's name and a row's label:
+/// a root factor named by its release (`Gluster 11.1`), where every other
+/// factor, and a root not yet named (`root=debian:trixie`), reads
+/// `key=value`.
+pub fn reads_alone(f: &Factor) -> bool {
+    is_root_key(&f.key)
+        && Software::ALL
+            .iter()
+            .any(|s| f.text.starts_with(&format!("{} ", s.display())))
+}
+
+/// Two releases of one system as a comparison names them: `Gluster 11.1`
+/// against `10.3` (the second's name dropped where it repeats the
+/// first's); `None` unless both are releases of one system.
+pub fn release_pair(candidate: &str, baseline: &str) -> Option<(String, String)> {
+    let system = Software::ALL.iter().find_map(|s| {
+        let prefix = format!("{} ", s.display());
+        (candidate.starts_with(&prefix) && baseline.starts_with(&prefix)).then_some(prefix)
+    })?;
+    let version = baseline.strip_prefix(&system)?;
+    Some((candidate.to_string(), version.to_string()))
 }
 
 /// The label text of a parsed value, in base units.
@@ -365,5 +401,31 @@ mod tests {
             Some(Value::Map(m)) => assert_eq!(m["performance.write-behind"], "off"),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn two_releases_read_as_one_against_the_other() {
+        assert_eq!(
+            release_pair("Gluster 11.1", "Gluster 10.3"),
+            Some(("Gluster 11.1".into(), "10.3".into()))
+        );
+        assert_eq!(release_pair("Gluster 11.1", "PostgreSQL 15.1"), None);
+        assert_eq!(release_pair("gzip", "none"), None);
+        let r = Factor {
+            key: "gluster.root".into(),
+            value: "Gluster 11.1".into(),
+            text: "Gluster 11.1".into(),
+            scale: Scale::Category,
+        };
+        assert!(reads_alone(&r));
+        assert_eq!(
+            variant_name("vm", &[r.clone(), factor("size", "1G")]),
+            "vm[Gluster 11.1,size=1G]"
+        );
+        let unnamed = Factor {
+            text: "debian:trixie".into(),
+            ..r
+        };
+        assert!(!reads_alone(&unnamed));
     }
 }

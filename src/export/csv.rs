@@ -413,9 +413,14 @@ impl<W: std::io::Write> Rows<W> {
     }
 
     fn push(&mut self, cells: Vec<String>) -> std::io::Result<()> {
-        let cells = cells.into_iter().map(|c| match self.options.excel_safe {
-            true => excel_safe(c),
-            false => c,
+        // Foreign text (an imported name, a tag, an error) keeps no
+        // character that drives a terminal `cat` shows it on.
+        let cells = cells.into_iter().map(|c| {
+            let c = crate::foreign::visible_lines(&c).into_owned();
+            match self.options.excel_safe {
+                true => excel_safe(c),
+                false => c,
+            }
         });
         self.writer
             .write_record(cells)

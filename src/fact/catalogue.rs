@@ -230,6 +230,16 @@ pub const VERSION: FactDef = fact(
     None,
     "a program's version (the name is the program's, then `_version`)",
 );
+/// `software_version.PROGRAM`: the release a system storlab can take from
+/// another root reports (`software_version.gluster`, `…postgresql`).
+pub const SOFTWARE_VERSION: FactDef = fact(
+    Target,
+    "software_version.",
+    Text,
+    Never,
+    None,
+    "the release the software reports, labelled by program (`software_version.gluster` = `11.1`; a pgbench run's `software_version.postgresql`): what names the variants of a swept `root`",
+);
 
 pub const TELEMETRY_DEVICES: FactDef = fact(
     Run,
@@ -286,6 +296,7 @@ pub const ALL: &[&FactDef] = &[
     &EFFECTIVE_OPTIONS,
     &ZFS_FLAVOUR,
     &VERSION,
+    &SOFTWARE_VERSION,
     &TELEMETRY_DEVICES,
     &TELEMETRY_PROCESS,
     &BLOCK_TRACE,

@@ -3,16 +3,17 @@
 //! are drawn (fio's `log_hist_msec` in spirit). An operation belongs to the
 //! second in which it completed, so a stall shows in the second it ended.
 //!
-//! The hot path records into the current second's histogram after one
-//! comparison of instants; at each second boundary the histogram is kept
-//! sparsely (its non-empty buckets only) and reset, so a long run holds a
-//! few kilobytes per second rather than a full histogram each.
+//! The hot path counts into the current second's buckets ([`Counts`])
+//! after one comparison of [`Stamp`]s; at each second boundary the second
+//! is kept sparsely (its non-empty buckets only) and cleared, so a long run
+//! holds a few kilobytes per second rather than a full histogram each.
 
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 
-use super::latency::MAX_NS;
+use super::clock::{Clock, Stamp};
+use super::latency::{Counts, MAX_NS};
 
 /// Two significant digits: percentiles within 1 %, small histograms.
 const SIGFIG: u8 = 2;
@@ -27,42 +28,52 @@ fn histogram() -> Histogram<u64> {
 /// One thread's per-second latency histograms.
 #[derive(Debug, Clone)]
 pub struct Intervals {
-    next: Instant,
-    current: Histogram<u64>,
+    clock: Clock,
+    epoch: Instant,
+    /// The end of the current second, on the clock.
+    next: Stamp,
+    current: Counts,
     seconds: Vec<Sparse>,
 }
 
 impl Intervals {
-    /// Seconds counted from `epoch`, the start of measurement.
-    pub fn new(epoch: Instant) -> Intervals {
+    /// Seconds counted from `epoch`, the start of measurement, on `clock`.
+    pub fn new(clock: Clock, epoch: Instant) -> Intervals {
         Intervals {
-            next: epoch + Duration::from_secs(1),
-            current: histogram(),
+            clock,
+            epoch,
+            next: clock.stamp(epoch + Duration::from_secs(1)),
+            current: Counts::new(SIGFIG),
             seconds: Vec::new(),
         }
     }
 
     /// Records a latency of `ns` for an operation that completed `at`.
-    #[inline]
-    pub fn record(&mut self, at: Instant, ns: u64) {
+    #[inline(always)]
+    pub fn record(&mut self, at: Stamp, ns: u64) {
         if at >= self.next {
             self.roll(at);
         }
-        self.current.saturating_record(ns);
+        self.current.record(ns);
     }
 
-    fn roll(&mut self, at: Instant) {
+    fn roll(&mut self, at: Stamp) {
         while at >= self.next {
-            self.seconds.push(sparse(&self.current));
-            self.current.reset();
-            self.next += Duration::from_secs(1);
+            self.seconds.push(sparse(&self.current.histogram()));
+            self.current.clear();
+            let second = self.seconds.len() as u64 + 1;
+            self.next = self.clock.stamp(self.epoch + Duration::from_secs(second));
         }
     }
 
     /// The completed seconds so far; the current, partial second is left out
     /// (the throughput series counts whole seconds only).
     pub fn finish(mut self, end: Instant) -> Vec<Sparse> {
-        self.roll(end);
+        // In instants, exactly: an `end` at a second's boundary closes it.
+        while end >= self.epoch + Duration::from_secs(self.seconds.len() as u64 + 1) {
+            self.seconds.push(sparse(&self.current.histogram()));
+            self.current.clear();
+        }
         self.seconds
     }
 }
@@ -109,9 +120,11 @@ mod tests {
     #[test]
     fn operations_land_in_the_second_they_completed() {
         let t0 = Instant::now();
-        let at = |ms: u64| t0 + Duration::from_millis(ms);
-        let mut a = Intervals::new(t0);
-        let mut b = Intervals::new(t0);
+        let clock = Clock::new();
+        let instant = |ms: u64| t0 + Duration::from_millis(ms);
+        let at = |ms: u64| clock.stamp(instant(ms));
+        let mut a = Intervals::new(clock, t0);
+        let mut b = Intervals::new(clock, t0);
         for ms in 0..1000 {
             a.record(at(ms), 1000);
         }
@@ -121,8 +134,8 @@ mod tests {
         }
         // Second 2 of a is empty: a stall with no completion.
         a.record(at(3100), 5000);
-        let a = a.finish(at(3500));
-        let b = b.finish(at(3500));
+        let a = a.finish(instant(3500));
+        let b = b.finish(instant(3500));
         assert_eq!(a.len(), 3);
         let merged = merge(&[&a, &b], 3);
         assert_eq!(merged[0].len(), 1000);

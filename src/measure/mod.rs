@@ -1,8 +1,9 @@
 //! Measurement primitives: what a run yields (metrics, series, histograms),
-//! latency histograms (whole-run and per-second), per-thread CPU
+//! the hot loops' clock, latency histograms (whole-run and per-second), per-thread CPU
 //! accounting, telemetry, and a run's figures as text (for MPI and the
 //! spool). The child processes and the stop flag are [`crate::process`]'s.
 
+pub mod clock;
 pub mod cpu;
 pub mod intervals;
 pub mod latency;

@@ -106,16 +106,30 @@ pub fn format_bytes(bytes: f64) -> String {
     }
 }
 
-/// Formats a duration in seconds for humans (`850 ms`, `12.3 s`, `4m05s`).
+/// Formats a duration in seconds for humans: `850 ms`, `12.3 s`, `4m05s`,
+/// `11h02m`, `3d04h` (seconds dropped from an hour on, minutes from a day
+/// on); `—` for what is no duration (negative, NaN).
 pub fn format_seconds(secs: f64) -> String {
-    if secs < 1.0 {
-        format!("{:.0} ms", secs * 1e3)
-    } else if secs < 120.0 {
-        format!("{secs:.1} s")
-    } else {
-        let s = secs.round() as u64;
-        format!("{}m{:02}s", s / 60, s % 60)
+    if secs.is_nan() || secs < 0.0 {
+        return "—".into();
     }
+    if secs < 1.0 {
+        return format!("{:.0} ms", secs * 1e3);
+    }
+    if secs < 120.0 {
+        return format!("{secs:.1} s");
+    }
+    // Saturates: `as` makes anything beyond u64 seconds u64::MAX.
+    let s = secs.round() as u64;
+    if s < 3600 {
+        return format!("{}m{:02}s", s / 60, s % 60);
+    }
+    let m = s.saturating_add(30) / 60;
+    if m < 24 * 60 {
+        return format!("{}h{:02}m", m / 60, m % 60);
+    }
+    let h = s.saturating_add(1800) / 3600;
+    format!("{}d{:02}h", h / 24, h % 24)
 }
 
 #[cfg(test)]
@@ -168,5 +182,15 @@ mod tests {
         assert_eq!(format_bytes(100.0), "100 B");
         assert_eq!(format_seconds(0.25), "250 ms");
         assert_eq!(format_seconds(245.0), "4m05s");
+        assert_eq!(format_seconds(3599.0), "59m59s");
+        // #40 item 9: was `661m35s`.
+        assert_eq!(format_seconds(39_695.0), "11h02m");
+        assert_eq!(format_seconds(86_399.0), "1d00h");
+        assert_eq!(format_seconds(3.0 * 86_400.0 + 4.0 * 3600.0), "3d04h");
+        // Was `37838871m26s` for an estimate of `duration_s = 1e9`.
+        assert_eq!(format_seconds(1e9), "11574d02h");
+        assert_eq!(format_seconds(f64::MAX), "213503982334601d07h");
+        assert_eq!(format_seconds(f64::NAN), "—");
+        assert_eq!(format_seconds(-1.0), "—");
     }
 }

@@ -3,7 +3,8 @@
 //! child and every descendant it waited for), stdout captured or discarded,
 //! the tail of stderr kept. The child leads its own process group; the stop
 //! flag or a timeout signals that whole group, and a child that ignores the
-//! stop signal is killed after [`STOP_GRACE`]. Whatever the child left
+//! stop signal is killed after [`STOP_GRACE`]; a storlab that is killed
+//! takes the child with it ([`die_with_storlab`]). Whatever the child left
 //! running when it ended is killed and reaped ([`super::strays`]).
 
 use std::io::{Read, Write};
@@ -14,6 +15,30 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::StopFlag;
+
+/// Makes the child end with storlab, however storlab ends (SIGKILL
+/// included): the kernel sends it SIGKILL when the thread that spawned it
+/// exits — a thread that waits for it, so that happens only when storlab
+/// itself is gone — and a child whose storlab died between fork and exec
+/// does not run at all. Only the child itself: what it forks (a daemon
+/// that detaches) does not inherit it; such a daemon is journaled by pid.
+pub fn die_with_storlab(cmd: &mut Command) {
+    // SAFETY: getpid has no preconditions.
+    let storlab = unsafe { libc::getpid() };
+    // SAFETY: prctl and getppid are async-signal-safe and touch no memory
+    // of ours between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if libc::getppid() != storlab {
+                return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+            }
+            Ok(())
+        });
+    }
+}
 
 /// The process group of the child running now (0: none). The signal
 /// handler kills it before exiting on a second signal, so that no child
@@ -118,6 +143,7 @@ pub fn run(cmd: &mut Command, opts: ChildOptions<'_>) -> std::io::Result<Finishe
     })
     .stderr(Stdio::piped())
     .process_group(0);
+    die_with_storlab(cmd);
     crate::console::echo(cmd);
     let adopter = super::strays::Adopter::start();
     let t0 = Instant::now();

@@ -118,7 +118,10 @@ mod tests {
     #[test]
     fn a_missing_parent_is_named() {
         let d = tempfile::tempdir().unwrap();
-        let j = super::super::journal::Journal::at(d.path().join("c.journal"));
+        let j = super::super::journal::Journal::at(
+            d.path().join("c.journal"),
+            super::super::resource::Kinds::NONE,
+        );
         let mut held = Held::new(&j);
         let m = ClientMount {
             fs_type: "glusterfs".into(),

@@ -7,7 +7,8 @@
 //! `gluster` call or a hard NFS mount then fails with an error naming it,
 //! and the campaign's teardown follows — teardown's own commands, started
 //! after the signal, run to their end; while a campaign provisions
-//! ([`Provisioning`]), no new command starts once it is stopped. With `-v`
+//! ([`Provisioning`]), no new command starts once it is stopped. A command
+//! dies with storlab, however storlab ends (`PR_SET_PDEATHSIG`). With `-v`
 //! every command is echoed as a line to paste into a shell.
 
 use std::ffi::OsStr;
@@ -20,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Result};
 
-use crate::process::child::RUNNING_GROUP;
+use crate::process::child::{die_with_storlab, RUNNING_GROUP};
 use crate::process::stop::{handlers_installed, running_is_stopped, signals_received};
 
 /// How long a provisioning command may run when `STORLAB_COMMAND_TIMEOUT`
@@ -108,6 +109,9 @@ fn output(cmd: &mut Command, limit: Duration) -> Result<Output> {
     if own_group {
         cmd.process_group(0);
     }
+    // A killed storlab must not leave it running (`qemu-img create` with
+    // full preallocation writing on into an image cleanup removed).
+    die_with_storlab(cmd);
     let program = cmd.get_program().to_string_lossy().into_owned();
     let signals = signals_received();
     let mut child = cmd.spawn().map_err(|e| spawn_error(&program, e))?;
@@ -240,11 +244,19 @@ fn describe(status: &ExitStatus) -> String {
 
 /// Runs `program args…`; returns its stdout, or an error quoting stderr.
 pub fn run<S: AsRef<OsStr>>(program: &str, args: &[S]) -> Result<String> {
-    let out = output(Command::new(program).args(args), timeout())?;
+    run_command(Command::new(program).args(args))
+}
+
+/// Runs a command built elsewhere (one entering another root, say) as
+/// [`run`] runs a program: its stdout, or an error quoting stderr.
+pub fn run_command(cmd: &mut Command) -> Result<String> {
+    let program = cmd.get_program().to_string_lossy().into_owned();
+    let args: Vec<std::ffi::OsString> = cmd.get_args().map(|a| a.to_os_string()).collect();
+    let out = output(cmd, timeout())?;
     if !out.status.success() {
         bail!(
             "`{}` failed ({}): {}",
-            render(program, args),
+            render(&program, &args),
             describe(&out.status),
             String::from_utf8_lossy(&out.stderr).trim()
         );

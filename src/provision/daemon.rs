@@ -1,6 +1,7 @@
 //! Daemons storlab starts when the host's are not running (zfs-fuse,
-//! glusterd, rpcbind): started with a pid file storlab chose, stopped only by that
-//! pid, and only if the process there is still the program started.
+//! glusterd, rpcbind): started with a pid file storlab chose, stopped only
+//! by that pid, and only if the process there is still the program started
+//! and nothing uses it any more (what uses it, its kind says: [`Users`]).
 //!
 //! Campaigns share such a daemon through claims ([`claim`]); the last
 //! campaign to release its claim stops a daemon storlab started, whoever
@@ -26,10 +27,11 @@ pub fn start(
     args: &[String],
     pidfile: &Path,
     ready: impl Fn() -> bool,
+    users: Users,
 ) -> Result<u32> {
     make_parent(pidfile)?;
     cmd::run(program, args).with_context(|| format!("starting {program}"))?;
-    await_ready(program, pidfile, ready)
+    await_ready(program, pidfile, ready, users)
 }
 
 /// Starts `program args…`, which stays in the foreground and writes no
@@ -41,6 +43,7 @@ pub fn start_foreground(
     args: &[String],
     pidfile: &Path,
     ready: impl Fn() -> bool,
+    users: Users,
 ) -> Result<u32> {
     use std::os::unix::process::CommandExt;
     make_parent(pidfile)?;
@@ -55,7 +58,7 @@ pub fn start_foreground(
         .with_context(|| format!("starting {program}"))?;
     std::fs::write(pidfile, format!("{}\n", child.id()))
         .with_context(|| format!("writing {}", pidfile.display()))?;
-    await_ready(program, pidfile, ready)
+    await_ready(program, pidfile, ready, users)
 }
 
 fn make_parent(pidfile: &Path) -> Result<()> {
@@ -66,9 +69,14 @@ fn make_parent(pidfile: &Path) -> Result<()> {
 }
 
 /// Waits (30 s at most) until the daemon wrote its pid and `ready()`
-/// holds, then records what it served from the start and, host-wide, that
-/// storlab started it.
-fn await_ready(program: &str, pidfile: &Path, ready: impl Fn() -> bool) -> Result<u32> {
+/// holds, then records what it served from the start (`users`) and,
+/// host-wide, that storlab started it.
+fn await_ready(
+    program: &str,
+    pidfile: &Path,
+    ready: impl Fn() -> bool,
+    users: Users,
+) -> Result<u32> {
     let t0 = Instant::now();
     while t0.elapsed() < Duration::from_secs(30) {
         if cmd::provisioning_stopped() {
@@ -79,7 +87,7 @@ fn await_ready(program: &str, pidfile: &Path, ready: impl Fn() -> bool) -> Resul
                 // What the daemon serves from the start (zfs-fuse imports
                 // the pools in its cache) depends on no campaign; what
                 // appears later may belong to another one.
-                let present = users(program).unwrap_or_default().join("\n");
+                let present = users().unwrap_or_default().join("\n");
                 std::fs::write(present_file(pidfile), present)
                     .with_context(|| format!("writing {}", present_file(pidfile).display()))?;
                 std::fs::write(
@@ -135,13 +143,19 @@ fn started_record(program: &str) -> std::path::PathBuf {
 /// if storlab started it — this campaign or another that has ended since,
 /// whose own teardown had to leave it running for this one. Kept (another
 /// claim, something still served) is no error: the last to leave stops it.
-pub fn stop_if_last(program: &str) -> Result<()> {
+pub fn stop_if_last(program: &str, users: Users) -> Result<()> {
     let Ok(bytes) = std::fs::read(started_record(program)) else {
         return Ok(()); // the host's daemon, or already stopped
     };
     let pidfile = std::path::PathBuf::from(std::ffi::OsString::from_vec(bytes));
-    stop(program, &pidfile).map(|_| ())
+    stop(program, &pidfile, users).map(|_| ())
 }
+
+/// What still depends on a shared daemon (the volumes glusterd serves, the
+/// pools of zfs-fuse, the programs registered with rpcbind), as its kind
+/// lists them: an error when it cannot be asked, since an empty answer
+/// must mean "nothing", never "could not tell".
+pub type Users<'a> = &'a dyn Fn() -> Result<Vec<String>>;
 
 /// Where `start` lists what the daemon served from the start.
 fn present_file(pidfile: &Path) -> std::path::PathBuf {
@@ -261,7 +275,7 @@ pub fn zombie(pid: u32) -> bool {
 /// cache) does not count: it was there without the daemon before. When
 /// what it serves cannot be listed, nobody can tell that it is unused, and
 /// it is kept too.
-pub fn stop(program: &str, pidfile: &Path) -> Result<Undone> {
+pub fn stop(program: &str, pidfile: &Path, users: Users) -> Result<Undone> {
     let Some(pid) = read_pid(pidfile) else {
         let _ = std::fs::remove_file(present_file(pidfile));
         return Ok(Undone::Gone); // never started, or already stopped and cleaned
@@ -274,7 +288,7 @@ pub fn stop(program: &str, pidfile: &Path) -> Result<Undone> {
             Err(why) => return Ok(kept(program, pid, &why)),
         };
         let present = std::fs::read_to_string(present_file(pidfile)).unwrap_or_default();
-        let users: Vec<String> = match users(program) {
+        let users: Vec<String> = match users() {
             Ok(u) => u
                 .into_iter()
                 .filter(|u| !present.lines().any(|p| p == u))
@@ -318,27 +332,14 @@ fn kept(program: &str, pid: u32, why: &str) -> Undone {
     ))
 }
 
-/// What still depends on a daemon, by program: Gluster volumes for
-/// glusterd, pools for zfs-fuse, RPC programs registered with rpcbind. An error when it cannot be asked: an
-/// empty answer must mean "nothing", never "could not tell".
-fn users(program: &str) -> Result<Vec<String>> {
-    let listing = match program {
-        "glusterd" => cmd::run("gluster", &["--mode=script", "volume", "list"]),
-        "zfs-fuse" => cmd::run("zpool", &["list", "-H", "-o", "name"]),
-        "rpcbind" => return super::rpcbind::users(),
-        _ => return Ok(Vec::new()),
-    };
-    listing.map(|t| names_in(&t))
-}
-
-/// The names in a `gluster volume list` or `zpool list -H -o name` output.
-fn names_in(listing: &str) -> Vec<String> {
+/// The names in a listing of what a daemon serves, one a line (`gluster
+/// volume list`, `zpool list -H -o name`), without the line that says
+/// there are none (it begins with `none`).
+pub fn names_listed(listing: &str, none: &str) -> Vec<String> {
     listing
         .lines()
         .map(str::trim)
-        .filter(|l| {
-            !l.is_empty() && !l.starts_with("No volumes present") && !l.starts_with("no pools")
-        })
+        .filter(|l| !l.is_empty() && !l.starts_with(none))
         .map(String::from)
         .collect()
 }
@@ -356,13 +357,13 @@ mod tests {
 
     #[test]
     fn volume_and_pool_listings_name_their_users() {
-        assert!(names_in("No volumes present in cluster\n").is_empty());
-        assert!(names_in("").is_empty());
+        let none = |t: &str| names_listed(t, "No volumes present").is_empty();
+        assert!(none("No volumes present in cluster\n") && none(""));
         assert_eq!(
-            names_in("storlab-41-gl\nstorlab-42-gl\n"),
+            names_listed("storlab-41-gl\nstorlab-42-gl\n", "No volumes present"),
             ["storlab-41-gl", "storlab-42-gl"]
         );
-        assert_eq!(names_in("tank\n"), ["tank"]);
+        assert_eq!(names_listed("tank\n", "no pools"), ["tank"]);
     }
 
     #[test]
@@ -372,8 +373,9 @@ mod tests {
         std::fs::write(&pidfile, format!("{}\n", std::process::id())).unwrap();
         assert!(!alive_as(std::process::id(), "zfs-fuse"));
         // we are still alive
-        assert_eq!(stop("zfs-fuse", &pidfile).unwrap(), Undone::Gone);
+        let none = || Ok(Vec::new());
+        assert_eq!(stop("zfs-fuse", &pidfile, &none).unwrap(), Undone::Gone);
         assert!(!pidfile.exists());
-        assert_eq!(stop("zfs-fuse", &pidfile).unwrap(), Undone::Gone);
+        assert_eq!(stop("zfs-fuse", &pidfile, &none).unwrap(), Undone::Gone);
     }
 }

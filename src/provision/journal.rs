@@ -2,8 +2,10 @@
 //! image, loop device, mount, pool, volume, daemon) is appended to a state
 //! file and fsync'd *before* it is created, and marked released once it is
 //! undone. Teardown undoes a target's resources in reverse order; `storlab
-//! cleanup` replays what a killed campaign left. One file per campaign
-//! process, removed when everything in it was released.
+//! cleanup` replays what a killed campaign left ([`super::cleanup`]). One
+//! file per campaign process, removed when everything in it was released.
+//! A journal is made with the target kinds ([`Kinds`]) that undo what only
+//! they know how to.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::{File, OpenOptions};
@@ -15,7 +17,7 @@ use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
 use super::owner::Owner;
-pub use super::resource::Resource;
+pub use super::resource::{Kinds, Resource};
 use super::site::Site;
 use super::site_fs;
 pub use super::undo::Undone;
@@ -46,6 +48,7 @@ enum Line {
 #[derive(Clone)]
 pub struct Journal {
     inner: Arc<Mutex<Inner>>,
+    kinds: Kinds,
 }
 
 impl std::fmt::Debug for Journal {
@@ -81,12 +84,12 @@ pub fn state_dir() -> PathBuf {
 
 impl Journal {
     /// The journal of this process's campaign, created on first use.
-    pub fn for_campaign() -> Journal {
+    pub fn for_campaign(kinds: Kinds) -> Journal {
         let name = format!("campaign-{}{SUFFIX}", std::process::id());
-        Journal::at(state_dir().join(name))
+        Journal::at(state_dir().join(name), kinds)
     }
 
-    pub fn at(path: PathBuf) -> Journal {
+    pub fn at(path: PathBuf, kinds: Kinds) -> Journal {
         let inner = Inner {
             path,
             file: None,
@@ -96,7 +99,13 @@ impl Journal {
         };
         Journal {
             inner: Arc::new(Mutex::new(inner)),
+            kinds,
         }
+    }
+
+    /// The target kinds that undo what only they know how to.
+    pub fn kinds(&self) -> Kinds {
+        self.kinds
     }
 
     pub fn path(&self) -> PathBuf {
@@ -154,7 +163,7 @@ impl Journal {
         };
         let mut problems = Vec::new();
         for (id, res) in open {
-            match res.undo() {
+            match res.undo(self.kinds) {
                 Ok(Undone::Gone) => {
                     if let Err(e) = self.release(id) {
                         problems.push(format!("{e:#}"));
@@ -331,6 +340,11 @@ impl Held {
         }
     }
 
+    /// The journal it records in.
+    pub fn journal(&self) -> &Journal {
+        &self.journal
+    }
+
     /// Journals `resource`; the caller creates it next.
     pub fn record(&mut self, resource: Resource) -> Result<()> {
         let id = self.journal.acquire(&resource)?;
@@ -396,7 +410,7 @@ impl Held {
                 return Ok(());
             }
             let undone = res
-                .undo()
+                .undo(self.journal.kinds)
                 .with_context(|| format!("undoing {}", res.describe()))?;
             match undone {
                 Undone::Gone => self.journal.release(id)?,
@@ -418,7 +432,7 @@ mod tests {
     #[test]
     fn pending_is_what_was_acquired_and_not_released() {
         let dir = tempfile::tempdir().unwrap();
-        let j = Journal::at(dir.path().join("campaign-1.journal"));
+        let j = Journal::at(dir.path().join("campaign-1.journal"), Kinds::NONE);
         let a = j
             .acquire(&Resource::Pool {
                 name: "storlab_1_p".into(),
@@ -448,7 +462,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let old = dir.path().join("campaign-9.journal");
         std::fs::write(&old, "old").unwrap();
-        let j = Journal::at(old.clone());
+        let j = Journal::at(old.clone(), Kinds::NONE);
         j.acquire(&Resource::Pool {
             name: "storlab_1_p".into(),
         })
@@ -469,7 +483,7 @@ mod tests {
         .unwrap();
         let p = read_pending(&path).unwrap();
         assert_eq!((p.pid, p.resources.len()), (Some(7), 0));
-        let j = Journal::at(dir.path().join("unused.journal"));
+        let j = Journal::at(dir.path().join("unused.journal"), Kinds::NONE);
         j.finish().unwrap();
         assert!(!j.path().exists());
     }

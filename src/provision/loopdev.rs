@@ -12,6 +12,16 @@ use anyhow::{bail, Context, Result};
 
 use super::{cmd, mountinfo};
 
+/// What to do about a failed fallocate: a full filesystem is ENOSPC, not
+/// a filesystem without fallocate.
+fn fallocate_hint(e: &std::io::Error) -> &'static str {
+    match e.raw_os_error() {
+        Some(libc::ENOSPC) => "ENOSPC: the filesystem is full; make room, lower `size` or choose another `dir` (`storlab check` sums the images a campaign makes)",
+        Some(libc::EOPNOTSUPP) => "the directory's filesystem does not support fallocate; use allocation = \"thin\"",
+        _ => "allocation = \"thin\" does without fallocate",
+    }
+}
+
 /// Creates `path` (which must not exist) with `size` bytes.
 pub fn create_image(path: &Path, size: u64, preallocated: bool) -> Result<()> {
     let file = OpenOptions::new()
@@ -25,8 +35,9 @@ pub fn create_image(path: &Path, size: u64, preallocated: bool) -> Result<()> {
         if rc != 0 {
             let e = std::io::Error::last_os_error();
             bail!(
-                "preallocating {size} bytes for {}: {e}; the directory's filesystem may not support fallocate, use allocation = \"thin\"",
-                path.display()
+                "preallocating {size} bytes for {}: {e}; {}",
+                path.display(),
+                fallocate_hint(&e)
             );
         }
     } else {
@@ -213,6 +224,15 @@ pub fn mkfs_version(fs: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn enospc_is_called_enospc() {
+        let full = std::io::Error::from_raw_os_error(libc::ENOSPC);
+        assert!(fallocate_hint(&full).starts_with("ENOSPC"));
+        assert!(!fallocate_hint(&full).contains("support fallocate"));
+        let unsupported = std::io::Error::from_raw_os_error(libc::EOPNOTSUPP);
+        assert!(fallocate_hint(&unsupported).contains("does not support fallocate"));
+    }
 
     #[test]
     fn thin_images_are_sparse_and_preallocated_ones_are_not() {

@@ -7,6 +7,14 @@
 //! shell ([`super::site`]). A peer of a Gluster trusted pool carries no
 //! name storlab gives; it is journaled only when storlab added it, and
 //! Gluster itself refuses to detach one that still holds a brick.
+//! What only a target kind can undo (a ZFS pool, a Gluster volume or peer,
+//! a qemu-storage-daemon, an NFS-Ganesha) is undone by that kind, through
+//! its [`KindResources`]; so is the question whether a shared daemon a
+//! kind starts is still used (zfs-fuse serves pools, glusterd volumes,
+//! rpcbind registrations), and what a killed campaign broke that only its
+//! kind can mend before its journal is undone (a pool outlives its
+//! zfs-fuse). This module knows what the resources are called, not how a
+//! kind removes them.
 
 use std::path::{Path, PathBuf};
 
@@ -17,10 +25,9 @@ use super::naming::{check_ours, check_ours_as_written, is_resource_name, WORKDIR
 use super::owner::Owner;
 use super::site::{check_host, Site};
 use super::undo::remove_dir;
-pub use super::undo::Undone;
-use super::{
-    daemon, ganesha, gluster_cli, loopdev, mount, ownership, qemu_daemon, site_fs, zfs_cli,
-};
+pub use super::undo::{Said, Undone};
+use super::{daemon, loopdev, mount, netns, ownership, site_fs, unfinished};
+use crate::process::holders;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -56,6 +63,24 @@ pub enum Resource {
     /// A server storlab added to the Gluster trusted pool of the glusterd
     /// where it runs the gluster command line; detached again.
     Peer { name: String },
+    /// A root being built in `dir` (debootstrap, [`super::root::build`]):
+    /// its processes stopped, what it mounted in the tree unmounted, the
+    /// directory removed. Released once the root is complete.
+    RootBuild { dir: PathBuf },
+    /// A network namespace storlab added (`ip netns add`) for a root's
+    /// daemons: what still runs in it stopped, then deleted.
+    Netns { name: String },
+    /// The host's end of a veth pair storlab added for a root's daemons.
+    Link { name: String },
+    /// A daemon of another root, run chrooted in network namespace
+    /// `netns`: stopped by the pid in `pidfile` (only while that process
+    /// runs in the namespace), and with it whatever else runs there (what
+    /// it started: brick processes, a FUSE client).
+    RootDaemon {
+        program: String,
+        pidfile: PathBuf,
+        netns: String,
+    },
     /// `resource` on another host: a directory, a mount, a volume or a
     /// peer, undone there through the remote shell.
     Remote {
@@ -99,6 +124,12 @@ impl Resource {
             }
             Resource::Workdir { path, .. } => format!("working directory {}", path.display()),
             Resource::Peer { name } => format!("Gluster peer {name}"),
+            Resource::RootBuild { dir } => format!("unfinished root {}", dir.display()),
+            Resource::Netns { name } => format!("network namespace {name}"),
+            Resource::Link { name } => format!("network link {name}"),
+            Resource::RootDaemon { program, netns, .. } => {
+                format!("{program} of another root in network namespace {netns}")
+            }
             Resource::Remote { host, resource } => format!("{} on {host}", resource.describe()),
         }
     }
@@ -131,6 +162,16 @@ impl Resource {
             }
             Resource::Ganesha { pidfile } => check_ours(pidfile),
             Resource::Peer { name } => check_host(name),
+            Resource::RootBuild { dir } => check_ours(dir),
+            Resource::Netns { name } => check_netns(name),
+            Resource::Link { name } if netns::is_our_link(name) => Ok(()),
+            Resource::Link { name } => {
+                bail!("`{name}` is not a link storlab makes (slPIDhN); storlab does not touch it")
+            }
+            Resource::RootDaemon { pidfile, netns, .. } => {
+                check_ours(pidfile)?;
+                check_netns(netns)
+            }
             Resource::Remote { host, resource } => {
                 check_host(host)?;
                 match &**resource {
@@ -148,50 +189,152 @@ impl Resource {
         }
     }
 
-    /// Undoes the resource; succeeds when it is already gone.
-    pub fn undo(&self) -> Result<Undone> {
+    /// Undoes the resource (a kind's through `kinds`); succeeds when it is
+    /// already gone.
+    pub fn undo(&self, kinds: Kinds) -> Result<Undone> {
         self.check_ours()
             .with_context(|| format!("refusing to undo {}", self.describe()))?;
         let gone = |r: Result<()>| r.map(|()| Undone::Gone);
         match self {
             Resource::Dir { path } => gone(remove_dir(path)),
-            Resource::File { path } => match std::fs::remove_file(path) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                    Err(e).with_context(|| format!("removing {}", path.display()))
-                }
-                _ => Ok(Undone::Gone),
-            },
+            Resource::File { path } => gone(remove_file(path)),
             Resource::Loop { image } => gone(loopdev::detach_all(image)),
             Resource::Mount { path } => gone(mount::umount_if_mounted(path)),
-            Resource::Pool { name } => gone(zfs_cli::destroy_pool(name)),
-            Resource::Volume { name } => gone(gluster_cli::delete_volume(&Site::Local, name)),
-            Resource::Daemon { program, pidfile } => daemon::stop(program, pidfile),
-            Resource::QemuDaemon { pidfile, export } => {
-                gone(qemu_daemon::stop(pidfile, Some(export)))
+            Resource::Daemon { program, pidfile } => {
+                daemon::stop(program, pidfile, &|| kinds.daemon_users(program))
             }
-            Resource::Ganesha { pidfile } => gone(ganesha::stop(pidfile)),
             Resource::Workdir { path, owner } => ownership::remove_owned(path, owner),
-            Resource::Peer { name } => gluster_cli::detach_peer(&Site::Local, name),
+            Resource::RootBuild { dir } => gone(unfinished::undo_build(dir)),
+            Resource::Netns { name } => gone(netns::delete(name)),
+            Resource::Link { name } => gone(netns::delete_link(name)),
+            Resource::RootDaemon {
+                program,
+                pidfile,
+                netns,
+            } => gone(netns::stop_root_daemon(program, pidfile, netns)),
             // On that host itself (`storlab cleanup` run there), as any
             // resource of this host's, with every local check.
             Resource::Remote { host, resource } => match Site::of(host) {
-                Site::Local => resource.undo(),
-                there => undo_at(&there, resource),
+                Site::Local => resource.undo(kinds),
+                there => undo_at(&there, resource, kinds),
             },
+            Resource::Pool { .. }
+            | Resource::Volume { .. }
+            | Resource::QemuDaemon { .. }
+            | Resource::Ganesha { .. }
+            | Resource::Peer { .. } => kinds.undo(&Site::Local, self),
         }
     }
 }
 
+/// Removes an image storlab created, unless a process still has it open
+/// (a child of a storlab killed a moment ago, ending; anything else): the
+/// file would vanish while that process writes on into it, and cleanup
+/// must not say it is undone. Gone already is undone.
+fn remove_file(path: &Path) -> Result<()> {
+    let t0 = std::time::Instant::now();
+    let mut held = holders::of_file(path);
+    while !held.is_empty() && t0.elapsed() < std::time::Duration::from_secs(3) {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        held = holders::of_file(path);
+    }
+    if let Some((pid, program)) = held.first() {
+        bail!(
+            "{program} (pid {pid}) still has {} open; end it (`kill {pid}`), then run `storlab cleanup` again",
+            path.display()
+        );
+    }
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(e).with_context(|| format!("removing {}", path.display()))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Undoes a resource of another host's, there.
-fn undo_at(site: &Site, resource: &Resource) -> Result<Undone> {
+fn undo_at(site: &Site, resource: &Resource, kinds: Kinds) -> Result<Undone> {
     let gone = |r: Result<()>| r.map(|()| Undone::Gone);
     match resource {
         Resource::Dir { path } => gone(site_fs::remove_dir(site, path)),
         Resource::Mount { path } => gone(site_fs::umount(site, path)),
-        Resource::Volume { name } => gone(gluster_cli::delete_volume(site, name)),
-        Resource::Peer { name } => gluster_cli::detach_peer(site, name),
+        r @ (Resource::Volume { .. } | Resource::Peer { .. }) => kinds.undo(site, r),
         other => bail!("{} is not undone on another host", other.describe()),
     }
+}
+
+/// One target kind's part in undoing what it journaled. Every answer is
+/// `None` for what is not this kind's.
+pub trait KindResources: Sync {
+    /// Undoes `resource`, which lives at `site`, if it is this kind's;
+    /// idempotent, as every undo.
+    fn undo(&self, _site: &Site, _resource: &Resource) -> Option<Result<Undone>> {
+        None
+    }
+
+    /// What still uses `program`, a shared daemon this kind starts (the
+    /// volumes glusterd serves): an error when it cannot be asked, since an
+    /// empty answer must mean "nothing", never "could not tell".
+    fn daemon_users(&self, _program: &str) -> Option<Result<Vec<String>>> {
+        None
+    }
+
+    /// Mends, before a killed campaign's journal is undone, what its death
+    /// broke and only this kind can mend, saying what it did.
+    fn before_cleanup(&self, _left: &[(u64, Resource)], _say: &mut dyn FnMut(Said)) {}
+}
+
+/// The target kinds, as the journal sees them: the journal is made with
+/// them (`crate::targets::RESOURCES` for a campaign, [`Kinds::NONE`] where
+/// only shared resources are journaled).
+#[derive(Clone, Copy)]
+pub struct Kinds(pub &'static [&'static dyn KindResources]);
+
+impl std::fmt::Debug for Kinds {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Kinds({})", self.0.len())
+    }
+}
+
+impl Kinds {
+    /// No kind: a journal of shared resources only (directories, mounts).
+    pub const NONE: Kinds = Kinds(&[]);
+
+    /// Undoes a kind's resource at `site` through the kind that knows it.
+    pub fn undo(&self, site: &Site, resource: &Resource) -> Result<Undone> {
+        match self.0.iter().find_map(|k| k.undo(site, resource)) {
+            Some(done) => done,
+            None => bail!(
+                "no target kind undoes {} here; run `storlab cleanup`",
+                resource.describe()
+            ),
+        }
+    }
+
+    /// What still uses the shared daemon `program`; nothing known when no
+    /// kind serves anything through it.
+    pub fn daemon_users(&self, program: &str) -> Result<Vec<String>> {
+        self.0
+            .iter()
+            .find_map(|k| k.daemon_users(program))
+            .unwrap_or_else(|| Ok(Vec::new()))
+    }
+
+    /// Every kind mends what it must before `left`, what a killed
+    /// campaign's journal still holds, is undone.
+    pub fn before_cleanup(&self, left: &[(u64, Resource)], say: &mut dyn FnMut(Said)) {
+        for k in self.0 {
+            k.before_cleanup(left, say);
+        }
+    }
+}
+
+/// A network namespace's name is one storlab gives (`storlab-PID-TARGET`).
+fn check_netns(name: &str) -> Result<()> {
+    if netns::is_ours(name) {
+        return Ok(());
+    }
+    bail!("network namespace `{name}` is not one storlab makes (storlab-<pid>-<target>); storlab does not touch it")
 }
 
 /// A daemon's pid file is `<program>-<pid>.pid`, for a daemon storlab starts.
@@ -232,8 +375,39 @@ mod tests {
             Resource::Dir { path: p.clone() },
             Resource::Mount { path: p },
         ] {
-            assert_eq!(r.undo().unwrap(), Undone::Gone);
+            assert_eq!(r.undo(Kinds::NONE).unwrap(), Undone::Gone);
         }
+    }
+
+    #[test]
+    fn an_image_a_process_still_has_open_is_not_said_undone() {
+        let dir = tempfile::Builder::new()
+            .prefix("storlab-work-t")
+            .tempdir()
+            .unwrap();
+        let path = dir.path().join("disk.raw");
+        std::fs::write(&path, b"x").unwrap();
+        let mut writer = std::process::Command::new("sh")
+            .arg("-c")
+            .arg("exec 3>>\"$1\"; exec sleep 30")
+            .arg("sh")
+            .arg(&path)
+            .spawn()
+            .unwrap();
+        while holders::of_file(&path).is_empty() {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let r = Resource::File { path: path.clone() };
+        let e = format!("{:#}", r.undo(Kinds::NONE).unwrap_err());
+        let _ = writer.kill();
+        let _ = writer.wait();
+        assert!(
+            e.contains(&format!("sleep (pid {}) still has", writer.id())),
+            "{e}"
+        );
+        assert!(path.exists());
+        assert_eq!(r.undo(Kinds::NONE).unwrap(), Undone::Gone);
+        assert!(!path.exists());
     }
 
     #[test]
@@ -290,7 +464,7 @@ mod tests {
                 }),
             },
         ] {
-            let e = r.undo().unwrap_err();
+            let e = r.undo(Kinds::NONE).unwrap_err();
             assert!(format!("{e:#}").contains("does not touch"), "{e:#}");
         }
         assert!(file.exists(), "the victim's file is still there");
@@ -301,7 +475,7 @@ mod tests {
                     name: "storlab-1-v".into(),
                 }),
             };
-            assert!(r.undo().is_err(), "{bad_host}");
+            assert!(r.undo(Kinds::NONE).is_err(), "{bad_host}");
             let p = Resource::Peer {
                 name: bad_host.into(),
             };
@@ -337,10 +511,10 @@ mod tests {
                 host: "s1".into(),
                 resource: Box::new(Resource::Dir { path: base.clone() }),
             };
-            assert_eq!(r.undo().unwrap(), Undone::Gone);
+            assert_eq!(r.undo(Kinds::NONE).unwrap(), Undone::Gone);
             assert!(!base.exists());
             assert_eq!(
-                r.undo().unwrap(),
+                r.undo(Kinds::NONE).unwrap(),
                 Undone::Gone,
                 "undoing what is gone succeeds"
             );

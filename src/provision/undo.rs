@@ -1,6 +1,6 @@
-//! What undoing a provisioned resource yields, and the one way storlab
-//! removes a directory it made: with its contents, but never across a
-//! mount below it.
+//! What undoing a provisioned resource yields and says, and the one way
+//! storlab removes a directory it made: with its contents, but never
+//! across a mount below it.
 
 use std::path::Path;
 
@@ -17,6 +17,14 @@ pub enum Undone {
     /// another campaign still uses): it stays in the journal, so that a
     /// later teardown or `storlab cleanup` undoes it.
     Kept(String),
+}
+
+/// What `storlab cleanup` says as it goes: a thing done (stdout) or a
+/// thing that failed or is left (stderr).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Said {
+    Did(String),
+    Failed(String),
 }
 
 /// Removes `path` and its contents, refusing while something is mounted

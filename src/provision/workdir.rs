@@ -122,7 +122,10 @@ mod tests {
     use crate::provision::ownership::{remove_owned, Marker, MARKER};
 
     fn journal(dir: &Path) -> Journal {
-        Journal::at(dir.join("campaign-test.journal"))
+        Journal::at(
+            dir.join("campaign-test.journal"),
+            crate::provision::resource::Kinds::NONE,
+        )
     }
 
     #[test]

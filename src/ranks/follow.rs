@@ -32,7 +32,7 @@ pub fn follow(team: &mut Team) -> Result<bool> {
     // What a workload journals here (a directory outside its own) and this
     // host's client mounts are undone when the campaign is over, or by
     // `storlab cleanup` on this host.
-    let journal = Journal::for_campaign();
+    let journal = Journal::for_campaign(crate::targets::RESOURCES);
     let mut mounts = HostMounts::new(&journal);
     let member = Member {
         team,

@@ -53,7 +53,7 @@ pub(super) struct Lab<'t> {
 
 impl<'t> Lab<'t> {
     pub fn new(exp: &Experiment, team: &'t Team) -> Result<Lab<'t>> {
-        let journal = Journal::for_campaign();
+        let journal = Journal::for_campaign(crate::targets::RESOURCES);
         let targets: Vec<Box<dyn Target>> = exp
             .targets
             .iter()
@@ -297,20 +297,8 @@ impl Drop for Lab<'_> {
 /// rather than wrap.
 fn check_space(exp: &Experiment, target: usize, root: &Path, clients: u64) -> Result<()> {
     let spec = &exp.targets[target];
-    let on_it = || exp.workloads.iter().filter(|w| w.runs_on(spec));
     // Variants sharing one set of kept files count once.
-    let kept: u64 = (0..exp.workloads.len())
-        .filter(|&i| exp.files_of(i) == i)
-        .map(|i| &exp.workloads[i])
-        .filter(|w| w.runs_on(spec) && w.config.keeps_its_files())
-        .fold(0u64, |a, w| a.saturating_add(w.config.bytes_needed()));
-    let largest: u64 = on_it()
-        .filter(|w| !w.config.keeps_its_files())
-        .map(|w| w.config.bytes_needed())
-        .max()
-        .unwrap_or(0)
-        .saturating_add(kept)
-        .saturating_mul(clients.max(1));
+    let (largest, kept) = super::capacity::written_at_once(exp, target, clients);
     let needed = largest.saturating_add((largest / 64).max(1 << 20));
     if let Some((_, free)) = space(root) {
         if needed > free {
@@ -318,7 +306,7 @@ fn check_space(exp: &Experiment, target: usize, root: &Path, clients: u64) -> Re
                 0 => String::new(),
                 k => format!(
                     ", {} of it kept from run to run until the campaign ends (a PostgreSQL cluster initialised once per workload and scale: reinit = \"each-run\" keeps one at a time)",
-                    format_bytes(k.saturating_mul(clients.max(1)) as f64)
+                    format_bytes(k as f64)
                 ),
             };
             bail!(

@@ -5,13 +5,15 @@
 //! when SIGINT/SIGTERM raise the stop flag. Under MPI this is rank 0: it
 //! provisions and records, and each run is carried out by every rank.
 
+mod capacity;
 mod clients;
 mod conduct;
 mod lab;
 mod preflight;
+pub mod roots;
 
 pub use conduct::run_seed;
-pub use preflight::refusals;
+pub use preflight::{refusals, refuse};
 
 use std::collections::HashMap;
 use std::time::Instant;
@@ -136,6 +138,9 @@ fn drive<'a>(
     let past = s.store.past_timings(PAST_CAMPAIGNS).unwrap_or_default();
     let load = crate::estimate::Load::now();
     let estimate = crate::estimate::Estimate::of(s.exp, &past, root, load);
+    if let Some(note) = estimate.left_out_note() {
+        s.printer.note(&note);
+    }
     s.printer.start(planned_runs(s.exp), &estimate);
     let decides = plan_decides(s.exp);
     let mut c = Campaign::new(s, &mut lab, ids, done, root);

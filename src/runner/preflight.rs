@@ -1,7 +1,8 @@
 //! What `run` refuses before it provisions anything, and why: a target
 //! kind this host cannot make (no NFS client in the kernel, no zpool, no
 //! gluster), a program a workload needs that is not installed, root that a
-//! provisioning target needs, a target other MPI hosts cannot reach. One
+//! provisioning target needs, a target other MPI hosts cannot reach, more
+//! memory or image space than the host has ([`super::capacity`]). One
 //! judgement for both commands: `run` stops at it, `check` lists it, so
 //! that a file `check` passes is one this host runs.
 
@@ -31,6 +32,14 @@ pub(super) fn judge(exp: &Experiment, targets: &[Box<dyn Target>], team: &Team) 
             out.push(e.context(format!("workload `{}`", w.name)));
         }
     }
+    let here = (0..team.size())
+        .filter(|&r| team.host(r) == team.host(team.rank()))
+        .count();
+    out.extend(super::capacity::refusals(
+        exp,
+        team.size() as u64,
+        here as u64,
+    ));
     out
 }
 
@@ -38,7 +47,10 @@ pub(super) fn judge(exp: &Experiment, targets: &[Box<dyn Target>], team: &Team) 
 /// targets are built against a journal that nothing is written to (their
 /// preflight only looks).
 pub fn refusals(exp: &Experiment) -> Vec<Error> {
-    let journal = Journal::at(std::env::temp_dir().join("storlab-check-unused.journal"));
+    let journal = Journal::at(
+        std::env::temp_dir().join("storlab-check-unused.journal"),
+        crate::targets::RESOURCES,
+    );
     let targets: Vec<Box<dyn Target>> = exp
         .targets
         .iter()
@@ -48,7 +60,7 @@ pub fn refusals(exp: &Experiment) -> Vec<Error> {
 }
 
 /// The refusals as `run` reports them: all of them, in one error.
-pub(super) fn refuse(all: Vec<Error>) -> anyhow::Result<()> {
+pub fn refuse(all: Vec<Error>) -> anyhow::Result<()> {
     match all.len() {
         0 => Ok(()),
         1 => Err(all.into_iter().next().expect("one refusal")),

@@ -271,11 +271,7 @@ struct Copy {
 
 /// `.NAME.import-` for the store at `this`: how its copies' names begin.
 fn copy_prefix(this: &Path) -> String {
-    let name = this
-        .file_name()
-        .map(|n| n.to_string_lossy())
-        .unwrap_or_default();
-    format!(".{name}.import-")
+    super::files::import_prefix(this.file_name().unwrap_or_default())
 }
 
 /// Removes the copies beside the store at `this` that no living import

@@ -4,6 +4,7 @@
 //! read only from here.
 
 mod catalog;
+pub mod files;
 mod forget;
 mod import;
 pub mod keyed;

@@ -27,7 +27,7 @@ pub const RESERVE: u64 = 4 << 20;
 /// The spool file of `campaign` beside the store at `db`.
 fn spool_path(db: &Path, campaign: i64) -> PathBuf {
     let mut name = db.as_os_str().to_owned();
-    name.push(format!(".spool-{campaign}"));
+    name.push(format!("{}{campaign}", super::files::SPOOL));
     PathBuf::from(name)
 }
 

@@ -22,6 +22,10 @@ pub struct PastCampaign {
     pub setup_s: Option<f64>,
     /// Seconds from the last run's end to the campaign's end (teardown).
     pub teardown_s: Option<f64>,
+    /// What the store holds of this campaign that cannot be (a run of
+    /// 1e9 s, a campaign that ended before it began), left out of the
+    /// figures above: one line each, for a note.
+    pub left_out: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -62,6 +66,35 @@ fn seconds_between(a: &str, b: &str) -> Option<f64> {
     let a = DateTime::parse_from_rfc3339(a).ok()?;
     let b = DateTime::parse_from_rfc3339(b).ok()?;
     Some((b - a).num_milliseconds() as f64 / 1000.0)
+}
+
+/// The longest a run, a provisioning or a teardown can plausibly have
+/// taken (30 days): an estimate learns nothing from a stored `1e9 s`.
+pub const MAX_PLAUSIBLE_S: f64 = 30.0 * 86_400.0;
+
+/// How far stored times may disagree with each other (they are written
+/// to the millisecond by different calls).
+const SLACK_S: f64 = 1.0;
+
+/// A time span the store gives: kept when it can be, else left out
+/// with a line saying what it was.
+fn plausible(
+    what: &str,
+    secs: Option<f64>,
+    within: Option<f64>,
+    left_out: &mut Vec<String>,
+) -> Option<f64> {
+    let s = secs?;
+    let limit = within.map_or(MAX_PLAUSIBLE_S, |w| w.min(MAX_PLAUSIBLE_S) + SLACK_S);
+    if s.is_finite() && (-SLACK_S..=limit).contains(&s) {
+        return Some(s.max(0.0));
+    }
+    let shown = match s.abs() < 1e6 {
+        true => format!("{s:.1}"),
+        false => format!("{s:.1e}"),
+    };
+    left_out.push(format!("{what} of {shown} s"));
+    None
 }
 
 impl Store {
@@ -146,6 +179,10 @@ impl Store {
                 ))
             })?
             .collect::<rusqlite::Result<_>>()?;
+        let mut left_out = Vec::new();
+        // The campaign's own span bounds everything in it, where it has one.
+        let span = finished.and_then(|f| seconds_between(started, f));
+        let span = plausible("its span", span, None, &mut left_out);
         let mut runs = Vec::with_capacity(rows.len());
         for (i, (t, w, status, start, duration_s, remounted, caches_dropped)) in
             rows.iter().enumerate()
@@ -154,25 +191,36 @@ impl Store {
             else {
                 continue;
             };
+            let what = format!("run {}", i + 1);
+            let Some(duration_s) = plausible(&what, Some(*duration_s), span, &mut left_out) else {
+                continue;
+            };
             let gap_s = rows
                 .get(i + 1)
                 .and_then(|next| seconds_between(start, &next.3))
+                .filter(|between| (0.0..=MAX_PLAUSIBLE_S).contains(between))
                 .map(|between| (between - duration_s).max(0.0));
             runs.push(PastRun {
                 target,
                 workload,
                 ok: status == "ok",
-                duration_s: *duration_s,
+                duration_s,
                 gap_s,
                 remounted: *remounted,
                 caches_dropped: *caches_dropped,
             });
         }
         let setup_s = rows.first().and_then(|r| seconds_between(started, &r.3));
-        let teardown_s = match (rows.last(), finished) {
-            (Some(last), Some(f)) => seconds_between(&last.3, f).map(|s| (s - last.4).max(0.0)),
+        let setup_s = plausible("provisioning", setup_s, span, &mut left_out);
+        // After the last run's end, if that run's time can be.
+        let last = rows
+            .last()
+            .filter(|r| (0.0..=MAX_PLAUSIBLE_S).contains(&r.4));
+        let teardown_s = match (last, finished) {
+            (Some(last), Some(f)) => seconds_between(&last.3, f).map(|s| s - last.4),
             _ => None,
         };
+        let teardown_s = plausible("teardown", teardown_s, span, &mut left_out);
         Ok(PastCampaign {
             id,
             source,
@@ -182,6 +230,7 @@ impl Store {
             runs,
             setup_s,
             teardown_s,
+            left_out,
         })
     }
 }

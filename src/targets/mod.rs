@@ -6,8 +6,11 @@
 //! per kind with its name, help, parameter table, how its parameters become
 //! a [`TargetConfig`] (which builds the target) and whether it can be
 //! remounted; it drives `storlab targets`. [`TargetKind`] names a row.
-//! What the kinds stand on — the journal, commands, mounts, loop devices,
-//! daemons and the zfs and gluster command lines — is
+//! Each kind lives in its own folder (`targets/KIND/`): its parameters,
+//! provisioning, facts, health and daemons, its command lines (`zfs/cli`,
+//! `gluster/cli`, `nfs/ganesha`, `vmdisk/qemu_img`…) and how it undoes what
+//! it journaled ([`RESOURCES`]). What the kinds stand on — the journal and
+//! its cleanup rules, commands, mounts, loop devices, daemons by pid — is
 //! [`crate::provision`], which knows no kind.
 
 pub mod block;
@@ -31,6 +34,17 @@ use crate::measure::telemetry::Backing;
 use crate::params::{Declared, Fault, ParamSpec, Params};
 use crate::provision::client::ClientMount;
 use crate::provision::journal::Journal;
+use crate::provision::resource::Kinds;
+
+/// What the kinds undo for the journal that only they know how to (a
+/// pool, a volume, a kind's daemon): every journal of a campaign is made
+/// with it, and `storlab cleanup` undoes with it.
+pub static RESOURCES: Kinds = Kinds(&[
+    &zfs::resources::Resources,
+    &gluster::resources::Resources,
+    &nfs::resources::Resources,
+    &vmdisk::resources::Resources,
+]);
 
 /// How ranks on the other hosts of an MPI job reach a target.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -99,6 +113,18 @@ pub trait Target: Send {
     }
 }
 
+/// What a target takes from the host once provisioned.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Footprint {
+    /// An image file it makes in an existing directory of the host (not
+    /// on another target): the directory and the bytes it can take at
+    /// most (its size, its format's metadata included).
+    pub image: Option<(std::path::PathBuf, u64)>,
+    /// Memory its filesystem keeps what is written to it in (a tmpfs):
+    /// at most this many bytes.
+    pub memory: Option<u64>,
+}
+
 /// A target kind's declared parameters ([`crate::params::declare!`]),
 /// checked: what the rest of storlab builds a target from.
 pub trait TargetConfig: Debug + Send + Sync {
@@ -108,6 +134,22 @@ pub trait TargetConfig: Debug + Send + Sync {
     }
     /// Builds a target whose resources go to `journal` before they exist.
     fn build(&self, name: &str, journal: &Journal) -> Box<dyn Target>;
+    /// What the target takes from the host once provisioned, for `check`
+    /// and `run` to sum before anything is made.
+    fn footprint(&self) -> Footprint {
+        Footprint::default()
+    }
+    /// The root its software comes from (`root`), for a kind whose
+    /// software storlab runs; none for the others.
+    fn root(&self) -> Option<crate::provision::root::RootNeed> {
+        None
+    }
+    /// The device storlab did not create that this target overwrites
+    /// (`allow_destroy = true`), named by `check` and `run` and refused
+    /// from a file nobody named.
+    fn erases(&self) -> Option<&str> {
+        None
+    }
 }
 
 type Configurer = fn(&Params) -> Result<Arc<dyn TargetConfig>, Fault>;

@@ -72,3 +72,39 @@ fn volatile_facts_are_named_by_kind_and_free_space_by_every_kind() {
         "a name covers what lies under it, no more"
     );
 }
+
+#[test]
+fn every_resource_only_a_kind_knows_is_undone_by_a_kind() {
+    let dir = tempfile::Builder::new()
+        .prefix("storlab-4000000001-t")
+        .tempdir()
+        .unwrap();
+    let gone = dir.path().join("gone.pid");
+    use crate::provision::journal::Resource;
+    for r in [
+        Resource::Pool {
+            name: "storlab_4000000001_t".into(),
+        },
+        Resource::Volume {
+            name: "storlab-4000000001-t".into(),
+        },
+        Resource::Peer {
+            name: "storlab-no-such-peer".into(),
+        },
+        Resource::QemuDaemon {
+            pidfile: gone.clone(),
+            export: dir.path().join("export"),
+        },
+        Resource::Ganesha { pidfile: gone },
+    ] {
+        // Reaching ZFS or glusterd may fail here; no kind owning it must not.
+        if let Err(e) = r.undo(RESOURCES) {
+            assert!(!format!("{e:#}").contains("no target kind"), "{e:#}");
+        }
+        let none = r.undo(Kinds::NONE).unwrap_err();
+        assert!(
+            format!("{none:#}").contains("no target kind undoes"),
+            "{none:#}"
+        );
+    }
+}

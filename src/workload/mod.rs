@@ -66,7 +66,7 @@ impl RunContext {
             run_seed,
             position: 0,
             target: "t".into(),
-            journal: Journal::for_campaign(),
+            journal: Journal::for_campaign(crate::provision::resource::Kinds::NONE),
             devices: None,
         }
     }
@@ -148,6 +148,12 @@ pub trait WorkloadConfig: Debug + Send + Sync {
     /// Bytes the workload writes into the target at most (0: unknown),
     /// saturating rather than overflowing.
     fn bytes_needed(&self) -> u64;
+    /// Memory one run holds on this host beyond the page cache, per
+    /// client (MPI rank): the engine's buffers, a server's shared
+    /// buffers. Saturating; 0 where it is small or unknown.
+    fn memory_needed(&self) -> u64 {
+        0
+    }
     /// Whether what it writes stays on the target from one run to the
     /// next, until the campaign ends (a PostgreSQL cluster initialised
     /// once): such workloads need their room all at once.
@@ -163,6 +169,11 @@ pub trait WorkloadConfig: Debug + Send + Sync {
         None
     }
     fn build(&self) -> Box<dyn Workload>;
+    /// The root its server comes from (pgbench's PostgreSQL, `root`);
+    /// none for a kind that runs no server.
+    fn root(&self) -> Option<crate::provision::root::RootNeed> {
+        None
+    }
 }
 
 /// A kind's declared parameters ([`crate::params::declare!`]) turned into

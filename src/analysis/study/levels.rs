@@ -23,6 +23,9 @@ pub struct LevelStudy {
     pub factor: String,
     /// The level the others are compared with: the first written.
     pub base: Level,
+    /// The levels compared with it, in the order written.
+    #[serde(skip)]
+    pub others: Vec<Level>,
     pub pivot: Pivot,
 }
 
@@ -78,12 +81,22 @@ pub(crate) fn compare(
         .iter_mut()
         .flat_map(|r| r.cells.iter_mut().flatten());
     family::judge(cells.map(|t| (t, direction)).collect());
+    let mut levels: Vec<Level> = Vec::new();
+    for f in others.iter().filter_map(|p| p.value_of(factor)) {
+        if !levels.iter().any(|l| l.value == f.value) {
+            levels.push(Level {
+                value: f.value.clone(),
+                text: f.text.clone(),
+            });
+        }
+    }
     Some(LevelStudy {
         factor: factor.to_string(),
         base: Level {
             value: base.value,
             text: base.text,
         },
+        others: levels,
         pivot,
     })
 }

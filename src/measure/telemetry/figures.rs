@@ -73,13 +73,15 @@ pub fn figures(rec: &Recording) -> Figures {
             why.clone(),
         ));
     }
+    let counts = run_counts(rec);
     let block = match missed_by_trace(rec) {
         Some(why) => blocktrace::figures::figures(
             &blocktrace::Outcome::Failed(why),
             &rec.chain,
+            &counts,
             interval(rec),
         ),
-        None => blocktrace::figures::figures(&rec.block, &rec.chain, interval(rec)),
+        None => blocktrace::figures::figures(&rec.block, &rec.chain, &counts, interval(rec)),
     };
     f.metrics.extend(block.metrics);
     f.series.extend(block.series);
@@ -93,7 +95,17 @@ pub fn figures(rec: &Recording) -> Figures {
 /// not evidence).
 const MISSED: f64 = (1u64 << 20) as f64;
 
-/// Why the run's block trace cannot be believed: it counted no request on
+/// Each device's diskstats counts over the run (first sample to last).
+fn run_counts(rec: &Recording) -> BTreeMap<(u32, u32), Disk> {
+    let (Some(first), Some(last)) = (rec.samples.first(), rec.samples.last()) else {
+        return BTreeMap::new();
+    };
+    (rec.chain.devices.iter())
+        .filter_map(|d| Some(((d.major, d.minor), disk_delta(first, last, d)?)))
+        .collect()
+}
+
+/// Why the run's block trace cannot be believed: it timed no request on
 /// any device of the chain while /proc/diskstats saw one move data over
 /// the same samples (the tracer's marks are taken at them). Either the
 /// tracer missed the run's requests (probes that fired for the wrong hook,
@@ -112,7 +124,7 @@ fn missed_by_trace(rec: &Recording) -> Option<String> {
     let ours: Vec<u64> = (rec.chain.devices.iter())
         .map(|d| blocktrace::script::kernel_dev(d.major, d.minor))
         .collect();
-    let traced: u64 = (trace.total.requests.iter())
+    let traced: u64 = (trace.total.timed().iter())
         .filter(|((dev, _), _)| ours.contains(dev))
         .map(|(_, n)| n)
         .sum();
@@ -122,9 +134,12 @@ fn missed_by_trace(rec: &Recording) -> Option<String> {
     rec.chain.devices.iter().find_map(|d| {
         let delta = disk_delta(first, last, d)?;
         let moved = (delta.read_sectors + delta.write_sectors) as f64 * SECTOR;
-        (moved >= MISSED).then(|| {
+        // Requests enough that the device's sample should hold some.
+        let shift = blocktrace::sampling::current(d.major, d.minor);
+        let expected = (delta.reads + delta.writes) >> shift;
+        (moved >= MISSED && expected >= 4).then(|| {
             format!(
-                "the trace counted no request on {} while /proc/diskstats counted it moving {:.1} MiB in {} requests over the same samples: the trace missed the run's requests, or the device is not request-based (md, zram, brd)",
+                "the trace timed no request on {} while /proc/diskstats counted it moving {:.1} MiB in {} requests over the same samples: the trace missed the run's requests, or the device is not request-based (md, zram, brd)",
                 d.name,
                 moved / MISSED,
                 delta.reads + delta.writes
@@ -134,7 +149,7 @@ fn missed_by_trace(rec: &Recording) -> Option<String> {
 }
 
 /// The difference of a device's counters between two samples.
-fn disk_delta(a: &Sample, b: &Sample, d: &Device) -> Option<Disk> {
+pub fn disk_delta(a: &Sample, b: &Sample, d: &Device) -> Option<Disk> {
     let (x, y) = (
         a.disks.get(&(d.major, d.minor))?,
         b.disks.get(&(d.major, d.minor))?,
@@ -149,6 +164,10 @@ fn disk_delta(a: &Sample, b: &Sample, d: &Device) -> Option<Disk> {
         io_ticks_ms: y.io_ticks_ms.saturating_sub(x.io_ticks_ms),
         queue_ms: y.queue_ms.saturating_sub(x.queue_ms),
         flushes: y.flushes.zip(x.flushes).map(|(b, a)| b.saturating_sub(a)),
+        discards: y.discards.zip(x.discards).map(|(b, a)| b.saturating_sub(a)),
+        discard_sectors: (y.discard_sectors)
+            .zip(x.discard_sectors)
+            .map(|(b, a)| b.saturating_sub(a)),
     })
 }
 

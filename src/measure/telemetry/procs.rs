@@ -176,24 +176,9 @@ pub fn unix_socket_owner(path: &Path) -> Option<u32> {
     let table = std::fs::read_to_string("/proc/net/unix").ok()?;
     let inode = socket_inode(&table, path)?;
     let link = format!("socket:[{inode}]");
-    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|s| s.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let Ok(fds) = std::fs::read_dir(entry.path().join("fd")) else {
-            continue;
-        };
-        for fd in fds.flatten() {
-            if std::fs::read_link(fd.path()).is_ok_and(|l| l.as_os_str() == link.as_str()) {
-                return Some(pid);
-            }
-        }
-    }
-    None
+    crate::process::holders::holding(|l| l.as_os_str() == link.as_str())
+        .first()
+        .map(|(pid, _)| *pid)
 }
 
 /// The inode of the listening socket bound to `path` in /proc/net/unix

@@ -28,6 +28,10 @@ pub struct Disk {
     pub queue_ms: u64,
     /// Flush requests completed (kernels before 5.5 do not count them).
     pub flushes: Option<u64>,
+    /// Discard requests completed and their sectors (kernels before 4.18
+    /// do not count them).
+    pub discards: Option<u64>,
+    pub discard_sectors: Option<u64>,
 }
 
 /// Host CPU time in clock ticks, over all cores.
@@ -115,6 +119,8 @@ pub fn disks(devices: &[(u32, u32)]) -> BTreeMap<(u32, u32), Disk> {
                     io_ticks_ms: d.time_in_progress,
                     queue_ms: d.weighted_time_in_progress,
                     flushes: d.flushes,
+                    discards: d.discards,
+                    discard_sectors: d.sectors_discarded,
                 },
             );
         }

@@ -126,6 +126,15 @@ fn record(watch: Watch, stopped: mpsc::Receiver<()>) -> Recording {
     loop {
         blocktrace::mark();
         rec.samples.push(take(&numbers, &serving, t0));
+        match rec.samples.as_slice() {
+            [first] => {
+                if !first_rates(first, &numbers, t0, &stopped) {
+                    break;
+                }
+            }
+            [.., a, b] => blocktrace::sampling::follow(a, b),
+            [] => {}
+        }
         next += watch.interval;
         let wait = next.saturating_duration_since(Instant::now());
         match stopped.recv_timeout(wait) {
@@ -138,6 +147,31 @@ fn record(watch: Watch, stopped: mpsc::Receiver<()>) -> Recording {
     rec.arc = arc0.zip(watch.arc.then(arc::read).flatten());
     rec.sampler_cpu_s = CpuTimes::thread_now().since(cpu0).total_s;
     rec
+}
+
+/// The devices' request rates a moment into the run, for the block
+/// tracer's sampling (a fast device then pays for timing every request
+/// for that moment, not a whole second); false if the run stopped first.
+fn first_rates(
+    first: &Sample,
+    devices: &[(u32, u32)],
+    t0: Instant,
+    stopped: &mpsc::Receiver<()>,
+) -> bool {
+    if devices.is_empty() {
+        return true;
+    }
+    let wait = (t0 + blocktrace::sampling::FIRST_RATE).saturating_duration_since(Instant::now());
+    if !matches!(stopped.recv_timeout(wait), Err(RecvTimeoutError::Timeout)) {
+        return false;
+    }
+    let probe = Sample {
+        t: t0.elapsed().as_secs_f64(),
+        disks: sample::disks(devices),
+        ..Default::default()
+    };
+    blocktrace::sampling::follow(first, &probe);
+    true
 }
 
 fn take(devices: &[(u32, u32)], serving: &[Served], t0: Instant) -> Sample {

@@ -15,7 +15,9 @@ pub struct Markdown;
 
 /// Escapes text for a Markdown table cell or paragraph. `](` and `]:`
 /// are broken up, so that a name such as `[x](javascript:…)` never
-/// becomes a link; control characters become U+FFFD.
+/// becomes a link; a line break becomes a space (it would end a table
+/// row), and control characters are made visible (`\x1b`), as every
+/// active character is on the whole page ([`super::markup::render`]).
 pub fn md_escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut after_bracket = false;
@@ -30,7 +32,9 @@ pub fn md_escape(s: &str) -> String {
                 out.push(c);
             }
             '\n' => out.push(' '),
-            c if c.is_control() => out.push('\u{FFFD}'),
+            c if c.is_control() => {
+                out.push_str(&crate::foreign::visible(c.encode_utf8(&mut [0; 4])))
+            }
             _ => out.push(c),
         }
         after_bracket = c == ']';

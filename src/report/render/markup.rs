@@ -43,7 +43,8 @@ pub trait Markup {
     }
 }
 
-/// The document's title and body in markup `m`, its contents (the titled
+/// The document's title and body in markup `m` (no active character of
+/// foreign text raw: see [`crate::foreign`]), its contents (the titled
 /// parts, level 2) where the body asks for them ([`Block::Contents`]); a
 /// folded section folds every section under it, up to the next titled one
 /// of its level or above.
@@ -71,7 +72,12 @@ pub fn render(m: &impl Markup, doc: &Document) -> Result<String> {
     for _ in open {
         body.push_str(&m.close_fold());
     }
-    Ok(m.page(&doc.title, body))
+    // Foreign text (names, tags, errors) reaches the page through every
+    // kind of block, charts' labels included: whatever active character
+    // it carries is made visible here, once for the whole page. storlab's
+    // own markup holds none but line breaks and tabs.
+    let page = m.page(&doc.title, body);
+    Ok(crate::foreign::visible_lines(&page).into_owned())
 }
 
 /// A unique anchor per section, from its title (`what-was-compared`,

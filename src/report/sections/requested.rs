@@ -6,10 +6,10 @@
 //! already `off` there). Each is a warning naming both values: a study of
 //! five translators that switched off two already off compared three.
 
-use crate::provision::gluster_cli::same_value;
 use crate::provision::mount::shows;
 use crate::provision::mountinfo::MountEntry;
 use crate::store::{CampaignData, TargetRow};
+use crate::targets::gluster::cli::same_value;
 
 /// Every such warning, targets in the experiment's order.
 pub fn warnings(c: &CampaignData, baseline: &str) -> Vec<String> {

@@ -64,25 +64,24 @@ fn summary_table(c: &CampaignData, a: &CampaignAnalysis) -> Table {
         ],
         &[false, false, true, false, true, true, true, true, true],
     );
-    for w in &report.workloads {
-        let Some(m) = w.primary_metric() else {
+    for wr in &c.workloads {
+        let w = report.workloads.iter().find(|w| w.name == wr.name);
+        let Some(m) = w.and_then(|w| w.primary_metric()) else {
+            failed_rows(&mut t, c, wr, &[]);
             continue;
         };
         for ts in &m.targets {
-            let failed = c
-                .runs_of(&w.name, &ts.target)
-                .filter(|r| !r.warmup && r.status == "failed")
-                .count();
+            let failed = failed_runs(c, &wr.name, &ts.target);
             let cv = ts
                 .summary
                 .filter(|s| s.n > 1)
                 .map(|s| format!("{:.1}%", s.cv * 100.0))
                 .unwrap_or_else(|| "—".into());
-            let p99 = summarize(&metric_values(c, &w.name, &ts.target, &LAT_P99_NS))
+            let p99 = summarize(&metric_values(c, &wr.name, &ts.target, &LAT_P99_NS))
                 .map(|s| format_value(s.mean, LAT_P99_NS.unit))
                 .unwrap_or_else(|| "—".into());
             t.push(vec![
-                w.name.clone(),
+                wr.name.clone(),
                 ts.target.clone(),
                 ts.values.len().to_string(),
                 m.name.clone(),
@@ -90,12 +89,14 @@ fn summary_table(c: &CampaignData, a: &CampaignAnalysis) -> Table {
                 cv,
                 p99,
                 failed.to_string(),
-                versus(a, &w.name, &m.name, ts),
+                versus(a, &wr.name, &m.name, ts),
             ]);
             if let Some(tone) = tone(ts) {
                 t.tones.insert((t.rows.len() - 1, 8), tone);
             }
         }
+        let shown: Vec<&str> = m.targets.iter().map(|ts| ts.target.as_str()).collect();
+        failed_rows(&mut t, c, wr, &shown);
     }
     // A narrow terminal keeps the verdicts: the spread, the tail and the
     // metric's name (the mean's unit says what it is) go first, and the
@@ -110,6 +111,46 @@ fn summary_table(c: &CampaignData, a: &CampaignAnalysis) -> Table {
     // Then the verdicts wrap in their cell rather than the table in records.
     t.may_wrap(&["vs baseline", "mean ± 95% CI"]);
     t
+}
+
+/// The measured runs of a pair that failed.
+fn failed_runs(c: &CampaignData, workload: &str, target: &str) -> usize {
+    c.runs_of(workload, target)
+        .filter(|r| !r.warmup && r.status == "failed")
+        .count()
+}
+
+/// A row for each pair of workload `w` on a target not `shown` whose
+/// every measured run failed: nothing to average, but the failures are
+/// where the table is read (a campaign whose only pair failed printed a
+/// header with no rows).
+fn failed_rows(t: &mut Table, c: &CampaignData, w: &crate::store::WorkloadRow, shown: &[&str]) {
+    for target in c
+        .targets
+        .iter()
+        .filter(|x| !shown.contains(&x.name.as_str()))
+    {
+        let failed = failed_runs(c, &w.name, &target.name);
+        if failed == 0 {
+            continue;
+        }
+        let dash = || "—".to_string();
+        t.push(vec![
+            w.name.clone(),
+            target.name.clone(),
+            "0".into(),
+            w.primary_metric.clone(),
+            dash(),
+            dash(),
+            dash(),
+            failed.to_string(),
+            match failed {
+                1 => "its run failed".into(),
+                n => format!("all {n} runs failed"),
+            },
+        ]);
+        t.tones.insert((t.rows.len() - 1, 8), Tone::Worse);
+    }
 }
 
 /// The colour a verdict cell takes on a terminal.

@@ -38,19 +38,14 @@ pub fn kind_line(c: &CampaignData, r: &Report, k: &KindCount) -> String {
         what.push(format!("{} of {} runs", k.runs.len(), c.runs.len()));
     }
     let workloads: Vec<&str> = r.workloads.iter().map(|w| w.name.as_str()).collect();
-    // The targets runs were made on: not a Gluster volume that only
-    // carries the VM disks the runs used.
-    let measured = |t: &str| {
-        r.workloads
-            .iter()
-            .flat_map(|w| &w.metrics)
-            .any(|m| m.targets.iter().any(|x| x.target == t))
-    };
+    // The targets runs were made on, failed ones too: not a Gluster
+    // volume that only carries the VM disks the runs used.
+    let ran_on = |t: &str| c.runs.iter().any(|run| run.target == t);
     let targets: Vec<&str> = r
         .targets
         .iter()
         .map(String::as_str)
-        .filter(|t| measured(t))
+        .filter(|t| ran_on(t))
         .collect();
     if let Some(p) = pairs_text(&workloads, &targets, &k.pairs) {
         what.push(p);
@@ -123,7 +118,7 @@ fn pairs_text(workloads: &[&str], targets: &[&str], pairs: &[(String, String)]) 
         .iter()
         .map(|(t, ws)| format!("{} on {t}", names(ws)))
         .collect();
-    Some(parts.join("; "))
+    (!parts.is_empty()).then(|| parts.join("; "))
 }
 
 /// The range of one figure a kind's check judged.

@@ -20,19 +20,22 @@
 //! would; teardown goes top down, the daemon stopped by its pid alone.
 
 mod params;
+pub mod qemu_daemon;
+pub mod qemu_img;
+pub mod resources;
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 
-use super::{Target, TargetConfig};
+use self::qemu_daemon::Export;
+use self::qemu_img::{ImageSpec, Location};
 use crate::measure::telemetry::{Backing, Served};
 use crate::params::Fault;
 use crate::provision::journal::{Held, Journal, Resource};
-use crate::provision::qemu_daemon::{self, Export};
-use crate::provision::qemu_img::{self, ImageSpec, Location};
 use crate::provision::{cmd, loopdev, mount, mountinfo, options, resource_name};
+use crate::targets::{Target, TargetConfig};
 
 pub use self::params::{Aio, Format, Preallocation, VmDiskParams};
 
@@ -43,6 +46,13 @@ impl TargetConfig for VmDiskParams {
 
     fn build(&self, name: &str, journal: &Journal) -> Box<dyn Target> {
         Box::new(VmDisk::new(name, self, journal))
+    }
+    fn footprint(&self) -> super::Footprint {
+        let on_host = self.on.is_none() && self.gluster.is_none();
+        super::Footprint {
+            image: on_host.then(|| (self.dir.clone().into(), self.image_bytes())),
+            ..Default::default()
+        }
     }
 }
 
@@ -202,7 +212,7 @@ impl Target for VmDisk {
         options::refuse_paths("mkfs_options", self.list(&self.p.mkfs_options))?;
         options::refuse_paths("mount_options", self.list(&self.p.mount_options))?;
         if self.p.under().is_none() {
-            super::image::preflight_image_dir(&self.dir, &self.base, self.p.size)?;
+            crate::targets::image::preflight_image_dir(&self.dir, &self.base, self.p.size)?;
         } else if !crate::host::is_root() {
             bail!(
                 "it needs root (qemu-storage-daemon's FUSE export, losetup, mkfs, mount); run storlab as root"
@@ -230,7 +240,7 @@ impl Target for VmDisk {
 
     fn provision(&mut self) -> Result<()> {
         if let Some(on) = self.p.under() {
-            super::image::preflight_image_dir(&self.dir, &self.base, self.p.size)
+            crate::targets::image::preflight_image_dir(&self.dir, &self.base, self.p.size)
                 .with_context(|| format!("on target `{on}`"))?;
         }
         self.held.make_dir(&self.base)?;

@@ -3,10 +3,10 @@
 //! on qcow2, an aio engine the cache mode allows, and QEMU's gluster
 //! driver only without a directory or `on`.
 
+use super::qemu_daemon::CACHE_MODES;
 use crate::params::{choices, declare, Fault};
-use crate::provision::qemu_daemon::CACHE_MODES;
 
-use super::super::loopfs::FILESYSTEMS;
+use crate::targets::loopfs::FILESYSTEMS;
 
 declare! {
     /// The parameters of a `vm-disk` target.
@@ -53,6 +53,20 @@ pub fn min_size(fs: &str) -> u64 {
 }
 
 impl VmDiskParams {
+    /// The most the image file can take: the disk's size, and for qcow2
+    /// its metadata — an 8-byte L2 entry and a 2-byte refcount per
+    /// cluster, and a few clusters of header, L1 and refcount table.
+    pub fn image_bytes(&self) -> u64 {
+        if self.format != Format::Qcow2 {
+            return self.size;
+        }
+        let cluster = self.cluster_size.unwrap_or(64 << 10).max(512);
+        let clusters = self.size.div_ceil(cluster);
+        self.size
+            .saturating_add(clusters.saturating_mul(10))
+            .saturating_add(cluster.saturating_mul(4))
+    }
+
     /// Cross-parameter checks: the key at fault and why.
     pub fn check(&self) -> Result<(), Fault> {
         let qcow2 = self.format == Format::Qcow2;
@@ -114,7 +128,7 @@ impl VmDiskParams {
                 ),
             ));
         }
-        super::super::dir::validate_holder_dir("dir", &self.dir)
+        crate::targets::dir::validate_holder_dir("dir", &self.dir)
     }
 
     /// The target this one stands on, by either key.

@@ -62,11 +62,15 @@ impl<'a> Data<'a> {
     }
 
     /// Checks the data a read brought back, with `verify`.
-    #[inline]
+    #[inline(always)]
     pub fn after_read(&mut self, buf: &[u8], off: u64) -> Result<()> {
-        let Some(v) = self.verify else {
-            return Ok(());
-        };
+        match self.verify {
+            None => Ok(()),
+            Some(v) => self.check_read(v, buf, off),
+        }
+    }
+
+    fn check_read(&mut self, v: VerifySpec, buf: &[u8], off: u64) -> Result<()> {
         if let Err(bad) = verify::check(buf, off, self.unit) {
             if v.fatal {
                 self.failures.add(bad);

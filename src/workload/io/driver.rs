@@ -6,7 +6,6 @@
 
 use std::path::Path;
 use std::sync::atomic::Ordering;
-use std::time::Instant;
 
 use anyhow::Result;
 
@@ -17,7 +16,7 @@ use super::engine::{EngineKind, SyncEngine};
 use super::engine_mmap::Mmap;
 use super::engine_psync::Psync;
 use super::engine_uring::Uring;
-use super::job::{open, JobResult, JobSpec, Phase, Shared, State};
+use super::job::{open, JobResult, JobSpec, Phase, Shared};
 use super::pattern::{Op, Pattern};
 use super::schedule::{fine_timer_slack, wait_until, Schedule};
 
@@ -72,9 +71,10 @@ fn sync_loop<E: SyncEngine>(
     data.initial(buf.as_mut_slice());
     let mut pattern = Pattern::new(spec);
     let mut phase = Phase::new(spec, shared.start());
-    let mut s = State::new(phase.epoch());
-    let mut sched = spec.period_ps.map(|p| Schedule::new(phase.t0, p));
-    let mut now = phase.t0;
+    let clock = phase.clock;
+    let mut s = phase.state();
+    let mut sched = spec.period_ps.map(|p| Schedule::new(clock, phase.t0, p));
+    let mut now = phase.t0_stamp;
     let mut issued = 0u64;
     let wrap_invalidates = spec.invalidates_on_wrap();
     loop {
@@ -97,17 +97,17 @@ fn sync_loop<E: SyncEngine>(
         }
         let t = match due {
             Some(d) => {
-                wait_until(d);
-                Instant::now()
+                wait_until(&clock, d);
+                clock.now()
             }
-            None => Instant::now(),
+            None => clock.now(),
         };
         if read {
             engine.read(b, off)?;
         } else {
             engine.write(b, off)?;
         }
-        now = Instant::now();
+        now = clock.now();
         issued += len as u64;
         if read {
             data.after_read(b, off)?;
@@ -117,9 +117,9 @@ fn sync_loop<E: SyncEngine>(
             shared.progress.0.store(s.bytes(), Ordering::Relaxed);
         }
         if !read && s.sync_due(spec) {
-            let ts = Instant::now();
+            let ts = clock.now();
             engine.sync()?;
-            now = Instant::now();
+            now = clock.now();
             s.record_sync(phase.measuring, ts, now);
         }
     }

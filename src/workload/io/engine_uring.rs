@@ -18,7 +18,7 @@ use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::path::Path;
 use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use io_uring::{opcode, squeue, types, IoUring};
@@ -28,13 +28,14 @@ use super::data::Data;
 use super::job::{JobResult, JobSpec, Phase, Shared, State};
 use super::pattern::{Op, Pattern};
 use super::schedule::{wait_until, Schedule};
+use crate::measure::clock::{Clock, Stamp};
 
 /// One operation in flight.
 #[derive(Debug, Clone, Copy)]
 struct Slot {
     op: Op,
-    issued: Instant,
-    due: Option<Instant>,
+    issued: Stamp,
+    due: Option<Stamp>,
 }
 
 /// The ring with what was registered into it.
@@ -139,13 +140,12 @@ impl Ring {
     }
 
     /// Submits what is queued and waits for one completion, or until `until`.
-    fn submit_and_wait(&mut self, until: Option<Instant>) -> Result<()> {
+    fn submit_and_wait(&mut self, clock: &Clock, until: Option<Stamp>) -> Result<()> {
         let r = match until {
             None => self.ring.submit_and_wait(1),
             Some(t) => {
-                let left = t
-                    .saturating_duration_since(Instant::now())
-                    .max(Duration::from_micros(1));
+                let left =
+                    Duration::from_nanos(clock.ns(clock.now(), t)).max(Duration::from_micros(1));
                 let ts = types::Timespec::from(left);
                 let args = types::SubmitArgs::new().timespec(&ts);
                 self.ring.submitter().submit_with_args(1, &args)
@@ -198,11 +198,12 @@ fn run(
     let mut q = Queue::new(spec);
     let mut pattern = Pattern::new(spec);
     let mut phase = Phase::new(spec, shared.start());
-    let mut s = State::new(phase.epoch());
-    let mut sched = spec.period_ps.map(|p| Schedule::new(phase.t0, p));
+    let clock = phase.clock;
+    let mut s = phase.state();
+    let mut sched = spec.period_ps.map(|p| Schedule::new(clock, phase.t0, p));
     let mut issued = 0u64;
     let mut draining = false;
-    let mut now = phase.t0;
+    let mut now = phase.t0_stamp;
     let wrap_invalidates = spec.invalidates_on_wrap();
     loop {
         phase.maybe_start(now, &mut s);
@@ -244,10 +245,10 @@ fn run(
         }
         if q.inflight() == 0 {
             if q.sync_now {
-                let ts = Instant::now();
+                let ts = clock.now();
                 file.sync_all()
                     .with_context(|| format!("fsync of {}", path.display()))?;
-                now = Instant::now();
+                now = clock.now();
                 s.record_sync(phase.measuring, ts, now);
                 q.sync_now = false;
                 continue;
@@ -256,17 +257,17 @@ fn run(
                 break;
             }
             if let Some(sc) = sched.as_ref() {
-                wait_until(sc.due());
+                wait_until(&clock, sc.due());
             }
-            now = Instant::now();
+            now = clock.now();
             continue;
         }
         let next_due = match (&sched, q.is_full() || draining || q.sync_now) {
             (Some(sc), false) => Some(sc.due()),
             _ => None,
         };
-        ring.submit_and_wait(next_due)?;
-        now = Instant::now();
+        ring.submit_and_wait(&clock, next_due)?;
+        now = clock.now();
         q.reap(&mut ring, &mut data, &mut s, &phase, now, spec, path)?;
         if phase.measuring {
             shared.progress.0.store(s.bytes(), Ordering::Relaxed);
@@ -338,7 +339,7 @@ impl Queue {
         data: &mut Data<'_>,
         s: &mut State,
         phase: &Phase,
-        now: Instant,
+        now: Stamp,
         spec: &JobSpec,
         path: &Path,
     ) -> Result<()> {

@@ -21,9 +21,10 @@ use super::dist::Dist;
 use super::engine::EngineKind;
 use super::fill::FillSpec;
 use super::schedule::Lag;
+use crate::measure::clock::{Clock, Stamp};
 use crate::measure::cpu::CpuTimes;
 use crate::measure::intervals::{Intervals, Sparse};
-use crate::measure::latency::new_histogram;
+use crate::measure::latency::{new_histogram, Counts};
 use crate::params::choices;
 
 choices! {
@@ -164,6 +165,10 @@ impl JobSpec {
     }
 }
 
+/// Significant digits of the whole run's latency histograms
+/// ([`new_histogram`]'s).
+const LATENCY_SIGFIG: u8 = 3;
+
 /// Progress published by a job: measured bytes so far, on its own cache line.
 #[repr(align(64))]
 #[derive(Debug, Default)]
@@ -232,47 +237,60 @@ impl Shared<'_> {
     }
 }
 
-/// When a job measures and when it stops: ramp, runtime or size, stop flag.
+/// When a job measures and when it stops: ramp, runtime or size, stop
+/// flag. Its moments are [`Stamp`]s of the job's [`Clock`], which times
+/// each operation.
 pub struct Phase {
+    pub clock: Clock,
+    /// The run's start (the same instant for every job and the sampler).
     pub t0: Instant,
+    pub t0_stamp: Stamp,
     ramp_end: Instant,
-    deadline: Option<Instant>,
+    ramp_end_stamp: Stamp,
+    deadline: Option<Stamp>,
+    deadline_at: Option<Instant>,
     /// The job ends after `target_bytes` even before its deadline.
     size_based: bool,
     target_bytes: u64,
     pub measuring: bool,
     cpu0: CpuTimes,
-    start: Instant,
+    start: Stamp,
     /// The run ended at its runtime: its last second is whole.
     deadline_hit: Cell<bool>,
 }
 
 impl Phase {
     pub fn new(spec: &JobSpec, t0: Instant) -> Phase {
+        let clock = Clock::new();
         let ramp_end = t0 + spec.ramp;
+        let t0_stamp = clock.stamp(t0);
         Phase {
+            clock,
             t0,
+            t0_stamp,
             ramp_end,
-            deadline: spec.runtime.map(|r| ramp_end + r),
+            ramp_end_stamp: clock.stamp(ramp_end),
+            deadline: spec.runtime.map(|r| clock.stamp(ramp_end + r)),
+            deadline_at: spec.runtime.map(|r| ramp_end + r),
             size_based: spec.runtime.is_none() || !spec.time_based,
             target_bytes: spec.size,
             measuring: spec.ramp.is_zero(),
             cpu0: CpuTimes::thread_now(),
-            start: t0,
+            start: t0_stamp,
             deadline_hit: Cell::new(false),
         }
     }
 
-    /// Where the seconds of the per-second series are counted from.
-    pub fn epoch(&self) -> Instant {
-        self.ramp_end
+    /// A job's counters and histograms, on this phase's clock.
+    pub fn state(&self) -> State {
+        State::new(self.clock, self.ramp_end)
     }
 
     /// Whether no further operation should be issued: `at` is the time the
     /// next one would start (its due time in open-loop runs), `issued` the
     /// bytes issued so far.
     #[inline]
-    pub fn finished(&self, shared: &Shared<'_>, at: Instant, issued: u64) -> bool {
+    pub fn finished(&self, shared: &Shared<'_>, at: Stamp, issued: u64) -> bool {
         if shared.stop.load(Ordering::Relaxed) || shared.halt.load(Ordering::Relaxed) {
             return true;
         }
@@ -288,8 +306,8 @@ impl Phase {
 
     /// Starts measuring at the end of the ramp, discarding what came before.
     #[inline]
-    pub fn maybe_start(&mut self, now: Instant, s: &mut State) {
-        if !self.measuring && now >= self.ramp_end {
+    pub fn maybe_start(&mut self, now: Stamp, s: &mut State) {
+        if !self.measuring && now >= self.ramp_end_stamp {
             self.measuring = true;
             s.reset(self.ramp_end);
             self.cpu0 = CpuTimes::thread_now();
@@ -301,13 +319,13 @@ impl Phase {
         let end = Instant::now();
         // Operations of the last second are all in even if the job ends a
         // moment before it does (open loop: the last due time).
-        let last_second = match (self.deadline, self.deadline_hit.get()) {
+        let last_second = match (self.deadline_at, self.deadline_hit.get()) {
             (Some(d), true) => end.max(d),
             _ => end,
         };
         JobResult {
-            read_lat: s.read_lat,
-            write_lat: s.write_lat,
+            read_lat: s.read_lat.histogram(),
+            write_lat: s.write_lat.histogram(),
             service_lat: s.service_lat,
             sync_lat: s.sync_lat,
             lag: s.lag,
@@ -315,17 +333,19 @@ impl Phase {
             bytes_written: s.bytes_written,
             syncs: s.syncs,
             cpu: CpuTimes::thread_now().since(self.cpu0),
-            start: self.start,
+            start: self.clock.instant(self.start),
             end,
             intervals: s.intervals.finish(last_second),
         }
     }
 }
 
-/// Counters and histograms of one job.
+/// Counters and histograms of one job. Reads and writes are counted in
+/// [`Counts`], the hot loops' histograms.
 pub struct State {
-    read_lat: Histogram<u64>,
-    write_lat: Histogram<u64>,
+    clock: Clock,
+    read_lat: Counts,
+    write_lat: Counts,
     service_lat: Histogram<u64>,
     sync_lat: Histogram<u64>,
     intervals: Intervals,
@@ -339,13 +359,14 @@ pub struct State {
 }
 
 impl State {
-    pub fn new(epoch: Instant) -> State {
+    fn new(clock: Clock, epoch: Instant) -> State {
         State {
-            read_lat: new_histogram(),
-            write_lat: new_histogram(),
+            clock,
+            read_lat: Counts::new(LATENCY_SIGFIG),
+            write_lat: Counts::new(LATENCY_SIGFIG),
             service_lat: new_histogram(),
             sync_lat: new_histogram(),
-            intervals: Intervals::new(epoch),
+            intervals: Intervals::new(clock, epoch),
             lag: Lag::default(),
             bytes_read: 0,
             bytes_written: 0,
@@ -355,11 +376,11 @@ impl State {
     }
 
     fn reset(&mut self, epoch: Instant) {
-        self.read_lat.reset();
-        self.write_lat.reset();
+        self.read_lat.clear();
+        self.write_lat.clear();
         self.service_lat.reset();
         self.sync_lat.reset();
-        self.intervals = Intervals::new(epoch);
+        self.intervals = Intervals::new(self.clock, epoch);
         self.lag = Lag::default();
         self.bytes_read = 0;
         self.bytes_written = 0;
@@ -367,31 +388,30 @@ impl State {
 
     /// Records one operation issued at `issued`, due at `due` (open loop)
     /// and completed at `done`.
-    #[inline]
+    #[inline(always)]
     pub fn record(
         &mut self,
         read: bool,
-        issued: Instant,
-        due: Option<Instant>,
-        done: Instant,
+        issued: Stamp,
+        due: Option<Stamp>,
+        done: Stamp,
         bytes: u64,
     ) {
-        let service = ns(done.saturating_duration_since(issued));
+        let service = self.clock.ns(issued, done).max(1);
         let response = match due {
             Some(d) => {
                 self.service_lat.saturating_record(service);
-                self.lag
-                    .record(issued.saturating_duration_since(d).as_nanos() as u64);
-                ns(done.saturating_duration_since(d))
+                self.lag.record(self.clock.ns(d, issued));
+                self.clock.ns(d, done).max(1)
             }
             None => service,
         };
         self.intervals.record(done, response);
         if read {
-            self.read_lat.saturating_record(response);
+            self.read_lat.record(response);
             self.bytes_read += bytes;
         } else {
-            self.write_lat.saturating_record(response);
+            self.write_lat.record(response);
             self.bytes_written += bytes;
         }
     }
@@ -410,11 +430,11 @@ impl State {
         false
     }
 
-    pub fn record_sync(&mut self, measuring: bool, from: Instant, to: Instant) {
+    pub fn record_sync(&mut self, measuring: bool, from: Stamp, to: Stamp) {
         self.syncs += 1;
         if measuring {
             self.sync_lat
-                .saturating_record(ns(to.saturating_duration_since(from)));
+                .saturating_record(self.clock.ns(from, to).max(1));
         }
     }
 
@@ -426,10 +446,4 @@ impl State {
     pub fn bytes(&self) -> u64 {
         self.bytes_read + self.bytes_written
     }
-}
-
-/// Nanoseconds, at least 1 (HDR histograms start at 1).
-#[inline]
-fn ns(d: Duration) -> u64 {
-    (d.as_nanos() as u64).max(1)
 }

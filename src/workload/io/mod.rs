@@ -175,6 +175,19 @@ impl WorkloadConfig for IoConfig {
             .saturating_mul(self.opts.numjobs as u64)
     }
 
+    /// Each job's buffers: io_uring keeps `iodepth` of the largest block
+    /// in flight, psync and mmap one.
+    fn memory_needed(&self) -> u64 {
+        let spec = &self.opts.spec;
+        let depth = match spec.engine {
+            engine::EngineKind::IoUring => spec.iodepth,
+            _ => 1,
+        };
+        (spec.max_bs() as u64)
+            .saturating_mul(depth as u64)
+            .saturating_mul(self.opts.numjobs as u64)
+    }
+
     fn build(&self) -> Box<dyn Workload> {
         Box::new(Io::new(self.opts.clone()))
     }

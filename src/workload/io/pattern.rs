@@ -111,14 +111,23 @@ impl Pattern {
 
     #[inline]
     fn random(&mut self, len: u64) -> (u64, u64) {
-        let want = (len / self.unit).max(1);
+        // Most jobs have one block size: no division (tens of cycles).
+        let want = if len == self.unit {
+            1
+        } else {
+            (len / self.unit).max(1)
+        };
         let Some(map) = self.map.as_mut() else {
             let b = self.dist.next(&mut self.rng);
             return (b * self.unit, want.min(self.blocks - b) * self.unit);
         };
         let drawn = self.rng.below(self.blocks);
-        let b = map.next_free(drawn).unwrap_or(drawn);
-        let got = map.take_run(b, want.min(self.blocks - b)).max(1);
+        let (b, got) = if want == 1 {
+            (map.take_next_free(drawn).unwrap_or(drawn), 1)
+        } else {
+            let b = map.next_free(drawn).unwrap_or(drawn);
+            (b, map.take_run(b, want.min(self.blocks - b)).max(1))
+        };
         if map.is_full() {
             map.reset();
             self.wrapped = true;

@@ -6,6 +6,8 @@
 
 use std::time::{Duration, Instant};
 
+use crate::measure::clock::{Clock, Stamp};
+
 /// Picoseconds per operation for the stricter of `rate` (bytes/s) and
 /// `rate_iops`; `None` when neither is set (closed loop).
 pub fn period_ps(bs: usize, rate_bytes: u64, rate_iops: u64) -> Option<u64> {
@@ -15,17 +17,19 @@ pub fn period_ps(bs: usize, rate_bytes: u64, rate_iops: u64) -> Option<u64> {
     Some(p.clamp(1, u64::MAX as u128) as u64)
 }
 
-/// Due times of successive operations.
+/// Due times of successive operations, on the job's clock.
 #[derive(Debug, Clone)]
 pub struct Schedule {
+    clock: Clock,
     start: Instant,
     period_ps: u64,
     next: u64,
 }
 
 impl Schedule {
-    pub fn new(start: Instant, period_ps: u64) -> Schedule {
+    pub fn new(clock: Clock, start: Instant, period_ps: u64) -> Schedule {
         Schedule {
+            clock,
             start,
             period_ps,
             next: 0,
@@ -34,9 +38,10 @@ impl Schedule {
 
     /// When the next operation is due.
     #[inline]
-    pub fn due(&self) -> Instant {
+    pub fn due(&self) -> Stamp {
         let ns = self.next as u128 * self.period_ps as u128 / 1000;
-        self.start + Duration::from_nanos(ns.min(u64::MAX as u128) as u64)
+        self.clock
+            .stamp(self.start + Duration::from_nanos(ns.min(u64::MAX as u128) as u64))
     }
 
     /// Moves on to the following operation.
@@ -58,14 +63,15 @@ pub fn fine_timer_slack() {
 /// Spin this long before a due time instead of sleeping (a sleep may overshoot).
 const SPIN: Duration = Duration::from_micros(20);
 
-/// Waits until `due`: sleeps for most of the wait, spins for the rest.
-pub fn wait_until(due: Instant) {
+/// Waits until `due` on `clock`: sleeps for most of the wait, spins for
+/// the rest.
+pub fn wait_until(clock: &Clock, due: Stamp) {
     loop {
-        let now = Instant::now();
+        let now = clock.now();
         if now >= due {
             return;
         }
-        let left = due - now;
+        let left = Duration::from_nanos(clock.ns(now, due));
         if left > SPIN {
             std::thread::sleep(left - SPIN);
         } else {
@@ -116,11 +122,12 @@ mod tests {
     #[test]
     fn due_times_do_not_drift() {
         let t0 = Instant::now();
-        let mut s = Schedule::new(t0, 333_333_333); // 3000 ops/s
+        let clock = Clock::new();
+        let mut s = Schedule::new(clock, t0, 333_333_333); // 3000 ops/s
         for _ in 0..3000 {
             s.advance();
         }
-        let d = s.due() - t0;
+        let d = clock.instant(s.due()) - t0;
         assert!((d.as_nanos() as i128 - 1_000_000_000).abs() < 1000, "{d:?}");
     }
 

@@ -39,6 +39,30 @@ impl Account {
         }
     }
 
+    /// The account `name` of the root at `tree` (its own /etc/passwd: the
+    /// uid Debian gave `postgres` there need not be the host's).
+    pub fn in_root(tree: &Path, name: &str) -> Result<Account> {
+        let passwd = tree.join("etc/passwd");
+        let text = std::fs::read_to_string(&passwd)
+            .with_context(|| format!("reading {}", passwd.display()))?;
+        let found = text.lines().find_map(|l| {
+            let f: Vec<&str> = l.split(':').collect();
+            (f.len() >= 4 && f[0] == name).then(|| (f[2].parse().ok(), f[3].parse().ok()))
+        });
+        match found {
+            Some((Some(uid), Some(gid))) if uid != 0 => Ok(Account {
+                name: name.to_string(),
+                uid,
+                gid,
+            }),
+            Some((Some(0), _)) => bail!("os_user `{name}` is root in {}; PostgreSQL refuses to run as root", tree.display()),
+            _ => bail!(
+                "the root {} has no user `{name}` (its postgresql package creates `postgres`); set `os_user` to a user of that root",
+                tree.display()
+            ),
+        }
+    }
+
     /// Makes `cmd` run as this account (uid, gid, no supplementary groups).
     pub fn apply(&self, cmd: &mut Command) {
         cmd.uid(self.uid).gid(self.gid);
@@ -149,5 +173,21 @@ mod tests {
         };
         let err = nobody.check_reachable(&inner).unwrap_err().to_string();
         assert!(err.contains("/a has mode 700"), "{err}");
+    }
+
+    #[test]
+    fn a_root_s_user_is_read_from_its_own_passwd() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(d.path().join("etc")).unwrap();
+        std::fs::write(
+            d.path().join("etc/passwd"),
+            "root:x:0:0:root:/root:/bin/sh\npostgres:x:100:102:PostgreSQL administrator:/var/lib/postgresql:/bin/bash\n",
+        )
+        .unwrap();
+        let a = Account::in_root(d.path(), "postgres").unwrap();
+        assert_eq!((a.uid, a.gid), (100, 102));
+        assert!(Account::in_root(d.path(), "root").is_err());
+        let e = Account::in_root(d.path(), "pg").unwrap_err();
+        assert!(format!("{e:#}").contains("no user `pg`"), "{e:#}");
     }
 }

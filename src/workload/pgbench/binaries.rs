@@ -7,13 +7,20 @@ use std::process::Command;
 
 use anyhow::{bail, Result};
 
-/// The programs the pgbench workload runs.
+use super::account::Account;
+use crate::provision::root::enter::Within;
+use crate::provision::root::{Jail, Software};
+use std::sync::Arc;
+
+/// The programs the pgbench workload runs, and where: on the host, or in
+/// a root's jail (paths as the root sees them).
 #[derive(Debug, Clone)]
 pub struct Binaries {
     pub initdb: PathBuf,
     pub postgres: PathBuf,
     pub pgbench: PathBuf,
     pub psql: PathBuf,
+    pub jail: Option<Arc<Jail>>,
 }
 
 impl Binaries {
@@ -35,6 +42,7 @@ impl Binaries {
             postgres: found("postgres", server),
             pgbench: found("pgbench", true),
             psql: found("psql", true),
+            jail: None,
         };
         if !missing.is_empty() {
             bail!(
@@ -45,6 +53,48 @@ impl Binaries {
             );
         }
         Ok(b)
+    }
+}
+
+impl Binaries {
+    /// The programs of the root at `tree`, run in `jail`.
+    pub fn in_root(tree: &Path, jail: Arc<Jail>) -> Result<Binaries> {
+        let found = Software::Postgres.programs_in(tree)?;
+        let [initdb, postgres, pgbench, psql]: [PathBuf; 4] = found
+            .try_into()
+            .map_err(|_| anyhow::anyhow!("PostgreSQL's four programs were not all found"))?;
+        Ok(Binaries {
+            initdb,
+            postgres,
+            pgbench,
+            psql,
+            jail: Some(jail),
+        })
+    }
+
+    /// A command running `program` (one of these) as `account`, in `cwd`:
+    /// on the host, or chrooted in the jail.
+    pub fn command(
+        &self,
+        program: &Path,
+        account: Option<&Account>,
+        cwd: Option<&Path>,
+    ) -> Result<Command> {
+        let Some(jail) = &self.jail else {
+            let mut cmd = Command::new(program);
+            if let Some(a) = account {
+                a.apply(&mut cmd);
+            }
+            if let Some(d) = cwd {
+                cmd.current_dir(d);
+            }
+            return Ok(cmd);
+        };
+        let within = Within {
+            user: account.map(|a| (a.uid, a.gid)),
+            cwd: cwd.map(Path::to_path_buf),
+        };
+        jail.command_within(program, &within)
     }
 }
 

@@ -78,19 +78,19 @@ pub struct RunSpec {
 
 /// `pgbench -i -I STEPS -s SCALE` (drops and recreates only the pgbench
 /// tables); pgbench times each step.
-pub fn init(bins: &Binaries, conn: &Conn, scale: u32, steps: &str) -> Command {
-    let mut cmd = Command::new(&bins.pgbench);
+pub fn init(bins: &Binaries, conn: &Conn, scale: u32, steps: &str) -> anyhow::Result<Command> {
+    let mut cmd = bins.command(&bins.pgbench, None, None)?;
     cmd.args(["-i", "-I", steps, "-s", &scale.to_string()]);
     conn.args(&mut cmd);
-    cmd
+    Ok(cmd)
 }
 
 /// A pgbench run as `spec` says.
-pub fn run(bins: &Binaries, conn: &Conn, spec: &RunSpec) -> Command {
-    let mut cmd = Command::new(&bins.pgbench);
+pub fn run(bins: &Binaries, conn: &Conn, spec: &RunSpec) -> anyhow::Result<Command> {
+    let mut cmd = bins.command(&bins.pgbench, None, None)?;
     cmd.args(run_args(spec));
     conn.args(&mut cmd);
-    cmd
+    Ok(cmd)
 }
 
 /// The options of a run, without connection arguments (also what
@@ -141,15 +141,15 @@ fn ms(d: Duration) -> String {
 }
 
 /// psql printing the one-line answer of `sql`.
-pub fn query(bins: &Binaries, conn: &Conn, sql: &str) -> Command {
-    let mut cmd = Command::new(&bins.psql);
+pub fn query(bins: &Binaries, conn: &Conn, sql: &str) -> anyhow::Result<Command> {
+    let mut cmd = bins.command(&bins.psql, None, None)?;
     cmd.args(["-X", "-A", "-t", "-q", "-v", "ON_ERROR_STOP=1", "-c", sql]);
     conn.args(&mut cmd);
-    cmd
+    Ok(cmd)
 }
 
 /// psql printing one number: the rows in pgbench_history.
-pub fn count_history(bins: &Binaries, conn: &Conn) -> Command {
+pub fn count_history(bins: &Binaries, conn: &Conn) -> anyhow::Result<Command> {
     query(bins, conn, "SELECT count(*) FROM pgbench_history")
 }
 

@@ -31,6 +31,9 @@ pub struct Cluster {
     pub root: PathBuf,
     pub port: u16,
     pub account: Option<Account>,
+    /// In a root's jail: the socket directory as the server and its
+    /// clients see it (in the jail's own /run), and as the host does.
+    pub jailed_socket: Option<(PathBuf, PathBuf)>,
 }
 
 impl Cluster {
@@ -42,7 +45,15 @@ impl Cluster {
             root: dir.join("pg"),
             port,
             account,
+            jailed_socket: None,
         }
+    }
+
+    /// The same cluster served from a root's jail: its socket directory in
+    /// the jail's /run (`inside`), `on_host` as the host sees it.
+    pub fn in_jail(mut self, inside: PathBuf, on_host: PathBuf) -> Cluster {
+        self.jailed_socket = Some((inside, on_host));
+        self
     }
 
     pub fn data(&self) -> PathBuf {
@@ -53,6 +64,9 @@ impl Cluster {
     /// long for Linux (deep target paths, long names): then a directory in
     /// /tmp named after the cluster, so every run of the workload finds it.
     pub fn socket_dir(&self) -> PathBuf {
+        if let Some((inside, _)) = &self.jailed_socket {
+            return inside.clone();
+        }
         let inside = self.root.join("sock");
         if self.socket_file_in(&inside).as_os_str().len() <= MAX_SOCKET_PATH {
             return inside;
@@ -61,6 +75,14 @@ impl Cluster {
         let mut h = std::collections::hash_map::DefaultHasher::new();
         self.root.hash(&mut h);
         PathBuf::from(format!("/tmp/{PG_SOCKET_PREFIX}{:016x}", h.finish()))
+    }
+
+    /// The socket directory as the host sees it.
+    fn socket_dir_on_host(&self) -> PathBuf {
+        match &self.jailed_socket {
+            Some((_, on_host)) => on_host.clone(),
+            None => self.socket_dir(),
+        }
     }
 
     fn socket_file_in(&self, dir: &Path) -> PathBuf {
@@ -87,7 +109,7 @@ impl Cluster {
 
     /// Removes the whole cluster directory and its socket directory, if present.
     pub fn remove(&self) -> Result<()> {
-        for dir in [self.root.clone(), self.socket_dir()] {
+        for dir in [self.root.clone(), self.socket_dir_on_host()] {
             if dir.exists() {
                 std::fs::remove_dir_all(&dir)
                     .with_context(|| format!("removing cluster {}", dir.display()))?;
@@ -106,8 +128,9 @@ impl Cluster {
         journal: &Journal,
     ) -> Result<()> {
         self.remove()?;
-        let sock = self.socket_dir();
-        if !sock.starts_with(&self.root) {
+        let sock = self.socket_dir_on_host();
+        // A jail's /run goes with the jail.
+        if !sock.starts_with(&self.root) && self.jailed_socket.is_none() {
             // Outside the working directory: journaled before it exists,
             // so that teardown or `storlab cleanup` removes it.
             journal.acquire_once(&Resource::Dir { path: sock.clone() })?;
@@ -123,22 +146,18 @@ impl Cluster {
         if let Some(a) = &self.account {
             a.check_reachable(&self.root)?;
         }
-        exec::run(self.initdb_command(bins), "initdb", stop)?;
+        exec::run(self.initdb_command(bins)?, "initdb", stop)?;
         let conf = self.data().join("postgresql.conf");
         append_settings(&conf, &self.conf_block(settings))
     }
 
-    fn initdb_command(&self, bins: &Binaries) -> Command {
-        let mut cmd = Command::new(&bins.initdb);
+    fn initdb_command(&self, bins: &Binaries) -> Result<Command> {
+        let mut cmd = bins.command(&bins.initdb, self.account.as_ref(), Some(&self.root))?;
         cmd.arg("--pgdata")
             .arg(self.data())
             .args(["--username", SUPERUSER, "--auth", "trust"])
-            .args(["--encoding", "UTF8", "--no-sync"])
-            .current_dir(&self.root);
-        if let Some(a) = &self.account {
-            a.apply(&mut cmd);
-        }
-        cmd
+            .args(["--encoding", "UTF8", "--no-sync"]);
+        Ok(cmd)
     }
 
     /// What storlab appends to postgresql.conf; later lines win there, so

@@ -11,6 +11,7 @@ use super::cluster::check_setting;
 use super::Pgbench;
 use crate::params::units::saturating_secs;
 use crate::params::{choices, declare, Fault, Params, Value};
+use crate::provision::root::{RootNeed, RootSpec, Software};
 use crate::workload::{Configure, Workload, WorkloadConfig};
 
 declare! {
@@ -38,6 +39,7 @@ declare! {
         bindir: string => "directory of initdb, postgres, pgbench, psql (default: pg_config, /usr/lib/postgresql/*/bin, PATH)",
         os_user: string = "postgres" => "the unprivileged user the server runs as when storlab runs as root",
         port: int(u16, 1, 65535) = "5432" => "the server's port (names its socket file; TCP stays off)",
+        root: string = "host" => "where PostgreSQL (server and clients) comes from: \"host\", \"debian:SUITE\" (a minimal Debian root storlab builds and caches, e.g. \"debian:trixie\" for PostgreSQL 17) or the path of a tree you made; its server runs chrooted in a network namespace of its own (docs/targets.md, roots)",
     }
 }
 
@@ -92,6 +94,7 @@ impl PgbenchParams {
                 "pgbench reports progress in whole seconds".into(),
             ));
         }
+        self.validate_root()?;
         if let Some(settings) = &self.settings {
             if self.dsn.is_some() && !settings.is_empty() {
                 return Err((
@@ -104,6 +107,35 @@ impl PgbenchParams {
             }
         }
         Ok(())
+    }
+
+    /// `root`: a root storlab knows how to read, for the server storlab
+    /// runs (not a `dsn`), with its own programs (no `bindir`).
+    fn validate_root(&self) -> Result<(), Fault> {
+        let root = RootSpec::parse(&self.root).map_err(|m| ("root", m))?;
+        if root.is_host() {
+            return Ok(());
+        }
+        let clash = [
+            ("dsn", self.dsn.is_some(), "with dsn the server is yours"),
+            (
+                "bindir",
+                self.bindir.is_some(),
+                "the root's own programs run",
+            ),
+            (
+                "script",
+                self.script.is_some(),
+                "a custom script is not carried into another root",
+            ),
+        ];
+        match clash.iter().find(|(_, set, _)| *set) {
+            Some((key, _, why)) => Err((
+                "root",
+                format!("root = \"{root}\" and `{key}` do not go together: {why}; leave one out"),
+            )),
+            None => Ok(()),
+        }
     }
 
     /// Makes a custom `script` absolute against the experiment file's
@@ -198,6 +230,8 @@ pub struct Config {
     pub bindir: Option<String>,
     pub os_user: String,
     pub port: u16,
+    /// Where PostgreSQL comes from (checked when the parameters were read).
+    pub root: RootSpec,
 }
 
 impl From<PgbenchParams> for Config {
@@ -237,6 +271,7 @@ impl From<PgbenchParams> for Config {
             bindir: p.bindir,
             os_user: p.os_user,
             port: p.port,
+            root: RootSpec::parse(&p.root).unwrap_or(RootSpec::Host),
         }
     }
 }
@@ -255,7 +290,18 @@ impl WorkloadConfig for Config {
     /// PostgreSQL's programs are there (the server's only when storlab
     /// runs the server).
     fn preflight(&self) -> anyhow::Result<()> {
+        if !self.root.is_host() {
+            return crate::provision::root::preflight::preflight(&self.root, Software::Postgres);
+        }
         super::binaries::Binaries::find(self.bindir.as_deref(), self.dsn.is_none()).map(|_| ())
+    }
+
+    /// PostgreSQL's root, for the server storlab runs.
+    fn root(&self) -> Option<RootNeed> {
+        self.dsn.is_none().then(|| RootNeed {
+            spec: self.root.clone(),
+            software: Software::Postgres,
+        })
     }
 
     /// Rough wall time of one run, initialisation included when every run
@@ -311,6 +357,18 @@ impl WorkloadConfig for Config {
         saturating_secs(INIT_FIXED_S + INIT_PER_SCALE_S * f64::from(self.scale))
     }
 
+    /// The server's `shared_buffers` (PostgreSQL's default 128MB), none
+    /// with `dsn` (not a server storlab starts).
+    fn memory_needed(&self) -> u64 {
+        if self.dsn.is_some() {
+            return 0;
+        }
+        self.settings
+            .get("shared_buffers")
+            .map_or(Some(128 << 20), |v| pg_size(v))
+            .unwrap_or(0)
+    }
+
     /// Bytes the cluster may take on the target (none with `dsn`), and the
     /// transaction log's (about 40 bytes a transaction, at the rate asked
     /// for or, closed-loop, a guess of 2,000 per second).
@@ -341,8 +399,14 @@ impl WorkloadConfig for Config {
     fn kept_files(&self) -> Option<String> {
         (!self.reinit_each_run && self.dsn.is_none()).then(|| {
             format!(
-                "cluster scale={} steps={} settings={:?} bindir={:?} user={} port={}",
-                self.scale, self.init_steps, self.settings, self.bindir, self.os_user, self.port
+                "cluster scale={} steps={} settings={:?} bindir={:?} user={} port={} root={}",
+                self.scale,
+                self.init_steps,
+                self.settings,
+                self.bindir,
+                self.os_user,
+                self.port,
+                self.root
             )
         })
     }
@@ -350,6 +414,24 @@ impl WorkloadConfig for Config {
     fn build(&self) -> Box<dyn Workload> {
         Box::new(Pgbench::new(self.clone()))
     }
+}
+
+/// A PostgreSQL memory setting in bytes: `256MB`, `1GB`, `8kB`, or a
+/// bare number of 8 kB pages, as postgresql.conf reads it.
+fn pg_size(v: &str) -> Option<u64> {
+    let v = v.trim().trim_matches('\'');
+    let digits = v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len());
+    let n: u64 = v[..digits].parse().ok()?;
+    let unit: u64 = match v[digits..].trim() {
+        "" => 8 << 10,
+        "B" => 1,
+        "kB" => 1 << 10,
+        "MB" => 1 << 20,
+        "GB" => 1 << 30,
+        "TB" => 1 << 40,
+        _ => return None,
+    };
+    Some(n.saturating_mul(unit))
 }
 
 #[cfg(test)]

@@ -41,6 +41,7 @@ pub fn run(mut cmd: Command, what: &str, stop: &StopFlag) -> Result<Captured> {
             Ok(())
         });
     }
+    crate::process::child::die_with_storlab(&mut cmd);
     let mut child = cmd
         .spawn()
         .with_context(|| format!("{what}: starting `{shown}`"))?;

@@ -23,6 +23,9 @@ pub const SQL: &str = "SELECT json_build_object(\
 pub const VERSION: &str = "pg_server_version";
 pub const VERSION_NUM: &str = "pg_server_version_num";
 pub const SETTING_PREFIX: &str = "pg_setting.";
+/// The release the server reports (`17.6`), as every system storlab can
+/// take from a root records it (`software_version.PROGRAM`).
+pub const SOFTWARE_VERSION: &str = "software_version.postgresql";
 
 /// What the server said about itself.
 #[derive(Debug, Clone, PartialEq)]
@@ -68,6 +71,9 @@ impl ServerFacts {
             (VERSION.to_string(), self.version.clone()),
             (VERSION_NUM.to_string(), self.version_num.to_string()),
         ];
+        if let Some(release) = self.version.split_whitespace().next() {
+            out.push((SOFTWARE_VERSION.to_string(), release.to_string()));
+        }
         out.extend(
             self.settings
                 .iter()
@@ -91,6 +97,7 @@ mod tests {
             vec![
                 (VERSION.into(), "15.18 (Debian 15.18-0+deb12u1)".into()),
                 (VERSION_NUM.into(), "150018".into()),
+                (SOFTWARE_VERSION.into(), "15.18".into()),
                 ("pg_setting.full_page_writes".into(), "off".into()),
                 ("pg_setting.shared_buffers".into(), "128MB".into()),
             ]

@@ -47,8 +47,10 @@ use crate::measure::telemetry::checks::PGBENCH_BYTES_PER_SCALE;
 use crate::measure::telemetry::Served;
 use crate::measure::RunOutput;
 use crate::process::StopFlag;
-use crate::provision::journal::Journal;
+use crate::provision::journal::{Held, Journal};
+use crate::provision::root::{Jail, Root, Software};
 use crate::warning::{Warning, WarningKind};
+use std::sync::Arc;
 
 pub use self::config::PgbenchParams;
 
@@ -64,7 +66,13 @@ pub struct Pgbench {
     bins: Option<Binaries>,
     account: Option<Account>,
     init: Option<Init>,
+    /// The root's jail the server and its clients run in (`root`), with
+    /// what was made for it, undone at cleanup.
+    jailed: Option<(Arc<Jail>, Held)>,
 }
+
+/// The socket directory of a server in a root's jail, as it sees it.
+const JAILED_SOCKET: &str = "/run/storlab-pg";
 
 /// The server as it was before the measured run.
 struct Before {
@@ -79,6 +87,7 @@ impl Pgbench {
             bins: None,
             account: None,
             init: None,
+            jailed: None,
         }
     }
 
@@ -87,7 +96,68 @@ impl Pgbench {
     }
 
     fn cluster(&self, dir: &Path) -> Cluster {
-        Cluster::new(dir, self.cfg.port, self.account.clone())
+        let cluster = Cluster::new(dir, self.cfg.port, self.account.clone());
+        match &self.jailed {
+            Some((jail, _)) => {
+                let inside = PathBuf::from(JAILED_SOCKET);
+                let on_host = jail.host_path(&inside);
+                cluster.in_jail(inside, on_host)
+            }
+            None => cluster,
+        }
+    }
+
+    /// The server's programs and account: the host's, or a root's in a
+    /// jail of this run's, the workload's directory shared into it.
+    fn find_programs(&mut self, dir: &Path, cx: &RunContext) -> Result<()> {
+        let managed = self.cfg.dsn.is_none();
+        if !managed || self.cfg.root.is_host() {
+            self.bins = Some(Binaries::find(self.cfg.bindir.as_deref(), managed)?);
+            if managed {
+                self.account = Account::for_server(&self.cfg.os_user)?;
+            }
+            return Ok(());
+        }
+        let root = Root::obtain(&self.cfg.root, Software::Postgres, &cx.journal, &cx.stop)?;
+        let mut held = Held::new(&cx.journal);
+        let opened = (|| {
+            static JAILS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+            let n = JAILS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let jail = Jail::open(&root, &format!("pg{n}"), &mut held)?;
+            let dir = std::path::absolute(dir)?;
+            jail.share(&dir, &mut held)?;
+            let account = Account::in_root(&root.tree, &self.cfg.os_user)?;
+            let sock = jail.host_path(Path::new(JAILED_SOCKET));
+            std::fs::create_dir_all(&sock)
+                .with_context(|| format!("creating {}", sock.display()))?;
+            account.chown(&sock)?;
+            let jail = Arc::new(jail);
+            self.bins = Some(Binaries::in_root(&root.tree, jail.clone())?);
+            self.account = Some(account);
+            Ok::<_, anyhow::Error>(jail)
+        })();
+        match opened {
+            Ok(jail) => {
+                self.jailed = Some((jail, held));
+                Ok(())
+            }
+            Err(e) => {
+                let _ = held.undo_all();
+                Err(e.context(format!("running PostgreSQL from {}", root.describe())))
+            }
+        }
+    }
+
+    /// Undoes the jail of this run, if there is one.
+    fn close_jail(&mut self) -> Result<()> {
+        self.bins = None;
+        match self.jailed.take() {
+            Some((jail, mut held)) => {
+                drop(jail);
+                held.undo_all()
+            }
+            None => Ok(()),
+        }
     }
 
     fn conn(&self, dir: &Path) -> Conn {
@@ -112,7 +182,7 @@ impl Pgbench {
     /// each step.
     fn timed_init(&mut self, conn: &Conn, stop: &StopFlag) -> Result<()> {
         let t0 = Instant::now();
-        let cmd = client::init(self.bins()?, conn, self.cfg.scale, &self.cfg.init_steps);
+        let cmd = client::init(self.bins()?, conn, self.cfg.scale, &self.cfg.init_steps)?;
         let out = exec::run(cmd, "pgbench -i", stop)?;
         self.init = Some(Init {
             seconds: t0.elapsed().as_secs_f64(),
@@ -137,7 +207,7 @@ impl Pgbench {
         spec.log_prefix = self.fresh_log_prefix(dir)?;
         let origin_us = now_us();
         let t0 = Instant::now();
-        let out = exec::run(client::run(self.bins()?, conn, &spec), "pgbench", stop)?;
+        let out = exec::run(client::run(self.bins()?, conn, &spec)?, "pgbench", stop)?;
         let elapsed = t0.elapsed().as_secs_f64();
         let summary = parse::summary(&out.stdout)
             .with_context(|| format!("reading pgbench's output: {}", exec::tail(&out.stdout, 4)))?;
@@ -178,7 +248,7 @@ impl Pgbench {
         spec.per_statement = false;
         spec.latency_limit = None;
         let out = exec::run(
-            client::run(self.bins()?, conn, &spec),
+            client::run(self.bins()?, conn, &spec)?,
             "prewarm pgbench",
             stop,
         )?;
@@ -288,13 +358,13 @@ impl Pgbench {
     }
 
     fn psql(&self, conn: &Conn, sql: &str, stop: &StopFlag) -> Result<String> {
-        let out = exec::run(client::query(self.bins()?, conn, sql), "psql", stop)?;
+        let out = exec::run(client::query(self.bins()?, conn, sql)?, "psql", stop)?;
         Ok(out.stdout)
     }
 
     fn count_history(&self, conn: &Conn, stop: &StopFlag) -> Result<u64> {
         let out = exec::run(
-            client::count_history(self.bins()?, conn),
+            client::count_history(self.bins()?, conn)?,
             "counting pgbench_history",
             stop,
         )?;
@@ -363,7 +433,7 @@ impl Workload for Pgbench {
     fn prepare(&mut self, dir: &Path, cx: &RunContext) -> Result<()> {
         self.check_script()?;
         let managed = self.cfg.dsn.is_none();
-        self.bins = Some(Binaries::find(self.cfg.bindir.as_deref(), managed)?);
+        self.find_programs(dir, cx)?;
         let stop = &cx.stop;
         if !managed {
             let marker = dir.join("storlab-dsn-initialized");
@@ -374,7 +444,6 @@ impl Workload for Pgbench {
             }
             return Ok(());
         }
-        self.account = Account::for_server(&self.cfg.os_user)?;
         if self.cfg.reinit_each_run || !self.cluster(dir).is_initialized() {
             self.init_managed(dir, stop, &cx.journal)?;
         }
@@ -410,6 +479,14 @@ impl Workload for Pgbench {
         if self.cfg.dsn.is_none() && self.cfg.reinit_each_run {
             self.cluster(dir).remove()?;
         }
-        Ok(())
+        self.close_jail()
+    }
+}
+
+impl Drop for Pgbench {
+    fn drop(&mut self) {
+        if let Err(e) = self.close_jail() {
+            errln!("storlab: undoing PostgreSQL's jail: {e:#}");
+        }
     }
 }

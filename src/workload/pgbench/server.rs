@@ -6,7 +6,7 @@
 //! shutdown and escalates to immediate, then SIGKILL.
 
 use std::os::unix::process::CommandExt;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
@@ -36,17 +36,17 @@ impl Server {
         let log2 = log
             .try_clone()
             .context("duplicating the server log handle")?;
-        let mut cmd = Command::new(&bins.postgres);
+        let mut cmd = bins.command(
+            &bins.postgres,
+            cluster.account.as_ref(),
+            Some(&cluster.root),
+        )?;
         cmd.arg("-D")
             .arg(cluster.data())
-            .current_dir(&cluster.root)
             .stdin(Stdio::null())
             .stdout(log)
             .stderr(log2)
             .process_group(0);
-        if let Some(a) = &cluster.account {
-            a.apply(&mut cmd);
-        }
         // SAFETY: prctl is async-signal-safe and touches no memory of ours.
         unsafe {
             cmd.pre_exec(|| {

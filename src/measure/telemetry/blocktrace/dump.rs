@@ -12,8 +12,9 @@ use super::script::{END, MARK, READY, RESET};
 /// [`super::script::OPS`]).
 pub type DevOp = (u64, u8);
 
-/// Per device and operation, a bucket `(shift, m)` → requests.
-pub type Buckets = BTreeMap<(u64, u8, u32, u64), u64>;
+/// Per device, operation and sampling shift `w` (each request stands for
+/// 2^w), a bucket `(shift, m)` → requests timed.
+pub type Buckets = BTreeMap<(u64, u8, u32, u32, u64), u64>;
 
 /// The maps at one mark.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -21,21 +22,11 @@ pub struct Dump {
     /// The mark's number (the sampler's sample) and its time (CLOCK_MONOTONIC ns).
     pub seq: u64,
     pub ns: u64,
-    /// Issue → completion, by bucket.
+    /// Issue → completion of the sampled requests, by bucket.
     pub latency: Buckets,
-    /// Requests issued, and their bytes.
-    pub requests: BTreeMap<DevOp, u64>,
-    pub bytes: BTreeMap<DevOp, u64>,
-    /// Requests completed whose issue was seen (those in `latency`).
-    pub done: BTreeMap<DevOp, u64>,
-    /// Per device: the sum of those requests' times, ns.
-    pub busy: BTreeMap<u64, u64>,
     /// Per device: flushes (flush requests and writes with a preflush), FUA writes.
     pub flushes: BTreeMap<u64, u64>,
     pub fua: BTreeMap<u64, u64>,
-    /// Per device: requests issued at a (device, sector) with another
-    /// still in flight there (the earlier one's time is lost).
-    pub unmatched: BTreeMap<u64, u64>,
 }
 
 fn minus<K: Ord + Clone>(a: &BTreeMap<K, u64>, b: &BTreeMap<K, u64>) -> BTreeMap<K, u64> {
@@ -54,34 +45,31 @@ impl Dump {
             seq: self.seq,
             ns: self.ns,
             latency: minus(&self.latency, &earlier.latency),
-            requests: minus(&self.requests, &earlier.requests),
-            bytes: minus(&self.bytes, &earlier.bytes),
-            done: minus(&self.done, &earlier.done),
-            busy: minus(&self.busy, &earlier.busy),
             flushes: minus(&self.flushes, &earlier.flushes),
             fua: minus(&self.fua, &earlier.fua),
-            unmatched: minus(&self.unmatched, &earlier.unmatched),
         }
+    }
+
+    /// Per device and operation, the requests timed.
+    pub fn timed(&self) -> BTreeMap<DevOp, u64> {
+        let mut out = BTreeMap::new();
+        for (&(dev, op, ..), &n) in &self.latency {
+            *out.entry((dev, op)).or_insert(0) += n;
+        }
+        out
     }
 
     /// This dump's counts of `devices` (kernel numbers) alone.
     pub fn only(mut self, devices: &[u64]) -> Dump {
         let keep = |d: &u64| devices.contains(d);
         self.latency.retain(|k, _| keep(&k.0));
-        self.requests.retain(|k, _| keep(&k.0));
-        self.bytes.retain(|k, _| keep(&k.0));
-        self.done.retain(|k, _| keep(&k.0));
-        self.busy.retain(|k, _| keep(k));
         self.flushes.retain(|k, _| keep(k));
         self.fua.retain(|k, _| keep(k));
-        self.unmatched.retain(|k, _| keep(k));
         self
     }
 
     fn add_map(&mut self, name: &str, entries: &serde_json::Map<String, Value>) {
         for (key, value) in entries {
-            // A requeue's sum(-1) may leave a count below 0 in one CPU's
-            // share, never in the whole.
             let Some(v) = value.as_i64().map(|v| v.max(0) as u64) else {
                 continue;
             };
@@ -90,29 +78,14 @@ impl Dump {
                 .filter_map(|x| x.trim().parse().ok())
                 .collect();
             match (name, k.as_slice()) {
-                ("@latency", &[d, o, s, m]) => {
-                    self.latency.insert((d, o as u8, s as u32, m), v);
-                }
-                ("@requests", &[d, o]) => {
-                    self.requests.insert((d, o as u8), v);
-                }
-                ("@bytes", &[d, o]) => {
-                    self.bytes.insert((d, o as u8), v);
-                }
-                ("@done", &[d, o]) => {
-                    self.done.insert((d, o as u8), v);
-                }
-                ("@busy", &[d]) => {
-                    self.busy.insert(d, v);
+                ("@latency", &[d, o, w, s, m]) => {
+                    self.latency.insert((d, o as u8, w as u32, s as u32, m), v);
                 }
                 ("@flushes", &[d]) => {
                     self.flushes.insert(d, v);
                 }
                 ("@fua", &[d]) => {
                     self.fua.insert(d, v);
-                }
-                ("@unmatched", &[d]) => {
-                    self.unmatched.insert(d, v);
                 }
                 _ => {}
             }
@@ -186,16 +159,14 @@ mod tests {
 {"type": "printf", "data": "storlab-ready\n"}
 {"type": "printf", "data": "storlab-reset 4\n"}
 {"type": "printf", "data": "storlab-mark 0 824318571382\n"}
-{"type": "map", "data": {"@latency": {"266338304,0,12,473": 1}}}
-{"type": "map", "data": {"@requests": {"266338304,0": 1, "266338304,2": 3}}}
+{"type": "map", "data": {"@latency": {"266338304,0,4,12,473": 1}}}
 {"type": "map", "data": {"@flushes": {"266338304": 3}}}
 {"type": "printf", "data": "storlab-end\n"}
 
 {"type": "printf", "data": "storlab-mark 1 825318821892\n"}
-{"type": "map", "data": {"@latency": {"266338304,0,12,473": 5, "266338304,0,9,447": 2}}}
-{"type": "map", "data": {"@requests": {"266338304,0": 7, "266338304,2": 3}}}
+{"type": "map", "data": {"@latency": {"266338304,0,4,12,473": 5, "266338304,0,5,9,447": 2}}}
 {"type": "map", "data": {"@flushes": {"266338304": 3}}}
-{"type": "map", "data": {"@busy": {"266338304": 123456}}}
+{"type": "map", "data": {"@fua": {"266338304": 1}}}
 {"type": "printf", "data": "storlab-end\n"}
 "#;
 
@@ -209,15 +180,14 @@ mod tests {
             panic!("{events:?}");
         };
         assert_eq!((a.seq, a.ns), (0, 824318571382));
-        assert_eq!(a.requests[&(266338304, 2)], 3);
+        assert_eq!(a.flushes[&266338304], 3);
         let d = b.since(a);
         assert_eq!(d.seq, 1);
-        assert_eq!(d.latency[&(266338304, 0, 12, 473)], 4);
-        assert_eq!(d.latency[&(266338304, 0, 9, 447)], 2);
-        assert_eq!(d.requests.get(&(266338304, 2)), None, "no new flush");
-        assert_eq!(d.requests[&(266338304, 0)], 6);
-        assert!(d.flushes.is_empty());
-        assert_eq!(d.busy[&266338304], 123456);
+        assert_eq!(d.latency[&(266338304, 0, 4, 12, 473)], 4);
+        assert_eq!(d.latency[&(266338304, 0, 5, 9, 447)], 2);
+        assert_eq!(d.timed()[&(266338304, 0)], 6);
+        assert!(d.flushes.is_empty(), "no new flush");
+        assert_eq!(d.fua[&266338304], 1);
     }
 
     #[test]
@@ -228,7 +198,7 @@ mod tests {
             panic!("{events:?}");
         };
         let none = (**b).clone().only(&[7 << 20]);
-        assert!(none.latency.is_empty() && none.requests.is_empty() && none.busy.is_empty());
+        assert!(none.latency.is_empty() && none.fua.is_empty());
         assert!(none.flushes.is_empty());
         assert_eq!((**b).clone().only(&[266338304, 7 << 20]), **b);
     }

@@ -1,17 +1,23 @@
 //! A run's trace as catalogue figures: per device (`device`) and
-//! operation (`op`) the request-time histogram (`dev_lat`) with its
-//! metrics, the requests and their mean size;
+//! operation (`op`) the request-time histogram (`dev_lat`, of the timed
+//! sample, each weighed as the requests it stands for) with its metrics,
+//! the requests and their mean size (/proc/diskstats' exact counts over
+//! the same samples);
 //! per device flushes, FUA writes, requests in flight and whether it has a
 //! write cache; per-second series of the request-time percentiles and of
 //! requests in flight; and the `block_trace` fact saying how it was
 //! measured. Pure functions of the trace and the chain.
 
+use std::collections::BTreeMap;
+
 use super::buckets::MAX_RELATIVE_ERROR;
+use super::sampling::rank_interval;
 use super::script::{kernel_dev, OPS};
-use super::trace::{histograms, Trace, WINDOW_PERCENTILES};
+use super::trace::{busy, histograms, shifts, Trace, WINDOW_PERCENTILES};
 use super::{Cache, Outcome};
 use crate::measure::latency::latency_metrics;
 use crate::measure::telemetry::chain::Chain;
+use crate::measure::telemetry::sample::Disk;
 use crate::measure::{Hist, RunOutput, Series};
 use crate::metric::catalogue as m;
 use crate::metric::labels::{DEVICE, OP};
@@ -24,14 +30,21 @@ pub const FACT: &str = crate::fact::catalogue::BLOCK_TRACE.name;
 /// "no read requests" is a figure, not a gap.
 const ALWAYS: [u8; 3] = [0, 1, 2];
 
-/// The figures of `outcome` for `chain`, with series at `interval_s`.
-pub fn figures(outcome: &Outcome, chain: &Chain, interval_s: f64) -> RunOutput {
+/// The figures of `outcome` for `chain`, whose devices counted `counts`
+/// over the run (/proc/diskstats, by (major, minor)), with series at
+/// `interval_s`.
+pub fn figures(
+    outcome: &Outcome,
+    chain: &Chain,
+    counts: &BTreeMap<(u32, u32), Disk>,
+    interval_s: f64,
+) -> RunOutput {
     let mut out = RunOutput::default();
     match outcome {
         Outcome::Off(None) => {}
         Outcome::Off(Some(why)) => out.facts.push((FACT.into(), format!("off ({why}): device latency is /proc/diskstats' average per request (dev_await_ns)"))),
         Outcome::Failed(why) => out.facts.push((FACT.into(), format!("not traced: {why}; device latency is /proc/diskstats' average per request (dev_await_ns)"))),
-        Outcome::Traced(t, caches) => traced(t, caches, chain, interval_s, &mut out),
+        Outcome::Traced(t, caches) => traced(t, caches, chain, counts, interval_s, &mut out),
     }
     out
 }
@@ -50,7 +63,31 @@ fn labels(device: &str, op: u8) -> Labels {
         .with(&OP, OPS[usize::from(op).min(OPS.len() - 1)])
 }
 
-fn traced(t: &Trace, caches: &[Cache], chain: &Chain, interval_s: f64, out: &mut RunOutput) {
+/// Per operation (its number in [`OPS`]), a device's requests and bytes
+/// over the run from its diskstats counts: reads, writes, flushes and
+/// discards, each where the kernel counts it.
+fn requests(d: &Disk) -> Vec<(u8, u64, u64)> {
+    let mut out = vec![
+        (0, d.reads, d.read_sectors * 512),
+        (1, d.writes, d.write_sectors * 512),
+    ];
+    if let Some(n) = d.flushes {
+        out.push((2, n, 0));
+    }
+    if let Some(n) = d.discards {
+        out.push((3, n, d.discard_sectors.unwrap_or(0) * 512));
+    }
+    out
+}
+
+fn traced(
+    t: &Trace,
+    caches: &[Cache],
+    chain: &Chain,
+    counts: &BTreeMap<(u32, u32), Disk>,
+    interval_s: f64,
+    out: &mut RunOutput,
+) {
     let total = &t.total;
     for (def, buckets) in [(&m::DEV_LAT, &total.latency)] {
         for ((dev, op), h) in histograms(buckets) {
@@ -66,20 +103,24 @@ fn traced(t: &Trace, caches: &[Cache], chain: &Chain, interval_s: f64, out: &mut
             });
         }
     }
-    let mut lost = Vec::new();
+    let busy = busy(&total.latency);
+    let timed = total.timed();
+    let mut sampled = Vec::new();
     for d in &chain.devices {
         let dev = kernel_dev(d.major, d.minor);
         let name = d.name.as_str();
         let device = Labels::new().with(&DEVICE, name);
-        let ops = total.requests.keys().filter(|k| k.0 == dev).map(|k| k.1);
-        let mut ops: Vec<u8> = ops.chain(ALWAYS).collect();
-        ops.sort_unstable();
-        ops.dedup();
-        for op in ops {
-            let n = total.requests.get(&(dev, op)).copied().unwrap_or(0);
+        let disk = counts.get(&(d.major, d.minor));
+        let mut all = disk.map(requests).unwrap_or_default();
+        for op in ALWAYS {
+            if !all.iter().any(|r| r.0 == op) {
+                all.push((op, 0, 0));
+            }
+        }
+        all.sort_unstable();
+        for (op, n, bytes) in all {
             out.metrics
                 .push(m::DEV_REQUESTS.labelled(labels(name, op), n as f64));
-            let bytes = total.bytes.get(&(dev, op)).copied().unwrap_or(0);
             if n > 0 && bytes > 0 {
                 out.metrics
                     .push(m::DEV_REQUEST_BYTES.labelled(labels(name, op), bytes as f64 / n as f64));
@@ -92,7 +133,7 @@ fn traced(t: &Trace, caches: &[Cache], chain: &Chain, interval_s: f64, out: &mut
             m::DEV_FUA_REQUESTS.labelled(device.clone(), count(&total.fua)),
         ]);
         if t.seconds > 0.0 {
-            let inflight = count(&total.busy) / 1e9 / t.seconds;
+            let inflight = busy.get(&dev).copied().unwrap_or(0.0) / 1e9 / t.seconds;
             out.metrics
                 .push(m::DEV_INFLIGHT.labelled(device.clone(), inflight));
         }
@@ -104,9 +145,14 @@ fn traced(t: &Trace, caches: &[Cache], chain: &Chain, interval_s: f64, out: &mut
             out.metrics
                 .push(m::DEV_WRITE_CACHE.labelled(device.clone(), flag));
         }
-        let untimed = count(&total.unmatched) as u64 + untimed(t, dev);
-        if untimed > 0 {
-            lost.push(format!("{untimed} on {name}"));
+        let n: u64 = timed
+            .iter()
+            .filter(|(k, _)| k.0 == dev)
+            .map(|(_, v)| v)
+            .sum();
+        let at = shifts(&total.latency).remove(&dev).unwrap_or_default();
+        if at.iter().any(|&w| w > 0) {
+            sampled.push(sample_text(name, n, &at));
         }
         series(t, dev, name, interval_s, out);
     }
@@ -117,33 +163,47 @@ fn traced(t: &Trace, caches: &[Cache], chain: &Chain, interval_s: f64, out: &mut
         names.join(", "),
         100.0 * MAX_RELATIVE_ERROR
     );
-    if !lost.is_empty() {
+    if sampled.is_empty() {
+        fact.push_str(", every request timed");
+    } else {
         fact.push_str(&format!(
-            "; requests counted but not timed (another in flight at the same sector, or a full map): {}",
-            lost.join(", ")
+            "; a sample of the requests timed, each weighed as the requests it stands for, chosen by sector (requests and bytes counted whole by /proc/diskstats): {}",
+            sampled.join("; ")
         ));
     }
     out.facts.push((FACT.into(), fact));
 }
 
-/// Requests completed and matched to their issue less those in the
-/// histogram: what a full map dropped.
-fn untimed(t: &Trace, dev: u64) -> u64 {
-    let done: u64 = t
-        .total
-        .done
-        .iter()
-        .filter(|(k, _)| k.0 == dev)
-        .map(|(_, v)| v)
-        .sum();
-    let timed: u64 = t
-        .total
-        .latency
-        .iter()
-        .filter(|(k, _)| k.0 == dev)
-        .map(|(_, v)| v)
-        .sum();
-    done.saturating_sub(timed)
+/// What a device's sample was: its rates, its size and what it leaves of
+/// p99 and p99.9 (their ranks' 95% intervals).
+fn sample_text(name: &str, n: u64, shifts: &std::collections::BTreeSet<u32>) -> String {
+    let rates: Vec<String> = (shifts.iter().rev())
+        .map(|&w| match w {
+            0 => "every request".to_string(),
+            w => format!("1 in {}", 1u64 << w),
+        })
+        .collect();
+    let rank = |q: f64| {
+        let (lo, hi) = rank_interval(q, n);
+        format!(
+            "p{} within p{}–p{}",
+            q * 100.0,
+            trim(lo * 100.0),
+            trim(hi * 100.0)
+        )
+    };
+    format!(
+        "{name} {} ({n} timed: {}, {})",
+        rates.join(" or "),
+        rank(0.99),
+        rank(0.999)
+    )
+}
+
+/// A percentile's rank with the decimals that tell it apart.
+fn trim(p: f64) -> String {
+    let s = format!("{p:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 fn series(t: &Trace, dev: u64, name: &str, interval_s: f64, out: &mut RunOutput) {
@@ -174,7 +234,7 @@ fn series(t: &Trace, dev: u64, name: &str, interval_s: f64, out: &mut RunOutput)
     let inflight = t
         .windows
         .iter()
-        .map(|w| w.busy.get(&dev).copied().unwrap_or(0) as f64 / 1e9 / w.seconds.max(1e-9))
+        .map(|w| w.busy.get(&dev).copied().unwrap_or(0.0) / 1e9 / w.seconds.max(1e-9))
         .collect();
     out.series.push(Series {
         def: &m::DEV_INFLIGHT,

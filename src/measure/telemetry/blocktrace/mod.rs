@@ -3,8 +3,10 @@
 //! from issue to completion as an HDR histogram, the requests and their
 //! bytes, flushes and FUA writes, and the mean number in flight — from
 //! the kernel's block tracepoints (`block_rq_issue`, `block_rq_complete`,
-//! `block_rq_requeue`). Queue time (insert to issue) is not traced: it
-//! cost a fast disk a third of its IOPS ([`script`]).
+//! `block_rq_requeue`), for a sample of the requests as large as the
+//! device's rate allows at little cost ([`sampling`]); the requests and
+//! their bytes from /proc/diskstats. Queue time (insert to issue) is not
+//! traced: it cost a fast disk a third of its IOPS ([`script`]).
 //!
 //! The mechanism is bpftrace, run as an external program found on PATH at
 //! run time, as fio and pgbench are: storlab builds and installs without
@@ -23,6 +25,7 @@
 pub mod buckets;
 pub mod dump;
 pub mod figures;
+pub mod sampling;
 pub mod script;
 pub mod trace;
 pub mod tracer;
@@ -63,22 +66,50 @@ pub extern "C" fn storlab_block_trace_reset(seq: u64) {
     unsafe { std::ptr::write_volatile(LAST_RESET.as_ptr(), seq) };
 }
 
-static LAST_MARK: AtomicU64 = AtomicU64::new(0);
-static LAST_RESET: AtomicU64 = AtomicU64::new(0);
-
-/// Whether the two probed functions have addresses of their own (why not
-/// when they share one: a uprobe on one would fire for both).
-pub fn probes_apart() -> Result<(), String> {
-    apart(
-        storlab_block_trace_mark as extern "C" fn(u64) as usize,
-        storlab_block_trace_reset as extern "C" fn(u64) as usize,
-    )
+/// Called when a device's sampling shift changes (`dev` its kernel
+/// number, [`script::kernel_dev`]): bpftrace's uprobe on this function
+/// sets the device's shift ([`sampling`]).
+#[no_mangle]
+#[inline(never)]
+pub extern "C" fn storlab_block_trace_rate(dev: u64, shift: u64) {
+    // SAFETY: as in storlab_block_trace_mark.
+    unsafe { std::ptr::write_volatile(LAST_RATE.as_ptr(), dev ^ shift) };
 }
 
-fn apart(mark: usize, reset: usize) -> Result<(), String> {
-    if mark == reset {
+static LAST_MARK: AtomicU64 = AtomicU64::new(0);
+static LAST_RESET: AtomicU64 = AtomicU64::new(0);
+static LAST_RATE: AtomicU64 = AtomicU64::new(0);
+
+/// Whether the probed functions have addresses of their own (why not
+/// when two share one: a uprobe on one would fire for both).
+pub fn probes_apart() -> Result<(), String> {
+    let probes = [
+        (
+            "storlab_block_trace_mark",
+            storlab_block_trace_mark as extern "C" fn(u64) as usize,
+        ),
+        (
+            "storlab_block_trace_reset",
+            storlab_block_trace_reset as extern "C" fn(u64) as usize,
+        ),
+        (
+            "storlab_block_trace_rate",
+            storlab_block_trace_rate as extern "C" fn(u64, u64) as usize,
+        ),
+    ];
+    for (i, a) in probes.iter().enumerate() {
+        for b in &probes[i + 1..] {
+            apart(*a, *b)?;
+        }
+    }
+    Ok(())
+}
+
+fn apart(a: (&str, usize), b: (&str, usize)) -> Result<(), String> {
+    if a.1 == b.1 {
         return Err(format!(
-            "storlab_block_trace_mark and storlab_block_trace_reset share the address {mark:#x} in this build (identical code folded): a uprobe on one would fire for both and the counts would be wrong; this is a bug in storlab, please report it"
+            "{} and {} share the address {:#x} in this build (identical code folded): a uprobe on one would fire for both and the counts would be wrong; this is a bug in storlab, please report it",
+            a.0, b.0, a.1
         ));
     }
     Ok(())
@@ -275,7 +306,7 @@ mod tests {
     #[test]
     fn the_mark_and_the_reset_are_probed_apart_or_tracing_is_refused() {
         assert_eq!(probes_apart(), Ok(()));
-        let why = apart(0x779a60, 0x779a60).expect_err("one address");
-        assert!(why.contains("share the address 0x779a60"), "{why}");
+        let why = apart(("m", 0x779a60), ("r", 0x779a60)).expect_err("one address");
+        assert!(why.contains("m and r share the address 0x779a60"), "{why}");
     }
 }

@@ -36,6 +36,7 @@ use std::time::{Duration, Instant};
 use super::dump::{Dump, Event, Reader};
 use super::script;
 use super::trace::{Builder, Trace};
+use crate::process::child::die_with_storlab;
 
 /// The program run.
 pub const BPFTRACE: &str = "bpftrace";
@@ -138,7 +139,7 @@ impl Tracer {
     pub fn start(devices: &[(u32, u32)]) -> Result<Tracer, String> {
         let version = version()?;
         super::probes_apart()?;
-        let program = script::program(devices, std::process::id());
+        let program = script::program(devices, std::process::id(), super::sampling::START);
         let mut cmd = Command::new(BPFTRACE);
         cmd.args(["-f", "json", "-e", &program])
             .env("BPFTRACE_MAP_KEYS_MAX", MAP_KEYS)
@@ -188,7 +189,10 @@ impl Tracer {
         let attached = ready.recv_timeout(ATTACH_PATIENCE);
         drop(tracefs);
         match attached {
-            Ok(()) => Ok(t),
+            Ok(()) => {
+                super::sampling::started(devices);
+                Ok(t)
+            }
             Err(e) => Err(t.end_with(&match e {
                 RecvTimeoutError::Timeout => format!(
                     "bpftrace did not attach within {} s",
@@ -358,17 +362,6 @@ impl Drop for Tracer {
     fn drop(&mut self) {
         self.stop();
         self.join_stderr();
-    }
-}
-
-/// Ends the child with storlab.
-fn die_with_storlab(cmd: &mut Command) {
-    // SAFETY: prctl is async-signal-safe and touches no memory of ours.
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-            Ok(())
-        });
     }
 }
 

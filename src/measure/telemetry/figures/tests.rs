@@ -25,6 +25,8 @@ fn disk(read_mib: u64, write_mib: u64, ops: u64, busy_ms: u64) -> Disk {
         io_ticks_ms: busy_ms,
         queue_ms: 2 * busy_ms,
         flushes: Some(ops / 2),
+        discards: Some(0),
+        discard_sectors: Some(0),
     }
 }
 
@@ -220,10 +222,17 @@ fn ratios_set_the_device_against_the_workload() {
     assert!(derived(&RunOutput::default()).is_empty());
 }
 
-fn traced(requests: &[((u32, u32, u8), u64)]) -> blocktrace::Outcome {
+/// A trace that timed `timed` requests (of 100 µs) per device and operation.
+fn traced(timed: &[((u32, u32, u8), u64)]) -> blocktrace::Outcome {
+    let (s, m) = blocktrace::buckets::bucket(100_000);
     let total = blocktrace::dump::Dump {
-        requests: (requests.iter())
-            .map(|&((major, minor, op), n)| ((blocktrace::script::kernel_dev(major, minor), op), n))
+        latency: (timed.iter())
+            .map(|&((major, minor, op), n)| {
+                (
+                    (blocktrace::script::kernel_dev(major, minor), op, 0, s, m),
+                    n,
+                )
+            })
             .collect(),
         ..Default::default()
     };
@@ -252,7 +261,7 @@ fn a_trace_that_diskstats_contradicts_is_refused_where_it_becomes_figures() {
     rec.block = traced(&[]);
     let f = figures(&rec);
     let why = block_fact(&f);
-    assert!(why.starts_with("not traced: the trace counted no request on loop0 while /proc/diskstats counted it moving 64.0 MiB"), "{why}");
+    assert!(why.starts_with("not traced: the trace timed no request on loop0 while /proc/diskstats counted it moving 64.0 MiB"), "{why}");
     assert!(
         !f.metrics
             .iter()
@@ -264,8 +273,9 @@ fn a_trace_that_diskstats_contradicts_is_refused_where_it_becomes_figures() {
         32.0 * 1048576.0
     );
 
-    // A device of the chain counted (loop0 bio-based, say): the trace stands.
-    rec.block = traced(&[((7, 1, 0), 500), ((7, 1, 1), 200)]);
+    // A device of the chain timed (loop0 bio-based, say): the trace stands,
+    // its requests counted by diskstats.
+    rec.block = traced(&[((7, 1, 0), 5), ((7, 1, 1), 2)]);
     let f = figures(&rec);
     assert!(
         !block_fact(&f).starts_with("not traced"),
@@ -275,5 +285,5 @@ fn a_trace_that_diskstats_contradicts_is_refused_where_it_becomes_figures() {
     let vda = Labels::new()
         .with(&DEVICE, "vda")
         .with(&crate::metric::labels::OP, "read");
-    assert_eq!(get(&f, &m::DEV_REQUESTS, &vda), 500.0);
+    assert_eq!(get(&f, &m::DEV_REQUESTS, &vda), 10.0);
 }

@@ -25,8 +25,9 @@ fn chain() -> Chain {
 const LOOP0: u64 = 7 << 20;
 const VDA: u64 = 254 << 20;
 
-/// Over two seconds loop0 reads 1000 requests of 4 KiB at 100 µs, vda the
-/// same at 80 µs (10 of them 5 ms) and takes 2 flushes, one FUA write.
+/// Over two seconds loop0 reads 1000 requests of 4 KiB at 100 µs, every
+/// one timed; vda the same at 80 µs (10 of them 5 ms), one in 2 timed,
+/// and takes 2 flushes, one FUA write.
 fn trace() -> Trace {
     let mut b = Builder::default();
     b.add(Dump {
@@ -41,11 +42,8 @@ fn trace() -> Trace {
     };
     let time = |d: &mut Dump, dev: u64, op: u8, ns: u64, n: u64| {
         let (s, m) = bucket(ns);
-        *d.latency.entry((dev, op, s, m)).or_insert(0) += n;
-        *d.done.entry((dev, op)).or_insert(0) += n;
-        *d.requests.entry((dev, op)).or_insert(0) += n;
-        *d.bytes.entry((dev, op)).or_insert(0) += if op == 2 { 0 } else { 4096 * n };
-        *d.busy.entry(dev).or_insert(0) += ns * n;
+        let w = u32::from(dev == VDA && op == 0);
+        *d.latency.entry((dev, op, w, s, m)).or_insert(0) += n >> w;
     };
     time(&mut d, LOOP0, 0, 100_000, 500);
     time(&mut d, VDA, 0, 80_000, 500);
@@ -60,6 +58,19 @@ fn trace() -> Trace {
     d.ns = 2_000_000_000;
     b.add(d);
     b.build("bpftrace v0.17.0").unwrap()
+}
+
+/// What /proc/diskstats counted over the two seconds.
+fn counts() -> BTreeMap<(u32, u32), Disk> {
+    let disk = |reads: u64, flushes| Disk {
+        reads,
+        read_sectors: reads * 8,
+        flushes: Some(flushes),
+        discards: Some(0),
+        discard_sectors: Some(0),
+        ..Disk::default()
+    };
+    BTreeMap::from([((7, 0), disk(1000, 0)), ((254, 0), disk(1000, 2))])
 }
 
 fn get(out: &RunOutput, def: &crate::metric::MetricDef, device: &str, op: Option<&str>) -> f64 {
@@ -85,7 +96,12 @@ fn a_trace_gives_each_device_and_operation_its_figures() {
             write_back: true,
         },
     ];
-    let out = figures(&Outcome::Traced(Box::new(trace()), caches), &chain(), 1.0);
+    let out = figures(
+        &Outcome::Traced(Box::new(trace()), caches),
+        &chain(),
+        &counts(),
+        1.0,
+    );
     let p50 = get(&out, &m::DEV_LAT_P50_NS, "loop0", Some("read"));
     assert!((p50 / 100_000.0 - 1.0).abs() < 0.003, "{p50}");
     let p99 = get(&out, &m::DEV_LAT_P99_NS, "vda", Some("read"));
@@ -96,6 +112,7 @@ fn a_trace_gives_each_device_and_operation_its_figures() {
     // No write or flush request is a figure: 0.
     assert_eq!(get(&out, &m::DEV_REQUESTS, "loop0", Some("write")), 0.0);
     assert_eq!(get(&out, &m::DEV_REQUESTS, "loop0", Some("flush")), 0.0);
+    assert_eq!(get(&out, &m::DEV_REQUESTS, "vda", Some("flush")), 2.0);
     assert_eq!(get(&out, &m::DEV_FLUSH_REQUESTS, "loop0", None), 0.0);
     assert_eq!(get(&out, &m::DEV_FLUSH_REQUESTS, "vda", None), 2.0);
     assert_eq!(get(&out, &m::DEV_FUA_REQUESTS, "vda", None), 1.0);
@@ -106,7 +123,7 @@ fn a_trace_gives_each_device_and_operation_its_figures() {
     assert_eq!(get(&out, &m::DEV_WRITE_CACHE, "vda", None), 1.0);
     // loop0: 1000 requests of 100 µs over 2 s: 0.05 in flight.
     let inflight = get(&out, &m::DEV_INFLIGHT, "loop0", None);
-    assert!((inflight - 0.05).abs() < 1e-9, "{inflight}");
+    assert!((inflight / 0.05 - 1.0).abs() < 0.002, "{inflight}");
     let hists: Vec<String> = out
         .histograms
         .iter()
@@ -154,6 +171,18 @@ fn a_trace_gives_each_device_and_operation_its_figures() {
         fact.1
     );
     assert!(fact.1.contains("within 0.2%"), "{}", fact.1);
+    assert!(
+        fact.1.contains("vda 1 in 2 or every request (502 timed: p99 within p98.13–p99.87, p99.9 within p99.624–p100)"),
+        "{}",
+        fact.1
+    );
+    // The sample stands for the requests: vda's 500 timed reads weigh 1000.
+    let h = out
+        .histograms
+        .iter()
+        .find(|h| h.labels.get(&DEVICE) == Some("vda") && h.labels.get(&OP) == Some("read"))
+        .unwrap();
+    assert_eq!(h.hist.len(), 1000);
 }
 
 #[test]
@@ -161,6 +190,7 @@ fn without_a_trace_the_fact_says_why_and_nothing_else_is_made() {
     let out = figures(
         &Outcome::Failed("bpftrace is not installed (apt-get install bpftrace)".into()),
         &chain(),
+        &counts(),
         1.0,
     );
     assert!(out.metrics.is_empty() && out.histograms.is_empty() && out.series.is_empty());
@@ -174,12 +204,15 @@ fn without_a_trace_the_fact_says_why_and_nothing_else_is_made() {
     let off = figures(
         &Outcome::Off(Some("[plan] block_trace = false".into())),
         &chain(),
+        &counts(),
         1.0,
     );
     assert!(off.facts[0]
         .1
         .starts_with("off ([plan] block_trace = false)"));
-    assert!(figures(&Outcome::Off(None), &Chain::default(), 1.0)
-        .facts
-        .is_empty());
+    assert!(
+        figures(&Outcome::Off(None), &Chain::default(), &counts(), 1.0)
+            .facts
+            .is_empty()
+    );
 }

@@ -17,6 +17,10 @@
 //! may sit on the root filesystem. Under MPI the first rank on each other
 //! host mounts the volume as this host did ([`Target::reach`]).
 
+pub mod cli;
+pub mod resources;
+mod rooted;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -24,18 +28,21 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 
-use super::{Reach, Target, TargetConfig};
+use self::cli::{
+    create_args, gluster, glusterd_reachable, is_peer, parse_get, parse_info, probe_peer,
+    same_value, volume_names, Probed, GLUSTER,
+};
+use self::resources::GLUSTERD;
 use crate::measure::telemetry::procs::{gluster_status_pids, Locate};
 use crate::measure::telemetry::{Backing, Served};
 use crate::params::{declare, Fault};
 use crate::provision::client::ClientMount;
-use crate::provision::gluster_cli::{
-    create_args, gluster, glusterd_reachable, is_peer, parse_get, parse_info, probe_peer,
-    same_value, Probed, GLUSTER,
-};
 use crate::provision::journal::{state_dir, Held, Journal, Resource};
+use crate::provision::root::{preflight, RootNeed, RootSpec, Software};
 use crate::provision::site::{check_host, rsh_text, Site};
 use crate::provision::{cmd, daemon, mount, options, resource_name, site_fs};
+use crate::targets::{Reach, Target, TargetConfig};
+use rooted::Rooted;
 
 declare! {
     /// The parameters of a `gluster` target.
@@ -48,6 +55,7 @@ declare! {
         servers: list => "hosts that hold the bricks, spread over them as Gluster does (brick i on server i mod N); reached through STORLAB_RSH (ssh) [default: this host]",
         options: map => "volume options, e.g. { \"performance.write-behind\" = \"off\" }",
         mount_options: list => "options of the FUSE mount, e.g. [\"direct-io-mode=disable\"]",
+        root: string = "host" => "where Gluster (glusterd, bricks, command line, FUSE client) comes from: \"host\", \"debian:SUITE\" (a minimal Debian root storlab builds and caches, e.g. \"debian:trixie\" for Gluster 11.1) or the path of a tree you made; its daemons run chrooted in a network namespace of their own, on this host (docs/targets.md, roots)",
     }
 }
 
@@ -73,7 +81,8 @@ impl TargetConfig for GlusterParams {
             )),
             _ => {
                 validate_servers(self)?;
-                super::dir::validate_holder_dir("dir", &self.dir)
+                validate_root(self)?;
+                crate::targets::dir::validate_holder_dir("dir", &self.dir)
             }
         }
     }
@@ -81,6 +90,31 @@ impl TargetConfig for GlusterParams {
     fn build(&self, name: &str, journal: &Journal) -> Box<dyn Target> {
         Box::new(Gluster::new(name, self, journal))
     }
+
+    fn root(&self) -> Option<RootNeed> {
+        Some(RootNeed {
+            spec: RootSpec::parse(&self.root).unwrap_or(RootSpec::Host),
+            software: Software::Gluster,
+        })
+    }
+}
+
+/// `root`: a root storlab reads; another root's daemons serve this host's
+/// bricks on their own address (no `servers`, no `host`).
+fn validate_root(p: &GlusterParams) -> Result<(), Fault> {
+    let root = RootSpec::parse(&p.root).map_err(|m| ("root", m))?;
+    if root.is_host() {
+        return Ok(());
+    }
+    for (key, set) in [("servers", p.servers.is_some()), ("host", p.host.is_some())] {
+        if set {
+            return Err((
+                "root",
+                format!("root = \"{root}\" runs glusterd on this host, in a network namespace of its own with its own address; leave `{key}` out"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// `servers`: host names, each once, each holding at least one brick, and
@@ -142,6 +176,12 @@ pub struct Gluster {
     /// This campaign relies on the daemon until teardown (see daemon::Claim).
     claim: Option<daemon::Claim>,
     held: Held,
+    /// Where Gluster comes from (`root`), and once provisioned from
+    /// another root, its jail.
+    root: RootSpec,
+    rooted: Option<Rooted>,
+    /// The target's name, which names its jail.
+    name: String,
 }
 
 impl Gluster {
@@ -182,6 +222,9 @@ impl Gluster {
             started_daemon: None,
             claim: None,
             held: Held::new(journal),
+            root: RootSpec::parse(&p.root).unwrap_or(RootSpec::Host),
+            rooted: None,
+            name: name.to_string(),
         }
     }
 
@@ -218,9 +261,44 @@ impl Gluster {
         self.servers.iter().any(|s| s.site.is_local())
     }
 
-    /// `gluster --mode=script args…` on the first server.
-    fn gluster(&self, args: &[&str]) -> Result<String> {
-        gluster(self.anchor(), args)
+    /// `gluster --mode=script args…` on the first server, or in the
+    /// root's jail.
+    fn gluster<S: AsRef<str>>(&self, args: &[S]) -> Result<String> {
+        match &self.rooted {
+            Some(r) => r.gluster(args),
+            None => {
+                let args: Vec<&str> = args.iter().map(|a| a.as_ref()).collect();
+                gluster(self.anchor(), &args)
+            }
+        }
+    }
+
+    /// Provisions the volume with another root's Gluster: its jail, the
+    /// bricks' directory shared into it, glusterd on the jail's address
+    /// (which names the bricks), the volume, the root's FUSE client.
+    fn provision_in_root(&mut self) -> Result<()> {
+        let journal = self.held.journal().clone();
+        let rooted = Rooted::open(&self.root, &self.name, &journal, &mut self.held)?;
+        self.servers = vec![Server {
+            name: rooted.address(),
+            site: Site::Local,
+        }];
+        self.held.make_dir(&self.base)?;
+        // Made before glusterd starts, so that its undo (stopping the
+        // brick processes with it) comes before theirs.
+        for b in self.brick_dirs() {
+            self.held.make_dir(&b)?;
+        }
+        let rooted = self.rooted.insert(rooted);
+        rooted.share(&self.base, &mut self.held)?;
+        self.started_daemon = Some(rooted.start_glusterd(&mut self.held)?);
+        self.create_volume()?;
+        self.check_options()?;
+        self.held.make_dir(&self.mnt)?;
+        self.held.record(Resource::Mount {
+            path: self.mnt.clone(),
+        })?;
+        self.mount()
     }
 
     fn ensure_glusterd(&mut self) -> Result<()> {
@@ -229,13 +307,18 @@ impl Gluster {
         }
         let pidfile = state_dir().join(format!("glusterd-{}.pid", std::process::id()));
         self.held.record(Resource::Daemon {
-            program: "glusterd".into(),
+            program: GLUSTERD.into(),
             pidfile: pidfile.clone(),
         })?;
         let args = vec!["-p".to_string(), pidfile.display().to_string()];
-        self.started_daemon = Some(daemon::start("glusterd", &args, &pidfile, || {
-            glusterd_reachable(&Site::Local)
-        })?);
+        let ready = || glusterd_reachable(&Site::Local);
+        self.started_daemon = Some(daemon::start(
+            GLUSTERD,
+            &args,
+            &pidfile,
+            ready,
+            &volume_names,
+        )?);
         Ok(())
     }
 
@@ -280,17 +363,22 @@ impl Gluster {
             .map(|(s, b)| (s.clone(), b))
             .collect();
         for (server, b) in bricks {
-            self.held
-                .make_dir_at(&server.site, &b)
-                .with_context(|| format!("creating a brick on {}", server.site))?;
+            let made = Resource::at(&server.site, Resource::Dir { path: b.clone() });
+            if !self.held.holds(&made) {
+                self.held
+                    .make_dir_at(&server.site, &b)
+                    .with_context(|| format!("creating a brick on {}", server.site))?;
+            }
             specs.push(format!("{}:{}", server.name, b.display()));
         }
-        let volume = Resource::Volume {
-            name: self.volume.clone(),
-        };
-        self.held.record(Resource::at(self.anchor(), volume))?;
-        self.anchor()
-            .run(GLUSTER, &create_args(&self.volume, self.layout, &specs))
+        // A root's volume lives in its jail's glusterd, undone with it.
+        if self.rooted.is_none() {
+            let volume = Resource::Volume {
+                name: self.volume.clone(),
+            };
+            self.held.record(Resource::at(self.anchor(), volume))?;
+        }
+        self.gluster(&create_args(&self.volume, self.layout, &specs))
             .with_context(|| format!("creating Gluster volume {}", self.volume))?;
         for (k, v) in &self.options {
             self.gluster(&["volume", "set", &self.volume, k, v])
@@ -330,7 +418,19 @@ impl Gluster {
     }
 
     fn mount(&self) -> Result<()> {
-        self.client_mount().mount()
+        match &self.rooted {
+            Some(r) => r.mount(&self.client_mount()),
+            None => self.client_mount().mount(),
+        }
+    }
+
+    /// The first line of `gluster --version` where the volume is served.
+    fn version_line(&self) -> Option<String> {
+        let out = match &self.rooted {
+            Some(r) => return Some(format!("glusterfs {}", r.version())),
+            None => self.anchor().run(GLUSTER, &["--version"]),
+        };
+        out.ok().and_then(|t| t.lines().next().map(str::to_string))
     }
 
     /// The checks of this host's glusterd, when a brick is here.
@@ -394,6 +494,10 @@ impl Target for Gluster {
     fn preflight(&self) -> Result<()> {
         options::refuse_paths_in_map("options", &self.options, false)?;
         options::refuse_paths("mount_options", &self.mount_options)?;
+        if !self.root.is_host() {
+            preflight::preflight(&self.root, Software::Gluster)?;
+            return crate::targets::image::preflight_image_dir(&self.dir, &self.base, 0);
+        }
         if !crate::host::is_root() {
             bail!("it needs root (glusterd, FUSE mount); run storlab as root");
         }
@@ -409,10 +513,13 @@ impl Target for Gluster {
         for server in self.remote_servers() {
             self.preflight_remote_server(server)?;
         }
-        super::image::preflight_image_dir(&self.dir, &self.base, 0)
+        crate::targets::image::preflight_image_dir(&self.dir, &self.base, 0)
     }
 
     fn provision(&mut self) -> Result<()> {
+        if !self.root.is_host() {
+            return self.provision_in_root();
+        }
         if self.has_local_bricks() {
             self.claim = Some(daemon::claim("glusterd")?);
             self.ensure_glusterd()?;
@@ -440,8 +547,13 @@ impl Target for Gluster {
         &self.mnt
     }
 
+    /// Another root's volume is served on an address only this host
+    /// reaches.
     fn reach(&self) -> Reach {
-        Reach::Mount(self.client_mount())
+        match self.root.is_host() {
+            true => Reach::Mount(self.client_mount()),
+            false => Reach::ThisHost,
+        }
     }
 
     fn remount(&mut self) -> Result<()> {
@@ -457,10 +569,11 @@ impl Target for Gluster {
         // Our own claim must not keep the daemon running.
         let claimed = self.claim.take().is_some();
         self.held.undo_all()?;
+        self.rooted = None;
         // The last campaign to leave stops a daemon storlab started, even
         // one another campaign started and had to leave running for this one.
         if claimed {
-            daemon::stop_if_last("glusterd")?;
+            daemon::stop_if_last(GLUSTERD, &volume_names)?;
         }
         Ok(())
     }
@@ -503,7 +616,9 @@ impl Target for Gluster {
             "options_requested": self.options,
             "volume_info": info,
             "effective_options": effective,
-            "gluster_version": self.anchor().run(GLUSTER, &["--version"]).ok().and_then(|t| t.lines().next().map(str::to_string)),
+            "gluster_version": self.version_line(),
+            "software_version": { "gluster": self.version_line().as_deref().and_then(|l| Software::Gluster.version_of(l)) },
+            "root": self.root.to_string(),
             "daemon_started_pid": self.started_daemon,
             "brick_dir_facts": crate::provision::facts::path_facts(&self.dir),
         })
@@ -512,10 +627,10 @@ impl Target for Gluster {
     /// Each brick online or not, with the pids of its glusterfsd and of
     /// the volume's self-heal daemon (`gluster volume status --xml`); a
     /// volume glusterd cannot report on is itself the problem.
-    fn health(&self) -> super::health::Health {
+    fn health(&self) -> crate::targets::health::Health {
         match self.gluster(&["volume", "status", &self.volume, "--xml"]) {
-            Ok(xml) => super::health::gluster_status(&xml),
-            Err(e) => super::health::Health {
+            Ok(xml) => crate::targets::health::gluster_status(&xml),
+            Err(e) => crate::targets::health::Health {
                 problems: vec![format!(
                     "gluster volume status {} failed ({})",
                     self.volume,
@@ -536,7 +651,8 @@ impl Target for Gluster {
         // host's.
         let all_here = self.servers.iter().all(|s| s.site.is_local());
         let status = match all_here {
-            true => gluster(&Site::Local, &["volume", "status", &self.volume, "--xml"])
+            true => self
+                .gluster(&["volume", "status", &self.volume, "--xml"])
                 .unwrap_or_default(),
             false => String::new(),
         };

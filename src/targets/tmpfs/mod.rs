@@ -6,11 +6,11 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
-use super::{Target, TargetConfig};
 use crate::params::declare;
 use crate::provision::cmd;
 use crate::provision::journal::{Held, Journal, Resource};
 use crate::provision::options;
+use crate::targets::{Target, TargetConfig};
 
 declare! {
     /// The parameters of a `tmpfs` target.
@@ -23,6 +23,12 @@ declare! {
 impl TargetConfig for TmpfsParams {
     fn build(&self, name: &str, journal: &Journal) -> Box<dyn Target> {
         Box::new(Tmpfs::new(name, self, journal))
+    }
+    fn footprint(&self) -> super::Footprint {
+        super::Footprint {
+            memory: Some(self.size),
+            ..Default::default()
+        }
     }
 }
 

@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
-use super::{Reach, Target, TargetConfig};
 use crate::params::{declare, Fault};
 use crate::provision::journal::Journal;
+use crate::targets::{Reach, Target, TargetConfig};
 
 declare! {
     /// The parameters of a `dir` target.

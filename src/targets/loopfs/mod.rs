@@ -11,11 +11,11 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 
-use super::image::ImageParams;
-use super::{Target, TargetConfig};
 use crate::params::{declare, Fault};
 use crate::provision::journal::{Held, Journal, Resource};
 use crate::provision::{cmd, loopdev, mount, options, resource_name};
+use crate::targets::image::ImageParams;
+use crate::targets::{Target, TargetConfig};
 
 pub const FILESYSTEMS: &[&str] = &["ext4", "xfs", "btrfs"];
 
@@ -57,6 +57,15 @@ impl TargetConfig for LoopParams {
 
     fn build(&self, name: &str, journal: &Journal) -> Box<dyn Target> {
         Box::new(LoopFs::new(name, self, journal))
+    }
+    fn footprint(&self) -> super::Footprint {
+        super::Footprint {
+            image: self
+                .on
+                .is_none()
+                .then(|| (self.image.dir.clone().into(), self.size)),
+            ..Default::default()
+        }
     }
 }
 
@@ -133,7 +142,7 @@ impl Target for LoopFs {
                 bail!("it needs root (losetup, mkfs, mount); run storlab as root")
             }
             Some(_) => {}
-            None => super::image::preflight_image_dir(&self.dir, &self.base, self.size)?,
+            None => crate::targets::image::preflight_image_dir(&self.dir, &self.base, self.size)?,
         }
         let mkfs = format!("mkfs.{}", self.fs);
         if loopdev::mkfs_version(&self.fs).is_none() {
@@ -144,7 +153,7 @@ impl Target for LoopFs {
 
     fn provision(&mut self) -> Result<()> {
         if let Some(on) = &self.on {
-            super::image::preflight_image_dir(&self.dir, &self.base, self.size)
+            crate::targets::image::preflight_image_dir(&self.dir, &self.base, self.size)
                 .with_context(|| format!("on target `{on}`"))?;
         }
         self.held.make_dir(&self.base)?;

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use serde_json::{json, Value};
 
-use super::cmd;
+use crate::provision::cmd;
 
 /// Where an image lives, as QEMU reaches it.
 #[derive(Debug, Clone, PartialEq, Eq)]

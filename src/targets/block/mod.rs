@@ -17,11 +17,11 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
-use super::{Target, TargetConfig};
 use crate::params::{declare, Fault};
 use crate::provision::blockdev;
 use crate::provision::journal::{Held, Journal, Resource};
 use crate::provision::resource_name;
+use crate::targets::{Target, TargetConfig};
 
 declare! {
     /// The parameters of a `block` target.
@@ -56,6 +56,9 @@ impl TargetConfig for BlockParams {
 
     fn build(&self, name: &str, journal: &Journal) -> Box<dyn Target> {
         Box::new(Block::new(name, self, journal))
+    }
+    fn erases(&self) -> Option<&str> {
+        self.device.as_deref()
     }
 }
 

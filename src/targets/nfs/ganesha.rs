@@ -14,8 +14,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
-use super::daemon::PidFiled;
-use super::{cmd, rpcbind};
+use super::rpcbind;
+use crate::provision::cmd;
+use crate::provision::daemon::PidFiled;
 
 /// The daemon's program (also its comm).
 pub const PROGRAM: &str = "ganesha.nfsd";

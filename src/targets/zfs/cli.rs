@@ -1,14 +1,14 @@
 //! The ZFS command line as storlab uses it: whether ZFS is reachable, pools
-//! looked up and destroyed, properties read back, `zfs create` argument
-//! vectors. Knows no target kind: the `zfs` target and the journal's undo
-//! (`storlab cleanup`) both stand on it.
+//! listed, looked up and destroyed, properties read back, `zfs create`
+//! argument vectors. The `zfs` target and the undoing of what it journaled
+//! ([`super::resources`], `storlab cleanup`) both stand on it.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 
-use super::cmd;
+use crate::provision::cmd;
 
 /// Whether the host runs kernel ZFS (else zfs-fuse, when installed).
 pub fn kernel_zfs() -> bool {
@@ -25,6 +25,12 @@ pub fn pool_exists(name: &str) -> Result<bool> {
         bail!("cannot reach ZFS (is the zfs-fuse daemon or the zfs module running?); start it and run `storlab cleanup` again");
     }
     Ok(cmd::succeeds("zpool", &["list", "-H", "-o", "name", name]))
+}
+
+/// The pools ZFS serves (what zfs-fuse still serves, before it is stopped).
+pub fn pool_names() -> Result<Vec<String>> {
+    cmd::run("zpool", &["list", "-H", "-o", "name"])
+        .map(|t| crate::provision::daemon::names_listed(&t, "no pools"))
 }
 
 /// Destroys pool `name` if it exists, retrying while it is busy.

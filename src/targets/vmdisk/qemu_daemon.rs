@@ -11,9 +11,9 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
-use super::daemon::PidFiled;
 use super::qemu_img::{escape, escape_path, Location};
-use super::{cmd, mount};
+use crate::provision::daemon::PidFiled;
+use crate::provision::{cmd, mount};
 
 /// The daemon's program.
 pub const PROGRAM: &str = "qemu-storage-daemon";

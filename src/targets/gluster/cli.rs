@@ -1,18 +1,18 @@
 //! The Gluster command line as storlab uses it (`gluster --mode=script`),
 //! on this host or on a server ([`Site`]): whether glusterd answers,
 //! volumes deleted, peers probed and detached, `volume info`/`volume get`
-//! and `peer status` parsed, `volume create` argument vectors. Knows no
-//! target kind: the `gluster` target and the journal's undo (`storlab
-//! cleanup`) both stand on it.
+//! and `peer status` parsed, `volume create` argument vectors. The
+//! `gluster` target and the undoing of what it journaled
+//! ([`super::resources`], `storlab cleanup`) both stand on it.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
-use super::cmd;
-use super::site::Site;
-use super::undo::Undone;
+use crate::provision::cmd;
+use crate::provision::site::Site;
+use crate::provision::undo::Undone;
 
 pub const GLUSTER: &str = "gluster";
 pub const SCRIPT: &str = "--mode=script";
@@ -27,6 +27,13 @@ pub fn gluster(site: &Site, args: &[&str]) -> Result<String> {
 /// Whether the glusterd at `site` answers.
 pub fn glusterd_reachable(site: &Site) -> bool {
     site.succeeds(GLUSTER, &[SCRIPT, "volume", "list"])
+}
+
+/// The volumes of this host's glusterd (what it still serves, before it is
+/// stopped).
+pub fn volume_names() -> Result<Vec<String>> {
+    gluster(&Site::Local, &["volume", "list"])
+        .map(|t| crate::provision::daemon::names_listed(&t, "No volumes present"))
 }
 
 /// Stops and deletes volume `name` if it exists, through the glusterd at

@@ -2,13 +2,13 @@
 //! ask it for their ports): whether it answers, what is registered with
 //! it (`rpcinfo -p`), and how one is started when the host runs none. A running
 //! rpcbind is used as it is — registering a program touches none of its
-//! configuration; one storlab starts is a shared daemon ([`super::daemon`]):
+//! configuration; one storlab starts is a shared daemon ([`crate::provision::daemon`]):
 //! claimed by each campaign that relies on it, stopped by its pid by the
 //! last one to leave, and only once nothing else is registered with it.
 
 use anyhow::Result;
 
-use super::cmd;
+use crate::provision::cmd;
 
 pub const PROGRAM: &str = "rpcbind";
 /// The RPC program numbers of NFS and its MOUNT protocol.
@@ -50,7 +50,7 @@ pub fn parse_programs(text: &str) -> Vec<u32> {
     out
 }
 
-/// How storlab starts rpcbind ([`super::daemon::start_foreground`]): in
+/// How storlab starts rpcbind ([`crate::provision::daemon::start_foreground`]): in
 /// the foreground, so that storlab knows its pid and writes it down.
 pub const ARGS: &[&str] = &["-f"];
 

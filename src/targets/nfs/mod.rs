@@ -6,7 +6,7 @@
 //! With `export_of = "gl"` storlab serves the export itself, as seed 002
 //! stacks NFS on Gluster: the gluster target's volume re-exported by an
 //! NFS-Ganesha of this target's own through its Gluster backend
-//! ([`crate::provision::ganesha`]), on 127.0.0.1, registered with rpcbind
+//! ([`ganesha`]), on 127.0.0.1, registered with rpcbind
 //! (the host's, or one storlab starts and claims as a shared daemon), and
 //! mounted back from 127.0.0.1. Its directory
 //! `<tmp>/storlab-<pid>-<target>/` holds Ganesha's configuration, pid
@@ -16,19 +16,23 @@
 //! mount is made with `nolock`. Between runs the mount and Ganesha are
 //! stopped and started again with the volume's mount below them.
 
+pub mod ganesha;
+pub mod resources;
+pub mod rpcbind;
+
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 
-use super::{Reach, Target, TargetConfig};
+use self::ganesha::Export;
 use crate::measure::telemetry::{Backing, Served};
 use crate::params::{declare, Fault};
 use crate::provision::client::ClientMount;
 use crate::provision::daemon::{self, Claim};
-use crate::provision::ganesha::{self, Export};
 use crate::provision::journal::{state_dir, Held, Journal, Resource};
-use crate::provision::{cmd, mount, mountinfo, options, resource_name, rpcbind};
+use crate::provision::{cmd, mount, mountinfo, options, resource_name};
+use crate::targets::{Reach, Target, TargetConfig};
 
 pub const VERSIONS: &[&str] = &["3", "4", "4.0", "4.1", "4.2"];
 
@@ -248,7 +252,8 @@ impl Nfs {
                 pidfile: pidfile.clone(),
             })?;
             let args: Vec<String> = rpcbind::ARGS.iter().map(|a| a.to_string()).collect();
-            daemon::start_foreground(rpcbind::PROGRAM, &args, &pidfile, rpcbind::reachable)
+            let (ready, users) = (rpcbind::reachable, &rpcbind::users);
+            daemon::start_foreground(rpcbind::PROGRAM, &args, &pidfile, ready, users)
                 .context("starting rpcbind, which NFSv3 needs")?;
         }
         self.held.record(Resource::Ganesha {
@@ -380,7 +385,7 @@ impl Target for Nfs {
         let claimed = self.rpcbind_claim.take().is_some();
         self.held.undo_all()?;
         if claimed {
-            daemon::stop_if_last(rpcbind::PROGRAM)?;
+            daemon::stop_if_last(rpcbind::PROGRAM, &rpcbind::users)?;
         }
         Ok(())
     }
@@ -438,8 +443,8 @@ impl Target for Nfs {
 
     /// Ganesha storlab started, by its pid file: gone or restarted during
     /// a run is a degraded target.
-    fn health(&self) -> super::health::Health {
-        let mut h = super::health::Health::default();
+    fn health(&self) -> crate::targets::health::Health {
+        let mut h = crate::targets::health::Health::default();
         let Some(e) = &self.ganesha else {
             return h;
         };
@@ -513,7 +518,10 @@ mod tests {
 
     #[test]
     fn mount_arguments() {
-        let j = Journal::at(std::env::temp_dir().join("never-written.journal"));
+        let j = Journal::at(
+            std::env::temp_dir().join("never-written.journal"),
+            crate::targets::RESOURCES,
+        );
         let n = Nfs::new(
             "n",
             &params("fileserver", "/srv/nfs", &["hard", "rsize=1048576"]),
@@ -548,7 +556,10 @@ mod tests {
 
     #[test]
     fn a_re_export_mounts_nfsv3_without_locks_and_stays_on_this_host() {
-        let j = Journal::at(std::env::temp_dir().join("never-written.journal"));
+        let j = Journal::at(
+            std::env::temp_dir().join("never-written.journal"),
+            crate::targets::RESOURCES,
+        );
         let mut p = Params::defaults(NfsParams::PARAMS);
         p.set("export_of", P::Str("gl".into()));
         p.set("vers", P::Str("3".into()));

@@ -5,22 +5,24 @@
 //! when it is not running and stopped at teardown only if storlab started it.
 //! Remounting exports and imports the pool, which also empties its ARC.
 
+pub mod cli;
+pub mod resources;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 
-use super::image::ImageParams;
-use super::{Target, TargetConfig};
+use self::cli::{create_args, get_properties, kernel_zfs, pool_exists, pool_names, zfs_reachable};
+use self::resources::ZFS_FUSE;
 use crate::measure::telemetry::procs::Locate;
 use crate::measure::telemetry::{Backing, Served};
 use crate::params::{declare, Fault};
 use crate::provision::journal::{state_dir, Held, Journal, Resource};
-use crate::provision::zfs_cli::{
-    create_args, get_properties, kernel_zfs, pool_exists, zfs_reachable,
-};
 use crate::provision::{blockdev, cmd, daemon, loopdev, mount, options, resource_name};
+use crate::targets::image::ImageParams;
+use crate::targets::{Target, TargetConfig};
 
 declare! {
     /// The parameters of a `zfs` target.
@@ -65,6 +67,18 @@ impl TargetConfig for ZfsParams {
 
     fn build(&self, name: &str, journal: &Journal) -> Box<dyn Target> {
         Box::new(Zfs::new(name, self, journal))
+    }
+    fn erases(&self) -> Option<&str> {
+        self.device.as_deref()
+    }
+    fn footprint(&self) -> super::Footprint {
+        super::Footprint {
+            image: self
+                .device
+                .is_none()
+                .then(|| (self.image.dir.clone().into(), self.size)),
+            ..Default::default()
+        }
     }
 }
 
@@ -119,11 +133,11 @@ impl Zfs {
         }
         let pidfile = state_dir().join(format!("zfs-fuse-{}.pid", std::process::id()));
         self.held.record(Resource::Daemon {
-            program: "zfs-fuse".into(),
+            program: ZFS_FUSE.into(),
             pidfile: pidfile.clone(),
         })?;
         let args = vec!["--pidfile".to_string(), pidfile.display().to_string()];
-        let pid = daemon::start("zfs-fuse", &args, &pidfile, zfs_reachable)?;
+        let pid = daemon::start(ZFS_FUSE, &args, &pidfile, zfs_reachable, &pool_names)?;
         self.started_daemon = Some(pid);
         Ok(())
     }
@@ -184,12 +198,12 @@ impl Target for Zfs {
                 }
                 blockdev::check_unused(dev)
             }
-            None => super::image::preflight_image_dir(&self.dir, &self.base, self.size),
+            None => crate::targets::image::preflight_image_dir(&self.dir, &self.base, self.size),
         }
     }
 
     fn provision(&mut self) -> Result<()> {
-        self.claim = Some(daemon::claim("zfs-fuse")?);
+        self.claim = Some(daemon::claim(ZFS_FUSE)?);
         self.ensure_daemon()?;
         if pool_exists(&self.pool)? {
             bail!(
@@ -256,7 +270,7 @@ impl Target for Zfs {
         // The last campaign to leave stops a daemon storlab started, even
         // one another campaign started and had to leave running for this one.
         if claimed {
-            daemon::stop_if_last("zfs-fuse")?;
+            daemon::stop_if_last(ZFS_FUSE, &pool_names)?;
         }
         Ok(())
     }
@@ -291,8 +305,8 @@ impl Target for Zfs {
 
     /// The pool's health (`zpool list -H -o health`: anything but ONLINE
     /// is a problem) and the zfs-fuse storlab started, if it did.
-    fn health(&self) -> super::health::Health {
-        let mut h = super::health::Health::default();
+    fn health(&self) -> crate::targets::health::Health {
+        let mut h = crate::targets::health::Health::default();
         match crate::provision::cmd::run("zpool", &["list", "-H", "-o", "health", &self.pool]) {
             Ok(state) if state.trim() == "ONLINE" => {}
             Ok(state) => h
