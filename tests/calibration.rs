@@ -69,13 +69,7 @@ fn rates(order: &str, drift: f64, factor_b: f64, want: Option<Verdict>) -> (f64,
     let (mut paired, mut unpaired) = (0, 0);
     for k in 0..CAMPAIGNS {
         exp.plan.seed = k;
-        let model = Model {
-            value: 1000.0,
-            noise: CV,
-            drift,
-            seed: 1 + k,
-        };
-        let [a, b] = campaign(&exp, &model, factor_b);
+        let [a, b] = campaign(&exp, &crate::util::mock_model(k, CV, drift), factor_b);
         let called = |design: Design, method: Method| -> bool {
             let cmp = compare_runs(&a, &b, design, Analysis::Ratio, 0.95).unwrap();
             assert_eq!(cmp.method, method);

@@ -5,20 +5,13 @@ use crate::util::Lab;
 
 /// A mock campaign of two directory targets, `b` `factor` times `a`.
 fn mock_campaign(lab: &Lab, plan: &str, factor: f64) -> std::path::PathBuf {
-    let dirs = ["a", "b"].map(|d| {
-        let p = lab.path().join(d);
-        std::fs::create_dir_all(&p).unwrap();
-        p
-    });
     lab.file(
         "rep.toml",
         &format!(
-            "name = \"rep\"\n[plan]\n{plan}\ndrop_caches = false\ntelemetry = false\n\
-             [[target]]\nname = \"a\"\nkind = \"dir\"\npath = \"{}\"\n\
-             [[target]]\nname = \"b\"\nkind = \"dir\"\npath = \"{}\"\n\
+            "name = \"rep\"\n[plan]\n{plan}\ndrop_caches = false\ntelemetry = false\n{}{}\
              [[workload]]\nname = \"m\"\nkind = \"mock\"\nnoise = 0.02\nfactor = {{ b = {factor} }}\n",
-            dirs[0].display(),
-            dirs[1].display()
+            crate::util::dir_target(lab, "a"),
+            crate::util::dir_target(lab, "b")
         ),
     )
 }
@@ -27,19 +20,7 @@ fn mock_campaign(lab: &Lab, plan: &str, factor: f64) -> std::path::PathBuf {
 fn order(lab: &Lab, id: &str) -> Vec<String> {
     let json: serde_json::Value =
         serde_json::from_str(&lab.ok(&["export", id, "--format", "json"])).unwrap();
-    let mut runs: Vec<(u64, String)> = json["runs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| {
-            (
-                r["position"].as_u64().unwrap(),
-                r["target"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect();
-    runs.sort();
-    runs.into_iter().map(|r| r.1).collect()
+    crate::util::targets_in_order(&json)
 }
 
 #[test]

@@ -24,7 +24,7 @@ use storlab::runner::run_seed;
 use storlab::stats::RoundValue;
 use storlab::workload::mock::Model;
 
-use crate::util::Lab;
+use crate::util::{dir_target, mock_model, Lab};
 
 /// Simulated campaigns per scenario: the Monte Carlo standard error of a
 /// 5% rate is then 0.22 points.
@@ -105,13 +105,7 @@ fn rates(plan: &str, drift: f64, factor_b: f64) -> Rates {
     let mut r = Rates::default();
     for k in 0..CAMPAIGNS {
         exp.plan.seed = k;
-        let model = Model {
-            value: 1000.0,
-            noise: CV,
-            drift,
-            seed: 1 + k,
-        };
-        let ended = campaign(&exp, &model, factor_b);
+        let ended = campaign(&exp, &mock_model(k, CV, drift), factor_b);
         match ended.outcome {
             Some(Outcome::Better | Outcome::Worse) => r.different += 1.0,
             Some(Outcome::Equivalent) => r.equivalent += 1.0,
@@ -224,15 +218,6 @@ fn what_a_sequential_plan_costs() {
     }
 }
 
-fn dir_target(lab: &Lab, name: &str) -> String {
-    let p = lab.path().join(name);
-    std::fs::create_dir_all(&p).unwrap();
-    format!(
-        "[[target]]\nname = \"{name}\"\nkind = \"dir\"\npath = \"{}\"\n",
-        p.display()
-    )
-}
-
 // A real campaign until decided: a clear difference stops at 3
 // rounds, a noisy equivalence takes more, the stops are stored as
 // decided, and every recorded value is what the simulation draws.
@@ -251,18 +236,7 @@ fn a_real_campaign_stops_each_workload_once_decided() {
     );
     lab.ok(&["run", "--quiet", file.to_str().unwrap()]);
     let export = lab.export_json();
-    let stops: Vec<(String, String, u64)> = export["stops"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| {
-            (
-                s["workload"].as_str().unwrap().to_string(),
-                s["reason"].as_str().unwrap().to_string(),
-                s["measured_runs"].as_u64().unwrap(),
-            )
-        })
-        .collect();
+    let stops = crate::util::stops(&export);
     let of = |w: &str| stops.iter().filter(|s| s.0 == w).collect::<Vec<_>>();
     assert_eq!(of("clear").len(), 2, "{stops:?}");
     assert!(

@@ -452,15 +452,7 @@ mod tests {
 
     /// A series of two campaigns whose values are `before` then `after`.
     fn two_campaigns(target: &str, before: &[f64], after: &[f64]) -> Series {
-        let rounds = |v: &[f64]| -> Vec<RoundValue> {
-            v.iter()
-                .enumerate()
-                .map(|(i, &value)| RoundValue {
-                    round: i as u32 + 1,
-                    value,
-                })
-                .collect()
-        };
+        let rounds = RoundValue::in_rounds;
         let cmp = compare_runs(
             &rounds(before),
             &rounds(after),

@@ -153,18 +153,9 @@ mod tests {
             .collect();
         let higher = Direction::HigherIsBetter;
         let mut t = target_stats("b", b.clone(), paired_log(&a, &b, LEVEL), higher);
-        let rv = |v: &[f64]| -> Vec<RoundValue> {
-            v.iter()
-                .enumerate()
-                .map(|(i, &value)| RoundValue {
-                    round: i as u32 + 1,
-                    value,
-                })
-                .collect()
-        };
         t.judge_margin(crate::stats::equivalence_runs(
-            &rv(&a),
-            &rv(&b),
+            &RoundValue::in_rounds(&a),
+            &RoundValue::in_rounds(&b),
             Design::Rounds,
             Analysis::Ratio,
             5.0,

@@ -931,11 +931,7 @@ mod tests {
         let higher = Direction::HigherIsBetter;
         w.metrics[0].targets[0] = target_stats("a", a.to_vec(), None, higher);
         let mut t = target_stats("b", b.to_vec(), welch_log(a, b, LEVEL), higher);
-        let ra = |v: &[f64]| {
-            v.iter()
-                .map(|&value| crate::stats::RoundValue { round: 1, value })
-                .collect::<Vec<_>>()
-        };
+        let ra = crate::stats::RoundValue::in_rounds;
         t.judge_margin(crate::stats::equivalence_runs(
             &ra(a),
             &ra(b),

@@ -77,6 +77,20 @@ pub struct RoundValue {
     pub value: f64,
 }
 
+impl RoundValue {
+    /// `values` as the runs of rounds 1, 2, 3…
+    pub fn in_rounds(values: &[f64]) -> Vec<RoundValue> {
+        values
+            .iter()
+            .enumerate()
+            .map(|(i, &value)| RoundValue {
+                round: i as u32 + 1,
+                value,
+            })
+            .collect()
+    }
+}
+
 /// Compares `candidate` with `baseline` as the module doc says; `None`
 /// when the chosen method has no answer (fewer than two runs on a side,
 /// non-finite values, a zero baseline mean for Welch on means).

@@ -178,14 +178,7 @@ mod tests {
     // exactly when p_value < α, for the log methods and for Fieller's.
     #[test]
     fn inside_the_margin_iff_p_below_alpha() {
-        let mut seed = 7u64;
-        let mut uniform = move || {
-            seed = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = seed;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
-        };
+        let mut uniform = crate::stats::uniform_stream(7u64);
         let mut inside = 0;
         for case in 0..3000 {
             let n = 3 + case % 6;

@@ -85,3 +85,17 @@ fn assert_close(actual: f64, expected: f64) {
         (actual - expected).abs()
     );
 }
+
+/// A reproducible stream of uniform draws in [0, 1) for the tests that
+/// check a rule on thousands of random cases (splitmix64, as the
+/// bootstrap's generator).
+#[cfg(test)]
+fn uniform_stream(mut seed: u64) -> impl FnMut() -> f64 {
+    move || {
+        seed = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = seed;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+    }
+}

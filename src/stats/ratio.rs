@@ -402,14 +402,7 @@ mod tests {
     // and with level = 1 - alpha the interval excludes 0 % iff p < alpha.
     #[test]
     fn never_below_minus_100_and_agrees_with_the_test() {
-        let mut seed = 0x5eed_u64;
-        let mut uniform = move || {
-            seed = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = seed;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
-        };
+        let mut uniform = crate::stats::uniform_stream(0x5eed_u64);
         for case in 0..2000 {
             let n = 2 + case % 4;
             // Runs spread from 1% to a factor e^2 of each other (beyond,

@@ -141,14 +141,7 @@ mod tests {
     use crate::stats::assert_close;
 
     fn runs(values: &[f64]) -> Vec<RoundValue> {
-        values
-            .iter()
-            .enumerate()
-            .map(|(i, &value)| RoundValue {
-                round: i as u32 + 1,
-                value,
-            })
-            .collect()
+        RoundValue::in_rounds(values)
     }
 
     const B: [f64; 8] = [101.2, 98.7, 102.5, 99.9, 100.4, 97.8, 101.9, 100.6];
