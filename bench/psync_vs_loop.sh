@@ -69,7 +69,10 @@ side() {
     *)
       local bin=$STORLAB
       [ "$1" = before ] && bin=$STORLAB_BEFORE
-      setsid -w "$bin" --db "$work/$1.db" --quiet run "$work/e.toml" >/dev/null
+      # Its closing summary and warnings (a noisy host) go to a file,
+      # shown if the run fails.
+      setsid -w "$bin" --db "$work/$1.db" --quiet run "$work/e.toml" >/dev/null 2>"$work/$1.err" ||
+        { cat "$work/$1.err" >&2; exit 1; }
       "$bin" --db "$work/$1.db" export --format json | python3 -c '
 import json, sys
 run = json.load(sys.stdin)["runs"][-1]

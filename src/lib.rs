@@ -35,5 +35,7 @@ pub mod runner;
 pub mod stats;
 pub mod store;
 pub mod targets;
+#[cfg(test)]
+mod testdata;
 pub mod warning;
 pub mod workload;

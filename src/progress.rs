@@ -413,6 +413,10 @@ mod tests {
                 include_str!("../tests/fixtures/eta/000-thin-vs-preallocated-quiet.tsv"),
             ),
             (
+                include_str!("../examples/000-thin-vs-preallocated.toml"),
+                include_str!("../tests/fixtures/eta/000-thin-vs-preallocated-releases.tsv"),
+            ),
+            (
                 include_str!("../examples/001-ext4-vs-zfs.toml"),
                 include_str!("../tests/fixtures/eta/001-ext4-vs-zfs.tsv"),
             ),

@@ -12,6 +12,20 @@
 
 use serde::{Deserialize, Serialize};
 
+// The thresholds at which the telemetry's validity checks raise their
+// kinds (`crate::measure::telemetry::checks`), which the analysis reads
+// back when it says how far past them the runs went.
+
+/// Below this share of the workload's reads delivered by the device, the
+/// reads came from memory.
+pub const PAGE_CACHE_RATIO: f64 = 0.10;
+/// A thread this busy (% of a core) bounds the run.
+pub const CPU_BOUND_PCT: f64 = 90.0;
+/// Other processes' share of the host's CPU (%) that makes a noisy host.
+pub const NOISY_OTHERS_PCT: f64 = 10.0;
+/// Hypervisor steal (% of the host's CPU) that makes a noisy host.
+pub const NOISY_STEAL_PCT: f64 = 5.0;
+
 /// What a warning is about. Names are stable snake_case: they are stored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -78,17 +78,7 @@ fn check_says_a_provisioning_target_needs_root() {
     )
     .unwrap();
     let as_nobody = |cmd: &str| {
-        std::process::Command::new("setpriv")
-            .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-            .arg(env!("CARGO_BIN_EXE_storlab"))
-            .args([
-                "--db",
-                lab.db().to_str().unwrap(),
-                cmd,
-                file.to_str().unwrap(),
-            ])
-            .current_dir(lab.path())
-            .env("STORLAB_STATE_DIR", lab.state_dir())
+        lab.as_nobody(&[cmd, file.to_str().unwrap()])
             .output()
             .expect("setpriv")
     };

@@ -209,8 +209,9 @@ fn destination_works(db: &Path) -> Result<usize, String> {
         let data = store
             .load_campaign(c.id)
             .map_err(|e| format!("load {}: {e:#}", c.id))?;
-        let doc = storlab::report::outline::build(&data, &Default::default())
-            .map_err(|e| format!("report of {}: {e:#}", c.id))?;
+        let analysis = storlab::analysis::analyse(&data, &Default::default())
+            .map_err(|e| format!("analysis of {}: {e:#}", c.id))?;
+        let doc = storlab::report::outline::build(&analysis);
         storlab::report::render::markdown::render(&doc)
             .map_err(|e| format!("markdown of {}: {e:#}", c.id))?;
         storlab::report::render::html::render(&doc)

@@ -90,6 +90,122 @@ fn the_lowest_layers_import_nothing_above_them() {
     assert_eq!(uses("provision", "workload"), Vec::<String>::new());
 }
 
+/// The layers above the store that lay out or judge what it holds, and
+/// what each must not import (a module path, its whole subtree): a
+/// campaign is analysed once, from the store ([`crate::analysis`]), and the
+/// report lays that analysis out, never reading the store; neither reaches
+/// into the layers that do the work (provisioning, the target and workload
+/// kinds, measuring, running); a command prints what the analysis found and
+/// computes no statistic of its own, nor lays out a report's sections.
+const FORBIDDEN: &[(&str, &[&str])] = &[
+    (
+        "report",
+        &[
+            "store",
+            "provision",
+            "targets",
+            "workload",
+            "measure",
+            "runner",
+        ],
+    ),
+    (
+        "analysis",
+        &[
+            "report",
+            "provision",
+            "targets",
+            "workload",
+            "measure",
+            "runner",
+        ],
+    ),
+    (
+        "commands",
+        &[
+            "stats",
+            "measure",
+            "analysis::model",
+            "report::sections",
+            "report::contrib",
+            "report::svg",
+        ],
+    ),
+];
+
+/// The references from below `from` to below any of `to`, as `file ->
+/// file` lines.
+fn crossing(crate_: &Crate, from: &str, to: &[&str]) -> Vec<String> {
+    let path = |p: &str| -> ModPath { p.split("::").map(String::from).collect() };
+    let from = path(from);
+    let mut out: Vec<String> = crate_
+        .edges
+        .iter()
+        .filter(|e| e.from.starts_with(&from))
+        .filter(|e| to.iter().any(|t| e.to.starts_with(&path(t))))
+        .map(|e| format!("{} -> {}", e.from.join("::"), e.to.join("::")))
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+#[test]
+fn the_layers_above_the_store_import_only_what_they_may() {
+    let crate_ = Crate::read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"));
+    let mut found = Vec::new();
+    for (from, to) in FORBIDDEN {
+        found.extend(crossing(&crate_, from, to));
+    }
+    assert!(
+        found.is_empty(),
+        "imports that point where their layer may not (tests/import_cycles.rs FORBIDDEN):\n{}",
+        found.join("\n")
+    );
+}
+
+// The rule sees an import it forbids: a report file that names the store,
+// by `use` or by a path in code, fails it.
+#[test]
+fn a_report_that_reads_the_store_fails_the_rule() {
+    let crate_ = Crate::read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"));
+    let with = |file: &[&str], code: &str| {
+        let parsed = syn::parse_file(code).unwrap();
+        let module: ModPath = file.iter().map(|s| s.to_string()).collect();
+        let mut c = Collector {
+            module: module.clone(),
+            children: BTreeMap::new(),
+            refs: Vec::new(),
+        };
+        c.visit_file(&parsed);
+        let mut edges: Vec<Edge> = c
+            .refs
+            .into_iter()
+            .map(|(_, to)| Edge {
+                from: module.clone(),
+                to,
+            })
+            .collect();
+        edges.extend(crate_.edges.iter().map(|e| Edge {
+            from: e.from.clone(),
+            to: e.to.clone(),
+        }));
+        crossing(&Crate { edges }, "report", &["store"])
+    };
+    assert_eq!(
+        with(
+            &["report", "sections", "x"],
+            "use crate::store::CampaignData;"
+        ),
+        ["report::sections::x -> store::CampaignData"]
+    );
+    assert_eq!(
+        with(&["report", "x"], "fn f() { crate::store::Store::open(p); }"),
+        ["report::x -> store::Store::open"]
+    );
+    assert!(with(&["report", "x"], "use crate::analysis::CampaignAnalysis;").is_empty());
+}
+
 #[test]
 fn the_parser_of_this_test_sees_what_it_must() {
     let src = "mod a;\nmod b { use super::a::X; }\nuse crate::c::{self, d::E as F};\n\

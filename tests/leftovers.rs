@@ -172,3 +172,278 @@ fn a_provisioning_command_dies_with_a_killed_storlab() {
     let base = lab.path().join(format!("storlab-{storlab}-vm"));
     assert!(!base.exists(), "{} is left: {said}", base.display());
 }
+
+/// A mount and network namespace of the test's own, where a daemon
+/// storlab shares host-wide (glusterd) can run beside the host's: its
+/// own loopback, /var/lib/glusterd, /run/gluster and log directory, each
+/// an empty tmpfs. The host's unmounts reach it (slave propagation), so it
+/// pins no other campaign's mount. Dropped, it kills what it recorded.
+struct Isolated {
+    holder: std::process::Child,
+    pids: Vec<u32>,
+}
+
+impl Isolated {
+    /// The namespace, with an empty tmpfs on each of `dirs`, after the
+    /// shell commands `first`.
+    fn new(first: &str, dirs: &[&str]) -> Isolated {
+        let script = format!(
+            "{first} ip link set lo up && for d in \"$@\"; do \
+             mkdir -p $d && mount -t tmpfs storlab-test $d || exit 1; done && exec sleep 600"
+        );
+        let holder = std::process::Command::new("unshare")
+            .args([
+                "--mount",
+                "--net",
+                "--propagation",
+                "slave",
+                "--",
+                "sh",
+                "-c",
+            ])
+            .arg(script)
+            .arg("sh")
+            .args(dirs)
+            .spawn()
+            .unwrap();
+        let pid = holder.id();
+        let iso = Isolated {
+            holder,
+            pids: Vec::new(),
+        };
+        let last = format!(" {} ", dirs.last().unwrap());
+        wait_for("the namespace's tmpfs mounts", 10, || {
+            std::fs::read_to_string(format!("/proc/{pid}/mountinfo"))
+                .is_ok_and(|m| m.contains(&last))
+        });
+        iso
+    }
+
+    /// The namespace's mount table.
+    fn mountinfo(&self) -> String {
+        std::fs::read_to_string(format!("/proc/{}/mountinfo", self.holder.id())).unwrap()
+    }
+
+    /// `storlab args…` in the namespace, on the lab's store and state.
+    fn storlab(&self, lab: &Lab) -> std::process::Command {
+        let mut c = self.command(env!("CARGO_BIN_EXE_storlab"));
+        c.current_dir(lab.path())
+            .env("STORLAB_DB", lab.db())
+            .env("STORLAB_STATE_DIR", lab.state_dir());
+        c
+    }
+
+    /// `program args…` in the namespace.
+    fn command(&self, program: &str) -> std::process::Command {
+        let mut c = std::process::Command::new("nsenter");
+        c.args([
+            "-t",
+            &self.holder.id().to_string(),
+            "-m",
+            "-n",
+            "--",
+            program,
+        ]);
+        c
+    }
+}
+
+impl Drop for Isolated {
+    fn drop(&mut self) {
+        for pid in &self.pids {
+            unsafe { libc::kill(*pid as i32, libc::SIGKILL) };
+        }
+        let _ = self.holder.kill();
+        let _ = self.holder.wait();
+    }
+}
+
+/// Item 5: a campaign killed while it started Gluster left glusterd
+/// running after `storlab cleanup`, its pid file in the state directory
+/// and no journal claiming it: killed before glusterd wrote its pid file,
+/// the journal's `glusterd` resource read no pid and was said undone. That
+/// moment is made here for certain, with a real glusterd in a namespace of
+/// the test's own: started with the pid file the journal names, which is
+/// then removed, as not written yet. Cleanup finds the daemon by the pid
+/// file its command line names and stops it.
+#[test]
+#[ignore = "needs root"]
+fn glusterd_whose_pid_file_is_not_written_yet_is_stopped_by_cleanup() {
+    require_root!();
+    require_program!("glusterd");
+    let lab = Lab::new();
+    // Its own /run: the host's glusterd (another campaign's) holds /run/glusterd.socket.
+    let mut iso = Isolated::new("", &["/var/lib/glusterd", "/run", "/var/log/glusterfs"]);
+    std::fs::create_dir_all(lab.state_dir()).unwrap();
+    let pidfile = lab.state_dir().join("glusterd-999997.pid");
+    let started = iso
+        .command("glusterd")
+        .arg("-p")
+        .arg(&pidfile)
+        .status()
+        .unwrap();
+    assert!(started.success());
+    let mut glusterd = 0;
+    wait_for("glusterd's pid file", 30, || {
+        glusterd = std::fs::read_to_string(&pidfile)
+            .ok()
+            .and_then(|t| t.trim().parse().ok())
+            .unwrap_or(0);
+        glusterd > 0
+    });
+    iso.pids.push(glusterd);
+    std::fs::remove_file(&pidfile).unwrap();
+    let daemon = format!(
+        "{{\"type\":\"daemon\",\"program\":\"glusterd\",\"pidfile\":\"{}\"}}",
+        pidfile.display()
+    );
+    let journal = dead_campaign_journal(&lab, &[daemon]);
+    let out = iso.storlab(&lab).arg("cleanup").output().unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{said}");
+    assert!(
+        !alive(glusterd),
+        "glusterd (pid {glusterd}) runs on: {said}"
+    );
+    assert!(!journal.exists(), "{said}");
+}
+
+/// The `-S` socket and `-p` pid file a running brick of `volume` names.
+fn brick_runtime(volume: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(cmdline) = std::fs::read(e.path().join("cmdline")) else {
+            continue;
+        };
+        let args: Vec<String> = cmdline
+            .split(|&b| b == 0)
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect();
+        let arg = |flag: &str| args.windows(2).find(|w| w[0] == flag).map(|w| w[1].clone());
+        let ours = arg("--volfile-id").is_some_and(|v| v.starts_with(&format!("{volume}.")));
+        if let (true, Some(s), Some(p)) = (ours, arg("-S"), arg("-p")) {
+            out.push((s, p));
+        }
+    }
+    out
+}
+
+/// Item 5: every Gluster campaign left `/run/gluster/vols/storlab-…/` and
+/// its bricks' sockets (10 campaigns: 10 directories, 20 sockets). A
+/// campaign killed by its recorded pid while its volume serves: `storlab
+/// cleanup` deletes the volume and removes both.
+#[test]
+#[ignore = "needs root"]
+fn a_volumes_runtime_files_go_with_it() {
+    require_root!();
+    require_program!("glusterd");
+    let _daemons = crate::provision::daemons();
+    let lab = Lab::new();
+    let text = format!(
+        "name = \"gl-run\"\n[plan]\nrepetitions = 50\n\
+         [[target]]\nname = \"gl\"\nkind = \"gluster\"\nbricks = 2\ndir = \"{}\"\n\
+         [[workload]]\nname = \"w\"\nkind = \"command\"\ncommand = [\"sleep\", \"1\"]\n",
+        lab.path().display()
+    );
+    let file = lab.file("gl.toml", &text);
+    let mut guard = Guard::spawn(&lab, &file);
+    let storlab = guard.child().id();
+    let volume = format!("storlab-{storlab}-gl");
+    let mut bricks = Vec::new();
+    wait_for("the volume's two bricks", 120, || {
+        bricks = brick_runtime(&volume);
+        bricks.len() == 2
+    });
+    unsafe { libc::kill(storlab as i32, libc::SIGKILL) };
+    guard.child().wait().unwrap();
+    let out = lab.run(&["cleanup"]);
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{said}");
+    for (socket, pidfile) in &bricks {
+        assert!(!Path::new(socket).exists(), "{socket} is left: {said}");
+        let dir = Path::new(pidfile).parent().unwrap();
+        assert!(dir.ends_with(&volume), "{pidfile}");
+        assert!(!dir.exists(), "{} is left: {said}", dir.display());
+    }
+}
+
+/// The ids of the mounts of storlab's tracefs in a mount table.
+fn storlab_tracefs(mountinfo: &str) -> Vec<String> {
+    mountinfo
+        .lines()
+        .filter(|l| {
+            l.contains(" /sys/kernel/tracing ") && l.contains(" - tracefs storlab-tracefs ")
+        })
+        .map(|l| l.split(' ').next().unwrap().to_string())
+        .collect()
+}
+
+/// Item 5: SIGKILL while bpftrace attaches left `storlab-tracefs` mounted
+/// on /sys/kernel/tracing. In a mount namespace of the test's own (no
+/// tracefs, its own /run/lock: no other storlab's attach mounts or holds
+/// them), the
+/// campaign is killed by its pid while its tracefs is mounted: `storlab
+/// cleanup` finds the mount in the journal and unmounts it.
+#[test]
+#[ignore = "needs root"]
+fn a_tracefs_mounted_for_an_attach_is_unmounted_by_cleanup() {
+    require_root!();
+    require_program!("bpftrace");
+    let lab = Lab::new();
+    // No tracefs in it, and none the host mounts later (another storlab's
+    // attach) reaches it: storlab mounts its own.
+    let iso = Isolated::new(
+        "mount --make-private /sys && while umount -l /sys/kernel/tracing 2>/dev/null; do :; done &&",
+        &["/run/lock"],
+    );
+    let before = storlab_tracefs(&iso.mountinfo());
+    let text = format!(
+        "name = \"tracefs-kill\"\n[plan]\nrepetitions = 50\n\
+         [[target]]\nname = \"lp\"\nkind = \"loop\"\nfs = \"ext4\"\nsize = \"64M\"\ndir = \"{}\"\n\
+         [[workload]]\nname = \"w\"\nkind = \"io\"\nrw = \"write\"\nsize = \"1M\"\n",
+        lab.path().display()
+    );
+    let file = lab.file("t.toml", &text);
+    let mut storlab = iso
+        .storlab(&lab)
+        .args(["run", "--quiet", file.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = storlab.id();
+    let mut ours = Vec::new();
+    let seen = std::time::Instant::now();
+    while ours.is_empty() && seen.elapsed().as_secs() < 120 {
+        ours = storlab_tracefs(&iso.mountinfo());
+        ours.retain(|id| !before.contains(id));
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+    storlab.wait().unwrap();
+    assert!(!ours.is_empty(), "storlab never mounted its tracefs");
+    let out = iso.storlab(&lab).arg("cleanup").output().unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let left = storlab_tracefs(&iso.mountinfo());
+    assert!(
+        ours.iter().all(|id| !left.contains(id)),
+        "tracefs (mount {ours:?}) left: {said}"
+    );
+    assert!(
+        said.contains("undone: tracefs on /sys/kernel/tracing"),
+        "{said}"
+    );
+    assert!(out.status.success(), "{said}");
+}

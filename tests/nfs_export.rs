@@ -277,6 +277,49 @@ fn a_killed_re_export_is_undone_by_storlab_cleanup() {
     assert_nothing_left(&lab, &r);
 }
 
+/// #40 item 5: a Ganesha killed outright leaves its NFS and MOUNT
+/// registrations in rpcbind: storlab's own rpcbind then never stopped
+/// (`cleanup` kept the journal for good), and the host's refused every
+/// later re-export ("registered … already") though no server existed. The
+/// campaign and its Ganesha SIGKILLed by their pids, `storlab cleanup`
+/// removes the registrations by program number and leaves nothing; a
+/// re-export is possible again.
+#[test]
+#[ignore = "needs root"]
+fn registrations_of_a_ganesha_killed_outright_are_removed_by_cleanup() {
+    require_root!();
+    require();
+    let _d = daemons();
+    let lab = Lab::new();
+    let (mut guard, _out, r) = start(&lab);
+    guard.child.kill().unwrap(); // SIGKILL: no teardown
+    guard.child.wait().unwrap();
+    unsafe { libc::kill(r.ganesha_pid as i32, libc::SIGKILL) };
+    crate::provision::wait_for("Ganesha to die", 10, || !ganesha_alive(r.ganesha_pid));
+    let registered = Command::new("rpcinfo")
+        .args(["-p", "127.0.0.1"])
+        .output()
+        .unwrap();
+    let listed = String::from_utf8_lossy(&registered.stdout).into_owned();
+    assert!(listed.contains(" 100003 "), "NFS registered: {listed}");
+
+    let cleaned = lab.ok(&["cleanup"]);
+    assert!(
+        cleaned.contains("undone: rpcbind registrations of the NFS server"),
+        "{cleaned}"
+    );
+    assert_nothing_left(&lab, &r);
+    let after = Command::new("rpcinfo")
+        .args(["-p", "127.0.0.1"])
+        .output()
+        .unwrap();
+    let after = String::from_utf8_lossy(&after.stdout);
+    assert!(
+        !after.contains(" 100003 ") && !after.contains(" 100005 "),
+        "{after}"
+    );
+}
+
 /// `check` on an `export_of` target: a file that names no gluster target,
 /// or also names a server, is invalid (exit 2, located); a valid one on a
 /// kernel without an NFS client is refused before anything is provisioned

@@ -78,6 +78,28 @@ impl Drop for Cleanup<'_> {
     }
 }
 
+/// `storlab run FILE` in `lab` with the shared roots: its pid (which names
+/// its namespaces and links) and what it printed.
+fn run_watched(lab: &Lab, file: &Path) -> (u32, std::process::Output) {
+    let child = cmd(lab)
+        .args(["run", file.to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    (pid, child.wait_with_output().unwrap())
+}
+
+/// `storlab run --quiet FILE` started in the background, silent.
+fn start_quiet(mut c: std::process::Command, file: &Path) -> std::process::Child {
+    c.args(["run", "--quiet", file.to_str().unwrap()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
 fn pgbench_releases(lab: &Lab, duration: &str) -> PathBuf {
     lab.file(
         "pg.toml",
@@ -101,14 +123,7 @@ fn pgbench_runs_the_postgresql_of_another_release_beside_the_host_s() {
     let lab = Lab::new();
     let _cleanup = Cleanup(&lab);
     let file = pgbench_releases(&lab, "2s");
-    let child = cmd(&lab)
-        .args(["run", file.to_str().unwrap()])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let out = child.wait_with_output().unwrap();
+    let (pid, out) = run_watched(&lab, &file);
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(out.status.success(), "{err}");
     let export = lab.export_json();
@@ -239,20 +254,8 @@ fn check_and_run_refuse_a_root_they_cannot_have_before_provisioning() {
     )
     .unwrap();
     let as_nobody = |what: &str| {
-        std::process::Command::new("setpriv")
-            .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-            .arg(env!("CARGO_BIN_EXE_storlab"))
-            .args([
-                "--db",
-                lab.db().to_str().unwrap(),
-                what,
-                f.to_str().unwrap(),
-            ])
-            .current_dir(lab.path())
-            .env("STORLAB_STATE_DIR", lab.state_dir())
-            .env("STORLAB_ROOTS", CACHE)
-            .output()
-            .unwrap()
+        let mut c = lab.as_nobody(&[what, f.to_str().unwrap()]);
+        c.env("STORLAB_ROOTS", CACHE).output().unwrap()
     };
     for what in ["check", "run"] {
         let out = as_nobody(what);
@@ -261,6 +264,32 @@ fn check_and_run_refuse_a_root_they_cannot_have_before_provisioning() {
         assert!(err.contains("needs root (a chroot"), "{what}: {err}");
     }
     assert_eq!(as_nobody("check").status.code(), Some(1));
+}
+
+/// SIGKILLs the campaign `child` of `lab`, checks that it left something
+/// of its roots (a build's directory or a jail), runs `cleanup` (`c`, with
+/// the same roots' cache), which must say `says`, and checks that nothing
+/// is left.
+fn killed_then_cleaned(
+    lab: &Lab,
+    mut child: std::process::Child,
+    mut c: std::process::Command,
+    says: &str,
+) {
+    let pid = child.id();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let state = std::fs::read_dir(lab.state_dir()).unwrap().count();
+    assert!(state > 0, "the kill left its journal for cleanup");
+    let out = c.arg("cleanup").output().unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{said}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(said.contains(says), "{said}");
+    assert_eq!(left_behind(lab, &[pid]), Vec::<String>::new());
 }
 
 /// Waits until `done()` holds, at most `limit`.
@@ -284,14 +313,9 @@ fn a_root_build_killed_midway_is_undone_by_cleanup_and_never_reused() {
     let _cleanup = Cleanup(&lab);
     let roots = lab.path().join("roots");
     let f = pgbench_on(&lab, "debian:trixie");
-    let mut child = lab
-        .cmd()
-        .env("STORLAB_ROOTS", &roots)
-        .args(["run", "--quiet", f.to_str().unwrap()])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut with_roots = lab.cmd();
+    with_roots.env("STORLAB_ROOTS", &roots);
+    let child = start_quiet(with_roots, &f);
     let pid = child.id();
     let building = || {
         std::fs::read_dir(&roots)
@@ -315,23 +339,10 @@ fn a_root_build_killed_midway_is_undone_by_cleanup_and_never_reused() {
         })
     });
     let dir = building().unwrap();
-    child.kill().unwrap();
-    child.wait().unwrap();
-    let out = lab
-        .cmd()
-        .env("STORLAB_ROOTS", &roots)
-        .arg("cleanup")
-        .output()
-        .unwrap();
-    let said = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{said}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(said.contains("undone: unfinished root"), "{said}");
+    let mut with_roots = lab.cmd();
+    with_roots.env("STORLAB_ROOTS", &roots);
+    killed_then_cleaned(&lab, child, with_roots, "undone: unfinished root");
     assert!(!dir.exists(), "the half-built root is removed");
-    assert_eq!(left_behind(&lab, &[pid]), Vec::<String>::new());
     let listed = lab
         .cmd()
         .env("STORLAB_ROOTS", &roots)
@@ -358,13 +369,7 @@ fn a_campaign_killed_while_a_root_s_server_runs_is_undone_by_cleanup() {
          [[workload]]\nname = \"oltp\"\nkind = \"pgbench\"\nscale = 1\nclients = 2\n\
          duration = \"120s\"\nroot = \"debian:trixie\"\n",
     );
-    let mut child = cmd(&lab)
-        .args(["run", "--quiet", f.to_str().unwrap()])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
+    let child = start_quiet(cmd(&lab), &f);
     let jails = lab.state_dir().join("roots/run");
     // pgbench runs inside the jail: a process chrooted there named pgbench.
     wait_for("pgbench in the jail", Duration::from_secs(900), || {
@@ -378,24 +383,7 @@ fn a_campaign_killed_while_a_root_s_server_runs_is_undone_by_cleanup() {
                         .is_ok_and(|c| c.trim() == "pgbench")
             })
     });
-    child.kill().unwrap();
-    child.wait().unwrap();
-    assert!(
-        !left_behind(&lab, &[pid]).is_empty(),
-        "the kill left the jail for cleanup"
-    );
-    let out = cmd(&lab).arg("cleanup").output().unwrap();
-    let said = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{said}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        said.contains("undone: network namespace storlab-"),
-        "{said}"
-    );
-    assert_eq!(left_behind(&lab, &[pid]), Vec::<String>::new());
+    killed_then_cleaned(&lab, child, cmd(&lab), "undone: network namespace storlab-");
 }
 
 fn gluster_releases(lab: &Lab, size: &str, reps: u32) -> PathBuf {
@@ -423,14 +411,7 @@ fn gluster_of_another_release_serves_a_replica_volume_beside_the_host_s() {
     let lab = Lab::new();
     let _cleanup = Cleanup(&lab);
     let file = gluster_releases(&lab, "16M", 3);
-    let child = cmd(&lab)
-        .args(["run", file.to_str().unwrap()])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let out = child.wait_with_output().unwrap();
+    let (pid, out) = run_watched(&lab, &file);
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(out.status.success(), "{err}");
     let export = lab.export_json();
@@ -494,12 +475,7 @@ fn a_campaign_killed_while_a_root_s_glusterd_serves_is_undone_by_cleanup() {
             lab.path().display()
         ),
     );
-    let mut child = cmd(&lab)
-        .args(["run", "--quiet", file.to_str().unwrap()])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let child = start_quiet(cmd(&lab), &file);
     let pid = child.id();
     // The root's FUSE client has mounted the volume: glusterd and the
     // bricks run.
@@ -510,22 +486,7 @@ fn a_campaign_killed_while_a_root_s_glusterd_serves_is_undone_by_cleanup() {
             .any(|l| l.contains(&format!("/storlab-{pid}-gl/mnt")) && l.contains("fuse.glusterfs"))
     });
     std::thread::sleep(Duration::from_secs(2));
-    child.kill().unwrap();
-    child.wait().unwrap();
-    let left = left_behind(&lab, &[pid]);
-    assert!(
-        left.iter().any(|l| l.starts_with("namespace")),
-        "the kill left the jail for cleanup: {left:?}"
-    );
-    let out = cmd(&lab).arg("cleanup").output().unwrap();
-    let said = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{said}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(said.contains("undone: glusterd of another root"), "{said}");
-    assert_eq!(left_behind(&lab, &[pid]), Vec::<String>::new());
+    killed_then_cleaned(&lab, child, cmd(&lab), "undone: glusterd of another root");
     let bricks = format!("storlab-{pid}-gl");
     assert!(!lab.path().join(bricks).exists(), "the bricks are removed");
 }

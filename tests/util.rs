@@ -99,6 +99,19 @@ impl Lab {
         child.wait().unwrap()
     }
 
+    /// `storlab --db DB ARGS…` as user nobody (setpriv), in this lab with
+    /// its state directory; the lab's directory must be open to it.
+    pub fn as_nobody(&self, args: &[&str]) -> Command {
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(env!("CARGO_BIN_EXE_storlab"))
+            .args(["--db", self.db().to_str().unwrap()])
+            .args(args)
+            .current_dir(self.path())
+            .env("STORLAB_STATE_DIR", self.state_dir());
+        c
+    }
+
     pub fn run(&self, args: &[&str]) -> Output {
         self.cmd().args(args).output().expect("run storlab")
     }

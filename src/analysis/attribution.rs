@@ -31,10 +31,11 @@ use std::collections::BTreeMap;
 use anyhow::Result;
 use hdrhistogram::Histogram;
 
+use super::course::Course;
 use crate::fact::catalogue as facts;
-use crate::measure::latency::new_histogram;
 use crate::metric::catalogue::{self as m, DEV_LAT, LAT, SYNC_LAT};
 use crate::metric::format::format_ns;
+use crate::metric::histogram::new_histogram;
 use crate::metric::labels::{DEVICE, OP, PROCESS};
 use crate::metric::MetricKey;
 use crate::store::RunData;
@@ -108,6 +109,9 @@ pub struct Attribution {
     pub devices: Vec<DeviceOp>,
     pub place: Place,
     pub sentence: String,
+    /// The pair's first measured run, whose p99 per second the report
+    /// draws at the workload and at each device.
+    pub course: Option<Course>,
 }
 
 impl Attribution {
@@ -169,6 +173,7 @@ pub fn attribution(runs: &[RunData], workload: &str, target: &str) -> Result<Opt
         devices,
         place,
         sentence,
+        course: runs.first().map(|r| Course::of(r)),
     }))
 }
 

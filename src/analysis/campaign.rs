@@ -1,29 +1,44 @@
 //! A stored campaign analysed once: [`analyse`] turns the campaign's data
-//! into a [`CampaignAnalysis`], which the report, `storlab show`,
-//! `compare` and the JSON summary lay out without computing a figure of
-//! their own.
+//! into a [`CampaignAnalysis`], which the report, `storlab show`, the JSON
+//! summary and `storlab compare` lay out without reading the store or
+//! computing a figure of their own.
 //!
 //! To add what a new feature finds (where the reads came from, a
 //! capacity, replicas that agree), add a field here computed in
 //! [`analyse`] by a module of its own beside the others; a finding that
 //! judges one side against another is a [`Verdict`] (or a field of one),
-//! worded where every verdict is.
+//! worded where every verdict is (`crate::report::verdict::words`).
 
 use anyhow::Result;
 
+use super::about::About;
+use super::attribution::{attribution, Attribution};
 use super::chosen;
+use super::course::{timelines, Timeline};
+use super::latency::{curves, Curve};
+use super::matrix::{self, MatrixReport};
+use super::methodology::{methods, Methods};
 use super::model::{self, Report};
+use super::ranks::{ranks, Ranks};
 use super::releases;
 use super::replicas::{self, Replicas};
+use super::setup::{compared, Compared};
 use super::study::{self, Study};
+use super::telemetry::{telemetry, Telemetry};
 use super::verdict::{self, Statement, Verdict};
+use super::warnings::{self as by_kind, KindCount};
+use crate::metric::catalogue::LAT_P99_NS;
+use crate::stats::summarize;
 use crate::store::CampaignData;
+use crate::warning::Warning;
 
 /// What a reader asked of the analysis beyond the campaign.
 #[derive(Debug, Clone, Default)]
 pub struct Options {
     /// A target to compare against in place of the campaign's baseline.
     pub baseline: Option<String>,
+    /// Series to follow over time beside each workload's primary metric's.
+    pub series: Vec<String>,
     /// Swept parameters whose levels to compare on each target, beside
     /// those the experiment names.
     pub compare_levels: Vec<String>,
@@ -32,6 +47,9 @@ pub struct Options {
 /// Everything the campaign's runs say, computed once.
 #[derive(Debug, Clone, Default)]
 pub struct CampaignAnalysis {
+    /// What the campaign was: identity, provenance, host, plan, targets
+    /// and workloads as stored.
+    pub about: About,
     /// Each workload's statistics per metric and target, against the
     /// baseline, and the campaign's warnings.
     pub model: Report,
@@ -46,12 +64,84 @@ pub struct CampaignAnalysis {
     /// The campaign's replicas side by side, when it was loaded with them
     /// (`crate::store::Store::with_replicas`) and has some.
     pub replicas: Option<Replicas>,
+    /// Requested differences that are none ([`super::requested`]).
+    pub setup: Vec<Warning>,
+    /// Every warning: the setup's, then the model's.
+    pub warnings: Vec<Warning>,
+    /// The warnings counted by kind, in the catalogue's order.
+    pub by_kind: Vec<KindCount>,
+    /// Per workload and target, what the summary shows beside the
+    /// primary metric.
+    pub pairs: Vec<PairFigures>,
+    /// The pairs whose every measured run failed, per workload in the
+    /// campaign's target order.
+    pub failed_pairs: Vec<FailedPair>,
+    /// What was compared, side by side.
+    pub compared: Compared,
+    /// How the comparisons were made.
+    pub methods: Methods,
+    /// Each workload's series over its measured runs (primary metric and
+    /// those asked for).
+    pub timelines: Vec<Timeline>,
+    /// Latency percentiles per workload and target, histograms merged.
+    pub curves: Vec<Curve>,
+    /// What each workload's runs were measured with.
+    pub measured_with: Vec<RunFact>,
+    /// How multi-client runs shared the work; `None` without MPI ranks.
+    pub ranks: Option<Ranks>,
+    /// Each matrix workload, cell by cell.
+    pub matrices: Vec<MatrixReport>,
+    /// What the system did during each workload's runs.
+    pub telemetry: Vec<Telemetry>,
+    /// Where each workload's latency went, per target.
+    pub attributions: Vec<Attribution>,
+}
+
+/// What a workload's runs on a target show beside its primary metric.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PairFigures {
+    pub workload: String,
+    pub target: String,
+    /// Measured runs that failed.
+    pub failed: usize,
+    /// The mean over its measured runs of each run's p99 latency.
+    pub p99_ns: Option<f64>,
+}
+
+/// A pair without a figure: every measured run of `workload` on `target`
+/// failed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FailedPair {
+    pub workload: String,
+    pub target: String,
+    /// The workload's primary metric, as stored.
+    pub primary: String,
+    pub failed: usize,
+}
+
+/// One fact a workload's runs were measured with (the PostgreSQL server's
+/// version), with each target's distinct values in the order seen.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunFact {
+    pub workload: String,
+    pub name: String,
+    pub per_target: Vec<(String, Vec<String>)>,
 }
 
 /// The analysis of campaign `c`.
 pub fn analyse(c: &CampaignData, options: &Options) -> Result<CampaignAnalysis> {
     study::check_levels(c, &options.compare_levels)?;
     let model = model::build(c, options.baseline.as_deref(), &chosen::choose)?;
+    let about = About::of(c);
+    let setup = super::requested::warnings(&about.targets, &model.baseline);
+    let warnings: Vec<Warning> = setup.iter().chain(&model.warnings).cloned().collect();
+    let (targets, baseline) = (&model.targets, &model.baseline);
+    let mut attributions = Vec::new();
+    for w in &model.workloads {
+        for t in targets {
+            attributions.extend(attribution(&c.runs, &w.name, t)?);
+        }
+    }
     let mut verdicts = verdict::verdicts(&model);
     let mut headline = verdict::headline(&model);
     releases::name_sides(c, &mut verdicts, &mut headline);
@@ -60,6 +150,37 @@ pub fn analyse(c: &CampaignData, options: &Options) -> Result<CampaignAnalysis> 
         headline,
         studies: study::studies(c, &model, &options.compare_levels),
         replicas: replicas_of(c, &model)?,
+        by_kind: by_kind::by_kind(c, &model, &warnings),
+        pairs: pairs(c, &model),
+        failed_pairs: failed_pairs(c, &model),
+        compared: compared(c, &about.targets, &about.workloads, baseline),
+        methods: methods(c, &model),
+        timelines: model
+            .workloads
+            .iter()
+            .flat_map(|w| {
+                let primary = w.primary_metric().map(|m| &m.key);
+                timelines(c, &w.name, primary, &options.series)
+            })
+            .collect(),
+        curves: curves(c)?,
+        measured_with: measured_with(c),
+        ranks: ranks(c),
+        matrices: model
+            .workloads
+            .iter()
+            .filter(|w| w.kind == matrix::KIND)
+            .filter_map(|w| matrix::build(c, &w.name, targets, baseline))
+            .collect(),
+        telemetry: model
+            .workloads
+            .iter()
+            .filter_map(|w| telemetry(c, &w.name, targets, baseline))
+            .collect(),
+        attributions,
+        about,
+        setup,
+        warnings,
         model,
     })
 }
@@ -82,6 +203,95 @@ fn replicas_of(c: &CampaignData, model: &Report) -> Result<Option<Replicas>> {
     Ok(replicas::compare(&ids, &models, c.campaign.id))
 }
 
+/// The figures of every workload and target the model shows.
+fn pairs(c: &CampaignData, r: &Report) -> Vec<PairFigures> {
+    let mut out = Vec::new();
+    for w in &r.workloads {
+        let Some(m) = w.primary_metric() else {
+            continue;
+        };
+        for t in &m.targets {
+            let p99: Vec<f64> = c
+                .measured_runs_of(&w.name, &t.target)
+                .filter_map(|r| r.metric(&LAT_P99_NS).map(|m| m.value))
+                .collect();
+            out.push(PairFigures {
+                workload: w.name.clone(),
+                target: t.target.clone(),
+                failed: failed_runs(c, &w.name, &t.target),
+                p99_ns: summarize(&p99).map(|s| s.mean),
+            });
+        }
+    }
+    out
+}
+
+/// The measured runs of a pair that failed.
+fn failed_runs(c: &CampaignData, workload: &str, target: &str) -> usize {
+    c.runs_of(workload, target)
+        .filter(|r| !r.warmup && r.status == "failed")
+        .count()
+}
+
+/// The pairs the model shows no figure of whose measured runs failed.
+fn failed_pairs(c: &CampaignData, r: &Report) -> Vec<FailedPair> {
+    let mut out = Vec::new();
+    for w in &c.workloads {
+        let shown: Vec<&str> = r
+            .workloads
+            .iter()
+            .find(|x| x.name == w.name)
+            .and_then(|x| x.primary_metric())
+            .map(|m| m.targets.iter().map(|t| t.target.as_str()).collect())
+            .unwrap_or_default();
+        for t in c
+            .targets
+            .iter()
+            .filter(|t| !shown.contains(&t.name.as_str()))
+        {
+            let failed = failed_runs(c, &w.name, &t.name);
+            if failed > 0 {
+                out.push(FailedPair {
+                    workload: w.name.clone(),
+                    target: t.name.clone(),
+                    primary: w.primary_metric.clone(),
+                    failed,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// What each workload's runs were measured with: per fact (in name
+/// order), each target's distinct values.
+fn measured_with(c: &CampaignData) -> Vec<RunFact> {
+    let mut out = Vec::new();
+    for w in &c.workloads {
+        let runs: Vec<_> = c.runs.iter().filter(|r| r.workload == w.name).collect();
+        let mut names: Vec<&str> = runs.iter().flat_map(|r| r.facts.keys()).collect();
+        names.sort_unstable();
+        names.dedup();
+        for name in names {
+            let mut per_target: Vec<(String, Vec<String>)> = Vec::new();
+            for r in &runs {
+                let Some(v) = r.facts.get(name) else { continue };
+                match per_target.iter_mut().find(|(t, _)| *t == r.target) {
+                    Some((_, vs)) if !vs.iter().any(|x| x == v) => vs.push(v.to_string()),
+                    Some(_) => {}
+                    None => per_target.push((r.target.clone(), vec![v.to_string()])),
+                }
+            }
+            out.push(RunFact {
+                workload: w.name.clone(),
+                name: name.to_string(),
+                per_target,
+            });
+        }
+    }
+    out
+}
+
 impl CampaignAnalysis {
     /// The verdict on `target` against the baseline on metric `metric`
     /// (its compact name) of `workload`; `None` when it was not compared.
@@ -91,8 +301,20 @@ impl CampaignAnalysis {
             .find(|v| v.workload == workload && v.metric == metric && v.candidate.target == target)
     }
 
+    /// The figures of `workload` on `target` beside its primary metric.
+    pub fn pair(&self, workload: &str, target: &str) -> Option<&PairFigures> {
+        self.pairs
+            .iter()
+            .find(|p| p.workload == workload && p.target == target)
+    }
+
     /// The study of workload table `family`.
     pub fn study(&self, family: &str) -> Option<&Study> {
         self.studies.iter().find(|s| s.family == family)
+    }
+
+    /// The cell-by-cell matrix of `workload`.
+    pub fn matrix(&self, workload: &str) -> Option<&MatrixReport> {
+        self.matrices.iter().find(|m| m.workload == workload)
     }
 }

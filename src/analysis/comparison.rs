@@ -6,9 +6,7 @@
 
 use std::collections::BTreeSet;
 
-use serde::Serialize;
-use serde_json::json;
-
+use super::about::About;
 use super::chosen;
 use super::differences::{differences, Differences};
 use super::model::family;
@@ -19,6 +17,7 @@ use crate::metric::labels::DEVICE;
 use crate::metric::MetricKey;
 use crate::stats::{compare_runs, equivalence_runs, Analysis, Design};
 use crate::store::CampaignData;
+use crate::warning::Warning;
 
 /// Every non-baseline target against the baseline, on primary metrics.
 pub fn within(c: &CampaignData, baseline: Option<&str>) -> anyhow::Result<Vec<Verdict>> {
@@ -67,12 +66,18 @@ impl Metrics {
 }
 
 /// A comparison across two campaigns: what differs between them, the
-/// caveats it carries and its rows, `b` against `a` (the baseline).
-#[derive(Debug, Clone, Serialize)]
+/// caveats it carries and its rows, `b` against `a` (the baseline); both
+/// campaigns as stored, and each one's own warnings (a noisy host,
+/// outliers: what makes either side less trustworthy).
+#[derive(Debug, Clone)]
 pub struct Across {
+    pub baseline: About,
+    pub candidate: About,
     pub differences: Differences,
     pub caveats: Vec<String>,
     pub rows: Vec<Verdict>,
+    /// Each campaign's warnings, the baseline's first, with its id.
+    pub warnings: Vec<(i64, Warning)>,
 }
 
 /// Why two campaigns were not compared.
@@ -83,12 +88,17 @@ pub enum Refusal {
     Different(String),
     /// No target–workload pair has a metric measured on both sides.
     NothingShared(String),
+    /// A campaign's data could not be analysed (a histogram that does not
+    /// decode).
+    Broken(String),
 }
 
 impl std::fmt::Display for Refusal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Refusal::Different(s) | Refusal::NothingShared(s) => f.write_str(s),
+            Refusal::Different(s) | Refusal::NothingShared(s) | Refusal::Broken(s) => {
+                f.write_str(s)
+            }
         }
     }
 }
@@ -122,36 +132,19 @@ pub fn across(
             "campaigns {ia} and {ib} share no target–workload pair with a metric measured on both sides (matched by name)"
         )));
     }
+    let mut warnings = Vec::new();
+    for c in [a, b] {
+        let m = model::build(c, None, &chosen::choose)
+            .map_err(|e| Refusal::Broken(format!("{e:#}")))?;
+        warnings.extend(m.warnings.into_iter().map(|w| (c.campaign.id, w)));
+    }
     Ok(Across {
+        baseline: About::of(a),
+        candidate: About::of(b),
         differences: diff,
         caveats,
         rows,
-    })
-}
-
-/// A comparison across campaigns as JSON, for pipelines: both sides'
-/// identities, tags and versions, then the comparison.
-pub fn across_json(a: &CampaignData, b: &CampaignData, x: &Across) -> serde_json::Value {
-    json!({
-        "baseline": side_json(a),
-        "candidate": side_json(b),
-        "headline": x.differences.headline(),
-        "differences": x.differences,
-        "caveats": x.caveats,
-        "rows": x.rows,
-    })
-}
-
-/// One campaign of a comparison, as JSON.
-pub fn side_json(c: &CampaignData) -> serde_json::Value {
-    json!({
-        "id": c.campaign.id,
-        "name": c.campaign.name,
-        "started_at": c.campaign.started_at,
-        "uuid": c.facts.uuid,
-        "tags": c.facts.provenance.tags,
-        "versions": c.facts.provenance.versions,
-        "storlab_version": c.campaign.storlab_version,
+        warnings,
     })
 }
 

@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::experiment::kinds::volatile_target_fact;
 use crate::store::CampaignData;
-use crate::targets::TargetKind;
 
 /// One named fact with its value on each side (`None`: absent there).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -34,7 +34,7 @@ pub struct Differences {
     pub target_params: Vec<Change>,
     pub target_facts: Vec<Change>,
     /// Target facts that differ because they take a new value with every
-    /// campaign ([`TargetKind::volatile_fact`]): not differences of the
+    /// campaign ([`volatile_target_fact`]): not differences of the
     /// configuration, set apart so that they do not drown those.
     pub varies: Vec<Change>,
     /// Workloads and targets (`workload NAME`, `target NAME`) on one side only.
@@ -85,13 +85,13 @@ pub fn differences(a: &CampaignData, b: &CampaignData) -> Differences {
                 },
             );
         }
-        let kind = TargetKind::parse(&t.kind).filter(|_| t.kind == x.kind);
+        let same_kind = t.kind == x.kind;
         for c in changed(&t.name, &flat(&t.facts), &flat(&x.facts)) {
             // A fact that repeats a parameter (a directory's path) is said once.
             if params.contains(&c) {
                 continue;
             }
-            let volatile = kind.is_some_and(|k| k.volatile_fact(&c.name))
+            let volatile = (same_kind && volatile_target_fact(&t.kind, &c.name))
                 || only_storlab_names_differ(c.a.as_deref(), c.b.as_deref());
             match volatile {
                 true => d.varies.push(c),

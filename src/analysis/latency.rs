@@ -5,8 +5,8 @@
 
 use anyhow::Result;
 
-use crate::measure::latency::new_histogram;
 use crate::metric::catalogue::{LAT, SERVICE_LAT};
+use crate::metric::histogram::new_histogram;
 use crate::metric::{HistDef, MetricKey};
 use crate::store::CampaignData;
 

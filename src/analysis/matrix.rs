@@ -12,21 +12,20 @@ use super::model::{call, LEVEL, MIN_RUNS};
 use crate::metric::catalogue::{
     BW_BYTES_PER_S, DEV_READ_RATIO, GEOMEAN_BW_BYTES_PER_S, LAT_MEAN_NS,
 };
+use crate::metric::matrix::{cell_of, test_labels, Cell, Test};
 use crate::metric::{Direction, MetricKey};
 use crate::stats::summary::mean;
 use crate::stats::{welch_log, Verdict};
 use crate::store::{CampaignData, WorkloadRow};
-use crate::workload::matrix::grid::{cell_of, test_labels, Cell, Test};
 
 /// The workload kind this module reads.
 pub const KIND: &str = "matrix";
-/// The parameter naming the test a matrix's verdict is about.
-const PRIMARY_TEST: &str = "primary_test";
-
-/// The geometric mean of `primary_test` when `w` is a matrix naming one.
+/// The geometric mean of `primary_test` when `w` is a matrix naming one
+/// (its verdict metric, [`WorkloadRow::verdict_metric`], has a test's
+/// labels).
 pub fn primary_metric(w: &WorkloadRow) -> Option<MetricKey> {
-    let test = w.params[PRIMARY_TEST].as_str().and_then(Test::parse);
-    (w.kind == KIND).then_some(test).flatten().map(geomean)
+    let key = w.verdict_metric();
+    (!key.labels.is_empty()).then_some(key)
 }
 
 /// The geometric mean over all tests, then each test's, in iozone's
@@ -111,7 +110,7 @@ impl Axes {
     /// The axes of `test` measured on each (file size, record size) cell.
     #[cfg(test)]
     pub fn of_cells(test: Test, cells: &[(u64, u64)]) -> Axes {
-        use crate::workload::matrix::grid::cell_labels;
+        use crate::metric::matrix::cell_labels;
         let keys: Vec<MetricKey> = cells
             .iter()
             .map(|&(file_size, record)| Cell { file_size, record })
@@ -238,9 +237,9 @@ impl MatrixReport {
     /// [`PAGE_CACHE_RATIO`] of their bytes), and of how many; `None` when
     /// no cell recorded where its reads came from.
     ///
-    /// [`PAGE_CACHE_RATIO`]: crate::measure::telemetry::checks::PAGE_CACHE_RATIO
+    /// [`PAGE_CACHE_RATIO`]: crate::warning::PAGE_CACHE_RATIO
     pub fn memory_cells(&self, target: &str) -> Option<(usize, usize)> {
-        use crate::measure::telemetry::checks::PAGE_CACHE_RATIO;
+        use crate::warning::PAGE_CACHE_RATIO;
         let ratios: Vec<f64> = self
             .tests
             .iter()
@@ -372,7 +371,7 @@ mod tests {
 
     #[test]
     fn axes_come_from_the_cells_throughput_only() {
-        use crate::workload::matrix::grid::{cell_labels, test_labels};
+        use crate::metric::matrix::{cell_labels, test_labels};
         let cell = |t: Test, f: u64, r: u64| {
             let c = Cell {
                 file_size: f,

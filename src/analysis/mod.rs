@@ -22,20 +22,29 @@
 //! The presentation ([`crate::report`]) builds on these; nothing here
 //! imports it.
 
+pub mod about;
 pub mod attribution;
 pub mod campaign;
 pub mod chosen;
 pub mod comparison;
+pub mod course;
 pub mod differences;
+pub mod drawn;
+#[cfg(test)]
+mod every_row_tests;
 pub mod history;
 pub mod latency;
 pub mod matrix;
+pub mod methodology;
 pub mod model;
 pub mod ranks;
 pub mod releases;
 pub mod replicas;
+pub mod requested;
+pub mod setup;
 pub mod steady;
 pub mod study;
+pub mod telemetry;
 pub mod verdict;
 pub mod warnings;
 

@@ -37,6 +37,46 @@ pub fn ranks_and_hosts(c: &CampaignData) -> Option<(BTreeSet<u32>, BTreeSet<&str
     Some((counts, hosts))
 }
 
+/// How the campaign's runs shared the work between MPI ranks.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ranks {
+    /// The rank counts the runs used.
+    pub counts: BTreeSet<u32>,
+    /// The hosts the ranks ran on.
+    pub hosts: BTreeSet<String>,
+    /// Per workload: its primary metric and each target's ranks.
+    pub workloads: Vec<WorkloadRanks>,
+}
+
+/// One workload's ranks.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkloadRanks {
+    pub workload: String,
+    pub primary: String,
+    pub rows: Vec<RankRow>,
+}
+
+/// The campaign's ranks; `None` for a campaign of single-process runs.
+pub fn ranks(c: &CampaignData) -> Option<Ranks> {
+    let (counts, hosts) = ranks_and_hosts(c)?;
+    Some(Ranks {
+        counts,
+        hosts: hosts.into_iter().map(String::from).collect(),
+        workloads: c
+            .workloads
+            .iter()
+            .filter_map(|w| {
+                let (primary, rows) = rank_rows(c, &w.name)?;
+                Some(WorkloadRanks {
+                    workload: w.name.clone(),
+                    primary,
+                    rows,
+                })
+            })
+            .collect(),
+    })
+}
+
 /// One rank of one target over a workload's measured runs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RankRow {

@@ -73,16 +73,7 @@ fn with_shared(t: &TargetRow, release_key: &str, release: String) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiment::sweep::Scale;
-
-    fn factor(key: &str, text: &str) -> Factor {
-        Factor {
-            key: key.into(),
-            value: text.into(),
-            text: text.into(),
-            scale: Scale::Category,
-        }
-    }
+    use crate::experiment::sweep::factor;
 
     fn target(name: &str, family: &str, factors: Vec<Factor>) -> TargetRow {
         TargetRow {

@@ -72,7 +72,7 @@ fn setting(asked: &SteadyRequest) -> String {
     let criterion = asked
         .criterion
         .as_deref()
-        .unwrap_or(crate::workload::io::DEFAULT_STEADY_CRITERION);
+        .unwrap_or(crate::metric::catalogue::DEFAULT_STEADY_CRITERION);
     let window = asked.window_s.unwrap_or_default();
     let ramp = asked
         .ramp_s

@@ -29,6 +29,7 @@ use serde::Serialize;
 
 use super::model::{target_stats, MetricReport, Report, TargetStats, WorkloadReport};
 pub use super::model::{Caveat, Settle};
+use crate::cli::InconclusiveComparisons;
 use crate::experiment::sweep::family_of;
 use crate::metric::{Direction, Unit};
 use crate::stats::{Outcome as Three, Verdict as Call};
@@ -270,6 +271,49 @@ fn base_of(r: &Report, m: &MetricReport) -> TargetStats {
     }
 }
 
+/// The release gate's judgement (`storlab compare --fail-on-regression
+/// PCT`) of a comparison's rows: the primary metrics significantly worse
+/// by more than `pct`, those that fail it and those let pass (caveated
+/// ones, when caveated regressions only warn).
+#[derive(Debug)]
+pub struct Judged<'a> {
+    pub pct: f64,
+    pub failing: Vec<&'a Verdict>,
+    pub waived: Vec<&'a Verdict>,
+    /// Primary comparisons whose verdict carries a validity caveat.
+    pub caveated: usize,
+    /// Inconclusive primary comparisons whose interval reaches a
+    /// regression beyond `pct`, and what the gate does with them.
+    pub unsure: Vec<&'a Verdict>,
+    pub inconclusive: InconclusiveComparisons,
+}
+
+/// The gate's judgement of `rows` at `pct` percent; `waive_caveated` lets
+/// a regression whose verdict carries a caveat pass (printed, not failing);
+/// `inconclusive` is the policy for those that may hide one.
+pub fn judge(
+    rows: &[Verdict],
+    pct: f64,
+    waive_caveated: bool,
+    inconclusive: InconclusiveComparisons,
+) -> Judged<'_> {
+    let (waived, failing) = rows
+        .iter()
+        .filter(|r| r.primary && r.regressed(pct))
+        .partition(|r| waive_caveated && r.caveated());
+    Judged {
+        pct,
+        failing,
+        waived,
+        caveated: rows.iter().filter(|r| r.primary && r.caveated()).count(),
+        unsure: rows
+            .iter()
+            .filter(|r| r.primary && r.may_hide_regression(pct))
+            .collect(),
+        inconclusive,
+    }
+}
+
 /// What a headline says: a verdict on its own, or the plain equivalent
 /// (or inconclusive) verdicts of one workload family said once.
 #[derive(Debug, Clone)]
@@ -385,4 +429,103 @@ fn parts(w: &WorkloadReport, m: &MetricReport, target: &str) -> Option<Parts> {
         })
         .collect();
     Some(Parts { by, each })
+}
+
+/// Verdicts built for tests, here and in the report's.
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::analysis::model::{target_stats, Caveat};
+    use crate::cli::InconclusiveComparisons::Warn;
+    use crate::metric::{Direction, Unit};
+    use crate::warning::WarningKind;
+
+    /// A primary metric on `target` half the baseline's: a clear regression,
+    /// with the caveats `kinds`.
+    pub(crate) fn halved(target: &str, kinds: &[WarningKind]) -> Verdict {
+        let base = [100.0, 101.0, 99.0];
+        let worse = [50.0, 50.5, 49.5];
+        let cmp = crate::stats::welch(&base, &worse, 0.95);
+        let mut candidate = target_stats(target, worse.to_vec(), cmp, Direction::HigherIsBetter);
+        candidate.caveats = kinds
+            .iter()
+            .map(|&kind| Caveat {
+                kind,
+                target: target.into(),
+                runs: 3,
+                of: 3,
+            })
+            .collect();
+        Verdict {
+            workload: "w".into(),
+            primary: true,
+            metric: "tps".into(),
+            unit: Unit::TransactionsPerSec,
+            direction: Direction::HigherIsBetter,
+            baseline_label: "base".into(),
+            baseline: target_stats("base", base.to_vec(), None, Direction::HigherIsBetter),
+            candidate_label: target.into(),
+            candidate,
+            family: "w".into(),
+            exploratory: false,
+            parts: None,
+        }
+    }
+
+    #[test]
+    fn a_caveated_regression_fails_the_gate_unless_told_to_warn() {
+        let rows = [
+            halved("clean", &[]),
+            halved("cached", &[WarningKind::PageCache]),
+            halved("unsynced", &[WarningKind::DurabilityNotMeasured]),
+        ];
+        assert!(rows[0].regressed(5.0) && !rows[0].caveated());
+        let fail = judge(&rows, 5.0, false, Warn);
+        assert_eq!(fail.failing.len(), 3);
+        assert!(fail.waived.is_empty());
+        let warn = judge(&rows, 5.0, true, Warn);
+        let names = |v: &[&Verdict]| {
+            v.iter()
+                .map(|r| r.candidate_label.clone())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(names(&warn.failing), ["clean"]);
+        assert_eq!(names(&warn.waived), ["cached", "unsynced"]);
+        // Only caveated regressions: under warn the gate passes.
+        let caveated = &rows[1..];
+        assert!(judge(caveated, 5.0, true, Warn).failing.is_empty());
+        assert_eq!(judge(caveated, 5.0, false, Warn).failing.len(), 2);
+        // Beyond the threshold, nothing is judged either way.
+        let none = judge(&rows, 60.0, false, Warn);
+        assert!(none.failing.is_empty() && none.waived.is_empty());
+    }
+
+    /// An inconclusive comparison, -3.4% [-13.3%, +7.7%] (welch_log of
+    /// its runs): it may hide a regression beyond 5% but not beyond 20%.
+    pub(crate) fn unsure() -> Verdict {
+        let base = [100.0, 108.0, 93.0, 101.0];
+        let unsure = [97.0, 104.0, 89.0, 98.5];
+        let cmp = crate::stats::welch_log(&base, &unsure, 0.95);
+        let higher = Direction::HigherIsBetter;
+        Verdict {
+            baseline_label: "a".into(),
+            baseline: target_stats("a", base.to_vec(), None, higher),
+            candidate_label: "b".into(),
+            candidate: target_stats("b", unsure.to_vec(), cmp, higher),
+            ..halved("b", &[])
+        }
+    }
+
+    #[test]
+    fn an_inconclusive_comparison_that_may_hide_a_regression_is_judged_apart() {
+        let v = unsure();
+        assert_eq!(v.outcome(), Some(Outcome::Inconclusive));
+        assert!(v.may_hide_regression(5.0) && !v.may_hide_regression(20.0));
+        assert!(!v.regressed(5.0));
+        let rows = std::slice::from_ref(&v);
+        let judged = judge(rows, 5.0, false, Warn);
+        assert_eq!(judged.unsure.len(), 1);
+        assert!(judged.failing.is_empty() && judged.waived.is_empty());
+        assert!(judge(rows, 20.0, false, Warn).unsure.is_empty());
+    }
 }

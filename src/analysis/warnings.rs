@@ -134,7 +134,7 @@ fn statistics_pairs(report: &Report, kind: WarningKind) -> Vec<(String, String)>
 /// the threshold above which it raised the warning (none: every warned
 /// run counts).
 fn evidence_metrics(kind: WarningKind) -> Vec<(&'static MetricDef, Option<f64>)> {
-    use crate::measure::telemetry::checks::{NOISY_OTHERS_PCT, NOISY_STEAL_PCT};
+    use crate::warning::{NOISY_OTHERS_PCT, NOISY_STEAL_PCT};
     match kind {
         WarningKind::NoisyHost => vec![
             (&m::CPU_OTHERS_PCT, Some(NOISY_OTHERS_PCT)),

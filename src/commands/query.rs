@@ -57,12 +57,13 @@ pub fn show(g: &Global, a: &ShowArgs) -> Result<ExitCode> {
         compare_levels: a.compare_levels.clone(),
         ..Default::default()
     };
+    let analysis = crate::analysis::analyse(&data, &options)?;
     if a.format.json() {
-        let json = outline::summary_json(&data, &options)?;
+        let json = crate::report::json::summary(&analysis);
         out!("{}\n", crate::foreign::to_json_pretty(&json)?);
         return Ok(ExitCode::SUCCESS);
     }
-    let doc = outline::terminal(&data, &options)?;
+    let doc = outline::terminal(&analysis);
     let view = terminal::View {
         columns: crate::console::columns(),
         verbose: g.verbose,

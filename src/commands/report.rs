@@ -8,10 +8,10 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use crate::analysis::comparison::across_json;
+use crate::analysis::analyse;
+use crate::analysis::drawn::drawn;
 use crate::cli::{Global, ReportArgs, ReportFormat};
 use crate::export;
-use crate::report::drawn::drawn;
 use crate::report::outline;
 use crate::report::render::{html, markdown, terminal};
 use crate::store::{CampaignData, Parts, Store};
@@ -56,8 +56,8 @@ fn single(db: &Path, a: &ReportArgs, options: outline::Options) -> Result<ExitCo
             "{}\n",
             crate::foreign::to_json_pretty(&export::to_json(&data))?
         ),
-        ReportFormat::Md => markdown::render(&outline::build(&data, &options)?)?,
-        ReportFormat::Html => html::render(&outline::build(&data, &options)?)?,
+        ReportFormat::Md => markdown::render(&outline::build(&analyse(&data, &options)?))?,
+        ReportFormat::Html => html::render(&outline::build(&analyse(&data, &options)?))?,
     };
     super::emit(&text, output, db)?;
     if let Some(p) = output {
@@ -105,7 +105,7 @@ fn report_across(
     let Some(x) = super::compare::paired(&first, &second, &req.metric, req.allow_different)? else {
         return Ok(ExitCode::from(super::EXIT_INVALID));
     };
-    let doc = outline::across(&first, &second, &x)?;
+    let doc = outline::across(&x);
     let (ida, idb) = (first.campaign.id, second.campaign.id);
     let output = destination(output, req.format.is_some(), format, || {
         format!("report-{ida}-vs-{idb}.html")
@@ -114,7 +114,7 @@ fn report_across(
     let text = match format {
         ReportFormat::Json => format!(
             "{}\n",
-            crate::foreign::to_json_pretty(&across_json(&first, &second, &x))?
+            crate::foreign::to_json_pretty(&crate::report::json::across(&x))?
         ),
         ReportFormat::Md => markdown::render(&doc)?,
         // CSV was refused by across_format.

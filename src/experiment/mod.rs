@@ -5,6 +5,7 @@
 
 pub mod builtin;
 pub mod error;
+pub mod kinds;
 pub mod parse;
 pub mod releases;
 pub mod schema;

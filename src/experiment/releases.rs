@@ -32,11 +32,10 @@ pub fn name_by_release(
     // Every root factor: where it is, its root and software.
     let mut found: Vec<(bool, usize, usize, RootSpec, Software)> = Vec::new();
     for (i, t) in exp.targets.iter().enumerate() {
-        let own = t.config.root().map(|r| r.software);
         for (j, f) in t.factors.iter().enumerate() {
             let sw = match f.key.strip_suffix(".root") {
                 Some(family) => software_of_family(family, exp),
-                None if f.key == "root" => own,
+                None if f.key == "root" => root_below(exp, i),
                 None => None,
             };
             if let (Some(sw), Ok(spec)) = (sw, RootSpec::parse(&f.value)) {
@@ -70,6 +69,20 @@ pub fn name_by_release(
         rename_variants(exp);
     }
     renamed
+}
+
+/// The software of target `i`'s own `root`, or, for a kind without one,
+/// of the target it stands on (whose `root` factor it carries, unprefixed
+/// where its own kind has no such parameter).
+fn root_below(exp: &Experiment, i: usize) -> Option<Software> {
+    let mut at = Some(i);
+    while let Some(t) = at.map(|i| &exp.targets[i]) {
+        if let Some(r) = t.config.root() {
+            return Some(r.software);
+        }
+        at = t.on;
+    }
+    None
 }
 
 /// The text of each root's release; the origin beside it where two roots

@@ -148,6 +148,17 @@ pub fn release_pair(candidate: &str, baseline: &str) -> Option<(String, String)>
     Some((candidate.to_string(), version.to_string()))
 }
 
+/// A factor of words (its value and text alike), for tests.
+#[cfg(test)]
+pub fn factor(key: &str, text: &str) -> Factor {
+    Factor {
+        key: key.into(),
+        value: text.into(),
+        text: text.into(),
+        scale: Scale::Category,
+    }
+}
+
 /// The label text of a parsed value, in base units.
 pub fn label_value(v: &Value) -> String {
     match v {
@@ -283,15 +294,6 @@ pub fn combinations(lens: &[usize], mode: SweepMode) -> Vec<Vec<usize>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn factor(key: &str, text: &str) -> Factor {
-        Factor {
-            key: key.into(),
-            value: text.into(),
-            text: text.into(),
-            scale: Scale::Category,
-        }
-    }
 
     #[test]
     fn the_count_is_known_without_making_the_variants() {

@@ -9,6 +9,7 @@
 //! object by a name typed in place. [`reference`] renders `docs/facts.md`.
 
 pub mod catalogue;
+pub mod readback;
 pub mod reference;
 pub mod view;
 

@@ -8,13 +8,7 @@ use hdrhistogram::Histogram;
 use super::output::Metric;
 use crate::metric::{HistDef, Labels};
 
-/// Highest trackable latency: one hour in nanoseconds.
-pub const MAX_NS: u64 = 3_600_000_000_000;
-
-/// A histogram for latencies in nanoseconds with three significant digits.
-pub fn new_histogram() -> Histogram<u64> {
-    histogram(3)
-}
+pub use crate::metric::histogram::{new_histogram, MAX_NS};
 
 /// Counts in the buckets of an HDR histogram of latencies from 1 ns to
 /// [`MAX_NS`] with `sigfig` significant digits, for the hot loops: a

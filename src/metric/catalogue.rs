@@ -319,6 +319,11 @@ const fn hist(name: &'static str, help: &'static str, m: [&'static MetricDef; 6]
     }
 }
 
+/// The steady-state criterion of an `io` workload that names none (fio's
+/// default when only `ss_dur` is given): the detector judges by it, and
+/// the analysis names it when the stored parameters leave it out.
+pub const DEFAULT_STEADY_CRITERION: &str = "iops_slope:0.01%";
+
 pub static LAT: HistDef = hist(
     "lat",
     "latency of each operation or transaction",

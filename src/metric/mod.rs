@@ -18,8 +18,10 @@
 
 pub mod catalogue;
 pub mod format;
+pub mod histogram;
 pub mod labels;
 pub mod legacy;
+pub mod matrix;
 pub mod reference;
 mod unit;
 

@@ -182,7 +182,8 @@ fn detach_disconnected(pending: &Pending, say: &mut dyn FnMut(Said)) {
 /// mount holding `above`'s path (an image, a mount point, the filesystem
 /// it lies in); for a pool, the images and directories it may be made of
 /// and zfs-fuse; for a volume, the bricks, peers and glusterd; for a
-/// mount, the pool or volume it may mount; for a Ganesha, the volume it
+/// mount, the pool or volume it may mount; for a Ganesha, its rpcbind
+/// registrations and the volume it
 /// exports, glusterd and rpcbind. On another host, only what is
 /// on that host.
 pub fn stands_on(above: &Resource, below: &Resource) -> bool {
@@ -217,6 +218,10 @@ pub fn stands_on(above: &Resource, below: &Resource) -> bool {
         // A Ganesha re-exporting a volume: the volume and the daemons it
         // reaches it through and registers with.
         (Resource::Ganesha { .. }, Resource::Volume { .. }) => true,
+        (Resource::Ganesha { .. }, Resource::RpcRegistrations { .. }) => true,
+        (Resource::RpcRegistrations { .. }, Resource::Daemon { program, .. }) => {
+            program == "rpcbind"
+        }
         (Resource::Ganesha { .. }, Resource::Daemon { program, .. }) => {
             program == "glusterd" || program == "rpcbind"
         }

@@ -188,6 +188,19 @@ pub fn alive_as(pid: u32, program: &str) -> bool {
     comm == want && !zombie
 }
 
+/// The live `program` whose command line names `pidfile` as an argument
+/// (`glusterd -p PIDFILE`, `zfs-fuse --pidfile PIDFILE`): the daemon
+/// started with it, whether or not it has written it yet.
+fn named_with(program: &str, pidfile: &Path) -> Option<u32> {
+    let want = pidfile.as_os_str().as_encoded_bytes();
+    std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
+        let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+        let cmdline = std::fs::read(e.path().join("cmdline")).ok()?;
+        let named = cmdline.split(|&b| b == 0).any(|a| a == want);
+        (named && alive_as(pid, program)).then_some(pid)
+    })
+}
+
 /// A daemon known by the pid file it was started with (`flag pidfile` on
 /// its command line: qemu-storage-daemon's `--pidfile`, ganesha.nfsd's
 /// `-p`): found, told apart from a pid reused since, and stopped by that
@@ -276,7 +289,10 @@ pub fn zombie(pid: u32) -> bool {
 /// what it serves cannot be listed, nobody can tell that it is unused, and
 /// it is kept too.
 pub fn stop(program: &str, pidfile: &Path, users: Users) -> Result<Undone> {
-    let Some(pid) = read_pid(pidfile) else {
+    // A daemon killed with its campaign before it wrote its pid file (or
+    // whose pid file went with its directory) is found by the pid file its
+    // command line names.
+    let Some(pid) = read_pid(pidfile).or_else(|| named_with(program, pidfile)) else {
         let _ = std::fs::remove_file(present_file(pidfile));
         return Ok(Undone::Gone); // never started, or already stopped and cleaned
     };
@@ -342,6 +358,29 @@ pub fn names_listed(listing: &str, none: &str) -> Vec<String> {
         .filter(|l| !l.is_empty() && !l.starts_with(none))
         .map(String::from)
         .collect()
+}
+
+/// Ends every process `find` names: SIGTERM, then, for those still
+/// there after `grace`, SIGKILL and five seconds more. The pids `find`
+/// still names after that (none, unless one cannot be killed).
+pub fn end_all(find: impl Fn() -> Vec<u32>, grace: Duration) -> Vec<u32> {
+    for (sig, patience) in [
+        (libc::SIGTERM, grace),
+        (libc::SIGKILL, Duration::from_secs(5)),
+    ] {
+        let pids = find();
+        if pids.is_empty() {
+            break;
+        }
+        for p in pids {
+            signal(p, sig);
+        }
+        let t0 = Instant::now();
+        while !find().is_empty() && t0.elapsed() < patience {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+    find()
 }
 
 pub fn signal(pid: u32, sig: libc::c_int) {

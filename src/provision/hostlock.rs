@@ -24,13 +24,17 @@ pub fn path(name: &str) -> PathBuf {
 
 /// Opens (creating) the lock file `name`.
 pub fn open(name: &str) -> Result<File> {
-    let path = path(name);
+    open_at(&path(name))
+}
+
+/// Opens (creating) the lock file at `path`, wherever it is.
+pub fn open_at(path: &Path) -> Result<File> {
     std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)
         .read(true)
         .write(true)
-        .open(&path)
+        .open(path)
         .with_context(|| format!("opening the lock file {}", path.display()))
 }
 

@@ -361,6 +361,15 @@ impl Held {
         std::fs::create_dir(path).with_context(|| format!("creating {}", path.display()))
     }
 
+    /// Makes the mount point `path` (journaled, as [`Held::make_dir`]) and
+    /// journals the mount the caller makes on it next.
+    pub fn make_mount_point(&mut self, path: &Path) -> Result<()> {
+        self.make_dir(path)?;
+        self.record(Resource::Mount {
+            path: path.to_path_buf(),
+        })
+    }
+
     /// Journals directory `path` at `site` — this host, or another through
     /// the remote shell — then creates it there; it must not exist yet.
     pub fn make_dir_at(&mut self, site: &Site, path: &Path) -> Result<()> {

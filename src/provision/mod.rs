@@ -37,6 +37,7 @@ pub mod resource;
 pub mod root;
 pub mod site;
 pub mod site_fs;
+pub mod tracefs;
 pub mod undo;
 pub mod unfinished;
 pub mod workdir;

@@ -8,6 +8,7 @@ use anyhow::{bail, Context, Result};
 
 use super::cmd;
 use super::mountinfo::{parse, MountEntry};
+pub use crate::fact::readback::shows;
 
 /// The mounts in this namespace.
 pub fn all() -> Vec<MountEntry> {
@@ -151,44 +152,6 @@ pub fn detach_if_disconnected(path: &Path) -> Result<bool> {
         )
     })?;
     Ok(true)
-}
-
-/// Options that need not appear in mountinfo: generic flags, and per
-/// filesystem the defaults the kernel does not echo.
-fn implicit(fs: &str, opt: &str) -> bool {
-    const GENERIC: &[&str] = &[
-        "defaults", "rw", "async", "auto", "noauto", "dev", "exec", "suid", "nouser", "_netdev",
-    ];
-    const EXT4: &[&str] = &["barrier", "barrier=1", "data=ordered", "delalloc"];
-    const XFS: &[&str] = &["barrier", "inode64", "logbufs=8"];
-    GENERIC.contains(&opt)
-        || (fs == "ext4" && EXT4.contains(&opt))
-        || (fs == "xfs" && XFS.contains(&opt))
-}
-
-/// How the kernel spells an option in mountinfo.
-fn kernel_spelling(opt: &str) -> &str {
-    match opt {
-        "barrier=0" => "nobarrier",
-        "nodiratime" => "nodiratime",
-        other => other,
-    }
-}
-
-/// Whether mountinfo's `entry` (a filesystem of type `fs`) shows option
-/// `opt`; `None` for one it need not show (a default it does not echo).
-pub fn shows(fs: &str, opt: &str, entry: &MountEntry) -> Option<bool> {
-    if implicit(fs, opt) {
-        return None;
-    }
-    let spelt = kernel_spelling(opt);
-    Some(
-        entry
-            .mount_options
-            .split(',')
-            .chain(entry.super_options.split(','))
-            .any(|o| o == spelt),
-    )
 }
 
 /// Requested options the kernel does not report for `entry`.

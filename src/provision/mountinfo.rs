@@ -4,20 +4,7 @@
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
-/// One line of mountinfo.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MountEntry {
-    /// The mount's unique id (a new one for every mount, even of the same
-    /// filesystem on the same point).
-    pub mount_id: u32,
-    pub major: u32,
-    pub minor: u32,
-    pub mount_point: String,
-    pub mount_options: String,
-    pub fs_type: String,
-    pub source: String,
-    pub super_options: String,
-}
+pub use crate::fact::readback::MountEntry;
 
 /// Parses mountinfo text (see proc(5)).
 pub fn parse(text: &str) -> Vec<MountEntry> {

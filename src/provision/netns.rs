@@ -12,7 +12,7 @@
 use std::net::Ipv4Addr;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{bail, Result};
 
@@ -123,25 +123,7 @@ pub fn processes_in(name: &str) -> Vec<u32> {
 /// Stops every process in namespace `name`: SIGTERM, SIGKILL after
 /// `grace`. Fails if one is still there after that.
 pub fn stop_processes(name: &str, grace: Duration) -> Result<()> {
-    let first = processes_in(name);
-    if first.is_empty() {
-        return Ok(());
-    }
-    for &p in &first {
-        daemon::signal(p, libc::SIGTERM);
-    }
-    let t0 = Instant::now();
-    while !processes_in(name).is_empty() && t0.elapsed() < grace {
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    for p in processes_in(name) {
-        daemon::signal(p, libc::SIGKILL);
-    }
-    let t0 = Instant::now();
-    while !processes_in(name).is_empty() && t0.elapsed() < Duration::from_secs(5) {
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let left = processes_in(name);
+    let left = daemon::end_all(|| processes_in(name), grace);
     if !left.is_empty() {
         bail!(
             "processes {left:?} in network namespace {name} do not end, even killed; kill them by hand and run `storlab cleanup` again"
@@ -177,14 +159,8 @@ pub fn delete_link(name: &str) -> Result<()> {
 pub fn stop_root_daemon(program: &str, pidfile: &Path, netns_name: &str) -> Result<()> {
     let inside = processes_in(netns_name);
     if let Some(pid) = daemon::read_pid(pidfile).filter(|p| inside.contains(p)) {
-        daemon::signal(pid, libc::SIGTERM);
-        let t0 = Instant::now();
-        while !daemon::zombie(pid) && t0.elapsed() < Duration::from_secs(10) {
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        if !daemon::zombie(pid) {
-            daemon::signal(pid, libc::SIGKILL);
-        }
+        let running = || [pid].into_iter().filter(|p| !daemon::zombie(*p)).collect();
+        daemon::end_all(running, Duration::from_secs(10));
     }
     stop_processes(netns_name, Duration::from_secs(10))
         .map_err(|e| e.context(format!("stopping {program} and what it started")))?;

@@ -26,7 +26,7 @@ use super::owner::Owner;
 use super::site::{check_host, Site};
 use super::undo::remove_dir;
 pub use super::undo::{Said, Undone};
-use super::{daemon, loopdev, mount, netns, ownership, site_fs, unfinished};
+use super::{daemon, loopdev, mount, netns, ownership, site_fs, tracefs, unfinished};
 use crate::process::holders;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -57,6 +57,12 @@ pub enum Resource {
     /// ganesha.nfsd started with it); its configuration directory is a
     /// [`Resource::Dir`] of its own, journaled before it.
     Ganesha { pidfile: PathBuf },
+    /// What the NFS server started with `pidfile` (an NFS-Ganesha)
+    /// registers with rpcbind, NFS and MOUNT: removed by program number
+    /// once that server is gone, where nothing listens on their ports any
+    /// more (a server killed outright leaves them; the host's rpcbind then
+    /// refuses every later re-export, and storlab's own never stops).
+    RpcRegistrations { pidfile: PathBuf },
     /// A campaign's working directory on a target, removed only while its
     /// marker still names `owner` (another campaign may own that path now).
     Workdir { path: PathBuf, owner: Owner },
@@ -81,6 +87,10 @@ pub enum Resource {
         pidfile: PathBuf,
         netns: String,
     },
+    /// The tracefs storlab mounted on /sys/kernel/tracing for bpftrace's
+    /// attach (source `storlab-tracefs`): unmounted once no storlab is
+    /// attaching ([`super::tracefs`]).
+    Tracefs,
     /// `resource` on another host: a directory, a mount, a volume or a
     /// peer, undone there through the remote shell.
     Remote {
@@ -122,6 +132,10 @@ impl Resource {
             Resource::Ganesha { pidfile } => {
                 format!("NFS-Ganesha (pid file {})", pidfile.display())
             }
+            Resource::RpcRegistrations { pidfile } => format!(
+                "rpcbind registrations of the NFS server with pid file {}",
+                pidfile.display()
+            ),
             Resource::Workdir { path, .. } => format!("working directory {}", path.display()),
             Resource::Peer { name } => format!("Gluster peer {name}"),
             Resource::RootBuild { dir } => format!("unfinished root {}", dir.display()),
@@ -130,6 +144,7 @@ impl Resource {
             Resource::RootDaemon { program, netns, .. } => {
                 format!("{program} of another root in network namespace {netns}")
             }
+            Resource::Tracefs => format!("tracefs on {}", tracefs::TRACEFS),
             Resource::Remote { host, resource } => format!("{} on {host}", resource.describe()),
         }
     }
@@ -160,8 +175,12 @@ impl Resource {
                 check_ours(pidfile)?;
                 check_ours(export)
             }
-            Resource::Ganesha { pidfile } => check_ours(pidfile),
+            Resource::Ganesha { pidfile } | Resource::RpcRegistrations { pidfile } => {
+                check_ours(pidfile)
+            }
             Resource::Peer { name } => check_host(name),
+            // Only storlab's own (by its source name) is ever unmounted.
+            Resource::Tracefs => Ok(()),
             Resource::RootBuild { dir } => check_ours(dir),
             Resource::Netns { name } => check_netns(name),
             Resource::Link { name } if netns::is_our_link(name) => Ok(()),
@@ -204,6 +223,7 @@ impl Resource {
                 daemon::stop(program, pidfile, &|| kinds.daemon_users(program))
             }
             Resource::Workdir { path, owner } => ownership::remove_owned(path, owner),
+            Resource::Tracefs => tracefs::undo(),
             Resource::RootBuild { dir } => gone(unfinished::undo_build(dir)),
             Resource::Netns { name } => gone(netns::delete(name)),
             Resource::Link { name } => gone(netns::delete_link(name)),
@@ -222,6 +242,7 @@ impl Resource {
             | Resource::Volume { .. }
             | Resource::QemuDaemon { .. }
             | Resource::Ganesha { .. }
+            | Resource::RpcRegistrations { .. }
             | Resource::Peer { .. } => kinds.undo(&Site::Local, self),
         }
     }
@@ -462,6 +483,25 @@ mod tests {
                     program: "glusterd".into(),
                     pidfile: "/var/lib/storlab/glusterd-1.pid".into(),
                 }),
+            },
+            Resource::RootBuild {
+                dir: victim.path().to_path_buf(),
+            },
+            Resource::Netns {
+                name: "cni-1234".into(),
+            },
+            Resource::Link {
+                name: "eth0".into(),
+            },
+            Resource::RootDaemon {
+                program: "glusterd".into(),
+                pidfile: file.clone(),
+                netns: "storlab-1-gl".into(),
+            },
+            Resource::RootDaemon {
+                program: "glusterd".into(),
+                pidfile: "/var/tmp/storlab-1-gl/glusterd.pid".into(),
+                netns: "cni-1234".into(),
             },
         ] {
             let e = r.undo(Kinds::NONE).unwrap_err();

@@ -5,7 +5,7 @@
 //! scheme.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{bail, Result};
 
@@ -15,20 +15,7 @@ use super::{cmd, daemon, mount, undo};
 /// or command line is in it), unmounts what is mounted under it, deepest
 /// first, and removes it.
 pub fn undo_build(dir: &Path) -> Result<()> {
-    for sig in [libc::SIGTERM, libc::SIGKILL] {
-        let pids = building_in(dir);
-        if pids.is_empty() {
-            break;
-        }
-        for p in pids {
-            daemon::signal(p, sig);
-        }
-        let t0 = Instant::now();
-        while !building_in(dir).is_empty() && t0.elapsed() < Duration::from_secs(5) {
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-    let left = building_in(dir);
+    let left = daemon::end_all(|| building_in(dir), Duration::from_secs(5));
     if !left.is_empty() {
         bail!(
             "processes {left:?} still build in {} after SIGKILL; kill them by hand and run `storlab cleanup` again",

@@ -14,11 +14,11 @@
 
 pub mod contrib;
 pub mod document;
-pub mod drawn;
 #[cfg(test)]
 mod every_row_tests;
 pub mod format;
 pub mod history_page;
+pub mod json;
 pub mod outline;
 pub mod provenance;
 pub mod render;

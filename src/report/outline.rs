@@ -1,157 +1,106 @@
-//! The one outline of every report: builds the [`Document`] of a campaign
-//! from the store — the model once, the latency curves from the stored
-//! histograms, the common sections, and what each workload kind or feature
-//! contributes — in reading order: what ran and the headline verdicts,
-//! what was compared (with the requested differences that are none), the
-//! environment and methodology, each workload, the warnings. Any error in
-//! the data surfaces here.
-
-use anyhow::Result;
+//! The one outline of every report: lays a campaign's analysis
+//! ([`crate::analysis::CampaignAnalysis`], computed once before) out as the
+//! [`Document`] — the common sections, and what each workload kind or
+//! feature contributes — in reading order: what ran and the headline
+//! verdicts, what was compared (with the requested differences that are
+//! none), the environment and methodology, each workload, the warnings.
+//! The same for two campaigns compared ([`across`]), and for the tables
+//! `storlab compare` prints ([`compared_within`], [`compared_across`]).
+//! Nothing here reads the store or computes a figure.
 
 use super::contrib::{self, Context};
 use super::document::{Document, Section};
 use super::sections::ranks;
 use super::sections::{
-    self, campaign, compared, methodology, overview, percentiles, requested, series, summary,
-    workload,
+    self, campaign, compared, methodology, overview, percentiles, series, summary, workload,
 };
 use crate::analysis::comparison::Across;
-use crate::analysis::latency::curves;
-use crate::analysis::{self, chosen, model};
-use crate::store::CampaignData;
+use crate::analysis::replicas::Replicas;
+use crate::analysis::verdict::Verdict;
+use crate::analysis::CampaignAnalysis;
 use crate::warning::{Warning, WarningKind};
 
-/// What a reader asked of the report beyond the campaign.
-#[derive(Debug, Clone, Default)]
-pub struct Options {
-    /// A target to compare against in place of the campaign's baseline.
-    pub baseline: Option<String>,
-    /// Series to chart over time beside each workload's primary metric's.
-    pub series: Vec<String>,
-    /// Swept parameters whose levels to compare on each target, beside
-    /// those the experiment names.
-    pub compare_levels: Vec<String>,
+pub use crate::analysis::campaign::Options;
+
+/// The document of a campaign's analysis `a`.
+pub fn build(a: &CampaignAnalysis) -> Document {
+    document(a, true)
 }
 
-/// The document of campaign `c`.
-pub fn build(c: &CampaignData, options: &Options) -> Result<Document> {
-    document(c, options, true)
-}
-
-/// The part of campaign `c`'s document the terminal shows (`show`, `run`'s
-/// closing summary): its summary and warnings, built as [`build`] builds
-/// them, without the report's body (the per-workload sections, charts and
+/// The part of the document the terminal shows (`show`, `run`'s closing
+/// summary): its summary and warnings, built as [`build`] builds them,
+/// without the report's body (the per-workload sections, charts and
 /// curves no terminal prints).
-pub fn terminal(c: &CampaignData, options: &Options) -> Result<Document> {
-    document(c, options, false)
+pub fn terminal(a: &CampaignAnalysis) -> Document {
+    document(a, false)
 }
 
-/// What the analysis is asked, of what the report is asked.
-fn asked(options: &Options) -> analysis::campaign::Options {
-    analysis::campaign::Options {
-        baseline: options.baseline.clone(),
-        compare_levels: options.compare_levels.clone(),
-    }
-}
-
-fn document(c: &CampaignData, options: &Options, with_body: bool) -> Result<Document> {
-    let analysis = analysis::analyse(c, &asked(options))?;
-    let model = &analysis.model;
-    let cx = Context {
-        campaign: c,
-        analysis: &analysis,
-    };
-    let mut summary = summary::sections(c, &analysis);
-    summary.extend(analysis.replicas.as_ref().map(sections::replicas::section));
-    let setup = requested::warnings(c, &model.baseline);
-    let all_warnings = every_warning(&setup, model);
+fn document(a: &CampaignAnalysis, with_body: bool) -> Document {
+    let cx = Context { analysis: a };
+    let mut summary = summary::sections(a);
+    summary.extend(a.replicas.as_ref().map(sections::replicas::section));
     // The warnings come last, with their evidence; the reader of the
     // verdicts above hears of them at once, a line per kind.
-    let counts = crate::analysis::warnings::by_kind(c, model, &all_warnings);
-    let by_kind = sections::warnings::by_kind_section(c, model, &counts);
-    let headline = campaign::headline_section(&analysis, |w| contrib::headline(cx, w));
-    let mut summary_only = Vec::new();
-    if !with_body {
-        for w in &model.workloads {
-            summary_only.extend(contrib::summary(cx, w)?);
-        }
-    }
+    let by_kind = sections::warnings::by_kind_section(a);
+    let headline = campaign::headline_section(a, |w| contrib::headline(cx, w));
     let body = match with_body {
-        true => body(
-            c,
-            cx,
-            &options.series,
-            headline,
-            &by_kind,
-            &setup,
-            &mut summary,
-        )?,
-        false => Vec::new(),
+        true => body(cx, headline, &by_kind, &mut summary),
+        false => {
+            for w in &a.model.workloads {
+                summary.extend(contrib::summary(cx, w));
+            }
+            Vec::new()
+        }
     };
-    summary.extend(summary_only);
-    summary.extend(ranks::summary_sections(c));
+    summary.extend(ranks::summary_sections(a));
     summary.push(by_kind);
     let summary = crate::report::document::merge_titled_lists(summary);
-    Ok(Document {
-        title: campaign::title(c),
+    Document {
+        title: campaign::title(&a.about),
         summary,
         body,
-        warnings: all_warnings,
-    })
+        warnings: a.warnings.clone(),
+    }
 }
 
 /// The report's body, in reading order; each workload's summary sections
 /// go to `summary` as its section is made.
 fn body(
-    c: &CampaignData,
     cx: Context,
-    series: &[String],
     headline: Section,
     by_kind: &Section,
-    setup: &[String],
     summary: &mut Vec<Section>,
-) -> Result<Vec<Section>> {
-    let model = &cx.analysis.model;
-    let curves = curves(c)?;
+) -> Vec<Section> {
+    let a = cx.analysis;
     // The answer first: the headline sentences and the warnings by kind,
     // the overview figure, each study's figure; then what was compared and
     // how (folded), each workload (its per-run charts folded), the full
     // warning list (folded).
-    let mut body = vec![campaign::intro(c), headline, by_kind.clone()];
-    body.extend(overview::section(c, cx.analysis));
-    body.extend(
-        cx.analysis
-            .replicas
-            .as_ref()
-            .map(sections::replicas::section),
-    );
-    for s in &cx.analysis.studies {
+    let mut body = vec![campaign::intro(&a.about), headline, by_kind.clone()];
+    body.extend(overview::section(a));
+    body.extend(a.replicas.as_ref().map(sections::replicas::section));
+    for s in &a.studies {
         body.push(contrib::study::sections::report(s));
     }
     body.push(contents());
-    body.extend(compared::sections(c, &model.baseline, setup));
-    body.push(campaign::environment_section(c).folded());
-    body.push(methodology::section(c, model).folded());
-    for w in &model.workloads {
-        summary.extend(contrib::summary(cx, w)?);
-        body.push(workload::section(
-            c,
-            cx.analysis,
-            w,
-            contrib::values_table(cx, w),
-        ));
-        let details = contrib::sections(cx, w)?
+    body.extend(compared::sections(a));
+    body.push(campaign::environment_section(&a.about).folded());
+    body.push(methodology::section(a).folded());
+    for w in &a.model.workloads {
+        summary.extend(contrib::summary(cx, w));
+        body.push(workload::section(a, w, contrib::values_table(cx, w)));
+        let details = contrib::sections(cx, w)
             .into_iter()
-            .chain(series::section(c, w, series))
-            .chain(percentiles::section(c, w, &curves))
-            .chain(ranks::report_section(c, &w.name));
+            .chain(series::section(a, w))
+            .chain(percentiles::section(a, w))
+            .chain(ranks::report_section(a, &w.name));
         body.extend(details.map(fold_titled));
     }
     let mut warnings = Section::new(2, "Warnings").with_class("warnings").folded();
-    warnings.list(model.warnings.iter().map(|w| w.text.clone()).collect());
+    warnings.list(a.model.warnings.iter().map(|w| w.text.clone()).collect());
     body.push(warnings);
     body.retain(|s| !s.is_empty());
-    Ok(body)
+    body
 }
 
 /// The table of contents, after the answer.
@@ -169,50 +118,6 @@ fn fold_titled(s: Section) -> Section {
     }
 }
 
-/// What the configuration did not compare (a requested setting that did
-/// not take), then the model's warnings.
-fn every_warning(setup: &[String], model: &model::Report) -> Vec<Warning> {
-    setup
-        .iter()
-        .map(|s| Warning::new(WarningKind::Setting, s.clone()))
-        .chain(model.warnings.iter().cloned())
-        .collect()
-}
-
-/// What `storlab show --format json` prints: the campaign, its
-/// provenance, the model (each workload's metrics, their statistics and
-/// verdicts against the baseline, every warning with its kind) and the
-/// warnings counted by kind.
-pub fn summary_json(c: &CampaignData, options: &Options) -> Result<serde_json::Value> {
-    let analysis = analysis::analyse(c, &asked(options))?;
-    let model = &analysis.model;
-    let warnings = every_warning(&requested::warnings(c, &model.baseline), model);
-    let counts = crate::analysis::warnings::by_kind(c, model, &warnings);
-    let by_kind: Vec<serde_json::Value> = counts
-        .iter()
-        .map(|k| {
-            serde_json::json!({
-                "kind": k.kind,
-                "warnings": k.lines,
-                "runs": k.runs,
-                "pairs": k.pairs.iter().map(|(w, t)| serde_json::json!({"workload": w, "target": t})).collect::<Vec<_>>(),
-                "evidence": k.evidence.iter().map(|e| serde_json::json!({"metric": e.metric.name, "low": e.low, "high": e.high})).collect::<Vec<_>>(),
-                "line": sections::warnings::kind_line(c, model, k),
-            })
-        })
-        .collect();
-    Ok(serde_json::json!({
-        "campaign": c.campaign,
-        "provenance": c.facts,
-        "baseline": model.baseline,
-        "targets": model.targets,
-        "workloads": model.workloads,
-        "warnings": warnings,
-        "warnings_by_kind": by_kind,
-        "replicas": analysis.replicas,
-    }))
-}
-
 /// The document comparing campaign `b` against campaign `a` (the
 /// baseline), from their comparison `x`: the headline and the caveats
 /// before any number, the two campaigns side by side, what differs, then
@@ -220,8 +125,9 @@ pub fn summary_json(c: &CampaignData, options: &Options) -> Result<serde_json::V
 /// noisy host, outliers: what makes either side less trustworthy). It has
 /// no terminal summary (`storlab compare` prints that comparison); its
 /// terminal warnings are the caveats.
-pub fn across(a: &CampaignData, b: &CampaignData, x: &Across) -> Result<Document> {
-    let mut body = vec![sections::across::headline(a, b, x)];
+pub fn across(x: &Across) -> Document {
+    let (a, b) = (&x.baseline, &x.candidate);
+    let mut body = vec![sections::across::headline(x)];
     body.extend(overview::across_section(
         a.campaign.id,
         b.campaign.id,
@@ -231,22 +137,17 @@ pub fn across(a: &CampaignData, b: &CampaignData, x: &Across) -> Result<Document
     body.push(contents());
     body.push(sections::across::sides(a, b));
     body.push(sections::across::differences(a, b, &x.differences));
-    body.extend(sections::across::workloads(a, b, x));
+    body.extend(sections::across::workloads(x));
     let mut warnings = Section::new(2, "Warnings").with_class("warnings").folded();
-    let mut each = Vec::new();
-    for c in [a, b] {
-        let m = model::build(c, None, &chosen::choose)?;
-        let id = c.campaign.id;
-        each.extend(
-            m.warnings
-                .into_iter()
-                .map(|w| format!("campaign {id}: {}", w.text)),
-        );
-    }
-    warnings.list(each);
+    warnings.list(
+        x.warnings
+            .iter()
+            .map(|(id, w)| format!("campaign {id}: {}", w.text))
+            .collect(),
+    );
     body.push(warnings);
     body.retain(|s| !s.is_empty());
-    Ok(Document {
+    Document {
         title: sections::across::title(a, b),
         summary: Vec::new(),
         body,
@@ -255,5 +156,34 @@ pub fn across(a: &CampaignData, b: &CampaignData, x: &Across) -> Result<Document
             .iter()
             .map(|c| Warning::new(WarningKind::Unlike, c.clone()))
             .collect(),
-    })
+    }
+}
+
+/// What `storlab compare A B` prints, as a document for the terminal
+/// renderer (fitted to the width, foreign text made visible): what differs
+/// and the caveats, then the rows.
+pub fn compared_across(x: &Across) -> Document {
+    let (a, b) = (x.baseline.campaign.id, x.candidate.campaign.id);
+    let mut head = Section::untitled(2);
+    head.text(x.differences.text(a, b).trim_end());
+    if !x.caveats.is_empty() {
+        let caveats: Vec<String> = x.caveats.iter().map(|c| format!("caveat: {c}")).collect();
+        head.text(caveats.join("\n"));
+    }
+    let mut rows = Section::untitled(2);
+    rows.table(sections::comparisons::across_table(&x.rows, a, b));
+    Document::terminal_only(
+        format!("campaign {b} against campaign {a}"),
+        vec![head, rows],
+    )
+}
+
+/// What `storlab compare A` prints: every target against the baseline
+/// of campaign `id`, then its replicas side by side when it has some.
+pub fn compared_within(id: i64, rows: &[Verdict], replicas: Option<&Replicas>) -> Document {
+    let mut section = Section::untitled(2);
+    section.table(sections::comparisons::table(rows));
+    let mut all = vec![section];
+    all.extend(replicas.map(sections::replicas::section));
+    Document::terminal_only(format!("campaign {id}"), all)
 }

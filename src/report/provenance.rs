@@ -2,13 +2,13 @@
 //! tags, the versions of the programs it used, the host's facts and where
 //! it was imported from. The JSON export carries the same facts in full.
 
+use crate::analysis::about::About;
 use crate::analysis::differences::version_text;
-use crate::store::CampaignData;
 
 /// Longest kernel command line shown in full; the export has all of it.
 const CMDLINE_CHARS: usize = 100;
 
-pub fn provenance_text(c: &CampaignData) -> String {
+pub fn provenance_text(c: &About) -> String {
     let f = &c.facts;
     let p = &f.provenance;
     let mut out = format!("uuid {}", f.uuid);
@@ -47,7 +47,7 @@ pub fn provenance_text(c: &CampaignData) -> String {
 
 /// The provenance as rows of the report's environment table: UUID, tags,
 /// every version, the host facts the environment lacks, the import record.
-pub fn provenance_rows(c: &CampaignData) -> Vec<Vec<String>> {
+pub fn provenance_rows(c: &About) -> Vec<Vec<String>> {
     let f = &c.facts;
     let p = &f.provenance;
     let mut t = vec![vec!["Campaign UUID".into(), f.uuid.clone()]];

@@ -21,7 +21,7 @@ use crate::analysis::model::{
     family::METHOD, runs_text, Caveat, TargetStats, MIN_RUNS, RESOLUTION_PCT,
 };
 use crate::analysis::replicas::{Agreement, Replicated};
-use crate::analysis::verdict::{Alike, Outcome, Parts, Statement, Verdict};
+use crate::analysis::verdict::{Alike, Judged, Outcome, Parts, Statement, Verdict};
 use crate::metric::{Direction, Family, Unit};
 
 /// Where a verdict is said, each with the words that fit the place.
@@ -65,18 +65,26 @@ pub enum Form {
     Replica,
 }
 
-/// What is said: one verdict, a family's alike verdicts said once, or one
-/// comparison as each replica of a campaign judged it.
+/// What is said: one verdict, a family's alike verdicts said once, one
+/// comparison as each replica of a campaign judged it, or the release
+/// gate's judgement of a comparison's verdicts.
 #[derive(Debug, Clone, Copy)]
 pub enum Said<'a> {
     One(&'a Verdict),
     Alike(&'a Alike),
     Replicated(&'a Replicated),
+    Gate(&'a Judged<'a>),
 }
 
 impl<'a> From<&'a Replicated> for Said<'a> {
     fn from(r: &'a Replicated) -> Self {
         Said::Replicated(r)
+    }
+}
+
+impl<'a> From<&'a Judged<'a>> for Said<'a> {
+    fn from(j: &'a Judged<'a>) -> Self {
+        Said::Gate(j)
     }
 }
 
@@ -108,6 +116,7 @@ pub fn words<'a>(said: impl Into<Said<'a>>, form: Form) -> String {
         Said::One(v) => v,
         Said::Alike(a) => return alike(a),
         Said::Replicated(r) => return replicated(r, form),
+        Said::Gate(j) => return gate_passed(j),
     };
     let t = &v.candidate;
     match form {
@@ -385,6 +394,28 @@ fn gate(v: &Verdict) -> String {
         Some(caveats) => format!("{text} {caveats}"),
         None => text,
     }
+}
+
+/// The line of a gate that passed: what it judged, and what it let pass.
+fn gate_passed(j: &Judged) -> String {
+    let pct = j.pct;
+    let mut line = format!("no primary metric is significantly worse by more than {pct}%");
+    if !j.waived.is_empty() {
+        line = format!("the gate passes: caveated regressions let pass (--caveated-regressions warn): {}; no other primary metric is significantly worse by more than {pct}%", j.waived.len());
+    } else if j.caveated > 0 {
+        line.push_str(&format!(
+            "; comparisons carrying a validity caveat: {} (`storlab compare` shows them with their verdicts)",
+            j.caveated
+        ));
+    }
+    if !j.unsure.is_empty() {
+        line.push_str(&format!(
+            "; inconclusive comparisons that may hide a regression beyond {pct}%, let pass (--inconclusive {}): {}",
+            j.inconclusive.word(),
+            j.unsure.len()
+        ));
+    }
+    line
 }
 
 /// `pgbench: no significant difference from d in any of 12 comparisons
@@ -726,11 +757,14 @@ mod tests {
     use crate::analysis::model::{
         target_stats, Caveat, MetricReport, Report, WorkloadReport, LEVEL,
     };
-    use crate::analysis::verdict::headline;
+    use crate::analysis::verdict::tests::halved;
+    use crate::analysis::verdict::tests::unsure;
+    use crate::analysis::verdict::{headline, judge};
+    use crate::cli::InconclusiveComparisons::{Pass, Warn};
+    use crate::metric::matrix::{test_labels, Test};
     use crate::metric::{MetricKey, Unit};
     use crate::stats::{welch_log, Analysis};
     use crate::warning::WarningKind;
-    use crate::workload::matrix::grid::{test_labels, Test};
 
     /// The headline's lines of `r`.
     fn said(r: &Report) -> Vec<String> {
@@ -1000,6 +1034,44 @@ mod tests {
         assert_eq!(
             versus_text(59600.0, Notation::Ratio, Unit::BytesPerSec, "faster"),
             "×597 faster"
+        );
+    }
+
+    #[test]
+    fn a_regression_is_printed_with_its_caveats() {
+        let r = halved("zfs", &[WarningKind::DurabilityNotMeasured]);
+        let text = words(&r, Form::Gate);
+        assert!(
+            text.starts_with("w tps on zfs: ÷2.0 against base (p 0.0"),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("⚠ durability not measured on zfs (3 of 3 runs)"),
+            "{text}"
+        );
+        assert_eq!(
+            words(&judge(std::slice::from_ref(&r), 60.0, false, Warn), Form::Gate),
+            "no primary metric is significantly worse by more than 60%; comparisons carrying a validity caveat: 1 (`storlab compare` shows them with their verdicts)"
+        );
+        assert!(
+            words(&judge(&[r], 5.0, true, Warn), Form::Gate).starts_with(
+                "the gate passes: caveated regressions let pass (--caveated-regressions warn): 1;"
+            )
+        );
+    }
+
+    // The gate's line names the inconclusive comparisons it let pass, and
+    // under which policy.
+    #[test]
+    fn a_passed_gate_says_the_inconclusive_comparisons_it_let_pass() {
+        let v = unsure();
+        let rows = std::slice::from_ref(&v);
+        assert!(words(&judge(rows, 5.0, false, Pass), Form::Gate).ends_with(
+            "; inconclusive comparisons that may hide a regression beyond 5%, let pass (--inconclusive pass): 1"
+        ));
+        assert_eq!(
+            words(&judge(rows, 20.0, false, Warn), Form::Gate),
+            "no primary metric is significantly worse by more than 20%"
         );
     }
 }

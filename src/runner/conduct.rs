@@ -243,23 +243,17 @@ fn label(exp: &Experiment, pr: &PlannedRun) -> String {
 pub(super) fn primary_value(exp: &Experiment, w: usize, out: &RunOutput) -> Option<(f64, String)> {
     let wl = &exp.workloads[w];
     let primary = wl.kind.primary();
-    let test = match (wl.kind, wl.params.get("primary_test")) {
-        (crate::workload::WorkloadKind::Matrix, Some(crate::params::Value::Str(t))) => {
-            crate::workload::matrix::grid::Test::parse(t)
-        }
-        _ => None,
-    };
-    match test {
-        Some(t) => {
-            let labels = crate::workload::matrix::grid::test_labels(t);
-            let v = out.labelled(primary, &labels)?;
-            Some((v, format!("{} {}", t.name(), format_value(v, primary.unit))))
-        }
-        None => {
-            let v = out.metric(primary)?;
-            Some((v, format_value(v, primary.unit)))
-        }
+    let labels = wl.config.verdict_labels();
+    if labels.is_empty() {
+        let v = out.metric(primary)?;
+        return Some((v, format_value(v, primary.unit)));
     }
+    let v = out.labelled(primary, &labels)?;
+    let part: Vec<&str> = labels.iter().map(|(_, v)| v).collect();
+    Some((
+        v,
+        format!("{} {}", part.join(" "), format_value(v, primary.unit)),
+    ))
 }
 
 fn describe(exp: &Experiment, pr: &PlannedRun, rec: &RunRecord, out: Option<&RunOutput>) -> String {

@@ -12,7 +12,7 @@ use crate::experiment::sweep::Factor;
 use crate::metric::{Direction, Labels, MetricDef, MetricKey, Unit};
 use crate::warning::Warning;
 
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct CampaignRow {
     pub id: i64,
     pub name: String,

@@ -6,6 +6,8 @@
 use serde_json::Value;
 
 use super::{CampaignData, TargetRow};
+use crate::metric::matrix::{test_labels, Test};
+use crate::metric::MetricKey;
 use crate::stats::Looks;
 
 /// How many times each pair was to run.
@@ -25,8 +27,14 @@ pub enum Repetitions {
     Decided { min: u32, max: u32 },
 }
 
+impl Default for Repetitions {
+    fn default() -> Self {
+        Repetitions::Fixed(String::new())
+    }
+}
+
 /// The plan a campaign ran, as stored.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct StoredPlan {
     /// `interleaved` (the default), `randomized`, `sequential`, `balanced`.
     pub order: String,
@@ -148,6 +156,11 @@ impl SteadyRequest {
     }
 }
 
+/// The matrix kind, and the parameter naming the test its verdict is
+/// about.
+const MATRIX: &str = "matrix";
+const PRIMARY_TEST: &str = "primary_test";
+
 /// The target parameters [`Requested`] reads.
 const SETTINGS_OPTIONS: &str = "options";
 const SETTINGS_PROPERTIES: &str = "properties";
@@ -177,6 +190,20 @@ impl CampaignData {
 }
 
 impl super::WorkloadRow {
+    /// The metric the workload's verdict and the regression gate concern:
+    /// its primary metric, with the labels the workload's kind resolved
+    /// from its parameters (a matrix's `primary_test`, as
+    /// `crate::workload::WorkloadConfig::verdict_labels` resolves it when it
+    /// runs) — read back here once, the one reading of the stored
+    /// parameters for it.
+    pub fn verdict_metric(&self) -> MetricKey {
+        let test = self.params.get(PRIMARY_TEST).and_then(Value::as_str);
+        match test.and_then(Test::parse).filter(|_| self.kind == MATRIX) {
+            Some(t) => MetricKey::new(&self.primary_metric, test_labels(t)),
+            None => MetricKey::plain(&self.primary_metric),
+        }
+    }
+
     /// What the workload asked of the steady-state detector (`io`).
     pub fn steady(&self) -> SteadyRequest {
         SteadyRequest::read(&self.params)

@@ -268,6 +268,11 @@ pub static TARGETS: &[TargetEntry] = &[
             "volume_info.Volume ID",
             "volume_info.Volume Name",
             "volume_info.Brick*",
+            // Another root's volume is served on an address chosen per
+            // campaign (10.214.N.2), which names its bricks and devices.
+            "host",
+            "servers",
+            "brick_devices",
         ],
     },
     TargetEntry {

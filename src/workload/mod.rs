@@ -114,6 +114,14 @@ pub enum WorkloadKind {
 /// A workload kind's checked parameters: what the rest of storlab asks of
 /// one workload.
 pub trait WorkloadConfig: Debug + Send + Sync {
+    /// The labels of the kind's primary metric that the workload's verdict
+    /// concerns (a matrix's `primary_test`: that test's geometric mean);
+    /// none for the metric over the whole run. The store reads the same
+    /// key back from the stored parameters
+    /// (`crate::store::WorkloadRow::verdict_metric`).
+    fn verdict_labels(&self) -> crate::metric::Labels {
+        crate::metric::Labels::new()
+    }
     /// Checks made before a campaign provisions anything (a program is there).
     fn preflight(&self) -> Result<()> {
         Ok(())

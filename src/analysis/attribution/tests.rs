@@ -272,6 +272,7 @@ fn a_sentence_concludes_in_the_words_after_its_evidence() {
         devices: Vec::new(),
         place: Place::Device,
         sentence: sentence.into(),
+        course: None,
     };
     for (sentence, conclusion) in [
         ("p99 1.80 ms at the workload, 1.70 ms at loop0: the device", "the device"),

@@ -25,15 +25,7 @@ use crate::metric::{Labels, MetricDef};
 use crate::params::units::format_bytes;
 use crate::warning::{Warning, WarningKind};
 
-/// Below this share of the workload's reads delivered by the device, the
-/// reads came from memory.
-pub const PAGE_CACHE_RATIO: f64 = 0.10;
-/// A thread this busy (% of a core) bounds the run.
-pub const CPU_BOUND_PCT: f64 = 90.0;
-/// Other processes' share of the host's CPU (%) that makes a noisy host.
-pub const NOISY_OTHERS_PCT: f64 = 10.0;
-/// Hypervisor steal (% of the host's CPU) that makes a noisy host.
-pub const NOISY_STEAL_PCT: f64 = 5.0;
+pub use crate::warning::{CPU_BOUND_PCT, NOISY_OTHERS_PCT, NOISY_STEAL_PCT, PAGE_CACHE_RATIO};
 /// Amounts under this are too small to judge.
 const MIN_BYTES: f64 = (1 << 20) as f64;
 /// PostgreSQL's built-in shared_buffers (128MB).

@@ -123,14 +123,7 @@ impl Cache {
                 self.dir.display()
             )
         })?;
-        let path = self.dir.join(format!("{key}.lock"));
-        std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .read(true)
-            .write(true)
-            .open(&path)
-            .with_context(|| format!("opening {}", path.display()))
+        crate::provision::hostlock::open_at(&self.dir.join(format!("{key}.lock")))
     }
 
     /// The complete roots, by key, with their size and whether one is in use.

@@ -29,6 +29,22 @@ pub struct Within {
     pub cwd: Option<std::path::PathBuf>,
 }
 
+/// `p` for a system call.
+fn c_path(p: &Path) -> Result<CString> {
+    CString::new(p.as_os_str().as_bytes())
+        .with_context(|| format!("{} is no path a chroot takes", p.display()))
+}
+
+/// `program` with the environment a Debian root expects, and only that.
+fn in_root_env(program: &Path) -> Command {
+    let mut cmd = Command::new(program);
+    cmd.env_clear()
+        .env("PATH", ROOT_PATH)
+        .env("LANG", "C.UTF-8")
+        .env("HOME", "/root");
+    cmd
+}
+
 /// A command running `program` (a path as the root sees it) chrooted into
 /// `dir`, in the network namespace `netns` (its file, /run/netns/NAME)
 /// when given.
@@ -43,12 +59,8 @@ pub fn command_within(
     program: &Path,
     within: &Within,
 ) -> Result<Command> {
-    let c = |p: &Path| {
-        CString::new(p.as_os_str().as_bytes())
-            .with_context(|| format!("{} is no path a chroot takes", p.display()))
-    };
-    let root = c(dir)?;
-    let cwd = c(within.cwd.as_deref().unwrap_or(Path::new("/")))?;
+    let root = c_path(dir)?;
+    let cwd = c_path(within.cwd.as_deref().unwrap_or(Path::new("/")))?;
     let user = within.user;
     let ns = match netns {
         Some(p) => Some(
@@ -56,11 +68,7 @@ pub fn command_within(
         ),
         None => None,
     };
-    let mut cmd = Command::new(program);
-    cmd.env_clear()
-        .env("PATH", ROOT_PATH)
-        .env("LANG", "C.UTF-8")
-        .env("HOME", "/root");
+    let mut cmd = in_root_env(program);
     // SAFETY: between fork and exec only async-signal-safe system calls
     // (setns, chroot, chdir, setgroups, setgid, setuid) on memory
     // allocated before the fork.
@@ -95,20 +103,12 @@ pub fn command_within(
 /// line dies without /proc), with nothing left mounted in the tree once
 /// it ends — the namespace, and its mounts, end with it.
 pub fn isolated(dir: &Path, program: &Path) -> Result<Command> {
-    let c = |p: &Path| {
-        CString::new(p.as_os_str().as_bytes())
-            .with_context(|| format!("{} is no path a chroot takes", p.display()))
-    };
-    let root = c(dir)?;
+    let root = c_path(dir)?;
     let binds = [
-        (c(Path::new("/proc"))?, c(&dir.join("proc"))?),
-        (c(Path::new("/dev"))?, c(&dir.join("dev"))?),
+        (c_path(Path::new("/proc"))?, c_path(&dir.join("proc"))?),
+        (c_path(Path::new("/dev"))?, c_path(&dir.join("dev"))?),
     ];
-    let mut cmd = Command::new(program);
-    cmd.env_clear()
-        .env("PATH", ROOT_PATH)
-        .env("LANG", "C.UTF-8")
-        .env("HOME", "/root");
+    let mut cmd = in_root_env(program);
     // SAFETY: between fork and exec only async-signal-safe system calls
     // (unshare, mount, chroot, chdir) on memory allocated before the fork.
     unsafe {

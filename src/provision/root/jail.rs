@@ -60,8 +60,14 @@ impl Jail {
             dir.join("work").display()
         );
         mount(held, &merged, &["-t", "overlay", "-o", &overlay, "overlay"])?;
+        // Private: on a host whose mounts are shared (systemd's), what is
+        // mounted in the jail must not show elsewhere, nor a tmpfs on the
+        // jail's /dev/shm on the host's.
+        private(&merged)?;
         bind(held, Path::new("/proc"), &merged.join("proc"))?;
+        private(&merged.join("proc"))?;
         bind(held, Path::new("/dev"), &merged.join("dev"))?;
+        private(&merged.join("dev"))?;
         let shm = merged.join("dev/shm");
         mount(
             held,
@@ -212,6 +218,11 @@ fn mount(held: &mut Held, dir: &Path, args: &[&str]) -> Result<()> {
     let mut all: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_ref()).collect();
     all.push(dir.as_os_str());
     cmd::run("mount", &all).map(|_| ())
+}
+
+/// Makes the mount on `dir` private: no mount event crosses it either way.
+fn private(dir: &Path) -> Result<()> {
+    cmd::run("mount", &["--make-private".as_ref(), dir.as_os_str()]).map(|_| ())
 }
 
 /// Journals the bind mount of `from` on `to`, then makes it.

@@ -5,10 +5,9 @@
 //! for workloads whose runs were block-traced; `storlab show` prints the
 //! sentences under the summary.
 
-use anyhow::Result;
-
 use super::{Context, Contributor};
-use crate::analysis::attribution::{attribution, Attribution, Percentiles};
+use crate::analysis::attribution::{Attribution, Percentiles};
+use crate::analysis::course::{Course, Series};
 use crate::analysis::model::WorkloadReport;
 use crate::metric::catalogue as m;
 use crate::metric::format::{format_ns, si};
@@ -17,7 +16,6 @@ use crate::metric::MetricKey;
 use crate::report::document::{Chart, Section};
 use crate::report::svg::{target_color, Line, LineChart};
 use crate::report::table::Table;
-use crate::store::{CampaignData, RunData, SeriesData};
 
 /// The section's title.
 pub const TITLE: &str = "Where the latency went";
@@ -25,20 +23,20 @@ pub const TITLE: &str = "Where the latency went";
 pub struct Attributions;
 
 impl Contributor for Attributions {
-    fn summary(&self, cx: Context, w: &WorkloadReport) -> Result<Vec<Section>> {
-        let found = of_workload(cx, w)?;
+    fn summary(&self, cx: Context, w: &WorkloadReport) -> Vec<Section> {
+        let found = of_workload(cx, w);
         if found.is_empty() {
-            return Ok(Vec::new());
+            return Vec::new();
         }
         let mut s = Section::new(3, TITLE);
         s.list(summary_lines(&found));
-        Ok(vec![s])
+        vec![s]
     }
 
-    fn sections(&self, cx: Context, w: &WorkloadReport) -> Result<Vec<Section>> {
-        let found = of_workload(cx, w)?;
+    fn sections(&self, cx: Context, w: &WorkloadReport) -> Vec<Section> {
+        let found = of_workload(cx, w);
         if found.is_empty() {
-            return Ok(Vec::new());
+            return Vec::new();
         }
         let mut s = Section::new(3, TITLE);
         s.text(format!(
@@ -50,33 +48,33 @@ impl Contributor for Attributions {
         s.list(sentences(&found));
         s.table(side_by_side(&found));
         for a in &found {
-            let Some(run) = first_run(cx.campaign, a) else {
+            let Some(run) = &a.course else {
                 continue;
             };
             if let Some((chart, table)) = over_time(a, run) {
                 s.text(format!(
                     "{} over time, run {} (rep {}): p99 per second at the workload and at each device",
-                    a.target, run.id, run.repetition
+                    a.target, run.run, run.repetition
                 ));
                 s.chart(Chart::Line(chart));
                 s.table(table);
             }
         }
-        Ok(vec![s])
+        vec![s]
     }
 }
 
 /// The attributions of `w` on every target that has one, in the
 /// report's target order.
-fn of_workload(cx: Context, w: &WorkloadReport) -> Result<Vec<Attribution>> {
-    let mut out = Vec::new();
-    for t in &cx.analysis.model.targets {
-        out.extend(attribution(&cx.campaign.runs, &w.name, t)?);
-    }
-    Ok(out)
+fn of_workload<'a>(cx: Context<'a>, w: &WorkloadReport) -> Vec<&'a Attribution> {
+    cx.analysis
+        .attributions
+        .iter()
+        .filter(|a| a.workload == w.name)
+        .collect()
 }
 
-fn sentences(found: &[Attribution]) -> Vec<String> {
+fn sentences(found: &[&Attribution]) -> Vec<String> {
     found
         .iter()
         .map(|a| format!("{} on {}: {}", a.workload, a.target, a.sentence))
@@ -92,12 +90,12 @@ const GROUP_OVER: usize = 3;
 /// targets: above the device; p99 282.07–425.98 ms at the workload"), and
 /// the sentence of a target whose conclusion is its own. The section in the
 /// report keeps every sentence.
-fn summary_lines(found: &[Attribution]) -> Vec<String> {
+fn summary_lines(found: &[&Attribution]) -> Vec<String> {
     if found.len() <= GROUP_OVER {
         return sentences(found);
     }
     let mut groups: Vec<(&str, Vec<&Attribution>)> = Vec::new();
-    for a in found {
+    for &a in found {
         let c = a.conclusion();
         match groups.iter_mut().find(|(g, _)| *g == c) {
             Some((_, members)) => members.push(a),
@@ -127,7 +125,7 @@ fn summary_lines(found: &[Attribution]) -> Vec<String> {
 
 /// Rows: the workload, then each device and operation; columns: the
 /// requests and their percentiles.
-fn side_by_side(found: &[Attribution]) -> Table {
+fn side_by_side(found: &[&Attribution]) -> Table {
     let mut t = Table::new(
         &[
             "target", "at", "op", "requests", "p50", "p99", "p99.9", "max",
@@ -166,18 +164,12 @@ fn side_by_side(found: &[Attribution]) -> Table {
     t
 }
 
-/// The first measured run of the pair.
-fn first_run<'a>(c: &'a CampaignData, a: &Attribution) -> Option<&'a RunData> {
-    c.runs
-        .iter()
-        .find(|r| r.workload == a.workload && r.target == a.target && !r.warmup && r.status == "ok")
-}
-
 /// One run's p99 per second, at the workload and at each device and
 /// operation that has requests: a chart and its numbers (µs).
-fn over_time(a: &Attribution, r: &RunData) -> Option<(LineChart, Table)> {
-    let mut columns: Vec<(String, &SeriesData)> = Vec::new();
-    if let Some(s) = r.series.get(&MetricKey::plain(m::LAT_P99_NS.name)) {
+fn over_time(a: &Attribution, r: &Course) -> Option<(LineChart, Table)> {
+    let series = |key: &MetricKey| r.series.iter().find(|(k, _)| k == key).map(|(_, s)| s);
+    let mut columns: Vec<(String, &Series)> = Vec::new();
+    if let Some(s) = series(&MetricKey::plain(m::LAT_P99_NS.name)) {
         columns.push(("workload".into(), s));
     }
     for d in a.devices.iter().filter(|d| d.latency.is_some()) {
@@ -187,7 +179,7 @@ fn over_time(a: &Attribution, r: &RunData) -> Option<(LineChart, Table)> {
                 .with(&DEVICE, &d.device)
                 .with(&OP, &d.op),
         );
-        if let Some(s) = r.series.get(&key) {
+        if let Some(s) = series(&key) {
             if s.values.iter().any(|v| v.is_finite()) {
                 columns.push((format!("{} {}", d.device, d.op), s));
             }
@@ -196,7 +188,7 @@ fn over_time(a: &Attribution, r: &RunData) -> Option<(LineChart, Table)> {
     if columns.len() < 2 {
         return None;
     }
-    let points = |s: &SeriesData| -> Vec<(f64, f64)> {
+    let points = |s: &Series| -> Vec<(f64, f64)> {
         s.values
             .iter()
             .enumerate()
@@ -207,7 +199,7 @@ fn over_time(a: &Attribution, r: &RunData) -> Option<(LineChart, Table)> {
     let chart = LineChart {
         title: format!(
             "{} on {}, run {}: p99 per second",
-            a.workload, a.target, r.id
+            a.workload, a.target, r.run
         ),
         x_label: "time (s)".into(),
         y_label: "p99 (µs)".into(),
@@ -269,6 +261,7 @@ mod tests {
             devices: Vec::new(),
             place,
             sentence: sentence.into(),
+            course: None,
         }
     }
 
@@ -283,7 +276,7 @@ mod tests {
                 Place::AboveDevice,
             )
         };
-        let found = vec![
+        let found = [
             above("vm[a]", 282.07, 70),
             above("vm[b]", 425.98, 74),
             pair(
@@ -294,6 +287,7 @@ mod tests {
             ),
             above("vm[d]", 346.55, 70),
         ];
+        let found: Vec<&Attribution> = found.iter().collect();
         assert_eq!(
             summary_lines(&found),
             [

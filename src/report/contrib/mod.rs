@@ -2,8 +2,9 @@
 //! the summary metrics (which metrics those are, and the one its verdict
 //! concerns, is the analysis' choice: [`crate::analysis::chosen`]), lines
 //! under the summary `storlab show` prints, and sections under the
-//! workload's own in the report — all from the campaign data and the
-//! model, like every other section. The matrix contributes its per-test geometric means and its
+//! workload's own in the report — all laid out from the campaign's
+//! analysis, like every other section; what a contributor shows is
+//! computed in [`crate::analysis`] (a field of its `CampaignAnalysis`). The matrix contributes its per-test geometric means and its
 //! file size × record size maps; telemetry what the system did during a
 //! workload's runs;
 //! attribution where its latency went, the device or above it.
@@ -19,19 +20,14 @@ pub mod matrix;
 pub mod study;
 pub mod telemetry;
 
-use anyhow::Result;
-
 use super::document::Section;
 use super::table::Table;
 use crate::analysis::model::WorkloadReport;
 use crate::analysis::CampaignAnalysis;
-use crate::store::CampaignData;
 
-/// What a contributor reads: the stored campaign and its analysis (whose
-/// model already holds its summary metrics).
+/// What a contributor reads: the campaign's analysis.
 #[derive(Clone, Copy)]
 pub struct Context<'a> {
-    pub campaign: &'a CampaignData,
     pub analysis: &'a CampaignAnalysis,
 }
 
@@ -44,8 +40,8 @@ pub trait Contributor: Sync {
 
     /// Sections `storlab run` and `storlab show` print for `w` under the
     /// summary table.
-    fn summary(&self, _cx: Context, _w: &WorkloadReport) -> Result<Vec<Section>> {
-        Ok(Vec::new())
+    fn summary(&self, _cx: Context, _w: &WorkloadReport) -> Vec<Section> {
+        Vec::new()
     }
 
     /// Sentences the headline adds under `w`'s verdicts (what a reader
@@ -56,8 +52,8 @@ pub trait Contributor: Sync {
     }
 
     /// Sections of the report under `w`'s own (level 3 and below).
-    fn sections(&self, _cx: Context, _w: &WorkloadReport) -> Result<Vec<Section>> {
-        Ok(Vec::new())
+    fn sections(&self, _cx: Context, _w: &WorkloadReport) -> Vec<Section> {
+        Vec::new()
     }
 }
 
@@ -65,7 +61,7 @@ pub trait Contributor: Sync {
 pub static CONTRIBUTORS: &[&dyn Contributor] = &[
     &matrix::Matrix,
     &study::Sweeps,
-    &telemetry::Telemetry,
+    &telemetry::Telemetries,
     &attribution::Attributions,
 ];
 
@@ -75,8 +71,8 @@ pub fn values_table(cx: Context, w: &WorkloadReport) -> Option<Table> {
 }
 
 /// Every contributor's summary sections of `w`.
-pub fn summary(cx: Context, w: &WorkloadReport) -> Result<Vec<Section>> {
-    collect(|k| k.summary(cx, w))
+pub fn summary(cx: Context, w: &WorkloadReport) -> Vec<Section> {
+    CONTRIBUTORS.iter().flat_map(|k| k.summary(cx, w)).collect()
 }
 
 /// Every contributor's headline sentences on `w`.
@@ -88,14 +84,9 @@ pub fn headline(cx: Context, w: &WorkloadReport) -> Vec<String> {
 }
 
 /// Every contributor's report sections of `w`.
-pub fn sections(cx: Context, w: &WorkloadReport) -> Result<Vec<Section>> {
-    collect(|k| k.sections(cx, w))
-}
-
-fn collect(f: impl Fn(&dyn Contributor) -> Result<Vec<Section>>) -> Result<Vec<Section>> {
-    let mut out = Vec::new();
-    for k in CONTRIBUTORS {
-        out.extend(f(*k)?);
-    }
-    Ok(out)
+pub fn sections(cx: Context, w: &WorkloadReport) -> Vec<Section> {
+    CONTRIBUTORS
+        .iter()
+        .flat_map(|k| k.sections(cx, w))
+        .collect()
 }

@@ -10,6 +10,7 @@
 use std::collections::BTreeMap;
 
 use super::color_of;
+use crate::analysis::about::About;
 use crate::analysis::comparison::Across;
 use crate::analysis::differences::{Change, Differences};
 use crate::analysis::verdict::Verdict;
@@ -19,10 +20,9 @@ use crate::report::sections::comparisons::across_table;
 use crate::report::svg::{DiffBar, DiffChart, Rgb};
 use crate::report::table::Table;
 use crate::report::verdict::{words, Form};
-use crate::store::CampaignData;
 
 /// The title: the candidate against the baseline.
-pub fn title(a: &CampaignData, b: &CampaignData) -> String {
+pub fn title(a: &About, b: &About) -> String {
     let (ka, kb) = (&a.campaign, &b.campaign);
     if ka.name == kb.name {
         format!(
@@ -40,7 +40,8 @@ pub fn title(a: &CampaignData, b: &CampaignData) -> String {
 /// The headline as the first heading — what changed in versions and
 /// tags — then which campaign is the baseline, and the verdict on every
 /// primary metric.
-pub fn headline(a: &CampaignData, b: &CampaignData, x: &Across) -> Section {
+pub fn headline(x: &Across) -> Section {
+    let (a, b) = (&x.baseline, &x.candidate);
     let mut s = Section::new(2, x.differences.headline()).with_class("headline");
     s.text(format!(
         "Campaign {} (started {}) against campaign {} (started {}), the baseline; targets and workloads are paired by name.",
@@ -68,7 +69,7 @@ pub fn caveats(x: &Across) -> Option<Section> {
 
 /// The two campaigns side by side: what ran, their identities, tags,
 /// versions and hosts; the values that differ stand out.
-pub fn sides(a: &CampaignData, b: &CampaignData) -> Section {
+pub fn sides(a: &About, b: &About) -> Section {
     let (ia, ib) = (a.campaign.id, b.campaign.id);
     let mut t = Table::new(
         &[
@@ -121,7 +122,7 @@ pub fn sides(a: &CampaignData, b: &CampaignData) -> Section {
         };
         rows.push((format!("Host: {fact}"), side(ha), side(hb), true));
     }
-    let imported = |c: &CampaignData| match c.facts.imported.get("from") {
+    let imported = |c: &About| match c.facts.imported.get("from") {
         Some(from) => format!(
             "{from} (campaign {} there)",
             c.facts
@@ -145,7 +146,7 @@ pub fn sides(a: &CampaignData, b: &CampaignData) -> Section {
     s
 }
 
-fn runs_text(c: &CampaignData) -> String {
+fn runs_text(c: &About) -> String {
     let k = &c.campaign;
     format!(
         "{}: {} of {} planned runs ok, {} failed",
@@ -154,7 +155,7 @@ fn runs_text(c: &CampaignData) -> String {
 }
 
 /// The versions of the programs a campaign used, storlab's among them.
-fn versions(c: &CampaignData) -> BTreeMap<String, String> {
+fn versions(c: &About) -> BTreeMap<String, String> {
     let mut v = c.facts.provenance.versions.clone();
     v.insert("storlab".into(), c.campaign.storlab_version.clone());
     v
@@ -181,7 +182,7 @@ fn pairs(m: &BTreeMap<String, String>) -> String {
 /// Everything that differs between the campaigns, one row each, grouped;
 /// then what is on one side only and the facts that change with every
 /// campaign (set apart, not differences).
-pub fn differences(a: &CampaignData, b: &CampaignData, d: &Differences) -> Section {
+pub fn differences(a: &About, b: &About, d: &Differences) -> Section {
     let (ia, ib) = (a.campaign.id, b.campaign.id);
     let mut s = Section::new(2, "What differs");
     let groups: [(&str, &Vec<Change>); 6] = [
@@ -248,7 +249,8 @@ pub fn differences(a: &CampaignData, b: &CampaignData, d: &Differences) -> Secti
 /// Per workload of the baseline with compared rows: the primary metric's
 /// difference on each target charted with its interval, then every
 /// compared metric with both sides, the difference, p and the verdict.
-pub fn workloads(a: &CampaignData, b: &CampaignData, x: &Across) -> Vec<Section> {
+pub fn workloads(x: &Across) -> Vec<Section> {
+    let (a, b) = (&x.baseline, &x.candidate);
     let (ia, ib) = (a.campaign.id, b.campaign.id);
     let mut out = Vec::new();
     for w in &a.workloads {

@@ -1,8 +1,7 @@
 //! The campaign's own sections: what ran, the headline verdicts and the
 //! environment as a spec table.
 
-use serde_json::Value;
-
+use crate::analysis::about::About;
 use crate::analysis::model::WorkloadReport;
 use crate::analysis::CampaignAnalysis;
 use crate::fact::Environment;
@@ -11,15 +10,14 @@ use crate::report::document::Section;
 use crate::report::format::format_value;
 use crate::report::table::Table;
 use crate::report::verdict::{words, Form};
-use crate::store::CampaignData;
 
 /// The title of the campaign's report.
-pub fn title(c: &CampaignData) -> String {
+pub fn title(c: &About) -> String {
     format!("{} — campaign {}", c.campaign.name, c.campaign.id)
 }
 
 /// The description and what ran, under the title.
-pub fn intro(c: &CampaignData) -> Section {
+pub fn intro(c: &About) -> Section {
     let k = &c.campaign;
     let mut s = Section::untitled(1);
     if !k.description.is_empty() {
@@ -53,7 +51,7 @@ pub fn headline_section(
     s
 }
 
-pub fn environment_section(c: &CampaignData) -> Section {
+pub fn environment_section(c: &About) -> Section {
     let mut s = Section::new(2, "Environment");
     let mut t = environment_table(&c.environment);
     for row in crate::report::provenance::provenance_rows(c) {
@@ -64,8 +62,8 @@ pub fn environment_section(c: &CampaignData) -> Section {
 }
 
 /// The environment as a spec table, as the seeds typed it by hand.
-fn environment_table(env: &Value) -> Table {
-    let e = Environment::read(env);
+fn environment_table(e: &Environment) -> Table {
+    let e = e.clone();
     let mut t = Table::new(&["", ""], &[false, false]);
     let cpu = e.cpu_model.map(|m| {
         let count = e.cpu_count.map_or("null".to_string(), |n| n.to_string());

@@ -1,42 +1,26 @@
-//! What was compared, side by side: the targets as columns — their kind,
-//! the parameters they asked for, what storlab read back once they were
-//! provisioned (mount options the kernel reports, ZFS properties, Gluster's
-//! effective options, allocation and sizes), the versions of what served
-//! them, the device beneath — a value that differs from the baseline's
-//! marked; then, per workload kind, its workloads' parameters, those that
-//! differ between them marked. A requested difference that is not one is
-//! [`super::requested`]'s to say.
+//! What was compared, side by side ([`crate::analysis::setup`]): the
+//! targets as columns — their kind, the parameters they asked for, what
+//! storlab read back once they were provisioned, the versions of what
+//! served them, the device beneath — a value that differs from the
+//! baseline's marked; then, per workload kind, its workloads' parameters,
+//! those that differ between them marked. The requested differences that
+//! are none ([`crate::analysis::requested`]) stand above them.
 
-use std::collections::BTreeMap;
-
-use serde_json::Value;
-
-use crate::fact::catalogue::VERSION;
-use crate::fact::{BlockDevice, TargetFacts, ZfsProperty};
-
-use crate::params::units::{format_bytes, format_seconds};
-use crate::params::{ParamSpec, ParamType, Params};
+use crate::analysis::setup::SideBySide;
+use crate::analysis::CampaignAnalysis;
 use crate::report::document::Section;
 use crate::report::table::Table;
-use crate::store::{CampaignData, TargetRow};
-use crate::targets::TargetKind;
-use crate::workload::WorkloadKind;
-
-/// Longest value shown in a cell; a longer one (a job file) is cut.
-const MAX_CELL: usize = 60;
-
-/// One row: its label and each column's value (`None`: not applicable).
-type Row = (String, Vec<Option<String>>);
 
 /// The section "What was compared": the warnings on requested
 /// differences that are none (styled as warnings), then the targets' and
 /// the workloads' tables.
-pub fn sections(c: &CampaignData, baseline: &str, warnings: &[String]) -> Vec<Section> {
+pub fn sections(a: &CampaignAnalysis) -> Vec<Section> {
+    let baseline = &a.model.baseline;
     let title = "What was compared";
     let mut out = Vec::new();
-    if !warnings.is_empty() {
+    if !a.setup.is_empty() {
         let mut w = Section::new(2, title).with_class("warnings");
-        w.list(warnings.to_vec());
+        w.list(a.setup.iter().map(|w| w.text.clone()).collect());
         out.push(w);
     }
     // The tables folded; the warnings above them (when any) stay open.
@@ -49,377 +33,43 @@ pub fn sections(c: &CampaignData, baseline: &str, warnings: &[String]) -> Vec<Se
     s.text(format!(
         "Targets side by side: what each asked for, what was read back once it was provisioned, versions and devices; a value that differs from the baseline {baseline}'s is marked."
     ));
-    s.table(targets_table(c, baseline));
+    s.table(table(&a.compared.targets));
     s.text("Workloads by kind, side by side: their parameters that are not at their defaults or differ between them; a parameter that differs between them is marked.");
     out.push(s);
     // Small tables, laid side by side where the page is wide enough.
     let mut workloads = Section::untitled(3).with_class("side");
-    for t in workload_tables(c) {
-        workloads.table(t);
+    for t in &a.compared.workloads {
+        workloads.table(table(t));
     }
     out.push(workloads);
     out
 }
 
-/// Targets as columns, baseline first; cells that differ from the
-/// baseline's marked.
-pub fn targets_table(c: &CampaignData, baseline: &str) -> Table {
-    let mut targets: Vec<&TargetRow> = c.targets.iter().collect();
-    targets.sort_by_key(|t| t.name != baseline);
-    let mut rows: Vec<Row> = vec![(
-        "kind".into(),
-        targets.iter().map(|t| Some(t.kind.clone())).collect(),
-    )];
-    let requested: Vec<(&Value, &[ParamSpec])> = targets
-        .iter()
-        .map(|t| (&t.params, target_specs(&t.kind)))
-        .collect();
-    rows.extend(param_rows("requested: ", &requested));
-    rows.extend(read_back_rows(&targets));
-    rows.extend(version_rows(c, &targets));
-    rows.push((
-        "device".into(),
-        targets
-            .iter()
-            .map(|t| device_text(&t.read_back()))
-            .collect(),
-    ));
-    let header: Vec<String> = targets
-        .iter()
-        .map(|t| match t.name == baseline {
-            true => format!("{} (baseline)", t.name),
-            false => t.name.clone(),
-        })
-        .collect();
-    table("", header, rows, Mark::AgainstFirst)
-}
-
-/// One table per workload kind, its workloads as columns.
-pub fn workload_tables(c: &CampaignData) -> Vec<Table> {
-    let mut kinds: Vec<&str> = c.workloads.iter().map(|w| w.kind.as_str()).collect();
-    let mut seen = Vec::new();
-    kinds.retain(|k| {
-        let new = !seen.contains(k);
-        seen.push(k);
-        new
-    });
-    kinds
-        .into_iter()
-        .map(|kind| {
-            let mine: Vec<_> = c.workloads.iter().filter(|w| w.kind == kind).collect();
-            let specs = workload_specs(kind);
-            let params: Vec<(&Value, &[ParamSpec])> =
-                mine.iter().map(|w| (&w.params, specs)).collect();
-            let rows = param_rows("", &params);
-            let header = mine.iter().map(|w| w.name.clone()).collect();
-            table(&format!("{kind} workload"), header, rows, Mark::WholeRow)
-        })
-        .collect()
-}
-
-fn target_specs(kind: &str) -> &'static [ParamSpec] {
-    TargetKind::parse(kind).map_or(&[], |k| k.params())
-}
-
-fn workload_specs(kind: &str) -> &'static [ParamSpec] {
-    WorkloadKind::parse(kind).map_or(&[], |k| k.params())
-}
-
-/// How a table marks the values that differ.
-#[derive(Clone, Copy, PartialEq)]
-enum Mark {
-    /// Each cell unlike the first column's (the baseline's).
-    AgainstFirst,
-    /// Every cell of a row whose values are not all alike.
-    WholeRow,
-}
-
-/// `rows` as a table with `corner` above the labels; rows without any value
-/// left out.
-fn table(corner: &str, header: Vec<String>, rows: Vec<Row>, mark: Mark) -> Table {
-    let mut head = vec![corner.to_string()];
-    head.extend(header);
+/// The columns as a table, the values that differ marked.
+fn table(s: &SideBySide) -> Table {
+    let mut head = vec![s.corner.clone()];
+    head.extend(s.header.iter().cloned());
     let mut t = Table {
         right: vec![false; head.len()],
         header: head,
         ..Table::default()
     };
-    for (label, values) in rows
-        .into_iter()
-        .filter(|(_, v)| v.iter().any(Option::is_some))
-    {
+    for (label, values) in &s.rows {
         let r = t.rows.len();
         let first = &values[0];
         let varies = values.iter().any(|v| v != first);
         for (i, v) in values.iter().enumerate() {
-            let differs = match mark {
-                Mark::AgainstFirst => i > 0 && v != first,
-                Mark::WholeRow => varies,
+            let differs = match s.against_first {
+                true => i > 0 && v != first,
+                false => varies,
             };
             if differs {
                 t.marked.insert((r, i + 1));
             }
         }
-        let mut cells = vec![label];
-        cells.extend(values.into_iter().map(|v| v.unwrap_or_default()));
+        let mut cells = vec![label.clone()];
+        cells.extend(values.iter().map(|v| v.clone().unwrap_or_default()));
         t.push(cells);
     }
     t
-}
-
-/// One parameter of one column: where its parameter is declared (for the
-/// order of rows), its name, its value as text, and whether it is set to
-/// other than its default.
-struct Setting {
-    order: usize,
-    name: String,
-    text: String,
-    set: bool,
-}
-
-/// One row per parameter that some column sets to other than its default
-/// or that differs between columns, in declaration order; a table
-/// parameter (`options`, `properties`) one row per key.
-fn param_rows(prefix: &str, columns: &[(&Value, &[ParamSpec])]) -> Vec<Row> {
-    let flat: Vec<Vec<Setting>> = columns
-        .iter()
-        .map(|(params, specs)| flatten(params, specs))
-        .collect();
-    let mut names: Vec<(usize, &String)> =
-        flat.iter().flatten().map(|s| (s.order, &s.name)).collect();
-    names.sort();
-    // Kinds declare a name at different places: its first place counts.
-    let mut seen: Vec<&String> = Vec::new();
-    names.retain(|(_, n)| {
-        let new = !seen.contains(n);
-        seen.push(n);
-        new
-    });
-    names
-        .into_iter()
-        .filter_map(|(_, name)| {
-            let cells: Vec<Option<&Setting>> = flat
-                .iter()
-                .map(|col| col.iter().find(|s| &s.name == name))
-                .collect();
-            let values: Vec<Option<String>> =
-                cells.iter().map(|c| c.map(|s| s.text.clone())).collect();
-            let set = cells.iter().flatten().any(|s| s.set);
-            let varies = values.iter().any(|v| v != &values[0]);
-            (set || varies).then(|| (format!("{prefix}{name}"), values))
-        })
-        .collect()
-}
-
-/// A column's parameters; a table parameter's keys (Gluster options, ZFS
-/// properties) one each, named by the key alone.
-fn flatten(params: &Value, specs: &[ParamSpec]) -> Vec<Setting> {
-    let defaults = Params::defaults(specs).to_json();
-    let Some(map) = params.as_object() else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    for (key, value) in map {
-        let at = specs.iter().position(|s| s.name == key);
-        let order = at.unwrap_or(specs.len());
-        match value {
-            Value::Object(entries) => out.extend(entries.iter().map(|(k, v)| Setting {
-                order,
-                name: k.clone(),
-                text: plain(v),
-                set: true,
-            })),
-            Value::Null => {}
-            v => out.push(Setting {
-                order,
-                name: key.clone(),
-                text: param_text(v, at.map(|i| &specs[i])),
-                set: defaults.get(key.as_str()) != Some(v),
-            }),
-        }
-    }
-    out
-}
-
-/// A parameter's value as people write it: sizes in binary units,
-/// durations in seconds, lists comma-separated.
-fn param_text(v: &Value, spec: Option<&ParamSpec>) -> String {
-    match (spec.map(|s| s.ty), v) {
-        (Some(ParamType::Size), Value::Number(n)) => n.as_f64().map_or(n.to_string(), format_bytes),
-        (Some(ParamType::Duration), Value::Number(n)) => {
-            n.as_f64().map_or(n.to_string(), format_seconds)
-        }
-        // An argument vector reads as the command line it is.
-        (_, Value::Array(args)) if spec.is_some_and(|s| s.name == "command") => {
-            cut(args.iter().map(plain).collect::<Vec<_>>().join(" "))
-        }
-        _ => plain(v),
-    }
-}
-
-/// A JSON value as text, a long one cut.
-fn plain(v: &Value) -> String {
-    let text = match v {
-        Value::String(s) => s.clone(),
-        Value::Array(items) => items.iter().map(plain).collect::<Vec<_>>().join(", "),
-        other => other.to_string(),
-    };
-    cut(text)
-}
-
-/// `text` on one line, cut at [`MAX_CELL`] characters.
-fn cut(text: String) -> String {
-    let text = text.trim().replace('\n', " ");
-    match text.char_indices().nth(MAX_CELL) {
-        Some((at, _)) => format!("{}…", &text[..at]),
-        None => text,
-    }
-}
-
-/// What was read back from each target once it was provisioned.
-fn read_back_rows(targets: &[&TargetRow]) -> Vec<Row> {
-    let facts: Vec<TargetFacts> = targets.iter().map(|t| t.read_back()).collect();
-    let fact = |label: &str, read: &dyn Fn(&TargetFacts) -> Option<String>| -> Row {
-        (
-            format!("read back: {label}"),
-            facts.iter().map(read).collect(),
-        )
-    };
-    let bytes = |v: Option<f64>| v.map(format_bytes);
-    let mut rows = vec![
-        fact("filesystem", &|f| f.fs_type.clone()),
-        fact("mount options", &|f| f.mount_options.clone()),
-        fact("super options", &|f| f.super_options.clone()),
-        fact("allocation", &|f| f.allocation.clone()),
-        fact("image size", &|f| bytes(f.image_size_bytes)),
-        fact("image allocated", &|f| bytes(f.image_allocated_bytes)),
-        fact("volume type", &|f| f.volume_type.clone()),
-    ];
-    let zfs: Vec<BTreeMap<String, String>> = facts
-        .iter()
-        .map(|f| {
-            f.zfs_properties
-                .iter()
-                .filter_map(|(k, p)| Some((k.clone(), property_text(p)?)))
-                .collect()
-        })
-        .collect();
-    rows.extend(keyed_rows(targets, "ZFS", &zfs));
-    let gluster: Vec<BTreeMap<String, String>> =
-        facts.iter().map(|f| f.effective_options.clone()).collect();
-    rows.extend(keyed_rows(targets, "Gluster", &gluster));
-    rows.push(fact("filesystem size", &|f| bytes(f.size_bytes)));
-    rows.push(fact("free space", &|f| bytes(f.free_bytes)));
-    rows
-}
-
-/// `8K (local)`: a ZFS property's value and where it came from.
-fn property_text(p: &ZfsProperty) -> Option<String> {
-    let value = p.value.as_deref()?;
-    Some(match p.source.as_deref() {
-        Some(s) if s != "-" => format!("{value} ({s})"),
-        _ => value.to_string(),
-    })
-}
-
-/// Rows of a table fact of every target (ZFS properties, Gluster
-/// options): those that some target asked for or whose values differ.
-fn keyed_rows(targets: &[&TargetRow], what: &str, maps: &[BTreeMap<String, String>]) -> Vec<Row> {
-    let mut names: Vec<&String> = maps.iter().flat_map(|m| m.keys()).collect();
-    names.sort();
-    names.dedup();
-    let requested = |name: &str| targets.iter().any(|t| t.requested().asks_for(name));
-    names
-        .into_iter()
-        .filter_map(|name| {
-            let values: Vec<Option<String>> = maps.iter().map(|m| m.get(name).cloned()).collect();
-            let shown: Vec<&Option<String>> = values.iter().filter(|v| v.is_some()).collect();
-            let varies = shown.iter().any(|v| *v != shown[0]);
-            (requested(name) || varies).then(|| (format!("read back: {what} {name}"), values))
-        })
-        .collect()
-}
-
-/// Versions of what served each target: its facts named `*_version`, and
-/// those its runs recorded (PostgreSQL's, fio's).
-fn version_rows(c: &CampaignData, targets: &[&TargetRow]) -> Vec<Row> {
-    let facts: Vec<TargetFacts> = targets.iter().map(|t| t.read_back()).collect();
-    let mut names: Vec<String> = Vec::new();
-    let mut add = |n: &str| {
-        if !names.iter().any(|x| x == n) {
-            names.push(n.to_string());
-        }
-    };
-    facts
-        .iter()
-        .flat_map(|f| f.versions.keys())
-        .for_each(|k| add(k));
-    for r in &c.runs {
-        r.facts
-            .keys()
-            .filter_map(|k| k.strip_suffix(VERSION.name))
-            .for_each(&mut add);
-    }
-    names
-        .into_iter()
-        .map(|name| {
-            let values = targets
-                .iter()
-                .zip(&facts)
-                .map(|(t, f)| version_of(c, t, f, &name))
-                .collect();
-            (format!("version: {name}"), values)
-        })
-        .collect()
-}
-
-/// The version `name` of target `t`: its fact, else the distinct values
-/// its runs recorded.
-fn version_of(c: &CampaignData, t: &TargetRow, f: &TargetFacts, name: &str) -> Option<String> {
-    if let Some(v) = f.versions.get(name) {
-        return Some(match &f.zfs_flavour {
-            Some(flavour) if name == "zfs" => format!("{flavour} {v}"),
-            _ => v.to_string(),
-        });
-    }
-    let key = format!("{name}{}", VERSION.name);
-    let mut seen: Vec<&str> = Vec::new();
-    for r in c.runs.iter().filter(|r| r.target == t.name) {
-        if let Some(v) = r.facts.get(&key) {
-            if !seen.contains(&v) {
-                seen.push(v);
-            }
-        }
-    }
-    (!seen.is_empty()).then(|| seen.join(" / "))
-}
-
-/// The block device beneath a target — its own, and the device of the
-/// directory holding its image or bricks (`loop0 on vda …`) — else its
-/// mount source.
-fn device_text(f: &TargetFacts) -> Option<String> {
-    match (&f.block_device, &f.device_beneath) {
-        (Some(o), Some(u)) => Some(format!(
-            "{} on {}",
-            o.name.as_deref().unwrap_or("?"),
-            disk_text(u)
-        )),
-        (Some(d), None) | (None, Some(d)) => Some(disk_text(d)),
-        (None, None) => f.mount_source.clone(),
-    }
-}
-
-/// `vda QEMU HARDDISK (non-rotational, scheduler mq-deadline)`.
-fn disk_text(dev: &BlockDevice) -> String {
-    let rot = match dev.rotational {
-        Some(true) => "rotational",
-        Some(false) => "non-rotational",
-        None => "?",
-    };
-    format!(
-        "{} {} ({rot}, scheduler {})",
-        dev.name.as_deref().unwrap_or("?"),
-        dev.model.as_deref().unwrap_or("?"),
-        dev.scheduler.as_deref().unwrap_or("?")
-    )
 }

@@ -1,39 +1,37 @@
 //! The methodology, written out from the plan, what the runs recorded and
 //! how the report compared them.
 
-use crate::analysis::model::{
-    plan_analysis, Report, LEVEL, MIN_EFFECT_PCT, MIN_RUNS, RESOLUTION_PCT,
-};
+use crate::analysis::about::{PairStop, Repetitions, StoredPlan};
+use crate::analysis::methodology::Methods;
+use crate::analysis::model::{LEVEL, MIN_EFFECT_PCT, MIN_RUNS, RESOLUTION_PCT};
+use crate::analysis::CampaignAnalysis;
 use crate::report::document::Section;
 use crate::report::sections::ranks::ranks_sentence;
 use crate::report::table::Table;
-use crate::stats::{Analysis, Method};
-use crate::store::stored::Repetitions;
-use crate::store::CampaignData;
 
 /// The methodology as sentences, how the ranks of multi-client runs were
 /// merged, and why each pair stopped when some stopped early or late.
-pub fn section(c: &CampaignData, r: &Report) -> Section {
+pub fn section(a: &CampaignAnalysis) -> Section {
     let mut s = Section::new(2, "Methodology");
-    s.list(lines(c, r));
-    if let Some(ranks) = ranks_sentence(c) {
+    s.list(lines(a));
+    if let Some(ranks) = ranks_sentence(a) {
         s.text(ranks);
     }
-    if c.stops.iter().any(|s| s.reason != "fixed") {
-        s.table(stops_table(c));
+    if a.about.stops.iter().any(|s| s.reason != "fixed") {
+        s.table(stops_table(&a.about.stops));
     }
     s
 }
 
 /// The methodology, written out from the plan, what the runs recorded and
 /// how the report compared them.
-fn lines(c: &CampaignData, r: &Report) -> Vec<String> {
-    let plan = c.plan();
-    let runs = &c.runs;
-    let measured = runs.iter().filter(|r| !r.warmup).count();
-    let warmups = runs.len() - measured;
-    let dropped = runs.iter().filter(|r| r.caches_dropped).count();
-    let remounted = runs.iter().filter(|r| r.remounted).count();
+fn lines(a: &CampaignAnalysis) -> Vec<String> {
+    let plan = &a.about.plan;
+    let runs = a.about.runs;
+    let measured = runs.measured;
+    let warmups = runs.all - measured;
+    let dropped = runs.caches_dropped;
+    let remounted = runs.remounted;
     let order_text = match plan.order.as_str() {
         "randomized" => format!(
             "in rounds, each round's order shuffled with seed {}",
@@ -46,27 +44,23 @@ fn lines(c: &CampaignData, r: &Report) -> Vec<String> {
     let mut lines = vec![
         repetitions_text(&plan.repetitions, &order_text),
         format!("{measured} measured runs and {warmups} warm-up runs (warm-ups are stored but left out of every statistic) were recorded."),
-        format!("Page caches were synced and dropped before {dropped} of {} runs; targets were remounted before {remounted} runs.", runs.len()),
+        format!("Page caches were synced and dropped before {dropped} of {} runs; targets were remounted before {remounted} runs.", runs.all),
         format!(
             "Intervals are {:.0}% Student-t intervals of the mean; where such an interval of a metric that cannot be negative reaches below zero, it is clipped at zero and shown as [0, upper].",
             LEVEL * 100.0
         ),
     ];
-    lines.extend(comparison_lines(c, r));
-    lines.extend(crate::analysis::steady::methodology_lines(c));
+    lines.extend(comparison_lines(&a.methods, plan));
+    lines.extend(a.methods.steady.iter().cloned());
     lines
 }
 
 /// The methodology's sentences on how targets were compared: which
 /// analysis each comparison used and why, and what the verdicts mean; none
 /// when nothing was compared.
-fn comparison_lines(c: &CampaignData, r: &Report) -> Vec<String> {
-    let used = |method: Method| count(r, |m| m == method);
-    let (paired, unpaired, means) = (
-        used(Method::PairedLog),
-        used(Method::WelchLog),
-        used(Method::WelchMeans),
-    );
+fn comparison_lines(m: &Methods, plan: &StoredPlan) -> Vec<String> {
+    let order = plan.order.as_str();
+    let (paired, unpaired, means) = (m.paired, m.unpaired, m.means);
     if paired + unpaired + means == 0 {
         return Vec::new();
     }
@@ -74,8 +68,6 @@ fn comparison_lines(c: &CampaignData, r: &Report) -> Vec<String> {
     if paired + unpaired > 0 {
         lines.push(RATIO.to_string());
     }
-    let plan = c.plan();
-    let order = plan.order.as_str();
     if paired > 0 {
         lines.push(paired_text(order));
     }
@@ -86,7 +78,7 @@ fn comparison_lines(c: &CampaignData, r: &Report) -> Vec<String> {
         });
     }
     if means > 0 {
-        lines.push(means_text(c, r));
+        lines.push(means_text(m));
     }
     lines.push(format!(
         "Each comparison ends in one of three outcomes: different — faster or slower, when p < 0.05 and the difference is at least {MIN_EFFECT_PCT}% —, equivalent within the workload's margin (±{RESOLUTION_PCT}% unless it sets equivalence_margin), when the whole interval lies inside ±margin (two one-sided tests; judged first), or inconclusive, neither yet. A workload's verdict, and the regression gate of `storlab compare --fail-on-regression`, concern its primary metric; the differences of its other metrics are exploratory: each metric's comparisons are corrected for their own number, not for the number of metrics compared."
@@ -101,13 +93,8 @@ fn comparison_lines(c: &CampaignData, r: &Report) -> Vec<String> {
             looks.count()
         ));
     }
-    lines.extend(family_line(r));
-    let open = r
-        .workloads
-        .iter()
-        .filter_map(|w| w.primary_metric())
-        .any(|m| m.targets.iter().any(|t| t.settle.is_some()));
-    if open {
+    lines.extend(family_line(m));
+    if m.open {
         lines.push(format!("For an inconclusive comparison the report estimates how many runs would measure the difference to ±{RESOLUTION_PCT}%, from the spread seen so far (the interval narrows as 1/√n); with two or three runs that spread is itself rough, so the count is a guide."));
     }
     lines
@@ -115,16 +102,8 @@ fn comparison_lines(c: &CampaignData, r: &Report) -> Vec<String> {
 
 /// How the campaign's primary comparisons were judged as one family, when
 /// there were several.
-fn family_line(r: &Report) -> Option<String> {
-    let primary: Vec<_> = r
-        .workloads
-        .iter()
-        .filter_map(|w| w.primary_metric())
-        .flat_map(|m| &m.targets)
-        .filter_map(|t| t.correction)
-        .collect();
-    let n = primary.first()?.comparisons;
-    let chance = primary.iter().filter(|c| c.chance).count();
+fn family_line(m: &Methods) -> Option<String> {
+    let (n, chance) = m.family?;
     Some(format!(
         "The {n} primary-metric comparisons of this campaign (every workload and sweep variant against the baseline) are one family: each verdict is judged on its {} adjusted p-value over the family, which keeps the expected share of chance results among the differences called at or below 5% (and, when nothing differs, the chance of calling anything); each comparison's own p is shown beside it, and its interval is its own 95% interval. {chance} of them would have been called on their own p and are not: at this many comparisons chance could explain them. Each other metric's comparisons are a family of their own.",
         crate::analysis::model::family::METHOD
@@ -143,38 +122,22 @@ fn paired_text(order: &str) -> String {
 }
 
 /// Why some comparisons used Welch's t on the means.
-fn means_text(c: &CampaignData, r: &Report) -> String {
+fn means_text(m: &Methods) -> String {
     const FIELLER: &str = "Welch's t-test on the arithmetic means, with Fieller's interval for the % difference (unbounded when the baseline's mean is not told apart from zero)";
-    if plan_analysis(c) == Analysis::Means {
+    if m.plan_means {
         return format!(
             "As the plan asks (analysis = \"means\"), targets are compared by {FIELLER}."
         );
     }
-    let metrics: Vec<String> = r
-        .workloads
+    let metrics: Vec<String> = m
+        .means_metrics
         .iter()
-        .flat_map(|w| {
-            w.metrics
-                .iter()
-                .filter(|m| m.analysis == Analysis::Means)
-                .map(move |m| format!("{} {}", w.name, m.name))
-        })
+        .map(|(w, m)| format!("{w} {m}"))
         .collect();
     format!(
         "{} had values at or below zero, which have no logarithm: they are compared by {FIELLER}.",
         metrics.join(", ")
     )
-}
-
-/// How many comparisons in the report used a method `f` accepts.
-fn count(r: &Report, f: impl Fn(Method) -> bool) -> usize {
-    r.workloads
-        .iter()
-        .flat_map(|w| &w.metrics)
-        .flat_map(|m| &m.targets)
-        .filter_map(|t| t.comparison.as_ref())
-        .filter(|c| f(c.method))
-        .count()
 }
 
 fn repetitions_text(reps: &Repetitions, order_text: &str) -> String {
@@ -194,7 +157,7 @@ fn repetitions_text(reps: &Repetitions, order_text: &str) -> String {
 }
 
 /// Why each pair stopped, for adaptive plans and time limits.
-fn stops_table(c: &CampaignData) -> Table {
+fn stops_table(stops: &[PairStop]) -> Table {
     let mut t = Table::new(
         &[
             "workload",
@@ -205,11 +168,13 @@ fn stops_table(c: &CampaignData) -> Table {
         ],
         &[false, false, true, false, true],
     );
-    for s in &c.stops {
+    for s in stops {
         let why = match s.reason.as_str() {
             "width" => "interval narrow enough",
             "max" => "maximum repetitions",
             "time" => "max_time",
+            "decided" => "every comparison decided",
+            "alone" => "nothing to compare (minimum rounds)",
             _ => "fixed repetitions",
         };
         let ci = s

@@ -16,16 +16,15 @@ pub mod overview;
 pub mod percentiles;
 pub mod ranks;
 pub mod replicas;
-pub mod requested;
 pub mod series;
 pub mod summary;
 pub mod warnings;
 pub mod workload;
 
 use super::svg::{target_color, Rgb};
-use crate::store::CampaignData;
+use crate::analysis::about::About;
 
 /// The colour of `target` in every chart: its position in the experiment.
-pub fn color_of(c: &CampaignData, target: &str) -> Rgb {
-    target_color(c.targets.iter().position(|t| t.name == target).unwrap_or(0))
+pub fn color_of(c: &About, target: &str) -> Rgb {
+    target_color(c.target_index(target))
 }

@@ -15,11 +15,10 @@ use crate::report::document::{Chart, Section};
 use crate::report::format::human_name;
 use crate::report::svg::{Call, OverviewChart, OverviewRow};
 use crate::report::verdict::{words, Form};
-use crate::store::CampaignData;
 
 /// The overview's section; `None` when nothing was compared.
-pub fn section(c: &CampaignData, a: &CampaignAnalysis) -> Option<Section> {
-    let chart = chart(c, a)?;
+pub fn section(a: &CampaignAnalysis) -> Option<Section> {
+    let chart = chart(a)?;
     let mut s = Section::untitled(2).with_class("overview");
     s.chart(Chart::Overview(chart));
     Some(s)
@@ -30,8 +29,8 @@ pub fn section(c: &CampaignData, a: &CampaignAnalysis) -> Option<Section> {
 /// their values (`transactions=12`), a study's targets by their factors
 /// (`mount_options=[], preallocation=full`), the metric in the title when
 /// every row has the same one.
-pub fn chart(c: &CampaignData, a: &CampaignAnalysis) -> Option<OverviewChart> {
-    let r = &a.model;
+pub fn chart(a: &CampaignAnalysis) -> Option<OverviewChart> {
+    let (c, r) = (&a.about, &a.model);
     let candidates: Vec<&String> = r.targets.iter().filter(|t| **t != r.baseline).collect();
     let compared: Vec<(&str, &Verdict, &TargetStats)> = a
         .verdicts
@@ -90,8 +89,11 @@ pub fn chart(c: &CampaignData, a: &CampaignAnalysis) -> Option<OverviewChart> {
 
 /// `names` told apart in as few characters as they can be: where they are
 /// all variants of one table (`of` gives a name's table and factors) and
-/// not all the same, by their factors
-/// (`mount_options=[], preallocation=off`); else as they are.
+/// not all the same, by the factors whose values differ among them, each
+/// value as short as it reads (`Gluster 11.1, mount_options=none,
+/// preallocation=off`: a list without its brackets and quotes, an empty
+/// one `none`) — never by fewer values, so that no two rows read alike;
+/// else as they are.
 fn told_apart<'a>(
     names: &[&str],
     of: impl Fn(&str) -> Option<(&'a str, &'a [Factor])>,
@@ -105,11 +107,45 @@ fn told_apart<'a>(
     if families.len() != 1 || families.contains(&None) || distinct.len() < 2 {
         return names.iter().map(|n| n.to_string()).collect();
     }
-    variants
-        .into_iter()
-        .flatten()
-        .map(|(_, factors)| short_text(&factors.iter().collect::<Vec<_>>()))
+    let all: Vec<&[Factor]> = variants.into_iter().flatten().map(|(_, f)| f).collect();
+    let differs = |key: &str| {
+        let texts: BTreeSet<Option<&str>> = all
+            .iter()
+            .map(|fs| fs.iter().find(|f| f.key == key).map(|f| f.text.as_str()))
+            .collect();
+        texts.len() > 1
+    };
+    all.iter()
+        .map(|factors| {
+            let shown: Vec<Factor> = factors
+                .iter()
+                .filter(|f| differs(&f.key))
+                .map(|f| Factor {
+                    text: compact_value(&f.text),
+                    ..f.clone()
+                })
+                .collect();
+            short_text(&shown.iter().collect::<Vec<_>>())
+        })
         .collect()
+}
+
+/// A swept value as short as it reads: a list without its brackets and
+/// quotes (`["auto-invalidation=false"]` → `auto-invalidation=false`), an
+/// empty one `none`; any other value as it is.
+fn compact_value(text: &str) -> String {
+    let Some(inner) = text.strip_prefix('[').and_then(|t| t.strip_suffix(']')) else {
+        return text.to_string();
+    };
+    let items: Vec<&str> = inner
+        .split(',')
+        .map(|i| i.trim().trim_matches('"'))
+        .filter(|i| !i.is_empty())
+        .collect();
+    match items.is_empty() {
+        true => "none".into(),
+        false => items.join(","),
+    }
 }
 
 /// The overview of a comparison of two campaigns: a row per primary
@@ -172,16 +208,11 @@ fn row(label: String, v: &Verdict, marks: Form) -> OverviewRow {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiment::sweep::Scale;
+    use crate::experiment::sweep::factor;
 
     #[test]
     fn a_studys_rows_are_told_apart_by_their_factors() {
-        let f = |key: &str, text: &str| Factor {
-            key: key.into(),
-            value: text.into(),
-            text: text.into(),
-            scale: Scale::Category,
-        };
+        let f = factor;
         let table = [
             (
                 "vm[gluster.mount_options=[],preallocation=full]",
@@ -204,8 +235,8 @@ mod tests {
         assert_eq!(
             told_apart(&names, of),
             [
-                "mount_options=[], preallocation=full",
-                "mount_options=[\"a\"], preallocation=off"
+                "mount_options=none, preallocation=full",
+                "mount_options=a, preallocation=off"
             ]
         );
         // A table without factors among them, or one name alone: as they are.
@@ -214,5 +245,46 @@ mod tests {
             told_apart(&[table[0].0, table[0].0], of),
             [table[0].0, table[0].0]
         );
+    }
+
+    #[test]
+    fn rows_keep_every_value_that_tells_them_apart_and_only_those() {
+        let f = factor;
+        // Seed 000 with its release axis: the release, the mount option and
+        // the disk each tell rows apart; the volume's replica count does not.
+        let row = |release: &str, opts: &str, prealloc: &str| {
+            vec![
+                f("root", release),
+                f("gluster.replica", "3"),
+                f("gluster.mount_options", opts),
+                f("preallocation", prealloc),
+            ]
+        };
+        let table = [
+            ("a", row("Gluster 10.3", "[]", "off")),
+            (
+                "b",
+                row("Gluster 10.3", "[\"auto-invalidation=false\"]", "full"),
+            ),
+            (
+                "c",
+                row("Gluster 11.1", "[\"auto-invalidation=false\"]", "off"),
+            ),
+        ];
+        let of = |name: &str| {
+            let (_, factors) = table.iter().find(|(n, _)| *n == name)?;
+            Some(("vm", factors.as_slice()))
+        };
+        let labels = told_apart(&["a", "b", "c"], of);
+        assert_eq!(
+            labels,
+            [
+                "Gluster 10.3, mount_options=none, preallocation=off",
+                "Gluster 10.3, mount_options=auto-invalidation=false, preallocation=full",
+                "Gluster 11.1, mount_options=auto-invalidation=false, preallocation=off"
+            ]
+        );
+        assert_eq!(compact_value("[\"a\",\"b\"]"), "a,b");
+        assert_eq!(compact_value("12"), "12");
     }
 }

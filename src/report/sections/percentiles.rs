@@ -3,19 +3,21 @@
 //! on a log axis and the same numbers as a table.
 
 use super::color_of;
+use crate::analysis::about::About;
 use crate::analysis::latency::{nines, Curve, CURVE_PERCENTILES};
 use crate::analysis::model::WorkloadReport;
+use crate::analysis::CampaignAnalysis;
 use crate::metric::catalogue::SERVICE_LAT;
 use crate::metric::Unit;
 use crate::report::document::{Chart, Section};
 use crate::report::format::format_value;
 use crate::report::svg::{Line, LineChart, Rgb};
 use crate::report::table::Table;
-use crate::store::CampaignData;
 
 /// The section "Latency percentiles"; `None` without a histogram.
-pub fn section(c: &CampaignData, w: &WorkloadReport, curves: &[Curve]) -> Option<Section> {
-    let mine: Vec<&Curve> = curves.iter().filter(|k| k.workload == w.name).collect();
+pub fn section(a: &CampaignAnalysis, w: &WorkloadReport) -> Option<Section> {
+    let c = &a.about;
+    let mine: Vec<&Curve> = a.curves.iter().filter(|k| k.workload == w.name).collect();
     let first = mine.first()?;
     let lines = mine
         .iter()
@@ -87,7 +89,7 @@ fn curve_label(k: &Curve) -> String {
 }
 
 /// The target's colour; service latency in a lighter shade of it.
-fn curve_color(c: &CampaignData, k: &Curve) -> Rgb {
+fn curve_color(c: &About, k: &Curve) -> Rgb {
     let base = color_of(c, &k.target);
     if std::ptr::eq(k.hist, &SERVICE_LAT) {
         base.mix(Rgb(0xff, 0xff, 0xff), 0.5)

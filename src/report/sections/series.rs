@@ -5,76 +5,45 @@
 //! shades of its colour, with a legend; the same numbers follow as a table.
 
 use super::color_of;
+use crate::analysis::about::About;
+use crate::analysis::course::{Series, Timeline};
 use crate::analysis::model::WorkloadReport;
-use crate::metric::{MetricKey, Unit};
+use crate::analysis::CampaignAnalysis;
+use crate::metric::Unit;
 use crate::report::document::{Chart, Section};
 use crate::report::format::human_name;
 use crate::report::svg::{Line, LineChart, Rgb};
 use crate::report::table::Table;
 use crate::report::text::display_unit;
-use crate::store::{CampaignData, RunData, SeriesData};
 
-/// The section "Over time": the primary metric's series, then each of
-/// `asked` that the runs recorded; `None` when there is none of them.
-pub fn section(c: &CampaignData, w: &WorkloadReport, asked: &[String]) -> Option<Section> {
-    let runs: Vec<&RunData> = c
-        .runs
-        .iter()
-        .filter(|r| r.workload == w.name && !r.warmup && r.status == "ok")
-        .collect();
-    let primary = w.primary_metric().map(|m| m.key.clone());
-    let mut keys: Vec<MetricKey> = primary.into_iter().collect();
-    for name in asked {
-        let key = MetricKey::plain(name);
-        if !keys.contains(&key) {
-            keys.push(key);
-        }
-    }
+/// The section "Over time": the primary metric's series, then each one
+/// the reader asked for that the runs recorded ([`Timeline`]); `None`
+/// when there is none of them.
+pub fn section(a: &CampaignAnalysis, w: &WorkloadReport) -> Option<Section> {
     let mut s = Section::new(3, "Over time");
-    for key in &keys {
-        if let Some((chart, table)) = one_series(c, w, &runs, key) {
-            s.chart(chart);
-            s.table(table);
-        }
+    for t in a.timelines.iter().filter(|t| t.workload == w.name) {
+        let (chart, table) = one_series(&a.about, w, t);
+        s.chart(chart);
+        s.table(table);
     }
     (!s.is_empty()).then_some(s)
 }
 
-/// Fewest samples a run's line needs to be drawn over time: one or two
-/// points say nothing of a course.
-pub const MIN_SAMPLES: usize = 3;
 /// A chart spanning more than this ratio between its largest and smallest
 /// positive value is drawn on a log axis, so that no line flattens.
 pub const LOG_FROM_RATIO: f64 = 20.0;
 
-/// The chart and table of one series; `None` when no run recorded it at
-/// least [`MIN_SAMPLES`] times. The chart is drawn in one unit (a log axis
-/// where its values span more than [`LOG_FROM_RATIO`]), named after the
-/// metric as people say it; the table gives each run's values in a unit
-/// of their own, so that a run a thousand times slower does not read as
-/// zeros.
-fn one_series(
-    c: &CampaignData,
-    w: &WorkloadReport,
-    runs: &[&RunData],
-    key: &MetricKey,
-) -> Option<(Chart, Table)> {
-    let unit = runs
-        .iter()
-        .find_map(|r| r.series.get(key).map(|s| s.unit))?;
-    let name = key.compact();
-    let finite = |s: &SeriesData| -> Vec<f64> {
-        s.values.iter().copied().filter(|v| v.is_finite()).collect()
-    };
-    let drawn: Vec<(&RunData, &SeriesData)> = runs
-        .iter()
-        .filter_map(|r| Some((*r, r.series.get(key)?)))
-        .filter(|(_, s)| finite(s).len() >= MIN_SAMPLES)
-        .collect();
-    if drawn.is_empty() {
-        return None;
-    }
-    let values: Vec<f64> = drawn.iter().flat_map(|(_, s)| finite(s)).collect();
+/// The chart and table of one series. The chart is drawn in one unit (a
+/// log axis where its values span more than [`LOG_FROM_RATIO`]), named
+/// after the metric as people say it; the table gives each run's values in
+/// a unit of their own, so that a run a thousand times slower does not
+/// read as zeros.
+fn one_series(about: &About, w: &WorkloadReport, t: &Timeline) -> (Chart, Table) {
+    let unit = t.unit;
+    let name = t.key.compact();
+    let finite =
+        |s: &Series| -> Vec<f64> { s.values.iter().copied().filter(|v| v.is_finite()).collect() };
+    let values: Vec<f64> = t.runs.iter().flat_map(|r| finite(&r.series)).collect();
     let max = values.iter().copied().fold(0.0, f64::max);
     let min_positive = values
         .iter()
@@ -88,7 +57,8 @@ fn one_series(
         &["run", "target", "rep", &format!("{name} per interval")],
         &[true, false, true, false],
     );
-    for (r, s) in &drawn {
+    for r in &t.runs {
+        let s = &r.series;
         let points = s
             .values
             .iter()
@@ -98,11 +68,11 @@ fn one_series(
             .collect();
         lines.push(Line {
             label: format!("{} rep {}", r.target, r.repetition),
-            color: run_color(c, runs, r),
+            color: shade(color_of(about, &r.target), r.nth),
             points,
         });
         table.push(vec![
-            r.id.to_string(),
+            r.run.to_string(),
             r.target.clone(),
             r.repetition.to_string(),
             row_text(s, unit),
@@ -121,12 +91,12 @@ fn one_series(
         log_x: false,
         x_ticks: Vec::new(),
     });
-    Some((chart, table))
+    (chart, table)
 }
 
 /// A run's values in the unit its own largest value reads best in:
 /// `1.2, 1.3, 1.1 GiB/s`.
-fn row_text(s: &SeriesData, unit: Unit) -> String {
+fn row_text(s: &Series, unit: Unit) -> String {
     let max = s
         .values
         .iter()
@@ -149,17 +119,6 @@ fn row_text(s: &SeriesData, unit: Unit) -> String {
         .collect::<Vec<_>>()
         .join(", ");
     format!("{values} {shown}")
-}
-
-/// A run's colour: its target's, in the shade of its place among that
-/// target's runs, so that repetitions are told apart.
-fn run_color(c: &CampaignData, runs: &[&RunData], r: &RunData) -> Rgb {
-    let nth = runs
-        .iter()
-        .filter(|x| x.target == r.target)
-        .position(|x| x.id == r.id)
-        .unwrap_or(0);
-    shade(color_of(c, &r.target), nth)
 }
 
 /// The `nth` shade of `base`: itself, then alternately lighter and darker,

@@ -2,39 +2,30 @@
 //! workload and target, the primary metric's mean ± 95% CI, its CV, the p99
 //! latency and the verdict against the baseline.
 
+use crate::analysis::about::About;
 use crate::analysis::model::TargetStats;
 use crate::analysis::verdict::Outcome;
 use crate::analysis::CampaignAnalysis;
 use crate::metric::catalogue::LAT_P99_NS;
-use crate::metric::MetricDef;
 use crate::report::document::Section;
 use crate::report::format::format_value;
 use crate::report::table::{Table, Tone};
 use crate::report::text::mean_ci_text;
 use crate::report::verdict::{words, Form};
-use crate::stats::summarize;
-use crate::store::CampaignData;
 
 /// The class of the section with the campaign's provenance (versions,
 /// host facts), which the terminal shows only when asked (`-v`).
 pub const PROVENANCE: &str = "provenance";
 
 /// The line on the campaign, its provenance, and the summary table.
-pub fn sections(c: &CampaignData, a: &CampaignAnalysis) -> Vec<Section> {
+pub fn sections(a: &CampaignAnalysis) -> Vec<Section> {
     let mut head = Section::untitled(1);
-    head.text(header(c));
+    head.text(header(&a.about));
     let mut provenance = Section::untitled(1).with_class(PROVENANCE);
-    provenance.text(crate::report::provenance::provenance_text(c).trim_end());
+    provenance.text(crate::report::provenance::provenance_text(&a.about).trim_end());
     let mut table = Section::untitled(1);
-    table.table(summary_table(c, a));
+    table.table(summary_table(a));
     vec![head, provenance, table]
-}
-
-/// Values of one metric over a pair's measured, successful runs.
-fn metric_values(c: &CampaignData, workload: &str, target: &str, metric: &MetricDef) -> Vec<f64> {
-    c.measured_runs_of(workload, target)
-        .filter_map(|r| r.metric(metric).map(|m| m.value))
-        .collect()
 }
 
 /// The cell of `t` against the baseline: its verdict, or what stands in
@@ -48,7 +39,7 @@ fn versus(a: &CampaignAnalysis, workload: &str, metric: &str, t: &TargetStats) -
     }
 }
 
-fn summary_table(c: &CampaignData, a: &CampaignAnalysis) -> Table {
+fn summary_table(a: &CampaignAnalysis) -> Table {
     let report = &a.model;
     let mut t = Table::new(
         &[
@@ -64,21 +55,23 @@ fn summary_table(c: &CampaignData, a: &CampaignAnalysis) -> Table {
         ],
         &[false, false, true, false, true, true, true, true, true],
     );
-    for wr in &c.workloads {
+    for wr in &a.about.workloads {
         let w = report.workloads.iter().find(|w| w.name == wr.name);
         let Some(m) = w.and_then(|w| w.primary_metric()) else {
-            failed_rows(&mut t, c, wr, &[]);
+            failed_rows(&mut t, a, &wr.name);
             continue;
         };
         for ts in &m.targets {
-            let failed = failed_runs(c, &wr.name, &ts.target);
+            let figures = a.pair(&wr.name, &ts.target);
+            let failed = figures.map_or(0, |f| f.failed);
             let cv = ts
                 .summary
                 .filter(|s| s.n > 1)
                 .map(|s| format!("{:.1}%", s.cv * 100.0))
                 .unwrap_or_else(|| "—".into());
-            let p99 = summarize(&metric_values(c, &wr.name, &ts.target, &LAT_P99_NS))
-                .map(|s| format_value(s.mean, LAT_P99_NS.unit))
+            let p99 = figures
+                .and_then(|f| f.p99_ns)
+                .map(|p99| format_value(p99, LAT_P99_NS.unit))
                 .unwrap_or_else(|| "—".into());
             t.push(vec![
                 wr.name.clone(),
@@ -95,8 +88,7 @@ fn summary_table(c: &CampaignData, a: &CampaignAnalysis) -> Table {
                 t.tones.insert((t.rows.len() - 1, 8), tone);
             }
         }
-        let shown: Vec<&str> = m.targets.iter().map(|ts| ts.target.as_str()).collect();
-        failed_rows(&mut t, c, wr, &shown);
+        failed_rows(&mut t, a, &wr.name);
     }
     // A narrow terminal keeps the verdicts: the spread, the tail and the
     // metric's name (the mean's unit says what it is) go first, and the
@@ -113,38 +105,22 @@ fn summary_table(c: &CampaignData, a: &CampaignAnalysis) -> Table {
     t
 }
 
-/// The measured runs of a pair that failed.
-fn failed_runs(c: &CampaignData, workload: &str, target: &str) -> usize {
-    c.runs_of(workload, target)
-        .filter(|r| !r.warmup && r.status == "failed")
-        .count()
-}
-
-/// A row for each pair of workload `w` on a target not `shown` whose
-/// every measured run failed: nothing to average, but the failures are
-/// where the table is read (a campaign whose only pair failed printed a
-/// header with no rows).
-fn failed_rows(t: &mut Table, c: &CampaignData, w: &crate::store::WorkloadRow, shown: &[&str]) {
-    for target in c
-        .targets
-        .iter()
-        .filter(|x| !shown.contains(&x.name.as_str()))
-    {
-        let failed = failed_runs(c, &w.name, &target.name);
-        if failed == 0 {
-            continue;
-        }
+/// A row for each pair of workload `w` whose every measured run failed:
+/// nothing to average, but the failures are where the table is read (a
+/// campaign whose only pair failed printed a header with no rows).
+fn failed_rows(t: &mut Table, a: &CampaignAnalysis, w: &str) {
+    for f in a.failed_pairs.iter().filter(|f| f.workload == w) {
         let dash = || "—".to_string();
         t.push(vec![
-            w.name.clone(),
-            target.name.clone(),
+            f.workload.clone(),
+            f.target.clone(),
             "0".into(),
-            w.primary_metric.clone(),
+            f.primary.clone(),
             dash(),
             dash(),
             dash(),
-            failed.to_string(),
-            match failed {
+            f.failed.to_string(),
+            match f.failed {
                 1 => "its run failed".into(),
                 n => format!("all {n} runs failed"),
             },
@@ -160,7 +136,7 @@ fn tone(t: &TargetStats) -> Option<Tone> {
 
 /// The line above the summary table: `campaign 1 `quick` (finished),
 /// 2026-11-26 04:28 UTC: 42 of 42 planned runs ok, 0 failed`.
-fn header(c: &CampaignData) -> String {
+fn header(c: &About) -> String {
     let k = &c.campaign;
     format!(
         "campaign {} `{}` ({}), {}: {} of {} planned runs ok, {} failed",

@@ -7,9 +7,9 @@
 
 use crate::analysis::model::{runs_text, Report};
 use crate::analysis::warnings::{Evidence, KindCount};
+use crate::analysis::CampaignAnalysis;
 use crate::metric::catalogue as m;
 use crate::report::document::Section;
-use crate::store::CampaignData;
 use crate::warning::WarningKind;
 
 /// The class of the section holding the lines by kind.
@@ -17,7 +17,8 @@ pub const BY_KIND: &str = "warnings-by-kind";
 
 /// `16 warnings by kind, …:` and a line per kind (`label: what`); none
 /// without warnings.
-pub fn by_kind_section(c: &CampaignData, r: &Report, counts: &[KindCount]) -> Section {
+pub fn by_kind_section(a: &CampaignAnalysis) -> Section {
+    let counts = &a.by_kind;
     let mut s = Section::untitled(2).with_class(BY_KIND);
     let total: usize = counts.iter().map(|k| k.lines).sum();
     if total == 0 {
@@ -27,20 +28,21 @@ pub fn by_kind_section(c: &CampaignData, r: &Report, counts: &[KindCount]) -> Se
         1 => "1 warning, with its evidence under Warnings at the end:".to_string(),
         n => format!("{n} warnings by kind, each with its evidence under Warnings at the end:"),
     });
-    s.list(counts.iter().map(|k| kind_line(c, r, k)).collect());
+    s.list(counts.iter().map(|k| kind_line(a, k)).collect());
     s
 }
 
 /// `label: count, where; evidence`.
-pub fn kind_line(c: &CampaignData, r: &Report, k: &KindCount) -> String {
+pub fn kind_line(a: &CampaignAnalysis, k: &KindCount) -> String {
+    let r = &a.model;
     let mut what = Vec::new();
     if !k.runs.is_empty() {
-        what.push(format!("{} of {} runs", k.runs.len(), c.runs.len()));
+        what.push(format!("{} of {} runs", k.runs.len(), a.about.runs.all));
     }
     let workloads: Vec<&str> = r.workloads.iter().map(|w| w.name.as_str()).collect();
     // The targets runs were made on, failed ones too: not a Gluster
     // volume that only carries the VM disks the runs used.
-    let ran_on = |t: &str| c.runs.iter().any(|run| run.target == t);
+    let ran_on = |t: &str| a.about.targets.iter().any(|x| x.name == t && x.ran);
     let targets: Vec<&str> = r
         .targets
         .iter()

@@ -4,6 +4,7 @@
 //! were measured with (their facts: the PostgreSQL server's version…).
 
 use super::color_of;
+use crate::analysis::about::About;
 use crate::analysis::model::{MetricReport, Report, WorkloadReport};
 use crate::analysis::CampaignAnalysis;
 use crate::report::document::{Chart, Section};
@@ -11,7 +12,6 @@ use crate::report::svg::{Bar, BarChart, DiffBar, DiffChart};
 use crate::report::table::Table;
 use crate::report::text::{diff_text, display_unit, mean_ci_text, p_text};
 use crate::report::verdict::{words, Form};
-use crate::store::CampaignData;
 
 /// `randread (io)`; `pgbench[transactions=12]` for a workload named as
 /// its kind.
@@ -24,13 +24,8 @@ pub fn titled(name: &str, kind: &str) -> String {
 
 /// The section of `w`; `values` replaces the table of means when a
 /// workload kind lays its summary metrics out its own way.
-pub fn section(
-    c: &CampaignData,
-    a: &CampaignAnalysis,
-    w: &WorkloadReport,
-    values: Option<Table>,
-) -> Section {
-    let r = &a.model;
+pub fn section(a: &CampaignAnalysis, w: &WorkloadReport, values: Option<Table>) -> Section {
+    let (c, r) = (&a.about, &a.model);
     let mut s = Section::new(2, titled(&w.name, &w.kind));
     if let Some(m) = w.primary_metric() {
         s.chart(bar_chart(c, w, m));
@@ -48,7 +43,7 @@ pub fn section(
         s.text(format!("Difference from the baseline {}:", r.baseline));
         s.table(diffs);
     }
-    let facts = facts_table(c, &w.name);
+    let facts = facts_table(a, &w.name);
     if !facts.rows.is_empty() {
         s.text("Measured with:");
         s.table(facts);
@@ -57,7 +52,7 @@ pub fn section(
 }
 
 /// Each target's mean of the primary metric with its interval.
-fn bar_chart(c: &CampaignData, w: &WorkloadReport, m: &MetricReport) -> Chart {
+fn bar_chart(c: &About, w: &WorkloadReport, m: &MetricReport) -> Chart {
     let max = m
         .targets
         .iter()
@@ -94,7 +89,7 @@ fn bar_chart(c: &CampaignData, w: &WorkloadReport, m: &MetricReport) -> Chart {
 
 /// Each other target's % difference from the baseline with its interval;
 /// `None` when nothing was compared.
-fn diff_chart(c: &CampaignData, r: &Report, w: &WorkloadReport, m: &MetricReport) -> Option<Chart> {
+fn diff_chart(c: &About, r: &Report, w: &WorkloadReport, m: &MetricReport) -> Option<Chart> {
     let bars: Vec<DiffBar> = m
         .targets
         .iter()
@@ -180,22 +175,11 @@ fn diff_table(a: &CampaignAnalysis, w: &WorkloadReport) -> Table {
 /// What a workload's runs were measured with (the PostgreSQL server's
 /// version and settings): one row per fact, its value when every run
 /// agrees, else each target's (`ext4: 15.18; zfs: 16.4`).
-fn facts_table(c: &CampaignData, workload: &str) -> Table {
+fn facts_table(a: &CampaignAnalysis, workload: &str) -> Table {
     let mut t = Table::new(&["fact", "value"], &[false, false]);
-    let runs: Vec<_> = c.runs.iter().filter(|r| r.workload == workload).collect();
-    let mut names: Vec<&str> = runs.iter().flat_map(|r| r.facts.keys()).collect();
-    names.sort_unstable();
-    names.dedup();
-    for name in names {
-        let mut per_target: Vec<(&str, Vec<&str>)> = Vec::new();
-        for r in &runs {
-            let Some(v) = r.facts.get(name) else { continue };
-            match per_target.iter_mut().find(|(t, _)| *t == r.target) {
-                Some((_, vs)) if !vs.contains(&v) => vs.push(v),
-                Some(_) => {}
-                None => per_target.push((&r.target, vec![v])),
-            }
-        }
+    let facts = a.measured_with.iter().filter(|f| f.workload == workload);
+    for f in facts {
+        let (name, per_target) = (&f.name, &f.per_target);
         let first = &per_target[0].1;
         let value = if per_target.iter().all(|(_, vs)| vs == first) {
             first.join(" / ")

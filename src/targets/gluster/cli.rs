@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
+pub use crate::fact::readback::same_value;
 use crate::provision::cmd;
 use crate::provision::site::Site;
 use crate::provision::undo::Undone;
@@ -158,23 +159,6 @@ pub fn parse_get(text: &str) -> BTreeMap<String, String> {
             Some((f.next()?.to_string(), f.collect::<Vec<_>>().join(" ")))
         })
         .collect()
-}
-
-/// Whether `got` (as gluster reports it) is the value `want` asked for.
-pub fn same_value(want: &str, got: &str) -> bool {
-    let norm = |s: &str| {
-        let s = s
-            .trim()
-            .trim_end_matches("(DEFAULT)")
-            .trim()
-            .to_ascii_lowercase();
-        match s.as_str() {
-            "on" | "true" | "yes" | "enable" | "1" => "on".to_string(),
-            "off" | "false" | "no" | "disable" | "0" => "off".to_string(),
-            _ => s,
-        }
-    };
-    norm(want) == norm(got)
 }
 
 /// The `gluster volume create` arguments.

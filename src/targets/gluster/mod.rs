@@ -20,6 +20,7 @@
 pub mod cli;
 pub mod resources;
 mod rooted;
+pub mod runtime;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -292,12 +293,14 @@ impl Gluster {
         let rooted = self.rooted.insert(rooted);
         rooted.share(&self.base, &mut self.held)?;
         self.started_daemon = Some(rooted.start_glusterd(&mut self.held)?);
+        self.serve_and_mount()
+    }
+
+    /// Creates the volume, checks its options and mounts it.
+    fn serve_and_mount(&mut self) -> Result<()> {
         self.create_volume()?;
         self.check_options()?;
-        self.held.make_dir(&self.mnt)?;
-        self.held.record(Resource::Mount {
-            path: self.mnt.clone(),
-        })?;
+        self.held.make_mount_point(&self.mnt)?;
         self.mount()
     }
 
@@ -534,13 +537,7 @@ impl Target for Gluster {
         self.held.make_dir(&self.base)?;
         self.make_remote_bases()?;
         self.probe_peers()?;
-        self.create_volume()?;
-        self.check_options()?;
-        self.held.make_dir(&self.mnt)?;
-        self.held.record(Resource::Mount {
-            path: self.mnt.clone(),
-        })?;
-        self.mount()
+        self.serve_and_mount()
     }
 
     fn root(&self) -> &Path {

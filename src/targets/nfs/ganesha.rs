@@ -169,6 +169,17 @@ pub fn server_in_the_way() -> Option<String> {
         ));
     }
     let progs = rpcbind::programs().unwrap_or_default();
+    let stale = rpcbind::stale(&[rpcbind::NFS, rpcbind::MOUNT]);
+    if !stale.is_empty() {
+        let remove: Vec<String> = stale
+            .iter()
+            .map(|(p, v)| format!("`rpcinfo -d {p} {v}`"))
+            .collect();
+        return Some(format!(
+            "NFS or MNT is registered with this host's rpcbind, but nothing listens on its port: a server that died without unregistering left it; `storlab cleanup` removes what a killed campaign left, else remove it with {}",
+            remove.join(" and ")
+        ));
+    }
     if progs.contains(&rpcbind::NFS) || progs.contains(&rpcbind::MOUNT) {
         return Some(format!(
             "NFS (program {}) or MNT (program {}) is registered with this host's rpcbind already (`rpcinfo -p` lists it); storlab does not touch another NFS server: stop it first",

@@ -256,6 +256,9 @@ impl Nfs {
             daemon::start_foreground(rpcbind::PROGRAM, &args, &pidfile, ready, users)
                 .context("starting rpcbind, which NFSv3 needs")?;
         }
+        self.held.record(Resource::RpcRegistrations {
+            pidfile: export.pidfile(),
+        })?;
         self.held.record(Resource::Ganesha {
             pidfile: export.pidfile(),
         })?;
@@ -346,10 +349,7 @@ impl Target for Nfs {
         if self.export_of.is_some() {
             self.provision_export()?;
         }
-        self.held.make_dir(&self.mnt)?;
-        self.held.record(Resource::Mount {
-            path: self.mnt.clone(),
-        })?;
+        self.held.make_mount_point(&self.mnt)?;
         self.mount()
     }
 

@@ -142,6 +142,14 @@ impl Configure for MatrixParams {
 }
 
 impl WorkloadConfig for MatrixParams {
+    /// The geometric mean of `primary_test` when it names one.
+    fn verdict_labels(&self) -> crate::metric::Labels {
+        match self.primary_test.as_deref().and_then(Test::parse) {
+            Some(t) => test_labels(t),
+            None => crate::metric::Labels::new(),
+        }
+    }
+
     /// Rough run length: every byte moved at 1 GB/s, or 100 MB/s with O_DIRECT.
     fn estimate(&self) -> Duration {
         let (cells, tests) = self.settings();

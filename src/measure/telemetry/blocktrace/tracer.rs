@@ -15,16 +15,9 @@
 //! (PR_SET_PDEATHSIG). If it ends early, the runs after say so.
 //!
 //! bpftrace reads the tracepoints' formats from tracefs while it attaches,
-//! and only then. Where the host has not mounted tracefs at
-//! /sys/kernel/tracing, storlab mounts one there (source
-//! `storlab-tracefs`) for the attach and unmounts it right after;
-//! concurrent storlab processes hold a shared lock while they attach and
-//! the last one unmounts. The host's own tracefs is used and left alone.
-//! (A private mount namespace for bpftrace would copy every mount of the
-//! host into it, and hold other campaigns' target mounts busy for as long
-//! as it runs.)
+//! and only then: where the host has none at /sys/kernel/tracing, storlab
+//! mounts one for the attach, journaled ([`crate::provision::tracefs`]).
 
-use std::ffi::CString;
 use std::io::{BufRead, BufReader, Read};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
@@ -37,6 +30,9 @@ use super::dump::{Dump, Event, Reader};
 use super::script;
 use super::trace::{Builder, Trace};
 use crate::process::child::die_with_storlab;
+use crate::provision::hostlock;
+use crate::provision::journal::{state_dir, Journal, Kinds, Resource};
+use crate::provision::tracefs;
 
 /// The program run.
 pub const BPFTRACE: &str = "bpftrace";
@@ -48,7 +44,6 @@ const END_PATIENCE: Duration = Duration::from_secs(15);
 /// Keys a map may hold (bpftrace's default, 4096, is too few for the
 /// latency buckets of several devices): 2^14, each preallocated.
 const MAP_KEYS: &str = "16384";
-const TRACEFS: &str = "/sys/kernel/tracing";
 
 /// A bpftrace attached to devices, shared by the runs that trace them.
 pub struct Tracer {
@@ -365,60 +360,38 @@ impl Drop for Tracer {
     }
 }
 
-/// The source name of the tracefs storlab mounts.
-const SOURCE: &str = "storlab-tracefs";
-
-/// The lock that concurrent storlab processes hold while they attach
-/// (shared); the last to finish unmounts (exclusive, without waiting).
-fn lock_path() -> std::path::PathBuf {
-    let run = std::path::Path::new("/run/lock");
-    let dir = if run.is_dir() {
-        run.to_path_buf()
-    } else {
-        std::env::temp_dir()
-    };
-    dir.join("storlab-tracefs.lock")
-}
-
-/// tracefs at /sys/kernel/tracing for one attach: the host's, or one
-/// storlab mounted, unmounted on drop by the last storlab attaching.
+/// tracefs for one attach ([`tracefs`]): the host's, or storlab's, held
+/// with the shared attach lock and journaled (a journal of its own in the
+/// state directory) before it is mounted or used; unmounted on drop by the
+/// last storlab attaching, then released.
 struct Tracefs {
     lock: Option<std::fs::File>,
+    journaled: Option<(Journal, u64)>,
 }
 
 impl Tracefs {
-    /// Mounts tracefs unless the host or another storlab has.
     fn mount() -> Result<Tracefs, String> {
-        if host_has_tracefs() {
-            return Ok(Tracefs { lock: None });
+        if tracefs::host_has_tracefs() {
+            return Ok(Tracefs {
+                lock: None,
+                journaled: None,
+            });
         }
-        let lock = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(lock_path())
-            .map_err(|e| format!("opening {}: {e}", lock_path().display()))?;
-        // SAFETY: flock on a file we hold open.
-        unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&lock), libc::LOCK_SH) };
-        let held = Tracefs { lock: Some(lock) };
-        if std::path::Path::new(TRACEFS).join("events").is_dir() {
-            return Ok(held);
-        }
-        let (src, dir, fs) = (
-            CString::new(SOURCE).expect("no NUL"),
-            CString::new(TRACEFS).expect("no NUL"),
-            CString::new("tracefs").expect("no NUL"),
+        let lock = hostlock::open(tracefs::LOCK).map_err(|e| format!("{e:#}"))?;
+        hostlock::flock(&lock, libc::LOCK_SH)
+            .map_err(|e| format!("locking {}: {e}", hostlock::path(tracefs::LOCK).display()))?;
+        let journal = Journal::at(
+            state_dir().join(format!("tracefs-{}.journal", std::process::id())),
+            Kinds::NONE,
         );
-        // SAFETY: valid NUL-terminated strings; no data argument.
-        let rc =
-            unsafe { libc::mount(src.as_ptr(), dir.as_ptr(), fs.as_ptr(), 0, std::ptr::null()) };
-        let err = std::io::Error::last_os_error();
-        // EBUSY: another storlab mounted it a moment ago.
-        if rc != 0 && err.raw_os_error() != Some(libc::EBUSY) {
-            return Err(format!(
-                "mounting tracefs on {TRACEFS}: {err} (the kernel needs CONFIG_FTRACE for the block tracepoints)"
-            ));
-        }
+        let id = journal
+            .acquire(&Resource::Tracefs)
+            .map_err(|e| format!("journaling the tracefs mount: {e:#}"))?;
+        let held = Tracefs {
+            lock: Some(lock),
+            journaled: Some((journal, id)),
+        };
+        tracefs::mount()?;
         Ok(held)
     }
 }
@@ -428,35 +401,15 @@ impl Drop for Tracefs {
         let Some(lock) = self.lock.take() else {
             return;
         };
-        let fd = std::os::fd::AsRawFd::as_raw_fd(&lock);
-        // SAFETY: flock on a file we hold open.
-        if unsafe { libc::flock(fd, libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-            return; // another storlab is attaching: it unmounts after
+        // Another storlab attaching (its own shared lock, its own journal
+        // line) unmounts it after.
+        let last = hostlock::flock(&lock, libc::LOCK_EX | libc::LOCK_NB).is_ok();
+        if last && !tracefs::unmount() {
+            return; // still mounted: left in the journal, for cleanup
         }
-        let dir = CString::new(TRACEFS).expect("no NUL");
-        // bpftrace may still hold a file open there for a moment.
-        for _ in 0..50 {
-            if host_has_tracefs() || !std::path::Path::new(TRACEFS).join("events").is_dir() {
-                return;
-            }
-            // SAFETY: a valid NUL-terminated path.
-            if unsafe { libc::umount2(dir.as_ptr(), 0) } == 0 {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(100));
+        if let Some((journal, id)) = self.journaled.take() {
+            let _ = journal.release(id);
+            let _ = journal.finish();
         }
     }
-}
-
-/// Whether a tracefs other than storlab's is mounted at /sys/kernel/tracing
-/// (the host's: used as it is).
-fn host_has_tracefs() -> bool {
-    let Ok(mounts) = procfs::process::Process::myself().and_then(|p| p.mountinfo()) else {
-        return false;
-    };
-    mounts.into_iter().any(|m| {
-        m.mount_point == std::path::Path::new(TRACEFS)
-            && m.fs_type == "tracefs"
-            && m.mount_source.as_deref() != Some(SOURCE)
-    })
 }

@@ -9,8 +9,8 @@
 //! size against file size: the mean throughput, and the mean latency of one
 //! operation (seed 003's write and read latency charts).
 
-use super::grid::{MatrixReport, Rows, TargetMatrix, TestMatrix};
 use super::tables::{size_text, Unit};
+use crate::analysis::matrix::{MatrixReport, Rows, TargetMatrix, TestMatrix};
 use crate::analysis::model::MIN_EFFECT_PCT;
 use crate::metric::Unit as StoredUnit;
 use crate::report::svg::{sequential_color, Curve, CurveChart, CurvePoint, HeatMap, HeatMapGroup};
@@ -262,9 +262,9 @@ pub fn device_maps(m: &MatrixReport, t: &TestMatrix) -> Option<HeatMapGroup> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::grid::{Axes, CellDiff};
     use super::*;
-    use crate::workload::matrix::grid::Test;
+    use crate::analysis::matrix::{Axes, CellDiff};
+    use crate::metric::matrix::Test;
 
     fn test_matrix() -> (MatrixReport, TestMatrix) {
         const K: u64 = 1024;

@@ -9,12 +9,10 @@
 pub mod charts;
 pub mod tables;
 
-use anyhow::Result;
-
 use self::charts::Measure;
 use self::tables::Unit;
 use super::{Context, Contributor};
-use crate::analysis::matrix::{self as grid, MatrixReport, TestMatrix, KIND};
+use crate::analysis::matrix::{MatrixReport, TestMatrix, KIND};
 use crate::analysis::model::{WorkloadReport, MIN_EFFECT_PCT};
 use crate::metric::Unit as StoredUnit;
 use crate::report::document::{Chart, Section};
@@ -29,22 +27,19 @@ impl Contributor for Matrix {
         (w.kind == KIND).then(|| tables::geomeans_table(cx.analysis, w))
     }
 
-    fn summary(&self, cx: Context, w: &WorkloadReport) -> Result<Vec<Section>> {
+    fn summary(&self, cx: Context, w: &WorkloadReport) -> Vec<Section> {
         let Some(t) = self.values_table(cx, w) else {
-            return Ok(Vec::new());
+            return Vec::new();
         };
         let title = format!("{} ({KIND}): geometric mean throughput per test", w.name);
         let mut s = Section::new(3, title);
         s.table(t);
-        let m = matrix_of(cx, w);
-        if let Some(line) = m
-            .as_ref()
-            .and_then(|m| memory_text(m, &cx.analysis.model.targets))
-        {
+        let m = cx.analysis.matrix(&w.name);
+        if let Some(line) = m.and_then(|m| memory_text(m, &cx.analysis.model.targets)) {
             s.text(line);
         }
         let mut out = vec![s];
-        if let Some(m) = &m {
+        if let Some(m) = m {
             if let Some((record, t)) = tables::latency_summary(m) {
                 let title = format!(
                     "{} ({KIND}): mean latency of one {} operation against file size",
@@ -56,45 +51,32 @@ impl Contributor for Matrix {
                 out.push(s);
             }
         }
-        Ok(out)
+        out
     }
 
     /// How many of the read cells came from memory, per target.
     fn headline(&self, cx: Context, w: &WorkloadReport) -> Vec<String> {
-        matrix_of(cx, w)
-            .and_then(|m| memory_text(&m, &cx.analysis.model.targets))
+        cx.analysis
+            .matrix(&w.name)
+            .and_then(|m| memory_text(m, &cx.analysis.model.targets))
             .map(|line| format!("{}: {line}", w.name))
             .into_iter()
             .collect()
     }
 
     /// Per test: heat maps, then tables.
-    fn sections(&self, cx: Context, w: &WorkloadReport) -> Result<Vec<Section>> {
-        let Some(m) = matrix_of(cx, w) else {
-            return Ok(Vec::new());
+    fn sections(&self, cx: Context, w: &WorkloadReport) -> Vec<Section> {
+        let Some(m) = cx.analysis.matrix(&w.name) else {
+            return Vec::new();
         };
-        let unit = unit_of(&m);
-        let latency = latency_unit(&m);
+        let unit = unit_of(m);
+        let latency = latency_unit(m);
         let mut head = Section::new(3, "Matrix: file size × record size");
-        head.text(reading(&m, &unit, &latency));
+        head.text(reading(m, &unit, &latency));
         let mut out = vec![head];
-        out.extend(m.tests.iter().map(|t| test_section(&m, t, &unit, &latency)));
-        Ok(out)
+        out.extend(m.tests.iter().map(|t| test_section(m, t, &unit, &latency)));
+        out
     }
-}
-
-/// The cell-by-cell matrix of `w`, when it is a matrix workload whose runs
-/// recorded cells.
-fn matrix_of(cx: Context, w: &WorkloadReport) -> Option<MatrixReport> {
-    if w.kind != KIND {
-        return None;
-    }
-    grid::build(
-        cx.campaign,
-        &w.name,
-        &cx.analysis.model.targets,
-        &cx.analysis.model.baseline,
-    )
 }
 
 /// `43 of 45 read cells on disk and 40 of 45 on gluster came from memory
@@ -230,7 +212,7 @@ fn test_section(m: &MatrixReport, t: &TestMatrix, unit: &Unit, latency: &Unit) -
 mod tests {
     use super::*;
     use crate::analysis::matrix::{Axes, TargetMatrix};
-    use crate::workload::matrix::grid::Test;
+    use crate::metric::matrix::Test;
 
     /// A write and a read test on two targets; `disk`'s reads: three of
     /// four cells from memory, one from the device; `ram` recorded none.

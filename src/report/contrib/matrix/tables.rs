@@ -3,16 +3,16 @@
 //! unit for the whole table; the same shape for % differences against the
 //! baseline; and the per-test geometric means, one row per test.
 
-use super::grid::{MatrixReport, Rows, TargetMatrix};
+use crate::analysis::matrix::{MatrixReport, Rows, TargetMatrix};
 use crate::analysis::model::{MetricReport, WorkloadReport};
 use crate::analysis::CampaignAnalysis;
 use crate::metric::labels::{size_token, TEST};
+use crate::metric::matrix::Test;
 use crate::metric::Unit as StoredUnit;
 use crate::report::format::pct_text;
 use crate::report::table::Table;
 use crate::report::text::{display_unit, mean_ci_text};
 use crate::report::verdict::{words, Form};
-use crate::workload::matrix::grid::Test;
 
 /// A throughput unit for people: bytes/s per unit, and its name.
 #[derive(Debug, Clone, PartialEq)]
@@ -188,7 +188,7 @@ pub fn diff_table(m: &MatrixReport, test: Test, tm: &TargetMatrix) -> Option<Tab
 
 /// Below this share of a cell's reads from the device, they came from
 /// memory (the threshold of telemetry's page-cache warning).
-pub const MEMORY_BELOW: f64 = crate::measure::telemetry::checks::PAGE_CACHE_RATIO;
+pub const MEMORY_BELOW: f64 = crate::warning::PAGE_CACHE_RATIO;
 /// From this share up, they came from the device (the mirror of
 /// [`MEMORY_BELOW`]); between the two, from both.
 pub const DEVICE_FROM: f64 = 1.0 - MEMORY_BELOW;
@@ -280,8 +280,8 @@ pub fn geomeans_table(a: &CampaignAnalysis, w: &WorkloadReport) -> Table {
 
 #[cfg(test)]
 mod tests {
-    use super::super::grid::{Axes, CellDiff, TestMatrix};
     use super::*;
+    use crate::analysis::matrix::{Axes, CellDiff, TestMatrix};
 
     fn report() -> MatrixReport {
         const K: u64 = 1024;
@@ -412,7 +412,7 @@ mod tests {
             exploratory: true,
             targets: Vec::new(),
         };
-        let write = crate::workload::matrix::grid::test_labels(Test::Write);
+        let write = crate::metric::matrix::test_labels(Test::Write);
         assert_eq!(test_of(&geomean(write)), "write");
         assert_eq!(test_of(&geomean(Default::default())), "all tests");
     }

@@ -8,8 +8,6 @@ pub mod charts;
 pub mod sections;
 pub mod tables;
 
-use anyhow::Result;
-
 use super::{Context, Contributor};
 use crate::analysis::model::WorkloadReport;
 use crate::analysis::study::Study;
@@ -21,17 +19,17 @@ use crate::report::document::Section;
 pub struct Sweeps;
 
 impl Contributor for Sweeps {
-    fn summary(&self, cx: Context, w: &WorkloadReport) -> Result<Vec<Section>> {
-        Ok(study_after(cx, w)
+    fn summary(&self, cx: Context, w: &WorkloadReport) -> Vec<Section> {
+        study_after(cx, w)
             .map(sections::summary)
-            .unwrap_or_default())
+            .unwrap_or_default()
     }
 }
 
 /// The study of `w`'s workload table when `w` is its last variant in the
 /// report.
 fn study_after<'a>(cx: Context<'a>, w: &WorkloadReport) -> Option<&'a Study> {
-    let c = cx.campaign;
+    let c = &cx.analysis.about;
     let family = &c.workloads.iter().find(|x| x.name == w.name)?.family;
     let last = cx.analysis.model.workloads.iter().rev().find(|x| {
         c.workloads

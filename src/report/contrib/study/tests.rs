@@ -1,170 +1,14 @@
-use std::collections::BTreeMap;
-
-use serde_json::json;
-
 use super::{charts, sections, tables};
-use crate::analysis::model::{self, TargetStats};
-use crate::analysis::study::{studies, Study};
-use crate::experiment::sweep::{variant_name, Factor, Scale};
-use crate::metric::catalogue::{INIT_SECONDS, TOTAL_S};
-use crate::metric::{MetricDef, MetricKey};
-use crate::store::{CampaignData, CampaignRow, MetricValue, RunData, TargetRow, WorkloadRow};
-
-fn factor(key: &str, value: &str, text: &str, scale: Scale) -> Factor {
-    Factor {
-        key: key.into(),
-        value: value.into(),
-        text: text.into(),
-        scale,
-    }
-}
-
-/// A campaign built by hand: targets and workloads with factors, and for
-/// each pair three runs of `value(target, workload)` ± 1%.
-struct Builder {
-    targets: Vec<TargetRow>,
-    workloads: Vec<WorkloadRow>,
-    runs: Vec<RunData>,
-    compare_levels: Vec<String>,
-    /// init_seconds in the first run of the first workload only, as a
-    /// cluster every variant shares.
-    init_once: bool,
-}
-
-impl Builder {
-    fn new() -> Builder {
-        Builder {
-            targets: Vec::new(),
-            workloads: Vec::new(),
-            runs: Vec::new(),
-            compare_levels: Vec::new(),
-            init_once: false,
-        }
-    }
-
-    fn target(mut self, family: &str, factors: Vec<Factor>) -> Builder {
-        let name = variant_name(family, &factors);
-        self.targets.push(TargetRow {
-            id: self.targets.len() as i64 + 1,
-            baseline: self.targets.is_empty(),
-            name,
-            kind: "dir".into(),
-            params: json!({}),
-            facts: json!({}),
-            family: family.into(),
-            factors,
-        });
-        self
-    }
-
-    fn workload(mut self, family: &str, factors: Vec<Factor>) -> Builder {
-        self.workloads.push(WorkloadRow {
-            id: self.workloads.len() as i64 + 1,
-            name: variant_name(family, &factors),
-            kind: "tinywrites".into(),
-            primary_metric: "total_s".into(),
-            params: json!({}),
-            family: family.into(),
-            factors,
-            compare_levels: self.compare_levels.clone(),
-        });
-        self
-    }
-
-    fn runs(mut self, value: impl Fn(&TargetRow, &WorkloadRow) -> f64) -> Builder {
-        for round in 1..=3u32 {
-            for w in &self.workloads {
-                for t in &self.targets {
-                    let v = value(t, w) * (1.0 + 0.01 * (f64::from(round) - 2.0));
-                    let mut metrics = BTreeMap::new();
-                    let mut put = |d: &MetricDef, v: f64| {
-                        metrics.insert(
-                            MetricKey::plain(d.name),
-                            MetricValue {
-                                value: v,
-                                unit: d.unit,
-                                direction: d.direction,
-                            },
-                        )
-                    };
-                    put(&TOTAL_S, v);
-                    let first = round == 1 && w.id == self.workloads[0].id;
-                    if !self.init_once || first {
-                        put(&INIT_SECONDS, 2.0 * v);
-                    }
-                    self.runs
-                        .push(run(self.runs.len() as i64, t, w, round, metrics));
-                }
-            }
-        }
-        self
-    }
-
-    fn build(self) -> CampaignData {
-        CampaignData {
-            campaign: CampaignRow {
-                origin: "t.toml".into(),
-                ..CampaignRow::finished("study", 0)
-            },
-            environment: json!({}),
-            experiment: json!({"plan": {"order": "interleaved"}}),
-            targets: self.targets,
-            workloads: self.workloads,
-            runs: self.runs,
-            stops: Vec::new(),
-            facts: Default::default(),
-            pair_cache: Default::default(),
-            replicas: Vec::new(),
-        }
-    }
-}
-
-fn run(
-    id: i64,
-    t: &TargetRow,
-    w: &WorkloadRow,
-    round: u32,
-    metrics: BTreeMap<MetricKey, MetricValue>,
-) -> RunData {
-    RunData {
-        id,
-        target: t.name.clone(),
-        workload: w.name.clone(),
-        repetition: round,
-        round,
-        position: id as u32,
-        warmup: false,
-        status: "ok".into(),
-        error: None,
-        started_at: String::new(),
-        duration_s: 1.0,
-        caches_dropped: true,
-        remounted: false,
-        metrics: metrics.into(),
-        series: Default::default(),
-        histograms: Default::default(),
-        warnings: Vec::new(),
-        ranks: 1,
-        ..Default::default()
-    }
-}
-
-fn size(mib: u64) -> Factor {
-    factor(
-        "total_size",
-        &(mib << 20).to_string(),
-        &format!("{mib}M"),
-        Scale::Size,
-    )
-}
-
-fn compress(c: &str) -> Factor {
-    factor("compress", c, c, Scale::Category)
-}
+use crate::analysis::model;
+use crate::analysis::model::TargetStats;
+use crate::analysis::study::studies;
+use crate::analysis::study::Study;
+use crate::experiment::sweep::Scale;
+use crate::testdata::study::{compress, factor, size, Builder};
 
 /// Seed 002's shape: total_size × compress on the disk and on Gluster;
 /// Gluster is 10× slower, gzip doubles the time on the disk only.
-fn seed_002(compare: &[&str]) -> (CampaignData, Vec<Study>) {
+fn seed_002(compare: &[&str]) -> Vec<Study> {
     let mut b = Builder::new().target("disk", vec![]).target("gl", vec![]);
     b.compare_levels = compare.iter().map(|s| s.to_string()).collect();
     for mib in [100, 10] {
@@ -172,20 +16,23 @@ fn seed_002(compare: &[&str]) -> (CampaignData, Vec<Study>) {
             b = b.workload("tiny", vec![compress(c), size(mib)]);
         }
     }
-    let c = b
-        .runs(|t, w| {
-            let mib = if w.name.contains("100M") { 100.0 } else { 10.0 };
-            let gzip = w.name.contains("gzip");
-            match (t.name.as_str(), gzip) {
-                ("disk", false) => 0.01 * mib,
-                ("disk", true) => 0.02 * mib,
-                (_, _) => 0.1 * mib,
-            }
-        })
-        .build();
+    let c = b.runs(|t, w| {
+        let mib = if w.name.contains("100M") { 100.0 } else { 10.0 };
+        let gzip = w.name.contains("gzip");
+        match (t.name.as_str(), gzip) {
+            ("disk", false) => 0.01 * mib,
+            ("disk", true) => 0.02 * mib,
+            (_, _) => 0.1 * mib,
+        }
+    });
+    studies_of(c)
+}
+
+/// The studies of campaign `c`, the model built without a kind's choice.
+fn studies_of(b: Builder) -> Vec<Study> {
+    let c = b.build();
     let r = model::build(&c, None, &|_| Default::default()).unwrap();
-    let s = studies(&c, &r, &[]);
-    (c, s)
+    studies(&c, &r, &[])
 }
 
 fn mean(s: &Option<TargetStats>) -> f64 {
@@ -194,7 +41,7 @@ fn mean(s: &Option<TargetStats>) -> f64 {
 
 #[test]
 fn a_numeric_workload_factor_makes_the_columns_and_the_rest_the_rows() {
-    let (_, studies) = seed_002(&[]);
+    let studies = seed_002(&[]);
     assert_eq!(studies.len(), 1);
     let s = &studies[0];
     assert_eq!(s.factors, ["compress", "total_size"]);
@@ -228,7 +75,7 @@ fn a_numeric_workload_factor_makes_the_columns_and_the_rest_the_rows() {
 
 #[test]
 fn levels_are_compared_on_each_target() {
-    let (_, studies) = seed_002(&["compress"]);
+    let studies = seed_002(&["compress"]);
     let l = &studies[0].levels[0];
     assert_eq!(
         (l.factor.as_str(), l.base.text.as_str()),
@@ -257,7 +104,7 @@ fn levels_are_compared_on_each_target() {
 
 #[test]
 fn the_tables_read_as_the_seeds_tables() {
-    let (_, studies) = seed_002(&[]);
+    let studies = seed_002(&[]);
     let s = &studies[0];
     let m = tables::means(&s.primary);
     assert_eq!(m.header, ["target \\ total_size", "10M", "100M"]);
@@ -285,7 +132,7 @@ fn the_tables_read_as_the_seeds_tables() {
 
 #[test]
 fn two_workload_factors_make_a_heat_map_per_target() {
-    let (_, studies) = seed_002(&[]);
+    let studies = seed_002(&[]);
     let g = studies[0].grid.as_ref().unwrap();
     assert_eq!(
         (g.x.key.as_str(), g.y.key.as_str()),
@@ -320,10 +167,8 @@ fn a_target_factor_alone_makes_the_columns() {
         .target("vm", vec![alloc("thin")])
         .target("vm", vec![alloc("preallocated")])
         .workload("w", vec![])
-        .runs(|t, _| if t.name.contains("thin") { 2.0 } else { 1.0 })
-        .build();
-    let r = model::build(&c, None, &|_| Default::default()).unwrap();
-    let s = &studies(&c, &r, &[])[0];
+        .runs(|t, _| if t.name.contains("thin") { 2.0 } else { 1.0 });
+    let s = &studies_of(c)[0];
     let axis = s.primary.column.as_ref().unwrap();
     assert_eq!(axis.key, "allocation");
     let texts: Vec<&str> = axis.levels.iter().map(|l| l.text.as_str()).collect();
@@ -348,9 +193,8 @@ fn counts_sort_numerically_and_nothing_swept_is_no_study() {
     for n in [4000, 500, 1000] {
         b = b.workload("tpcb", vec![tx(n)]);
     }
-    let c = b.workload("plain", vec![]).runs(|_, _| 1.0).build();
-    let r = model::build(&c, None, &|_| Default::default()).unwrap();
-    let all = studies(&c, &r, &[]);
+    let c = b.workload("plain", vec![]).runs(|_, _| 1.0);
+    let all = studies_of(c);
     assert_eq!(all.len(), 1, "the unswept workload has no study");
     let texts: Vec<&str> = all[0]
         .primary
@@ -378,18 +222,15 @@ fn levels_are_compared_on_targets_without_the_other_targets_sweep() {
     for p in ["8s", "0s"] {
         b = b.workload("oltp", vec![prewarm(p)]);
     }
-    let c = b
-        .runs(|t, w| {
-            let base = if t.name == "ext4" { 10.0 } else { 5.0 };
-            if w.name.contains("0s") {
-                base * 2.0
-            } else {
-                base
-            }
-        })
-        .build();
-    let r = model::build(&c, None, &|_| Default::default()).unwrap();
-    let s = studies(&c, &r, &[]);
+    let c = b.runs(|t, w| {
+        let base = if t.name == "ext4" { 10.0 } else { 5.0 };
+        if w.name.contains("0s") {
+            base * 2.0
+        } else {
+            base
+        }
+    });
+    let s = studies_of(c);
     let l = &s[0].levels[0];
     let rows: Vec<&str> = l.pivot.rows.iter().map(|r| r.label.as_str()).collect();
     assert!(
@@ -416,11 +257,8 @@ fn a_figure_measured_once_per_target_is_one_column() {
     for n in [12, 25, 50] {
         b = b.workload("pgbench", vec![tx(n)]);
     }
-    let c = b
-        .runs(|t, _| if t.name == "thin" { 30.0 } else { 18.0 })
-        .build();
-    let r = model::build(&c, None, &|_| Default::default()).unwrap();
-    let s = studies(&c, &r, &[]);
+    let c = b.runs(|t, _| if t.name == "thin" { 30.0 } else { 18.0 });
+    let s = studies_of(c);
     assert_eq!(
         s[0].primary.width(),
         3,
@@ -450,12 +288,10 @@ fn the_legend_of_one_tables_variants_names_only_what_varies() {
     let c = b
         .workload("pgbench", vec![tx(12)])
         .workload("pgbench", vec![tx(25)])
-        .runs(|_, _| 1.0)
-        .build();
-    let r = model::build(&c, None, &|_| Default::default()).unwrap();
-    let s = &studies(&c, &r, &[])[0];
+        .runs(|_, _| 1.0);
+    let s = &studies_of(c.clone())[0];
     assert_eq!(
-        legend(&c),
+        legend(&studies_of(c)),
         [
             "mount_options=[], preallocation=off",
             "mount_options=[], preallocation=full",
@@ -471,9 +307,8 @@ fn the_legend_of_one_tables_variants_names_only_what_varies() {
 }
 
 /// The labels of the first study's primary curves, in order.
-fn legend(c: &CampaignData) -> Vec<String> {
-    let r = model::build(c, None, &|_| Default::default()).unwrap();
-    let s = &studies(c, &r, &[])[0];
+fn legend(studies: &[Study]) -> Vec<String> {
+    let s = &studies[0];
     let curve = charts::curve(s, &s.primary).unwrap();
     curve.curves.iter().map(|c| c.label.clone()).collect()
 }
@@ -486,7 +321,6 @@ fn the_legend_of_several_tables_keeps_their_names() {
         .target("gluster", vec![])
         .workload("tiny", vec![size(512)])
         .workload("tiny", vec![size(1024)])
-        .runs(|_, _| 1.0)
-        .build();
-    assert_eq!(legend(&c), ["disk", "gluster"]);
+        .runs(|_, _| 1.0);
+    assert_eq!(legend(&studies_of(c)), ["disk", "gluster"]);
 }

@@ -1,164 +1,20 @@
-use std::collections::BTreeMap;
-
-use serde_json::json;
-
 use super::*;
-use crate::metric::Direction;
+use crate::analysis::CampaignAnalysis;
 use crate::report::document::Block;
 use crate::report::render;
-use crate::store::{CampaignRow, MetricValue, TargetRow, WorkloadRow};
+use crate::testdata::telemetry::{campaign, run, watched_campaign};
 use crate::warning::{Warning, WarningKind};
 
-const MIB: f64 = 1048576.0;
-
-fn key(def: &MetricDef, label: Option<(&crate::metric::labels::LabelDef, &str)>) -> MetricKey {
-    let labels = match label {
-        Some((l, v)) => Labels::new().with(l, v),
-        None => Labels::new(),
+/// The analysis of a campaign with the default options.
+macro_rules! analysed {
+    ($c:expr) => {
+        crate::analysis::analyse($c, &Default::default()).unwrap()
     };
-    MetricKey::new(def.name, labels)
 }
 
-/// A run of workload `w` (io, primary bw_bytes_per_s) on `target` whose
-/// device `loop0` (or `loop1` on b) read `dev_read` bytes, with
-/// telemetry unless `telemetry` is false.
-fn run(id: i64, target: &str, dev_read: f64, telemetry: bool) -> RunData {
-    let dev = if target == "a" { "loop0" } else { "loop1" };
-    let v = |value: f64, def: &MetricDef| MetricValue {
-        value,
-        unit: def.unit,
-        direction: def.direction,
-    };
-    let mut metrics = BTreeMap::from([(
-        MetricKey::plain(m::BW_BYTES_PER_S.name),
-        MetricValue {
-            value: 100.0 * MIB,
-            unit: m::BW_BYTES_PER_S.unit,
-            direction: Direction::HigherIsBetter,
-        },
-    )]);
-    let mut series = BTreeMap::new();
-    let sd = |def: &MetricDef, interval_s: f64, values: Vec<f64>| SeriesData {
-        unit: def.unit,
-        interval_s,
-        values,
-    };
-    series.insert(
-        MetricKey::plain(m::BW_BYTES_PER_S.name),
-        sd(&m::BW_BYTES_PER_S, 1.0, vec![100.0 * MIB, 110.0 * MIB]),
-    );
-    let mut facts = BTreeMap::new();
-    if telemetry {
-        for (k, value) in [
-            (key(&m::TELEMETRY_CPU_PCT, None), 0.2),
-            (key(&m::DEV_READ_RATIO, None), dev_read / (256.0 * MIB)),
-            (key(&m::DEV_READ_BYTES, None), dev_read),
-            (key(&m::DEV_READ_BYTES, Some((&DEVICE, dev))), dev_read),
-            (key(&m::PROC_CPU_PCT, Some((&PROCESS, "storlab"))), 12.0),
-        ] {
-            let def = crate::metric::lookup(&k.name).unwrap();
-            metrics.insert(k, v(value, def));
-        }
-        // The sampler's clock runs a few ms from the workload's.
-        series.insert(
-            key(&m::DEV_READ_BW_BYTES_PER_S, Some((&DEVICE, dev))),
-            sd(
-                &m::DEV_READ_BW_BYTES_PER_S,
-                1.003,
-                vec![90.0 * MIB, 95.0 * MIB, 1.0 * MIB],
-            ),
-        );
-        series.insert(
-            key(&m::PROC_CPU_PCT, Some((&PROCESS, "storlab"))),
-            sd(&m::PROC_CPU_PCT, 1.003, vec![10.0, 12.0, 30.0]),
-        );
-        series.insert(
-            key(&m::MEM_DIRTY_BYTES, None),
-            sd(&m::MEM_DIRTY_BYTES, 1.003, vec![2.0 * MIB, 3.0 * MIB, 0.0]),
-        );
-        // Writeback stayed at zero: no line, no column.
-        series.insert(
-            key(&m::MEM_WRITEBACK_BYTES, None),
-            sd(&m::MEM_WRITEBACK_BYTES, 1.003, vec![0.0, 0.0, 0.0]),
-        );
-        facts.insert(
-            "telemetry_devices".into(),
-            format!("{dev}, vda (under {dev})"),
-        );
-    }
-    RunData {
-        id,
-        target: target.into(),
-        workload: "w".into(),
-        repetition: id as u32,
-        round: id as u32,
-        position: id as u32,
-        warmup: false,
-        status: "ok".into(),
-        error: None,
-        started_at: String::new(),
-        duration_s: 2.0,
-        caches_dropped: true,
-        remounted: false,
-        metrics: metrics.into(),
-        series: series.into(),
-        histograms: Default::default(),
-        warnings: Vec::new(),
-        facts: facts.into(),
-        factors: Labels::new(),
-        ranks: 1,
-        per_rank: Vec::new(),
-    }
-}
-
-fn campaign(runs: Vec<RunData>) -> CampaignData {
-    let target = |id, name: &str| TargetRow {
-        id,
-        name: name.into(),
-        kind: "loop".into(),
-        baseline: id == 1,
-        params: json!({}),
-        facts: json!({}),
-        family: name.into(),
-        factors: Vec::new(),
-    };
-    CampaignData {
-        campaign: CampaignRow::finished("c", runs.len()),
-        environment: json!({}),
-        experiment: json!({ "plan": {} }),
-        targets: vec![target(1, "a"), target(2, "b")],
-        workloads: vec![WorkloadRow {
-            id: 1,
-            name: "w".into(),
-            kind: "io".into(),
-            primary_metric: m::BW_BYTES_PER_S.name.into(),
-            params: json!({}),
-            family: "w".into(),
-            factors: Vec::new(),
-            compare_levels: Vec::new(),
-        }],
-        runs,
-        stops: Vec::new(),
-        facts: Default::default(),
-        pair_cache: Default::default(),
-        replicas: Vec::new(),
-    }
-}
-
-/// Targets a and b, three runs each: a's device read 10, 20 and 30 MiB,
-/// b's 1, 2 and 3.
-fn watched_campaign() -> CampaignData {
-    let mut runs = Vec::new();
-    for i in 0..3 {
-        runs.push(run(2 * i + 1, "a", (10.0 * (i + 1) as f64) * MIB, true));
-        runs.push(run(2 * i + 2, "b", (i + 1) as f64 * MIB, true));
-    }
-    campaign(runs)
-}
-
-fn panel_of(c: &CampaignData) -> Option<Section> {
-    let r = model::build(c, None, &|_| Default::default()).unwrap();
-    section(c, &r.workloads[0], &r.targets, &r.baseline)
+fn panel_of(a: &CampaignAnalysis) -> Option<Section> {
+    let t = a.telemetry.first()?;
+    Some(section(t, &a.model.workloads[0]))
 }
 
 fn tables(p: &Section) -> Vec<&Table> {
@@ -184,13 +40,13 @@ fn texts(p: &Section) -> Vec<&str> {
 #[test]
 fn no_panel_without_telemetry() {
     let c = campaign(vec![run(1, "a", 0.0, false), run(2, "b", 0.0, false)]);
-    assert_eq!(panel_of(&c), None);
+    assert_eq!(panel_of(&analysed!(&c)), None);
 }
 
 #[test]
 fn figures_compare_the_targets_and_leave_single_devices_to_their_table() {
     let c = watched_campaign();
-    let p = panel_of(&c).unwrap();
+    let p = panel_of(&analysed!(&c)).unwrap();
     let t = tables(&p);
     let watched = t[0];
     assert_eq!(
@@ -226,7 +82,7 @@ fn figures_compare_the_targets_and_leave_single_devices_to_their_table() {
 #[test]
 fn over_time_aligns_the_clocks_and_leaves_out_lines_at_zero() {
     let c = watched_campaign();
-    let p = panel_of(&c).unwrap();
+    let p = panel_of(&analysed!(&c)).unwrap();
     let charts: Vec<&LineChart> = p
         .blocks
         .iter()
@@ -274,7 +130,7 @@ fn over_time_aligns_the_clocks_and_leaves_out_lines_at_zero() {
 #[test]
 fn the_runs_warnings_are_listed_with_their_run() {
     let mut c = watched_campaign();
-    let p = panel_of(&c).unwrap();
+    let p = panel_of(&analysed!(&c)).unwrap();
     assert!(texts(&p)
         .last()
         .unwrap()
@@ -283,7 +139,7 @@ fn the_runs_warnings_are_listed_with_their_run() {
         WarningKind::PageCache,
         "page cache: the device delivered 0 B",
     )];
-    let p = panel_of(&c).unwrap();
+    let p = panel_of(&analysed!(&c)).unwrap();
     assert_eq!(
         p.blocks.last(),
         Some(&Block::List(vec![
@@ -294,7 +150,7 @@ fn the_runs_warnings_are_listed_with_their_run() {
 
 #[test]
 fn markdown_leaves_the_charts_out_and_html_draws_them() {
-    let p = panel_of(&watched_campaign()).unwrap();
+    let p = panel_of(&analysed!(&watched_campaign())).unwrap();
     let doc = crate::report::document::Document {
         title: "t".into(),
         summary: Vec::new(),

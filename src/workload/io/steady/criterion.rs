@@ -38,7 +38,7 @@ pub struct Criterion {
 }
 
 /// fio's default criterion when only `ss_dur` is given.
-pub const DEFAULT_CRITERION: &str = "iops_slope:0.01%";
+pub use crate::metric::catalogue::DEFAULT_STEADY_CRITERION as DEFAULT_CRITERION;
 
 const FORM: &str = "write CRITERION:LIMIT, where CRITERION is iops, iops_slope, bw or bw_slope and LIMIT a percentage of the window mean (\"20%\") or an absolute value (operations/s for iops, bytes/s as a size such as \"10M\" for bw)";
 

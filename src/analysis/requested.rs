@@ -6,31 +6,32 @@
 //! already `off` there). Each is a warning naming both values: a study of
 //! five translators that switched off two already off compared three.
 
-use crate::provision::mount::shows;
-use crate::provision::mountinfo::MountEntry;
-use crate::store::{CampaignData, TargetRow};
-use crate::targets::gluster::cli::same_value;
+use super::about::Target;
+use crate::fact::readback::{same_value, shows, MountEntry};
+use crate::warning::{Warning, WarningKind};
 
 /// Every such warning, targets in the experiment's order.
-pub fn warnings(c: &CampaignData, baseline: &str) -> Vec<String> {
-    let base = c.targets.iter().find(|t| t.name == baseline);
+pub fn warnings(targets: &[Target], baseline: &str) -> Vec<Warning> {
+    let base = targets.iter().find(|t| t.name == baseline);
     let mut out = Vec::new();
-    for t in &c.targets {
+    for t in targets {
         out.extend(settings(t, base));
         out.extend(mount_options(t, base));
     }
-    out
+    out.into_iter()
+        .map(|s| Warning::new(WarningKind::Setting, s))
+        .collect()
 }
 
 /// A target's requested settings (`options`, `properties`) and what each
 /// reads back as there and on the baseline.
-fn settings(t: &TargetRow, base: Option<&TargetRow>) -> Vec<String> {
+fn settings(t: &Target, base: Option<&Target>) -> Vec<String> {
     let mut out = Vec::new();
-    for (key, want) in t.requested().settings {
-        let Some(got) = read_back(t, &key) else {
+    for (key, want) in &t.requested.settings {
+        let Some(got) = read_back(t, key) else {
             continue;
         };
-        if !same_value(&want, &got) {
+        if !same_value(want, &got) {
             out.push(format!(
                 "{}: {key} = {want} was asked for, but it reads back as {got}: the setting did not take",
                 t.name
@@ -40,9 +41,9 @@ fn settings(t: &TargetRow, base: Option<&TargetRow>) -> Vec<String> {
         let Some(b) = base.filter(|b| b.name != t.name) else {
             continue;
         };
-        let asked_there = b.requested().asks_for(&key);
-        match read_back(b, &key) {
-            Some(there) if !asked_there && same_value(&want, &there) => out.push(format!(
+        let asked_there = b.requested.asks_for(key);
+        match read_back(b, key) {
+            Some(there) if !asked_there && same_value(want, &there) => out.push(format!(
                 "{}: {key} = {want} was asked for, but the baseline {} already has {key} = {there}{}: no difference between them",
                 t.name,
                 b.name,
@@ -56,13 +57,13 @@ fn settings(t: &TargetRow, base: Option<&TargetRow>) -> Vec<String> {
 
 /// What a setting reads back as on `t`: Gluster's effective option, the
 /// ZFS property's value.
-fn read_back(t: &TargetRow, key: &str) -> Option<String> {
-    t.read_back().setting(key).map(String::from)
+fn read_back(t: &Target, key: &str) -> Option<String> {
+    t.facts.setting(key).map(String::from)
 }
 
 /// ` (glusterfs 10.3)`: the version that set the default, when recorded.
-fn served_by(t: &TargetRow) -> String {
-    let versions = t.read_back().versions;
+fn served_by(t: &Target) -> String {
+    let versions = &t.facts.versions;
     ["gluster", "zfs"]
         .iter()
         .find_map(|k| versions.get(*k))
@@ -72,9 +73,9 @@ fn served_by(t: &TargetRow) -> String {
 
 /// The kernel's view of a target's mount, from its facts; `None` for a
 /// FUSE mount, whose client options the kernel does not list.
-fn mount_entry(t: &TargetRow) -> Option<(String, MountEntry)> {
-    let f = t.read_back();
-    let fs = f.fs_type?;
+fn mount_entry(t: &Target) -> Option<(String, MountEntry)> {
+    let f = &t.facts;
+    let fs = f.fs_type.clone()?;
     if fs.starts_with("fuse") {
         return None;
     }
@@ -82,18 +83,18 @@ fn mount_entry(t: &TargetRow) -> Option<(String, MountEntry)> {
         mount_id: 0,
         major: 0,
         minor: 0,
-        mount_point: f.mount_point.unwrap_or_default(),
-        mount_options: f.mount_options?,
+        mount_point: f.mount_point.clone().unwrap_or_default(),
+        mount_options: f.mount_options.clone()?,
         fs_type: fs.clone(),
-        source: f.mount_source.unwrap_or_default(),
-        super_options: f.super_options.unwrap_or_default(),
+        source: f.mount_source.clone().unwrap_or_default(),
+        super_options: f.super_options.clone().unwrap_or_default(),
     };
     Some((fs, entry))
 }
 
 /// Mount options the kernel does not show on `t`, and those the baseline
 /// shows without having asked for them.
-fn mount_options(t: &TargetRow, base: Option<&TargetRow>) -> Vec<String> {
+fn mount_options(t: &Target, base: Option<&Target>) -> Vec<String> {
     let Some((fs, entry)) = mount_entry(t) else {
         return Vec::new();
     };
@@ -102,8 +103,8 @@ fn mount_options(t: &TargetRow, base: Option<&TargetRow>) -> Vec<String> {
         .filter(|b| b.name != t.name)
         .and_then(|b| Some((b, mount_entry(b)?)));
     let mut out = Vec::new();
-    for o in t.requested().mount_options {
-        if shows(&fs, &o, &entry) == Some(false) {
+    for o in &t.requested.mount_options {
+        if shows(&fs, o, &entry) == Some(false) {
             out.push(format!(
                 "{}: mount option {o} was asked for, but the kernel does not show it (mountinfo: {shown}): it was dropped or renamed",
                 t.name
@@ -113,7 +114,7 @@ fn mount_options(t: &TargetRow, base: Option<&TargetRow>) -> Vec<String> {
         let Some((b, (bfs, bentry))) = &base else {
             continue;
         };
-        if !b.requested().mount_options.contains(&o) && shows(bfs, &o, bentry) == Some(true) {
+        if !b.requested.mount_options.contains(o) && shows(bfs, o, bentry) == Some(true) {
             out.push(format!(
                 "{}: mount option {o} was asked for, but the baseline {} already has it (mountinfo: {} / {}): no difference between them",
                 t.name, b.name, bentry.mount_options, bentry.super_options
@@ -128,9 +129,10 @@ mod tests {
     use serde_json::{json, Value};
 
     use super::*;
+    use crate::store::TargetRow;
 
-    fn target(name: &str, kind: &str, params: Value, facts: Value) -> TargetRow {
-        TargetRow {
+    fn target(name: &str, kind: &str, params: Value, facts: Value) -> Target {
+        Target::of(&TargetRow {
             id: 1,
             name: name.into(),
             kind: kind.into(),
@@ -138,10 +140,10 @@ mod tests {
             params,
             facts,
             ..Default::default()
-        }
+        })
     }
 
-    fn gluster(name: &str, options: Value, effective: Value) -> TargetRow {
+    fn gluster(name: &str, options: Value, effective: Value) -> Target {
         let facts = json!({
             "fs_type": "fuse.glusterfs",
             "mount_options": "rw,relatime",

@@ -1,22 +1,22 @@
-//! Which series a report draws, so that only those are read from the
-//! store ([`crate::store::Store::read_series`]): a campaign of 10^5 runs
-//! keeps 8 series a run, and its report charts a handful. Kept beside the
-//! sections that draw them: the telemetry section's course of a pair (its
-//! first measured run that recorded telemetry), the latency attribution's
-//! (its first measured run), and "Over time", which draws the primary
-//! metric's series and those asked for (`--series`) of every measured
-//! run. A section that draws another series must say so here; the report
-//! built this way is checked against the one read whole
-//! (`every_row_tests`).
+//! Which series the analysis of a campaign follows over time, so that only
+//! those are read from the store ([`crate::store::Store::read_series`]): a
+//! campaign of 10^5 runs keeps 8 series a run, and its report charts a
+//! handful — the telemetry's course of a pair (its first measured run that
+//! recorded telemetry, [`super::telemetry`]), the latency attribution's
+//! (its first measured run, [`super::attribution`]), and the timelines of
+//! [`super::course`]: the primary metric's series and those asked for
+//! (`--series`) of every measured run. A part of the analysis that follows
+//! another series must say so here; the analysis made this way is checked
+//! against the one read whole (`every_row_tests`).
 
 use std::collections::HashSet;
 
-use super::outline::Options;
-use crate::analysis::chosen;
+use super::campaign::Options;
+use super::chosen;
 use crate::metric::catalogue as m;
 use crate::store::{CampaignData, Drawn};
 
-/// The series the report of campaign `c` (read without series) draws.
+/// The series the analysis of campaign `c` (read without series) follows.
 pub fn drawn(c: &CampaignData, options: &Options) -> Drawn {
     let mut whole = Vec::new();
     let mut seen: HashSet<(&str, &str, bool)> = HashSet::new();
