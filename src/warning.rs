@@ -38,6 +38,10 @@ pub enum WarningKind {
     WorkingSetInArc,
     /// A pgbench database that fits in shared_buffers.
     DatabaseInSharedBuffers,
+    /// The two sides of a verdict read mostly from different layers of
+    /// their stacks (one from a cache, the other from its device): said
+    /// of a verdict by the analysis, never of a run.
+    ServedByDifferentLayers,
     /// Writes still dirty in memory when the run ended.
     UnflushedWrites,
     /// The workload synced, but no flush request reached any device.
@@ -96,7 +100,7 @@ pub enum Category {
 
 impl WarningKind {
     /// Every kind, in the order reports list them.
-    pub const ALL: [WarningKind; 22] = [
+    pub const ALL: [WarningKind; 23] = [
         WarningKind::RunFailed,
         WarningKind::DegradedTarget,
         WarningKind::DurabilityNotMeasured,
@@ -104,6 +108,7 @@ impl WarningKind {
         WarningKind::WorkingSetInRam,
         WarningKind::WorkingSetInArc,
         WarningKind::DatabaseInSharedBuffers,
+        WarningKind::ServedByDifferentLayers,
         WarningKind::UnflushedWrites,
         WarningKind::CachesNotDropped,
         WarningKind::SyncFlushedOthers,
@@ -128,6 +133,7 @@ impl WarningKind {
             WarningKind::WorkingSetInRam => "working_set_in_ram",
             WarningKind::WorkingSetInArc => "working_set_in_arc",
             WarningKind::DatabaseInSharedBuffers => "database_in_shared_buffers",
+            WarningKind::ServedByDifferentLayers => "served_by_different_layers",
             WarningKind::UnflushedWrites => "unflushed_writes",
             WarningKind::DurabilityNotMeasured => "durability_not_measured",
             WarningKind::CpuBound => "cpu_bound",
@@ -163,6 +169,7 @@ impl WarningKind {
             WarningKind::WorkingSetInRam => "working set in RAM",
             WarningKind::WorkingSetInArc => "working set in the ARC",
             WarningKind::DatabaseInSharedBuffers => "database in shared_buffers",
+            WarningKind::ServedByDifferentLayers => "served by different layers",
             WarningKind::UnflushedWrites => "unflushed writes",
             WarningKind::DurabilityNotMeasured => "durability not measured",
             WarningKind::CpuBound => "CPU-bound",
@@ -190,6 +197,7 @@ impl WarningKind {
             | WarningKind::WorkingSetInRam
             | WarningKind::WorkingSetInArc
             | WarningKind::DatabaseInSharedBuffers
+            | WarningKind::ServedByDifferentLayers
             | WarningKind::UnflushedWrites
             | WarningKind::DurabilityNotMeasured
             | WarningKind::CpuBound

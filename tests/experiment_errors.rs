@@ -211,7 +211,10 @@ fn without_a_file_experiment_toml_is_found_and_named() {
     );
     let out = lab.run(&["check"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("using ./experiment.toml"), "{stderr}");
+    assert!(
+        stderr.contains("(owned by root): ./experiment.toml found here, no experiment file given"),
+        "{stderr}"
+    );
     assert!(
         String::from_utf8_lossy(&out.stdout)
             .starts_with("experiment.toml: valid experiment `mine`"),
@@ -220,15 +223,21 @@ fn without_a_file_experiment_toml_is_found_and_named() {
     let out = lab.run(&["run"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
-    assert!(stderr.contains("using ./experiment.toml"), "{stderr}");
+    assert!(
+        stderr.contains("(owned by root): ./experiment.toml found here, no experiment file given"),
+        "{stderr}"
+    );
     let listed = lab.ok(&["list"]);
     assert!(
         listed.contains("mine") && !listed.contains("quick"),
         "{listed}"
     );
-    // -q: the campaign and its results, no note.
+    // -q still names a file nobody named: it could have been put here by anyone.
     let out = lab.run(&["-q", "check"]);
-    assert!(!String::from_utf8_lossy(&out.stderr).contains("using"));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("./experiment.toml found here"),
+        "{out:?}"
+    );
 }
 
 #[test]

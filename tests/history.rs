@@ -7,6 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
+use storlab::report::render::markdown::md_escape;
 
 use crate::util::Lab;
 
@@ -660,11 +661,14 @@ fn the_report_of_two_campaigns_says_what_differs_before_its_numbers() {
             && (l.ends_with(&format!("{cell} |")) || l.contains(&format!("{cell} ⚠")))),
         "{cell}\n{text}"
     );
+    let sentence = format!("m on d: operations/s faster, {d:+.1}% [{lo:+.1}%, {hi:+.1}%]");
+    assert!(text.contains(&format!("- {sentence}")), "{text}");
+    // The JSON words it as the report's headline does (one function).
+    let said = from_compare["verdicts"][0].as_str().unwrap();
+    assert!(said.starts_with(&sentence), "{said}");
     assert!(
-        text.contains(&format!(
-            "- m on d: operations/s faster, {d:+.1}% [{lo:+.1}%, {hi:+.1}%]"
-        )),
-        "{text}"
+        text.contains(&format!("- {}\n", md_escape(said))),
+        "{said}\n{text}"
     );
     comparison_page_renders(&html);
     // A CSV of two campaigns is refused with what to do instead.

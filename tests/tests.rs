@@ -63,6 +63,9 @@ mod impossible_bounds;
 mod io_patterns;
 /// Real runs of the io workload on directories and tmpfs, checked through the store.
 mod io_runs;
+/// Where the reads came from, against ground truth on real stacks: the
+/// device, the page cache, Gluster's io-cache, shared buffers.
+mod layers;
 /// What storlab starts, mounts or registers outlives it only journaled
 /// (#40 items 3, 4, 5, 7): children die with it, daemons are watched during
 /// runs, tracefs, rpcbind registrations and Gluster's runtime files are
@@ -118,6 +121,9 @@ mod telemetry;
 /// `storlab show` through a pseudo-terminal at 80 and 100 columns, with
 /// and without colour, on the quick campaign of a busy host.
 mod terminal;
+/// A verdict's words in the terminal, Markdown, HTML and JSON, from one
+/// function.
+mod verdict_words;
 /// Verdicts, comparisons and the regression gate on real campaigns.
 mod verdicts;
 /// The vm-disk target: QEMU images served by qemu-storage-daemon on a

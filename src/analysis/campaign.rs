@@ -20,6 +20,7 @@ use super::matrix::{self, MatrixReport};
 use super::methodology::{methods, Methods};
 use super::model::{self, Report};
 use super::ranks::{ranks, Ranks};
+use super::reads::{self, Reads};
 use super::releases;
 use super::replicas::{self, Replicas};
 use super::setup::{compared, Compared};
@@ -95,6 +96,9 @@ pub struct CampaignAnalysis {
     pub telemetry: Vec<Telemetry>,
     /// Where each workload's latency went, per target.
     pub attributions: Vec<Attribution>,
+    /// Where each pair's reads came from, layer by layer (and each matrix
+    /// cell's).
+    pub reads: Reads,
 }
 
 /// What a workload's runs on a target show beside its primary metric.
@@ -131,7 +135,9 @@ pub struct RunFact {
 /// The analysis of campaign `c`.
 pub fn analyse(c: &CampaignData, options: &Options) -> Result<CampaignAnalysis> {
     study::check_levels(c, &options.compare_levels)?;
-    let model = model::build(c, options.baseline.as_deref(), &chosen::choose)?;
+    let mut model = model::build(c, options.baseline.as_deref(), &chosen::choose)?;
+    let reads = reads::reads(c);
+    reads::add_caveats(&mut model, &reads);
     let about = About::of(c);
     let setup = super::requested::warnings(&about.targets, &model.baseline);
     let warnings: Vec<Warning> = setup.iter().chain(&model.warnings).cloned().collect();
@@ -146,6 +152,7 @@ pub fn analyse(c: &CampaignData, options: &Options) -> Result<CampaignAnalysis> 
     let mut headline = verdict::headline(&model);
     releases::name_sides(c, &mut verdicts, &mut headline);
     Ok(CampaignAnalysis {
+        reads,
         verdicts,
         headline,
         studies: study::studies(c, &model, &options.compare_levels),

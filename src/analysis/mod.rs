@@ -17,7 +17,8 @@
 //! [`model::family`] how a family of comparisons is judged as one;
 //! [`replicas`] a campaign's replicas side by side; [`warnings`]
 //! a campaign's warnings counted by kind; [`attribution`] where a
-//! workload's latency went (the device or above it).
+//! workload's latency went (the device or above it); [`reads`] where its
+//! reads came from (each layer of the target's stack).
 //!
 //! The presentation ([`crate::report`]) builds on these; nothing here
 //! imports it.
@@ -38,6 +39,7 @@ pub mod matrix;
 pub mod methodology;
 pub mod model;
 pub mod ranks;
+pub mod reads;
 pub mod releases;
 pub mod replicas;
 pub mod requested;

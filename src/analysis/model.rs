@@ -87,6 +87,22 @@ pub struct Caveat {
     pub target: String,
     pub runs: usize,
     pub of: usize,
+    /// For [`WarningKind::ServedByDifferentLayers`]: the layer each side
+    /// read most from ([`crate::analysis::reads::apart`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub served: Option<Apart>,
+}
+
+/// The layers the two sides of a verdict read most from, with the share
+/// each served (whole percent).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Apart {
+    pub candidate: String,
+    pub candidate_from: String,
+    pub candidate_pct: u32,
+    pub baseline: String,
+    pub baseline_from: String,
+    pub baseline_pct: u32,
 }
 
 /// The caveats of `workload`'s measured runs on `target`, by kind.
@@ -102,6 +118,7 @@ pub fn caveats_of(c: &CampaignData, workload: &str, target: &str) -> Vec<Caveat>
                 target: target.to_string(),
                 runs: *runs,
                 of,
+                served: None,
             })
         })
         .collect()
@@ -936,7 +953,8 @@ mod tests {
                 kind: WarningKind::DurabilityNotMeasured,
                 target: "a".into(),
                 runs: 3,
-                of: 3
+                of: 3,
+                served: None,
             }]
         );
     }

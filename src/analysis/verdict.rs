@@ -454,6 +454,7 @@ pub(crate) mod tests {
                 target: target.into(),
                 runs: 3,
                 of: 3,
+                served: None,
             })
             .collect();
         Verdict {

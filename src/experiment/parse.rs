@@ -28,7 +28,8 @@ pub const MAX_NAME_CHARS: usize = 64;
 pub const MAX_EXPERIMENT_NAME_CHARS: usize = 128;
 
 const TOP_KEYS: &[&str] = &["name", "description", "plan", "target", "workload"];
-pub(super) const TARGET_COMMON: &[&str] = &["name", "kind", "baseline", "sweep", "sweep_mode"];
+pub(super) const TARGET_COMMON: &[&str] =
+    &["name", "kind", "baseline", "caches", "sweep", "sweep_mode"];
 pub(super) const WORKLOAD_COMMON: &[&str] = &[
     "name",
     "kind",

@@ -41,6 +41,9 @@ pub struct TargetSpec {
     pub kind: TargetKind,
     /// Only one variant of the baseline table is the baseline: the first.
     pub baseline: bool,
+    /// `caches = false` turns off reading where its runs' reads came from
+    /// (the layers' counters, and Gluster's profiling that feeds them).
+    pub caches: bool,
     /// The target whose working directory holds this one's image
     /// (`on = "gluster-r3"`), as an index into the experiment's targets.
     pub on: Option<usize>,
@@ -364,10 +367,18 @@ impl Experiment {
             "description": self.description,
             "origin": self.origin,
             "plan": self.plan.to_json(),
-            "targets": self.targets.iter().map(|t| json!({
-                "name": t.name, "kind": t.kind.name(), "baseline": t.baseline, "params": t.params.to_json(),
-                "family": t.family, "factors": t.factors, "on": t.on.map(|c| &self.targets[c].name),
-            })).collect::<Vec<_>>(),
+            "targets": self.targets.iter().map(|t| {
+                let mut j = json!({
+                    "name": t.name, "kind": t.kind.name(), "baseline": t.baseline, "params": t.params.to_json(),
+                    "family": t.family, "factors": t.factors, "on": t.on.map(|c| &self.targets[c].name),
+                });
+                // Said only when off, so that stored experiments of
+                // targets that left it on read as before.
+                if !t.caches {
+                    j["caches"] = json!(false);
+                }
+                j
+            }).collect::<Vec<_>>(),
             "workloads": self.workloads.iter().map(|w| json!({
                 "name": w.name, "kind": w.kind.name(), "targets": w.only_targets, "shared": w.shared, "params": w.params.to_json(),
                 "family": w.family, "factors": w.factors, "compare_levels": w.compare_levels,

@@ -43,6 +43,8 @@ pub(super) struct TargetFamily<'d> {
     pub name: String,
     pub kind: TargetKind,
     pub baseline: bool,
+    /// `caches`: whether its runs read where their reads came from.
+    pub caches: bool,
     pub params: Params,
     pub spans: BTreeMap<&'static str, Span>,
     pub sweep: Sweep,

@@ -32,6 +32,7 @@ const NOT_SWEPT: &[&str] = &[
     "name",
     "kind",
     "baseline",
+    "caches",
     "targets",
     "shared",
     "sweep",
@@ -151,6 +152,12 @@ impl Cx<'_> {
                 .ok_or_else(|| self.err(item.span(), "`baseline` must be true or false"))?,
             None => false,
         };
+        let caches = match t.get("caches") {
+            Some(item) => item
+                .as_bool()
+                .ok_or_else(|| self.err(item.span(), "`caches` must be true or false"))?,
+            None => true,
+        };
         if baseline && before.iter().any(|f| f.baseline) {
             return Err(self.err(
                 t.get("baseline").and_then(|i| i.span()),
@@ -172,6 +179,7 @@ impl Cx<'_> {
             name,
             kind,
             baseline,
+            caches,
             params,
             spans,
             sweep,
@@ -228,6 +236,7 @@ impl Cx<'_> {
                     factors,
                     kind: f.kind,
                     baseline: f.baseline && out.is_empty(),
+                    caches: f.caches,
                     on: None,
                     params,
                     config,

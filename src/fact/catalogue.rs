@@ -266,6 +266,24 @@ pub const BLOCK_TRACE: FactDef = fact(
     None,
     "how device latency was measured: bpftrace's version and the devices traced, or why the block requests were not traced (then /proc/diskstats' averages)",
 );
+pub const LAYERS: FactDef = fact(
+    Run,
+    "layers",
+    Text,
+    WhereStorlabNamesIt,
+    None,
+    "the layers of the target's stack that reads pass through, top to bottom, and the counter of what each was asked",
+);
+/// A name beginning `layer_not_measured.`: a layer whose counter could not
+/// be read during the run, and why.
+pub const LAYER_NOT_MEASURED: FactDef = fact(
+    Run,
+    "layer_not_measured.",
+    Text,
+    Never,
+    None,
+    "a layer of the target's stack whose counter could not be read (the layer follows the dot), and why: it is served together with the layer above it",
+);
 
 /// Every fact, in the order the reference lists them.
 pub const ALL: &[&FactDef] = &[
@@ -300,6 +318,8 @@ pub const ALL: &[&FactDef] = &[
     &TELEMETRY_DEVICES,
     &TELEMETRY_PROCESS,
     &BLOCK_TRACE,
+    &LAYERS,
+    &LAYER_NOT_MEASURED,
 ];
 
 /// The facts that take a new value with every campaign whatever the kind

@@ -7,6 +7,7 @@ pub mod clock;
 pub mod cpu;
 pub mod intervals;
 pub mod latency;
+pub mod layers;
 pub mod output;
 pub mod telemetry;
 pub mod wire;

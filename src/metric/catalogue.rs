@@ -302,6 +302,16 @@ catalogue! {
     ARC_HITS = def("arc_hits", Ops, Higher, Max, "ZFS ARC hits during the run");
     ARC_MISSES = def("arc_misses", Ops, Lower, Max, "ZFS ARC misses during the run");
     ARC_MAX_BYTES = def("arc_max_bytes", Bytes, Higher, Max, "the ZFS ARC's size limit (c_max)");
+    // Where the reads came from (src/measure/layers/): per layer of the
+    // target's stack (labelled `layer`, and `brick` or `device` for one
+    // part of a layer), what it was asked and what it served itself.
+    // Read on rank 0's host from each layer's own counters.
+    LAYER_READ_BYTES = def("layer_read_bytes", Bytes, Lower, Max,
+        "bytes asked of a layer of the target's stack during the run (`layer` label): what the layer above passed down");
+    LAYER_SERVED_BYTES = def("layer_served_bytes", Bytes, Higher, Max,
+        "bytes a layer of the target's stack served itself during the run: what it was asked less what it passed down (never below 0; the bottom layer serves all it is asked)");
+    LAYER_READS = def("layer_reads", Ops, Lower, Max,
+        "read requests asked of a layer of the target's stack during the run, where its counters count them");
     TELEMETRY_CPU_PCT = def("telemetry_cpu_pct", Percent, Lower, Max, "CPU the telemetry sampler used, in % of one core");
     // Multi-client runs: the ranks' ends after the start barrier.
     FIRST_DONE_S = def("first_done_s", Seconds, Lower, Max, "when the first rank finished, after the start barrier");

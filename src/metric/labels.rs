@@ -74,6 +74,18 @@ pub static PROCESS: LabelDef = LabelDef {
     compact: Compact::Value,
 };
 
+pub static LAYER: LabelDef = LabelDef {
+    key: "layer",
+    help: "a layer of the target's stack that reads pass through (workload, shared_buffers, page_cache, gluster_client, brick_page_cache, zfs_arc, export_page_cache, qemu, image_page_cache, device; `a+b` for two layers whose boundary was not measured)",
+    compact: Compact::Value,
+};
+
+pub static BRICK: LabelDef = LabelDef {
+    key: "brick",
+    help: "a Gluster brick, as `gluster volume info` names it (host:/path)",
+    compact: Compact::Value,
+};
+
 /// The label keys of storlab's workloads, in the order a compact name
 /// puts them.
 pub static LABELS: &[&LabelDef] = &[
@@ -85,6 +97,8 @@ pub static LABELS: &[&LabelDef] = &[
     &JOB,
     &DEVICE,
     &PROCESS,
+    &LAYER,
+    &BRICK,
 ];
 
 /// A metric value's labels: key → value, ordered by key.

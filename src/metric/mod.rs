@@ -12,7 +12,8 @@
 //!
 //! [`catalogue`] holds the declarations, [`format`] a value in its unit
 //! for people (the analysis' sentences and every renderer), [`labels`] the label keys and the
-//! compact names reports show, [`reference`] renders `docs/metrics.md`, and
+//! compact names reports show, [`layer`] the layers of a target's stack
+//! that reads pass through, [`reference`] renders `docs/metrics.md`, and
 //! [`legacy`] reads the names of schema-v3 stores, which packed labels into
 //! names: it is the only place that takes a metric name apart.
 
@@ -20,6 +21,7 @@ pub mod catalogue;
 pub mod format;
 pub mod histogram;
 pub mod labels;
+pub mod layer;
 pub mod legacy;
 pub mod matrix;
 pub mod reference;

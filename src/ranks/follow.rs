@@ -40,6 +40,7 @@ pub fn follow(team: &mut Team) -> Result<bool> {
         stop: &stop,
         journal: &journal,
         watch: None,
+        layers: None,
     };
     let over = loop {
         match team.instruction() {

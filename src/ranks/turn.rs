@@ -10,6 +10,7 @@
 //! ranks under MPI) and a row per rank.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
@@ -18,6 +19,7 @@ use super::merge::{merge, RankRun};
 use super::protocol::{RankReport, RunOrder, WireOutput};
 use super::Team;
 use crate::experiment::{Experiment, WorkloadSpec};
+use crate::measure::layers::{Readings, Stack};
 use crate::measure::telemetry::{DeviceProbe, Recorder, Recording, Watch};
 use crate::measure::RunOutput;
 use crate::process::StopFlag;
@@ -35,6 +37,8 @@ pub struct Concluded {
     pub ranks: Vec<RankRow>,
     /// Rank 0's telemetry of the measured run, when it watched one.
     pub telemetry: Option<Recording>,
+    /// The target's layer counters before and after the run, when read.
+    pub layers: Option<Readings>,
 }
 
 /// What a rank brings to every run of a campaign.
@@ -47,6 +51,9 @@ pub struct Member<'a> {
     /// What rank 0's telemetry watches during the run (none elsewhere,
     /// or when telemetry is off).
     pub watch: Option<Watch>,
+    /// The layers of the target's stack whose counters rank 0 reads
+    /// before and after the run (none elsewhere, or when off).
+    pub layers: Option<Arc<Stack>>,
 }
 
 /// The metric holding a rank's measured duration, for IOR's aggregate.
@@ -77,6 +84,8 @@ pub fn take_part(
             .watch
             .as_ref()
             .and_then(|w| DeviceProbe::of_chain(&w.chain)),
+        // Other ranks read too: a phase's counters would count theirs.
+        layers: m.layers.clone().filter(|_| !team.is_multi()),
     };
     let mut workload = spec.config.build();
     // The run's collection from the campaign's block tracer opens before
@@ -97,7 +106,7 @@ pub fn take_part(
         done_s: None,
         output: None,
     };
-    let (mut output, mut telemetry) = (None, None);
+    let (mut output, mut telemetry, mut begun) = (None, None, None);
     let mut failed = team.failures(prepared.map(|e| format!("{e:#}")));
     if failed.is_empty() {
         failed = team.failures(between().err().map(|e| format!("{e:#}")));
@@ -108,6 +117,10 @@ pub fn take_part(
             report.error = Some(e.clone());
         }
         None if failed.is_empty() => {
+            // Read before the start barrier, after every rank prepared:
+            // no rank reads the target between the two readings but the
+            // run's.
+            begun = m.layers.as_ref().map(|s| s.begin());
             team.barrier();
             let recorder = watch
                 .zip(tracing)
@@ -117,13 +130,16 @@ pub fn take_part(
         }
         None => {}
     }
+    // Every rank has reported: the run is over everywhere.
     let parts = collect(team, report, output);
+    let layers = begun.map(|b| b.end());
     let cleaned = owner
         .then(|| cleanup(workload.as_mut(), &dir, team).err())
         .flatten();
     let cleanups: Vec<Option<String>> = team.gather(&cleaned.map(|e| format!("{e:#}")));
     team.is_root().then(|| Concluded {
         telemetry,
+        layers,
         ..conclude(spec.kind, parts, cleanups, team.is_multi())
     })
 }
@@ -309,5 +325,6 @@ fn conclude(
         output,
         ranks: if multi { rows } else { Vec::new() },
         telemetry: None,
+        layers: None,
     }
 }

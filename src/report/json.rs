@@ -1,11 +1,15 @@
 //! The JSON summaries, for scripts and pipelines: what `storlab show
 //! --format json` prints of a campaign's analysis, and what `storlab
 //! compare --format json` (and `storlab report A B --format json`) prints
-//! of a comparison. Laid out from the analysis, as every other output.
+//! of a comparison. Laid out from the analysis, as every other output; each
+//! verdict with the very words the terminal, Markdown and HTML give it
+//! ([`words`]).
 
 use serde_json::{json, Value};
 
+use super::sections::across;
 use super::sections::warnings::kind_line;
+use super::verdict::{words, Form};
 use crate::analysis::about::About;
 use crate::analysis::comparison::Across;
 use crate::analysis::replicas::Replicas;
@@ -14,8 +18,9 @@ use crate::analysis::CampaignAnalysis;
 
 /// What `storlab show --format json` prints: the campaign, its
 /// provenance, the model (each workload's metrics, their statistics and
-/// verdicts against the baseline, every warning with its kind) and the
-/// warnings counted by kind.
+/// verdicts against the baseline, every warning with its kind), the
+/// warnings counted by kind, the headline's sentences and every verdict in
+/// words.
 pub fn summary(a: &CampaignAnalysis) -> Value {
     let model = &a.model;
     let by_kind: Vec<Value> = a
@@ -40,7 +45,27 @@ pub fn summary(a: &CampaignAnalysis) -> Value {
         "workloads": model.workloads,
         "warnings": a.warnings,
         "warnings_by_kind": by_kind,
+        "headline": a.headline.iter().map(|s| words(s, Form::Headline)).collect::<Vec<_>>(),
+        "verdicts": a.verdicts.iter().map(said).collect::<Vec<_>>(),
         "replicas": a.replicas,
+    })
+}
+
+/// One verdict of a campaign and its words: the sentence the report's
+/// headline gives it, the summary table's cell (what `storlab show`
+/// prints), the table of differences' cell.
+fn said(v: &Verdict) -> Value {
+    json!({
+        "workload": v.workload,
+        "metric": v.metric,
+        "primary": v.primary,
+        "target": v.candidate.target,
+        "candidate": v.candidate_label,
+        "baseline": v.baseline_label,
+        "outcome": v.outcome(),
+        "sentence": words(v, Form::Headline),
+        "summary": words(v, Form::Summary),
+        "detail": words(v, Form::Detail),
     })
 }
 
@@ -54,6 +79,7 @@ pub fn across(x: &Across) -> Value {
         "differences": x.differences,
         "caveats": x.caveats,
         "rows": x.rows,
+        "verdicts": across::verdicts(x),
     })
 }
 

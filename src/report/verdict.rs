@@ -624,14 +624,24 @@ fn caveats_text(t: &TargetStats) -> Option<String> {
     let each: Vec<String> = t
         .caveats
         .iter()
-        .map(|c| {
-            format!(
+        .map(|c| match &c.served {
+            Some(a) => format!(
+                "⚠ {}: {} read {}% from {}, {} {}% from {}",
+                c.kind.label(),
+                a.candidate,
+                a.candidate_pct,
+                a.candidate_from,
+                a.baseline,
+                a.baseline_pct,
+                a.baseline_from
+            ),
+            None => format!(
                 "⚠ {} on {} ({} of {} runs)",
                 c.kind.label(),
                 c.target,
                 c.runs,
                 c.of
-            )
+            ),
         })
         .collect();
     (!each.is_empty()).then(|| each.join("; "))
@@ -984,6 +994,7 @@ mod tests {
             target: target.into(),
             runs: 1,
             of: 3,
+            served: None,
         };
         assert_eq!(caveat_marks(&[]), "");
         let marks = caveat_marks(&[

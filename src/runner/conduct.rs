@@ -149,6 +149,7 @@ impl Campaign<'_, '_> {
         let mut before = None;
         let journal = lab.journal.clone();
         let watch = lab.watch(pr.target);
+        let layers = lab.layers(pr.target);
         let mut between = || -> Result<()> {
             if exp.plan.remount == Remount::BetweenRuns {
                 lab.remount(pr.target)?;
@@ -166,6 +167,7 @@ impl Campaign<'_, '_> {
             stop,
             journal: &journal,
             watch,
+            layers,
         };
         let done = take_part(&member, &order, &mut between).expect("rank 0 concludes every run");
         record.remounted = remounted;
@@ -174,6 +176,10 @@ impl Campaign<'_, '_> {
         record.status = done.status;
         record.error = done.error;
         let mut output = done.output;
+        // The layers first: the telemetry's checks read them.
+        if let (Some(out), Some(readings)) = (output.as_mut(), &done.layers) {
+            crate::measure::layers::conclude(readings, out);
+        }
         if let (Some(out), Some(recording)) = (output.as_mut(), &done.telemetry) {
             telemetry::conclude(recording, out);
         }

@@ -10,10 +10,12 @@
 //! also on errors and interrupts.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
 
 use crate::experiment::Experiment;
+use crate::measure::layers::Stack;
 use crate::measure::telemetry::{self, Backing, Watch};
 use crate::params::units::format_bytes;
 use crate::provision::facts::space;
@@ -47,6 +49,9 @@ pub(super) struct Lab<'t> {
     writers: u64,
     /// What telemetry watches on each target (none when it is off).
     watches: Vec<Option<Watch>>,
+    /// The layers of each target's stack whose counters its runs read
+    /// (none when `caches` or telemetry is off).
+    layers: Vec<Option<Arc<Stack>>>,
     /// The block tracer the watches share, stopped at teardown.
     tracer: Option<std::sync::Arc<telemetry::blocktrace::Tracer>>,
 }
@@ -73,6 +78,7 @@ impl<'t> Lab<'t> {
             provisioned: Vec::new(),
             writers: team.size() as u64,
             watches: Vec::new(),
+            layers: Vec::new(),
             tracer: None,
         })
     }
@@ -118,6 +124,8 @@ impl<'t> Lab<'t> {
                 })
             })
             .collect();
+        self.layers = self.stacks(exp);
+        self.watch_caches(exp)?;
         // Attached once for the campaign: bpftrace takes seconds to attach.
         self.tracer = telemetry::share_block_tracer(&mut self.watches);
         self.clients.mount(&self.targets, self.team)
@@ -137,6 +145,61 @@ impl<'t> Lab<'t> {
             at = self.under[c];
         }
         backing
+    }
+
+    /// Each target's layers, each standing on the stack of the target
+    /// below it; none for a target with `caches = false` or when
+    /// telemetry is off. With ranks on several hosts, each reads through
+    /// its own page cache and client, which rank 0 cannot read: every
+    /// layer is "not measured".
+    fn stacks(&self, exp: &Experiment) -> Vec<Option<Arc<Stack>>> {
+        let mut all: Vec<Option<Stack>> = vec![None; self.targets.len()];
+        for i in exp.provision_order() {
+            let below = self.under[i].and_then(|c| all[c].as_ref());
+            all[i] = Some(self.targets[i].layers(below));
+        }
+        let hosts = self.team.other_hosts();
+        all.into_iter()
+            .enumerate()
+            .map(|(i, s)| {
+                let on = exp.plan.telemetry && exp.targets[i].caches;
+                let s = s.filter(|_| on)?;
+                Some(Arc::new(match hosts.is_empty() {
+                    true => s,
+                    false => s.not_measured(&format!(
+                        "ranks on {} hosts read through each host's own caches; only this host's counters can be read",
+                        hosts.len() + 1
+                    )),
+                }))
+            })
+            .collect()
+    }
+
+    /// Readies the counters of every target whose layers are read, and of
+    /// each target under one.
+    fn watch_caches(&mut self, exp: &Experiment) -> Result<()> {
+        let mut wanted = vec![false; self.targets.len()];
+        for i in (0..self.targets.len()).filter(|&i| self.layers[i].is_some()) {
+            let mut at = Some(i);
+            while let Some(t) = at {
+                wanted[t] = true;
+                at = self.under[t];
+            }
+        }
+        for (i, _) in wanted.iter().enumerate().filter(|(_, w)| **w) {
+            self.targets[i].watch_caches().with_context(|| {
+                format!(
+                    "target `{}`: readying its caches' counters (caches = false turns them off)",
+                    exp.targets[i].name
+                )
+            })?;
+        }
+        Ok(())
+    }
+
+    /// The layers target `t`'s runs read, if any.
+    pub fn layers(&self, t: usize) -> Option<Arc<Stack>> {
+        self.layers.get(t).cloned().flatten()
     }
 
     /// What telemetry watches on target `t` during a run, if anything.

@@ -30,6 +30,7 @@ use std::sync::Arc;
 
 use anyhow::Result;
 
+use crate::measure::layers::Stack;
 use crate::measure::telemetry::Backing;
 use crate::params::{Declared, Fault, ParamSpec, Params};
 use crate::provision::client::ClientMount;
@@ -89,6 +90,19 @@ pub trait Target: Send {
     /// directories) and the processes serving it, for the telemetry.
     fn backing(&self) -> Backing {
         Backing::default()
+    }
+    /// Readies the counters its layers are read from, once provisioned
+    /// and only when they will be read (Gluster: starts the volume's
+    /// profiling, which counts each brick's reads).
+    fn watch_caches(&mut self) -> Result<()> {
+        Ok(())
+    }
+    /// The layers of its stack that reads pass through, top to bottom,
+    /// each with the counter of what it was asked; `below` is the stack
+    /// of the target it stands on (`on`), if any. By default its mount's:
+    /// the page cache over its device chain.
+    fn layers(&self, _below: Option<&Stack>) -> Stack {
+        Stack::of_mount(self.root())
     }
     /// Its state now (bricks online, pool health) and its daemons' pids,
     /// read before and after each run ([`health::degraded`]).

@@ -5,5 +5,6 @@
 //! too).
 
 pub mod every_row;
+pub mod runs;
 pub mod study;
 pub mod telemetry;

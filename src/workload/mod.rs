@@ -25,6 +25,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 
+use crate::measure::layers::Stack;
 use crate::measure::telemetry::{DeviceProbe, Served};
 use crate::measure::RunOutput;
 use crate::metric::catalogue as m;
@@ -50,6 +51,10 @@ pub struct RunContext {
     /// workload that times phases of its own (the matrix's cells) reads
     /// their counters around each.
     pub devices: Option<DeviceProbe>,
+    /// The layers of the target's stack, when their counters are read
+    /// (a run on one process with `caches` on): a workload that times
+    /// phases of its own (the matrix's cells) reads them around each.
+    pub layers: Option<std::sync::Arc<Stack>>,
     /// The campaign's journal: a workload records here, before creating
     /// it, anything it makes outside its directory (a socket directory in
     /// /tmp), so that teardown and `storlab cleanup` remove it.
@@ -68,6 +73,7 @@ impl RunContext {
             target: "t".into(),
             journal: Journal::for_campaign(crate::provision::resource::Kinds::NONE),
             devices: None,
+            layers: None,
         }
     }
 }

@@ -1,8 +1,9 @@
 use super::*;
-use crate::metric::{Labels, MetricDef};
+use crate::metric::Labels;
 use hdrhistogram::serialization::Serializer;
 
-use crate::store::{HistData, MetricValue};
+use crate::store::HistData;
+use crate::testdata::runs::{self, value};
 use crate::warning::Warning;
 
 /// A histogram of `n` values spread evenly from `lo` to `hi` ns.
@@ -23,25 +24,11 @@ fn dev_key(def: &str, dev: &str, op: &str) -> MetricKey {
     MetricKey::new(def, Labels::new().with(&DEVICE, dev).with(&OP, op))
 }
 
-fn value(def: &MetricDef, v: f64) -> MetricValue {
-    MetricValue {
-        value: v,
-        unit: def.unit,
-        direction: def.direction,
-    }
-}
-
 /// A traced run of `w` on `t` over the chain `loop0, vda (under loop0)`:
 /// the workload's latency `wl` (n, lo, hi), and per device its read
 /// requests and their times.
 fn run(id: i64, wl: (u64, u64, u64), devices: &[(&str, u64, u64, u64)]) -> RunData {
-    let mut r = RunData {
-        id,
-        target: "t".into(),
-        workload: "w".into(),
-        status: "ok".into(),
-        ..RunData::default()
-    };
+    let mut r = runs::ok(id, "t", "w");
     r.histograms
         .insert(MetricKey::plain(LAT.name), hist(wl.0, wl.1, wl.2));
     r.facts

@@ -12,6 +12,7 @@ use serde::Serialize;
 use super::{arrange, choose_column, Level, Pair, Pivot};
 use crate::analysis::model::family;
 use crate::analysis::model::{compared, plan_analysis, round_values, target_stats};
+use crate::experiment::sweep::release_pair;
 use crate::metric::MetricKey;
 use crate::stats::RoundValue;
 use crate::store::CampaignData;
@@ -26,6 +27,11 @@ pub struct LevelStudy {
     /// The levels compared with it, in the order written.
     #[serde(skip)]
     pub others: Vec<Level>,
+    /// Two releases of one program (`Gluster 11.1`, `Gluster 10.3`): the
+    /// other level and the base as a verdict names them ("Gluster 11.1
+    /// against 10.3"), never by the suite a root came from.
+    #[serde(skip)]
+    pub releases: Option<(String, String)>,
     pub pivot: Pivot,
 }
 
@@ -90,6 +96,10 @@ pub(crate) fn compare(
             });
         }
     }
+    let releases = match levels.as_slice() {
+        [one] => release_pair(&one.text, &base.text),
+        _ => None,
+    };
     Some(LevelStudy {
         factor: factor.to_string(),
         base: Level {
@@ -97,6 +107,7 @@ pub(crate) fn compare(
             text: base.text,
         },
         others: levels,
+        releases,
         pivot,
     })
 }

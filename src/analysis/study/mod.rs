@@ -29,6 +29,13 @@ pub struct Axis {
     pub levels: Vec<Level>,
     /// Whether the workload sweeps it (else a target does).
     pub of_workload: bool,
+    /// Where each level lies on a chart's x axis: its number for a
+    /// numeric factor, its position for words.
+    #[serde(skip)]
+    pub positions: Vec<f64>,
+    /// A log axis: sizes and counts, all positive.
+    #[serde(skip)]
+    pub log: bool,
 }
 
 /// A factor's value: as labelled (base units) and as written.
@@ -45,7 +52,7 @@ impl Axis {
 
     /// Where each level lies on a chart's x axis: its number for a numeric
     /// factor, its position for words.
-    pub fn positions(&self) -> Vec<f64> {
+    fn positions(&self) -> Vec<f64> {
         let numbers: Option<Vec<f64>> = self
             .levels
             .iter()
@@ -58,7 +65,7 @@ impl Axis {
     }
 
     /// A log axis for sizes and counts that are all positive.
-    pub fn is_log(&self) -> bool {
+    fn is_log(&self) -> bool {
         self.scale.is_logarithmic()
             && self.scale.is_numeric()
             && self.levels.len() > 1
@@ -368,12 +375,17 @@ pub(crate) fn axis(pairs: &[Pair], key: &str) -> Option<Axis> {
         let num = |l: &Level| l.value.parse::<f64>().unwrap_or(f64::NAN);
         levels.sort_by(|a, b| num(a).total_cmp(&num(b)));
     }
-    Some(Axis {
+    let mut axis = Axis {
         key: key.to_string(),
         scale,
         levels,
         of_workload,
-    })
+        positions: Vec::new(),
+        log: false,
+    };
+    axis.positions = axis.positions();
+    axis.log = axis.is_log();
+    Some(axis)
 }
 
 /// Lays out `cell` of every pair: a row per distinct label (the pair

@@ -10,6 +10,13 @@
 //! measured memory; a syncing workload whose device with a write cache
 //! was sent no flush did not measure durability.
 //!
+//! Where the run read its layers ([`crate::measure::layers`]), the page
+//! cache and working-set checks are readings of that table: the device
+//! served under 10% of the reads; the page cache (or the ARC) served half
+//! of a working set read at least twice over; shared buffers served 90%
+//! of PostgreSQL's blocks. Without them they judge from the devices and
+//! sizes as before.
+//!
 //! Thresholds are stated here and in the warnings, so that a reader can
 //! judge them: a device read ratio under 10% is "the page cache"; a thread
 //! at 90% of a core or more is "CPU-bound"; other processes over 10% of the
@@ -20,12 +27,19 @@
 use super::chain::Chain;
 use crate::measure::RunOutput;
 use crate::metric::catalogue as m;
-use crate::metric::labels::{DEVICE, OP, PROCESS};
+use crate::metric::labels::{DEVICE, LAYER, OP, PROCESS};
+use crate::metric::layer::{shares, split, Layer};
 use crate::metric::{Labels, MetricDef};
 use crate::params::units::format_bytes;
 use crate::warning::{Warning, WarningKind};
 
 pub use crate::warning::{CPU_BOUND_PCT, NOISY_OTHERS_PCT, NOISY_STEAL_PCT, PAGE_CACHE_RATIO};
+/// The share of the reads a cache (the page cache of a working set read
+/// over and over, the ARC) must serve to hold the working set.
+pub const WORKING_SET_SHARE: f64 = 0.5;
+/// The share of the blocks read that shared buffers must serve for the
+/// database to be in them.
+pub const SHARED_BUFFERS_SHARE: f64 = 0.9;
 /// Amounts under this are too small to judge.
 const MIN_BYTES: f64 = (1 << 20) as f64;
 /// PostgreSQL's built-in shared_buffers (128MB).
@@ -81,6 +95,10 @@ fn pct(x: f64) -> String {
 pub fn page_cache(out: &RunOutput, chain: &Chain) -> Option<String> {
     let read = get(out, &m::READ_BYTES).filter(|r| *r >= MIN_BYTES)?;
     let advice = "this measured the page cache, not the device (drop caches before the run, read more than memory holds, or use direct = true)";
+    let layers = reading(out);
+    if !layers.is_empty() {
+        return from_layers(&layers, read, advice);
+    }
     let traced = fewest_requests(out, chain, &read_requests);
     if let Some((who, n)) = traced {
         let bytes: f64 = who.split(" + ").map(|d| read_request_bytes(out, d)).sum();
@@ -109,6 +127,75 @@ pub fn page_cache(out: &RunOutput, chain: &Chain) -> Option<String> {
             pct(100.0 * ratio)
         )
     })
+}
+
+/// One entry of a run's waterfall: a layer (or layers served together),
+/// what it was asked and served, and its share of what the workload read
+/// ([`crate::metric::layer::shares`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Served {
+    pub layers: Vec<Layer>,
+    pub asked: f64,
+    pub served: f64,
+    pub share: f64,
+}
+
+/// A run's waterfall, from the layer figures in its output (whole-run
+/// ones: labelled `layer` alone), top to bottom; empty without them.
+pub fn reading(out: &RunOutput) -> Vec<Served> {
+    let mut groups: Vec<Served> = (out.metrics.iter())
+        .filter(|x| std::ptr::eq(x.def, &m::LAYER_SERVED_BYTES) && x.labels.iter().count() == 1)
+        .filter_map(|x| {
+            let layers = split(x.labels.get(&LAYER)?)?;
+            let asked = out.labelled(
+                &m::LAYER_READ_BYTES,
+                &Labels::new().with(&LAYER, layers[0].name()),
+            )?;
+            Some(Served {
+                layers,
+                asked,
+                served: x.value,
+                share: 0.0,
+            })
+        })
+        .collect();
+    groups.sort_by_key(|g| g.layers[0]);
+    let asked: Vec<f64> = groups.iter().map(|g| g.asked).collect();
+    for (g, s) in groups.iter_mut().zip(shares(&asked)) {
+        g.share = s;
+    }
+    groups
+}
+
+/// The page cache warning as a reading of the run's layers: the device
+/// served under [`PAGE_CACHE_RATIO`] of the workload's reads. Not said of
+/// a stack without a device (tmpfs), nor where the device was served
+/// together with a cache above it (its boundary not measured).
+fn from_layers(layers: &[Served], read: f64, advice: &str) -> Option<String> {
+    let device = layers.iter().find(|g| g.layers.contains(&Layer::Device))?;
+    if device.layers.len() > 1 || device.share >= PAGE_CACHE_RATIO {
+        return None;
+    }
+    let largest = layers.iter().max_by(|a, b| a.share.total_cmp(&b.share))?;
+    Some(format!(
+        "page cache: {} served {} of the {} read, the device {}: {advice}",
+        words(largest),
+        pct(100.0 * largest.share),
+        format_bytes(read),
+        pct(100.0 * device.share)
+    ))
+}
+
+/// The share `layer` served in a run's reading, and with what it was
+/// served (alone: itself); `None` when the run's layers do not have it.
+fn share_of(layers: &[Served], layer: Layer) -> Option<&Served> {
+    layers.iter().find(|g| g.layers.contains(&layer))
+}
+
+/// "the page cache", "ZFS's ARC and the image's page cache".
+fn words(g: &Served) -> String {
+    let each: Vec<&str> = g.layers.iter().map(|l| l.words()).collect();
+    each.join(" and ")
 }
 
 /// The level of the device chain that read least during the run, and
@@ -180,8 +267,18 @@ pub fn fits_in_memory(out: &RunOutput, chain: &Chain) -> Option<String> {
     }
     let ws = get(out, &m::WORKING_SET_BYTES).filter(|w| *w > 0.0)?;
     let read = get(out, &m::READ_BYTES)?;
-    let avail = get(out, &m::MEM_AVAILABLE_BYTES)?;
     let passes = read / ws;
+    let layers = reading(out);
+    if let Some(pc) = share_of(&layers, Layer::PageCache) {
+        return (pc.layers.len() == 1 && passes >= 2.0 && pc.share >= WORKING_SET_SHARE).then(|| {
+            format!(
+                "working set in RAM: the working set ({}) was read {passes:.1} times over and the page cache served {} of it: after the first pass, reads came from memory",
+                format_bytes(ws),
+                pct(100.0 * pc.share)
+            )
+        });
+    }
+    let avail = get(out, &m::MEM_AVAILABLE_BYTES)?;
     let device_read_it = get(out, &m::DEV_READ_RATIO).is_some_and(|r| r >= 0.9);
     (ws <= avail && passes >= 2.0 && !device_read_it).then(|| {
         format!(
@@ -195,6 +292,16 @@ pub fn fits_in_memory(out: &RunOutput, chain: &Chain) -> Option<String> {
 /// A working set the ZFS ARC holds.
 pub fn fits_in_arc(out: &RunOutput) -> Option<String> {
     let ws = get(out, &m::WORKING_SET_BYTES).filter(|w| *w > 0.0)?;
+    if let Some(arc) = share_of(&reading(out), Layer::ZfsArc) {
+        return (arc.share >= WORKING_SET_SHARE).then(|| {
+            format!(
+                "working set in the ARC: {} served {} of what the workload read (its working set is {})",
+                words(arc),
+                pct(100.0 * arc.share),
+                format_bytes(ws)
+            )
+        });
+    }
     let c_max = get(out, &m::ARC_MAX_BYTES)?;
     let hits = get(out, &m::ARC_HITS).unwrap_or(0.0);
     let misses = get(out, &m::ARC_MISSES).unwrap_or(0.0);
@@ -212,6 +319,15 @@ pub fn fits_in_arc(out: &RunOutput) -> Option<String> {
 /// A pgbench database that fits in shared_buffers.
 pub fn fits_in_shared_buffers(out: &RunOutput) -> Option<String> {
     fact(out, "pg_server_version")?;
+    if let Some(sb) = share_of(&reading(out), Layer::SharedBuffers) {
+        return (sb.share >= SHARED_BUFFERS_SHARE).then(|| {
+            format!(
+                "database in shared_buffers: PostgreSQL's shared buffers served {} of the {} of blocks its backends read; the storage saw the rest",
+                pct(100.0 * sb.share),
+                format_bytes(sb.asked)
+            )
+        });
+    }
     let db = get(out, &m::WORKING_SET_BYTES)?;
     let sb = match fact(out, "pg_setting.shared_buffers") {
         Some(text) => pg_size(text)?,

@@ -125,7 +125,7 @@ pub fn gluster_status_pids(xml: &str) -> Vec<(String, u32)> {
 }
 
 /// The text of the first `<name>…</name>` in `xml`.
-fn tag<'a>(xml: &'a str, name: &str) -> Option<&'a str> {
+pub fn tag<'a>(xml: &'a str, name: &str) -> Option<&'a str> {
     let open = format!("<{name}>");
     let start = xml.find(&open)? + open.len();
     let len = xml[start..].find(&format!("</{name}>"))?;

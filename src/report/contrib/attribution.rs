@@ -24,13 +24,7 @@ pub struct Attributions;
 
 impl Contributor for Attributions {
     fn summary(&self, cx: Context, w: &WorkloadReport) -> Vec<Section> {
-        let found = of_workload(cx, w);
-        if found.is_empty() {
-            return Vec::new();
-        }
-        let mut s = Section::new(3, TITLE);
-        s.list(summary_lines(&found));
-        vec![s]
+        super::listed(TITLE, summary_lines(&of_workload(cx, w)))
     }
 
     fn sections(&self, cx: Context, w: &WorkloadReport) -> Vec<Section> {

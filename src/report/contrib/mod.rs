@@ -7,7 +7,8 @@
 //! computed in [`crate::analysis`] (a field of its `CampaignAnalysis`). The matrix contributes its per-test geometric means and its
 //! file size × record size maps; telemetry what the system did during a
 //! workload's runs;
-//! attribution where its latency went, the device or above it.
+//! attribution where its latency went, the device or above it; reads
+//! where its reads came from, layer by layer.
 //!
 //! To add one (sweep pivots and curves, telemetry panels…): a module here
 //! with a unit struct implementing [`Contributor`], listed in
@@ -17,6 +18,7 @@
 
 pub mod attribution;
 pub mod matrix;
+pub mod reads;
 pub mod study;
 pub mod telemetry;
 
@@ -63,7 +65,18 @@ pub static CONTRIBUTORS: &[&dyn Contributor] = &[
     &study::Sweeps,
     &telemetry::Telemetries,
     &attribution::Attributions,
+    &reads::Reads,
 ];
+
+/// A summary section `title` listing `lines`; none when there are none.
+pub fn listed(title: &str, lines: Vec<String>) -> Vec<Section> {
+    if lines.is_empty() {
+        return Vec::new();
+    }
+    let mut s = Section::new(3, title);
+    s.list(lines);
+    vec![s]
+}
 
 /// The first contributor's table of `w`'s summary metrics, if any.
 pub fn values_table(cx: Context, w: &WorkloadReport) -> Option<Table> {

@@ -47,14 +47,18 @@ pub fn headline(x: &Across) -> Section {
         "Campaign {} (started {}) against campaign {} (started {}), the baseline; targets and workloads are paired by name.",
         b.campaign.id, b.campaign.started_at, a.campaign.id, a.campaign.started_at
     ));
-    s.list(
-        x.rows
-            .iter()
-            .filter(|r| r.primary)
-            .map(|r| words(r, Form::Across))
-            .collect(),
-    );
+    s.list(verdicts(x));
     s
+}
+
+/// The verdict on every primary metric, one sentence each (the headline's
+/// list, and `verdicts` of the JSON).
+pub fn verdicts(x: &Across) -> Vec<String> {
+    x.rows
+        .iter()
+        .filter(|r| r.primary)
+        .map(|r| words(r, Form::Across))
+        .collect()
 }
 
 /// The caveats, right under the headline; `None` when there are none.

@@ -122,6 +122,16 @@ impl Target for Block {
         }
     }
 
+    /// The raw device's own page cache (buffered reads of a block
+    /// device go through it), then the device and what lies under it.
+    fn layers(
+        &self,
+        _below: Option<&crate::measure::layers::Stack>,
+    ) -> crate::measure::layers::Stack {
+        let chain = crate::measure::telemetry::Chain::of_paths(std::slice::from_ref(&self.device));
+        crate::measure::layers::Stack::of_chain(&chain)
+    }
+
     fn remount(&mut self) -> Result<()> {
         Ok(())
     }

@@ -24,6 +24,7 @@ pub mod runtime;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
@@ -34,8 +35,11 @@ use self::cli::{
     same_value, volume_names, Probed, GLUSTER,
 };
 use self::resources::GLUSTERD;
+use crate::measure::layers::gluster::{Bricks, ClientStats, Profile};
+use crate::measure::layers::{below_cache, Level, Stack};
 use crate::measure::telemetry::procs::{gluster_status_pids, Locate};
-use crate::measure::telemetry::{Backing, Served};
+use crate::measure::telemetry::{Backing, Chain, Served};
+use crate::metric::layer::Layer;
 use crate::params::{declare, Fault};
 use crate::provision::client::ClientMount;
 use crate::provision::journal::{state_dir, Held, Journal, Resource};
@@ -635,6 +639,53 @@ impl Target for Gluster {
                 )],
                 daemons: Vec::new(),
             },
+        }
+    }
+
+    /// Profiling counts each brick's reads, which the bricks' layer reads
+    /// (`gluster volume profile … info cumulative`). It costs (see
+    /// docs/benchmarks.md): only a target whose layers are read starts it.
+    fn watch_caches(&mut self) -> Result<()> {
+        self.gluster(&["volume", "profile", &self.volume, "start"])
+            .with_context(|| format!("starting profiling on volume {}", self.volume))?;
+        Ok(())
+    }
+
+    /// The page cache of the FUSE mount, the client's translators (asked
+    /// what the client's io-stats counted), the bricks' page cache (asked
+    /// what each brick's profile counted), and under the bricks the
+    /// devices their directories are on — when every brick is on this
+    /// host; another host's devices are not read.
+    fn layers(&self, _below: Option<&Stack>) -> Stack {
+        let (site, volume) = (self.anchor().clone(), self.volume.clone());
+        let profile: Profile = Arc::new(move || {
+            gluster(
+                &site,
+                &["volume", "profile", &volume, "info", "cumulative", "--xml"],
+            )
+        });
+        let stack = Stack::of_chain(&Chain::default()).then([
+            Level::counted(
+                Layer::GlusterClient,
+                ClientStats {
+                    mount: self.mnt.clone(),
+                    volume: self.volume.clone(),
+                },
+            ),
+            Level::counted(
+                Layer::BrickPageCache,
+                Bricks {
+                    volume: self.volume.clone(),
+                    profile,
+                },
+            ),
+        ]);
+        match self.servers.iter().all(|s| s.site.is_local()) {
+            true => stack.then(below_cache(&Chain::of_paths(&self.brick_dirs()))),
+            false => stack.then([Level::unknown(
+                Layer::Device,
+                "the bricks' devices are on other hosts, whose /proc/diskstats is not read",
+            )]),
         }
     }
 

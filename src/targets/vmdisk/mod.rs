@@ -31,7 +31,10 @@ use serde_json::{json, Value};
 
 use self::qemu_daemon::Export;
 use self::qemu_img::{ImageSpec, Location};
-use crate::measure::telemetry::{Backing, Served};
+use crate::measure::layers::sources::{Delivered, Devices};
+use crate::measure::layers::{below_cache, Level, Stack};
+use crate::measure::telemetry::{Backing, Chain, Served};
+use crate::metric::layer::Layer;
 use crate::params::Fault;
 use crate::provision::journal::{Held, Journal, Resource};
 use crate::provision::{cmd, loopdev, mount, mountinfo, options, resource_name};
@@ -366,17 +369,78 @@ impl Target for VmDisk {
         Backing {
             skip_root: false,
             paths: vec![self.image()],
-            serving: vec![Served::pid_file(
-                qemu_daemon::PROGRAM,
-                self.pidfile(),
-                format!(
-                    "{}: the pid in {}, started by storlab",
-                    qemu_daemon::PROGRAM,
-                    self.pidfile().display()
-                ),
-            )],
+            serving: vec![self.daemon()],
             zfs: false,
         }
+    }
+
+    /// The guest's page cache, the export's page cache under the guest's
+    /// loop device (asked what the loop device read), QEMU (asked what
+    /// qemu-storage-daemon delivered to FUSE; with `cache.direct=off` the
+    /// host's page cache of the image is part of it), then what holds the
+    /// image: the devices under it, or the stack of the target it stands
+    /// on — whose top is asked what QEMU read of the image, which is not
+    /// told apart from its other I/O; through libgfapi QEMU is the
+    /// volume's client itself, whose translators dump no io-stats.
+    fn layers(&self, below: Option<&Stack>) -> Stack {
+        let export = match &self.device {
+            Some(dev) => {
+                let chain = Chain::of_paths(std::slice::from_ref(dev));
+                let names: Vec<&str> = chain.devices.iter().map(|d| d.name.as_str()).collect();
+                Level::counted(Layer::ExportPageCache, Devices::of_names(&chain, &names))
+            }
+            None => Level::unknown(
+                Layer::ExportPageCache,
+                "the guest's loop device is not attached",
+            ),
+        };
+        let stack = Stack::of_chain(&Chain::default()).then([
+            export,
+            Level::counted(
+                Layer::Qemu,
+                Delivered {
+                    daemon: self.daemon(),
+                },
+            ),
+        ]);
+        let Some(below) = below else {
+            return stack.then(below_cache(&Chain::of_paths(&[self.image()])));
+        };
+        let mut levels = below.levels.clone();
+        if self.p.gluster.is_some() {
+            levels.retain(|l| l.layer != Layer::PageCache);
+            for l in levels
+                .iter_mut()
+                .filter(|l| l.layer == Layer::GlusterClient)
+            {
+                *l = Level::unknown(
+                    Layer::GlusterClient,
+                    "QEMU reaches the image through its own Gluster client (libgfapi), which dumps no io-stats",
+                );
+            }
+        } else if let Some(top) = levels.first_mut() {
+            *top = Level::unknown(
+                top.layer,
+                "qemu-storage-daemon's reads of its image are not told apart from its reads of /dev/fuse",
+            );
+        }
+        stack.then(levels)
+    }
+}
+
+impl VmDisk {
+    /// The qemu-storage-daemon serving the image, by its pid file (a
+    /// remount starts a new one).
+    fn daemon(&self) -> Served {
+        Served::pid_file(
+            qemu_daemon::PROGRAM,
+            self.pidfile(),
+            format!(
+                "{}: the pid in {}, started by storlab",
+                qemu_daemon::PROGRAM,
+                self.pidfile().display()
+            ),
+        )
     }
 }
 

@@ -16,8 +16,11 @@ use serde_json::{json, Value};
 
 use self::cli::{create_args, get_properties, kernel_zfs, pool_exists, pool_names, zfs_reachable};
 use self::resources::ZFS_FUSE;
+use crate::measure::layers::sources::Delivered;
+use crate::measure::layers::{below_cache, Asked, Level, Stack};
 use crate::measure::telemetry::procs::Locate;
-use crate::measure::telemetry::{Backing, Served};
+use crate::measure::telemetry::{Backing, Chain, Served};
+use crate::metric::layer::Layer;
 use crate::params::{declare, Fault};
 use crate::provision::journal::{state_dir, Held, Journal, Resource};
 use crate::provision::{blockdev, cmd, daemon, loopdev, mount, options, resource_name};
@@ -325,28 +328,71 @@ impl Target for Zfs {
     }
 
     fn backing(&self) -> Backing {
-        let serving = if kernel_zfs() {
-            Vec::new() // the kernel serves it: its CPU is the host's
-        } else {
-            vec![match self.started_daemon {
-                Some(pid) => Served::pid(
-                    "zfs-fuse",
-                    pid,
-                    format!("zfs-fuse: pid {pid}, started by storlab"),
-                ),
-                None => Served {
-                    label: "zfs-fuse".into(),
-                    locate: Locate::SocketOwner(ZFS_FUSE_SOCKET.into()),
-                    why: format!("zfs-fuse: the process listening on {ZFS_FUSE_SOCKET}"),
-                },
-            }]
-        };
         Backing {
-            paths: vec![self.device.clone().unwrap_or_else(|| self.image())],
-            serving,
+            paths: vec![self.vdev_path()],
+            // Kernel ZFS has no daemon: its CPU is the host's.
+            serving: self.daemon().into_iter().collect(),
             zfs: true,
             skip_root: false,
         }
+    }
+
+    /// zfs-fuse: the page cache of its FUSE mount, the ARC (asked what the
+    /// daemon delivered to FUSE), the page cache of the pool's image or
+    /// device (its reads of the pool are not told apart from its reads of
+    /// /dev/fuse), then the devices under the pool. Kernel ZFS reads
+    /// through the ARC, not the page cache: the ARC, then the devices.
+    fn layers(&self, _below: Option<&Stack>) -> Stack {
+        let chain = Chain::of_paths(&[self.vdev_path()]);
+        let Some(daemon) = self.daemon() else {
+            return Stack {
+                levels: vec![Level {
+                    layer: Layer::ZfsArc,
+                    asked: Asked::Above,
+                }],
+            }
+            .then(below_cache(&chain));
+        };
+        let mut stack = Stack::of_chain(&Chain::default()).then([
+            Level::counted(Layer::ZfsArc, Delivered { daemon }),
+            Level::unknown(
+                Layer::ImagePageCache,
+                "zfs-fuse's reads of its pool are not told apart from its reads of /dev/fuse",
+            ),
+        ]);
+        // The image's page cache is passed over where the pool's device
+        // is its own (no image): the devices follow.
+        let under = below_cache(&chain);
+        stack
+            .levels
+            .extend(under.into_iter().filter(|l| l.layer == Layer::Device));
+        stack
+    }
+}
+
+impl Zfs {
+    /// The pool's device, or its image file.
+    fn vdev_path(&self) -> PathBuf {
+        self.device.clone().unwrap_or_else(|| self.image())
+    }
+
+    /// The zfs-fuse daemon serving the pool; none with kernel ZFS.
+    fn daemon(&self) -> Option<Served> {
+        if kernel_zfs() {
+            return None;
+        }
+        Some(match self.started_daemon {
+            Some(pid) => Served::pid(
+                "zfs-fuse",
+                pid,
+                format!("zfs-fuse: pid {pid}, started by storlab"),
+            ),
+            None => Served {
+                label: "zfs-fuse".into(),
+                locate: Locate::SocketOwner(ZFS_FUSE_SOCKET.into()),
+                why: format!("zfs-fuse: the process listening on {ZFS_FUSE_SOCKET}"),
+            },
+        })
     }
 }
 

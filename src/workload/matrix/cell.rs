@@ -29,7 +29,7 @@ pub struct Timing {
 }
 
 /// What one test on one cell measured.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct CellResult {
     pub elapsed_s: f64,
     pub ops: u64,
@@ -38,6 +38,9 @@ pub struct CellResult {
     /// Bytes the target's physical devices read during the test, when the
     /// run's telemetry watches them.
     pub dev_read_bytes: Option<u64>,
+    /// Where a read test's reads came from: each layer's figures, when the
+    /// target's layers are read.
+    pub layers: Vec<crate::measure::Metric>,
 }
 
 impl CellResult {

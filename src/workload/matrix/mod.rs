@@ -20,6 +20,7 @@ use self::grid::{cell_labels, cells, test_labels, Cell, Test};
 use super::io::buffer::AlignedBuf;
 use super::io::rng::Rng;
 use super::{Configure, RunContext, Workload, WorkloadConfig};
+use crate::measure::layers::{figures, Snapshot};
 use crate::measure::{Metric, RunOutput};
 use crate::metric::catalogue as m;
 use crate::metric::Labels;
@@ -218,6 +219,9 @@ impl Matrix {
             super::io::layout::ensure_laid_out(&path, cell.file_size, cx.run_seed)?;
         }
         let mut out = Vec::with_capacity(self.tests.len());
+        // The layers' counters after the last read test, which are the
+        // next one's before it.
+        let mut last: Option<Snapshot> = None;
         for &test in &self.tests {
             let timing = Timing {
                 include_close: self.include_close,
@@ -227,9 +231,27 @@ impl Matrix {
             };
             let stop = cx.stop.as_atomic();
             let before = cx.devices.as_ref().map(|d| d.bytes().0);
+            let layers = match (&cx.layers, test.writes()) {
+                (Some(stack), false) => {
+                    Some((stack, last.take().unwrap_or_else(|| stack.snapshot())))
+                }
+                _ => None,
+            };
             let mut r = run_test(test, cell, &path, timing, buf.as_mut_slice(), stop)?;
             if let (Some(probe), Some(before)) = (&cx.devices, before) {
                 r.dev_read_bytes = Some(probe.bytes().0.saturating_sub(before));
+            }
+            last = None;
+            if let Some((stack, before)) = layers {
+                let after = stack.snapshot();
+                r.layers = figures::phase(
+                    stack,
+                    &before,
+                    &after,
+                    r.bytes as f64,
+                    &cell_labels(test, cell),
+                );
+                last = Some(after);
             }
             out.push(r);
             if cx.stop.is_raised() {
@@ -285,6 +307,7 @@ fn direction_metrics(test: Test, r: &CellResult, labels: Labels) -> Vec<Metric> 
         return vec![m::WRITE_BYTES.labelled(labels, r.bytes as f64)];
     }
     let mut out = vec![m::READ_BYTES.labelled(labels.clone(), r.bytes as f64)];
+    out.extend(r.layers.iter().cloned());
     if let (Some(dev), true) = (r.dev_read_bytes, r.bytes > 0) {
         out.push(m::DEV_READ_BYTES.labelled(labels.clone(), dev as f64));
         out.push(m::DEV_READ_RATIO.labelled(labels, dev as f64 / r.bytes as f64));

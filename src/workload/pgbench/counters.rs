@@ -17,7 +17,9 @@ use serde_json::Value;
 
 use crate::measure::Metric;
 use crate::metric::catalogue as m;
-use crate::metric::MetricDef;
+use crate::metric::labels::LAYER;
+use crate::metric::layer::Layer;
+use crate::metric::{Labels, MetricDef};
 
 /// One query printing one JSON object: the counters `version_num` (as
 /// `server_version_num`, e.g. 150018) has.
@@ -27,6 +29,8 @@ pub fn snapshot_sql(version_num: u32) -> String {
         "'wal_lsn', pg_current_wal_insert_lsn()::text".to_string(),
         "'block_size', current_setting('block_size')::bigint".to_string(),
         "'temp_bytes', (SELECT coalesce(sum(temp_bytes), 0) FROM pg_stat_database)".to_string(),
+        "'blks_hit', (SELECT coalesce(sum(blks_hit), 0) FROM pg_stat_database)".to_string(),
+        "'blks_read', (SELECT coalesce(sum(blks_read), 0) FROM pg_stat_database)".to_string(),
         "'clients', (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid())".to_string(),
         "'bgwriter', (SELECT row_to_json(b) FROM pg_stat_bgwriter b)".to_string(),
     ];
@@ -67,6 +71,10 @@ enum Counter {
     CleanBuffers,
     BackendBuffers,
     TempBytes,
+    /// Blocks found in shared buffers, and read from the OS (every
+    /// database's, pg_stat_database).
+    BlocksHit,
+    BlocksRead,
 }
 
 const SOURCES: &[(Counter, &[(&str, &str)])] = &[
@@ -104,6 +112,8 @@ const SOURCES: &[(Counter, &[(&str, &str)])] = &[
         &[("bgwriter", "buffers_backend"), ("io", "backend_writes")],
     ),
     (Counter::TempBytes, &[("", "temp_bytes")]),
+    (Counter::BlocksHit, &[("", "blks_hit")]),
+    (Counter::BlocksRead, &[("", "blks_read")]),
 ];
 
 /// The server's counters at one moment.
@@ -210,7 +220,31 @@ pub fn metrics(
     if let Some(v) = data_bytes.and_then(per_tx) {
         out.push(m::DATA_BYTES_PER_TX.value(v));
     }
+    out.extend(shared_buffers(before, after));
     (out, warnings)
+}
+
+/// Where the database's reads came from, as the server counts them: the
+/// blocks its backends asked of shared buffers (hits and reads) are what
+/// the workload read; the hits are what shared buffers served, the reads
+/// what they asked of the OS ([`crate::measure::layers`] goes on from
+/// there). None when a counter is missing or went back (a reset).
+fn shared_buffers(before: &Snapshot, after: &Snapshot) -> Vec<Metric> {
+    let delta = |c| {
+        let (b, a) = (before.get(c)?, after.get(c)?);
+        (a >= b).then_some(a - b)
+    };
+    let (Some(hit), Some(read)) = (delta(Counter::BlocksHit), delta(Counter::BlocksRead)) else {
+        return Vec::new();
+    };
+    let bs = after.block_size;
+    let l = |layer: Layer| Labels::new().with(&LAYER, layer.name());
+    vec![
+        m::LAYER_READ_BYTES.labelled(l(Layer::Workload), (hit + read) * bs),
+        m::LAYER_READ_BYTES.labelled(l(Layer::SharedBuffers), (hit + read) * bs),
+        m::LAYER_READS.labelled(l(Layer::SharedBuffers), hit + read),
+        m::LAYER_SERVED_BYTES.labelled(l(Layer::SharedBuffers), hit * bs),
+    ]
 }
 
 /// The metric each counter's difference is stored as.
@@ -270,6 +304,39 @@ mod tests {
         assert_eq!(value(&ms, &m::TEMP_BYTES), Some(0.0));
         // PostgreSQL 15 has no pg_stat_io: no data-file fsync count, not zero.
         assert_eq!(value(&ms, &m::DATA_FSYNCS), None);
+    }
+
+    #[test]
+    fn shared_buffers_serve_the_hits_and_pass_down_the_reads() {
+        let with = |hit: u64, read: u64| {
+            PG15_BEFORE.replace(
+                "\"temp_bytes\" : 10860928,",
+                &format!(
+                    "\"temp_bytes\" : 10860928, \"blks_hit\" : {hit}, \"blks_read\" : {read},"
+                ),
+            )
+        };
+        let before = Snapshot::from_json(&with(1000, 10)).unwrap();
+        let after = Snapshot::from_json(&with(1990, 20)).unwrap();
+        let (ms, _) = metrics(&before, &after, 1);
+        let layer = |def: &MetricDef, l: Layer| {
+            ms.iter()
+                .find(|x| std::ptr::eq(x.def, def) && x.labels.get(&LAYER) == Some(l.name()))
+                .map(|x| x.value)
+        };
+        assert_eq!(
+            layer(&m::LAYER_READ_BYTES, Layer::Workload),
+            Some(1000.0 * 8192.0)
+        );
+        assert_eq!(
+            layer(&m::LAYER_SERVED_BYTES, Layer::SharedBuffers),
+            Some(990.0 * 8192.0)
+        );
+        assert_eq!(layer(&m::LAYER_READS, Layer::SharedBuffers), Some(1000.0));
+        // A server whose counters lack them (an older storlab's answer)
+        // reports no layers.
+        let old = Snapshot::from_json(PG15_BEFORE).unwrap();
+        assert!(shared_buffers(&old, &old).is_empty());
     }
 
     #[test]

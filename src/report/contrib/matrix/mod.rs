@@ -35,7 +35,9 @@ impl Contributor for Matrix {
         let mut s = Section::new(3, title);
         s.table(t);
         let m = cx.analysis.matrix(&w.name);
-        if let Some(line) = m.and_then(|m| memory_text(m, &cx.analysis.model.targets)) {
+        if let Some(line) =
+            m.and_then(|m| memory_text(m, &cx.analysis.model.targets, &layer_cells(cx, w)))
+        {
             s.text(line);
         }
         let mut out = vec![s];
@@ -58,7 +60,7 @@ impl Contributor for Matrix {
     fn headline(&self, cx: Context, w: &WorkloadReport) -> Vec<String> {
         cx.analysis
             .matrix(&w.name)
-            .and_then(|m| memory_text(m, &cx.analysis.model.targets))
+            .and_then(|m| memory_text(m, &cx.analysis.model.targets, &layer_cells(cx, w)))
             .map(|line| format!("{}: {line}", w.name))
             .into_iter()
             .collect()
@@ -82,10 +84,18 @@ impl Contributor for Matrix {
 /// `43 of 45 read cells on disk and 40 of 45 on gluster came from memory
 /// (…)`: per target with device read ratios, in `targets`' order; `None`
 /// when no cell recorded where its reads came from.
-fn memory_text(m: &MatrixReport, targets: &[String]) -> Option<String> {
+fn memory_text(
+    m: &MatrixReport,
+    targets: &[String],
+    layers: &dyn Fn(&str) -> Option<(usize, usize)>,
+) -> Option<String> {
     let counts: Vec<(&String, usize, usize)> = targets
         .iter()
-        .filter_map(|t| m.memory_cells(t).map(|(mem, of)| (t, mem, of)))
+        .filter_map(|t| {
+            layers(t)
+                .or_else(|| m.memory_cells(t))
+                .map(|(mem, of)| (t, mem, of))
+        })
         .collect();
     let each: Vec<String> = counts
         .iter()
@@ -111,6 +121,23 @@ fn memory_text(m: &MatrixReport, targets: &[String]) -> Option<String> {
         "{mark}{list} came from memory (the device delivered under {:.0}% of their bytes){why}",
         100.0 * tables::MEMORY_BELOW
     ))
+}
+
+/// Where the target's layers were read, its read cells that the device
+/// served under [`tables::MEMORY_BELOW`] of, and how many read cells: a
+/// reading of where the reads came from, which names the layer that did.
+fn layer_cells<'a>(
+    cx: Context<'a>,
+    w: &WorkloadReport,
+) -> impl Fn(&str) -> Option<(usize, usize)> + 'a {
+    let name = w.name.clone();
+    move |t: &str| {
+        let cells: Vec<f64> = (cx.analysis.reads.cells_of(&name, t))
+            .map(|c| c.share_of(crate::metric::layer::Layer::Device))
+            .collect();
+        let memory = cells.iter().filter(|&&d| d < tables::MEMORY_BELOW).count();
+        (!cells.is_empty()).then_some((memory, cells.len()))
+    }
 }
 
 /// One unit for every number of the matrix, chosen from its largest mean.
@@ -254,7 +281,7 @@ mod tests {
         assert_eq!(m.memory_cells("disk"), Some((3, 4)));
         assert_eq!(m.memory_cells("ram"), None, "no device read recorded");
         let targets = ["disk".to_string(), "ram".to_string()];
-        let line = memory_text(&m, &targets).unwrap();
+        let line = memory_text(&m, &targets, &|_| None).unwrap();
         assert!(
             line.starts_with("⚠ 3 of 4 read cells on disk came from memory (the device delivered under 10% of their bytes): those reads measured the page cache"),
             "{line}"
@@ -267,7 +294,7 @@ mod tests {
                 }
             }
         }
-        let line = memory_text(&device, &targets).unwrap();
+        let line = memory_text(&device, &targets, &|_| None).unwrap();
         assert_eq!(
             line,
             "0 of 4 read cells on disk came from memory (the device delivered under 10% of their bytes)"
@@ -276,7 +303,7 @@ mod tests {
         for t in two.tests.iter_mut() {
             t.targets[1].device_read = t.targets[0].device_read.clone();
         }
-        let line = memory_text(&two, &targets).unwrap();
+        let line = memory_text(&two, &targets, &|_| None).unwrap();
         assert!(
             line.starts_with("⚠ 3 of 4 read cells on disk and 3 of 4 on ram came from memory"),
             "{line}"
@@ -285,6 +312,6 @@ mod tests {
         for t in none.tests.iter_mut() {
             t.targets[0].device_read = Vec::new();
         }
-        assert_eq!(memory_text(&none, &targets), None);
+        assert_eq!(memory_text(&none, &targets, &|_| None), None);
     }
 }

@@ -12,7 +12,7 @@ use crate::report::text::display_unit;
 /// The curve of a pivot; `None` without a column factor.
 pub fn curve(s: &Study, p: &Pivot) -> Option<CurveChart> {
     let axis = p.column.as_ref()?;
-    let positions = axis.positions();
+    let positions = &axis.positions;
     let max = p
         .rows
         .iter()
@@ -30,7 +30,7 @@ pub fn curve(s: &Study, p: &Pivot) -> Option<CurveChart> {
             points: r
                 .cells
                 .iter()
-                .zip(&positions)
+                .zip(positions)
                 .filter_map(|(c, &x)| {
                     let c = c.as_ref()?;
                     Some(CurvePoint {
@@ -54,7 +54,7 @@ pub fn curve(s: &Study, p: &Pivot) -> Option<CurveChart> {
             .zip(&axis.levels)
             .map(|(&x, l)| (x, l.text.clone()))
             .collect(),
-        log_x: axis.is_log(),
+        log_x: axis.log,
         log_y: spans_a_decade(p),
         curves,
     })

@@ -6,7 +6,6 @@
 
 use crate::analysis::model::TargetStats;
 use crate::analysis::study::{LevelStudy, Pivot, Study};
-use crate::experiment::sweep::release_pair;
 use crate::report::format::{effect, effect_text, Notation};
 use crate::report::table::Table;
 use crate::report::text::mean_ci_text;
@@ -104,10 +103,7 @@ pub fn caption(s: &Study, p: &Pivot, what: &str) -> String {
 /// Caption of a factor's level comparison; two releases read as one
 /// against the other (`Gluster 11.1 against 10.3`).
 pub fn level_caption(s: &Study, l: &LevelStudy) -> String {
-    let releases = match l.others.as_slice() {
-        [one] => release_pair(&one.text, &l.base.text).map(|(a, b)| format!("{a} against {b}")),
-        _ => None,
-    };
+    let releases = l.releases.as_ref().map(|(a, b)| format!("{a} against {b}"));
     let versus = releases
         .unwrap_or_else(|| format!("each {} against {}={}", l.factor, l.factor, l.base.text));
     format!(

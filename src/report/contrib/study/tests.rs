@@ -51,7 +51,7 @@ fn a_numeric_workload_factor_makes_the_columns_and_the_rest_the_rows() {
     assert_eq!(axis.key, "total_size");
     let texts: Vec<&str> = axis.levels.iter().map(|l| l.text.as_str()).collect();
     assert_eq!(texts, ["10M", "100M"], "sizes in numeric order");
-    assert!(axis.is_log());
+    assert!(axis.log);
     let rows: Vec<&str> = p.rows.iter().map(|r| r.label.as_str()).collect();
     assert_eq!(
         rows,

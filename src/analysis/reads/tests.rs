@@ -1,0 +1,258 @@
+use super::*;
+use crate::metric::layer::joined;
+use crate::metric::MetricDef;
+use crate::testdata::runs;
+
+/// What one level of a stack was asked: bytes, and per device; `None`
+/// when its counter could not be read.
+type Asked = Option<(f64, Vec<(&'static str, f64)>)>;
+
+fn count(bytes: f64) -> Asked {
+    Some((bytes, Vec::new()))
+}
+
+fn devices(parts: &[(&'static str, f64)]) -> Asked {
+    Some((parts.iter().map(|p| p.1).sum(), parts.to_vec()))
+}
+
+fn put(r: &mut RunData, def: &MetricDef, labels: Labels, value: f64) {
+    r.metrics
+        .insert(MetricKey::new(def.name, labels), runs::value(def, value));
+}
+
+/// A run of `w` on `t` whose stack `levels` was asked `asked`, the
+/// workload having read `asked[0]`, stored as measure::layers stores it:
+/// each measured level's bytes asked (and per device), and what it served
+/// down to the next measured level (the levels between served together).
+fn run(id: i64, levels: &[Layer], asked: &[Asked], cell: &Labels) -> RunData {
+    let mut r = runs::ok(id, "t", "w");
+    let at = |layer: &str| cell.clone().with(&LAYER, layer);
+    let top = asked[0].as_ref().map_or(0.0, |a| a.0);
+    put(
+        &mut r,
+        &m::LAYER_READ_BYTES,
+        at(Layer::Workload.name()),
+        top,
+    );
+    let measured: Vec<usize> = (0..levels.len()).filter(|&i| asked[i].is_some()).collect();
+    for (n, &i) in measured.iter().enumerate() {
+        let next = measured.get(n + 1).copied();
+        let (bytes, parts) = asked[i].clone().unwrap();
+        put(&mut r, &m::LAYER_READ_BYTES, at(levels[i].name()), bytes);
+        for (d, b) in parts {
+            put(
+                &mut r,
+                &m::LAYER_READ_BYTES,
+                at(levels[i].name()).with(&DEVICE, d),
+                b,
+            );
+        }
+        let below = next.map_or(0.0, |j| asked[j].as_ref().unwrap().0);
+        let group = joined(&levels[i..next.unwrap_or(levels.len())]);
+        put(
+            &mut r,
+            &m::LAYER_SERVED_BYTES,
+            at(&group),
+            (bytes - below).max(0.0),
+        );
+    }
+    r
+}
+
+fn whole(runs: &[&RunData], words: &Words) -> Option<Waterfall> {
+    waterfall(runs, &|l| l.iter().count() == 0, Labels::new(), words)
+}
+
+const GLUSTER: [Layer; 4] = [
+    Layer::PageCache,
+    Layer::GlusterClient,
+    Layer::BrickPageCache,
+    Layer::Device,
+];
+
+#[test]
+fn the_issues_example_reads_as_the_issue_says() {
+    let runs = [run(
+        1,
+        &GLUSTER,
+        &[
+            count(100.0),
+            count(29.0),
+            count(7.0),
+            devices(&[("vdb", 1.0)]),
+        ],
+        &Labels::new(),
+    )];
+    let refs: Vec<&RunData> = runs.iter().collect();
+    let facts = serde_json::json!({"effective_options": {
+        "performance.io-cache": "on", "performance.read-ahead": "off (DEFAULT)"}});
+    let w = whole(&refs, &Words::of_target(&facts)).unwrap();
+    assert_eq!(
+        w.sentence(),
+        "71% from the page cache, 22% from Gluster's io-cache, 6% from the bricks' page cache, 1% from vdb"
+    );
+    assert_eq!(w.largest().unwrap().layers, [Layer::PageCache]);
+    assert_eq!(w.balance.gap, None);
+    assert_eq!(w.balance.served_bytes, 100.0);
+    assert!((w.share_of(Layer::GlusterClient) - 0.22).abs() < 1e-12);
+}
+
+#[test]
+fn shares_add_up_to_the_whole_even_when_a_layer_reads_ahead() {
+    // The page cache passed down 64 of the 100 read; the image's page
+    // cache 64 to loop's image, and vda read 91 (others on the disk).
+    let levels = [Layer::PageCache, Layer::ImagePageCache, Layer::Device];
+    let runs = [run(
+        1,
+        &levels,
+        &[count(100.0), count(64.0), devices(&[("vda", 91.0)])],
+        &Labels::new(),
+    )];
+    let refs: Vec<&RunData> = runs.iter().collect();
+    let w = whole(&refs, &Words::default()).unwrap();
+    let shares: Vec<f64> = w.layers.iter().map(|s| s.share).collect();
+    assert_eq!(shares, [0.36, 0.0, 0.64]);
+    assert_eq!(w.sentence(), "36% from the page cache, 64% from vda");
+    // The layers served 36 + 0 + 91 for the 100 read: the gap is named.
+    assert_eq!(w.balance.gap, Some(("image_page_cache".to_string(), 27.0)));
+    let said = w.balance.gap_sentence(&w.layers).unwrap();
+    assert!(
+        said.starts_with("the image's page cache passed 27 B more down to vda than it was asked"),
+        "{said}"
+    );
+}
+
+#[test]
+fn layers_not_told_apart_are_one_entry_and_the_unread_are_named() {
+    let levels = [
+        Layer::PageCache,
+        Layer::ZfsArc,
+        Layer::ImagePageCache,
+        Layer::Device,
+    ];
+    let mut r = run(
+        1,
+        &levels,
+        &[count(100.0), count(40.0), None, devices(&[("vda", 10.0)])],
+        &Labels::new(),
+    );
+    r.facts.insert(
+        format!(
+            "{}image_page_cache",
+            crate::fact::catalogue::LAYER_NOT_MEASURED.name
+        ),
+        "zfs-fuse's reads of its pool are not told apart",
+    );
+    let w = whole(&[&r], &Words::default()).unwrap();
+    assert_eq!(
+        w.sentence(),
+        "60% from the page cache, 30% from ZFS's ARC and the image's page cache (not told apart), 10% from vda"
+    );
+    assert_eq!(
+        w.not_measured,
+        [(
+            Layer::ImagePageCache,
+            "zfs-fuse's reads of its pool are not told apart".to_string()
+        )]
+    );
+}
+
+#[test]
+fn runs_are_summed_and_cells_kept_apart() {
+    let levels = [Layer::PageCache, Layer::Device];
+    let cell = |size: u64| {
+        Labels::new()
+            .with(&TEST, "reread")
+            .with(&FILE_SIZE, size)
+            .with(&RECORD_SIZE, 131072)
+    };
+    let mut a = run(
+        1,
+        &levels,
+        &[count(100.0), devices(&[("vda", 0.0)])],
+        &cell(8),
+    );
+    let b = run(
+        2,
+        &levels,
+        &[count(300.0), devices(&[("vda", 300.0)])],
+        &cell(64),
+    );
+    for (k, v) in b.metrics.iter() {
+        a.metrics.insert(k.clone(), v.clone());
+    }
+    let c = run(
+        3,
+        &levels,
+        &[count(100.0), devices(&[("vda", 100.0)])],
+        &cell(8),
+    );
+    let refs = [&a, &c];
+    let found = cells(&refs);
+    assert_eq!(found, [cell(8), cell(64)]);
+    let small = waterfall(&refs, &|l| *l == cell(8), cell(8), &Words::default()).unwrap();
+    assert_eq!(small.runs, 2);
+    assert_eq!(small.sentence(), "50% from the page cache, 50% from vda");
+    let big = waterfall(&refs, &|l| *l == cell(64), cell(64), &Words::default()).unwrap();
+    assert_eq!(big.runs, 1);
+    assert_eq!(big.sentence(), "100% from vda");
+    // No whole-run figures in these runs.
+    assert!(whole(&refs, &Words::default()).is_none());
+}
+
+/// A disk target whose device read `vda` of the 100 bytes its workload
+/// read (the page cache served the rest).
+fn disk(id: i64, vda: f64) -> Waterfall {
+    let levels = [Layer::PageCache, Layer::Device];
+    let mut r = run(
+        id,
+        &levels,
+        &[count(100.0), devices(&[("vda", vda)])],
+        &Labels::new(),
+    );
+    r.target = "disk".into();
+    whole(&[&r], &Words::default()).unwrap()
+}
+
+#[test]
+fn sides_read_from_different_layers_are_called_apart() {
+    let gl = {
+        let mut r = run(
+            1,
+            &GLUSTER,
+            &[
+                count(100.0),
+                count(100.0),
+                count(12.0),
+                devices(&[("vda", 12.0)]),
+            ],
+            &Labels::new(),
+        );
+        r.target = "gluster".into();
+        whole(&[&r], &Words::default()).unwrap()
+    };
+    let a = apart(&disk(2, 97.0), &gl).unwrap();
+    assert_eq!(
+        (
+            a.candidate.as_str(),
+            a.candidate_from.as_str(),
+            a.candidate_pct
+        ),
+        ("gluster", "Gluster's client translators", 88)
+    );
+    assert_eq!(
+        (
+            a.baseline.as_str(),
+            a.baseline_from.as_str(),
+            a.baseline_pct
+        ),
+        ("disk", "vda", 97)
+    );
+    // The same layer on both sides, or shares that differ little, are not
+    // apart.
+    assert!(apart(&disk(2, 97.0), &disk(3, 97.0)).is_none());
+    assert!(
+        apart(&disk(4, 45.0), &disk(5, 55.0)).is_none(),
+        "55% page cache against 55% vda"
+    );
+}
