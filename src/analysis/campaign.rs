@@ -13,6 +13,7 @@ use anyhow::Result;
 
 use super::about::About;
 use super::attribution::{attribution, Attribution};
+use super::capacity;
 use super::chosen;
 use super::course::{timelines, Timeline};
 use super::latency::{curves, Curve};
@@ -65,6 +66,9 @@ pub struct CampaignAnalysis {
     /// The campaign's replicas side by side, when it was loaded with them
     /// (`crate::store::Store::with_replicas`) and has some.
     pub replicas: Option<Replicas>,
+    /// Each capacity search: what every target sustains within the
+    /// latency target, from its probes.
+    pub capacities: Vec<capacity::Search>,
     /// Requested differences that are none ([`super::requested`]).
     pub setup: Vec<Warning>,
     /// Every warning: the setup's, then the model's.
@@ -138,6 +142,20 @@ pub fn analyse(c: &CampaignData, options: &Options) -> Result<CampaignAnalysis> 
     let mut model = model::build(c, options.baseline.as_deref(), &chosen::choose)?;
     let reads = reads::reads(c);
     reads::add_caveats(&mut model, &reads);
+    let capacities = capacity::searches(c);
+    let found = capacity::verdicts(&capacities, &model.baseline);
+    // A search's headline is its capacities; its probes' verdicts on
+    // their own metrics stay in the tables.
+    let searched = |family: &str| capacities.iter().any(|s| s.workload == family);
+    let mut headline: Vec<Statement> = found
+        .iter()
+        .map(|v| Statement::One(Box::new(v.clone())))
+        .collect();
+    headline.extend(
+        verdict::headline(&model)
+            .into_iter()
+            .filter(|s| !searched(statement_family(s))),
+    );
     let about = About::of(c);
     let setup = super::requested::warnings(&about.targets, &model.baseline);
     let warnings: Vec<Warning> = setup.iter().chain(&model.warnings).cloned().collect();
@@ -149,14 +167,20 @@ pub fn analyse(c: &CampaignData, options: &Options) -> Result<CampaignAnalysis> 
         }
     }
     let mut verdicts = verdict::verdicts(&model);
-    let mut headline = verdict::headline(&model);
+    verdicts.extend(found);
     releases::name_sides(c, &mut verdicts, &mut headline);
     Ok(CampaignAnalysis {
         reads,
         verdicts,
         headline,
-        studies: study::studies(c, &model, &options.compare_levels),
+        // A search's probes are a sweep over the rate: its capacity section
+        // says what a study of them would.
+        studies: study::studies(c, &model, &options.compare_levels)
+            .into_iter()
+            .filter(|s| !searched(&s.family))
+            .collect(),
         replicas: replicas_of(c, &model)?,
+        capacities,
         by_kind: by_kind::by_kind(c, &model, &warnings),
         pairs: pairs(c, &model),
         failed_pairs: failed_pairs(c, &model),
@@ -208,6 +232,14 @@ fn replicas_of(c: &CampaignData, model: &Report) -> Result<Option<Replicas>> {
     let ids: Vec<i64> = all.iter().map(|(id, _)| *id).collect();
     let models: Vec<&Report> = all.iter().map(|(_, m)| *m).collect();
     Ok(replicas::compare(&ids, &models, c.campaign.id))
+}
+
+/// The workload family a headline statement is about.
+fn statement_family(s: &Statement) -> &str {
+    match s {
+        Statement::One(v) => &v.family,
+        Statement::Alike(a) => &a.family,
+    }
 }
 
 /// The figures of every workload and target the model shows.

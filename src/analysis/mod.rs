@@ -18,7 +18,8 @@
 //! [`replicas`] a campaign's replicas side by side; [`warnings`]
 //! a campaign's warnings counted by kind; [`attribution`] where a
 //! workload's latency went (the device or above it); [`reads`] where its
-//! reads came from (each layer of the target's stack).
+//! reads came from (each layer of the target's stack); [`capacity`] what a
+//! capacity search found on each target, and capacities compared.
 //!
 //! The presentation ([`crate::report`]) builds on these; nothing here
 //! imports it.
@@ -26,6 +27,7 @@
 pub mod about;
 pub mod attribution;
 pub mod campaign;
+pub mod capacity;
 pub mod chosen;
 pub mod comparison;
 pub mod course;

@@ -356,9 +356,13 @@ pub fn metric(
                 false => compared(c, &base, &values, analysis, c.margin_pct(workload)),
             };
             let comparison = judged.map(|j| j.comparison);
+            // A baseline that did not run this workload (a capacity
+            // search's probe at a rate only this target took) leaves
+            // nothing to compare: no verdict, and not for too few runs.
             let too_few = *t != baseline
                 && comparison.is_none()
                 && !values.is_empty()
+                && !base.is_empty()
                 && (values.len() < MIN_RUNS || base.len() < MIN_RUNS);
             let values = values.iter().map(|r| r.value).collect();
             let mut stats = target_stats(t, values, comparison, direction);
@@ -479,7 +483,7 @@ fn clipped_ci(values: &[f64]) -> (Option<Interval>, bool) {
 
 /// The outcome of a comparison whose test of a difference says `v`,
 /// equivalent or not.
-fn three(v: Verdict, equivalent: bool) -> Outcome {
+pub(super) fn three(v: Verdict, equivalent: bool) -> Outcome {
     match (equivalent, v) {
         (true, _) => Outcome::Equivalent,
         (false, Verdict::NoSignificantDifference) => Outcome::Inconclusive,

@@ -39,6 +39,7 @@ pub(super) const WORKLOAD_COMMON: &[&str] = &[
     "sweep_mode",
     "compare_levels",
     "equivalence_margin",
+    "capacity",
 ];
 
 /// Parses and validates an experiment from its text. `file` names it in errors.
@@ -189,7 +190,7 @@ impl Cx<'_> {
     }
 
     /// Reads declared parameters into their typed struct.
-    fn typed<K: Declared>(&self, p: &Params, span: Span) -> Result<K, ExperimentError> {
+    pub(super) fn typed<K: Declared>(&self, p: &Params, span: Span) -> Result<K, ExperimentError> {
         K::from_params(p).map_err(|(_, msg)| self.err(span, msg))
     }
 
@@ -571,8 +572,9 @@ fn args(item: &Item) -> Result<Vec<String>, String> {
     Ok(out)
 }
 
-/// A percentage as written: `"2%"`, or a fraction (`0.02`).
-fn percent(item: &Item) -> Option<f64> {
+/// A percentage written `"2%"`, or as a fraction (`0.02`): the number of
+/// percent.
+pub(super) fn percent(item: &Item) -> Option<f64> {
     match (item.as_str(), item.as_value().and_then(number)) {
         (Some(s), _) => s
             .trim()

@@ -39,6 +39,7 @@ const NOT_SWEPT: &[&str] = &[
     "sweep_mode",
     "compare_levels",
     "equivalence_margin",
+    "capacity",
     "on",
     "gluster",
     "export_of",
@@ -318,6 +319,7 @@ impl Cx<'_> {
                 .map_err(|fault| {
                     self.variant_fault(t, &spans, levels, &format!("workload `{variant}`"), fault)
                 })?;
+            let capacity = self.capacity(t, &variant, config.as_ref(), &factors)?;
             let spec = WorkloadSpec {
                 slug: slug(&name, variants.len(), out.len()),
                 name: variant,
@@ -330,6 +332,8 @@ impl Cx<'_> {
                 compare_levels: Vec::new(),
                 shared,
                 margin_pct,
+                capacity,
+                probe_of: None,
             };
             self.check_runnable(t, &spec, targets)?;
             self.check_label_keys(levels, &spec, targets)?;

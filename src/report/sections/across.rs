@@ -368,6 +368,7 @@ mod tests {
             family: "w".into(),
             exploratory: !primary,
             parts: None,
+            kind: crate::analysis::verdict::Kind::Mean,
         }
     }
 
