@@ -307,6 +307,11 @@ pub fn knee_stats(
     comparison: Option<Comparison>,
     caveats: Vec<Caveat>,
 ) -> TargetStats {
+    // Two capacities are tested for a difference only: one not different
+    // is inconclusive.
+    let verdict = comparison
+        .as_ref()
+        .map(|c| crate::stats::verdict(c, Direction::HigherIsBetter, DEFAULT_ALPHA));
     TargetStats {
         target: target.to_string(),
         values: vec![k.estimate],
@@ -314,9 +319,10 @@ pub fn knee_stats(
         ci: k.interval,
         ci_clipped: false,
         outliers: Vec::new(),
-        verdict: comparison
-            .as_ref()
-            .map(|c| crate::stats::verdict(c, Direction::HigherIsBetter, DEFAULT_ALPHA)),
+        outcome: verdict.map(|v| super::model::three(v, false)),
+        verdict,
+        margin: None,
+        equivalent: false,
         comparison,
         settle: None,
         correction: None,

@@ -10,7 +10,7 @@ use anyhow::Result;
 use super::EXIT_INVALID;
 use crate::cli::{CheckArgs, Global};
 use crate::estimate::{Basis, Estimate};
-use crate::experiment::Experiment;
+use crate::experiment::{Experiment, Repetitions};
 use crate::params::units::format_seconds;
 use crate::plan::plan;
 use crate::store::{PastCampaign, Store};
@@ -110,6 +110,45 @@ fn print_runs(exp: &Experiment, estimate: &Estimate, builds: std::time::Duration
         ),
     };
     outln!("{total} ({building}{})", estimate_text(estimate));
+    if let Some(more) = more_rounds_text(exp, estimate, builds) {
+        outln!("{more}");
+    }
+}
+
+/// For a plan that decides its rounds as it goes, the runs and time it may
+/// take at most: every pair to its `max`, unless `max_time` stops it first.
+fn more_rounds_text(
+    exp: &Experiment,
+    estimate: &Estimate,
+    builds: std::time::Duration,
+) -> Option<String> {
+    let (rule, max) = match exp.plan.repetitions {
+        Repetitions::Fixed(_) => return None,
+        Repetitions::Decided { max, .. } => ("until every comparison is decided", max),
+        Repetitions::Adaptive { max, .. } => ("until each interval is narrow enough", max),
+    };
+    let per_pair = |reps: u32| f64::from(exp.plan.warmup + reps);
+    let scale = per_pair(max) / per_pair(exp.plan.repetitions.min()).max(1.0);
+    let runs = estimate.runs().mul_f64(scale);
+    let most = estimate.total() - estimate.runs() + runs + builds;
+    let mut text = format!(
+        "then more rounds {rule}: up to {} runs, {} at most",
+        crate::plan::pairs(exp).len() as u32 * (exp.plan.warmup + max),
+        format_seconds(most.as_secs_f64())
+    );
+    match exp.plan.max_time {
+        Some(t) if t < estimate.runs() => text.push_str(&format!(
+            "; max_time ({}) is shorter than the first {} rounds are estimated to take: the comparisons may get no verdict",
+            format_seconds(t.as_secs_f64()),
+            exp.plan.warmup + exp.plan.repetitions.min()
+        )),
+        Some(t) if t < runs => text.push_str(&format!(
+            "; max_time stops starting rounds after {}",
+            format_seconds(t.as_secs_f64())
+        )),
+        _ => {}
+    }
+    Some(text)
 }
 
 /// What `check` says of the capacity searches.
