@@ -32,6 +32,7 @@ pub mod ranks;
 pub mod report;
 pub mod rounds;
 pub mod runner;
+pub mod search;
 pub mod stats;
 pub mod store;
 pub mod targets;

@@ -19,10 +19,33 @@ pub struct PlannedRun {
 }
 
 /// Every target–workload pair that runs, workload-major so that targets
-/// alternate for the same workload.
+/// alternate for the same workload. A workload with a capacity search
+/// does not run itself: its probes do ([`searches`]).
 pub fn pairs(exp: &Experiment) -> Vec<(usize, usize)> {
+    every_pair(exp, false)
+}
+
+/// The pairs of the workloads with a capacity search, grouped as they
+/// search: a workload's targets together (each round of a probe runs
+/// every target's current probe once), or with `order = "sequential"`
+/// one target after the other.
+pub fn searches(exp: &Experiment) -> Vec<Vec<(usize, usize)>> {
+    let all = every_pair(exp, true);
+    match exp.plan.order {
+        Order::Sequential => all.into_iter().map(|p| vec![p]).collect(),
+        _ => all
+            .chunk_by(|a, b| a.1 == b.1)
+            .map(<[(usize, usize)]>::to_vec)
+            .collect(),
+    }
+}
+
+fn every_pair(exp: &Experiment, searched: bool) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     for (w, wl) in exp.workloads.iter().enumerate() {
+        if wl.capacity.is_some() != searched || wl.probe_of.is_some() {
+            continue;
+        }
         for (t, tg) in exp.targets.iter().enumerate() {
             if wl.runs_on(tg) {
                 out.push((t, w));
@@ -66,7 +89,12 @@ pub fn round_runs(
         // The runs a verdict compares are one workload's on its targets,
         // which run next to each other: their order turns per round.
         let mut balanced = Vec::with_capacity(runs.len());
-        for group in runs.chunk_by(|a, b| a.workload == b.workload) {
+        // A capacity search's probes on its targets are compared too.
+        let searched = |r: &PlannedRun| match &exp.workloads[r.workload].probe_of {
+            Some(p) => p.search.as_str(),
+            None => exp.workloads[r.workload].name.as_str(),
+        };
+        for group in runs.chunk_by(|a, b| searched(a) == searched(b)) {
             let row = williams_row(group.len(), round.saturating_sub(1) as usize);
             balanced.extend(row.iter().map(|&i| group[i]));
         }

@@ -100,6 +100,13 @@ impl Pace {
         }
     }
 
+    /// `pair` takes no more runs than it has had (a search that ended).
+    pub fn done(&mut self, pair: Pair) {
+        if let Some(p) = self.pairs.get_mut(&pair) {
+            p.left = 0;
+        }
+    }
+
     /// The estimate of one run of `pair`, for the bar.
     pub fn estimate(&self, pair: Pair) -> Duration {
         self.pairs
@@ -236,6 +243,20 @@ impl Printer {
         }
     }
 
+    /// `pair` takes no more runs: the time left drops its share.
+    pub fn pair_done(&self, pair: Pair) {
+        self.pace.borrow_mut().done(pair);
+    }
+
+    /// Where a campaign stands between runs (a search's next probe).
+    pub fn step(&self, message: &str) {
+        match &self.bar {
+            Some(bar) => bar.println(message),
+            None if !self.quiet => errln!("{message}"),
+            None => {}
+        }
+    }
+
     /// A note the user should see even with --quiet.
     pub fn note(&self, message: &str) {
         match &self.bar {
@@ -270,6 +291,7 @@ mod tests {
                             runs,
                             basis: Basis::Modelled,
                             first_extra: Duration::ZERO,
+                            probes: None,
                         },
                     )
                 })

@@ -19,7 +19,8 @@ use serde::{Deserialize, Serialize};
 /// Below this share of the workload's reads delivered by the device, the
 /// reads came from memory.
 pub const PAGE_CACHE_RATIO: f64 = 0.10;
-/// A thread this busy (% of a core) bounds the run.
+/// A thread this busy (% of a core), or this long running or waiting
+/// for a CPU, bounds the run: it is CPU-bound.
 pub const CPU_BOUND_PCT: f64 = 90.0;
 /// Other processes' share of the host's CPU (%) that makes a noisy host.
 pub const NOISY_OTHERS_PCT: f64 = 10.0;

@@ -45,6 +45,31 @@ impl<'a> Guard<'a> {
         }
     }
 
+    /// [`Guard::spawn`], keeping what the campaign says on stderr for
+    /// [`Guard::finish`].
+    pub(crate) fn spawn_heard(lab: &'a Lab, file: &Path) -> Guard<'a> {
+        let child = lab
+            .cmd()
+            .args(["run", "--quiet", file.to_str().unwrap()])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        Guard {
+            lab,
+            child: Some(child),
+        }
+    }
+
+    /// Waits for the campaign to end: its status and what it said.
+    pub(crate) fn finish(&mut self) -> (std::process::ExitStatus, String) {
+        let mut said = String::new();
+        if let Some(mut e) = self.child().stderr.take() {
+            std::io::Read::read_to_string(&mut e, &mut said).unwrap();
+        }
+        (self.child().wait().unwrap(), said)
+    }
+
     pub(crate) fn child(&mut self) -> &mut std::process::Child {
         self.child.as_mut().unwrap()
     }

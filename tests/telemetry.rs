@@ -2,13 +2,12 @@
 //! throttled by a cgroup, the page-cache warning on a cached re-read and
 //! not on a cold read, the CPU of a Gluster volume's daemons.
 
-use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Duration;
 
 use serde_json::Value;
 
 use crate::provision::daemons;
+use crate::throttle::{numbers, run_throttled, Limit, LoopDev, Throttle};
 use crate::util::{labelled, labelled_value, metric, runs, value_of, Lab};
 
 const MIB: f64 = (1u64 << 20) as f64;
@@ -217,88 +216,6 @@ fn a_gluster_run_counts_the_cpu_of_its_daemons() {
     assert!(metric(&export, "w", "gl", "dev_write_bytes")[0] >= 32.0 * MIB);
 }
 
-/// A loop device over a sparse image, detached on drop.
-struct LoopDev {
-    image: PathBuf,
-    dev: PathBuf,
-}
-
-impl LoopDev {
-    fn new(dir: &Path) -> LoopDev {
-        LoopDev::sized(dir, 128 << 20)
-    }
-
-    fn sized(dir: &Path, bytes: u64) -> LoopDev {
-        let image = dir.join("throttle.img");
-        storlab::provision::loopdev::create_image(&image, bytes, false).unwrap();
-        let dev = storlab::provision::loopdev::attach(&image).unwrap();
-        LoopDev { image, dev }
-    }
-}
-
-impl Drop for LoopDev {
-    fn drop(&mut self) {
-        let _ = storlab::provision::loopdev::detach_all(&self.image);
-    }
-}
-
-/// A cgroup that limits reads (or writes) of one device, removed on drop:
-/// cgroup v2's io.max where the io controller is there, else v1's blkio
-/// throttle.
-struct Throttle {
-    dir: PathBuf,
-    procs: PathBuf,
-}
-
-impl Throttle {
-    fn new(major: u32, minor: u32, bytes_per_s: u64) -> Option<Throttle> {
-        Throttle::limiting(major, minor, "read", bytes_per_s)
-    }
-
-    /// Limits `direction` ("read" or "write") of the device to `bytes_per_s`.
-    fn limiting(major: u32, minor: u32, direction: &str, bytes_per_s: u64) -> Option<Throttle> {
-        let name = format!("storlab-test-{}-{direction}", std::process::id());
-        let (v2_key, v1_file) = match direction {
-            "read" => ("rbps", "blkio.throttle.read_bps_device"),
-            _ => ("wbps", "blkio.throttle.write_bps_device"),
-        };
-        let v2 = Path::new("/sys/fs/cgroup/cgroup.controllers");
-        let (dir, file, line) =
-            if std::fs::read_to_string(v2).is_ok_and(|c| c.split_whitespace().any(|x| x == "io")) {
-                let _ = std::fs::write("/sys/fs/cgroup/cgroup.subtree_control", "+io");
-                let dir = Path::new("/sys/fs/cgroup").join(name);
-                (
-                    dir,
-                    "io.max",
-                    format!("{major}:{minor} {v2_key}={bytes_per_s}"),
-                )
-            } else if Path::new("/sys/fs/cgroup/blkio").join(v1_file).exists() {
-                let dir = Path::new("/sys/fs/cgroup/blkio").join(name);
-                (dir, v1_file, format!("{major}:{minor} {bytes_per_s}"))
-            } else {
-                return None;
-            };
-        std::fs::create_dir(&dir).ok()?;
-        let t = Throttle {
-            procs: dir.join("cgroup.procs"),
-            dir: dir.clone(),
-        };
-        std::fs::write(dir.join(file), line).ok()?;
-        Some(t)
-    }
-}
-
-impl Drop for Throttle {
-    fn drop(&mut self) {
-        for _ in 0..50 {
-            if std::fs::remove_dir(&self.dir).is_ok() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-}
-
 #[test]
 #[ignore = "needs root"]
 fn a_read_throttled_to_20_mib_per_second_shows_20_mib_per_second_on_the_device() {
@@ -315,7 +232,7 @@ fn a_read_throttled_to_20_mib_per_second_shows_20_mib_per_second_on_the_device()
     let (major, minor) = numbers.trim().split_once(':').unwrap();
     let (major, minor): (u32, u32) = (major.parse().unwrap(), minor.parse().unwrap());
     let rate = 20u64 << 20;
-    let Some(throttle) = Throttle::new(major, minor, rate) else {
+    let Some(throttle) = Throttle::new(major, minor, Limit::ReadBytes, rate) else {
         eprintln!("SKIPPED: no blkio or io cgroup controller on this host");
         return;
     };
@@ -417,46 +334,6 @@ fn fsyncs_flush_the_loop_device_with_barriers_and_are_warned_about_without() {
     assert_eq!(warned[0]["target"], "nobarrier");
 }
 
-/// The numbers of a block device (`/dev/loop3` → (7, 3)).
-fn numbers(dev: &Path) -> (u32, u32) {
-    let name = dev.file_name().unwrap().to_string_lossy().into_owned();
-    let numbers = std::fs::read_to_string(format!("/sys/block/{name}/dev")).unwrap();
-    let (major, minor) = numbers.trim().split_once(':').unwrap();
-    (major.parse().unwrap(), minor.parse().unwrap())
-}
-
-/// Runs storlab on `file` inside the throttled cgroup (it joins the cgroup
-/// before it execs, so that none of its I/O escapes the limit).
-fn run_throttled(lab: &Lab, throttle: &Throttle, file: &Path) {
-    use std::os::unix::ffi::OsStrExt;
-    use std::os::unix::process::CommandExt;
-    let procs = std::ffi::CString::new(throttle.procs.as_os_str().as_bytes()).unwrap();
-    let mut cmd = lab.cmd();
-    cmd.args(["run", "--quiet", file.to_str().unwrap()]);
-    // SAFETY: between fork and exec the closure only makes async-signal-safe
-    // system calls (open, write, close) on memory prepared before the fork.
-    unsafe {
-        cmd.pre_exec(move || {
-            let fd = libc::open(procs.as_ptr(), libc::O_WRONLY);
-            if fd < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            let n = libc::write(fd, b"0".as_ptr().cast(), 1);
-            libc::close(fd);
-            match n {
-                1 => Ok(()),
-                _ => Err(std::io::Error::last_os_error()),
-            }
-        })
-    };
-    let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 /// Ground truth: a 48 MiB loop device throttled to 8 MiB/s in one
 /// direction, run through by two io workloads over the whole device (so
 /// that readahead cannot read past what the workload reads); storlab's
@@ -466,7 +343,11 @@ fn throttled_ratios(direction: &str, workloads: &str) -> Vec<(String, f64)> {
     let lo = LoopDev::sized(lab.path(), 48 << 20);
     let (major, minor) = numbers(&lo.dev);
     let rate = 8u64 << 20;
-    let Some(throttle) = Throttle::limiting(major, minor, direction, rate) else {
+    let limit = match direction {
+        "read" => Limit::ReadBytes,
+        _ => Limit::WriteBytes,
+    };
+    let Some(throttle) = Throttle::new(major, minor, limit, rate) else {
         eprintln!("SKIPPED: no blkio or io cgroup controller on this host");
         return Vec::new();
     };

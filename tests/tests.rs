@@ -16,6 +16,9 @@ mod block_trace;
 mod browser;
 /// Verdicts on simulated and real mock campaigns with a known truth.
 mod calibration;
+/// Capacity searches against ground truth: a throttled loop device, the
+/// mock's M/M/1 queue, a tmpfs's CPU; resumed searches, check, refusals.
+mod capacity;
 /// A minimal DevTools client for the browser tests.
 mod cdp;
 /// The command line: version, completions, man pages, init, stdin, export
@@ -115,6 +118,9 @@ mod telemetry;
 /// `storlab show` through a pseudo-terminal at 80 and 100 columns, with
 /// and without colour, on the quick campaign of a busy host.
 mod terminal;
+/// A loop device throttled by a cgroup (helpers for the tests against
+/// ground truth).
+mod throttle;
 /// A verdict's words in the terminal, Markdown, HTML and JSON, from one
 /// function.
 mod verdict_words;

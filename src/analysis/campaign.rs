@@ -13,6 +13,7 @@ use anyhow::Result;
 
 use super::about::About;
 use super::attribution::{attribution, Attribution};
+use super::capacity;
 use super::chosen;
 use super::course::{timelines, Timeline};
 use super::latency::{curves, Curve};
@@ -61,6 +62,9 @@ pub struct CampaignAnalysis {
     /// Each swept workload table's study (factors, pivots, curves, level
     /// comparisons).
     pub studies: Vec<Study>,
+    /// Each capacity search: what every target sustains within the
+    /// latency target, from its probes.
+    pub capacities: Vec<capacity::Search>,
     /// Requested differences that are none ([`super::requested`]).
     pub setup: Vec<Warning>,
     /// Every warning: the setup's, then the model's.
@@ -134,6 +138,20 @@ pub fn analyse(c: &CampaignData, options: &Options) -> Result<CampaignAnalysis> 
     let mut model = model::build(c, options.baseline.as_deref(), &chosen::choose)?;
     let reads = reads::reads(c);
     reads::add_caveats(&mut model, &reads);
+    let capacities = capacity::searches(c);
+    let found = capacity::verdicts(&capacities, &model.baseline);
+    // A search's headline is its capacities; its probes' verdicts on
+    // their own metrics stay in the tables.
+    let searched = |family: &str| capacities.iter().any(|s| s.workload == family);
+    let mut headline: Vec<Statement> = found
+        .iter()
+        .map(|v| Statement::One(Box::new(v.clone())))
+        .collect();
+    headline.extend(
+        verdict::headline(&model)
+            .into_iter()
+            .filter(|s| !searched(statement_family(s))),
+    );
     let about = About::of(c);
     let setup = super::requested::warnings(&about.targets, &model.baseline);
     let warnings: Vec<Warning> = setup.iter().chain(&model.warnings).cloned().collect();
@@ -145,13 +163,19 @@ pub fn analyse(c: &CampaignData, options: &Options) -> Result<CampaignAnalysis> 
         }
     }
     let mut verdicts = verdict::verdicts(&model);
-    let mut headline = verdict::headline(&model);
+    verdicts.extend(found);
     releases::name_sides(c, &mut verdicts, &mut headline);
     Ok(CampaignAnalysis {
         reads,
         verdicts,
         headline,
-        studies: study::studies(c, &model, &options.compare_levels),
+        // A search's probes are a sweep over the rate: its capacity section
+        // says what a study of them would.
+        studies: study::studies(c, &model, &options.compare_levels)
+            .into_iter()
+            .filter(|s| !searched(&s.family))
+            .collect(),
+        capacities,
         by_kind: by_kind::by_kind(c, &model, &warnings),
         pairs: pairs(c, &model),
         failed_pairs: failed_pairs(c, &model),
@@ -185,6 +209,14 @@ pub fn analyse(c: &CampaignData, options: &Options) -> Result<CampaignAnalysis> 
         warnings,
         model,
     })
+}
+
+/// The workload family a headline statement is about.
+fn statement_family(s: &Statement) -> &str {
+    match s {
+        Statement::One(v) => &v.family,
+        Statement::Alike(a) => &a.family,
+    }
 }
 
 /// The figures of every workload and target the model shows.

@@ -325,6 +325,7 @@ fn pair(
         family: family_of(w).to_string(),
         exploratory: false,
         parts: None,
+        kind: crate::analysis::verdict::Kind::Mean,
     })
 }
 

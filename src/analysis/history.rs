@@ -91,6 +91,7 @@ impl Series {
             family: family_of(&self.workload).to_string(),
             exploratory: false,
             parts: None,
+            kind: crate::analysis::verdict::Kind::Mean,
         })
     }
 }

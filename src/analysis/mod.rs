@@ -17,7 +17,8 @@
 //! [`model::family`] how a family of comparisons is judged as one; [`warnings`]
 //! a campaign's warnings counted by kind; [`attribution`] where a
 //! workload's latency went (the device or above it); [`reads`] where its
-//! reads came from (each layer of the target's stack).
+//! reads came from (each layer of the target's stack); [`capacity`] what a
+//! capacity search found on each target, and capacities compared.
 //!
 //! The presentation ([`crate::report`]) builds on these; nothing here
 //! imports it.
@@ -25,6 +26,7 @@
 pub mod about;
 pub mod attribution;
 pub mod campaign;
+pub mod capacity;
 pub mod chosen;
 pub mod comparison;
 pub mod course;

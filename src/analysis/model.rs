@@ -317,9 +317,13 @@ pub fn metric(
             } else {
                 compare_runs(&base, &values, design(c), analysis, LEVEL)
             };
+            // A baseline that did not run this workload (a capacity
+            // search's probe at a rate only this target took) leaves
+            // nothing to compare: no verdict, and not for too few runs.
             let too_few = *t != baseline
                 && comparison.is_none()
                 && !values.is_empty()
+                && !base.is_empty()
                 && (values.len() < MIN_RUNS || base.len() < MIN_RUNS);
             let values = values.iter().map(|r| r.value).collect();
             let mut stats = target_stats(t, values, comparison, direction);

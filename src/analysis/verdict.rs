@@ -104,6 +104,28 @@ pub struct Verdict {
     /// the significant ones point both ways.
     #[serde(skip)]
     pub parts: Option<Parts>,
+    /// What the sides' figures are: a metric's mean (left out of the
+    /// JSON), or a capacity.
+    #[serde(skip_serializing_if = "Kind::is_mean")]
+    pub kind: Kind,
+}
+
+/// What a verdict compares.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// The mean of a metric over the runs.
+    Mean,
+    /// The highest offered rate that keeps the latency percentile
+    /// `latency` (`p99`) within `max_ns`, with its interval
+    /// ([`super::capacity`]).
+    Capacity { latency: String, max_ns: f64 },
+}
+
+impl Kind {
+    pub fn is_mean(&self) -> bool {
+        *self == Kind::Mean
+    }
 }
 
 /// The parts of a primary metric (the same metric with other labels: a
@@ -148,6 +170,7 @@ impl Verdict {
             family: family_of(&w.name).to_string(),
             exploratory: m.exploratory,
             parts: None,
+            kind: Kind::Mean,
         })
     }
 
@@ -407,6 +430,7 @@ pub(crate) mod tests {
             family: "w".into(),
             exploratory: false,
             parts: None,
+            kind: Kind::Mean,
         }
     }
 

@@ -85,12 +85,75 @@ fn print_runs(exp: &Experiment, estimate: &Estimate, builds: std::time::Duration
         true => String::new(),
         false => format!("building roots {}, ", format_seconds(builds.as_secs_f64())),
     };
-    outln!(
-        "{} runs, estimated {} ({building}{})",
-        runs.len(),
-        format_seconds((estimate.total() + builds).as_secs_f64()),
-        estimate_text(estimate)
-    );
+    let searched = searches_text(exp, estimate);
+    for line in &searched.lines {
+        outln!("{line}");
+    }
+    let total = estimate.total() + builds;
+    let total = match searched.fewest {
+        Some(fewest) => format!(
+            "at most {} runs ({} of them probes), estimated {} to {}",
+            runs.len() as u32 + searched.most,
+            searched.most,
+            format_seconds(total.saturating_sub(fewest).as_secs_f64()),
+            format_seconds(total.as_secs_f64()),
+        ),
+        None => format!(
+            "{} runs, estimated {}",
+            runs.len(),
+            format_seconds(total.as_secs_f64())
+        ),
+    };
+    outln!("{total} ({building}{})", estimate_text(estimate));
+}
+
+/// What `check` says of the capacity searches.
+struct Searched {
+    lines: Vec<String>,
+    /// Runs the searches take at most.
+    most: u32,
+    /// What the searches' fewest probes save on the estimate, which
+    /// counts their most; `None` without a search.
+    fewest: Option<std::time::Duration>,
+}
+
+/// Each capacity search on each target: its probes, fewest to most, and
+/// what they cost.
+fn searches_text(exp: &Experiment, estimate: &Estimate) -> Searched {
+    let mut out = Searched {
+        lines: Vec::new(),
+        most: 0,
+        fewest: None,
+    };
+    let per_probe = exp.plan.repetitions.min() + exp.plan.warmup;
+    for (&(t, w), p) in &estimate.pairs {
+        let (Some((few, many)), Some(c)) = (p.probes, exp.workloads[w].capacity.as_ref()) else {
+            continue;
+        };
+        let unit = c.open_loop.achieved.unit;
+        let cost = |n: u32| p.per_run.saturating_mul(n * per_probe);
+        out.lines.push(format!(
+            "  {} on {}: {} ≤ {} from {}{}, {}% apart: {few} to {many} probes of {per_probe} runs, ~{} per run: {} to {}",
+            exp.workloads[w].name,
+            exp.targets[t].name,
+            c.latency.name(),
+            format_seconds(c.max.as_secs_f64()),
+            crate::report::format::format_value(c.start, unit),
+            c.max_rate.map(|m| format!(" up to {}", crate::report::format::format_value(m, unit))).unwrap_or_default(),
+            c.resolution * 100.0,
+            format_seconds(p.per_run.as_secs_f64()),
+            format_seconds(cost(few).as_secs_f64()),
+            format_seconds(cost(many).as_secs_f64()),
+        ));
+        out.most += many * per_probe;
+        let saved = cost(many).saturating_sub(cost(few));
+        out.fewest = Some(out.fewest.unwrap_or_default().saturating_add(saved));
+    }
+    if !out.lines.is_empty() {
+        out.lines
+            .insert(0, "capacity searches (then, after the runs above):".into());
+    }
+    out
 }
 
 /// The store's past campaigns, if there is a store: what the estimate

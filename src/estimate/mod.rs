@@ -51,6 +51,9 @@ pub struct PairEstimate {
     /// What the first run takes beyond the others (making a PostgreSQL
     /// cluster the others reuse), part of `per_run × runs`.
     pub first_extra: Duration,
+    /// A capacity search's fewest and most probes (`runs` counts the
+    /// most, each probe a pair's runs).
+    pub probes: Option<(u32, u32)>,
 }
 
 /// A campaign's estimate.
@@ -77,10 +80,17 @@ impl Estimate {
     pub fn of(exp: &Experiment, past: &[PastCampaign], root: bool, load: Load) -> Estimate {
         let pace = load.pace();
         let history = learned::History::new(past);
-        let runs = exp.plan.repetitions.min() + exp.plan.warmup;
+        let per_pair = exp.plan.repetitions.min() + exp.plan.warmup;
+        let searched = crate::plan::searches(exp).into_iter().flatten();
         let pairs = crate::plan::pairs(exp)
             .into_iter()
+            .chain(searched)
             .map(|(t, w)| {
+                let probes = exp.workloads[w]
+                    .capacity
+                    .as_ref()
+                    .map(|c| (c.min_probes(), c.max_probes()));
+                let runs = per_pair * probes.map_or(1, |p| p.1);
                 let (per_run, basis) = history.run(exp, t, w, root, pace);
                 let first_extra = match basis {
                     Basis::Scaled { ratio, .. } => {
@@ -96,6 +106,7 @@ impl Estimate {
                         runs,
                         basis,
                         first_extra,
+                        probes,
                     },
                 )
             })

@@ -4,11 +4,13 @@
 //! experiments.
 
 pub mod builtin;
+pub mod capacity;
 pub mod error;
 pub mod kinds;
 pub mod parse;
 pub mod releases;
 pub mod schema;
+mod searches;
 mod stacks;
 pub mod sweep;
 mod variants;

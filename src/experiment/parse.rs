@@ -37,6 +37,7 @@ pub(super) const WORKLOAD_COMMON: &[&str] = &[
     "sweep",
     "sweep_mode",
     "compare_levels",
+    "capacity",
 ];
 
 /// Parses and validates an experiment from its text. `file` names it in errors.
@@ -183,7 +184,7 @@ impl Cx<'_> {
     }
 
     /// Reads declared parameters into their typed struct.
-    fn typed<K: Declared>(&self, p: &Params, span: Span) -> Result<K, ExperimentError> {
+    pub(super) fn typed<K: Declared>(&self, p: &Params, span: Span) -> Result<K, ExperimentError> {
         K::from_params(p).map_err(|(_, msg)| self.err(span, msg))
     }
 
@@ -202,15 +203,7 @@ impl Cx<'_> {
         let Some(ci) = t.get("until_ci") else {
             return Err(self.err(item.span(), "repetitions: adaptive repetitions need `until_ci`, the target CI half-width such as \"2%\""));
         };
-        let pct = match (ci.as_str(), ci.as_value().and_then(number)) {
-            (Some(s), _) => s
-                .trim()
-                .strip_suffix('%')
-                .and_then(|n| n.trim().parse::<f64>().ok()),
-            (_, Some(f)) => Some(f * 100.0),
-            _ => None,
-        };
-        match pct {
+        match percent(ci) {
             Some(p) if p > 0.0 && p < 100.0 => Ok(Repetitions::Adaptive { min, max, until_ci_pct: p }),
             _ => Err(self.err(ci.span(), "repetitions: `until_ci` must be a percentage such as \"2%\" (or a fraction such as 0.02)")),
         }
@@ -543,6 +536,19 @@ fn args(item: &Item) -> Result<Vec<String>, String> {
         return Err("must not be empty".into());
     }
     Ok(out)
+}
+
+/// A percentage written `"2%"`, or as a fraction (`0.02`): the number of
+/// percent.
+pub(super) fn percent(item: &Item) -> Option<f64> {
+    match (item.as_str(), item.as_value().and_then(number)) {
+        (Some(s), _) => s
+            .trim()
+            .strip_suffix('%')
+            .and_then(|n| n.trim().parse::<f64>().ok()),
+        (_, Some(f)) => Some(f * 100.0),
+        _ => None,
+    }
 }
 
 fn number(v: &toml_edit::Value) -> Option<f64> {

@@ -6,8 +6,9 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use super::sweep::Factor;
-use crate::params::{choices, declare, Choice, Fault, Params, Value};
+use super::capacity::{grid_slug, number_text, Capacity, ProbeOf};
+use super::sweep::{variant_name, Factor, Scale};
+use crate::params::{choices, declare, Choice, Fault, ParamType, Params, Value};
 use crate::stats::Analysis;
 use crate::targets::{TargetConfig, TargetKind};
 use crate::workload::{WorkloadConfig, WorkloadKind};
@@ -93,6 +94,11 @@ pub struct WorkloadSpec {
     pub compare_levels: Vec<String>,
     /// Under MPI, every rank works in one shared directory instead of its own.
     pub shared: bool,
+    /// A capacity search over its offered rate: it never runs itself,
+    /// its probes do ([`super::capacity`]).
+    pub capacity: Option<Capacity>,
+    /// The search this variant is a probe of, made as the search ran.
+    pub probe_of: Option<ProbeOf>,
 }
 
 impl WorkloadSpec {
@@ -116,6 +122,46 @@ impl WorkloadSpec {
             config,
             ..self.clone()
         })
+    }
+
+    /// The variant of this workload that probes grid point `k` of its
+    /// capacity search.
+    pub fn probe(&self, k: i64) -> Result<WorkloadSpec, Fault> {
+        let c = self.capacity.as_ref().ok_or((
+            "capacity",
+            "the workload has no capacity search".to_string(),
+        ))?;
+        let value = c.value_at(k);
+        let param = c.open_loop.param;
+        let ty = self
+            .kind
+            .params()
+            .iter()
+            .find(|s| s.name == param)
+            .map(|s| s.ty)
+            .ok_or((param, "the kind has no such parameter".to_string()))?;
+        let (v, text) = match ty {
+            ParamType::Size => (Value::Size(value as u64), format!("{}", value as u64)),
+            ParamType::Int { .. } => (Value::Int(value as i64), format!("{}", value as i64)),
+            _ => (Value::Float(value), number_text(value)),
+        };
+        let mut probe = self.with_value(param, v, Path::new("."))?;
+        let factor = Factor {
+            key: param.to_string(),
+            value: text.clone(),
+            text,
+            scale: Scale::Number,
+        };
+        probe.factors.push(factor);
+        probe.name = variant_name(&self.family, &probe.factors);
+        probe.slug = format!("{}-r{}", self.slug, grid_slug(k));
+        probe.capacity = None;
+        probe.probe_of = Some(ProbeOf {
+            search: self.name.clone(),
+            k,
+            offered: c.open_loop.total(value),
+        });
+        Ok(probe)
     }
 }
 
@@ -346,6 +392,8 @@ impl Experiment {
             "workloads": self.workloads.iter().map(|w| json!({
                 "name": w.name, "kind": w.kind.name(), "targets": w.only_targets, "shared": w.shared, "params": w.params.to_json(),
                 "family": w.family, "factors": w.factors, "compare_levels": w.compare_levels,
+                "capacity": w.capacity.as_ref().map(Capacity::to_json),
+                "probe": w.probe_of.as_ref().map(ProbeOf::to_json),
             })).collect::<Vec<_>>(),
         })
     }

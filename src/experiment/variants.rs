@@ -38,6 +38,7 @@ const NOT_SWEPT: &[&str] = &[
     "sweep",
     "sweep_mode",
     "compare_levels",
+    "capacity",
     "on",
     "gluster",
     "export_of",
@@ -316,6 +317,7 @@ impl Cx<'_> {
                 .map_err(|fault| {
                     self.variant_fault(t, &spans, levels, &format!("workload `{variant}`"), fault)
                 })?;
+            let capacity = self.capacity(t, &variant, config.as_ref(), &factors)?;
             let spec = WorkloadSpec {
                 slug: slug(&name, variants.len(), out.len()),
                 name: variant,
@@ -327,6 +329,8 @@ impl Cx<'_> {
                 only_targets: only_targets.clone(),
                 compare_levels: Vec::new(),
                 shared,
+                capacity,
+                probe_of: None,
             };
             self.check_runnable(t, &spec, targets)?;
             self.check_label_keys(levels, &spec, targets)?;

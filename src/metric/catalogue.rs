@@ -286,6 +286,8 @@ catalogue! {
     PROC_CPU_PCT = def("proc_cpu_pct", Percent, Lower, Max, "CPU of a process, in % of one core (`process` label)");
     PROC_BUSIEST_THREAD_PCT = def("proc_busiest_thread_pct", Percent, Lower, Max,
         "CPU of a process's busiest thread, in % of one core (`process` label)");
+    PROC_BUSIEST_THREAD_WANTED_PCT = def("proc_busiest_thread_wanted_pct", Percent, Lower, Max,
+        "share of the run a process's thread ran or waited on a run queue for a CPU, the largest of its threads (`process` label): near 100% it was CPU-bound, whether it had a core or waited for one");
     MEM_PAGE_CACHE_MAX_BYTES = def("mem_page_cache_max_bytes", Bytes, Lower, Max, "largest page cache during the run");
     MEM_DIRTY_BYTES = def("mem_dirty_bytes", Bytes, Lower, Max, "dirty page cache, over time");
     MEM_WRITEBACK_BYTES = def("mem_writeback_bytes", Bytes, Lower, Max, "page cache under writeback, over time");

@@ -6,7 +6,9 @@
 
 pub mod child;
 pub mod holders;
+pub mod stat;
 pub mod stop;
 pub mod strays;
+pub mod watch;
 
 pub use stop::StopFlag;

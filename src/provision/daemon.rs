@@ -173,20 +173,7 @@ pub fn read_pid(pidfile: &Path) -> Option<u32> {
         .filter(|p| *p > 0)
 }
 
-/// Whether `pid` runs `program` (and is not a zombie).
-pub fn alive_as(pid: u32, program: &str) -> bool {
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-        return false;
-    };
-    let Some((left, right)) = stat.rsplit_once(')') else {
-        return false;
-    };
-    let comm = left.split_once('(').map(|(_, c)| c).unwrap_or("");
-    let zombie = right.trim_start().starts_with('Z');
-    // comm is truncated to 15 bytes by the kernel.
-    let want: String = program.chars().take(15).collect();
-    comm == want && !zombie
-}
+pub use crate::process::stat::alive_as;
 
 /// The live `program` whose command line names `pidfile` as an argument
 /// (`glusterd -p PIDFILE`, `zfs-fuse --pidfile PIDFILE`): the daemon
@@ -269,13 +256,7 @@ impl PidFiled<'_> {
 
 /// Whether `pid` is a zombie, or gone.
 pub fn zombie(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|s| {
-            s.rsplit_once(')')
-                .map(|(_, r)| r.trim_start().starts_with('Z'))
-        })
-        .unwrap_or(true)
+    !crate::process::stat::of(pid).is_some_and(|s| !s.zombie())
 }
 
 /// Stops the daemon whose pid is in `pidfile`, if it still runs `program`

@@ -6,6 +6,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::process::stat;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Owner {
     pub pid: u32,
@@ -27,34 +29,17 @@ impl Owner {
     /// a zombie). An owner whose start time was not recorded counts as alive
     /// while its pid exists, the cautious answer.
     pub fn is_alive(&self) -> bool {
-        match stat_of(self.pid) {
+        match stat::of(self.pid) {
             None => false,
-            Some(s) if s.zombie => false,
+            Some(s) if s.zombie() => false,
             Some(s) => self.start == 0 || s.start == self.start,
         }
     }
 }
 
-struct Stat {
-    start: u64,
-    zombie: bool,
-}
-
-fn stat_of(pid: u32) -> Option<Stat> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name may hold spaces and parentheses: fields follow the last `)`.
-    let (_, rest) = text.rsplit_once(')')?;
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    // rest starts at field 3 (state); starttime is field 22.
-    Some(Stat {
-        zombie: fields.first() == Some(&"Z"),
-        start: fields.get(22 - 3)?.parse().ok()?,
-    })
-}
-
 /// The start time of `pid`, if it runs.
 pub fn start_of(pid: u32) -> Option<u64> {
-    stat_of(pid).map(|s| s.start)
+    stat::of(pid).map(|s| s.start)
 }
 
 #[cfg(test)]

@@ -137,15 +137,32 @@ pub fn remove_marked(path: &Path, owner: &Owner) -> Result<Undone> {
         None => {
             return match std::fs::remove_dir(path) {
                 Ok(()) => Ok(Undone::Gone),
-                Err(_) => Ok(Undone::Kept(format!(
+                Err(e) => Ok(Undone::Kept(match unreadable(path, e) {
+                    None => format!(
                     "{} has no storlab marker but is not empty; look at it and remove it by hand",
                     path.display()
-                ))),
+                ),
+                    Some(e) => format!(
+                        "{} cannot be read ({e}): the filesystem under it may have failed",
+                        path.display()
+                    ),
+                })),
             }
         }
     }
     remove_dir(path)?;
     Ok(Undone::Gone)
+}
+
+/// Why `dir`, which could not be removed (`e`), cannot be read, if it
+/// cannot: its marker unreadable, or an error other than "not empty" (a
+/// filesystem whose daemon died answers EIO); `None` when it is only not
+/// empty.
+fn unreadable(dir: &Path, e: std::io::Error) -> Option<std::io::Error> {
+    let marker = std::fs::read(dir.join(MARKER))
+        .err()
+        .filter(|m| m.kind() != std::io::ErrorKind::NotFound);
+    marker.or((e.raw_os_error() != Some(libc::ENOTEMPTY)).then_some(e))
 }
 
 /// Writes the marker naming this process as the owner of `dir`.

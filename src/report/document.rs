@@ -6,7 +6,8 @@
 //! in a table beside its chart).
 
 use super::svg::{
-    BarChart, CurveChart, DiffChart, HeatMap, HeatMapGroup, HistoryChart, LineChart, OverviewChart,
+    BarChart, CapacityChart, CurveChart, DiffChart, HeatMap, HeatMapGroup, HistoryChart, LineChart,
+    OverviewChart,
 };
 use super::table::Table;
 use crate::warning::Warning;
@@ -69,6 +70,8 @@ pub enum Chart {
     Overview(OverviewChart),
     /// One series' mean and band over campaigns (`storlab history`).
     History(HistoryChart),
+    /// A capacity search's latency against the offered rate.
+    Capacity(CapacityChart),
 }
 
 /// Sections that are one titled list, each workload's (the summary's

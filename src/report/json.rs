@@ -44,6 +44,7 @@ pub fn summary(a: &CampaignAnalysis) -> Value {
         "workloads": model.workloads,
         "warnings": a.warnings,
         "warnings_by_kind": by_kind,
+        "capacities": a.capacities,
         "headline": a.headline.iter().map(|s| words(s, Form::Headline)).collect::<Vec<_>>(),
         "verdicts": a.verdicts.iter().map(said).collect::<Vec<_>>(),
     })

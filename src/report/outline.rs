@@ -50,6 +50,7 @@ fn document(a: &CampaignAnalysis, with_body: bool) -> Document {
             Vec::new()
         }
     };
+    summary.extend(sections::capacity::summary(&a.capacities));
     summary.extend(ranks::summary_sections(a));
     summary.push(by_kind);
     let summary = crate::report::document::merge_titled_lists(summary);
@@ -76,6 +77,7 @@ fn body(
     // warning list (folded).
     let mut body = vec![campaign::intro(&a.about), headline, by_kind.clone()];
     body.extend(overview::section(a));
+    body.extend(sections::capacity::report(a));
     for s in &a.studies {
         body.push(contrib::study::sections::report(s));
     }
@@ -84,6 +86,10 @@ fn body(
     body.push(campaign::environment_section(&a.about).folded());
     body.push(methodology::section(a).folded());
     for w in &a.model.workloads {
+        // A searched workload never ran itself: its probes did.
+        if a.capacities.iter().any(|s| s.workload == w.name) {
+            continue;
+        }
         summary.extend(contrib::summary(cx, w));
         body.push(workload::section(a, w, contrib::values_table(cx, w)));
         let details = contrib::sections(cx, w)

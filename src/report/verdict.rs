@@ -18,7 +18,8 @@ use std::collections::BTreeSet;
 use super::format::{effect, human_name, pct_text, Notation};
 use super::text::{diff_text, interval_text, notation, p_text, values_text};
 use crate::analysis::model::{family::METHOD, runs_text, Caveat, TargetStats, MIN_RUNS};
-use crate::analysis::verdict::{Alike, Judged, Outcome, Parts, Statement, Verdict};
+use crate::analysis::verdict::{Alike, Judged, Kind, Outcome, Parts, Statement, Verdict};
+use crate::metric::format::format_value;
 use crate::metric::{Direction, Family, Unit};
 
 /// Where a verdict is said, each with the words that fit the place.
@@ -183,6 +184,9 @@ fn headline(v: &Verdict) -> String {
 /// `ram is faster than disk: +68.3% tps [+35.7%, +108.6%] (p 0.009)`, or
 /// `no significant difference between …` with the difference and p.
 fn sentence(v: &Verdict) -> String {
+    if let Kind::Capacity { latency, max_ns } = &v.kind {
+        return capacity_sentence(v, latency, *max_ns);
+    }
     let (t, baseline) = (&v.candidate, &v.baseline_label);
     let candidate = &v.candidate_label;
     let Some(outcome) = v.outcome() else {
@@ -221,6 +225,54 @@ fn sentence(v: &Verdict) -> String {
         diff_text(t),
         p_text(t)
     )
+}
+
+/// `zfs sustains 2.30k tx/s within p99 ≤ 50.00 ms [2.15k, 2.45k]; ext4
+/// 4.10k tx/s [3.90k, 4.30k]: -43.9% [-49.0%, -38.3%] (p <0.001)`, or
+/// `no significant difference between the capacities of …` with the same.
+fn capacity_sentence(v: &Verdict, latency: &str, max_ns: f64) -> String {
+    let value = |t: &TargetStats| format_value(t.summary.map_or(f64::NAN, |s| s.mean), v.unit);
+    let interval = |t: &TargetStats| {
+        t.ci.map_or(String::new(), |i| {
+            format!(
+                " [{}, {}]",
+                bare_value(i.low, v.unit),
+                bare_value(i.high, v.unit)
+            )
+        })
+    };
+    let figures = format!(
+        "{} sustains {} within {latency} ≤ {}{}; {} {}{}",
+        v.candidate_label,
+        value(&v.candidate),
+        format_value(max_ns, Unit::Nanoseconds),
+        interval(&v.candidate),
+        v.baseline_label,
+        value(&v.baseline),
+        interval(&v.baseline),
+    );
+    let t = &v.candidate;
+    match v.outcome() {
+        Some(o) if o.significant() => {
+            format!("{figures}: {} (p {})", diff_text(t), p_text(t))
+        }
+        _ => format!(
+            "no significant difference between the capacities of {} and {}: {figures} ({}, p {})",
+            v.candidate_label,
+            v.baseline_label,
+            diff_text(t),
+            p_text(t)
+        ),
+    }
+}
+
+/// A value without its unit where the unit is a count per second
+/// (`1.65k`), in full otherwise: an interval beside a figure that has it.
+fn bare_value(value: f64, unit: Unit) -> String {
+    match unit.family() {
+        Family::Count => crate::metric::format::si(value),
+        _ => format_value(value, unit),
+    }
 }
 
 /// `by test, which disagree: write -20.0% slower, reread +20.0% faster`.

@@ -11,6 +11,7 @@ use std::time::Instant;
 
 use anyhow::{anyhow, bail, Context, Result};
 
+use super::vigil::Vigil;
 use super::Campaign;
 use crate::experiment::{sweep, Experiment, Remount};
 use crate::host::now_rfc3339;
@@ -35,7 +36,8 @@ struct Conducted {
 impl Campaign<'_, '_> {
     /// Executes and records one run.
     pub(super) fn one(&mut self, pr: &PlannedRun) -> Result<()> {
-        let exp = self.s.exp;
+        let exp = std::sync::Arc::clone(&self.exp);
+        let exp = &*exp;
         let label = label(exp, pr);
         self.s
             .printer
@@ -46,6 +48,7 @@ impl Campaign<'_, '_> {
             .as_ref()
             .and_then(|o| primary_value(exp, pr.workload, o))
             .map(|(v, _)| v);
+        let margin = super::search::margin_of(exp, pr.workload, run.output.as_ref());
         let describe = describe(exp, pr, &run.record, run.output.as_ref());
         label_variant(exp, pr, run.output.as_mut(), &mut run.ranks);
         let stored = self
@@ -61,12 +64,15 @@ impl Campaign<'_, '_> {
         if record.status == "ok" {
             self.note_value(pr, value);
         }
+        if record.status != "interrupted" {
+            self.push_margin(pr, margin);
+        }
         self.s.printer.run_finished(
             pr.position as usize,
             self.total,
             &label,
             &describe,
-            (pr.target, pr.workload),
+            super::search::paced(exp, pr),
         );
         Ok(())
     }
@@ -100,7 +106,8 @@ impl Campaign<'_, '_> {
     /// Carries out one planned run on every rank; never fails: a failure
     /// anywhere is a recorded run.
     fn execute(&mut self, pr: &PlannedRun) -> Conducted {
-        let (exp, team, stop) = (self.s.exp, self.s.team, self.s.stop);
+        let exp = std::sync::Arc::clone(&self.exp);
+        let (exp, team, stop) = (&*exp, self.s.team, self.s.stop);
         let mut record = new_record(&self.ids, pr, team.size());
         let t0 = Instant::now();
         let target = &exp.targets[pr.target].name;
@@ -139,6 +146,7 @@ impl Campaign<'_, '_> {
         };
         team.instruct(&Instruction::Run(order.clone()));
         let (mut remounted, mut dropped) = (false, false);
+        let serving = self.lab.serving(pr.target);
         let (lab, root) = (&mut *self.lab, self.root);
         // The target's state as the run begins: after a remount, which
         // restarts what a remount restarts (a VM disk's daemon).
@@ -165,7 +173,9 @@ impl Campaign<'_, '_> {
             watch,
             layers,
         };
+        let vigil = Vigil::start(serving);
         let done = take_part(&member, &order, &mut between).expect("rank 0 concludes every run");
+        let fault = vigil.end();
         record.remounted = remounted;
         record.caches_dropped = dropped;
         record.duration_s = t0.elapsed().as_secs_f64();
@@ -185,8 +195,19 @@ impl Campaign<'_, '_> {
             out.warnings
                 .push(Warning::new(WarningKind::DegradedTarget, w));
         }
+        // A daemon it relied on died or stopped: it did not measure the
+        // target asked for, and what it said (an I/O error) follows from it.
+        if let Some(fault) = fault {
+            let why = self.lab.degrade(pr.target, target, &fault);
+            record.error = Some(match record.error.take() {
+                Some(e) => format!("{why} (the run: {e})"),
+                None => why,
+            });
+            record.status = "failed";
+            output = None;
+        }
         // A target that went away during the run was not what it measured.
-        if let Err(e) = self.lab.verify(pr.target, target) {
+        else if let Err(e) = self.lab.verify(pr.target, target) {
             record.status = "failed";
             record.error = Some(format!("{e:#}"));
             output = None;

@@ -43,6 +43,12 @@ pub(super) struct Lab<'t> {
     lost: Vec<Option<String>>,
     /// What each target stands on (`on`), by index.
     under: Vec<Option<usize>>,
+    /// What each target's daemons serve it as: the name it was built with
+    /// (its kind's daemons) and its name in the file (a workload's server).
+    serves: Vec<Vec<String>>,
+    /// Why each target was degraded (a daemon it relied on died or
+    /// stopped), said again when its teardown fails.
+    degraded: Vec<Option<String>>,
     /// Targets in the order they were (or began to be) provisioned.
     provisioned: Vec<usize>,
     /// Clients writing into each target at once (MPI ranks).
@@ -75,6 +81,12 @@ impl<'t> Lab<'t> {
             identities: vec![None; n],
             lost: vec![None; n],
             under: exp.targets.iter().map(|t| t.on).collect(),
+            serves: exp
+                .targets
+                .iter()
+                .map(|t| vec![t.slug.clone(), t.name.clone()])
+                .collect(),
+            degraded: vec![None; n],
             provisioned: Vec::new(),
             writers: team.size() as u64,
             watches: Vec::new(),
@@ -207,11 +219,42 @@ impl<'t> Lab<'t> {
         self.watches.get(t).cloned().flatten()
     }
 
+    /// Target `t` and every target beneath it, by index.
+    fn chain(&self, t: usize) -> Vec<usize> {
+        let mut chain = vec![t];
+        while let Some(c) = self.under[*chain.last().expect("never empty")] {
+            chain.push(c);
+        }
+        chain
+    }
+
+    /// The names the daemons serving target `t`'s runs serve: its own and
+    /// those of every target beneath it.
+    pub fn serving(&self, t: usize) -> Vec<String> {
+        self.chain(t)
+            .into_iter()
+            .flat_map(|i| self.serves[i].clone())
+            .collect()
+    }
+
+    /// Stops target `t` for good: a daemon it relies on died or stopped.
+    pub fn degrade(&mut self, t: usize, name: &str, fault: &str) -> String {
+        let why = format!("target `{name}` is degraded, so it takes no more runs: {fault}");
+        self.lost[t] = Some(why.clone());
+        self.degraded[t] = Some(format!("target `{name}` was degraded: {fault}"));
+        why
+    }
+
     /// Fails, and stops target `t` for good, when its root is no longer the
-    /// filesystem provisioned (unmounted or replaced behind storlab's back).
+    /// filesystem provisioned (unmounted or replaced behind storlab's back)
+    /// or a daemon it relies on died or stopped; fails while a target it
+    /// stands on is lost.
     pub fn verify(&mut self, t: usize, name: &str) -> Result<()> {
-        if let Some(why) = &self.lost[t] {
+        if let Some(why) = self.chain(t).iter().find_map(|&i| self.lost[i].as_ref()) {
             bail!("not run: {why}");
+        }
+        if let Some(fault) = super::vigil::fault_now(&self.serving(t)) {
+            bail!(self.degrade(t, name, &fault));
         }
         let Some(id) = &self.identities[t] else {
             return Ok(());
@@ -321,7 +364,10 @@ impl<'t> Lab<'t> {
             };
             if let Err(e) = undo() {
                 stuck[i] = true;
-                errors.push(format!("{e:#}"));
+                errors.push(match &self.degraded[i] {
+                    Some(why) => format!("{e:#} ({why})"),
+                    None => format!("{e:#}"),
+                });
             }
         }
         if errors.is_empty() {
@@ -361,7 +407,7 @@ impl Drop for Lab<'_> {
 fn check_space(exp: &Experiment, target: usize, root: &Path, clients: u64) -> Result<()> {
     let spec = &exp.targets[target];
     // Variants sharing one set of kept files count once.
-    let (largest, kept) = super::capacity::written_at_once(exp, target, clients);
+    let (largest, kept) = super::footprint::written_at_once(exp, target, clients);
     let needed = largest.saturating_add((largest / 64).max(1 << 20));
     if let Some((_, free)) = space(root) {
         if needed > free {

@@ -5,17 +5,20 @@
 //! when SIGINT/SIGTERM raise the stop flag. Under MPI this is rank 0: it
 //! provisions and records, and each run is carried out by every rank.
 
-mod capacity;
 mod clients;
 mod conduct;
+mod footprint;
 mod lab;
 mod preflight;
 pub mod roots;
+mod search;
+mod vigil;
 
 pub use conduct::run_seed;
 pub use preflight::{refusals, refuse};
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{bail, Result};
@@ -55,6 +58,7 @@ pub struct Session<'a> {
 
 /// Runs a new campaign and records it in the session's store.
 pub fn run_campaign(s: Session<'_>) -> Result<Outcome> {
+    search::refuse_under_mpi(s.exp, s.team)?;
     let lab = Lab::new(s.exp, s.team)?;
     let ids = s
         .store
@@ -69,6 +73,7 @@ pub fn run_campaign(s: Session<'_>) -> Result<Outcome> {
 /// while another process still runs it.
 pub fn resume_campaign(s: Session<'_>, ids: CampaignIds) -> Result<Outcome> {
     s.store.lock_campaign(ids.campaign)?;
+    search::refuse_under_mpi(s.exp, s.team)?;
     let lab = Lab::new(s.exp, s.team)?;
     let removed = s.store.reopen_campaign(ids.campaign)?;
     if removed > 0 {
@@ -77,17 +82,21 @@ pub fn resume_campaign(s: Session<'_>, ids: CampaignIds) -> Result<Outcome> {
             ids.campaign
         ));
     }
-    let done = s.store.done_runs(ids.campaign)?;
+    let done = s
+        .store
+        .done_runs_with(ids.campaign, &search::figures(s.exp))?;
     drive(s, lab, ids, done)
 }
 
 /// How many of the store's newest finished campaigns the ETA learns from.
 pub const PAST_CAMPAIGNS: usize = 200;
 
-/// Runs of the plan: exact for fixed repetitions, the upper bound for adaptive ones.
+/// Runs of the plan: exact for fixed repetitions, the upper bound for
+/// adaptive ones and capacity searches.
 fn planned_runs(exp: &Experiment) -> usize {
     let pairs = crate::plan::pairs(exp).len();
-    pairs * (exp.plan.warmup + exp.plan.repetitions.max()) as usize
+    let per_pair = (exp.plan.warmup + exp.plan.repetitions.max()) as usize;
+    pairs * per_pair + search::planned_probes(exp) * per_pair
 }
 
 fn drive<'a>(
@@ -190,16 +199,23 @@ fn record_facts(
     Ok(())
 }
 
-type Key = (usize, usize, bool, u32);
+/// A run's place by row ids: target, workload, warm-up, repetition.
+type Key = (i64, i64, bool, u32);
 
 /// The state of a campaign's round loop.
 struct Campaign<'a, 'l> {
     s: Session<'a>,
+    /// The experiment, with the probes of its capacity searches added as
+    /// they are made.
+    exp: Arc<Experiment>,
     lab: &'l mut Lab<'a>,
     ids: CampaignIds,
     root: bool,
     /// Runs already recorded (resume): their primary value.
-    done: HashMap<Key, Option<f64>>,
+    done: HashMap<Key, DoneRun>,
+    /// Each probe pair's runs' margins past its search's target.
+    margins: HashMap<(usize, usize), Vec<f64>>,
+
     /// Primary values of each pair's successful measured runs.
     values: HashMap<(usize, usize), Vec<f64>>,
     position: u32,
@@ -222,20 +238,15 @@ impl<'a, 'l> Campaign<'a, 'l> {
         done: Vec<DoneRun>,
         root: bool,
     ) -> Self {
-        let index = |v: &[i64], id: i64| v.iter().position(|x| *x == id);
         let prior_s = done.iter().map(|d| d.duration_s).sum();
         let done = done
-            .iter()
-            .filter_map(|d| {
-                let key = (
-                    index(&ids.targets, d.target)?,
-                    index(&ids.workloads, d.workload)?,
-                    d.warmup,
-                    d.repetition,
-                );
-                Some((key, d.primary))
-            })
+            .into_iter()
+            .map(|d| ((d.target, d.workload, d.warmup, d.repetition), d))
             .collect();
+        let exp = Arc::new(s.exp.clone());
+        let mut ids = ids;
+        // Probes are added to the experiment again as the searches replay.
+        ids.workloads.truncate(exp.workloads.len());
         let outcome = Outcome {
             campaign: ids.campaign,
             interrupted: false,
@@ -244,11 +255,13 @@ impl<'a, 'l> Campaign<'a, 'l> {
         };
         let total = planned_runs(s.exp);
         Campaign {
+            exp,
             s,
             lab,
             ids,
             root,
             done,
+            margins: HashMap::new(),
             values: HashMap::new(),
             position: 0,
             started: Instant::now(),
@@ -259,25 +272,31 @@ impl<'a, 'l> Campaign<'a, 'l> {
     }
 
     fn time_up(&self) -> bool {
-        self.s
-            .exp
+        self.exp
             .plan
             .max_time
             .is_some_and(|m| self.prior_s + self.started.elapsed().as_secs_f64() >= m.as_secs_f64())
     }
 
     fn run_all(&mut self) -> Result<()> {
-        let groups = crate::plan::groups(self.s.exp);
-        for (g, group) in groups.iter().enumerate() {
-            match self.run_group(group)? {
+        let groups = crate::plan::groups(&self.exp);
+        let searches = crate::plan::searches(&self.exp);
+        let all = groups.iter().map(|g| (g, false));
+        let all: Vec<_> = all.chain(searches.iter().map(|g| (g, true))).collect();
+        for (g, &(group, search)) in all.iter().enumerate() {
+            let halt = match search {
+                false => self.run_group(group)?,
+                true => self.run_search(group)?,
+            };
+            match halt {
                 None => {}
                 Some(Halt::Interrupted) => {
                     self.outcome.interrupted = true;
                     return Ok(());
                 }
                 Some(Halt::TimeUp) => {
-                    for later in &groups[g + 1..] {
-                        for &(t, w) in later {
+                    for (later, _) in &all[g + 1..] {
+                        for &(t, w) in *later {
                             self.s
                                 .store
                                 .set_pair_stop(&self.ids, t, w, "time", 0, None)?;
@@ -298,7 +317,7 @@ impl<'a, 'l> Campaign<'a, 'l> {
     /// Warm-up rounds, then measured rounds until every pair has stopped.
     fn run_group(&mut self, group: &[(usize, usize)]) -> Result<Option<Halt>> {
         let mut round = 0;
-        for rep in 1..=self.s.exp.plan.warmup {
+        for rep in 1..=self.exp.plan.warmup {
             round += 1;
             if let Some(h) = self.run_round(group, round, rep, true)? {
                 return Ok(Some(h));
@@ -330,7 +349,7 @@ impl<'a, 'l> Campaign<'a, 'l> {
                 // Borrowed, not copied: a pair of 10^5 runs would copy them
                 // all after every round.
                 let v = self.values.get(&(t, w)).map_or(&[][..], Vec::as_slice);
-                match crate::rounds::decide(self.s.exp.plan.repetitions, rep, v) {
+                match crate::rounds::decide(self.exp.plan.repetitions, rep, v) {
                     Some(s) => {
                         self.s
                             .store
@@ -351,13 +370,20 @@ impl<'a, 'l> Campaign<'a, 'l> {
         rep: u32,
         warmup: bool,
     ) -> Result<Option<Halt>> {
-        for mut pr in crate::plan::round_runs(self.s.exp, pairs, round, rep, warmup) {
+        let exp = Arc::clone(&self.exp);
+        for mut pr in crate::plan::round_runs(&exp, pairs, round, rep, warmup) {
             pr.position = self.position;
             self.position += 1;
-            let key = (pr.target, pr.workload, pr.warmup, pr.repetition);
-            if let Some(&value) = self.done.get(&key) {
-                self.s.printer.run_skipped((pr.target, pr.workload));
-                self.note_value(&pr, value);
+            let key = (
+                self.ids.targets[pr.target],
+                self.ids.workloads[pr.workload],
+                pr.warmup,
+                pr.repetition,
+            );
+            if let Some(done) = self.done.remove(&key) {
+                self.s.printer.run_skipped(search::paced(&exp, &pr));
+                self.note_value(&pr, done.primary);
+                self.note_margin(&pr, &done);
                 continue;
             }
             if self.s.stop.is_raised() {

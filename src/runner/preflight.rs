@@ -35,7 +35,7 @@ pub(super) fn judge(exp: &Experiment, targets: &[Box<dyn Target>], team: &Team) 
     let here = (0..team.size())
         .filter(|&r| team.host(r) == team.host(team.rank()))
         .count();
-    out.extend(super::capacity::refusals(
+    out.extend(super::footprint::refusals(
         exp,
         team.size() as u64,
         here as u64,

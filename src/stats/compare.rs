@@ -86,13 +86,16 @@ pub enum Method {
     /// Welch's t on the values themselves, Fieller's interval for the ratio
     /// of the means ([`welch`]): for metrics that can be zero or negative.
     WelchMeans,
+    /// Two capacities: the difference of their logs, its standard error
+    /// from each one's interval ([`crate::stats::capacity::compare`]).
+    Knees,
 }
 
 impl Method {
     /// True for the methods that work on the log scale, whose percent
     /// difference is a ratio of geometric means.
     pub fn is_log(self) -> bool {
-        matches!(self, Method::PairedLog | Method::WelchLog)
+        matches!(self, Method::PairedLog | Method::WelchLog | Method::Knees)
     }
 }
 

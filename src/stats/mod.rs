@@ -27,6 +27,10 @@
 //!   judged as one.
 //! * [`outliers`]: modified z-scores from the median absolute deviation
 //!   (Iglewicz & Hoaglin), to flag disturbed runs.
+//! * [`capacity`]: the highest offered rate that meets a latency target,
+//!   from probes at set rates: each run's margin past the target, the
+//!   knee where a line fitted near it crosses zero with Fieller's
+//!   interval, and two capacities compared on the log scale.
 //! * [`verdict`](mod@verdict): better, worse, or no significant difference
 //!   at a given significance level, with respect to the metric's
 //!   [`Direction`](crate::metric::Direction).
@@ -39,6 +43,7 @@
 //! Python expression that produced its references.
 
 pub mod analysis;
+pub mod capacity;
 pub mod changepoint;
 pub mod compare;
 pub mod interval;

@@ -20,6 +20,11 @@ pub struct DoneRun {
     pub repetition: u32,
     pub primary: Option<f64>,
     pub duration_s: f64,
+    /// The run failed.
+    pub failed: bool,
+    /// The metrics asked for by name ([`Store::done_runs_with`]), as
+    /// the primary: with the run's variant labels only.
+    pub figures: Vec<(String, f64)>,
 }
 
 /// A stored campaign to resume: its experiment as written and its row ids.
@@ -120,6 +125,12 @@ impl Store {
     /// Every ok or failed run of a campaign, with its primary metric (the
     /// value labelled with nothing but the run's variant factors).
     pub fn done_runs(&self, campaign: i64) -> Result<Vec<DoneRun>> {
+        self.done_runs_with(campaign, &[])
+    }
+
+    /// [`Store::done_runs`], with the metrics `names` of each run too (what
+    /// a capacity search judges its probes by).
+    pub fn done_runs_with(&self, campaign: i64, names: &[&str]) -> Result<Vec<DoneRun>> {
         let experiment: String = self.conn.query_row(
             "SELECT experiment_json FROM campaigns WHERE id = ?1",
             [campaign],
@@ -127,19 +138,26 @@ impl Store {
         )?;
         let experiment = serde_json::from_str(&experiment).unwrap_or(serde_json::Value::Null);
         let (targets, workloads) = self.variants(campaign, &experiment)?;
-        let mut primary: HashMap<i64, Vec<(String, f64)>> = HashMap::new();
+        let wanted: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+        let list = serde_json::to_string(&wanted)?;
+        // (run, name, labels, value, is the primary)
+        type Figure = (String, String, f64, bool);
+        let mut figures: HashMap<i64, Vec<Figure>> = HashMap::new();
         let mut st = self.conn.prepare(
-            "SELECT m.run_id, m.labels, m.value FROM metrics m JOIN runs r ON r.id = m.run_id
-             JOIN workloads w ON w.id = r.workload_id
-             WHERE r.campaign_id = ?1 AND m.name = w.primary_metric",
+            "SELECT m.run_id, m.name, m.labels, m.value, m.name = w.primary_metric FROM metrics m
+             JOIN runs r ON r.id = m.run_id JOIN workloads w ON w.id = r.workload_id
+             WHERE r.campaign_id = ?1 AND (m.name = w.primary_metric
+                OR m.name IN (SELECT value FROM json_each(?2)))",
         )?;
-        let rows = st.query_map([campaign], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+        let rows = st.query_map(params![campaign, list], |r| {
+            Ok((r.get(0)?, (r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))
+        })?;
         for row in rows {
-            let (run, labels, value): (i64, String, f64) = row?;
-            primary.entry(run).or_default().push((labels, value));
+            let (run, figure): (i64, Figure) = row?;
+            figures.entry(run).or_default().push(figure);
         }
         let mut st = self.conn.prepare(
-            "SELECT r.id, r.target_id, r.workload_id, r.warmup, r.repetition, r.duration_s
+            "SELECT r.id, r.target_id, r.workload_id, r.warmup, r.repetition, r.duration_s, r.status = 'failed'
              FROM runs r WHERE r.campaign_id = ?1 AND r.status IN ('ok', 'failed') ORDER BY r.id",
         )?;
         let rows = st.query_map([campaign], |r| {
@@ -152,6 +170,8 @@ impl Store {
                     repetition: r.get(4)?,
                     primary: None,
                     duration_s: r.get(5)?,
+                    failed: r.get(6)?,
+                    figures: Vec::new(),
                 },
             ))
         })?;
@@ -161,10 +181,17 @@ impl Store {
             let t = targets.iter().find(|t| t.id == done.target);
             let w = workloads.iter().find(|w| w.id == done.workload);
             let want = super::read::run_factors(t, w).to_json_text();
-            done.primary = primary
-                .get(&run)
-                .and_then(|v| v.iter().find(|(l, _)| *l == want))
-                .map(|(_, v)| *v);
+            for (name, labels, value, primary) in figures.remove(&run).unwrap_or_default() {
+                if labels != want {
+                    continue;
+                }
+                if primary {
+                    done.primary = Some(value);
+                }
+                if wanted.contains(&name) {
+                    done.figures.push((name, value));
+                }
+            }
             out.push(done);
         }
         Ok(out)

@@ -148,6 +148,56 @@ impl CampaignData {
     pub fn plan(&self) -> StoredPlan {
         StoredPlan::read(&self.experiment)
     }
+
+    /// Each capacity search the campaign ran: the searched workload's
+    /// name and what it asked, in the experiment's order.
+    pub fn searches(&self) -> Vec<(String, StoredCapacity)> {
+        self.workload_entries("capacity")
+    }
+
+    /// The probes the campaign made: each variant's name and its search.
+    pub fn probes(&self) -> Vec<(String, StoredProbe)> {
+        self.workload_entries("probe")
+    }
+
+    fn workload_entries<T: serde::de::DeserializeOwned>(&self, key: &str) -> Vec<(String, T)> {
+        let list = self.experiment.get("workloads").and_then(Value::as_array);
+        list.into_iter()
+            .flatten()
+            .filter_map(|w| {
+                let name = w.get("name")?.as_str()?.to_string();
+                let entry = serde_json::from_value(w.get(key)?.clone()).ok()?;
+                Some((name, entry))
+            })
+            .collect()
+    }
+}
+
+/// A capacity search as stored with the experiment
+/// (`crate::experiment::capacity::Capacity::to_json`).
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+pub struct StoredCapacity {
+    /// The percentile judged (`p99`) and the metric holding it.
+    pub latency: String,
+    pub metric: String,
+    pub max_s: f64,
+    pub start: f64,
+    pub max_rate: Option<f64>,
+    pub resolution: f64,
+    /// The parameter set, and the metric of what was achieved.
+    pub param: String,
+    pub achieved: String,
+    /// The count of a Poisson schedule's served arrivals, if any.
+    #[serde(default)]
+    pub served: Option<String>,
+}
+
+/// A probe as stored: its search and the total rate it offered.
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+pub struct StoredProbe {
+    pub search: String,
+    pub k: i64,
+    pub offered: f64,
 }
 
 impl super::WorkloadRow {

@@ -2,7 +2,7 @@
 //! as the run ends.
 
 use anyhow::{Context, Result};
-use rusqlite::params;
+use rusqlite::{params, OptionalExtension};
 use serde_json::Value;
 
 use hdrhistogram::serialization::Serializer;
@@ -107,6 +107,43 @@ impl Store {
             targets,
             workloads,
         })
+    }
+
+    /// The row of workload `w` of `exp`, a variant made while the campaign
+    /// runs (a capacity search's probe): made if the campaign has none of
+    /// that name yet, with the campaign's stored experiment brought up to
+    /// `exp`, so that the variant's family and factors read back as a
+    /// swept one's.
+    pub fn add_workload(&mut self, campaign: i64, exp: &Experiment, w: usize) -> Result<i64> {
+        let spec = &exp.workloads[w];
+        let tx = self.conn.transaction()?;
+        let known: Option<i64> = tx
+            .query_row(
+                "SELECT id FROM workloads WHERE campaign_id = ?1 AND name = ?2",
+                params![campaign, spec.name],
+                |r| r.get(0),
+            )
+            .optional()?;
+        if let Some(id) = known {
+            return Ok(id);
+        }
+        let position: i64 = tx.query_row(
+            "SELECT COUNT(*) FROM workloads WHERE campaign_id = ?1",
+            [campaign],
+            |r| r.get(0),
+        )?;
+        tx.execute(
+            "INSERT INTO workloads (campaign_id, position, name, kind, primary_metric, params_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![campaign, position, spec.name, spec.kind.name(), spec.kind.primary().name, spec.params.to_json().to_string()],
+        )?;
+        let id = tx.last_insert_rowid();
+        tx.execute(
+            "UPDATE campaigns SET experiment_json = ?1 WHERE id = ?2",
+            params![exp.to_json().to_string(), campaign],
+        )?;
+        tx.commit()
+            .with_context(|| format!("recording workload `{}`", spec.name))?;
+        Ok(id)
     }
 
     pub fn set_target_facts(&mut self, target: i64, facts: &Value) -> Result<()> {

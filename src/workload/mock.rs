@@ -13,6 +13,16 @@
 //! difference between targets). The same seed and run always give the same
 //! number, so campaigns with a known truth test the verdicts
 //! (`tests/calibration.rs`).
+//!
+//! With `rate` (an open-loop run, as a capacity search sets it) the run
+//! is an M/M/1 queue whose service rate μ is that number: arrivals at
+//! λ = `rate`, response times exponential with rate μ − λ, so the q-th
+//! percentile latency is −ln(1 − q)/(μ − λ) until it reaches the run's
+//! length T (`duration`, at least ten seconds, as a measured run would
+//! be); nearer μ and beyond the queue grows through the run instead, and
+//! the percentile with it, by q·T per μ of excess rate. It reports the achieved
+//! ops_per_s (min(λ, μ)) and the latency percentiles: a system whose
+//! capacity within p99 ≤ L is known, μ − ln(100)/L.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -20,7 +30,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
-use super::{Configure, RunContext, Workload, WorkloadConfig};
+use super::{Configure, OpenLoop, RunContext, Workload, WorkloadConfig};
 use crate::measure::RunOutput;
 use crate::metric::catalogue as m;
 use crate::params::{declare, Fault, Params};
@@ -34,6 +44,7 @@ declare! {
         factor: map => "multiplier of the mean per target, e.g. { b = 1.05 }; 1 for targets not named",
         duration: duration = "0s" => "how long each run sleeps",
         seed: int(u64, 0, i64::MAX) = "1" => "seed of the noise",
+        rate: float(0.0, 1e18) = "0" => "open loop: operations offered per second to an M/M/1 queue whose service rate is the drawn value (0: report the value itself)",
     }
 }
 
@@ -44,6 +55,8 @@ pub struct MockConfig {
     /// Factor per target name; 1 for targets not named.
     pub factors: BTreeMap<String, f64>,
     pub duration: Duration,
+    /// Offered operations per second (0: closed loop).
+    pub rate: f64,
 }
 
 impl MockParams {
@@ -73,6 +86,7 @@ impl Configure for MockParams {
             model: self.model(),
             factors,
             duration: self.duration,
+            rate: self.rate,
         })
     }
 }
@@ -89,6 +103,17 @@ impl WorkloadConfig for MockConfig {
 
     fn bytes_needed(&self) -> u64 {
         0
+    }
+
+    fn open_loop(&self) -> Result<OpenLoop, String> {
+        Ok(OpenLoop {
+            param: "rate",
+            issuers: 1,
+            value: self.rate,
+            whole: false,
+            achieved: &m::OPS_PER_S,
+            served: None,
+        })
     }
 
     fn build(&self) -> Box<dyn Workload> {
@@ -122,6 +147,32 @@ impl Model {
     }
 }
 
+/// What an open-loop run at `rate` reports from an M/M/1 queue served at
+/// `mu` per second for `duration` (module doc).
+pub fn queue(mu: f64, rate: f64, duration: Duration) -> Vec<crate::measure::Metric> {
+    let achieved = rate.min(mu);
+    let t = duration.as_secs_f64().max(10.0);
+    let quantile = |q: f64| -> f64 {
+        let tail = -(1.0 - q).ln();
+        // Where the steady state's percentile reaches the run's length:
+        // nearer μ a run cannot settle, and its backlog grows instead.
+        let settles = mu - tail / t;
+        let seconds = if rate < settles {
+            tail / (mu - rate)
+        } else {
+            t + q * (rate - settles) / mu.max(1e-9) * t
+        };
+        seconds * 1e9
+    };
+    vec![
+        m::OPS_PER_S.value(achieved),
+        m::LAT_P50_NS.value(quantile(0.5)),
+        m::LAT_P90_NS.value(quantile(0.9)),
+        m::LAT_P99_NS.value(quantile(0.99)),
+        m::LAT_P999_NS.value(quantile(0.999)),
+    ]
+}
+
 /// A standard normal draw from two splitmix64 outputs (Box–Muller).
 fn gaussian(seed: u64) -> f64 {
     let mut s = seed;
@@ -149,8 +200,12 @@ impl Workload for Mock {
         }
         let factor = self.config.factors.get(&cx.target).copied().unwrap_or(1.0);
         let v = self.config.model.value(factor, cx.position, cx.run_seed);
+        let metrics = match self.config.rate {
+            r if r > 0.0 => queue(v, r, duration),
+            _ => vec![m::OPS_PER_S.value(v)],
+        };
         Ok(RunOutput {
-            metrics: vec![m::OPS_PER_S.value(v)],
+            metrics,
             ..Default::default()
         })
     }
@@ -178,6 +233,36 @@ mod tests {
         assert!((m.value(1.05, 10, 9) - 115.5).abs() < 1e-9);
         let down = Model { drift: -0.2, ..m };
         assert_eq!(down.value(1.0, 10, 9), 0.0, "never negative");
+    }
+
+    // Reference: M/M/1 response-time quantiles, -ln(1 - q)/(μ - λ).
+    #[test]
+    fn an_open_loop_run_is_an_mm1_queue() {
+        let get = |out: &[crate::measure::Metric], d: &crate::metric::MetricDef| {
+            out.iter().find(|x| std::ptr::eq(x.def, d)).unwrap().value
+        };
+        let out = queue(1000.0, 900.0, Duration::from_secs(1));
+        assert_eq!(get(&out, &m::OPS_PER_S), 900.0);
+        let p99 = 100f64.ln() / 100.0 * 1e9;
+        assert!((get(&out, &m::LAT_P99_NS) - p99).abs() < 1.0);
+        assert!((get(&out, &m::LAT_P50_NS) - 2f64.ln() / 100.0 * 1e9).abs() < 1.0);
+        // Past μ: only μ is achieved and the backlog grows; the
+        // percentile rises with the rate, through μ without a jump.
+        let over = queue(1000.0, 1100.0, Duration::ZERO);
+        assert_eq!(get(&over, &m::OPS_PER_S), 1000.0);
+        let mut last = 0.0;
+        for rate in (900..1200).step_by(5) {
+            let p = get(
+                &queue(1000.0, f64::from(rate), Duration::ZERO),
+                &m::LAT_P99_NS,
+            );
+            assert!(p > last, "{rate}: {p} after {last}");
+            last = p;
+        }
+        // The capacity within p99 ≤ 50 ms: μ - ln(100)/0.05.
+        let knee = 1000.0 - 100f64.ln() / 0.05;
+        let at = |r: f64| get(&queue(1000.0, r, Duration::ZERO), &m::LAT_P99_NS);
+        assert!(at(knee - 1.0) < 50e6 && at(knee + 1.0) > 50e6);
     }
 
     #[test]

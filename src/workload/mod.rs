@@ -182,11 +182,57 @@ pub trait WorkloadConfig: Debug + Send + Sync {
     fn kept_files(&self) -> Option<String> {
         None
     }
+    /// The offered rate of an open-loop run, which a capacity search
+    /// turns; why not, for a kind (or parameters) that offer none.
+    fn open_loop(&self) -> Result<OpenLoop, String> {
+        Err("it runs closed-loop only (as fast as it can), with no rate to set".into())
+    }
     fn build(&self) -> Box<dyn Workload>;
     /// The root its server comes from (pgbench's PostgreSQL, `root`);
     /// none for a kind that runs no server.
     fn root(&self) -> Option<crate::provision::root::RootNeed> {
         None
+    }
+}
+
+/// How a kind offers load at a set rate (an open-loop run: operations
+/// due on a schedule, latency counted from when each was due), so that a
+/// capacity search can set it: the parameter, for how many issuers each,
+/// and the metric that says what was achieved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpenLoop {
+    /// The parameter that sets the rate (`rate_iops`, `rate`).
+    pub param: &'static str,
+    /// Issuers that each offer the parameter's rate (an io workload's
+    /// jobs): the offered total is the value times this.
+    pub issuers: u64,
+    /// The parameter's value as written (per issuer), 0 when none is.
+    pub value: f64,
+    /// Whether the parameter takes whole numbers (an `int`, a `size`).
+    pub whole: bool,
+    /// The metric of what a run achieved, in the offered rate's unit.
+    pub achieved: &'static MetricDef,
+    /// Where arrivals follow a Poisson schedule (pgbench -R) rather than a
+    /// fixed one: the metric counting those served, by which a run's
+    /// achieved rate is judged with the schedule's own spread.
+    pub served: Option<&'static MetricDef>,
+}
+
+impl OpenLoop {
+    /// The parameter's value that offers `total` (rounded to a whole
+    /// number where the parameter takes one, at least 1).
+    pub fn value_for(&self, total: f64) -> f64 {
+        let per = total / self.issuers.max(1) as f64;
+        if self.whole {
+            per.round().max(1.0)
+        } else {
+            per
+        }
+    }
+
+    /// The total offered when the parameter is `value`.
+    pub fn total(&self, value: f64) -> f64 {
+        value * self.issuers.max(1) as f64
     }
 }
 

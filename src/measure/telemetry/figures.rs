@@ -382,32 +382,55 @@ fn processes(rec: &Recording, elapsed: f64, f: &mut Figures) {
             .collect();
         f.series.push(series(&m::PROC_CPU_PCT, l, iv, values));
     }
-    for (label, pct) in busiest_threads(rec) {
+    for (label, (pct, wanted)) in busiest_threads(rec) {
         let l = Labels::new().with(&PROCESS, &label);
-        f.metrics.push(m::PROC_BUSIEST_THREAD_PCT.labelled(l, pct));
+        f.metrics
+            .push(m::PROC_BUSIEST_THREAD_PCT.labelled(l.clone(), pct));
+        if let Some(w) = wanted {
+            f.metrics
+                .push(m::PROC_BUSIEST_THREAD_WANTED_PCT.labelled(l, w));
+        }
     }
 }
 
-/// Per label, the CPU of its busiest thread in % of a core, over the
-/// stretch each thread was seen (at least 0.9 s of it).
-fn busiest_threads(rec: &Recording) -> BTreeMap<String, f64> {
+/// Per label, its busiest thread's CPU in % of a core over the stretch
+/// each thread was seen (at least 0.9 s of it); and the largest share of
+/// that stretch a thread ran or waited on a run queue for a CPU, where
+/// the kernel says how long it waited.
+fn busiest_threads(rec: &Recording) -> BTreeMap<String, (f64, Option<f64>)> {
     let hz = rec.ticks_per_s.max(1) as f64;
-    let mut seen: BTreeMap<(String, u32), (f64, u64, f64, u64)> = BTreeMap::new();
+    type Seen = (f64, u64, Option<u64>, f64, u64, Option<u64>);
+    let mut seen: BTreeMap<(String, u32), Seen> = BTreeMap::new();
     for s in &rec.samples {
         for t in &s.threads {
-            let e = seen
-                .entry((t.label.clone(), t.tid))
-                .or_insert((s.t, t.ticks, s.t, t.ticks));
-            e.2 = s.t;
-            e.3 = t.ticks;
+            let e = seen.entry((t.label.clone(), t.tid)).or_insert((
+                s.t,
+                t.ticks,
+                t.waited_ns,
+                s.t,
+                t.ticks,
+                t.waited_ns,
+            ));
+            e.3 = s.t;
+            e.4 = t.ticks;
+            e.5 = t.waited_ns;
         }
     }
-    let mut out: BTreeMap<String, f64> = BTreeMap::new();
-    for ((label, _), (t0, c0, t1, c1)) in seen {
-        if t1 - t0 >= 0.9 {
-            let pct = 100.0 * c1.saturating_sub(c0) as f64 / hz / (t1 - t0);
-            let e = out.entry(label).or_insert(0.0);
-            *e = e.max(pct.min(100.0));
+    let mut out: BTreeMap<String, (f64, Option<f64>)> = BTreeMap::new();
+    for ((label, _), (t0, c0, w0, t1, c1, w1)) in seen {
+        if t1 - t0 < 0.9 {
+            continue;
+        }
+        let ran = c1.saturating_sub(c0) as f64 / hz;
+        let pct = (100.0 * ran / (t1 - t0)).min(100.0);
+        let wanted = w0.zip(w1).map(|(a, b)| {
+            let waited = b.saturating_sub(a) as f64 / 1e9;
+            (100.0 * (ran + waited) / (t1 - t0)).min(100.0)
+        });
+        let e = out.entry(label).or_insert((0.0, None));
+        e.0 = e.0.max(pct);
+        if let Some(w) = wanted {
+            e.1 = Some(e.1.map_or(w, |x: f64| x.max(w)));
         }
     }
     out

@@ -82,6 +82,9 @@ pub struct ThreadCpu {
     pub label: String,
     pub tid: u32,
     pub ticks: u64,
+    /// Nanoseconds it waited on a run queue for a CPU (schedstat's
+    /// run_delay), where the kernel keeps it.
+    pub waited_ns: Option<u64>,
 }
 
 /// Everything read at one instant.
@@ -213,6 +216,7 @@ fn threads(pid: u32, label: &str, out: &mut Vec<ThreadCpu>) {
                 label: label.to_string(),
                 tid: t.tid as u32,
                 ticks: stat_ticks(&s, false),
+                waited_ns: t.schedstat().ok().map(|x| x.run_delay),
             });
         }
     }

@@ -123,6 +123,7 @@ impl Markup for Html {
             Chart::Curve(c) => curve_chart(c)?,
             Chart::Overview(o) => overview_chart(o)?,
             Chart::History(h) => history_chart(h)?,
+            Chart::Capacity(k) => crate::report::svg::capacity_chart(k)?,
         };
         Ok(format!("<div class=\"chart\">{svg}</div>\n"))
     }

@@ -365,6 +365,7 @@ mod tests {
             family: "w".into(),
             exploratory: !primary,
             parts: None,
+            kind: crate::analysis::verdict::Kind::Mean,
         }
     }
 

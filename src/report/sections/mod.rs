@@ -9,6 +9,7 @@
 
 pub mod across;
 pub mod campaign;
+pub mod capacity;
 pub mod compared;
 pub mod comparisons;
 pub mod methodology;

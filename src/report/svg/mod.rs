@@ -14,6 +14,7 @@
 
 pub mod bar;
 mod canvas;
+pub mod capacity;
 pub mod curve;
 pub mod diff;
 mod format;
@@ -23,6 +24,7 @@ pub mod line;
 pub mod overview;
 
 pub use bar::{bar_chart, Bar, BarChart};
+pub use capacity::{capacity_chart, CapacityChart, CapacityCurve, CapacityPoint};
 pub use curve::{curve_chart, Curve, CurveChart, CurvePoint};
 pub use diff::{diff_chart, DiffBar, DiffChart};
 pub use heatmap::{heatmap, heatmap_group, sequential_color, HeatMap, HeatMapGroup};

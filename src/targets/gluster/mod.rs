@@ -41,6 +41,7 @@ use crate::measure::telemetry::procs::{gluster_status_pids, Locate};
 use crate::measure::telemetry::{Backing, Chain, Served};
 use crate::metric::layer::Layer;
 use crate::params::{declare, Fault};
+use crate::process::watch;
 use crate::provision::client::ClientMount;
 use crate::provision::journal::{state_dir, Held, Journal, Resource};
 use crate::provision::root::{preflight, RootNeed, RootSpec, Software};
@@ -393,6 +394,10 @@ impl Gluster {
         }
         self.gluster(&["volume", "start", &self.volume])
             .with_context(|| format!("starting volume {}", self.volume))?;
+        // Its bricks here serve this target: watched during its runs.
+        for (pid, brick) in runtime::bricks(&self.volume) {
+            watch::register(pid, &format!("glusterfsd for {brick}"), &self.name, true);
+        }
         Ok(())
     }
 
@@ -563,6 +568,7 @@ impl Target for Gluster {
     }
 
     fn teardown(&mut self) -> Result<()> {
+        watch::forget_all(&self.name);
         // The claim holds until the volume is gone: released earlier,
         // another campaign could stop the daemon under our teardown.
         self.held

@@ -4,7 +4,9 @@
 //! brick's command line by `-S`). Read from the running bricks' command
 //! lines before the volume is stopped, removed once it is deleted — by its teardown and by
 //! `storlab cleanup` alike, as part of undoing the journaled volume — so
-//! that campaigns do not leave a directory and two sockets each.
+//! that campaigns do not leave a directory and two sockets each. The same
+//! command lines tell which processes serve the volume's bricks here
+//! ([`bricks`]), watched during runs.
 
 use std::path::{Path, PathBuf};
 
@@ -25,32 +27,16 @@ impl Runtime {
     /// glusterd lists them online yet); nothing when none runs.
     pub fn of(volume: &str) -> Runtime {
         let mut rt = Runtime::default();
-        for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-            if let Ok(cmdline) = std::fs::read(e.path().join("cmdline")) {
-                let args: Vec<String> = cmdline
-                    .split(|&b| b == 0)
-                    .map(|a| String::from_utf8_lossy(a).into_owned())
-                    .collect();
-                rt.read_args(volume, &args);
-            }
+        for (_, args) in brick_processes(volume) {
+            rt.read_args(volume, &args);
         }
         rt
     }
 
     /// Takes what a brick's arguments name, if they are those of a brick
-    /// of `volume` (a pid of a brick on another server may be another
-    /// process here).
+    /// of `volume`.
     fn read_args(&mut self, volume: &str, args: &[String]) {
-        let glusterfsd = args
-            .first()
-            .is_some_and(|a| Path::new(a).file_name() == Some("glusterfsd".as_ref()));
-        let of_volume = args.windows(2).any(|w| {
-            w[0] == "--volfile-id"
-                && w[1]
-                    .strip_prefix(volume)
-                    .is_some_and(|r| r.starts_with('.'))
-        });
-        if !glusterfsd || !of_volume {
+        if !is_brick_of(volume, args) {
             return;
         }
         for pair in args.windows(2) {
@@ -88,6 +74,59 @@ impl Runtime {
             None => Ok(()),
         }
     }
+}
+
+/// Whether `args` are the command line of a brick of `volume`: glusterfsd
+/// with `--volfile-id VOLUME.…`.
+fn is_brick_of(volume: &str, args: &[String]) -> bool {
+    let glusterfsd = args
+        .first()
+        .is_some_and(|a| Path::new(a).file_name() == Some("glusterfsd".as_ref()));
+    glusterfsd
+        && args.windows(2).any(|w| {
+            w[0] == "--volfile-id"
+                && w[1]
+                    .strip_prefix(volume)
+                    .is_some_and(|r| r.starts_with('.'))
+        })
+}
+
+/// The processes of this host running a brick of `volume` (by their
+/// command lines, whether or not glusterd lists them online yet, from this
+/// host's root or a jail's): pid and arguments.
+fn brick_processes(volume: &str) -> Vec<(u32, Vec<String>)> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|p| p.parse::<u32>().ok()) else {
+            continue;
+        };
+        if let Ok(cmdline) = std::fs::read(e.path().join("cmdline")) {
+            let args: Vec<String> = cmdline
+                .split(|&b| b == 0)
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .collect();
+            if is_brick_of(volume, &args) {
+                out.push((pid, args));
+            }
+        }
+    }
+    out
+}
+
+/// The bricks of `volume` running on this host: pid and brick directory
+/// (`--brick-name`).
+pub fn bricks(volume: &str) -> Vec<(u32, String)> {
+    brick_processes(volume)
+        .into_iter()
+        .map(|(pid, args)| {
+            let name = args
+                .windows(2)
+                .find(|w| w[0] == "--brick-name")
+                .map(|w| w[1].clone())
+                .unwrap_or_default();
+            (pid, name)
+        })
+        .collect()
 }
 
 /// A brick socket as glusterd names it: `/run/gluster/HEX.socket` (or

@@ -28,6 +28,7 @@ use serde_json::{json, Value};
 use self::ganesha::Export;
 use crate::measure::telemetry::{Backing, Served};
 use crate::params::{declare, Fault};
+use crate::process::watch;
 use crate::provision::client::ClientMount;
 use crate::provision::daemon::{self, Claim};
 use crate::provision::journal::{state_dir, Held, Journal, Resource};
@@ -262,13 +263,15 @@ impl Nfs {
         self.held.record(Resource::Ganesha {
             pidfile: export.pidfile(),
         })?;
-        export.start()?;
+        let pid = export.start()?;
+        watch::register(pid, ganesha::PROGRAM, &self.name, true);
         Ok(())
     }
 
     /// Stops what serves the mount: the mount, and Ganesha when storlab
     /// serves the export.
     fn unserve(&mut self) -> Result<()> {
+        watch::forget(ganesha::PROGRAM, &self.name);
         mount::umount_if_mounted(&self.mnt)?;
         if let Some(e) = &self.ganesha {
             ganesha::stop(&e.pidfile())?;
@@ -279,7 +282,8 @@ impl Nfs {
     /// Starts Ganesha again (when storlab serves the export), then mounts.
     fn serve(&mut self) -> Result<()> {
         if let Some(e) = &self.ganesha {
-            e.start()?;
+            let pid = e.start()?;
+            watch::register(pid, ganesha::PROGRAM, &self.name, true);
         }
         self.mount()
     }
@@ -379,6 +383,7 @@ impl Target for Nfs {
     }
 
     fn teardown(&mut self) -> Result<()> {
+        watch::forget_all(&self.name);
         // The claim on rpcbind holds until Ganesha is gone from it.
         self.held
             .undo_while(|r| !matches!(r, Resource::Daemon { .. }))?;

@@ -36,6 +36,7 @@ use crate::measure::layers::{below_cache, Level, Stack};
 use crate::measure::telemetry::{Backing, Chain, Served};
 use crate::metric::layer::Layer;
 use crate::params::Fault;
+use crate::process::watch;
 use crate::provision::journal::{Held, Journal, Resource};
 use crate::provision::{cmd, loopdev, mount, mountinfo, options, resource_name};
 use crate::targets::{Target, TargetConfig};
@@ -151,7 +152,8 @@ impl VmDisk {
     /// Starts the daemon, attaches the loop device over its export and
     /// mounts the guest's filesystem (made first when `mkfs`).
     fn serve(&mut self, mkfs: bool) -> Result<()> {
-        self.export()?.start()?;
+        let pid = self.export()?.start()?;
+        watch::register(pid, qemu_daemon::PROGRAM, &self.name, true);
         let dev = loopdev::attach(&self.export_path())?;
         self.device = Some(dev.clone());
         if mkfs {
@@ -175,6 +177,7 @@ impl VmDisk {
     /// Unmounts the guest's filesystem, detaches the loop device and stops
     /// the daemon, which lets go of the image.
     fn unserve(&mut self) -> Result<()> {
+        watch::forget(qemu_daemon::PROGRAM, &self.name);
         mount::umount_if_mounted(&self.mountpoint())?;
         loopdev::detach_all(&self.export_path())?;
         self.device = None;
@@ -275,6 +278,7 @@ impl Target for VmDisk {
     }
 
     fn teardown(&mut self) -> Result<()> {
+        watch::forget_all(&self.name);
         self.held.undo_all()
     }
 

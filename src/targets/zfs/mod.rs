@@ -18,10 +18,12 @@ use self::cli::{create_args, get_properties, kernel_zfs, pool_exists, pool_names
 use self::resources::ZFS_FUSE;
 use crate::measure::layers::sources::Delivered;
 use crate::measure::layers::{below_cache, Asked, Level, Stack};
+use crate::measure::telemetry::procs::unix_socket_owner;
 use crate::measure::telemetry::procs::Locate;
 use crate::measure::telemetry::{Backing, Chain, Served};
 use crate::metric::layer::Layer;
 use crate::params::{declare, Fault};
+use crate::process::watch;
 use crate::provision::journal::{state_dir, Held, Journal, Resource};
 use crate::provision::{blockdev, cmd, daemon, loopdev, mount, options, resource_name};
 use crate::targets::image::ImageParams;
@@ -86,6 +88,8 @@ impl TargetConfig for ZfsParams {
 }
 
 pub struct Zfs {
+    /// The target's name, which its daemon serves.
+    name: String,
     size: u64,
     preallocated: bool,
     dir: PathBuf,
@@ -105,6 +109,7 @@ impl Zfs {
         let dir = PathBuf::from(&p.image.dir);
         let base = dir.join(resource_name('-', name));
         Zfs {
+            name: name.to_string(),
             size: p.size,
             preallocated: p.image.preallocated(),
             device: p.device.as_ref().map(PathBuf::from),
@@ -143,6 +148,20 @@ impl Zfs {
         let pid = daemon::start(ZFS_FUSE, &args, &pidfile, zfs_reachable, &pool_names)?;
         self.started_daemon = Some(pid);
         Ok(())
+    }
+
+    /// The zfs-fuse serving the pool, watched during its runs: the one
+    /// storlab started, or the one found listening on its socket (the
+    /// host's: never ended by storlab); nothing for kernel ZFS.
+    fn watch_daemon(&self) {
+        let found = match self.started_daemon {
+            Some(pid) => Some((pid, true)),
+            None if kernel_zfs() => None,
+            None => unix_socket_owner(Path::new(ZFS_FUSE_SOCKET)).map(|pid| (pid, false)),
+        };
+        if let Some((pid, ours)) = found {
+            watch::register(pid, ZFS_FUSE, &self.name, ours);
+        }
     }
 
     fn vdev(&mut self) -> Result<PathBuf> {
@@ -208,6 +227,7 @@ impl Target for Zfs {
     fn provision(&mut self) -> Result<()> {
         self.claim = Some(daemon::claim(ZFS_FUSE)?);
         self.ensure_daemon()?;
+        self.watch_daemon();
         if pool_exists(&self.pool)? {
             bail!(
                 "a pool named {} already exists; storlab will not touch it",
@@ -263,6 +283,7 @@ impl Target for Zfs {
     }
 
     fn teardown(&mut self) -> Result<()> {
+        watch::forget_all(&self.name);
         // The claim holds until the pool is gone: released earlier,
         // another campaign could stop the daemon under our teardown.
         self.held

@@ -188,6 +188,8 @@ pub struct JobInfo {
     /// `stonewall` (`wait_for_previous`) or `wait_for`: starts after the
     /// jobs before it.
     pub waits: bool,
+    /// `rate_iops` as written (`100`, or `100,50` for reads and writes).
+    pub rate_iops: Option<String>,
 }
 
 /// The jobs of a job text in order, each with the `[global]` options in
@@ -249,7 +251,29 @@ fn job_info(name: String, o: &BTreeMap<String, Option<String>>) -> JobInfo {
             .unwrap_or_default(),
         time_based: flag("time_based"),
         waits: flag("stonewall") || flag("wait_for_previous") || get("wait_for").is_some(),
+        rate_iops: get("rate_iops").map(String::from),
     }
+}
+
+/// The job text with every `rate_iops` option set to `value` (each job's
+/// operations per second, as fio reads it), the lines it replaced kept as
+/// comments.
+pub fn with_rate_iops(text: &str, value: u64) -> String {
+    let mut out = String::with_capacity(text.len());
+    for raw in text.lines() {
+        if let Line::Option(key, _) = classify(raw) {
+            if key == "rate_iops" {
+                out.push_str(&format!(
+                    "; storlab's capacity search replaced: {}\nrate_iops={value}\n",
+                    raw.trim()
+                ));
+                continue;
+            }
+        }
+        out.push_str(raw);
+        out.push('\n');
+    }
+    out
 }
 
 /// Bytes the jobs' files take at most: a file named by `filename` counts
@@ -297,6 +321,23 @@ mod tests {
     use super::*;
 
     const JOB: &str = "; a comment\n[global]\nioengine=psync\nsize=64M\ndirectory=/mnt/test\n\n[write]\nrw=write\nbs=1M\n\n[read]\nstonewall\nrw=randread\nnumjobs=2\nruntime=10s\ntime_based\n";
+
+    #[test]
+    fn a_capacity_search_sets_every_rate_iops() {
+        let text = "[global]\nrate_iops=100\n[a]\nrw=randread\n[b]\nRate-IOPS = 50\nnumjobs=2\n";
+        let set = with_rate_iops(text, 400);
+        let jobs = jobs(&set);
+        assert_eq!(jobs.len(), 2);
+        assert!(
+            jobs.iter().all(|j| j.rate_iops.as_deref() == Some("400")),
+            "{set}"
+        );
+        assert!(
+            set.contains("; storlab's capacity search replaced: Rate-IOPS = 50"),
+            "{set}"
+        );
+        assert_eq!(jobs[1].numjobs, 2);
+    }
 
     #[test]
     fn jobs_inherit_globals_in_order() {

@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use anyhow::{anyhow, Context, Result};
 
-use super::{Configure, RunContext, Workload, WorkloadConfig};
+use super::{Configure, OpenLoop, RunContext, Workload, WorkloadConfig};
 use crate::measure::RunOutput;
 use crate::params::units::saturating_secs;
 use crate::params::{declare, Fault, Params, Value};
@@ -44,6 +44,7 @@ declare! {
     pub struct FioParams {
         job: string => "fio job file; a relative path is resolved against the experiment file's directory",
         options: map => "instead of job: fio options of one job, e.g. { rw = \"randread\", bs = \"4k\", size = \"1G\" }",
+        rate_iops: int(u64, 0, 1_000_000_000) = "0" => "sets fio's rate_iops of every job, in place of the job's own (a capacity search sets it; 0: as the job says)",
     }
 }
 
@@ -101,6 +102,10 @@ impl Configure for FioParams {
                 )
             }
         };
+        let text = match self.rate_iops {
+            0 => text,
+            n => jobfile::with_rate_iops(&text, n),
+        };
         if jobfile::jobs(&text).is_empty() {
             return Err((
                 key,
@@ -132,6 +137,32 @@ impl WorkloadConfig for FioConfig {
 
     fn bytes_needed(&self) -> u64 {
         jobfile::bytes_needed(&jobfile::jobs(&self.text))
+    }
+
+    /// Every job's `rate_iops`, which the search sets alike; `iops` is
+    /// the run's total. fio counts latency from when it issued each
+    /// operation, not from when it was due: past the knee the achieved
+    /// rate shows it first.
+    fn open_loop(&self) -> Result<OpenLoop, String> {
+        let jobs = jobfile::jobs(&self.text);
+        let mut rates = Vec::new();
+        for j in &jobs {
+            let Some(r) = &j.rate_iops else {
+                return Err(format!("its job `{}` sets no rate_iops; a capacity search sets every job's, and judges the run's total iops", j.name));
+            };
+            let r: u64 = r.trim().parse().map_err(|_| {
+                format!("job `{}` sets rate_iops={r}; a capacity search sets one rate for reads and writes alike: write one number", j.name)
+            })?;
+            rates.push(r);
+        }
+        Ok(OpenLoop {
+            param: "rate_iops",
+            issuers: jobs.iter().map(|j| j.numjobs).sum(),
+            value: rates.iter().copied().max().unwrap_or(0) as f64,
+            whole: true,
+            achieved: &crate::metric::catalogue::IOPS,
+            served: None,
+        })
     }
 
     fn build(&self) -> Box<dyn Workload> {

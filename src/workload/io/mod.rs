@@ -58,7 +58,7 @@ use self::options::Options;
 use self::schedule::Lag;
 pub use self::steady::DEFAULT_CRITERION as DEFAULT_STEADY_CRITERION;
 use self::steady::{Detector, SteadyParams};
-use super::{Configure, RunContext, Workload, WorkloadConfig};
+use super::{Configure, OpenLoop, RunContext, Workload, WorkloadConfig};
 use crate::measure::cpu::CpuTimes;
 use crate::measure::intervals::{self, percentile_series};
 use crate::measure::latency::{latency_metrics, new_histogram};
@@ -134,7 +134,25 @@ impl Configure for IoParams {
     fn configure(self, _: &Path, _: &mut Params) -> Result<IoConfig, Fault> {
         Ok(IoConfig {
             opts: options::read(&self)?,
+            open_loop: open_loop(&self),
         })
+    }
+}
+
+/// The rate a capacity search turns: `rate` (bytes per second) when the
+/// file sets it, else `rate_iops`; per job.
+fn open_loop(p: &IoParams) -> OpenLoop {
+    let (param, value, achieved) = match (p.rate, p.rate_iops) {
+        (bytes, 0) if bytes > 0 => ("rate", bytes as f64, &m::BW_BYTES_PER_S),
+        (_, ops) => ("rate_iops", ops as f64, &m::IOPS),
+    };
+    OpenLoop {
+        param,
+        issuers: p.numjobs as u64,
+        value,
+        whole: true,
+        achieved,
+        served: None,
     }
 }
 
@@ -142,6 +160,7 @@ impl Configure for IoParams {
 #[derive(Debug, Clone)]
 pub struct IoConfig {
     opts: Options,
+    open_loop: OpenLoop,
 }
 
 impl WorkloadConfig for IoConfig {
@@ -173,6 +192,10 @@ impl WorkloadConfig for IoConfig {
             .spec
             .file_len()
             .saturating_mul(self.opts.numjobs as u64)
+    }
+
+    fn open_loop(&self) -> Result<OpenLoop, String> {
+        Ok(self.open_loop.clone())
     }
 
     /// Each job's buffers: io_uring keeps `iodepth` of the largest block

@@ -12,7 +12,7 @@ use super::Pgbench;
 use crate::params::units::saturating_secs;
 use crate::params::{choices, declare, Fault, Params, Value};
 use crate::provision::root::{RootNeed, RootSpec, Software};
-use crate::workload::{Configure, Workload, WorkloadConfig};
+use crate::workload::{Configure, OpenLoop, Workload, WorkloadConfig};
 
 declare! {
     /// The parameters of a `pgbench` workload, with pgbench's meanings.
@@ -408,6 +408,24 @@ impl WorkloadConfig for Config {
                 self.port,
                 self.root
             )
+        })
+    }
+
+    /// pgbench -R; latency percentiles come from the transaction log.
+    fn open_loop(&self) -> Result<OpenLoop, String> {
+        if !self.transaction_log {
+            return Err(
+                "its latency percentiles come from the transaction log: set transaction_log = true"
+                    .into(),
+            );
+        }
+        Ok(OpenLoop {
+            param: "rate",
+            issuers: 1,
+            value: self.spec.rate.unwrap_or(0.0),
+            whole: false,
+            achieved: &crate::metric::catalogue::TPS,
+            served: Some(&crate::metric::catalogue::TRANSACTIONS),
         })
     }
 

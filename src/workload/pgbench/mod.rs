@@ -47,7 +47,7 @@ use crate::measure::telemetry::checks::PGBENCH_BYTES_PER_SCALE;
 use crate::measure::telemetry::Served;
 use crate::measure::RunOutput;
 use crate::process::StopFlag;
-use crate::provision::journal::{Held, Journal};
+use crate::provision::journal::Held;
 use crate::provision::root::{Jail, Root, Software};
 use crate::warning::{Warning, WarningKind};
 use std::sync::Arc;
@@ -168,11 +168,12 @@ impl Pgbench {
     }
 
     /// A fresh cluster with pgbench's tables, the server stopped again.
-    fn init_managed(&mut self, dir: &Path, stop: &StopFlag, journal: &Journal) -> Result<()> {
+    fn init_managed(&mut self, dir: &Path, cx: &RunContext) -> Result<()> {
+        let (stop, journal) = (&cx.stop, &cx.journal);
         let cluster = self.cluster(dir);
         let bins = self.bins()?.clone();
         cluster.create(&bins, &self.cfg.settings, stop, journal)?;
-        let mut server = Server::start(&cluster, &bins, stop)?;
+        let mut server = Server::start(&cluster, &bins, stop, &cx.target)?;
         self.timed_init(&Conn::managed(&cluster), stop)?;
         server.stop()?;
         cluster.mark_initialized()
@@ -445,7 +446,7 @@ impl Workload for Pgbench {
             return Ok(());
         }
         if self.cfg.reinit_each_run || !self.cluster(dir).is_initialized() {
-            self.init_managed(dir, stop, &cx.journal)?;
+            self.init_managed(dir, cx)?;
         }
         Ok(())
     }
@@ -456,7 +457,7 @@ impl Workload for Pgbench {
             self.measure(dir, &conn, None, &cx.stop)?
         } else {
             let cluster = self.cluster(dir);
-            let mut server = Server::start(&cluster, self.bins()?, &cx.stop)?;
+            let mut server = Server::start(&cluster, self.bins()?, &cx.stop, &cx.target)?;
             let out = self.measure(dir, &conn, Some(&server), &cx.stop);
             let stopped = server.stop();
             let out = out?;

@@ -14,7 +14,10 @@ use anyhow::{bail, Context, Result};
 use super::binaries::Binaries;
 use super::cluster::Cluster;
 use super::exec::{signal, tail};
-use crate::process::StopFlag;
+use crate::process::{watch, StopFlag};
+
+/// What the server registers as to be watched: the postmaster.
+const POSTGRES: &str = "postgres";
 
 const START_TIMEOUT: Duration = Duration::from_secs(120);
 const FAST_SHUTDOWN: Duration = Duration::from_secs(120);
@@ -23,11 +26,20 @@ const IMMEDIATE_SHUTDOWN: Duration = Duration::from_secs(10);
 pub struct Server {
     child: Option<Child>,
     cluster: Cluster,
+    /// The target whose runs it serves (watched for them).
+    serves: String,
 }
 
 impl Server {
-    /// Starts the server and waits until it accepts connections.
-    pub fn start(cluster: &Cluster, bins: &Binaries, stop: &StopFlag) -> Result<Server> {
+    /// Starts the server and waits until it accepts connections; it
+    /// serves the runs on target `serves`, and is watched while they go
+    /// ([`watch`]).
+    pub fn start(
+        cluster: &Cluster,
+        bins: &Binaries,
+        stop: &StopFlag,
+        serves: &str,
+    ) -> Result<Server> {
         let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -62,11 +74,14 @@ impl Server {
                 cluster.data().display()
             )
         })?;
+        let pid = child.id();
         let mut server = Server {
             child: Some(child),
             cluster: cluster.clone(),
+            serves: serves.to_string(),
         };
         server.wait_ready(stop)?;
+        watch::register(pid, POSTGRES, serves, true);
         Ok(server)
     }
 
@@ -135,6 +150,7 @@ impl Server {
         let Some(mut child) = self.child.take() else {
             return Ok(());
         };
+        watch::forget(POSTGRES, &self.serves);
         let steps = [
             (libc::SIGINT, FAST_SHUTDOWN),
             (libc::SIGQUIT, IMMEDIATE_SHUTDOWN),

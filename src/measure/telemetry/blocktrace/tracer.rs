@@ -30,6 +30,7 @@ use super::dump::{Dump, Event, Reader};
 use super::script;
 use super::trace::{Builder, Trace};
 use crate::process::child::die_with_storlab;
+use crate::process::watch::{self, Daemon, Trouble};
 use crate::provision::hostlock;
 use crate::provision::journal::{state_dir, Journal, Kinds, Resource};
 use crate::provision::tracefs;
@@ -41,6 +42,8 @@ pub const BPFTRACE: &str = "bpftrace";
 const ATTACH_PATIENCE: Duration = Duration::from_secs(60);
 /// How long to wait for a run's last mark's dump, and for bpftrace to end.
 const END_PATIENCE: Duration = Duration::from_secs(15);
+/// How often a wait on bpftrace looks at how it is faring.
+const CHECK: Duration = Duration::from_millis(100);
 /// Keys a map may hold (bpftrace's default, 4096, is too few for the
 /// latency buckets of several devices): 2^14, each preallocated.
 const MAP_KEYS: &str = "16384";
@@ -48,6 +51,8 @@ const MAP_KEYS: &str = "16384";
 /// A bpftrace attached to devices, shared by the runs that trace them.
 pub struct Tracer {
     child: Mutex<Child>,
+    /// bpftrace as it registered to be watched ([`watch`]).
+    daemon: Option<Daemon>,
     shared: Arc<Shared>,
     reader: Mutex<Option<JoinHandle<()>>>,
     stderr: Mutex<Option<JoinHandle<String>>>,
@@ -70,8 +75,10 @@ struct State {
     seen: Option<u64>,
     /// The last reset bpftrace carried out.
     reset: Option<u64>,
-    /// bpftrace's output ended (it exited).
+    /// bpftrace's output ended (it exited, or storlab dropped it).
     ended: bool,
+    /// Why storlab dropped it (stopped, gone silent), if it did.
+    dropped: Option<String>,
 }
 
 /// One run's collection: the dumps from mark `from` on, of `devices`.
@@ -173,7 +180,9 @@ impl Tracer {
                 to_runs.ended();
             })
             .map_err(|e| format!("starting the bpftrace reader: {e}"))?;
+        let daemon = Daemon::of(child.id(), BPFTRACE, watch::INSTRUMENTS, true);
         let t = Tracer {
+            daemon,
             child: Mutex::new(child),
             shared,
             reader: Mutex::new(Some(reader)),
@@ -211,6 +220,9 @@ impl Tracer {
         // whole campaign's.
         let n = super::reset();
         let mut st = self.wait(|st| st.reset.is_some_and(|r| r >= n));
+        if let Some(why) = st.dropped.clone() {
+            return Err(why);
+        }
         if st.ended {
             drop(st);
             return Err(self.end_with("bpftrace ended during the campaign"));
@@ -238,21 +250,53 @@ impl Tracer {
         self.wait(|st| st.seen.is_some_and(|s| s >= mark))
     }
 
-    /// Waits until `done`, bpftrace ended, or a while passed; the state then.
+    /// Waits until `done`, bpftrace ended, or a while passed; the state
+    /// then. A bpftrace found stopped (SIGSTOP) or gone, or that stays
+    /// silent for [`END_PATIENCE`], is dropped for the rest of the campaign
+    /// ([`Tracer::drop_stalled`]): no run waits on it again.
     fn wait(&self, done: impl Fn(&State) -> bool) -> MutexGuard<'_, State> {
         let deadline = Instant::now() + END_PATIENCE;
         let mut st = self.shared.lock();
         while !st.ended && !done(&st) {
+            let trouble = self.daemon.as_ref().and_then(watch::trouble);
             let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                break;
+            let why = match trouble {
+                Some(Trouble::Stopped) => {
+                    Some("it is stopped (a signal such as SIGSTOP halted it)".to_string())
+                }
+                Some(Trouble::Dead) => Some("it is gone".to_string()),
+                None if left.is_zero() => Some(format!(
+                    "it printed nothing for {} s",
+                    END_PATIENCE.as_secs()
+                )),
+                None => None,
+            };
+            if let Some(why) = why {
+                drop(st);
+                self.drop_stalled(&why);
+                return self.shared.lock();
             }
-            st = match self.shared.changed.wait_timeout(st, left) {
+            st = match self.shared.changed.wait_timeout(st, left.min(CHECK)) {
                 Ok((g, _)) => g,
                 Err(e) => e.into_inner().0,
             };
         }
         st
+    }
+
+    /// Drops bpftrace for the rest of the campaign: ended (SIGKILL when it
+    /// is stopped and could not take SIGINT), and every run from now on
+    /// says it is not traced, and why.
+    fn drop_stalled(&self, why: &str) {
+        let pid = self.child.lock().unwrap_or_else(|e| e.into_inner()).id();
+        let said = format!("bpftrace (pid {pid}) stopped answering during the campaign: {why}; storlab dropped it, so this run and those after it are not traced");
+        {
+            let mut st = self.shared.lock();
+            st.dropped = Some(said);
+            st.ended = true;
+        }
+        self.shared.changed.notify_all();
+        self.stop();
     }
 
     /// Waits until bpftrace has read its maps at mark `mark`: bpftrace
@@ -270,7 +314,11 @@ impl Tracer {
         let done = st.seen.is_some_and(|s| s >= last);
         let run = st.run.take_if(|c| c.from == from);
         let ended = st.ended;
+        let dropped = st.dropped.clone();
         drop(st);
+        if let Some(why) = dropped.filter(|_| !done) {
+            return Err(why);
+        }
         if !done {
             let why = format!(
                 "bpftrace printed no counts for mark {last} within {} s",
@@ -317,8 +365,15 @@ impl Tracer {
     pub fn stop(&self) {
         {
             let mut child = self.child.lock().unwrap_or_else(|e| e.into_inner());
-            if let Ok(None) = child.try_wait() {
-                interrupt(&mut child);
+            let stopped = self.daemon.as_ref().and_then(watch::trouble) == Some(Trouble::Stopped);
+            match child.try_wait() {
+                // A stopped bpftrace cannot take SIGINT.
+                Ok(None) if stopped => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                }
+                Ok(None) => interrupt(&mut child),
+                _ => {}
             }
         }
         let reader = self.reader.lock().unwrap_or_else(|e| e.into_inner()).take();

@@ -74,6 +74,8 @@ fn recording() -> Recording {
             label: "storlab".into(),
             tid: 3,
             ticks: 90 * k,
+            // 0.05 s of each second waiting for a CPU.
+            waited_ns: Some(50_000_000 * k),
         }],
         mem: Some(Mem {
             cached: 1 << 30,
@@ -147,6 +149,8 @@ fn processes_born_during_the_run_count_whole() {
     assert!((get(&f, &m::PROC_CPU_S, &me) - 0.50).abs() < 1e-9);
     assert!((get(&f, &m::PROC_CPU_PCT, &me) - 25.0).abs() < 1e-9);
     assert!((get(&f, &m::PROC_BUSIEST_THREAD_PCT, &me) - 90.0).abs() < 1e-9);
+    // It ran 90% and waited for a CPU 5% of each second.
+    assert!((get(&f, &m::PROC_BUSIEST_THREAD_WANTED_PCT, &me) - 95.0).abs() < 1e-9);
     // Host: 200 busy ticks of 400, of which 80 were ours.
     let none = Labels::new();
     assert_eq!(get(&f, &m::CPU_BUSY_PCT, &none), 50.0);

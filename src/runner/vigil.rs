@@ -1,0 +1,143 @@
+//! What a run does with the daemons it relies on ([`crate::process::watch`]):
+//! the daemons serving its target and every target beneath it are looked
+//! at before it starts and every [`POLL`] while it goes. One that died
+//! fails the run, in words, and the target takes no more runs (it is
+//! degraded: what is measured on it now is not the configuration asked
+//! for). One that a signal stopped is given [`STOPPED_GRACE`] to go on (a
+//! debugger's moment); still stopped, it fails the run the same way, and
+//! if storlab started it, storlab ends it: every request to it would wait
+//! for good, and the workload with them.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crate::process::watch::{self, Fault, Trouble};
+
+/// How often a running run's daemons are looked at.
+pub const POLL: Duration = Duration::from_millis(200);
+
+/// How long a daemon may stay stopped before it counts as a fault.
+pub const STOPPED_GRACE: Duration = Duration::from_secs(5);
+
+/// Why the daemons serving `serving` (target names) fail a run now, if
+/// they do: a dead one at once, a stopped one once it stayed stopped for
+/// [`STOPPED_GRACE`] (waited for here).
+pub fn fault_now(serving: &[String]) -> Option<String> {
+    let mut stopped_since: Option<Instant> = None;
+    loop {
+        let faults = watch::faults(serving);
+        if let Some(dead) = faults.iter().find(|f| f.trouble == Trouble::Dead) {
+            return Some(dead.words());
+        }
+        let stopped = faults.first()?;
+        let since = *stopped_since.get_or_insert_with(Instant::now);
+        if since.elapsed() >= STOPPED_GRACE {
+            return Some(end_stopped(stopped));
+        }
+        std::thread::sleep(POLL);
+    }
+}
+
+/// Says a stopped daemon's fault, ending it first if storlab started it
+/// (and it is still that process, still stopped).
+fn end_stopped(f: &Fault) -> String {
+    let d = &f.daemon;
+    if !d.started_by_storlab {
+        return format!(
+            "{}, for {} s; it is not storlab's, so storlab leaves it (`kill -CONT {}` lets it go on)",
+            f.words(),
+            STOPPED_GRACE.as_secs(),
+            d.pid
+        );
+    }
+    if watch::trouble(d) == Some(Trouble::Stopped) {
+        // SAFETY: kill has no memory preconditions; the pid was checked to
+        // be the daemon storlab started (same start time).
+        unsafe { libc::kill(d.pid as libc::pid_t, libc::SIGKILL) };
+    }
+    format!(
+        "{}, for {} s: storlab ended it, so that what waited on it returns",
+        f.words(),
+        STOPPED_GRACE.as_secs()
+    )
+}
+
+/// Watches a run's daemons while it goes, on a thread of its own.
+pub struct Vigil {
+    done: Arc<AtomicBool>,
+    found: Arc<Mutex<Option<String>>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Vigil {
+    /// Starts watching the daemons serving `serving` (target names).
+    pub fn start(serving: Vec<String>) -> Vigil {
+        let done = Arc::new(AtomicBool::new(false));
+        let found = Arc::new(Mutex::new(None));
+        let (d, f) = (Arc::clone(&done), Arc::clone(&found));
+        let thread = std::thread::Builder::new()
+            .name("vigil".into())
+            .spawn(move || {
+                while !d.load(Ordering::SeqCst) {
+                    if !watch::faults(&serving).is_empty() {
+                        if let Some(why) = fault_now(&serving) {
+                            *f.lock().unwrap_or_else(|e| e.into_inner()) = Some(why);
+                            return;
+                        }
+                    }
+                    std::thread::sleep(POLL);
+                }
+            })
+            .ok();
+        Vigil {
+            done,
+            found,
+            thread,
+        }
+    }
+
+    /// Stops watching; the fault found, in words, if any.
+    pub fn end(mut self) -> Option<String> {
+        self.done.store(true, Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+        self.found.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_daemon_storlab_started_that_stays_stopped_is_ended_and_said() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("60")
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let serves = format!("vigil-test-{pid}");
+        watch::register(pid, "sleep", &serves, true);
+        let vigil = Vigil::start(vec![serves.clone()]);
+        // SAFETY: a signal to our own child.
+        unsafe { libc::kill(pid as i32, libc::SIGSTOP) };
+        let t0 = Instant::now();
+        let status = child.wait().unwrap();
+        let waited = t0.elapsed();
+        let why = vigil.end().expect("a fault");
+        watch::forget("sleep", &serves);
+        assert!(
+            why.contains(&format!("sleep (pid {pid}) serving `{serves}` is stopped")),
+            "{why}"
+        );
+        assert!(why.contains("storlab ended it"), "{why}");
+        assert!(
+            waited >= STOPPED_GRACE - POLL && waited < STOPPED_GRACE * 3,
+            "{waited:?}"
+        );
+        assert!(!status.success());
+    }
+}
