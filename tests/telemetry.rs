@@ -239,6 +239,8 @@ fn a_read_throttled_to_20_mib_per_second_shows_20_mib_per_second_on_the_device()
     let watch = Watch {
         chain: Chain::of_devices(&[(major, minor)]),
         serving: Vec::new(),
+        campaign: Vec::new(),
+        kernel: Default::default(),
         arc: false,
         block: storlab::measure::telemetry::blocktrace::Source::Off,
         interval: INTERVAL,

@@ -83,6 +83,9 @@ mod mpi_runs;
 /// starts (`export_of`), listed with libnfs up to the export; torn down,
 /// and undone by `storlab cleanup` after a SIGKILL.
 mod nfs_export;
+/// The noisy-host caveat against the CPU accounts of a cgroup holding the
+/// campaign: its own stack is not others, a CPU hog beside it is.
+mod noisy_host;
 /// Numbers at and beyond their parameter's range: located errors, saturating estimates.
 mod param_ranges;
 /// pgbench on a PostgreSQL cluster storlab starts and stops (or by dsn).

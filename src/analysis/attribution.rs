@@ -265,7 +265,15 @@ pub fn place(e: &Evidence) -> (Place, String) {
         return (Place::Device, format!("{head}: the device"));
     }
     let why = match &e.busiest {
-        Some((p, pct)) if *pct >= BUSY_PCT => format!(" ({p}'s CPU was {pct:.0}% of a core)"),
+        Some((p, pct)) if *pct >= BUSY_PCT => {
+            // A group's label (`kernel threads`, `other targets`) is plural.
+            let whose = if p.ends_with('s') && p.contains(' ') {
+                format!("{p}'")
+            } else {
+                format!("{p}'s")
+            };
+            format!(" ({whose} CPU was {pct:.0}% of a core)")
+        }
         _ => match e.others_cpu {
             Some(o) => format!(
                 " (other processes used {o:.0}% of the host's CPU: the workload waited for a core)"

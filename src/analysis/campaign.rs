@@ -132,17 +132,34 @@ pub struct RunFact {
     pub per_target: Vec<(String, Vec<String>)>,
 }
 
-/// The analysis of campaign `c`.
-pub fn analyse(c: &CampaignData, options: &Options) -> Result<CampaignAnalysis> {
-    study::check_levels(c, &options.compare_levels)?;
-    let mut model = model::build(c, options.baseline.as_deref(), &chosen::choose)?;
+/// Campaign `c` judged: its model against `baseline` (the stored one
+/// when `None`), every verdict and the headline, sides named by release.
+/// What every output of a campaign starts from — [`analyse`] for the
+/// report and `storlab show`, `storlab compare` for its rows — so the
+/// verdicts a comparison gives are the report's.
+#[derive(Debug, Clone)]
+pub struct Judgement {
+    pub model: Report,
+    /// Where each pair's reads came from; the caveats it gives are in
+    /// the model and the verdicts.
+    pub reads: Reads,
+    /// The capacity searches; their verdicts lead the headline.
+    pub capacities: Vec<capacity::Search>,
+    pub verdicts: Vec<Verdict>,
+    pub headline: Vec<Statement>,
+}
+
+/// The judgement of campaign `c`: the one place a campaign's runs become
+/// its model (the workload kinds' chosen metrics, [`chosen::choose`]),
+/// with the caveats of where its reads came from, before any verdict.
+pub fn judge(c: &CampaignData, baseline: Option<&str>) -> Result<Judgement> {
+    let mut model = model::build(c, baseline, &chosen::choose)?;
     let reads = reads::reads(c);
     reads::add_caveats(&mut model, &reads);
     let capacities = capacity::searches(c);
     let found = capacity::verdicts(&capacities, &model.baseline);
     // A search's headline is its capacities; its probes' verdicts on
     // their own metrics stay in the tables.
-    let searched = |family: &str| capacities.iter().any(|s| s.workload == family);
     let mut headline: Vec<Statement> = found
         .iter()
         .map(|v| Statement::One(Box::new(v.clone())))
@@ -150,8 +167,30 @@ pub fn analyse(c: &CampaignData, options: &Options) -> Result<CampaignAnalysis> 
     headline.extend(
         verdict::headline(&model)
             .into_iter()
-            .filter(|s| !searched(statement_family(s))),
+            .filter(|s| !searched(&capacities, statement_family(s))),
     );
+    let mut verdicts = verdict::verdicts(&model);
+    verdicts.extend(found);
+    releases::name_sides(c, &mut verdicts, &mut headline);
+    Ok(Judgement {
+        model,
+        reads,
+        capacities,
+        verdicts,
+        headline,
+    })
+}
+
+/// The analysis of campaign `c`.
+pub fn analyse(c: &CampaignData, options: &Options) -> Result<CampaignAnalysis> {
+    study::check_levels(c, &options.compare_levels)?;
+    let Judgement {
+        model,
+        reads,
+        capacities,
+        verdicts,
+        headline,
+    } = judge(c, options.baseline.as_deref())?;
     let about = About::of(c);
     let setup = super::requested::warnings(&about.targets, &model.baseline);
     let warnings: Vec<Warning> = setup.iter().chain(&model.warnings).cloned().collect();
@@ -162,9 +201,6 @@ pub fn analyse(c: &CampaignData, options: &Options) -> Result<CampaignAnalysis> 
             attributions.extend(attribution(&c.runs, &w.name, t)?);
         }
     }
-    let mut verdicts = verdict::verdicts(&model);
-    verdicts.extend(found);
-    releases::name_sides(c, &mut verdicts, &mut headline);
     Ok(CampaignAnalysis {
         reads,
         verdicts,
@@ -173,7 +209,7 @@ pub fn analyse(c: &CampaignData, options: &Options) -> Result<CampaignAnalysis> 
         // says what a study of them would.
         studies: study::studies(c, &model, &options.compare_levels)
             .into_iter()
-            .filter(|s| !searched(&s.family))
+            .filter(|s| !searched(&capacities, &s.family))
             .collect(),
         capacities,
         by_kind: by_kind::by_kind(c, &model, &warnings),
@@ -209,6 +245,11 @@ pub fn analyse(c: &CampaignData, options: &Options) -> Result<CampaignAnalysis> 
         warnings,
         model,
     })
+}
+
+/// Whether workload table `family` is a capacity search's probes.
+fn searched(capacities: &[capacity::Search], family: &str) -> bool {
+    capacities.iter().any(|s| s.workload == family)
 }
 
 /// The workload family a headline statement is about.

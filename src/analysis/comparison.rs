@@ -7,6 +7,7 @@
 use std::collections::BTreeSet;
 
 use super::about::About;
+use super::campaign::judge;
 use super::chosen;
 use super::differences::{differences, Differences};
 use super::model::family;
@@ -19,25 +20,12 @@ use crate::stats::{compare_runs, Analysis, Design};
 use crate::store::CampaignData;
 use crate::warning::Warning;
 
-/// Every non-baseline target against the baseline, on primary metrics.
+/// Every non-baseline target against the baseline, on primary metrics:
+/// the campaign's own verdicts on means ([`judge`]), as its report gives
+/// them.
 pub fn within(c: &CampaignData, baseline: Option<&str>) -> anyhow::Result<Vec<Verdict>> {
-    // The primary metric a workload kind chose (a matrix's primary_test).
-    let r = model::build(c, baseline, &chosen::choose)?;
-    let mut rows = Vec::new();
-    for w in &r.workloads {
-        let Some(m) = w.primary_metric() else {
-            continue;
-        };
-        let Some(base) = m.targets.iter().find(|t| t.target == r.baseline) else {
-            continue;
-        };
-        // Below the minimum n a row says so rather than vanish.
-        rows.extend(
-            m.targets
-                .iter()
-                .filter_map(|t| Verdict::within(w, m, t, base)),
-        );
-    }
+    let mut rows = judge(c, baseline)?.verdicts;
+    rows.retain(|v| v.primary && v.kind.is_mean());
     Ok(rows)
 }
 
@@ -134,9 +122,8 @@ pub fn across(
     }
     let mut warnings = Vec::new();
     for c in [a, b] {
-        let m = model::build(c, None, &chosen::choose)
-            .map_err(|e| Refusal::Broken(format!("{e:#}")))?;
-        warnings.extend(m.warnings.into_iter().map(|w| (c.campaign.id, w)));
+        let m = judge(c, None).map_err(|e| Refusal::Broken(format!("{e:#}")))?;
+        warnings.extend(m.model.warnings.into_iter().map(|w| (c.campaign.id, w)));
     }
     Ok(Across {
         baseline: About::of(a),

@@ -7,8 +7,9 @@
 //! off (counting either would move every mean), latency histograms and
 //! warnings. Equal to the last digit: `==` on every f64.
 
+use crate::analysis::campaign::judge;
 use crate::analysis::latency::{curves, CURVE_PERCENTILES};
-use crate::analysis::{chosen, history, model, telemetry};
+use crate::analysis::{history, model, telemetry};
 use crate::metric::catalogue::{self as m, LAT};
 use crate::metric::histogram::new_histogram;
 use crate::metric::labels::DEVICE;
@@ -42,7 +43,7 @@ fn rounds(runs: &[&RunData], key: &MetricKey) -> Vec<RoundValue> {
 fn the_models_figures_are_those_of_every_row() {
     let (_dir, c) = campaign();
     assert_eq!(c.workloads.len(), 2, "the sweep's two variants");
-    let report = model::build(&c, None, &chosen::choose).unwrap();
+    let report = judge(&c, None).unwrap().model;
     let mut checked = 0;
     for w in &report.workloads {
         for metric in &w.metrics {

@@ -177,8 +177,10 @@ pub struct Chosen {
 }
 
 /// Builds the model for a campaign; `baseline` overrides the stored one,
-/// `choose` says what a workload kind summarises of its own.
-pub fn build(
+/// `choose` says what a workload kind summarises of its own. Called once,
+/// by `analysis::campaign::judge`, which every output of a campaign starts
+/// from.
+pub(super) fn build(
     c: &CampaignData,
     baseline: Option<&str>,
     choose: &dyn Fn(&WorkloadRow) -> Chosen,

@@ -37,6 +37,7 @@ const FIGURES: &[&MetricDef] = &[
     &m::CPU_IOWAIT_PCT,
     &m::CPU_STEAL_PCT,
     &m::CPU_OTHERS_PCT,
+    &m::CPU_KERNEL_PCT,
     &m::PROC_CPU_PCT,
     &m::PROC_BUSIEST_THREAD_PCT,
     &m::MEM_PAGE_CACHE_MAX_BYTES,

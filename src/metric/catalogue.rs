@@ -281,7 +281,9 @@ catalogue! {
     CPU_IOWAIT_PCT = def("cpu_iowait_pct", Percent, Lower, Max, "host CPU idle while I/O was outstanding, in % of all its cores");
     CPU_STEAL_PCT = def("cpu_steal_pct", Percent, Lower, Max, "host CPU taken by the hypervisor, in % of all its cores");
     CPU_OTHERS_PCT = def("cpu_others_pct", Percent, Lower, Max,
-        "host CPU used by processes other than storlab, the programs it ran and the target's daemons, in % of all cores");
+        "host CPU used by processes other than the campaign's (storlab, the programs it ran, its targets' daemons, the kernel threads working for its devices), interrupts and the kernel's other threads left out, in % of all cores");
+    CPU_KERNEL_PCT = def("cpu_kernel_pct", Percent, Lower, Max,
+        "host CPU of interrupts and of kernel threads working for no device of the campaign (kblockd, events, RCU, reclaim), in % of all cores");
     PROC_CPU_S = def("proc_cpu_s", Seconds, Lower, Max, "CPU time (user + system) of a process and its children (`process` label)");
     PROC_CPU_PCT = def("proc_cpu_pct", Percent, Lower, Max, "CPU of a process, in % of one core (`process` label)");
     PROC_BUSIEST_THREAD_PCT = def("proc_busiest_thread_pct", Percent, Lower, Max,

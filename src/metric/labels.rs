@@ -70,7 +70,7 @@ pub static DEVICE: LabelDef = LabelDef {
 
 pub static PROCESS: LabelDef = LabelDef {
     key: "process",
-    help: "a process the telemetry watched: storlab, a program it ran (fio, pgbench) or one serving the target (glusterfsd, glusterfs, zfs-fuse, postgres)",
+    help: "a process the telemetry watched: storlab, a program it ran (fio, pgbench), one serving the target (glusterd, glusterfsd, glusterfs, zfs-fuse, qemu-storage-daemon, postgres); `other targets` (the processes serving the campaign's other targets), `kernel threads` (those working for the campaign's devices: loop workers, writeback, journals) or `exited children` (programs storlab ran that ended between two samples)",
     compact: Compact::Value,
 };
 

@@ -136,6 +136,7 @@ impl<'t> Lab<'t> {
                 })
             })
             .collect();
+        telemetry::share_campaign(&mut self.watches);
         self.layers = self.stacks(exp);
         self.watch_caches(exp)?;
         // Attached once for the campaign: bpftrace takes seconds to attach.

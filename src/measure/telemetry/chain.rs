@@ -205,7 +205,7 @@ fn beneath(sys: &Path) -> Vec<(u32, u32)> {
 }
 
 /// `254:0` → (254, 0).
-fn parse_dev(text: &str) -> Option<(u32, u32)> {
+pub(super) fn parse_dev(text: &str) -> Option<(u32, u32)> {
     let (a, b) = text.trim().split_once(':')?;
     Some((a.parse().ok()?, b.parse().ok()?))
 }

@@ -48,8 +48,9 @@ const PG_DEFAULT_SHARED_BUFFERS: f64 = (128u64 << 20) as f64;
 /// documentation's 15 MB per 100,000 accounts).
 pub const PGBENCH_BYTES_PER_SCALE: f64 = 15e6;
 
-/// Every check's warning for one run on the device chain `chain`.
-pub fn checks(out: &RunOutput, chain: &Chain) -> Vec<Warning> {
+/// Every check's warning for one run on the device chain `chain`, over
+/// which the host's cores counted `host_ticks` clock ticks.
+pub fn checks(out: &RunOutput, chain: &Chain, host_ticks: u64) -> Vec<Warning> {
     [
         (WarningKind::PageCache, page_cache(out, chain)),
         (WarningKind::WorkingSetInRam, fits_in_memory(out, chain)),
@@ -61,7 +62,7 @@ pub fn checks(out: &RunOutput, chain: &Chain) -> Vec<Warning> {
         (WarningKind::UnflushedWrites, unflushed(out)),
         (WarningKind::DurabilityNotMeasured, durability(out, chain)),
         (WarningKind::CpuBound, cpu_bound(out)),
-        (WarningKind::NoisyHost, noisy(out)),
+        (WarningKind::NoisyHost, noisy(out, host_ticks)),
         (WarningKind::SyncFlushedOthers, sync_flushed_others(out)),
     ]
     .into_iter()
@@ -477,17 +478,37 @@ pub fn cpu_bound(out: &RunOutput) -> Option<String> {
     })
 }
 
-/// Other processes or the hypervisor taking the host's CPU.
-pub fn noisy(out: &RunOutput) -> Option<String> {
+/// Other processes or the hypervisor taking the host's CPU: a share of
+/// the host's `ticks` (its cores' clock ticks over the run, each charged
+/// to the task it interrupted) over the threshold with 95% confidence
+/// (the lower end of its one-sided Wilson interval). A run of a few
+/// tenths of a second holds a few dozen ticks, where one burst of another
+/// process reads as a large share: it must be larger to count.
+pub fn noisy(out: &RunOutput, ticks: u64) -> Option<String> {
     let others = get(out, &m::CPU_OTHERS_PCT).unwrap_or(0.0);
     let steal = get(out, &m::CPU_STEAL_PCT).unwrap_or(0.0);
-    (others > NOISY_OTHERS_PCT || steal > NOISY_STEAL_PCT).then(|| {
+    let over = |pct: f64, threshold: f64| share_lower_bound(pct / 100.0, ticks) * 100.0 > threshold;
+    (over(others, NOISY_OTHERS_PCT) || over(steal, NOISY_STEAL_PCT)).then(|| {
         format!(
             "noisy host: other processes used {} of the host's CPU during the run and the hypervisor took {} (steal): they may have slowed it",
             pct(others),
             pct(steal)
         )
     })
+}
+
+/// The lower end of the one-sided 95% Wilson score interval of a share
+/// `p` observed over `n` samples (`p` itself when `n` is unknown, 0).
+pub fn share_lower_bound(p: f64, n: u64) -> f64 {
+    if n == 0 {
+        return p;
+    }
+    const Z: f64 = 1.645;
+    let n = n as f64;
+    let z2 = Z * Z;
+    let centre = p + z2 / (2.0 * n);
+    let spread = Z * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt();
+    ((centre - spread) / (1.0 + z2 / n)).max(0.0)
 }
 
 /// sync(2) flushing what other processes left dirty.

@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 
 use super::blocktrace;
 use super::chain::Device;
+use super::cpu::Accounts;
 use super::sample::{Disk, Sample};
 use super::sampler::Recording;
 use crate::fact::catalogue as facts;
@@ -50,8 +51,9 @@ pub fn figures(rec: &Recording) -> Figures {
         return f;
     }
     devices(rec, elapsed, &mut f);
-    host(rec, elapsed, &mut f);
-    processes(rec, elapsed, &mut f);
+    let cpu = Accounts::of(rec);
+    host(rec, &cpu, &mut f);
+    processes(rec, &cpu, elapsed, &mut f);
     memory(rec, &mut f);
     pressure(first, last, elapsed, &mut f);
     if let Some((a, b)) = rec.arc {
@@ -281,23 +283,20 @@ fn series(def: &'static MetricDef, labels: Labels, interval_s: f64, values: Vec<
     }
 }
 
-fn host(rec: &Recording, elapsed: f64, f: &mut Figures) {
-    let _ = elapsed;
+fn host(rec: &Recording, cpu: &Accounts, f: &mut Figures) {
     let cpus: Vec<_> = rec.samples.iter().map(|s| s.cpu).collect();
-    let (Some(Some(a)), Some(Some(b))) = (cpus.first(), cpus.last()) else {
+    let Some((a, b)) = cpu.host else {
         return;
     };
-    let total = b.total.saturating_sub(a.total).max(1) as f64;
+    let total = cpu.ticks().max(1) as f64;
     let pct = |x: u64, y: u64| 100.0 * y.saturating_sub(x) as f64 / total;
     f.metrics.extend([
         m::CPU_BUSY_PCT.value(pct(a.busy, b.busy)),
         m::CPU_IOWAIT_PCT.value(pct(a.iowait, b.iowait)),
         m::CPU_STEAL_PCT.value(pct(a.steal, b.steal)),
+        m::CPU_OTHERS_PCT.value(100.0 * cpu.others() as f64 / total),
+        m::CPU_KERNEL_PCT.value(100.0 * (cpu.kernel + cpu.interrupts()) as f64 / total),
     ]);
-    let ours = ticks_by_label(rec).values().sum::<u64>();
-    let others = b.busy.saturating_sub(a.busy).saturating_sub(ours);
-    f.metrics
-        .push(m::CPU_OTHERS_PCT.value(100.0 * others as f64 / total));
     let per = |g: fn(&super::sample::HostCpu) -> u64| -> Vec<f64> {
         cpus.windows(2)
             .map(|w| match (w[0], w[1]) {
@@ -320,65 +319,18 @@ fn host(rec: &Recording, elapsed: f64, f: &mut Figures) {
     ));
 }
 
-/// Each label's CPU ticks over the run: per pid, its last figure less its
-/// first (or all of it, for a process born during the run).
-fn ticks_by_label(rec: &Recording) -> BTreeMap<String, u64> {
-    let mut span: BTreeMap<(String, u32), (u64, u64, u64)> = BTreeMap::new();
-    for s in &rec.samples {
-        for p in &s.procs {
-            let e =
-                span.entry((p.label.clone(), p.pid))
-                    .or_insert((p.ticks, p.ticks, p.start_ticks));
-            e.1 = p.ticks.max(e.1);
-        }
-    }
-    let mut out = BTreeMap::new();
-    for ((label, _), (first, last, start)) in span {
-        let base = if start >= rec.start_ticks { 0 } else { first };
-        *out.entry(label).or_insert(0) += last.saturating_sub(base);
-    }
-    out
-}
-
-/// Each label's ticks between two samples (a pid new in `b` counted whole
-/// if it was born during the run).
-fn interval_ticks(rec: &Recording, a: &Sample, b: &Sample) -> BTreeMap<String, u64> {
-    let mut out = BTreeMap::new();
-    for p in &b.procs {
-        let before = a
-            .procs
-            .iter()
-            .find(|q| q.pid == p.pid && q.label == p.label);
-        let d = match before {
-            Some(q) => p.ticks.saturating_sub(q.ticks),
-            None if p.start_ticks >= rec.start_ticks => p.ticks,
-            None => 0,
-        };
-        *out.entry(p.label.clone()).or_insert(0) += d;
-    }
-    out
-}
-
-fn processes(rec: &Recording, elapsed: f64, f: &mut Figures) {
+fn processes(rec: &Recording, cpu: &Accounts, elapsed: f64, f: &mut Figures) {
     let hz = rec.ticks_per_s.max(1) as f64;
-    let totals = ticks_by_label(rec);
     let iv = interval(rec);
-    for (label, ticks) in &totals {
+    for (label, ticks) in &cpu.ours {
         let l = Labels::new().with(&PROCESS, label);
         let s = *ticks as f64 / hz;
         f.metrics.push(m::PROC_CPU_S.labelled(l.clone(), s));
         f.metrics
             .push(m::PROC_CPU_PCT.labelled(l.clone(), 100.0 * s / elapsed));
-        let values = rec
-            .samples
-            .windows(2)
-            .map(|w| {
-                let t = interval_ticks(rec, &w[0], &w[1])
-                    .get(label)
-                    .copied()
-                    .unwrap_or(0);
-                100.0 * t as f64 / hz / (w[1].t - w[0].t).max(1e-9)
-            })
+        let values = (cpu.per_interval.get(label).into_iter().flatten())
+            .zip(rec.samples.windows(2))
+            .map(|(t, w)| 100.0 * *t as f64 / hz / (w[1].t - w[0].t).max(1e-9))
             .collect();
         f.series.push(series(&m::PROC_CPU_PCT, l, iv, values));
     }

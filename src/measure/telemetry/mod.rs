@@ -19,7 +19,9 @@ pub mod arc;
 pub mod blocktrace;
 pub mod chain;
 pub mod checks;
+pub mod cpu;
 pub mod figures;
+pub mod kernel;
 pub mod procs;
 pub mod sample;
 pub mod sampler;
@@ -29,6 +31,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use self::chain::Chain;
+pub use self::kernel::KernelWork;
 pub use self::procs::Served;
 pub use self::sampler::{Recorder, Recording, Watch};
 use crate::measure::RunOutput;
@@ -59,9 +62,12 @@ impl Watch {
             paths.push(root.to_path_buf());
         }
         paths.extend(backing.paths);
+        let chain = Chain::of_paths(&paths);
         Watch {
-            chain: Chain::of_paths(&paths),
+            kernel: KernelWork::of(&chain, &paths),
+            chain,
             serving: backing.serving,
+            campaign: Vec::new(),
             arc: backing.zfs,
             block: blocktrace::Source::of_plan(block_trace),
             interval: INTERVAL,
@@ -72,6 +78,32 @@ impl Watch {
     pub fn with_serving(mut self, serving: Vec<Served>) -> Watch {
         self.serving.extend(serving);
         self
+    }
+}
+
+/// Makes each watch count, as the campaign's own, the kernel's work for
+/// every target's devices and the processes serving every other target
+/// (a VM disk's daemon writing back during a run on the tmpfs beside it
+/// is the campaign's, not another process's).
+pub fn share_campaign(watches: &mut [Option<Watch>]) {
+    let mut kernel = KernelWork::default();
+    for w in watches.iter().flatten() {
+        kernel.merge(&w.kernel);
+    }
+    let all: Vec<Served> = watches
+        .iter()
+        .flatten()
+        .flat_map(|w| w.serving.iter().cloned())
+        .collect();
+    for w in watches.iter_mut().flatten() {
+        w.kernel = kernel.clone();
+        w.campaign = Vec::new();
+        for s in &all {
+            let known = |x: &Served| x.locate == s.locate;
+            if !w.serving.iter().any(known) && !w.campaign.iter().any(known) {
+                w.campaign.push(s.clone());
+            }
+        }
     }
 }
 
@@ -128,6 +160,7 @@ pub fn conclude(rec: &Recording, out: &mut RunOutput) {
     figures::figures(rec).add_to(out);
     let derived = figures::derived(out);
     out.metrics.extend(derived);
-    let warnings = checks::checks(out, &rec.chain);
+    let ticks = cpu::Accounts::of(rec).ticks();
+    let warnings = checks::checks(out, &rec.chain, ticks);
     out.warnings.extend(warnings);
 }

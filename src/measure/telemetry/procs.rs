@@ -13,6 +13,12 @@ use std::path::{Path, PathBuf};
 
 /// The label of storlab's own process.
 pub const STORLAB: &str = "storlab";
+/// The label of the processes serving the campaign's other targets.
+pub const OTHER_TARGETS: &str = "other targets";
+/// The label of the kernel threads working for the campaign's devices.
+pub const KERNEL: &str = "kernel threads";
+/// The label of storlab's children that ended between two samples.
+pub const EXITED: &str = "exited children";
 
 /// A process serving a target or a workload, and how to find it.
 #[derive(Debug, Clone, PartialEq)]

@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use procfs::process::Process;
 use procfs::{Current, CurrentSI};
 
+use super::kernel::KernelThread;
 use super::procs::{Located, STORLAB};
 
 /// A device's cumulative counters (see the kernel's iostats.rst).
@@ -39,6 +40,8 @@ pub struct Disk {
 pub struct HostCpu {
     /// user, nice, system, irq and softirq.
     pub busy: u64,
+    /// irq and softirq: interrupts, which no process asked for by name.
+    pub irq: u64,
     pub iowait: u64,
     pub steal: u64,
     /// Everything, idle included.
@@ -74,6 +77,9 @@ pub struct ProcCpu {
     pub ticks: u64,
     /// Clock ticks after boot when the process started.
     pub start_ticks: u64,
+    /// A child of storlab: when it ends, what it used moves to storlab's
+    /// reaped ticks ([`Sample::reaped`]).
+    pub child: bool,
 }
 
 /// The CPU of one thread of a watched process, in ticks.
@@ -99,6 +105,10 @@ pub struct Sample {
     pub threads: Vec<ThreadCpu>,
     pub mem: Option<Mem>,
     pub psi: Option<Psi>,
+    /// What storlab's children that ended used (its cutime + cstime).
+    pub reaped: u64,
+    /// The kernel's threads (children of kthreadd), with their names now.
+    pub kernel: Vec<KernelThread>,
 }
 
 /// Reads the counters of `devices` (major, minor).
@@ -138,6 +148,7 @@ pub fn host_cpu() -> Option<HostCpu> {
     let (iowait, steal) = (opt(k.iowait), opt(k.steal));
     Some(HostCpu {
         busy,
+        irq: opt(k.irq) + opt(k.softirq),
         iowait,
         steal,
         total: busy + iowait + steal + k.idle,
@@ -223,30 +234,37 @@ fn threads(pid: u32, label: &str, out: &mut Vec<ThreadCpu>) {
 }
 
 /// The CPU of storlab itself, of each program it runs (its children not
-/// watched as serving processes, labelled by their name) and of the
-/// serving processes found now (each with its descendants).
-pub fn processes(serving: &[Located], procs: &mut Vec<ProcCpu>, thr: &mut Vec<ThreadCpu>) {
+/// watched as serving processes, labelled by their name), of the serving
+/// processes found now (each with its descendants); returns what
+/// storlab's children that ended used (its reaped ticks).
+pub fn processes(serving: &[Located], procs: &mut Vec<ProcCpu>, thr: &mut Vec<ThreadCpu>) -> u64 {
     let me = std::process::id();
     let roots: Vec<u32> = serving.iter().map(|l| l.pid).collect();
+    let mut reaped = 0;
+    let mut kids = Vec::new();
     if let Ok(p) = Process::new(me as i32) {
         if let Ok(s) = p.stat() {
             procs.push(ProcCpu {
                 label: STORLAB.into(),
                 pid: me,
-                // storlab's own threads only: what it reaps (a server it
-                // started) is counted where it is watched.
+                // storlab's own threads only: what it reaped is counted
+                // apart, less what was seen of those children alive.
                 ticks: stat_ticks(&s, false),
                 start_ticks: s.starttime,
+                child: false,
             });
+            reaped = stat_ticks(&s, true) - stat_ticks(&s, false);
         }
         threads(me, STORLAB, thr);
-        for c in children(&p).into_iter().filter(|c| !roots.contains(c)) {
+        kids = children(&p);
+        for &c in kids.iter().filter(|c| !roots.contains(c)) {
             if let Some((ticks, start_ticks, comm)) = tree_ticks(c, &roots, 0) {
                 procs.push(ProcCpu {
                     label: comm,
                     pid: c,
                     ticks,
                     start_ticks,
+                    child: true,
                 });
             }
         }
@@ -258,10 +276,13 @@ pub fn processes(serving: &[Located], procs: &mut Vec<ProcCpu>, thr: &mut Vec<Th
                 pid: l.pid,
                 ticks,
                 start_ticks,
+                // A server storlab started without detaching it.
+                child: kids.contains(&l.pid),
             });
             threads(l.pid, &l.label, thr);
         }
     }
+    reaped
 }
 
 /// Clock ticks since boot now, to tell processes born during a run.

@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 use super::arc;
 use super::blocktrace::{self, Outcome, Source, Tracing};
 use super::chain::Chain;
-use super::procs::{Located, Served};
+use super::kernel::{self, KernelWork};
+use super::procs::{Located, Served, OTHER_TARGETS};
 use super::sample::{self, Sample};
 use crate::measure::cpu::CpuTimes;
 
@@ -21,6 +22,11 @@ use crate::measure::cpu::CpuTimes;
 pub struct Watch {
     pub chain: Chain,
     pub serving: Vec<Served>,
+    /// The processes serving the campaign's other targets, counted as
+    /// the campaign's ([`OTHER_TARGETS`]).
+    pub campaign: Vec<Served>,
+    /// The kernel's work for the campaign's devices.
+    pub kernel: KernelWork,
     /// Whether to read the ZFS ARC's counters (a zfs target).
     pub arc: bool,
     /// Where the chain's block requests are traced (`[plan] block_trace`).
@@ -47,6 +53,8 @@ pub struct Recording {
     pub block: Outcome,
     /// The block tracer's mark at the last sample.
     pub last_mark: u64,
+    /// The kernel's work for the campaign's devices.
+    pub kernel: KernelWork,
 }
 
 impl Recording {
@@ -119,7 +127,15 @@ fn record(watch: Watch, stopped: mpsc::Receiver<()>) -> Recording {
             .collect(),
         ..Default::default()
     };
-    let serving: Vec<Served> = watch.serving.iter().map(Served::resolved).collect();
+    rec.kernel = watch.kernel.clone();
+    let serving: Vec<Served> = (watch.serving.iter())
+        .cloned()
+        .chain(watch.campaign.iter().map(|s| Served {
+            label: OTHER_TARGETS.into(),
+            ..s.clone()
+        }))
+        .map(|s| s.resolved())
+        .collect();
     let arc0 = watch.arc.then(arc::read).flatten();
     let numbers = watch.chain.numbers();
     let mut next = t0;
@@ -183,7 +199,8 @@ fn take(devices: &[(u32, u32)], serving: &[Served], t0: Instant) -> Sample {
         psi: sample::psi(),
         ..Default::default()
     };
-    sample::processes(&located, &mut s.procs, &mut s.threads);
+    s.reaped = sample::processes(&located, &mut s.procs, &mut s.threads);
+    s.kernel = kernel::threads();
     s.t = t0.elapsed().as_secs_f64();
     s
 }
@@ -197,6 +214,8 @@ mod tests {
         let r = Recorder::start(Watch {
             chain: Chain::default(),
             serving: Vec::new(),
+            campaign: Vec::new(),
+            kernel: KernelWork::default(),
             arc: false,
             block: Source::Off,
             interval: Duration::from_millis(100),

@@ -50,6 +50,9 @@ use crate::provision::{cmd, daemon, mount, options, resource_name, site_fs};
 use crate::targets::{Reach, Target, TargetConfig};
 use rooted::Rooted;
 
+/// Where the host's glusterd listens for its command line.
+const GLUSTERD_SOCKET: &str = "/var/run/glusterd.socket";
+
 declare! {
     /// The parameters of a `gluster` target.
     pub struct GlusterParams {
@@ -696,8 +699,9 @@ impl Target for Gluster {
     }
 
     /// The bricks' directories, each brick's glusterfsd and the volume's
-    /// self-heal daemon as `gluster volume status` lists them, and the FUSE
-    /// client of the mount point storlab created.
+    /// self-heal daemon as `gluster volume status` lists them, this host's
+    /// glusterd (which manages them), and the FUSE client of the mount
+    /// point storlab created.
     fn backing(&self) -> Backing {
         let mut serving = Vec::new();
         // Brick processes and directories are watched only when every
@@ -724,6 +728,20 @@ impl Target for Gluster {
                     self.volume
                 ),
             ));
+        }
+        if all_here {
+            serving.push(match self.started_daemon {
+                Some(pid) => Served::pid(
+                    GLUSTERD,
+                    pid,
+                    format!("{GLUSTERD}: pid {pid}, started by storlab"),
+                ),
+                None => Served {
+                    label: GLUSTERD.into(),
+                    locate: Locate::SocketOwner(GLUSTERD_SOCKET.into()),
+                    why: format!("{GLUSTERD}: the process listening on {GLUSTERD_SOCKET}"),
+                },
+            });
         }
         serving.push(Served {
             label: "glusterfs".into(),

@@ -194,14 +194,35 @@ fn a_busy_thread_and_a_busy_host() {
         "{w}"
     );
     assert_eq!(cpu_bound(&RunOutput::default()), None);
-    assert!(noisy(&run(&[(&m::CPU_OTHERS_PCT, 35.0)]))
+    // Five seconds on two cores at 100 Hz: 1,000 ticks.
+    assert!(noisy(&run(&[(&m::CPU_OTHERS_PCT, 35.0)]), 1000)
         .unwrap()
         .contains("35.0%"));
-    assert!(noisy(&run(&[(&m::CPU_STEAL_PCT, 8.0)])).is_some());
+    assert!(noisy(&run(&[(&m::CPU_STEAL_PCT, 8.0)]), 1000).is_some());
     assert_eq!(
-        noisy(&run(&[(&m::CPU_OTHERS_PCT, 3.0), (&m::CPU_STEAL_PCT, 0.0)])),
+        noisy(
+            &run(&[(&m::CPU_OTHERS_PCT, 3.0), (&m::CPU_STEAL_PCT, 0.0)]),
+            1000
+        ),
         None
     );
+}
+
+#[test]
+fn a_short_run_needs_a_larger_share_to_be_called_noisy() {
+    let others = |pct: f64| run(&[(&m::CPU_OTHERS_PCT, pct)]);
+    // One busy tick of six sampled ones is 16.7%; over a 0.2 s run on two
+    // cores (40 ticks) that is not evidence of more than 10%, over 3 s
+    // (600 ticks) it is.
+    assert_eq!(noisy(&others(16.7), 40), None);
+    assert!(noisy(&others(16.7), 600).is_some());
+    // A hog on one of two cores is half the host, even over 0.2 s.
+    assert!(noisy(&others(50.0), 40).is_some());
+    // The bound: below the share, approaching it with samples.
+    let b = |n| share_lower_bound(0.2, n);
+    assert!(b(10) < b(100) && b(100) < b(10_000) && b(10_000) < 0.2);
+    assert!((b(1_000_000) - 0.2).abs() < 0.001);
+    assert_eq!(share_lower_bound(0.0, 100), 0.0);
 }
 
 #[test]
@@ -217,7 +238,10 @@ fn sync_flushes_what_others_left_dirty() {
         ..run(&[(&m::MEM_DIRTY_START_BYTES, 4096.0)])
     };
     assert_eq!(sync_flushed_others(&clean), None);
-    assert_eq!(checks(&clean, &Chain::default()), Vec::<Warning>::new());
+    assert_eq!(
+        checks(&clean, &Chain::default(), 1000),
+        Vec::<Warning>::new()
+    );
 }
 
 /// A device's traced figure: `def` labelled with the device (and `op`).

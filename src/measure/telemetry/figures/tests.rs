@@ -36,6 +36,7 @@ fn proc_(label: &str, pid: u32, ticks: u64, start: u64) -> ProcCpu {
         pid,
         ticks,
         start_ticks: start,
+        child: false,
     }
 }
 
@@ -59,6 +60,7 @@ fn recording() -> Recording {
         .collect(),
         cpu: Some(HostCpu {
             busy: 100 * k,
+            irq: 0,
             iowait: 10 * k,
             steal: 0,
             total: 200 * k,
@@ -87,6 +89,8 @@ fn recording() -> Recording {
             io_some_us: 500_000 * k,
             ..Default::default()
         }),
+        reaped: 0,
+        kernel: Vec::new(),
     };
     Recording {
         chain,
@@ -99,6 +103,7 @@ fn recording() -> Recording {
         serving: vec![("postgres".into(), "postmaster.pid".into())],
         block: Default::default(),
         last_mark: 0,
+        kernel: Default::default(),
     }
 }
 

@@ -1,5 +1,5 @@
 use super::{charts, sections, tables};
-use crate::analysis::model;
+use crate::analysis::campaign::judge;
 use crate::analysis::model::TargetStats;
 use crate::analysis::study::studies;
 use crate::analysis::study::Study;
@@ -28,11 +28,10 @@ fn seed_002(compare: &[&str]) -> Vec<Study> {
     studies_of(c)
 }
 
-/// The studies of campaign `c`, the model built without a kind's choice.
+/// The studies of campaign `c`.
 fn studies_of(b: Builder) -> Vec<Study> {
     let c = b.build();
-    let r = model::build(&c, None, &|_| Default::default()).unwrap();
-    studies(&c, &r, &[])
+    studies(&c, &judge(&c, None).unwrap().model, &[])
 }
 
 fn mean(s: &Option<TargetStats>) -> f64 {
