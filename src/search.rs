@@ -280,11 +280,25 @@ mod simulation {
         lo
     }
 
-    /// Searches of a known system at `noise` with `reps` runs per probe:
-    /// (the share of intervals that hold the truth, the share of groups
-    /// of five searches whose later four fall at least three times within
-    /// the first's interval, the intervals' mean relative width).
-    fn check(noise: f64, reps: u64, searches: u64) -> (f64, f64, f64) {
+    /// What searches of a known system say of their interval.
+    #[derive(Debug)]
+    struct Figures {
+        /// The share of intervals that hold the truth.
+        cover: f64,
+        /// The share of groups of five searches whose later four fall at
+        /// least three times within the first's interval.
+        groups: f64,
+        /// The intervals' mean relative width.
+        width: f64,
+        /// The share of pairs of searches, compared as two targets'
+        /// capacities are, found different at p < 0.05 (the same system:
+        /// each one is a false positive).
+        different: f64,
+    }
+
+    /// `searches` searches of a known system at `noise` with `reps` runs
+    /// per probe.
+    fn check(noise: f64, reps: u64, searches: u64) -> Figures {
         let model = Model {
             value: 1000.0,
             noise,
@@ -295,19 +309,25 @@ mod simulation {
         let truth = truth(&c, &model);
         let knees: Vec<_> = (0..searches).map(|i| search(&c, &model, reps, i)).collect();
         let n = knees.len() as f64;
+        let share = |hits: usize, of: usize| hits as f64 / of as f64;
         let cover = knees
             .iter()
             .filter(|k| k.interval.unwrap().contains(truth))
-            .count() as f64
-            / n;
+            .count();
         let groups = knees
             .chunks_exact(5)
             .filter(|g| {
                 let i = g[0].interval.unwrap();
                 g[1..].iter().filter(|k| i.contains(k.estimate)).count() >= 3
             })
-            .count() as f64
-            / (n / 5.0).floor();
+            .count();
+        let different = knees
+            .chunks_exact(2)
+            .filter(|p| {
+                crate::stats::capacity::compare(&p[0], &p[1], 0.95)
+                    .is_some_and(|c| c.p_value < 0.05)
+            })
+            .count();
         let width = knees
             .iter()
             .map(|k| {
@@ -316,17 +336,23 @@ mod simulation {
             })
             .sum::<f64>()
             / n;
-        (cover, groups, width)
+        Figures {
+            cover: share(cover, knees.len()),
+            groups: share(groups, knees.len() / 5),
+            width,
+            different: share(different, knees.len() / 2),
+        }
     }
 
     // docs/methodology.md gives these figures (`figures` below prints
     // them for more cases).
     #[test]
     fn the_interval_holds_the_knee_and_repeated_searches() {
-        let (cover, groups, width) = check(0.02, 3, 500);
-        assert!(cover >= 0.9, "coverage {cover}");
-        assert!(groups >= 0.85, "groups {groups}");
-        assert!(width < 0.2, "width {width}");
+        let f = check(0.02, 3, 500);
+        assert!(f.cover >= 0.9, "{f:?}");
+        assert!(f.groups >= 0.85, "{f:?}");
+        assert!(f.width < 0.2, "{f:?}");
+        assert!(f.different <= 0.1, "{f:?}");
     }
 
     #[test]
@@ -334,40 +360,7 @@ mod simulation {
     fn figures() {
         for noise in [0.01, 0.02, 0.05] {
             for reps in [1u64, 2, 3, 5] {
-                let model = Model {
-                    value: 1000.0,
-                    noise,
-                    drift: 0.0,
-                    seed: 7,
-                };
-                let c = capacity(500.0);
-                let knees: Vec<_> = (0..2000).map(|i| search(&c, &model, reps, i)).collect();
-                let mut est: Vec<f64> = knees.iter().map(|k| k.estimate).collect();
-                est.sort_by(f64::total_cmp);
-                let truth = truth(&c, &model);
-                let cover = knees
-                    .iter()
-                    .filter(|k| k.interval.unwrap().contains(truth))
-                    .count();
-                // Five searches: the later four within the first's interval.
-                let groups = knees
-                    .chunks(5)
-                    .filter(|g| {
-                        let i = g[0].interval.unwrap();
-                        g[1..].iter().filter(|k| i.contains(k.estimate)).count() >= 3
-                    })
-                    .count();
-                let width: f64 = knees
-                    .iter()
-                    .map(|k| {
-                        let i = k.interval.unwrap();
-                        i.high / i.low - 1.0
-                    })
-                    .sum::<f64>()
-                    / knees.len() as f64;
-                let fieller = knees.iter().filter(|k| k.df > 0.0).count();
-                println!("noise {noise} reps {reps}: truth {truth:.1} median {:.1} spread {:.1}..{:.1}, covers median {:.3}, 4 of 5 in first {:.3}, width {:.3}, fieller {:.2}",
-                    est[est.len()/2], est[est.len()/40], est[est.len()*39/40], cover as f64 / knees.len() as f64, groups as f64 / (knees.len()/5) as f64, width, fieller as f64 / knees.len() as f64);
+                println!("noise {noise} reps {reps}: {:?}", check(noise, reps, 2000));
             }
         }
     }

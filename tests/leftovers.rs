@@ -611,3 +611,56 @@ fn a_stopped_tracer_is_dropped_and_the_runs_say_they_are_not_traced() {
     }
     assert!(fact(&runs[3]).starts_with(&dropped));
 }
+
+/// Item 4, for Gluster: one of a volume's bricks (glusterfsd) killed by
+/// its pid after run 1: the runs after it fail naming the brick and the
+/// target degraded, and nothing of the volume is left after cleanup.
+#[test]
+#[ignore = "needs root"]
+fn a_brick_that_dies_fails_the_runs_in_words() {
+    require_root!();
+    require_program!("glusterd");
+    let _daemons = crate::provision::daemons();
+    let lab = Lab::new();
+    let text = format!(
+        "name = \"gl-brick\"\n[plan]\nrepetitions = 3\n\
+         [[target]]\nname = \"gl\"\nkind = \"gluster\"\nbricks = 2\ndir = \"{}\"\n\
+         [[workload]]\nname = \"w\"\nkind = \"command\"\ncommand = [\"sh\", \"-c\", \"sleep 2; echo x > f\"]\n",
+        lab.path().display()
+    );
+    let file = lab.file("gl.toml", &text);
+    let mut guard = Guard::spawn_heard(&lab, &file);
+    let storlab = guard.child().id();
+    let volume = format!("storlab-{storlab}-gl");
+    wait_for("run 1 in the store", 180, || {
+        crate::util::runs_in_store(&lab.db()) >= 1
+    });
+    let (_, pidfile) = brick_runtime(&volume).pop().expect("a brick");
+    let brick: i32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // SAFETY: a signal to a brick of this campaign's volume, by its pid.
+    unsafe { libc::kill(brick, libc::SIGKILL) };
+    let (_, said) = guard.finish();
+    let runs = run_outcomes(&lab);
+    assert_eq!(runs.len(), 3, "{said}");
+    for (status, error) in &runs[1..] {
+        assert_eq!(status, "failed", "{runs:?}");
+        assert!(
+            error.contains("glusterfsd for ")
+                && error.contains("degraded")
+                && error.contains(&format!("(pid {brick})")),
+            "{runs:?}"
+        );
+    }
+    let out = lab.run(&["cleanup"]);
+    assert!(out.status.success(), "{said}");
+    assert!(brick_runtime(&volume).is_empty(), "{said}");
+    assert_eq!(
+        std::fs::read_dir(lab.state_dir()).unwrap().count(),
+        0,
+        "{said}"
+    );
+}

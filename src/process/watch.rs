@@ -20,6 +20,16 @@ use super::stat;
 /// What the campaign's instruments serve.
 pub const INSTRUMENTS: &str = "";
 
+/// What a workload's own server serves (PostgreSQL for pgbench, started
+/// for each run): the runs on a target, one at a time ([`runs_on`]).
+const RUNS_ON: &str = "runs on ";
+
+/// What a workload's own server, started for a run on target `name`,
+/// serves: a fault of it fails that run, not the target.
+pub fn runs_on(name: &str) -> String {
+    format!("{RUNS_ON}{name}")
+}
+
 /// A daemon as it registered.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Daemon {
@@ -65,12 +75,19 @@ pub struct Fault {
 }
 
 impl Fault {
+    /// Whether it is the fault of a server a workload started for the run
+    /// ([`runs_on`]), not of one serving the target.
+    pub fn of_a_runs_server(&self) -> bool {
+        self.daemon.serves.starts_with(RUNS_ON)
+    }
+
     /// `qemu-storage-daemon (pid 4242) serving vm died`.
     pub fn words(&self) -> String {
         let d = &self.daemon;
-        let whose = match d.serves.as_str() {
-            INSTRUMENTS => String::new(),
-            t => format!(" serving `{t}`"),
+        let whose = match (d.serves.as_str(), d.serves.strip_prefix(RUNS_ON)) {
+            (INSTRUMENTS, _) => String::new(),
+            (_, Some(t)) => format!(" serving the run on `{t}`"),
+            (t, None) => format!(" serving `{t}`"),
         };
         let what = match self.trouble {
             Trouble::Dead => "died (it is gone)",
@@ -100,10 +117,44 @@ pub fn register(pid: u32, program: &str, serves: &str, started_by_storlab: bool)
     Some(d)
 }
 
+/// Daemons found dead as storlab came to stop them ([`forget`]).
+static FALLEN: Mutex<Vec<Fault>> = Mutex::new(Vec::new());
+
+fn fallen() -> std::sync::MutexGuard<'static, Vec<Fault>> {
+    FALLEN.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// Forgets what `program` registered for `serves`: storlab stops it on
-/// purpose.
+/// purpose. One already dead is kept as a fault ([`take_fallen`]): it died
+/// before storlab came to stop it (a server whose client failed at once,
+/// a daemon gone before a remount).
 pub fn forget(program: &str, serves: &str) {
-    registered().retain(|d| !(d.serves == serves && d.program == program));
+    let gone: Vec<Daemon> = {
+        let mut all = registered();
+        let (gone, kept) = all
+            .drain(..)
+            .partition(|d| d.serves == serves && d.program == program);
+        *all = kept;
+        gone
+    };
+    let dead = gone.into_iter().filter_map(|daemon| {
+        (trouble(&daemon) == Some(Trouble::Dead)).then_some(Fault {
+            daemon,
+            trouble: Trouble::Dead,
+        })
+    });
+    fallen().extend(dead);
+}
+
+/// The daemons serving any of `targets` found dead as storlab came to stop
+/// them, each once.
+pub fn take_fallen(targets: &[String]) -> Vec<Fault> {
+    let mut all = fallen();
+    let (mine, rest) = all
+        .drain(..)
+        .partition(|f: &Fault| targets.contains(&f.daemon.serves));
+    *all = rest;
+    mine
 }
 
 /// Forgets every daemon serving `serves` (its target is torn down).
@@ -126,9 +177,15 @@ pub fn faults(targets: &[String]) -> Vec<Fault> {
         .filter(|d| targets.contains(&d.serves))
         .cloned()
         .collect();
-    serving
+    let faults: Vec<Fault> = serving
         .into_iter()
         .filter_map(|daemon| trouble(&daemon).map(|trouble| Fault { daemon, trouble }))
+        .collect();
+    // One storlab stopped on purpose meanwhile was forgotten first.
+    let still = registered();
+    faults
+        .into_iter()
+        .filter(|f| still.contains(&f.daemon))
         .collect()
 }
 
@@ -167,7 +224,23 @@ mod tests {
         let _ = child.wait();
         assert_eq!(faults(&mine)[0].trouble, Trouble::Dead);
         assert!(faults(&["another".to_string()]).is_empty());
+        // Found dead as storlab comes to stop it: a fault, said once.
         forget("sleep", &serves);
         assert!(faults(&mine).is_empty());
+        assert_eq!(take_fallen(&mine)[0].daemon.pid, pid);
+        assert!(take_fallen(&mine).is_empty());
+    }
+
+    #[test]
+    fn a_daemon_stopped_on_purpose_while_it_runs_is_no_fault() {
+        let mut child = sleeper();
+        let pid = child.id();
+        let serves = format!("watch-test-{pid}");
+        register(pid, "sleep", &serves, true);
+        forget("sleep", &serves);
+        let _ = child.kill();
+        let _ = child.wait();
+        let mine = [serves];
+        assert!(faults(&mine).is_empty() && take_fallen(&mine).is_empty());
     }
 }

@@ -198,9 +198,15 @@ impl Campaign<'_, '_> {
                 .push(Warning::new(WarningKind::DegradedTarget, w));
         }
         // A daemon it relied on died or stopped: it did not measure the
-        // target asked for, and what it said (an I/O error) follows from it.
+        // target asked for, and what it said (an I/O error) follows from
+        // it. The target's own daemon degrades it; a server the workload
+        // started for this run fails this run alone.
         if let Some(fault) = fault {
-            let why = self.lab.degrade(pr.target, target, &fault);
+            let why = if fault.degrades {
+                self.lab.degrade(pr.target, target, &fault.words)
+            } else {
+                fault.words
+            };
             record.error = Some(match record.error.take() {
                 Some(e) => format!("{why} (the run: {e})"),
                 None => why,

@@ -18,6 +18,7 @@ use crate::experiment::Experiment;
 use crate::measure::layers::Stack;
 use crate::measure::telemetry::{self, Backing, Watch};
 use crate::params::units::format_bytes;
+use crate::process::watch;
 use crate::provision::facts::space;
 use crate::provision::identity::Identity;
 use crate::provision::journal::Journal;
@@ -44,7 +45,8 @@ pub(super) struct Lab<'t> {
     /// What each target stands on (`on`), by index.
     under: Vec<Option<usize>>,
     /// What each target's daemons serve it as: the name it was built with
-    /// (its kind's daemons) and its name in the file (a workload's server).
+    /// (its kind's daemons) and its runs (a workload's server, by the
+    /// target's name in the file: [`watch::runs_on`]).
     serves: Vec<Vec<String>>,
     /// Why each target was degraded (a daemon it relied on died or
     /// stopped), said again when its teardown fails.
@@ -84,7 +86,7 @@ impl<'t> Lab<'t> {
             serves: exp
                 .targets
                 .iter()
-                .map(|t| vec![t.slug.clone(), t.name.clone()])
+                .map(|t| vec![t.slug.clone(), watch::runs_on(&t.name)])
                 .collect(),
             degraded: vec![None; n],
             provisioned: Vec::new(),
@@ -254,8 +256,10 @@ impl<'t> Lab<'t> {
         if let Some(why) = self.chain(t).iter().find_map(|&i| self.lost[i].as_ref()) {
             bail!("not run: {why}");
         }
-        if let Some(fault) = super::vigil::fault_now(&self.serving(t)) {
-            bail!(self.degrade(t, name, &fault));
+        match super::vigil::fault_now(&self.serving(t)) {
+            Some(f) if f.degrades => bail!(self.degrade(t, name, &f.words)),
+            Some(f) => bail!("not run: {}", f.words),
+            None => {}
         }
         let Some(id) = &self.identities[t] else {
             return Ok(());

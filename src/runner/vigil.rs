@@ -21,20 +21,38 @@ pub const POLL: Duration = Duration::from_millis(200);
 /// How long a daemon may stay stopped before it counts as a fault.
 pub const STOPPED_GRACE: Duration = Duration::from_secs(5);
 
+/// A fault that fails a run, in words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Found {
+    pub words: String,
+    /// A daemon of the target (not a server the workload started for the
+    /// run): the target is degraded and takes no more runs.
+    pub degrades: bool,
+}
+
+/// `f`, said in `words`.
+fn found(f: &Fault, words: String) -> Found {
+    Found {
+        words,
+        degrades: !f.of_a_runs_server(),
+    }
+}
+
 /// Why the daemons serving `serving` (target names) fail a run now, if
 /// they do: a dead one at once, a stopped one once it stayed stopped for
 /// [`STOPPED_GRACE`] (waited for here).
-pub fn fault_now(serving: &[String]) -> Option<String> {
+pub fn fault_now(serving: &[String]) -> Option<Found> {
     let mut stopped_since: Option<Instant> = None;
     loop {
-        let faults = watch::faults(serving);
+        let mut faults = watch::take_fallen(serving);
+        faults.extend(watch::faults(serving));
         if let Some(dead) = faults.iter().find(|f| f.trouble == Trouble::Dead) {
-            return Some(dead.words());
+            return Some(found(dead, dead.words()));
         }
         let stopped = faults.first()?;
         let since = *stopped_since.get_or_insert_with(Instant::now);
         if since.elapsed() >= STOPPED_GRACE {
-            return Some(end_stopped(stopped));
+            return Some(found(stopped, end_stopped(stopped)));
         }
         std::thread::sleep(POLL);
     }
@@ -66,8 +84,9 @@ fn end_stopped(f: &Fault) -> String {
 
 /// Watches a run's daemons while it goes, on a thread of its own.
 pub struct Vigil {
+    serving: Vec<String>,
     done: Arc<AtomicBool>,
-    found: Arc<Mutex<Option<String>>>,
+    found: Arc<Mutex<Option<Found>>>,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -76,35 +95,39 @@ impl Vigil {
     pub fn start(serving: Vec<String>) -> Vigil {
         let done = Arc::new(AtomicBool::new(false));
         let found = Arc::new(Mutex::new(None));
-        let (d, f) = (Arc::clone(&done), Arc::clone(&found));
+        let (d, f, watched) = (Arc::clone(&done), Arc::clone(&found), serving.clone());
         let thread = std::thread::Builder::new()
             .name("vigil".into())
             .spawn(move || {
                 while !d.load(Ordering::SeqCst) {
-                    if !watch::faults(&serving).is_empty() {
-                        if let Some(why) = fault_now(&serving) {
-                            *f.lock().unwrap_or_else(|e| e.into_inner()) = Some(why);
-                            return;
-                        }
+                    if let Some(why) = fault_now(&watched) {
+                        *f.lock().unwrap_or_else(|e| e.into_inner()) = Some(why);
+                        return;
                     }
                     std::thread::sleep(POLL);
                 }
             })
             .ok();
         Vigil {
+            serving,
             done,
             found,
             thread,
         }
     }
 
-    /// Stops watching; the fault found, in words, if any.
-    pub fn end(mut self) -> Option<String> {
+    /// Stops watching; the fault found, if any (also of a daemon found
+    /// dead as the run stopped it, after the last look).
+    pub fn end(mut self) -> Option<Found> {
         self.done.store(true, Ordering::SeqCst);
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
-        self.found.lock().unwrap_or_else(|e| e.into_inner()).take()
+        let seen = self.found.lock().unwrap_or_else(|e| e.into_inner()).take();
+        seen.or_else(|| {
+            let dead = watch::take_fallen(&self.serving).into_iter().next()?;
+            Some(found(&dead, dead.words()))
+        })
     }
 }
 
@@ -127,7 +150,9 @@ mod tests {
         let t0 = Instant::now();
         let status = child.wait().unwrap();
         let waited = t0.elapsed();
-        let why = vigil.end().expect("a fault");
+        let found = vigil.end().expect("a fault");
+        assert!(found.degrades);
+        let why = found.words;
         watch::forget("sleep", &serves);
         assert!(
             why.contains(&format!("sleep (pid {pid}) serving `{serves}` is stopped")),

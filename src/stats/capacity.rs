@@ -46,12 +46,13 @@
 //!
 //! On the log scale, as every ratio storlab judges: the difference of the
 //! two log capacities, its standard error the two intervals' half-widths
-//! (each over its t quantile) added in quadrature, a normal interval and
-//! p-value ([`compare`]).
+//! (each over its t quantile) added in quadrature, a Student t interval
+//! and p-value on their Welch–Satterthwaite degrees of freedom (normal
+//! when a side had one run per probe) ([`compare`]).
 
 use serde::Serialize;
 
-use super::compare::{Comparison, Method};
+use super::compare::{two_sided_p, Comparison, Method};
 use super::interval::{t_critical, valid_level, Interval};
 
 /// The share of the offered rate a run must achieve to pass.
@@ -301,10 +302,18 @@ pub fn compare(baseline: &Knee, candidate: &Knee, level: f64) -> Option<Comparis
     let (sb, sc) = (baseline.se_log()?, candidate.se_log()?);
     let d = candidate.estimate.ln() - baseline.estimate.ln();
     let se = sb.hypot(sc);
-    let z = normal_quantile(0.5 + level / 2.0);
+    let df = shared_df(sb, baseline.df, sc, candidate.df);
+    let q = match df.is_finite() {
+        true => t_critical(level, df),
+        false => normal_quantile(0.5 + level / 2.0),
+    };
     let (t, p_value) = if se > 0.0 {
         let t = d / se;
-        (t, 2.0 * (1.0 - normal_cdf(t.abs())))
+        let p = match df.is_finite() {
+            true => two_sided_p(t, df).unwrap_or(1.0),
+            false => 2.0 * (1.0 - normal_cdf(t.abs())),
+        };
+        (t, p)
     } else if d == 0.0 {
         (0.0, 1.0)
     } else {
@@ -315,16 +324,31 @@ pub fn compare(baseline: &Knee, candidate: &Knee, level: f64) -> Option<Comparis
         method: Method::Knees,
         diff_pct: pct(d),
         diff_pct_ci: Interval {
-            low: pct(d - z * se),
-            high: pct(d + z * se),
+            low: pct(d - q * se),
+            high: pct(d + q * se),
             level,
         },
         t,
-        df: f64::INFINITY,
+        df,
         p_value,
         n: 1,
         se,
     })
+}
+
+/// The Welch–Satterthwaite degrees of freedom of two standard errors'
+/// sum, each with its own; infinite (normal) when either has none (one
+/// run per probe: its interval is read as ±2 standard errors).
+fn shared_df(sb: f64, dfb: f64, sc: f64, dfc: f64) -> f64 {
+    if dfb <= 0.0 || dfc <= 0.0 {
+        return f64::INFINITY;
+    }
+    let (vb, vc) = (sb * sb, sc * sc);
+    let df = (vb + vc).powi(2) / (vb * vb / dfb + vc * vc / dfc);
+    match df.is_finite() && df > 0.0 {
+        true => df,
+        false => f64::INFINITY,
+    }
 }
 
 fn normal_cdf(x: f64) -> f64 {
@@ -466,9 +490,10 @@ mod tests {
         assert_eq!((k.lo, k.hi), (Some(100.0), Some(200.0)));
     }
 
-    #[test]
-    fn capacities_compare_on_the_log_scale() {
-        let at = |estimate: f64, low: f64, high: f64| Knee {
+    /// A knee found between probes at `estimate` [`low`, `high`] with
+    /// `df` degrees of freedom.
+    fn between(estimate: f64, low: f64, high: f64, df: f64) -> Knee {
+        Knee {
             found: Found::Between,
             estimate,
             interval: Some(Interval {
@@ -478,9 +503,14 @@ mod tests {
             }),
             lo: None,
             hi: None,
-            df: 1e9,
+            df,
             spread: 0.1,
-        };
+        }
+    }
+
+    #[test]
+    fn capacities_compare_on_the_log_scale() {
+        let at = |estimate: f64, low: f64, high: f64| between(estimate, low, high, 1e9);
         let b = at(1000.0, 1000.0 / 1.05, 1050.0);
         let c = at(1800.0, 1800.0 / 1.05, 1890.0);
         let cmp = compare(&b, &c, 0.95).unwrap();
@@ -493,5 +523,23 @@ mod tests {
             ..b.clone()
         };
         assert!(compare(&bound, &c, 0.95).is_none());
+    }
+
+    // Two searches of 3 runs per probe (4 degrees of freedom each): the
+    // difference is judged on Student t at their Welch–Satterthwaite df,
+    // wider than a normal interval of the same standard error.
+    #[test]
+    fn few_runs_compare_on_student_t() {
+        let at = between;
+        let (b, c) = (at(266.0, 200.0, 429.0, 4.0), at(649.0, 225.0, 710.0, 4.0));
+        let t = compare(&b, &c, 0.95).unwrap();
+        assert!(t.df > 4.0 && t.df < 8.0, "{}", t.df);
+        let normal = compare(&at(266.0, 200.0, 429.0, 0.0), &c, 0.95).unwrap();
+        assert!(normal.df.is_infinite());
+        // Its interval reaches further than 1.96 standard errors, its
+        // p-value is larger than the normal one of the same t.
+        let q = (t.diff_pct_ci.high / 100.0).ln_1p() - (t.diff_pct / 100.0).ln_1p();
+        assert!(q / t.se > 2.3, "{}", q / t.se);
+        assert!(t.p_value > 2.0 * (1.0 - normal_cdf(t.t.abs())));
     }
 }

@@ -5,7 +5,7 @@ use std::sync::OnceLock;
 
 use anyhow::{anyhow, Result};
 use plotters::chart::MeshStyle;
-use plotters::coord::ranged1d::{Ranged, ValueFormatter};
+use plotters::coord::ranged1d::{AsRangedCoord, Ranged, ValueFormatter};
 use plotters::coord::types::RangedCoordf64;
 use plotters::coord::{CoordTranslate, Shift};
 use plotters::prelude::*;
@@ -112,6 +112,42 @@ pub(crate) fn xml_escape(text: &str) -> String {
         }
     }
     out
+}
+
+/// A chart's plot on the SVG canvas, its x and y coordinates.
+pub(crate) type ValuePlot<'a, 'b, X, Y> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<X, Y>>;
+
+/// The room a y axis takes: its widest tick label of `labels`, and its
+/// title.
+pub(crate) fn y_label_area(labels: impl IntoIterator<Item = String>) -> u32 {
+    labels
+        .into_iter()
+        .map(|l| text_width(&l, LABEL_SIZE))
+        .max()
+        .unwrap_or(0)
+        + 36
+}
+
+/// The plot of a chart with value axes on `area`, the margins every such
+/// chart shares, `y_label_area` pixels for the y axis.
+pub(crate) fn value_plot<'a, 'b, X, Y>(
+    area: &'a Area<'b>,
+    y_label_area: u32,
+    x: X,
+    y: Y,
+) -> Result<ValuePlot<'a, 'b, X::CoordDescType, Y::CoordDescType>>
+where
+    X: AsRangedCoord,
+    Y: AsRangedCoord,
+{
+    Ok(ChartBuilder::on(area)
+        .margin_left(10)
+        .margin_right(20)
+        .margin_top(10)
+        .margin_bottom(6)
+        .x_label_area_size(44)
+        .y_label_area_size(y_label_area)
+        .build_cartesian_2d(x, y)?)
 }
 
 /// Gives a chart's axes and grid the look every chart shares (axis titles,

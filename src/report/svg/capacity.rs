@@ -18,7 +18,7 @@ use plotters::style::text_anchor::{HPos, VPos};
 
 use super::canvas::{
     anchored, decades, draw_mesh, draw_title, finite_extent, no_data, nonempty, plottable, render,
-    text_width, Area, HEIGHT, LABEL_SIZE, SMALL_SIZE, WIDTH,
+    value_plot, y_label_area, Area, HEIGHT, SMALL_SIZE, WIDTH,
 };
 use super::format::si;
 use super::line::{draw_legend, entries, legend_width};
@@ -159,20 +159,8 @@ impl Plot<'_> {
     {
         let c = self.chart;
         let (y_lo, y_hi) = (self.y.start, self.y.end);
-        let y_label_area = [y_lo, y_hi]
-            .iter()
-            .map(|&v| text_width(&si(v), LABEL_SIZE))
-            .max()
-            .unwrap_or(0)
-            + 36;
-        let mut chart = ChartBuilder::on(area)
-            .margin_left(10)
-            .margin_right(20)
-            .margin_top(10)
-            .margin_bottom(6)
-            .x_label_area_size(44)
-            .y_label_area_size(y_label_area)
-            .build_cartesian_2d(x, y)?;
+        let y_label_area = y_label_area([y_lo, y_hi].map(si));
+        let mut chart = value_plot(area, y_label_area, x, y)?;
         let fmt = |v: &f64| si(*v);
         draw_mesh(
             chart

@@ -18,8 +18,8 @@ use plotters::style::text_anchor::{HPos, VPos};
 
 use super::canvas::{
     anchored, decades, draw_mesh, draw_title, draw_whisker_paths, finite_ci, finite_extent,
-    fit_text, no_data, nonempty, plottable, render, text_width, Area, AXIS, GRID, HEIGHT,
-    LABEL_SIZE, WIDTH,
+    fit_text, no_data, nonempty, plottable, render, value_plot, y_label_area, Area, AXIS, GRID,
+    HEIGHT, LABEL_SIZE, WIDTH,
 };
 use super::format::{si, TickFormat};
 use super::line::{draw_legend, entries, legend_width, Entry};
@@ -216,20 +216,8 @@ impl Plot<'_> {
     {
         let c = self.chart;
         let (y_lo, y_hi) = self.y_ends;
-        let y_label_area = [y_lo, y_hi, (y_lo + y_hi) / 2.0]
-            .iter()
-            .map(|&v| text_width(&self.y_label(v), LABEL_SIZE))
-            .max()
-            .unwrap_or(0)
-            + 36;
-        let mut chart = ChartBuilder::on(area)
-            .margin_left(10)
-            .margin_right(20)
-            .margin_top(10)
-            .margin_bottom(6)
-            .x_label_area_size(44)
-            .y_label_area_size(y_label_area)
-            .build_cartesian_2d(x, y)?;
+        let y_label_area = y_label_area([y_lo, y_hi, (y_lo + y_hi) / 2.0].map(|v| self.y_label(v)));
+        let mut chart = value_plot(area, y_label_area, x, y)?;
         let y_fmt = |v: &f64| self.y_label(*v);
         // The swept values are the x ticks, drawn below; none of plotters'.
         let x_fmt = |_: &f64| String::new();

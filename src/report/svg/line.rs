@@ -11,7 +11,8 @@ use plotters::style::text_anchor::{HPos, VPos};
 
 use super::canvas::{
     anchored, decades, draw_mesh, draw_title, finite_extent, fit_distinct, no_data, nonempty,
-    plottable, render, text_width, wrap_text, Area, GRID, HEIGHT, LABEL_SIZE, MUTED, WIDTH,
+    plottable, render, text_width, value_plot, wrap_text, y_label_area, Area, GRID, HEIGHT,
+    LABEL_SIZE, MUTED, WIDTH,
 };
 use super::format::{si, TickFormat};
 use super::Rgb;
@@ -174,14 +175,7 @@ impl Plot<'_, '_> {
         Y::CoordDescType: ValueFormatter<f64>,
     {
         let c = self.chart;
-        let mut chart = ChartBuilder::on(self.area)
-            .margin_left(10)
-            .margin_right(20)
-            .margin_top(10)
-            .margin_bottom(6)
-            .x_label_area_size(44)
-            .y_label_area_size(self.y_label_area())
-            .build_cartesian_2d(x, y)?;
+        let mut chart = value_plot(self.area, self.y_label_area(), x, y)?;
         let x_fmt = |v: &f64| self.x.label(*v);
         let y_fmt = |v: &f64| self.y.label(*v);
         let named = !c.x_ticks.is_empty();
@@ -227,11 +221,7 @@ impl Plot<'_, '_> {
             Axis::Linear(r, _) => vec![r.start, r.end, (r.start + r.end) / 2.0],
             Axis::Log(r) => vec![r.start, r.end],
         };
-        let widest = labels
-            .iter()
-            .map(|&v| text_width(&self.y.label(v), LABEL_SIZE))
-            .max();
-        widest.unwrap_or(0) + 36
+        y_label_area(labels.into_iter().map(|v| self.y.label(v)))
     }
 }
 

@@ -26,7 +26,8 @@ const IMMEDIATE_SHUTDOWN: Duration = Duration::from_secs(10);
 pub struct Server {
     child: Option<Child>,
     cluster: Cluster,
-    /// The target whose runs it serves (watched for them).
+    /// What it serves, watched as such: the runs on its target
+    /// ([`watch::runs_on`]).
     serves: String,
 }
 
@@ -78,10 +79,10 @@ impl Server {
         let mut server = Server {
             child: Some(child),
             cluster: cluster.clone(),
-            serves: serves.to_string(),
+            serves: watch::runs_on(serves),
         };
         server.wait_ready(stop)?;
-        watch::register(pid, POSTGRES, serves, true);
+        watch::register(pid, POSTGRES, &server.serves, true);
         Ok(server)
     }
 
