@@ -53,6 +53,10 @@ pub enum Command {
     /// one, else the built-in quick experiment (the current directory's
     /// filesystem against tmpfs).
     Run(RunArgs),
+    /// Run a campaign's experiment again into the same store, as its next
+    /// replica (its rounds in another order): `show`, `report` and
+    /// `compare` then say per comparison whether the replicas agree.
+    Replicate(ReplicateArgs),
     /// Validate an experiment file, print its planned runs with an
     /// estimate learned from the store's past runs, and say what `run`
     /// would refuse on this host.
@@ -121,6 +125,21 @@ pub struct RunArgs {
     pub tag: Vec<String>,
     /// Exit 3 when any run failed (without it, only when every run
     /// failed; some failed runs exit 0 and are counted on stderr).
+    #[arg(long)]
+    pub fail_on_failure: bool,
+}
+
+/// What `storlab replicate` is asked.
+#[derive(Debug, Clone, Args)]
+pub struct ReplicateArgs {
+    /// The campaign (id or name) to replicate; default the latest. A
+    /// replica of a replica replicates the first campaign of its group.
+    pub campaign: Option<String>,
+    /// A fact of your own recorded with the replica (repeatable), as
+    /// `run --tag`.
+    #[arg(long, value_name = "KEY=VALUE")]
+    pub tag: Vec<String>,
+    /// Exit 3 when any run failed, as `run --fail-on-failure`.
     #[arg(long)]
     pub fail_on_failure: bool,
 }
@@ -248,6 +267,13 @@ pub struct CompareArgs {
     /// and the gate passes unless another regression fails it.
     #[arg(long, value_enum, default_value_t = CaveatedRegressions::Fail, value_name = "fail|warn")]
     pub caveated_regressions: CaveatedRegressions,
+    /// With --fail-on-regression: how an inconclusive primary comparison
+    /// counts whose interval reaches a regression beyond PCT (it may hide
+    /// one). `warn`: printed with what would settle it, the gate passes;
+    /// `fail`: it fails the gate; `pass`: counted in the gate's last line
+    /// only.
+    #[arg(long, value_enum, default_value_t = InconclusiveComparisons::Warn, value_name = "warn|fail|pass")]
+    pub inconclusive: InconclusiveComparisons,
     /// Across campaigns: the baseline is the latest campaign of the same
     /// experiment carrying this tag (or version/host fact), and the
     /// candidate is A (latest when omitted).
@@ -346,6 +372,29 @@ pub enum CaveatedRegressions {
     Fail,
     /// It is printed with its caveat and does not fail the gate.
     Warn,
+}
+
+/// How `compare --fail-on-regression` counts an inconclusive comparison
+/// that may hide a regression beyond the gate's percentage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum InconclusiveComparisons {
+    /// Printed with what would settle it; the gate passes.
+    Warn,
+    /// It fails the gate: a release must show it did not regress.
+    Fail,
+    /// Counted in the gate's last line only.
+    Pass,
+}
+
+impl InconclusiveComparisons {
+    /// The flag's word for it.
+    pub fn word(self) -> &'static str {
+        match self {
+            InconclusiveComparisons::Warn => "warn",
+            InconclusiveComparisons::Fail => "fail",
+            InconclusiveComparisons::Pass => "pass",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -95,16 +95,18 @@ pub fn round_runs(
             None => exp.workloads[r.workload].name.as_str(),
         };
         for group in runs.chunk_by(|a, b| searched(a) == searched(b)) {
-            let row = williams_row(group.len(), round.saturating_sub(1) as usize);
+            let row_of_round = round.saturating_sub(1) as usize + exp.plan.replica as usize;
+            let row = williams_row(group.len(), row_of_round);
             balanced.extend(row.iter().map(|&i| group[i]));
         }
         runs = balanced;
     }
     if exp.plan.order == Order::Randomized {
         let key = u64::from(round) + if warmup { 0 } else { 1 << 32 };
+        let replica = u64::from(exp.plan.replica).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         shuffle(
             &mut runs,
-            exp.plan.seed.wrapping_mul(1_000_003).wrapping_add(key),
+            exp.plan.seed.wrapping_mul(1_000_003).wrapping_add(key) ^ replica,
         );
     }
     runs
@@ -303,6 +305,29 @@ mod tests {
                 .all(|x| x.round == r as u32 + 1 && x.repetition == r as u32 + 1));
         }
         assert_ne!(rounds[0], rounds[1]);
+    }
+
+    // A replica's rounds take another order: balanced ones start a row
+    // further, randomized ones are shuffled anew; the first campaign's
+    // order is unchanged.
+    #[test]
+    fn a_replica_runs_its_rounds_in_another_order() {
+        let key = |v: &[PlannedRun]| v.iter().map(|r| (r.target, r.workload)).collect::<Vec<_>>();
+        for order in ["balanced", "randomized"] {
+            let mut e = exp(&format!("repetitions = 8\norder = \"{order}\""));
+            let first = key(&plan(&e));
+            e.plan.replica = 1;
+            let replica = key(&plan(&e));
+            assert_ne!(first, replica, "{order}");
+            let mut sorted = (first.clone(), replica.clone());
+            sorted.0.sort();
+            sorted.1.sort();
+            assert_eq!(sorted.0, sorted.1, "{order}: the same runs");
+        }
+        let mut e = exp("repetitions = 2");
+        e.plan.replica = 1;
+        // Rounds B A, then A B.
+        assert_eq!(key(&plan(&e))[..3], [(1, 0), (0, 0), (1, 1)]);
     }
 
     #[test]

@@ -1,10 +1,53 @@
-//! When a target–workload pair has had enough runs: a fixed count, or —
-//! for adaptive plans — once the 95% CI half-width of its primary metric is
-//! within the asked share of its mean (after `min` runs, at most `max`).
-//! Pure decisions, so that resuming a campaign replays them exactly.
+//! Which pairs take the next round, decided from the results so far.
+//!
+//! A campaign's measured runs come in rounds (`crate::plan`); after each,
+//! a [`Sequencer`] reads every value measured so far and says which
+//! target–workload pairs run in the next round, and why the others
+//! stopped. The runner knows nothing of why: it runs what the sequencer
+//! asks for until it asks for nothing, or time or a signal stops it. The
+//! decisions are pure functions of the measured values, so that a resumed
+//! campaign, which feeds the recorded values back round by round, replays
+//! them exactly.
+//!
+//! The plans' sequencers ([`for_plan`]):
+//! * a fixed count: every pair until it has that many runs;
+//! * `until_ci`: each pair on its own, until the 95% CI half-width of its
+//!   primary metric is within the asked share of its mean (after `min`
+//!   runs, at most `max`);
+//! * `until = "decided"` ([`UntilDecided`]): each workload until every
+//!   comparison of its primary metric with the baseline is different or
+//!   equivalent, judged as the report judges it
+//!   ([`crate::stats::sequential`], the campaign's comparisons as one
+//!   family), at most `max` rounds. A workload's targets stop together, so
+//!   that its rounds stay paired and balanced.
 
-use crate::experiment::Repetitions;
-use crate::stats::{mean_ci, summarize};
+use std::collections::{BTreeMap, HashMap};
+
+use crate::analysis::model::{family, target_stats, TargetStats, LEVEL, MIN_RUNS};
+use crate::analysis::verdict::Outcome;
+use crate::experiment::{Experiment, Order, Repetitions};
+use crate::metric::Direction;
+use crate::stats::{judge, mean_ci, summarize, Analysis, Design, Looks, RoundValue};
+
+/// A target–workload pair: indices into the experiment's targets and
+/// workloads.
+pub type Pair = (usize, usize);
+
+/// What is known when a round ends.
+pub struct Seen<'a> {
+    /// Measured rounds run so far.
+    pub rounds: u32,
+    /// Each pair's primary values of its successful measured runs, with
+    /// their rounds.
+    pub values: &'a HashMap<Pair, Vec<RoundValue>>,
+}
+
+impl Seen<'_> {
+    /// The values of `pair`, none when it has none.
+    pub fn of(&self, pair: Pair) -> &[RoundValue] {
+        self.values.get(&pair).map_or(&[], Vec::as_slice)
+    }
+}
 
 /// Why a pair took no more runs.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -13,8 +56,13 @@ pub enum Stop {
     Fixed,
     /// The interval became narrow enough.
     Width(f64),
-    /// `max` runs without reaching the width.
+    /// `max` runs without reaching the width, or without a decision.
     Max(Option<f64>),
+    /// Every comparison of its workload was decided.
+    Decided,
+    /// Its workload has no comparison with the baseline to decide: it
+    /// took the plan's `min` runs.
+    Alone,
 }
 
 impl Stop {
@@ -23,15 +71,45 @@ impl Stop {
             Stop::Fixed => "fixed",
             Stop::Width(_) => "width",
             Stop::Max(_) => "max",
+            Stop::Decided => "decided",
+            Stop::Alone => "alone",
         }
     }
 
     pub fn ci_pct(self) -> Option<f64> {
         match self {
-            Stop::Fixed => None,
+            Stop::Fixed | Stop::Decided | Stop::Alone => None,
             Stop::Width(w) => Some(w),
             Stop::Max(w) => w,
         }
+    }
+}
+
+/// What the next round holds, and which pairs stopped since the last.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Next {
+    /// Pairs of the next round, in the group's order; none: the group is
+    /// done.
+    pub run: Vec<Pair>,
+    pub stopped: Vec<(Pair, Stop)>,
+}
+
+/// Decides each round of a group of pairs from the results so far.
+pub trait Sequencer {
+    /// The next round after `seen.rounds` measured rounds (the first
+    /// round when none has run).
+    fn next(&mut self, seen: &Seen) -> Next;
+}
+
+/// The sequencer of `exp`'s plan for `group`, the pairs that take their
+/// rounds together.
+pub fn for_plan<'e>(exp: &'e Experiment, group: &[Pair]) -> Box<dyn Sequencer + 'e> {
+    match exp.plan.repetitions {
+        Repetitions::Decided { min, max } => Box::new(UntilDecided::new(exp, group, min, max)),
+        reps => Box::new(ByPair {
+            reps,
+            active: group.to_vec(),
+        }),
     }
 }
 
@@ -46,7 +124,8 @@ pub fn ci_pct(values: &[f64]) -> Option<f64> {
 }
 
 /// Decides after a pair's `runs`-th measured run (`values`: its primary
-/// metric over the successful ones) whether it needs another.
+/// metric over the successful ones) whether it needs another, for plans
+/// that judge each pair on its own (a count, or `until_ci`).
 pub fn decide(reps: Repetitions, runs: u32, values: &[f64]) -> Option<Stop> {
     match reps {
         Repetitions::Fixed(n) => (runs >= n).then_some(Stop::Fixed),
@@ -65,12 +144,202 @@ pub fn decide(reps: Repetitions, runs: u32, values: &[f64]) -> Option<Stop> {
                 _ => None,
             }
         }
+        Repetitions::Decided { max, .. } => (runs >= max).then_some(Stop::Max(None)),
+    }
+}
+
+/// Each pair judged on its own ([`decide`]).
+struct ByPair {
+    reps: Repetitions,
+    active: Vec<Pair>,
+}
+
+impl Sequencer for ByPair {
+    fn next(&mut self, seen: &Seen) -> Next {
+        let mut stopped = Vec::new();
+        if seen.rounds > 0 {
+            self.active.retain(|&pair| {
+                let values: Vec<f64> = seen.of(pair).iter().map(|r| r.value).collect();
+                match decide(self.reps, seen.rounds, &values) {
+                    Some(stop) => {
+                        stopped.push((pair, stop));
+                        false
+                    }
+                    None => true,
+                }
+            });
+        }
+        Next {
+            run: self.active.clone(),
+            stopped,
+        }
+    }
+}
+
+/// One comparison of a workload's primary metric: a target against the
+/// baseline.
+#[derive(Debug, Clone, Copy)]
+struct Compared {
+    workload: usize,
+    baseline: Pair,
+    candidate: Pair,
+}
+
+/// Rounds until every comparison is decided (module doc).
+pub struct UntilDecided {
+    min: u32,
+    max: u32,
+    /// The pairs still running, in the group's order.
+    active: Vec<Pair>,
+    /// Every comparison of the group, the family judged as one.
+    comparisons: Vec<Compared>,
+    /// Each workload's pairs.
+    workloads: BTreeMap<usize, Vec<Pair>>,
+    margins: Vec<f64>,
+    analysis: Analysis,
+    design: Design,
+    looks: Looks,
+}
+
+impl UntilDecided {
+    pub fn new(exp: &Experiment, group: &[Pair], min: u32, max: u32) -> UntilDecided {
+        let baseline = exp.baseline();
+        let mut workloads: BTreeMap<usize, Vec<Pair>> = BTreeMap::new();
+        for &(t, w) in group {
+            workloads.entry(w).or_default().push((t, w));
+        }
+        let comparisons = workloads
+            .iter()
+            .filter(|(_, pairs)| pairs.iter().any(|p| p.0 == baseline))
+            .flat_map(|(&w, pairs)| {
+                pairs
+                    .iter()
+                    .filter(|p| p.0 != baseline)
+                    .map(move |&candidate| Compared {
+                        workload: w,
+                        baseline: (baseline, w),
+                        candidate,
+                    })
+            })
+            .collect();
+        let design = match exp.plan.order {
+            Order::Sequential => Design::Unpaired,
+            _ => Design::Rounds,
+        };
+        UntilDecided {
+            min,
+            max,
+            active: group.to_vec(),
+            comparisons,
+            workloads,
+            margins: exp.workloads.iter().map(|w| w.margin_pct).collect(),
+            analysis: exp.plan.analysis,
+            design,
+            looks: Looks::rounds(min, max, MIN_RUNS as u32),
+        }
+    }
+
+    /// The outcome of each comparison so far, the family judged as one,
+    /// exactly as the report will judge it (`crate::analysis`: the
+    /// comparison's figures, its family's correction, its outcome); `None`
+    /// for one without a verdict yet (fewer than [`MIN_RUNS`]).
+    pub fn outcomes(&self, seen: &Seen) -> Vec<Option<Outcome>> {
+        let mut judged: Vec<Option<TargetStats>> = self
+            .comparisons
+            .iter()
+            .map(|c| self.judge(c, seen))
+            .collect();
+        let family = judged
+            .iter_mut()
+            .flatten()
+            .map(|t| (t, Direction::HigherIsBetter))
+            .collect();
+        family::judge(family);
+        judged
+            .iter()
+            .map(|t| {
+                t.as_ref()
+                    .and_then(Outcome::of)
+                    .filter(|o| *o != Outcome::TooFew)
+            })
+            .collect()
+    }
+
+    /// One comparison's figures as the report computes them (its
+    /// direction does not change whether it is decided).
+    fn judge(&self, c: &Compared, seen: &Seen) -> Option<TargetStats> {
+        let all = self.workloads[&c.workload]
+            .iter()
+            .flat_map(|&p| seen.of(p))
+            .map(|r| &r.value);
+        let analysis = self.analysis.for_values(all);
+        let (base, cand) = (seen.of(c.baseline), seen.of(c.candidate));
+        let j = judge(
+            base,
+            cand,
+            self.design,
+            analysis,
+            LEVEL,
+            self.looks,
+            self.margins[c.workload],
+        )?;
+        let values = cand.iter().map(|r| r.value).collect();
+        let mut t = target_stats("", values, Some(j.comparison), Direction::HigherIsBetter);
+        t.judge_margin(j.margin);
+        (!t.too_few).then_some(t)
+    }
+
+    /// Why `workload`'s pairs stop after `rounds` rounds, if they do.
+    fn stop(&self, workload: usize, rounds: u32, outcomes: &[Option<Outcome>]) -> Option<Stop> {
+        if rounds < self.min {
+            return None;
+        }
+        let mut mine = self
+            .comparisons
+            .iter()
+            .zip(outcomes)
+            .filter(|(c, _)| c.workload == workload)
+            .map(|(_, o)| *o)
+            .peekable();
+        if mine.peek().is_none() {
+            return Some(Stop::Alone);
+        }
+        if mine.all(|o| o.is_some_and(|o| o.decided())) {
+            return Some(Stop::Decided);
+        }
+        (rounds >= self.max).then_some(Stop::Max(None))
+    }
+}
+
+impl Sequencer for UntilDecided {
+    fn next(&mut self, seen: &Seen) -> Next {
+        let mut stopped = Vec::new();
+        if seen.rounds > 0 {
+            let outcomes = self.outcomes(seen);
+            let stops: BTreeMap<usize, Stop> = self
+                .workloads
+                .keys()
+                .filter_map(|&w| Some((w, self.stop(w, seen.rounds, &outcomes)?)))
+                .collect();
+            self.active.retain(|pair| match stops.get(&pair.1) {
+                Some(&stop) => {
+                    stopped.push((*pair, stop));
+                    false
+                }
+                None => true,
+            });
+        }
+        Next {
+            run: self.active.clone(),
+            stopped,
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::experiment::parse_experiment;
 
     const ADAPTIVE: Repetitions = Repetitions::Adaptive {
         min: 3,
@@ -103,5 +372,125 @@ mod tests {
             decide(ADAPTIVE, 5, &[100.0]),
             Some(Stop::Max(None))
         ));
+    }
+
+    /// Targets a (baseline), b and c; workload `both` on all, `alone` on c.
+    fn three(plan: &str) -> Experiment {
+        let src = format!(
+            "[plan]\n{plan}\n\
+             [[target]]\nname = \"a\"\nkind = \"dir\"\npath = \"/tmp\"\n\
+             [[target]]\nname = \"b\"\nkind = \"dir\"\npath = \"/tmp\"\n\
+             [[target]]\nname = \"c\"\nkind = \"dir\"\npath = \"/tmp\"\n\
+             [[workload]]\nname = \"both\"\nkind = \"mock\"\n\
+             [[workload]]\nname = \"alone\"\nkind = \"mock\"\ntargets = [\"c\"]\n"
+        );
+        parse_experiment("t.toml", &src).unwrap()
+    }
+
+    /// Runs the sequencer with values drawn by `value(pair, round)`, and
+    /// returns each pair's stop and rounds.
+    fn drive(
+        seq: &mut dyn Sequencer,
+        value: impl Fn(Pair, u32) -> f64,
+    ) -> BTreeMap<Pair, (Stop, u32)> {
+        let mut values: HashMap<Pair, Vec<RoundValue>> = HashMap::new();
+        let mut out = BTreeMap::new();
+        let mut rounds = 0;
+        loop {
+            let next = seq.next(&Seen {
+                rounds,
+                values: &values,
+            });
+            for (pair, stop) in next.stopped {
+                out.insert(pair, (stop, rounds));
+            }
+            if next.run.is_empty() {
+                return out;
+            }
+            rounds += 1;
+            for pair in next.run {
+                values.entry(pair).or_default().push(RoundValue {
+                    round: rounds,
+                    value: value(pair, rounds),
+                });
+            }
+        }
+    }
+
+    /// A deterministic wobble of ±`size` around 1.
+    fn wobble(pair: Pair, round: u32, size: f64) -> f64 {
+        let x = ((pair.0 * 7 + pair.1 * 13) as f64 + f64::from(round) * 2.7).sin();
+        1.0 + size * x
+    }
+
+    // A clear difference (b 30% faster) and a clear equivalence (c the
+    // same within 0.1%) are decided at the plan's min; the workload
+    // without a comparison stops there too.
+    #[test]
+    fn clear_comparisons_stop_their_workload_at_min() {
+        let exp = three("repetitions = { min = 3, max = 10, until = \"decided\" }");
+        let group = crate::plan::pairs(&exp);
+        let mut seq = for_plan(&exp, &group);
+        let stops = drive(seq.as_mut(), |p, r| {
+            let factor = if p == (1, 0) { 1.3 } else { 1.0 };
+            100.0 * factor * wobble(p, r, 0.001)
+        });
+        for pair in [(0, 0), (1, 0), (2, 0)] {
+            assert_eq!(stops[&pair], (Stop::Decided, 3), "{pair:?}");
+        }
+        assert_eq!(stops[&(2, 1)], (Stop::Alone, 3));
+    }
+
+    // A noisy comparison 3% apart is neither different nor equivalent
+    // within 10 rounds: all of the workload's targets go on to max, the
+    // decided ones with them.
+    #[test]
+    fn an_undecided_comparison_keeps_its_whole_workload_to_max() {
+        let exp = three("repetitions = { min = 3, max = 10, until = \"decided\" }");
+        let group = crate::plan::pairs(&exp);
+        let mut seq = UntilDecided::new(&exp, &group, 3, 10);
+        let value = |p: Pair, r: u32| {
+            let factor = if p == (1, 0) { 1.03 } else { 1.0 };
+            100.0 * factor * wobble(p, r, if p.0 == 1 { 0.05 } else { 0.0001 })
+        };
+        let stops = drive(&mut seq, value);
+        for pair in [(0, 0), (1, 0), (2, 0)] {
+            assert_eq!(stops[&pair], (Stop::Max(None), 10), "{pair:?}");
+        }
+        assert_eq!(stops[&(2, 1)], (Stop::Alone, 3));
+    }
+
+    // The default plan is sequential, and fixed where it cannot be.
+    #[test]
+    fn the_default_plan_rounds_until_decided() {
+        let exp = three("");
+        assert_eq!(
+            exp.plan.repetitions,
+            Repetitions::Decided { min: 3, max: 10 }
+        );
+        let exp = three("order = \"sequential\"");
+        assert_eq!(exp.plan.repetitions, Repetitions::Fixed(3));
+    }
+
+    // A plan until decided needs rounds.
+    #[test]
+    fn until_decided_needs_rounds() {
+        let exp = three("repetitions = { until = \"decided\" }");
+        assert_eq!(
+            exp.plan.repetitions,
+            Repetitions::Decided { min: 3, max: 10 }
+        );
+        let src = "[plan]\nrepetitions = { until = \"decided\" }\norder = \"sequential\"\n[[target]]\nname = \"a\"\nkind = \"dir\"\npath = \"/tmp\"\n";
+        let e = parse_experiment("t.toml", src).unwrap_err().to_string();
+        assert!(
+            e.contains(
+                "t.toml:3:9: order = \"sequential\" runs each pair's repetitions back to back"
+            ),
+            "{e}"
+        );
+        let e = parse_experiment("t.toml", &src.replace("\"decided\"", "\"sure\""))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`until` takes \"decided\""), "{e}");
     }
 }

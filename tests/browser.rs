@@ -514,7 +514,7 @@ fn the_quick_campaign_answers_first_folds_the_rest_and_reads_at_420_px() {
     for text in [
         "seqread-1m (throughput)",
         "×12 faster",
-        "×1.6 (n.s.)",
+        "×1.6 (inconclusive)",
         "19.7% less time, faster",
         "×1",
         "×10",

@@ -1,28 +1,6 @@
 use std::time::{Duration, Instant};
 
-use crate::util::Lab;
-
-fn dir_target(lab: &Lab, name: &str) -> String {
-    format!(
-        "[[target]]\nname = \"{name}\"\nkind = \"dir\"\npath = \"{}\"\n",
-        lab.path().display()
-    )
-}
-
-fn stops(export: &serde_json::Value) -> Vec<(String, String, u64)> {
-    export["stops"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| {
-            (
-                s["workload"].as_str().unwrap().to_string(),
-                s["reason"].as_str().unwrap().to_string(),
-                s["measured_runs"].as_u64().unwrap(),
-            )
-        })
-        .collect()
-}
+use crate::util::{dir_target, stops, targets_in_order, Lab};
 
 #[test]
 fn adaptive_repetitions_stop_quiet_pairs_at_min_and_keep_noisy_ones_going() {
@@ -178,20 +156,7 @@ fn balanced_rounds_let_each_target_run_first_and_after_the_other_alike() {
         ),
     );
     lab.ok(&["run", "--quiet", file.to_str().unwrap()]);
-    let export = lab.export_json();
-    let mut runs: Vec<(u64, String)> = export["runs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| {
-            (
-                r["position"].as_u64().unwrap(),
-                r["target"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect();
-    runs.sort();
-    let order: Vec<&str> = runs.iter().map(|(_, t)| t.as_str()).collect();
+    let order = targets_in_order(&lab.export_json());
     // Rounds A B, B A, A B, B A: each target follows the other, and itself,
     // as often; interleaved rounds would give a b a b a b a b.
     assert_eq!(order, ["a", "b", "b", "a", "a", "b", "b", "a"]);

@@ -138,7 +138,7 @@ fn reading_an_older_store_leaves_its_file_as_it_is_and_import_migrates_it() {
             .unwrap()
     };
     assert_eq!(version(&lab.db()), "3");
-    assert_eq!(version(&other.db()), "8");
+    assert_eq!(version(&other.db()), "9");
     let uuid = |json: &str| -> String {
         let v: serde_json::Value = serde_json::from_str(json).expect("export JSON");
         v["provenance"]["uuid"]
@@ -237,7 +237,7 @@ fn show_fits_a_terminal_of_100_columns_and_keeps_every_verdict() {
         // The summary table keeps each row's verdict and says what it left out.
         for verdict in [
             "×7.6 faster",
-            "-0.2% (n.s.; ±5% needs about 51 runs)",
+            "-0.2% (inconclusive; ±5% needs about 51 runs)",
             "24.6% less time",
         ] {
             assert_eq!(

@@ -93,12 +93,18 @@ mod pgbench_runs;
 /// Loop, ZFS and Gluster targets provisioned, run and torn down for real;
 /// cleanup after SIGKILL; dangerous specs refused.
 mod provision;
+/// `storlab replicate`: replicas of a campaign in the same store, and what
+/// show, the report and compare say of them.
+mod replicas;
 /// Software from another root (debootstrap roots, cached): PostgreSQL and
 /// Gluster of another release beside the host's, check's refusals, and
 /// what a killed build or campaign leaves for `storlab cleanup`.
 mod roots;
 /// The seed studies' workloads (matrix, smallfiles, tinywrites) through the real binary.
 mod seed_workloads;
+/// Sequential plans that look after every round: simulated and real
+/// mock campaigns with a known truth, and what they cost in runs.
+mod sequential;
 /// The simulated cluster: hosts as namespaces on a bridge, shaped links, cleanup.
 mod simcluster;
 /// The embedded SQLite TPC-B-like workload and its consistency invariant.

@@ -65,6 +65,19 @@ impl Lab {
         kill_after: &[i64],
         wait: std::time::Duration,
     ) -> std::process::ExitStatus {
+        let first = ["run", "--quiet", file.to_str().unwrap()];
+        self.kill_and_resume_command(&first, name, kill_after, wait)
+    }
+
+    /// [`Lab::kill_and_resume`] of the campaign that storlab `first` starts
+    /// (`replicate 1`), counting the store's runs.
+    pub fn kill_and_resume_command(
+        &self,
+        first: &[&str],
+        name: &str,
+        kill_after: &[i64],
+        wait: std::time::Duration,
+    ) -> std::process::ExitStatus {
         let spawn = |args: &[&str]| {
             self.cmd()
                 .args(args)
@@ -72,7 +85,7 @@ impl Lab {
                 .spawn()
                 .expect("spawn storlab")
         };
-        let mut child = spawn(&["run", "--quiet", file.to_str().unwrap()]);
+        let mut child = spawn(first);
         for &n in kill_after {
             let t0 = std::time::Instant::now();
             while runs_in_store(&self.db()) < n {
@@ -339,4 +352,58 @@ pub fn runs_in_store(db: &Path) -> i64 {
     };
     conn.query_row("SELECT COUNT(*) FROM runs", [], |r| r.get(0))
         .unwrap_or(0)
+}
+
+/// A `dir` target `name` on its own directory in the lab.
+pub fn dir_target(lab: &Lab, name: &str) -> String {
+    let p = lab.path().join(name);
+    std::fs::create_dir_all(&p).unwrap();
+    format!(
+        "[[target]]\nname = \"{name}\"\nkind = \"dir\"\npath = \"{}\"\n",
+        p.display()
+    )
+}
+
+/// Why each pair of an export stopped: (workload, reason, measured runs).
+pub fn stops(export: &serde_json::Value) -> Vec<(String, String, u64)> {
+    export["stops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["workload"].as_str().unwrap().to_string(),
+                s["reason"].as_str().unwrap().to_string(),
+                s["measured_runs"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// The targets of an export's runs in the order they ran.
+pub fn targets_in_order(export: &serde_json::Value) -> Vec<String> {
+    let mut runs: Vec<(u64, String)> = export["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["position"].as_u64().unwrap(),
+                r["target"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    runs.sort();
+    runs.into_iter().map(|r| r.1).collect()
+}
+
+/// The mock model of simulated campaign `k`: mean 1000, `noise` and
+/// `drift`, its own seed.
+pub fn mock_model(k: u64, noise: f64, drift: f64) -> storlab::workload::mock::Model {
+    storlab::workload::mock::Model {
+        value: 1000.0,
+        noise,
+        drift,
+        seed: 1 + k,
+    }
 }

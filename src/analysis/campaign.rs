@@ -23,6 +23,7 @@ use super::model::{self, Report};
 use super::ranks::{ranks, Ranks};
 use super::reads::{self, Reads};
 use super::releases;
+use super::replicas::{self, Replicas};
 use super::setup::{compared, Compared};
 use super::study::{self, Study};
 use super::telemetry::{telemetry, Telemetry};
@@ -62,6 +63,9 @@ pub struct CampaignAnalysis {
     /// Each swept workload table's study (factors, pivots, curves, level
     /// comparisons).
     pub studies: Vec<Study>,
+    /// The campaign's replicas side by side, when it was loaded with them
+    /// (`crate::store::Store::with_replicas`) and has some.
+    pub replicas: Option<Replicas>,
     /// Each capacity search: what every target sustains within the
     /// latency target, from its probes.
     pub capacities: Vec<capacity::Search>,
@@ -211,6 +215,7 @@ pub fn analyse(c: &CampaignData, options: &Options) -> Result<CampaignAnalysis> 
             .into_iter()
             .filter(|s| !searched(&capacities, &s.family))
             .collect(),
+        replicas: replicas_of(c, &model)?,
         capacities,
         by_kind: by_kind::by_kind(c, &model, &warnings),
         pairs: pairs(c, &model),
@@ -245,6 +250,24 @@ pub fn analyse(c: &CampaignData, options: &Options) -> Result<CampaignAnalysis> 
         warnings,
         model,
     })
+}
+
+/// `c`'s replicas side by side, each judged as its own report judges it
+/// ([`judge`]) against `model`'s baseline.
+fn replicas_of(c: &CampaignData, model: &Report) -> Result<Option<Replicas>> {
+    if c.replicas.is_empty() {
+        return Ok(None);
+    }
+    let mut members: Vec<(i64, Report)> = Vec::new();
+    for r in &c.replicas {
+        members.push((r.campaign.id, judge(r, Some(&model.baseline))?.model));
+    }
+    let mut all: Vec<(i64, &Report)> = members.iter().map(|(id, m)| (*id, m)).collect();
+    all.push((c.campaign.id, model));
+    all.sort_by_key(|(id, _)| *id);
+    let ids: Vec<i64> = all.iter().map(|(id, _)| *id).collect();
+    let models: Vec<&Report> = all.iter().map(|(_, m)| *m).collect();
+    Ok(replicas::compare(&ids, &models, c.campaign.id))
 }
 
 /// Whether workload table `family` is a capacity search's probes.

@@ -304,23 +304,30 @@ fn verdict(s: &Search, base: &TargetCapacity, t: &TargetCapacity) -> Option<Verd
     let comparison = compare(kb, kc, LEVEL)?;
     let mut caveats = t.caveats.clone();
     caveats.extend(base.caveats.iter().cloned());
-    let stats =
-        |x: &TargetCapacity, k: &Knee, comparison: Option<Comparison>, caveats| TargetStats {
+    // Two capacities are tested for a difference only: one not different
+    // is inconclusive.
+    let stats = |x: &TargetCapacity, k: &Knee, comparison: Option<Comparison>, caveats| {
+        let verdict = comparison
+            .as_ref()
+            .map(|c| crate::stats::verdict(c, Direction::HigherIsBetter, DEFAULT_ALPHA));
+        TargetStats {
             target: x.target.clone(),
             values: vec![k.estimate],
             summary: summarize(&[k.estimate]),
             ci: k.interval,
             ci_clipped: false,
             outliers: Vec::new(),
-            verdict: comparison
-                .as_ref()
-                .map(|c| crate::stats::verdict(c, Direction::HigherIsBetter, DEFAULT_ALPHA)),
+            outcome: verdict.map(|v| super::model::three(v, false)),
+            verdict,
+            margin: None,
+            equivalent: false,
             comparison,
             settle: None,
             correction: None,
             too_few: false,
             caveats,
-        };
+        }
+    };
     Some(Verdict {
         workload: s.workload.clone(),
         primary: true,

@@ -16,7 +16,7 @@ use super::verdict::Verdict;
 use crate::experiment::sweep::family_of;
 use crate::metric::labels::DEVICE;
 use crate::metric::MetricKey;
-use crate::stats::{compare_runs, Analysis, Design};
+use crate::stats::{compare_runs, equivalence_runs, Analysis, Design};
 use crate::store::CampaignData;
 use crate::warning::Warning;
 
@@ -275,14 +275,20 @@ fn pair(
     if sa.values.is_empty() && sb.values.is_empty() {
         return None;
     }
-    let cmp = compare_runs(
-        &model::round_values(a, w, t, ka),
-        &model::round_values(b, w, t, kb),
-        Design::Unpaired,
-        between_analysis(a, b),
-        LEVEL,
+    let (ra, rb) = (
+        model::round_values(a, w, t, ka),
+        model::round_values(b, w, t, kb),
     );
+    let analysis = between_analysis(a, b);
+    let cmp = compare_runs(&ra, &rb, Design::Unpaired, analysis, LEVEL);
     let mut candidate = model::target_stats(t, sb.values.clone(), cmp, ma.direction);
+    candidate.judge_margin(equivalence_runs(
+        &ra,
+        &rb,
+        Design::Unpaired,
+        analysis,
+        b.margin_pct(w),
+    ));
     // The verdict carries the caveats of both campaigns' runs, each side
     // named by its campaign.
     for (side, c) in [(sb, b), (sa, a)] {

@@ -19,7 +19,7 @@ use super::verdict::{Outcome, Verdict};
 use crate::experiment::sweep::family_of;
 use crate::metric::{Direction, MetricKey, Unit};
 use crate::stats::changepoint::{pettitt, ChangePoint};
-use crate::stats::{compare_runs, Analysis, Design, DEFAULT_ALPHA};
+use crate::stats::{compare_runs, equivalence_runs, Analysis, Design, DEFAULT_ALPHA};
 use crate::store::CampaignData;
 
 /// How the campaigns are ordered.
@@ -130,6 +130,9 @@ pub struct History {
     pub points: Vec<Point>,
     /// (campaign, why it is not in the series).
     pub left_out: Vec<(i64, String)>,
+    /// (campaign, its replicas): replicas are one configuration, their
+    /// runs pooled into the first campaign's entry.
+    pub pooled: Vec<(i64, Vec<i64>)>,
     pub series: Vec<Series>,
 }
 
@@ -149,7 +152,27 @@ pub fn fingerprint(c: &CampaignData) -> String {
 /// The history of `campaigns` (all of one experiment name): the series
 /// of those sharing the latest one's workloads, in `order`, on the named
 /// metrics (every workload's primary when empty).
+///
+/// A campaign loaded with its replicas (`CampaignData::replicas`) is one
+/// configuration: its replicas' runs join its own, one entry in each
+/// series (they ran the same experiment, so no change between them is a
+/// change of the configuration).
 pub fn build(campaigns: Vec<CampaignData>, order: Order, metrics: &[String]) -> Option<History> {
+    let mut pooled = Vec::new();
+    let campaigns: Vec<CampaignData> = campaigns
+        .into_iter()
+        .map(|mut c| {
+            let replicas = std::mem::take(&mut c.replicas);
+            if !replicas.is_empty() {
+                pooled.push((
+                    c.campaign.id,
+                    replicas.iter().map(|r| r.campaign.id).collect(),
+                ));
+            }
+            c.runs.extend(replicas.into_iter().flat_map(|r| r.runs));
+            c
+        })
+        .collect();
     let latest = campaigns.iter().max_by_key(|c| c.campaign.id)?;
     let (experiment, print) = (latest.campaign.name.clone(), fingerprint(latest));
     let mut left_out = Vec::new();
@@ -182,6 +205,7 @@ pub fn build(campaigns: Vec<CampaignData>, order: Order, metrics: &[String]) -> 
         order,
         points,
         left_out,
+        pooled,
         series,
     })
 }
@@ -342,18 +366,29 @@ fn series(cs: &[CampaignData], w: &str, t: &str, key: &MetricKey) -> Option<Seri
             continue;
         };
         unit_dir.get_or_insert((m.unit, m.direction));
-        let cmp = prev.and_then(|p| {
-            compare_runs(
-                &model::round_values(p, w, t, key),
-                &model::round_values(c, w, t, key),
-                Design::Unpaired,
+        let sides = prev.map(|p| {
+            (
+                model::round_values(p, w, t, key),
+                model::round_values(c, w, t, key),
                 analysis(p, c),
-                LEVEL,
             )
         });
+        let cmp = sides
+            .as_ref()
+            .and_then(|(a, b, x)| compare_runs(a, b, Design::Unpaired, *x, LEVEL));
+        let mut stats = model::target_stats(t, s.values.clone(), cmp, m.direction);
+        if let Some((a, b, x)) = &sides {
+            stats.judge_margin(equivalence_runs(
+                a,
+                b,
+                Design::Unpaired,
+                *x,
+                c.margin_pct(w),
+            ));
+        }
         entries.push(Entry {
             campaign: c.campaign.id,
-            stats: model::target_stats(t, s.values.clone(), cmp, m.direction),
+            stats,
         });
         prev = Some(c);
     }
@@ -418,15 +453,7 @@ mod tests {
 
     /// A series of two campaigns whose values are `before` then `after`.
     fn two_campaigns(target: &str, before: &[f64], after: &[f64]) -> Series {
-        let rounds = |v: &[f64]| -> Vec<RoundValue> {
-            v.iter()
-                .enumerate()
-                .map(|(i, &value)| RoundValue {
-                    round: i as u32 + 1,
-                    value,
-                })
-                .collect()
-        };
+        let rounds = RoundValue::in_rounds;
         let cmp = compare_runs(
             &rounds(before),
             &rounds(after),

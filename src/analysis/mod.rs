@@ -14,7 +14,8 @@
 //! cells of an iozone-like matrix and the metric its verdict concerns;
 //! [`latency`] the merged percentile curves; [`steady`] what the steady-state
 //! detector found; [`ranks`] how multi-client runs shared the work;
-//! [`model::family`] how a family of comparisons is judged as one; [`warnings`]
+//! [`model::family`] how a family of comparisons is judged as one;
+//! [`replicas`] a campaign's replicas side by side; [`warnings`]
 //! a campaign's warnings counted by kind; [`attribution`] where a
 //! workload's latency went (the device or above it); [`reads`] where its
 //! reads came from (each layer of the target's stack); [`capacity`] what a
@@ -42,6 +43,7 @@ pub mod model;
 pub mod ranks;
 pub mod reads;
 pub mod releases;
+pub mod replicas;
 pub mod requested;
 pub mod setup;
 pub mod steady;

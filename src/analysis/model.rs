@@ -13,9 +13,9 @@ pub mod family;
 use self::family::Correction;
 use crate::metric::{self, Direction, MetricKey, Unit};
 use crate::stats::{
-    compare_runs, mad_outliers, mean_ci, runs_for_half_width, runs_to_resolve, summarize,
-    t_quantile, verdict, Analysis, Comparison, Design, Interval, RoundValue, Summary, Verdict,
-    DEFAULT_ALPHA, DEFAULT_THRESHOLD,
+    judge, mad_outliers, mean_ci, runs_for_half_width, runs_to_resolve, summarize, t_quantile,
+    verdict, Analysis, Comparison, Design, Interval, Judged, Looks, Margin, Outcome, RoundValue,
+    Summary, Verdict, DEFAULT_ALPHA, DEFAULT_THRESHOLD,
 };
 use crate::store::keyed::distinct_keys;
 use crate::store::{CampaignData, RunData, WorkloadRow};
@@ -51,7 +51,19 @@ pub struct TargetStats {
     pub outliers: Vec<usize>,
     /// Against the baseline target; `None` for the baseline itself.
     pub comparison: Option<Comparison>,
+    /// The test of a difference: better, worse, or no significant
+    /// difference (judged in the comparison's family).
     pub verdict: Option<Verdict>,
+    /// The tests of equivalence within the workload's margin (two one-sided
+    /// tests, [`crate::stats::equivalence`]): `None` where no ratio exists.
+    pub margin: Option<Margin>,
+    /// The whole interval lies within ±margin (judged in the comparison's
+    /// family): any difference is smaller than the margin.
+    pub equivalent: bool,
+    /// How the comparison ends: different, equivalent or inconclusive
+    /// (`None` without a comparison, or with too few runs). Equivalence
+    /// is judged first ([`crate::stats::verdict`]).
+    pub outcome: Option<Outcome>,
     /// For an inconclusive comparison: what would settle it.
     pub settle: Option<Settle>,
     /// How the comparison fared in its family of comparisons (a study's
@@ -272,6 +284,33 @@ pub fn design(c: &CampaignData) -> Design {
     }
 }
 
+/// `candidate` against the baseline's runs `base` as the campaign's plan
+/// lets them be compared: paired by round where it made rounds, and, for a
+/// plan that ran until decided, with the error spent over the rounds it
+/// could have stopped at ([`crate::stats::sequential`]).
+/// Its tests of equivalence are at `margin_pct`, the workload's margin.
+pub fn compared(
+    c: &CampaignData,
+    base: &[RoundValue],
+    candidate: &[RoundValue],
+    analysis: Analysis,
+    margin_pct: f64,
+) -> Option<Judged> {
+    let looks = c
+        .plan()
+        .looks(MIN_RUNS as u32)
+        .unwrap_or(Looks::once(MIN_RUNS as u32));
+    judge(
+        base,
+        candidate,
+        design(c),
+        analysis,
+        LEVEL,
+        looks,
+        margin_pct,
+    )
+}
+
 /// The analysis the campaign's plan asks for (ratio unless it says means).
 pub fn plan_analysis(c: &CampaignData) -> Analysis {
     Analysis::from_word(c.plan().analysis.as_deref())
@@ -314,11 +353,11 @@ pub fn metric(
         .iter()
         .zip(runs)
         .map(|(t, values)| {
-            let comparison = if *t == baseline {
-                None
-            } else {
-                compare_runs(&base, &values, design(c), analysis, LEVEL)
+            let judged = match *t == baseline {
+                true => None,
+                false => compared(c, &base, &values, analysis, c.margin_pct(workload)),
             };
+            let comparison = judged.map(|j| j.comparison);
             // A baseline that did not run this workload (a capacity
             // search's probe at a rate only this target took) leaves
             // nothing to compare: no verdict, and not for too few runs.
@@ -330,6 +369,7 @@ pub fn metric(
             let values = values.iter().map(|r| r.value).collect();
             let mut stats = target_stats(t, values, comparison, direction);
             stats.too_few |= too_few;
+            stats.judge_margin(judged.and_then(|j| j.margin));
             stats.caveats = caveats_of(c, workload, t);
             if *t != baseline {
                 stats.caveats.extend(caveats_of(c, workload, baseline));
@@ -387,13 +427,47 @@ pub fn target_stats(
         settle: comparison
             .as_ref()
             .zip(verdict)
-            .and_then(|(c, v)| settle(c, v)),
+            .and_then(|(c, v)| settle(c, v != Verdict::NoSignificantDifference, RESOLUTION_PCT)),
+        outcome: comparison
+            .as_ref()
+            .zip(verdict)
+            .map(|(_, v)| three(v, false)),
         verdict,
+        margin: None,
+        equivalent: false,
         comparison,
         values,
         correction: None,
         too_few,
         caveats: Vec::new(),
+    }
+}
+
+impl TargetStats {
+    /// Judges equivalence on its own tests `margin` (a family judges it
+    /// again on the adjusted p: [`family`]), and what would settle the
+    /// comparison when it is neither different nor equivalent.
+    pub fn judge_margin(&mut self, margin: Option<Margin>) {
+        self.margin = margin.filter(|_| self.comparison.is_some());
+        let p = self.margin.map_or(f64::NAN, |m| m.p_value());
+        self.decide(self.verdict, p);
+    }
+
+    /// Decides the comparison on the difference's `verdict` and the
+    /// equivalence p-value `p_equivalent` (its own or its family's).
+    pub fn decide(&mut self, verdict: Option<Verdict>, p_equivalent: f64) {
+        self.verdict = verdict;
+        self.equivalent = self.comparison.is_some() && p_equivalent < DEFAULT_ALPHA;
+        let decided =
+            self.equivalent || verdict.is_some_and(|v| v != Verdict::NoSignificantDifference);
+        self.outcome = verdict
+            .filter(|_| self.comparison.is_some() && !self.too_few)
+            .map(|v| three(v, self.equivalent));
+        let pct = self.margin.map_or(RESOLUTION_PCT, |m| m.pct);
+        self.settle = self
+            .comparison
+            .as_ref()
+            .and_then(|c| settle(c, decided, pct));
     }
 }
 
@@ -409,18 +483,29 @@ fn clipped_ci(values: &[f64]) -> (Option<Interval>, bool) {
     }
 }
 
-/// What would settle an inconclusive comparison: `None` when it is
-/// conclusive (a verdict) or already measured to ±[`RESOLUTION_PCT`].
-pub fn settle(c: &Comparison, v: Verdict) -> Option<Settle> {
-    if v != Verdict::NoSignificantDifference {
+/// The outcome of a comparison whose test of a difference says `v`,
+/// equivalent or not.
+pub(super) fn three(v: Verdict, equivalent: bool) -> Outcome {
+    match (equivalent, v) {
+        (true, _) => Outcome::Equivalent,
+        (false, Verdict::NoSignificantDifference) => Outcome::Inconclusive,
+        (false, _) => Outcome::Different,
+    }
+}
+
+/// What would settle an inconclusive comparison (one neither different
+/// nor equivalent): runs that would measure it to ±`pct` %. `None` when
+/// it is `decided`, or already measured to ±`pct`.
+pub fn settle(c: &Comparison, decided: bool, pct: f64) -> Option<Settle> {
+    if decided {
         return None;
     }
-    let runs = runs_to_resolve(c, RESOLUTION_PCT);
+    let runs = runs_to_resolve(c, pct);
     if runs.is_some_and(|n| n <= c.n) {
         return None;
     }
     Some(Settle {
-        pct: RESOLUTION_PCT,
+        pct,
         runs,
         now: c.n,
     })
@@ -802,6 +887,7 @@ mod tests {
             stops: Vec::new(),
             facts: Default::default(),
             pair_cache: Default::default(),
+            replicas: Vec::new(),
         }
     }
 

@@ -29,21 +29,28 @@ use serde::Serialize;
 
 use super::model::{target_stats, MetricReport, Report, TargetStats, WorkloadReport};
 pub use super::model::{Caveat, Settle};
+use crate::cli::InconclusiveComparisons;
 use crate::experiment::sweep::family_of;
 use crate::metric::{Direction, Unit};
-use crate::stats::Verdict as Call;
+use crate::stats::{Outcome as Three, Verdict as Call};
 
 /// How a comparison came out: the one classification every output words.
+/// Three outcomes (#46): different (better or worse), equivalent within
+/// the workload's margin, or inconclusive — neither yet, which is not
+/// "the same".
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     /// Significantly better than the baseline (faster, whatever the
-    /// metric's direction), by at least the equivalence margin.
+    /// metric's direction), and not within the equivalence margin.
     Better,
     /// Significantly worse (slower).
     Worse,
-    /// Neither: no significant difference (which is not "the same").
-    NoSignificantDifference,
+    /// The whole interval within ±margin of the baseline: any difference
+    /// is smaller than the margin.
+    Equivalent,
+    /// Neither different nor equivalent: more runs would say which.
+    Inconclusive,
     /// Fewer runs than a verdict needs on either side: no interval, no
     /// verdict; the values say what there is.
     TooFew,
@@ -52,22 +59,39 @@ pub enum Outcome {
 impl Outcome {
     /// The outcome of a target's figures against its baseline; `None`
     /// when it was not compared (the baseline itself, or a side with no
-    /// value).
+    /// value). Equivalence is judged first (`crate::stats::verdict`).
     pub fn of(t: &TargetStats) -> Option<Outcome> {
         if t.too_few {
             return Some(Outcome::TooFew);
         }
         t.comparison.as_ref()?;
-        Some(match t.verdict? {
-            Call::Better => Outcome::Better,
-            Call::Worse => Outcome::Worse,
-            Call::NoSignificantDifference => Outcome::NoSignificantDifference,
+        Some(match (t.outcome?, t.verdict?) {
+            (Three::Equivalent, _) => Outcome::Equivalent,
+            (Three::Different, Call::Better) => Outcome::Better,
+            (Three::Different, Call::Worse) => Outcome::Worse,
+            _ => Outcome::Inconclusive,
         })
     }
 
     /// A difference the verdict calls (better or worse).
     pub fn significant(self) -> bool {
         matches!(self, Outcome::Better | Outcome::Worse)
+    }
+
+    /// Different or equivalent: what a sequential plan runs until.
+    pub fn decided(self) -> bool {
+        matches!(self, Outcome::Better | Outcome::Worse | Outcome::Equivalent)
+    }
+
+    /// The three outcomes' word for it: different, equivalent or
+    /// inconclusive (`None` without a verdict).
+    pub fn three(self) -> Option<Three> {
+        match self {
+            Outcome::Better | Outcome::Worse => Some(Three::Different),
+            Outcome::Equivalent => Some(Three::Equivalent),
+            Outcome::Inconclusive => Some(Three::Inconclusive),
+            Outcome::TooFew => None,
+        }
     }
 }
 
@@ -180,12 +204,30 @@ impl Verdict {
         Outcome::of(&self.candidate)
     }
 
-    /// Significantly worse by more than `pct` percent.
+    /// Significantly worse by more than `pct` percent: the test of a
+    /// difference says worse (in its family), whether or not the whole
+    /// interval lies within the equivalence margin — the gate's `pct` is a
+    /// margin of its own.
     pub fn regressed(&self, pct: f64) -> bool {
         let Some(c) = &self.candidate.comparison else {
             return false;
         };
-        self.outcome() == Some(Outcome::Worse) && c.diff_pct.abs() > pct
+        self.candidate.verdict == Some(Call::Worse)
+            && Outcome::of(&self.candidate) != Some(Outcome::TooFew)
+            && c.diff_pct.abs() > pct
+    }
+
+    /// Inconclusive, with an interval that reaches a regression of more
+    /// than `pct` percent: it may hide one.
+    pub fn may_hide_regression(&self, pct: f64) -> bool {
+        let Some(c) = &self.candidate.comparison else {
+            return false;
+        };
+        let reach = match self.direction {
+            Direction::HigherIsBetter => -c.diff_pct_ci.low,
+            Direction::LowerIsBetter => c.diff_pct_ci.high,
+        };
+        self.outcome() == Some(Outcome::Inconclusive) && reach > pct
     }
 
     /// Whether the verdict rests on runs (of either side) that carry a
@@ -195,12 +237,15 @@ impl Verdict {
         !self.candidate.caveats.is_empty()
     }
 
-    /// A plain "no significant difference": no chance call in its family,
-    /// no parts that disagree. A sweep's plain ones are said together.
-    fn plain(&self) -> bool {
-        self.outcome() == Some(Outcome::NoSignificantDifference)
-            && !self.candidate.correction.is_some_and(|f| f.chance)
-            && self.parts.is_none()
+    /// A plain equivalent or inconclusive verdict (its outcome): no chance
+    /// call in its family, no parts that disagree. A sweep's plain ones of
+    /// one outcome are said together.
+    fn plain(&self) -> Option<Outcome> {
+        let o = self
+            .outcome()
+            .filter(|o| matches!(o, Outcome::Equivalent | Outcome::Inconclusive))?;
+        let plain = !self.candidate.correction.is_some_and(|f| f.chance) && self.parts.is_none();
+        plain.then_some(o)
     }
 }
 
@@ -260,11 +305,21 @@ pub struct Judged<'a> {
     pub waived: Vec<&'a Verdict>,
     /// Primary comparisons whose verdict carries a validity caveat.
     pub caveated: usize,
+    /// Inconclusive primary comparisons whose interval reaches a
+    /// regression beyond `pct`, and what the gate does with them.
+    pub unsure: Vec<&'a Verdict>,
+    pub inconclusive: InconclusiveComparisons,
 }
 
 /// The gate's judgement of `rows` at `pct` percent; `waive_caveated` lets
-/// a regression whose verdict carries a caveat pass (printed, not failing).
-pub fn judge(rows: &[Verdict], pct: f64, waive_caveated: bool) -> Judged<'_> {
+/// a regression whose verdict carries a caveat pass (printed, not failing);
+/// `inconclusive` is the policy for those that may hide one.
+pub fn judge(
+    rows: &[Verdict],
+    pct: f64,
+    waive_caveated: bool,
+    inconclusive: InconclusiveComparisons,
+) -> Judged<'_> {
     let (waived, failing) = rows
         .iter()
         .filter(|r| r.primary && r.regressed(pct))
@@ -274,25 +329,32 @@ pub fn judge(rows: &[Verdict], pct: f64, waive_caveated: bool) -> Judged<'_> {
         failing,
         waived,
         caveated: rows.iter().filter(|r| r.primary && r.caveated()).count(),
+        unsure: rows
+            .iter()
+            .filter(|r| r.primary && r.may_hide_regression(pct))
+            .collect(),
+        inconclusive,
     }
 }
 
-/// What a headline says: a verdict on its own, or the plain "no
-/// significant difference" verdicts of one workload family said once.
+/// What a headline says: a verdict on its own, or the plain equivalent
+/// (or inconclusive) verdicts of one workload family said once.
 #[derive(Debug, Clone)]
 pub enum Statement {
     One(Box<Verdict>),
     Alike(Alike),
 }
 
-/// Comparisons of one workload family (and primary metric) that found no
-/// significant difference, said in one line where there are at least
-/// [`GROUPED`] of them: seed 000's 4 configurations × 4 transaction counts
-/// read as 12 lines of "no significant difference", one screen before
-/// any figure.
+/// Comparisons of one workload family (and primary metric) that came out
+/// alike — equivalent, or inconclusive — said in one line where there are
+/// at least [`GROUPED`] of them: seed 000's 4 configurations × 4
+/// transaction counts read as 12 lines of "no significant difference", one
+/// screen before any figure.
 #[derive(Debug, Clone)]
 pub struct Alike {
     pub family: String,
+    /// [`Outcome::Equivalent`] or [`Outcome::Inconclusive`].
+    pub outcome: Outcome,
     /// The campaign's baseline target.
     pub baseline: String,
     /// How many comparisons the family made on this metric, these among
@@ -301,8 +363,8 @@ pub struct Alike {
     pub members: Vec<Verdict>,
 }
 
-/// How many comparisons of one workload family that find no significant
-/// difference the headline says in one line instead of one each.
+/// How many comparisons of one workload family alike the headline says in
+/// one line instead of one each.
 pub const GROUPED: usize = 3;
 
 /// The headline of a campaign: a statement per comparison of a primary
@@ -311,35 +373,35 @@ pub const GROUPED: usize = 3;
 pub fn headline(r: &Report) -> Vec<Statement> {
     let verdicts = primary_verdicts(r);
     let key = |v: &Verdict| (v.family.clone(), v.metric.clone());
-    let plain = |k: &(String, String)| {
-        verdicts
-            .iter()
-            .filter(|v| v.plain() && key(v) == *k)
-            .count()
-    };
+    let alike =
+        |x: &Verdict, k: &(String, String), o: Outcome| x.plain() == Some(o) && key(x) == *k;
     let mut out = Vec::new();
-    let mut said: Vec<(String, String)> = Vec::new();
+    let mut said: Vec<(String, String, Outcome)> = Vec::new();
     for v in &verdicts {
         let k = key(v);
-        if !v.plain() || plain(&k) < GROUPED {
+        let Some(o) = v
+            .plain()
+            .filter(|&o| verdicts.iter().filter(|x| alike(x, &k, o)).count() >= GROUPED)
+        else {
             out.push(Statement::One(Box::new(v.clone())));
             continue;
-        }
-        if said.contains(&k) {
+        };
+        if said.contains(&(k.0.clone(), k.1.clone(), o)) {
             continue;
         }
         let members = verdicts
             .iter()
-            .filter(|x| x.plain() && key(x) == k)
+            .filter(|x| alike(x, &k, o))
             .cloned()
             .collect();
         out.push(Statement::Alike(Alike {
             family: k.0.clone(),
+            outcome: o,
             baseline: r.baseline.clone(),
             of: verdicts.iter().filter(|x| key(x) == k).count(),
             members,
         }));
-        said.push(k);
+        said.push((k.0, k.1, o));
     }
     out
 }
@@ -385,7 +447,7 @@ fn parts(w: &WorkloadReport, m: &MetricReport, target: &str) -> Option<Parts> {
             Some(Part {
                 label,
                 diff_pct: c.diff_pct,
-                outcome: Outcome::of(t).unwrap_or(Outcome::NoSignificantDifference),
+                outcome: Outcome::of(t).unwrap_or(Outcome::Inconclusive),
             })
         })
         .collect();
@@ -397,6 +459,7 @@ fn parts(w: &WorkloadReport, m: &MetricReport, target: &str) -> Option<Parts> {
 pub(crate) mod tests {
     use super::*;
     use crate::analysis::model::{target_stats, Caveat};
+    use crate::cli::InconclusiveComparisons::Warn;
     use crate::metric::{Direction, Unit};
     use crate::warning::WarningKind;
 
@@ -442,10 +505,10 @@ pub(crate) mod tests {
             halved("unsynced", &[WarningKind::DurabilityNotMeasured]),
         ];
         assert!(rows[0].regressed(5.0) && !rows[0].caveated());
-        let fail = judge(&rows, 5.0, false);
+        let fail = judge(&rows, 5.0, false, Warn);
         assert_eq!(fail.failing.len(), 3);
         assert!(fail.waived.is_empty());
-        let warn = judge(&rows, 5.0, true);
+        let warn = judge(&rows, 5.0, true, Warn);
         let names = |v: &[&Verdict]| {
             v.iter()
                 .map(|r| r.candidate_label.clone())
@@ -455,10 +518,39 @@ pub(crate) mod tests {
         assert_eq!(names(&warn.waived), ["cached", "unsynced"]);
         // Only caveated regressions: under warn the gate passes.
         let caveated = &rows[1..];
-        assert!(judge(caveated, 5.0, true).failing.is_empty());
-        assert_eq!(judge(caveated, 5.0, false).failing.len(), 2);
+        assert!(judge(caveated, 5.0, true, Warn).failing.is_empty());
+        assert_eq!(judge(caveated, 5.0, false, Warn).failing.len(), 2);
         // Beyond the threshold, nothing is judged either way.
-        let none = judge(&rows, 60.0, false);
+        let none = judge(&rows, 60.0, false, Warn);
         assert!(none.failing.is_empty() && none.waived.is_empty());
+    }
+
+    /// An inconclusive comparison, -3.4% [-13.3%, +7.7%] (welch_log of
+    /// its runs): it may hide a regression beyond 5% but not beyond 20%.
+    pub(crate) fn unsure() -> Verdict {
+        let base = [100.0, 108.0, 93.0, 101.0];
+        let unsure = [97.0, 104.0, 89.0, 98.5];
+        let cmp = crate::stats::welch_log(&base, &unsure, 0.95);
+        let higher = Direction::HigherIsBetter;
+        Verdict {
+            baseline_label: "a".into(),
+            baseline: target_stats("a", base.to_vec(), None, higher),
+            candidate_label: "b".into(),
+            candidate: target_stats("b", unsure.to_vec(), cmp, higher),
+            ..halved("b", &[])
+        }
+    }
+
+    #[test]
+    fn an_inconclusive_comparison_that_may_hide_a_regression_is_judged_apart() {
+        let v = unsure();
+        assert_eq!(v.outcome(), Some(Outcome::Inconclusive));
+        assert!(v.may_hide_regression(5.0) && !v.may_hide_regression(20.0));
+        assert!(!v.regressed(5.0));
+        let rows = std::slice::from_ref(&v);
+        let judged = judge(rows, 5.0, false, Warn);
+        assert_eq!(judged.unsure.len(), 1);
+        assert!(judged.failing.is_empty() && judged.waived.is_empty());
+        assert!(judge(rows, 20.0, false, Warn).unsure.is_empty());
     }
 }

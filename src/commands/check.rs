@@ -10,7 +10,7 @@ use anyhow::Result;
 use super::EXIT_INVALID;
 use crate::cli::{CheckArgs, Global};
 use crate::estimate::{Basis, Estimate};
-use crate::experiment::Experiment;
+use crate::experiment::{Experiment, Repetitions};
 use crate::params::units::format_seconds;
 use crate::plan::plan;
 use crate::store::{PastCampaign, Store};
@@ -29,13 +29,18 @@ pub fn check(g: &Global, a: &CheckArgs) -> Result<ExitCode> {
     };
     crate::runner::roots::name_ready(&mut chosen.exp);
     let exp = &chosen.exp;
-    let estimate = Estimate::of(exp, &past_runs(&g.db), root, crate::estimate::Load::now());
+    let (past, load) = (past_runs(&g.db), crate::estimate::Load::now());
+    let estimate = Estimate::of(exp, &past, root, load);
+    let quiet = Estimate::of(exp, &past, root, load.quiet());
     print_head(exp, &estimate);
     let (roots, builds) = roots_text(exp, &estimate);
     for line in roots {
         outln!("{line}");
     }
     print_runs(exp, &estimate, builds);
+    if let Some(line) = quiet_text(&estimate, &quiet) {
+        outln!("{line}");
+    }
     if let Some(note) = estimate.left_out_note() {
         errln!("note: {note}");
     }
@@ -105,6 +110,45 @@ fn print_runs(exp: &Experiment, estimate: &Estimate, builds: std::time::Duration
         ),
     };
     outln!("{total} ({building}{})", estimate_text(estimate));
+    if let Some(more) = more_rounds_text(exp, estimate, builds) {
+        outln!("{more}");
+    }
+}
+
+/// For a plan that decides its rounds as it goes, the runs and time it may
+/// take at most: every pair to its `max`, unless `max_time` stops it first.
+fn more_rounds_text(
+    exp: &Experiment,
+    estimate: &Estimate,
+    builds: std::time::Duration,
+) -> Option<String> {
+    let (rule, max) = match exp.plan.repetitions {
+        Repetitions::Fixed(_) => return None,
+        Repetitions::Decided { max, .. } => ("until every comparison is decided", max),
+        Repetitions::Adaptive { max, .. } => ("until each interval is narrow enough", max),
+    };
+    let per_pair = |reps: u32| f64::from(exp.plan.warmup + reps);
+    let scale = per_pair(max) / per_pair(exp.plan.repetitions.min()).max(1.0);
+    let runs = estimate.runs().mul_f64(scale);
+    let most = estimate.total() - estimate.runs() + runs + builds;
+    let mut text = format!(
+        "then more rounds {rule}: up to {} runs, {} at most",
+        crate::plan::pairs(exp).len() as u32 * (exp.plan.warmup + max),
+        format_seconds(most.as_secs_f64())
+    );
+    match exp.plan.max_time {
+        Some(t) if t < estimate.runs() => text.push_str(&format!(
+            "; max_time ({}) is shorter than the first {} rounds are estimated to take: the comparisons may get no verdict",
+            format_seconds(t.as_secs_f64()),
+            exp.plan.warmup + exp.plan.repetitions.min()
+        )),
+        Some(t) if t < runs => text.push_str(&format!(
+            "; max_time stops starting rounds after {}",
+            format_seconds(t.as_secs_f64())
+        )),
+        _ => {}
+    }
+    Some(text)
 }
 
 /// What `check` says of the capacity searches.
@@ -173,6 +217,22 @@ fn past_runs(db: &Path) -> Vec<PastCampaign> {
 
 /// What the estimate is made of: provisioning, runs, teardown, and how
 /// many pairs' runs were learned from the store.
+/// What the campaign would take on a quiet host, when the load now
+/// makes the estimate much longer: the modelled pairs scale with the
+/// load, which a campaign of minutes may not keep (the seed examples'
+/// runs took 0.5–2× their check's estimate from one hour to the next);
+/// the recorded ones carry the load they ran at.
+fn quiet_text(at_load: &Estimate, quiet: &Estimate) -> Option<String> {
+    let (busy, calm) = (at_load.total(), quiet.total());
+    (calm.as_secs_f64() < 0.85 * busy.as_secs_f64()).then(|| {
+        format!(
+            "on a quiet host: ~{} (the modelled pairs at load 0 instead of {:.1}; the estimate above is the busy end)",
+            format_seconds(calm.as_secs_f64()),
+            at_load.load.average
+        )
+    })
+}
+
 fn estimate_text(e: &Estimate) -> String {
     let (recorded, scaled, modelled) = e.bases();
     let mut from = Vec::new();
@@ -335,4 +395,45 @@ fn per_run(
         .map(|t| estimate.per_run(t, wi))
         .max()
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::estimate::Load;
+
+    /// Seed 003's check at load 11.6 said 11m21s; its campaign took 4m05s
+    /// (/work/stores/003). On a busy host check says the quiet end too; at
+    /// a load its cores absorb, the one figure.
+    #[test]
+    fn a_busy_check_gives_the_quiet_end_too() {
+        let src = include_str!("../../examples/003-iozone-gluster-vs-nfs.toml");
+        let exp = crate::experiment::parse_experiment("003.toml", src).unwrap();
+        let at = |average| {
+            Estimate::of(
+                &exp,
+                &[],
+                true,
+                Load {
+                    average,
+                    cores: 2.0,
+                },
+            )
+        };
+        let busy = at(11.6);
+        let line = quiet_text(&busy, &at(0.0)).expect("a range at load 11.6");
+        assert!(line.starts_with("on a quiet host: ~"), "{line}");
+        assert!(line.contains("instead of 11.6"), "{line}");
+        assert!(at(0.0).total() < busy.total() / 2);
+        assert_eq!(quiet_text(&at(0.5), &at(0.0)), None);
+        assert_eq!(
+            Load {
+                average: 9.0,
+                cores: 2.0
+            }
+            .quiet()
+            .pace(),
+            at(0.0).load.pace()
+        );
+    }
 }

@@ -11,7 +11,7 @@ use super::EXIT_INVALID;
 use crate::analysis::about::About;
 use crate::analysis::comparison::{across, within, Across, Metrics, Refusal};
 use crate::analysis::verdict::{judge, Verdict};
-use crate::cli::{CaveatedRegressions, CompareArgs, Global};
+use crate::cli::{CaveatedRegressions, CompareArgs, Global, InconclusiveComparisons};
 use crate::report::render::terminal;
 use crate::report::verdict::{words, Form};
 use crate::report::{json, outline};
@@ -70,6 +70,7 @@ pub fn compare(g: &Global, req: &CompareArgs) -> Result<ExitCode> {
         &x.rows,
         req.fail_on_regression,
         req.caveated_regressions,
+        req.inconclusive,
     ))
 }
 
@@ -112,29 +113,63 @@ fn within_campaign(store: &Store, req: &CompareArgs) -> Result<ExitCode> {
         bail!("--allow-different and --metric apply to comparisons across campaigns (compare A B)");
     }
     let first = store.load_campaign(store.resolve_campaign(req.a.as_deref())?)?;
+    let first = store.with_replicas(first, &crate::store::Parts::terminal())?;
     let rows = within(&first, req.baseline.as_deref())?;
+    let replicas = match first.replicas.is_empty() {
+        true => None,
+        false => {
+            let asked = crate::analysis::campaign::Options {
+                baseline: req.baseline.clone(),
+                ..Default::default()
+            };
+            crate::analysis::analyse(&first, &asked)?.replicas
+        }
+    };
     if req.format.json() {
-        let doc = json::within(&About::of(&first), &rows);
+        let doc = json::within(&About::of(&first), &rows, replicas.as_ref());
         outln!("{}", crate::foreign::to_json_pretty(&doc)?);
     } else {
-        let doc = outline::compared_within(first.campaign.id, &rows);
+        let doc = outline::compared_within(first.campaign.id, &rows, replicas.as_ref());
         crate::console::to_stdout_styled(&terminal::summary(&doc, crate::console::columns()));
     }
     Ok(gate(
         &rows,
         req.fail_on_regression,
         req.caveated_regressions,
+        req.inconclusive,
     ))
 }
 
 /// The release gate: exit 1 when a primary metric regressed beyond `pct`;
 /// a regression whose verdict carries a caveat fails it too unless
-/// `caveated` is `warn`. Each regression is printed with its caveats.
-fn gate(rows: &[Verdict], pct: Option<f64>, caveated: CaveatedRegressions) -> ExitCode {
+/// `caveated` is `warn`; an inconclusive comparison whose interval reaches
+/// a regression beyond `pct` fails it under `inconclusive` `fail`. Each
+/// regression is printed with its caveats.
+fn gate(
+    rows: &[Verdict],
+    pct: Option<f64>,
+    caveated: CaveatedRegressions,
+    inconclusive: InconclusiveComparisons,
+) -> ExitCode {
     let Some(pct) = pct else {
         return ExitCode::SUCCESS;
     };
-    let judged = judge(rows, pct, caveated == CaveatedRegressions::Warn);
+    let judged = judge(
+        rows,
+        pct,
+        caveated == CaveatedRegressions::Warn,
+        inconclusive,
+    );
+    if inconclusive != InconclusiveComparisons::Pass {
+        for r in &judged.unsure {
+            errln!(
+                "inconclusive, may hide a regression beyond {pct}% (--inconclusive {}): {}",
+                inconclusive.word(),
+                words(*r, Form::Gate)
+            );
+        }
+    }
+    let unsure_failing = inconclusive == InconclusiveComparisons::Fail && !judged.unsure.is_empty();
     for r in &judged.failing {
         errln!("regression: {}", words(*r, Form::Gate));
     }
@@ -150,7 +185,13 @@ fn gate(rows: &[Verdict], pct: Option<f64>, caveated: CaveatedRegressions) -> Ex
             "caveated regressions above: {caveated_failing}; they fail the gate all the same (--caveated-regressions fail, the default): a measurement that may be wrong does not clear a release. Fix what the caveat names, or pass --caveated-regressions warn to let them pass"
         );
     }
-    if !judged.failing.is_empty() {
+    if unsure_failing {
+        errln!(
+            "inconclusive comparisons above: {}; they fail the gate (--inconclusive fail): more runs would show whether they regressed",
+            judged.unsure.len()
+        );
+    }
+    if !judged.failing.is_empty() || unsure_failing {
         return ExitCode::FAILURE;
     }
     errln!("{}", words(&judged, Form::Gate));

@@ -18,14 +18,7 @@ pub fn history(g: &Global, req: &HistoryArgs) -> Result<ExitCode> {
     let order = Order::parse(&req.by)?;
     let store = Store::open_for_reading(db)?;
     let (name, ids) = experiment_campaigns(&store, req.experiment.as_deref())?;
-    let campaigns = ids
-        .iter()
-        .map(|&id| {
-            let head = store.load_campaign_head(id)?;
-            let parts = figures(&head, &req.metric);
-            store.with_runs(head, &parts)
-        })
-        .collect::<Result<Vec<_>>>()?;
+    let campaigns = grouped(&store, &ids, &req.metric)?;
     let Some(h) = build(campaigns, order, &req.metric) else {
         bail!("no campaign of `{name}` to show");
     };
@@ -70,6 +63,35 @@ fn experiment_campaigns(store: &Store, experiment: Option<&str>) -> Result<(Stri
         );
     }
     Ok((name, ids))
+}
+
+/// The campaigns `ids`, each group of replicas loaded once: its first
+/// campaign carrying the others (replicas are one configuration).
+fn grouped(store: &Store, ids: &[i64], metrics: &[String]) -> Result<Vec<CampaignData>> {
+    let load = |id: i64| -> Result<CampaignData> {
+        let head = store.load_campaign_head(id)?;
+        let parts = figures(&head, metrics);
+        store.with_runs(head, &parts)
+    };
+    let mut campaigns: Vec<CampaignData> = Vec::new();
+    let mut seen: Vec<i64> = Vec::new();
+    for &id in ids {
+        if seen.contains(&id) {
+            continue;
+        }
+        let group: Vec<i64> = store
+            .replica_group(id)?
+            .into_iter()
+            .filter(|g| ids.contains(g))
+            .collect();
+        seen.extend(&group);
+        let mut first = load(group.first().copied().unwrap_or(id))?;
+        for &other in group.iter().skip(1) {
+            first.replicas.push(load(other)?);
+        }
+        campaigns.push(first);
+    }
+    Ok(campaigns)
 }
 
 /// The figures a history reads of each run of campaign `c`: those named,

@@ -16,6 +16,7 @@ mod init;
 mod kinds;
 mod query;
 mod refusals;
+mod replicate;
 mod report;
 mod run;
 
@@ -50,6 +51,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
     });
     match &cli.command {
         Command::Run(a) => run::run(g, a),
+        Command::Replicate(a) => replicate::replicate(g, a),
         Command::Check(a) => check::check(g, a),
         Command::Init(a) => init::init(a),
         Command::Completions(a) => generate::completions(a),

@@ -52,6 +52,7 @@ pub fn show(g: &Global, a: &ShowArgs) -> Result<ExitCode> {
     let store = Store::open_for_reading(&g.db)?;
     let id = store.resolve_campaign(a.campaign.as_deref())?;
     let data = store.load_campaign_with(id, &Parts::terminal())?;
+    let data = store.with_replicas(data, &Parts::terminal())?;
     let options = outline::Options {
         compare_levels: a.compare_levels.clone(),
         ..Default::default()

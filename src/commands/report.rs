@@ -79,7 +79,8 @@ fn load(
     if matches!(format, ReportFormat::Csv | ReportFormat::Json) {
         return store.load_campaign(id);
     }
-    let mut data = store.load_campaign_with(id, &Parts::terminal())?;
+    let data = store.load_campaign_with(id, &Parts::terminal())?;
+    let mut data = store.with_replicas(data, &Parts::terminal())?;
     let drawn = drawn(&data, options);
     store.read_series(&mut data, &drawn)?;
     Ok(data)

@@ -58,6 +58,7 @@ pub fn run(g: &Global, a: &RunArgs) -> Result<ExitCode> {
         printer: &mut printer,
         team: &team,
         tags: &tags,
+        replica: None,
     })?;
     finish(&g.db, &store, &outcome, g.quiet, a.fail_on_failure)
 }
@@ -82,7 +83,7 @@ fn chosen(file: Option<&Path>) -> Result<experiment::Experiment, ExitCode> {
 /// The roots the experiment takes software from, made ready (built once
 /// where needed) after everything `run` would refuse has been judged, and
 /// the variants named by release; held until the campaign ends.
-fn ready_roots(exp: &mut experiment::Experiment, stop: &StopFlag) -> Result<Roots> {
+pub(super) fn ready_roots(exp: &mut experiment::Experiment, stop: &StopFlag) -> Result<Roots> {
     let roots = crate::runner::roots::needs(exp);
     if roots.iter().any(|n| !n.spec.is_host()) {
         crate::runner::refuse(crate::runner::refusals(exp))?;
@@ -92,14 +93,14 @@ fn ready_roots(exp: &mut experiment::Experiment, stop: &StopFlag) -> Result<Root
 
 /// Names each device the campaign erases, before anything is
 /// provisioned, even with -q.
-fn warn_erasing(exp: &experiment::Experiment) {
+pub(super) fn warn_erasing(exp: &experiment::Experiment) {
     for e in super::experiment_file::erased(exp) {
         errln!("warning: this campaign will {e}: everything on it is destroyed");
     }
 }
 
 /// The ranks other than 0, for a whole campaign.
-fn follow(team: &mut Team) -> Result<ExitCode> {
+pub(super) fn follow(team: &mut Team) -> Result<ExitCode> {
     match crate::ranks::follow::follow(team) {
         Ok(true) => Ok(ExitCode::SUCCESS),
         Ok(false) => Ok(ExitCode::from(EXIT_INVALID)),
@@ -135,6 +136,7 @@ fn resume(db: &Path, campaign: &str, quiet: bool, strict: bool) -> Result<ExitCo
         printer: &mut printer,
         team: &team,
         tags: &[],
+        replica: None,
     };
     let outcome = resume_campaign(session, r.ids)?;
     finish(db, &store, &outcome, quiet, strict)
@@ -159,6 +161,8 @@ fn resumable(
     // Stored under the names of the releases they ran: the roots are in
     // the cache since.
     crate::runner::roots::name_ready(&mut exp);
+    // A replica resumes in its own order.
+    exp.plan.replica = store.replica(id)?.map_or(0, |r| r.number);
     let names_match = exp
         .targets
         .iter()
@@ -182,7 +186,7 @@ fn resumable(
     Ok(Some((store, r, exp)))
 }
 
-fn finish(
+pub(super) fn finish(
     db: &Path,
     store: &Store,
     outcome: &Outcome,
@@ -190,6 +194,7 @@ fn finish(
     strict: bool,
 ) -> Result<ExitCode> {
     let data = store.load_campaign_with(outcome.campaign, &Parts::terminal())?;
+    let data = store.with_replicas(data, &Parts::terminal())?;
     let doc = outline::terminal(&crate::analysis::analyse(
         &data,
         &outline::Options::default(),

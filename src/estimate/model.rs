@@ -150,6 +150,14 @@ impl Load {
         }
     }
 
+    /// The same host with nothing else running.
+    pub fn quiet(&self) -> Load {
+        Load {
+            average: 0.0,
+            ..*self
+        }
+    }
+
     /// How many runnable processes each core has with storlab's among
     /// them: a run gets a whole core up to 1, a share of one above.
     fn contention(&self) -> f64 {

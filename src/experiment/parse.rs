@@ -9,7 +9,8 @@ use toml_edit::{Document, Item, Table, TableLike};
 
 use super::error::{did_you_mean, ExperimentError, Location};
 use super::schema::{
-    AdaptiveParams, Experiment, Plan, PlanParams, Remount, Repetitions, TargetSpec, WorkloadSpec,
+    AdaptiveParams, Experiment, Order, Plan, PlanParams, Remount, Repetitions, TargetSpec,
+    WorkloadSpec,
 };
 use crate::params::units::{parse_duration, parse_size};
 use crate::params::{split_list, Declared, Fault, ParamSpec, ParamType, Params, Value};
@@ -37,6 +38,7 @@ pub(super) const WORKLOAD_COMMON: &[&str] = &[
     "sweep",
     "sweep_mode",
     "compare_levels",
+    "equivalence_margin",
     "capacity",
 ];
 
@@ -180,6 +182,10 @@ impl Cx<'_> {
         if let Some(a) = adaptive {
             plan.repetitions = a;
         }
+        if let (Repetitions::Decided { .. }, Order::Sequential) = (plan.repetitions, plan.order) {
+            let at = table.get("order").and_then(|o| o.span());
+            return Err(self.err(at, "order = \"sequential\" runs each pair's repetitions back to back, so no comparison can be judged round by round: with repetitions until decided, use balanced, interleaved or randomized rounds, or give a count (repetitions = 3)"));
+        }
         Ok((plan, spans.get("remount").cloned().flatten()))
     }
 
@@ -188,10 +194,11 @@ impl Cx<'_> {
         K::from_params(p).map_err(|(_, msg)| self.err(span, msg))
     }
 
-    /// `{ min = 3, max = 20, until_ci = "2%" }`.
+    /// `{ min = 3, max = 20, until_ci = "2%" }` or `{ min = 3, max = 10,
+    /// until = "decided" }`.
     fn adaptive(&self, item: &Item) -> Result<Repetitions, ExperimentError> {
         let t = item.as_table_like().expect("checked by the caller");
-        self.check_keys(t, &["min", "max", "until_ci"], "repetitions")?;
+        self.check_keys(t, &["min", "max", "until_ci", "until"], "repetitions")?;
         let (params, _) = self.params(t, AdaptiveParams::PARAMS, &[], "repetitions")?;
         let AdaptiveParams { min, max } = self.typed(&params, item.span())?;
         if max < min {
@@ -200,9 +207,24 @@ impl Cx<'_> {
                 format!("repetitions: max ({max}) is below min ({min})"),
             ));
         }
-        let Some(ci) = t.get("until_ci") else {
-            return Err(self.err(item.span(), "repetitions: adaptive repetitions need `until_ci`, the target CI half-width such as \"2%\""));
-        };
+        match (t.get("until"), t.get("until_ci")) {
+            (Some(until), None) => self.until(until, min, max),
+            (None, Some(ci)) => self.until_ci(ci, min, max),
+            (Some(until), Some(_)) => Err(self.err(until.span(), "repetitions: `until` and `until_ci` are two ways to stop; keep one")),
+            (None, None) => Err(self.err(item.span(), "repetitions: adaptive repetitions need `until = \"decided\"` (rounds until every comparison is different or equivalent) or `until_ci`, the target CI half-width such as \"2%\"")),
+        }
+    }
+
+    /// `until = "decided"`.
+    fn until(&self, until: &Item, min: u32, max: u32) -> Result<Repetitions, ExperimentError> {
+        match until.as_str() {
+            Some("decided") => Ok(Repetitions::Decided { min, max }),
+            _ => Err(self.err(until.span(), "repetitions: `until` takes \"decided\": rounds until every comparison with the baseline is different or equivalent")),
+        }
+    }
+
+    /// `until_ci = "2%"` (or a fraction, 0.02).
+    fn until_ci(&self, ci: &Item, min: u32, max: u32) -> Result<Repetitions, ExperimentError> {
         match percent(ci) {
             Some(p) if p > 0.0 && p < 100.0 => Ok(Repetitions::Adaptive { min, max, until_ci_pct: p }),
             _ => Err(self.err(ci.span(), "repetitions: `until_ci` must be a percentage such as \"2%\" (or a fraction such as 0.02)")),
@@ -278,6 +300,18 @@ impl Cx<'_> {
             )));
         }
         Ok(shared)
+    }
+
+    /// `equivalence_margin = "5%"`: a comparison whose whole interval lies
+    /// within ±this of the baseline is called equivalent.
+    pub(super) fn margin(&self, t: &Table, name: &str) -> Result<f64, ExperimentError> {
+        let Some(item) = t.get("equivalence_margin") else {
+            return Ok(crate::stats::DEFAULT_MARGIN_PCT);
+        };
+        match percent(item) {
+            Some(p) if crate::stats::equivalence::valid_margin(p) => Ok(p),
+            _ => Err(self.err(item.span(), format!("workload `{name}`: `equivalence_margin` must be a percentage between 0 and 100 such as \"5%\" (or a fraction such as 0.05): differences within ±it are called equivalent"))),
+        }
     }
 
     /// A workload must be able to run on every one of its targets (a

@@ -94,6 +94,9 @@ pub struct WorkloadSpec {
     pub compare_levels: Vec<String>,
     /// Under MPI, every rank works in one shared directory instead of its own.
     pub shared: bool,
+    /// Differences within ±this % of the baseline are equivalent
+    /// (`equivalence_margin`, 5 % unless the file says otherwise).
+    pub margin_pct: f64,
     /// A capacity search over its offered rate: it never runs itself,
     /// its probes do ([`super::capacity`]).
     pub capacity: Option<Capacity>,
@@ -190,20 +193,35 @@ pub enum Repetitions {
         max: u32,
         until_ci_pct: f64,
     },
+    /// A sequential plan: after `min` rounds, keep adding rounds for each
+    /// workload until every primary comparison of it is decided (different
+    /// or equivalent, judged so that looking after every round stays
+    /// valid: [`crate::stats::sequential`]) or it has `max` runs.
+    Decided {
+        min: u32,
+        max: u32,
+    },
 }
+
+/// The plan when the file names no `repetitions`: until decided, 3 to 10
+/// rounds; with `order = "sequential"`, which judges nothing until the last
+/// pair has run, 3.
+pub const DEFAULT_REPETITIONS: Repetitions = Repetitions::Decided { min: 3, max: 10 };
+/// The default with `order = "sequential"`.
+pub const DEFAULT_SEQUENTIAL_ORDER_REPETITIONS: Repetitions = Repetitions::Fixed(3);
 
 impl Repetitions {
     pub fn min(self) -> u32 {
         match self {
             Repetitions::Fixed(n) => n,
-            Repetitions::Adaptive { min, .. } => min,
+            Repetitions::Adaptive { min, .. } | Repetitions::Decided { min, .. } => min,
         }
     }
 
     pub fn max(self) -> u32 {
         match self {
             Repetitions::Fixed(n) => n,
-            Repetitions::Adaptive { max, .. } => max,
+            Repetitions::Adaptive { max, .. } | Repetitions::Decided { max, .. } => max,
         }
     }
 
@@ -215,6 +233,9 @@ impl Repetitions {
                 max,
                 until_ci_pct,
             } => json!({"min": min, "max": max, "until_ci_pct": until_ci_pct}),
+            Repetitions::Decided { min, max } => {
+                json!({"min": min, "max": max, "until": "decided"})
+            }
         }
     }
 }
@@ -238,6 +259,11 @@ pub struct Plan {
     /// The most target variants, and target–workload pairs, the sweeps
     /// may make: counted before any is built.
     pub max_variants: u64,
+    /// 0 for a campaign of the file; N for its N-th replica (`storlab
+    /// replicate`), whose rounds take another order: balanced rounds start
+    /// N rows further in their Williams design, randomized ones mix N into
+    /// their seed.
+    pub replica: u32,
 }
 
 /// The plan's word for the statistics' analysis (which lives in `stats`,
@@ -260,7 +286,7 @@ declare! {
     /// The `[plan]` table's parameters (`repetitions` may also be a table
     /// of adaptive repetitions, which the parser reads itself).
     pub struct PlanParams {
-        repetitions: int(u32, 1, 10_000) = "3" => "measured runs of every target-workload pair, or { min = 3, max = 20, until_ci = \"2%\" }",
+        repetitions: int(u32, 1, 10_000) => "measured runs of every target-workload pair; or { min = 3, max = 10, until = \"decided\" }, the default: rounds until every comparison with the baseline is different or equivalent (3 runs with order = \"sequential\"); or { min = 3, max = 20, until_ci = \"2%\" }",
         max_time: duration => "stop starting new runs after this long (adaptive plans say which pairs stopped on time)",
         order: choice(Order) = "balanced" => "balanced rounds: every pair once per round, a workload's targets in an order that turns per round so that each follows every other equally often (AB BA); interleaved rounds in one order (AB AB); a seeded shuffle within each round; or all repetitions of a pair back to back",
         seed: int(u64, 0, i64::MAX) = "1" => "seed of the randomized order",
@@ -276,7 +302,8 @@ declare! {
 
 declare! {
     /// Adaptive repetitions' bounds: `repetitions = { min = 3, max = 20,
-    /// until_ci = "2%" }` (the parser reads `until_ci`, a percentage).
+    /// until_ci = "2%" }` or `{ min = 3, max = 10, until = "decided" }`
+    /// (the parser reads `until_ci`, a percentage, and `until`).
     pub struct AdaptiveParams {
         min: int(u32, 1, 10_000) = "3" => "measured runs of every pair before the interval is judged",
         max: int(u32, 1, 10_000) = "10" => "measured runs of a pair at most",
@@ -286,7 +313,11 @@ declare! {
 impl From<PlanParams> for Plan {
     fn from(p: PlanParams) -> Plan {
         Plan {
-            repetitions: Repetitions::Fixed(p.repetitions),
+            repetitions: match (p.repetitions, p.order) {
+                (Some(n), _) => Repetitions::Fixed(n),
+                (None, Order::Sequential) => DEFAULT_SEQUENTIAL_ORDER_REPETITIONS,
+                (None, _) => DEFAULT_REPETITIONS,
+            },
             max_time: p.max_time,
             order: p.order,
             seed: p.seed,
@@ -297,13 +328,14 @@ impl From<PlanParams> for Plan {
             telemetry: p.telemetry,
             block_trace: p.block_trace,
             max_variants: p.max_variants,
+            replica: 0,
         }
     }
 }
 
 impl Plan {
     pub fn to_json(&self) -> serde_json::Value {
-        json!({
+        let mut plan = json!({
             "repetitions": self.repetitions.to_json(),
             "max_time_s": self.max_time.map(|d| d.as_secs_f64()),
             "order": self.order.name(),
@@ -314,7 +346,11 @@ impl Plan {
             "analysis": self.analysis.word(),
             "telemetry": self.telemetry,
             "block_trace": self.block_trace,
-        })
+        });
+        if self.replica > 0 {
+            plan["replica"] = json!(self.replica);
+        }
+        plan
     }
 }
 
@@ -392,6 +428,7 @@ impl Experiment {
             "workloads": self.workloads.iter().map(|w| json!({
                 "name": w.name, "kind": w.kind.name(), "targets": w.only_targets, "shared": w.shared, "params": w.params.to_json(),
                 "family": w.family, "factors": w.factors, "compare_levels": w.compare_levels,
+                "equivalence_margin_pct": w.margin_pct,
                 "capacity": w.capacity.as_ref().map(Capacity::to_json),
                 "probe": w.probe_of.as_ref().map(ProbeOf::to_json),
             })).collect::<Vec<_>>(),

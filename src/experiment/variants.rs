@@ -38,6 +38,7 @@ const NOT_SWEPT: &[&str] = &[
     "sweep",
     "sweep_mode",
     "compare_levels",
+    "equivalence_margin",
     "capacity",
     "on",
     "gluster",
@@ -304,6 +305,7 @@ impl Cx<'_> {
         let sweep = self.sweep(t, keys, &owner, "workloads", &others)?;
         let only_targets = self.only_targets(t, &name, targets)?;
         let shared = self.shared(t, &name, kind)?;
+        let margin_pct = self.margin(t, &name)?;
         self.count_pairs(t, &name, &sweep, &only_targets, targets, pairs)?;
         let variants = sweep.variants();
         let mut out = Vec::with_capacity(variants.len());
@@ -329,6 +331,7 @@ impl Cx<'_> {
                 only_targets: only_targets.clone(),
                 compare_levels: Vec::new(),
                 shared,
+                margin_pct,
                 capacity,
                 probe_of: None,
             };

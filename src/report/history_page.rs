@@ -108,9 +108,20 @@ fn series_title(s: &Series) -> String {
 /// chart, the step and the table per series.
 pub fn document(h: &History) -> Document {
     let left_out: Vec<String> = h
-        .left_out
+        .pooled
         .iter()
-        .map(|(id, why)| format!("left out: campaign {id} {why}"))
+        .map(|(id, replicas)| {
+            let ids: Vec<String> = replicas.iter().map(i64::to_string).collect();
+            format!(
+                "campaign {id} with its replicas {}: one configuration, their runs pooled",
+                ids.join(", ")
+            )
+        })
+        .chain(
+            h.left_out
+                .iter()
+                .map(|(id, why)| format!("left out: campaign {id} {why}")),
+        )
         .collect();
     let mut head = Section::untitled(2);
     head.text(title(h));

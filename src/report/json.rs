@@ -12,6 +12,7 @@ use super::sections::warnings::kind_line;
 use super::verdict::{words, Form};
 use crate::analysis::about::About;
 use crate::analysis::comparison::Across;
+use crate::analysis::replicas::Replicas;
 use crate::analysis::verdict::Verdict;
 use crate::analysis::CampaignAnalysis;
 
@@ -47,6 +48,7 @@ pub fn summary(a: &CampaignAnalysis) -> Value {
         "capacities": a.capacities,
         "headline": a.headline.iter().map(|s| words(s, Form::Headline)).collect::<Vec<_>>(),
         "verdicts": a.verdicts.iter().map(said).collect::<Vec<_>>(),
+        "replicas": a.replicas,
     })
 }
 
@@ -82,9 +84,10 @@ pub fn across(x: &Across) -> Value {
     })
 }
 
-/// Every target of campaign `c` against its baseline, as JSON.
-pub fn within(c: &About, rows: &[Verdict]) -> Value {
-    json!({ "campaign": side(c), "rows": rows })
+/// Every target of campaign `c` against its baseline, as JSON, with its
+/// replicas side by side when it has some.
+pub fn within(c: &About, rows: &[Verdict], replicas: Option<&Replicas>) -> Value {
+    json!({ "campaign": side(c), "rows": rows, "replicas": replicas })
 }
 
 /// One campaign of a comparison, as JSON.

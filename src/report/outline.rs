@@ -15,6 +15,7 @@ use super::sections::{
     self, campaign, compared, methodology, overview, percentiles, series, summary, workload,
 };
 use crate::analysis::comparison::Across;
+use crate::analysis::replicas::Replicas;
 use crate::analysis::verdict::Verdict;
 use crate::analysis::CampaignAnalysis;
 use crate::warning::{Warning, WarningKind};
@@ -37,6 +38,7 @@ pub fn terminal(a: &CampaignAnalysis) -> Document {
 fn document(a: &CampaignAnalysis, with_body: bool) -> Document {
     let cx = Context { analysis: a };
     let mut summary = summary::sections(a);
+    summary.extend(a.replicas.as_ref().map(sections::replicas::section));
     // The warnings come last, with their evidence; the reader of the
     // verdicts above hears of them at once, a line per kind.
     let by_kind = sections::warnings::by_kind_section(a);
@@ -77,6 +79,7 @@ fn body(
     // warning list (folded).
     let mut body = vec![campaign::intro(&a.about), headline, by_kind.clone()];
     body.extend(overview::section(a));
+    body.extend(a.replicas.as_ref().map(sections::replicas::section));
     body.extend(sections::capacity::report(a));
     for s in &a.studies {
         body.push(contrib::study::sections::report(s));
@@ -182,9 +185,11 @@ pub fn compared_across(x: &Across) -> Document {
 }
 
 /// What `storlab compare A` prints: every target against the baseline
-/// of campaign `id`.
-pub fn compared_within(id: i64, rows: &[Verdict]) -> Document {
+/// of campaign `id`, then its replicas side by side when it has some.
+pub fn compared_within(id: i64, rows: &[Verdict], replicas: Option<&Replicas>) -> Document {
     let mut section = Section::untitled(2);
     section.table(sections::comparisons::table(rows));
-    Document::terminal_only(format!("campaign {id}"), vec![section])
+    let mut all = vec![section];
+    all.extend(replicas.map(sections::replicas::section));
+    Document::terminal_only(format!("campaign {id}"), all)
 }

@@ -31,26 +31,30 @@ pub enum Tone {
     Better,
     /// Worse than the baseline.
     Worse,
-    /// No significant difference, or not enough to say.
+    /// Equivalent within the margin.
+    Same,
+    /// Inconclusive, or not enough to say.
     Unsure,
 }
 
 impl Tone {
-    /// The tone of a verdict; none where there is no comparison.
-    pub fn of(verdict: Option<crate::stats::Verdict>) -> Option<Tone> {
-        use crate::stats::Verdict;
-        Some(match verdict? {
-            Verdict::Better => Tone::Better,
-            Verdict::Worse => Tone::Worse,
-            Verdict::NoSignificantDifference => Tone::Unsure,
+    /// The tone of a verdict's outcome; none where there is no comparison.
+    pub fn of(outcome: Option<crate::analysis::verdict::Outcome>) -> Option<Tone> {
+        use crate::analysis::verdict::Outcome;
+        Some(match outcome? {
+            Outcome::Better => Tone::Better,
+            Outcome::Worse => Tone::Worse,
+            Outcome::Equivalent => Tone::Same,
+            Outcome::Inconclusive | Outcome::TooFew => Tone::Unsure,
         })
     }
 
-    /// The terminal's style for it: green, red, yellow.
+    /// The terminal's style for it: green, red, cyan, yellow.
     pub fn style(self) -> anstyle::Style {
         let colour = match self {
             Tone::Better => anstyle::AnsiColor::Green,
             Tone::Worse => anstyle::AnsiColor::Red,
+            Tone::Same => anstyle::AnsiColor::Cyan,
             Tone::Unsure => anstyle::AnsiColor::Yellow,
         };
         anstyle::Style::new().fg_color(Some(colour.into()))

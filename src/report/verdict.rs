@@ -17,7 +17,10 @@ use std::collections::BTreeSet;
 
 use super::format::{effect, human_name, pct_text, Notation};
 use super::text::{diff_text, interval_text, notation, p_text, values_text};
-use crate::analysis::model::{family::METHOD, runs_text, Caveat, TargetStats, MIN_RUNS};
+use crate::analysis::model::{
+    family::METHOD, runs_text, Caveat, TargetStats, MIN_RUNS, RESOLUTION_PCT,
+};
+use crate::analysis::replicas::{Agreement, Replicated};
 use crate::analysis::verdict::{Alike, Judged, Kind, Outcome, Parts, Statement, Verdict};
 use crate::metric::format::format_value;
 use crate::metric::{Direction, Family, Unit};
@@ -56,17 +59,28 @@ pub enum Form {
     /// 0.0130) ⚠ durability not measured on ext4 (3 of 3 runs)`.
     Gate,
     /// A matrix's table of geometric means: `+3.2% faster`, `-0.4%
-    /// (n.s.)`.
+    /// (inconclusive)`.
     Percent,
+    /// One replica's cell beside the others': the effect with its
+    /// interval and the word, `+3.6% [+0.3%, +7.1%] faster`.
+    Replica,
 }
 
-/// What is said: one verdict, a family's alike verdicts said once, or
-/// the release gate's judgement of a comparison's verdicts.
+/// What is said: one verdict, a family's alike verdicts said once, one
+/// comparison as each replica of a campaign judged it, or the release
+/// gate's judgement of a comparison's verdicts.
 #[derive(Debug, Clone, Copy)]
 pub enum Said<'a> {
     One(&'a Verdict),
     Alike(&'a Alike),
+    Replicated(&'a Replicated),
     Gate(&'a Judged<'a>),
+}
+
+impl<'a> From<&'a Replicated> for Said<'a> {
+    fn from(r: &'a Replicated) -> Self {
+        Said::Replicated(r)
+    }
 }
 
 impl<'a> From<&'a Judged<'a>> for Said<'a> {
@@ -102,6 +116,7 @@ pub fn words<'a>(said: impl Into<Said<'a>>, form: Form) -> String {
     let v = match said.into() {
         Said::One(v) => v,
         Said::Alike(a) => return alike(a),
+        Said::Replicated(r) => return replicated(r, form),
         Said::Gate(j) => return gate_passed(j),
     };
     let t = &v.candidate;
@@ -133,11 +148,17 @@ pub fn words<'a>(said: impl Into<Said<'a>>, form: Form) -> String {
             with_marks(line, &caveat_marks(&t.caveats))
         }
         Form::Gate => gate(v),
+        Form::Replica => format!("{} {}", diff_text(t), bare(v)),
         Form::Percent => match (&t.comparison, v.outcome()) {
             (Some(c), Some(o)) if o.significant() => {
                 format!("{} {}", pct_text(c.diff_pct), outcome_word(o, v.direction))
             }
-            (Some(c), _) => format!("{} (n.s.)", pct_text(c.diff_pct)),
+            (Some(c), Some(o)) => format!(
+                "{} ({})",
+                pct_text(c.diff_pct),
+                outcome_word(o, v.direction)
+            ),
+            (Some(c), None) => pct_text(c.diff_pct),
             (None, _) => "—".into(),
         },
     }
@@ -145,13 +166,35 @@ pub fn words<'a>(said: impl Into<Said<'a>>, form: Form) -> String {
 
 /// The word of an outcome: "faster" for better and "slower" for worse,
 /// whatever the direction (a lower latency and a higher throughput are
-/// both "faster").
+/// both "faster"); "equivalent" within the margin; "inconclusive" when
+/// neither (never "no significant difference", which an underpowered
+/// comparison is not evidence of).
 fn outcome_word(o: Outcome, _direction: Direction) -> &'static str {
     match o {
         Outcome::Better => "faster",
         Outcome::Worse => "slower",
-        Outcome::NoSignificantDifference => "no significant difference",
+        Outcome::Equivalent => "equivalent",
+        Outcome::Inconclusive => "inconclusive",
         Outcome::TooFew => "—",
+    }
+}
+
+/// `±5%`: the margin a comparison's equivalence was judged at.
+fn margin_text(t: &TargetStats) -> String {
+    let pct = t.margin.map_or(RESOLUTION_PCT, |m| m.pct);
+    format!("±{pct}%")
+}
+
+/// `0.003; 0.010 adjusted over 7`: the p-value of equivalence (that the
+/// difference is the margin or more), adjusted in its family.
+fn p_equivalent_text(t: &TargetStats) -> String {
+    let own = t.margin.map_or(f64::NAN, |m| m.p_value());
+    match t
+        .correction
+        .and_then(|f| Some((f.p_equivalent_adjusted?, f.comparisons)))
+    {
+        Some((q, n)) => format!("{}; {} adjusted over {n}", p_value(own), p_value(q)),
+        None => p_value(own),
     }
 }
 
@@ -204,6 +247,15 @@ fn sentence(v: &Verdict) -> String {
             of(&v.baseline)
         );
     };
+    if outcome == Outcome::Equivalent {
+        return format!(
+            "{candidate} is equivalent to {baseline} within {}: {} {} (equivalence p {})",
+            margin_text(t),
+            human_name(&v.metric),
+            diff_text(t),
+            p_equivalent_text(t)
+        );
+    }
     if outcome.significant() {
         let name = human_name(&v.metric);
         let (change, named) = change_text(c.diff_pct, notation(t), &name, v.unit);
@@ -220,7 +272,8 @@ fn sentence(v: &Verdict) -> String {
     }
     let chance = chance_text(t).map_or(String::new(), |c| format!(": {c}"));
     format!(
-        "no significant difference between {candidate} and {baseline} ({} {}, p {}){chance}",
+        "inconclusive between {candidate} and {baseline}, neither different nor within {} ({} {}, p {}){chance}",
+        margin_text(t),
         human_name(&v.metric),
         diff_text(t),
         p_text(t)
@@ -281,10 +334,7 @@ fn parts_text(p: &Parts) -> String {
         .each
         .iter()
         .map(|part| {
-            let word = match part.outcome.significant() {
-                true => outcome_word(part.outcome, Direction::HigherIsBetter),
-                false => "n.s.",
-            };
+            let word = outcome_word(part.outcome, Direction::HigherIsBetter);
             let n = Notation::of(&[part.diff_pct]);
             format!("{} {} {word}", part.label, effect(part.diff_pct, n))
         })
@@ -304,11 +354,20 @@ fn summary(v: &Verdict) -> String {
             v.unit,
             outcome_word(o, v.direction),
         ),
+        (Some(c), Some(Outcome::Equivalent)) => format!(
+            "{} equivalent ({})",
+            effect(c.diff_pct, notation(t)),
+            margin_text(t)
+        ),
         (Some(c), _) => {
             let e = effect(c.diff_pct, notation(t));
             match &t.settle {
-                Some(s) => format!("{e} (n.s.; ±{}% needs {} runs)", s.pct, runs_text(s.runs)),
-                None => format!("{e} (n.s.)"),
+                Some(s) => format!(
+                    "{e} (inconclusive; ±{}% needs {} runs)",
+                    s.pct,
+                    runs_text(s.runs)
+                ),
+                None => format!("{e} (inconclusive)"),
             }
         }
     };
@@ -337,7 +396,8 @@ fn figure(v: &Verdict) -> String {
             v.unit,
             outcome_word(o, v.direction),
         ),
-        _ => format!("{} (n.s.)", effect(c.diff_pct, notation(t))),
+        Some(Outcome::Equivalent) => format!("{} equivalent", effect(c.diff_pct, notation(t))),
+        _ => format!("{} (inconclusive)", effect(c.diff_pct, notation(t))),
     }
 }
 
@@ -400,6 +460,13 @@ fn gate_passed(j: &Judged) -> String {
             j.caveated
         ));
     }
+    if !j.unsure.is_empty() {
+        line.push_str(&format!(
+            "; inconclusive comparisons that may hide a regression beyond {pct}%, let pass (--inconclusive {}): {}",
+            j.inconclusive.word(),
+            j.unsure.len()
+        ));
+    }
     line
 }
 
@@ -419,11 +486,25 @@ fn alike(a: &Alike) -> String {
         .iter()
         .map(|v| v.candidate.target.as_str())
         .collect();
+    let equivalent = a.outcome == Outcome::Equivalent;
     let compared = || a.members.iter().filter_map(|v| v.candidate.comparison);
     let diffs: Vec<f64> = compared().map(|c| c.diff_pct).collect();
-    let ps: Vec<f64> = compared().map(|c| c.p_value).collect();
+    let ps: Vec<f64> = match equivalent {
+        true => a
+            .members
+            .iter()
+            .filter_map(|v| v.candidate.margin)
+            .map(|m| m.p_value())
+            .collect(),
+        false => compared().map(|c| c.p_value).collect(),
+    };
     let corrections = || a.members.iter().filter_map(|v| v.candidate.correction);
-    let adjusted: Vec<f64> = corrections().map(|f| f.p_adjusted).collect();
+    let adjusted: Vec<f64> = match equivalent {
+        true => corrections()
+            .filter_map(|f| f.p_equivalent_adjusted)
+            .collect(),
+        false => corrections().map(|f| f.p_adjusted).collect(),
+    };
     let family_size = corrections().map(|f| f.comparisons).max().unwrap_or(0);
     let caveats: Vec<Caveat> = a
         .members
@@ -446,7 +527,7 @@ fn alike(a: &Alike) -> String {
         }
     };
     let (on, all) = match a.members.len() == a.of {
-        true => ("", format!("any of {}", a.of)),
+        true => ("", format!("all {}", a.of)),
         false => ("on ", format!("{} of its {}", a.members.len(), a.of)),
     };
     let shape = match (targets.len(), workloads.len()) {
@@ -462,12 +543,24 @@ fn alike(a: &Alike) -> String {
         true => format!("{metric_name} {} in each", effect(lo, n)),
         false => format!("{metric_name} from {} to {}", effect(lo, n), effect(hi, n)),
     };
-    let mut line = format!(
-        "{}: no significant difference from {} in {all} comparisons ({shape}): {diff}, p {}",
-        a.family,
-        a.baseline,
-        span(&ps, &p_value),
-    );
+    let margin = a
+        .members
+        .first()
+        .map_or(String::new(), |v| margin_text(&v.candidate));
+    let mut line = match equivalent {
+        true => format!(
+            "{}: equivalent to {} within {margin} in {all} comparisons ({shape}): {diff}, equivalence p {}",
+            a.family,
+            a.baseline,
+            span(&ps, &p_value),
+        ),
+        false => format!(
+            "{}: inconclusive against {} in {all} comparisons ({shape}), neither different nor within {margin}: {diff}, p {}",
+            a.family,
+            a.baseline,
+            span(&ps, &p_value),
+        ),
+    };
     if !adjusted.is_empty() {
         line.push_str(&format!(
             " ({} adjusted over {family_size})",
@@ -496,6 +589,69 @@ fn alike(a: &Alike) -> String {
         line.push_str(&format!("; ±{pct}% needs {text} runs per target"));
     }
     line
+}
+
+/// Replicas' agreement on a comparison: in a table's column (`Word`),
+/// `agree: faster in all 3`, `conflict: faster in 1, equivalent in 1`; as
+/// a headline line, the workload and target first and each replica's
+/// effect with its interval after, oldest first.
+fn replicated(r: &Replicated, form: Form) -> String {
+    let outcomes: Vec<Option<Outcome>> = r
+        .each
+        .iter()
+        .map(|v| v.as_ref().and_then(|v| v.outcome()))
+        .collect();
+    let word = |o: Option<Outcome>| {
+        o.map_or("not compared", |o| {
+            outcome_word(o, Direction::HigherIsBetter)
+        })
+    };
+    let mut kinds: Vec<Option<Outcome>> = Vec::new();
+    for o in &outcomes {
+        if !kinds.contains(o) {
+            kinds.push(*o);
+        }
+    }
+    let tally = match kinds.as_slice() {
+        [one] => format!("{} in all {}", word(*one), outcomes.len()),
+        kinds => kinds
+            .iter()
+            .map(|k| {
+                let n = outcomes.iter().filter(|o| *o == k).count();
+                format!("{} in {n}", word(*k))
+            })
+            .collect::<Vec<_>>()
+            .join(", "),
+    };
+    let agreement = match r.agreement {
+        Agreement::Agree => "agree",
+        Agreement::Consistent => "consistent",
+        Agreement::Apart => "apart: effects outside each other's intervals",
+        Agreement::Conflict => "conflict",
+    };
+    let line = match r.agreement {
+        Agreement::Apart => format!("{agreement}; {tally}"),
+        _ => format!("{agreement}: {tally}"),
+    };
+    match form {
+        Form::Headline => {
+            let effects: Vec<String> = r
+                .each
+                .iter()
+                .map(|v| {
+                    v.as_ref()
+                        .map_or("—".to_string(), |v| diff_text(&v.candidate))
+                })
+                .collect();
+            format!(
+                "{} on {}: replicas {line} ({})",
+                r.workload,
+                r.target,
+                effects.join("; ")
+            )
+        }
+        _ => line,
+    }
 }
 
 /// `0.036`, `<0.001`.
@@ -664,7 +820,9 @@ mod tests {
         target_stats, Caveat, MetricReport, Report, WorkloadReport, LEVEL,
     };
     use crate::analysis::verdict::tests::halved;
+    use crate::analysis::verdict::tests::unsure;
     use crate::analysis::verdict::{headline, judge};
+    use crate::cli::InconclusiveComparisons::{Pass, Warn};
     use crate::metric::matrix::{test_labels, Test};
     use crate::metric::{MetricKey, Unit};
     use crate::stats::{welch_log, Analysis};
@@ -776,8 +934,8 @@ mod tests {
         }
     }
 
-    // Seed 000: 4 transaction counts, nothing significant: one line, at
-    // the first one's place; a significant one keeps its own.
+    // Seed 000: 4 transaction counts, none decided: one line, at the first
+    // one's place; a significant one keeps its own.
     #[test]
     fn a_sweep_without_a_significant_difference_is_said_once() {
         let same = [101.0, 99.0, 103.0];
@@ -795,7 +953,7 @@ mod tests {
         assert_eq!(lines.len(), 2, "{lines:#?}");
         assert!(
             lines[0].eq(
-                "pg: no significant difference from a in any of 4 comparisons (4 variants): TPS +0.7% in each, p 0.784; ±5% needs about 5 runs per target"
+                "pg: inconclusive against a in all 4 comparisons (4 variants), neither different nor within ±5%: TPS +0.7% in each, p 0.784; ±5% needs about 5 runs per target"
             ),
             "{}",
             lines[0]
@@ -811,7 +969,7 @@ mod tests {
         let lines = said(&r);
         assert_eq!(lines.len(), 3, "{lines:#?}");
         assert!(
-            lines[0].starts_with("pg[transactions=1]: no significant difference between b and a")
+            lines[0].starts_with("pg[transactions=1]: inconclusive between b and a, neither different nor within ±5% (TPS +0.7% [")
         );
         // Where others of the family were significant, it says how many of
         // them were not; what contributors add are notes, apart.
@@ -822,12 +980,63 @@ mod tests {
         let lines = said(&r);
         assert!(
             lines[0].starts_with(
-                "pg: no significant difference from a in 4 of its 5 comparisons (on 4 variants): "
+                "pg: inconclusive against a in 4 of its 5 comparisons (on 4 variants), neither different nor within ±5%: "
             ),
             "{}",
             lines[0]
         );
         assert!(lines[1].starts_with("pg[transactions=5]: b is faster than a"));
+        // Equivalent ones are said together too, apart from inconclusive
+        // ones: within ±5% over 8 runs, not within ±1%.
+        let close = [100.5, 104.2, 96.8, 100.1, 103.7, 97.4, 100.0, 104.1];
+        let eight = [100.0, 104.0, 97.0, 100.2, 103.9, 97.1, 100.3, 103.8];
+        r.workloads = (1..=3)
+            .map(|n| equivalent(&format!("pg[transactions={n}]"), &eight, &close, 5.0))
+            .chain([equivalent("pg[transactions=4]", &eight, &close, 1.0)])
+            .collect();
+        let lines = said(&r);
+        assert_eq!(lines.len(), 2, "{lines:#?}");
+        assert!(
+            lines[0].starts_with(
+                "pg: equivalent to a within ±5% in 3 of its 4 comparisons (on 3 variants): TPS +0.1% in each, equivalence p 0.005"
+            ),
+            "{}",
+            lines[0]
+        );
+        assert!(
+            lines[1].starts_with("pg[transactions=4]: inconclusive between b and a, neither different nor within ±1%"),
+            "{}",
+            lines[1]
+        );
+        // One on its own.
+        r.workloads.truncate(1);
+        let lines = said(&r);
+        assert!(
+            lines[0]
+                .starts_with("pg[transactions=1]: b is equivalent to a within ±5%: TPS +0.1% ["),
+            "{}",
+            lines[0]
+        );
+        assert!(lines[0].ends_with("(equivalence p 0.005)"), "{}", lines[0]);
+    }
+
+    /// A workload whose `b` is judged against `a` with its equivalence
+    /// tests at ±`pct`%.
+    fn equivalent(name: &str, a: &[f64], b: &[f64], pct: f64) -> WorkloadReport {
+        let mut w = plain(name, b);
+        let higher = Direction::HigherIsBetter;
+        w.metrics[0].targets[0] = target_stats("a", a.to_vec(), None, higher);
+        let mut t = target_stats("b", b.to_vec(), welch_log(a, b, LEVEL), higher);
+        let ra = crate::stats::RoundValue::in_rounds;
+        t.judge_margin(crate::stats::equivalence_runs(
+            &ra(a),
+            &ra(b),
+            crate::stats::Design::Unpaired,
+            Analysis::Ratio,
+            pct,
+        ));
+        w.metrics[0].targets[1] = t;
+        w
     }
 
     #[test]
@@ -904,11 +1113,28 @@ mod tests {
             "{text}"
         );
         assert_eq!(
-            words(&judge(std::slice::from_ref(&r), 60.0, false), Form::Gate),
+            words(&judge(std::slice::from_ref(&r), 60.0, false, Warn), Form::Gate),
             "no primary metric is significantly worse by more than 60%; comparisons carrying a validity caveat: 1 (`storlab compare` shows them with their verdicts)"
         );
-        assert!(words(&judge(&[r], 5.0, true), Form::Gate).starts_with(
-            "the gate passes: caveated regressions let pass (--caveated-regressions warn): 1;"
+        assert!(
+            words(&judge(&[r], 5.0, true, Warn), Form::Gate).starts_with(
+                "the gate passes: caveated regressions let pass (--caveated-regressions warn): 1;"
+            )
+        );
+    }
+
+    // The gate's line names the inconclusive comparisons it let pass, and
+    // under which policy.
+    #[test]
+    fn a_passed_gate_says_the_inconclusive_comparisons_it_let_pass() {
+        let v = unsure();
+        let rows = std::slice::from_ref(&v);
+        assert!(words(&judge(rows, 5.0, false, Pass), Form::Gate).ends_with(
+            "; inconclusive comparisons that may hide a regression beyond 5%, let pass (--inconclusive pass): 1"
         ));
+        assert_eq!(
+            words(&judge(rows, 20.0, false, Warn), Form::Gate),
+            "no primary metric is significantly worse by more than 20%"
+        );
     }
 }

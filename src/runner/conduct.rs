@@ -64,6 +64,10 @@ impl Campaign<'_, '_> {
         if record.status == "ok" {
             self.note_value(pr, value);
         }
+        if !pr.warmup {
+            self.last_s
+                .insert((pr.target, pr.workload), record.duration_s);
+        }
         if record.status != "interrupted" {
             self.push_margin(pr, margin);
         }
@@ -127,7 +131,7 @@ impl Campaign<'_, '_> {
                 target: pr.target,
                 workload: pr.workload,
                 dir,
-                run_seed: run_seed(pr),
+                run_seed: run_seed(pr) ^ replica_seed(exp.plan.replica),
                 position: pr.position,
                 device,
             })
@@ -320,9 +324,17 @@ fn new_record(ids: &CampaignIds, pr: &PlannedRun, ranks: usize) -> RunRecord {
 }
 
 /// The seed a planned run's workload gets (`RunContext::run_seed`): public
-/// so that simulations of mock campaigns draw what a real one would.
+/// so that simulations of mock campaigns draw what a real one would. A
+/// replica's runs mix in [`replica_seed`].
 pub fn run_seed(pr: &PlannedRun) -> u64 {
     u64::from(pr.position) * 0x9E37 + u64::from(pr.round)
+}
+
+/// What a replica's number adds to its runs' seeds (nothing for the first
+/// campaign): a replica draws its own noise where a workload draws any (the
+/// mock), as a real host would.
+pub fn replica_seed(replica: u32) -> u64 {
+    u64::from(replica).wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
 #[cfg(test)]

@@ -30,6 +30,7 @@ use crate::process::StopFlag;
 use crate::progress::Printer;
 use crate::provision::facts::path_facts;
 use crate::ranks::Team;
+use crate::stats::RoundValue;
 use crate::store::write::CampaignIds;
 use crate::store::{DoneRun, Store};
 use lab::Lab;
@@ -39,6 +40,8 @@ use lab::Lab;
 pub struct Outcome {
     pub campaign: i64,
     pub interrupted: bool,
+    /// `max_time` stopped it before its plan was done.
+    pub timed_out: bool,
     pub runs: usize,
     pub failed_runs: usize,
 }
@@ -54,6 +57,8 @@ pub struct Session<'a> {
     pub team: &'a Team,
     /// The user's `--tag KEY=VALUE`, recorded with a new campaign.
     pub tags: &'a [(String, String)],
+    /// For `storlab replicate`: the replica the new campaign is.
+    pub replica: Option<&'a crate::store::Replica>,
 }
 
 /// Runs a new campaign and records it in the session's store.
@@ -65,6 +70,9 @@ pub fn run_campaign(s: Session<'_>) -> Result<Outcome> {
         .begin_campaign(s.exp, &crate::host::environment(), planned_runs(s.exp))?;
     let provenance = crate::provenance::collect(s.exp, s.tags);
     s.store.record_provenance(ids.campaign, &provenance)?;
+    if let Some(replica) = s.replica {
+        s.store.record_replica(ids.campaign, replica)?;
+    }
     drive(s, lab, ids, Vec::new())
 }
 
@@ -90,6 +98,15 @@ pub fn resume_campaign(s: Session<'_>, ids: CampaignIds) -> Result<Outcome> {
 
 /// How many of the store's newest finished campaigns the ETA learns from.
 pub const PAST_CAMPAIGNS: usize = 200;
+
+/// Whether the plan decides its rounds as it goes (until decided,
+/// until_ci) rather than counting them out.
+fn plan_decides(exp: &Experiment) -> bool {
+    !matches!(
+        exp.plan.repetitions,
+        crate::experiment::Repetitions::Fixed(_)
+    )
+}
 
 /// Runs of the plan: exact for fixed repetitions, the upper bound for
 /// adaptive ones and capacity searches.
@@ -134,6 +151,7 @@ fn drive<'a>(
         s.printer.note(&note);
     }
     s.printer.start(planned_runs(s.exp), &estimate);
+    let decides = plan_decides(s.exp);
     let mut c = Campaign::new(s, &mut lab, ids, done, root);
     let result = c.run_all();
     let (outcome, store, printer) = (c.outcome.clone(), c.s.store, c.s.printer);
@@ -145,6 +163,9 @@ fn drive<'a>(
     } else {
         "finished"
     };
+    if !outcome.interrupted && !outcome.timed_out && decides {
+        store.planned_as_run(outcome.campaign)?;
+    }
     store.finish_campaign(outcome.campaign, status)?;
     store.release_spool();
     if !errors.is_empty() {
@@ -171,6 +192,7 @@ fn end_interrupted(store: &mut Store, mut lab: Lab, campaign: i64) -> Result<Out
     Ok(Outcome {
         campaign,
         interrupted: true,
+        timed_out: false,
         runs: 0,
         failed_runs: 0,
     })
@@ -215,10 +237,13 @@ struct Campaign<'a, 'l> {
     done: HashMap<Key, DoneRun>,
     /// Each probe pair's runs' margins past its search's target.
     margins: HashMap<(usize, usize), Vec<f64>>,
-
-    /// Primary values of each pair's successful measured runs.
-    values: HashMap<(usize, usize), Vec<f64>>,
+    /// Primary values of each pair's successful measured runs, with their
+    /// rounds: what the plan's sequencer decides from.
+    values: HashMap<(usize, usize), Vec<RoundValue>>,
     position: u32,
+    /// Each pair's last measured run's duration, in seconds: what the
+    /// next round is expected to take.
+    last_s: HashMap<(usize, usize), f64>,
     started: Instant,
     prior_s: f64,
     total: usize,
@@ -250,6 +275,7 @@ impl<'a, 'l> Campaign<'a, 'l> {
         let outcome = Outcome {
             campaign: ids.campaign,
             interrupted: false,
+            timed_out: false,
             runs: 0,
             failed_runs: 0,
         };
@@ -264,6 +290,7 @@ impl<'a, 'l> Campaign<'a, 'l> {
             margins: HashMap::new(),
             values: HashMap::new(),
             position: 0,
+            last_s: HashMap::new(),
             started: Instant::now(),
             prior_s,
             total,
@@ -276,6 +303,17 @@ impl<'a, 'l> Campaign<'a, 'l> {
             .plan
             .max_time
             .is_some_and(|m| self.prior_s + self.started.elapsed().as_secs_f64() >= m.as_secs_f64())
+    }
+
+    /// Whether a measured round of `pairs` would end past `max_time`, as
+    /// long as each pair's last run took: a round cut short leaves runs
+    /// that no other target's run pairs with. A pair without a run yet
+    /// counts nothing (the first round always starts).
+    fn round_overruns(&self, pairs: &[(usize, usize)]) -> bool {
+        let round: f64 = pairs.iter().filter_map(|p| self.last_s.get(p)).sum();
+        self.s.exp.plan.max_time.is_some_and(|m| {
+            self.prior_s + self.started.elapsed().as_secs_f64() + round > m.as_secs_f64()
+        })
     }
 
     fn run_all(&mut self) -> Result<()> {
@@ -295,6 +333,7 @@ impl<'a, 'l> Campaign<'a, 'l> {
                     return Ok(());
                 }
                 Some(Halt::TimeUp) => {
+                    self.outcome.timed_out = true;
                     for (later, _) in &all[g + 1..] {
                         for &(t, w) in *later {
                             self.s
@@ -314,7 +353,8 @@ impl<'a, 'l> Campaign<'a, 'l> {
         Ok(())
     }
 
-    /// Warm-up rounds, then measured rounds until every pair has stopped.
+    /// Warm-up rounds, then the measured rounds the plan's sequencer asks
+    /// for ([`crate::rounds`]) until it asks for none.
     fn run_group(&mut self, group: &[(usize, usize)]) -> Result<Option<Halt>> {
         let mut round = 0;
         for rep in 1..=self.exp.plan.warmup {
@@ -323,44 +363,57 @@ impl<'a, 'l> Campaign<'a, 'l> {
                 return Ok(Some(h));
             }
         }
-        let mut active: Vec<(usize, usize)> = group.to_vec();
+        let exp = Arc::clone(&self.exp);
+        let mut sequencer = crate::rounds::for_plan(&exp, group);
         let mut rep = 0;
-        while !active.is_empty() {
+        loop {
+            let next = sequencer.next(&crate::rounds::Seen {
+                rounds: rep,
+                values: &self.values,
+            });
+            for ((t, w), stop) in next.stopped {
+                self.s
+                    .store
+                    .set_pair_stop(&self.ids, t, w, stop.reason(), rep, stop.ci_pct())?;
+            }
+            if next.run.is_empty() {
+                return Ok(None);
+            }
+            if self.round_overruns(&next.run) {
+                self.stopped_on_time(&next.run)?;
+                return Ok(Some(Halt::TimeUp));
+            }
             rep += 1;
             round += 1;
-            if let Some(h) = self.run_round(&active, round, rep, false)? {
+            if let Some(h) = self.run_round(&next.run, round, rep, false)? {
                 if matches!(h, Halt::TimeUp) {
-                    for &(t, w) in &active {
-                        let v = self.values.get(&(t, w)).map_or(&[][..], Vec::as_slice);
-                        self.s.store.set_pair_stop(
-                            &self.ids,
-                            t,
-                            w,
-                            "time",
-                            v.len() as u32,
-                            crate::rounds::ci_pct(v),
-                        )?;
-                    }
+                    self.stopped_on_time(&next.run)?;
                 }
                 return Ok(Some(h));
             }
-            let mut still = Vec::new();
-            for &(t, w) in &active {
-                // Borrowed, not copied: a pair of 10^5 runs would copy them
-                // all after every round.
-                let v = self.values.get(&(t, w)).map_or(&[][..], Vec::as_slice);
-                match crate::rounds::decide(self.exp.plan.repetitions, rep, v) {
-                    Some(s) => {
-                        self.s
-                            .store
-                            .set_pair_stop(&self.ids, t, w, s.reason(), rep, s.ci_pct())?
-                    }
-                    None => still.push((t, w)),
-                }
-            }
-            active = still;
         }
-        Ok(None)
+    }
+
+    /// Records that `pairs` stopped because `max_time` was reached.
+    fn stopped_on_time(&mut self, pairs: &[(usize, usize)]) -> Result<()> {
+        for &(t, w) in pairs {
+            let v: Vec<f64> = self
+                .values
+                .get(&(t, w))
+                .map_or(&[][..], Vec::as_slice)
+                .iter()
+                .map(|r| r.value)
+                .collect();
+            self.s.store.set_pair_stop(
+                &self.ids,
+                t,
+                w,
+                "time",
+                v.len() as u32,
+                crate::rounds::ci_pct(&v),
+            )?;
+        }
+        Ok(())
     }
 
     fn run_round(
@@ -398,11 +451,14 @@ impl<'a, 'l> Campaign<'a, 'l> {
     }
 
     fn note_value(&mut self, pr: &PlannedRun, value: Option<f64>) {
-        if let (false, Some(v)) = (pr.warmup, value) {
+        if let (false, Some(value)) = (pr.warmup, value) {
             self.values
                 .entry((pr.target, pr.workload))
                 .or_default()
-                .push(v);
+                .push(RoundValue {
+                    round: pr.round,
+                    value,
+                });
         }
     }
 }

@@ -104,7 +104,8 @@ impl Vigil {
                         *f.lock().unwrap_or_else(|e| e.into_inner()) = Some(why);
                         return;
                     }
-                    std::thread::sleep(POLL);
+                    // Woken by `end` at once: a run does not wait out a poll.
+                    std::thread::park_timeout(POLL);
                 }
             })
             .ok();
@@ -121,6 +122,7 @@ impl Vigil {
     pub fn end(mut self) -> Option<Found> {
         self.done.store(true, Ordering::SeqCst);
         if let Some(t) = self.thread.take() {
+            t.thread().unpark();
             let _ = t.join();
         }
         let seen = self.found.lock().unwrap_or_else(|e| e.into_inner()).take();

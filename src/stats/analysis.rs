@@ -22,7 +22,8 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::compare::{welch, Comparison};
-use super::ratio::{paired_log, welch_log};
+use super::equivalence::{self, Margin};
+use super::ratio::{paired_estimate, welch_estimate, LogEstimate};
 
 /// The analysis an experiment asks for (`[plan] analysis`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -76,6 +77,20 @@ pub struct RoundValue {
     pub value: f64,
 }
 
+impl RoundValue {
+    /// `values` as the runs of rounds 1, 2, 3…
+    pub fn in_rounds(values: &[f64]) -> Vec<RoundValue> {
+        values
+            .iter()
+            .enumerate()
+            .map(|(i, &value)| RoundValue {
+                round: i as u32 + 1,
+                value,
+            })
+            .collect()
+    }
+}
+
 /// Compares `candidate` with `baseline` as the module doc says; `None`
 /// when the chosen method has no answer (fewer than two runs on a side,
 /// non-finite values, a zero baseline mean for Welch on means).
@@ -86,21 +101,62 @@ pub fn compare_runs(
     analysis: Analysis,
     level: f64,
 ) -> Option<Comparison> {
-    let values = |xs: &[RoundValue]| xs.iter().map(|x| x.value).collect::<Vec<_>>();
-    let (b, c) = (values(baseline), values(candidate));
-    if analysis.for_values(b.iter().chain(&c)) == Analysis::Means {
-        let cmp = welch(&b, &c, level)?;
-        return Some(match b.iter().chain(&c).all(|v| *v >= 0.0) {
-            true => within_ratio_scale(cmp),
-            false => cmp,
-        });
-    }
-    if design == Design::Rounds {
-        if let Some((pb, pc)) = pairs(baseline, candidate) {
-            return paired_log(&pb, &pc, level);
+    match Prepared::of(baseline, candidate, design, analysis)? {
+        Prepared::Log(e) => e.comparison(level),
+        Prepared::Means(b, c) => {
+            let cmp = welch(&b, &c, level)?;
+            Some(match b.iter().chain(&c).all(|v| *v >= 0.0) {
+                true => within_ratio_scale(cmp),
+                false => cmp,
+            })
         }
     }
-    welch_log(&b, &c, level)
+}
+
+/// The tests of equivalence within ±`margin_pct` % of the comparison
+/// [`compare_runs`] makes of the same runs, by the same method
+/// ([`crate::stats::equivalence`]); `None` where that comparison has no
+/// answer, or no ratio exists (a baseline mean at or below zero).
+pub fn equivalence_runs(
+    baseline: &[RoundValue],
+    candidate: &[RoundValue],
+    design: Design,
+    analysis: Analysis,
+    margin_pct: f64,
+) -> Option<Margin> {
+    match Prepared::of(baseline, candidate, design, analysis)? {
+        Prepared::Log(e) => equivalence::on_log_scale(&e, margin_pct),
+        Prepared::Means(b, c) => equivalence::on_means(&b, &c, margin_pct),
+    }
+}
+
+/// The runs as the chosen method reads them.
+enum Prepared {
+    /// A log ratio, paired by round or not.
+    Log(LogEstimate),
+    /// The values of each side, for Welch on the means.
+    Means(Vec<f64>, Vec<f64>),
+}
+
+impl Prepared {
+    fn of(
+        baseline: &[RoundValue],
+        candidate: &[RoundValue],
+        design: Design,
+        analysis: Analysis,
+    ) -> Option<Prepared> {
+        let values = |xs: &[RoundValue]| xs.iter().map(|x| x.value).collect::<Vec<_>>();
+        let (b, c) = (values(baseline), values(candidate));
+        if analysis.for_values(b.iter().chain(&c)) == Analysis::Means {
+            return Some(Prepared::Means(b, c));
+        }
+        if design == Design::Rounds {
+            if let Some((pb, pc)) = pairs(baseline, candidate) {
+                return paired_estimate(&pb, &pc).map(Prepared::Log);
+            }
+        }
+        welch_estimate(&b, &c).map(Prepared::Log)
+    }
 }
 
 /// A comparison of figures that cannot be negative (a byte count with a
@@ -132,7 +188,7 @@ fn pairs(baseline: &[RoundValue], candidate: &[RoundValue]) -> Option<(Vec<f64>,
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::Method;
+    use crate::stats::{paired_log, Method};
 
     fn runs(values: &[(u32, f64)]) -> Vec<RoundValue> {
         values

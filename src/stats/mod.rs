@@ -20,6 +20,11 @@
 //!   metrics that can be zero or negative: Welch's unequal-variances t-test
 //!   and Fieller's interval for the percent difference of the means.
 //! * [`analysis`]: which of those the plan's design and the data call for.
+//! * [`equivalence`]: two one-sided tests of a difference against the
+//!   edges of a margin (±5 % unless the workload says otherwise): the
+//!   interval inside the margin is "equivalent".
+//! * [`sequential`]: the same comparisons judged after every round of a
+//!   sequential plan, with α spent over the looks it may take.
 //! * [`resolve`]: how many runs an inconclusive interval would need to
 //!   settle a difference of a given size.
 //! * [`multiple`]: Benjamini–Hochberg adjusted p-values, so that a
@@ -33,7 +38,8 @@
 //!   interval, and two capacities compared on the log scale.
 //! * [`verdict`](mod@verdict): better, worse, or no significant difference
 //!   at a given significance level, with respect to the metric's
-//!   [`Direction`](crate::metric::Direction).
+//!   [`Direction`](crate::metric::Direction); and the three outcomes a
+//!   comparison ends in: different, equivalent, or inconclusive.
 //!
 //! Distribution functions (Student t, normal) come from the `statrs` crate;
 //! none is written by hand here. statrs 0.18's Student t inverse CDF is
@@ -46,23 +52,27 @@ pub mod analysis;
 pub mod capacity;
 pub mod changepoint;
 pub mod compare;
+pub mod equivalence;
 pub mod interval;
 pub mod multiple;
 pub mod outliers;
 pub mod ratio;
 pub mod resolve;
+pub mod sequential;
 pub mod summary;
 pub mod verdict;
 
-pub use analysis::{compare_runs, Analysis, Design, RoundValue};
+pub use analysis::{compare_runs, equivalence_runs, Analysis, Design, RoundValue};
 pub use compare::{welch, Comparison, Method};
+pub use equivalence::{Margin, DEFAULT_MARGIN_PCT};
 pub use interval::{mean_ci, median_ci_bootstrap, t_quantile, Interval};
-pub use multiple::benjamini_hochberg;
+pub use multiple::{benjamini_hochberg, outcomes};
 pub use outliers::{mad, mad_outliers, DEFAULT_THRESHOLD};
 pub use ratio::{paired_log, welch_log};
 pub use resolve::{runs_for_half_width, runs_to_resolve};
+pub use sequential::{judge, Judged, Looks};
 pub use summary::{summarize, Summary};
-pub use verdict::{verdict, Verdict, DEFAULT_ALPHA};
+pub use verdict::{outcome, verdict, Outcome, Verdict, DEFAULT_ALPHA};
 
 /// Tolerance of the unit tests against their SciPy/NumPy references.
 #[cfg(test)]
@@ -79,4 +89,18 @@ fn assert_close(actual: f64, expected: f64) {
         "expected {expected:e}, got {actual:e} (off by {:e})",
         (actual - expected).abs()
     );
+}
+
+/// A reproducible stream of uniform draws in [0, 1) for the tests that
+/// check a rule on thousands of random cases (splitmix64, as the
+/// bootstrap's generator).
+#[cfg(test)]
+fn uniform_stream(mut seed: u64) -> impl FnMut() -> f64 {
+    move || {
+        seed = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = seed;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+    }
 }

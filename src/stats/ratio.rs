@@ -83,19 +83,10 @@ use super::summary::{all_finite, mean, sample_stddev};
 /// pairs, any value is not finite or not positive, `level` is not in
 /// (0, 1), or the ratio overflows (values about e^709 apart).
 pub fn paired_log(baseline: &[f64], candidate: &[f64], level: f64) -> Option<Comparison> {
-    if baseline.len() != candidate.len() || !valid_level(level) {
+    if !valid_level(level) {
         return None;
     }
-    let b = logs(baseline)?;
-    let c = logs(candidate)?;
-    let d: Vec<f64> = c.iter().zip(&b).map(|(c, b)| c - b).collect();
-    if d.len() < 2 || !all_finite(&d) {
-        return None;
-    }
-    let n = d.len() as f64;
-    let mean_d = mean(&d);
-    let se = sample_stddev(&d, mean_d) / n.sqrt();
-    on_log_scale(Method::PairedLog, mean_d, se, n - 1.0, d.len(), level)
+    paired_estimate(baseline, candidate)?.comparison(level)
 }
 
 /// Unpaired runs: Welch's t on the logs of each side (module doc).
@@ -107,6 +98,54 @@ pub fn welch_log(baseline: &[f64], candidate: &[f64], level: f64) -> Option<Comp
     if !valid_level(level) {
         return None;
     }
+    welch_estimate(baseline, candidate)?.comparison(level)
+}
+
+/// A log ratio estimated from runs: the mean log ratio (paired) or the
+/// difference of the mean logs (Welch), its standard error and degrees of
+/// freedom, and how many runs (pairs) it rests on. What [`paired_log`]
+/// and [`welch_log`] turn into a comparison, and
+/// [`crate::stats::equivalence`] into tests at a margin.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LogEstimate {
+    pub method: Method,
+    pub estimate: f64,
+    pub se: f64,
+    pub df: f64,
+    pub n: usize,
+}
+
+impl LogEstimate {
+    /// The comparison at `level` (module doc).
+    pub fn comparison(&self, level: f64) -> Option<Comparison> {
+        on_log_scale(self.method, self.estimate, self.se, self.df, self.n, level)
+    }
+}
+
+/// The paired estimate of [`paired_log`]; `None` as there.
+pub fn paired_estimate(baseline: &[f64], candidate: &[f64]) -> Option<LogEstimate> {
+    if baseline.len() != candidate.len() {
+        return None;
+    }
+    let b = logs(baseline)?;
+    let c = logs(candidate)?;
+    let d: Vec<f64> = c.iter().zip(&b).map(|(c, b)| c - b).collect();
+    if d.len() < 2 || !all_finite(&d) {
+        return None;
+    }
+    let n = d.len() as f64;
+    let mean_d = mean(&d);
+    Some(LogEstimate {
+        method: Method::PairedLog,
+        estimate: mean_d,
+        se: sample_stddev(&d, mean_d) / n.sqrt(),
+        df: n - 1.0,
+        n: d.len(),
+    })
+}
+
+/// The unpaired estimate of [`welch_log`]; `None` as there.
+pub fn welch_estimate(baseline: &[f64], candidate: &[f64]) -> Option<LogEstimate> {
     let b = Sample::new(&logs(baseline)?)?;
     let c = Sample::new(&logs(candidate)?)?;
     let var = b.var_of_mean + c.var_of_mean;
@@ -117,8 +156,13 @@ pub fn welch_log(baseline: &[f64], candidate: &[f64], level: f64) -> Option<Comp
     } else {
         welch_df(&b, &c)
     };
-    let n = b.n.min(c.n) as usize;
-    on_log_scale(Method::WelchLog, c.mean - b.mean, var.sqrt(), df, n, level)
+    Some(LogEstimate {
+        method: Method::WelchLog,
+        estimate: c.mean - b.mean,
+        se: var.sqrt(),
+        df,
+        n: b.n.min(c.n) as usize,
+    })
 }
 
 /// Natural logs of `xs`, or `None` if any value is not finite and positive.
@@ -358,14 +402,7 @@ mod tests {
     // and with level = 1 - alpha the interval excludes 0 % iff p < alpha.
     #[test]
     fn never_below_minus_100_and_agrees_with_the_test() {
-        let mut seed = 0x5eed_u64;
-        let mut uniform = move || {
-            seed = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = seed;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
-        };
+        let mut uniform = crate::stats::uniform_stream(0x5eed_u64);
         for case in 0..2000 {
             let n = 2 + case % 4;
             // Runs spread from 1% to a factor e^2 of each other (beyond,

@@ -15,6 +15,13 @@
 //! flip it. With `level = 1 - alpha` the verdict agrees with the
 //! percent-difference interval: significant exactly when the interval
 //! excludes 0 % (for Fieller's interval, when it is bounded).
+//!
+//! A comparison ends in one of three [`Outcome`]s: *different* (the test
+//! above, with its direction), *equivalent* within a margin (its interval
+//! inside ±margin: [`crate::stats::equivalence`]), or *inconclusive*,
+//! neither yet. Equivalence is judged first: an interval inside ±5 % that
+//! excludes 0 % says the targets differ by less than the margin the user
+//! said does not matter, and is read as equivalent, with its effect shown.
 
 use serde::Serialize;
 
@@ -32,6 +39,40 @@ pub enum Verdict {
     Better,
     Worse,
     NoSignificantDifference,
+}
+
+/// How a comparison ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// Its interval excludes no difference: better or worse.
+    Different,
+    /// Its interval lies inside the margin.
+    Equivalent,
+    /// Neither yet.
+    Inconclusive,
+}
+
+impl Outcome {
+    /// Whether the comparison is decided (different or equivalent).
+    pub fn decided(self) -> bool {
+        self != Outcome::Inconclusive
+    }
+}
+
+/// The outcome of a comparison whose difference has p-value `p_different`
+/// and whose equivalence within its margin `p_equivalent`, both as judged
+/// (a family's adjusted ones): equivalent when `p_equivalent < alpha`, else
+/// different when `p_different < alpha`, else inconclusive (module doc).
+/// A NaN p-value decides nothing.
+pub fn outcome(p_different: f64, p_equivalent: f64, alpha: f64) -> Outcome {
+    if p_equivalent < alpha {
+        Outcome::Equivalent
+    } else if p_different < alpha {
+        Outcome::Different
+    } else {
+        Outcome::Inconclusive
+    }
 }
 
 /// The verdict on `cmp` for a metric of `direction` at significance level
@@ -182,6 +223,20 @@ mod tests {
             verdict(&cmp, Direction::HigherIsBetter, DEFAULT_ALPHA),
             Verdict::Better
         );
+    }
+
+    // Reference: the rule of the module doc, equivalence first.
+    #[test]
+    fn three_outcomes() {
+        assert_eq!(outcome(0.001, 0.2, 0.05), Outcome::Different);
+        assert_eq!(outcome(0.2, 0.001, 0.05), Outcome::Equivalent);
+        assert_eq!(outcome(0.001, 0.001, 0.05), Outcome::Equivalent);
+        assert_eq!(outcome(0.2, 0.2, 0.05), Outcome::Inconclusive);
+        assert_eq!(outcome(0.05, 0.05, 0.05), Outcome::Inconclusive);
+        assert_eq!(outcome(f64::NAN, f64::NAN, 0.05), Outcome::Inconclusive);
+        assert!(Outcome::Equivalent.decided() && !Outcome::Inconclusive.decided());
+        let json = serde_json::to_string(&[Outcome::Different, Outcome::Inconclusive]).unwrap();
+        assert_eq!(json, r#"["different","inconclusive"]"#);
     }
 
     #[test]

@@ -20,6 +20,7 @@ mod pairs;
 mod parts;
 mod provenance;
 mod read;
+mod replicas;
 mod resume;
 mod runs;
 mod schema;
@@ -44,6 +45,7 @@ pub use read::{
     CampaignData, CampaignRow, HistData, MetricValue, Metrics, PairStop, RankData, RunData,
     SeriesData, TargetRow, WorkloadRow,
 };
+pub use replicas::{Replica, ToReplicate};
 pub use resume::{DoneRun, Resumable};
 pub use spool::run_text;
 pub use timings::{PastCampaign, PastRun, PastTarget, PastWorkload};

@@ -220,6 +220,10 @@ pub struct CampaignData {
     /// The runs grouped by pair, made when first asked for
     /// ([`CampaignData::runs_of`]).
     pub pair_cache: super::pair_cache::PairCache,
+    /// The other campaigns of its group of replicas (`storlab
+    /// replicate`), oldest first, when loaded with them
+    /// ([`Store::with_replicas`]); each has none of its own.
+    pub replicas: Vec<CampaignData>,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -320,6 +324,17 @@ impl Store {
         Ok(head)
     }
 
+    /// Campaign `data` with the other campaigns of its group of replicas,
+    /// each read with `parts`.
+    pub fn with_replicas(&self, mut data: CampaignData, parts: &Parts) -> Result<CampaignData> {
+        for id in self.replica_group(data.campaign.id)? {
+            if id != data.campaign.id {
+                data.replicas.push(self.load_campaign_with(id, parts)?);
+            }
+        }
+        Ok(data)
+    }
+
     /// A campaign without its runs (`runs` empty): what a stream of its
     /// runs ([`Store::each_run_chunk`]) is read with.
     pub fn load_campaign_head(&self, id: i64) -> Result<CampaignData> {
@@ -349,6 +364,7 @@ impl Store {
             stops: self.pair_stops(id)?,
             facts: self.campaign_facts(id)?,
             pair_cache: Default::default(),
+            replicas: Vec::new(),
         })
     }
 

@@ -4,7 +4,7 @@
 use anyhow::{bail, Result};
 use rusqlite::{Connection, OptionalExtension};
 
-pub const SCHEMA_VERSION: i64 = 8;
+pub const SCHEMA_VERSION: i64 = 9;
 
 pub const V1: &str = r#"
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -196,6 +196,17 @@ CREATE TABLE run_facts (
 );
 "#;
 
+/// Schema v9: replicas (`storlab replicate`): a campaign that runs another
+/// one's experiment again, known by the UUID of its group's first campaign
+/// and its number in the group ([`super::replicas`]).
+pub const V9: &str = r#"
+CREATE TABLE replicas (
+    campaign_id INTEGER PRIMARY KEY REFERENCES campaigns(id),
+    of_uuid TEXT NOT NULL,
+    number INTEGER NOT NULL
+);
+"#;
+
 pub fn migrate(conn: &Connection) -> Result<()> {
     migrate_to(conn, SCHEMA_VERSION)
 }
@@ -247,6 +258,12 @@ pub(super) fn migrate_to(conn: &Connection, target: i64) -> Result<()> {
         let tx = conn.unchecked_transaction()?;
         super::migrate_v8::migrate(&tx)?;
         set_version(&tx, 8)?;
+        tx.commit()?;
+    }
+    if version < 9 && target >= 9 {
+        let tx = conn.unchecked_transaction()?;
+        tx.execute_batch(V9)?;
+        set_version(&tx, 9)?;
         tx.commit()?;
     }
     Ok(())

@@ -8,6 +8,7 @@ use serde_json::Value;
 use super::{CampaignData, TargetRow};
 use crate::metric::matrix::{test_labels, Test};
 use crate::metric::MetricKey;
+use crate::stats::Looks;
 
 /// How many times each pair was to run.
 #[derive(Debug, Clone, PartialEq)]
@@ -21,6 +22,9 @@ pub enum Repetitions {
         max: String,
         until_ci_pct: String,
     },
+    /// Sequential: rounds until every comparison was decided, at least
+    /// `min`, at most `max`.
+    Decided { min: u32, max: u32 },
 }
 
 impl Default for Repetitions {
@@ -46,6 +50,13 @@ impl StoredPlan {
         let plan = experiment.get("plan").unwrap_or(&Value::Null);
         let field = |k: &str| plan.get(k).unwrap_or(&Value::Null);
         let repetitions = match field("repetitions") {
+            Value::Object(a) if a.get("until").and_then(Value::as_str) == Some("decided") => {
+                let count = |k: &str| a.get(k).and_then(Value::as_u64).unwrap_or(0) as u32;
+                Repetitions::Decided {
+                    min: count("min"),
+                    max: count("max"),
+                }
+            }
             Value::Object(a) => {
                 let part = |k: &str| a.get(k).unwrap_or(&Value::Null).to_string();
                 Repetitions::Adaptive {
@@ -61,6 +72,18 @@ impl StoredPlan {
             seed: field("seed").to_string(),
             repetitions,
             analysis: field("analysis").as_str().map(String::from),
+        }
+    }
+
+    /// The looks a plan that ran until decided could take before its
+    /// verdicts ([`crate::stats::sequential`]): after every round from the
+    /// first verdict's. `None` for a plan that looked once: a fixed count,
+    /// or `until_ci`, whose stop looked at each pair's own spread, not at a
+    /// comparison.
+    pub fn looks(&self, first_verdict: u32) -> Option<Looks> {
+        match self.repetitions {
+            Repetitions::Decided { min, max } => Some(Looks::rounds(min, max, first_verdict)),
+            _ => None,
         }
     }
 
@@ -147,6 +170,22 @@ impl CampaignData {
     /// The plan the campaign ran.
     pub fn plan(&self) -> StoredPlan {
         StoredPlan::read(&self.experiment)
+    }
+
+    /// The equivalence margin, in %, of workload `name` (its
+    /// `equivalence_margin`): the default, 5 %, for a store written
+    /// before workloads had one.
+    pub fn margin_pct(&self, name: &str) -> f64 {
+        self.experiment
+            .get("workloads")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .find(|w| w.get("name").and_then(Value::as_str) == Some(name))
+            .and_then(|w| w.get("equivalence_margin_pct"))
+            .and_then(Value::as_f64)
+            .filter(|p| crate::stats::equivalence::valid_margin(*p))
+            .unwrap_or(crate::stats::DEFAULT_MARGIN_PCT)
     }
 
     /// Each capacity search the campaign ran: the searched workload's

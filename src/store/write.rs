@@ -187,6 +187,17 @@ impl Store {
         Ok(run)
     }
 
+    /// Sets a campaign's planned runs to those it ran: a plan that decided
+    /// its rounds as it went (until decided, until_ci) planned what it
+    /// ran, not its `max`.
+    pub fn planned_as_run(&mut self, campaign: i64) -> Result<()> {
+        self.conn.execute(
+            "UPDATE campaigns SET planned_runs = (SELECT COUNT(*) FROM runs WHERE campaign_id = ?1) WHERE id = ?1",
+            [campaign],
+        )?;
+        Ok(())
+    }
+
     pub fn finish_campaign(&mut self, campaign: i64, status: &str) -> Result<()> {
         self.conn.execute(
             "UPDATE campaigns SET status = ?1, finished_at = ?2 WHERE id = ?3",

@@ -15,7 +15,7 @@
 
 use serde::Serialize;
 
-use super::{call, call_at, settle, TargetStats, WorkloadReport};
+use super::{call, call_at, TargetStats, WorkloadReport};
 use crate::metric::{Direction, MetricKey};
 use crate::stats::{benjamini_hochberg, Verdict};
 
@@ -29,6 +29,9 @@ pub struct Correction {
     pub comparisons: usize,
     /// The Benjamini–Hochberg adjusted p-value the verdict is judged on.
     pub p_adjusted: f64,
+    /// The adjusted p-value of its equivalence within the margin (over
+    /// the family's equivalence tests); `None` without such a test.
+    pub p_equivalent_adjusted: Option<f64>,
     /// Significant on its own p, not in its family: a chance result at
     /// this many comparisons.
     pub chance: bool,
@@ -49,9 +52,14 @@ pub fn judge(family: Vec<(&mut TargetStats, Direction)>) {
         .iter()
         .map(|(t, _)| t.comparison.map_or(f64::NAN, |c| c.p_value))
         .collect();
+    let equivalent: Vec<f64> = judged
+        .iter()
+        .map(|(t, _)| t.margin.map_or(f64::NAN, |m| m.p_value()))
+        .collect();
     let comparisons = p.iter().filter(|p| !p.is_nan()).count();
     let adjusted = benjamini_hochberg(&p);
-    for ((t, direction), q) in judged.iter_mut().zip(adjusted) {
+    let adjusted_equivalent = benjamini_hochberg(&equivalent);
+    for (((t, direction), q), qe) in judged.iter_mut().zip(adjusted).zip(adjusted_equivalent) {
         let Some(c) = t.comparison else {
             continue;
         };
@@ -60,11 +68,11 @@ pub fn judge(family: Vec<(&mut TargetStats, Direction)>) {
         }
         let alone = call(&c, *direction);
         let verdict = call_at(&c, *direction, q);
-        t.verdict = Some(verdict);
-        t.settle = settle(&c, verdict);
+        t.decide(Some(verdict), qe);
         t.correction = Some(Correction {
             comparisons,
             p_adjusted: q,
+            p_equivalent_adjusted: (!qe.is_nan()).then_some(qe),
             chance: alone != Verdict::NoSignificantDifference
                 && verdict == Verdict::NoSignificantDifference,
         });

@@ -11,10 +11,10 @@ use serde::Serialize;
 
 use super::{arrange, choose_column, Level, Pair, Pivot};
 use crate::analysis::model::family;
-use crate::analysis::model::{design, plan_analysis, round_values, target_stats, LEVEL};
+use crate::analysis::model::{compared, plan_analysis, round_values, target_stats};
 use crate::experiment::sweep::release_pair;
 use crate::metric::MetricKey;
-use crate::stats::{compare_runs, RoundValue};
+use crate::stats::RoundValue;
 use crate::store::CampaignData;
 
 /// One factor's levels compared: cells hold each level's figures and its
@@ -69,9 +69,16 @@ pub(crate) fn compare(
     let mut pivot = arrange(&others, column.as_deref(), &[], |p| {
         let b = pairs.iter().find(|b| is_base(b) && group(b) == group(p))?;
         let (base, level) = (rounds(c, b), rounds(c, p));
-        let cmp = compare_runs(&base, &level, design(c), plan_analysis(c), LEVEL);
+        let margin = c.margin_pct(&p.workload.name);
+        let judged = compared(c, &base, &level, plan_analysis(c), margin);
         let values = level.iter().map(|r| r.value).collect();
-        let stats = target_stats(&p.target.name, values, cmp, direction);
+        let mut stats = target_stats(
+            &p.target.name,
+            values,
+            judged.map(|j| j.comparison),
+            direction,
+        );
+        stats.judge_margin(judged.and_then(|j| j.margin));
         Some((stats, metric.clone(), unit, direction))
     })?;
     // The levels' comparisons are one family.

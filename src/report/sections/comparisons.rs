@@ -34,7 +34,7 @@ pub fn across_table(rows: &[Verdict], a: i64, b: i64) -> Table {
             p_text(&r.candidate),
             words(r, Form::Word),
         ]);
-        if let Some(tone) = Tone::of(r.candidate.verdict) {
+        if let Some(tone) = Tone::of(r.outcome()) {
             t.tones.insert((t.rows.len() - 1, 7), tone);
         }
     }
@@ -81,7 +81,7 @@ pub fn table(rows: &[Verdict]) -> Table {
             p_text(&r.candidate),
             words(r, Form::Word),
         ]);
-        if let Some(tone) = Tone::of(r.candidate.verdict) {
+        if let Some(tone) = Tone::of(r.outcome()) {
             t.tones.insert((t.rows.len() - 1, 8), tone);
         }
     }

@@ -1,9 +1,9 @@
 //! The methodology, written out from the plan, what the runs recorded and
 //! how the report compared them.
 
-use crate::analysis::about::{PairStop, Repetitions};
+use crate::analysis::about::{PairStop, Repetitions, StoredPlan};
 use crate::analysis::methodology::Methods;
-use crate::analysis::model::{LEVEL, MIN_EFFECT_PCT, RESOLUTION_PCT};
+use crate::analysis::model::{LEVEL, MIN_EFFECT_PCT, MIN_RUNS, RESOLUTION_PCT};
 use crate::analysis::CampaignAnalysis;
 use crate::report::document::Section;
 use crate::report::sections::ranks::ranks_sentence;
@@ -50,7 +50,7 @@ fn lines(a: &CampaignAnalysis) -> Vec<String> {
             LEVEL * 100.0
         ),
     ];
-    lines.extend(comparison_lines(&a.methods, &plan.order));
+    lines.extend(comparison_lines(&a.methods, plan));
     lines.extend(a.methods.steady.iter().cloned());
     lines
 }
@@ -58,7 +58,8 @@ fn lines(a: &CampaignAnalysis) -> Vec<String> {
 /// The methodology's sentences on how targets were compared: which
 /// analysis each comparison used and why, and what the verdicts mean; none
 /// when nothing was compared.
-fn comparison_lines(m: &Methods, order: &str) -> Vec<String> {
+fn comparison_lines(m: &Methods, plan: &StoredPlan) -> Vec<String> {
+    let order = plan.order.as_str();
     let (paired, unpaired, means) = (m.paired, m.unpaired, m.means);
     if paired + unpaired + means == 0 {
         return Vec::new();
@@ -80,8 +81,18 @@ fn comparison_lines(m: &Methods, order: &str) -> Vec<String> {
         lines.push(means_text(m));
     }
     lines.push(format!(
-        "A difference is called faster or slower when p < 0.05 and it is at least {MIN_EFFECT_PCT}%. A workload's verdict, and the regression gate of `storlab compare --fail-on-regression`, concern its primary metric; the differences of its other metrics are exploratory: each metric's comparisons are corrected for their own number, not for the number of metrics compared."
+        "Each comparison ends in one of three outcomes: different — faster or slower, when p < 0.05 and the difference is at least {MIN_EFFECT_PCT}% —, equivalent within the workload's margin (±{RESOLUTION_PCT}% unless it sets equivalence_margin), when the whole interval lies inside ±margin (two one-sided tests; judged first), or inconclusive, neither yet. A workload's verdict, and the regression gate of `storlab compare --fail-on-regression`, concern its primary metric; the differences of its other metrics are exploratory: each metric's comparisons are corrected for their own number, not for the number of metrics compared."
     ));
+    if let Some(looks) = plan.looks(MIN_RUNS as u32) {
+        lines.push(format!(
+            "The plan looked at its comparisons after every round from round {} to round {} and stopped each workload once they were decided: so that {} looks keep the error of one, each comparison's interval is a {:.2}% interval and its p-values are multiplied by {} (α spent equally over the looks, bounded by the union bound): together the looks call identical targets different, or targets a margin apart equivalent, at most 5% of the time.",
+            looks.first,
+            looks.last,
+            looks.count(),
+            100.0 * looks.level_each(LEVEL),
+            looks.count()
+        ));
+    }
     lines.extend(family_line(m));
     if m.open {
         lines.push(format!("For an inconclusive comparison the report estimates how many runs would measure the difference to ±{RESOLUTION_PCT}%, from the spread seen so far (the interval narrows as 1/√n); with two or three runs that spread is itself rough, so the count is a guide."));
@@ -139,6 +150,9 @@ fn repetitions_text(reps: &Repetitions, order_text: &str) -> String {
             "Each target–workload pair ran at least {min} and at most {max} times, {order_text}, adding rounds while the 95% CI half-width of its primary metric was above {until_ci_pct}% of the mean."
         ),
         Repetitions::Fixed(n) => format!("Each target–workload pair was planned {n} times, {order_text}."),
+        Repetitions::Decided { min, max } => format!(
+            "Each workload ran at least {min} and at most {max} rounds on its targets, {order_text}, adding rounds until every comparison of its primary metric with the baseline was different or equivalent, judged after every round with the error spent over the rounds it could take."
+        ),
     }
 }
 
@@ -159,6 +173,8 @@ fn stops_table(stops: &[PairStop]) -> Table {
             "width" => "interval narrow enough",
             "max" => "maximum repetitions",
             "time" => "max_time",
+            "decided" => "every comparison decided",
+            "alone" => "nothing to compare (minimum rounds)",
             _ => "fixed repetitions",
         };
         let ci = s

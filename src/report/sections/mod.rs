@@ -16,6 +16,7 @@ pub mod methodology;
 pub mod overview;
 pub mod percentiles;
 pub mod ranks;
+pub mod replicas;
 pub mod series;
 pub mod summary;
 pub mod warnings;

@@ -192,7 +192,8 @@ fn row(label: String, v: &Verdict, marks: Form) -> OverviewRow {
     let call = match v.outcome() {
         Some(Outcome::Better) => Call::Faster,
         Some(Outcome::Worse) => Call::Slower,
-        _ => Call::NoSignificantDifference,
+        Some(Outcome::Equivalent) => Call::Equivalent,
+        _ => Call::Inconclusive,
     };
     OverviewRow {
         label,

@@ -4,6 +4,7 @@
 
 use crate::analysis::about::About;
 use crate::analysis::model::TargetStats;
+use crate::analysis::verdict::Outcome;
 use crate::analysis::CampaignAnalysis;
 use crate::metric::catalogue::LAT_P99_NS;
 use crate::report::document::Section;
@@ -11,7 +12,6 @@ use crate::report::format::format_value;
 use crate::report::table::{Table, Tone};
 use crate::report::text::mean_ci_text;
 use crate::report::verdict::{words, Form};
-use crate::stats::Verdict;
 
 /// The class of the section with the campaign's provenance (versions,
 /// host facts), which the terminal shows only when asked (`-v`).
@@ -131,12 +131,7 @@ fn failed_rows(t: &mut Table, a: &CampaignAnalysis, w: &str) {
 
 /// The colour a verdict cell takes on a terminal.
 fn tone(t: &TargetStats) -> Option<Tone> {
-    match (t.comparison.is_some(), t.verdict) {
-        (_, Some(Verdict::Better)) => Some(Tone::Better),
-        (_, Some(Verdict::Worse)) => Some(Tone::Worse),
-        (true, _) => Some(Tone::Unsure),
-        (false, _) => None,
-    }
+    Tone::of(Outcome::of(t).filter(|_| t.comparison.is_some()))
 }
 
 /// The line above the summary table: `campaign 1 `quick` (finished),

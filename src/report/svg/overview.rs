@@ -3,8 +3,8 @@
 //! dot at the ratio of the candidate's result to the baseline's and its 95%
 //! interval as a whisker, on a log axis turned so that right is better
 //! (faster) whatever the metric's direction, a line at ×1 (no difference).
-//! The row's colour says the verdict (faster, slower, no significant
-//! difference) and its text says it again beside the row, with the
+//! The row's colour says the verdict (faster, slower, equivalent,
+//! inconclusive) and its text says it again beside the row, with the
 //! verdict's caveat marks, so that nothing rests on colour alone. Names sit
 //! on the left, wrapped rather than cut.
 
@@ -24,17 +24,19 @@ use super::Rgb;
 pub enum Call {
     Faster,
     Slower,
-    NoSignificantDifference,
+    Equivalent,
+    Inconclusive,
 }
 
 impl Call {
-    /// Blue for better, vermilion for worse (Okabe–Ito, colour-blind
-    /// safe), grey for no significant difference.
+    /// Blue for better, vermilion for worse, bluish green for equivalent
+    /// (Okabe–Ito, colour-blind safe), grey for inconclusive.
     pub fn color(self) -> Rgb {
         match self {
             Call::Faster => Rgb(0x00, 0x72, 0xb2),
             Call::Slower => Rgb(0xd5, 0x5e, 0x00),
-            Call::NoSignificantDifference => Rgb(0x8c, 0x8c, 0x8c),
+            Call::Equivalent => Rgb(0x00, 0x9e, 0x73),
+            Call::Inconclusive => Rgb(0x8c, 0x8c, 0x8c),
         }
     }
 }
@@ -48,7 +50,7 @@ pub struct OverviewRow {
     pub better: f64,
     pub ci: Option<(f64, f64)>,
     pub call: Call,
-    /// What the row says beside it: `×12 faster`, `-3.1% (n.s.)`.
+    /// What the row says beside it: `×12 faster`, `-3.1% (inconclusive)`.
     pub text: String,
     /// The verdict's caveat marks, under the text; empty without caveats.
     pub marks: String,
@@ -367,8 +369,8 @@ mod tests {
                     "seqwrite-1m · throughput",
                     1.6,
                     (0.67, 3.9),
-                    Call::NoSignificantDifference,
-                    "×1.6 (n.s.)",
+                    Call::Inconclusive,
+                    "×1.6 (inconclusive)",
                 ),
                 row(
                     "tinywrites-64b · total time",
@@ -382,15 +384,19 @@ mod tests {
         };
         let svg = overview_chart(&c).unwrap();
         assert_inline_svg(&svg);
-        for text in ["×12 faster", "×1.6 (n.s.)", "noisy host", "×10", "÷2", "×1"] {
+        for text in [
+            "×12 faster",
+            "×1.6 (inconclusive)",
+            "noisy host",
+            "×10",
+            "÷2",
+            "×1",
+        ] {
             assert!(svg.contains(text), "{text} in {svg}");
         }
         assert_eq!(count_filled(&svg, "circle", &Call::Slower.color()), 1);
         assert_eq!(count_filled(&svg, "circle", &Call::Faster.color()), 2);
-        assert_eq!(
-            count_filled(&svg, "circle", &Call::NoSignificantDifference.color()),
-            1
-        );
+        assert_eq!(count_filled(&svg, "circle", &Call::Inconclusive.color()), 1);
     }
 
     #[test]
