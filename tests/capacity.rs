@@ -280,3 +280,38 @@ fn a_tmpfs_knee_is_named_cpu_bound() {
         "{show}"
     );
 }
+
+/// History tracks a configuration's capacity across campaigns: two
+/// searches of the same queues that tried other rates (from 500 and from
+/// 600) are one series, the capacity of each target per campaign with its
+/// interval, the second judged against the first.
+#[test]
+fn history_tracks_each_targets_capacity_across_campaigns() {
+    let lab = Lab::new();
+    let first = lab.file("q.toml", &mock_experiment("queues"));
+    lab.ok(&["run", "--quiet", first.to_str().unwrap()]);
+    let second = lab.file(
+        "q2.toml",
+        &mock_experiment("queues").replace("start = 500", "start = 600"),
+    );
+    lab.ok(&["run", "--quiet", second.to_str().unwrap()]);
+    let json: Value =
+        serde_json::from_str(&lab.ok(&["history", "queues", "--format", "json"])).unwrap();
+    assert_eq!(json["left_out"], serde_json::json!([]), "{json}");
+    let series = json["series"].as_array().unwrap();
+    assert_eq!(series.len(), 2, "one per target: {json}");
+    for (s, truth) in series.iter().zip([907.9, 1707.9]) {
+        assert_eq!(s["metric"], "capacity", "{s}");
+        let entries = s["entries"].as_array().unwrap();
+        assert_eq!(entries.len(), 2, "{s}");
+        for e in entries {
+            let found = e["stats"]["values"][0].as_f64().unwrap();
+            assert!((found / truth - 1.0).abs() < 0.05, "{s}");
+            assert!(e["stats"]["ci"]["low"].as_f64().unwrap() < found, "{s}");
+        }
+        let change = &entries[1]["stats"]["comparison"];
+        assert!(change["p_value"].as_f64().unwrap() > 0.05, "{s}");
+    }
+    let text = lab.ok(&["history", "queues"]);
+    assert!(text.contains("capacity"), "{text}");
+}

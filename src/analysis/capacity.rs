@@ -299,34 +299,45 @@ pub fn verdicts(searches: &[Search], baseline: &str) -> Vec<Verdict> {
     out
 }
 
+/// A capacity as the statistics of a target (its estimate the value, its
+/// interval the CI), with its comparison against another's.
+pub fn knee_stats(
+    target: &str,
+    k: &Knee,
+    comparison: Option<Comparison>,
+    caveats: Vec<Caveat>,
+) -> TargetStats {
+    // Two capacities are tested for a difference only: one not different
+    // is inconclusive.
+    let verdict = comparison
+        .as_ref()
+        .map(|c| crate::stats::verdict(c, Direction::HigherIsBetter, DEFAULT_ALPHA));
+    TargetStats {
+        target: target.to_string(),
+        values: vec![k.estimate],
+        summary: summarize(&[k.estimate]),
+        ci: k.interval,
+        ci_clipped: false,
+        outliers: Vec::new(),
+        outcome: verdict.map(|v| super::model::three(v, false)),
+        verdict,
+        margin: None,
+        equivalent: false,
+        comparison,
+        settle: None,
+        correction: None,
+        too_few: false,
+        caveats,
+    }
+}
+
 fn verdict(s: &Search, base: &TargetCapacity, t: &TargetCapacity) -> Option<Verdict> {
     let (kb, kc) = (base.knee.as_ref()?, t.knee.as_ref()?);
     let comparison = compare(kb, kc, LEVEL)?;
     let mut caveats = t.caveats.clone();
     caveats.extend(base.caveats.iter().cloned());
-    // Two capacities are tested for a difference only: one not different
-    // is inconclusive.
-    let stats = |x: &TargetCapacity, k: &Knee, comparison: Option<Comparison>, caveats| {
-        let verdict = comparison
-            .as_ref()
-            .map(|c| crate::stats::verdict(c, Direction::HigherIsBetter, DEFAULT_ALPHA));
-        TargetStats {
-            target: x.target.clone(),
-            values: vec![k.estimate],
-            summary: summarize(&[k.estimate]),
-            ci: k.interval,
-            ci_clipped: false,
-            outliers: Vec::new(),
-            outcome: verdict.map(|v| super::model::three(v, false)),
-            verdict,
-            margin: None,
-            equivalent: false,
-            comparison,
-            settle: None,
-            correction: None,
-            too_few: false,
-            caveats,
-        }
+    let stats = |x: &TargetCapacity, k: &Knee, comparison, caveats| {
+        knee_stats(&x.target, k, comparison, caveats)
     };
     Some(Verdict {
         workload: s.workload.clone(),

@@ -14,10 +14,12 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use super::capacity;
 use super::model::{self, TargetStats, LEVEL};
 use super::verdict::{Outcome, Verdict};
 use crate::experiment::sweep::family_of;
 use crate::metric::{Direction, MetricKey, Unit};
+use crate::stats::capacity::{Found, Knee};
 use crate::stats::changepoint::{pettitt, ChangePoint};
 use crate::stats::{compare_runs, equivalence_runs, Analysis, Design, DEFAULT_ALPHA};
 use crate::store::CampaignData;
@@ -139,9 +141,13 @@ pub struct History {
 /// The fingerprint of a campaign's resolved workloads (12 hex digits).
 pub fn fingerprint(c: &CampaignData) -> String {
     use sha1::{Digest, Sha1};
+    // A capacity search's probes are the rates it happened to try: the
+    // searched workload says what ran.
+    let probes: Vec<String> = c.probes().into_iter().map(|(name, _)| name).collect();
     let mut workloads: Vec<_> = c
         .workloads
         .iter()
+        .filter(|w| !probes.contains(&w.name))
         .map(|w| serde_json::json!([w.name, w.kind, w.params]))
         .collect();
     workloads.sort_by_key(|w| w.to_string());
@@ -300,7 +306,19 @@ fn all_series(cs: &[CampaignData], metrics: &[String]) -> Vec<Series> {
         return Vec::new();
     };
     let mut out = Vec::new();
-    for w in &last.workloads {
+    let probes: Vec<String> = last.probes().into_iter().map(|(name, _)| name).collect();
+    let searched: Vec<String> = last.searches().into_iter().map(|(name, _)| name).collect();
+    for w in last.workloads.iter().filter(|w| !probes.contains(&w.name)) {
+        if searched.contains(&w.name) {
+            if metrics.is_empty() || metrics.iter().any(|m| m == CAPACITY) {
+                out.extend(
+                    last.targets
+                        .iter()
+                        .filter_map(|t| capacity_series(cs, &w.name, &t.name)),
+                );
+            }
+            continue;
+        }
         let names: Vec<String> = if metrics.is_empty() {
             vec![w.primary_metric.clone()]
         } else {
@@ -402,6 +420,49 @@ fn series(cs: &[CampaignData], w: &str, t: &str, key: &MetricKey) -> Option<Seri
         direction,
         entries,
         step,
+    })
+}
+
+/// The metric name of a searched workload's series: its capacity.
+pub const CAPACITY: &str = "capacity";
+
+/// The capacity searched workload `w` found on target `t` in each
+/// campaign whose search found it between two probes, each against the
+/// one before.
+fn capacity_series(cs: &[CampaignData], w: &str, t: &str) -> Option<Series> {
+    let mut entries: Vec<Entry> = Vec::new();
+    let mut unit = None;
+    let mut prev: Option<Knee> = None;
+    for c in cs {
+        let found = capacity::searches(c)
+            .into_iter()
+            .filter(|s| s.workload == w)
+            .find_map(|s| {
+                let k = s.targets.into_iter().find(|x| x.target == t)?.knee?;
+                Some((s.unit, k))
+            });
+        let Some((u, knee)) = found.filter(|(_, k)| k.found == Found::Between) else {
+            continue;
+        };
+        unit.get_or_insert(u);
+        let cmp = prev
+            .as_ref()
+            .and_then(|p| crate::stats::capacity::compare(p, &knee, capacity::LEVEL));
+        entries.push(Entry {
+            campaign: c.campaign.id,
+            stats: capacity::knee_stats(t, &knee, cmp, Vec::new()),
+        });
+        prev = Some(knee);
+    }
+    let direction = Direction::HigherIsBetter;
+    Some(Series {
+        workload: w.to_string(),
+        target: t.to_string(),
+        metric: CAPACITY.to_string(),
+        unit: unit?,
+        direction,
+        step: step(&entries, direction),
+        entries,
     })
 }
 

@@ -95,18 +95,20 @@ fn grouped(store: &Store, ids: &[i64], metrics: &[String]) -> Result<Vec<Campaig
 }
 
 /// The figures a history reads of each run of campaign `c`: those named,
-/// else its workloads' primary metrics. A history of years reads one
-/// figure per run, not everything every run recorded.
+/// else its workloads' primary metrics, and what its capacity searches
+/// are judged from. A history of years reads a few figures per run, not
+/// everything every run recorded.
 fn figures(c: &CampaignData, named: &[String]) -> Parts {
-    match named.is_empty() {
-        false => Parts::figures(named),
-        true => {
-            let primaries: Vec<String> = c
-                .workloads
-                .iter()
-                .map(|w| w.primary_metric.clone())
-                .collect();
-            Parts::figures(&primaries)
-        }
+    let mut names: Vec<String> = match named.is_empty() {
+        false => named.to_vec(),
+        true => c
+            .workloads
+            .iter()
+            .map(|w| w.primary_metric.clone())
+            .collect(),
+    };
+    for (_, spec) in c.searches() {
+        names.extend(spec.figures());
     }
+    Parts::figures(&names)
 }

@@ -231,6 +231,20 @@ pub struct StoredCapacity {
     pub served: Option<String>,
 }
 
+impl StoredCapacity {
+    /// The figures of a probe's runs the search is judged from (and the
+    /// median its table shows).
+    pub fn figures(&self) -> Vec<String> {
+        let mut out = vec![
+            self.metric.clone(),
+            self.achieved.clone(),
+            crate::metric::catalogue::LAT_P50_NS.name.to_string(),
+        ];
+        out.extend(self.served.clone());
+        out
+    }
+}
+
 /// A probe as stored: its search and the total rate it offered.
 #[derive(Debug, Clone, PartialEq, serde::Deserialize)]
 pub struct StoredProbe {
