@@ -24,7 +24,7 @@
 use std::collections::BTreeMap;
 
 use crate::metric::catalogue as m;
-use crate::metric::labels::{DEVICE, FILE_SIZE, LAYER, RECORD_SIZE, TEST};
+use crate::metric::labels::{BRICK, DEVICE, FILE_SIZE, LAYER, RECORD_SIZE, TEST};
 use crate::metric::layer::{shares, split, Layer};
 use crate::metric::{Labels, MetricKey};
 use crate::params::units::format_bytes;
@@ -308,6 +308,10 @@ fn waterfall(
                 if bottom && k.name == m::LAYER_READ_BYTES.name && !devices.iter().any(|x| x == d) {
                     devices.push(d.to_string());
                 }
+                continue;
+            }
+            // A brick's part of its layer is in the layer's own figure.
+            if k.labels.get(&BRICK).is_some() {
                 continue;
             }
             let rest = k

@@ -187,8 +187,10 @@ impl Campaign<'_, '_> {
         record.error = done.error;
         let mut output = done.output;
         // The layers first: the telemetry's checks read them.
-        if let (Some(out), Some(readings)) = (output.as_mut(), &done.layers) {
-            crate::measure::layers::conclude(readings, out);
+        match (output.as_mut(), &done.layers) {
+            (Some(out), Some(readings)) => crate::measure::layers::conclude(readings, out),
+            (Some(out), None) => crate::measure::layers::figures::unread(out),
+            (None, _) => {}
         }
         if let (Some(out), Some(recording)) = (output.as_mut(), &done.telemetry) {
             telemetry::conclude(recording, out);

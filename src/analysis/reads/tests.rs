@@ -1,18 +1,26 @@
 use super::*;
+use crate::metric::labels::{LabelDef, BRICK};
 use crate::metric::layer::joined;
 use crate::metric::MetricDef;
 use crate::testdata::runs;
 
-/// What one level of a stack was asked: bytes, and per device; `None`
-/// when its counter could not be read.
-type Asked = Option<(f64, Vec<(&'static str, f64)>)>;
+/// What one level of a stack was asked: bytes, and per device or brick;
+/// `None` when its counter could not be read.
+type Asked = Option<(f64, Vec<(&'static LabelDef, &'static str, f64)>)>;
 
 fn count(bytes: f64) -> Asked {
     Some((bytes, Vec::new()))
 }
 
-fn devices(parts: &[(&'static str, f64)]) -> Asked {
-    Some((parts.iter().map(|p| p.1).sum(), parts.to_vec()))
+fn parts(def: &'static LabelDef, parts: &[(&'static str, f64)]) -> Asked {
+    Some((
+        parts.iter().map(|p| p.1).sum(),
+        parts.iter().map(|&(n, b)| (def, n, b)).collect(),
+    ))
+}
+
+fn devices(each: &[(&'static str, f64)]) -> Asked {
+    parts(&DEVICE, each)
 }
 
 fn put(r: &mut RunData, def: &MetricDef, labels: Labels, value: f64) {
@@ -39,11 +47,11 @@ fn run(id: i64, levels: &[Layer], asked: &[Asked], cell: &Labels) -> RunData {
         let next = measured.get(n + 1).copied();
         let (bytes, parts) = asked[i].clone().unwrap();
         put(&mut r, &m::LAYER_READ_BYTES, at(levels[i].name()), bytes);
-        for (d, b) in parts {
+        for (def, part, b) in parts {
             put(
                 &mut r,
                 &m::LAYER_READ_BYTES,
-                at(levels[i].name()).with(&DEVICE, d),
+                at(levels[i].name()).with(def, part),
                 b,
             );
         }
@@ -198,6 +206,45 @@ fn runs_are_summed_and_cells_kept_apart() {
     assert_eq!(big.sentence(), "100% from vda");
     // No whole-run figures in these runs.
     assert!(whole(&refs, &Words::default()).is_none());
+}
+
+// A matrix's pair is its cells together: each brick's part of what the
+// bricks were asked is not counted again beside the layer's figure.
+#[test]
+fn a_pair_of_cells_counts_the_bricks_once() {
+    let levels = [
+        Layer::PageCache,
+        Layer::GlusterClient,
+        Layer::BrickPageCache,
+        Layer::Device,
+    ];
+    let cell = Labels::new()
+        .with(&TEST, "reread")
+        .with(&FILE_SIZE, 8)
+        .with(&RECORD_SIZE, 131072);
+    let r = run(
+        1,
+        &levels,
+        &[
+            count(100.0),
+            count(100.0),
+            parts(&BRICK, &[("h:/b0", 25.0), ("h:/b1", 25.0)]),
+            devices(&[("vda", 10.0)]),
+        ],
+        &cell,
+    );
+    let refs = [&r];
+    let in_pair = |l: &Labels| l.get(&TEST).is_some();
+    for w in [
+        waterfall(&refs, &in_pair, Labels::new(), &Words::default()).unwrap(),
+        waterfall(&refs, &|l| *l == cell, cell.clone(), &Words::default()).unwrap(),
+    ] {
+        assert_eq!(
+            w.sentence(),
+            "50% from Gluster's client translators, 40% from the bricks' page cache, 10% from vda"
+        );
+        assert_eq!(w.balance.gap, None);
+    }
 }
 
 /// A disk target whose device read `vda` of the 100 bytes its workload

@@ -115,19 +115,37 @@ pub fn phase(
     out
 }
 
+/// Drops the layer figures a workload reported of its own cache (PostgreSQL's
+/// shared buffers) when nothing under it was read (`caches = false`, or no
+/// counter of the stack could be read): alone, the cache would be the
+/// bottom of the waterfall and seem to serve every read that reached it.
+pub fn unread(out: &mut RunOutput) {
+    let layer_defs = [
+        &m::LAYER_READ_BYTES,
+        &m::LAYER_SERVED_BYTES,
+        &m::LAYER_READS,
+    ];
+    out.metrics
+        .retain(|x| !layer_defs.iter().any(|d| std::ptr::eq(x.def, *d)));
+}
+
 /// Adds a run's layer figures and facts to its output: the workload's
 /// reads (`layer = workload`) when it did not report its own layers, then
 /// each layer of the target's stack.
 pub fn conclude(r: &Readings, out: &mut RunOutput) {
     let top = passed_by_workload(out);
-    let own = Labels::new().with(&LAYER, Layer::Workload.name());
-    if let (Ok(read), None) = (&top, out.labelled(&m::LAYER_READ_BYTES, &own)) {
-        out.metrics.push(m::LAYER_READ_BYTES.labelled(own, *read));
-    }
     let levels: Vec<Layer> = r.stack.levels.iter().map(|l| l.layer).collect();
     let asked = asked_between(&r.stack, &r.before, &r.after, &top);
-    out.metrics
-        .extend(layer_metrics(&levels, &asked, &Labels::new()));
+    if asked.iter().all(|a| a.is_err()) {
+        unread(out);
+    } else {
+        let own = Labels::new().with(&LAYER, Layer::Workload.name());
+        if let (Ok(read), None) = (&top, out.labelled(&m::LAYER_READ_BYTES, &own)) {
+            out.metrics.push(m::LAYER_READ_BYTES.labelled(own, *read));
+        }
+        out.metrics
+            .extend(layer_metrics(&levels, &asked, &Labels::new()));
+    }
     out.facts
         .push((facts::LAYERS.name.into(), r.stack.describe()));
     for (layer, why) in levels.iter().zip(&asked) {
@@ -240,5 +258,40 @@ mod tests {
             m::LAYER_SERVED_BYTES.labelled(l(Layer::SharedBuffers), 990.0),
         ]);
         assert_eq!(passed_by_workload(&out), Ok(10.0));
+    }
+
+    // PostgreSQL's shared buffers alone, nothing under them read: no
+    // waterfall (it would say they served all that reached them).
+    #[test]
+    fn a_workloads_own_cache_without_the_stack_under_it_is_no_waterfall() {
+        let l = |x: Layer| Labels::new().with(&LAYER, x.name());
+        let pg = || RunOutput {
+            metrics: vec![
+                m::READ_BYTES.value(10.0),
+                m::LAYER_READ_BYTES.labelled(l(Layer::Workload), 1000.0),
+                m::LAYER_READ_BYTES.labelled(l(Layer::SharedBuffers), 1000.0),
+                m::LAYER_SERVED_BYTES.labelled(l(Layer::SharedBuffers), 510.0),
+            ],
+            ..RunOutput::default()
+        };
+        let is_layer = |x: &Metric| x.labels.get(&LAYER).is_some();
+        let mut off = pg();
+        unread(&mut off);
+        assert_eq!(off.metrics.len(), 1);
+        let stack = std::sync::Arc::new(Stack::default().then([
+            super::super::Level::unknown(Layer::PageCache, "ranks on 2 hosts"),
+            super::super::Level::unknown(Layer::Device, "ranks on 2 hosts"),
+        ]));
+        let mut none = pg();
+        conclude(&stack.begin().end(), &mut none);
+        assert!(!none.metrics.iter().any(is_layer), "{:?}", none.metrics);
+        assert!(none.facts.iter().any(|f| f.0.ends_with("page_cache")));
+        let stack = std::sync::Arc::new(Stack::of_chain(&Default::default()));
+        let mut measured = pg();
+        conclude(&stack.begin().end(), &mut measured);
+        assert!(measured
+            .metrics
+            .iter()
+            .any(|x| is_layer(x) && x.labels.get(&LAYER) == Some("page_cache")));
     }
 }

@@ -34,7 +34,7 @@ impl Contributor for Attributions {
         }
         let mut s = Section::new(3, TITLE);
         s.text(format!(
-            "The workload's latency beside the time each device of the target's chain took per request, from issue to completion (the kernel's block tracepoints), both merged over the measured runs. The sentence compares the p99 at the workload with the p99 of the data requests of the device nearest the workload that was sent any: from {:.0}% of the workload's, the device; below, above the device (the busiest process named from {:.0}% of a core); more than {:.1}× the workload's, requests the workload did not wait for ([methodology](methodology.md#where-the-latency-went)).",
+            "The workload's latency beside the time each device of the target's chain took per request, from issue to completion (the kernel's block tracepoints), both merged over the measured runs. The sentence compares the p99 at the workload with the p99 of the data requests of the device nearest the workload that was sent any: from {:.0}% of the workload's, the device; below, above the device (the busiest process named from {:.0}% of a core); more than {:.1}× the workload's, requests the workload did not wait for (storlab's docs/methodology.md, “Where the latency went”).",
             100.0 * crate::analysis::attribution::DEVICE_SHARE,
             crate::analysis::attribution::BUSY_PCT,
             crate::analysis::attribution::OFF_PATH,

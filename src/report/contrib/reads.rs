@@ -41,7 +41,7 @@ impl Contributor for Reads {
         }
         let mut s = Section::new(3, TITLE);
         s.text(
-            "Each layer of the target's stack that a read passes through, top to bottom, with what it was asked and what it served itself (what it was asked less what it passed down), from each layer's own counters read before and after every measured run and summed over them: the workload's, PostgreSQL's (pg_stat_database), the FUSE client's io-stats, each brick's (gluster volume profile), a FUSE daemon's /proc/PID/io, /proc/diskstats ([methodology](methodology.md#where-the-reads-came-from)). A layer's share is its hit ratio times the share of the reads that reached it.",
+            "Each layer of the target's stack that a read passes through, top to bottom, with what it was asked and what it served itself (what it was asked less what it passed down), from each layer's own counters read before and after every measured run and summed over them: the workload's, PostgreSQL's (pg_stat_database), the FUSE client's io-stats, each brick's (gluster volume profile), a FUSE daemon's /proc/PID/io, /proc/diskstats (storlab's docs/methodology.md, “Where the reads came from”). A layer's share is its hit ratio times the share of the reads that reached it.",
         );
         s.list(found.iter().map(|f| sentence(f)).collect());
         s.table(layers_table(&found));
