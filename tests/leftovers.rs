@@ -503,6 +503,15 @@ fn a_daemon_that_dies_fails_the_runs_in_words_and_nothing_is_left() {
         .trim()
         .parse()
         .unwrap();
+    // The disk's loop device, by name: once the daemon ends it unmounts
+    // its export, and the device no longer names the file it stands on.
+    let export = lab.path().join(format!("storlab-{storlab}-vm/export"));
+    let devices = crate::provision::loop_backing(export.to_str().unwrap());
+    assert!(
+        !devices.is_empty(),
+        "no loop device on {}",
+        export.display()
+    );
     // SAFETY: a signal to the daemon this campaign started, by its pid.
     unsafe { libc::kill(daemon, libc::SIGTERM) };
     let (_, said) = guard.finish();
@@ -518,7 +527,6 @@ fn a_daemon_that_dies_fails_the_runs_in_words_and_nothing_is_left() {
     // The guest's filesystem may answer EIO once its daemon is gone (the
     // working directory cannot be read): the teardown then says what it
     // could not undo, and why the target failed. Otherwise it undid all.
-    let export = lab.path().join(format!("storlab-{storlab}-vm/export"));
     if said.contains("teardown failed") {
         assert!(
             said.contains("target `vm` was degraded: qemu-storage-daemon"),
@@ -547,6 +555,12 @@ fn a_daemon_that_dies_fails_the_runs_in_words_and_nothing_is_left() {
         "a loop device is left on {}: {said}\n{cleaned}",
         export.display()
     );
+    for dev in &devices {
+        assert!(
+            !crate::provision::loop_still_on(dev, export.to_str().unwrap()),
+            "/dev/{dev} is still attached to the ended daemon's export: {said}\n{cleaned}"
+        );
+    }
     let base = lab.path().join(format!("storlab-{storlab}-vm"));
     assert!(
         !base.exists(),

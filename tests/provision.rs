@@ -145,6 +145,16 @@ pub(crate) fn loop_backing(image: &str) -> Vec<String> {
     out
 }
 
+/// Whether loop device `name` (as [`loop_backing`] lists it) is still
+/// attached to `image`, or to a file no longer reachable ("/" in sysfs:
+/// the filesystem under it went away, as a FUSE export whose daemon ended).
+pub(crate) fn loop_still_on(name: &str, image: &str) -> bool {
+    std::fs::read_to_string(format!("/sys/block/{name}/loop/backing_file")).is_ok_and(|b| {
+        let b = b.trim().trim_end_matches(" (deleted)");
+        b == image || b == "/"
+    })
+}
+
 fn daemon_alive(pid: u64) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .map(|s| !s.rsplit_once(')').unwrap().1.trim_start().starts_with('Z'))

@@ -156,7 +156,7 @@ fn detach_disconnected(pending: &Pending, say: &mut dyn FnMut(Said)) {
             continue;
         }
         for (_, below) in &pending.resources {
-            if let Resource::Loop { image } = below {
+            if let Resource::Loop { image, .. } = below {
                 if image.starts_with(path) {
                     loopdev::let_go(image);
                 }
@@ -236,7 +236,7 @@ fn place(r: &Resource) -> Option<&Path> {
         | Resource::File { path }
         | Resource::Mount { path }
         | Resource::Workdir { path, .. } => Some(path),
-        Resource::Loop { image } => Some(image),
+        Resource::Loop { image, .. } => Some(image),
         Resource::RootBuild { dir } => Some(dir),
         Resource::Ganesha { pidfile } => Some(pidfile),
         _ => None,
@@ -253,6 +253,7 @@ mod tests {
         let p = |s: &str| PathBuf::from(s);
         let loop_b = Resource::Loop {
             image: p("/s/storlab-1-t/b.img"),
+            device: None,
         };
         let image_b = Resource::File {
             path: p("/s/storlab-1-t/b.img"),

@@ -124,6 +124,53 @@ pub fn detach_all(image: &Path) -> Result<()> {
     })
 }
 
+/// Undoes a journaled loop resource: the journaled `device` (see
+/// [`detach_device`]), or every device backed by `image`.
+pub fn undo(image: &Path, device: Option<&Path>) -> Result<()> {
+    match device {
+        Some(dev) => detach_device(dev, image),
+        None => detach_all(image),
+    }
+}
+
+/// Lets go of `dev` while it is still `image`'s: its backing file is
+/// `image`, or a file this mount namespace can no longer reach (sysfs says
+/// "/": the filesystem holding it went away under the device, as a FUSE
+/// export whose daemon ended). A free device, or one now backed by another
+/// file, is left alone. Does not wait: a device still mounted (it is
+/// journaled after the mount on it, so undone before it) is detached by
+/// the kernel at its last close, and the image's own journal line, undone
+/// after the mount, waits for it ([`detach_all`]).
+fn detach_device(dev: &Path, image: &Path) -> Result<()> {
+    let name = dev
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("loop") && dev.parent() == Some(Path::new("/dev")))
+        .with_context(|| format!("{} is not a loop device", dev.display()))?;
+    let canonical = image.canonicalize().ok();
+    let still_ours = || {
+        let Ok(backing) = std::fs::read_to_string(format!("/sys/block/{name}/loop/backing_file"))
+        else {
+            return false;
+        };
+        let backing = Path::new(backing.trim().trim_end_matches(" (deleted)"));
+        backing == Path::new("/") || backing == image || canonical.as_deref() == Some(backing)
+    };
+    cmd::retry(10, 300, || {
+        if !still_ours() {
+            return Ok(());
+        }
+        cmd::run("losetup", &["-d".as_ref(), dev.as_os_str()]).map(|_| ())
+    })
+    .with_context(|| {
+        format!(
+            "detaching {}; run `losetup -d {}`",
+            dev.display(),
+            dev.display()
+        )
+    })
+}
+
 /// Why a loop device outlives `losetup -d`, and what to do.
 fn still_held(dev: &Path) -> String {
     let elsewhere = std::fs::metadata(dev)

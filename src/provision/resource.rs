@@ -37,8 +37,15 @@ pub enum Resource {
     Dir { path: PathBuf },
     /// An image file storlab created.
     File { path: PathBuf },
-    /// The loop devices backed by `image`.
-    Loop { image: PathBuf },
+    /// The loop devices backed by `image`; with `device`, journaled once
+    /// it is attached, that device too even when `image` can no longer be
+    /// reached (a FUSE export whose daemon ended and unmounted it: sysfs
+    /// then names its backing file "/").
+    Loop {
+        image: PathBuf,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        device: Option<PathBuf>,
+    },
     /// A mount storlab made on `path`.
     Mount { path: PathBuf },
     /// A ZFS pool storlab created.
@@ -119,7 +126,11 @@ impl Resource {
         match self {
             Resource::Dir { path } => format!("directory {}", path.display()),
             Resource::File { path } => format!("image {}", path.display()),
-            Resource::Loop { image } => format!("loop device of {}", image.display()),
+            Resource::Loop {
+                image,
+                device: Some(dev),
+            } => format!("loop device {} of {}", dev.display(), image.display()),
+            Resource::Loop { image, .. } => format!("loop device of {}", image.display()),
             Resource::Mount { path } => format!("mount on {}", path.display()),
             Resource::Pool { name } => format!("ZFS pool {name}"),
             Resource::Volume { name } => format!("Gluster volume {name}"),
@@ -155,7 +166,7 @@ impl Resource {
         match self {
             Resource::Dir { path }
             | Resource::File { path }
-            | Resource::Loop { image: path }
+            | Resource::Loop { image: path, .. }
             | Resource::Mount { path } => check_ours(path),
             Resource::Workdir { path, .. } => {
                 check_ours(path)?;
@@ -217,7 +228,7 @@ impl Resource {
         match self {
             Resource::Dir { path } => gone(remove_dir(path)),
             Resource::File { path } => gone(remove_file(path)),
-            Resource::Loop { image } => gone(loopdev::detach_all(image)),
+            Resource::Loop { image, device } => gone(loopdev::undo(image, device.as_deref())),
             Resource::Mount { path } => gone(mount::umount_if_mounted(path)),
             Resource::Daemon { program, pidfile } => {
                 daemon::stop(program, pidfile, &|| kinds.daemon_users(program))

@@ -164,6 +164,7 @@ impl Target for LoopFs {
         loopdev::create_image(&image, self.size, self.preallocated)?;
         self.held.record(Resource::Loop {
             image: image.clone(),
+            device: None,
         })?;
         self.attach()?;
         let dev = self.device.clone().context("no loop device attached")?;

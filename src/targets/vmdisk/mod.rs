@@ -156,6 +156,12 @@ impl VmDisk {
         watch::register(pid, qemu_daemon::PROGRAM, &self.name, true);
         let dev = loopdev::attach(&self.export_path())?;
         self.device = Some(dev.clone());
+        // By its device too: once the daemon ends, its export is unmounted
+        // and the device no longer names the file it stands on.
+        self.held.record(Resource::Loop {
+            image: self.export_path(),
+            device: Some(dev.clone()),
+        })?;
         if mkfs {
             loopdev::mkfs(&self.p.fs, &dev, self.list(&self.p.mkfs_options))?;
         }
@@ -261,7 +267,10 @@ impl Target for VmDisk {
             pidfile: self.pidfile(),
             export: export.clone(),
         })?;
-        self.held.record(Resource::Loop { image: export })?;
+        self.held.record(Resource::Loop {
+            image: export,
+            device: None,
+        })?;
         let mnt = self.mountpoint();
         self.held.make_dir(&mnt)?;
         self.held.record(Resource::Mount { path: mnt })?;
