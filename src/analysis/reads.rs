@@ -352,6 +352,11 @@ fn waterfall(
         .collect();
     groups.sort_by_key(|g| g.1[0]);
     let top = asked.get(&Layer::Workload).copied();
+    // A workload that read nothing (a writer) has no reads to place: what
+    // its layers were asked is metadata, read-ahead or other processes'.
+    if top.is_some_and(|t| t <= 0.0) {
+        return None;
+    }
     let firsts: Vec<f64> = (groups.iter())
         .map(|g| asked.get(&g.1[0]).copied().unwrap_or(0.0))
         .collect();

@@ -106,6 +106,23 @@ fn the_issues_example_reads_as_the_issue_says() {
 }
 
 #[test]
+fn a_workload_that_read_nothing_has_no_waterfall() {
+    // A writer: the disk under it read its metadata (and other processes'
+    // blocks), none of it for the workload.
+    let runs = [run(
+        1,
+        &[Layer::PageCache, Layer::Device],
+        &[count(0.0), devices(&[("vda", 40960.0)])],
+        &Labels::new(),
+    )];
+    let refs: Vec<&RunData> = runs.iter().collect();
+    assert_eq!(
+        whole(&refs, &Words::of_target(&serde_json::json!({}))),
+        None
+    );
+}
+
+#[test]
 fn shares_add_up_to_the_whole_even_when_a_layer_reads_ahead() {
     // The page cache passed down 64 of the 100 read; the image's page
     // cache 64 to loop's image, and vda read 91 (others on the disk).
