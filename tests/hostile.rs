@@ -1096,8 +1096,16 @@ fn the_last_campaign_to_leave_stops_the_daemon_storlab_started() {
     let b_out = b.wait_with_output().unwrap();
     assert!(
         b_out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&b_out.stderr)
+        "zfs-fuse pid {pid}\n{}\n{}",
+        String::from_utf8_lossy(&b_out.stderr),
+        String::from_utf8_lossy(
+            &lab.cmd()
+                .env("STORLAB_DB", lab.path().join("b.db"))
+                .args(["export", "--format", "json"])
+                .output()
+                .unwrap()
+                .stdout
+        )
     );
     let t1 = std::time::Instant::now();
     while std::path::Path::new(&format!("/proc/{pid}/stat")).exists()

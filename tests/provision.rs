@@ -806,8 +806,8 @@ fn a_daemon_another_campaign_still_uses_is_left_running() {
 }
 
 /// A brick of a replica-2 volume killed during a run (by the pid gluster
-/// reports for the volume this test's campaign created): the run is marked
-/// as having measured a degraded target.
+/// reports for the volume this test's campaign created): the run fails,
+/// naming the brick's glusterfsd and the target degraded.
 #[test]
 #[ignore = "needs root"]
 fn a_gluster_brick_killed_during_a_run_marks_the_run_degraded() {
@@ -847,14 +847,19 @@ fn a_gluster_brick_killed_during_a_run_marks_the_run_degraded() {
     // SAFETY: kill has no memory-safety preconditions; the pid is the
     // glusterfsd of a brick of the volume this test's campaign created.
     assert_eq!(unsafe { libc::kill(brick_pid as i32, libc::SIGKILL) }, 0);
+    // The brick's glusterfsd is watched (#40 item 4): its death fails the
+    // run in words and marks the target degraded, so the campaign, whose
+    // only run failed, exits 3.
     let st = guard.child().wait().unwrap();
-    assert!(st.success(), "{st}");
+    assert_eq!(st.code(), Some(3), "{st}");
     let export = lab.export_json();
     let run = &export["runs"][0];
-    assert_eq!(run["status"], "ok", "{run}");
-    let warnings = run["warnings"].to_string();
+    assert_eq!(run["status"], "failed", "{run}");
+    let error = run["error"].as_str().unwrap_or("");
     assert!(
-        warnings.contains(&format!("degraded target: {brick} offline")),
-        "{warnings}"
+        error.contains("glusterfsd for ")
+            && error.contains("degraded")
+            && error.contains(&format!("(pid {brick_pid})")),
+        "{run}"
     );
 }

@@ -129,8 +129,11 @@ fn more_rounds_text(
     };
     let per_pair = |reps: u32| f64::from(exp.plan.warmup + reps);
     let scale = per_pair(max) / per_pair(exp.plan.repetitions.min()).max(1.0);
-    let runs = estimate.runs().mul_f64(scale);
-    let most = estimate.total() - estimate.runs() + runs + builds;
+    // Saturating: a plan's largest values must not panic `check`.
+    let runs = crate::estimate::learned::scaled(estimate.runs(), scale);
+    let most = (estimate.total().saturating_sub(estimate.runs()))
+        .saturating_add(runs)
+        .saturating_add(builds);
     let mut text = format!(
         "then more rounds {rule}: up to {} runs, {} at most",
         crate::plan::pairs(exp).len() as u32 * (exp.plan.warmup + max),

@@ -182,9 +182,12 @@ pub fn unix_socket_owner(path: &Path) -> Option<u32> {
     let table = std::fs::read_to_string("/proc/net/unix").ok()?;
     let inode = socket_inode(&table, path)?;
     let link = format!("socket:[{inode}]");
+    // A daemon that forks to detach (zfs-fuse) leaves the socket with its
+    // parent for a moment: the newest holder is the one that stays.
     crate::process::holders::holding(|l| l.as_os_str() == link.as_str())
-        .first()
-        .map(|(pid, _)| *pid)
+        .into_iter()
+        .map(|(pid, _)| pid)
+        .max_by_key(|&pid| (crate::process::stat::of(pid).map(|s| s.start), pid))
 }
 
 /// The inode of the listening socket bound to `path` in /proc/net/unix
