@@ -8,28 +8,20 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use super::run::{finish, follow, ready_roots, warn_erasing};
+use super::run::{finish, ready_roots, tagged_team, warn_erasing};
 use super::EXIT_INVALID;
 use crate::cli::{Global, ReplicateArgs};
 use crate::experiment::{self, Experiment};
 use crate::process::StopFlag;
 use crate::progress::Printer;
-use crate::ranks::Team;
 use crate::runner::{run_campaign, Session};
 use crate::store::{Store, ToReplicate};
 
 pub fn replicate(g: &Global, a: &ReplicateArgs) -> Result<ExitCode> {
-    let tags = match crate::provenance::parse_tags(&a.tag) {
-        Ok(t) => t,
-        Err(e) => {
-            errln!("error: --tag: {e}");
-            return Ok(ExitCode::from(EXIT_INVALID));
-        }
+    let (tags, mut team) = match tagged_team(&a.tag)? {
+        Ok(started) => started,
+        Err(code) => return Ok(code),
     };
-    let mut team = Team::join()?;
-    if !team.is_root() {
-        return follow(&mut team);
-    }
     let (mut store, to, mut exp) = match replicable(&g.db, a.campaign.as_deref()) {
         Ok(Some(found)) => found,
         other => {

@@ -25,17 +25,10 @@ pub fn run(g: &Global, a: &RunArgs) -> Result<ExitCode> {
     if let Some(campaign) = &a.resume {
         return resume(&g.db, campaign, g.quiet, a.fail_on_failure);
     }
-    let tags = match crate::provenance::parse_tags(&a.tag) {
-        Ok(t) => t,
-        Err(e) => {
-            errln!("error: --tag: {e}");
-            return Ok(ExitCode::from(EXIT_INVALID));
-        }
+    let (tags, mut team) = match tagged_team(&a.tag)? {
+        Ok(started) => started,
+        Err(code) => return Ok(code),
     };
-    let mut team = Team::join()?;
-    if !team.is_root() {
-        return follow(&mut team);
-    }
     let mut exp = match chosen(a.experiment.as_deref()) {
         Ok(exp) => exp,
         Err(code) => {
@@ -97,6 +90,27 @@ pub(super) fn warn_erasing(exp: &experiment::Experiment) {
     for e in super::experiment_file::erased(exp) {
         errln!("warning: this campaign will {e}: everything on it is destroyed");
     }
+}
+
+/// A new campaign's tags and the team rank 0 leads it with.
+pub(super) type Started = (Vec<(String, String)>, Team);
+
+/// A new campaign's `--tag`s and the team this process joins; `Err(code)`
+/// when this process is done: a bad `--tag`, or a rank other than 0 that
+/// followed rank 0's campaign.
+pub(super) fn tagged_team(tag: &[String]) -> Result<std::result::Result<Started, ExitCode>> {
+    let tags = match crate::provenance::parse_tags(tag) {
+        Ok(t) => t,
+        Err(e) => {
+            errln!("error: --tag: {e}");
+            return Ok(Err(ExitCode::from(EXIT_INVALID)));
+        }
+    };
+    let mut team = Team::join()?;
+    if !team.is_root() {
+        return follow(&mut team).map(Err);
+    }
+    Ok(Ok((tags, team)))
 }
 
 /// The ranks other than 0, for a whole campaign.
