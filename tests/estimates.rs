@@ -102,7 +102,10 @@ fn estimated_seconds(stdout: &str) -> f64 {
         .unwrap_or_else(|| panic!("no estimate in:\n{stdout}"));
     let text = line.split(" runs, estimated ").nth(1).unwrap();
     let text = text.split(" (").next().unwrap();
-    parse_seconds(text)
+    // A busy host's range, "1m10s quiet, up to 2m20s at this load": its
+    // busy end, the estimate at the load.
+    let text = text.rsplit("up to ").next().unwrap();
+    parse_seconds(text.trim_end_matches(" at this load"))
 }
 
 /// `1m05s`, `2h03m`, `3d04h`, `12.3 s`, `850 ms` as storlab formats them.

@@ -9,7 +9,8 @@ use anyhow::Result;
 
 use super::EXIT_INVALID;
 use crate::cli::{CheckArgs, Global};
-use crate::estimate::{Basis, Estimate};
+use crate::estimate::load::Reading;
+use crate::estimate::{Basis, Estimate, Span};
 use crate::experiment::{Experiment, Repetitions};
 use crate::params::units::format_seconds;
 use crate::plan::plan;
@@ -29,16 +30,17 @@ pub fn check(g: &Global, a: &CheckArgs) -> Result<ExitCode> {
     };
     crate::runner::roots::name_ready(&mut chosen.exp);
     let exp = &chosen.exp;
-    let (past, load) = (past_runs(&g.db), crate::estimate::Load::now());
-    let estimate = Estimate::of(exp, &past, root, load);
-    let quiet = Estimate::of(exp, &past, root, load.quiet());
-    print_head(exp, &estimate);
-    let (roots, builds) = roots_text(exp, &estimate);
+    let past = past_runs(&g.db);
+    let reading = crate::estimate::load::sample(&mut crate::estimate::load::Proc);
+    let span = Span::of(exp, &past, root, reading.load());
+    let estimate = &span.at_load;
+    print_head(exp, estimate);
+    let (roots, builds) = roots_text(exp, estimate);
     for line in roots {
         outln!("{line}");
     }
-    print_runs(exp, &estimate, builds);
-    if let Some(line) = quiet_text(&estimate, &quiet) {
+    print_runs(exp, &span, builds);
+    if let Some(line) = load_text(&reading, &span) {
         outln!("{line}");
     }
     if let Some(note) = estimate.left_out_note() {
@@ -71,7 +73,8 @@ fn print_head(exp: &Experiment, estimate: &Estimate) {
 
 /// The planned runs, each with its estimate, and the campaign's total
 /// (`builds`: building the roots it takes software from).
-fn print_runs(exp: &Experiment, estimate: &Estimate, builds: std::time::Duration) {
+fn print_runs(exp: &Experiment, span: &Span, builds: std::time::Duration) {
+    let estimate = &span.at_load;
     let runs = plan(exp);
     for r in &runs {
         let w = &exp.workloads[r.workload];
@@ -94,20 +97,33 @@ fn print_runs(exp: &Experiment, estimate: &Estimate, builds: std::time::Duration
     for line in &searched.lines {
         outln!("{line}");
     }
-    let total = estimate.total() + builds;
+    // The whole campaign, or its fewest to most probes, on `e`.
+    let whole = |e: &Estimate| {
+        let total = e.total() + builds;
+        match searched.fewest {
+            Some(fewest) => format!(
+                "{} to {}",
+                format_seconds(total.saturating_sub(fewest).as_secs_f64()),
+                format_seconds(total.as_secs_f64()),
+            ),
+            None => format_seconds(total.as_secs_f64()),
+        }
+    };
+    let figure = match &span.quiet {
+        Some(quiet) => format!(
+            "{} quiet, up to {} at this load",
+            whole(quiet),
+            whole(estimate)
+        ),
+        None => whole(estimate),
+    };
     let total = match searched.fewest {
-        Some(fewest) => format!(
-            "at most {} runs ({} of them probes), estimated {} to {}",
+        Some(_) => format!(
+            "at most {} runs ({} of them probes), estimated {figure}",
             runs.len() as u32 + searched.most,
             searched.most,
-            format_seconds(total.saturating_sub(fewest).as_secs_f64()),
-            format_seconds(total.as_secs_f64()),
         ),
-        None => format!(
-            "{} runs, estimated {}",
-            runs.len(),
-            format_seconds(total.as_secs_f64())
-        ),
+        None => format!("{} runs, estimated {figure}", runs.len()),
     };
     outln!("{total} ({building}{})", estimate_text(estimate));
     if let Some(more) = more_rounds_text(exp, estimate, builds) {
@@ -220,19 +236,21 @@ fn past_runs(db: &Path) -> Vec<PastCampaign> {
 
 /// What the estimate is made of: provisioning, runs, teardown, and how
 /// many pairs' runs were learned from the store.
-/// What the campaign would take on a quiet host, when the load now
-/// makes the estimate much longer: the modelled pairs scale with the
-/// load, which a campaign of minutes may not keep (the seed examples'
-/// runs took 0.5–2× their check's estimate from one hour to the next);
-/// the recorded ones carry the load they ran at.
-fn quiet_text(at_load: &Estimate, quiet: &Estimate) -> Option<String> {
-    let (busy, calm) = (at_load.total(), quiet.total());
-    (calm.as_secs_f64() < 0.85 * busy.as_secs_f64()).then(|| {
-        format!(
-            "on a quiet host: ~{} (the modelled pairs at load 0 instead of {:.1}; the estimate above is the busy end)",
-            format_seconds(calm.as_secs_f64()),
-            at_load.load.average
-        )
+/// What `check` read of the host's load, when it matters: on a busy host
+/// (the range's two ends are a quiet host and this load), or when the
+/// last minute's average says busy and the load now does not (the
+/// command before has ended: the estimate is at the load now).
+fn load_text(reading: &Reading, span: &Span) -> Option<String> {
+    let load = span.at_load.load;
+    let said = reading.describe();
+    if span.quiet.is_some() {
+        return Some(format!(
+            "host: {said}: the estimate runs from a quiet host to this load (the modelled pairs; the load may not last the campaign)"
+        ));
+    }
+    let minute_busy = reading.minute.is_some_and(|m| m > load.cores);
+    (minute_busy && !load.is_busy()).then(|| {
+        format!("host: {said}: the load of the last minute has gone; estimated at the load now")
     })
 }
 
@@ -406,37 +424,41 @@ mod tests {
     use crate::estimate::Load;
 
     /// Seed 003's check at load 11.6 said 11m21s; its campaign took 4m05s
-    /// (/work/stores/003). On a busy host check says the quiet end too; at
-    /// a load its cores absorb, the one figure.
+    /// (/work/stores/003), and at load 3.66 left by the command before,
+    /// 140 s of a 67.6 s campaign. On a busy host check gives the range
+    /// and says the load it read; after a busy minute on a host quiet now,
+    /// the one figure at the load now, and why.
     #[test]
-    fn a_busy_check_gives_the_quiet_end_too() {
+    fn a_busy_check_gives_a_range_and_a_stale_minute_does_not() {
+        use crate::estimate::load::{sample, Recorded};
         let src = include_str!("../../examples/003-iozone-gluster-vs-nfs.toml");
         let exp = crate::experiment::parse_experiment("003.toml", src).unwrap();
-        let at = |average| {
-            Estimate::of(
-                &exp,
-                &[],
-                true,
-                Load {
-                    average,
-                    cores: 2.0,
-                },
-            )
-        };
-        let busy = at(11.6);
-        let line = quiet_text(&busy, &at(0.0)).expect("a range at load 11.6");
-        assert!(line.starts_with("on a quiet host: ~"), "{line}");
-        assert!(line.contains("instead of 11.6"), "{line}");
-        assert!(at(0.0).total() < busy.total() / 2);
-        assert_eq!(quiet_text(&at(0.5), &at(0.0)), None);
+        let mut busy = Recorded::steady(2, 4.0, 4.0, 90.0);
+        let reading = sample(&mut busy);
+        let span = Span::of(&exp, &[], true, reading.load());
+        let quiet = span.quiet.as_ref().expect("a range at load 4");
+        assert!(quiet.total() < span.at_load.total() / 2 * 3 / 2);
+        let line = load_text(&reading, &span).unwrap();
+        assert!(
+            line.starts_with("host: load 4.0 now (6 samples over 0.5 s), 4.0 over the last minute; tasks stalled 90%"),
+            "{line}"
+        );
+        let mut after = Recorded::steady(2, 0.0, 3.66, 0.4);
+        let reading = sample(&mut after);
+        let span = Span::of(&exp, &[], true, reading.load());
+        assert!(span.quiet.is_none());
+        assert_eq!(span.at_load.load.pace(), Load::REFERENCE.quiet().pace());
+        let line = load_text(&reading, &span).unwrap();
+        assert!(
+            line.ends_with("3.7 over the last minute; tasks stalled 0% of the last 10 s (CPU 0%, I/O 0%): the load of the last minute has gone; estimated at the load now"),
+            "{line}"
+        );
+        // A quiet minute and a quiet window: nothing to say.
+        let mut quiet = Recorded::steady(2, 0.0, 0.3, 0.0);
+        let reading = sample(&mut quiet);
         assert_eq!(
-            Load {
-                average: 9.0,
-                cores: 2.0
-            }
-            .quiet()
-            .pace(),
-            at(0.0).load.pace()
+            load_text(&reading, &Span::of(&exp, &[], true, reading.load())),
+            None
         );
     }
 }

@@ -7,14 +7,17 @@
 //! the same way. Pure: the past runs are read by the caller.
 
 pub mod learned;
+pub mod load;
 pub mod model;
+#[cfg(test)]
+pub mod replay;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use crate::experiment::Experiment;
 use crate::store::PastCampaign;
-pub use model::Load;
+pub use load::Load;
 
 /// Where a number of the estimate comes from.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -54,6 +57,48 @@ pub struct PairEstimate {
     /// A capacity search's fewest and most probes (`runs` counts the
     /// most, each probe a pair's runs).
     pub probes: Option<(u32, u32)>,
+}
+
+/// A campaign's estimate at the host's load and, when that load makes it
+/// much longer, on a quiet host too: what `check` gives as a range
+/// ("1m10s quiet, up to 2m20s at this load"). A load read at one moment
+/// may not last the campaign (the seed examples' runs took 0.5–2× their
+/// estimate at `check`'s load from one hour to the next), so a busy host
+/// gets both ends. What is learned from the store's runs carries the
+/// load they ran at and does not move: a campaign estimated from its own
+/// recorded runs gets one figure.
+#[derive(Debug, Clone)]
+pub struct Span {
+    pub at_load: Estimate,
+    /// The same on a quiet host, where it is under [`QUIET_SHARE`] of
+    /// the estimate at the load.
+    pub quiet: Option<Estimate>,
+}
+
+/// How much shorter than the estimate at the load a quiet host's must be
+/// for a range.
+pub const QUIET_SHARE: f64 = 0.85;
+
+impl Span {
+    pub fn of(exp: &Experiment, past: &[PastCampaign], root: bool, load: Load) -> Span {
+        let at_load = Estimate::of(exp, past, root, load);
+        let quiet = load
+            .is_busy()
+            .then(|| Estimate::of(exp, past, root, load.quiet()))
+            .filter(|q| q.total().as_secs_f64() < QUIET_SHARE * at_load.total().as_secs_f64());
+        Span { at_load, quiet }
+    }
+
+    /// The end of the range that a campaign run on a busy host (`busy`)
+    /// or on a quiet one is to be held to: the estimate at the load for a
+    /// busy run, the quiet end for a quiet one; the one figure where
+    /// there is no range.
+    pub fn end(&self, busy: bool) -> &Estimate {
+        match (&self.quiet, busy) {
+            (Some(q), false) => q,
+            _ => &self.at_load,
+        }
+    }
 }
 
 /// A campaign's estimate.

@@ -8,7 +8,9 @@
 //! cleanup. A resource that cannot be undone (a loop device busy in another
 //! mount namespace) does not stop the others: every resource that does not
 //! stand on it ([`stands_on`]) is undone, what is left is said with why,
-//! the journal is kept for the next cleanup, and the run fails. A journal
+//! the journal is kept for the next cleanup, and the run fails. What
+//! cleanup undid is marked released in the journal as it goes, so a kept
+//! journal names only what is still there. A journal
 //! that vanished since it was listed (its campaign just ended) is skipped.
 //! Before a journal is undone, mounts whose FUSE server died are detached
 //! and each kind mends what only it can ([`Kinds::before_cleanup`]).
@@ -87,14 +89,21 @@ fn undo_journal(pending: &Pending, kinds: Kinds, say: &mut dyn FnMut(Said)) -> b
     let mut kept = false;
     // What could not be undone, and why.
     let mut left: Vec<(&Resource, String)> = Vec::new();
-    for (_, res) in pending.resources.iter().rev() {
+    for (id, res) in pending.resources.iter().rev() {
         if let Some((above, _)) = left.iter().find(|(above, _)| stands_on(above, res)) {
             let why = format!("{} stands on it", above.describe());
             left.push((res, why));
             continue;
         }
         match res.undo(kinds) {
-            Ok(Undone::Gone) => say(Said::Did(format!("  undone: {}", res.describe()))),
+            Ok(Undone::Gone) => {
+                say(Said::Did(format!("  undone: {}", res.describe())));
+                // Should the journal be kept (a daemon still in use, a
+                // failure), it no longer names what is gone.
+                if let Err(e) = pending.release(*id) {
+                    say(Said::Failed(format!("  {e:#}")));
+                }
+            }
             Ok(Undone::Kept(why)) => {
                 say(Said::Did(format!("  kept: {}: {why}", res.describe())));
                 kept = true;
@@ -247,6 +256,34 @@ fn place(r: &Resource) -> Option<&Path> {
 mod tests {
     use super::*;
     use std::path::PathBuf;
+
+    /// A journal cleanup keeps (here: a volume no kind can undo) holds
+    /// only what is still there: the directory it removed is released in
+    /// the file, so neither a later cleanup nor a reader sees it as left.
+    #[test]
+    fn a_kept_journal_no_longer_names_what_cleanup_undid() {
+        let state = tempfile::tempdir().unwrap();
+        let j = super::super::journal::Journal::at(
+            state.path().join("campaign-1.journal"),
+            Kinds::NONE,
+        );
+        let volume = Resource::Volume {
+            name: "storlab-1-v".into(),
+        };
+        j.acquire(&volume).unwrap();
+        let dir = state.path().join("storlab-1-t");
+        std::fs::create_dir(&dir).unwrap();
+        j.acquire(&Resource::Dir { path: dir.clone() }).unwrap();
+        let mut said = Vec::new();
+        let ok = undo_journals(state.path(), Kinds::NONE, &mut |s| said.push(s));
+        assert!(!ok, "the volume cannot be undone: {said:?}");
+        assert!(!dir.exists());
+        let left = read_pending(&j.path()).unwrap().resources;
+        assert_eq!(
+            left.into_iter().map(|(_, r)| r).collect::<Vec<_>>(),
+            vec![volume]
+        );
+    }
 
     #[test]
     fn what_stands_on_a_failed_resource_is_left_and_nothing_else() {

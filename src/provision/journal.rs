@@ -313,6 +313,23 @@ pub fn read_pending(path: &Path) -> Result<Pending> {
     })
 }
 
+impl Pending {
+    /// Marks resource `id` undone in the journal file itself (another
+    /// campaign's, killed): a journal `storlab cleanup` keeps then holds only
+    /// what is still there, never what it already undid.
+    pub fn release(&self, id: u64) -> Result<()> {
+        let mut file = OpenOptions::new()
+            .append(true)
+            .open(&self.path)
+            .with_context(|| format!("opening journal {}", self.path.display()))?;
+        let mut text = serde_json::to_string(&Line::Release { id })?;
+        text.push('\n');
+        file.write_all(text.as_bytes())
+            .and_then(|_| file.sync_data())
+            .with_context(|| format!("writing journal {}", self.path.display()))
+    }
+}
+
 /// Journal files in `dir`, oldest name first.
 pub fn journals_in(dir: &Path) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
