@@ -339,7 +339,7 @@ impl UntilDecided {
         if rounds >= self.max {
             return Some(Stop::Max(None));
         }
-        let beyond = |reach: Option<usize>| reach.is_none_or(|n| n > self.max as usize);
+        let beyond = |reach: Option<usize>| !reach.is_some_and(|n| n <= self.max as usize);
         let out_of_reach = mine
             .iter()
             .all(|j| j.is_some_and(|(o, reach)| o.decided() || beyond(reach)));
