@@ -39,6 +39,18 @@
 #   git archive main | tar -x -C /var/tmp/main-src &&
 #   (cd /var/tmp/main-src && cargo build --profile profiling) &&
 #   STORLAB_BEFORE=/var/tmp/main-src/target/profiling/storlab bash bench/scale.sh
+#
+# With SCALE_VARIANTS (e.g. "2 20 200 2000"), instead: for each V, one
+# campaign of SCALE_VARIANT_RUNS runs (default 100000) of the mock workload
+# swept over V values on two `dir` targets (2·V pairs, each
+# SCALE_VARIANT_RUNS/(2·V) rounds): a campaign of SCALE_VARIANT_BASE runs
+# (default 4000) is run (`run` is measured on it) and grown to the full
+# count with SQL (bench/clone_store.py runs), then `show`, `report -o
+# r.html` and `compare` (within the campaign, against its baseline) are
+# measured on it, SCALE_REPS times each (interleaved with STORLAB_BEFORE's
+# when given). Reading back should not grow with the number of variants:
+#   SCALE_VARIANTS="2 20 200 2000" bash bench/scale.sh
+#   SCALE_VARIANTS="2 2000" STORLAB_BEFORE=/var/tmp/main-src/target/profiling/storlab bash bench/scale.sh
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 if [ -z "${STORLAB:-}" ]; then
@@ -109,10 +121,68 @@ record() {
 
 load() { echo "$(cut -d' ' -f1 /proc/loadavg) on $(nproc) cores"; }
 
+# The mock workload swept over $1 values on two targets, $2 rounds.
+variants_experiment() { # $1 = variants, $2 = repetitions
+  cat <<TOML
+name = "scale-variants"
+[plan]
+repetitions = $2
+drop_caches = false
+block_trace = false
+max_variants = 100000
+TOML
+  for i in 1 2; do
+    mkdir -p "$work/t$i"
+    printf '[[target]]\nname = "t%s"\nkind = "dir"\npath = "%s"\n' "$i" "$work/t$i"
+  done
+  cat <<TOML
+[[workload]]
+name = "m"
+kind = "mock"
+noise = 0.05
+factor = { t2 = 1.02 }
+sweep = { value = [$(seq -s, 1000 $((1000 + $1 - 1)))] }
+TOML
+}
+
 for side in $sides; do echo "$side: $(binary "$side") ($("$(binary "$side")" --version))"; done
 loads="$work/loads.tsv"
 : >"$loads"
+if [ -n "${SCALE_VARIANTS:-}" ]; then
+  total=${SCALE_VARIANT_RUNS:-100000}
+  base=${SCALE_VARIANT_BASE:-4000}
+  for v in $SCALE_VARIANTS; do
+    rounds=$((total / (2 * v)))
+    factor=$((total / base))
+    base_rounds=$((rounds / factor))
+    if [ $((2 * v * base_rounds * factor)) -ne "$total" ]; then
+      echo "$total runs over 2 targets × $v variants do not split into $factor copies of a $base-run campaign; choose SCALE_VARIANT_BASE" >&2
+      exit 2
+    fi
+    key="$v variants"
+    printf '%s\t%s\n' "$key" "$(load)" >>"$loads"
+    variants_experiment "$v" "$base_rounds" >"$work/e.toml"
+    for side in $sides; do
+      db="$work/$side-v$v.db"
+      rm -f "$db" "$db".*
+      record "$key" "run ($base runs)" "$side" 1 -- "$(binary "$side")" --db "$db" --quiet run "$work/e.toml"
+      python3 "$here/bench/clone_store.py" runs "$db" "$factor" >&2
+    done
+    for rep in $(seq 1 "$reps"); do
+      for side in $sides; do
+        bin=$(binary "$side")
+        db="$work/$side-v$v.db"
+        record "$key" show "$side" "$rep" -- "$bin" --db "$db" show
+        record "$key" "report -o r.html" "$side" "$rep" -- "$bin" --db "$db" report -o "$work/r.html"
+        record "$key" compare "$side" "$rep" -- "$bin" --db "$db" compare
+        rm -f "$work/r.html"
+      done
+    done
+    for side in $sides; do rm -f "$work/$side-v$v.db" "$work/$side-v$v.db".*; done
+  done
+fi
 for n in ${SCALE_RUNS:-1000 10000 100000}; do
+  [ -n "${SCALE_VARIANTS:-}" ] && break
   printf '%s\t%s\n' "$n" "$(load)" >>"$loads"
   experiment "$n" >"$work/e.toml"
   if [ "$n" -le "${SCALE_RUN_MAX:-$n}" ]; then
@@ -162,7 +232,7 @@ def t95(df):
 data = defaultdict(lambda: defaultdict(dict))  # (n, cmd) -> side -> rep -> (s, kib)
 order = []
 for n, cmd, side, rep, s, kib in rows:
-    key = (int(n), cmd)
+    key = (n, cmd)
     if key not in order:
         order.append(key)
     data[key][side][int(rep)] = (float(s), float(kib))
@@ -195,14 +265,14 @@ def median(d, side):
 
 both = any("before" in data[k] for k in order)
 if both:
-    print("| runs | command | before (median) | after (median) | time after/before, 95% CI | peak RSS after/before, 95% CI | load before |")
+    print("| campaign | command | before (median) | after (median) | time after/before, 95% CI | peak RSS after/before, 95% CI | load before |")
     print("|---|---|---|---|---|---|---|")
 else:
-    print("| runs | command | time, peak RSS | load before |")
+    print("| campaign | command | time, peak RSS | load before |")
     print("|---|---|---|---|")
 for n, cmd in order:
     d = data[(n, cmd)]
-    load = loads.get(str(n), "")
+    load = loads.get(n, "")
     if both:
         reps = len(d["after"])
         b, a = fmt(cmd, median(d, "before")), fmt(cmd, median(d, "after"))
@@ -214,7 +284,7 @@ for n, cmd in order:
         print(f"| {n} | {cmd} | {fmt(cmd, median(d, 'after'))} | {load} |")
 PY
 
-[ "${SCALE_HISTORY:-1}" = 0 ] && exit 0
+[ "${SCALE_HISTORY:-1}" = 0 ] || [ -n "${SCALE_VARIANTS:-}" ] && exit 0
 campaigns=${SCALE_CAMPAIGNS:-1000}
 timeout=${SCALE_TIMEOUT:-300}
 db="$work/history.db"

@@ -311,6 +311,15 @@ pub struct Judged<'a> {
     pub inconclusive: InconclusiveComparisons,
 }
 
+impl Judged<'_> {
+    /// Whether the gate fails: a regression that is not waived, or, under
+    /// `--inconclusive fail`, an inconclusive comparison that may hide one.
+    pub fn fails(&self) -> bool {
+        let unsure_fail = self.inconclusive == InconclusiveComparisons::Fail;
+        !self.failing.is_empty() || (unsure_fail && !self.unsure.is_empty())
+    }
+}
+
 /// The gate's judgement of `rows` at `pct` percent; `waive_caveated` lets
 /// a regression whose verdict carries a caveat pass (printed, not failing);
 /// `inconclusive` is the policy for those that may hide one.

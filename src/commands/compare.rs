@@ -7,10 +7,10 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Result};
 
-use super::EXIT_INVALID;
+use super::{EXIT_INVALID, EXIT_REGRESSION};
 use crate::analysis::about::About;
 use crate::analysis::comparison::{across, within, Across, Metrics, Refusal};
-use crate::analysis::verdict::{judge, Verdict};
+use crate::analysis::verdict::{judge, Judged, Verdict};
 use crate::cli::{CaveatedRegressions, CompareArgs, Global, InconclusiveComparisons};
 use crate::report::render::terminal;
 use crate::report::verdict::{words, Form};
@@ -191,9 +191,67 @@ fn gate(
             judged.unsure.len()
         );
     }
-    if !judged.failing.is_empty() || unsure_failing {
-        return ExitCode::FAILURE;
+    if !judged.fails() {
+        errln!("{}", words(&judged, Form::Gate));
     }
-    errln!("{}", words(&judged, Form::Gate));
-    ExitCode::SUCCESS
+    ExitCode::from(gate_status(&judged))
+}
+
+/// The exit status of a judged gate: [`EXIT_REGRESSION`] when it fails
+/// (docs/cli.md, "The regression gate"), else 0.
+fn gate_status(judged: &Judged) -> u8 {
+    match judged.fails() {
+        true => EXIT_REGRESSION,
+        false => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+    use crate::analysis::verdict::tests::{halved, unsure};
+    use crate::cli::{Cli, Command};
+
+    // docs/cli.md: an inconclusive comparison whose interval reaches a
+    // regression beyond PCT fails the gate (exit 1) under `--inconclusive
+    // fail`; under `warn`, the default, and `pass` the gate passes (exit
+    // 0); a regression fails it under every policy.
+    #[test]
+    fn the_gate_exit_status_follows_the_inconclusive_policy() {
+        use InconclusiveComparisons::{Fail, Pass, Warn};
+        let v = unsure();
+        let rows = std::slice::from_ref(&v);
+        assert_eq!(gate_status(&judge(rows, 5.0, false, Fail)), 1);
+        assert_eq!(EXIT_REGRESSION, 1);
+        assert_eq!(gate_status(&judge(rows, 5.0, false, Warn)), 0);
+        assert_eq!(gate_status(&judge(rows, 5.0, false, Pass)), 0);
+        // Its interval stays within 20% on the bad side: nothing to hide.
+        assert_eq!(gate_status(&judge(rows, 20.0, false, Fail)), 0);
+        let regressed = [halved("clean", &[])];
+        for policy in [Fail, Warn, Pass] {
+            assert_eq!(gate_status(&judge(&regressed, 5.0, false, policy)), 1);
+        }
+        // The default policy, as the command line parses it: warn.
+        let cli = Cli::try_parse_from(["storlab", "compare", "--fail-on-regression", "5"]).unwrap();
+        let Command::Compare(args) = cli.command else {
+            panic!("not compare");
+        };
+        let default = judge(rows, 5.0, false, args.inconclusive);
+        assert_eq!((args.inconclusive, gate_status(&default)), (Warn, 0));
+        let cli = Cli::try_parse_from([
+            "storlab",
+            "compare",
+            "--fail-on-regression",
+            "5",
+            "--inconclusive",
+            "fail",
+        ])
+        .unwrap();
+        let Command::Compare(args) = cli.command else {
+            panic!("not compare");
+        };
+        assert_eq!(gate_status(&judge(rows, 5.0, false, args.inconclusive)), 1);
+    }
 }

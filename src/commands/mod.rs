@@ -27,6 +27,10 @@ use anyhow::{Context, Result};
 
 use crate::cli::{Cli, Command};
 
+/// Exit status of a release gate that fails (`compare
+/// --fail-on-regression`): a regression, or under `--inconclusive fail` an
+/// inconclusive comparison that may hide one.
+pub const EXIT_REGRESSION: u8 = 1;
 /// Exit status for invalid experiment files and bad input.
 pub const EXIT_INVALID: u8 = 2;
 /// Exit status when the runs of a campaign failed: every one of them, or

@@ -86,11 +86,17 @@ pub fn pct_text(diff_pct: f64) -> String {
 /// 95% interval, in one notation; `[unbounded: baseline too noisy]` when
 /// neither bound is finite.
 pub fn effect_text(pct: f64, low: f64, high: f64) -> String {
+    effect_text_in(pct, low, high, None)
+}
+
+/// [`effect_text`] in notation `n`, or in the effect's own when `None`: a
+/// column of effects read side by side (replicas) takes one notation.
+pub fn effect_text_in(pct: f64, low: f64, high: f64, n: Option<Notation>) -> String {
     if low.is_infinite() && high.is_infinite() {
-        let n = Notation::of(&[pct]);
+        let n = n.unwrap_or(Notation::of(&[pct]));
         return format!("{} [unbounded: baseline too noisy]", effect(pct, n));
     }
-    let n = Notation::of(&[pct, low, high]);
+    let n = n.unwrap_or(Notation::of(&[pct, low, high]));
     format!(
         "{} [{}, {}]",
         effect(pct, n),

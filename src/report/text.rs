@@ -2,7 +2,7 @@
 //! interval, a % difference with its bounds, a p-value, and a unit to
 //! chart in. A verdict is put into words in [`super::verdict`] alone.
 
-use super::format::{effect, effect_text, format_value, Notation};
+use super::format::{effect, effect_text_in, format_value, Notation};
 use crate::analysis::model::{TargetStats, MIN_RUNS};
 use crate::metric::{Family, Unit};
 
@@ -48,11 +48,16 @@ pub fn values_text(values: &[f64], unit: Unit) -> String {
 /// `+12.3% [+8.1%, +16.5%]`, `×597 [×132, ×2706]`; an infinite bound is
 /// written `unbounded`.
 pub fn diff_text(t: &TargetStats) -> String {
+    diff_text_in(t, None)
+}
+
+/// [`diff_text`] in notation `n` (its own when `None`).
+pub fn diff_text_in(t: &TargetStats, n: Option<Notation>) -> String {
     if t.too_few {
         return "too few runs".into();
     }
     match &t.comparison {
-        Some(c) => effect_text(c.diff_pct, c.diff_pct_ci.low, c.diff_pct_ci.high),
+        Some(c) => effect_text_in(c.diff_pct, c.diff_pct_ci.low, c.diff_pct_ci.high, n),
         None => "—".into(),
     }
 }

@@ -16,7 +16,7 @@
 use std::collections::BTreeSet;
 
 use super::format::{effect, human_name, pct_text, Notation};
-use super::text::{diff_text, interval_text, notation, p_text, values_text};
+use super::text::{diff_text, diff_text_in, interval_text, notation, p_text, values_text};
 use crate::analysis::model::{
     family::METHOD, runs_text, Caveat, TargetStats, MIN_RUNS, RESOLUTION_PCT,
 };
@@ -62,8 +62,11 @@ pub enum Form {
     /// (inconclusive)`.
     Percent,
     /// One replica's cell beside the others': the effect with its
-    /// interval and the word, `+3.6% [+0.3%, +7.1%] faster`.
-    Replica,
+    /// interval and the word, `+3.6% [+0.3%, +7.1%] faster`, in the
+    /// notation of the whole table of replicas (`×1.04 [×1.003, ×1.07]`
+    /// where another cell is ×2 or more), so that a row and a column read
+    /// in one notation.
+    Replica(Notation),
 }
 
 /// What is said: one verdict, a family's alike verdicts said once, one
@@ -148,7 +151,7 @@ pub fn words<'a>(said: impl Into<Said<'a>>, form: Form) -> String {
             with_marks(line, &caveat_marks(&t.caveats))
         }
         Form::Gate => gate(v),
-        Form::Replica => format!("{} {}", diff_text(t), bare(v)),
+        Form::Replica(n) => format!("{} {}", diff_text_in(t, Some(n)), bare(v)),
         Form::Percent => match (&t.comparison, v.outcome()) {
             (Some(c), Some(o)) if o.significant() => {
                 format!("{} {}", pct_text(c.diff_pct), outcome_word(o, v.direction))

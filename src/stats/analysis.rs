@@ -167,6 +167,9 @@ impl Prepared {
 /// the verdict, are unchanged.
 fn within_ratio_scale(mut cmp: Comparison) -> Comparison {
     cmp.diff_pct_ci.low = cmp.diff_pct_ci.low.max(-100.0);
+    if let Some(f) = cmp.fieller.as_mut() {
+        f.floor = true;
+    }
     cmp
 }
 

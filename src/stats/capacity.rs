@@ -333,6 +333,7 @@ pub fn compare(baseline: &Knee, candidate: &Knee, level: f64) -> Option<Comparis
         p_value,
         n: 1,
         se,
+        fieller: None,
     })
 }
 

@@ -123,6 +123,70 @@ pub struct Comparison {
     /// [`Method::WelchMeans`]. With `df` it says how the interval would
     /// narrow with more runs ([`crate::stats::resolve`]).
     pub se: f64,
+    /// For [`Method::WelchMeans`]: what Fieller's interval needs beyond
+    /// the fields above to be built at another level
+    /// ([`Comparison::interval_at`]); `None` for the other methods.
+    #[serde(skip)]
+    pub fieller: Option<Fieller>,
+}
+
+/// The part of Fieller's interval that `diff_pct`, `se` and `df` do not
+/// hold: how the variance of the difference splits between the sides.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Fieller {
+    /// `vb / (vb + vc)`: the baseline's share of the variance.
+    pub baseline_share: f64,
+    /// The set is cut at a ratio of 0 (-100 %): figures that cannot be
+    /// negative ([`crate::stats::analysis`]).
+    pub floor: bool,
+}
+
+impl Comparison {
+    /// The interval of `diff_pct` this comparison's method gives at
+    /// `level` (its own `diff_pct_ci` at its own level): on the log scale
+    /// `exp(estimate ± t · se)`, for Welch on the means Fieller's bounds.
+    /// A family judged on adjusted p-values shows its verdicts' intervals
+    /// at the level its adjusted p implies
+    /// (`crate::analysis::model::family`). `None` when `level` has no
+    /// critical value, or a Welch comparison lacks its [`Fieller`] parts.
+    pub fn interval_at(&self, level: f64) -> Option<Interval> {
+        if !valid_level(level) {
+            return None;
+        }
+        if self.se == 0.0 {
+            return Some(Interval {
+                level,
+                ..self.diff_pct_ci
+            });
+        }
+        let t = t_critical(level, self.df);
+        if t.is_nan() {
+            return None;
+        }
+        let (low, high) = match self.method {
+            Method::WelchMeans => self.fieller?.bounds(self.diff_pct, self.se, t),
+            _ => {
+                let estimate = (self.diff_pct / 100.0).ln_1p();
+                let pct = |x: f64| 100.0 * x.exp_m1();
+                (pct(estimate - t * self.se), pct(estimate + t * self.se))
+            }
+        };
+        Some(Interval { low, high, level })
+    }
+}
+
+impl Fieller {
+    /// Fieller's bounds of the % difference at critical value `t`, from
+    /// the ratio `1 + diff_pct / 100` and the relative variances
+    /// `vb / mean_b²`, `vc / mean_b²` that `se²` splits into (module doc).
+    fn bounds(self, diff_pct: f64, se: f64, t: f64) -> (f64, f64) {
+        let b = self.baseline_share * se * se;
+        let c = (1.0 - self.baseline_share) * se * se;
+        let ratio = fieller_bounds(1.0 + diff_pct / 100.0, b, c, t);
+        let low = 100.0 * (ratio.0 - 1.0);
+        let low = if self.floor { low.max(-100.0) } else { low };
+        (low, 100.0 * (ratio.1 - 1.0))
+    }
 }
 
 /// Compares `candidate` against `baseline` with Welch's t-test, and gives
@@ -189,6 +253,7 @@ fn exact_comparison(b: &Sample, c: &Sample, diff_pct: f64, level: f64) -> Option
         p_value,
         n: b.n.min(c.n) as usize,
         se: 0.0,
+        fieller: None,
     })
 }
 
@@ -209,6 +274,10 @@ fn welch_comparison(b: &Sample, c: &Sample, diff_pct: f64, level: f64) -> Option
         p_value: two_sided_p(t, df)?,
         n: b.n.min(c.n) as usize,
         se: (b.var_of_mean + c.var_of_mean).sqrt() / b.mean.abs(),
+        fieller: Some(Fieller {
+            baseline_share: b.var_of_mean / (b.var_of_mean + c.var_of_mean),
+            floor: false,
+        }),
     })
 }
 
@@ -224,13 +293,24 @@ pub(super) fn welch_df(b: &Sample, c: &Sample) -> f64 {
 /// `(-∞, +∞)` when the baseline mean is not significantly non-zero, or when
 /// no critical value exists (`t` NaN, for a level beyond 1 - 2·10⁻¹²).
 fn fieller_ratio_bounds(b: &Sample, c: &Sample, t: f64) -> (f64, f64) {
-    let g = t * t * b.var_of_mean / (b.mean * b.mean);
+    let squared = b.mean * b.mean;
+    fieller_bounds(
+        c.mean / b.mean,
+        b.var_of_mean / squared,
+        c.var_of_mean / squared,
+        t,
+    )
+}
+
+/// Fieller bounds of the ratio `ratio` whose sides' variances of the mean,
+/// relative to the baseline's squared mean, are `b` and `c`.
+fn fieller_bounds(ratio: f64, b: f64, c: f64, t: f64) -> (f64, f64) {
+    let g = t * t * b;
     if g.is_nan() || g >= 1.0 {
         return (f64::NEG_INFINITY, f64::INFINITY);
     }
-    let ratio = c.mean / b.mean;
-    let radicand = c.var_of_mean + ratio * ratio * b.var_of_mean - g * c.var_of_mean;
-    let spread = t / b.mean.abs() * radicand.max(0.0).sqrt();
+    let radicand = c + ratio * ratio * b - g * c;
+    let spread = t * radicand.max(0.0).sqrt();
     ((ratio - spread) / (1.0 - g), (ratio + spread) / (1.0 - g))
 }
 
@@ -495,5 +575,48 @@ mod tests {
         let unscaled = welch(&[1.0, 2.0, 3.0], &[2.0, 3.0, 4.5], 0.95).unwrap();
         assert_close(cmp.diff_pct_ci.low, unscaled.diff_pct_ci.low);
         assert_close(cmp.diff_pct_ci.high, unscaled.diff_pct_ci.high);
+    }
+
+    // Reference: the definition. Each method's interval built again at its
+    // own level is its own interval; at level 1 - p it touches no
+    // difference (the duality the family's intervals rest on:
+    // crate::analysis::model::family); at a lower level it narrows.
+    #[test]
+    fn an_interval_is_built_again_at_any_level() {
+        use crate::stats::analysis::{compare_runs, Analysis, Design, RoundValue};
+        let b = [101.2, 98.7, 102.5, 99.9, 100.4];
+        let c = [104.1, 106.3, 103.8, 105.2, 107.0];
+        let zeros = [0.0, 12.0, 0.5];
+        let rounds = RoundValue::in_rounds;
+        let cases = [
+            crate::stats::paired_log(&b, &c, 0.95).unwrap(),
+            crate::stats::welch_log(&b, &c, 0.95).unwrap(),
+            welch(&b, &c, 0.95).unwrap(),
+            // Fieller cut at -100 %: a noisy figure with zeros.
+            compare_runs(
+                &rounds(&[10.0, 10.5, 9.5]),
+                &rounds(&zeros),
+                Design::Unpaired,
+                Analysis::Ratio,
+                0.95,
+            )
+            .unwrap(),
+        ];
+        assert_eq!(cases[3].diff_pct_ci.low, -100.0);
+        for cmp in cases {
+            let own = cmp.interval_at(0.95).unwrap();
+            assert_close(own.low, cmp.diff_pct_ci.low);
+            assert_close(own.high, cmp.diff_pct_ci.high);
+            let narrow = cmp.interval_at(0.8).unwrap();
+            assert!(narrow.low >= own.low && narrow.high < own.high, "{cmp:?}");
+            if cmp.p_value < 0.5 {
+                let edge = cmp.interval_at(1.0 - cmp.p_value).unwrap();
+                let nearer = edge.low.abs().min(edge.high.abs());
+                assert!(nearer < 1e-6, "{cmp:?} {edge:?}");
+            }
+        }
+        let exact = welch(&[2.0; 3], &[1.5; 3], 0.95).unwrap();
+        assert_eq!(exact.interval_at(0.5).unwrap().low, -25.0);
+        assert_eq!(cases[0].interval_at(1.0), None);
     }
 }

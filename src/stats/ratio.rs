@@ -207,6 +207,7 @@ fn on_log_scale(
         p_value,
         n,
         se,
+        fieller: None,
     };
     is_sane(&cmp).then_some(cmp)
 }

@@ -115,6 +115,7 @@ mod tests {
             t,
             df: 10.0,
             p_value,
+            fieller: None,
         }
     }
 

@@ -354,6 +354,7 @@ mod tests {
             p_value: 0.01,
             n: 3,
             se: 0.1,
+            fieller: None,
         };
         Verdict {
             workload: "w".into(),

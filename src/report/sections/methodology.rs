@@ -105,7 +105,7 @@ fn comparison_lines(m: &Methods, plan: &StoredPlan) -> Vec<String> {
 fn family_line(m: &Methods) -> Option<String> {
     let (n, chance) = m.family?;
     Some(format!(
-        "The {n} primary-metric comparisons of this campaign (every workload and sweep variant against the baseline) are one family: each verdict is judged on its {} adjusted p-value over the family, which keeps the expected share of chance results among the differences called at or below 5% (and, when nothing differs, the chance of calling anything); each comparison's own p is shown beside it, and its interval is its own 95% interval. {chance} of them would have been called on their own p and are not: at this many comparisons chance could explain them. Each other metric's comparisons are a family of their own.",
+        "The {n} primary-metric comparisons of this campaign (every workload and sweep variant against the baseline) are one family: each verdict is judged on its {} adjusted p-value over the family, which keeps the expected share of chance results among the differences called at or below 5% (and, when nothing differs, the chance of calling anything); each comparison's own p is shown beside it, and its interval is the one it was judged by: at the level its adjusted p implies (1 − γ·p/q for an interval of its own at 1 − γ, own p and adjusted q), so that it excludes no difference exactly when the verdict says different, lies inside the margin exactly when it says equivalent, and does neither when it says inconclusive. {chance} of them would have been called on their own p and are not: at this many comparisons chance could explain them. Each other metric's comparisons are a family of their own.",
         crate::analysis::model::family::METHOD
     ))
 }

@@ -4,6 +4,7 @@
 
 use crate::analysis::replicas::{Agreement, Replicas};
 use crate::report::document::Section;
+use crate::report::format::Notation;
 use crate::report::table::{Table, Tone};
 use crate::report::verdict::{words, Form};
 
@@ -34,11 +35,12 @@ fn table(r: &Replicas) -> Table {
     let right = vec![false; names.len()];
     let mut t = Table::new(&names, &right);
     let last = names.len() - 1;
+    let notation = notation(r);
     for c in &r.comparisons {
         let mut row = vec![c.workload.clone(), c.target.clone()];
         row.extend(c.each.iter().map(|v| {
             v.as_ref()
-                .map_or("—".to_string(), |v| words(v, Form::Replica))
+                .map_or("—".to_string(), |v| words(v, Form::Replica(notation)))
         }));
         row.push(words(c, Form::Word));
         t.push(row);
@@ -61,4 +63,17 @@ fn table(r: &Replicas) -> Table {
         .collect();
     t.may_wrap(&wrap);
     t
+}
+
+/// One notation for every replica's effect and interval: ratios when any
+/// is ×2 or more from the baseline either way, else percentages.
+fn notation(r: &Replicas) -> Notation {
+    let pcts: Vec<f64> = r
+        .comparisons
+        .iter()
+        .flat_map(|c| c.each.iter().flatten())
+        .filter_map(|v| v.candidate.comparison.as_ref())
+        .flat_map(|c| [c.diff_pct, c.diff_pct_ci.low, c.diff_pct_ci.high])
+        .collect();
+    Notation::of(&pcts)
 }
