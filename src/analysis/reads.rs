@@ -173,9 +173,19 @@ pub fn reads(c: &CampaignData) -> Reads {
                 .collect();
             let words = Words::of_target(&t.facts);
             let cells = cells(&runs);
-            // A matrix's pair is its read tests' cells together: the whole
-            // run's counters also count what others read while it wrote.
-            let pair = |l: &Labels| match cells.is_empty() {
+            // A matrix's pair is the whole run's counters, read before and
+            // after it: between a cell's tests only the counters that read
+            // fast are read (measure::layers::Stack::between_tests), so
+            // its cells may not tell every layer apart. What others read
+            // on a shared device while it wrote is named as the gap. A
+            // run without whole-run figures (stored before they were
+            // read) has its read tests' cells together.
+            let whole = runs.iter().any(|r| {
+                r.metrics
+                    .keys()
+                    .any(|k| k.name == m::LAYER_SERVED_BYTES.name && k.labels.get(&TEST).is_none())
+            });
+            let pair = |l: &Labels| match cells.is_empty() || whole {
                 true => l.iter().count() == 0,
                 false => l.get(&TEST).is_some(),
             };

@@ -93,6 +93,12 @@ pub trait Source: Send + Sync + Debug {
     fn read(&self) -> Result<Count>;
     /// Where its figures come from, for the run's facts.
     fn describe(&self) -> String;
+    /// Why reading it takes long enough to change what is measured when
+    /// read between tests that follow one another (a command through a
+    /// daemon: `gluster volume profile`, ~100 ms), if it does.
+    fn slow(&self) -> Option<String> {
+        None
+    }
 }
 
 /// What a layer was asked, and how storlab knows it.
@@ -194,6 +200,29 @@ impl Stack {
             levels: (self.levels.into_iter())
                 .map(|l| Level::unknown(l.layer, why))
                 .collect(),
+        }
+    }
+
+    /// This stack as read between tests that follow one another on the
+    /// same file (a matrix cell's: iozone runs them back to back): a slow
+    /// counter is not read there, and says why; the run's figures still
+    /// read it, before and after the whole run. Read between a cell's
+    /// tests, Gluster's counters (a ~100 ms command through glusterd, a
+    /// dump that wakes the FUSE client) changed what they measured: a
+    /// matrix's reads on a volume read so gave 2.0 GiB/s where the same
+    /// volume unread gave 6.4 GiB/s.
+    pub fn between_tests(&self) -> Stack {
+        let levels = self.levels.iter().map(|l| match &l.asked {
+            Asked::Counter(source) => match source.slow() {
+                Some(why) => {
+                    Level::unknown(l.layer, format!("not read between a cell's tests: {why}"))
+                }
+                None => l.clone(),
+            },
+            _ => l.clone(),
+        });
+        Stack {
+            levels: levels.collect(),
         }
     }
 

@@ -70,6 +70,38 @@ fn a_stack_reads_every_counter_and_says_why_one_is_unknown() {
         .contains("brick_page_cache: not measured: bricks on another host"));
 }
 
+#[derive(Debug)]
+struct Slow;
+
+impl Source for Slow {
+    fn read(&self) -> Result<Count> {
+        Ok(Count::default())
+    }
+    fn describe(&self) -> String {
+        "a command through a daemon".into()
+    }
+    fn slow(&self) -> Option<String> {
+        Some("it takes 100 ms".into())
+    }
+}
+
+/// Between a matrix cell's tests a slow counter is not read, and says why;
+/// the others are read as before.
+#[test]
+fn between_tests_only_the_fast_counters_are_read() {
+    let stack = Stack::of_chain(&Chain::default()).then([
+        Level::counted(Layer::GlusterClient, Slow),
+        Level::counted(Layer::Device, Fixed(7.0)),
+    ]);
+    let between = stack.between_tests().snapshot();
+    assert_eq!(
+        between[1],
+        Err("not read between a cell's tests: it takes 100 ms".to_string())
+    );
+    assert_eq!(between[2].as_ref().unwrap().bytes, 7.0);
+    assert!(stack.snapshot()[1].is_ok(), "the whole run reads it");
+}
+
 #[test]
 fn the_work_tree_has_its_page_cache_over_its_devices() {
     let chain = Chain::of_paths(&[std::env::current_dir().unwrap()]);

@@ -20,7 +20,7 @@ use self::grid::{cell_labels, cells, test_labels, Cell, Test};
 use super::io::buffer::AlignedBuf;
 use super::io::rng::Rng;
 use super::{Configure, RunContext, Workload, WorkloadConfig};
-use crate::measure::layers::{figures, Snapshot};
+use crate::measure::layers::{figures, Snapshot, Stack};
 use crate::measure::{Metric, RunOutput};
 use crate::metric::catalogue as m;
 use crate::metric::Labels;
@@ -222,6 +222,9 @@ impl Matrix {
         // The layers' counters after the last read test, which are the
         // next one's before it.
         let mut last: Option<Snapshot> = None;
+        // Read between the tests, which follow one another: only what
+        // reads fast enough not to change what the next test finds.
+        let stack = cx.layers.as_deref().map(Stack::between_tests);
         for &test in &self.tests {
             let timing = Timing {
                 include_close: self.include_close,
@@ -231,7 +234,7 @@ impl Matrix {
             };
             let stop = cx.stop.as_atomic();
             let before = cx.devices.as_ref().map(|d| d.bytes().0);
-            let layers = match (&cx.layers, test.writes()) {
+            let layers = match (&stack, test.writes()) {
                 (Some(stack), false) => {
                     Some((stack, last.take().unwrap_or_else(|| stack.snapshot())))
                 }
