@@ -8,7 +8,12 @@
 # its own; the loop's is written before it runs and removed after), then
 # prints each round and, by bench/ratios.py, storlab/loop (and
 # before/loop, storlab/before) as geometric means of the rounds' ratios
-# with 95% intervals, and the load average before and after.
+# with 95% intervals, and the load average before and after. Each side
+# is measured twice: operations per second (SIDE), and operations per
+# second of the CPU time its reading thread used (SIDE-cpu: the loop's
+# getrusage, storlab's cpu_ns_per_op), which a busy host moves much less
+# than the first — waiting for a core costs no CPU time. On a quiet host
+# the two agree; the first is the one asked.
 #   bash bench/psync_vs_loop.sh [ROUNDS] [RUNTIME_S] [BS] [SIZE]
 # (defaults 10 rounds, 10 s, 4k, 1G). STORLAB=/path/to/storlab uses that
 # binary instead of building one. Needs root (mounts a tmpfs), cc, python3
@@ -59,12 +64,14 @@ runtime = "${runtime}s"
 TOML
 mkdir -p "$mnt/s"
 
-# side NAME: operations per second of one run of that side.
+# side NAME: operations per second of one run of that side, then its
+# operations per CPU-second.
 side() {
   case $1 in
     loop)
       head -c "$bytes" /dev/urandom >"$mnt/loop.dat"
-      setsid -w "$work/pread_loop" "$mnt/loop.dat" "$runtime" "$bs_bytes" "$bytes"
+      setsid -w "$work/pread_loop" "$mnt/loop.dat" "$runtime" "$bs_bytes" "$bytes" |
+        awk '{ printf "%s %.0f\n", $1, 1e9 / $2 }'
       rm -f "$mnt/loop.dat" ;;
     *)
       local bin=$STORLAB
@@ -77,7 +84,8 @@ side() {
 import json, sys
 run = json.load(sys.stdin)["runs"][-1]
 assert run["status"] == "ok", run.get("error")
-print(next(x["value"] for x in run["metrics"] if x["name"] == "iops" and not x["labels"]))' ;;
+get = lambda name: next(x["value"] for x in run["metrics"] if x["name"] == name and not x["labels"])
+print(get("iops"), round(1e9 / get("cpu_ns_per_op")))' ;;
   esac
 }
 
@@ -91,10 +99,11 @@ for r in $(seq "$rounds"); do
   order=("${sides[@]:k}" "${sides[@]:0:k}")
   for s in "${order[@]}"; do
     v=$(side "$s")
-    echo "$r $s $v" | tee -a "$results"
+    read -r ops cpu_ops <<<"$v"
+    printf '%s %s %s\n%s %s-cpu %s\n' "$r" "$s" "$ops" "$r" "$s" "$cpu_ops" | tee -a "$results"
   done
 done
 echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"
-pairs=(storlab/loop)
-[ -n "${STORLAB_BEFORE:-}" ] && pairs+=(before/loop storlab/before)
+pairs=(storlab/loop storlab-cpu/loop-cpu)
+[ -n "${STORLAB_BEFORE:-}" ] && pairs+=(before/loop storlab/before before-cpu/loop-cpu storlab-cpu/before-cpu)
 python3 "$here/bench/ratios.py" "$results" "${pairs[@]}"

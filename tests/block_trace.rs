@@ -389,6 +389,52 @@ fn without_block_tracing_the_run_says_so_and_keeps_the_diskstats_average() {
     .is_nan());
 }
 
+/// A device faster than `block_trace_max_rate` is not traced: tracing
+/// stops early in the first run and stays off for the campaign, and both
+/// runs say why in their block_trace fact and a "requested setting"
+/// warning (here the limit is 100 requests a second, which direct 4 KiB
+/// reads of a loop device pass many times over).
+#[test]
+#[ignore = "needs root"]
+fn a_device_faster_than_the_max_rate_is_not_traced_and_the_runs_say_why() {
+    require_root!();
+    require_program!("bpftrace");
+    let export = campaign(
+        &Lab::new(),
+        "repetitions = 2\nblock_trace_max_rate = 100",
+        loop_target(),
+        "[[workload]]\nname = \"r\"\nkind = \"io\"\nrw = \"randread\"\nbs = \"4k\"\nsize = \"16M\"\ndirect = true\nruntime = \"2s\"\n",
+    );
+    let runs = runs(&export);
+    assert_eq!(runs.len(), 2);
+    for run in runs {
+        let fact = run["facts"]["block_trace"].as_str().unwrap_or("");
+        assert!(
+            fact.starts_with("not traced: device ")
+                && fact.contains("more than [plan] block_trace_max_rate = 100")
+                && fact.contains("stopped tracing"),
+            "run {}: {fact}",
+            run["id"]
+        );
+        let setting: Vec<&Value> = run["warnings"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|w| w["kind"] == "setting")
+            .collect();
+        assert!(
+            setting.iter().any(|w| w["text"]
+                .as_str()
+                .is_some_and(|t| t.contains("block_trace_max_rate = 100"))),
+            "run {}: {:?}",
+            run["id"],
+            run["warnings"]
+        );
+    }
+    let lo = loop_name(&export);
+    assert!(labelled(&export, "r", "ext4", "dev_await_ns", &[("device", &lo)])[1] > 0.0);
+}
+
 /// One bpftrace for the whole campaign — attached once after provisioning,
 /// not before every run — and still each run's figures are that run's
 /// requests alone: every one of three runs reading its 16 MiB file once

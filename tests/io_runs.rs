@@ -213,6 +213,45 @@ fn tmpfs_is_mounted_measured_and_unmounted() {
     assert_eq!(facts["size_bytes"], 256 * 1024 * 1024, "{facts}");
 }
 
+/// `huge = "always"` mounts the tmpfs with tmpfs's huge= option (the
+/// superblock's options the facts read back from mountinfo), and huge= in
+/// mount_options is refused
+/// naming the parameter.
+#[test]
+#[ignore = "needs root"]
+fn a_huge_page_tmpfs_is_mounted_with_huge_pages() {
+    require_root!();
+    let lab = Lab::new();
+    let name = format!("h{}", std::process::id());
+    let experiment = |extra: &str| {
+        format!(
+            "[plan]\nrepetitions = 1\n[[target]]\nname = \"{name}\"\nkind = \"tmpfs\"\nsize = \"64M\"\n{extra}\n\
+             [[workload]]\nname = \"r\"\nkind = \"io\"\nrw = \"read\"\nbs = \"1M\"\nsize = \"16M\"\n"
+        )
+    };
+    let refused = lab.file(
+        "refused.toml",
+        &experiment("mount_options = [\"huge=always\"]"),
+    );
+    let out = lab.run(&["check", refused.to_str().unwrap()]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{said}");
+    assert!(said.contains("huge = \"always\""), "{said}");
+    let file = lab.file("huge.toml", &experiment("huge = \"always\""));
+    lab.ok(&["run", "--quiet", file.to_str().unwrap()]);
+    assert_eq!(storlab_mounts(&name), 0, "the tmpfs is unmounted");
+    let export = lab.export_json();
+    let facts = &export["targets"][0]["facts"];
+    assert!(
+        facts["super_options"]
+            .as_str()
+            .unwrap()
+            .contains("huge=always"),
+        "{facts}"
+    );
+    assert_eq!(metric(&export, "r", &name, "bytes"), vec![16.0 * MIB]);
+}
+
 fn wait_for_runs(db: &std::path::Path, n: i64) {
     let t0 = std::time::Instant::now();
     while runs_in_store(db) < n {

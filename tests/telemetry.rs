@@ -243,6 +243,7 @@ fn a_read_throttled_to_20_mib_per_second_shows_20_mib_per_second_on_the_device()
         kernel: Default::default(),
         arc: false,
         block: storlab::measure::telemetry::blocktrace::Source::Off,
+        trace_max_rate: 0,
         interval: INTERVAL,
     };
     let rec = Recorder::start(watch);

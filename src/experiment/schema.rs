@@ -256,6 +256,10 @@ pub struct Plan {
     pub telemetry: bool,
     /// Trace the block requests of the target's devices (with telemetry).
     pub block_trace: bool,
+    /// Requests a second of one device above which block tracing stops
+    /// for the rest of the campaign (its own cost would exceed the
+    /// noise); 0: any rate.
+    pub block_trace_max_rate: u64,
     /// The most target variants, and target–workload pairs, the sweeps
     /// may make: counted before any is built.
     pub max_variants: u64,
@@ -296,6 +300,7 @@ declare! {
         analysis: choice(Analysis) = "ratio" => "compare targets by the ratio of geometric means (log scale, paired by round) or by Welch's t on the means (for metrics that can be zero or negative; chosen by itself for those)",
         telemetry: bool = "true" => "sample the target's devices, host CPU, memory and the daemons serving the target once a second during every run, and warn when a run measured the wrong thing (page cache, CPU)",
         block_trace: bool = "true" => "with telemetry, trace the block requests of the target's devices with bpftrace (root, bpftrace installed): each device's request latency, queue time, flushes; without it, /proc/diskstats' averages",
+        block_trace_max_rate: int(u64, 0, 1_000_000_000) = "120000" => "requests a second of one device above which block tracing stops for the rest of the campaign, where its own cost (two tracepoints per request) would exceed run-to-run noise; the runs say so in their block_trace fact; 0 traces at any rate",
         max_variants: int(u64, 1, 100_000_000) = "10000" => "refuse sweeps that make more target variants, or target-workload pairs, than this (counted before any is made); raise it for a larger study",
     }
 }
@@ -327,6 +332,7 @@ impl From<PlanParams> for Plan {
             analysis: p.analysis,
             telemetry: p.telemetry,
             block_trace: p.block_trace,
+            block_trace_max_rate: p.block_trace_max_rate,
             max_variants: p.max_variants,
             replica: 0,
         }
@@ -346,6 +352,7 @@ impl Plan {
             "analysis": self.analysis.word(),
             "telemetry": self.telemetry,
             "block_trace": self.block_trace,
+            "block_trace_max_rate": self.block_trace_max_rate,
         });
         if self.replica > 0 {
             plan["replica"] = json!(self.replica);

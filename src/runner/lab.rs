@@ -135,6 +135,7 @@ impl<'t> Lab<'t> {
                         self.backing_of(i),
                         exp.plan.block_trace,
                     )
+                    .with_trace_max_rate(exp.plan.block_trace_max_rate)
                 })
             })
             .collect();

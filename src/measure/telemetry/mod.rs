@@ -35,6 +35,7 @@ pub use self::kernel::KernelWork;
 pub use self::procs::Served;
 pub use self::sampler::{Recorder, Recording, Watch};
 use crate::measure::RunOutput;
+use crate::warning::{Warning, WarningKind};
 
 /// The sampling interval.
 pub const INTERVAL: Duration = Duration::from_secs(1);
@@ -70,8 +71,16 @@ impl Watch {
             campaign: Vec::new(),
             arc: backing.zfs,
             block: blocktrace::Source::of_plan(block_trace),
+            trace_max_rate: 0,
             interval: INTERVAL,
         }
+    }
+
+    /// This watch, its block tracing stopped above `per_s` requests a
+    /// second of a device (`[plan] block_trace_max_rate`; 0: any rate).
+    pub fn with_trace_max_rate(mut self, per_s: u64) -> Watch {
+        self.trace_max_rate = per_s;
+        self
     }
 
     /// This watch, with the processes serving a workload too.
@@ -163,4 +172,10 @@ pub fn conclude(rec: &Recording, out: &mut RunOutput) {
     let ticks = cpu::Accounts::of(rec).ticks();
     let warnings = checks::checks(out, &rec.chain, ticks);
     out.warnings.extend(warnings);
+    // `block_trace = true` that did not take: the device was too fast to
+    // trace within noise.
+    if let Some(why) = &rec.trace_given_up {
+        out.warnings
+            .push(Warning::new(WarningKind::Setting, why.clone()));
+    }
 }

@@ -6,11 +6,12 @@
 //! ([`super::blocktrace`]), which counts between the same instants.
 
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::arc;
-use super::blocktrace::{self, Outcome, Source, Tracing};
+use super::blocktrace::{self, sampling, Outcome, Source, Tracing};
 use super::chain::Chain;
 use super::kernel::{self, KernelWork};
 use super::procs::{Located, Served, OTHER_TARGETS};
@@ -31,6 +32,9 @@ pub struct Watch {
     pub arc: bool,
     /// Where the chain's block requests are traced (`[plan] block_trace`).
     pub block: Source,
+    /// Requests a second of one device above which block tracing stops
+    /// (`[plan] block_trace_max_rate`); 0: any rate.
+    pub trace_max_rate: u64,
     pub interval: Duration,
 }
 
@@ -55,6 +59,9 @@ pub struct Recording {
     pub last_mark: u64,
     /// The kernel's work for the campaign's devices.
     pub kernel: KernelWork,
+    /// Why block tracing was stopped for a device's rate, in this run or
+    /// an earlier one of the campaign.
+    pub trace_given_up: Option<String>,
 }
 
 impl Recording {
@@ -91,9 +98,10 @@ impl Recorder {
     /// the first.
     pub fn start_traced(watch: Watch, tracing: Tracing) -> Recorder {
         let (stop, stopped) = mpsc::channel::<()>();
+        let tracer = tracing.tracer();
         let handle = std::thread::Builder::new()
             .name("telemetry".into())
-            .spawn(move || record(watch, stopped))
+            .spawn(move || record(watch, stopped, tracer))
             .expect("spawning the telemetry thread");
         tracing.settle();
         Recorder {
@@ -112,7 +120,11 @@ impl Recorder {
     }
 }
 
-fn record(watch: Watch, stopped: mpsc::Receiver<()>) -> Recording {
+fn record(
+    watch: Watch,
+    stopped: mpsc::Receiver<()>,
+    tracer: Option<Arc<blocktrace::Tracer>>,
+) -> Recording {
     let cpu0 = CpuTimes::thread_now();
     let t0 = Instant::now();
     let mut rec = Recording {
@@ -138,17 +150,30 @@ fn record(watch: Watch, stopped: mpsc::Receiver<()>) -> Recording {
         .collect();
     let arc0 = watch.arc.then(arc::read).flatten();
     let numbers = watch.chain.numbers();
+    // The campaign's tracer, also when this run could not use it.
+    let campaign_tracer = match &watch.block {
+        Source::Shared(t) => Some(Arc::clone(t)),
+        _ => tracer.clone(),
+    };
+    // Above the rate, tracing stops (once; the tracer says why to every
+    // run from then on).
+    let too_fast = |fastest: Option<sampling::Fastest>| {
+        if let (Some(t), Some(f)) = (&tracer, fastest) {
+            if watch.trace_max_rate > 0 && f.per_s > watch.trace_max_rate as f64 {
+                t.give_up(f.why(watch.trace_max_rate, t0.elapsed()));
+            }
+        }
+    };
     let mut next = t0;
     loop {
         blocktrace::mark();
         rec.samples.push(take(&numbers, &serving, t0));
         match rec.samples.as_slice() {
-            [first] => {
-                if !first_rates(first, &numbers, t0, &stopped) {
-                    break;
-                }
-            }
-            [.., a, b] => blocktrace::sampling::follow(a, b),
+            [first] => match first_rates(first, &numbers, t0, &stopped) {
+                Some(fastest) => too_fast(fastest),
+                None => break,
+            },
+            [.., a, b] => too_fast(sampling::follow(a, b)),
             [] => {}
         }
         next += watch.interval;
@@ -162,32 +187,33 @@ fn record(watch: Watch, stopped: mpsc::Receiver<()>) -> Recording {
     rec.samples.push(take(&numbers, &serving, t0));
     rec.arc = arc0.zip(watch.arc.then(arc::read).flatten());
     rec.sampler_cpu_s = CpuTimes::thread_now().since(cpu0).total_s;
+    rec.trace_given_up = campaign_tracer.and_then(|t| t.given_up());
     rec
 }
 
 /// The devices' request rates a moment into the run, for the block
 /// tracer's sampling (a fast device then pays for timing every request
-/// for that moment, not a whole second); false if the run stopped first.
+/// for that moment, not a whole second): the fastest device, if any;
+/// `None` if the run stopped first.
 fn first_rates(
     first: &Sample,
     devices: &[(u32, u32)],
     t0: Instant,
     stopped: &mpsc::Receiver<()>,
-) -> bool {
+) -> Option<Option<sampling::Fastest>> {
     if devices.is_empty() {
-        return true;
+        return Some(None);
     }
-    let wait = (t0 + blocktrace::sampling::FIRST_RATE).saturating_duration_since(Instant::now());
+    let wait = (t0 + sampling::FIRST_RATE).saturating_duration_since(Instant::now());
     if !matches!(stopped.recv_timeout(wait), Err(RecvTimeoutError::Timeout)) {
-        return false;
+        return None;
     }
     let probe = Sample {
         t: t0.elapsed().as_secs_f64(),
         disks: sample::disks(devices),
         ..Default::default()
     };
-    blocktrace::sampling::follow(first, &probe);
-    true
+    Some(sampling::follow(first, &probe))
 }
 
 fn take(devices: &[(u32, u32)], serving: &[Served], t0: Instant) -> Sample {
@@ -218,6 +244,7 @@ mod tests {
             kernel: KernelWork::default(),
             arc: false,
             block: Source::Off,
+            trace_max_rate: 0,
             interval: Duration::from_millis(100),
         });
         std::thread::sleep(Duration::from_millis(350));

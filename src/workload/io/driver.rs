@@ -14,7 +14,7 @@ use super::cache::{advise, drop_cached};
 use super::data::Data;
 use super::engine::{EngineKind, SyncEngine};
 use super::engine_mmap::Mmap;
-use super::engine_psync::Psync;
+use super::engine_psync::{own_fd_table, Psync};
 use super::engine_uring::Uring;
 use super::job::{open, JobResult, JobSpec, Phase, Shared};
 use super::pattern::{Op, Pattern};
@@ -46,6 +46,9 @@ fn set_up<'a>(spec: &JobSpec, path: &'a Path) -> Result<Ready<'a>> {
 /// barrier so that all jobs start together (a job that failed to set up
 /// waits too, so that no one waits for it forever).
 pub fn run_job(spec: &JobSpec, path: &Path, shared: Shared<'_>) -> Result<JobResult> {
+    if spec.engine == EngineKind::Psync {
+        own_fd_table();
+    }
     let ready = set_up(spec, path);
     shared.barrier.wait();
     if spec.period_ps.is_some() {

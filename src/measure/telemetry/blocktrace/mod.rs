@@ -259,6 +259,14 @@ impl Tracing {
         }
     }
 
+    /// The tracer collecting, if one is.
+    pub fn tracer(&self) -> Option<Arc<Tracer>> {
+        match self {
+            Tracing::Running(c, _) => Some(Arc::clone(&c.tracer)),
+            _ => None,
+        }
+    }
+
     /// Waits until the tracer has read its maps at the run's first mark
     /// (taken by the sampler as it starts), so that the run's requests
     /// all fall after it.

@@ -79,6 +79,8 @@ struct State {
     ended: bool,
     /// Why storlab dropped it (stopped, gone silent), if it did.
     dropped: Option<String>,
+    /// Why storlab stopped it for a device's rate ([`Tracer::give_up`]).
+    given_up: Option<String>,
 }
 
 /// One run's collection: the dumps from mark `from` on, of `devices`.
@@ -290,13 +292,42 @@ impl Tracer {
     fn drop_stalled(&self, why: &str) {
         let pid = self.child.lock().unwrap_or_else(|e| e.into_inner()).id();
         let said = format!("bpftrace (pid {pid}) stopped answering during the campaign: {why}; storlab dropped it, so this run and those after it are not traced");
+        if self.dropping(said) {
+            self.stop();
+        }
+    }
+
+    /// Stops tracing for the rest of the campaign (a device too fast to
+    /// trace within noise): every run from now on, the one going on
+    /// included, says `why` in its block_trace fact. bpftrace is stopped
+    /// on a thread of its own, so that the caller (the sampler) keeps its
+    /// pace. Once; later calls do nothing.
+    pub fn give_up(self: &Arc<Self>, why: String) {
+        if self.dropping(why.clone()) {
+            self.shared.lock().given_up = Some(why);
+            let tracer = Arc::clone(self);
+            std::thread::spawn(move || tracer.stop());
+        }
+    }
+
+    /// Why tracing was stopped for a device's rate, if it was.
+    pub fn given_up(&self) -> Option<String> {
+        self.shared.lock().given_up.clone()
+    }
+
+    /// Marks bpftrace dropped, saying `why`, and wakes the runs waiting
+    /// on it; false if it was dropped already.
+    fn dropping(&self, why: String) -> bool {
         {
             let mut st = self.shared.lock();
-            st.dropped = Some(said);
+            if st.dropped.is_some() {
+                return false;
+            }
+            st.dropped = Some(why);
             st.ended = true;
         }
         self.shared.changed.notify_all();
-        self.stop();
+        true
     }
 
     /// Waits until bpftrace has read its maps at mark `mark`: bpftrace

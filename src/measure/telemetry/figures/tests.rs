@@ -104,6 +104,7 @@ fn recording() -> Recording {
         block: Default::default(),
         last_mark: 0,
         kernel: Default::default(),
+        trace_given_up: None,
     }
 }
 
