@@ -21,7 +21,6 @@ pub fn now_rfc3339() -> String {
     chrono::Local::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, false)
 }
 
-/// Whether storlab runs as root (mounts, loop devices, cache drops).
 /// The host's load average over the last minute (`/proc/loadavg`).
 pub fn load_average() -> Option<f64> {
     use procfs::Current;
@@ -30,6 +29,7 @@ pub fn load_average() -> Option<f64> {
         .map(|l| f64::from(l.one))
 }
 
+/// Whether storlab runs as root (mounts, loop devices, cache drops).
 pub fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
     unsafe { libc::geteuid() == 0 }

@@ -18,8 +18,14 @@
 //!   comparison of its primary metric with the baseline is different or
 //!   equivalent, judged as the report judges it
 //!   ([`crate::stats::sequential`], the campaign's comparisons as one
-//!   family), at most `max` rounds. A workload's targets stop together, so
-//!   that its rounds stay paired and balanced.
+//!   family), at most `max` rounds — and not beyond the round at which
+//!   its undecided comparisons are all out of reach: where their spread
+//!   and estimates so far say that even `max` rounds would not decide
+//!   them ([`crate::stats::runs_to_decide`]), the rounds left go to the
+//!   workloads they could decide. Stopping early never makes a verdict
+//!   say more than it may (the looks' error is spent whenever a plan
+//!   stops: [`crate::stats::sequential`]). A workload's targets stop
+//!   together, so that its rounds stay paired and balanced.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -27,7 +33,9 @@ use crate::analysis::model::{family, target_stats, TargetStats, LEVEL, MIN_RUNS}
 use crate::analysis::verdict::Outcome;
 use crate::experiment::{Experiment, Order, Repetitions};
 use crate::metric::Direction;
-use crate::stats::{judge, mean_ci, summarize, Analysis, Design, Looks, RoundValue};
+use crate::stats::{
+    judge, mean_ci, runs_to_decide, summarize, Analysis, Design, Looks, RoundValue,
+};
 
 /// A target–workload pair: indices into the experiment's targets and
 /// workloads.
@@ -63,6 +71,9 @@ pub enum Stop {
     /// Its workload has no comparison with the baseline to decide: it
     /// took the plan's `min` runs.
     Alone,
+    /// Its workload's undecided comparisons would not be decided by the
+    /// plan's `max` rounds, from their spread and estimates so far.
+    OutOfReach,
 }
 
 impl Stop {
@@ -73,12 +84,13 @@ impl Stop {
             Stop::Max(_) => "max",
             Stop::Decided => "decided",
             Stop::Alone => "alone",
+            Stop::OutOfReach => "out_of_reach",
         }
     }
 
     pub fn ci_pct(self) -> Option<f64> {
         match self {
-            Stop::Fixed | Stop::Decided | Stop::Alone => None,
+            Stop::Fixed | Stop::Decided | Stop::Alone | Stop::OutOfReach => None,
             Stop::Width(w) => Some(w),
             Stop::Max(w) => w,
         }
@@ -244,7 +256,17 @@ impl UntilDecided {
     /// comparison's figures, its family's correction, its outcome); `None`
     /// for one without a verdict yet (fewer than [`MIN_RUNS`]).
     pub fn outcomes(&self, seen: &Seen) -> Vec<Option<Outcome>> {
-        let mut judged: Vec<Option<TargetStats>> = self
+        self.judged(seen)
+            .into_iter()
+            .map(|j| j.map(|(o, _)| o))
+            .collect()
+    }
+
+    /// Each comparison's outcome so far ([`UntilDecided::outcomes`]), with
+    /// the runs that would decide it ([`runs_to_decide`] at its look's
+    /// level; `None` when no count would).
+    fn judged(&self, seen: &Seen) -> Vec<Option<(Outcome, Option<usize>)>> {
+        let mut judged: Vec<Option<(TargetStats, Option<usize>)>> = self
             .comparisons
             .iter()
             .map(|c| self.judge(c, seen))
@@ -252,22 +274,23 @@ impl UntilDecided {
         let family = judged
             .iter_mut()
             .flatten()
-            .map(|t| (t, Direction::HigherIsBetter))
+            .map(|(t, _)| (t, Direction::HigherIsBetter))
             .collect();
         family::judge(family);
         judged
             .iter()
-            .map(|t| {
-                t.as_ref()
-                    .and_then(Outcome::of)
-                    .filter(|o| *o != Outcome::TooFew)
+            .map(|j| {
+                let (t, reach) = j.as_ref()?;
+                let o = Outcome::of(t).filter(|o| *o != Outcome::TooFew)?;
+                Some((o, *reach))
             })
             .collect()
     }
 
     /// One comparison's figures as the report computes them (its
-    /// direction does not change whether it is decided).
-    fn judge(&self, c: &Compared, seen: &Seen) -> Option<TargetStats> {
+    /// direction does not change whether it is decided), with the runs
+    /// that would decide it.
+    fn judge(&self, c: &Compared, seen: &Seen) -> Option<(TargetStats, Option<usize>)> {
         let all = self.workloads[&c.workload]
             .iter()
             .flat_map(|&p| seen.of(p))
@@ -286,28 +309,41 @@ impl UntilDecided {
         let values = cand.iter().map(|r| r.value).collect();
         let mut t = target_stats("", values, Some(j.comparison), Direction::HigherIsBetter);
         t.judge_margin(j.margin);
-        (!t.too_few).then_some(t)
+        let reach = runs_to_decide(&j.comparison, self.margins[c.workload]);
+        (!t.too_few).then_some((t, reach))
     }
 
     /// Why `workload`'s pairs stop after `rounds` rounds, if they do.
-    fn stop(&self, workload: usize, rounds: u32, outcomes: &[Option<Outcome>]) -> Option<Stop> {
+    fn stop(
+        &self,
+        workload: usize,
+        rounds: u32,
+        judged: &[Option<(Outcome, Option<usize>)>],
+    ) -> Option<Stop> {
         if rounds < self.min {
             return None;
         }
-        let mut mine = self
+        let mine: Vec<Option<(Outcome, Option<usize>)>> = self
             .comparisons
             .iter()
-            .zip(outcomes)
+            .zip(judged)
             .filter(|(c, _)| c.workload == workload)
-            .map(|(_, o)| *o)
-            .peekable();
-        if mine.peek().is_none() {
+            .map(|(_, j)| *j)
+            .collect();
+        if mine.is_empty() {
             return Some(Stop::Alone);
         }
-        if mine.all(|o| o.is_some_and(|o| o.decided())) {
+        if mine.iter().all(|j| j.is_some_and(|(o, _)| o.decided())) {
             return Some(Stop::Decided);
         }
-        (rounds >= self.max).then_some(Stop::Max(None))
+        if rounds >= self.max {
+            return Some(Stop::Max(None));
+        }
+        let beyond = |reach: Option<usize>| !reach.is_some_and(|n| n <= self.max as usize);
+        let out_of_reach = mine
+            .iter()
+            .all(|j| j.is_some_and(|(o, reach)| o.decided() || beyond(reach)));
+        out_of_reach.then_some(Stop::OutOfReach)
     }
 }
 
@@ -315,11 +351,11 @@ impl Sequencer for UntilDecided {
     fn next(&mut self, seen: &Seen) -> Next {
         let mut stopped = Vec::new();
         if seen.rounds > 0 {
-            let outcomes = self.outcomes(seen);
+            let judged = self.judged(seen);
             let stops: BTreeMap<usize, Stop> = self
                 .workloads
                 .keys()
-                .filter_map(|&w| Some((w, self.stop(w, seen.rounds, &outcomes)?)))
+                .filter_map(|&w| Some((w, self.stop(w, seen.rounds, &judged)?)))
                 .collect();
             self.active.retain(|pair| match stops.get(&pair.1) {
                 Some(&stop) => {
@@ -441,23 +477,29 @@ mod tests {
         assert_eq!(stops[&(2, 1)], (Stop::Alone, 3));
     }
 
-    // A noisy comparison 3% apart is neither different nor equivalent
-    // within 10 rounds: all of the workload's targets go on to max, the
-    // decided ones with them.
+    // A noisy comparison 3% apart (±30% per run) is neither different nor
+    // equivalent, and its spread says 10 rounds would not decide it: its
+    // whole workload stops once that is seen, the decided target with it.
+    // Less noisy (±1%), the same difference is within reach: it goes on
+    // until it is decided.
     #[test]
-    fn an_undecided_comparison_keeps_its_whole_workload_to_max() {
+    fn an_undecided_comparison_stops_its_whole_workload_once_out_of_reach() {
         let exp = three("repetitions = { min = 3, max = 10, until = \"decided\" }");
         let group = crate::plan::pairs(&exp);
-        let mut seq = UntilDecided::new(&exp, &group, 3, 10);
-        let value = |p: Pair, r: u32| {
-            let factor = if p == (1, 0) { 1.03 } else { 1.0 };
-            100.0 * factor * wobble(p, r, if p.0 == 1 { 0.05 } else { 0.0001 })
-        };
-        let stops = drive(&mut seq, value);
-        for pair in [(0, 0), (1, 0), (2, 0)] {
-            assert_eq!(stops[&pair], (Stop::Max(None), 10), "{pair:?}");
+        for (noise, stop) in [(0.3, Stop::OutOfReach), (0.01, Stop::Decided)] {
+            let mut seq = UntilDecided::new(&exp, &group, 3, 10);
+            let value = |p: Pair, r: u32| {
+                let factor = if p == (1, 0) { 1.03 } else { 1.0 };
+                100.0 * factor * wobble(p, r, if p.0 == 1 { noise } else { 0.0001 })
+            };
+            let stops = drive(&mut seq, value);
+            let rounds = stops[&(0, 0)].1;
+            for pair in [(0, 0), (1, 0), (2, 0)] {
+                assert_eq!(stops[&pair], (stop, rounds), "{noise} {pair:?}");
+            }
+            assert!(rounds < 10, "{noise}: {stops:?}");
+            assert_eq!(stops[&(2, 1)], (Stop::Alone, 3));
         }
-        assert_eq!(stops[&(2, 1)], (Stop::Alone, 3));
     }
 
     // The default plan is sequential, and fixed where it cannot be.

@@ -147,6 +147,24 @@ impl Lab {
 
     /// Runs `storlab cleanup` on this lab's journals, ignoring every
     /// failure (for guards).
+    /// `storlab cleanup`, again while it keeps a tracefs it mounted for
+    /// bpftrace because another storlab (a test beside this one) attaches
+    /// (at most 30 s): the outputs of every pass, joined.
+    pub fn cleanup_until_no_tracefs_is_kept(&self) -> String {
+        const KEPT: &str = "kept: tracefs on /sys/kernel/tracing";
+        let mut out = self.ok(&["cleanup"]);
+        let mut all = out.clone();
+        for _ in 0..60 {
+            if !out.contains(KEPT) {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(500));
+            out = self.ok(&["cleanup"]);
+            all.push_str(&out);
+        }
+        all
+    }
+
     pub fn try_cleanup(&self) {
         let _ = self.cmd().arg("cleanup").output();
     }

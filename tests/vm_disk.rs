@@ -299,7 +299,9 @@ fn a_campaign_killed_while_the_daemon_serves_is_undone_by_storlab_cleanup() {
     assert!(mounted(export.to_str().unwrap()), "and still serves");
     assert!(!loop_backing(export.to_str().unwrap()).is_empty());
 
-    let out = lab.ok(&["cleanup"]);
+    // The tracefs it mounted for bpftrace is kept while another storlab
+    // (a test beside this one) attaches, and goes at a later cleanup.
+    let out = lab.cleanup_until_no_tracefs_is_kept();
     assert!(
         out.contains(&format!(
             "undone: qemu-storage-daemon serving {}",
@@ -310,16 +312,6 @@ fn a_campaign_killed_while_the_daemon_serves_is_undone_by_storlab_cleanup() {
     assert!(!alive(daemon), "cleanup stopped the daemon by its pid");
     assert!(!mounted(base.join("mnt").to_str().unwrap()));
     assert!(!base.exists(), "{} left", base.display());
-    // The tracefs it mounted for bpftrace is kept while another storlab
-    // (a test beside this one) attaches, and goes at a later cleanup.
-    let mut out = out;
-    for _ in 0..60 {
-        if !out.contains("kept: tracefs on /sys/kernel/tracing") {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(500));
-        out = lab.ok(&["cleanup"]);
-    }
     let left: Vec<_> = std::fs::read_dir(lab.state_dir())
         .unwrap()
         .map(|e| e.unwrap().path())

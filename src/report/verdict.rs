@@ -616,6 +616,7 @@ fn replicated(r: &Replicated, form: Form) -> String {
         }
     }
     let tally = match kinds.as_slice() {
+        [one] if outcomes.len() == 2 => format!("{} in both", word(*one)),
         [one] => format!("{} in all {}", word(*one), outcomes.len()),
         kinds => kinds
             .iter()

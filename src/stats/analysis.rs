@@ -191,7 +191,7 @@ fn pairs(baseline: &[RoundValue], candidate: &[RoundValue]) -> Option<(Vec<f64>,
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::{paired_log, Method};
+    use crate::stats::{assert_close, paired_log, Method};
 
     fn runs(values: &[(u32, f64)]) -> Vec<RoundValue> {
         values
@@ -286,5 +286,47 @@ mod tests {
         assert_eq!(Analysis::Ratio.for_values(&[1.0, 0.5]), Analysis::Ratio);
         assert_eq!(Analysis::from_word(Some("means")), Analysis::Means);
         assert_eq!(Analysis::from_word(None), Analysis::Ratio);
+    }
+
+    // Reference: the definition. Each method's interval built again at its
+    // own level is its own interval; at level 1 - p it touches no
+    // difference (the duality the family's intervals rest on:
+    // crate::analysis::model::family); at a lower level it narrows.
+    #[test]
+    fn an_interval_is_built_again_at_any_level() {
+        let b = [101.2, 98.7, 102.5, 99.9, 100.4];
+        let c = [104.1, 106.3, 103.8, 105.2, 107.0];
+        let zeros = [0.0, 12.0, 0.5];
+        let rounds = RoundValue::in_rounds;
+        let cases = [
+            paired_log(&b, &c, 0.95).unwrap(),
+            crate::stats::welch_log(&b, &c, 0.95).unwrap(),
+            crate::stats::welch(&b, &c, 0.95).unwrap(),
+            // Fieller cut at -100 %: a noisy figure with zeros.
+            compare_runs(
+                &rounds(&[10.0, 10.5, 9.5]),
+                &rounds(&zeros),
+                Design::Unpaired,
+                Analysis::Ratio,
+                0.95,
+            )
+            .unwrap(),
+        ];
+        assert_eq!(cases[3].diff_pct_ci.low, -100.0);
+        for cmp in cases {
+            let own = cmp.interval_at(0.95).unwrap();
+            assert_close(own.low, cmp.diff_pct_ci.low);
+            assert_close(own.high, cmp.diff_pct_ci.high);
+            let narrow = cmp.interval_at(0.8).unwrap();
+            assert!(narrow.low >= own.low && narrow.high < own.high, "{cmp:?}");
+            if cmp.p_value < 0.5 {
+                let edge = cmp.interval_at(1.0 - cmp.p_value).unwrap();
+                let nearer = edge.low.abs().min(edge.high.abs());
+                assert!(nearer < 1e-6, "{cmp:?} {edge:?}");
+            }
+        }
+        let exact = crate::stats::welch(&[2.0; 3], &[1.5; 3], 0.95).unwrap();
+        assert_eq!(exact.interval_at(0.5).unwrap().low, -25.0);
+        assert_eq!(cases[0].interval_at(1.0), None);
     }
 }

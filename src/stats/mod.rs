@@ -69,7 +69,7 @@ pub use interval::{mean_ci, median_ci_bootstrap, t_quantile, Interval};
 pub use multiple::{benjamini_hochberg, outcomes};
 pub use outliers::{mad, mad_outliers, DEFAULT_THRESHOLD};
 pub use ratio::{paired_log, welch_log};
-pub use resolve::{runs_for_half_width, runs_to_resolve};
+pub use resolve::{runs_for_half_width, runs_to_decide, runs_to_resolve};
 pub use sequential::{judge, Judged, Looks};
 pub use summary::{summarize, Summary};
 pub use verdict::{outcome, verdict, Outcome, Verdict, DEFAULT_ALPHA};

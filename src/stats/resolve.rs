@@ -86,6 +86,41 @@ pub fn runs_to_resolve(cmp: &Comparison, pct: f64) -> Option<usize> {
     runs_for_half_width(cmp.se, cmp.n, cmp.df, half_width, cmp.diff_pct_ci.level)
 }
 
+/// Runs per target (pairs, when paired) at which `cmp` could be decided:
+/// when its interval, at its own level, is as narrow as its estimate's
+/// distance from 0 (a difference that stays where it is would then be
+/// found) or as the margin ±`margin_pct` % (an interval that narrow fits
+/// inside the margin if the truth is no difference), whichever is wider,
+/// with the spread at the 95% lower confidence bound of what the runs so
+/// far show (`se · √(df / χ²₀.₉₅(df))`: 0.58 of it from 3 pairs, 0.65
+/// from 5). That is the most favourable reading of the runs so far — an
+/// estimate near the margin may yet move toward 0, and a spread seen over
+/// three runs may be twice the true one — so that a plan stopping on it
+/// gives up only on what the rounds left would not decide. `None` as for
+/// [`runs_for_half_width`]. A sequential plan stops a workload whose
+/// comparisons this puts beyond its `max` (`crate::rounds`).
+pub fn runs_to_decide(cmp: &Comparison, margin_pct: f64) -> Option<usize> {
+    let scale = |pct: f64| match cmp.method.is_log() {
+        true => (pct / 100.0).ln_1p(),
+        false => pct / 100.0,
+    };
+    let margin = scale(margin_pct).min(-scale(-margin_pct));
+    let half_width = scale(cmp.diff_pct).abs().max(margin);
+    let se = cmp.se * spread_lower_bound(cmp.df)?;
+    runs_for_half_width(se, cmp.n, cmp.df, half_width, cmp.diff_pct_ci.level)
+}
+
+/// `√(df / χ²₀.₉₅(df))`: the 95% lower confidence bound of a standard
+/// deviation, as a share of one estimated with `df` degrees of freedom.
+fn spread_lower_bound(df: f64) -> Option<f64> {
+    use statrs::distribution::{ChiSquared, ContinuousCDF};
+    if df.is_infinite() {
+        return Some(1.0);
+    }
+    let chi = ChiSquared::new(df).ok()?;
+    Some((df / chi.inverse_cdf(0.95)).sqrt())
+}
+
 #[cfg(test)]
 mod tests {
     //! References: SciPy 1.17.1, the rule of the module doc by brute force,
@@ -98,6 +133,7 @@ mod tests {
     //! ```
 
     use super::*;
+    use crate::stats::assert_close;
     use crate::stats::ratio::{paired_log, welch_log};
 
     // need(0.04, 3, 2, log(1.05)), need(0.04, 3, 3.7, log(1.05)),
@@ -130,6 +166,30 @@ mod tests {
             let one = runs_to_resolve(&cmp, 1.0).unwrap();
             assert!(five <= 5 && one > five, "{five} {one}");
         }
+    }
+
+    // Reference: the definition, by brute force as above at level
+    // 1 - 0.05/8 = 0.99375 (8 looks) with se · sqrt(4 / st.chi2.ppf(0.95,
+    // 4)) = se · 0.6493 for 5 pairs: a ×2.39 effect (log 0.8706) needs
+    // need(0.2 * 0.6493, 5, 4, 0.8706) = 5 pairs, need(0.5 * 0.6493, 5,
+    // 4, 0.8706) = 10. A +1% effect is judged on the margin's width:
+    // ln(1.05), the narrower side of ±5%.
+    #[test]
+    fn runs_to_decide_read_the_runs_most_favourably() {
+        assert_close(spread_lower_bound(4.0).unwrap(), 0.6493051673855675);
+        assert_close(spread_lower_bound(2.0).unwrap(), 0.5777613700268773);
+        let b = [101.2, 98.7, 102.5, 99.9, 100.4];
+        let far = [240.0, 245.0, 230.0, 250.0, 236.0];
+        let mut cmp = paired_log(&b, &far, 0.99375).unwrap();
+        cmp.se = 0.2;
+        assert_eq!(runs_to_decide(&cmp, 5.0), Some(5));
+        cmp.se = 0.5;
+        assert_eq!(runs_to_decide(&cmp, 5.0), Some(10));
+        let near = [101.9, 99.5, 103.6, 100.9, 101.4];
+        let cmp = paired_log(&b, &near, 0.95).unwrap();
+        let se = cmp.se * spread_lower_bound(4.0).unwrap();
+        let need = runs_for_half_width(se, 5, 4.0, 1.05f64.ln(), 0.95);
+        assert_eq!(runs_to_decide(&cmp, 5.0), need);
     }
 
     // Reference: the documented `None` cases and the exact case.

@@ -305,7 +305,7 @@ fn diff_chart(
     (!bars.is_empty()).then(|| {
         Chart::Diff(DiffChart {
             title: format!(
-                "{workload}: {metric}, campaign {b} against campaign {a} (% difference, 95% CI)"
+                "{workload}: {metric}, campaign {b} against campaign {a} (% difference, CI as judged)"
             ),
             x_label: format!("difference from campaign {a} (%)"),
             bars,

@@ -17,7 +17,7 @@ pub fn across_table(rows: &[Verdict], a: i64, b: i64) -> Table {
             "metric",
             &ha,
             &hb,
-            "difference [95% CI]",
+            "difference [CI as judged]",
             "p",
             "verdict",
         ],
@@ -63,7 +63,7 @@ pub fn table(rows: &[Verdict]) -> Table {
             "mean ± 95% CI",
             "candidate",
             "mean ± 95% CI",
-            "difference [95% CI]",
+            "difference [CI as judged]",
             "p",
             "verdict",
         ],
@@ -88,6 +88,6 @@ pub fn table(rows: &[Verdict]) -> Table {
     // A narrow terminal keeps the candidate, its mean, the difference and
     // the verdict: the baseline is the same on every row.
     t.may_drop(&["p", "metric", "baseline"]);
-    t.may_wrap(&["verdict", "difference [95% CI]", "mean ± 95% CI"]);
+    t.may_wrap(&["verdict", "difference [CI as judged]", "mean ± 95% CI"]);
     t
 }

@@ -83,6 +83,7 @@ fn comparison_lines(m: &Methods, plan: &StoredPlan) -> Vec<String> {
     lines.push(format!(
         "Each comparison ends in one of three outcomes: different — faster or slower, when p < 0.05 and the difference is at least {MIN_EFFECT_PCT}% —, equivalent within the workload's margin (±{RESOLUTION_PCT}% unless it sets equivalence_margin), when the whole interval lies inside ±margin (two one-sided tests; judged first), or inconclusive, neither yet. A workload's verdict, and the regression gate of `storlab compare --fail-on-regression`, concern its primary metric; the differences of its other metrics are exploratory: each metric's comparisons are corrected for their own number, not for the number of metrics compared."
     ));
+    lines.push(format!("A difference's interval (\"CI as judged\") is the one its verdict was judged by: {:.0}% for a comparison of a fixed plan judged on its own, wider where the plan looked after every round or the comparison's family adjusted its p-value (below), so that it excludes no difference exactly when the verdict says different and lies inside the margin exactly when it says equivalent.", LEVEL * 100.0));
     if let Some(looks) = plan.looks(MIN_RUNS as u32) {
         lines.push(format!(
             "The plan looked at its comparisons after every round from round {} to round {} and stopped each workload once they were decided: so that {} looks keep the error of one, each comparison's interval is a {:.2}% interval and its p-values are multiplied by {} (α spent equally over the looks, bounded by the union bound): together the looks call identical targets different, or targets a margin apart equivalent, at most 5% of the time.",
@@ -175,6 +176,7 @@ fn stops_table(stops: &[PairStop]) -> Table {
             "time" => "max_time",
             "decided" => "every comparison decided",
             "alone" => "nothing to compare (minimum rounds)",
+            "out_of_reach" => "out of reach: even the maximum would not decide it",
             _ => "fixed repetitions",
         };
         let ci = s

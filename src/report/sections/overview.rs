@@ -80,7 +80,7 @@ pub fn chart(a: &CampaignAnalysis) -> Option<OverviewChart> {
     Some(OverviewChart {
         title,
         x_label: format!(
-            "× {}'s result, 95% CI (log scale; right is faster)",
+            "× {}'s result, CI as judged (log scale; right is faster)",
             r.baseline
         ),
         rows,
@@ -169,7 +169,7 @@ pub fn across_section(a: i64, b: i64, rows: &[Verdict]) -> Option<Section> {
     }
     let chart = OverviewChart {
         title: format!("Campaign {b} against campaign {a}, every workload"),
-        x_label: format!("× campaign {a}'s result, 95% CI (log scale; right is faster)"),
+        x_label: format!("× campaign {a}'s result, CI as judged (log scale; right is faster)"),
         rows,
     };
     let mut s = Section::untitled(2).with_class("overview");

@@ -14,7 +14,7 @@ pub fn section(r: &Replicas) -> Section {
     let [agree, consistent, apart, conflict] = r.counts();
     let ids: Vec<String> = r.campaigns.iter().map(i64::to_string).collect();
     s.text(format!(
-        "Campaigns {} ran the same experiment (`storlab replicate`). Of {} {}, the replicas agree on {agree}, are consistent on {consistent} (no replica different where another is equivalent or different the other way, but not all decided), apart on {apart} (the same outcome, intervals that do not overlap) and conflict on {conflict}.",
+        "Campaigns {} ran the same experiment (`storlab replicate`); each column gives a replica's effect with the interval its verdict was judged by, in one notation. Of {} {}, the replicas agree on {agree}, are consistent on {consistent} (no replica different where another is equivalent or different the other way, but not all decided), apart on {apart} (the same outcome, intervals that do not overlap) and conflict on {conflict}.",
         ids.join(", "),
         r.comparisons.len(),
         match r.comparisons.len() {

@@ -107,7 +107,7 @@ fn diff_chart(c: &About, r: &Report, w: &WorkloadReport, m: &MetricReport) -> Op
     (!bars.is_empty()).then(|| {
         Chart::Diff(DiffChart {
             title: format!(
-                "{}: {} against {} (% difference, 95% CI)",
+                "{}: {} against {} (% difference, CI as judged)",
                 w.name, m.name, r.baseline
             ),
             x_label: format!("difference from {} (%)", r.baseline),
@@ -152,7 +152,13 @@ fn values_table(w: &WorkloadReport, baseline: &str) -> Table {
 /// Per non-baseline target and metric: % difference with CI, p and verdict.
 fn diff_table(a: &CampaignAnalysis, w: &WorkloadReport) -> Table {
     let mut t = Table::new(
-        &["target", "metric", "difference [95% CI]", "p", "verdict"],
+        &[
+            "target",
+            "metric",
+            "difference [CI as judged]",
+            "p",
+            "verdict",
+        ],
         &[false, false, true, true, false],
     );
     for m in &w.metrics {

@@ -39,7 +39,7 @@ fn pivot(out: &mut Section, s: &Study, p: &Pivot, chart: bool) {
     }
     out.text(caption(s, p, "mean ± 95% CI")).table(means(p));
     if p.rows.len() > 1 {
-        let what = format!("% difference from {}, 95% CI", s.baseline);
+        let what = format!("% difference from {}, CI as judged", s.baseline);
         out.text(format!("{}; {SIGNIFICANCE}", caption(s, p, &what)))
             .table(differences(p, &s.baseline, true));
     }

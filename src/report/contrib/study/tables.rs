@@ -107,7 +107,7 @@ pub fn level_caption(s: &Study, l: &LevelStudy) -> String {
     let versus = releases
         .unwrap_or_else(|| format!("each {} against {}={}", l.factor, l.factor, l.base.text));
     format!(
-        "{}: {} of {versus} on the same target (% difference, 95% CI)",
+        "{}: {} of {versus} on the same target (% difference, CI as judged)",
         s.family, l.pivot.metric
     )
 }
