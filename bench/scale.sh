@@ -79,14 +79,21 @@ binary() { if [ "$1" = before ]; then echo "$STORLAB_BEFORE"; else echo "$STORLA
 # cost measured, not storlab's.
 experiment() { # $1 = runs
   local targets=$(($1 > 20000 ? $1 / 10000 : 2))
+  mock_experiment scale $(($1 / targets)) "$targets" ""
+}
+
+# mock_experiment NAME REPETITIONS TARGETS SWEEP: the mock workload on
+# TARGETS `dir` targets, SWEEP (a TOML line, or empty) in its table.
+mock_experiment() {
   cat <<TOML
-name = "scale"
+name = "$1"
 [plan]
-repetitions = $(($1 / targets))
+repetitions = $2
 drop_caches = false
 block_trace = false
+max_variants = 100000
 TOML
-  for i in $(seq 1 "$targets"); do
+  for i in $(seq 1 "$3"); do
     mkdir -p "$work/t$i"
     printf '[[target]]\nname = "t%s"\nkind = "dir"\npath = "%s"\n' "$i" "$work/t$i"
   done
@@ -96,6 +103,7 @@ name = "m"
 kind = "mock"
 noise = 0.05
 factor = { t2 = 1.02 }
+$4
 TOML
 }
 
@@ -123,26 +131,7 @@ load() { echo "$(cut -d' ' -f1 /proc/loadavg) on $(nproc) cores"; }
 
 # The mock workload swept over $1 values on two targets, $2 rounds.
 variants_experiment() { # $1 = variants, $2 = repetitions
-  cat <<TOML
-name = "scale-variants"
-[plan]
-repetitions = $2
-drop_caches = false
-block_trace = false
-max_variants = 100000
-TOML
-  for i in 1 2; do
-    mkdir -p "$work/t$i"
-    printf '[[target]]\nname = "t%s"\nkind = "dir"\npath = "%s"\n' "$i" "$work/t$i"
-  done
-  cat <<TOML
-[[workload]]
-name = "m"
-kind = "mock"
-noise = 0.05
-factor = { t2 = 1.02 }
-sweep = { value = [$(seq -s, 1000 $((1000 + $1 - 1)))] }
-TOML
+  mock_experiment scale-variants "$2" 2 "sweep = { value = [$(seq -s, 1000 $((1000 + $1 - 1)))] }"
 }
 
 for side in $sides; do echo "$side: $(binary "$side") ($("$(binary "$side")" --version))"; done

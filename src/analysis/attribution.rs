@@ -125,12 +125,16 @@ impl Attribution {
     }
 }
 
-/// The attribution of `workload` on `target` over a campaign's `runs`;
-/// `None` when its runs recorded no latency histogram or no device was
-/// traced.
-pub fn attribution(runs: &[RunData], workload: &str, target: &str) -> Result<Option<Attribution>> {
+/// The attribution of `workload` on `target` over a campaign's `runs`
+/// (all, or the pair's); `None` when its runs recorded no latency
+/// histogram or no device was traced.
+pub fn attribution<'a>(
+    runs: impl IntoIterator<Item = &'a RunData>,
+    workload: &str,
+    target: &str,
+) -> Result<Option<Attribution>> {
     let runs: Vec<&RunData> = runs
-        .iter()
+        .into_iter()
         .filter(|r| r.workload == workload && r.target == target && !r.warmup && r.status == "ok")
         .collect();
     let Some(at_workload) = Percentiles::of(&merged(&runs, &MetricKey::plain(LAT.name))?) else {

@@ -202,7 +202,7 @@ pub fn analyse(c: &CampaignData, options: &Options) -> Result<CampaignAnalysis> 
     let mut attributions = Vec::new();
     for w in &model.workloads {
         for t in targets {
-            attributions.extend(attribution(&c.runs, &w.name, t)?);
+            attributions.extend(attribution(c.runs_of(&w.name, t), &w.name, t)?);
         }
     }
     Ok(CampaignAnalysis {
@@ -348,7 +348,7 @@ fn failed_pairs(c: &CampaignData, r: &Report) -> Vec<FailedPair> {
 fn measured_with(c: &CampaignData) -> Vec<RunFact> {
     let mut out = Vec::new();
     for w in &c.workloads {
-        let runs: Vec<_> = c.runs.iter().filter(|r| r.workload == w.name).collect();
+        let runs: Vec<_> = c.runs_of_workload(&w.name).collect();
         let mut names: Vec<&str> = runs.iter().flat_map(|r| r.facts.keys()).collect();
         names.sort_unstable();
         names.dedup();

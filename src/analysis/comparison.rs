@@ -215,9 +215,8 @@ fn keys(
 
 /// The metric keys of a workload on a target, over its measured runs.
 fn measured(c: &CampaignData, workload: &str, target: &str) -> BTreeSet<MetricKey> {
-    c.runs
-        .iter()
-        .filter(|r| r.workload == workload && r.target == target && !r.warmup)
+    c.runs_of(workload, target)
+        .filter(|r| !r.warmup)
         .flat_map(|r| r.metrics.keys().cloned())
         .collect()
 }

@@ -79,9 +79,8 @@ pub struct RunLine {
 
 /// The measured, successful runs of workload `w`, in the campaign's order.
 fn measured<'a>(c: &'a CampaignData, w: &str) -> Vec<&'a RunData> {
-    c.runs
-        .iter()
-        .filter(|r| r.workload == w && !r.warmup && r.status == "ok")
+    c.runs_of_workload(w)
+        .filter(|r| !r.warmup && r.status == "ok")
         .collect()
 }
 
@@ -143,7 +142,5 @@ pub fn first_run<'a>(
     target: &str,
     keep: impl Fn(&RunData) -> bool,
 ) -> Option<&'a RunData> {
-    c.runs.iter().find(|r| {
-        r.workload == workload && r.target == target && !r.warmup && r.status == "ok" && keep(r)
-    })
+    c.measured_runs_of(workload, target).find(|r| keep(r))
 }

@@ -273,9 +273,8 @@ pub fn build(
     baseline: &str,
 ) -> Option<MatrixReport> {
     let runs: Vec<_> = c
-        .runs
-        .iter()
-        .filter(|r| r.workload == workload && !r.warmup && r.status == "ok")
+        .runs_of_workload(workload)
+        .filter(|r| !r.warmup && r.status == "ok")
         .collect();
     let axes = Axes::from_keys(runs.iter().flat_map(|r| r.metrics.keys()))?;
     let (mut samples, mut device, mut latency) = (Samples::new(), Samples::new(), Samples::new());

@@ -240,12 +240,7 @@ fn workload(
     baseline: &str,
 ) -> WorkloadReport {
     let name = w.name.as_str();
-    let recorded = distinct_keys(
-        c.runs
-            .iter()
-            .filter(|r| r.workload == name)
-            .map(|r| &r.metrics),
-    );
+    let recorded = distinct_keys(c.runs_of_workload(name).map(|r| &r.metrics));
     let present = |m: &MetricKey| recorded.contains(m);
     let primary = chosen
         .primary
@@ -349,13 +344,14 @@ pub fn metric(
         .collect();
     let analysis = plan_analysis(c).for_values(runs.iter().flatten().map(|r| &r.value));
     let base = round_values(c, workload, baseline, key);
+    let margin_pct = c.margin_pct(workload);
     let stats = ran
         .iter()
         .zip(runs)
         .map(|(t, values)| {
             let judged = match *t == baseline {
                 true => None,
-                false => compared(c, &base, &values, analysis, c.margin_pct(workload)),
+                false => compared(c, &base, &values, analysis, margin_pct),
             };
             let comparison = judged.map(|j| j.comparison);
             // A baseline that did not run this workload (a capacity
@@ -392,10 +388,8 @@ pub fn metric(
 /// as the catalogue declares them.
 fn unit_and_direction(c: &CampaignData, workload: &str, key: &MetricKey) -> (Unit, Direction) {
     let stored = c
-        .runs
-        .iter()
-        .filter(|r| r.workload == workload)
-        .find_map(|r| r.metrics.get(key));
+        .runs_of_workload(workload)
+        .find_map(|r| r.metrics.get(key).cloned());
     match (stored, metric::lookup(&key.name)) {
         (Some(m), _) => (m.unit, m.direction),
         (None, Some(d)) => (d.unit, d.direction),

@@ -10,9 +10,7 @@ use crate::store::{CampaignData, RunData};
 
 /// Measured, successful multi-rank runs of a workload on a target.
 fn rank_runs<'a>(c: &'a CampaignData, workload: &'a str, target: &'a str) -> Vec<&'a RunData> {
-    c.runs
-        .iter()
-        .filter(|r| r.workload == workload && r.target == target)
+    c.runs_of(workload, target)
         .filter(|r| !r.warmup && r.status == "ok" && !r.per_rank.is_empty())
         .collect()
 }

@@ -12,11 +12,7 @@ pub fn methodology_lines(c: &CampaignData) -> Vec<String> {
     c.workloads
         .iter()
         .filter_map(|w| {
-            let runs: Vec<&RunData> = c
-                .runs
-                .iter()
-                .filter(|r| r.workload == w.name && judged(r))
-                .collect();
+            let runs: Vec<&RunData> = c.runs_of_workload(&w.name).filter(|r| judged(r)).collect();
             (!runs.is_empty()).then(|| workload_line(&w.name, &w.steady(), c, &runs))
         })
         .collect()

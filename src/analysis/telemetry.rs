@@ -120,9 +120,8 @@ pub struct DeviceMeans {
 
 /// The measured runs of `w` that recorded telemetry.
 pub fn watched_runs<'a>(c: &'a CampaignData, w: &str) -> Vec<&'a RunData> {
-    c.runs
-        .iter()
-        .filter(|r| r.workload == w && !r.warmup && r.status == "ok")
+    c.runs_of_workload(w)
+        .filter(|r| !r.warmup && r.status == "ok")
         .filter(|r| recorded(r))
         .collect()
 }
@@ -165,9 +164,8 @@ pub fn telemetry(
             .map(Course::of)
             .collect(),
         warnings: c
-            .runs
-            .iter()
-            .filter(|r| r.workload == w && !r.warmup)
+            .runs_of_workload(w)
+            .filter(|r| !r.warmup)
             .flat_map(|r| {
                 r.warnings
                     .iter()

@@ -27,6 +27,12 @@ pub(super) struct Pair {
 pub struct Pairs {
     pub(super) runs: usize,
     pub(super) index: HashMap<(String, String), Pair>,
+    /// Each workload's runs (indices into the campaign's runs), in run
+    /// order, over every target.
+    pub(super) workloads: HashMap<String, Vec<usize>>,
+    /// Each workload's equivalence margin as the experiment gives it
+    /// (`super::stored::margins`).
+    pub(super) margins: HashMap<String, Option<f64>>,
 }
 
 /// Where a campaign's data keeps its [`Pairs`]: empty until asked for, and

@@ -20,13 +20,20 @@ use crate::metric::MetricKey;
 use crate::warning::WarningKind;
 
 impl Pairs {
-    fn of(runs: &[RunData]) -> Pairs {
+    fn of(runs: &[RunData], experiment: &serde_json::Value) -> Pairs {
         let mut slots: Vec<(String, String)> = Vec::new();
         let mut slot_of: HashMap<(&str, &str), usize> = HashMap::new();
         let mut kinds: Vec<BTreeMap<WarningKind, usize>> = Vec::new();
         let mut pairs: Vec<Pair> = Vec::new();
         let mut parts: Vec<Parts> = Vec::new();
+        let mut workloads: HashMap<String, Vec<usize>> = HashMap::new();
         for (i, r) in runs.iter().enumerate() {
+            match workloads.get_mut(r.workload.as_str()) {
+                Some(w) => w.push(i),
+                None => {
+                    workloads.insert(r.workload.clone(), vec![i]);
+                }
+            }
             let slot = *slot_of
                 .entry((r.workload.as_str(), r.target.as_str()))
                 .or_insert_with(|| {
@@ -59,6 +66,8 @@ impl Pairs {
         Pairs {
             runs: runs.len(),
             index: slots.into_iter().zip(pairs).collect(),
+            workloads,
+            margins: super::stored::margins(experiment),
         }
     }
 
@@ -115,11 +124,12 @@ impl Parts {
 
 impl CampaignData {
     /// The aggregate, made now if it was not (or for other runs).
-    fn pairs<R>(&self, f: impl FnOnce(&Pairs) -> R) -> R {
-        match self.pair_cache.0.get_or_init(|| Pairs::of(&self.runs)) {
+    pub(super) fn pairs<R>(&self, f: impl FnOnce(&Pairs) -> R) -> R {
+        let made = || Pairs::of(&self.runs, &self.experiment);
+        match self.pair_cache.0.get_or_init(made) {
             p if p.runs == self.runs.len() => f(p),
             // Runs were added or removed after the aggregate was made.
-            _ => f(&Pairs::of(&self.runs)),
+            _ => f(&made()),
         }
     }
 
@@ -134,6 +144,16 @@ impl CampaignData {
                 .map(|p| p.runs.clone())
                 .unwrap_or_default()
         });
+        ids.into_iter().map(move |i| &self.runs[i])
+    }
+
+    /// Every run of `workload`, on every target, in run order.
+    pub fn runs_of_workload<'a>(
+        &'a self,
+        workload: &str,
+    ) -> impl Iterator<Item = &'a RunData> + 'a {
+        let ids: Vec<usize> =
+            self.pairs(|p| p.workloads.get(workload).cloned().unwrap_or_default());
         ids.into_iter().map(move |i| &self.runs[i])
     }
 

@@ -35,18 +35,53 @@ struct Dictionary {
     /// Labels every figure of variant `i` carries (its factors).
     factors: Vec<Labels>,
     made: HashMap<(i64, usize), Arc<MetricKey>>,
-    /// The smallest key id of the campaign, and per variant the keys made,
-    /// at their id's distance from it.
-    first: i64,
-    dense: Vec<Vec<Option<Made>>>,
+    /// Per variant, the keys made, at their id's distance from the
+    /// smallest id of the variant's first keys.
+    dense: Vec<Dense>,
 }
 
 /// A key as a variant's runs read it, with its unit and direction.
 type Made = (Arc<MetricKey>, Unit, Direction);
 
-/// Key ids farther than this from the campaign's first are looked up by
-/// hashing (a dictionary of that many keys is not one storlab writes).
-const DENSE_MAX: usize = 1 << 16;
+/// One variant's keys made, by id: those within [`DENSE_SPAN`] of the
+/// first id the variant read (each variant's keys are written together,
+/// a few dozen ids apart); others are found by hashing.
+#[derive(Default)]
+struct Dense {
+    first: i64,
+    table: Vec<Option<Made>>,
+}
+
+/// How far a variant's table reaches from its first key id: a table per
+/// variant (thousands of variants), each as long as that variant's keys
+/// lie apart.
+const DENSE_SPAN: usize = 1 << 12;
+
+impl Dense {
+    /// The slot of key `id`, if it is within reach.
+    fn slot(&mut self, id: i64) -> Option<&mut Option<Made>> {
+        if self.table.is_empty() {
+            self.first = id;
+        }
+        if id < self.first {
+            // A smaller id than the first: move the table up to it, if
+            // it still fits.
+            let shift = usize::try_from(self.first - id).ok()?;
+            if shift + self.table.len() > DENSE_SPAN {
+                return None;
+            }
+            self.table.splice(0..0, std::iter::repeat(None).take(shift));
+            self.first = id;
+        }
+        let i = usize::try_from(id - self.first)
+            .ok()
+            .filter(|&i| i < DENSE_SPAN)?;
+        if self.table.len() <= i {
+            self.table.resize(i + 1, None);
+        }
+        Some(&mut self.table[i])
+    }
+}
 
 impl Dictionary {
     fn read(store: &Store, campaign: i64, factors: Vec<Labels>) -> Result<Dictionary> {
@@ -72,7 +107,6 @@ impl Dictionary {
             );
         }
         Ok(Dictionary {
-            first: keys.keys().copied().min().unwrap_or(0),
             keys,
             factors,
             made: HashMap::new(),
@@ -97,12 +131,9 @@ impl Dictionary {
     /// is found again by its place in a table per variant, without hashing.
     fn key(&mut self, id: i64, variant: usize) -> Option<Made> {
         if self.dense.len() <= variant {
-            self.dense.resize_with(variant + 1, Vec::new);
+            self.dense.resize_with(variant + 1, Dense::default);
         }
-        let at = usize::try_from(id - self.first)
-            .ok()
-            .filter(|&i| i < DENSE_MAX);
-        if let Some(Some(made)) = at.and_then(|i| self.dense[variant].get(i)) {
+        if let Some(Some(made)) = self.dense[variant].slot(id) {
             return Some(made.clone());
         }
         let stored = self.keys.get(&id)?;
@@ -114,15 +145,33 @@ impl Dictionary {
             ))
         });
         let made = (key.clone(), stored.unit, stored.direction);
-        if let Some(i) = at {
-            let table = &mut self.dense[variant];
-            if table.len() <= i {
-                table.resize(i + 1, None);
-            }
-            table[i] = Some(made.clone());
+        if let Some(slot) = self.dense[variant].slot(id) {
+            *slot = Some(made.clone());
         }
         Some(made)
     }
+}
+
+/// Ids the store gave, written as numbers: nothing to quote.
+fn id_list(ids: &[i64]) -> String {
+    ids.iter()
+        .map(i64::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Up to this many keys, a figure's rows are found by seeking each in the
+/// (run, key) index; beyond, by reading each run's rows in that index and
+/// keeping those of the keys (a key per variant, thousands of variants:
+/// a seek per run and key was most of a report's time).
+const SEEK_KEYS: usize = 32;
+
+/// The condition keeping the rows of keys `ids` (a table aliased `v`,
+/// read run by run); the rows come in the same order either way.
+fn key_filter(ids: &[i64]) -> String {
+    // A unary + keeps SQLite from using the index for the key.
+    let index = if ids.len() <= SEEK_KEYS { "" } else { "+" };
+    format!(" AND {index}v.key_id IN ({})", id_list(ids))
 }
 
 /// The runs of a campaign being read: each run's place and variant.
@@ -198,15 +247,14 @@ impl Store {
         range: (i64, i64),
         parts: &Parts,
     ) -> Result<Vec<RunData>> {
-        let name = |id: i64, rows: &[(i64, &str)]| {
-            rows.iter()
-                .find(|r| r.0 == id)
-                .map(|r| r.1.to_string())
-                .unwrap_or_default()
+        let name = |id: i64, rows: &HashMap<i64, &str>| {
+            rows.get(&id).map(|n| n.to_string()).unwrap_or_default()
         };
-        let tnames: Vec<(i64, &str)> = targets.iter().map(|t| (t.id, t.name.as_str())).collect();
-        let wnames: Vec<(i64, &str)> = workloads.iter().map(|w| (w.id, w.name.as_str())).collect();
-        let mut pairs: Vec<(i64, i64)> = Vec::new();
+        let tnames: HashMap<i64, &str> = targets.iter().map(|t| (t.id, t.name.as_str())).collect();
+        let wnames: HashMap<i64, &str> =
+            workloads.iter().map(|w| (w.id, w.name.as_str())).collect();
+        // Each pair's variant, by the pair's ids.
+        let mut pairs: HashMap<(i64, i64), usize> = HashMap::new();
         let mut factors: Vec<Labels> = Vec::new();
         let mut variant = Vec::new();
         let mut st = self.conn.prepare(
@@ -218,16 +266,12 @@ impl Store {
         let mut runs = Vec::new();
         while let Some(r) = rows.next()? {
             let pair: (i64, i64) = (r.get(1)?, r.get(2)?);
-            let v = match pairs.iter().position(|p| *p == pair) {
-                Some(v) => v,
-                None => {
-                    let t = targets.iter().find(|t| t.id == pair.0);
-                    let w = workloads.iter().find(|w| w.id == pair.1);
-                    pairs.push(pair);
-                    factors.push(run_factors(t, w));
-                    pairs.len() - 1
-                }
-            };
+            let v = *pairs.entry(pair).or_insert_with(|| {
+                let t = targets.iter().find(|t| t.id == pair.0);
+                let w = workloads.iter().find(|w| w.id == pair.1);
+                factors.push(run_factors(t, w));
+                factors.len() - 1
+            });
             variant.push(v);
             runs.push(RunData {
                 id: r.get(0)?,
@@ -281,17 +325,16 @@ impl Store {
     /// Reads into campaign `c` (read without series) the series `drawn`
     /// asks for; the runs' other series stay empty.
     pub fn read_series(&self, c: &mut CampaignData, drawn: &Drawn) -> Result<()> {
-        let mut pairs: Vec<(&str, &str)> = Vec::new();
+        let mut pairs: HashMap<(&str, &str), usize> = HashMap::new();
         let mut factors: Vec<Labels> = Vec::new();
         let mut variant = Vec::with_capacity(c.runs.len());
         for r in &c.runs {
             let pair = (r.target.as_str(), r.workload.as_str());
-            let v = pairs.iter().position(|p| *p == pair).unwrap_or_else(|| {
+            let v = *pairs.entry(pair).or_insert_with(|| {
                 let t = c.targets.iter().find(|t| t.name == pair.0);
                 let w = c.workloads.iter().find(|w| w.name == pair.1);
-                pairs.push(pair);
                 factors.push(run_factors(t, w));
-                pairs.len() - 1
+                factors.len() - 1
             });
             variant.push(v);
         }
@@ -386,9 +429,7 @@ impl Reading<'_> {
             if ids.is_empty() {
                 return Ok(());
             }
-            // Ids the store gave, written as numbers: nothing to quote.
-            let list: Vec<String> = ids.iter().map(i64::to_string).collect();
-            sql.push_str(&format!(" AND v.key_id IN ({})", list.join(", ")));
+            sql.push_str(&key_filter(&ids));
         }
         let values = self.keyed(&sql, runs.len(), |r, unit, direction| {
             Ok(MetricValue {
@@ -407,19 +448,12 @@ impl Reading<'_> {
     fn series(&mut self, runs: &mut [RunData], drawn: Option<&Drawn>) -> Result<()> {
         let mut sql = "SELECT v.run_id, v.key_id, v.interval_s, v.values_f64 FROM runs r JOIN series_values v ON v.run_id = r.id WHERE r.campaign_id = ?1 AND r.id BETWEEN ?2 AND ?3".to_string();
         if let Some(d) = drawn {
-            // Ids the store gave, written as numbers: nothing to quote.
-            let list = |ids: &[i64]| {
-                ids.iter()
-                    .map(i64::to_string)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            };
-            let keys = self.dictionary.ids_named(&d.named);
+            let keys = key_filter(&self.dictionary.ids_named(&d.named));
             // Two selects, each led by the (run, key) index.
-            let (whole, keys) = (list(&d.whole), list(&keys));
+            let whole = id_list(&d.whole);
             sql = format!(
                 "SELECT v.run_id, v.key_id, v.interval_s, v.values_f64 FROM series_values v WHERE v.run_id IN ({whole})
-                 UNION ALL {sql} AND v.key_id IN ({keys}) AND v.run_id NOT IN ({whole})"
+                 UNION ALL {sql}{keys} AND v.run_id NOT IN ({whole})"
             );
         }
         let values = self.keyed(&sql, runs.len(), |r, unit, _| {

@@ -3,6 +3,8 @@
 //! Reports read these fields, not the JSON by key; what older stores lack
 //! reads as the default the plan had then.
 
+use std::collections::HashMap;
+
 use serde_json::Value;
 
 use super::{CampaignData, TargetRow};
@@ -156,6 +158,24 @@ impl SteadyRequest {
     }
 }
 
+/// Each workload of `experiment` and its valid `equivalence_margin_pct`,
+/// if it has one (the first entry of a name).
+pub(super) fn margins(experiment: &Value) -> HashMap<String, Option<f64>> {
+    let mut out = HashMap::new();
+    let list = experiment.get("workloads").and_then(Value::as_array);
+    for w in list.into_iter().flatten() {
+        let Some(name) = w.get("name").and_then(Value::as_str) else {
+            continue;
+        };
+        out.entry(name.to_string()).or_insert_with(|| {
+            w.get("equivalence_margin_pct")
+                .and_then(Value::as_f64)
+                .filter(|p| crate::stats::equivalence::valid_margin(*p))
+        });
+    }
+    out
+}
+
 /// The matrix kind, and the parameter naming the test its verdict is
 /// about.
 const MATRIX: &str = "matrix";
@@ -175,16 +195,10 @@ impl CampaignData {
     /// The equivalence margin, in %, of workload `name` (its
     /// `equivalence_margin`): the default, 5 %, for a store written
     /// before workloads had one.
+    /// Read once per campaign ([`margins`]): asked per metric of each of
+    /// thousands of variants.
     pub fn margin_pct(&self, name: &str) -> f64 {
-        self.experiment
-            .get("workloads")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .find(|w| w.get("name").and_then(Value::as_str) == Some(name))
-            .and_then(|w| w.get("equivalence_margin_pct"))
-            .and_then(Value::as_f64)
-            .filter(|p| crate::stats::equivalence::valid_margin(*p))
+        self.pairs(|p| p.margins.get(name).copied().flatten())
             .unwrap_or(crate::stats::DEFAULT_MARGIN_PCT)
     }
 

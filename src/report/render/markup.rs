@@ -5,6 +5,8 @@
 //! render the same outline and `markdown.rs` stays small. Each
 //! implementation escapes all text it is given.
 
+use std::collections::{HashMap, HashSet};
+
 use anyhow::Result;
 
 use crate::report::document::{Block, Chart, Document, Section};
@@ -83,7 +85,10 @@ pub fn render(m: &impl Markup, doc: &Document) -> Result<String> {
 /// A unique anchor per section, from its title (`what-was-compared`,
 /// `seqread-1m-io-2`); empty for an untitled one.
 fn anchors(sections: &[Section]) -> Vec<String> {
-    let mut seen: Vec<String> = Vec::new();
+    let mut seen: HashSet<String> = HashSet::new();
+    // Per slug, the next number to try: those below were taken (a report
+    // of thousands of variants repeats a title thousands of times).
+    let mut next: HashMap<String, usize> = HashMap::new();
     sections
         .iter()
         .map(|s| {
@@ -101,14 +106,17 @@ fn anchors(sections: &[Section]) -> Vec<String> {
                 .filter(|p| !p.is_empty())
                 .collect::<Vec<_>>()
                 .join("-");
-            let mut id = format!("s-{slug}");
-            let mut n = 2;
-            while seen.contains(&id) {
-                id = format!("s-{slug}-{n}");
-                n += 1;
+            let n = next.entry(slug.clone()).or_insert(1);
+            loop {
+                let id = match *n {
+                    1 => format!("s-{slug}"),
+                    n => format!("s-{slug}-{n}"),
+                };
+                *n += 1;
+                if seen.insert(id.clone()) {
+                    return id;
+                }
             }
-            seen.push(id.clone());
-            id
         })
         .collect()
 }
