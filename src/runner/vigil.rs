@@ -126,9 +126,13 @@ impl Vigil {
             let _ = t.join();
         }
         let seen = self.found.lock().unwrap_or_else(|e| e.into_inner()).take();
+        // Taken whether or not the watch saw it first: a run's server that
+        // died during the run and was then stopped by the workload must not
+        // fail the next run too ("not run: postgres … died").
+        let fallen = watch::take_fallen(&self.serving);
         seen.or_else(|| {
-            let dead = watch::take_fallen(&self.serving).into_iter().next()?;
-            Some(found(&dead, dead.words()))
+            let dead = fallen.first()?;
+            Some(found(dead, dead.words()))
         })
     }
 }
@@ -136,6 +140,34 @@ impl Vigil {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A run's server killed during the run, seen by the watch, then
+    /// stopped by the workload (which finds it dead): it fails that run
+    /// and leaves nothing for the next run's look.
+    #[test]
+    fn a_runs_server_seen_dead_and_then_stopped_fails_that_run_only() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("60")
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let serves = watch::runs_on(&format!("vigil-test-{pid}"));
+        watch::register(pid, "sleep", &serves, true);
+        let vigil = Vigil::start(vec![serves.clone()]);
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let t0 = Instant::now();
+        while vigil.found.lock().unwrap().is_none() && t0.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(POLL);
+        }
+        watch::forget("sleep", &serves); // the workload stops its server
+        let found = vigil.end().expect("the run's fault");
+        assert!(!found.degrades, "{found:?}");
+        assert!(
+            fault_now(&[serves]).is_none(),
+            "the next run is not failed by it"
+        );
+    }
 
     #[test]
     fn a_daemon_storlab_started_that_stays_stopped_is_ended_and_said() {
