@@ -145,7 +145,10 @@ fn three_ranks_on_tmpfs_add_up_and_leave_nothing() {
         .unwrap_or(0);
     assert_eq!(journals, 0, "every journal is finished");
     let csv = lab.ok(&["export", "--format", "csv"]);
-    assert!(csv.starts_with("campaign,run,target,workload,repetition,round,warmup,status,metric,value,unit,direction,campaign_uuid,campaign_name,host,started_at,duration_s,caches_dropped,remounted,op,process,rank,workload."), "{csv}");
+    // The label columns are those the runs' metrics carry: the operation,
+    // the process, the layer (#42: the ranks share this host's page cache,
+    // so its counters are read) and the rank.
+    assert!(csv.starts_with("campaign,run,target,workload,repetition,round,warmup,status,metric,value,unit,direction,campaign_uuid,campaign_name,host,started_at,duration_s,caches_dropped,remounted,op,process,layer,rank,workload."), "{csv}");
     // Rank 2's own row of bytes written, on its own host.
     let mut reader = csv::Reader::from_reader(csv.as_bytes());
     let header = reader.headers().unwrap().clone();
