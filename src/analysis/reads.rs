@@ -173,22 +173,13 @@ pub fn reads(c: &CampaignData) -> Reads {
                 .collect();
             let words = Words::of_target(&t.facts);
             let cells = cells(&runs);
-            // A matrix's pair is the whole run's counters, read before and
-            // after it: between a cell's tests only the counters that read
-            // fast are read (measure::layers::Stack::between_tests), so
-            // its cells may not tell every layer apart. What others read
-            // on a shared device while it wrote is named as the gap. A
-            // run without whole-run figures (stored before they were
-            // read) has its read tests' cells together.
-            let whole = runs.iter().any(|r| {
-                r.metrics
-                    .keys()
-                    .any(|k| k.name == m::LAYER_SERVED_BYTES.name && k.labels.get(&TEST).is_none())
-            });
-            let pair = |l: &Labels| match cells.is_empty() || whole {
-                true => l.iter().count() == 0,
-                false => l.get(&TEST).is_some(),
-            };
+            // A pair's waterfall is the whole run's counters, read before
+            // and after it (a matrix's too: between a cell's tests only the
+            // counters that read fast are read, see
+            // measure::layers::Stack::between_tests, so its cells may not
+            // tell every layer apart). What others read on a shared device
+            // while a matrix wrote is named as the gap.
+            let pair = |l: &Labels| l.iter().count() == 0;
             if let Some(wf) = waterfall(&runs, &pair, Labels::new(), &words) {
                 out.pairs.push(wf);
             }
