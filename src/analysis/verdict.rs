@@ -198,8 +198,8 @@ impl Verdict {
         })
     }
 
-    /// How it came out; a row without a comparison (across campaigns, a
-    /// side without values) reads as no significant difference.
+    /// How it came out; none for a row without a comparison (across
+    /// campaigns, a side without values).
     pub fn outcome(&self) -> Option<Outcome> {
         Outcome::of(&self.candidate)
     }
@@ -357,8 +357,8 @@ pub enum Statement {
 /// Comparisons of one workload family (and primary metric) that came out
 /// alike — equivalent, or inconclusive — said in one line where there are
 /// at least [`GROUPED`] of them: seed 000's 4 configurations × 4
-/// transaction counts read as 12 lines of "no significant difference", one
-/// screen before any figure.
+/// transaction counts read as 12 lines of "inconclusive", one screen
+/// before any figure.
 #[derive(Debug, Clone)]
 pub struct Alike {
     pub family: String,

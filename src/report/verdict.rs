@@ -228,7 +228,8 @@ fn headline(v: &Verdict) -> String {
 }
 
 /// `ram is faster than disk: +68.3% tps [+35.7%, +108.6%] (p 0.009)`, or
-/// `no significant difference between …` with the difference and p.
+/// `… is equivalent to … within ±5%` or `inconclusive between …` with the
+/// difference and p.
 fn sentence(v: &Verdict) -> String {
     if let Kind::Capacity { latency, max_ns } = &v.kind {
         return capacity_sentence(v, latency, *max_ns);
@@ -285,7 +286,8 @@ fn sentence(v: &Verdict) -> String {
 
 /// `zfs sustains 2.30k tx/s within p99 ≤ 50.00 ms [2.15k, 2.45k]; ext4
 /// 4.10k tx/s [3.90k, 4.30k]: -43.9% [-49.0%, -38.3%] (p <0.001)`, or
-/// `no significant difference between the capacities of …` with the same.
+/// `inconclusive between the capacities of …` with the same (a capacity
+/// search has no equivalence margin: its interval is the knee's).
 fn capacity_sentence(v: &Verdict, latency: &str, max_ns: f64) -> String {
     let value = |t: &TargetStats| format_value(t.summary.map_or(f64::NAN, |s| s.mean), v.unit);
     let interval = |t: &TargetStats| {
@@ -313,7 +315,7 @@ fn capacity_sentence(v: &Verdict, latency: &str, max_ns: f64) -> String {
             format!("{figures}: {} (p {})", diff_text(t), p_text(t))
         }
         _ => format!(
-            "no significant difference between the capacities of {} and {}: {figures} ({}, p {})",
+            "inconclusive between the capacities of {} and {}: {figures} ({}, p {})",
             v.candidate_label,
             v.baseline_label,
             diff_text(t),
@@ -473,10 +475,11 @@ fn gate_passed(j: &Judged) -> String {
     line
 }
 
-/// `pgbench: no significant difference from d in any of 12 comparisons
-/// (3 targets × 4 variants): tps from -15.4% to +12.0%, p 0.231–0.774
-/// (0.731–0.774 adjusted over 12) ⚠ noisy host; ±5% needs about 20–175
-/// runs per target`; `in 4 of its 6 comparisons (on 3 targets, 2
+/// `pgbench: inconclusive against d in all 12 comparisons (3 targets × 4
+/// variants), neither different nor within ±5%: tps from -15.4% to
+/// +12.0%, p 0.231–0.774 (0.731–0.774 adjusted over 12) ⚠ noisy host; ±5%
+/// needs about 20–175 runs per target` (or `equivalent to d within ±5%
+/// in …`); `in 4 of its 6 comparisons (on 3 targets, 2
 /// variants)` when others of the family's comparisons were significant.
 fn alike(a: &Alike) -> String {
     let metric_name = a
@@ -1140,5 +1143,70 @@ mod tests {
             words(&judge(rows, 20.0, false, Warn), Form::Gate),
             "no primary metric is significantly worse by more than 20%"
         );
+    }
+
+    /// A knee at `estimate` with the interval `[low, high]` from 4 degrees
+    /// of freedom.
+    fn knee(estimate: f64, low: f64, high: f64) -> crate::stats::capacity::Knee {
+        use crate::stats::capacity::{Found, Knee};
+        Knee {
+            found: Found::Between,
+            estimate,
+            interval: Some(crate::stats::Interval {
+                low,
+                high,
+                level: 0.95,
+            }),
+            lo: Some(low),
+            hi: Some(high),
+            df: 4.0,
+            spread: 0.05,
+        }
+    }
+
+    /// A capacity verdict of `b` against `a`.
+    fn capacities(a: (f64, f64, f64), b: (f64, f64, f64)) -> Verdict {
+        use crate::analysis::capacity::knee_stats;
+        use crate::stats::capacity::compare;
+        let (ka, kb) = (knee(a.0, a.1, a.2), knee(b.0, b.1, b.2));
+        Verdict {
+            workload: "q".into(),
+            primary: true,
+            metric: "capacity".into(),
+            unit: Unit::OpsPerSec,
+            direction: Direction::HigherIsBetter,
+            baseline_label: "a".into(),
+            baseline: knee_stats("a", &ka, None, Vec::new()),
+            candidate_label: "b".into(),
+            candidate: knee_stats("b", &kb, compare(&ka, &kb, 0.95), Vec::new()),
+            family: "q".into(),
+            exploratory: false,
+            parts: None,
+            kind: Kind::Capacity {
+                latency: "p99".into(),
+                max_ns: 10e6,
+            },
+        }
+    }
+
+    // #46: a comparison is different, equivalent or inconclusive, never
+    // "no significant difference"; two capacities are only tested for a
+    // difference.
+    #[test]
+    fn two_capacities_are_different_or_inconclusive() {
+        let apart = sentence(&capacities(
+            (1000.0, 950.0, 1050.0),
+            (2000.0, 1900.0, 2100.0),
+        ));
+        assert!(apart.starts_with("b sustains 2.00k"), "{apart}");
+        let close = sentence(&capacities(
+            (1000.0, 800.0, 1200.0),
+            (1020.0, 820.0, 1220.0),
+        ));
+        assert!(
+            close.starts_with("inconclusive between the capacities of b and a: b sustains"),
+            "{close}"
+        );
+        assert!(!close.contains("no significant"), "{close}");
     }
 }

@@ -36,7 +36,7 @@
 //!   from probes at set rates: each run's margin past the target, the
 //!   knee where a line fitted near it crosses zero with Fieller's
 //!   interval, and two capacities compared on the log scale.
-//! * [`verdict`](mod@verdict): better, worse, or no significant difference
+//! * [`verdict`](mod@verdict): better, worse, equivalent within a margin, or inconclusive
 //!   at a given significance level, with respect to the metric's
 //!   [`Direction`](crate::metric::Direction); and the three outcomes a
 //!   comparison ends in: different, equivalent, or inconclusive.
