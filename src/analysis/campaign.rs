@@ -44,6 +44,10 @@ pub struct Options {
     /// Swept parameters whose levels to compare on each target, beside
     /// those the experiment names.
     pub compare_levels: Vec<String>,
+    /// Only what the terminal's summary shows (`show`, `run`'s closing
+    /// summary): the report body's telemetry panels are left out (a
+    /// pass over every run's figures, and each panel's statistics).
+    pub summary_only: bool,
 }
 
 /// Everything the campaign's runs say, computed once.
@@ -239,11 +243,14 @@ pub fn analyse(c: &CampaignData, options: &Options) -> Result<CampaignAnalysis> 
             .filter(|w| w.kind == matrix::KIND)
             .filter_map(|w| matrix::build(c, &w.name, targets, baseline))
             .collect(),
-        telemetry: model
-            .workloads
-            .iter()
-            .filter_map(|w| telemetry(c, &w.name, targets, baseline))
-            .collect(),
+        telemetry: match options.summary_only {
+            true => Vec::new(),
+            false => model
+                .workloads
+                .iter()
+                .filter_map(|w| telemetry(c, &w.name, targets, baseline))
+                .collect(),
+        },
         attributions,
         about,
         setup,

@@ -123,6 +123,7 @@ fn within_campaign(store: &Store, req: &CompareArgs) -> Result<ExitCode> {
         false => {
             let asked = crate::analysis::campaign::Options {
                 baseline: req.baseline.clone(),
+                summary_only: true,
                 ..Default::default()
             };
             crate::analysis::analyse(&first, &asked)?.replicas

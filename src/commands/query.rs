@@ -55,6 +55,7 @@ pub fn show(g: &Global, a: &ShowArgs) -> Result<ExitCode> {
     let data = store.with_replicas(data, &Parts::terminal())?;
     let options = outline::Options {
         compare_levels: a.compare_levels.clone(),
+        summary_only: true,
         ..Default::default()
     };
     let analysis = crate::analysis::analyse(&data, &options)?;

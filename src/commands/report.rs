@@ -22,6 +22,7 @@ pub fn report(g: &Global, a: &ReportArgs) -> Result<ExitCode> {
         baseline: a.baseline.clone(),
         series: a.series.clone(),
         compare_levels: a.compare_levels.clone(),
+        summary_only: false,
     };
     match &a.b {
         Some(b) => report_across(&g.db, a, b, &options),

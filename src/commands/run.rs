@@ -209,10 +209,11 @@ pub(super) fn finish(
 ) -> Result<ExitCode> {
     let data = store.load_campaign_with(outcome.campaign, &Parts::terminal())?;
     let data = store.with_replicas(data, &Parts::terminal())?;
-    let doc = outline::terminal(&crate::analysis::analyse(
-        &data,
-        &outline::Options::default(),
-    )?);
+    let summary = outline::Options {
+        summary_only: true,
+        ..Default::default()
+    };
+    let doc = outline::terminal(&crate::analysis::analyse(&data, &summary)?);
     let verbose = crate::console::level() == crate::console::Level::Verbose;
     let view = terminal::View {
         columns: crate::console::columns(),
