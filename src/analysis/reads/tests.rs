@@ -320,3 +320,136 @@ fn sides_read_from_different_layers_are_called_apart() {
         "55% page cache against 55% vda"
     );
 }
+
+/// A Gluster matrix run as measure::layers stores it: the whole run's
+/// figures tell every layer apart (io-cache served 40 of the 100 bytes,
+/// the bricks were asked 60); its two reading cells, 50 bytes each, tell
+/// only what lies above vda from vda (Gluster's counters are not read
+/// between a cell's tests), vda reading 0 and `cell_vda` during them;
+/// over the whole run vda read `whole_vda` (writes, others' reads).
+fn gluster_matrix(id: i64, whole_vda: f64, cell_vda: Option<f64>) -> RunData {
+    let cell = |size: u64| {
+        Labels::new()
+            .with(&TEST, "reread")
+            .with(&FILE_SIZE, size)
+            .with(&RECORD_SIZE, 131072)
+    };
+    let mut r = run(
+        id,
+        &GLUSTER,
+        &[
+            count(100.0),
+            count(100.0),
+            count(60.0),
+            devices(&[("vda", whole_vda)]),
+        ],
+        &Labels::new(),
+    );
+    for (size, vda) in [(8, Some(0.0)), (64, cell_vda)] {
+        let asked = [
+            count(50.0),
+            None,
+            None,
+            vda.and_then(|v| devices(&[("vda", v)])),
+        ];
+        let c = run(id, &GLUSTER, &asked, &cell(size));
+        for (k, v) in c.metrics.iter() {
+            r.metrics.insert(k.clone(), v.clone());
+        }
+    }
+    r
+}
+
+#[test]
+fn a_matrixs_whole_run_reads_its_device_during_its_reading_cells() {
+    let stored = gluster_matrix(1, 90.0, Some(20.0));
+    // Over the whole run vda read more than the bricks asked: as stored,
+    // the bricks' page cache seems to serve nothing.
+    assert_eq!(
+        whole(&[&stored], &Words::default()).unwrap().sentence(),
+        "40% from Gluster's client translators, 60% from vda"
+    );
+    // During the reading cells vda read 20 of the 60 the bricks asked.
+    let read = bottom_of_cells(&stored).expect("every reading cell read vda");
+    let w = whole(&[&read], &Words::default()).unwrap();
+    assert_eq!(
+        w.sentence(),
+        "40% from Gluster's client translators, 40% from the bricks' page cache, 20% from vda"
+    );
+    assert_eq!(w.balance.gap, None);
+    // A cell whose device was not read, or a run without cells, keeps
+    // the whole run's figures.
+    assert!(bottom_of_cells(&gluster_matrix(2, 90.0, None)).is_none());
+    let plain = run(
+        3,
+        &GLUSTER,
+        &[
+            count(100.0),
+            count(100.0),
+            count(60.0),
+            devices(&[("vda", 90.0)]),
+        ],
+        &Labels::new(),
+    );
+    assert!(bottom_of_cells(&plain).is_none());
+}
+
+#[test]
+fn layers_a_matrixs_cells_join_and_its_whole_run_tells_apart_are_named() {
+    let r = gluster_matrix(1, 90.0, Some(20.0));
+    let refs = [&r];
+    let words = Words::default();
+    let of_cells = |refs: &[&RunData]| -> Vec<Waterfall> {
+        cells(refs)
+            .into_iter()
+            .filter_map(|c| waterfall(refs, &|l| *l == c, c.clone(), &words))
+            .collect()
+    };
+    let reads = Reads {
+        pairs: vec![whole(&refs, &words).unwrap()],
+        cells: of_cells(&refs),
+        files: Vec::new(),
+    };
+    let (w, t) = (&reads.pairs[0].workload, &reads.pairs[0].target);
+    assert_eq!(
+        reads.run_only(w, t),
+        [Layer::GlusterClient, Layer::BrickPageCache]
+    );
+    assert!(reads.cells_tell_only_memory(w, t));
+    // A matrix on a disk: its cells tell the page cache from the device
+    // as its whole run does.
+    let cell = Labels::new()
+        .with(&TEST, "read")
+        .with(&FILE_SIZE, 8)
+        .with(&RECORD_SIZE, 4096);
+    let levels = [Layer::PageCache, Layer::Device];
+    let mut disk = run(
+        2,
+        &levels,
+        &[count(100.0), devices(&[("vda", 30.0)])],
+        &Labels::new(),
+    );
+    let c = run(
+        2,
+        &levels,
+        &[count(100.0), devices(&[("vda", 30.0)])],
+        &cell,
+    );
+    for (k, v) in c.metrics.iter() {
+        disk.metrics.insert(k.clone(), v.clone());
+    }
+    let refs = [&disk];
+    let reads = Reads {
+        pairs: vec![whole(&refs, &words).unwrap()],
+        cells: of_cells(&refs),
+        files: Vec::new(),
+    };
+    assert!(reads.run_only(w, t).is_empty());
+    assert!(!reads.cells_tell_only_memory(w, t));
+    // Without cells, nothing is joined.
+    let reads = Reads {
+        cells: Vec::new(),
+        ..reads
+    };
+    assert!(reads.run_only(w, t).is_empty());
+}
