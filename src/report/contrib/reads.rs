@@ -44,6 +44,9 @@ impl Contributor for Reads {
         s.text(
             "Each layer of the target's stack that a read passes through, top to bottom, with what it was asked and what it served itself (what it was asked less what it passed down), from each layer's own counters read before and after every measured run and summed over them: the workload's, PostgreSQL's (pg_stat_database), the FUSE client's io-stats, each brick's (gluster volume profile), a FUSE daemon's /proc/PID/io, /proc/diskstats (storlab's docs/methodology.md, “Where the reads came from”). A layer's share is its hit ratio times the share of the reads that reached it.",
         );
+        if w.kind == MATRIX {
+            s.text("For a matrix, the device's figure is what it read during the reading tests, when the layers above it were asked: over the whole run it also counts what the writing tests and other processes read.");
+        }
         s.list(found.iter().map(|f| sentence(f)).collect());
         s.table(layers_table(&found));
         let notes: Vec<String> = found.iter().flat_map(|f| notes(f)).collect();
