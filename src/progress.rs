@@ -24,6 +24,9 @@ struct PairPace {
     /// made for them all), until it has run.
     first_extra: Duration,
     left: u32,
+    /// The runs it may still take at most (more than `left` where the
+    /// plan adds rounds until its comparisons are decided).
+    most_left: u32,
     done: u32,
     took: Duration,
 }
@@ -68,6 +71,7 @@ impl Pace {
                             estimate: p.per_run,
                             first_extra: p.first_extra,
                             left: p.runs,
+                            most_left: p.most_runs.max(p.runs),
                             done: 0,
                             took: Duration::ZERO,
                         },
@@ -82,6 +86,7 @@ impl Pace {
     pub fn finished(&mut self, pair: Pair, took: Duration) {
         if let Some(p) = self.pairs.get_mut(&pair) {
             p.left = p.left.saturating_sub(1);
+            p.most_left = p.most_left.saturating_sub(1);
             p.done += 1;
             p.took += took;
         }
@@ -93,6 +98,7 @@ impl Pace {
         if let Some(p) = self.pairs.get_mut(&pair) {
             let rest = p.rest();
             p.left = p.left.saturating_sub(1);
+            p.most_left = p.most_left.saturating_sub(1);
             if p.done == 0 && !p.first_extra.is_zero() {
                 p.first_extra = Duration::ZERO;
                 p.estimate = crate::params::units::saturating_secs(rest);
@@ -104,7 +110,26 @@ impl Pace {
     pub fn done(&mut self, pair: Pair) {
         if let Some(p) = self.pairs.get_mut(&pair) {
             p.left = 0;
+            p.most_left = 0;
         }
+    }
+
+    /// Whether every pair has had the runs every plan makes (what is left
+    /// is rounds added until decided).
+    fn first_rounds_done(&self) -> bool {
+        self.pairs.values().all(|p| p.left == 0)
+    }
+
+    /// One round of every pair that may still run, at their pace.
+    fn round(&self) -> Duration {
+        let one = Pace {
+            pairs: (self.pairs.iter())
+                .filter(|(_, p)| p.most_left > 0)
+                .map(|(&k, p)| (k, PairPace { left: 1, ..*p }))
+                .collect(),
+            teardown: Duration::ZERO,
+        };
+        one.left()
     }
 
     /// The estimate of one run of `pair`, for the bar.
@@ -120,6 +145,17 @@ impl Pace {
     /// to take, its first run's extra (a cluster made for the others)
     /// counted in the first only.
     pub fn left(&self) -> Duration {
+        self.to_go(|p| p.left)
+    }
+
+    /// The most that may be left: every pair to the most runs its plan
+    /// allows, at the same pace as [`Pace::left`].
+    pub fn most_left(&self) -> Duration {
+        self.to_go(|p| p.most_left)
+    }
+
+    /// The time `runs` of each pair take at their pace, and teardown.
+    fn to_go(&self, runs: impl Fn(&PairPace) -> u32) -> Duration {
         let (took, estimated) = self
             .pairs
             .values()
@@ -135,15 +171,15 @@ impl Pace {
         let runs: f64 = self
             .pairs
             .values()
-            .filter(|p| p.left > 0)
+            .filter(|p| runs(p) > 0)
             .map(|p| match p.done {
-                0 => (p.first_extra.as_secs_f64() + p.rest() * f64::from(p.left)) * pace,
+                0 => (p.first_extra.as_secs_f64() + p.rest() * f64::from(runs(p))) * pace,
                 _ => {
                     let own = match p.expected() {
                         e if e > 0.0 => p.took.as_secs_f64() / e,
                         _ => pace,
                     };
-                    p.rest() * f64::from(p.left) * own
+                    p.rest() * f64::from(runs(p)) * own
                 }
             })
             .sum();
@@ -152,10 +188,27 @@ impl Pace {
     }
 }
 
+/// The time left in words: `left` what the runs every plan makes take,
+/// `most` what rounds added until decided may take, `adding` whether the
+/// former are all done.
+fn left_words(left: Duration, most: Duration, adding: bool) -> String {
+    let secs = |d: Duration| format_seconds(d.as_secs_f64());
+    // Within a second or a tenth, the two are one figure.
+    let apart = most.saturating_sub(left) > Duration::from_secs(1).max(left / 10);
+    match (apart, adding) {
+        (false, _) => format!("about {} left", secs(left)),
+        (true, false) => format!("about {} left, up to {}", secs(left), secs(most)),
+        (true, true) => format!("adding rounds until decided, up to {} left", secs(most)),
+    }
+}
+
 pub struct Printer {
     quiet: bool,
     bar: Option<ProgressBar>,
     pace: RefCell<Pace>,
+    /// When no round starts any more (the plan's `max_time`, less what
+    /// a resumed campaign ran before), for a plan that adds rounds.
+    deadline: Option<Instant>,
     /// When the last run finished (or the runs started): a run's time is
     /// from then, recording and the gap between runs included.
     last: RefCell<Instant>,
@@ -167,16 +220,20 @@ impl Printer {
             quiet,
             bar: None,
             pace: RefCell::new(Pace::default()),
+            deadline: None,
             last: RefCell::new(Instant::now()),
         }
     }
 
-    /// Starts a campaign of `runs` runs, estimated by `estimate`.
-    pub fn start(&mut self, runs: usize, estimate: &Estimate) {
+    /// Starts a campaign of at most `runs` runs, estimated by `estimate`;
+    /// no round starts after `rounds_end` from now (the plan's
+    /// `max_time`, what is left of it on a resume).
+    pub fn start(&mut self, runs: usize, estimate: &Estimate, rounds_end: Option<Duration>) {
         let pace = Pace::new(estimate);
-        let left = pace.left();
         self.pace = RefCell::new(pace);
-        self.last = RefCell::new(Instant::now());
+        let now = Instant::now();
+        self.last = RefCell::new(now);
+        self.deadline = rounds_end.and_then(|d| now.checked_add(d));
         if self.quiet {
             return;
         }
@@ -189,18 +246,27 @@ impl Printer {
             bar.enable_steady_tick(Duration::from_millis(200));
             self.bar = Some(bar);
         } else {
-            errln!(
-                "storlab: {runs} runs planned, about {} left",
-                format_seconds(left.as_secs_f64())
-            );
+            errln!("storlab: {runs} runs planned, {}", self.left_text());
         }
     }
 
+    /// `about 45 s left`; for a plan that adds rounds until its
+    /// comparisons are decided, `about 45 s left, up to 3m10s`, and once
+    /// the rounds every plan runs are done, `adding rounds until decided,
+    /// up to 1m20s left` (never the teardown alone while runs go on).
     fn left_text(&self) -> String {
-        format!(
-            "about {} left",
-            format_seconds(self.pace.borrow().left().as_secs_f64())
-        )
+        let pace = self.pace.borrow();
+        let (left, most) = (pace.left(), pace.most_left());
+        // Rounds stop starting at the deadline; the one under way ends.
+        let most = match self.deadline {
+            Some(d) => {
+                let round = most.saturating_sub(left).min(pace.round());
+                most.min(d.saturating_duration_since(Instant::now()) + round + pace.teardown)
+            }
+            None => most,
+        }
+        .max(left);
+        left_words(left, most, pace.first_rounds_done())
     }
 
     pub fn run_started(&self, index: usize, total: usize, label: &str) {
@@ -292,6 +358,7 @@ mod tests {
                             basis: Basis::Modelled,
                             first_extra: Duration::ZERO,
                             probes: None,
+                            most_runs: runs,
                         },
                     )
                 })
@@ -334,6 +401,43 @@ mod tests {
         }
         pace.finished((1, 0), s(20));
         assert_eq!(pace.left(), s(5));
+    }
+
+    // The quick experiment adds rounds until its comparisons are decided
+    // (3 to 10): once its first 3 rounds were done, the bar said "about
+    // 66 ms left" (the teardown) through every round it added.
+    #[test]
+    fn rounds_added_until_decided_are_an_upper_bound_not_the_teardown() {
+        let s = Duration::from_secs;
+        let mut e = estimate(&[((0, 0), 10, 3), ((1, 0), 10, 3)]);
+        for p in e.pairs.values_mut() {
+            p.most_runs = 10;
+        }
+        let mut pace = Pace::new(&e);
+        assert_eq!(pace.left(), s(65));
+        assert_eq!(pace.most_left(), s(205));
+        assert_eq!(
+            left_words(pace.left(), pace.most_left(), pace.first_rounds_done()),
+            "about 65.0 s left, up to 3m25s"
+        );
+        for _ in 0..4 {
+            pace.finished((0, 0), s(10));
+            pace.finished((1, 0), s(10));
+        }
+        // Past the first rounds: what more rounds may take, never 5 s.
+        assert!(pace.first_rounds_done());
+        assert_eq!(pace.left(), s(5));
+        assert_eq!(pace.most_left(), s(125));
+        assert_eq!(pace.round(), s(20));
+        assert_eq!(
+            left_words(pace.left(), pace.most_left(), true),
+            "adding rounds until decided, up to 2m05s left"
+        );
+        // A pair decided takes no more rounds.
+        pace.done((0, 0));
+        assert_eq!(pace.most_left(), s(65));
+        // A fixed plan's figure stays one figure.
+        assert_eq!(left_words(s(65), s(65), false), "about 65.0 s left");
     }
 
     #[test]

@@ -57,6 +57,9 @@ pub struct PairEstimate {
     /// A capacity search's fewest and most probes (`runs` counts the
     /// most, each probe a pair's runs).
     pub probes: Option<(u32, u32)>,
+    /// The most runs the plan may make of it: `runs`, or for a plan that
+    /// adds rounds until decided, warm-up and the most repetitions.
+    pub most_runs: u32,
 }
 
 /// A campaign's estimate at the host's load and, when that load makes it
@@ -126,6 +129,7 @@ impl Estimate {
         let pace = load.pace();
         let history = learned::History::new(past);
         let per_pair = exp.plan.repetitions.min() + exp.plan.warmup;
+        let most_per_pair = exp.plan.repetitions.max() + exp.plan.warmup;
         let searched = crate::plan::searches(exp).into_iter().flatten();
         let pairs = crate::plan::pairs(exp)
             .into_iter()
@@ -136,6 +140,7 @@ impl Estimate {
                     .as_ref()
                     .map(|c| (c.min_probes(), c.max_probes()));
                 let runs = per_pair * probes.map_or(1, |p| p.1);
+                let most_runs = most_per_pair.saturating_mul(probes.map_or(1, |p| p.1));
                 let (per_run, basis) = history.run(exp, t, w, root, pace);
                 let first_extra = match basis {
                     Basis::Scaled { ratio, .. } => {
@@ -152,6 +157,7 @@ impl Estimate {
                         basis,
                         first_extra,
                         probes,
+                        most_runs,
                     },
                 )
             })

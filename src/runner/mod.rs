@@ -150,8 +150,13 @@ fn drive<'a>(
     if let Some(note) = estimate.left_out_note() {
         s.printer.note(&note);
     }
-    s.printer.start(planned_runs(s.exp), &estimate);
     let decides = plan_decides(s.exp);
+    // Runs recorded before a resume count against max_time.
+    let prior: f64 = done.iter().map(|d| d.duration_s).sum();
+    let rounds_end = (s.exp.plan.max_time)
+        .filter(|_| decides)
+        .map(|m| m.saturating_sub(crate::params::units::saturating_secs(prior)));
+    s.printer.start(planned_runs(s.exp), &estimate, rounds_end);
     let mut c = Campaign::new(s, &mut lab, ids, done, root);
     let result = c.run_all();
     let (outcome, store, printer) = (c.outcome.clone(), c.s.store, c.s.printer);
@@ -375,6 +380,8 @@ impl<'a, 'l> Campaign<'a, 'l> {
                 self.s
                     .store
                     .set_pair_stop(&self.ids, t, w, stop.reason(), rep, stop.ci_pct())?;
+                // Decided: the time left drops the rounds it may have had.
+                self.s.printer.pair_done((t, w));
             }
             if next.run.is_empty() {
                 return Ok(None);

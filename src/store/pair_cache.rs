@@ -2,7 +2,7 @@
 //! makes the aggregate): the data, apart from the runs it is made of.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use crate::metric::MetricKey;
 use crate::warning::WarningKind;
@@ -16,7 +16,8 @@ pub(super) struct Pair {
     /// Indices into the campaign's runs, in run order.
     pub(super) runs: Vec<usize>,
     /// Each figure of the pair's measured runs (successful, not warm-up).
-    pub(super) columns: BTreeMap<MetricKey, Vec<Cell>>,
+    /// Keyed by the keys the runs share (a key per figure, not per pair).
+    pub(super) columns: BTreeMap<Arc<MetricKey>, Vec<Cell>>,
     /// Measured runs, and how many of them carry each kind of warning.
     pub(super) measured: usize,
     pub(super) kinds: Vec<(WarningKind, usize)>,

@@ -139,8 +139,9 @@ pub struct RunData {
     /// The swept values of the run's target and workload variants: stored
     /// as labels on every metric, series and histogram, and taken off the
     /// keys above when read, so that a variant's metrics read as any
-    /// run's ([`RunData::labels_of`] puts them back).
-    pub factors: Labels,
+    /// run's ([`RunData::labels_of`] puts them back). One per variant,
+    /// shared by its runs.
+    pub factors: std::sync::Arc<Labels>,
 }
 
 impl RunData {

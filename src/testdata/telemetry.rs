@@ -108,7 +108,7 @@ pub fn run(id: i64, target: &str, dev_read: f64, telemetry: bool) -> RunData {
         histograms: Default::default(),
         warnings: Vec::new(),
         facts: facts.into(),
-        factors: Labels::new(),
+        factors: Default::default(),
         ranks: 1,
         per_rank: Vec::new(),
     }

@@ -5,6 +5,7 @@
 //! render the same outline and `markdown.rs` stays small. Each
 //! implementation escapes all text it is given.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
 use anyhow::Result;
@@ -79,7 +80,10 @@ pub fn render(m: &impl Markup, doc: &Document) -> Result<String> {
     // it carries is made visible here, once for the whole page. storlab's
     // own markup holds none but line breaks and tabs.
     let page = m.page(&doc.title, body);
-    Ok(crate::foreign::visible_lines(&page).into_owned())
+    if let Cow::Owned(escaped) = crate::foreign::visible_lines(&page) {
+        return Ok(escaped);
+    }
+    Ok(page)
 }
 
 /// A unique anchor per section, from its title (`what-was-compared`,
