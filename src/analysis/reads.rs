@@ -33,6 +33,11 @@ use crate::warning::WarningKind;
 
 use super::model::{Apart, Caveat, Report};
 
+/// Why a matrix cell's waterfall joins layers its whole run tells apart
+/// (`measure::layers::Stack::between_tests`): Gluster's counters are the
+/// ones read around the run only.
+pub const RUN_ONLY_WHY: &str = "their counters are read before and after the run, never between a cell's tests, which iozone runs back to back: read there (gluster volume profile goes through glusterd, ~100 ms; an io-stats dump wakes the FUSE client), they slowed the next test several-fold";
+
 /// A gap this share of the workload's reads or more is named.
 pub const GAP_SHARE: f64 = 0.02;
 
@@ -149,6 +154,41 @@ impl Reads {
             .find(|w| w.workload == workload && w.target == target)
     }
 
+    /// The layers the whole run of `workload` on `target` told apart and
+    /// none of its cells did: their counters are read before and after
+    /// the run only, never between a cell's tests ([`RUN_ONLY_WHY`]).
+    /// Empty for a workload without cells.
+    pub fn run_only(&self, workload: &str, target: &str) -> Vec<Layer> {
+        let Some(pair) = self.pair(workload, target) else {
+            return Vec::new();
+        };
+        let tops = |w: &Waterfall| w.layers.iter().map(|s| s.layers[0]).collect::<Vec<_>>();
+        let cells: Vec<Layer> = self.cells_of(workload, target).flat_map(tops).collect();
+        if cells.is_empty() {
+            return Vec::new();
+        }
+        tops(pair)
+            .into_iter()
+            .filter(|l| !cells.contains(l))
+            .collect()
+    }
+
+    /// Whether the cells of `workload` on `target` join layers its whole
+    /// run tells apart ([`Reads::run_only`]) and tell no more than memory
+    /// (every cache in it, one entry) from what lies below: what a
+    /// matrix's map of the share its device delivered says already, so
+    /// that a map of the layer that served each cell would show one name
+    /// for every cache and no layer the file size moves between.
+    pub fn cells_tell_only_memory(&self, workload: &str, target: &str) -> bool {
+        !self.run_only(workload, target).is_empty()
+            && self.cells_of(workload, target).all(|c| {
+                (c.layers.iter())
+                    .filter(|s| s.layers.iter().all(|l| l.is_memory()))
+                    .count()
+                    <= 1
+            })
+    }
+
     /// The cells of `workload` on `target`.
     pub fn cells_of<'a>(
         &'a self,
@@ -180,7 +220,11 @@ pub fn reads(c: &CampaignData) -> Reads {
             // tell every layer apart). What others read on a shared device
             // while a matrix wrote is named as the gap.
             let pair = |l: &Labels| l.iter().count() == 0;
-            if let Some(wf) = waterfall(&runs, &pair, Labels::new(), &words) {
+            let bottoms: Vec<Option<RunData>> = runs.iter().map(|r| bottom_of_cells(r)).collect();
+            let whole: Vec<&RunData> = (runs.iter().zip(&bottoms))
+                .map(|(r, b)| b.as_ref().unwrap_or(r))
+                .collect();
+            if let Some(wf) = waterfall(&whole, &pair, Labels::new(), &words) {
                 out.pairs.push(wf);
             }
             for cell in &cells {
@@ -206,6 +250,93 @@ pub fn reads(c: &CampaignData) -> Reads {
         }
     }
     out
+}
+
+/// A matrix run as its whole waterfall reads it: the device at the bottom
+/// asked what it was asked during the run's reading tests (the sum of its
+/// cells'), not over the whole run, and the layer above it serving the
+/// rest of what it was asked. Every layer above the device counts only
+/// the reads that reach it, which the reading tests make; the device also
+/// counts what the writing tests, the time between tests and other
+/// processes on a shared disk read: over a Gluster matrix on the host's
+/// disk, more than the bricks asked, which made the whole run read "100%
+/// from vda" where every cell read mostly from memory. `None` (the run as
+/// stored) when the run has no cells or a cell did not read the device.
+fn bottom_of_cells(r: &RunData) -> Option<RunData> {
+    let device = Layer::Device.name();
+    let whole = MetricKey::new(m::LAYER_READ_BYTES.name, Labels::new().with(&LAYER, device));
+    r.metrics.get(&whole)?;
+    // The reading cells, and those whose device figure was read.
+    let (mut cells, mut read_by) = (Vec::new(), Vec::new());
+    let mut read = 0.0;
+    let mut parts: BTreeMap<String, f64> = BTreeMap::new();
+    let mut requests: Option<f64> = None;
+    for (k, v) in r.metrics.iter() {
+        if k.labels.get(&TEST).is_none() {
+            continue;
+        }
+        if k.name == m::LAYER_READS.name && k.labels.get(&LAYER) == Some(device) {
+            *requests.get_or_insert(0.0) += v.value;
+        }
+        if k.name != m::LAYER_READ_BYTES.name {
+            continue;
+        }
+        let cell = || {
+            k.labels
+                .clone()
+                .without(&Labels::new().with(&LAYER, k.labels.get(&LAYER).unwrap_or("")))
+        };
+        match (k.labels.get(&LAYER), k.labels.get(&DEVICE)) {
+            (Some(l), _) if l == Layer::Workload.name() => cells.push(cell()),
+            (Some(l), Some(d)) if l == device => {
+                *parts.entry(d.to_string()).or_default() += v.value
+            }
+            (Some(l), None) if l == device => {
+                read_by.push(cell());
+                read += v.value;
+            }
+            _ => {}
+        }
+    }
+    if cells.is_empty() || cells.iter().any(|c| !read_by.contains(c)) {
+        return None;
+    }
+    let above = r
+        .metrics
+        .iter()
+        .filter(|(k, _)| k.name == m::LAYER_SERVED_BYTES.name && k.labels.iter().count() == 1)
+        .filter_map(|(k, _)| split(k.labels.get(&LAYER)?).map(|l| (l, k.labels.clone())))
+        .filter(|(l, _)| l[0] != Layer::Device)
+        .max_by_key(|(l, _)| l[0]);
+    let mut out = r.clone();
+    let mut set = |def: &crate::metric::MetricDef, labels: Labels, value: f64| {
+        out.metrics.insert(
+            MetricKey::new(def.name, labels),
+            crate::store::MetricValue {
+                value,
+                unit: def.unit,
+                direction: def.direction,
+            },
+        );
+    };
+    let only = Labels::new().with(&LAYER, device);
+    set(&m::LAYER_READ_BYTES, only.clone(), read);
+    set(&m::LAYER_SERVED_BYTES, only.clone(), read);
+    if let Some(n) = requests {
+        set(&m::LAYER_READS, only.clone(), n);
+    }
+    for (d, bytes) in parts {
+        set(&m::LAYER_READ_BYTES, only.clone().with(&DEVICE, &d), bytes);
+    }
+    if let Some((layers, labels)) = above {
+        let first = Labels::new().with(&LAYER, layers[0].name());
+        let asked = (r
+            .metrics
+            .get(&MetricKey::new(m::LAYER_READ_BYTES.name, first)))
+        .map_or(0.0, |v| v.value);
+        set(&m::LAYER_SERVED_BYTES, labels, (asked - read).max(0.0));
+    }
+    Some(out)
 }
 
 /// The cells (test, file size, record size) whose layers the runs read.
@@ -273,7 +404,7 @@ impl Words {
 }
 
 /// `a`, `a and b`, `a, b and c`.
-fn and_list(items: &[&str]) -> String {
+pub fn and_list(items: &[&str]) -> String {
     match items {
         [] => String::new(),
         [one] => one.to_string(),

@@ -182,26 +182,28 @@ fn layers_not_told_apart_are_one_entry_and_the_unread_are_named() {
     );
 }
 
+/// The labels of a reread cell of `size` bytes in 128k records.
+fn reread_cell(size: u64) -> Labels {
+    Labels::new()
+        .with(&TEST, "reread")
+        .with(&FILE_SIZE, size)
+        .with(&RECORD_SIZE, 131072)
+}
+
 #[test]
 fn runs_are_summed_and_cells_kept_apart() {
     let levels = [Layer::PageCache, Layer::Device];
-    let cell = |size: u64| {
-        Labels::new()
-            .with(&TEST, "reread")
-            .with(&FILE_SIZE, size)
-            .with(&RECORD_SIZE, 131072)
-    };
     let mut a = run(
         1,
         &levels,
         &[count(100.0), devices(&[("vda", 0.0)])],
-        &cell(8),
+        &reread_cell(8),
     );
     let b = run(
         2,
         &levels,
         &[count(300.0), devices(&[("vda", 300.0)])],
-        &cell(64),
+        &reread_cell(64),
     );
     for (k, v) in b.metrics.iter() {
         a.metrics.insert(k.clone(), v.clone());
@@ -210,15 +212,19 @@ fn runs_are_summed_and_cells_kept_apart() {
         3,
         &levels,
         &[count(100.0), devices(&[("vda", 100.0)])],
-        &cell(8),
+        &reread_cell(8),
     );
     let refs = [&a, &c];
     let found = cells(&refs);
-    assert_eq!(found, [cell(8), cell(64)]);
-    let small = waterfall(&refs, &|l| *l == cell(8), cell(8), &Words::default()).unwrap();
+    assert_eq!(found, [reread_cell(8), reread_cell(64)]);
+    let of = |size: u64| {
+        let cell = reread_cell(size);
+        waterfall(&refs, &|l| *l == cell, cell.clone(), &Words::default()).unwrap()
+    };
+    let small = of(8);
     assert_eq!(small.runs, 2);
     assert_eq!(small.sentence(), "50% from the page cache, 50% from vda");
-    let big = waterfall(&refs, &|l| *l == cell(64), cell(64), &Words::default()).unwrap();
+    let big = of(64);
     assert_eq!(big.runs, 1);
     assert_eq!(big.sentence(), "100% from vda");
     // No whole-run figures in these runs.
@@ -319,4 +325,121 @@ fn sides_read_from_different_layers_are_called_apart() {
         apart(&disk(4, 45.0), &disk(5, 55.0)).is_none(),
         "55% page cache against 55% vda"
     );
+}
+
+/// A Gluster matrix run as measure::layers stores it: the whole run's
+/// figures tell every layer apart (io-cache served 40 of the 100 bytes,
+/// the bricks were asked 60); its two reading cells, 50 bytes each, tell
+/// only what lies above vda from vda (Gluster's counters are not read
+/// between a cell's tests), vda reading `cells_vda` during them (none: not
+/// read); over the whole run vda read `whole_vda` (writes, others' reads).
+fn gluster_matrix(id: i64, whole_vda: f64, cells_vda: &[Option<f64>]) -> RunData {
+    let mut r = run(
+        id,
+        &GLUSTER,
+        &[
+            count(100.0),
+            count(100.0),
+            count(60.0),
+            devices(&[("vda", whole_vda)]),
+        ],
+        &Labels::new(),
+    );
+    for (size, vda) in [8, 64].into_iter().zip(cells_vda.iter().copied()) {
+        let asked = [
+            count(50.0),
+            None,
+            None,
+            vda.and_then(|v| devices(&[("vda", v)])),
+        ];
+        let c = run(id, &GLUSTER, &asked, &reread_cell(size));
+        for (k, v) in c.metrics.iter() {
+            r.metrics.insert(k.clone(), v.clone());
+        }
+    }
+    r
+}
+
+#[test]
+fn a_matrixs_whole_run_reads_its_device_during_its_reading_cells() {
+    let stored = gluster_matrix(1, 90.0, &[Some(0.0), Some(20.0)]);
+    // Over the whole run vda read more than the bricks asked: as stored,
+    // the bricks' page cache seems to serve nothing.
+    assert_eq!(
+        whole(&[&stored], &Words::default()).unwrap().sentence(),
+        "40% from Gluster's client translators, 60% from vda"
+    );
+    // During the reading cells vda read 20 of the 60 the bricks asked.
+    let read = bottom_of_cells(&stored).expect("every reading cell read vda");
+    let w = whole(&[&read], &Words::default()).unwrap();
+    assert_eq!(
+        w.sentence(),
+        "40% from Gluster's client translators, 40% from the bricks' page cache, 20% from vda"
+    );
+    assert_eq!(w.balance.gap, None);
+    // A cell whose device was not read, or a run without cells, keeps
+    // the whole run's figures.
+    assert!(bottom_of_cells(&gluster_matrix(2, 90.0, &[Some(0.0), None])).is_none());
+    let plain = gluster_matrix(3, 90.0, &[]);
+    assert!(bottom_of_cells(&plain).is_none());
+}
+
+#[test]
+fn layers_a_matrixs_cells_join_and_its_whole_run_tells_apart_are_named() {
+    let r = gluster_matrix(1, 90.0, &[Some(0.0), Some(20.0)]);
+    let refs = [&r];
+    let words = Words::default();
+    let of_cells = |refs: &[&RunData]| -> Vec<Waterfall> {
+        cells(refs)
+            .into_iter()
+            .filter_map(|c| waterfall(refs, &|l| *l == c, c.clone(), &words))
+            .collect()
+    };
+    let reads = Reads {
+        pairs: vec![whole(&refs, &words).unwrap()],
+        cells: of_cells(&refs),
+        files: Vec::new(),
+    };
+    let (w, t) = (&reads.pairs[0].workload, &reads.pairs[0].target);
+    assert_eq!(
+        reads.run_only(w, t),
+        [Layer::GlusterClient, Layer::BrickPageCache]
+    );
+    assert!(reads.cells_tell_only_memory(w, t));
+    // A matrix on a disk: its cells tell the page cache from the device
+    // as its whole run does.
+    let cell = Labels::new()
+        .with(&TEST, "read")
+        .with(&FILE_SIZE, 8)
+        .with(&RECORD_SIZE, 4096);
+    let levels = [Layer::PageCache, Layer::Device];
+    let mut disk = run(
+        2,
+        &levels,
+        &[count(100.0), devices(&[("vda", 30.0)])],
+        &Labels::new(),
+    );
+    let c = run(
+        2,
+        &levels,
+        &[count(100.0), devices(&[("vda", 30.0)])],
+        &cell,
+    );
+    for (k, v) in c.metrics.iter() {
+        disk.metrics.insert(k.clone(), v.clone());
+    }
+    let refs = [&disk];
+    let reads = Reads {
+        pairs: vec![whole(&refs, &words).unwrap()],
+        cells: of_cells(&refs),
+        files: Vec::new(),
+    };
+    assert!(reads.run_only(w, t).is_empty());
+    assert!(!reads.cells_tell_only_memory(w, t));
+    // Without cells, nothing is joined.
+    let reads = Reads {
+        cells: Vec::new(),
+        ..reads
+    };
+    assert!(reads.run_only(w, t).is_empty());
 }

@@ -11,8 +11,9 @@
 use super::{Context, Contributor};
 use crate::analysis::matrix::KIND as MATRIX;
 use crate::analysis::model::WorkloadReport;
-use crate::analysis::reads::{pct, Share, Waterfall};
+use crate::analysis::reads::{and_list, pct, Share, Waterfall, RUN_ONLY_WHY};
 use crate::metric::labels::{FILE_SIZE, RECORD_SIZE, TEST};
+use crate::metric::layer::Layer;
 use crate::params::units::format_bytes;
 use crate::report::document::{Chart, Section};
 use crate::report::svg::{target_color, Line, LineChart};
@@ -43,11 +44,20 @@ impl Contributor for Reads {
         s.text(
             "Each layer of the target's stack that a read passes through, top to bottom, with what it was asked and what it served itself (what it was asked less what it passed down), from each layer's own counters read before and after every measured run and summed over them: the workload's, PostgreSQL's (pg_stat_database), the FUSE client's io-stats, each brick's (gluster volume profile), a FUSE daemon's /proc/PID/io, /proc/diskstats (storlab's docs/methodology.md, “Where the reads came from”). A layer's share is its hit ratio times the share of the reads that reached it.",
         );
+        if w.kind == MATRIX {
+            s.text("For a matrix, the device's figure is what it read during the reading tests, when the layers above it were asked: over the whole run it also counts what the writing tests and other processes read.");
+        }
         s.list(found.iter().map(|f| sentence(f)).collect());
         s.table(layers_table(&found));
         let notes: Vec<String> = found.iter().flat_map(|f| notes(f)).collect();
         if !notes.is_empty() {
             s.list(notes);
+        }
+        if let Some(note) = (w.kind == MATRIX)
+            .then(|| run_only_note(cx, &found))
+            .flatten()
+        {
+            s.text(note);
         }
         let mut out = vec![s];
         if w.kind == MATRIX {
@@ -155,12 +165,69 @@ fn notes(f: &Waterfall) -> Vec<String> {
     out
 }
 
+/// Where a matrix's cells do not tell apart layers its whole run does
+/// ([`crate::analysis::reads::Reads::run_only`]): which, why, and what a
+/// cell does say, once for the targets it holds for, instead of a map per
+/// test whose every cell would name the same joined layers.
+fn run_only_note(cx: Context, found: &[&Waterfall]) -> Option<String> {
+    let reads = &cx.analysis.reads;
+    let of = |f: &&&Waterfall| reads.run_only(&f.workload, &f.target);
+    let joined: Vec<&Waterfall> = found
+        .iter()
+        .filter(|f| !of(f).is_empty())
+        .copied()
+        .collect();
+    let first = joined.first()?;
+    let words = |layers: &mut dyn Iterator<Item = Layer>| -> String {
+        let mut all: Vec<Layer> = layers.collect();
+        all.sort();
+        all.dedup();
+        and_list(&all.iter().map(|l| l.words()).collect::<Vec<_>>())
+    };
+    let mut layers: Vec<Layer> = joined.iter().flat_map(|f| of(&f)).collect();
+    layers.dedup();
+    let verb = if layers.len() == 1 { "is" } else { "are" };
+    let run_only = words(&mut layers.into_iter());
+    let targets: Vec<&str> = joined.iter().map(|f| f.target.as_str()).collect();
+    let mut out = format!(
+        "{} on {}: {run_only} {verb} told apart over the whole run only (the table above), not per cell: {RUN_ONLY_WHY}.",
+        first.workload,
+        and_list(&targets),
+    );
+    if joined
+        .iter()
+        .all(|f| reads.cells_tell_only_memory(&f.workload, &f.target))
+    {
+        let layers = || joined.iter().flat_map(|f| f.layers.iter());
+        let memory = words(
+            &mut layers()
+                .flat_map(|s| s.layers.clone())
+                .filter(|l| l.is_memory()),
+        );
+        let mut below: Vec<&str> = layers()
+            .filter(|s| !s.layers.iter().all(|l| l.is_memory()))
+            .map(|s| s.words.as_str())
+            .collect();
+        below.dedup();
+        out.push_str(&format!(
+            " Per cell, the reads came from memory ({memory} together) or from {}, as the matrix's maps of the % of each cell's bytes the device read show: no map of the layer that served each cell is drawn here.",
+            and_list(&below)
+        ));
+    }
+    Some(out)
+}
+
 /// Per read test and target, each layer's share against the file size
 /// (every record size together), and the layer that served most of each
 /// cell.
 fn matrix_sections(cx: Context, w: &WorkloadReport) -> Vec<Section> {
     let mut out = Vec::new();
     for t in &cx.analysis.model.targets {
+        // Cells that tell only memory from the device: the matrix's map of
+        // the share the device read says it; [`run_only_note`] says why.
+        if cx.analysis.reads.cells_tell_only_memory(&w.name, t) {
+            continue;
+        }
         let files: Vec<&Waterfall> = (cx.analysis.reads.files.iter())
             .filter(|f| f.workload == w.name && &f.target == t)
             .collect();
@@ -303,7 +370,6 @@ fn cell_map(cx: Context, w: &WorkloadReport, target: &str, test: &str) -> Option
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metric::layer::Layer;
 
     fn share(label: &str, share: f64) -> Share {
         Share {
