@@ -143,10 +143,8 @@ fn more_rounds_text(
         Repetitions::Decided { max, .. } => ("until every comparison is decided", max),
         Repetitions::Adaptive { max, .. } => ("until each interval is narrow enough", max),
     };
-    let per_pair = |reps: u32| f64::from(exp.plan.warmup + reps);
-    let scale = per_pair(max) / per_pair(exp.plan.repetitions.min()).max(1.0);
     // Saturating: a plan's largest values must not panic `check`.
-    let runs = crate::estimate::learned::scaled(estimate.runs(), scale);
+    let runs = estimate.most_runs();
     let most = (estimate.total().saturating_sub(estimate.runs()))
         .saturating_add(runs)
         .saturating_add(builds);

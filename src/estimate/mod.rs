@@ -187,6 +187,14 @@ impl Estimate {
         })
     }
 
+    /// The runs alone if every pair takes the most runs its plan allows
+    /// (rounds added until decided, every probe of a search).
+    pub fn most_runs(&self) -> Duration {
+        self.pairs.values().fold(Duration::ZERO, |sum, p| {
+            sum.saturating_add(p.per_run.saturating_mul(p.most_runs.max(p.runs)))
+        })
+    }
+
     /// The whole campaign, from start to end.
     pub fn total(&self) -> Duration {
         self.setup
