@@ -646,10 +646,29 @@ fn item7_a_daemon_left_for_another_campaign_stays_journaled_until_cleanup_stops_
         "the daemon stays in the journal of the campaign that started it"
     );
     drop(claim);
-    let cleaned = lab.ok(&["cleanup"]);
+    let cleaned = cleanup_all(&lab);
     assert!(cleaned.contains("undone: glusterd daemon"), "{cleaned}");
     wait_for("glusterd to stop", 30, || !stop.alive());
-    assert_eq!(journals(&lab), 0);
+    assert_eq!(journals(&lab), 0, "{cleaned}");
+}
+
+/// `storlab cleanup`, run again while it keeps a journal only because
+/// another storlab (another test's campaign) is attaching bpftrace: a
+/// campaign killed while it attached journaled the tracefs, and cleanup
+/// leaves that to whoever attaches (see `provision::tracefs::undo`). What
+/// every pass printed, joined.
+fn cleanup_all(lab: &Lab) -> String {
+    let t0 = Instant::now();
+    let mut said = String::new();
+    loop {
+        let out = lab.ok(&["cleanup"]);
+        said.push_str(&out);
+        let attaching = out.contains("another storlab is attaching bpftrace");
+        if journals(lab) == 0 || !attaching || t0.elapsed() > Duration::from_secs(120) {
+            return said;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
 }
 
 /// The journals in the lab's state directory (which also holds pid files).
@@ -701,10 +720,10 @@ fn item8_cleanup_removes_the_working_directory_a_killed_campaign_left() {
     signal(first.child(), libc::SIGKILL);
     first.wait();
     assert!(work.exists());
-    let out = lab.ok(&["cleanup"]);
+    let out = cleanup_all(&lab);
     assert!(out.contains("undone: working directory"), "{out}");
     assert!(!work.exists(), "{} left", work.display());
-    assert_eq!(journals(&lab), 0);
+    assert_eq!(journals(&lab), 0, "{out}");
 }
 
 #[test]
