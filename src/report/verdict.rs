@@ -11,12 +11,17 @@
 //! caveat (#42's cache layers) is marked by [`marks`] as every other; a
 //! new kind of verdict (#43's capacity) is a branch of [`sentence`];
 //! sides named by their release (#44) are the verdict's labels, which
-//! every form already names the sides by.
+//! every form already names the sides by. Where a workload's latency
+//! went ([`crate::analysis::attribution`]) is said here too: its
+//! sentence as a headline, its conclusion bare.
+
+mod attribution;
 
 use std::collections::BTreeSet;
 
 use super::format::{effect, human_name, pct_text, Notation};
 use super::text::{diff_text, diff_text_in, interval_text, notation, p_text, values_text};
+use crate::analysis::attribution::Attribution;
 use crate::analysis::model::{
     family::METHOD, runs_text, Caveat, TargetStats, MIN_RUNS, RESOLUTION_PCT,
 };
@@ -78,6 +83,15 @@ pub enum Said<'a> {
     Alike(&'a Alike),
     Replicated(&'a Replicated),
     Gate(&'a Judged<'a>),
+    /// Where a workload's latency went: [`Form::Headline`] the sentence,
+    /// [`Form::Bare`] its conclusion alone.
+    Attribution(&'a Attribution),
+}
+
+impl<'a> From<&'a Attribution> for Said<'a> {
+    fn from(a: &'a Attribution) -> Self {
+        Said::Attribution(a)
+    }
 }
 
 impl<'a> From<&'a Replicated> for Said<'a> {
@@ -121,6 +135,12 @@ pub fn words<'a>(said: impl Into<Said<'a>>, form: Form) -> String {
         Said::Alike(a) => return alike(a),
         Said::Replicated(r) => return replicated(r, form),
         Said::Gate(j) => return gate_passed(j),
+        Said::Attribution(a) => {
+            return match form {
+                Form::Bare => attribution::conclusion(a),
+                _ => attribution::sentence(a),
+            }
+        }
     };
     let t = &v.candidate;
     match form {
