@@ -67,6 +67,18 @@ pub struct Percentiles {
 }
 
 impl Percentiles {
+    /// Percentiles whose p99 is `p99` (ns), for tests.
+    #[cfg(test)]
+    pub fn with_p99(p99: f64) -> Percentiles {
+        Percentiles {
+            p50: p99 / 2.0,
+            p99,
+            p999: p99,
+            max: p99,
+            count: 10,
+        }
+    }
+
     /// `None` for an empty histogram.
     pub fn of(h: &Histogram<u64>) -> Option<Percentiles> {
         (!h.is_empty()).then(|| Percentiles {

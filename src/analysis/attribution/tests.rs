@@ -173,13 +173,7 @@ fn without_a_trace_or_a_latency_histogram_there_is_nothing_to_attribute() {
 
 /// Percentiles whose p99 is `p99` (ns).
 fn pct(p99: f64) -> Percentiles {
-    Percentiles {
-        p50: p99 / 2.0,
-        p99,
-        p999: p99,
-        max: p99,
-        count: 10,
-    }
+    Percentiles::with_p99(p99)
 }
 
 #[test]

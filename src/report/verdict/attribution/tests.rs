@@ -3,13 +3,7 @@ use crate::report::verdict::{words, Form};
 
 /// Percentiles whose p99 is `p99` (ns).
 fn pct(p99: f64) -> Percentiles {
-    Percentiles {
-        p50: p99 / 2.0,
-        p99,
-        p999: p99,
-        max: p99,
-        count: 10,
-    }
+    Percentiles::with_p99(p99)
 }
 
 fn top(device: &str, requests: f64, p99: f64) -> Top {
