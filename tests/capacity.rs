@@ -315,5 +315,9 @@ fn history_tracks_each_targets_capacity_across_campaigns() {
         assert!(change["p_value"].as_f64().unwrap() > 0.05, "{s}");
     }
     let text = lab.ok(&["history", "queues"]);
-    assert!(text.contains("capacity"), "{text}");
+    eprintln!("{text}");
+    // A capacity is the knee with its interval (on the log scale, not
+    // symmetric): no mean ± half-width.
+    assert!(text.contains("capacity [95% CI]"), "{text}");
+    assert!(!text.contains('±'), "{text}");
 }
