@@ -66,7 +66,10 @@
 # Usage:
 #   bash bench/engine_vs_fio.sh [ROUNDS] [RUNTIME_S] [PAIRS...]
 # STORLAB=/path/to/storlab uses that binary instead of building one; FRESH=1
-# makes fio lay its file out anew before every round, as storlab always does.
+# makes fio lay its file out anew before every round, as storlab always does;
+# STORLAB_PLAN adds its lines to storlab's [plan] (e.g. STORLAB_PLAN='block_trace
+# = false' runs storlab untraced, as fio always is: without it storlab traces
+# the block devices, its default).
 set -euo pipefail
 rounds=${1:-5}
 runtime=${2:-10}
@@ -102,14 +105,14 @@ trap cleanup EXIT
 # A stopped benchmark (Ctrl-C, kill) unmounts and removes what it made too.
 trap "exit 130" INT TERM
 cc -O2 -o "$work/memcpy_bw" "$here/bench/memcpy_bw.c"
-echo "# $(date -u +%FT%TZ) load: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs, kernel $(uname -r), $(fio --version)"
+echo "# $(date -u +%FT%TZ) load: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs, kernel $(uname -r), $(fio --version)${STORLAB_PLAN:+; added to storlab [plan]: $STORLAB_PLAN}"
 
 # experiment FILE NAME DIR key=value...: a one-workload storlab experiment;
 # DIR is a directory, or a block device (storlab's `block` target).
 experiment() {
   local file=$1 name=$2 dir=$3; shift 3
   {
-    printf 'name = "bench-%s"\n[plan]\nrepetitions = 1\ndrop_caches = false\n' "$name"
+    printf 'name = "bench-%s"\n[plan]\nrepetitions = 1\ndrop_caches = false\n%s\n' "$name" "${STORLAB_PLAN:-}"
     if [ -b "$dir" ]; then
       printf '[[target]]\nname = "t"\nkind = "block"\ndevice = "%s"\nallow_destroy = true\n' "$dir"
     else

@@ -568,3 +568,39 @@ fn the_quick_campaign_answers_first_folds_the_rest_and_reads_at_420_px() {
         &shot,
     );
 }
+
+/// The cells of the page's tables, every fold open, that Chromium lays
+/// out on more than one line and are not prose: `[lines, text]` each.
+fn wrapped_value_cells(b: &mut Browser) -> Vec<Value> {
+    b.eval("document.querySelectorAll('details').forEach(d => d.open = true)");
+    let cells = b.eval(
+        "Array.from(document.querySelectorAll('td:not(.prose), th:not(.prose)')).map(c => { \
+           const r = document.createRange(); r.selectNodeContents(c); \
+           const tops = new Set(Array.from(r.getClientRects()).filter(x => x.width > 0).map(x => Math.round(x.top))); \
+           return [tops.size, c.textContent]; }).filter(([n]) => n > 1)",
+    );
+    cells.as_array().unwrap().clone()
+}
+
+// A number with its unit (`336.0 MiB`), an interval, a target's name
+// (`gluster-no-perf`) is never broken over two lines in a table cell, at
+// 1280 px nor at 800: the table scrolls sideways instead, and only prose
+// cells wrap. The page itself never overflows.
+#[test]
+fn no_value_cell_of_the_report_wraps_at_1280_or_800_px() {
+    let binary = chromium_binary();
+    let lab = Lab::new();
+    let html = quick_noisy_report(&lab);
+    let (mut b, _) = open(&binary, &html);
+    for width in [1280, 800] {
+        resize(&mut b, width);
+        let cells = b.eval("document.querySelectorAll('td, th').length");
+        assert!(cells.as_i64().unwrap() > 100, "{cells} cells");
+        let wrapped = wrapped_value_cells(&mut b);
+        assert!(
+            wrapped.is_empty(),
+            "at {width} px these cells wrap: {wrapped:?}"
+        );
+        assert_eq!(layout(&mut b)["overflow"], json!(false), "at {width} px");
+    }
+}

@@ -48,6 +48,8 @@ fn capacity(caps: &Value, workload: &str, target: &str) -> (f64, f64, f64) {
 #[ignore = "needs root"]
 fn a_device_throttled_to_200_reads_per_second_sustains_200() {
     require_root!();
+    // Its p99 is the host's scheduling too: not beside noisy_host's CPU hog.
+    let _alone = crate::util::measuring_alone();
     let lab = Lab::new();
     let lo = LoopDev::sized(lab.path(), 64 << 20);
     let (major, minor) = numbers(&lo.dev);
@@ -313,5 +315,9 @@ fn history_tracks_each_targets_capacity_across_campaigns() {
         assert!(change["p_value"].as_f64().unwrap() > 0.05, "{s}");
     }
     let text = lab.ok(&["history", "queues"]);
-    assert!(text.contains("capacity"), "{text}");
+    eprintln!("{text}");
+    // A capacity is the knee with its interval (on the log scale, not
+    // symmetric): no mean ± half-width.
+    assert!(text.contains("capacity [95% CI]"), "{text}");
+    assert!(!text.contains('±'), "{text}");
 }

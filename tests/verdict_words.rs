@@ -31,7 +31,12 @@ fn outputs() -> Outputs {
         show: lab.ok(&["show", "--color", "never"]),
         json: serde_json::from_str(&json).expect("show's JSON"),
         md: lab.ok(&["report", "--format", "md"]),
-        html: lab.ok(&["report", "--format", "html"]),
+        // A table's prose keeps each hyphenated word on one line in a
+        // span of its own: the words read as they are without it.
+        html: lab
+            .ok(&["report", "--format", "html"])
+            .replace("<span class=\"nb\">", "")
+            .replace("</span>", ""),
     }
 }
 

@@ -1,10 +1,12 @@
 //! Where a workload's latency went: the workload's percentiles beside each
 //! traced device's (the block layer's own request times, `dev_lat`), and
-//! one sentence naming the place — the device, above it, the page cache,
-//! or device requests that were not on the workload's path at all.
+//! a [`Finding`] naming the place — the device, above it, the page cache,
+//! or device requests that were not on the workload's path at all — with
+//! the figures it rests on; the report puts it into words where it words
+//! every verdict (`crate::report::verdict::words`).
 //!
 //! Both sides are HDR histograms merged exactly over a pair's measured
-//! runs. The sentence compares the p99 at the workload with the p99 of the
+//! runs. The finding compares the p99 at the workload with the p99 of the
 //! data requests (reads, writes, discards) of the device at the top of the
 //! target's chain that was sent any — the device the workload's requests
 //! reach first; a lower device's time is part of it. The rules, in order:
@@ -34,7 +36,6 @@ use hdrhistogram::Histogram;
 use super::course::Course;
 use crate::fact::catalogue as facts;
 use crate::metric::catalogue::{self as m, DEV_LAT, LAT, SYNC_LAT};
-use crate::metric::format::format_ns;
 use crate::metric::histogram::new_histogram;
 use crate::metric::labels::{DEVICE, OP, PROCESS};
 use crate::metric::MetricKey;
@@ -66,6 +67,18 @@ pub struct Percentiles {
 }
 
 impl Percentiles {
+    /// Percentiles whose p99 is `p99` (ns), for tests.
+    #[cfg(test)]
+    pub fn with_p99(p99: f64) -> Percentiles {
+        Percentiles {
+            p50: p99 / 2.0,
+            p99,
+            p999: p99,
+            max: p99,
+            count: 10,
+        }
+    }
+
     /// `None` for an empty histogram.
     pub fn of(h: &Histogram<u64>) -> Option<Percentiles> {
         (!h.is_empty()).then(|| Percentiles {
@@ -98,7 +111,50 @@ pub enum Place {
     OffPath,
 }
 
-/// One workload on one target: both sides and the sentence.
+/// The rule that decided, with the figures it was decided on.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Finding {
+    /// Traced, but no data request reached any device.
+    NoDeviceRequests,
+    /// Every run was warned that the page cache served its reads; `top`
+    /// was sent only a few data requests.
+    CachedReads { top: Top },
+    /// The workload synced and `top` was sent flushes: its writes went to
+    /// the page cache, its fsyncs waited for the device.
+    FsyncsWaited { top: Top, synced: Synced },
+    /// `top`'s p99 above [`OFF_PATH`] × the workload's.
+    OffPath { top: Top },
+    /// `top`'s p99 at least [`DEVICE_SHARE`] of the workload's.
+    Device { top: Top },
+    /// Less: the time was spent above the device, for `why` where it is
+    /// known.
+    AboveDevice { top: Top, why: Option<Why> },
+}
+
+/// Why a workload waited above its device.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Why {
+    /// A process used `pct`% of a core, at least [`BUSY_PCT`]: a FUSE
+    /// daemon, storlab's own engine at the limit of its core. `process`
+    /// may be a group's label (`kernel threads`, `other targets`).
+    Busy { process: String, pct: f64 },
+    /// Other processes used `pct`% of the host's CPU, where a run was
+    /// warned of a noisy host.
+    OthersCpu { pct: f64 },
+}
+
+impl Finding {
+    pub fn place(&self) -> Place {
+        match self {
+            Finding::NoDeviceRequests | Finding::CachedReads { .. } => Place::PageCache,
+            Finding::FsyncsWaited { .. } | Finding::Device { .. } => Place::Device,
+            Finding::OffPath { .. } => Place::OffPath,
+            Finding::AboveDevice { .. } => Place::AboveDevice,
+        }
+    }
+}
+
+/// One workload on one target: both sides and what they show.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Attribution {
     pub workload: String,
@@ -107,21 +163,15 @@ pub struct Attribution {
     /// Devices top of the chain first, then their operations in [`OPS`]'
     /// order; operations no request of came are left out.
     pub devices: Vec<DeviceOp>,
-    pub place: Place,
-    pub sentence: String,
+    pub finding: Finding,
     /// The pair's first measured run, whose p99 per second the report
     /// draws at the workload and at each device.
     pub course: Option<Course>,
 }
 
 impl Attribution {
-    /// What the sentence concludes ([`place`] writes "EVIDENCE:
-    /// CONCLUSION (WHY)"): "the device", "above the device", "the writes
-    /// went to the page cache, the fsyncs waited for vda"; the same words
-    /// for pairs that came out alike, whatever their figures.
-    pub fn conclusion(&self) -> &str {
-        let c = self.sentence.split_once(": ").map_or("", |(_, c)| c);
-        c.split_once(" (").map_or(c, |(c, _)| c)
+    pub fn place(&self) -> Place {
+        self.finding.place()
     }
 }
 
@@ -162,7 +212,7 @@ pub fn attribution<'a>(
             runs: runs.len(),
             flush_p99: latency.map(|l| l.p99),
         });
-    let (place, sentence) = place(&Evidence {
+    let finding = finding(&Evidence {
         at_workload,
         top: top.as_ref(),
         every_run_cached,
@@ -175,8 +225,7 @@ pub fn attribution<'a>(
         target: target.into(),
         at_workload,
         devices,
-        place,
-        sentence,
+        finding,
         course: runs.first().map(|r| Course::of(r)),
     }))
 }
@@ -189,7 +238,7 @@ pub struct Top {
     pub latency: Percentiles,
 }
 
-/// What the sentence is decided from.
+/// What the finding is decided from.
 #[derive(Debug, Clone)]
 pub struct Evidence<'a> {
     pub at_workload: Percentiles,
@@ -217,75 +266,32 @@ pub struct Synced {
     pub flush_p99: Option<f64>,
 }
 
-/// The place and its sentence ("p99 1.80 ms at the workload, 1.70 ms at
-/// loop0: the device").
-pub fn place(e: &Evidence) -> (Place, String) {
-    let w = format_ns(e.at_workload.p99);
-    let Some(top) = e.top else {
-        return (
-            Place::PageCache,
-            "no device requests: the page cache".into(),
-        );
+/// What the rules above decide from `e`.
+pub fn finding(e: &Evidence) -> Finding {
+    let Some(top) = e.top.cloned() else {
+        return Finding::NoDeviceRequests;
     };
-    let d = format_ns(top.latency.p99);
-    let head = format!("p99 {w} at the workload, {d} at {}", top.device);
     if e.every_run_cached {
-        let n = top.requests;
-        return (
-            Place::PageCache,
-            format!(
-                "p99 {w} at the workload; {} was sent only {n:.0} data request{}: the page cache",
-                top.device,
-                if n == 1.0 { "" } else { "s" }
-            ),
-        );
+        return Finding::CachedReads { top };
     }
-    if let Some(sy) = &e.synced {
-        let flush = sy
-            .flush_p99
-            .map(|f| format!(", its flushes {}", format_ns(f)))
-            .unwrap_or_default();
-        return (
-            Place::Device,
-            format!(
-                "p99 {w} per operation at the workload, {} per fsync; {d} at {}{flush} ({:.0} flushes in {} run{}): the writes went to the page cache, the fsyncs waited for {}",
-                format_ns(sy.at_workload.p99),
-                top.device,
-                sy.flushes,
-                sy.runs,
-                if sy.runs == 1 { "" } else { "s" },
-                top.device
-            ),
-        );
+    if let Some(synced) = e.synced {
+        return Finding::FsyncsWaited { top, synced };
     }
     let ratio = top.latency.p99 / e.at_workload.p99;
     if ratio > OFF_PATH {
-        return (
-            Place::OffPath,
-            format!("{head}: not the device — its requests took longer than the workload waited, so they were off its path (write-back, read-ahead or other processes' I/O)"),
-        );
+        return Finding::OffPath { top };
     }
     if ratio >= DEVICE_SHARE {
-        return (Place::Device, format!("{head}: the device"));
+        return Finding::Device { top };
     }
     let why = match &e.busiest {
-        Some((p, pct)) if *pct >= BUSY_PCT => {
-            // A group's label (`kernel threads`, `other targets`) is plural.
-            let whose = if p.ends_with('s') && p.contains(' ') {
-                format!("{p}'")
-            } else {
-                format!("{p}'s")
-            };
-            format!(" ({whose} CPU was {pct:.0}% of a core)")
-        }
-        _ => match e.others_cpu {
-            Some(o) => format!(
-                " (other processes used {o:.0}% of the host's CPU: the workload waited for a core)"
-            ),
-            None => String::new(),
-        },
+        Some((p, pct)) if *pct >= BUSY_PCT => Some(Why::Busy {
+            process: p.clone(),
+            pct: *pct,
+        }),
+        _ => e.others_cpu.map(|pct| Why::OthersCpu { pct }),
     };
-    (Place::AboveDevice, format!("{head}: above the device{why}"))
+    Finding::AboveDevice { top, why }
 }
 
 /// Every (device, operation) the runs counted or timed, devices in chain

@@ -33,6 +33,12 @@ pub struct Clock {
     source: Source,
     /// Nanoseconds per tick (1 for the monotonic source).
     ns_per_tick: f64,
+    /// `ns_per_tick` in fixed point, 2^-52 ns per unit (as precise as the
+    /// float, for any counter of more than a tick per 4 µs): a difference
+    /// of stamps in nanoseconds is one integer multiply and a shift on the
+    /// hot path (the float conversion and its saturating checks were
+    /// ~20 instructions, about 0.5% of a 4 KiB pread from tmpfs).
+    ns_per_tick_fixed: u64,
     /// One instant and its stamp, to convert between the two.
     anchor: (Instant, Stamp),
 }
@@ -65,6 +71,7 @@ impl Clock {
         let mut c = Clock {
             source,
             ns_per_tick,
+            ns_per_tick_fixed: (ns_per_tick * FIXED_ONE).round() as u64,
             anchor: (Instant::now(), Stamp(0)),
         };
         let (instant, stamp) = bracketed(|| c.now());
@@ -91,7 +98,10 @@ impl Clock {
     pub fn ns(&self, from: Stamp, to: Stamp) -> u64 {
         let ticks = to.0.saturating_sub(from.0);
         match self.source {
-            Source::Tsc => (ticks as f64 * self.ns_per_tick) as u64,
+            Source::Tsc => {
+                let ns = (u128::from(ticks) * u128::from(self.ns_per_tick_fixed)) >> FRAC_BITS;
+                u64::try_from(ns).unwrap_or(u64::MAX)
+            }
             Source::Monotonic => ticks,
         }
     }
@@ -124,6 +134,11 @@ impl Default for Clock {
         Clock::new()
     }
 }
+
+/// Fractional bits of [`Clock`]'s fixed-point `ns_per_tick_fixed`.
+const FRAC_BITS: u32 = 52;
+/// 1 ns in that fixed point.
+const FIXED_ONE: f64 = (1u64 << FRAC_BITS) as f64;
 
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
@@ -202,6 +217,24 @@ mod tests {
             // Within 1% (the instants bracket the stamps).
             assert!((ns / want - 1.0).abs() < 0.01, "{ns} against {want}");
             assert_eq!(clock.ns(s1, s0), 0);
+        }
+    }
+
+    /// The fixed-point difference is the float product to within a
+    /// nanosecond (and the float's own precision over hours).
+    #[test]
+    fn differences_in_fixed_point_match_the_ratio() {
+        for ns_per_tick in [0.1, 0.2857, 0.4166666, 1.0, 1.37] {
+            let clock = Clock::with(Source::Tsc, ns_per_tick);
+            for ticks in [0u64, 1, 3, 1000, 3_500, 1 << 20, 1 << 33, 1 << 45, 1 << 52] {
+                let want = ticks as f64 * ns_per_tick;
+                let got = clock.ns(Stamp(5), Stamp(5 + ticks)) as f64;
+                assert!(
+                    (got - want).abs() <= 1.0 + want * 1e-14,
+                    "{ns_per_tick} {ticks}: {got} {want}"
+                );
+            }
+            assert!(clock.ns(Stamp(0), Stamp(u64::MAX)) > 0);
         }
     }
 

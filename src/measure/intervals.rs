@@ -51,13 +51,28 @@ impl Intervals {
     /// Records a latency of `ns` for an operation that completed `at`.
     #[inline(always)]
     pub fn record(&mut self, at: Stamp, ns: u64) {
-        if at >= self.next {
+        if self.crosses(at) {
             self.roll(at);
         }
+        self.count(ns);
+    }
+
+    /// Whether an operation that completed `at` belongs to a later second
+    /// than the current one: [`Intervals::roll`] to it before counting it.
+    #[inline(always)]
+    pub fn crosses(&self, at: Stamp) -> bool {
+        at >= self.next
+    }
+
+    /// Counts a latency of `ns` in the current second (what `record` does
+    /// once the second is right), for callers that count in batches.
+    #[inline(always)]
+    pub fn count(&mut self, ns: u64) {
         self.current.record(ns);
     }
 
-    fn roll(&mut self, at: Stamp) {
+    /// Closes the seconds that ended by `at`.
+    pub fn roll(&mut self, at: Stamp) {
         while at >= self.next {
             self.seconds.push(sparse(&self.current.histogram()));
             self.current.clear();

@@ -13,9 +13,9 @@ use super::format::{effect, human_name, Notation};
 use super::render::{html as html_render, terminal};
 use super::svg::{target_color, HistoryChart, HistoryPoint};
 use super::table::Table;
-use super::text::{diff_text, display_unit, mean_ci_text, p_text};
+use super::text::{diff_text, display_unit, estimate_ci_text, mean_ci_text, p_text};
 use super::verdict::{words, Form};
-use crate::analysis::history::{History, Series, Step};
+use crate::analysis::history::{History, Series, Step, CAPACITY};
 
 const HEADER: [&str; 9] = [
     "campaign",
@@ -53,7 +53,10 @@ fn rows(h: &History, s: &Series) -> Vec<Vec<String>> {
                 tags,
                 point.map(changes).unwrap_or_default(),
                 e.stats.values.len().to_string(),
-                mean_ci_text(&e.stats, s.unit),
+                match s.metric == CAPACITY {
+                    true => estimate_ci_text(&e.stats, s.unit),
+                    false => mean_ci_text(&e.stats, s.unit),
+                },
                 if compared {
                     diff_text(&e.stats)
                 } else {
@@ -180,6 +183,11 @@ pub fn html(h: &History) -> Result<String> {
 /// go first, and tags, changes and the verdict wrap.
 fn table(h: &History, s: &Series) -> Table {
     let mut t = Table::new(&HEADER, &RIGHT);
+    // A capacity is the knee a search found, with its interval: no mean.
+    if s.metric == CAPACITY {
+        let i = HEADER.iter().position(|x| *x == "mean ± 95% CI");
+        t.header[i.expect("a column")] = "capacity [95% CI]".into();
+    }
     let rows = rows(h, s);
     for row in &rows {
         t.push(row.clone());

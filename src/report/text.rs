@@ -26,6 +26,31 @@ pub fn mean_ci_text(t: &TargetStats, unit: Unit) -> String {
     }
 }
 
+/// A figure with its interval, not a mean: `649 tx/s [225, 710]` (a
+/// capacity, whose interval on the log scale is not symmetric, so no ±).
+pub fn estimate_ci_text(t: &TargetStats, unit: Unit) -> String {
+    let Some(s) = t.summary else {
+        return "—".into();
+    };
+    let interval = t.ci.map_or(String::new(), |i| {
+        format!(
+            " [{}, {}]",
+            bare_value(i.low, unit),
+            bare_value(i.high, unit)
+        )
+    });
+    format!("{}{interval}", format_value(s.mean, unit))
+}
+
+/// A value without its unit where the unit is a count per second
+/// (`1.65k`), in full otherwise: an interval beside a figure that has it.
+pub fn bare_value(value: f64, unit: Unit) -> String {
+    match unit.family() {
+        Family::Count => crate::metric::format::si(value),
+        _ => format_value(value, unit),
+    }
+}
+
 /// The notation of `t`'s comparison: its estimate and interval together
 /// ([`super::format::Notation`]).
 pub fn notation(t: &TargetStats) -> Notation {

@@ -11,12 +11,19 @@
 //! caveat (#42's cache layers) is marked by [`marks`] as every other; a
 //! new kind of verdict (#43's capacity) is a branch of [`sentence`];
 //! sides named by their release (#44) are the verdict's labels, which
-//! every form already names the sides by.
+//! every form already names the sides by. Where a workload's latency
+//! went ([`crate::analysis::attribution`]) is said here too: its
+//! sentence as a headline, its conclusion bare.
+
+mod attribution;
 
 use std::collections::BTreeSet;
 
 use super::format::{effect, human_name, pct_text, Notation};
-use super::text::{diff_text, diff_text_in, interval_text, notation, p_text, values_text};
+use super::text::{
+    bare_value, diff_text, diff_text_in, interval_text, notation, p_text, values_text,
+};
+use crate::analysis::attribution::Attribution;
 use crate::analysis::model::{
     family::METHOD, runs_text, Caveat, TargetStats, MIN_RUNS, RESOLUTION_PCT,
 };
@@ -78,6 +85,15 @@ pub enum Said<'a> {
     Alike(&'a Alike),
     Replicated(&'a Replicated),
     Gate(&'a Judged<'a>),
+    /// Where a workload's latency went: [`Form::Headline`] the sentence,
+    /// [`Form::Bare`] its conclusion alone.
+    Attribution(&'a Attribution),
+}
+
+impl<'a> From<&'a Attribution> for Said<'a> {
+    fn from(a: &'a Attribution) -> Self {
+        Said::Attribution(a)
+    }
 }
 
 impl<'a> From<&'a Replicated> for Said<'a> {
@@ -121,6 +137,12 @@ pub fn words<'a>(said: impl Into<Said<'a>>, form: Form) -> String {
         Said::Alike(a) => return alike(a),
         Said::Replicated(r) => return replicated(r, form),
         Said::Gate(j) => return gate_passed(j),
+        Said::Attribution(a) => {
+            return match form {
+                Form::Bare => attribution::conclusion(a),
+                _ => attribution::sentence(a),
+            }
+        }
     };
     let t = &v.candidate;
     match form {
@@ -154,13 +176,9 @@ pub fn words<'a>(said: impl Into<Said<'a>>, form: Form) -> String {
         Form::Replica(n) => format!("{} {}", diff_text_in(t, Some(n)), bare(v)),
         Form::Percent => match (&t.comparison, v.outcome()) {
             (Some(c), Some(o)) if o.significant() => {
-                format!("{} {}", pct_text(c.diff_pct), outcome_word(o, v.direction))
+                format!("{} {}", pct_text(c.diff_pct), word(v, o))
             }
-            (Some(c), Some(o)) => format!(
-                "{} ({})",
-                pct_text(c.diff_pct),
-                outcome_word(o, v.direction)
-            ),
+            (Some(c), Some(o)) => format!("{} ({})", pct_text(c.diff_pct), word(v, o)),
             (Some(c), None) => pct_text(c.diff_pct),
             (None, _) => "—".into(),
         },
@@ -202,9 +220,30 @@ fn p_equivalent_text(t: &TargetStats) -> String {
 }
 
 /// The verdict's plain word, or a dash without one.
+/// The word of `v`'s outcome: a capacity is an amount of load, not a
+/// speed, so it is higher or lower.
+fn word(v: &Verdict, o: Outcome) -> &'static str {
+    match (&v.kind, o) {
+        (Kind::Capacity { .. }, Outcome::Better) => "higher",
+        (Kind::Capacity { .. }, Outcome::Worse) => "lower",
+        _ => outcome_word(o, v.direction),
+    }
+}
+
+/// A significant difference in a cell ([`versus_text`]); a capacity's
+/// as its sentence says a ratio, naming the quantity: `×2.4 capacity`
+/// (`×2.4 faster` would say the way twice, and a capacity is no speed).
+fn versus(v: &Verdict, diff_pct: f64, o: Outcome) -> String {
+    let n = notation(&v.candidate);
+    match v.kind {
+        Kind::Capacity { .. } => change_text(diff_pct, n, &human_name(&v.metric), v.unit).0,
+        _ => versus_text(diff_pct, n, v.unit, word(v, o)),
+    }
+}
+
 fn bare(v: &Verdict) -> &'static str {
     match (v.candidate.verdict, v.outcome()) {
-        (Some(_), Some(o)) => outcome_word(o, v.direction),
+        (Some(_), Some(o)) => word(v, o),
         _ => "—",
     }
 }
@@ -269,7 +308,7 @@ fn sentence(v: &Verdict) -> String {
         };
         return format!(
             "{candidate} is {} than {baseline}: {change} {} ({which}p {})",
-            outcome_word(outcome, v.direction),
+            word(v, outcome),
             interval_text(t),
             p_text(t)
         );
@@ -324,15 +363,6 @@ fn capacity_sentence(v: &Verdict, latency: &str, max_ns: f64) -> String {
     }
 }
 
-/// A value without its unit where the unit is a count per second
-/// (`1.65k`), in full otherwise: an interval beside a figure that has it.
-fn bare_value(value: f64, unit: Unit) -> String {
-    match unit.family() {
-        Family::Count => crate::metric::format::si(value),
-        _ => format_value(value, unit),
-    }
-}
-
 /// `by test, which disagree: write -20.0% slower, reread +20.0% faster`.
 fn parts_text(p: &Parts) -> String {
     let each: Vec<String> = p
@@ -353,12 +383,7 @@ fn summary(v: &Verdict) -> String {
     let t = &v.candidate;
     let word = match (&t.comparison, v.outcome()) {
         (None, _) => too_few_text(),
-        (Some(c), Some(o)) if o.significant() => versus_text(
-            c.diff_pct,
-            notation(t),
-            v.unit,
-            outcome_word(o, v.direction),
-        ),
+        (Some(c), Some(o)) if o.significant() => versus(v, c.diff_pct, o),
         (Some(c), Some(Outcome::Equivalent)) => format!(
             "{} equivalent ({})",
             effect(c.diff_pct, notation(t)),
@@ -395,12 +420,7 @@ fn figure(v: &Verdict) -> String {
         return String::new();
     };
     match v.outcome() {
-        Some(o) if o.significant() => versus_text(
-            c.diff_pct,
-            notation(t),
-            v.unit,
-            outcome_word(o, v.direction),
-        ),
+        Some(o) if o.significant() => versus(v, c.diff_pct, o),
         Some(Outcome::Equivalent) => format!("{} equivalent", effect(c.diff_pct, notation(t))),
         _ => format!("{} (inconclusive)", effect(c.diff_pct, notation(t))),
     }
@@ -413,9 +433,9 @@ fn detail(v: &Verdict) -> String {
     let word = match (t.too_few, v.outcome()) {
         (true, _) => too_few_text(),
         (false, Some(o)) if v.exploratory => {
-            format!("{} (exploratory)", outcome_word(o, v.direction))
+            format!("{} (exploratory)", word(v, o))
         }
-        (false, Some(o)) => outcome_word(o, v.direction).to_string(),
+        (false, Some(o)) => word(v, o).to_string(),
         (false, None) => return "—".into(),
     };
     let word = match (t.too_few, chance_text(t)) {
@@ -1187,6 +1207,52 @@ mod tests {
                 max_ns: 10e6,
             },
         }
+    }
+
+    // A capacity is an amount of load: its cells name it beside the ratio
+    // as its sentence does (`×2.4 capacity`), its word is higher or lower,
+    // never faster (a ratio and "faster" said the way twice).
+    #[test]
+    fn a_capacity_reads_as_a_ratio_of_capacities_higher_or_lower() {
+        let v = capacities((266.0, 200.0, 429.0), (649.0, 225.0, 710.0));
+        assert_eq!(words(&v, Form::Summary), "×2.4 capacity");
+        assert_eq!(words(&v, Form::Figure), "×2.4 capacity");
+        assert_eq!(words(&v, Form::Bare), "higher");
+        assert!(
+            words(&v, Form::Across).starts_with("q on a: capacity higher, ×2.4 ["),
+            "{}",
+            words(&v, Form::Across)
+        );
+        let v = capacities((649.0, 225.0, 710.0), (266.0, 200.0, 429.0));
+        assert_eq!(words(&v, Form::Summary), "÷2.4 capacity");
+        assert_eq!(words(&v, Form::Word), "lower");
+        for f in [
+            Form::Summary,
+            Form::Figure,
+            Form::Word,
+            Form::Detail,
+            Form::Across,
+        ] {
+            assert!(!words(&v, f).contains("slower"), "{f:?}");
+        }
+    }
+
+    // The history's capacity column: a knee's interval is on the log
+    // scale, not symmetric; `649 ops/s ± 243 ops/s` said [406, 892].
+    #[test]
+    fn a_capacity_is_written_with_its_interval_not_as_a_mean_plus_minus() {
+        use crate::report::text::{estimate_ci_text, mean_ci_text};
+        let k = crate::analysis::capacity::knee_stats(
+            "b",
+            &knee(649.0, 225.0, 710.0),
+            None,
+            Vec::new(),
+        );
+        assert_eq!(
+            estimate_ci_text(&k, Unit::OpsPerSec),
+            "649 ops/s [225, 710]"
+        );
+        assert!(mean_ci_text(&k, Unit::OpsPerSec).contains(" ± "));
     }
 
     // #46: a comparison is different, equivalent or inconclusive, never

@@ -71,16 +71,19 @@ fn direct_reads_whose_time_the_loop_device_took_are_the_devices() {
         ),
     ];
     let a = attribution(&runs, "w", "t").unwrap().unwrap();
-    assert_eq!(a.place, Place::Device);
+    assert_eq!(a.place(), Place::Device);
     assert_eq!(a.at_workload.count, 2000);
     // Chain order: loop0 (the top) before vda, whatever the label order.
     let order: Vec<&str> = a.devices.iter().map(|d| d.device.as_str()).collect();
     assert_eq!(order, ["loop0", "vda"]);
     assert_eq!(a.devices[0].requests, 2000.0);
+    let Finding::Device { top } = &a.finding else {
+        panic!("{:?}", a.finding)
+    };
+    assert_eq!(top.device, "loop0");
     assert!(
-        a.sentence.starts_with("p99 199.") && a.sentence.contains(" µs at loop0: the device"),
-        "{}",
-        a.sentence
+        a.at_workload.p99 > 199e3 && a.at_workload.p99 < 200e3,
+        "{a:?}"
     );
 }
 
@@ -99,10 +102,17 @@ fn a_device_far_faster_than_the_workload_puts_the_time_above_it() {
         );
     }
     let a = attribution(&[r], "w", "t").unwrap().unwrap();
-    assert_eq!(a.place, Place::AboveDevice);
+    assert_eq!(a.place(), Place::AboveDevice);
+    let Finding::AboveDevice { top, why } = &a.finding else {
+        panic!("{:?}", a.finding)
+    };
+    assert_eq!(top.device, "vda");
     assert_eq!(
-        a.sentence,
-        "p99 39.91 ms at the workload, 1.99 ms at vda: above the device (glusterfs's CPU was 96% of a core)"
+        why,
+        &Some(Why::Busy {
+            process: "glusterfs".into(),
+            pct: 96.0
+        })
     );
 }
 
@@ -114,8 +124,7 @@ fn no_data_request_at_any_device_is_the_page_cache() {
         &[("loop0", 0, 0, 0), ("vda", 0, 0, 0)],
     )];
     let a = attribution(&runs, "w", "t").unwrap().unwrap();
-    assert_eq!(a.place, Place::PageCache);
-    assert_eq!(a.sentence, "no device requests: the page cache");
+    assert_eq!(a.finding, Finding::NoDeviceRequests);
     // The traced devices are listed with their zero.
     assert_eq!(a.devices.len(), 2);
     assert!(a.devices.iter().all(|d| d.requests == 0.0));
@@ -127,11 +136,11 @@ fn a_few_requests_under_a_page_cache_warning_are_still_the_page_cache() {
     r.warnings
         .push(Warning::new(WarningKind::PageCache, "page cache: …"));
     let a = attribution(&[r], "w", "t").unwrap().unwrap();
-    assert_eq!(a.place, Place::PageCache);
-    assert_eq!(
-        a.sentence,
-        "p99 2.0 µs at the workload; loop0 was sent only 4 data requests: the page cache"
-    );
+    let Finding::CachedReads { top } = &a.finding else {
+        panic!("{:?}", a.finding)
+    };
+    assert_eq!((top.device.as_str(), top.requests), ("loop0", 4.0));
+    assert_eq!(a.place(), Place::PageCache);
 }
 
 #[test]
@@ -143,8 +152,7 @@ fn device_requests_slower_than_anything_the_workload_waited_were_off_its_path() 
         &[("loop0", 50, 1_000_000, 3_000_000)],
     );
     let a = attribution(&[r], "w", "t").unwrap().unwrap();
-    assert_eq!(a.place, Place::OffPath);
-    assert!(a.sentence.contains(": not the device"), "{}", a.sentence);
+    assert_eq!(a.place(), Place::OffPath);
 }
 
 #[test]
@@ -165,13 +173,7 @@ fn without_a_trace_or_a_latency_histogram_there_is_nothing_to_attribute() {
 
 /// Percentiles whose p99 is `p99` (ns).
 fn pct(p99: f64) -> Percentiles {
-    Percentiles {
-        p50: p99 / 2.0,
-        p99,
-        p999: p99,
-        max: p99,
-        count: 10,
-    }
+    Percentiles::with_p99(p99)
 }
 
 #[test]
@@ -183,7 +185,7 @@ fn the_rules_in_order_at_their_thresholds() {
     };
     let at = |dev: f64, busiest: Option<(String, f64)>| {
         let t = top(dev);
-        place(&Evidence {
+        finding(&Evidence {
             at_workload: pct(1000.0),
             top: Some(&t),
             every_run_cached: false,
@@ -191,7 +193,7 @@ fn the_rules_in_order_at_their_thresholds() {
             busiest,
             others_cpu: None,
         })
-        .0
+        .place()
     };
     assert_eq!(at(500.0, None), Place::Device);
     assert_eq!(at(1500.0, None), Place::Device);
@@ -199,23 +201,25 @@ fn the_rules_in_order_at_their_thresholds() {
     assert_eq!(at(499.0, None), Place::AboveDevice);
     // A busy process is named only from BUSY_PCT up.
     let t = top(100.0);
-    let s = |p: f64, others_cpu: Option<f64>| {
-        place(&Evidence {
-            at_workload: pct(1000.0),
-            top: Some(&t),
-            every_run_cached: false,
-            synced: None,
-            busiest: Some(("zfs-fuse".into(), p)),
-            others_cpu,
-        })
-        .1
+    let why = |p: f64, others_cpu: Option<f64>| match finding(&Evidence {
+        at_workload: pct(1000.0),
+        top: Some(&t),
+        every_run_cached: false,
+        synced: None,
+        busiest: Some(("zfs-fuse".into(), p)),
+        others_cpu,
+    }) {
+        Finding::AboveDevice { why, .. } => why,
+        f => panic!("{f:?}"),
     };
-    assert!(s(50.0, Some(80.0)).ends_with("above the device (zfs-fuse's CPU was 50% of a core)"));
-    assert!(s(49.0, None).ends_with("above the device"));
+    let busy = Why::Busy {
+        process: "zfs-fuse".into(),
+        pct: 50.0,
+    };
+    assert_eq!(why(50.0, Some(80.0)), Some(busy));
+    assert_eq!(why(49.0, None), None);
     // A busy host (a noisy-host warning) is the reason when no process is.
-    assert!(s(49.0, Some(87.4)).ends_with(
-        "above the device (other processes used 87% of the host's CPU: the workload waited for a core)"
-    ));
+    assert_eq!(why(49.0, Some(87.4)), Some(Why::OthersCpu { pct: 87.4 }));
 }
 
 #[test]
@@ -236,37 +240,20 @@ fn fsyncs_that_flushed_the_device_waited_for_it_whatever_the_writes_took() {
         busiest: None,
         others_cpu: None,
     };
-    assert_eq!(place(&e(None)).0, Place::OffPath);
-    let (p, s) = place(&e(Some(Synced {
+    assert_eq!(finding(&e(None)).place(), Place::OffPath);
+    let synced = Synced {
         at_workload: pct(28.7e6),
         flushes: 1146.0,
         runs: 1,
         flush_p99: Some(1.97e6),
-    })));
-    assert_eq!(p, Place::Device);
-    assert_eq!(
-        s,
-        "p99 55.0 µs per operation at the workload, 28.70 ms per fsync; 6.45 ms at vda, its flushes 1.97 ms (1146 flushes in 1 run): the writes went to the page cache, the fsyncs waited for vda"
-    );
-}
-
-#[test]
-fn a_sentence_concludes_in_the_words_after_its_evidence() {
-    let of = |sentence: &str| Attribution {
-        workload: "w".into(),
-        target: "t".into(),
-        at_workload: pct(1e6),
-        devices: Vec::new(),
-        place: Place::Device,
-        sentence: sentence.into(),
-        course: None,
     };
-    for (sentence, conclusion) in [
-        ("p99 1.80 ms at the workload, 1.70 ms at loop0: the device", "the device"),
-        ("p99 40 ms at the workload, 2 ms at vda: above the device (glusterfs's CPU was 96% of a core)", "above the device"),
-        ("p99 55.0 µs per operation at the workload, 28.70 ms per fsync; 6.45 ms at vda, its flushes 1.97 ms (1146 flushes in 1 run): the writes went to the page cache, the fsyncs waited for vda", "the writes went to the page cache, the fsyncs waited for vda"),
-        ("no device requests: the page cache", "the page cache"),
-    ] {
-        assert_eq!(of(sentence).conclusion(), conclusion);
-    }
+    let f = finding(&e(Some(synced)));
+    assert_eq!(f.place(), Place::Device);
+    assert_eq!(
+        f,
+        Finding::FsyncsWaited {
+            top: t.clone(),
+            synced
+        }
+    );
 }

@@ -16,6 +16,7 @@ use crate::metric::MetricKey;
 use crate::report::document::{Chart, Section};
 use crate::report::svg::{target_color, Line, LineChart};
 use crate::report::table::Table;
+use crate::report::verdict::{words, Form};
 
 /// The section's title.
 pub const TITLE: &str = "Where the latency went";
@@ -71,7 +72,14 @@ fn of_workload<'a>(cx: Context<'a>, w: &WorkloadReport) -> Vec<&'a Attribution> 
 fn sentences(found: &[&Attribution]) -> Vec<String> {
     found
         .iter()
-        .map(|a| format!("{} on {}: {}", a.workload, a.target, a.sentence))
+        .map(|a| {
+            format!(
+                "{} on {}: {}",
+                a.workload,
+                a.target,
+                words(*a, Form::Headline)
+            )
+        })
         .collect()
 }
 
@@ -88,9 +96,9 @@ fn summary_lines(found: &[&Attribution]) -> Vec<String> {
     if found.len() <= GROUP_OVER {
         return sentences(found);
     }
-    let mut groups: Vec<(&str, Vec<&Attribution>)> = Vec::new();
+    let mut groups: Vec<(String, Vec<&Attribution>)> = Vec::new();
     for &a in found {
-        let c = a.conclusion();
+        let c = words(a, Form::Bare);
         match groups.iter_mut().find(|(g, _)| *g == c) {
             Some((_, members)) => members.push(a),
             None => groups.push((c, vec![a])),
@@ -99,7 +107,12 @@ fn summary_lines(found: &[&Attribution]) -> Vec<String> {
     groups
         .iter()
         .map(|(c, members)| match members.as_slice() {
-            [a] => format!("{} on {}: {}", a.workload, a.target, a.sentence),
+            [a] => format!(
+                "{} on {}: {}",
+                a.workload,
+                a.target,
+                words(*a, Form::Headline)
+            ),
             many => {
                 let p99 = many.iter().map(|a| a.at_workload.p99);
                 let lo = p99.clone().fold(f64::INFINITY, f64::min);
@@ -239,22 +252,25 @@ fn over_time(a: &Attribution, r: &Course) -> Option<(LineChart, Table)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::attribution::Place;
+    use crate::analysis::attribution::{Finding, Top, Why};
 
-    fn pair(target: &str, p99_ms: f64, sentence: &str, place: Place) -> Attribution {
+    fn ms(ms: f64) -> Percentiles {
+        Percentiles {
+            p50: 1e6,
+            p99: ms * 1e6,
+            p999: ms * 1e6,
+            max: ms * 1e6,
+            count: 100,
+        }
+    }
+
+    fn pair(target: &str, p99_ms: f64, finding: Finding) -> Attribution {
         Attribution {
             workload: "pgbench[transactions=12]".into(),
             target: target.into(),
-            at_workload: Percentiles {
-                p50: 1e6,
-                p99: p99_ms * 1e6,
-                p999: p99_ms * 1e6,
-                max: p99_ms * 1e6,
-                count: 100,
-            },
+            at_workload: ms(p99_ms),
             devices: Vec::new(),
-            place,
-            sentence: sentence.into(),
+            finding,
             course: None,
         }
     }
@@ -262,24 +278,27 @@ mod tests {
     #[test]
     fn a_workload_on_many_targets_is_summed_up_by_conclusion() {
         // Seed 000's study: 4 disks per transaction count printed 16 lines.
-        let above = |t: &str, ms: f64, pct: u32| {
-            pair(
-                t,
-                ms,
-                &format!("p99 {ms} ms at the workload, 94.31 ms at loop0: above the device (other processes used {pct}% of the host's CPU: the workload waited for a core)"),
-                Place::AboveDevice,
-            )
+        let top = |device: &str, p99_ms: f64| Top {
+            device: device.into(),
+            requests: 100.0,
+            latency: ms(p99_ms),
+        };
+        let above = |t: &str, p99_ms: f64, pct: f64| {
+            let why = Some(Why::OthersCpu { pct });
+            let top = top("loop0", 94.31);
+            pair(t, p99_ms, Finding::AboveDevice { top, why })
         };
         let found = [
-            above("vm[a]", 282.07, 70),
-            above("vm[b]", 425.98, 74),
+            above("vm[a]", 282.07, 70.0),
+            above("vm[b]", 425.98, 74.0),
             pair(
                 "vm[c]",
                 360.19,
-                "p99 360.19 ms at the workload, 216.40 ms at loop2: the device",
-                Place::Device,
+                Finding::Device {
+                    top: top("loop2", 216.40),
+                },
             ),
-            above("vm[d]", 346.55, 70),
+            above("vm[d]", 346.55, 70.0),
         ];
         let found: Vec<&Attribution> = found.iter().collect();
         assert_eq!(
@@ -291,5 +310,9 @@ mod tests {
         );
         // Three targets or fewer: every sentence, as the section has them.
         assert_eq!(summary_lines(&found[..3]), sentences(&found[..3]));
+        assert_eq!(
+            sentences(&found[..1]),
+            ["pgbench[transactions=12] on vm[a]: p99 282.07 ms at the workload, 94.31 ms at loop0: above the device (other processes used 70% of the host's CPU: the workload waited for a core)"]
+        );
     }
 }

@@ -16,15 +16,16 @@ const STYLE: &str = r#"
 body { font-family: sans-serif; margin: 2rem auto; max-width: 1000px; padding: 0 1rem; color: #222; line-height: 1.4; }
 h1 { font-size: 1.6rem; } h2 { border-bottom: 1px solid #ccc; padding-bottom: .2rem; margin-top: 2rem; } h3 { font-size: 1.05rem; }
 table { border-collapse: collapse; margin: .5rem 0 1rem; font-size: .9rem; display: block; max-width: 100%; width: fit-content; overflow-x: auto; }
-th, td { border: 1px solid #ddd; padding: .25rem .5rem; text-align: left; vertical-align: top; }
+th, td { border: 1px solid #ddd; padding: .25rem .5rem; text-align: left; vertical-align: top; white-space: nowrap; }
 th { background: #f4f4f4; } td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.prose, th.prose { white-space: normal; min-width: 20rem; } .nb { white-space: nowrap; }
 .chart { margin: .5rem 0 1rem; } .chart svg { max-width: 100%; height: auto; }
 .overview .chart svg { width: 960px; }
 .matrix table { font-size: .8rem; } .matrix p { margin: .8rem 0 0; font-weight: bold; }
 .warnings li { color: #8a4b00; } .step p { font-weight: bold; } .headline li { font-weight: bold; }
 td.differs { background: #fff1c2; font-weight: bold; }
-.side table { display: inline-table; vertical-align: top; margin-right: 1rem; }
-.compared td { overflow-wrap: anywhere; } .compared td:first-child { min-width: 9rem; }
+.side table { display: inline-block; vertical-align: top; margin-right: 1rem; }
+.compared td:first-child { min-width: 9rem; }
 nav.toc { font-size: .9rem; line-height: 1.7; margin: .3rem 0 1rem; } nav.toc a { color: #0b5cad; text-decoration: none; white-space: nowrap; } nav.toc a:hover { text-decoration: underline; }
 details { margin: .6rem 0; } details > summary { cursor: pointer; list-style: none; } details > summary::-webkit-details-marker { display: none; }
 details > summary > h2, details > summary > h3, details > summary > h4 { display: inline; } details > summary > h2 { border-bottom: none; }
@@ -40,6 +41,29 @@ pub fn render(doc: &Document) -> Result<String> {
 }
 
 pub struct Html;
+
+/// Cells longer than this, with a space, are prose that may wrap.
+const PROSE_OVER: usize = 60;
+
+/// A sentence, a list or a long fact (`inconclusive ⚠ noisy host on cwd
+/// (5 of 5 runs); …`, a kernel command line), as opposed to a value or a
+/// name, which a line break would cut in two.
+fn is_prose(c: &str) -> bool {
+    c.chars().count() > PROSE_OVER && c.contains(' ')
+}
+
+/// `c` escaped, each word a browser could break inside (at a hyphen, a
+/// slash: `gluster-no-perf`, `MiB/s`) kept on one line, so that prose
+/// wraps at its spaces only.
+fn words_kept_whole(c: &str) -> String {
+    c.split(' ')
+        .map(|w| match w.contains(['-', '/', '?', '–', '—']) {
+            true => format!("<span class=\"nb\">{}</span>", html_escape(w)),
+            false => html_escape(w),
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
 
 /// Escapes text for HTML element content and attribute values.
 pub fn html_escape(s: &str) -> String {
@@ -74,20 +98,26 @@ impl Markup for Html {
         format!("<ul>{li}</ul>\n")
     }
 
+    /// A cell keeps its value on one line (`336.0 MiB`, `gluster-no-perf`,
+    /// `×2.4 [×1.2, ×4.6]`) and the table scrolls sideways where it must;
+    /// only a cell of prose ([`is_prose`]) wraps, at its spaces alone.
     fn table(&self, t: &Table) -> String {
         let cell = |tag: &str, i: usize, c: &str, marked: bool| {
-            let classes: Vec<&str> = [
-                (t.right.get(i).copied().unwrap_or(false), "num"),
-                (marked, "differs"),
-            ]
-            .iter()
-            .filter_map(|&(on, name)| on.then_some(name))
-            .collect();
+            let num = t.right.get(i).copied().unwrap_or(false);
+            let prose = !num && is_prose(c);
+            let classes: Vec<&str> = [(num, "num"), (marked, "differs"), (prose, "prose")]
+                .iter()
+                .filter_map(|&(on, name)| on.then_some(name))
+                .collect();
             let class = match classes.is_empty() {
                 true => String::new(),
                 false => format!(" class=\"{}\"", classes.join(" ")),
             };
-            format!("<{tag}{class}>{}</{tag}>", html_escape(c))
+            let text = match prose {
+                true => words_kept_whole(c),
+                false => html_escape(c),
+            };
+            format!("<{tag}{class}>{text}</{tag}>")
         };
         let head: String = t
             .header
@@ -206,5 +236,36 @@ mod tests {
         assert!(h.contains("&lt;script&gt;alert(1)&lt;/script&gt;|x"), "{h}");
         assert!(h.contains("<td class=\"differs\">b</td>"), "{h}");
         assert!(!h.contains("<script>"));
+    }
+
+    // A value or a name never wraps mid-value (`336.0 / MiB`,
+    // `gluster- / no-perf`): cells keep one line unless they are prose,
+    // and prose wraps at its spaces only.
+    #[test]
+    fn values_and_names_keep_one_line_and_prose_wraps_at_spaces() {
+        assert!(
+            STYLE.contains("th, td {") && STYLE.contains("white-space: nowrap; }"),
+            "cells do not wrap by default: {STYLE}"
+        );
+        assert!(STYLE.contains("td.prose, th.prose { white-space: normal;"));
+        assert!(!STYLE.contains("overflow-wrap: anywhere"), "{STYLE}");
+        let verdict =
+            "inconclusive ⚠ noisy host on gluster-no-perf (3 of 3 runs); ±5% needs about 9 runs";
+        let mut t = Table::new(&["target", "mean", "verdict"], &[false, true, false]);
+        t.push(vec![
+            "gluster-no-perf (baseline)".into(),
+            "336.0 MiB/s ± 12.1 MiB/s and a long value that is still a value".into(),
+            verdict.into(),
+        ]);
+        let h = Html.table(&t);
+        assert!(h.contains("<td>gluster-no-perf (baseline)</td>"), "{h}");
+        assert!(
+            h.contains("<td class=\"num\">336.0 MiB/s ± 12.1 MiB/s and a long"),
+            "{h}"
+        );
+        assert!(
+            h.contains("<td class=\"prose\">inconclusive ⚠ noisy host on <span class=\"nb\">gluster-no-perf</span> (3 of 3 runs);"),
+            "{h}"
+        );
     }
 }

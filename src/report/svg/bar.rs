@@ -9,7 +9,7 @@ use plotters::style::text_anchor::{HPos, VPos};
 
 use super::canvas::{
     anchored, draw_title, draw_value_axis, draw_whisker_paths, finite_ci, finite_extent, no_data,
-    plottable, render, wrap_text, zero_based_range, Area, HEIGHT, INK, LABEL_SIZE, LINE_HEIGHT,
+    plottable, render, wrap_distinct, zero_based_range, Area, HEIGHT, INK, LABEL_SIZE, LINE_HEIGHT,
     MUTED, SMALL_SIZE, VALUE_SIZE, WIDTH,
 };
 use super::format::{si, TickFormat};
@@ -62,18 +62,8 @@ fn draw(root: &Area<'_>, c: &BarChart) -> Result<()> {
     let y_area = y_label_area(&ticks, lo, hi);
     let n = c.bars.len();
     let slot_px = (WIDTH - MARGIN_LEFT - MARGIN_RIGHT - y_area) as f64 / n as f64;
-    let labels: Vec<Vec<String>> = c
-        .bars
-        .iter()
-        .map(|b| {
-            wrap_text(
-                &b.label,
-                LABEL_SIZE,
-                (slot_px - 8.0) as u32,
-                MAX_LABEL_LINES,
-            )
-        })
-        .collect();
+    let texts: Vec<String> = c.bars.iter().map(|b| b.label.clone()).collect();
+    let labels = wrap_distinct(&texts, LABEL_SIZE, (slot_px - 8.0) as u32, MAX_LABEL_LINES);
     let lines = labels.iter().map(Vec::len).max().unwrap_or(1) as u32;
 
     let mut chart = ChartBuilder::on(&area)

@@ -251,19 +251,78 @@ pub(crate) fn fit_text(text: &str, size: f64, max_width: u32) -> String {
 
 /// Each of `texts` fitted into `max_width` pixels, never two the same
 /// where the texts differ: labels that share a long start (Gluster
-/// options, swept parameters) keep their ends, `vm[perf…invalidate=on]`.
+/// options, swept parameters) keep their ends, `vm[perf…invalidate=on]`,
+/// or, where their ends are alike too, lose the start they all share.
 pub(crate) fn fit_distinct(texts: &[String], size: f64, max_width: u32) -> Vec<String> {
     let plain: Vec<String> = texts.iter().map(|t| fit_text(t, size, max_width)).collect();
-    (0..plain.len())
-        .map(|i| {
-            let clash =
-                (0..plain.len()).any(|j| j != i && plain[j] == plain[i] && texts[j] != texts[i]);
-            match clash {
-                true => fit_middle(&texts[i], size, max_width),
-                false => plain[i].clone(),
-            }
+    let middle = |texts: &[String]| -> Vec<String> {
+        texts
+            .iter()
+            .map(|t| match text_width(t, size) <= max_width {
+                true => t.clone(),
+                false => fit_middle(t, size, max_width),
+            })
+            .collect()
+    };
+    [middle(texts), middle(&without_common_start(texts))]
+        .into_iter()
+        .fold(plain, |best, next| match distinct(texts, &best) {
+            true => best,
+            false => next,
         })
-        .collect()
+}
+
+/// Whether no two of `shown` read the same where their `texts` differ.
+fn distinct<T: PartialEq>(texts: &[String], shown: &[T]) -> bool {
+    (0..texts.len())
+        .all(|i| (0..texts.len()).all(|j| i == j || shown[i] != shown[j] || texts[i] == texts[j]))
+}
+
+/// Each of `texts` wrapped as [`wrap_text`] does; where two would still
+/// read the same (names that differ past what fits), each is fitted on
+/// one line by [`fit_distinct`] instead, so that no two read the same.
+pub(crate) fn wrap_distinct(
+    texts: &[String],
+    size: f64,
+    max_width: u32,
+    max_lines: usize,
+) -> Vec<Vec<String>> {
+    let wrap = |texts: &[String]| -> Option<Vec<Vec<String>>> {
+        let wrapped: Vec<Vec<String>> = texts
+            .iter()
+            .map(|t| wrap_text(t, size, max_width, max_lines))
+            .collect();
+        distinct(texts, &wrapped).then_some(wrapped)
+    };
+    wrap(texts)
+        .or_else(|| wrap(&without_common_start(texts)))
+        .unwrap_or_else(|| {
+            fit_distinct(texts, size, max_width)
+                .into_iter()
+                .map(|t| vec![t])
+                .collect()
+        })
+}
+
+/// `texts` with the start they all share (`vm[gluster.mount_options=[`)
+/// replaced by "…", where it is longer than a few characters.
+fn without_common_start(texts: &[String]) -> Vec<String> {
+    let chars: Vec<Vec<char>> = texts.iter().map(|t| t.chars().collect()).collect();
+    let shortest = chars.iter().map(Vec::len).min().unwrap_or(0);
+    let common = (0..shortest)
+        .take_while(|&k| chars.iter().all(|c| c[k] == chars[0][k]))
+        .count();
+    match common > 6 && texts.len() > 1 {
+        true => chars
+            .iter()
+            .map(|c| {
+                std::iter::once(ELLIPSIS)
+                    .chain(c[common..].iter().copied())
+                    .collect()
+            })
+            .collect(),
+        false => texts.to_vec(),
+    }
 }
 
 /// `text` with its middle replaced by "…" so that it fits: its start and,
@@ -484,6 +543,32 @@ pub(crate) mod test_util {
 mod tests {
     use super::test_util::*;
     use super::*;
+
+    // Seed 000's targets differ in the middle and at the end: cut at the
+    // end, or with the middle left out, two read alike (`vm[glu…
+    // eallocation=off]`); each label must name its own target.
+    #[test]
+    fn labels_that_differ_in_the_middle_and_at_the_end_read_apart() {
+        let texts: Vec<String> = ["[]", "[\"auto-invalidation=false\"]"]
+            .iter()
+            .flat_map(|o| {
+                ["off", "full"].map(|p| format!("vm[gluster.mount_options={o},preallocation={p}]"))
+            })
+            .collect();
+        ensure_fonts().unwrap();
+        let fitted = fit_distinct(&texts, LABEL_SIZE, 160);
+        let wrapped = wrap_distinct(&texts, LABEL_SIZE, 120, 3);
+        for i in 0..texts.len() {
+            for j in 0..i {
+                assert_ne!(fitted[i], fitted[j], "{fitted:?}");
+                assert_ne!(wrapped[i], wrapped[j], "{wrapped:?}");
+            }
+        }
+        assert!(
+            fitted.iter().all(|f| text_width(f, LABEL_SIZE) <= 160),
+            "{fitted:?}"
+        );
+    }
 
     #[test]
     fn fitted_labels_that_would_read_alike_keep_their_ends() {

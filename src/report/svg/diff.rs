@@ -15,7 +15,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
 
 use super::canvas::{
-    anchored, draw_mesh, draw_title, draw_whisker_paths, finite_ci, finite_extent, fit_text,
+    anchored, draw_mesh, draw_title, draw_whisker_paths, finite_ci, finite_extent, fit_distinct,
     no_data, plottable, render, text_width, zero_based_range, Area, HEIGHT, INK, LABEL_SIZE, MUTED,
     SMALL_SIZE, VALUE_SIZE, WIDTH,
 };
@@ -69,11 +69,8 @@ fn draw(root: &Area<'_>, c: &DiffChart) -> Result<()> {
     let (lo, hi) = value_range(&c.bars);
     let ticks = TickFormat::percent_range(lo, hi, X_TICKS);
     let name_px = (f64::from(WIDTH) * MAX_NAME_SHARE) as u32;
-    let names: Vec<String> = c
-        .bars
-        .iter()
-        .map(|b| fit_text(&b.label, LABEL_SIZE, name_px))
-        .collect();
+    let texts: Vec<String> = c.bars.iter().map(|b| b.label.clone()).collect();
+    let names = fit_distinct(&texts, LABEL_SIZE, name_px);
     let names_w = names.iter().map(|n| text_width(n, LABEL_SIZE)).max();
     let n = c.bars.len();
 

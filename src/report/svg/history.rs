@@ -103,6 +103,17 @@ fn draw(
             band,
             color.mix(0.18).filled(),
         )))?;
+    } else {
+        // One campaign with an interval has no band to fill: its
+        // interval is a bar through the point, not left out.
+        chart.draw_series(c.points.iter().enumerate().filter_map(|(i, p)| {
+            let (l, h) = p.ci?;
+            let x = i as f64;
+            Some(PathElement::new(
+                vec![(x, l), (x, h)],
+                color.stroke_width(2),
+            ))
+        }))?;
     }
     let means: Vec<(f64, f64)> = c
         .points
@@ -185,6 +196,27 @@ mod tests {
         for text in ["11.1", "step", "glusterfs 10.3 → 11.1"] {
             assert!(svg.contains(text), "{text}");
         }
+    }
+
+    // One campaign has no band to fill: its interval is drawn as a bar
+    // through its point, not left out (the point looked exact).
+    #[test]
+    fn one_campaign_draws_its_interval_as_a_bar() {
+        let chart = |ci| {
+            let mut p = point("10.3", 100.0);
+            p.ci = ci;
+            history_chart(&HistoryChart {
+                title: "t".into(),
+                y_label: "y".into(),
+                points: vec![p],
+                step_at: None,
+                color: Rgb(0x1f, 0x77, 0xb4),
+            })
+            .unwrap()
+        };
+        let lines = |svg: &str| svg.matches("<polyline").count();
+        let (with, without) = (chart(Some((90.0, 110.0))), chart(None));
+        assert_eq!(lines(&with), lines(&without) + 1, "{with}");
     }
 
     #[test]

@@ -10,9 +10,9 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
 
 use super::canvas::{
-    anchored, decades, draw_mesh, draw_title, finite_extent, fit_distinct, no_data, nonempty,
-    plottable, render, text_width, value_plot, wrap_text, y_label_area, Area, GRID, HEIGHT,
-    LABEL_SIZE, MUTED, WIDTH,
+    anchored, decades, draw_mesh, draw_title, finite_extent, no_data, nonempty, plottable, render,
+    text_width, value_plot, wrap_distinct, y_label_area, Area, GRID, HEIGHT, LABEL_SIZE, MUTED,
+    WIDTH,
 };
 use super::format::{si, TickFormat};
 use super::Rgb;
@@ -256,19 +256,7 @@ pub(super) fn entries<'a>(
         })
         .collect();
     let texts: Vec<String> = labelled.iter().map(|(_, l)| l.clone()).collect();
-    let wrapped: Vec<Vec<String>> = texts
-        .iter()
-        .map(|t| wrap_text(t, LABEL_SIZE, max, 3))
-        .collect();
-    let alike = |i: usize, j: usize| i != j && wrapped[i] == wrapped[j] && texts[i] != texts[j];
-    let clash = (0..texts.len()).any(|i| (0..texts.len()).any(|j| alike(i, j)));
-    let lines: Vec<Vec<String>> = match clash {
-        false => wrapped,
-        true => fit_distinct(&texts, LABEL_SIZE, max)
-            .into_iter()
-            .map(|t| vec![t])
-            .collect(),
-    };
+    let lines = wrap_distinct(&texts, LABEL_SIZE, max, 3);
     labelled
         .into_iter()
         .zip(lines)

@@ -14,8 +14,8 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
 
 use super::canvas::{
-    anchored, draw_mesh, draw_title, draw_whisker_paths, render, text_width, wrap_text, Area, GRID,
-    HEIGHT, INK, LABEL_SIZE, MUTED, SMALL_SIZE, VALUE_SIZE,
+    anchored, draw_mesh, draw_title, draw_whisker_paths, render, text_width, wrap_distinct,
+    wrap_text, Area, GRID, HEIGHT, INK, LABEL_SIZE, MUTED, SMALL_SIZE, VALUE_SIZE,
 };
 use super::Rgb;
 
@@ -95,11 +95,8 @@ pub fn overview_chart(c: &OverviewChart) -> Result<String> {
     let name_px = OVERVIEW_WIDTH
         .saturating_sub(texts_w + 56 + PLOT_MIN_PX)
         .max(NAME_PX);
-    let names: Vec<Vec<String>> = c
-        .rows
-        .iter()
-        .map(|r| wrap_text(&r.label, LABEL_SIZE, name_px, 3))
-        .collect();
+    let labels: Vec<String> = c.rows.iter().map(|r| r.label.clone()).collect();
+    let names = wrap_distinct(&labels, LABEL_SIZE, name_px, 3);
     let heights: Vec<f64> = texts
         .iter()
         .zip(&names)

@@ -7,9 +7,12 @@
 //! - the job's thread has its own descriptor table ([`own_fd_table`]), as
 //!   a single-threaded process (the loop, fio's forked jobs) has, so that
 //!   the kernel looks the file up without taking and dropping a reference
-//!   at each call (`fdget` in a shared table).
+//!   at each call (`fdget` in a shared table);
+//! - the descriptor is kept as a number, borrowed at each call without a
+//!   call into std (`File::as_fd` was not inlined).
 
 use std::fs::File;
+use std::os::fd::{AsRawFd, BorrowedFd, RawFd};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
@@ -19,19 +22,28 @@ use super::engine::SyncEngine;
 
 pub struct Psync<'a> {
     file: File,
+    /// `file`'s descriptor.
+    fd: RawFd,
     path: &'a Path,
 }
 
 impl<'a> Psync<'a> {
     pub fn new(file: File, path: &'a Path) -> Psync<'a> {
-        Psync { file, path }
+        let fd = file.as_raw_fd();
+        Psync { file, fd, path }
+    }
+
+    #[inline(always)]
+    fn fd(&self) -> BorrowedFd<'_> {
+        // SAFETY: `fd` is `file`'s, open for as long as `self` holds it.
+        unsafe { BorrowedFd::borrow_raw(self.fd) }
     }
 }
 
 impl SyncEngine for Psync<'_> {
     #[inline]
     fn read(&mut self, buf: &mut [u8], off: u64) -> Result<()> {
-        match rustix::io::pread(&self.file, &mut *buf, off) {
+        match rustix::io::pread(self.fd(), &mut *buf, off) {
             Ok(n) if n == buf.len() => Ok(()),
             Ok(n) => bail!(
                 "short read of {n} bytes at offset {off} in {}: the file is shorter than `size`",
@@ -44,7 +56,7 @@ impl SyncEngine for Psync<'_> {
 
     #[inline]
     fn write(&mut self, buf: &[u8], off: u64) -> Result<()> {
-        match rustix::io::pwrite(&self.file, buf, off) {
+        match rustix::io::pwrite(self.fd(), buf, off) {
             Ok(n) if n == buf.len() => Ok(()),
             // A short write (the filesystem filling up): writing the rest
             // says why it cannot go on — ENOSPC, EDQUOT, EFBIG.

@@ -35,6 +35,10 @@ pub struct Pattern {
     pos: u64,
     dist: Blocks,
     map: Option<RandMap>,
+    /// With the map: the block drawn for the next operation, drawn one
+    /// operation ahead so that its word of the map is prefetched while this
+    /// operation runs.
+    ahead: u64,
     /// A pass over the region ended with the last operation.
     wrapped: bool,
 }
@@ -44,6 +48,10 @@ impl Pattern {
         let unit = spec.unit() as u64;
         let blocks = (spec.size / unit).max(1);
         let random = spec.rw.is_random();
+        let mut rng = Rng::new(spec.seed);
+        let map =
+            (random && spec.randommap && spec.dist.is_uniform()).then(|| RandMap::new(blocks));
+        let ahead = if map.is_some() { rng.below(blocks) } else { 0 };
         Pattern {
             rw: spec.rw,
             split: spec.split.clone(),
@@ -52,10 +60,11 @@ impl Pattern {
             size: spec.size,
             blocks,
             rwmixread: spec.rwmixread as u64,
-            rng: Rng::new(spec.seed),
+            rng,
             pos: 0,
             dist: Blocks::new(spec.dist, blocks, spec.seed ^ 0xD157),
-            map: (random && spec.randommap && spec.dist.is_uniform()).then(|| RandMap::new(blocks)),
+            map,
+            ahead,
             wrapped: false,
         }
     }
@@ -121,7 +130,9 @@ impl Pattern {
             let b = self.dist.next(&mut self.rng);
             return (b * self.unit, want.min(self.blocks - b) * self.unit);
         };
-        let drawn = self.rng.below(self.blocks);
+        let drawn = self.ahead;
+        self.ahead = self.rng.below(self.blocks);
+        map.prefetch(self.ahead);
         let (b, got) = if want == 1 {
             (map.take_next_free(drawn).unwrap_or(drawn), 1)
         } else {
