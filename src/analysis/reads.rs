@@ -272,6 +272,9 @@ fn bottom_of_cells(r: &RunData) -> Option<RunData> {
     let mut parts: BTreeMap<String, f64> = BTreeMap::new();
     let mut requests: Option<f64> = None;
     for (k, v) in r.metrics.iter() {
+        if k.name != m::LAYER_READS.name && k.name != m::LAYER_READ_BYTES.name {
+            continue;
+        }
         if k.labels.get(&TEST).is_none() {
             continue;
         }
@@ -432,6 +435,16 @@ fn waterfall(
     for r in runs {
         let mut any = false;
         for (k, v) in r.metrics.iter() {
+            // Only these three figures place reads (a run has dozens).
+            if ![
+                m::LAYER_SERVED_BYTES.name,
+                m::LAYER_READ_BYTES.name,
+                m::LAYER_READS.name,
+            ]
+            .contains(&k.name.as_str())
+            {
+                continue;
+            }
             let Some(label) = k.labels.get(&LAYER) else {
                 continue;
             };

@@ -153,12 +153,8 @@ fn param_rows(prefix: &str, columns: &[(&Value, &[ParamSpec])]) -> Vec<Row> {
         flat.iter().flatten().map(|s| (s.order, &s.name)).collect();
     names.sort();
     // Kinds declare a name at different places: its first place counts.
-    let mut seen: Vec<&String> = Vec::new();
-    names.retain(|(_, n)| {
-        let new = !seen.contains(n);
-        seen.push(n);
-        new
-    });
+    let mut seen: std::collections::HashSet<&String> = Default::default();
+    names.retain(|(_, n)| seen.insert(n));
     names
         .into_iter()
         .filter_map(|(_, name)| {

@@ -300,7 +300,7 @@ declare! {
         analysis: choice(Analysis) = "ratio" => "compare targets by the ratio of geometric means (log scale, paired by round) or by Welch's t on the means (for metrics that can be zero or negative; chosen by itself for those)",
         telemetry: bool = "true" => "sample the target's devices, host CPU, memory and the daemons serving the target once a second during every run, and warn when a run measured the wrong thing (page cache, CPU)",
         block_trace: bool = "true" => "with telemetry, trace the block requests of the target's devices with bpftrace (root, bpftrace installed): each device's request latency, queue time, flushes; without it, /proc/diskstats' averages",
-        block_trace_max_rate: int(u64, 0, 1_000_000_000) = "120000" => "requests a second of one device above which block tracing stops for the rest of the campaign, where its own cost (two tracepoints per request) would exceed run-to-run noise; the runs say so in their block_trace fact; 0 traces at any rate",
+        block_trace_max_rate: int(u64, 0, 1_000_000_000) = "120000" => "requests a second of the traced devices together (a loop device over a disk counts each I/O twice) above which block tracing stops for the rest of the campaign, where its own cost (two tracepoints per request) would exceed run-to-run noise; the runs say so in their block_trace fact; 0 traces at any rate",
         max_variants: int(u64, 1, 100_000_000) = "10000" => "refuse sweeps that make more target variants, or target-workload pairs, than this (counted before any is made); raise it for a larger study",
     }
 }

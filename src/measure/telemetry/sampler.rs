@@ -159,7 +159,7 @@ fn record(
     // run from then on).
     let too_fast = |fastest: Option<sampling::Fastest>| {
         if let (Some(t), Some(f)) = (&tracer, fastest) {
-            if watch.trace_max_rate > 0 && f.per_s > watch.trace_max_rate as f64 {
+            if f.too_fast(watch.trace_max_rate) {
                 t.give_up(f.why(watch.trace_max_rate, t0.elapsed()));
             }
         }
