@@ -18,7 +18,7 @@ h1 { font-size: 1.6rem; } h2 { border-bottom: 1px solid #ccc; padding-bottom: .2
 table { border-collapse: collapse; margin: .5rem 0 1rem; font-size: .9rem; display: block; max-width: 100%; width: fit-content; overflow-x: auto; }
 th, td { border: 1px solid #ddd; padding: .25rem .5rem; text-align: left; vertical-align: top; white-space: nowrap; }
 th { background: #f4f4f4; } td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
-td.prose, th.prose { white-space: normal; min-width: 20rem; } .nb { white-space: nowrap; }
+td.prose, th.prose { white-space: normal; } td.long, th.long { min-width: 20rem; } .nb { white-space: nowrap; }
 .chart { margin: .5rem 0 1rem; } .chart svg { max-width: 100%; height: auto; }
 .overview .chart svg { width: 960px; }
 .matrix table { font-size: .8rem; } .matrix p { margin: .8rem 0 0; font-weight: bold; }
@@ -42,27 +42,67 @@ pub fn render(doc: &Document) -> Result<String> {
 
 pub struct Html;
 
-/// Cells longer than this, with a space, are prose that may wrap.
+/// Cells longer than this, with a space, are prose that may wrap, in a
+/// column at least 20rem wide.
 const PROSE_OVER: usize = 60;
+/// A cell of this many words or more is prose however short
+/// (`consistent: faster in 2, inconclusive in 1`); a value or a name has
+/// fewer (`×2.8 [×1.2, ×6.5] faster`, `vda unknown (rotational,
+/// scheduler mq-deadline)`).
+const PROSE_WORDS: usize = 6;
 
-/// A sentence, a list or a long fact (`inconclusive ⚠ noisy host on cwd
-/// (5 of 5 runs); …`, a kernel command line), as opposed to a value or a
-/// name, which a line break would cut in two.
-fn is_prose(c: &str) -> bool {
-    c.chars().count() > PROSE_OVER && c.contains(' ')
+/// Whether `c` is prose, which may wrap (a sentence, a list, a long fact:
+/// `inconclusive ⚠ noisy host on cwd (5 of 5 runs); …`, a kernel command
+/// line), as opposed to a value or a name, which a line break would cut
+/// in two; and whether it is long.
+fn prose(c: &str) -> Option<bool> {
+    let long = c.chars().count() > PROSE_OVER && c.contains(' ');
+    (long || c.split(' ').count() >= PROSE_WORDS).then_some(long)
 }
 
 /// `c` escaped, each word a browser could break inside (at a hyphen, a
-/// slash: `gluster-no-perf`, `MiB/s`) kept on one line, so that prose
-/// wraps at its spaces only.
+/// slash: `gluster-no-perf`, `MiB/s`) and each number with the unit after
+/// it (`296 tx/s`, `91 runs`) kept on one line, so that prose wraps at its
+/// other spaces only.
 fn words_kept_whole(c: &str) -> String {
-    c.split(' ')
-        .map(|w| match w.contains(['-', '/', '?', '–', '—']) {
-            true => format!("<span class=\"nb\">{}</span>", html_escape(w)),
-            false => html_escape(w),
+    let words: Vec<&str> = c.split(' ').collect();
+    let mut groups: Vec<Vec<&str>> = Vec::new();
+    for (i, w) in words.iter().enumerate() {
+        let after_number = i > 0 && is_number(words[i - 1]) && is_unit(w);
+        match groups.last_mut() {
+            Some(g) if after_number => g.push(w),
+            _ => groups.push(vec![w]),
+        }
+    }
+    groups
+        .iter()
+        .map(|g| {
+            let text = html_escape(&g.join(" "));
+            match g.len() > 1 || g[0].contains(['-', '/', '?', '–', '—']) {
+                true => format!("<span class=\"nb\">{text}</span>"),
+                false => text,
+            }
         })
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// `296`, `1.5`, `±5%`, `[225,`: a word that ends a number.
+fn is_number(w: &str) -> bool {
+    let w = w.trim_end_matches([',', ';', ')', ']']);
+    w.ends_with(|ch: char| ch.is_ascii_digit())
+}
+
+/// `tx/s`, `MiB`, `µs`, `runs,`: a short word after a number, its unit
+/// (not a word that joins, `5 of 5`).
+fn is_unit(w: &str) -> bool {
+    const JOINING: &[&str] = &[
+        "of", "in", "at", "on", "to", "and", "or", "per", "by", "for",
+    ];
+    let w = w.trim_end_matches([',', ';', ')', ']', ':']);
+    (1..=6).contains(&w.chars().count())
+        && w.starts_with(|ch: char| ch.is_alphabetic())
+        && !JOINING.contains(&w)
 }
 
 /// Escapes text for HTML element content and attribute values.
@@ -100,15 +140,22 @@ impl Markup for Html {
 
     /// A cell keeps its value on one line (`336.0 MiB`, `gluster-no-perf`,
     /// `×2.4 [×1.2, ×4.6]`) and the table scrolls sideways where it must;
-    /// only a cell of prose ([`is_prose`]) wraps, at its spaces alone.
+    /// only a cell of prose ([`prose`]) wraps, at its spaces alone.
     fn table(&self, t: &Table) -> String {
         let cell = |tag: &str, i: usize, c: &str, marked: bool| {
             let num = t.right.get(i).copied().unwrap_or(false);
-            let prose = !num && is_prose(c);
-            let classes: Vec<&str> = [(num, "num"), (marked, "differs"), (prose, "prose")]
-                .iter()
-                .filter_map(|&(on, name)| on.then_some(name))
-                .collect();
+            let prose = prose(c).filter(|_| !num);
+            let long = prose == Some(true);
+            let prose = prose.is_some();
+            let classes: Vec<&str> = [
+                (num, "num"),
+                (marked, "differs"),
+                (prose, "prose"),
+                (long, "long"),
+            ]
+            .iter()
+            .filter_map(|&(on, name)| on.then_some(name))
+            .collect();
             let class = match classes.is_empty() {
                 true => String::new(),
                 false => format!(" class=\"{}\"", classes.join(" ")),
@@ -247,7 +294,7 @@ mod tests {
             STYLE.contains("th, td {") && STYLE.contains("white-space: nowrap; }"),
             "cells do not wrap by default: {STYLE}"
         );
-        assert!(STYLE.contains("td.prose, th.prose { white-space: normal;"));
+        assert!(STYLE.contains("td.prose, th.prose { white-space: normal; }"));
         assert!(!STYLE.contains("overflow-wrap: anywhere"), "{STYLE}");
         let verdict =
             "inconclusive ⚠ noisy host on gluster-no-perf (3 of 3 runs); ±5% needs about 9 runs";
@@ -264,7 +311,7 @@ mod tests {
             "{h}"
         );
         assert!(
-            h.contains("<td class=\"prose\">inconclusive ⚠ noisy host on <span class=\"nb\">gluster-no-perf</span> (3 of 3 runs);"),
+            h.contains("<td class=\"prose long\">inconclusive ⚠ noisy host on <span class=\"nb\">gluster-no-perf</span> (3 of <span class=\"nb\">3 runs);</span>"),
             "{h}"
         );
     }
