@@ -42,37 +42,48 @@ pub fn render(doc: &Document) -> Result<String> {
 
 pub struct Html;
 
-/// Cells longer than this, with a space, are prose that may wrap, in a
-/// column at least 20rem wide.
+/// Cells longer than this, with a space, are prose, in a column at least
+/// 20rem wide.
 const PROSE_OVER: usize = 60;
-/// A cell of this many words or more is prose however short
-/// (`consistent: faster in 2, inconclusive in 1`); a value or a name has
-/// fewer (`×2.8 [×1.2, ×6.5] faster`, `vda unknown (rotational,
-/// scheduler mq-deadline)`).
-const PROSE_WORDS: usize = 6;
 
-/// Whether `c` is prose, which may wrap (a sentence, a list, a long fact:
-/// `inconclusive ⚠ noisy host on cwd (5 of 5 runs); …`, a kernel command
-/// line), as opposed to a value or a name, which a line break would cut
-/// in two; and whether it is long.
+/// Whether `c` may wrap, and whether it is long prose: a cell with a space
+/// wraps at its spaces between values, never inside one
+/// ([`words_kept_whole`]): `×2.8 [×1.2, ×6.5]` / `faster`, `consistent:` /
+/// `inconclusive in all 3`. A cell of one word (`gluster-no-perf`, a
+/// UUID) keeps its line, and so does a number column's cell. A table
+/// whose cells all kept one line pushed its last column, the answer (the
+/// replicas' verdict), out of sight at 1280 px.
 fn prose(c: &str) -> Option<bool> {
-    let long = c.chars().count() > PROSE_OVER && c.contains(' ');
-    (long || c.split(' ').count() >= PROSE_WORDS).then_some(long)
+    c.contains(' ').then(|| c.chars().count() > PROSE_OVER)
 }
 
 /// `c` escaped, each word a browser could break inside (at a hyphen, a
-/// slash: `gluster-no-perf`, `MiB/s`) and each number with the unit after
-/// it (`296 tx/s`, `91 runs`) kept on one line, so that prose wraps at its
-/// other spaces only.
+/// slash: `gluster-no-perf`, `MiB/s`), each number with the unit or
+/// interval after it (`296 tx/s`, `91 runs`, `×2.8 [×1.2, ×6.5]`), each
+/// bracketed group (`[÷11, ×8.2]`) with what it qualifies
+/// (`gluster-no-perf (baseline)`), a label with the word after it
+/// (`requested: preallocation`) and a value with its `±` kept on one line, so that the cell wraps at its other spaces only.
 fn words_kept_whole(c: &str) -> String {
     let words: Vec<&str> = c.split(' ').collect();
     let mut groups: Vec<Vec<&str>> = Vec::new();
+    let mut depth = 0i32;
     for (i, w) in words.iter().enumerate() {
-        let after_number = i > 0 && is_number(words[i - 1]) && is_unit(w);
+        let prev = i.checked_sub(1).map(|j| words[j]);
+        let bare_number = prev.is_some_and(|p| is_number(p) && !p.ends_with([']', ')']));
+        let join = prev.is_some()
+            && (depth > 0
+                || (bare_number && (is_unit(w) || w.starts_with('[')))
+                || w.starts_with('(')
+                || prev.is_some_and(|p| p.ends_with(':'))
+                || *w == "±"
+                || prev == Some("±"));
         match groups.last_mut() {
-            Some(g) if after_number => g.push(w),
+            Some(g) if join => g.push(w),
             _ => groups.push(vec![w]),
         }
+        let opens = w.matches(['[', '(']).count() as i32;
+        let closes = w.matches([']', ')']).count() as i32;
+        depth = (depth + opens - closes).max(0);
     }
     groups
         .iter()
@@ -286,8 +297,8 @@ mod tests {
     }
 
     // A value or a name never wraps mid-value (`336.0 / MiB`,
-    // `gluster- / no-perf`): cells keep one line unless they are prose,
-    // and prose wraps at its spaces only.
+    // `gluster- / no-perf`, `[×1.2, / ×6.5]`): a cell of one word or
+    // numbers keeps one line, others wrap only between values.
     #[test]
     fn values_and_names_keep_one_line_and_prose_wraps_at_spaces() {
         assert!(
@@ -304,14 +315,31 @@ mod tests {
             "336.0 MiB/s ± 12.1 MiB/s and a long value that is still a value".into(),
             verdict.into(),
         ]);
+        t.push(vec![
+            "cwd".into(),
+            "1.0".into(),
+            "×2.8 [×1.2, ×6.5] faster".into(),
+        ]);
         let h = Html.table(&t);
-        assert!(h.contains("<td>gluster-no-perf (baseline)</td>"), "{h}");
+        assert!(
+            h.contains(
+                "<td class=\"prose\"><span class=\"nb\">gluster-no-perf (baseline)</span></td>"
+            ),
+            "{h}"
+        );
+        assert!(h.contains("<td>cwd</td>"), "{h}");
         assert!(
             h.contains("<td class=\"num\">336.0 MiB/s ± 12.1 MiB/s and a long"),
             "{h}"
         );
         assert!(
-            h.contains("<td class=\"prose long\">inconclusive ⚠ noisy host on <span class=\"nb\">gluster-no-perf</span> (3 of <span class=\"nb\">3 runs);</span>"),
+            h.contains(
+                "<td class=\"prose\"><span class=\"nb\">×2.8 [×1.2, ×6.5]</span> faster</td>"
+            ),
+            "{h}"
+        );
+        assert!(
+            h.contains("<td class=\"prose long\">inconclusive ⚠ noisy host on <span class=\"nb\">gluster-no-perf (3 of 3 runs);</span> ±5% needs about <span class=\"nb\">9 runs</span>"),
             "{h}"
         );
     }
