@@ -30,24 +30,8 @@ impl<V> Keyed<V> {
         Keyed::default()
     }
 
-    /// Where `key` is, or would go. Readers ask many runs in turn for the
-    /// same figure, and runs of a campaign list their keys alike: the
-    /// place the same key (the same address asked about) was found last
-    /// is tried first, and taken only if it holds an equal key, so the
-    /// answer is the search's.
     fn find(&self, key: &MetricKey) -> Result<usize, usize> {
-        let slot = hint_slot(key);
-        let hinted = HINTS.with(|h| h[slot].get());
-        if let Some((k, _)) = self.entries.get(hinted) {
-            if std::ptr::eq(&**k, key) || **k == *key {
-                return Ok(hinted);
-            }
-        }
-        let found = self.entries.binary_search_by(|(k, _)| (**k).cmp(key));
-        if let Ok(i) = found {
-            HINTS.with(|h| h[slot].set(i));
-        }
-        found
+        self.entries.binary_search_by(|(k, _)| (**k).cmp(key))
     }
 
     pub fn get(&self, key: &MetricKey) -> Option<&V> {
@@ -117,22 +101,6 @@ impl<V> Keyed<V> {
         entries.shrink_to_fit();
         Keyed { entries }
     }
-}
-
-/// How many places [`Keyed::find`] remembers, by the address of the key
-/// asked about: a reader asking each run for a few figures in turn finds
-/// each where it was in the run before.
-const HINTED: usize = 16;
-
-thread_local! {
-    static HINTS: [std::cell::Cell<usize>; HINTED] = const { [const { std::cell::Cell::new(0) }; HINTED] };
-}
-
-/// The hint of the key at `key`'s address (keys asked about repeatedly
-/// are the same value, often at the same address).
-fn hint_slot(key: &MetricKey) -> usize {
-    let at = key as *const MetricKey as usize;
-    (at >> 4 ^ at >> 9) % HINTED
 }
 
 /// How the last entries of a variant's run were put in key order: runs of
