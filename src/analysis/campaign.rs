@@ -9,9 +9,12 @@
 //! judges one side against another is a [`Verdict`] (or a field of one),
 //! worded where every verdict is (`crate::report::verdict::words`).
 
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
 use anyhow::Result;
 
-use super::about::About;
+use super::about::{self, About};
 use super::attribution::{attribution, Attribution};
 use super::capacity;
 use super::chosen;
@@ -19,9 +22,9 @@ use super::course::{timelines, Timeline};
 use super::latency::{curves, Curve};
 use super::matrix::{self, MatrixReport};
 use super::methodology::{methods, Methods};
-use super::model::{self, Report};
+use super::model::{self, Report, WorkloadReport};
 use super::ranks::{ranks, Ranks};
-use super::reads::{self, Reads};
+use super::reads::{self, Reads, Waterfall};
 use super::releases;
 use super::replicas::{self, Replicas};
 use super::setup::{compared, Compared};
@@ -107,6 +110,9 @@ pub struct CampaignAnalysis {
     /// Where each pair's reads came from, layer by layer (and each matrix
     /// cell's).
     pub reads: Reads,
+    /// Where the lookups by name below find what they look for: built on
+    /// the first lookup, from the fields above as they are then.
+    pub(crate) lookups: OnceLock<Lookups>,
 }
 
 /// What a workload's runs on a target show beside its primary metric.
@@ -253,6 +259,7 @@ pub fn analyse(c: &CampaignData, options: &Options) -> Result<CampaignAnalysis> 
         },
         attributions,
         about,
+        lookups: OnceLock::new(),
         setup,
         warnings,
         model,
@@ -380,28 +387,165 @@ fn measured_with(c: &CampaignData) -> Vec<RunFact> {
 }
 
 impl CampaignAnalysis {
+    fn lookups(&self) -> &Lookups {
+        self.lookups.get_or_init(|| Lookups::of(self))
+    }
+
     /// The verdict on `target` against the baseline on metric `metric`
     /// (its compact name) of `workload`; `None` when it was not compared.
     pub fn verdict(&self, workload: &str, metric: &str, target: &str) -> Option<&Verdict> {
-        self.verdicts
-            .iter()
-            .find(|v| v.workload == workload && v.metric == metric && v.candidate.target == target)
+        (self.lookups().verdicts.of(workload, &self.verdicts))
+            .find(|v| v.metric == metric && v.candidate.target == target)
     }
 
     /// The figures of `workload` on `target` beside its primary metric.
     pub fn pair(&self, workload: &str, target: &str) -> Option<&PairFigures> {
-        self.pairs
-            .iter()
-            .find(|p| p.workload == workload && p.target == target)
+        (self.lookups().pairs.of(workload, &self.pairs)).find(|p| p.target == target)
     }
 
     /// The study of workload table `family`.
     pub fn study(&self, family: &str) -> Option<&Study> {
-        self.studies.iter().find(|s| s.family == family)
+        self.lookups().studies.of(family, &self.studies).next()
     }
 
     /// The cell-by-cell matrix of `workload`.
     pub fn matrix(&self, workload: &str) -> Option<&MatrixReport> {
-        self.matrices.iter().find(|m| m.workload == workload)
+        self.lookups().matrices.of(workload, &self.matrices).next()
+    }
+
+    /// The facts `workload`'s runs were measured with, in
+    /// [`CampaignAnalysis::measured_with`]'s order.
+    pub fn measured_with_of<'a>(&'a self, workload: &str) -> impl Iterator<Item = &'a RunFact> {
+        self.lookups()
+            .measured_with
+            .of(workload, &self.measured_with)
+    }
+
+    /// The pairs of `workload` whose every measured run failed.
+    pub fn failed_pairs_of<'a>(&'a self, workload: &str) -> impl Iterator<Item = &'a FailedPair> {
+        self.lookups().failed_pairs.of(workload, &self.failed_pairs)
+    }
+
+    /// `workload`'s series over its measured runs, in
+    /// [`CampaignAnalysis::timelines`]' order.
+    pub fn timelines_of<'a>(&'a self, workload: &str) -> impl Iterator<Item = &'a Timeline> {
+        self.lookups().timelines.of(workload, &self.timelines)
+    }
+
+    /// `workload`'s latency percentiles per target, in
+    /// [`CampaignAnalysis::curves`]' order.
+    pub fn curves_of<'a>(&'a self, workload: &str) -> impl Iterator<Item = &'a Curve> {
+        self.lookups().curves.of(workload, &self.curves)
+    }
+
+    /// The telemetry of `workload`, if its runs recorded any.
+    pub fn telemetry_of<'a>(&'a self, workload: &str) -> impl Iterator<Item = &'a Telemetry> {
+        self.lookups().telemetry.of(workload, &self.telemetry)
+    }
+
+    /// Where `workload`'s latency went, per target, in
+    /// [`CampaignAnalysis::attributions`]' order.
+    pub fn attributions_of<'a>(&'a self, workload: &str) -> impl Iterator<Item = &'a Attribution> {
+        self.lookups().attributions.of(workload, &self.attributions)
+    }
+
+    /// The waterfall of `workload` on `target` ([`Reads::pair`]).
+    pub fn reads_pair(&self, workload: &str, target: &str) -> Option<&Waterfall> {
+        (self.lookups().reads.of(workload, &self.reads.pairs)).find(|w| w.target == target)
+    }
+
+    /// The model's report of `workload`.
+    pub fn workload(&self, workload: &str) -> Option<&WorkloadReport> {
+        (self.lookups().workloads)
+            .of(workload, &self.model.workloads)
+            .next()
+    }
+
+    /// Workload `workload` as stored (the first of that name).
+    pub fn stored_workload(&self, workload: &str) -> Option<&about::Workload> {
+        (self.lookups().stored)
+            .of(workload, &self.about.workloads)
+            .next()
+    }
+
+    /// The last workload of the model (the report's order) that is a
+    /// variant of workload table `family`.
+    pub fn last_of_family(&self, family: &str) -> Option<&WorkloadReport> {
+        let at = *self.lookups().last_of_family.get(family)?;
+        self.model.workloads.get(at)
+    }
+}
+
+/// The positions of a list's items by a name (a workload's, a table's),
+/// each name's in the list's order: a lookup by name takes one hash and
+/// that name's few items, not a pass over every item of every name.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ByName(HashMap<String, Vec<usize>>);
+
+impl ByName {
+    fn of_list<T>(items: &[T], name: impl Fn(&T) -> &str) -> ByName {
+        let mut at: HashMap<String, Vec<usize>> = HashMap::new();
+        for (i, x) in items.iter().enumerate() {
+            match at.get_mut(name(x)) {
+                Some(is) => is.push(i),
+                None => {
+                    at.insert(name(x).to_string(), vec![i]);
+                }
+            }
+        }
+        ByName(at)
+    }
+
+    /// The items of `items` (the list this was built of) named `name`.
+    fn of<'a, T>(&'a self, name: &str, items: &'a [T]) -> impl Iterator<Item = &'a T> + 'a {
+        (self.0.get(name).map_or(&[][..], Vec::as_slice).iter()).filter_map(|&i| items.get(i))
+    }
+}
+
+/// The analysis' lists by the names they are looked up by.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Lookups {
+    verdicts: ByName,
+    pairs: ByName,
+    failed_pairs: ByName,
+    studies: ByName,
+    matrices: ByName,
+    measured_with: ByName,
+    timelines: ByName,
+    curves: ByName,
+    telemetry: ByName,
+    attributions: ByName,
+    reads: ByName,
+    workloads: ByName,
+    stored: ByName,
+    /// Per workload table, the position in the model of its last variant.
+    last_of_family: HashMap<String, usize>,
+}
+
+impl Lookups {
+    fn of(a: &CampaignAnalysis) -> Lookups {
+        let stored = ByName::of_list(&a.about.workloads, |w| &w.name);
+        let mut last_of_family = HashMap::new();
+        for (i, w) in a.model.workloads.iter().enumerate() {
+            for s in stored.of(&w.name, &a.about.workloads) {
+                last_of_family.insert(s.family.clone(), i);
+            }
+        }
+        Lookups {
+            verdicts: ByName::of_list(&a.verdicts, |v| &v.workload),
+            pairs: ByName::of_list(&a.pairs, |p| &p.workload),
+            failed_pairs: ByName::of_list(&a.failed_pairs, |p| &p.workload),
+            studies: ByName::of_list(&a.studies, |s| &s.family),
+            matrices: ByName::of_list(&a.matrices, |m| &m.workload),
+            measured_with: ByName::of_list(&a.measured_with, |f| &f.workload),
+            timelines: ByName::of_list(&a.timelines, |t| &t.workload),
+            curves: ByName::of_list(&a.curves, |k| &k.workload),
+            telemetry: ByName::of_list(&a.telemetry, |t| &t.workload),
+            attributions: ByName::of_list(&a.attributions, |x| &x.workload),
+            reads: ByName::of_list(&a.reads.pairs, |w| &w.workload),
+            workloads: ByName::of_list(&a.model.workloads, |w| &w.name),
+            stored,
+            last_of_family,
+        }
     }
 }

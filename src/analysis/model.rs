@@ -566,6 +566,10 @@ fn said_once<'a>(messages: impl Iterator<Item = (&'a RunData, Warning)>) -> Vec<
         same_figures: bool,
     }
     let mut groups: Vec<Group<'a>> = Vec::new();
+    // Each group's place in `groups` by its key: one lookup a message, not
+    // a pass over every group of every pair.
+    let mut place: std::collections::HashMap<(&str, &str, WarningKind, String), usize> =
+        std::collections::HashMap::new();
     for (r, w) in messages {
         let key = (
             r.workload.as_str(),
@@ -573,17 +577,20 @@ fn said_once<'a>(messages: impl Iterator<Item = (&'a RunData, Warning)>) -> Vec<
             w.kind,
             without_figures(&w.text),
         );
-        match groups.iter_mut().find(|g| g.key == key) {
+        match place.get(&key).map(|&i| &mut groups[i]) {
             Some(g) => {
                 g.ids.push(r.id);
                 g.same_figures &= g.text == w.text;
             }
-            None => groups.push(Group {
-                key,
-                text: w.text,
-                ids: vec![r.id],
-                same_figures: true,
-            }),
+            None => {
+                place.insert(key.clone(), groups.len());
+                groups.push(Group {
+                    key,
+                    text: w.text,
+                    ids: vec![r.id],
+                    same_figures: true,
+                });
+            }
         }
     }
     groups

@@ -95,9 +95,11 @@ fn in_report_order(report: &Report, pairs: BTreeSet<(&str, &str)>) -> Vec<(Strin
     }
     // Pairs the report does not list (a run of a workload without a
     // primary metric) keep their own order, after the others.
+    let listed: BTreeSet<(&str, &str)> =
+        out.iter().map(|(w, t)| (w.as_str(), t.as_str())).collect();
     let rest: Vec<(String, String)> = pairs
         .into_iter()
-        .filter(|(w, t)| !out.iter().any(|o| o.0 == *w && o.1 == *t))
+        .filter(|p| !listed.contains(p))
         .map(|(w, t)| (w.to_string(), t.to_string()))
         .collect();
     out.extend(rest);

@@ -62,11 +62,7 @@ impl Contributor for Attributions {
 /// The attributions of `w` on every target that has one, in the
 /// report's target order.
 fn of_workload<'a>(cx: Context<'a>, w: &WorkloadReport) -> Vec<&'a Attribution> {
-    cx.analysis
-        .attributions
-        .iter()
-        .filter(|a| a.workload == w.name)
-        .collect()
+    cx.analysis.attributions_of(&w.name).collect()
 }
 
 fn sentences(found: &[&Attribution]) -> Vec<String> {

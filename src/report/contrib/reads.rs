@@ -70,7 +70,7 @@ impl Contributor for Reads {
 /// The waterfalls of `w`, in the report's target order.
 fn of_workload<'a>(cx: Context<'a>, w: &WorkloadReport) -> Vec<&'a Waterfall> {
     (cx.analysis.model.targets.iter())
-        .filter_map(|t| cx.analysis.reads.pair(&w.name, t))
+        .filter_map(|t| cx.analysis.reads_pair(&w.name, t))
         .collect()
 }
 

@@ -35,10 +35,7 @@ pub struct Telemetries;
 
 impl Contributor for Telemetries {
     fn sections(&self, cx: Context, w: &WorkloadReport) -> Vec<Section> {
-        cx.analysis
-            .telemetry
-            .iter()
-            .filter(|t| t.workload == w.name)
+        (cx.analysis.telemetry_of(&w.name))
             .map(|t| section(t, w))
             .collect()
     }

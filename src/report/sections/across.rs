@@ -257,12 +257,14 @@ pub fn workloads(x: &Across) -> Vec<Section> {
     let (a, b) = (&x.baseline, &x.candidate);
     let (ia, ib) = (a.campaign.id, b.campaign.id);
     let mut out = Vec::new();
+    // Each workload's rows in their order, gathered in one pass.
+    let mut rows_of: BTreeMap<&str, Vec<&Verdict>> = BTreeMap::new();
+    for r in &x.rows {
+        rows_of.entry(&r.workload).or_default().push(r);
+    }
     for w in &a.workloads {
-        let rows: Vec<Verdict> = x
-            .rows
-            .iter()
-            .filter(|r| r.workload == w.name)
-            .cloned()
+        let rows: Vec<Verdict> = (rows_of.get(w.name.as_str()).into_iter().flatten())
+            .map(|r| (*r).clone())
             .collect();
         if rows.is_empty() {
             continue;

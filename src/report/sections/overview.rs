@@ -42,7 +42,7 @@ pub fn chart(a: &CampaignAnalysis) -> Option<OverviewChart> {
         return None;
     }
     let workloads = told_apart(&compared.iter().map(|x| x.0).collect::<Vec<_>>(), |name| {
-        let w = c.workloads.iter().find(|w| w.name == name)?;
+        let w = a.stored_workload(name)?;
         Some((w.family.as_str(), w.factors.as_slice()))
     });
     let targets = told_apart(
@@ -108,18 +108,28 @@ fn told_apart<'a>(
         return names.iter().map(|n| n.to_string()).collect();
     }
     let all: Vec<&[Factor]> = variants.into_iter().flatten().map(|(_, f)| f).collect();
-    let differs = |key: &str| {
-        let texts: BTreeSet<Option<&str>> = all
-            .iter()
-            .map(|fs| fs.iter().find(|f| f.key == key).map(|f| f.text.as_str()))
-            .collect();
-        texts.len() > 1
-    };
+    // Each factor's values over every name (`None` where a name has it
+    // not), once: whether it differs among them.
+    let keys: BTreeSet<&str> = all
+        .iter()
+        .flat_map(|fs| fs.iter())
+        .map(|f| f.key.as_str())
+        .collect();
+    let differing: BTreeSet<&str> = keys
+        .into_iter()
+        .filter(|key| {
+            let texts: BTreeSet<Option<&str>> = all
+                .iter()
+                .map(|fs| fs.iter().find(|f| f.key == *key).map(|f| f.text.as_str()))
+                .collect();
+            texts.len() > 1
+        })
+        .collect();
     all.iter()
         .map(|factors| {
             let shown: Vec<Factor> = factors
                 .iter()
-                .filter(|f| differs(&f.key))
+                .filter(|f| differing.contains(f.key.as_str()))
                 .map(|f| Factor {
                     text: compact_value(&f.text),
                     ..f.clone()

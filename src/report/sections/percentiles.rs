@@ -17,7 +17,7 @@ use crate::report::table::Table;
 /// The section "Latency percentiles"; `None` without a histogram.
 pub fn section(a: &CampaignAnalysis, w: &WorkloadReport) -> Option<Section> {
     let c = &a.about;
-    let mine: Vec<&Curve> = a.curves.iter().filter(|k| k.workload == w.name).collect();
+    let mine: Vec<&Curve> = a.curves_of(&w.name).collect();
     let first = mine.first()?;
     let lines = mine
         .iter()

@@ -21,7 +21,7 @@ use crate::report::text::display_unit;
 /// when there is none of them.
 pub fn section(a: &CampaignAnalysis, w: &WorkloadReport) -> Option<Section> {
     let mut s = Section::new(3, "Over time");
-    for t in a.timelines.iter().filter(|t| t.workload == w.name) {
+    for t in a.timelines_of(&w.name) {
         let (chart, table) = one_series(&a.about, w, t);
         s.chart(chart);
         s.table(table);

@@ -40,7 +40,6 @@ fn versus(a: &CampaignAnalysis, workload: &str, metric: &str, t: &TargetStats) -
 }
 
 fn summary_table(a: &CampaignAnalysis) -> Table {
-    let report = &a.model;
     let mut t = Table::new(
         &[
             "workload",
@@ -56,7 +55,7 @@ fn summary_table(a: &CampaignAnalysis) -> Table {
         &[false, false, true, false, true, true, true, true, true],
     );
     for wr in &a.about.workloads {
-        let w = report.workloads.iter().find(|w| w.name == wr.name);
+        let w = a.workload(&wr.name);
         let Some(m) = w.and_then(|w| w.primary_metric()) else {
             failed_rows(&mut t, a, &wr.name);
             continue;
@@ -109,7 +108,7 @@ fn summary_table(a: &CampaignAnalysis) -> Table {
 /// nothing to average, but the failures are where the table is read (a
 /// campaign whose only pair failed printed a header with no rows).
 fn failed_rows(t: &mut Table, a: &CampaignAnalysis, w: &str) {
-    for f in a.failed_pairs.iter().filter(|f| f.workload == w) {
+    for f in a.failed_pairs_of(w) {
         let dash = || "—".to_string();
         t.push(vec![
             f.workload.clone(),

@@ -183,8 +183,7 @@ fn diff_table(a: &CampaignAnalysis, w: &WorkloadReport) -> Table {
 /// agrees, else each target's (`ext4: 15.18; zfs: 16.4`).
 fn facts_table(a: &CampaignAnalysis, workload: &str) -> Table {
     let mut t = Table::new(&["fact", "value"], &[false, false]);
-    let facts = a.measured_with.iter().filter(|f| f.workload == workload);
-    for f in facts {
+    for f in a.measured_with_of(workload) {
         let (name, per_target) = (&f.name, &f.per_target);
         let first = &per_target[0].1;
         let value = if per_target.iter().all(|(_, vs)| vs == first) {

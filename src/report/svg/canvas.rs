@@ -273,9 +273,14 @@ pub(crate) fn fit_distinct(texts: &[String], size: f64, max_width: u32) -> Vec<S
 }
 
 /// Whether no two of `shown` read the same where their `texts` differ.
-fn distinct<T: PartialEq>(texts: &[String], shown: &[T]) -> bool {
-    (0..texts.len())
-        .all(|i| (0..texts.len()).all(|j| i == j || shown[i] != shown[j] || texts[i] == texts[j]))
+fn distinct<T: Eq + std::hash::Hash>(texts: &[String], shown: &[T]) -> bool {
+    // Each shown form's text, the first that reads so: one pass, not one
+    // per pair of texts (an overview of thousands of workloads).
+    let mut text_of: std::collections::HashMap<&T, &String> = std::collections::HashMap::new();
+    texts
+        .iter()
+        .zip(shown)
+        .all(|(text, s)| *text_of.entry(s).or_insert(text) == text)
 }
 
 /// Each of `texts` wrapped as [`wrap_text`] does; where two would still

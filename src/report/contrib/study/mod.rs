@@ -29,13 +29,8 @@ impl Contributor for Sweeps {
 /// The study of `w`'s workload table when `w` is its last variant in the
 /// report.
 fn study_after<'a>(cx: Context<'a>, w: &WorkloadReport) -> Option<&'a Study> {
-    let c = &cx.analysis.about;
-    let family = &c.workloads.iter().find(|x| x.name == w.name)?.family;
-    let last = cx.analysis.model.workloads.iter().rev().find(|x| {
-        c.workloads
-            .iter()
-            .any(|y| y.name == x.name && &y.family == family)
-    })?;
+    let family = &cx.analysis.stored_workload(&w.name)?.family;
+    let last = cx.analysis.last_of_family(family)?;
     (last.name == w.name)
         .then(|| cx.analysis.study(family))
         .flatten()
