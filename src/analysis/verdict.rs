@@ -25,6 +25,8 @@
 //!   11.1 against 10.3": #44) are the labels `candidate_label` and
 //!   `baseline_label`, which every sentence names the sides by.
 
+use std::collections::{HashMap, HashSet};
+
 use serde::Serialize;
 
 use super::model::{target_stats, MetricReport, Report, TargetStats, WorkloadReport};
@@ -38,7 +40,7 @@ use crate::stats::{Outcome as Three, Verdict as Call};
 /// Three outcomes (#46): different (better or worse), equivalent within
 /// the workload's margin, or inconclusive — neither yet, which is not
 /// "the same".
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     /// Significantly better than the baseline (faster, whatever the
@@ -381,36 +383,43 @@ pub const GROUPED: usize = 3;
 /// first one's place) where there are at least [`GROUPED`] of them.
 pub fn headline(r: &Report) -> Vec<Statement> {
     let verdicts = primary_verdicts(r);
-    let key = |v: &Verdict| (v.family.clone(), v.metric.clone());
-    let alike =
-        |x: &Verdict, k: &(String, String), o: Outcome| x.plain() == Some(o) && key(x) == *k;
+    // Per table and metric, how many verdicts, and those of each plain
+    // outcome in their order: gathered in one pass, not one per verdict.
+    let mut of_key: HashMap<(&str, &str), usize> = HashMap::new();
+    let mut alike: HashMap<(&str, &str, Outcome), Vec<&Verdict>> = HashMap::new();
+    for x in &verdicts {
+        let (family, metric) = (x.family.as_str(), x.metric.as_str());
+        *of_key.entry((family, metric)).or_default() += 1;
+        if let Some(o) = x.plain() {
+            alike.entry((family, metric, o)).or_default().push(x);
+        }
+    }
     let mut out = Vec::new();
-    let mut said: Vec<(String, String, Outcome)> = Vec::new();
+    let mut said: HashSet<(&str, &str, Outcome)> = HashSet::new();
     for v in &verdicts {
-        let k = key(v);
-        let Some(o) = v
-            .plain()
-            .filter(|&o| verdicts.iter().filter(|x| alike(x, &k, o)).count() >= GROUPED)
-        else {
+        let (family, metric) = (v.family.as_str(), v.metric.as_str());
+        let group = (v.plain())
+            .map(|o| (family, metric, o))
+            .filter(|g| alike.get(g).map_or(0, Vec::len) >= GROUPED);
+        let Some(g) = group else {
             out.push(Statement::One(Box::new(v.clone())));
             continue;
         };
-        if said.contains(&(k.0.clone(), k.1.clone(), o)) {
+        if !said.insert(g) {
             continue;
         }
-        let members = verdicts
-            .iter()
-            .filter(|x| alike(x, &k, o))
-            .cloned()
-            .collect();
         out.push(Statement::Alike(Alike {
-            family: k.0.clone(),
-            outcome: o,
+            family: family.to_string(),
+            outcome: g.2,
             baseline: r.baseline.clone(),
-            of: verdicts.iter().filter(|x| key(x) == k).count(),
-            members,
+            of: of_key.get(&(family, metric)).copied().unwrap_or(0),
+            members: alike
+                .get(&g)
+                .into_iter()
+                .flatten()
+                .map(|x| (*x).clone())
+                .collect(),
         }));
-        said.push((k.0, k.1, o));
     }
     out
 }
