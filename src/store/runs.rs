@@ -456,23 +456,25 @@ impl Reading<'_> {
         Ok(())
     }
 
-    /// Rows of `(run_id, key_id, …)` of `sql` gathered per run into
-    /// `Keyed` values made by `value`, those of the keys in `keep` only
-    /// when given. Rows come run by run: each run's are gathered, then
-    /// made into its `Keyed`; a run whose rows came apart has the later
-    /// ones added to it.
+    /// Rows of `(run_id, key_id, …)` of `sql` (the campaign `?1`, run
+    /// ids from `?2` to `?3`: `between`) gathered per run into `Keyed`
+    /// values made by `value`, those of the keys in `keep` only when
+    /// given. Rows come run by run: each run's are gathered, then made
+    /// into its `Keyed`; a run whose rows came apart has the later ones
+    /// added to it.
     fn keyed<V>(
         &mut self,
         sql: &str,
         runs: usize,
         keep: Option<&KeySet>,
+        between: (i64, i64),
         mut value: impl FnMut(&Row<'_>, Unit, Direction) -> rusqlite::Result<V>,
     ) -> Result<Vec<Keyed<V>>> {
         let mut out: Vec<Keyed<V>> = (0..runs).map(|_| Keyed::new()).collect();
         let mut gather = Gather::default();
         let mut gathering: Option<usize> = None;
         let mut st = self.store.conn.prepare(sql)?;
-        let mut rows = st.query(params![self.campaign, self.range.0, self.range.1])?;
+        let mut rows = st.query(params![self.campaign, between.0, between.1])?;
         let mut last = None;
         while let Some(r) = rows.next()? {
             let Some(i) = self.place(r.get(0)?, &mut last) else {
@@ -501,7 +503,14 @@ impl Reading<'_> {
 
     /// The runs' figures; only those of `names` when given.
     fn metrics(&mut self, runs: &mut [RunData], names: Option<&[String]>) -> Result<()> {
-        let mut sql = "SELECT v.run_id, v.key_id, v.value FROM runs r JOIN metric_values v ON v.run_id = r.id WHERE r.campaign_id = ?1 AND r.id BETWEEN ?2 AND ?3".to_string();
+        let (Some(first), Some(last)) = (runs.first(), runs.last()) else {
+            return Ok(());
+        };
+        // Read along the (run, key) index from the first run to the last:
+        // rows of other campaigns' runs between them are left by `place`.
+        let mut sql =
+            "SELECT v.run_id, v.key_id, v.value FROM metric_values v WHERE v.run_id BETWEEN ?2 AND ?3"
+                .to_string();
         let mut keep = None;
         if let Some(names) = names {
             let ids = self.dictionary.ids_named(names);
@@ -509,17 +518,28 @@ impl Reading<'_> {
                 return Ok(());
             }
             match sought(&ids, self.per_run("metric_values")?) {
-                true => sql.push_str(&key_filter(&ids, true)),
+                // Sought key by key in each of the campaign's runs.
+                true => {
+                    sql = "SELECT v.run_id, v.key_id, v.value FROM runs r JOIN metric_values v ON v.run_id = r.id WHERE r.campaign_id = ?1 AND r.id BETWEEN ?2 AND ?3".to_string();
+                    sql.push_str(&key_filter(&ids, true));
+                }
                 false => keep = Some(KeySet::of(&ids)),
             }
         }
-        let values = self.keyed(&sql, runs.len(), keep.as_ref(), |r, unit, direction| {
-            Ok(MetricValue {
-                value: r.get(2)?,
-                unit,
-                direction,
-            })
-        })?;
+        let bounds = (first.id, last.id);
+        let values = self.keyed(
+            &sql,
+            runs.len(),
+            keep.as_ref(),
+            bounds,
+            |r, unit, direction| {
+                Ok(MetricValue {
+                    value: r.get(2)?,
+                    unit,
+                    direction,
+                })
+            },
+        )?;
         for (run, m) in runs.iter_mut().zip(values) {
             run.metrics = m;
         }
@@ -539,7 +559,7 @@ impl Reading<'_> {
                  UNION ALL {sql}{keys} AND v.run_id NOT IN ({whole})"
             );
         }
-        let values = self.keyed(&sql, runs.len(), None, |r, unit, _| {
+        let values = self.keyed(&sql, runs.len(), None, self.range, |r, unit, _| {
             let bytes = r.get_ref(3)?.as_blob()?;
             Ok(SeriesData {
                 unit,
@@ -555,7 +575,7 @@ impl Reading<'_> {
 
     fn histograms(&mut self, runs: &mut [RunData]) -> Result<()> {
         let sql = "SELECT v.run_id, v.key_id, v.count, v.hdr_v2 FROM runs r JOIN histogram_values v ON v.run_id = r.id WHERE r.campaign_id = ?1 AND r.id BETWEEN ?2 AND ?3";
-        let values = self.keyed(sql, runs.len(), None, |r, _, _| {
+        let values = self.keyed(sql, runs.len(), None, self.range, |r, _, _| {
             Ok(HistData {
                 count: r.get::<_, i64>(2)?.max(0) as u64,
                 hdr_v2: r.get(3)?,
