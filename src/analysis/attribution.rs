@@ -42,6 +42,12 @@ use crate::metric::MetricKey;
 use crate::store::RunData;
 use crate::warning::WarningKind;
 
+/// The figures of its runs (beside their latency histograms) a pair's
+/// attribution reads: each device's requests, each process's CPU, and the
+/// other processes' share of the host (`crate::analysis::figures`).
+pub const FIGURES: &[&crate::metric::MetricDef] =
+    &[&m::DEV_REQUESTS, &m::PROC_CPU_PCT, &m::CPU_OTHERS_PCT];
+
 /// The share of the workload's p99 a device's p99 must reach for the time
 /// to be the device's.
 pub const DEVICE_SHARE: f64 = 0.5;

@@ -33,6 +33,7 @@ use super::telemetry::{telemetry, Telemetry};
 use super::verdict::{self, Statement, Verdict};
 use super::warnings::{self as by_kind, KindCount};
 use crate::metric::catalogue::LAT_P99_NS;
+use crate::metric::MetricDef;
 use crate::stats::summarize;
 use crate::store::CampaignData;
 use crate::warning::Warning;
@@ -296,6 +297,10 @@ fn statement_family(s: &Statement) -> &str {
         Statement::Alike(a) => &a.family,
     }
 }
+
+/// The figures of its runs a pair's summary reads beside the model's
+/// (`super::figures`).
+pub const PAIR_FIGURES: &[&MetricDef] = &[&LAT_P99_NS];
 
 /// The figures of every workload and target the model shows.
 fn pairs(c: &CampaignData, r: &Report) -> Vec<PairFigures> {

@@ -91,6 +91,27 @@ pub struct Limit {
     pub at: f64,
 }
 
+/// The figures of its runs campaign `c`'s capacity searches read (none
+/// without a search): each search's judged latency, achieved rate and
+/// served figure and median latency ([`StoredCapacity::figures`]), and what tells a CPU- from a
+/// device-bound knee (`crate::analysis::figures`).
+pub fn figures(c: &CampaignData) -> Vec<String> {
+    let searches = c.searches();
+    if searches.is_empty() {
+        return Vec::new();
+    }
+    let mut out: Vec<String> = [
+        &m::PROC_BUSIEST_THREAD_PCT,
+        &m::PROC_BUSIEST_THREAD_WANTED_PCT,
+        &m::DEV_UTIL_PCT,
+    ]
+    .iter()
+    .map(|d| d.name.to_string())
+    .collect();
+    out.extend(searches.iter().flat_map(|(_, spec)| spec.figures()));
+    out
+}
+
 /// Every capacity search of campaign `c`.
 pub fn searches(c: &CampaignData) -> Vec<Search> {
     let probes = c.probes();

@@ -7,6 +7,7 @@
 //! off (counting either would move every mean), latency histograms and
 //! warnings. Equal to the last digit: `==` on every f64.
 
+use crate::analysis::analyse;
 use crate::analysis::campaign::judge;
 use crate::analysis::latency::{curves, CURVE_PERCENTILES};
 use crate::analysis::{history, model, telemetry};
@@ -215,4 +216,39 @@ fn a_history_read_one_figure_per_run_is_the_history_read_whole() {
     let (a, b) = (json(whole), json(light));
     assert!(a.contains("ops_per_s"), "{a}");
     assert_eq!(a, b);
+}
+
+// `show` and `run`'s closing summary read of each run only the figures
+// the analysis' sections declare (`super::figures`): the analysis is the
+// one of the campaign read whole (but for the series, which the summary
+// does not read), to the last field, so what they print is too. A
+// section reading a figure it did not declare sees it as not recorded,
+// and changes the analysis here.
+#[test]
+fn the_summary_read_with_the_figures_its_sections_declare_is_the_summary_read_whole() {
+    let (dir, _, whole) = crate::testdata::every_row::terminal_and_whole();
+    let store = Store::open_for_reading(&dir.path().join("s.db")).unwrap();
+    let options = super::campaign::Options {
+        summary_only: true,
+        ..Default::default()
+    };
+    let head = store.load_campaign_head(whole.campaign.id).unwrap();
+    let parts = super::figures::parts(&head, &options);
+    let light = store.with_runs(head, &parts).unwrap();
+    let figures = |c: &CampaignData| -> usize { c.runs.iter().map(|r| r.metrics.len()).sum() };
+    assert!(
+        figures(&light) < figures(&whole),
+        "{} of {} figures",
+        figures(&light),
+        figures(&whole)
+    );
+    let (whole, light) = (
+        analyse(&whole, &options).unwrap(),
+        analyse(&light, &options).unwrap(),
+    );
+    // The sections that read the figures found them.
+    assert!(whole.by_kind.iter().any(|k| !k.evidence.is_empty()));
+    assert!(whole.pairs.iter().all(|p| p.p99_ns.is_some()));
+    assert!(format!("{:?}", whole.reads).contains("PageCache"));
+    assert_eq!(format!("{whole:?}"), format!("{light:?}"));
 }

@@ -20,6 +20,8 @@
 //! workload's latency went (the device or above it); [`reads`] where its
 //! reads came from (each layer of the target's stack); [`capacity`] what a
 //! capacity search found on each target, and capacities compared.
+//! [`figures`] gathers the figures each section declares it reads, so
+//! that the summary reads only those of each run.
 //!
 //! The presentation ([`crate::report`]) builds on these; nothing here
 //! imports it.
@@ -35,6 +37,7 @@ pub mod differences;
 pub mod drawn;
 #[cfg(test)]
 mod every_row_tests;
+pub mod figures;
 pub mod history;
 pub mod latency;
 pub mod matrix;

@@ -232,6 +232,19 @@ pub(super) fn build(
     })
 }
 
+/// The figures of its runs the model of `w` reads (with any labels): the
+/// kind's chosen primary metric, else the stored one, the catalogue's
+/// headlines and what the kind chose beside them — [`workload`]'s keys
+/// before it knows which the runs recorded (`crate::analysis::figures`).
+pub fn figures(w: &WorkloadRow, chosen: &Chosen) -> Vec<String> {
+    let chosen = chosen.primary.iter().chain(&chosen.beside);
+    chosen
+        .map(|k| k.name.clone())
+        .chain([w.primary_metric.clone()])
+        .chain(metric::headlines().map(|d| d.name.to_string()))
+        .collect()
+}
+
 fn workload(
     c: &CampaignData,
     w: &WorkloadRow,

@@ -26,12 +26,20 @@ use std::collections::BTreeMap;
 use crate::metric::catalogue as m;
 use crate::metric::labels::{BRICK, DEVICE, FILE_SIZE, LAYER, RECORD_SIZE, TEST};
 use crate::metric::layer::{shares, split, Layer};
-use crate::metric::{Labels, MetricKey};
+use crate::metric::{Labels, MetricDef, MetricKey};
 use crate::params::units::format_bytes;
 use crate::store::{CampaignData, RunData};
 use crate::warning::WarningKind;
 
 use super::model::{Apart, Caveat, Report};
+
+/// The figures of its runs where the reads came from is told by: what
+/// each layer was asked, served and sent on (`crate::analysis::figures`).
+pub const FIGURES: &[&MetricDef] = &[
+    &m::LAYER_SERVED_BYTES,
+    &m::LAYER_READ_BYTES,
+    &m::LAYER_READS,
+];
 
 /// Why a matrix cell's waterfall joins layers its whole run tells apart
 /// (`measure::layers::Stack::between_tests`): Gluster's counters are the
@@ -435,14 +443,8 @@ fn waterfall(
     for r in runs {
         let mut any = false;
         for (k, v) in r.metrics.iter() {
-            // Only these three figures place reads (a run has dozens).
-            if ![
-                m::LAYER_SERVED_BYTES.name,
-                m::LAYER_READ_BYTES.name,
-                m::LAYER_READS.name,
-            ]
-            .contains(&k.name.as_str())
-            {
+            // Only these figures place reads (a run has dozens).
+            if !FIGURES.iter().any(|d| d.name == k.name) {
                 continue;
             }
             let Some(label) = k.labels.get(&LAYER) else {

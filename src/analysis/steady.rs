@@ -7,6 +7,10 @@ use crate::stats::summarize;
 use crate::store::stored::SteadyRequest;
 use crate::store::{CampaignData, RunData};
 
+/// The figures of the runs the steady-state sentences read
+/// (`crate::analysis::figures`).
+pub const FIGURES: &[&crate::metric::MetricDef] = &[&SS_REACHED, &SS_TIME_S];
+
 /// One sentence per workload with steady-state runs; none otherwise.
 pub fn methodology_lines(c: &CampaignData) -> Vec<String> {
     c.workloads

@@ -132,6 +132,14 @@ fn statistics_pairs(report: &Report, kind: WarningKind) -> Vec<(String, String)>
     out
 }
 
+/// The figures of the runs the warnings' evidence reads, of every kind
+/// (`crate::analysis::figures`).
+pub fn figures() -> impl Iterator<Item = &'static MetricDef> {
+    WarningKind::ALL
+        .into_iter()
+        .flat_map(|k| evidence_metrics(k).into_iter().map(|(def, _)| def))
+}
+
 /// The stored figures a kind's check judged, where there are: each with
 /// the threshold above which it raised the warning (none: every warned
 /// run counts).

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use std::io::Write;
 
+use crate::analysis::CampaignAnalysis;
 use crate::cli::ExportFormat;
 use crate::cli::{ExportArgs, Global, ListArgs, ShowArgs};
 use crate::export::{Columns, CsvOptions, CsvWriter, StreamedDocument};
@@ -12,7 +13,7 @@ use crate::foreign::visible;
 use crate::report::outline;
 use crate::report::render::terminal;
 use crate::report::table::Table;
-use crate::store::{CampaignData, Parts, Store};
+use crate::store::{CampaignData, Store};
 
 pub fn list(g: &Global, a: &ListArgs) -> Result<ExitCode> {
     let filters = crate::provenance::parse_tags(&a.filter)?;
@@ -51,14 +52,12 @@ pub fn list(g: &Global, a: &ListArgs) -> Result<ExitCode> {
 pub fn show(g: &Global, a: &ShowArgs) -> Result<ExitCode> {
     let store = Store::open_for_reading(&g.db)?;
     let id = store.resolve_campaign(a.campaign.as_deref())?;
-    let data = store.load_campaign_with(id, &Parts::terminal())?;
-    let data = store.with_replicas(data, &Parts::terminal())?;
     let options = outline::Options {
         compare_levels: a.compare_levels.clone(),
         summary_only: true,
         ..Default::default()
     };
-    let analysis = crate::analysis::analyse(&data, &options)?;
+    let (_, analysis) = analysed(&store, id, &options)?;
     if a.format.json() {
         let json = crate::report::json::summary(&analysis);
         out!("{}\n", crate::foreign::to_json_pretty(&json)?);
@@ -74,6 +73,22 @@ pub fn show(g: &Global, a: &ShowArgs) -> Result<ExitCode> {
     // Warnings are for the reader, not for the table a script parses.
     crate::console::to_stderr(&terminal::warnings_for(&doc, view));
     Ok(ExitCode::SUCCESS)
+}
+
+/// Campaign `id` (with its replicas) analysed for `options`, its runs
+/// read for what the analysis' sections read ([`crate::analysis::figures`]),
+/// and the campaign as read.
+pub(super) fn analysed(
+    store: &Store,
+    id: i64,
+    options: &outline::Options,
+) -> Result<(CampaignData, CampaignAnalysis)> {
+    let head = store.load_campaign_head(id)?;
+    let parts = crate::analysis::figures::parts(&head, options);
+    let data = store.with_runs(head, &parts)?;
+    let data = store.with_replicas(data, &parts)?;
+    let analysis = crate::analysis::analyse(&data, options)?;
+    Ok((data, analysis))
 }
 
 pub fn export(g: &Global, ask: &ExportArgs) -> Result<ExitCode> {

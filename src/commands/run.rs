@@ -18,7 +18,7 @@ use crate::report::outline;
 use crate::report::render::terminal;
 use crate::runner::roots::Roots;
 use crate::runner::{resume_campaign, run_campaign, Outcome, Session};
-use crate::store::{Parts, Store};
+use crate::store::Store;
 
 /// `storlab run [EXPERIMENT]` and `storlab run --resume CAMPAIGN`.
 pub fn run(g: &Global, a: &RunArgs) -> Result<ExitCode> {
@@ -207,13 +207,12 @@ pub(super) fn finish(
     quiet: bool,
     strict: bool,
 ) -> Result<ExitCode> {
-    let data = store.load_campaign_with(outcome.campaign, &Parts::terminal())?;
-    let data = store.with_replicas(data, &Parts::terminal())?;
     let summary = outline::Options {
         summary_only: true,
         ..Default::default()
     };
-    let doc = outline::terminal(&crate::analysis::analyse(&data, &summary)?);
+    let (data, analysis) = super::query::analysed(store, outcome.campaign, &summary)?;
+    let doc = outline::terminal(&analysis);
     let verbose = crate::console::level() == crate::console::Level::Verbose;
     let view = terminal::View {
         columns: crate::console::columns(),

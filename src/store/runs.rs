@@ -171,18 +171,58 @@ fn id_list(ids: &[i64]) -> String {
         .join(", ")
 }
 
-/// Up to this many keys, a figure's rows are found by seeking each in the
-/// (run, key) index; beyond, by reading each run's rows in that index and
-/// keeping those of the keys (a key per variant, thousands of variants:
-/// a seek per run and key was most of a report's time).
-const SEEK_KEYS: usize = 32;
+/// What seeking a row in the (run, key) index costs against stepping to
+/// the next: SQLite seeks every key asked for in every run, where reading
+/// a run's rows in that index steps over each it recorded. Measured on a
+/// store of 10^5 runs of 39 figures each (`sqlite3`, the query of
+/// [`Reading::metrics`]): 20 keys sought 0.58 s, the same 20 kept from
+/// every row 0.43 s, 3 keys sought 0.12 s.
+const SEEK_COST: usize = 3;
+
+/// Whether the rows of keys `ids`, of which a run records about
+/// `per_run`, are best sought in each run: when they are few beside what
+/// a run records. Otherwise every row is read and those of the keys kept
+/// (a key per variant, thousands of variants: a seek per run and key was
+/// most of a report's time).
+fn sought(ids: &[i64], per_run: usize) -> bool {
+    ids.len() * SEEK_COST <= per_run
+}
 
 /// The condition keeping the rows of keys `ids` (a table aliased `v`,
-/// read run by run); the rows come in the same order either way.
-fn key_filter(ids: &[i64]) -> String {
+/// read run by run), each sought in each run or kept from every row
+/// ([`sought`]). The rows come in the same order either way.
+fn key_filter(ids: &[i64], sought: bool) -> String {
     // A unary + keeps SQLite from using the index for the key.
-    let index = if ids.len() <= SEEK_KEYS { "" } else { "+" };
+    let index = if sought { "" } else { "+" };
     format!(" AND {index}v.key_id IN ({})", id_list(ids))
+}
+
+/// Key ids to keep, looked up by their place: a campaign's keys are a
+/// run of ids. Keeping the rows of thousands of keys (2,000 variants'
+/// figures) in SQL, by a list SQLite searches for every row, took twice
+/// as long as reading every row (0.70 against 0.33 s at 10^5 runs).
+struct KeySet {
+    first: i64,
+    kept: Vec<bool>,
+}
+
+impl KeySet {
+    fn of(ids: &[i64]) -> KeySet {
+        let first = ids.iter().copied().min().unwrap_or(0);
+        let mut kept = Vec::new();
+        for &id in ids {
+            let at = (id - first) as usize;
+            if kept.len() <= at {
+                kept.resize(at + 1, false);
+            }
+            kept[at] = true;
+        }
+        KeySet { first, kept }
+    }
+
+    fn has(&self, id: i64) -> bool {
+        id >= self.first && self.kept.get((id - self.first) as usize) == Some(&true)
+    }
 }
 
 /// The runs of a campaign being read: each run's place and variant.
@@ -372,6 +412,19 @@ impl Store {
 }
 
 impl Reading<'_> {
+    /// The rows of `table` (one keyed by run and key) the campaign's first
+    /// run in the range has: about what each run records.
+    fn per_run(&self, table: &str) -> Result<usize> {
+        let n: i64 = self.store.conn.query_row(
+            &format!(
+                "SELECT COUNT(*) FROM {table} WHERE run_id = (SELECT MIN(id) FROM runs WHERE campaign_id = ?1 AND id BETWEEN ?2 AND ?3)"
+            ),
+            params![self.campaign, self.range.0, self.range.1],
+            |r| r.get(0),
+        )?;
+        Ok(usize::try_from(n).unwrap_or(0))
+    }
+
     /// The index of run `id`; `last` remembers the run of the row before,
     /// as rows come run by run (millions of figures, 10^5 runs).
     fn place(&self, id: i64, last: &mut Option<(i64, usize)>) -> Option<usize> {
@@ -403,28 +456,35 @@ impl Reading<'_> {
         Ok(())
     }
 
-    /// Rows of `(run_id, key_id, …)` of `sql` gathered per run into
-    /// `Keyed` values made by `value`. Rows come run by run: each run's
-    /// are gathered, then made into its `Keyed`; a run whose rows came
-    /// apart has the later ones added to it.
+    /// Rows of `(run_id, key_id, …)` of `sql` (the campaign `?1`, run
+    /// ids from `?2` to `?3`: `between`) gathered per run into `Keyed`
+    /// values made by `value`, those of the keys in `keep` only when
+    /// given. Rows come run by run: each run's are gathered, then made
+    /// into its `Keyed`; a run whose rows came apart has the later ones
+    /// added to it.
     fn keyed<V>(
         &mut self,
         sql: &str,
         runs: usize,
+        keep: Option<&KeySet>,
+        between: (i64, i64),
         mut value: impl FnMut(&Row<'_>, Unit, Direction) -> rusqlite::Result<V>,
     ) -> Result<Vec<Keyed<V>>> {
         let mut out: Vec<Keyed<V>> = (0..runs).map(|_| Keyed::new()).collect();
         let mut gather = Gather::default();
         let mut gathering: Option<usize> = None;
         let mut st = self.store.conn.prepare(sql)?;
-        let mut rows = st.query(params![self.campaign, self.range.0, self.range.1])?;
+        let mut rows = st.query(params![self.campaign, between.0, between.1])?;
         let mut last = None;
         while let Some(r) = rows.next()? {
             let Some(i) = self.place(r.get(0)?, &mut last) else {
                 continue;
             };
-            let Some((key, unit, direction)) = self.dictionary.key(r.get(1)?, self.variant[i])
-            else {
+            let id: i64 = r.get(1)?;
+            if keep.is_some_and(|k| !k.has(id)) {
+                continue;
+            }
+            let Some((key, unit, direction)) = self.dictionary.key(id, self.variant[i]) else {
                 continue;
             };
             if gathering != Some(i) {
@@ -443,21 +503,43 @@ impl Reading<'_> {
 
     /// The runs' figures; only those of `names` when given.
     fn metrics(&mut self, runs: &mut [RunData], names: Option<&[String]>) -> Result<()> {
-        let mut sql = "SELECT v.run_id, v.key_id, v.value FROM runs r JOIN metric_values v ON v.run_id = r.id WHERE r.campaign_id = ?1 AND r.id BETWEEN ?2 AND ?3".to_string();
+        let (Some(first), Some(last)) = (runs.first(), runs.last()) else {
+            return Ok(());
+        };
+        // Read along the (run, key) index from the first run to the last:
+        // rows of other campaigns' runs between them are left by `place`.
+        let mut sql =
+            "SELECT v.run_id, v.key_id, v.value FROM metric_values v WHERE v.run_id BETWEEN ?2 AND ?3"
+                .to_string();
+        let mut keep = None;
         if let Some(names) = names {
             let ids = self.dictionary.ids_named(names);
             if ids.is_empty() {
                 return Ok(());
             }
-            sql.push_str(&key_filter(&ids));
+            match sought(&ids, self.per_run("metric_values")?) {
+                // Sought key by key in each of the campaign's runs.
+                true => {
+                    sql = "SELECT v.run_id, v.key_id, v.value FROM runs r JOIN metric_values v ON v.run_id = r.id WHERE r.campaign_id = ?1 AND r.id BETWEEN ?2 AND ?3".to_string();
+                    sql.push_str(&key_filter(&ids, true));
+                }
+                false => keep = Some(KeySet::of(&ids)),
+            }
         }
-        let values = self.keyed(&sql, runs.len(), |r, unit, direction| {
-            Ok(MetricValue {
-                value: r.get(2)?,
-                unit,
-                direction,
-            })
-        })?;
+        let bounds = (first.id, last.id);
+        let values = self.keyed(
+            &sql,
+            runs.len(),
+            keep.as_ref(),
+            bounds,
+            |r, unit, direction| {
+                Ok(MetricValue {
+                    value: r.get(2)?,
+                    unit,
+                    direction,
+                })
+            },
+        )?;
         for (run, m) in runs.iter_mut().zip(values) {
             run.metrics = m;
         }
@@ -468,7 +550,8 @@ impl Reading<'_> {
     fn series(&mut self, runs: &mut [RunData], drawn: Option<&Drawn>) -> Result<()> {
         let mut sql = "SELECT v.run_id, v.key_id, v.interval_s, v.values_f64 FROM runs r JOIN series_values v ON v.run_id = r.id WHERE r.campaign_id = ?1 AND r.id BETWEEN ?2 AND ?3".to_string();
         if let Some(d) = drawn {
-            let keys = key_filter(&self.dictionary.ids_named(&d.named));
+            let ids = self.dictionary.ids_named(&d.named);
+            let keys = key_filter(&ids, sought(&ids, self.per_run("series_values")?));
             // Two selects, each led by the (run, key) index.
             let whole = id_list(&d.whole);
             sql = format!(
@@ -476,7 +559,7 @@ impl Reading<'_> {
                  UNION ALL {sql}{keys} AND v.run_id NOT IN ({whole})"
             );
         }
-        let values = self.keyed(&sql, runs.len(), |r, unit, _| {
+        let values = self.keyed(&sql, runs.len(), None, self.range, |r, unit, _| {
             let bytes = r.get_ref(3)?.as_blob()?;
             Ok(SeriesData {
                 unit,
@@ -492,7 +575,7 @@ impl Reading<'_> {
 
     fn histograms(&mut self, runs: &mut [RunData]) -> Result<()> {
         let sql = "SELECT v.run_id, v.key_id, v.count, v.hdr_v2 FROM runs r JOIN histogram_values v ON v.run_id = r.id WHERE r.campaign_id = ?1 AND r.id BETWEEN ?2 AND ?3";
-        let values = self.keyed(sql, runs.len(), |r, _, _| {
+        let values = self.keyed(sql, runs.len(), None, self.range, |r, _, _| {
             Ok(HistData {
                 count: r.get::<_, i64>(2)?.max(0) as u64,
                 hdr_v2: r.get(3)?,

@@ -7,7 +7,8 @@ use crate::experiment::parse::parse_experiment;
 use crate::measure::latency::new_histogram;
 use crate::measure::{Hist, RunOutput, Series};
 use crate::metric::catalogue::{self as m, LAT};
-use crate::metric::labels::DEVICE;
+use crate::metric::labels::{DEVICE, LAYER};
+use crate::metric::layer::Layer;
 use crate::metric::Labels;
 use crate::store::write::RunRecord;
 use crate::store::{CampaignData, Drawn, Parts, Store};
@@ -30,6 +31,11 @@ name = "w"
 kind = "mock"
 sweep = { value = [1000, 2000] }
 "#;
+
+/// The labels of a layer's figures.
+fn layer(l: Layer) -> Labels {
+    Labels::new().with(&LAYER, l.name())
+}
 
 /// A deterministic spread of values: the `i`-th of a pair.
 fn wobble(i: u32) -> f64 {
@@ -65,6 +71,16 @@ pub fn written(store: &mut Store) -> i64 {
                 let mut metrics = vec![
                     m::OPS_PER_S.value(value),
                     m::CPU_BUSY_PCT.value(10.0 + f64::from(round) + ti as f64),
+                    // What the summary's sections read of a run: the
+                    // noisy host's evidence, the pair's p99, where the
+                    // reads came from.
+                    m::CPU_OTHERS_PCT.value(30.0 + 2.0 * k + ti as f64),
+                    m::LAT_P99_NS.value(1e6 / value),
+                    m::LAYER_READ_BYTES.labelled(layer(Layer::Workload), value * 4096.0),
+                    m::LAYER_READ_BYTES.labelled(layer(Layer::Device), value * 1024.0 * (1.0 + k)),
+                    m::LAYER_SERVED_BYTES.labelled(layer(Layer::PageCache), value * 3072.0),
+                    m::LAYER_SERVED_BYTES
+                        .labelled(layer(Layer::Device), value * 1024.0 * (1.0 + k)),
                 ];
                 // Target b's first measured run recorded no telemetry: its
                 // course is drawn from its second.
