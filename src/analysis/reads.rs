@@ -630,23 +630,16 @@ pub fn apart(baseline: &Waterfall, candidate: &Waterfall) -> Option<Apart> {
 /// ([`apart`]) its caveat, on the candidate's side.
 pub fn add_caveats(model: &mut Report, reads: &Reads) {
     let base = model.baseline.clone();
-    // Each pair's waterfall by its names, the first of each as
-    // [`Reads::pair`] finds it: one pass, not one per comparison.
-    let mut pairs = std::collections::HashMap::<(&str, &str), &Waterfall>::new();
-    for w in &reads.pairs {
-        pairs.entry((&w.workload, &w.target)).or_insert(w);
-    }
-    let pair = |w: &str, t: &str| pairs.get(&(w, t)).copied();
     for w in &mut model.workloads {
-        let Some(b) = pair(&w.name, &base) else {
+        let Some(b) = reads.pair(&w.name, &base) else {
             continue;
         };
         for m in &mut w.metrics {
             for t in m.targets.iter_mut().filter(|t| t.comparison.is_some()) {
-                let Some(served) = pair(&w.name, &t.target).and_then(|c| apart(b, c)) else {
+                let Some(served) = reads.pair(&w.name, &t.target).and_then(|c| apart(b, c)) else {
                     continue;
                 };
-                let runs = pair(&w.name, &t.target).map_or(0, |c| c.runs);
+                let runs = reads.pair(&w.name, &t.target).map_or(0, |c| c.runs);
                 t.caveats.push(Caveat {
                     kind: WarningKind::ServedByDifferentLayers,
                     target: t.target.clone(),
