@@ -142,17 +142,16 @@ pub fn telemetry(
     if runs.is_empty() {
         return None;
     }
-    let mine = by_target(&runs);
     let present: Vec<String> = targets
         .iter()
-        .filter(|t| mine.contains_key(t.as_str()))
+        .filter(|t| runs.iter().any(|r| &r.target == *t))
         .cloned()
         .collect();
     Some(Telemetry {
         workload: w.to_string(),
         watched: targets
             .iter()
-            .filter_map(|t| mine.get(t.as_str())?.first())
+            .filter_map(|t| runs.iter().find(|r| &r.target == t))
             .map(|r| watched(r))
             .collect(),
         compared: present.iter().any(|t| t == baseline),
@@ -175,16 +174,6 @@ pub fn telemetry(
             .collect(),
         present,
     })
-}
-
-/// `runs` by their target, each target's in their order: one pass over
-/// them, not one per target.
-fn by_target<'a>(runs: &[&'a RunData]) -> HashMap<&'a str, Vec<&'a RunData>> {
-    let mut out: HashMap<&str, Vec<&RunData>> = HashMap::new();
-    for r in runs {
-        out.entry(r.target.as_str()).or_default().push(r);
-    }
-    out
 }
 
 /// The devices and the serving processes a run watched.
@@ -237,14 +226,13 @@ fn figures(
 /// was, its mean queue and the mean time a request took.
 pub fn devices(runs: &[&RunData], targets: &[String]) -> Vec<DeviceMeans> {
     let mut out = Vec::new();
-    let of_target = by_target(runs);
     for t in targets {
-        let mine: &[&RunData] = of_target.get(t.as_str()).map_or(&[], Vec::as_slice);
+        let mine: Vec<&&RunData> = runs.iter().filter(|r| &r.target == t).collect();
         let devices: BTreeSet<&str> = distinct_keys(mine.iter().map(|r| &r.metrics))
             .into_iter()
             .filter_map(|k| k.labels.get(&DEVICE))
             .collect();
-        let columns = device_columns(mine, &devices);
+        let columns = device_columns(&mine, &devices);
         for (i, d) in devices.iter().enumerate() {
             let means = (0..DEVICE_COLUMNS.len())
                 .map(|j| {
@@ -267,7 +255,7 @@ pub fn devices(runs: &[&RunData], targets: &[String]) -> Vec<DeviceMeans> {
 /// pass over each run's figures: a key of the campaign is matched once,
 /// and found again by its address; a run with the very keys of a run
 /// before takes its figures to the same places, found for that run.
-fn device_columns(runs: &[&RunData], devices: &BTreeSet<&str>) -> Vec<Vec<f64>> {
+fn device_columns(runs: &[&&RunData], devices: &BTreeSet<&str>) -> Vec<Vec<f64>> {
     let devices: Vec<&str> = devices.iter().copied().collect();
     let mut columns = vec![Vec::new(); devices.len() * DEVICE_COLUMNS.len()];
     let mut place: HashMap<*const MetricKey, Option<usize>> = HashMap::new();
