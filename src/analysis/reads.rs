@@ -21,7 +21,8 @@
 //! reason, never guessed. For a matrix workload the same is done per
 //! cell (test, file size, record size).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use crate::metric::catalogue as m;
 use crate::metric::labels::{BRICK, DEVICE, FILE_SIZE, LAYER, RECORD_SIZE, TEST};
@@ -423,6 +424,59 @@ pub fn and_list(items: &[&str]) -> String {
     }
 }
 
+/// Where a figure goes in a waterfall.
+enum Place {
+    /// A device at the bottom of the stack that read.
+    Device(String),
+    /// What a layer (or layers served together, `label`) served.
+    Served(String),
+    /// What a layer was asked, bytes and requests.
+    Asked(Layer),
+    Requests(Layer),
+    None,
+}
+
+impl Place {
+    /// Where figure `k` goes in the waterfall of the labels beside `layer`
+    /// that `select` takes.
+    fn of(k: &MetricKey, select: &dyn Fn(&Labels) -> bool) -> Place {
+        // Only these figures place reads (a run has dozens).
+        if !FIGURES.iter().any(|d| d.name == k.name) {
+            return Place::None;
+        }
+        let Some(label) = k.labels.get(&LAYER) else {
+            return Place::None;
+        };
+        if let Some(d) = k.labels.get(&DEVICE) {
+            let bottom = label == Layer::Device.name();
+            return match bottom && k.name == m::LAYER_READ_BYTES.name {
+                true => Place::Device(d.to_string()),
+                false => Place::None,
+            };
+        }
+        // A brick's part of its layer is in the layer's own figure.
+        if k.labels.get(&BRICK).is_some() {
+            return Place::None;
+        }
+        let rest = k.labels.clone().without(&Labels::new().with(&LAYER, label));
+        if !select(&rest) {
+            return Place::None;
+        }
+        let Some(layers) = split(label) else {
+            return Place::None;
+        };
+        if k.name == m::LAYER_SERVED_BYTES.name {
+            Place::Served(label.to_string())
+        } else if k.name == m::LAYER_READ_BYTES.name && layers.len() == 1 {
+            Place::Asked(layers[0])
+        } else if k.name == m::LAYER_READS.name && layers.len() == 1 {
+            Place::Requests(layers[0])
+        } else {
+            Place::None
+        }
+    }
+}
+
 /// What the runs' figures whose labels beside `layer` `select` takes
 /// (the whole run's: none; a cell's: its test and sizes) say, summed, as
 /// the waterfall of `cell`; `None` when no run has any. Parts (`device`,
@@ -433,49 +487,34 @@ fn waterfall(
     cell: Labels,
     words: &Words,
 ) -> Option<Waterfall> {
-    let layer_only = Labels::new();
     let mut asked: BTreeMap<Layer, f64> = BTreeMap::new();
     let mut requests: BTreeMap<Layer, f64> = BTreeMap::new();
     let mut served: BTreeMap<String, f64> = BTreeMap::new();
     let mut devices: Vec<String> = Vec::new();
     let mut not_measured: Vec<(Layer, String)> = Vec::new();
     let mut n = 0;
+    // Runs share their keys: each is placed once (10^5 runs, a few
+    // layer figures each, had their labels copied for every run).
+    let mut placed: HashMap<*const MetricKey, Place> = HashMap::new();
     for r in runs {
         let mut any = false;
-        for (k, v) in r.metrics.iter() {
-            // Only these figures place reads (a run has dozens).
-            if !FIGURES.iter().any(|d| d.name == k.name) {
-                continue;
-            }
-            let Some(label) = k.labels.get(&LAYER) else {
-                continue;
-            };
-            if let Some(d) = k.labels.get(&DEVICE) {
-                let bottom = label == Layer::Device.name();
-                if bottom && k.name == m::LAYER_READ_BYTES.name && !devices.iter().any(|x| x == d) {
-                    devices.push(d.to_string());
+        for (k, v) in r.metrics.shared() {
+            let place = placed
+                .entry(Arc::as_ptr(k))
+                .or_insert_with(|| Place::of(k, select));
+            match place {
+                Place::Device(d) => {
+                    if !devices.contains(d) {
+                        devices.push(d.clone());
+                    }
                 }
-                continue;
-            }
-            // A brick's part of its layer is in the layer's own figure.
-            if k.labels.get(&BRICK).is_some() {
-                continue;
-            }
-            let rest = k
-                .labels
-                .clone()
-                .without(&layer_only.clone().with(&LAYER, label));
-            if !select(&rest) {
-                continue;
-            }
-            let Some(layers) = split(label) else { continue };
-            if k.name == m::LAYER_SERVED_BYTES.name {
-                *served.entry(label.to_string()).or_default() += v.value;
-                any = true;
-            } else if k.name == m::LAYER_READ_BYTES.name && layers.len() == 1 {
-                *asked.entry(layers[0]).or_default() += v.value;
-            } else if k.name == m::LAYER_READS.name && layers.len() == 1 {
-                *requests.entry(layers[0]).or_default() += v.value;
+                Place::Served(label) => {
+                    *served.entry(label.clone()).or_default() += v.value;
+                    any = true;
+                }
+                Place::Asked(l) => *asked.entry(*l).or_default() += v.value,
+                Place::Requests(l) => *requests.entry(*l).or_default() += v.value,
+                Place::None => {}
             }
         }
         n += usize::from(any);

@@ -312,10 +312,12 @@ impl<V, const N: usize> From<[(MetricKey, V); N]> for Keyed<V> {
 }
 
 /// What a run was measured with (`pg_server_version`, …): name → text,
-/// in name order, the texts shared among the runs of a campaign.
+/// in name order, the texts shared among the runs of a campaign, and the
+/// whole list shared among the runs that recorded the same facts (10^5
+/// runs, a few facts each: a list per run was most of reading them).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RunFacts {
-    entries: Vec<(Arc<str>, Arc<str>)>,
+    entries: Arc<Vec<(Arc<str>, Arc<str>)>>,
 }
 
 impl RunFacts {
@@ -332,9 +334,10 @@ impl RunFacts {
 
     pub fn insert(&mut self, name: impl Into<Arc<str>>, value: impl Into<Arc<str>>) {
         let (name, value) = (name.into(), value.into());
-        match self.entries.binary_search_by(|(k, _)| k.cmp(&name)) {
-            Ok(i) => self.entries[i].1 = value,
-            Err(i) => self.entries.insert(i, (name, value)),
+        let entries = Arc::make_mut(&mut self.entries);
+        match entries.binary_search_by(|(k, _)| k.cmp(&name)) {
+            Ok(i) => entries[i].1 = value,
+            Err(i) => entries.insert(i, (name, value)),
         }
     }
 

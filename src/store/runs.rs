@@ -616,15 +616,31 @@ impl Reading<'_> {
         }
         let sql = "SELECT v.run_id, v.fact_id FROM runs r JOIN run_fact_values v ON v.run_id = r.id
                    WHERE r.campaign_id = ?1 AND r.id BETWEEN ?2 AND ?3";
-        let mut facts: Vec<RunFacts> = vec![RunFacts::new(); runs.len()];
+        // Each run's fact ids; runs that recorded the same share them.
+        let mut rows: Vec<(usize, i64)> = Vec::new();
         self.each(sql, |i, r| {
-            if let Some((name, value)) = texts.get(&r.get::<_, i64>(1)?) {
-                facts[i].insert(name.clone(), value.clone());
-            }
+            rows.push((i, r.get(1)?));
             Ok(())
         })?;
-        for (run, f) in runs.iter_mut().zip(facts) {
-            run.facts = f;
+        rows.sort_by_key(|&(i, _)| i);
+        let mut shared: HashMap<Vec<i64>, RunFacts> = HashMap::new();
+        let mut ids: Vec<i64> = Vec::new();
+        for run in rows.chunk_by(|a, b| a.0 == b.0) {
+            ids.clear();
+            ids.extend(run.iter().map(|&(_, id)| id));
+            ids.sort_unstable();
+            let facts = match shared.get(ids.as_slice()) {
+                Some(f) => f.clone(),
+                None => {
+                    let mut f = RunFacts::new();
+                    for (name, value) in ids.iter().filter_map(|id| texts.get(id)) {
+                        f.insert(name.clone(), value.clone());
+                    }
+                    shared.insert(ids.clone(), f.clone());
+                    f
+                }
+            };
+            runs[run[0].0].facts = facts;
         }
         Ok(())
     }
