@@ -448,7 +448,7 @@ mod tests {
         assert_eq!(span.at_load.load.pace(), Load::REFERENCE.quiet().pace());
         let line = load_text(&reading, &span).unwrap();
         assert!(
-            line.ends_with("3.7 over the last minute; tasks stalled 0% of the last 10 s (CPU 0%, I/O 0%): the load of the last minute has gone; estimated at the load now"),
+            line.ends_with("3.7 over the last minute; tasks stalled 0% of the window (CPU 0%, I/O 0%; 0% of the last 10 s): the load of the last minute has gone; estimated at the load now"),
             "{line}"
         );
         // A quiet minute and a quiet window: nothing to say.

@@ -4,10 +4,12 @@
 //! host and estimated seed 003 at 2× what it took), so the load is read
 //! over a short window of its own — the runnable and blocked tasks,
 //! [`WINDOW_SAMPLES`] times — and from the kernel's pressure stall
-//! figures (PSI: the share of the last 10 s in which some task waited for
-//! a CPU or for I/O), which see a load that comes and goes between the
-//! samples. The figures come from a [`Source`]: `/proc` ([`Proc`]) or,
-//! in tests, a recorded one.
+//! figures (PSI: the time some task waited for a CPU or for I/O), counted
+//! over the same window, which see a load that comes and goes between
+//! the samples. Not the 10-second average PSI also gives: right after a
+//! loaded minute it still read 99% on a host that had gone quiet, and
+//! gave seed 003 a busy end 3.1× what the campaign took. The figures come
+//! from a [`Source`]: `/proc` ([`Proc`]) or, in tests, a recorded one.
 
 use std::time::Duration;
 
@@ -20,11 +22,13 @@ pub const WINDOW_EVERY: Duration = Duration::from_millis(100);
 const STALLED_QUIET_PCT: f64 = 5.0;
 
 /// A pressure stall figure: the share (%) of the last 10 and 60 s in
-/// which some task waited for the resource.
+/// which some task waited for the resource, and the time it did since
+/// the host started (µs).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Psi {
     pub avg10: f64,
     pub avg60: f64,
+    pub total_us: u64,
 }
 
 /// Where the load figures come from.
@@ -64,6 +68,7 @@ impl Source for Proc {
         let psi = |r: &procfs::PressureRecord| Psi {
             avg10: f64::from(r.avg10),
             avg60: f64::from(r.avg60),
+            total_us: r.total,
         };
         (
             procfs::CpuPressure::current().ok().map(|p| psi(&p.some)),
@@ -83,13 +88,21 @@ pub struct Reading {
     pub minute: Option<f64>,
     /// Other tasks runnable or blocked at each sample (the reader left out).
     pub window: Vec<f64>,
+    /// The pressure at the window's end.
     pub cpu: Option<Psi>,
     pub io: Option<Psi>,
+    /// The share (%) of the window in which some task waited for a CPU,
+    /// and for I/O: the pressure's time counted from the window's start
+    /// to its end.
+    pub cpu_window: Option<f64>,
+    pub io_window: Option<f64>,
 }
 
-/// Reads `source` over the window: [`WINDOW_SAMPLES`] samples of its
-/// tasks [`WINDOW_EVERY`] apart, then its pressure and load average.
+/// Reads `source` over the window: its pressure, [`WINDOW_SAMPLES`]
+/// samples of its tasks [`WINDOW_EVERY`] apart, its pressure again and
+/// its load average.
 pub fn sample(source: &mut dyn Source) -> Reading {
+    let (cpu_before, io_before) = source.pressure();
     let mut window = Vec::with_capacity(WINDOW_SAMPLES);
     for i in 0..WINDOW_SAMPLES {
         if i > 0 {
@@ -101,9 +114,19 @@ pub fn sample(source: &mut dyn Source) -> Reading {
         }
     }
     let (cpu, io) = source.pressure();
+    let span = WINDOW_EVERY.as_secs_f64() * window.len().saturating_sub(1) as f64;
+    let share = |before: Option<Psi>, after: Option<Psi>| {
+        let (b, a) = (before?, after?);
+        (span > 0.0).then(|| {
+            let waited = a.total_us.saturating_sub(b.total_us) as f64 / 1e6;
+            (100.0 * waited / span).min(100.0)
+        })
+    };
     Reading {
         cores: source.cores().max(1),
         minute: source.minute(),
+        cpu_window: share(cpu_before, cpu),
+        io_window: share(io_before, io),
         window,
         cpu,
         io,
@@ -111,12 +134,12 @@ pub fn sample(source: &mut dyn Source) -> Reading {
 }
 
 impl Reading {
-    /// The share (%) of the last 10 s in which some task waited for a CPU
+    /// The share (%) of the window in which some task waited for a CPU
     /// or for I/O, whichever is more.
     pub fn stalled(&self) -> Option<f64> {
-        match (self.cpu, self.io) {
+        match (self.cpu_window, self.io_window) {
             (None, None) => None,
-            (c, i) => Some(c.map_or(0.0, |p| p.avg10).max(i.map_or(0.0, |p| p.avg10))),
+            (c, i) => Some(c.unwrap_or(0.0).max(i.unwrap_or(0.0))),
         }
     }
 
@@ -146,8 +169,8 @@ impl Reading {
     }
 
     /// What `check` says of the reading: `load 4.0 now (6 samples over
-    /// 0.5 s), 3.7 over the last minute; tasks stalled 62% of the last
-    /// 10 s (CPU 62%, I/O 3%)`.
+    /// 0.5 s), 3.7 over the last minute; tasks stalled 62% of the window
+    /// (CPU 62%, I/O 3%; 58% of the last 10 s)`.
     pub fn describe(&self) -> String {
         let mut text = match self.now() {
             Some(now) => format!(
@@ -161,11 +184,15 @@ impl Reading {
             text.push_str(&format!(", {m:.1} over the last minute"));
         }
         if let Some(s) = self.stalled() {
-            let pct = |p: Option<Psi>| p.map_or("-".into(), |p| format!("{:.0}%", p.avg10));
+            let pct = |p: Option<f64>| p.map_or("-".into(), |p| format!("{p:.0}%"));
+            let ten = self
+                .cpu
+                .map_or(0.0, |p| p.avg10)
+                .max(self.io.map_or(0.0, |p| p.avg10));
             text.push_str(&format!(
-                "; tasks stalled {s:.0}% of the last 10 s (CPU {}, I/O {})",
-                pct(self.cpu),
-                pct(self.io)
+                "; tasks stalled {s:.0}% of the window (CPU {}, I/O {}; {ten:.0}% of the last 10 s)",
+                pct(self.cpu_window),
+                pct(self.io_window)
             ));
         }
         text
@@ -238,7 +265,9 @@ impl Load {
 }
 
 /// A source that says what was recorded: the tasks at each sample in
-/// turn.
+/// turn, and the pressure's 10-second averages; its tasks stall while it
+/// is paused at those shares (a steady host), or at `now`'s (CPU, I/O)
+/// when given (a host whose load has changed in the last 10 s).
 #[cfg(test)]
 pub struct Recorded {
     pub cores: usize,
@@ -246,6 +275,7 @@ pub struct Recorded {
     pub tasks: Vec<f64>,
     pub cpu: Option<Psi>,
     pub io: Option<Psi>,
+    pub now: Option<(f64, f64)>,
     pub paused: Duration,
 }
 
@@ -255,20 +285,27 @@ impl Recorded {
     /// reader at every sample, with `minute` over the last minute and
     /// tasks stalled `stalled`% of the last 10 s (CPU; I/O none).
     pub fn steady(cores: usize, others: f64, minute: f64, stalled: f64) -> Recorded {
-        let psi = |avg10| {
-            Some(Psi {
-                avg10,
-                avg60: avg10,
-            })
-        };
         Recorded {
             cores,
             minute: Some(minute),
             tasks: vec![others + 1.0; WINDOW_SAMPLES],
-            cpu: psi(stalled),
-            io: psi(0.0),
+            cpu: Psi::averaged(stalled),
+            io: Psi::averaged(0.0),
+            now: None,
             paused: Duration::ZERO,
         }
+    }
+}
+
+#[cfg(test)]
+impl Psi {
+    /// Tasks stalled `avg10`% of the last 10 and 60 s, counted from 0.
+    pub fn averaged(avg10: f64) -> Option<Psi> {
+        Some(Psi {
+            avg10,
+            avg60: avg10,
+            total_us: 0,
+        })
     }
 }
 
@@ -284,7 +321,17 @@ impl Source for Recorded {
         (!self.tasks.is_empty()).then(|| self.tasks.remove(0))
     }
     fn pressure(&mut self) -> (Option<Psi>, Option<Psi>) {
-        (self.cpu, self.io)
+        let paused_us = self.paused.as_micros() as f64;
+        let at = |p: Option<Psi>, now: Option<f64>| {
+            p.map(|p| Psi {
+                total_us: p.total_us + (now.unwrap_or(p.avg10) / 100.0 * paused_us) as u64,
+                ..p
+            })
+        };
+        (
+            at(self.cpu, self.now.map(|n| n.0)),
+            at(self.io, self.now.map(|n| n.1)),
+        )
     }
     fn pause(&mut self, d: Duration) {
         self.paused += d;
@@ -296,10 +343,7 @@ mod tests {
     use super::*;
 
     fn psi(avg10: f64) -> Option<Psi> {
-        Some(Psi {
-            avg10,
-            avg60: avg10,
-        })
+        Psi::averaged(avg10)
     }
 
     #[test]
@@ -312,6 +356,7 @@ mod tests {
             tasks: vec![1.0, 1.0, 2.0, 1.0, 1.0, 1.0],
             cpu: psi(0.4),
             io: psi(0.0),
+            now: None,
             paused: Duration::ZERO,
         };
         let r = sample(&mut s);
@@ -329,6 +374,36 @@ mod tests {
     }
 
     #[test]
+    fn a_loaded_minute_that_has_ended_is_not_the_load_now() {
+        // bench/check_after_load.sh with LOOPS=4: four busy loops on 2
+        // cores for a minute, stopped just before `check`. The 10-second
+        // pressure average still reads 99%; in the window nothing waits.
+        let ended = |now| Recorded {
+            cores: 2,
+            minute: Some(2.9),
+            tasks: vec![1.0; WINDOW_SAMPLES],
+            cpu: psi(99.7),
+            io: psi(0.0),
+            now,
+            paused: Duration::ZERO,
+        };
+        let r = sample(&mut ended(Some((0.0, 0.0))));
+        assert_eq!(r.stalled(), Some(0.0));
+        assert!(!r.load().is_busy(), "{r:?}");
+        assert!(
+            r.describe().ends_with(
+                "tasks stalled 0% of the window (CPU 0%, I/O 0%; 100% of the last 10 s)"
+            ),
+            "{}",
+            r.describe()
+        );
+        // Still running: they wait in the window too.
+        let r = sample(&mut ended(None));
+        assert!((r.stalled().unwrap() - 99.7).abs() < 0.01, "{r:?}");
+        assert!(r.load().is_busy());
+    }
+
+    #[test]
     fn a_load_that_comes_and_goes_between_the_samples_is_seen_by_its_stalls() {
         // Bursts the window missed: tasks waited for a CPU 80% of the
         // last 10 s.
@@ -338,6 +413,7 @@ mod tests {
             tasks: vec![1.0; 6],
             cpu: psi(80.0),
             io: psi(3.0),
+            now: None,
             paused: Duration::ZERO,
         };
         let load = sample(&mut s).load();
@@ -350,6 +426,7 @@ mod tests {
             tasks: vec![5.0; 6],
             cpu: psi(90.0),
             io: psi(1.0),
+            now: None,
             paused: Duration::ZERO,
         };
         assert_eq!(sample(&mut s).load().average, 4.0);
@@ -363,6 +440,7 @@ mod tests {
             tasks: Vec::new(),
             cpu: None,
             io: None,
+            now: None,
             paused: Duration::ZERO,
         };
         let r = sample(&mut s);

@@ -102,21 +102,16 @@ mod tests {
     use crate::estimate::Span;
 
     /// A host at load 4 on 2 cores (4 other tasks at every sample, CPU
-    /// stalled 90% of the last 10 s) and one at load 0.5 (one other task
+    /// stalled 90% of the window and of the last 10 s) and one at load 0.5 (one other task
     /// every other sample, 2% stalled).
     fn sources() -> [(&'static str, Source); 2] {
         let half = Source {
             cores: 2,
             minute: Some(0.5),
             tasks: (0..WINDOW_SAMPLES).map(|i| 1.0 + (i % 2) as f64).collect(),
-            cpu: Some(Psi {
-                avg10: 2.0,
-                avg60: 2.0,
-            }),
-            io: Some(Psi {
-                avg10: 0.0,
-                avg60: 0.0,
-            }),
+            cpu: Psi::averaged(2.0),
+            io: Psi::averaged(0.0),
+            now: None,
             paused: std::time::Duration::ZERO,
         };
         [("4", Source::steady(2, 4.0, 4.0, 90.0)), ("0.5", half)]
