@@ -237,12 +237,20 @@ pub(super) fn build(
 /// headlines and what the kind chose beside them — [`workload`]'s keys
 /// before it knows which the runs recorded (`crate::analysis::figures`).
 pub fn figures(w: &WorkloadRow, chosen: &Chosen) -> Vec<String> {
-    let chosen = chosen.primary.iter().chain(&chosen.beside);
-    chosen
-        .map(|k| k.name.clone())
-        .chain([w.primary_metric.clone()])
-        .chain(metric::headlines().map(|d| d.name.to_string()))
+    (chosen.primary.iter().cloned())
+        .chain([MetricKey::plain(&w.primary_metric)])
+        .chain(beside(w, &chosen.beside))
+        .map(|k| k.name)
         .collect()
+}
+
+/// The keys the model of `w` summarises beside its primary metric: the
+/// catalogue's headlines (but the stored primary) and what the kind chose.
+fn beside<'a>(w: &'a WorkloadRow, chosen: &'a [MetricKey]) -> impl Iterator<Item = MetricKey> + 'a {
+    (metric::headlines())
+        .filter(|d| d.name != w.primary_metric)
+        .map(|d| MetricKey::plain(d.name))
+        .chain(chosen.iter().cloned())
 }
 
 fn workload(
@@ -260,12 +268,7 @@ fn workload(
         .filter(present)
         .unwrap_or_else(|| MetricKey::plain(&w.primary_metric));
     let mut keys = vec![primary.clone()];
-    keys.extend(
-        metric::headlines()
-            .filter(|d| d.name != w.primary_metric)
-            .map(|d| MetricKey::plain(d.name)),
-    );
-    keys.extend(chosen.beside);
+    keys.extend(beside(w, &chosen.beside));
     let mut metrics: Vec<MetricReport> = Vec::new();
     for key in keys.iter().filter(|m| present(m)) {
         if metrics.iter().any(|m| &m.key == key) {

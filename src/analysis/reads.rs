@@ -433,7 +433,8 @@ enum Place {
     /// What a layer was asked, bytes and requests.
     Asked(Layer),
     Requests(Layer),
-    None,
+    /// Not a figure of this waterfall.
+    Elsewhere,
 }
 
 impl Place {
@@ -442,28 +443,28 @@ impl Place {
     fn of(k: &MetricKey, select: &dyn Fn(&Labels) -> bool) -> Place {
         // Only these figures place reads (a run has dozens).
         if !FIGURES.iter().any(|d| d.name == k.name) {
-            return Place::None;
+            return Place::Elsewhere;
         }
         let Some(label) = k.labels.get(&LAYER) else {
-            return Place::None;
+            return Place::Elsewhere;
         };
         if let Some(d) = k.labels.get(&DEVICE) {
             let bottom = label == Layer::Device.name();
             return match bottom && k.name == m::LAYER_READ_BYTES.name {
                 true => Place::Device(d.to_string()),
-                false => Place::None,
+                false => Place::Elsewhere,
             };
         }
         // A brick's part of its layer is in the layer's own figure.
         if k.labels.get(&BRICK).is_some() {
-            return Place::None;
+            return Place::Elsewhere;
         }
         let rest = k.labels.clone().without(&Labels::new().with(&LAYER, label));
         if !select(&rest) {
-            return Place::None;
+            return Place::Elsewhere;
         }
         let Some(layers) = split(label) else {
-            return Place::None;
+            return Place::Elsewhere;
         };
         if k.name == m::LAYER_SERVED_BYTES.name {
             Place::Served(label.to_string())
@@ -472,7 +473,7 @@ impl Place {
         } else if k.name == m::LAYER_READS.name && layers.len() == 1 {
             Place::Requests(layers[0])
         } else {
-            Place::None
+            Place::Elsewhere
         }
     }
 }
@@ -514,7 +515,7 @@ fn waterfall(
                 }
                 Place::Asked(l) => *asked.entry(*l).or_default() += v.value,
                 Place::Requests(l) => *requests.entry(*l).or_default() += v.value,
-                Place::None => {}
+                Place::Elsewhere => {}
             }
         }
         n += usize::from(any);

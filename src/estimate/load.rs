@@ -21,13 +21,12 @@ pub const WINDOW_EVERY: Duration = Duration::from_millis(100);
 /// cores and disks are not contended.
 const STALLED_QUIET_PCT: f64 = 5.0;
 
-/// A pressure stall figure: the share (%) of the last 10 and 60 s in
-/// which some task waited for the resource, and the time it did since
-/// the host started (µs).
+/// A pressure stall figure: the share (%) of the last 10 s in which some
+/// task waited for the resource, and the time it did since the host
+/// started (µs).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Psi {
     pub avg10: f64,
-    pub avg60: f64,
     pub total_us: u64,
 }
 
@@ -67,7 +66,6 @@ impl Source for Proc {
         use procfs::Current;
         let psi = |r: &procfs::PressureRecord| Psi {
             avg10: f64::from(r.avg10),
-            avg60: f64::from(r.avg60),
             total_us: r.total,
         };
         (
@@ -299,13 +297,9 @@ impl Recorded {
 
 #[cfg(test)]
 impl Psi {
-    /// Tasks stalled `avg10`% of the last 10 and 60 s, counted from 0.
+    /// Tasks stalled `avg10`% of the last 10 s, counted from 0.
     pub fn averaged(avg10: f64) -> Option<Psi> {
-        Some(Psi {
-            avg10,
-            avg60: avg10,
-            total_us: 0,
-        })
+        Some(Psi { avg10, total_us: 0 })
     }
 }
 

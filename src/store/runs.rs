@@ -506,26 +506,20 @@ impl Reading<'_> {
         let (Some(first), Some(last)) = (runs.first(), runs.last()) else {
             return Ok(());
         };
-        // Read along the (run, key) index from the first run to the last:
-        // rows of other campaigns' runs between them are left by `place`.
-        let mut sql =
-            "SELECT v.run_id, v.key_id, v.value FROM metric_values v WHERE v.run_id BETWEEN ?2 AND ?3"
-                .to_string();
-        let mut keep = None;
-        if let Some(names) = names {
-            let ids = self.dictionary.ids_named(names);
-            if ids.is_empty() {
-                return Ok(());
+        // Read along the (run, key) index from the first run to the last
+        // (rows of other campaigns' runs between them are left by
+        // `place`), or key by key in each of the campaign's runs.
+        const ALONG: &str =
+            "SELECT v.run_id, v.key_id, v.value FROM metric_values v WHERE v.run_id BETWEEN ?2 AND ?3";
+        const BY_RUN: &str = "SELECT v.run_id, v.key_id, v.value FROM runs r JOIN metric_values v ON v.run_id = r.id WHERE r.campaign_id = ?1 AND r.id BETWEEN ?2 AND ?3";
+        let (sql, keep) = match names.map(|n| self.dictionary.ids_named(n)) {
+            None => (ALONG.to_string(), None),
+            Some(ids) if ids.is_empty() => return Ok(()),
+            Some(ids) if sought(&ids, self.per_run("metric_values")?) => {
+                (format!("{BY_RUN}{}", key_filter(&ids, true)), None)
             }
-            match sought(&ids, self.per_run("metric_values")?) {
-                // Sought key by key in each of the campaign's runs.
-                true => {
-                    sql = "SELECT v.run_id, v.key_id, v.value FROM runs r JOIN metric_values v ON v.run_id = r.id WHERE r.campaign_id = ?1 AND r.id BETWEEN ?2 AND ?3".to_string();
-                    sql.push_str(&key_filter(&ids, true));
-                }
-                false => keep = Some(KeySet::of(&ids)),
-            }
-        }
+            Some(ids) => (ALONG.to_string(), Some(KeySet::of(&ids))),
+        };
         let bounds = (first.id, last.id);
         let values = self.keyed(
             &sql,
