@@ -17,7 +17,7 @@ use super::read::{
     run_factors, CampaignData, HistData, MetricValue, RankData, RunData, SeriesData, TargetRow,
     WorkloadRow,
 };
-use super::Store;
+use super::{schema, Store};
 use crate::metric::{Direction, Labels, MetricKey, Unit};
 use crate::warning::{Warning, WarningKind};
 
@@ -174,8 +174,8 @@ fn id_list(ids: &[i64]) -> String {
 /// What seeking a row in the (run, key) index costs against stepping to
 /// the next: SQLite seeks every key asked for in every run, where reading
 /// a run's rows in that index steps over each it recorded. Measured on a
-/// store of 10^5 runs of 39 figures each (`sqlite3`, the query of
-/// [`Reading::metrics`]): 20 keys sought 0.58 s, the same 20 kept from
+/// store of 10^5 runs of 39 figures each (`sqlite3`, the figures read
+/// run by run, as the series are): 20 keys sought 0.58 s, the same 20 kept from
 /// every row 0.43 s, 3 keys sought 0.12 s.
 const SEEK_COST: usize = 3;
 
@@ -225,13 +225,93 @@ impl KeySet {
     }
 }
 
+/// Rows gathered run by run into each run's [`Keyed`]: a run's rows are
+/// gathered, then made into its `Keyed`; a run whose rows came apart has
+/// the later ones added to it.
+struct PerRun<V> {
+    out: Vec<Keyed<V>>,
+    gather: Gather<V>,
+    /// The run gathered, and its variant.
+    at: Option<(usize, usize)>,
+}
+
+impl<V> PerRun<V> {
+    fn new(runs: usize) -> Self {
+        PerRun {
+            out: (0..runs).map(|_| Keyed::new()).collect(),
+            gather: Gather::default(),
+            at: None,
+        }
+    }
+
+    /// A row of run `i` (of `variant`).
+    fn push(&mut self, i: usize, variant: usize, key: Arc<MetricKey>, value: V) {
+        if self.at.map(|(g, _)| g) != Some(i) {
+            self.flush();
+            self.at = Some((i, variant));
+        }
+        self.gather.push(key, value);
+    }
+
+    fn flush(&mut self) {
+        if let Some((g, variant)) = self.at.take() {
+            self.out[g].absorb(self.gather.take(variant));
+        }
+    }
+
+    fn finish(mut self) -> Vec<Keyed<V>> {
+        self.flush();
+        self.out
+    }
+}
+
+/// Each run's place among the runs read, by its id: looked up for every
+/// row read (millions at 10^5 runs). A campaign's run ids are mostly a
+/// run of numbers (campaigns run at once interleave theirs): a table over
+/// the ids when it is at most four times the runs, a map otherwise.
+enum Places {
+    Table { first: i64, at: Vec<u32> },
+    Map(HashMap<i64, usize>),
+}
+
+impl Places {
+    /// The places of runs of ids `ids`, in order.
+    fn of(ids: impl Iterator<Item = i64> + Clone) -> Places {
+        let (mut n, mut first, mut last) = (0usize, i64::MAX, i64::MIN);
+        for id in ids.clone() {
+            (n, first, last) = (n + 1, first.min(id), last.max(id));
+        }
+        let span = last.checked_sub(first).and_then(|s| usize::try_from(s).ok());
+        match span {
+            Some(span) if span < 4 * n && u32::try_from(n).is_ok() => {
+                let mut at = vec![u32::MAX; span + 1];
+                for (i, id) in ids.enumerate() {
+                    at[(id - first) as usize] = i as u32;
+                }
+                Places::Table { first, at }
+            }
+            _ => Places::Map(ids.enumerate().map(|(i, id)| (id, i)).collect()),
+        }
+    }
+
+    fn get(&self, id: i64) -> Option<usize> {
+        match self {
+            Places::Table { first, at } => {
+                let i = *at.get(usize::try_from(id.checked_sub(*first)?).ok()?)?;
+                (i != u32::MAX).then_some(i as usize)
+            }
+            Places::Map(m) => m.get(&id).copied(),
+        }
+    }
+}
+
 /// The runs of a campaign being read: each run's place and variant.
 struct Reading<'a> {
     store: &'a Store,
     campaign: i64,
     /// The first and last run id read.
     range: (i64, i64),
-    index: HashMap<i64, usize>,
+    index: Places,
     variant: Vec<usize>,
     dictionary: Dictionary,
 }
@@ -352,7 +432,7 @@ impl Store {
                 ..Default::default()
             });
         }
-        let index = runs.iter().enumerate().map(|(i, r)| (r.id, i)).collect();
+        let index = Places::of(runs.iter().map(|r| r.id));
         let mut reading = Reading {
             store: self,
             campaign,
@@ -403,7 +483,7 @@ impl Store {
             store: self,
             campaign,
             range: (i64::MIN, i64::MAX),
-            index: c.runs.iter().enumerate().map(|(i, r)| (r.id, i)).collect(),
+            index: Places::of(c.runs.iter().map(|r| r.id)),
             variant,
             dictionary: Dictionary::read(self, campaign, factors)?,
         };
@@ -431,7 +511,7 @@ impl Reading<'_> {
         match *last {
             Some((l, i)) if l == id => Some(i),
             _ => {
-                let i = *self.index.get(&id)?;
+                let i = self.index.get(id)?;
                 *last = Some((id, i));
                 Some(i)
             }
@@ -459,9 +539,7 @@ impl Reading<'_> {
     /// Rows of `(run_id, key_id, …)` of `sql` (the campaign `?1`, run
     /// ids from `?2` to `?3`: `between`) gathered per run into `Keyed`
     /// values made by `value`, those of the keys in `keep` only when
-    /// given. Rows come run by run: each run's are gathered, then made
-    /// into its `Keyed`; a run whose rows came apart has the later ones
-    /// added to it.
+    /// given ([`PerRun`]).
     fn keyed<V>(
         &mut self,
         sql: &str,
@@ -470,9 +548,7 @@ impl Reading<'_> {
         between: (i64, i64),
         mut value: impl FnMut(&Row<'_>, Unit, Direction) -> rusqlite::Result<V>,
     ) -> Result<Vec<Keyed<V>>> {
-        let mut out: Vec<Keyed<V>> = (0..runs).map(|_| Keyed::new()).collect();
-        let mut gather = Gather::default();
-        let mut gathering: Option<usize> = None;
+        let mut out = PerRun::new(runs);
         let mut st = self.store.conn.prepare(sql)?;
         let mut rows = st.query(params![self.campaign, between.0, between.1])?;
         let mut last = None;
@@ -484,60 +560,112 @@ impl Reading<'_> {
             if keep.is_some_and(|k| !k.has(id)) {
                 continue;
             }
-            let Some((key, unit, direction)) = self.dictionary.key(id, self.variant[i]) else {
+            let variant = self.variant[i];
+            let Some((key, unit, direction)) = self.dictionary.key(id, variant) else {
                 continue;
             };
-            if gathering != Some(i) {
-                if let Some(g) = gathering {
-                    out[g].absorb(gather.take(self.variant[g]));
-                }
-                gathering = Some(i);
-            }
-            gather.push(key, value(r, unit, direction)?);
+            out.push(i, variant, key, value(r, unit, direction)?);
         }
-        if let Some(g) = gathering {
-            out[g].absorb(gather.take(self.variant[g]));
-        }
-        Ok(out)
+        Ok(out.finish())
     }
 
-    /// The runs' figures; only those of `names` when given.
+    /// The runs' figures; only those of `names` when given: along the
+    /// index by key ([`schema::FIGURES_BY_KEY`]) when the store has it,
+    /// else every row of the campaign's runs is read and theirs kept.
     fn metrics(&mut self, runs: &mut [RunData], names: Option<&[String]>) -> Result<()> {
         let (Some(first), Some(last)) = (runs.first(), runs.last()) else {
             return Ok(());
         };
-        // Read along the (run, key) index from the first run to the last
-        // (rows of other campaigns' runs between them are left by
-        // `place`), or key by key in each of the campaign's runs.
-        const ALONG: &str =
-            "SELECT v.run_id, v.key_id, v.value FROM metric_values v WHERE v.run_id BETWEEN ?2 AND ?3";
-        const BY_RUN: &str = "SELECT v.run_id, v.key_id, v.value FROM runs r JOIN metric_values v ON v.run_id = r.id WHERE r.campaign_id = ?1 AND r.id BETWEEN ?2 AND ?3";
-        let (sql, keep) = match names.map(|n| self.dictionary.ids_named(n)) {
-            None => (ALONG.to_string(), None),
-            Some(ids) if ids.is_empty() => return Ok(()),
-            Some(ids) if sought(&ids, self.per_run("metric_values")?) => {
-                (format!("{BY_RUN}{}", key_filter(&ids, true)), None)
-            }
-            Some(ids) => (ALONG.to_string(), Some(KeySet::of(&ids))),
-        };
         let bounds = (first.id, last.id);
-        let values = self.keyed(
-            &sql,
-            runs.len(),
-            keep.as_ref(),
-            bounds,
-            |r, unit, direction| {
-                Ok(MetricValue {
-                    value: r.get(2)?,
-                    unit,
-                    direction,
-                })
-            },
-        )?;
+        let ids = names.map(|n| self.dictionary.ids_named(n));
+        let values = match ids {
+            Some(ids) if ids.is_empty() => return Ok(()),
+            Some(ids) if schema::has_index(&self.store.conn, schema::FIGURES_BY_KEY)? => {
+                self.metrics_by_key(runs.len(), &ids, bounds)?
+            }
+            ids => {
+                // Along the (run, key) index from the first run to the
+                // last (rows of other campaigns' runs between them are
+                // left by `place`).
+                const ALONG: &str = "SELECT v.run_id, v.key_id, v.value FROM metric_values v WHERE v.run_id BETWEEN ?2 AND ?3";
+                let keep = ids.as_deref().map(KeySet::of);
+                self.keyed(
+                    ALONG,
+                    runs.len(),
+                    keep.as_ref(),
+                    bounds,
+                    |r, unit, direction| {
+                        Ok(MetricValue {
+                            value: r.get(2)?,
+                            unit,
+                            direction,
+                        })
+                    },
+                )?
+            }
+        };
         for (run, m) in runs.iter_mut().zip(values) {
             run.metrics = m;
         }
         Ok(())
+    }
+
+    /// The figures of keys `ids` of the runs between `bounds`, read key by
+    /// key along [`schema::FIGURES_BY_KEY`] and put back in run order.
+    fn metrics_by_key(
+        &mut self,
+        runs: usize,
+        ids: &[i64],
+        bounds: (i64, i64),
+    ) -> Result<Vec<Keyed<MetricValue>>> {
+        let sql = format!(
+            "SELECT v.run_id, v.key_id, v.value FROM metric_values v INDEXED BY {}
+             WHERE v.key_id IN ({}) AND v.run_id BETWEEN ?1 AND ?2",
+            schema::FIGURES_BY_KEY,
+            id_list(ids)
+        );
+        let mut st = self.store.conn.prepare(&sql)?;
+        let mut rows = st.query(params![bounds.0, bounds.1])?;
+        // (run, key, value), key by key; each key's runs in order.
+        let mut read: Vec<(usize, i64, f64)> = Vec::new();
+        let mut last = None;
+        while let Some(r) = rows.next()? {
+            if let Some(i) = self.place(r.get(0)?, &mut last) {
+                read.push((i, r.get(1)?, r.get(2)?));
+            }
+        }
+        // Run by run, each run's keys in the order read (a stable counting
+        // sort: no comparisons of 10^6 rows).
+        let mut start = vec![0usize; runs + 1];
+        for &(i, _, _) in &read {
+            start[i + 1] += 1;
+        }
+        for i in 0..runs {
+            start[i + 1] += start[i];
+        }
+        let mut ordered = vec![(0usize, 0i64, 0f64); read.len()];
+        for row in read {
+            let at = &mut start[row.0];
+            ordered[*at] = row;
+            *at += 1;
+        }
+        let mut out = PerRun::new(runs);
+        for (i, id, value) in ordered {
+            let variant = self.variant[i];
+            if let Some((key, unit, direction)) = self.dictionary.key(id, variant) {
+                out.push(
+                    i,
+                    variant,
+                    key,
+                    MetricValue {
+                        value,
+                        unit,
+                        direction,
+                    },
+                );
+            }
+        }
+        Ok(out.finish())
     }
 
     /// The runs' series; only those `drawn` asks for when given.
@@ -656,7 +784,7 @@ impl Reading<'_> {
         let mut st = self.store.conn.prepare(sql)?;
         let mut rows = st.query(params![self.campaign, self.range.0, self.range.1])?;
         while let Some(r) = rows.next()? {
-            let Some(&i) = self.index.get(&r.get::<_, i64>(0)?) else {
+            let Some(i) = self.index.get(r.get::<_, i64>(0)?) else {
                 continue;
             };
             let Some((key, unit, direction)) = self.dictionary.key(r.get(2)?, self.variant[i])
@@ -692,4 +820,32 @@ fn unit(r: &Row<'_>, at: usize) -> rusqlite::Result<Unit> {
 
 fn bad_column(at: usize, why: String) -> rusqlite::Error {
     rusqlite::Error::FromSqlConversionFailure(at, rusqlite::types::Type::Text, why.into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Places;
+
+    /// A run's place is found by its id in a table over dense ids and in a
+    /// map over sparse ones; an id of no run read has none.
+    #[test]
+    fn a_run_is_found_by_its_id_whether_the_ids_are_dense_or_sparse() {
+        let dense = [10, 11, 13, 14];
+        let sparse = [5, 1_000, 1_000_000, i64::MAX];
+        for ids in [&dense[..], &sparse[..]] {
+            let places = Places::of(ids.iter().copied());
+            assert_eq!(
+                matches!(places, Places::Table { .. }),
+                ids == dense,
+                "{ids:?}"
+            );
+            for (i, &id) in ids.iter().enumerate() {
+                assert_eq!(places.get(id), Some(i), "{id} of {ids:?}");
+            }
+            for id in [i64::MIN, 0, 12, 15, 999, i64::MAX - 1] {
+                assert_eq!(places.get(id), None, "{id} of {ids:?}");
+            }
+        }
+        assert_eq!(Places::of(std::iter::empty()).get(0), None);
+    }
 }

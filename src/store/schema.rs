@@ -207,8 +207,50 @@ CREATE TABLE replicas (
 );
 "#;
 
+/// The figures in key order: the summary reads the few figures its
+/// sections declare ([`crate::analysis::figures`]) along this index
+/// instead of stepping over every figure of every run (`sqlite3`, 10^5
+/// runs of 39 figures: 7 keys' 350,000 rows in 0.026 s along it, 0.29 s
+/// along the (run, key) key). It costs about half the figures' bytes
+/// again. Not a schema version: a storlab without it writes a store with
+/// it (SQLite keeps it), and reads one without it (every row).
+pub const FIGURES_BY_KEY: &str = "metric_values_by_key";
+
+/// Makes [`FIGURES_BY_KEY`] on a store that lacks it (once: seconds for
+/// 10^5 runs). The store is left without it when another process holds
+/// it (a storlab before this one running a campaign): it is read as it is.
+fn index_figures_by_key(conn: &Connection) -> Result<()> {
+    if has_index(conn, FIGURES_BY_KEY)? {
+        return Ok(());
+    }
+    let made = conn.execute_batch(&format!(
+        "CREATE INDEX IF NOT EXISTS {FIGURES_BY_KEY} ON metric_values (key_id, run_id, value)"
+    ));
+    match made {
+        Err(rusqlite::Error::SqliteFailure(e, _))
+            if matches!(
+                e.code,
+                rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+            ) =>
+        {
+            Ok(())
+        }
+        other => Ok(other?),
+    }
+}
+
+/// Whether the store has index `name`.
+pub(super) fn has_index(conn: &Connection, name: &str) -> Result<bool> {
+    Ok(conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?1)",
+        [name],
+        |r| r.get(0),
+    )?)
+}
+
 pub fn migrate(conn: &Connection) -> Result<()> {
-    migrate_to(conn, SCHEMA_VERSION)
+    migrate_to(conn, SCHEMA_VERSION)?;
+    index_figures_by_key(conn)
 }
 
 /// Migrates the store to schema `target` (at most [`SCHEMA_VERSION`]):

@@ -370,3 +370,45 @@ fn repeated_names_and_texts_are_stored_once_per_campaign() {
         100
     );
 }
+
+/// The figures a summary asks for are read along the index by key when
+/// the store has it, and from every row of the runs when it lacks it (a
+/// store a storlab before it wrote and this one could not index): the
+/// same runs either way. A store opened for writing gains the index.
+#[test]
+fn figures_read_along_the_index_by_key_are_those_read_run_by_run() {
+    use super::schema::{has_index, FIGURES_BY_KEY};
+    let (dir, whole, _) = crate::testdata::every_row::terminal_and_whole();
+    let path = dir.path().join("s.db");
+    let names: Vec<String> = [
+        "ops_per_s",
+        "cpu_others_pct",
+        "layer_read_bytes",
+        "lat_p99_ns",
+    ]
+    .map(String::from)
+    .to_vec();
+    let parts = super::Parts::figures(&names);
+    let read = |store: &Store| {
+        let head = store.load_campaign_head(whole.campaign.id).unwrap();
+        store.with_runs(head, &parts).unwrap().runs
+    };
+    let store = Store::open(&path).unwrap();
+    assert!(has_index(&store.conn, FIGURES_BY_KEY).unwrap());
+    let by_key = read(&store);
+    let read_names: std::collections::BTreeSet<&str> = by_key
+        .iter()
+        .flat_map(|r| r.metrics.keys().map(|k| k.name.as_str()))
+        .collect();
+    assert_eq!(read_names, names.iter().map(String::as_str).collect());
+    store
+        .conn
+        .execute_batch(&format!("DROP INDEX {FIGURES_BY_KEY}"))
+        .unwrap();
+    assert!(!has_index(&store.conn, FIGURES_BY_KEY).unwrap());
+    let along = read(&store);
+    assert_eq!(format!("{by_key:?}"), format!("{along:?}"));
+    drop(store);
+    let store = Store::open(&path).unwrap();
+    assert!(has_index(&store.conn, FIGURES_BY_KEY).unwrap());
+}
