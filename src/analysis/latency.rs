@@ -48,17 +48,21 @@ fn curve(
     hist: &'static HistDef,
 ) -> Result<Option<Curve>> {
     let key = MetricKey::plain(hist.name);
-    let mut merged = new_histogram();
+    // Made at the first histogram found: an empty one of these bounds is
+    // 256 KB to allocate and zero, for each of thousands of pairs that
+    // recorded none.
+    let mut merged = None;
     for r in c.measured_runs_of(workload, target) {
         if let Some(h) = r.histograms.get(&key).map(|h| h.decode()).transpose()? {
             merged
+                .get_or_insert_with(new_histogram)
                 .add(&h)
                 .map_err(|e| anyhow::anyhow!("merging histograms of run {}: {e:?}", r.id))?;
         }
     }
-    if merged.is_empty() {
+    let Some(merged) = merged.filter(|m| !m.is_empty()) else {
         return Ok(None);
-    }
+    };
     let mut points: Vec<(f64, f64)> = CURVE_PERCENTILES
         .iter()
         .map(|&p| (p, merged.value_at_percentile(p) as f64))

@@ -378,12 +378,16 @@ impl Store {
     ) -> Result<(Vec<TargetRow>, Vec<WorkloadRow>)> {
         let mut targets = self.targets(campaign)?;
         let mut workloads = self.workloads(campaign)?;
+        let (target_entries, workload_entries) = (
+            variants::entries(experiment, "targets"),
+            variants::entries(experiment, "workloads"),
+        );
         for t in &mut targets {
-            let v = variants::variant(experiment, "targets", &t.name);
+            let v = variants::variant(&target_entries, &t.name);
             (t.family, t.factors) = (v.family, v.factors);
         }
         for w in &mut workloads {
-            let v = variants::variant(experiment, "workloads", &w.name);
+            let v = variants::variant(&workload_entries, &w.name);
             (w.family, w.factors, w.compare_levels) = (v.family, v.factors, v.compare_levels);
         }
         Ok((targets, workloads))
