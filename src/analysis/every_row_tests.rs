@@ -242,6 +242,9 @@ fn the_summary_read_with_the_figures_its_sections_declare_is_the_summary_read_wh
         figures(&light),
         figures(&whole)
     );
+    // `compare` within the campaign reads its runs so too.
+    let within = |c: &CampaignData| format!("{:?}", super::comparison::within(c, None).unwrap());
+    assert_eq!(within(&whole), within(&light));
     let (whole, light) = (
         analyse(&whole, &options).unwrap(),
         analyse(&light, &options).unwrap(),

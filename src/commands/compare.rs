@@ -112,22 +112,20 @@ fn within_campaign(store: &Store, req: &CompareArgs) -> Result<ExitCode> {
     if req.allow_different || !req.metric.is_empty() {
         bail!("--allow-different and --metric apply to comparisons across campaigns (compare A B)");
     }
-    // The verdicts and the replicas' agreement read no series (10^5 runs
-    // keep 8 each: 45 MB and a pass over them).
-    let terminal = crate::store::Parts::terminal();
-    let id = store.resolve_campaign(req.a.as_deref())?;
-    let first = store.with_replicas(store.load_campaign_with(id, &terminal)?, &terminal)?;
+    // The verdicts are the summary's (`show`'s): the runs are read for the
+    // figures its sections declare, not every figure a run recorded.
+    let asked = crate::analysis::campaign::Options {
+        baseline: req.baseline.clone(),
+        summary_only: true,
+        ..Default::default()
+    };
+    let head = store.load_campaign_head(store.resolve_campaign(req.a.as_deref())?)?;
+    let parts = crate::analysis::figures::parts(&head, &asked);
+    let first = store.with_replicas(store.with_runs(head, &parts)?, &parts)?;
     let rows = within(&first, req.baseline.as_deref())?;
     let replicas = match first.replicas.is_empty() {
         true => None,
-        false => {
-            let asked = crate::analysis::campaign::Options {
-                baseline: req.baseline.clone(),
-                summary_only: true,
-                ..Default::default()
-            };
-            crate::analysis::analyse(&first, &asked)?.replicas
-        }
+        false => crate::analysis::analyse(&first, &asked)?.replicas,
     };
     if req.format.json() {
         let doc = json::within(&About::of(&first), &rows, replicas.as_ref());
