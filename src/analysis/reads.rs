@@ -670,16 +670,26 @@ pub fn apart(baseline: &Waterfall, candidate: &Waterfall) -> Option<Apart> {
 /// ([`apart`]) its caveat, on the candidate's side.
 pub fn add_caveats(model: &mut Report, reads: &Reads) {
     let base = model.baseline.clone();
+    // Each pair's waterfall by its names (the first of them, as
+    // `Reads::pair` finds it): thousands of pairs, each looked up for
+    // every metric compared.
+    let mut pairs: HashMap<(&str, &str), &Waterfall> = HashMap::new();
+    for p in &reads.pairs {
+        pairs
+            .entry((p.workload.as_str(), p.target.as_str()))
+            .or_insert(p);
+    }
     for w in &mut model.workloads {
-        let Some(b) = reads.pair(&w.name, &base) else {
+        let Some(b) = pairs.get(&(w.name.as_str(), base.as_str())).copied() else {
             continue;
         };
         for m in &mut w.metrics {
             for t in m.targets.iter_mut().filter(|t| t.comparison.is_some()) {
-                let Some(served) = reads.pair(&w.name, &t.target).and_then(|c| apart(b, c)) else {
+                let pair = pairs.get(&(w.name.as_str(), t.target.as_str())).copied();
+                let Some(served) = pair.and_then(|c| apart(b, c)) else {
                     continue;
                 };
-                let runs = reads.pair(&w.name, &t.target).map_or(0, |c| c.runs);
+                let runs = pair.map_or(0, |c| c.runs);
                 t.caveats.push(Caveat {
                     kind: WarningKind::ServedByDifferentLayers,
                     target: t.target.clone(),

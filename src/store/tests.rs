@@ -412,3 +412,55 @@ fn figures_read_along_the_index_by_key_are_those_read_run_by_run() {
     let store = Store::open(&path).unwrap();
     assert!(has_index(&store.conn, FIGURES_BY_KEY).unwrap());
 }
+
+/// A reader of some figures reads the keys of only those (2,000 variants
+/// have 94,000 keys), but still every rank's figures and every histogram:
+/// their keys are read whatever the figures named.
+#[test]
+fn a_reader_of_some_figures_still_reads_the_ranks_figures_and_the_histograms() {
+    use super::write::RankRow;
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("s.db")).unwrap();
+    let exp = parse_experiment("s.toml", EXPERIMENT).unwrap();
+    let ids = store
+        .begin_campaign(&exp, &serde_json::json!({}), 1)
+        .unwrap();
+    let mut r = record(&ids);
+    r.ranks = 2;
+    let mut h = new_histogram();
+    h.record(1_000).unwrap();
+    let out = RunOutput {
+        metrics: vec![m::IOPS.value(9.0), m::GEOMEAN_BW_BYTES_PER_S.value(7.0)],
+        histograms: vec![Hist::new(&LAT, h)],
+        ..Default::default()
+    };
+    let ranks: Vec<RankRow> = (0..2)
+        .map(|rank| RankRow {
+            rank,
+            host: "h".into(),
+            status: "ok".into(),
+            error: None,
+            done_s: Some(1.0),
+            metrics: vec![m::GEOMEAN_BW_BYTES_PER_S.value(3.5)],
+        })
+        .collect();
+    store.record_run_ranks(&r, Some(&out), &ranks).unwrap();
+    let parts = super::Parts {
+        metrics: Some(vec![m::IOPS.name.to_string()]),
+        ..super::Parts::terminal()
+    };
+    let head = store.load_campaign_head(ids.campaign).unwrap();
+    let runs = store.with_runs(head, &parts).unwrap().runs;
+    let run = &runs[0];
+    assert_eq!(run.metric(&m::IOPS).map(|v| v.value), Some(9.0));
+    assert!(
+        run.metric(&m::GEOMEAN_BW_BYTES_PER_S).is_none(),
+        "not asked for"
+    );
+    assert_eq!(run.per_rank.len(), 2);
+    for rank in &run.per_rank {
+        let key = MetricKey::plain(m::GEOMEAN_BW_BYTES_PER_S.name);
+        assert_eq!(rank.metrics.get(&key).map(|v| v.value), Some(3.5));
+    }
+    assert!(run.histograms.get(&MetricKey::plain(LAT.name)).is_some());
+}

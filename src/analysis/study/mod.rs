@@ -13,7 +13,9 @@ pub mod levels;
 
 use serde::Serialize;
 
-use super::model::{Report, TargetStats};
+use std::collections::{HashMap, HashSet};
+
+use super::model::{Report, TargetStats, WorkloadReport};
 use crate::experiment::sweep::{variant_name, Factor, Scale};
 use crate::metric::{Direction, Unit};
 use crate::store::{CampaignData, TargetRow, WorkloadRow};
@@ -264,13 +266,15 @@ pub fn study(c: &CampaignData, r: &Report, family: &str, compare: &[String]) -> 
     }
     let first = pairs.first()?;
     let column = choose_column(&pairs, &keys, None);
+    let workloads = by_name(r);
     let metric_of = |name: &str| {
         let name = name.to_string();
-        move |p: &Pair| cell(r, p, &name)
+        let workloads = &workloads;
+        move |p: &Pair| cell(workloads, p, &name)
     };
     let primary_name = &first.workload.primary_metric;
     let primary = arrange(&pairs, column.as_deref(), &[], metric_of(primary_name))?;
-    let headlines = headline_names(r, &pairs, primary_name)
+    let headlines = headline_names(&workloads, &pairs, primary_name)
         .iter()
         .filter_map(|m| {
             let by_column = arrange(&pairs, column.as_deref(), &[], metric_of(m))?;
@@ -354,6 +358,7 @@ pub(crate) fn choose_column(
 /// The axis of factor `key` over the pairs.
 pub(crate) fn axis(pairs: &[Pair], key: &str) -> Option<Axis> {
     let mut levels: Vec<Level> = Vec::new();
+    let mut seen: HashSet<&str> = HashSet::new();
     let mut scale = Scale::Category;
     let mut of_workload = false;
     for p in pairs {
@@ -361,7 +366,7 @@ pub(crate) fn axis(pairs: &[Pair], key: &str) -> Option<Axis> {
             continue;
         };
         (scale, of_workload) = (f.scale, *w);
-        if !levels.iter().any(|l| l.value == f.value) {
+        if seen.insert(&f.value) {
             levels.push(Level {
                 value: f.value.clone(),
                 text: f.text.clone(),
@@ -403,7 +408,14 @@ pub(crate) fn arrange(
     if let Some(a) = &column {
         hidden.push(&a.key);
     }
+    // Each level's column and each label's row, by name: a sweep of
+    // thousands of variants has thousands of both.
+    let mut columns: HashMap<&str, usize> = HashMap::new();
+    for (i, l) in column.iter().flat_map(|a| a.levels.iter().enumerate()) {
+        columns.entry(l.value.as_str()).or_insert(i);
+    }
     let mut rows: Vec<Row> = Vec::new();
+    let mut row_of: HashMap<String, usize> = HashMap::new();
     let mut meta = None;
     for p in pairs {
         let Some((stats, metric, unit, direction)) = cell(p) else {
@@ -411,16 +423,19 @@ pub(crate) fn arrange(
         };
         meta.get_or_insert((metric, unit, direction));
         let col = match &column {
-            Some(a) => p.value_of(&a.key).and_then(|f| a.index(&f.value)),
+            Some(a) => p
+                .value_of(&a.key)
+                .and_then(|f| columns.get(f.value.as_str()).copied()),
             None => Some(0),
         };
         let Some(col) = col else {
             continue;
         };
         let label = p.label(&hidden);
-        let at = match rows.iter().position(|r| r.label == label) {
-            Some(i) => i,
+        let at = match row_of.get(&label) {
+            Some(&i) => i,
             None => {
+                row_of.insert(label.clone(), rows.len());
                 rows.push(Row {
                     label,
                     short: p.short(&hidden),
@@ -435,7 +450,11 @@ pub(crate) fn arrange(
     let (metric, unit, direction) = meta?;
     // A target's rows together, as the seeds' tables: in the order of
     // the campaign's targets, the rest as met.
-    let position = |r: &Row| pairs.iter().position(|p| p.target.name == r.target);
+    let mut first_of: HashMap<&str, usize> = HashMap::new();
+    for (i, p) in pairs.iter().enumerate() {
+        first_of.entry(p.target.name.as_str()).or_insert(i);
+    }
+    let position = |r: &Row| first_of.get(r.target.as_str()).copied();
     let order = |r: &Row| position(r).map(|i| pairs[i].target.id);
     rows.sort_by_key(order);
     let family = |r: &Row| position(r).map(|i| pairs[i].target.family.as_str());
@@ -454,9 +473,24 @@ pub(crate) fn arrange(
     })
 }
 
-/// A pair's figures of metric `name` (without labels) from the report.
-fn cell(r: &Report, p: &Pair, name: &str) -> Option<(TargetStats, String, Unit, Direction)> {
-    let w = r.workloads.iter().find(|w| w.name == p.workload.name)?;
+/// The report's workloads by name (the first of a name): looked up for
+/// each pair, thousands of them in a sweep of thousands of variants.
+fn by_name(r: &Report) -> HashMap<&str, &WorkloadReport> {
+    let mut out = HashMap::new();
+    for w in &r.workloads {
+        out.entry(w.name.as_str()).or_insert(w);
+    }
+    out
+}
+
+/// A pair's figures of metric `name` (without labels) from the report's
+/// `workloads` ([`by_name`]).
+fn cell(
+    workloads: &HashMap<&str, &WorkloadReport>,
+    p: &Pair,
+    name: &str,
+) -> Option<(TargetStats, String, Unit, Direction)> {
+    let w = workloads.get(p.workload.name.as_str())?;
     let m = w
         .metrics
         .iter()
@@ -475,10 +509,14 @@ fn once_per_row(p: &Pivot) -> bool {
 
 /// The report's other unlabelled metrics of these pairs (the headlines),
 /// in the report's order.
-fn headline_names(r: &Report, pairs: &[Pair], primary: &str) -> Vec<String> {
+fn headline_names(
+    workloads: &HashMap<&str, &WorkloadReport>,
+    pairs: &[Pair],
+    primary: &str,
+) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for p in pairs {
-        let Some(w) = r.workloads.iter().find(|w| w.name == p.workload.name) else {
+        let Some(w) = workloads.get(p.workload.name.as_str()) else {
             continue;
         };
         for m in w.metrics.iter().filter(|m| m.key.labels.is_empty()) {
