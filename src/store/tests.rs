@@ -160,9 +160,22 @@ fn a_v3_store_migrates_its_names_into_names_and_labels() {
     );
 }
 
+/// Two ranks of `status`, each with a geometric-mean bandwidth of 3.5.
+fn two_ranks(status: &str) -> Vec<super::write::RankRow> {
+    (0..2)
+        .map(|rank| super::write::RankRow {
+            rank,
+            host: "h".into(),
+            status: status.into(),
+            error: None,
+            done_s: Some(1.0),
+            metrics: vec![m::GEOMEAN_BW_BYTES_PER_S.value(3.5)],
+        })
+        .collect()
+}
+
 #[test]
 fn reopening_removes_an_interrupted_multi_rank_run_with_its_ranks_metrics() {
-    use super::write::RankRow;
     let dir = tempfile::tempdir().unwrap();
     let mut store = Store::open(&dir.path().join("s.db")).unwrap();
     let exp = parse_experiment("s.toml", EXPERIMENT).unwrap();
@@ -176,17 +189,9 @@ fn reopening_removes_an_interrupted_multi_rank_run_with_its_ranks_metrics() {
         metrics: vec![m::GEOMEAN_BW_BYTES_PER_S.value(7.0)],
         ..Default::default()
     };
-    let ranks: Vec<RankRow> = (0..2)
-        .map(|rank| RankRow {
-            rank,
-            host: "h".into(),
-            status: "interrupted".into(),
-            error: None,
-            done_s: Some(1.0),
-            metrics: vec![m::GEOMEAN_BW_BYTES_PER_S.value(3.5)],
-        })
-        .collect();
-    store.record_run_ranks(&r, Some(&out), &ranks).unwrap();
+    store
+        .record_run_ranks(&r, Some(&out), &two_ranks("interrupted"))
+        .unwrap();
     // rank_metrics refer to run_ranks: deleting the rank rows first failed
     // on a foreign key, and a resumed MPI campaign with them.
     assert_eq!(store.reopen_campaign(ids.campaign).unwrap(), 1);
@@ -418,7 +423,6 @@ fn figures_read_along_the_index_by_key_are_those_read_run_by_run() {
 /// their keys are read whatever the figures named.
 #[test]
 fn a_reader_of_some_figures_still_reads_the_ranks_figures_and_the_histograms() {
-    use super::write::RankRow;
     let dir = tempfile::tempdir().unwrap();
     let mut store = Store::open(&dir.path().join("s.db")).unwrap();
     let exp = parse_experiment("s.toml", EXPERIMENT).unwrap();
@@ -434,17 +438,9 @@ fn a_reader_of_some_figures_still_reads_the_ranks_figures_and_the_histograms() {
         histograms: vec![Hist::new(&LAT, h)],
         ..Default::default()
     };
-    let ranks: Vec<RankRow> = (0..2)
-        .map(|rank| RankRow {
-            rank,
-            host: "h".into(),
-            status: "ok".into(),
-            error: None,
-            done_s: Some(1.0),
-            metrics: vec![m::GEOMEAN_BW_BYTES_PER_S.value(3.5)],
-        })
-        .collect();
-    store.record_run_ranks(&r, Some(&out), &ranks).unwrap();
+    store
+        .record_run_ranks(&r, Some(&out), &two_ranks("ok"))
+        .unwrap();
     let parts = super::Parts {
         metrics: Some(vec![m::IOPS.name.to_string()]),
         ..super::Parts::terminal()
