@@ -160,6 +160,18 @@ fn a_v3_store_migrates_its_names_into_names_and_labels() {
     );
 }
 
+/// A store in a temporary directory with a campaign of `runs` planned runs
+/// of [`EXPERIMENT`] begun.
+fn begun(runs: usize) -> (tempfile::TempDir, Store, super::write::CampaignIds) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("s.db")).unwrap();
+    let exp = parse_experiment("s.toml", EXPERIMENT).unwrap();
+    let ids = store
+        .begin_campaign(&exp, &serde_json::json!({}), runs)
+        .unwrap();
+    (dir, store, ids)
+}
+
 /// Two ranks of `status`, each with a geometric-mean bandwidth of 3.5.
 fn two_ranks(status: &str) -> Vec<super::write::RankRow> {
     (0..2)
@@ -176,12 +188,7 @@ fn two_ranks(status: &str) -> Vec<super::write::RankRow> {
 
 #[test]
 fn reopening_removes_an_interrupted_multi_rank_run_with_its_ranks_metrics() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = Store::open(&dir.path().join("s.db")).unwrap();
-    let exp = parse_experiment("s.toml", EXPERIMENT).unwrap();
-    let ids = store
-        .begin_campaign(&exp, &serde_json::json!({}), 2)
-        .unwrap();
+    let (_dir, mut store, ids) = begun(2);
     let mut r = record(&ids);
     r.status = "interrupted";
     r.ranks = 2;
@@ -423,12 +430,7 @@ fn figures_read_along_the_index_by_key_are_those_read_run_by_run() {
 /// their keys are read whatever the figures named.
 #[test]
 fn a_reader_of_some_figures_still_reads_the_ranks_figures_and_the_histograms() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = Store::open(&dir.path().join("s.db")).unwrap();
-    let exp = parse_experiment("s.toml", EXPERIMENT).unwrap();
-    let ids = store
-        .begin_campaign(&exp, &serde_json::json!({}), 1)
-        .unwrap();
+    let (_dir, mut store, ids) = begun(1);
     let mut r = record(&ids);
     r.ranks = 2;
     let mut h = new_histogram();
