@@ -390,29 +390,55 @@ fn repeated_names_and_texts_are_stored_once_per_campaign() {
 #[test]
 fn figures_read_along_the_index_by_key_are_those_read_run_by_run() {
     use super::schema::{has_index, FIGURES_BY_KEY};
-    let (dir, whole, _) = crate::testdata::every_row::terminal_and_whole();
-    let path = dir.path().join("s.db");
-    let names: Vec<String> = [
-        "ops_per_s",
-        "cpu_others_pct",
-        "layer_read_bytes",
-        "lat_p99_ns",
-    ]
-    .map(String::from)
-    .to_vec();
+    let (dir, mut store, ids) = begun(6);
+    // Another campaign's runs between this one's, with the same figures.
+    let exp = parse_experiment("s.toml", EXPERIMENT).unwrap();
+    let other = store
+        .begin_campaign(&exp, &serde_json::json!({}), 3)
+        .unwrap();
+    let figures = |round: u32| RunOutput {
+        metrics: vec![
+            m::IOPS.value(100.0 + f64::from(round)),
+            m::OPS_PER_S.value(7.0),
+            m::GEOMEAN_BW_BYTES_PER_S
+                .labelled(Labels::new().with(&TEST, "read"), 2.0 * f64::from(round)),
+            m::GEOMEAN_BW_BYTES_PER_S.labelled(Labels::new().with(&TEST, "write"), 3.0),
+        ],
+        ..Default::default()
+    };
+    for round in 1..=3u32 {
+        for c in [&ids, &other] {
+            let mut r = record(c);
+            r.round = round;
+            store.record_run(&r, Some(&figures(round))).unwrap();
+        }
+    }
+    let names: Vec<String> = [m::IOPS.name, m::GEOMEAN_BW_BYTES_PER_S.name]
+        .map(String::from)
+        .to_vec();
     let parts = super::Parts::figures(&names);
     let read = |store: &Store| {
-        let head = store.load_campaign_head(whole.campaign.id).unwrap();
+        let head = store.load_campaign_head(ids.campaign).unwrap();
         store.with_runs(head, &parts).unwrap().runs
     };
-    let store = Store::open(&path).unwrap();
     assert!(has_index(&store.conn, FIGURES_BY_KEY).unwrap());
     let by_key = read(&store);
-    let read_names: std::collections::BTreeSet<&str> = by_key
-        .iter()
-        .flat_map(|r| r.metrics.keys().map(|k| k.name.as_str()))
-        .collect();
-    assert_eq!(read_names, names.iter().map(String::as_str).collect());
+    assert_eq!(by_key.len(), 3);
+    for (run, round) in by_key.iter().zip(1..) {
+        assert_eq!(run.metrics.len(), 3, "{:?}", run.metrics);
+        assert_eq!(
+            run.metric(&m::IOPS).map(|v| v.value),
+            Some(100.0 + f64::from(round))
+        );
+        let read = MetricKey::new(
+            m::GEOMEAN_BW_BYTES_PER_S.name,
+            Labels::new().with(&TEST, "read"),
+        );
+        assert_eq!(
+            run.metrics.get(&read).map(|v| v.value),
+            Some(2.0 * f64::from(round))
+        );
+    }
     store
         .conn
         .execute_batch(&format!("DROP INDEX {FIGURES_BY_KEY}"))
@@ -421,7 +447,7 @@ fn figures_read_along_the_index_by_key_are_those_read_run_by_run() {
     let along = read(&store);
     assert_eq!(format!("{by_key:?}"), format!("{along:?}"));
     drop(store);
-    let store = Store::open(&path).unwrap();
+    let store = Store::open(&dir.path().join("s.db")).unwrap();
     assert!(has_index(&store.conn, FIGURES_BY_KEY).unwrap());
 }
 
