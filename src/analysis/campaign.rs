@@ -16,6 +16,7 @@ use anyhow::Result;
 
 use super::about::{self, About};
 use super::attribution::{attribution, Attribution};
+use super::by_name::ByName;
 use super::capacity;
 use super::chosen;
 use super::course::{timelines, Timeline};
@@ -478,32 +479,6 @@ impl CampaignAnalysis {
     pub fn last_of_family(&self, family: &str) -> Option<&WorkloadReport> {
         let at = *self.lookups().last_of_family.get(family)?;
         self.model.workloads.get(at)
-    }
-}
-
-/// The positions of a list's items by a name (a workload's, a table's),
-/// each name's in the list's order: a lookup by name takes one hash and
-/// that name's few items, not a pass over every item of every name.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct ByName(HashMap<String, Vec<usize>>);
-
-impl ByName {
-    fn of_list<T>(items: &[T], name: impl Fn(&T) -> &str) -> ByName {
-        let mut at: HashMap<String, Vec<usize>> = HashMap::new();
-        for (i, x) in items.iter().enumerate() {
-            match at.get_mut(name(x)) {
-                Some(is) => is.push(i),
-                None => {
-                    at.insert(name(x).to_string(), vec![i]);
-                }
-            }
-        }
-        ByName(at)
-    }
-
-    /// The items of `items` (the list this was built of) named `name`.
-    fn of<'a, T>(&'a self, name: &str, items: &'a [T]) -> impl Iterator<Item = &'a T> + 'a {
-        (self.0.get(name).map_or(&[][..], Vec::as_slice).iter()).filter_map(|&i| items.get(i))
     }
 }
 

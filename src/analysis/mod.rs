@@ -28,6 +28,7 @@
 
 pub mod about;
 pub mod attribution;
+pub(crate) mod by_name;
 pub mod campaign;
 pub mod capacity;
 pub mod chosen;

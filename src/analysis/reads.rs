@@ -22,6 +22,8 @@
 //! cell (test, file size, record size).
 
 use std::collections::{BTreeMap, HashMap};
+
+use super::by_name::ByName;
 use std::sync::Arc;
 
 use crate::metric::catalogue as m;
@@ -670,26 +672,21 @@ pub fn apart(baseline: &Waterfall, candidate: &Waterfall) -> Option<Apart> {
 /// ([`apart`]) its caveat, on the candidate's side.
 pub fn add_caveats(model: &mut Report, reads: &Reads) {
     let base = model.baseline.clone();
-    // Each pair's waterfall by its names (the first of them, as
-    // `Reads::pair` finds it): thousands of pairs, each looked up for
-    // every metric compared.
-    let mut pairs: HashMap<(&str, &str), &Waterfall> = HashMap::new();
-    for p in &reads.pairs {
-        pairs
-            .entry((p.workload.as_str(), p.target.as_str()))
-            .or_insert(p);
-    }
+    // Each pair's waterfall found by its workload's name: thousands of
+    // pairs, each looked up for every metric compared.
+    let by_workload = ByName::of_list(&reads.pairs, |p| &p.workload);
+    let pair = |w: &str, t: &str| by_workload.of(w, &reads.pairs).find(|p| p.target == t);
     for w in &mut model.workloads {
-        let Some(b) = pairs.get(&(w.name.as_str(), base.as_str())).copied() else {
+        let Some(b) = pair(&w.name, &base) else {
             continue;
         };
         for m in &mut w.metrics {
             for t in m.targets.iter_mut().filter(|t| t.comparison.is_some()) {
-                let pair = pairs.get(&(w.name.as_str(), t.target.as_str())).copied();
-                let Some(served) = pair.and_then(|c| apart(b, c)) else {
+                let candidate = pair(&w.name, &t.target);
+                let Some(served) = candidate.and_then(|c| apart(b, c)) else {
                     continue;
                 };
-                let runs = pair.map_or(0, |c| c.runs);
+                let runs = candidate.map_or(0, |c| c.runs);
                 t.caveats.push(Caveat {
                     kind: WarningKind::ServedByDifferentLayers,
                     target: t.target.clone(),

@@ -119,9 +119,8 @@ fn within_campaign(store: &Store, req: &CompareArgs) -> Result<ExitCode> {
         summary_only: true,
         ..Default::default()
     };
-    let head = store.load_campaign_head(store.resolve_campaign(req.a.as_deref())?)?;
-    let parts = crate::analysis::figures::parts(&head, &asked);
-    let first = store.with_replicas(store.with_runs(head, &parts)?, &parts)?;
+    let id = store.resolve_campaign(req.a.as_deref())?;
+    let first = super::query::read_for(store, id, &asked)?;
     let rows = within(&first, req.baseline.as_deref())?;
     let replicas = match first.replicas.is_empty() {
         true => None,

@@ -83,12 +83,18 @@ pub(super) fn analysed(
     id: i64,
     options: &outline::Options,
 ) -> Result<(CampaignData, CampaignAnalysis)> {
+    let data = read_for(store, id, options)?;
+    let analysis = crate::analysis::analyse(&data, options)?;
+    Ok((data, analysis))
+}
+
+/// Campaign `id` with its replicas, its runs read for what the analysis'
+/// sections read for `options` ([`crate::analysis::figures`]).
+pub(super) fn read_for(store: &Store, id: i64, options: &outline::Options) -> Result<CampaignData> {
     let head = store.load_campaign_head(id)?;
     let parts = crate::analysis::figures::parts(&head, options);
     let data = store.with_runs(head, &parts)?;
-    let data = store.with_replicas(data, &parts)?;
-    let analysis = crate::analysis::analyse(&data, options)?;
-    Ok((data, analysis))
+    store.with_replicas(data, &parts)
 }
 
 pub fn export(g: &Global, ask: &ExportArgs) -> Result<ExitCode> {

@@ -56,25 +56,26 @@ fn single(db: &Path, a: &ReportArgs, options: outline::Options) -> Result<ExitCo
             "{}\n",
             crate::foreign::to_json_pretty(&export::to_json(&data))?
         ),
-        ReportFormat::Md | ReportFormat::Html => {
-            // Each stage is let go once the next is made: the runs as read
-            // (225 MB at 10^5 runs over 2,000 variants), the analysis, the
-            // document; they were all held until the page was written.
-            let analysis = analyse(&data, &options)?;
-            drop(data);
-            let doc = outline::build(&analysis);
-            drop(analysis);
-            match format {
-                ReportFormat::Md => markdown::render(&doc)?,
-                _ => html::render(&doc)?,
-            }
-        }
+        ReportFormat::Md => markdown::render(&document(data, &options)?)?,
+        ReportFormat::Html => html::render(&document(data, &options)?)?,
     };
     super::emit(&text, output, db)?;
     if let Some(p) = output {
         crate::console::wrote(p);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The report's document of `data`, each stage let go once the next is
+/// made: the runs as read (225 MB at 10^5 runs over 2,000 variants), then
+/// the analysis; they were held until the page was written.
+fn document(
+    data: CampaignData,
+    options: &outline::Options,
+) -> Result<crate::report::document::Document> {
+    let analysis = analyse(&data, options)?;
+    drop(data);
+    Ok(outline::build(&analysis))
 }
 
 /// The campaign a report of `format` reads: a document draws the series

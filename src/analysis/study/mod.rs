@@ -15,6 +15,7 @@ use serde::Serialize;
 
 use std::collections::{HashMap, HashSet};
 
+use super::by_name::ByName;
 use super::model::{Report, TargetStats, WorkloadReport};
 use crate::experiment::sweep::{variant_name, Factor, Scale};
 use crate::metric::{Direction, Unit};
@@ -38,6 +39,10 @@ pub struct Axis {
     /// A log axis: sizes and counts, all positive.
     #[serde(skip)]
     pub log: bool,
+    /// Each level's place in `levels`, by its value: found for each of
+    /// thousands of pairs.
+    #[serde(skip)]
+    place: HashMap<String, usize>,
 }
 
 /// A factor's value: as labelled (base units) and as written.
@@ -49,7 +54,7 @@ pub struct Level {
 
 impl Axis {
     pub fn index(&self, value: &str) -> Option<usize> {
-        self.levels.iter().position(|l| l.value == value)
+        self.place.get(value).copied()
     }
 
     /// Where each level lies on a chart's x axis: its number for a numeric
@@ -266,7 +271,7 @@ pub fn study(c: &CampaignData, r: &Report, family: &str, compare: &[String]) -> 
     }
     let first = pairs.first()?;
     let column = choose_column(&pairs, &keys, None);
-    let workloads = by_name(r);
+    let workloads = Workloads::of(r);
     let metric_of = |name: &str| {
         let name = name.to_string();
         let workloads = &workloads;
@@ -387,7 +392,11 @@ pub(crate) fn axis(pairs: &[Pair], key: &str) -> Option<Axis> {
         of_workload,
         positions: Vec::new(),
         log: false,
+        place: HashMap::new(),
     };
+    for (i, l) in axis.levels.iter().enumerate() {
+        axis.place.entry(l.value.clone()).or_insert(i);
+    }
     axis.positions = axis.positions();
     axis.log = axis.is_log();
     Some(axis)
@@ -408,12 +417,8 @@ pub(crate) fn arrange(
     if let Some(a) = &column {
         hidden.push(&a.key);
     }
-    // Each level's column and each label's row, by name: a sweep of
-    // thousands of variants has thousands of both.
-    let mut columns: HashMap<&str, usize> = HashMap::new();
-    for (i, l) in column.iter().flat_map(|a| a.levels.iter().enumerate()) {
-        columns.entry(l.value.as_str()).or_insert(i);
-    }
+    // Each label's row, by the label: a sweep of thousands of variants
+    // has thousands.
     let mut rows: Vec<Row> = Vec::new();
     let mut row_of: HashMap<String, usize> = HashMap::new();
     let mut meta = None;
@@ -423,9 +428,7 @@ pub(crate) fn arrange(
         };
         meta.get_or_insert((metric, unit, direction));
         let col = match &column {
-            Some(a) => p
-                .value_of(&a.key)
-                .and_then(|f| columns.get(f.value.as_str()).copied()),
+            Some(a) => p.value_of(&a.key).and_then(|f| a.index(&f.value)),
             None => Some(0),
         };
         let Some(col) = col else {
@@ -450,14 +453,11 @@ pub(crate) fn arrange(
     let (metric, unit, direction) = meta?;
     // A target's rows together, as the seeds' tables: in the order of
     // the campaign's targets, the rest as met.
-    let mut first_of: HashMap<&str, usize> = HashMap::new();
-    for (i, p) in pairs.iter().enumerate() {
-        first_of.entry(p.target.name.as_str()).or_insert(i);
-    }
-    let position = |r: &Row| first_of.get(r.target.as_str()).copied();
-    let order = |r: &Row| position(r).map(|i| pairs[i].target.id);
+    let by_target = ByName::of_list(pairs, |p| &p.target.name);
+    let first = |r: &Row| by_target.of(&r.target, pairs).next();
+    let order = |r: &Row| first(r).map(|p| p.target.id);
     rows.sort_by_key(order);
-    let family = |r: &Row| position(r).map(|i| pairs[i].target.family.as_str());
+    let family = |r: &Row| first(r).map(|p| p.target.family.as_str());
     let one_table = rows.windows(2).all(|w| family(&w[0]) == family(&w[1]));
     for r in &mut rows {
         if !one_table || r.short.is_empty() {
@@ -473,24 +473,33 @@ pub(crate) fn arrange(
     })
 }
 
-/// The report's workloads by name (the first of a name): looked up for
-/// each pair, thousands of them in a sweep of thousands of variants.
-fn by_name(r: &Report) -> HashMap<&str, &WorkloadReport> {
-    let mut out = HashMap::new();
-    for w in &r.workloads {
-        out.entry(w.name.as_str()).or_insert(w);
-    }
-    out
+/// The report's workloads, found by name (the first of a name) for each
+/// pair: thousands of them in a sweep of thousands of variants.
+struct Workloads<'a> {
+    list: &'a [WorkloadReport],
+    by_name: ByName,
 }
 
-/// A pair's figures of metric `name` (without labels) from the report's
-/// `workloads` ([`by_name`]).
+impl<'a> Workloads<'a> {
+    fn of(r: &'a Report) -> Self {
+        Workloads {
+            list: &r.workloads,
+            by_name: ByName::of_list(&r.workloads, |w| &w.name),
+        }
+    }
+
+    fn get(&self, name: &str) -> Option<&WorkloadReport> {
+        self.by_name.of(name, self.list).next()
+    }
+}
+
+/// A pair's figures of metric `name` (without labels) from the report.
 fn cell(
-    workloads: &HashMap<&str, &WorkloadReport>,
+    workloads: &Workloads,
     p: &Pair,
     name: &str,
 ) -> Option<(TargetStats, String, Unit, Direction)> {
-    let w = workloads.get(p.workload.name.as_str())?;
+    let w = workloads.get(&p.workload.name)?;
     let m = w
         .metrics
         .iter()
@@ -509,14 +518,10 @@ fn once_per_row(p: &Pivot) -> bool {
 
 /// The report's other unlabelled metrics of these pairs (the headlines),
 /// in the report's order.
-fn headline_names(
-    workloads: &HashMap<&str, &WorkloadReport>,
-    pairs: &[Pair],
-    primary: &str,
-) -> Vec<String> {
+fn headline_names(workloads: &Workloads, pairs: &[Pair], primary: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for p in pairs {
-        let Some(w) = workloads.get(p.workload.name.as_str()) else {
+        let Some(w) = workloads.get(&p.workload.name) else {
             continue;
         };
         for m in w.metrics.iter().filter(|m| m.key.labels.is_empty()) {
