@@ -13,7 +13,7 @@ pub mod levels;
 
 use serde::Serialize;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::by_name::ByName;
 use super::model::{Report, TargetStats, WorkloadReport};
@@ -40,9 +40,9 @@ pub struct Axis {
     #[serde(skip)]
     pub log: bool,
     /// Each level's place in `levels`, by its value: found for each of
-    /// thousands of pairs.
+    /// thousands of pairs. Ordered, so that two equal axes print alike.
     #[serde(skip)]
-    place: HashMap<String, usize>,
+    place: BTreeMap<String, usize>,
 }
 
 /// A factor's value: as labelled (base units) and as written.
@@ -392,7 +392,7 @@ pub(crate) fn axis(pairs: &[Pair], key: &str) -> Option<Axis> {
         of_workload,
         positions: Vec::new(),
         log: false,
-        place: HashMap::new(),
+        place: BTreeMap::new(),
     };
     for (i, l) in axis.levels.iter().enumerate() {
         axis.place.entry(l.value.clone()).or_insert(i);
