@@ -21,16 +21,16 @@
 //! reason, never guessed. For a matrix workload the same is done per
 //! cell (test, file size, record size).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use super::by_name::ByName;
-use std::sync::Arc;
 
 use crate::metric::catalogue as m;
 use crate::metric::labels::{BRICK, DEVICE, FILE_SIZE, LAYER, RECORD_SIZE, TEST};
 use crate::metric::layer::{shares, split, Layer};
 use crate::metric::{Labels, MetricDef, MetricKey};
 use crate::params::units::format_bytes;
+use crate::store::keyed::{PerKeys, SameKeys};
 use crate::store::{CampaignData, RunData};
 use crate::warning::WarningKind;
 
@@ -216,6 +216,7 @@ impl Reads {
 /// The waterfalls of campaign `c`.
 pub fn reads(c: &CampaignData) -> Reads {
     let mut out = Reads::default();
+    let whole = device_whole();
     for w in &c.workloads {
         for t in &c.targets {
             let runs: Vec<&RunData> = c
@@ -231,7 +232,8 @@ pub fn reads(c: &CampaignData) -> Reads {
             // tell every layer apart). What others read on a shared device
             // while a matrix wrote is named as the gap.
             let pair = |l: &Labels| l.iter().count() == 0;
-            let bottoms: Vec<Option<RunData>> = runs.iter().map(|r| bottom_of_cells(r)).collect();
+            let bottoms: Vec<Option<RunData>> =
+                runs.iter().map(|r| bottom_of_cells(r, &whole)).collect();
             let whole: Vec<&RunData> = (runs.iter().zip(&bottoms))
                 .map(|(r, b)| b.as_ref().unwrap_or(r))
                 .collect();
@@ -263,6 +265,15 @@ pub fn reads(c: &CampaignData) -> Reads {
     out
 }
 
+/// What the device at the bottom read over a whole run (made once, not
+/// for each of 10^5 runs).
+fn device_whole() -> MetricKey {
+    MetricKey::new(
+        m::LAYER_READ_BYTES.name,
+        Labels::new().with(&LAYER, Layer::Device.name()),
+    )
+}
+
 /// A matrix run as its whole waterfall reads it: the device at the bottom
 /// asked what it was asked during the run's reading tests (the sum of its
 /// cells'), not over the whole run, and the layer above it serving the
@@ -273,10 +284,10 @@ pub fn reads(c: &CampaignData) -> Reads {
 /// disk, more than the bricks asked, which made the whole run read "100%
 /// from vda" where every cell read mostly from memory. `None` (the run as
 /// stored) when the run has no cells or a cell did not read the device.
-fn bottom_of_cells(r: &RunData) -> Option<RunData> {
+/// `whole` is the device's figure over the whole run.
+fn bottom_of_cells(r: &RunData, whole: &MetricKey) -> Option<RunData> {
     let device = Layer::Device.name();
-    let whole = MetricKey::new(m::LAYER_READ_BYTES.name, Labels::new().with(&LAYER, device));
-    r.metrics.get(&whole)?;
+    r.metrics.get(whole)?;
     // The reading cells, and those whose device figure was read.
     let (mut cells, mut read_by) = (Vec::new(), Vec::new());
     let mut read = 0.0;
@@ -356,7 +367,12 @@ fn bottom_of_cells(r: &RunData) -> Option<RunData> {
 /// The cells (test, file size, record size) whose layers the runs read.
 fn cells(runs: &[&RunData]) -> Vec<Labels> {
     let mut out: Vec<Labels> = Vec::new();
+    // A run with the very keys of a run before has no cell of its own.
+    let mut known = SameKeys::default();
     for r in runs {
+        if !known.slot(&r.metrics).1 {
+            continue;
+        }
         for k in r.metrics.keys() {
             if k.name != m::LAYER_SERVED_BYTES.name || k.labels.get(&TEST).is_none() {
                 continue;
@@ -496,15 +512,21 @@ fn waterfall(
     let mut devices: Vec<String> = Vec::new();
     let mut not_measured: Vec<(Layer, String)> = Vec::new();
     let mut n = 0;
-    // Runs share their keys: each is placed once (10^5 runs, a few
-    // layer figures each, had their labels copied for every run).
-    let mut placed: HashMap<*const MetricKey, Place> = HashMap::new();
+    // Runs share their lists of keys: each list's figures are placed once
+    // (10^5 runs of dozens of figures, a few of them layers').
+    let mut placed: PerKeys<Vec<(usize, Place)>> = PerKeys::default();
     for r in runs {
         let mut any = false;
-        for (k, v) in r.metrics.shared() {
-            let place = placed
-                .entry(Arc::as_ptr(k))
-                .or_insert_with(|| Place::of(k, select));
+        let places = placed.of(&r.metrics, || {
+            (r.metrics.keys().enumerate())
+                .map(|(i, k)| (i, Place::of(k, select)))
+                .filter(|(_, p)| !matches!(p, Place::Elsewhere))
+                .collect()
+        });
+        for (i, place) in places {
+            let Some(v) = r.metrics.value_at(*i) else {
+                continue;
+            };
             match place {
                 Place::Device(d) => {
                     if !devices.contains(d) {

@@ -38,6 +38,20 @@ impl<V> Keyed<V> {
         self.find(key).ok().map(|i| &self.entries[i].1)
     }
 
+    /// The value of the key named `name` without labels (a run's overall
+    /// figure), found by name alone: no key is made to look it up, and
+    /// only names are compared (a key without labels sorts first among
+    /// those of its name). Asked of every run by several sections.
+    pub fn plain(&self, name: &str) -> Option<&V> {
+        let i = self
+            .entries
+            .partition_point(|(k, _)| k.name.as_str() < name);
+        self.entries
+            .get(i)
+            .filter(|(k, _)| k.name == name && k.labels.is_empty())
+            .map(|(_, v)| v)
+    }
+
     pub fn contains_key(&self, key: &MetricKey) -> bool {
         self.find(key).is_ok()
     }
@@ -66,6 +80,12 @@ impl<V> Keyed<V> {
     /// campaign share (told apart by its address).
     pub fn shared(&self) -> impl Iterator<Item = (&Arc<MetricKey>, &V)> + '_ {
         self.entries.iter().map(|(k, v)| (k, v))
+    }
+
+    /// The value at place `i` in key order (as [`Keyed::shared`] lists
+    /// them).
+    pub fn value_at(&self, i: usize) -> Option<&V> {
+        self.entries.get(i).map(|(_, v)| v)
     }
 
     pub fn iter(&self) -> Iter<'_, V> {
@@ -226,6 +246,70 @@ impl SameKeys {
         self.lists[i].clear();
         self.lists[i].extend(keyed.entries.iter().map(|e| Arc::as_ptr(&e.0)));
         (i, true)
+    }
+}
+
+/// One key sought in many runs' figures: found where it was in the run
+/// before when the key there is the very key found then (runs read from
+/// the store share their keys, told apart by address), else searched for.
+/// The runs asked about must outlive it: it remembers an address.
+pub struct Seek<'k> {
+    key: &'k MetricKey,
+    last: Option<(*const MetricKey, usize)>,
+}
+
+impl<'k> Seek<'k> {
+    pub fn new(key: &'k MetricKey) -> Seek<'k> {
+        Seek { key, last: None }
+    }
+
+    /// The value of the key in `keyed`.
+    pub fn get<'v, V>(&mut self, keyed: &'v Keyed<V>) -> Option<&'v V> {
+        if let Some((address, i)) = self.last {
+            if let Some((k, v)) = keyed.entries.get(i) {
+                if std::ptr::eq(Arc::as_ptr(k), address) {
+                    return Some(v);
+                }
+            }
+        }
+        let i = keyed.find(self.key).ok()?;
+        let (k, v) = &keyed.entries[i];
+        self.last = Some((Arc::as_ptr(k), i));
+        Some(v)
+    }
+}
+
+/// What was worked out for a run's list of keys, found again for a run
+/// with the very same list ([`SameKeys`]): the runs of a pair read from
+/// the store share theirs, so a section that places each run's figures
+/// (10^5 runs, dozens of figures each) places them a few times, not once
+/// per run and figure.
+pub struct PerKeys<T> {
+    known: SameKeys,
+    made: Vec<Option<T>>,
+}
+
+impl<T> Default for PerKeys<T> {
+    fn default() -> Self {
+        PerKeys {
+            known: SameKeys::default(),
+            made: Vec::new(),
+        }
+    }
+}
+
+impl<T> PerKeys<T> {
+    /// What `make` works out for `keyed`'s keys, made now if no run with
+    /// its very keys was asked about lately.
+    pub fn of<V>(&mut self, keyed: &Keyed<V>, make: impl FnOnce() -> T) -> &T {
+        let (slot, new) = self.known.slot(keyed);
+        if self.made.len() <= slot {
+            self.made.resize_with(slot + 1, || None);
+        }
+        if new {
+            self.made[slot] = None;
+        }
+        self.made[slot].get_or_insert_with(make)
     }
 }
 
@@ -476,6 +560,31 @@ mod tests {
         let whole: Vec<_> = first.into_iter().chain(later).collect();
         assert_eq!(run, Keyed::from_entries(whole));
         assert_eq!(run.get(&MetricKey::plain("a")), Some(&3.0));
+    }
+
+    // A figure without labels is found by name as `get` finds it, beside
+    // labelled figures of the same name and of names around it.
+    #[test]
+    fn a_plain_figure_is_found_by_name_among_labelled_ones() {
+        use crate::metric::labels::DEVICE;
+        let labelled = |n: &str, d: &str| MetricKey::new(n, Labels::new().with(&DEVICE, d));
+        let run: Keyed<f64> = [
+            (labelled("a", "vda"), 1.0),
+            (MetricKey::plain("b"), 2.0),
+            (labelled("b", "loop0"), 3.0),
+            (labelled("c", "vda"), 4.0),
+            (MetricKey::plain("ca"), 5.0),
+        ]
+        .into();
+        for name in ["a", "b", "c", "ca", "bb", "", "z"] {
+            assert_eq!(
+                run.plain(name),
+                run.get(&MetricKey::plain(name)),
+                "figure {name:?}"
+            );
+        }
+        assert_eq!(run.plain("b"), Some(&2.0));
+        assert_eq!(run.plain("c"), None);
     }
 
     #[test]

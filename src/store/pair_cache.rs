@@ -1,10 +1,9 @@
 //! Where a campaign keeps its runs aggregated per pair ([`super::pairs`]
 //! makes the aggregate): the data, apart from the runs it is made of.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
-use crate::metric::MetricKey;
 use crate::warning::WarningKind;
 
 /// A measured value of a figure and the round of its run.
@@ -13,13 +12,13 @@ pub type Cell = (u32, f64);
 /// One pair's runs and measured figures.
 #[derive(Debug, Default)]
 pub(super) struct Pair {
-    /// Indices into the campaign's runs, in run order.
-    pub(super) runs: Vec<usize>,
-    /// Each figure of the pair's measured runs (successful, not warm-up).
-    /// Keyed by the keys the runs share (a key per figure, not per pair).
-    pub(super) columns: BTreeMap<Arc<MetricKey>, Vec<Cell>>,
-    /// Measured runs, and how many of them carry each kind of warning.
-    pub(super) measured: usize,
+    /// Indices into the campaign's runs, in run order: shared with each
+    /// reader of the pair's runs, not copied for it (a pair of 10^5 runs
+    /// was copied for every figure asked of it).
+    pub(super) runs: Arc<[usize]>,
+    /// Of these, the measured runs (successful, not warm-up).
+    pub(super) measured: Vec<usize>,
+    /// How many of the measured runs carry each kind of warning.
     pub(super) kinds: Vec<(WarningKind, usize)>,
 }
 
@@ -30,7 +29,7 @@ pub struct Pairs {
     pub(super) index: HashMap<(String, String), Pair>,
     /// Each workload's runs (indices into the campaign's runs), in run
     /// order, over every target.
-    pub(super) workloads: HashMap<String, Vec<usize>>,
+    pub(super) workloads: HashMap<String, Arc<[usize]>>,
     /// Each workload's equivalence margin as the experiment gives it
     /// (`super::stored::margins`).
     pub(super) margins: HashMap<String, Option<f64>>,

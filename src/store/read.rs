@@ -152,7 +152,7 @@ impl RunData {
 
     /// The run's overall value of `def` (without labels).
     pub fn metric(&self, def: &MetricDef) -> Option<&MetricValue> {
-        self.metrics.get(&MetricKey::plain(def.name))
+        self.metrics.plain(def.name)
     }
 
     /// For tests: an ok, measured run `id` of `workload` on `target`,

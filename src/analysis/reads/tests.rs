@@ -370,7 +370,7 @@ fn a_matrixs_whole_run_reads_its_device_during_its_reading_cells() {
         "40% from Gluster's client translators, 60% from vda"
     );
     // During the reading cells vda read 20 of the 60 the bricks asked.
-    let read = bottom_of_cells(&stored).expect("every reading cell read vda");
+    let read = bottom_of_cells(&stored, &device_whole()).expect("every reading cell read vda");
     let w = whole(&[&read], &Words::default()).unwrap();
     assert_eq!(
         w.sentence(),
@@ -379,9 +379,13 @@ fn a_matrixs_whole_run_reads_its_device_during_its_reading_cells() {
     assert_eq!(w.balance.gap, None);
     // A cell whose device was not read, or a run without cells, keeps
     // the whole run's figures.
-    assert!(bottom_of_cells(&gluster_matrix(2, 90.0, &[Some(0.0), None])).is_none());
+    assert!(bottom_of_cells(
+        &gluster_matrix(2, 90.0, &[Some(0.0), None]),
+        &device_whole()
+    )
+    .is_none());
     let plain = gluster_matrix(3, 90.0, &[]);
-    assert!(bottom_of_cells(&plain).is_none());
+    assert!(bottom_of_cells(&plain, &device_whole()).is_none());
 }
 
 #[test]
