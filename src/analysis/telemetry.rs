@@ -10,12 +10,13 @@
 use std::collections::{BTreeSet, HashMap};
 
 use super::course::{first_run, Course};
-use super::model::{self, TargetStats};
+use super::model::{self, TargetStats, MIN_RUNS};
 use crate::fact::catalogue as f;
 use crate::metric::catalogue as m;
 use crate::metric::labels::{DEVICE, PROCESS};
 use crate::metric::{Labels, MetricDef, MetricKey, Unit};
 use crate::stats::summary::mean;
+use crate::stats::{Interval, Summary};
 use crate::store::keyed::{distinct_keys, SameKeys};
 use crate::store::{CampaignData, RunData};
 
@@ -107,7 +108,38 @@ pub struct Figure {
     pub key: MetricKey,
     pub unit: Unit,
     /// Per present target (in [`Telemetry::present`]'s order).
-    pub stats: Vec<Option<TargetStats>>,
+    pub stats: Vec<Option<Shown>>,
+}
+
+/// A target's telemetry figure as its table shows it, of its
+/// [`TargetStats`]: the mean and its interval, the values themselves when
+/// too few for one, and the difference from the baseline. The whole
+/// statistics of every figure (2,000 variants × 30 figures × 2 targets)
+/// were a fifth of a report's memory.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Shown {
+    pub summary: Option<Summary>,
+    pub ci: Option<Interval>,
+    pub ci_clipped: bool,
+    /// The values, when fewer than [`MIN_RUNS`]: no interval.
+    pub few: Option<Vec<f64>>,
+    /// The % difference from the baseline and its interval.
+    pub diff: Option<(f64, Interval)>,
+    /// Compared on too few runs: no difference is given.
+    pub too_few: bool,
+}
+
+impl Shown {
+    pub fn of(t: &TargetStats) -> Shown {
+        Shown {
+            summary: t.summary,
+            ci: t.ci,
+            ci_clipped: t.ci_clipped,
+            few: (t.values.len() < MIN_RUNS).then(|| t.values.clone()),
+            diff: t.comparison.as_ref().map(|c| (c.diff_pct, c.diff_pct_ci)),
+            too_few: t.too_few,
+        }
+    }
 }
 
 /// One device of a target's chain.
@@ -213,7 +245,13 @@ fn figures(
                 unit: report.unit,
                 stats: present
                     .iter()
-                    .map(|t| report.targets.iter().find(|x| &x.target == t).cloned())
+                    .map(|t| {
+                        report
+                            .targets
+                            .iter()
+                            .find(|x| &x.target == t)
+                            .map(Shown::of)
+                    })
                     .collect(),
             });
         }

@@ -26,7 +26,7 @@ use crate::report::format::format_value;
 use crate::report::sections::series::LOG_FROM_RATIO;
 use crate::report::svg::{target_color, Line, LineChart};
 use crate::report::table::Table;
-use crate::report::text::{diff_text, display_unit, mean_ci_text};
+use crate::report::text::{display_unit, shown_diff_text, shown_mean_ci_text};
 
 /// The panel's title.
 pub const TITLE: &str = "What the system did";
@@ -128,15 +128,14 @@ fn figures_table(t: &Telemetry) -> Table {
     };
     for f in &t.figures {
         let mut row = vec![figure_name(&f.key)];
-        row.extend(
-            f.stats
-                .iter()
-                .map(|s| s.as_ref().map_or("—".into(), |s| mean_ci_text(s, f.unit))),
-        );
+        row.extend(f.stats.iter().map(|s| {
+            s.as_ref()
+                .map_or("—".into(), |s| shown_mean_ci_text(s, f.unit))
+        }));
         row.extend(
             others
                 .iter()
-                .map(|&i| f.stats[i].as_ref().map_or("—".into(), diff_text)),
+                .map(|&i| f.stats[i].as_ref().map_or("—".into(), shown_diff_text)),
         );
         table.push(row);
     }
