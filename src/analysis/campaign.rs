@@ -34,7 +34,7 @@ use super::telemetry::{telemetry, Telemetry};
 use super::verdict::{self, Statement, Verdict};
 use super::warnings::{self as by_kind, KindCount};
 use crate::metric::catalogue::LAT_P99_NS;
-use crate::metric::MetricDef;
+use crate::metric::{MetricDef, MetricKey};
 use crate::stats::summarize;
 use crate::store::CampaignData;
 use crate::warning::Warning;
@@ -306,14 +306,14 @@ pub const PAIR_FIGURES: &[&MetricDef] = &[&LAT_P99_NS];
 /// The figures of every workload and target the model shows.
 fn pairs(c: &CampaignData, r: &Report) -> Vec<PairFigures> {
     let mut out = Vec::new();
+    let p99_key = MetricKey::plain(LAT_P99_NS.name);
     for w in &r.workloads {
         let Some(m) = w.primary_metric() else {
             continue;
         };
         for t in &m.targets {
-            let p99: Vec<f64> = c
-                .measured_runs_of(&w.name, &t.target)
-                .filter_map(|r| r.metric(&LAT_P99_NS).map(|m| m.value))
+            let p99: Vec<f64> = (c.column(&w.name, &t.target, &p99_key).into_iter())
+                .map(|(_, v)| v)
                 .collect();
             out.push(PairFigures {
                 workload: w.name.clone(),

@@ -217,6 +217,7 @@ impl Reads {
 pub fn reads(c: &CampaignData) -> Reads {
     let mut out = Reads::default();
     let whole = device_whole();
+    let mut with_whole: PerKeys<bool> = PerKeys::default();
     for w in &c.workloads {
         for t in &c.targets {
             let runs: Vec<&RunData> = c
@@ -232,8 +233,14 @@ pub fn reads(c: &CampaignData) -> Reads {
             // tell every layer apart). What others read on a shared device
             // while a matrix wrote is named as the gap.
             let pair = |l: &Labels| l.iter().count() == 0;
-            let bottoms: Vec<Option<RunData>> =
-                runs.iter().map(|r| bottom_of_cells(r, &whole)).collect();
+            // Most runs have no device figure over the whole run: that is
+            // told once per list of keys.
+            let bottoms: Vec<Option<RunData>> = (runs.iter())
+                .map(|r| {
+                    let has = *with_whole.of(&r.metrics, || r.metrics.contains_key(&whole));
+                    has.then(|| bottom_of_cells(r, &whole)).flatten()
+                })
+                .collect();
             let whole: Vec<&RunData> = (runs.iter().zip(&bottoms))
                 .map(|(r, b)| b.as_ref().unwrap_or(r))
                 .collect();

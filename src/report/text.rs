@@ -204,7 +204,10 @@ mod tests {
         assert!(cases[3].ci_clipped, "a case of a clipped interval");
         for t in &cases {
             let s = Shown::of(t);
-            assert_eq!(shown_mean_ci_text(&s, Unit::Bytes), mean_ci_text(t, Unit::Bytes));
+            assert_eq!(
+                shown_mean_ci_text(&s, Unit::Bytes),
+                mean_ci_text(t, Unit::Bytes)
+            );
             assert_eq!(shown_diff_text(&s), diff_text(t));
         }
     }
