@@ -12,16 +12,30 @@ use std::sync::Arc;
 use crate::metric::MetricKey;
 
 /// Values of one run keyed by metric, in key order.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Clone, PartialEq)]
 pub struct Keyed<V> {
-    entries: Vec<(Arc<MetricKey>, V)>,
+    /// The keys, in key order: one list shared by the runs read with the
+    /// very same keys (a variant's runs), so a run read costs its values
+    /// alone (a key's address per figure was a third of a campaign's
+    /// figures in memory).
+    keys: Arc<[Arc<MetricKey>]>,
+    values: Vec<V>,
 }
 
 impl<V> Default for Keyed<V> {
     fn default() -> Self {
         Keyed {
-            entries: Vec::new(),
+            keys: Arc::default(),
+            values: Vec::new(),
         }
+    }
+}
+
+/// As the `(key, value)` list it reads as.
+impl<V: std::fmt::Debug> std::fmt::Debug for Keyed<V> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let entries: Vec<_> = self.keys.iter().zip(&self.values).collect();
+        f.debug_struct("Keyed").field("entries", &entries).finish()
     }
 }
 
@@ -31,11 +45,11 @@ impl<V> Keyed<V> {
     }
 
     fn find(&self, key: &MetricKey) -> Result<usize, usize> {
-        self.entries.binary_search_by(|(k, _)| (**k).cmp(key))
+        self.keys.binary_search_by(|k| (**k).cmp(key))
     }
 
     pub fn get(&self, key: &MetricKey) -> Option<&V> {
-        self.find(key).ok().map(|i| &self.entries[i].1)
+        self.find(key).ok().map(|i| &self.values[i])
     }
 
     /// The value of the key named `name` without labels (a run's overall
@@ -43,13 +57,9 @@ impl<V> Keyed<V> {
     /// only names are compared (a key without labels sorts first among
     /// those of its name). Asked of every run by several sections.
     pub fn plain(&self, name: &str) -> Option<&V> {
-        let i = self
-            .entries
-            .partition_point(|(k, _)| k.name.as_str() < name);
-        self.entries
-            .get(i)
-            .filter(|(k, _)| k.name == name && k.labels.is_empty())
-            .map(|(_, v)| v)
+        let i = self.keys.partition_point(|k| k.name.as_str() < name);
+        let k = self.keys.get(i)?;
+        (k.name == name && k.labels.is_empty()).then(|| &self.values[i])
     }
 
     pub fn contains_key(&self, key: &MetricKey) -> bool {
@@ -60,55 +70,63 @@ impl<V> Keyed<V> {
     pub fn insert(&mut self, key: impl Into<Arc<MetricKey>>, value: V) -> Option<V> {
         let key = key.into();
         match self.find(&key) {
-            Ok(i) => Some(std::mem::replace(&mut self.entries[i].1, value)),
+            Ok(i) => Some(std::mem::replace(&mut self.values[i], value)),
             Err(i) => {
-                self.entries.insert(i, (key, value));
+                // This run's own list of keys from now on.
+                let mut keys = self.keys.to_vec();
+                keys.insert(i, key);
+                self.keys = keys.into();
+                self.values.insert(i, value);
                 None
             }
         }
     }
 
     pub fn keys(&self) -> impl Iterator<Item = &MetricKey> + '_ {
-        self.entries.iter().map(|(k, _)| &**k)
+        self.keys.iter().map(|k| &**k)
     }
 
     pub fn values(&self) -> impl Iterator<Item = &V> + '_ {
-        self.entries.iter().map(|(_, v)| v)
+        self.values.iter()
     }
 
     /// `(key, value)` in key order, each key as the `Arc` the runs of a
     /// campaign share (told apart by its address).
     pub fn shared(&self) -> impl Iterator<Item = (&Arc<MetricKey>, &V)> + '_ {
-        self.entries.iter().map(|(k, v)| (k, v))
+        self.keys.iter().zip(&self.values)
     }
 
     /// The value at place `i` in key order (as [`Keyed::shared`] lists
     /// them).
     pub fn value_at(&self, i: usize) -> Option<&V> {
-        self.entries.get(i).map(|(_, v)| v)
+        self.values.get(i)
     }
 
     pub fn iter(&self) -> Iter<'_, V> {
-        Iter(self.entries.iter())
+        Iter(self.keys.iter().zip(self.values.iter()))
     }
 
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.values.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.values.is_empty()
     }
 
     /// Adds `later`'s entries, which win over equal keys of this one's.
     pub(super) fn absorb(&mut self, later: Keyed<V>) {
-        if self.entries.is_empty() {
+        if self.is_empty() {
             *self = later;
         } else {
-            let mut all = std::mem::take(&mut self.entries);
-            all.extend(later.entries);
+            let mut all = std::mem::take(self).into_entries();
+            all.extend(later.into_entries());
             *self = Keyed::from_entries(all);
         }
+    }
+
+    fn into_entries(self) -> Vec<(Arc<MetricKey>, V)> {
+        self.keys.iter().cloned().zip(self.values).collect()
     }
 
     /// Builds from entries in any order (the last of equal keys wins),
@@ -118,8 +136,11 @@ impl<V> Keyed<V> {
         entries.reverse();
         entries.dedup_by(|a, b| a.0 == b.0);
         entries.reverse();
-        entries.shrink_to_fit();
-        Keyed { entries }
+        let (keys, values): (Vec<_>, Vec<_>) = entries.into_iter().unzip();
+        Keyed {
+            keys: keys.into(),
+            values,
+        }
     }
 }
 
@@ -131,19 +152,21 @@ struct Order {
     keys: Vec<*const MetricKey>,
     /// Which entries to keep, in key order (the last of equal keys).
     keep: Vec<usize>,
+    /// Their keys, in that order: the list the runs share.
+    shared: Arc<[Arc<MetricKey>]>,
 }
 
 /// One run's entries gathered as they are read, then made into its
 /// [`Keyed`] ordered as [`Keyed::from_entries`] orders them: by the order
 /// the last entries of the run's variant took when they are the same keys
 /// in the same order (each variant has its own keys, and the runs of a
-/// campaign take turns among its variants). The buffers are the
-/// gatherer's, kept from run to run: a run read costs one allocation, its
-/// own figures'.
+/// campaign take turns among its variants); such runs share that order's
+/// list of keys. The buffers are the gatherer's, kept from run to run: a
+/// run read costs one allocation, its own values'.
 pub(super) struct Gather<V> {
     orders: Vec<Order>,
     entries: Vec<(Arc<MetricKey>, V)>,
-    slots: Vec<Option<(Arc<MetricKey>, V)>>,
+    slots: Vec<Option<V>>,
 }
 
 impl<V> Default for Gather<V> {
@@ -169,7 +192,7 @@ impl<V> Gather<V> {
         }
         let entries = &self.entries;
         let order = &mut self.orders[variant];
-        if !same_keys(&order.keys, entries) {
+        if !same_keys(&order.keys, entries.iter().map(|e| &e.0)) {
             order.keys.clear();
             order.keys.extend(entries.iter().map(|e| Arc::as_ptr(&e.0)));
             let mut idx: Vec<usize> = (0..entries.len()).collect();
@@ -181,12 +204,17 @@ impl<V> Gather<V> {
                 })
                 .map(|n| idx[n])
                 .collect();
+            order.shared = order.keep.iter().map(|&i| entries[i].0.clone()).collect();
         }
         self.slots.clear();
-        self.slots.extend(self.entries.drain(..).map(Some));
-        let mut kept = Vec::with_capacity(order.keep.len());
-        kept.extend(order.keep.iter().filter_map(|&i| self.slots[i].take()));
-        Keyed { entries: kept }
+        self.slots
+            .extend(self.entries.drain(..).map(|(_, v)| Some(v)));
+        let mut values = Vec::with_capacity(order.keep.len());
+        values.extend(order.keep.iter().filter_map(|&i| self.slots[i].take()));
+        Keyed {
+            keys: order.shared.clone(),
+            values,
+        }
     }
 }
 
@@ -205,7 +233,7 @@ pub fn distinct_keys<'a, V: 'a>(
         if !known.slot(keyed).1 {
             continue;
         }
-        for (key, _) in &keyed.entries {
+        for key in keyed.keys.iter() {
             if seen.insert(Arc::as_ptr(key)) {
                 out.insert(&**key);
             }
@@ -220,10 +248,11 @@ const REMEMBERED: usize = 16;
 
 /// The lists of keys (the same shared `Arc`s, in the same order) of the
 /// last runs asked about: a run with the very keys of one of them has what
-/// was worked out for that run's keys.
+/// was worked out for that run's keys. Runs read from the store share the
+/// list itself, told by its address; others are compared key by key.
 #[derive(Default)]
 pub struct SameKeys {
-    lists: Vec<Vec<*const MetricKey>>,
+    lists: Vec<Arc<[Arc<MetricKey>]>>,
     next: usize,
 }
 
@@ -232,21 +261,29 @@ impl SameKeys {
     /// are new: not among the lists remembered, now remembered in that
     /// slot in place of the oldest.
     pub fn slot<V>(&mut self, keyed: &Keyed<V>) -> (usize, bool) {
-        if let Some(i) = self.lists.iter().position(|l| same_keys(l, &keyed.entries)) {
+        let same = |l: &Arc<[Arc<MetricKey>]>| {
+            Arc::ptr_eq(l, &keyed.keys)
+                || (l.len() == keyed.keys.len() && same_list(l, &keyed.keys))
+        };
+        if let Some(i) = self.lists.iter().position(same) {
             return (i, false);
         }
         let i = if self.lists.len() < REMEMBERED {
-            self.lists.push(Vec::new());
+            self.lists.push(keyed.keys.clone());
             self.lists.len() - 1
         } else {
             let i = self.next;
             self.next = (i + 1) % REMEMBERED;
+            self.lists[i] = keyed.keys.clone();
             i
         };
-        self.lists[i].clear();
-        self.lists[i].extend(keyed.entries.iter().map(|e| Arc::as_ptr(&e.0)));
         (i, true)
     }
+}
+
+/// Whether two lists hold the very same keys (by address) in the same order.
+fn same_list(a: &[Arc<MetricKey>], b: &[Arc<MetricKey>]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| Arc::ptr_eq(x, y))
 }
 
 /// One key sought in many runs' figures: found where it was in the run
@@ -266,16 +303,15 @@ impl<'k> Seek<'k> {
     /// The value of the key in `keyed`.
     pub fn get<'v, V>(&mut self, keyed: &'v Keyed<V>) -> Option<&'v V> {
         if let Some((address, i)) = self.last {
-            if let Some((k, v)) = keyed.entries.get(i) {
+            if let Some(k) = keyed.keys.get(i) {
                 if std::ptr::eq(Arc::as_ptr(k), address) {
-                    return Some(v);
+                    return keyed.values.get(i);
                 }
             }
         }
         let i = keyed.find(self.key).ok()?;
-        let (k, v) = &keyed.entries[i];
-        self.last = Some((Arc::as_ptr(k), i));
-        Some(v)
+        self.last = Some((Arc::as_ptr(&keyed.keys[i]), i));
+        keyed.values.get(i)
     }
 }
 
@@ -313,17 +349,21 @@ impl<T> PerKeys<T> {
     }
 }
 
-/// Whether `entries` have the keys of `list`, by address, in its order.
-fn same_keys<V>(list: &[*const MetricKey], entries: &[(Arc<MetricKey>, V)]) -> bool {
-    entries.len() == list.len()
-        && entries
-            .iter()
+/// Whether `keys` are those of `list`, by address, in its order.
+fn same_keys<'a>(
+    list: &[*const MetricKey],
+    keys: impl ExactSizeIterator<Item = &'a Arc<MetricKey>>,
+) -> bool {
+    keys.len() == list.len()
+        && keys
             .zip(list)
-            .all(|(e, k)| std::ptr::eq(Arc::as_ptr(&e.0), *k))
+            .all(|(e, k)| std::ptr::eq(Arc::as_ptr(e), *k))
 }
 
 /// Iterates `(&key, &value)` in key order, as a `BTreeMap` does.
-pub struct Iter<'a, V>(std::slice::Iter<'a, (Arc<MetricKey>, V)>);
+pub struct Iter<'a, V>(
+    std::iter::Zip<std::slice::Iter<'a, Arc<MetricKey>>, std::slice::Iter<'a, V>>,
+);
 
 impl<'a, V> Iterator for Iter<'a, V> {
     type Item = (&'a MetricKey, &'a V);
@@ -356,15 +396,11 @@ impl<'a, V> IntoIterator for &'a Keyed<V> {
 
 impl<V> IntoIterator for Keyed<V> {
     type Item = (MetricKey, V);
-    type IntoIter = std::iter::Map<
-        std::vec::IntoIter<(Arc<MetricKey>, V)>,
-        fn((Arc<MetricKey>, V)) -> (MetricKey, V),
-    >;
+    type IntoIter = std::iter::Zip<std::vec::IntoIter<MetricKey>, std::vec::IntoIter<V>>;
 
     fn into_iter(self) -> Self::IntoIter {
-        self.entries
-            .into_iter()
-            .map(|(k, v)| (Arc::unwrap_or_clone(k), v))
+        let keys: Vec<MetricKey> = self.keys.iter().map(|k| (**k).clone()).collect();
+        keys.into_iter().zip(self.values)
     }
 }
 
@@ -539,6 +575,39 @@ mod tests {
                 assert_eq!(gather.take(n % variants), alone);
             }
         }
+    }
+
+    // Runs of a variant read with the very same keys share one list of
+    // them; a figure set on one run later is that run's alone.
+    #[test]
+    fn runs_with_the_same_keys_share_their_list_and_an_insert_is_one_runs() {
+        let k = |n: &str| Arc::new(MetricKey::plain(n));
+        let (a, b) = (k("a"), k("b"));
+        let mut gather = Gather::default();
+        let mut runs = Vec::new();
+        for v in [1.0, 2.0] {
+            gather.push(b.clone(), v);
+            gather.push(a.clone(), v + 10.0);
+            runs.push(gather.take(0));
+        }
+        assert!(Arc::ptr_eq(&runs[0].keys, &runs[1].keys));
+        let mut known = SameKeys::default();
+        assert_eq!(known.slot(&runs[0]), (0, true));
+        assert_eq!(known.slot(&runs[1]), (0, false));
+        runs[1].insert(MetricKey::plain("c"), 3.0);
+        assert_eq!(
+            runs[0].keys().map(|k| k.name.as_str()).collect::<Vec<_>>(),
+            ["a", "b"]
+        );
+        assert_eq!(
+            runs[1].keys().map(|k| k.name.as_str()).collect::<Vec<_>>(),
+            ["a", "b", "c"]
+        );
+        assert_eq!(
+            (runs[0].plain("b"), runs[1].plain("b")),
+            (Some(&1.0), Some(&2.0))
+        );
+        assert_eq!(known.slot(&runs[1]), (1, true), "its own list now");
     }
 
     // A run whose rows came apart reads as one whose rows came together:
