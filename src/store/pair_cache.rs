@@ -9,7 +9,7 @@ use crate::warning::WarningKind;
 /// A measured value of a figure and the round of its run.
 pub type Cell = (u32, f64);
 
-/// One pair's runs and measured figures.
+/// One pair's runs, its measured runs and their warnings.
 #[derive(Debug, Default)]
 pub(super) struct Pair {
     /// Indices into the campaign's runs, in run order: shared with each
