@@ -1,10 +1,10 @@
-//! A run's figures keyed by metric: a sorted vector of (key, value) whose
-//! keys are shared among the runs of a campaign (one [`Arc`] per distinct
-//! key, made once when the campaign is read). A run read back costs a
-//! pointer and its value per figure instead of a tree of owned names and
-//! labels; 10^5 runs of a few dozen figures each fit in memory. It reads
-//! as the `BTreeMap` it replaces: `get`, `keys`, iteration in key order,
-//! indexing.
+//! A run's figures keyed by metric: its values in key order beside a
+//! sorted list of keys, the keys shared among the runs of a campaign (one
+//! [`Arc`] per distinct key, made once when the campaign is read) and the
+//! list shared among the runs read with the very same keys. A run read
+//! back costs its values instead of a tree of owned names and labels;
+//! 10^5 runs of a few dozen figures each fit in memory. It reads as the
+//! `BTreeMap` it replaces: `get`, `keys`, iteration in key order, indexing.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
