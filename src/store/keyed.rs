@@ -149,7 +149,7 @@ impl<V> Keyed<V> {
 /// first is ordered by comparing addresses, not names.
 #[derive(Default)]
 struct Order {
-    keys: Vec<*const MetricKey>,
+    keys: Vec<Arc<MetricKey>>,
     /// Which entries to keep, in key order (the last of equal keys).
     keep: Vec<usize>,
     /// Their keys, in that order: the list the runs share.
@@ -194,7 +194,7 @@ impl<V> Gather<V> {
         let order = &mut self.orders[variant];
         if !same_keys(&order.keys, entries.iter().map(|e| &e.0)) {
             order.keys.clear();
-            order.keys.extend(entries.iter().map(|e| Arc::as_ptr(&e.0)));
+            order.keys.extend(entries.iter().map(|e| e.0.clone()));
             let mut idx: Vec<usize> = (0..entries.len()).collect();
             idx.sort_by(|&a, &b| entries[a].0.cmp(&entries[b].0));
             order.keep = (0..idx.len())
@@ -262,8 +262,7 @@ impl SameKeys {
     /// slot in place of the oldest.
     pub fn slot<V>(&mut self, keyed: &Keyed<V>) -> (usize, bool) {
         let same = |l: &Arc<[Arc<MetricKey>]>| {
-            Arc::ptr_eq(l, &keyed.keys)
-                || (l.len() == keyed.keys.len() && same_list(l, &keyed.keys))
+            Arc::ptr_eq(l, &keyed.keys) || same_keys(l, keyed.keys.iter())
         };
         if let Some(i) = self.lists.iter().position(same) {
             return (i, false);
@@ -279,11 +278,6 @@ impl SameKeys {
         };
         (i, true)
     }
-}
-
-/// Whether two lists hold the very same keys (by address) in the same order.
-fn same_list(a: &[Arc<MetricKey>], b: &[Arc<MetricKey>]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| Arc::ptr_eq(x, y))
 }
 
 /// One key sought in many runs' figures: found where it was in the run
@@ -349,15 +343,12 @@ impl<T> PerKeys<T> {
     }
 }
 
-/// Whether `keys` are those of `list`, by address, in its order.
+/// Whether `keys` are the very keys of `list` (by address), in its order.
 fn same_keys<'a>(
-    list: &[*const MetricKey],
+    list: &[Arc<MetricKey>],
     keys: impl ExactSizeIterator<Item = &'a Arc<MetricKey>>,
 ) -> bool {
-    keys.len() == list.len()
-        && keys
-            .zip(list)
-            .all(|(e, k)| std::ptr::eq(Arc::as_ptr(e), *k))
+    keys.len() == list.len() && keys.zip(list).all(|(k, l)| Arc::ptr_eq(k, l))
 }
 
 /// Iterates `(&key, &value)` in key order, as a `BTreeMap` does.

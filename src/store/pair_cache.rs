@@ -16,8 +16,9 @@ pub(super) struct Pair {
     /// reader of the pair's runs, not copied for it (a pair of 10^5 runs
     /// was copied for every figure asked of it).
     pub(super) runs: Arc<[usize]>,
-    /// Of these, the measured runs (successful, not warm-up).
-    pub(super) measured: Vec<usize>,
+    /// Of these, the measured runs (successful, not warm-up), shared
+    /// alike.
+    pub(super) measured: Arc<[usize]>,
     /// How many of the measured runs carry each kind of warning.
     pub(super) kinds: Vec<(WarningKind, usize)>,
 }

@@ -29,7 +29,8 @@ impl Pairs {
         let mut slot_of: HashMap<(&str, &str), usize> = HashMap::new();
         let mut kinds: Vec<BTreeMap<WarningKind, usize>> = Vec::new();
         let mut pairs: Vec<Pair> = Vec::new();
-        let mut runs_of: Vec<Vec<usize>> = Vec::new();
+        // Each pair's runs, and its measured runs.
+        let mut runs_of: Vec<(Vec<usize>, Vec<usize>)> = Vec::new();
         let mut workloads: HashMap<String, Vec<usize>> = HashMap::new();
         for (i, r) in runs.iter().enumerate() {
             match workloads.get_mut(r.workload.as_str()) {
@@ -44,14 +45,14 @@ impl Pairs {
                     slots.push((r.workload.clone(), r.target.clone()));
                     kinds.push(BTreeMap::new());
                     pairs.push(Pair::default());
-                    runs_of.push(Vec::new());
+                    runs_of.push(Default::default());
                     slots.len() - 1
                 });
-            runs_of[slot].push(i);
+            runs_of[slot].0.push(i);
             if !measured(r) {
                 continue;
             }
-            pairs[slot].measured.push(i);
+            runs_of[slot].1.push(i);
             for (n, w) in r.warnings.iter().enumerate() {
                 // Each kind once per run.
                 if !r.warnings[..n].iter().any(|x| x.kind == w.kind) {
@@ -59,10 +60,10 @@ impl Pairs {
                 }
             }
         }
-        for ((p, k), r) in pairs.iter_mut().zip(kinds).zip(runs_of) {
+        for ((p, k), (all, measured)) in pairs.iter_mut().zip(kinds).zip(runs_of) {
             p.kinds = k.into_iter().collect();
-            p.runs = r.into();
-            p.measured.shrink_to_fit();
+            p.runs = all.into();
+            p.measured = measured.into();
         }
         Pairs {
             runs: runs.len(),
@@ -123,7 +124,8 @@ impl CampaignData {
         workload: &str,
         target: &str,
     ) -> impl Iterator<Item = &'a RunData> + 'a {
-        self.runs_of(workload, target).filter(|r| measured(r))
+        let ids = self.pairs(|p| p.get(workload, target).map(|p| p.measured.clone()));
+        self.at(ids.unwrap_or_default())
     }
 
     /// Figure `key` of the measured runs of `workload` on `target` that

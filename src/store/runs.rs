@@ -562,15 +562,17 @@ impl Reading<'_> {
         }
     }
 
-    /// Runs `f` on every row of `sql` (whose first column is a run id of
-    /// the campaign) with the index of that run.
+    /// Runs `f` on every row of `sql` (the campaign `?1`, run ids from
+    /// `?2` to `?3`: `between`; whose first column is a run id) with the
+    /// index of that run; rows of runs not read are left.
     fn each(
         &self,
         sql: &str,
+        between: (i64, i64),
         mut f: impl FnMut(usize, &Row<'_>) -> rusqlite::Result<()>,
     ) -> Result<()> {
         let mut st = self.store.conn.prepare(sql)?;
-        let mut rows = st.query(params![self.campaign, self.range.0, self.range.1])?;
+        let mut rows = st.query(params![self.campaign, between.0, between.1])?;
         let mut last = None;
         while let Some(r) = rows.next()? {
             if let Some(i) = self.place(r.get(0)?, &mut last) {
@@ -664,20 +666,16 @@ impl Reading<'_> {
     ) -> Result<Vec<Keyed<MetricValue>>> {
         let sql = format!(
             "SELECT v.run_id, v.key_id, v.value FROM metric_values v INDEXED BY {}
-             WHERE v.key_id IN ({}) AND v.run_id BETWEEN ?1 AND ?2",
+             WHERE v.key_id IN ({}) AND v.run_id BETWEEN ?2 AND ?3",
             schema::FIGURES_BY_KEY,
             id_list(ids)
         );
-        let mut st = self.store.conn.prepare(&sql)?;
-        let mut rows = st.query(params![bounds.0, bounds.1])?;
         // (run, key, value), key by key; each key's runs in order.
         let mut read: Vec<(usize, i64, f64)> = Vec::new();
-        let mut last = None;
-        while let Some(r) = rows.next()? {
-            if let Some(i) = self.place(r.get(0)?, &mut last) {
-                read.push((i, r.get(1)?, r.get(2)?));
-            }
-        }
+        self.each(&sql, bounds, |i, r| {
+            read.push((i, r.get(1)?, r.get(2)?));
+            Ok(())
+        })?;
         // Run by run, each run's keys in the order read (a stable counting
         // sort: no comparisons of 10^6 rows).
         let mut start = vec![0usize; runs + 1];
@@ -756,7 +754,7 @@ impl Reading<'_> {
     fn warnings(&self, runs: &mut [RunData]) -> Result<()> {
         let sql = "SELECT w.run_id, t.kind, t.message FROM runs r JOIN run_warnings w ON w.run_id = r.id
                    JOIN warning_texts t ON t.id = w.text_id WHERE r.campaign_id = ?1 AND r.id BETWEEN ?2 AND ?3 ORDER BY w.rowid";
-        self.each(sql, |i, r| {
+        self.each(sql, self.range, |i, r| {
             let kind: String = r.get(1)?;
             // A kind a newer storlab wrote reads as a note.
             let kind = WarningKind::from_name(&kind).unwrap_or(WarningKind::Note);
@@ -786,18 +784,14 @@ impl Reading<'_> {
         let (Some(first), Some(last)) = (runs.first(), runs.last()) else {
             return Ok(());
         };
-        let mut st = self.store.conn.prepare(
-            "SELECT v.run_id, v.fact_id FROM run_fact_values v WHERE v.run_id BETWEEN ?1 AND ?2",
-        )?;
-        let mut found = st.query(params![first.id, last.id])?;
+        const ALONG: &str =
+            "SELECT v.run_id, v.fact_id FROM run_fact_values v WHERE v.run_id BETWEEN ?2 AND ?3";
         // Each run's fact ids; runs that recorded the same share them.
         let mut rows: Vec<(usize, i64)> = Vec::new();
-        let mut at = None;
-        while let Some(r) = found.next()? {
-            if let Some(i) = self.place(r.get(0)?, &mut at) {
-                rows.push((i, r.get(1)?));
-            }
-        }
+        self.each(ALONG, (first.id, last.id), |i, r| {
+            rows.push((i, r.get(1)?));
+            Ok(())
+        })?;
         rows.sort_by_key(|&(i, _)| i);
         let mut shared: HashMap<Vec<i64>, RunFacts> = HashMap::new();
         let mut ids: Vec<i64> = Vec::new();
@@ -823,7 +817,7 @@ impl Reading<'_> {
 
     fn ranks(&mut self, runs: &mut [RunData]) -> Result<()> {
         let sql = "SELECT k.run_id, k.rank, k.host, k.status, k.error, k.done_s FROM runs r JOIN run_ranks k ON k.run_id = r.id WHERE r.campaign_id = ?1 AND r.id BETWEEN ?2 AND ?3 ORDER BY k.run_id, k.rank";
-        self.each(sql, |i, r| {
+        self.each(sql, self.range, |i, r| {
             runs[i].per_rank.push(RankData {
                 rank: r.get(1)?,
                 host: r.get(2)?,
