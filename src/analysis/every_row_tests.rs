@@ -134,7 +134,8 @@ fn the_devices_means_are_those_of_every_watched_row() {
     let targets: Vec<String> = c.targets.iter().map(|t| t.name.clone()).collect();
     let mut checked = 0;
     for w in &c.workloads {
-        let devices = telemetry::devices(&telemetry::watched_runs(&c, &w.name), &targets);
+        let devices =
+            telemetry::devices(&c, &w.name, &telemetry::watched_runs(&c, &w.name), &targets);
         assert_eq!(devices.len(), 4, "two devices on each target");
         for t in &targets {
             let watched: Vec<&RunData> = every_row(&c, &w.name, t)

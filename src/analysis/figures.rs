@@ -12,17 +12,18 @@
 use std::collections::BTreeSet;
 
 use super::campaign::{Options, PAIR_FIGURES};
-use super::{attribution, capacity, chosen, matrix, model, reads, steady, warnings};
+use super::{attribution, capacity, chosen, matrix, model, reads, steady, telemetry, warnings};
 use crate::store::{CampaignData, Parts};
 
 /// What of its runs the analysis of campaign `head` (read without its
 /// runs, [`crate::store::Store::load_campaign_head`]) reads for `options`:
-/// the figures its sections declare when only the summary is asked for;
-/// every figure for the report, whose telemetry panels show them all, and
-/// for a matrix, whose cells are every figure its runs recorded.
+/// the figures its sections declare; for the report, beside them, the
+/// telemetry panels' figures per pair ([`Parts::columns`]: the panels
+/// show statistics of them all, and read nothing else of them); every
+/// figure for a matrix, whose cells are every figure its runs recorded.
 pub fn parts(head: &CampaignData, options: &Options) -> Parts {
     let every = Parts::terminal();
-    if !options.summary_only || head.workloads.iter().any(|w| w.kind == matrix::KIND) {
+    if head.workloads.iter().any(|w| w.kind == matrix::KIND) {
         return every;
     }
     let mut names: BTreeSet<String> = BTreeSet::new();
@@ -43,8 +44,20 @@ pub fn parts(head: &CampaignData, options: &Options) -> Parts {
     );
     names.extend(warnings::figures().map(|d| d.name.to_string()));
     names.extend(capacity::figures(head));
+    if options.summary_only {
+        return Parts {
+            metrics: Some(names.into_iter().collect()),
+            ..every
+        };
+    }
+    names.extend(telemetry::RUN_FIGURES.iter().map(|d| d.name.to_string()));
+    let columns = (telemetry::figures_read())
+        .filter(|n| !names.contains(*n))
+        .map(String::from)
+        .collect::<BTreeSet<_>>();
     Parts {
         metrics: Some(names.into_iter().collect()),
+        columns: columns.into_iter().collect(),
         ..every
     }
 }

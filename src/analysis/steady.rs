@@ -143,6 +143,7 @@ mod tests {
             stops: Vec::new(),
             facts: Default::default(),
             pair_cache: Default::default(),
+            columns: Default::default(),
             replicas: Vec::new(),
         }
     }

@@ -150,6 +150,17 @@ pub struct DeviceMeans {
     pub means: Vec<Option<f64>>,
 }
 
+/// The figures the telemetry reads of each run itself: whether it
+/// recorded telemetry. The others it reads per pair
+/// ([`figures_read`]).
+pub const RUN_FIGURES: &[&MetricDef] = &[&m::TELEMETRY_CPU_PCT];
+
+/// The names of the figures the telemetry's statistics and devices read,
+/// per pair and key (with any labels).
+pub fn figures_read() -> impl Iterator<Item = &'static str> {
+    (FIGURES.iter().map(|d| d.name)).chain(DEVICE_COLUMNS.iter().map(|(d, _)| d.name))
+}
+
 /// The measured runs of `w` that recorded telemetry.
 pub fn watched_runs<'a>(c: &'a CampaignData, w: &str) -> Vec<&'a RunData> {
     c.runs_of_workload(w)
@@ -159,7 +170,7 @@ pub fn watched_runs<'a>(c: &'a CampaignData, w: &str) -> Vec<&'a RunData> {
 }
 
 fn recorded(r: &RunData) -> bool {
-    r.metric(&m::TELEMETRY_CPU_PCT).is_some()
+    r.metric(RUN_FIGURES[0]).is_some()
 }
 
 /// The telemetry of workload `w` over `targets` (the report's order)
@@ -189,7 +200,7 @@ pub fn telemetry(
         compared: present.iter().any(|t| t == baseline),
         baseline: baseline.to_string(),
         figures: figures(c, w, &runs, targets, &present, baseline),
-        devices: devices(&runs, targets),
+        devices: devices(c, w, &runs, targets),
         courses: targets
             .iter()
             .filter_map(|t| first_run(c, w, t, recorded))
@@ -232,7 +243,7 @@ fn figures(
     present: &[String],
     baseline: &str,
 ) -> Vec<Figure> {
-    let keys: BTreeSet<&MetricKey> = distinct_keys(runs.iter().map(|r| &r.metrics))
+    let keys: BTreeSet<&MetricKey> = recorded_keys(c, w, runs, targets)
         .into_iter()
         .filter(|k| k.labels.iter().all(|(l, _)| l == PROCESS.key))
         .collect();
@@ -259,18 +270,63 @@ fn figures(
     out
 }
 
+/// The keys of the figures `runs` (of workload `w`, on `targets`)
+/// recorded: in their figures, and in the campaign's columns.
+fn recorded_keys<'a>(
+    c: &'a CampaignData,
+    w: &str,
+    runs: &[&'a RunData],
+    targets: &[String],
+) -> BTreeSet<&'a MetricKey> {
+    let mut keys = distinct_keys(runs.iter().map(|r| &r.metrics));
+    for t in targets {
+        let mine: Vec<i64> = runs
+            .iter()
+            .filter(|r| &r.target == t)
+            .map(|r| r.id)
+            .collect();
+        for column in c.columns.of(w, t) {
+            if column.at(mine.iter().map(|&id| (id, ()))).next().is_some() {
+                keys.insert(&*column.key);
+            }
+        }
+    }
+    keys
+}
+
 /// Each device of each target's chain, as `iostat -x` shows it: per run,
 /// the mean over the measured runs of what it read and wrote, how busy it
-/// was, its mean queue and the mean time a request took.
-pub fn devices(runs: &[&RunData], targets: &[String]) -> Vec<DeviceMeans> {
+/// was, its mean queue and the mean time a request took. `runs` are those
+/// of workload `w` of campaign `c`.
+pub fn devices(
+    c: &CampaignData,
+    w: &str,
+    runs: &[&RunData],
+    targets: &[String],
+) -> Vec<DeviceMeans> {
     let mut out = Vec::new();
     for t in targets {
         let mine: Vec<&&RunData> = runs.iter().filter(|r| &r.target == t).collect();
-        let devices: BTreeSet<&str> = distinct_keys(mine.iter().map(|r| &r.metrics))
+        let just: Vec<&RunData> = mine.iter().map(|r| **r).collect();
+        let devices: BTreeSet<&str> = recorded_keys(c, w, &just, std::slice::from_ref(t))
             .into_iter()
             .filter_map(|k| k.labels.get(&DEVICE))
             .collect();
-        let columns = device_columns(&mine, &devices);
+        let mut columns = device_columns(&mine, &devices);
+        // The figures read as columns, not into the runs.
+        let ids: Vec<i64> = mine.iter().map(|r| r.id).collect();
+        for (i, d) in devices.iter().enumerate() {
+            for (j, (def, _)) in DEVICE_COLUMNS.iter().enumerate() {
+                if !c.columns.holds(def.name) {
+                    continue;
+                }
+                let key = MetricKey::new(def.name, Labels::new().with(&DEVICE, *d));
+                if let Some(column) = c.columns.get(w, t, &key) {
+                    let values = column.at(ids.iter().map(|&id| (id, ()))).map(|(_, v)| v);
+                    columns[i * DEVICE_COLUMNS.len() + j] = values.collect();
+                }
+            }
+        }
         for (i, d) in devices.iter().enumerate() {
             let means = (0..DEVICE_COLUMNS.len())
                 .map(|j| {

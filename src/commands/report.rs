@@ -14,7 +14,7 @@ use crate::cli::{Global, ReportArgs, ReportFormat};
 use crate::export;
 use crate::report::outline;
 use crate::report::render::{html, markdown, terminal};
-use crate::store::{CampaignData, Parts, Store};
+use crate::store::{CampaignData, Store};
 
 /// `storlab report`: of one campaign, or of B against A.
 pub fn report(g: &Global, a: &ReportArgs) -> Result<ExitCode> {
@@ -78,8 +78,10 @@ fn document(
     Ok(outline::build(&analysis))
 }
 
-/// The campaign a report of `format` reads: a document draws the series
-/// of a few runs, and only those are read.
+/// The campaign a report of `format` reads: a document reads of each run
+/// the figures its sections declare, the telemetry panels' per pair
+/// ([`crate::analysis::figures::parts`]), and the series of the few runs
+/// it draws.
 fn load(
     db: &Path,
     campaign: Option<&str>,
@@ -91,8 +93,7 @@ fn load(
     if matches!(format, ReportFormat::Csv | ReportFormat::Json) {
         return store.load_campaign(id);
     }
-    let data = store.load_campaign_with(id, &Parts::terminal())?;
-    let mut data = store.with_replicas(data, &Parts::terminal())?;
+    let mut data = super::query::read_for(&store, id, options)?;
     let drawn = drawn(&data, options);
     store.read_series(&mut data, &drawn)?;
     Ok(data)

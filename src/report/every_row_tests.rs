@@ -6,7 +6,9 @@
 
 use crate::analysis::analyse;
 use crate::report::outline;
-use crate::testdata::every_row::{drawn_and_whole, terminal_and_whole};
+use crate::testdata::every_row::{
+    as_reported, as_reported_and_whole, drawn_and_whole, terminal_and_whole,
+};
 
 // One report model: what `show` and `run` print (the summary, read without
 // the series) is the report's own summary, word for word.
@@ -48,4 +50,50 @@ fn a_report_reading_only_the_series_it_draws_is_the_report_read_whole() {
     let (a, b) = (html(&whole), html(&light));
     assert!(a.contains("Over time") && a.contains("dirty"), "{a}");
     assert_eq!(a, b);
+}
+
+// The report reads of each run the figures its sections declare, and the
+// telemetry panels' figures per pair and key (`Parts::columns`), as
+// `storlab report` does: its HTML is the report of the campaign read
+// whole, byte for byte.
+#[test]
+fn a_report_reading_the_telemetry_per_pair_is_the_report_read_whole() {
+    let (dir, whole, light) = as_reported_and_whole();
+    let figures =
+        |c: &crate::store::CampaignData| -> usize { c.runs.iter().map(|r| r.metrics.len()).sum() };
+    assert!(
+        figures(&light) < figures(&whole),
+        "{} of {} figures in the runs",
+        figures(&light),
+        figures(&whole)
+    );
+    let pair = &whole.runs[0];
+    let columns = light.columns.of(&pair.workload, &pair.target);
+    assert!(
+        columns
+            .iter()
+            .any(|c| c.key.labels.iter().any(|(l, _)| l == "device"))
+            && columns.iter().any(|c| c.key.labels.is_empty()),
+        "{columns:?}"
+    );
+    let options = outline::Options::default();
+    let html = |c| {
+        let a = analyse(c, &options).unwrap();
+        crate::report::render::html::render(&outline::build(&a)).unwrap()
+    };
+    let (a, b) = (html(&whole), html(&light));
+    assert!(
+        a.contains("What the system did") && a.contains("queue depth"),
+        "{a}"
+    );
+    assert_eq!(a, b);
+    // A store without the index by key (read only, so not made) gives
+    // the same columns along the index by run.
+    let path = dir.path().join("s.db");
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let index = crate::store::FIGURES_BY_KEY;
+    conn.execute_batch(&format!("DROP INDEX {index}")).unwrap();
+    drop(conn);
+    let store = crate::store::Store::open_for_reading(&path).unwrap();
+    assert_eq!(a, html(&as_reported(&store, whole.campaign.id)));
 }

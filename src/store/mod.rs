@@ -4,6 +4,7 @@
 //! read only from here.
 
 mod catalog;
+mod columns;
 pub mod files;
 mod forget;
 mod import;
@@ -36,6 +37,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use rusqlite::Connection;
 
+pub use columns::{Column, Columns};
 pub use forget::Forgotten;
 pub use import::Imported;
 pub use keyed::{Keyed, RunFacts};
@@ -47,6 +49,8 @@ pub use read::{
 };
 pub use replicas::{Replica, ToReplicate};
 pub use resume::{DoneRun, Resumable};
+#[cfg(test)]
+pub(crate) use schema::FIGURES_BY_KEY;
 pub use spool::run_text;
 pub use timings::{PastCampaign, PastRun, PastTarget, PastWorkload};
 pub use write::{RankRow, RunRecord};

@@ -135,6 +135,16 @@ impl CampaignData {
             let Some(p) = p.get(workload, target) else {
                 return Vec::new();
             };
+            if self.columns.holds(&key.name) {
+                let Some(c) = self.columns.get(workload, target, key) else {
+                    return Vec::new();
+                };
+                let runs = p
+                    .measured
+                    .iter()
+                    .map(|&i| (self.runs[i].id, self.runs[i].round));
+                return c.at(runs).collect();
+            }
             let mut seek = Seek::new(key);
             (p.measured.iter().map(|&i| &self.runs[i]))
                 .filter_map(|r| Some((r.round, seek.get(&r.metrics)?.value)))

@@ -8,6 +8,10 @@ pub struct Parts {
     /// Only the figures of these catalogue names (with any labels);
     /// `None`: every figure.
     pub metrics: Option<Vec<String>>,
+    /// Figures of these catalogue names (with any labels) read per pair
+    /// and key into [`crate::store::CampaignData::columns`], not into the
+    /// runs: what only a pair's statistics read (a report's telemetry).
+    pub columns: Vec<String>,
     pub series: bool,
     pub histograms: bool,
     pub warnings: bool,
@@ -20,6 +24,7 @@ impl Parts {
     pub fn all() -> Parts {
         Parts {
             metrics: None,
+            columns: Vec::new(),
             series: true,
             histograms: true,
             warnings: true,
@@ -42,6 +47,7 @@ impl Parts {
     pub fn figures(names: &[String]) -> Parts {
         Parts {
             metrics: Some(names.to_vec()),
+            columns: Vec::new(),
             series: false,
             histograms: false,
             warnings: false,

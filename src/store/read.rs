@@ -221,6 +221,9 @@ pub struct CampaignData {
     /// The runs grouped by pair, made when first asked for
     /// ([`CampaignData::runs_of`]).
     pub pair_cache: super::pair_cache::PairCache,
+    /// The figures read per pair and key, not into the runs
+    /// ([`super::Parts::columns`]).
+    pub columns: super::Columns,
     /// The other campaigns of its group of replicas (`storlab
     /// replicate`), oldest first, when loaded with them
     /// ([`Store::with_replicas`]); each has none of its own.
@@ -321,7 +324,8 @@ impl Store {
     /// Campaign `head` ([`Store::load_campaign_head`]) with the `parts`
     /// of its runs read.
     pub fn with_runs(&self, mut head: CampaignData, parts: &Parts) -> Result<CampaignData> {
-        head.runs = self.runs(head.campaign.id, &head.targets, &head.workloads, parts)?;
+        (head.runs, head.columns) =
+            self.runs(head.campaign.id, &head.targets, &head.workloads, parts)?;
         Ok(head)
     }
 
@@ -365,6 +369,7 @@ impl Store {
             stops: self.pair_stops(id)?,
             facts: self.campaign_facts(id)?,
             pair_cache: Default::default(),
+            columns: Default::default(),
             replicas: Vec::new(),
         })
     }

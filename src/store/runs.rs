@@ -11,6 +11,7 @@ use std::sync::Arc;
 use anyhow::Result;
 use rusqlite::{params, Row};
 
+use super::columns::{Column, Columns};
 use super::keyed::{Gather, Keyed, RunFacts};
 use super::parts::{Drawn, Parts};
 use super::read::{
@@ -353,7 +354,7 @@ impl Store {
         targets: &[TargetRow],
         workloads: &[WorkloadRow],
         parts: &Parts,
-    ) -> Result<Vec<RunData>> {
+    ) -> Result<(Vec<RunData>, Columns)> {
         self.runs_between(campaign, targets, workloads, (i64::MIN, i64::MAX), parts)
     }
 
@@ -368,7 +369,9 @@ impl Store {
     ) -> Result<()> {
         let id = c.campaign.id;
         for range in self.run_id_chunks(id, size.max(1))? {
-            f(&self.runs_between(id, &c.targets, &c.workloads, range, &Parts::all())?)?;
+            f(&self
+                .runs_between(id, &c.targets, &c.workloads, range, &Parts::all())?
+                .0)?;
         }
         Ok(())
     }
@@ -404,7 +407,7 @@ impl Store {
         workloads: &[WorkloadRow],
         range: (i64, i64),
         parts: &Parts,
-    ) -> Result<Vec<RunData>> {
+    ) -> Result<(Vec<RunData>, Columns)> {
         let name = |id: i64, rows: &HashMap<i64, &str>| {
             rows.get(&id).map(|n| n.to_string()).unwrap_or_default()
         };
@@ -464,6 +467,9 @@ impl Store {
             runs.first().map_or(0, |r| r.id),
             runs.last().map_or(-1, |r| r.id),
         );
+        // The dictionary holds the keys of the figures read either way.
+        let named: Option<Vec<String>> =
+            (parts.metrics.as_ref()).map(|m| m.iter().chain(&parts.columns).cloned().collect());
         let mut reading = Reading {
             store: self,
             campaign,
@@ -474,10 +480,11 @@ impl Store {
                 self,
                 campaign,
                 factors,
-                parts.metrics.as_deref().map(|n| (n, bounds)),
+                named.as_deref().map(|n| (n, bounds)),
             )?,
         };
         reading.metrics(&mut runs, parts.metrics.as_deref())?;
+        let columns = reading.columns(&runs, &parts.columns)?;
         if parts.series {
             reading.series(&mut runs, None)?;
         }
@@ -493,7 +500,7 @@ impl Store {
         if parts.ranks {
             reading.ranks(&mut runs)?;
         }
-        Ok(runs)
+        Ok((runs, columns))
     }
 }
 
@@ -708,6 +715,101 @@ impl Reading<'_> {
             }
         }
         Ok(out.finish())
+    }
+
+    /// The figures of `names` (with any labels) of `runs`, per pair and
+    /// key ([`Columns`]): key by key along [`schema::FIGURES_BY_KEY`] when
+    /// the store has it, else along the (run, key) index.
+    fn columns(&mut self, runs: &[RunData], names: &[String]) -> Result<Columns> {
+        let mut out = Columns::of_names(names);
+        let (Some(first), Some(end)) = (runs.first(), runs.last()) else {
+            return Ok(out);
+        };
+        let ids = self.dictionary.ids_named(names);
+        if ids.is_empty() {
+            return Ok(out);
+        }
+        let (sql, keep) = match schema::has_index(&self.store.conn, schema::FIGURES_BY_KEY)? {
+            true => (
+                format!(
+                    "SELECT v.run_id, v.key_id, v.value FROM metric_values v INDEXED BY {}
+                     WHERE v.key_id IN ({}) AND v.run_id BETWEEN ?2 AND ?3",
+                    schema::FIGURES_BY_KEY,
+                    id_list(&ids)
+                ),
+                None,
+            ),
+            false => (
+                "SELECT v.run_id, v.key_id, v.value FROM metric_values v WHERE v.run_id BETWEEN ?2 AND ?3".to_string(),
+                Some(KeySet::of(&ids)),
+            ),
+        };
+        // Per variant (a pair), its columns; per (key, variant), its
+        // column there. Rows come key by key, so the key read last and
+        // its few variants' columns are looked up first.
+        let mut per_variant: Vec<Vec<Column>> = Vec::new();
+        let mut found: HashMap<(i64, usize), Option<usize>> = HashMap::new();
+        let mut last: (i64, Vec<(usize, Option<usize>)>) = (i64::MIN, Vec::new());
+        let (variant, dictionary) = (&self.variant, &mut self.dictionary);
+        let mut place = None;
+        let mut st = self.store.conn.prepare(&sql)?;
+        let mut rows = st.query(params![self.campaign, first.id, end.id])?;
+        while let Some(r) = rows.next()? {
+            let run: i64 = r.get(0)?;
+            let Some(i) = (match place {
+                Some((l, i)) if l == run => Some(i),
+                _ => self.index.get(run).inspect(|&i| place = Some((run, i))),
+            }) else {
+                continue;
+            };
+            let (id, v) = (r.get::<_, i64>(1)?, variant[i]);
+            if keep.as_ref().is_some_and(|k| !k.has(id)) {
+                continue;
+            }
+            if last.0 != id {
+                last = (id, Vec::new());
+            }
+            let at = match last.1.iter().find(|(x, _)| *x == v) {
+                Some(&(_, at)) => at,
+                None => {
+                    let at = *found.entry((id, v)).or_insert_with(|| {
+                        let (key, unit, direction) = dictionary.key(id, v)?;
+                        if per_variant.len() <= v {
+                            per_variant.resize_with(v + 1, Vec::new);
+                        }
+                        let mine = &mut per_variant[v];
+                        Some(match mine.iter().position(|c| c.key == key) {
+                            Some(at) => at,
+                            None => {
+                                mine.push(Column {
+                                    key,
+                                    unit,
+                                    direction,
+                                    values: Vec::new(),
+                                });
+                                mine.len() - 1
+                            }
+                        })
+                    });
+                    last.1.push((v, at));
+                    at
+                }
+            };
+            if let Some(at) = at {
+                per_variant[v][at].values.push((run, r.get(2)?));
+            }
+        }
+        // Each variant's pair, named by its first run.
+        let mut named = vec![false; per_variant.len()];
+        for r in runs.iter().enumerate() {
+            let v = variant[r.0];
+            if v < named.len() && !named[v] {
+                named[v] = true;
+                let columns = std::mem::take(&mut per_variant[v]);
+                out.pair_mut(&r.1.workload, &r.1.target).extend(columns);
+            }
+        }
+        Ok(out)
     }
 
     /// The runs' series; only those `drawn` asks for when given.

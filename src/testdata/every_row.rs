@@ -152,6 +152,31 @@ pub fn terminal_and_whole() -> (tempfile::TempDir, CampaignData, CampaignData) {
     (dir, whole, light)
 }
 
+/// The campaign read as `report` reads it: the figures its sections
+/// declare in the runs, the telemetry's per pair
+/// ([`crate::analysis::figures::parts`]), the series its charts draw;
+/// and read whole.
+pub fn as_reported_and_whole() -> (tempfile::TempDir, CampaignData, CampaignData) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("s.db")).unwrap();
+    let id = written(&mut store);
+    let whole = store.load_campaign(id).unwrap();
+    let light = as_reported(&store, id);
+    (dir, whole, light)
+}
+
+/// Campaign `id` of `store` read as `report` reads it
+/// ([`as_reported_and_whole`]).
+pub fn as_reported(store: &Store, id: i64) -> CampaignData {
+    let options = crate::report::outline::Options::default();
+    let head = store.load_campaign_head(id).unwrap();
+    let parts = crate::analysis::figures::parts(&head, &options);
+    let mut light = store.with_runs(head, &parts).unwrap();
+    let drawn = crate::analysis::drawn::drawn(&light, &options);
+    store.read_series(&mut light, &drawn).unwrap();
+    light
+}
+
 /// The campaign read as `report` reads it (the series `follow` names
 /// only: the analysis' choice), and read whole.
 pub fn drawn_and_whole(

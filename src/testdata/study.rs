@@ -115,6 +115,7 @@ impl Builder {
             stops: Vec::new(),
             facts: Default::default(),
             pair_cache: Default::default(),
+            columns: Default::default(),
             replicas: Vec::new(),
         }
     }

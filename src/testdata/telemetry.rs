@@ -144,6 +144,7 @@ pub fn campaign(runs: Vec<RunData>) -> CampaignData {
         stops: Vec::new(),
         facts: Default::default(),
         pair_cache: Default::default(),
+        columns: Default::default(),
         replicas: Vec::new(),
     }
 }
