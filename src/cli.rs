@@ -236,6 +236,12 @@ pub struct ReportArgs {
     /// (e.g. lat_p99_ns); repeat or separate with commas.
     #[arg(long, value_name = "METRIC", value_delimiter = ',')]
     pub series: Vec<String>,
+    /// Lay out the sections of this workload only (a variant's name, as
+    /// `m[bs=4k]`, or a workload table's, for every variant of it);
+    /// repeatable. Without it a report lays out at most 100 variants of
+    /// each table, evenly spaced along the sweep.
+    #[arg(long, value_name = "NAME")]
+    pub workload: Vec<String>,
     /// With two campaigns: compare even when the workloads' parameters
     /// differ (the difference is a caveat at the top).
     #[arg(long)]

@@ -307,3 +307,74 @@ fn the_regression_gate_judges_every_variant() {
         );
     }
 }
+
+// A sweep of more variants than a report lays out (100) gets the
+// sections of 100 of them, evenly spaced with the first and the last, and
+// says so before them; `--workload` lays out the variants asked for, and
+// a name that is neither a variant nor a table is refused with the
+// tables' names. The summary judges every variant whatever is laid out.
+#[test]
+fn a_report_lays_out_at_most_a_hundred_variants_of_a_table_or_those_asked() {
+    let lab = Lab::new();
+    let values: Vec<String> = (1..=101).map(|v| v.to_string()).collect();
+    let path = lab.file(
+        "e.toml",
+        &format!(
+            "name = \"wide\"\n[plan]\nrepetitions = 2\ndrop_caches = false\nblock_trace = false\nmax_variants = 1000\n\
+             [[target]]\nname = \"d\"\nkind = \"dir\"\npath = \"{}\"\n\
+             [[workload]]\nname = \"m\"\nkind = \"mock\"\nnoise = 0.01\nsweep = {{ seed = [{}] }}\n",
+            lab.path().display(),
+            values.join(", ")
+        ),
+    );
+    lab.ok(&["run", "--quiet", path.to_str().unwrap()]);
+    let section = |v: u32| format!("\n## m[seed={v}] (mock)\n");
+    let md = lab.path().join("r.md");
+    lab.ok(&["report", "-o", md.to_str().unwrap()]);
+    let text = std::fs::read_to_string(&md).unwrap();
+    let laid: Vec<u32> = (1..=101).filter(|&v| text.contains(&section(v))).collect();
+    assert_eq!(laid.len(), 100, "{laid:?}");
+    assert!(laid.contains(&1) && laid.contains(&101), "{laid:?}");
+    assert!(
+        text.contains("## m: 100 of its 101 variants laid out")
+            && text.contains("evenly spaced along the sweep from m[seed=1] to m[seed=101]"),
+        "{text}"
+    );
+    // Asked for: those only; the study still has every variant.
+    lab.ok(&[
+        "report",
+        "--workload",
+        "m[seed=7]",
+        "--workload",
+        "m[seed=60]",
+        "-o",
+        md.to_str().unwrap(),
+    ]);
+    let text = std::fs::read_to_string(&md).unwrap();
+    let laid: Vec<u32> = (1..=101).filter(|&v| text.contains(&section(v))).collect();
+    assert_eq!(laid, vec![7, 60]);
+    assert!(
+        text.contains("## m: 2 of its 101 variants laid out"),
+        "{text}"
+    );
+    assert!(text.contains("those asked for (--workload)"), "{text}");
+    lab.ok(&["report", "--workload", "m", "-o", md.to_str().unwrap()]);
+    let text = std::fs::read_to_string(&md).unwrap();
+    assert_eq!(
+        (1..=101).filter(|&v| text.contains(&section(v))).count(),
+        101
+    );
+    assert!(!text.contains("variants laid out"), "{text}");
+    let refused = lab.run(&["report", "--workload", "n", "-o", md.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(
+            "--workload n: campaign 1 has no workload or workload table `n` (its tables: m;"
+        ),
+        "{stderr}"
+    );
+    let json = lab.run(&["report", "--workload", "m", "--format", "json"]);
+    assert_eq!(json.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&json.stderr).contains("--workload chooses the sections"));
+}

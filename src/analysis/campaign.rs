@@ -20,6 +20,7 @@ use super::by_name::ByName;
 use super::capacity;
 use super::chosen;
 use super::course::{timelines, Timeline};
+use super::laid_out::{self, LaidOut};
 use super::latency::{curves, Curve};
 use super::matrix::{self, MatrixReport};
 use super::methodology::{methods, Methods};
@@ -53,6 +54,10 @@ pub struct Options {
     /// summary): the report body's telemetry panels are left out (a
     /// pass over every run's figures, and each panel's statistics).
     pub summary_only: bool,
+    /// The workloads (by name, or every variant of a table) whose
+    /// sections the report lays out; none: at most
+    /// [`laid_out::MAX_VARIANTS`] of each table.
+    pub workloads: Vec<String>,
 }
 
 /// Everything the campaign's runs say, computed once.
@@ -112,6 +117,9 @@ pub struct CampaignAnalysis {
     /// Where each pair's reads came from, layer by layer (and each matrix
     /// cell's).
     pub reads: Reads,
+    /// The workloads the report gives sections of their own (and the
+    /// telemetry of).
+    pub laid_out: LaidOut,
     /// Where the lookups by name below find what they look for: built on
     /// the first lookup, from the fields above as they are then.
     pub(crate) lookups: OnceLock<Lookups>,
@@ -200,6 +208,7 @@ pub fn judge(c: &CampaignData, baseline: Option<&str>) -> Result<Judgement> {
 /// The analysis of campaign `c`.
 pub fn analyse(c: &CampaignData, options: &Options) -> Result<CampaignAnalysis> {
     study::check_levels(c, &options.compare_levels)?;
+    let laid_out = laid_out_of(c, options)?;
     let Judgement {
         model,
         reads,
@@ -256,9 +265,11 @@ pub fn analyse(c: &CampaignData, options: &Options) -> Result<CampaignAnalysis> 
             false => model
                 .workloads
                 .iter()
+                .filter(|w| laid_out.shows(&w.name))
                 .filter_map(|w| telemetry(c, &w.name, targets, baseline))
                 .collect(),
         },
+        laid_out,
         attributions,
         about,
         lookups: OnceLock::new(),
@@ -266,6 +277,16 @@ pub fn analyse(c: &CampaignData, options: &Options) -> Result<CampaignAnalysis> 
         warnings,
         model,
     })
+}
+
+/// The workloads a report of `c` for `options` lays out.
+pub fn laid_out_of(c: &CampaignData, options: &Options) -> Result<LaidOut> {
+    LaidOut::check(c.campaign.id, &c.workloads, &options.workloads)?;
+    Ok(LaidOut::of(
+        &c.workloads,
+        &options.workloads,
+        laid_out::MAX_VARIANTS,
+    ))
 }
 
 /// `c`'s replicas side by side, each judged as its own report judges it

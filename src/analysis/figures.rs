@@ -12,6 +12,7 @@
 use std::collections::BTreeSet;
 
 use super::campaign::{Options, PAIR_FIGURES};
+use super::laid_out::{self, LaidOut};
 use super::{attribution, capacity, chosen, matrix, model, reads, steady, telemetry, warnings};
 use crate::store::{CampaignData, Parts};
 
@@ -55,9 +56,18 @@ pub fn parts(head: &CampaignData, options: &Options) -> Parts {
         .filter(|n| !names.contains(*n))
         .map(String::from)
         .collect::<BTreeSet<_>>();
+    // The telemetry of the workloads the report lays out only.
+    let laid_out = LaidOut::of(&head.workloads, &options.workloads, laid_out::MAX_VARIANTS);
+    let columns_of = (!laid_out.all()).then(|| {
+        (head.workloads.iter())
+            .filter(|w| laid_out.shows(&w.name))
+            .map(|w| w.name.clone())
+            .collect()
+    });
     Parts {
         metrics: Some(names.into_iter().collect()),
         columns: columns.into_iter().collect(),
+        columns_of,
         ..every
     }
 }

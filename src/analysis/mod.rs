@@ -40,6 +40,7 @@ pub mod drawn;
 mod every_row_tests;
 pub mod figures;
 pub mod history;
+pub mod laid_out;
 pub mod latency;
 pub mod matrix;
 pub mod methodology;

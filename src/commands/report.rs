@@ -23,6 +23,7 @@ pub fn report(g: &Global, a: &ReportArgs) -> Result<ExitCode> {
         series: a.series.clone(),
         compare_levels: a.compare_levels.clone(),
         summary_only: false,
+        workloads: a.workload.clone(),
     };
     match &a.b {
         Some(b) => report_across(&g.db, a, b, &options),
@@ -46,6 +47,10 @@ fn single(db: &Path, a: &ReportArgs, options: outline::Options) -> Result<ExitCo
             return Ok(ExitCode::from(super::EXIT_INVALID));
         }
     };
+    if !options.workloads.is_empty() && matches!(format, ReportFormat::Csv | ReportFormat::Json) {
+        errln!("error: --workload chooses the sections of an HTML or Markdown report; `storlab export` writes every run as CSV or JSON");
+        return Ok(ExitCode::from(super::EXIT_INVALID));
+    }
     let data = load(db, campaign, format, &options)?;
     let id = data.campaign.id;
     let output = destination(output, given, format, || format!("report-{id}.html"));
@@ -145,8 +150,12 @@ fn report_across(
 /// The format of a report of two campaigns; `None` once said why there
 /// is none (an option of one campaign's report, CSV, an unknown name).
 fn across_format(req: &ReportArgs, single: &outline::Options) -> Option<ReportFormat> {
-    if single.baseline.is_some() || !single.series.is_empty() || !single.compare_levels.is_empty() {
-        errln!("error: --baseline, --series and --compare-levels apply to the report of one campaign; a report of two campaigns compares each target with itself in the other campaign");
+    if single.baseline.is_some()
+        || !single.series.is_empty()
+        || !single.compare_levels.is_empty()
+        || !single.workloads.is_empty()
+    {
+        errln!("error: --baseline, --series, --compare-levels and --workload apply to the report of one campaign; a report of two campaigns compares each target with itself in the other campaign");
         return None;
     }
     match super::format::choose(req.format, req.output.as_deref(), ReportFormat::Html) {

@@ -95,5 +95,30 @@ fn a_report_reading_the_telemetry_per_pair_is_the_report_read_whole() {
     conn.execute_batch(&format!("DROP INDEX {index}")).unwrap();
     drop(conn);
     let store = crate::store::Store::open_for_reading(&path).unwrap();
-    assert_eq!(a, html(&as_reported(&store, whole.campaign.id)));
+    let id = whole.campaign.id;
+    assert_eq!(a, html(&as_reported(&store, id, &options)));
+    // Asked for one workload, the report reads that one's telemetry only,
+    // and lays out what it lays out of the campaign read whole.
+    let one = whole.workloads[1].name.clone();
+    let options = outline::Options {
+        workloads: vec![one.clone()],
+        ..Default::default()
+    };
+    let light = as_reported(&store, id, &options);
+    for w in &whole.workloads {
+        for t in &whole.targets {
+            let read = light.columns.of(&w.name, &t.name);
+            assert_eq!(read.is_empty(), w.name != one, "{} on {}", w.name, t.name);
+        }
+    }
+    let html = |c| {
+        let a = analyse(c, &options).unwrap();
+        crate::report::render::html::render(&outline::build(&a)).unwrap()
+    };
+    let (a, b) = (html(&whole), html(&light));
+    assert!(
+        a.contains("What the system did") && a.contains("variants laid out"),
+        "{a}"
+    );
+    assert_eq!(a, b);
 }

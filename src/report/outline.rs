@@ -88,12 +88,24 @@ fn body(
     body.extend(compared::sections(a));
     body.push(campaign::environment_section(&a.about).folded());
     body.push(methodology::section(a).folded());
+    let mut thinned_said: Vec<&str> = Vec::new();
     for w in &a.model.workloads {
         // A searched workload never ran itself: its probes did.
         if a.capacities.iter().any(|s| s.workload == w.name) {
             continue;
         }
         summary.extend(contrib::summary(cx, w));
+        if !a.laid_out.shows(&w.name) {
+            continue;
+        }
+        // Before the first section of a table some of whose variants are
+        // left out, which and why.
+        let family = a.stored_workload(&w.name).map(|s| s.family.as_str());
+        let thinned = (a.laid_out.thinned.iter()).find(|t| Some(t.family.as_str()) == family);
+        if let Some(t) = thinned.filter(|t| !thinned_said.contains(&t.family.as_str())) {
+            thinned_said.push(&t.family);
+            body.push(workload::thinned(a, t));
+        }
         body.push(workload::section(a, w, contrib::values_table(cx, w)));
         let details = contrib::sections(cx, w)
             .into_iter()

@@ -12,6 +12,9 @@ pub struct Parts {
     /// and key into [`crate::store::CampaignData::columns`], not into the
     /// runs: what only a pair's statistics read (a report's telemetry).
     pub columns: Vec<String>,
+    /// Those of the runs of these workloads only (the variants a report
+    /// lays out); `None`: of every run.
+    pub columns_of: Option<Vec<String>>,
     pub series: bool,
     pub histograms: bool,
     pub warnings: bool,
@@ -25,6 +28,7 @@ impl Parts {
         Parts {
             metrics: None,
             columns: Vec::new(),
+            columns_of: None,
             series: true,
             histograms: true,
             warnings: true,
@@ -48,6 +52,7 @@ impl Parts {
         Parts {
             metrics: Some(names.to_vec()),
             columns: Vec::new(),
+            columns_of: None,
             series: false,
             histograms: false,
             warnings: false,

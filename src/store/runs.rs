@@ -157,6 +157,43 @@ impl Dictionary {
         ids
     }
 
+    /// Of keys `ids`, those the runs of a variant `wanted` (by index) may
+    /// have recorded: those whose labels do not contradict its factors (a
+    /// run's figures carry its variant's factors as labels when storlab
+    /// ran it; a store written otherwise may have keys without them). A
+    /// report of 2,000 variants lays out 100, and reads their telemetry
+    /// only.
+    fn of_variants(&self, ids: Vec<i64>, wanted: &[bool]) -> Vec<i64> {
+        let mut chosen: Vec<&Labels> = (self.factors.iter().zip(wanted))
+            .filter(|(_, w)| **w)
+            .map(|(f, _)| f)
+            .collect();
+        chosen.sort_unstable();
+        chosen.dedup();
+        let mut names: Vec<&str> = (self.factors.iter())
+            .flat_map(|f| f.iter().map(|(n, _)| n))
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        // Decided once per distinct set of factor labels (a variant's).
+        let mut decided: HashMap<Vec<(&str, &str)>, bool> = HashMap::new();
+        ids.into_iter()
+            .filter(|id| {
+                let Some(k) = self.keys.get(id) else {
+                    return false;
+                };
+                let theirs: Vec<(&str, &str)> = (k.labels.iter())
+                    .filter(|(n, _)| names.contains(n))
+                    .collect();
+                *decided.entry(theirs).or_insert_with_key(|theirs| {
+                    chosen
+                        .iter()
+                        .any(|f| (theirs.iter()).all(|(n, v)| f.value(n).map_or(true, |x| x == *v)))
+                })
+            })
+            .collect()
+    }
+
     /// Key `id` as the runs of `variant` read it, with its unit and direction.
     /// Asked once per stored figure (millions for 10^5 runs): a key made
     /// is found again by its place in a table per variant, without hashing.
@@ -484,7 +521,15 @@ impl Store {
             )?,
         };
         reading.metrics(&mut runs, parts.metrics.as_deref())?;
-        let columns = reading.columns(&runs, &parts.columns)?;
+        // The variants whose columns are read.
+        let mut wanted = vec![parts.columns_of.is_none(); reading.dictionary.factors.len()];
+        if let Some(names) = &parts.columns_of {
+            for (&(_, w), &v) in &pairs {
+                let name = wnames.get(&w).copied().unwrap_or_default();
+                wanted[v] = names.iter().any(|n| n == name);
+            }
+        }
+        let columns = reading.columns(&runs, &parts.columns, &wanted)?;
         if parts.series {
             reading.series(&mut runs, None)?;
         }
@@ -720,12 +765,16 @@ impl Reading<'_> {
     /// The figures of `names` (with any labels) of `runs`, per pair and
     /// key ([`Columns`]): key by key along [`schema::FIGURES_BY_KEY`] when
     /// the store has it, else along the (run, key) index.
-    fn columns(&mut self, runs: &[RunData], names: &[String]) -> Result<Columns> {
+    /// Only the runs of the variants `wanted` (by index) are read.
+    fn columns(&mut self, runs: &[RunData], names: &[String], wanted: &[bool]) -> Result<Columns> {
         let mut out = Columns::of_names(names);
         let (Some(first), Some(end)) = (runs.first(), runs.last()) else {
             return Ok(out);
         };
-        let ids = self.dictionary.ids_named(names);
+        let mut ids = self.dictionary.ids_named(names);
+        if wanted.iter().any(|w| !w) {
+            ids = self.dictionary.of_variants(ids, wanted);
+        }
         if ids.is_empty() {
             return Ok(out);
         }
@@ -748,6 +797,15 @@ impl Reading<'_> {
         // column there. Rows come key by key, so the key read last and
         // its few variants' columns are looked up first.
         let mut per_variant: Vec<Vec<Column>> = Vec::new();
+        // A column holds at most its variant's runs: made that long once,
+        // not grown (120,000 columns at 2,000 variants).
+        let mut runs_of = Vec::new();
+        for &v in &self.variant {
+            if runs_of.len() <= v {
+                runs_of.resize(v + 1, 0);
+            }
+            runs_of[v] += 1;
+        }
         let mut found: HashMap<(i64, usize), Option<usize>> = HashMap::new();
         let mut last: (i64, Vec<(usize, Option<usize>)>) = (i64::MIN, Vec::new());
         let (variant, dictionary) = (&self.variant, &mut self.dictionary);
@@ -763,7 +821,7 @@ impl Reading<'_> {
                 continue;
             };
             let (id, v) = (r.get::<_, i64>(1)?, variant[i]);
-            if keep.as_ref().is_some_and(|k| !k.has(id)) {
+            if keep.as_ref().is_some_and(|k| !k.has(id)) || !wanted[v] {
                 continue;
             }
             if last.0 != id {
@@ -785,7 +843,7 @@ impl Reading<'_> {
                                     key,
                                     unit,
                                     direction,
-                                    values: Vec::new(),
+                                    values: Vec::with_capacity(runs_of[v]),
                                 });
                                 mine.len() - 1
                             }

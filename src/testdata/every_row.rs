@@ -161,18 +161,21 @@ pub fn as_reported_and_whole() -> (tempfile::TempDir, CampaignData, CampaignData
     let mut store = Store::open(&dir.path().join("s.db")).unwrap();
     let id = written(&mut store);
     let whole = store.load_campaign(id).unwrap();
-    let light = as_reported(&store, id);
+    let light = as_reported(&store, id, &Default::default());
     (dir, whole, light)
 }
 
-/// Campaign `id` of `store` read as `report` reads it
+/// Campaign `id` of `store` read as `report` reads it for `options`
 /// ([`as_reported_and_whole`]).
-pub fn as_reported(store: &Store, id: i64) -> CampaignData {
-    let options = crate::report::outline::Options::default();
+pub fn as_reported(
+    store: &Store,
+    id: i64,
+    options: &crate::report::outline::Options,
+) -> CampaignData {
     let head = store.load_campaign_head(id).unwrap();
-    let parts = crate::analysis::figures::parts(&head, &options);
+    let parts = crate::analysis::figures::parts(&head, options);
     let mut light = store.with_runs(head, &parts).unwrap();
-    let drawn = crate::analysis::drawn::drawn(&light, &options);
+    let drawn = crate::analysis::drawn::drawn(&light, options);
     store.read_series(&mut light, &drawn).unwrap();
     light
 }

@@ -5,6 +5,7 @@
 
 use super::color_of;
 use crate::analysis::about::About;
+use crate::analysis::laid_out::{Thinned, MAX_VARIANTS};
 use crate::analysis::model::{MetricReport, Report, WorkloadReport};
 use crate::analysis::CampaignAnalysis;
 use crate::report::document::{Chart, Section};
@@ -48,6 +49,34 @@ pub fn section(a: &CampaignAnalysis, w: &WorkloadReport, values: Option<Table>) 
         s.text("Measured with:");
         s.table(facts);
     }
+    s
+}
+
+/// Which variants of workload table `t` the sections that follow are,
+/// and where the others' figures are ([`crate::analysis::laid_out`]).
+pub fn thinned(a: &CampaignAnalysis, t: &Thinned) -> Section {
+    let (family, n) = (&t.family, t.variants);
+    let mut s = Section::new(
+        2,
+        format!("{family}: {} of its {n} variants laid out", t.shown),
+    );
+    let which = match a.laid_out.asked.is_empty() {
+        true => format!(
+            "{} of the {n} variants of {family}, evenly spaced along the sweep from {} to {}: a report lays out at most {MAX_VARIANTS} of a table",
+            t.shown, t.first, t.last
+        ),
+        false => format!(
+            "{} of the {n} variants of {family}, those asked for (--workload)",
+            t.shown
+        ),
+    };
+    let study = match a.study(family) {
+        Some(_) => format!("The study of {family} above gives every variant's primary metric. "),
+        None => String::new(),
+    };
+    s.text(format!(
+        "The sections that follow are those of {which}. {study}`storlab report --workload NAME` lays out the sections of the variant NAME (repeatable), and `--workload {family}` those of all {n}; `storlab export` writes every run's figures."
+    ));
     s
 }
 
