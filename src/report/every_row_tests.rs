@@ -6,9 +6,7 @@
 
 use crate::analysis::analyse;
 use crate::report::outline;
-use crate::testdata::every_row::{
-    as_reported, as_reported_and_whole, drawn_and_whole, terminal_and_whole,
-};
+use crate::testdata::every_row::{drawn_and_whole, read_as, stored, terminal_and_whole};
 
 // One report model: what `show` and `run` print (the summary, read without
 // the series) is the report's own summary, word for word.
@@ -55,18 +53,32 @@ fn a_report_reading_only_the_series_it_draws_is_the_report_read_whole() {
 // The report reads of each run the figures its sections declare, and the
 // telemetry panels' figures per pair and key (`Parts::columns`), as
 // `storlab report` does: its HTML is the report of the campaign read
-// whole, byte for byte.
+// whole, byte for byte; with the index by key or without it; asked for
+// one workload, it reads that one's telemetry only, and lays out what the
+// campaign read whole gives.
 #[test]
 fn a_report_reading_the_telemetry_per_pair_is_the_report_read_whole() {
-    let (dir, whole, light) = as_reported_and_whole();
-    let figures =
-        |c: &crate::store::CampaignData| -> usize { c.runs.iter().map(|r| r.metrics.len()).sum() };
-    assert!(
-        figures(&light) < figures(&whole),
-        "{} of {} figures in the runs",
-        figures(&light),
-        figures(&whole)
-    );
+    let (dir, whole) = stored();
+    let id = whole.campaign.id;
+    // By value: the campaign read is let go once laid out.
+    let html = |c, options: &outline::Options| {
+        let a = analyse(&c, options).unwrap();
+        crate::report::render::html::render(&outline::build(&a)).unwrap()
+    };
+    let as_report = |options: &outline::Options, without_index: bool| {
+        read_as(
+            &dir,
+            id,
+            without_index,
+            |head| crate::analysis::figures::parts(head, options),
+            |c| crate::analysis::drawn::drawn(c, options),
+        )
+    };
+    let options = outline::Options::default();
+    let light = as_report(&options, false);
+    let fewer: usize = light.runs.iter().map(|r| r.metrics.len()).sum();
+    let all: usize = whole.runs.iter().map(|r| r.metrics.len()).sum();
+    assert!(fewer < all, "{fewer} of {all} figures in the runs");
     let pair = &whole.runs[0];
     let columns = light.columns.of(&pair.workload, &pair.target);
     assert!(
@@ -76,49 +88,33 @@ fn a_report_reading_the_telemetry_per_pair_is_the_report_read_whole() {
             && columns.iter().any(|c| c.key.labels.is_empty()),
         "{columns:?}"
     );
-    let options = outline::Options::default();
-    let html = |c| {
-        let a = analyse(c, &options).unwrap();
-        crate::report::render::html::render(&outline::build(&a)).unwrap()
-    };
-    let (a, b) = (html(&whole), html(&light));
+    let a = html(whole.clone(), &options);
     assert!(
         a.contains("What the system did") && a.contains("queue depth"),
         "{a}"
     );
-    assert_eq!(a, b);
-    // A store without the index by key (read only, so not made) gives
-    // the same columns along the index by run.
-    let path = dir.path().join("s.db");
-    let conn = rusqlite::Connection::open(&path).unwrap();
-    let index = crate::store::FIGURES_BY_KEY;
-    conn.execute_batch(&format!("DROP INDEX {index}")).unwrap();
-    drop(conn);
-    let store = crate::store::Store::open_for_reading(&path).unwrap();
-    let id = whole.campaign.id;
-    assert_eq!(a, html(&as_reported(&store, id, &options)));
-    // Asked for one workload, the report reads that one's telemetry only,
-    // and lays out what it lays out of the campaign read whole.
+    assert_eq!(a, html(light, &options));
     let one = whole.workloads[1].name.clone();
-    let options = outline::Options {
+    let asked = outline::Options {
         workloads: vec![one.clone()],
         ..Default::default()
     };
-    let light = as_reported(&store, id, &options);
-    for w in &whole.workloads {
-        for t in &whole.targets {
-            let read = light.columns.of(&w.name, &t.name);
-            assert_eq!(read.is_empty(), w.name != one, "{} on {}", w.name, t.name);
-        }
-    }
-    let html = |c| {
-        let a = analyse(c, &options).unwrap();
-        crate::report::render::html::render(&outline::build(&a)).unwrap()
-    };
-    let (a, b) = (html(&whole), html(&light));
+    let b = html(whole.clone(), &asked);
     assert!(
-        a.contains("What the system did") && a.contains("variants laid out"),
-        "{a}"
+        b.contains("What the system did") && b.contains("variants laid out"),
+        "{b}"
     );
-    assert_eq!(a, b);
+    // With the index by key, then without it.
+    for without_index in [false, true] {
+        let light = as_report(&asked, without_index);
+        for w in &whole.workloads {
+            for t in &whole.targets {
+                let read = light.columns.of(&w.name, &t.name);
+                assert_eq!(read.is_empty(), w.name != one, "{} on {}", w.name, t.name);
+            }
+        }
+        assert_eq!(b, html(light, &asked));
+    }
+    let unindexed = as_report(&options, true);
+    assert_eq!(a, html(unindexed, &options));
 }

@@ -456,6 +456,14 @@ impl RunFacts {
         self.entries.iter().map(|(k, _)| &**k)
     }
 
+    /// The address of the list of facts, shared by the runs read with
+    /// the very same facts: runs of one address hold the same facts (one
+    /// of each address is enough to see them all). An address may be
+    /// reused once the runs holding it are dropped.
+    pub fn shared_address(&self) -> usize {
+        Arc::as_ptr(&self.entries) as usize
+    }
+
     pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> + '_ {
         self.entries.iter().map(|(k, v)| (&**k, &**v))
     }

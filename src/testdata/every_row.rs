@@ -152,30 +152,36 @@ pub fn terminal_and_whole() -> (tempfile::TempDir, CampaignData, CampaignData) {
     (dir, whole, light)
 }
 
-/// The campaign read as `report` reads it: the figures its sections
-/// declare in the runs, the telemetry's per pair
-/// ([`crate::analysis::figures::parts`]), the series its charts draw;
-/// and read whole.
-pub fn as_reported_and_whole() -> (tempfile::TempDir, CampaignData, CampaignData) {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = Store::open(&dir.path().join("s.db")).unwrap();
-    let id = written(&mut store);
-    let whole = store.load_campaign(id).unwrap();
-    let light = as_reported(&store, id, &Default::default());
-    (dir, whole, light)
+/// The campaign written to a store in a directory of its own: the
+/// directory, and the campaign read whole.
+pub fn stored() -> (tempfile::TempDir, CampaignData) {
+    campaign()
 }
 
-/// Campaign `id` of `store` read as `report` reads it for `options`
-/// ([`as_reported_and_whole`]).
-pub fn as_reported(
-    store: &Store,
+/// Campaign `id` of the store in `dir` ([`stored`]) read as `report`
+/// reads it: the parts of its runs `parts` says (the figures its sections
+/// declare in the runs, the telemetry's per pair), then the series
+/// `follow` names. With `without_index_by_key`, the store has first lost
+/// its index of the figures by key (a store read only, never given it).
+pub fn read_as(
+    dir: &tempfile::TempDir,
     id: i64,
-    options: &crate::report::outline::Options,
+    without_index_by_key: bool,
+    parts: impl Fn(&CampaignData) -> Parts,
+    follow: impl Fn(&CampaignData) -> Drawn,
 ) -> CampaignData {
+    let path = dir.path().join("s.db");
+    if without_index_by_key {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        let index = crate::store::FIGURES_BY_KEY;
+        conn.execute_batch(&format!("DROP INDEX IF EXISTS {index}"))
+            .unwrap();
+    }
+    let store = Store::open_for_reading(&path).unwrap();
     let head = store.load_campaign_head(id).unwrap();
-    let parts = crate::analysis::figures::parts(&head, options);
+    let parts = parts(&head);
     let mut light = store.with_runs(head, &parts).unwrap();
-    let drawn = crate::analysis::drawn::drawn(&light, options);
+    let drawn = follow(&light);
     store.read_series(&mut light, &drawn).unwrap();
     light
 }
