@@ -243,15 +243,17 @@ pub fn analyse(c: &CampaignData, options: &Options) -> Result<CampaignAnalysis> 
         failed_pairs: failed_pairs(c, &model),
         compared: compared(c, &about.targets, &about.workloads, baseline),
         methods: methods(c, &model),
+        // The body's charts of a workload: of those laid out only.
         timelines: model
             .workloads
             .iter()
+            .filter(|w| laid_out.shows(&w.name))
             .flat_map(|w| {
                 let primary = w.primary_metric().map(|m| &m.key);
                 timelines(c, &w.name, primary, &options.series)
             })
             .collect(),
-        curves: curves(c)?,
+        curves: curves(c, |w| laid_out.shows(w))?,
         measured_with: measured_with(c),
         ranks: ranks(c),
         matrices: model

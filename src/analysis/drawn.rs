@@ -13,14 +13,19 @@ use std::collections::HashSet;
 
 use super::campaign::Options;
 use super::chosen;
+use super::laid_out::{self, LaidOut};
 use crate::metric::catalogue as m;
 use crate::store::{CampaignData, Drawn};
 
 /// The series the analysis of campaign `c` (read without series) follows.
+/// Of the workloads the report lays out only
+/// ([`super::laid_out`]): the others have no chart.
 pub fn drawn(c: &CampaignData, options: &Options) -> Drawn {
+    let laid_out = LaidOut::of(&c.workloads, &options.workloads, laid_out::MAX_VARIANTS);
     let mut whole = Vec::new();
     let mut seen: HashSet<(&str, &str, bool)> = HashSet::new();
-    for r in c.runs.iter().filter(|r| !r.warmup && r.status == "ok") {
+    let measured = c.runs.iter().filter(|r| !r.warmup && r.status == "ok");
+    for r in measured.filter(|r| laid_out.shows(&r.workload)) {
         let pair = (r.workload.as_str(), r.target.as_str());
         let mut first = seen.insert((pair.0, pair.1, false));
         if r.metric(&m::TELEMETRY_CPU_PCT).is_some() {
@@ -37,5 +42,11 @@ pub fn drawn(c: &CampaignData, options: &Options) -> Drawn {
     }
     named.sort();
     named.dedup();
-    Drawn { whole, named }
+    let of = (!laid_out.all()).then(|| {
+        (c.workloads.iter())
+            .filter(|w| laid_out.shows(&w.name))
+            .map(|w| w.name.clone())
+            .collect()
+    });
+    Drawn { whole, named, of }
 }

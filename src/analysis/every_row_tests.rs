@@ -170,7 +170,7 @@ fn the_devices_means_are_those_of_every_watched_row() {
 #[test]
 fn merged_latency_curves_are_those_of_every_rows_histogram() {
     let (_dir, c) = campaign();
-    let drawn = curves(&c).unwrap();
+    let drawn = curves(&c, |_| true).unwrap();
     assert_eq!(drawn.len(), 4, "one curve per variant and target");
     for curve in &drawn {
         let mut every = new_histogram();

@@ -27,10 +27,11 @@ pub struct Curve {
     pub count: u64,
 }
 
-/// One merged curve per workload, target and histogram of [`CURVE_HISTOGRAMS`] recorded.
-pub fn curves(c: &CampaignData) -> Result<Vec<Curve>> {
+/// One merged curve per workload (of those `of` takes), target and
+/// histogram of [`CURVE_HISTOGRAMS`] recorded.
+pub fn curves(c: &CampaignData, of: impl Fn(&str) -> bool) -> Result<Vec<Curve>> {
     let mut out = Vec::new();
-    for w in &c.workloads {
+    for w in c.workloads.iter().filter(|w| of(&w.name)) {
         for t in &c.targets {
             for &hist in CURVE_HISTOGRAMS {
                 out.extend(curve(c, &w.name, &t.name, hist)?);

@@ -74,4 +74,7 @@ pub struct Drawn {
     pub whole: Vec<i64>,
     /// Catalogue names whose series (with any labels) every run reads.
     pub named: Vec<String>,
+    /// The workloads whose runs read the `named` series (a report lays
+    /// out some variants); `None`: every workload's.
+    pub of: Option<Vec<String>>,
 }

@@ -594,7 +594,13 @@ impl Store {
             variant,
             dictionary: Dictionary::read(self, campaign, factors, series_keys)?,
         };
-        reading.series(&mut c.runs, Some(drawn))
+        let mut wanted = vec![drawn.of.is_none(); reading.dictionary.factors.len()];
+        if let Some(names) = &drawn.of {
+            for (&(_, w), &v) in &pairs {
+                wanted[v] = names.iter().any(|n| n == w);
+            }
+        }
+        reading.series(&mut c.runs, Some((drawn, &wanted)))
     }
 }
 
@@ -882,10 +888,15 @@ impl Reading<'_> {
     }
 
     /// The runs' series; only those `drawn` asks for when given.
-    fn series(&mut self, runs: &mut [RunData], drawn: Option<&Drawn>) -> Result<()> {
+    /// With `drawn`, the named series of the variants `wanted` (by index)
+    /// only.
+    fn series(&mut self, runs: &mut [RunData], drawn: Option<(&Drawn, &[bool])>) -> Result<()> {
         let mut sql = "SELECT v.run_id, v.key_id, v.interval_s, v.values_f64 FROM runs r JOIN series_values v ON v.run_id = r.id WHERE r.campaign_id = ?1 AND r.id BETWEEN ?2 AND ?3".to_string();
-        if let Some(d) = drawn {
-            let ids = self.dictionary.ids_named(&d.named);
+        if let Some((d, wanted)) = drawn {
+            let mut ids = self.dictionary.ids_named(&d.named);
+            if wanted.iter().any(|w| !w) {
+                ids = self.dictionary.of_variants(ids, wanted);
+            }
             let keys = key_filter(&ids, sought(&ids, self.per_run("series_values")?));
             // Two selects, each led by the (run, key) index.
             let whole = id_list(&d.whole);
