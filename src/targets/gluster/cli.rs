@@ -46,8 +46,12 @@ pub fn delete_volume(site: &Site, name: &str) -> Result<()> {
     if gluster(site, &["volume", "info", name]).is_err() {
         return Ok(());
     }
-    let _ = gluster(site, &["volume", "stop", name, "force"]); // may already be stopped
+    // Stopped again before each try: a stop that glusterd refused (a
+    // transaction of a campaign killed a moment before still holds its
+    // lock) left the volume started, and every delete failed on it. A
+    // stop of a stopped volume fails, and is no matter.
     cmd::retry(10, 1000, || {
+        let _ = gluster(site, &["volume", "stop", name, "force"]);
         gluster(site, &["volume", "delete", name]).map(|_| ())
     })
     .with_context(|| {
