@@ -488,3 +488,49 @@ fn a_reader_of_some_figures_still_reads_the_ranks_figures_and_the_histograms() {
     }
     assert!(run.histograms.get(&MetricKey::plain(LAT.name)).is_some());
 }
+
+// A key's labels are parsed when a run's figure of it is first read: a
+// key whose stored labels are not a JSON object of strings fails the read
+// that reads its figure, saying which labels, rather than the figure
+// going missing; a read of other figures does not look at them.
+#[test]
+fn labels_that_do_not_parse_fail_the_read_of_their_figure_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.db");
+    let mut store = Store::open(&path).unwrap();
+    let exp = parse_experiment("s.toml", EXPERIMENT).unwrap();
+    let ids = store
+        .begin_campaign(&exp, &serde_json::json!({}), 1)
+        .unwrap();
+    let write = Labels::new().with(&TEST, "write");
+    let out = RunOutput {
+        metrics: vec![
+            m::GEOMEAN_BW_BYTES_PER_S.labelled(write, 5.0),
+            m::OPS_PER_S.value(7.0),
+        ],
+        series: Vec::new(),
+        histograms: Vec::new(),
+        warnings: Vec::new(),
+        facts: Vec::new(),
+    };
+    store.record_run(&record(&ids), Some(&out)).unwrap();
+    drop(store);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let changed = conn
+        .execute(
+            "UPDATE metric_keys SET labels = '[\"write\"]' WHERE name = 'geomean_bw_bytes_per_s'",
+            [],
+        )
+        .unwrap();
+    assert_eq!(changed, 1);
+    drop(conn);
+    let store = Store::open_for_reading(&path).unwrap();
+    let err = format!("{:#}", store.load_campaign(ids.campaign).unwrap_err());
+    assert!(
+        err.contains("labels `[\"write\"]` are not a JSON object of strings"),
+        "{err}"
+    );
+    let some = super::Parts::figures(&["ops_per_s".to_string()]);
+    let c = store.load_campaign_with(ids.campaign, &some).unwrap();
+    assert_eq!(c.runs[0].metric(&m::OPS_PER_S).unwrap().value, 7.0);
+}
