@@ -37,7 +37,7 @@ use super::warnings::{self as by_kind, KindCount};
 use crate::metric::catalogue::LAT_P99_NS;
 use crate::metric::{MetricDef, MetricKey};
 use crate::stats::summarize;
-use crate::store::CampaignData;
+use crate::store::{CampaignData, WorkloadRow};
 use crate::warning::Warning;
 
 /// What a reader asked of the analysis beyond the campaign.
@@ -281,14 +281,17 @@ pub fn analyse(c: &CampaignData, options: &Options) -> Result<CampaignAnalysis> 
     })
 }
 
-/// The workloads a report of `c` for `options` lays out.
+/// The workloads a report of `c` for `options` lays out; names asked
+/// for that are none of its workloads are refused.
 pub fn laid_out_of(c: &CampaignData, options: &Options) -> Result<LaidOut> {
     LaidOut::check(c.campaign.id, &c.workloads, &options.workloads)?;
-    Ok(LaidOut::of(
-        &c.workloads,
-        &options.workloads,
-        laid_out::MAX_VARIANTS,
-    ))
+    Ok(laid_out(&c.workloads, options))
+}
+
+/// Of `workloads` (a campaign's), those a report for `options` lays out:
+/// what its analysis, its reads of the telemetry and its series follow.
+pub fn laid_out(workloads: &[WorkloadRow], options: &Options) -> LaidOut {
+    LaidOut::of(workloads, &options.workloads, laid_out::MAX_VARIANTS)
 }
 
 /// `c`'s replicas side by side, each judged as its own report judges it

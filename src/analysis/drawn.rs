@@ -11,9 +11,8 @@
 
 use std::collections::HashSet;
 
-use super::campaign::Options;
+use super::campaign::{laid_out, Options};
 use super::chosen;
-use super::laid_out::{self, LaidOut};
 use crate::metric::catalogue as m;
 use crate::store::{CampaignData, Drawn};
 
@@ -21,7 +20,7 @@ use crate::store::{CampaignData, Drawn};
 /// Of the workloads the report lays out only
 /// ([`super::laid_out`]): the others have no chart.
 pub fn drawn(c: &CampaignData, options: &Options) -> Drawn {
-    let laid_out = LaidOut::of(&c.workloads, &options.workloads, laid_out::MAX_VARIANTS);
+    let laid_out = laid_out(&c.workloads, options);
     let mut whole = Vec::new();
     let mut seen: HashSet<(&str, &str, bool)> = HashSet::new();
     let measured = c.runs.iter().filter(|r| !r.warmup && r.status == "ok");

@@ -11,8 +11,7 @@
 
 use std::collections::BTreeSet;
 
-use super::campaign::{Options, PAIR_FIGURES};
-use super::laid_out::{self, LaidOut};
+use super::campaign::{laid_out, Options, PAIR_FIGURES};
 use super::{attribution, capacity, chosen, matrix, model, reads, steady, telemetry, warnings};
 use crate::store::{CampaignData, Parts};
 
@@ -57,7 +56,7 @@ pub fn parts(head: &CampaignData, options: &Options) -> Parts {
         .map(String::from)
         .collect::<BTreeSet<_>>();
     // The telemetry of the workloads the report lays out only.
-    let laid_out = LaidOut::of(&head.workloads, &options.workloads, laid_out::MAX_VARIANTS);
+    let laid_out = laid_out(&head.workloads, options);
     let columns_of = (!laid_out.all()).then(|| {
         (head.workloads.iter())
             .filter(|w| laid_out.shows(&w.name))
