@@ -41,11 +41,6 @@ pub fn drawn(c: &CampaignData, options: &Options) -> Drawn {
     }
     named.sort();
     named.dedup();
-    let of = (!laid_out.all()).then(|| {
-        (c.workloads.iter())
-            .filter(|w| laid_out.shows(&w.name))
-            .map(|w| w.name.clone())
-            .collect()
-    });
+    let of = laid_out.only(&c.workloads);
     Drawn { whole, named, of }
 }

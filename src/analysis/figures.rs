@@ -56,13 +56,7 @@ pub fn parts(head: &CampaignData, options: &Options) -> Parts {
         .map(String::from)
         .collect::<BTreeSet<_>>();
     // The telemetry of the workloads the report lays out only.
-    let laid_out = laid_out(&head.workloads, options);
-    let columns_of = (!laid_out.all()).then(|| {
-        (head.workloads.iter())
-            .filter(|w| laid_out.shows(&w.name))
-            .map(|w| w.name.clone())
-            .collect()
-    });
+    let columns_of = laid_out(&head.workloads, options).only(&head.workloads);
     Parts {
         metrics: Some(names.into_iter().collect()),
         columns: columns.into_iter().collect(),

@@ -111,6 +111,17 @@ impl LaidOut {
     pub fn all(&self) -> bool {
         self.left_out.is_empty()
     }
+
+    /// The names of `workloads` laid out, when some are left out: what a
+    /// report reads the telemetry and the series of (`None`: every one).
+    pub fn only(&self, workloads: &[WorkloadRow]) -> Option<Vec<String>> {
+        (!self.all()).then(|| {
+            (workloads.iter())
+                .filter(|w| self.shows(&w.name))
+                .map(|w| w.name.clone())
+                .collect()
+        })
+    }
 }
 
 /// Of `n` variants in order, `max` evenly spaced (the first and the last

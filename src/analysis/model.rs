@@ -408,17 +408,7 @@ pub fn metric(
 /// A metric's unit and direction as stored with the workload's runs, else
 /// as the catalogue declares them.
 fn unit_and_direction(c: &CampaignData, workload: &str, key: &MetricKey) -> (Unit, Direction) {
-    let stored = match c.columns.holds(&key.name) {
-        // Its unit is the key's, whichever target recorded it first.
-        true => c.targets.iter().find_map(|t| {
-            let column = c.columns.get(workload, &t.name, key)?;
-            Some((column.unit, column.direction))
-        }),
-        false => c
-            .runs_of_workload(workload)
-            .find_map(|r| r.metrics.get(key).map(|m| (m.unit, m.direction))),
-    };
-    match (stored, metric::lookup(&key.name)) {
+    match (c.stored_unit(workload, key), metric::lookup(&key.name)) {
         (Some(m), _) => m,
         (None, Some(d)) => (d.unit, d.direction),
         (None, None) => (Unit::Flag, Direction::HigherIsBetter),

@@ -17,7 +17,7 @@ use crate::metric::labels::{DEVICE, PROCESS};
 use crate::metric::{Labels, MetricDef, MetricKey, Unit};
 use crate::stats::summary::mean;
 use crate::stats::{Interval, Summary};
-use crate::store::keyed::{distinct_keys, SameKeys};
+use crate::store::keyed::SameKeys;
 use crate::store::{CampaignData, RunData};
 
 /// The per-run telemetry figures, in the order of the table. A figure
@@ -243,7 +243,8 @@ fn figures(
     present: &[String],
     baseline: &str,
 ) -> Vec<Figure> {
-    let keys: BTreeSet<&MetricKey> = recorded_keys(c, w, runs, targets)
+    let keys: BTreeSet<&MetricKey> = c
+        .keys_recorded(w, runs)
         .into_iter()
         .filter(|k| k.labels.iter().all(|(l, _)| l == PROCESS.key))
         .collect();
@@ -270,30 +271,6 @@ fn figures(
     out
 }
 
-/// The keys of the figures `runs` (of workload `w`, on `targets`)
-/// recorded: in their figures, and in the campaign's columns.
-fn recorded_keys<'a>(
-    c: &'a CampaignData,
-    w: &str,
-    runs: &[&'a RunData],
-    targets: &[String],
-) -> BTreeSet<&'a MetricKey> {
-    let mut keys = distinct_keys(runs.iter().map(|r| &r.metrics));
-    for t in targets {
-        let mine: Vec<i64> = runs
-            .iter()
-            .filter(|r| &r.target == t)
-            .map(|r| r.id)
-            .collect();
-        for column in c.columns.of(w, t) {
-            if column.at(mine.iter().map(|&id| (id, ()))).next().is_some() {
-                keys.insert(&*column.key);
-            }
-        }
-    }
-    keys
-}
-
 /// Each device of each target's chain, as `iostat -x` shows it: per run,
 /// the mean over the measured runs of what it read and wrote, how busy it
 /// was, its mean queue and the mean time a request took. `runs` are those
@@ -306,24 +283,19 @@ pub fn devices(
 ) -> Vec<DeviceMeans> {
     let mut out = Vec::new();
     for t in targets {
-        let mine: Vec<&&RunData> = runs.iter().filter(|r| &r.target == t).collect();
-        let just: Vec<&RunData> = mine.iter().map(|r| **r).collect();
-        let devices: BTreeSet<&str> = recorded_keys(c, w, &just, std::slice::from_ref(t))
+        let mine: Vec<&RunData> = runs.iter().copied().filter(|r| &r.target == t).collect();
+        let devices: BTreeSet<&str> = c
+            .keys_recorded(w, &mine)
             .into_iter()
             .filter_map(|k| k.labels.get(&DEVICE))
             .collect();
         let mut columns = device_columns(&mine, &devices);
-        // The figures read as columns, not into the runs.
-        let ids: Vec<i64> = mine.iter().map(|r| r.id).collect();
+        // The figures read per pair, not into the runs.
         for (i, d) in devices.iter().enumerate() {
             for (j, (def, _)) in DEVICE_COLUMNS.iter().enumerate() {
-                if !c.columns.holds(def.name) {
-                    continue;
-                }
                 let key = MetricKey::new(def.name, Labels::new().with(&DEVICE, *d));
-                if let Some(column) = c.columns.get(w, t, &key) {
-                    let values = column.at(ids.iter().map(|&id| (id, ()))).map(|(_, v)| v);
-                    columns[i * DEVICE_COLUMNS.len() + j] = values.collect();
+                if let Some(values) = c.held_values(w, t, &key, &mine) {
+                    columns[i * DEVICE_COLUMNS.len() + j] = values;
                 }
             }
         }
@@ -349,7 +321,7 @@ pub fn devices(
 /// pass over each run's figures: a key of the campaign is matched once,
 /// and found again by its address; a run with the very keys of a run
 /// before takes its figures to the same places, found for that run.
-fn device_columns(runs: &[&&RunData], devices: &BTreeSet<&str>) -> Vec<Vec<f64>> {
+fn device_columns(runs: &[&RunData], devices: &BTreeSet<&str>) -> Vec<Vec<f64>> {
     let devices: Vec<&str> = devices.iter().copied().collect();
     let mut columns = vec![Vec::new(); devices.len() * DEVICE_COLUMNS.len()];
     let mut place: HashMap<*const MetricKey, Option<usize>> = HashMap::new();

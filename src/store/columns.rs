@@ -13,6 +13,8 @@
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
+use super::keyed::distinct_keys;
+use super::read::{CampaignData, RunData};
 use crate::metric::{Direction, MetricKey, Unit};
 
 /// Figures of some names, read per pair and key.
@@ -92,6 +94,62 @@ impl Columns {
             }
         };
         &mut targets[at].1
+    }
+}
+
+/// A campaign's figures wherever they were read, in the runs or in the
+/// columns: what a reader of figures the report reads per pair asks.
+impl CampaignData {
+    /// The keys of the figures `runs` (of `workload`) recorded.
+    pub fn keys_recorded<'a>(
+        &'a self,
+        workload: &str,
+        runs: &[&'a RunData],
+    ) -> BTreeSet<&'a MetricKey> {
+        let mut keys = distinct_keys(runs.iter().map(|r| &r.metrics));
+        for t in &self.targets {
+            let ids: Vec<i64> = (runs.iter())
+                .filter(|r| r.target == t.name)
+                .map(|r| r.id)
+                .collect();
+            for column in self.columns.of(workload, &t.name) {
+                if column.at(ids.iter().map(|&id| (id, ()))).next().is_some() {
+                    keys.insert(&*column.key);
+                }
+            }
+        }
+        keys
+    }
+
+    /// Figure `key` of those of `runs` (of `workload` on `target`, in run
+    /// order) that recorded it, when the columns hold its name; `None`
+    /// when the runs do.
+    pub fn held_values(
+        &self,
+        workload: &str,
+        target: &str,
+        key: &MetricKey,
+        runs: &[&RunData],
+    ) -> Option<Vec<f64>> {
+        if !self.columns.holds(&key.name) {
+            return None;
+        }
+        let column = self.columns.get(workload, target, key);
+        let ids = runs.iter().map(|r| (r.id, ()));
+        Some(column.map_or(Vec::new(), |c| c.at(ids).map(|(_, v)| v).collect()))
+    }
+
+    /// The unit and direction figure `key` was stored with by `workload`'s
+    /// runs (its first target's that recorded it).
+    pub fn stored_unit(&self, workload: &str, key: &MetricKey) -> Option<(Unit, Direction)> {
+        if !self.columns.holds(&key.name) {
+            return (self.runs_of_workload(workload))
+                .find_map(|r| r.metrics.get(key).map(|m| (m.unit, m.direction)));
+        }
+        self.targets.iter().find_map(|t| {
+            let column = self.columns.get(workload, &t.name, key)?;
+            Some((column.unit, column.direction))
+        })
     }
 }
 

@@ -171,56 +171,50 @@ impl Dictionary {
         ids
     }
 
-    /// Of keys `ids`, those the runs of a variant `wanted` (by index) may
-    /// have recorded: those whose labels do not contradict its factors (a
-    /// run's figures carry its variant's factors as labels when storlab
-    /// ran it; a store written otherwise may have keys without them). A
-    /// report of 2,000 variants lays out 100, and reads their telemetry
-    /// only.
-    fn of_variants(&self, ids: Vec<i64>, wanted: &[bool]) -> Vec<i64> {
+    /// The ids of the keys named `names` (with any labels) that the runs
+    /// of a variant `wanted` (by index) may have recorded, in id order:
+    /// those whose labels do not contradict its factors (a run's figures
+    /// carry its variant's factors as labels when storlab ran it; a store
+    /// written otherwise may have keys without them). A report of 2,000
+    /// variants lays out 100, and reads their telemetry only.
+    fn ids_of(&self, names: &[String], wanted: &[bool]) -> Vec<i64> {
+        let ids = self.ids_named(names);
+        if wanted.iter().all(|w| *w) {
+            return ids;
+        }
         let mut chosen: Vec<&Labels> = (self.factors.iter().zip(wanted))
             .filter(|(_, w)| **w)
             .map(|(f, _)| f)
             .collect();
         chosen.sort_unstable();
         chosen.dedup();
-        let mut names: Vec<&str> = (self.factors.iter())
+        let mut factors: Vec<&str> = (self.factors.iter())
             .flat_map(|f| f.iter().map(|(n, _)| n))
             .collect();
-        names.sort_unstable();
-        names.dedup();
-        // Whether a key of these factor labels may be a wanted variant's;
-        // decided once per distinct set (a variant's).
-        let consistent = |theirs: &[(&str, &str)]| {
-            (chosen.iter())
-                .any(|f| (theirs.iter()).all(|(n, v)| f.value(n).map_or(true, |x| x == *v)))
-        };
+        factors.sort_unstable();
+        factors.dedup();
+        // Decided once per distinct set of factor labels (a variant's).
         let mut decided: HashMap<Vec<(&str, &str)>, bool> = HashMap::new();
         ids.into_iter()
             .filter(|id| {
                 let Some(k) = self.keys.get(id) else {
                     return false;
                 };
-                // Read in place; labels with escapes (none storlab
-                // writes) are parsed, and a key whose labels do not parse
-                // is kept, for the read to say so.
-                match serde_json::from_str::<BTreeMap<&str, &str>>(&k.labels) {
-                    Ok(map) => {
-                        let theirs: Vec<(&str, &str)> =
-                            map.into_iter().filter(|(n, _)| names.contains(n)).collect();
-                        *decided
-                            .entry(theirs)
-                            .or_insert_with_key(|theirs| consistent(theirs))
-                    }
-                    Err(_) => match Labels::from_json_text(&k.labels) {
-                        Ok(labels) => {
-                            let theirs: Vec<(&str, &str)> =
-                                labels.iter().filter(|(n, _)| names.contains(n)).collect();
-                            consistent(&theirs)
-                        }
-                        Err(_) => true,
-                    },
-                }
+                // Read in place, not parsed into labels; a key whose
+                // labels are not read so (escapes, which storlab never
+                // writes, or no JSON object) is kept, for the read to
+                // parse them or say what is wrong.
+                let Ok(labels) = serde_json::from_str::<BTreeMap<&str, &str>>(&k.labels) else {
+                    return true;
+                };
+                let theirs: Vec<(&str, &str)> = labels
+                    .into_iter()
+                    .filter(|(n, _)| factors.contains(n))
+                    .collect();
+                *decided.entry(theirs).or_insert_with_key(|theirs| {
+                    (chosen.iter())
+                        .any(|f| (theirs.iter()).all(|(n, v)| f.value(n).map_or(true, |x| x == *v)))
+                })
             })
             .collect()
     }
@@ -561,14 +555,7 @@ impl Store {
             )?,
         };
         reading.metrics(&mut runs, parts.metrics.as_deref())?;
-        // The variants whose columns are read.
-        let mut wanted = vec![parts.columns_of.is_none(); reading.dictionary.factors.len()];
-        if let Some(names) = &parts.columns_of {
-            for (&(_, w), &v) in &pairs {
-                let name = wnames.get(&w).copied().unwrap_or_default();
-                wanted[v] = names.iter().any(|n| n == name);
-            }
-        }
+        let wanted = reading.wanted(&runs, parts.columns_of.as_deref());
         let columns = reading.columns(&runs, &parts.columns, &wanted)?;
         if parts.series {
             reading.series(&mut runs, None)?;
@@ -623,17 +610,87 @@ impl Store {
             variant,
             dictionary: Dictionary::read(self, campaign, factors, series_keys)?,
         };
-        let mut wanted = vec![drawn.of.is_none(); reading.dictionary.factors.len()];
-        if let Some(names) = &drawn.of {
-            for (&(_, w), &v) in &pairs {
-                wanted[v] = names.iter().any(|n| n == w);
-            }
-        }
+        let wanted = reading.wanted(&c.runs, drawn.of.as_deref());
         reading.series(&mut c.runs, Some((drawn, &wanted)))
     }
 }
 
+/// The place among variant `v`'s columns of `key`'s, made (to hold `runs`
+/// values) if it has none yet.
+fn column_of(
+    per_variant: &mut Vec<Vec<Column>>,
+    v: usize,
+    key: Arc<MetricKey>,
+    unit: Unit,
+    direction: Direction,
+    runs: usize,
+) -> usize {
+    if per_variant.len() <= v {
+        per_variant.resize_with(v + 1, Vec::new);
+    }
+    let mine = &mut per_variant[v];
+    match mine.iter().position(|c| c.key == key) {
+        Some(at) => at,
+        None => {
+            mine.push(Column {
+                key,
+                unit,
+                direction,
+                values: Vec::with_capacity(runs),
+            });
+            mine.len() - 1
+        }
+    }
+}
+
+/// Runs `f` on every row of `sql` (the campaign `?1`, run ids from `?2`
+/// to `?3`: `between`; whose first column is a run id) with the index of
+/// that run in `index`; rows of runs not there are left. A run's index is
+/// looked up once for its rows in a row (millions of figures, 10^5 runs).
+/// Apart from [`Reading`], so that `f` may change the reading's other
+/// fields (its dictionary).
+fn each_row(
+    store: &Store,
+    campaign: i64,
+    index: &Places,
+    sql: &str,
+    between: (i64, i64),
+    mut f: impl FnMut(usize, &Row<'_>) -> rusqlite::Result<()>,
+) -> Result<()> {
+    let mut st = store.conn.prepare(sql)?;
+    let mut rows = st.query(params![campaign, between.0, between.1])?;
+    let mut last: Option<(i64, usize)> = None;
+    while let Some(r) = rows.next()? {
+        let id: i64 = r.get(0)?;
+        let i = match last {
+            Some((l, i)) if l == id => i,
+            _ => match index.get(id) {
+                Some(i) => {
+                    last = Some((id, i));
+                    i
+                }
+                None => continue,
+            },
+        };
+        f(i, r)?;
+    }
+    Ok(())
+}
+
 impl Reading<'_> {
+    /// Per variant (a pair), whether it is one of the workloads `of`
+    /// (every one when `None`), told by its first run of `runs`.
+    fn wanted(&self, runs: &[RunData], of: Option<&[String]>) -> Vec<bool> {
+        let Some(names) = of else {
+            return vec![true; self.dictionary.factors.len()];
+        };
+        let mut wanted = vec![None; self.dictionary.factors.len()];
+        for (r, &v) in runs.iter().zip(&self.variant) {
+            wanted[v].get_or_insert_with(|| names.contains(&r.workload));
+        }
+        wanted.into_iter().map(|w| w.unwrap_or(false)).collect()
+    }
+
     /// The rows of `table` (one keyed by run and key) the campaign's first
     /// run in the range has: about what each run records.
     fn per_run(&self, table: &str) -> Result<usize> {
@@ -647,19 +704,6 @@ impl Reading<'_> {
         Ok(usize::try_from(n).unwrap_or(0))
     }
 
-    /// The index of run `id`; `last` remembers the run of the row before,
-    /// as rows come run by run (millions of figures, 10^5 runs).
-    fn place(&self, id: i64, last: &mut Option<(i64, usize)>) -> Option<usize> {
-        match *last {
-            Some((l, i)) if l == id => Some(i),
-            _ => {
-                let i = self.index.get(id)?;
-                *last = Some((id, i));
-                Some(i)
-            }
-        }
-    }
-
     /// Runs `f` on every row of `sql` (the campaign `?1`, run ids from
     /// `?2` to `?3`: `between`; whose first column is a run id) with the
     /// index of that run; rows of runs not read are left.
@@ -667,17 +711,9 @@ impl Reading<'_> {
         &self,
         sql: &str,
         between: (i64, i64),
-        mut f: impl FnMut(usize, &Row<'_>) -> rusqlite::Result<()>,
+        f: impl FnMut(usize, &Row<'_>) -> rusqlite::Result<()>,
     ) -> Result<()> {
-        let mut st = self.store.conn.prepare(sql)?;
-        let mut rows = st.query(params![self.campaign, between.0, between.1])?;
-        let mut last = None;
-        while let Some(r) = rows.next()? {
-            if let Some(i) = self.place(r.get(0)?, &mut last) {
-                f(i, r)?;
-            }
-        }
-        Ok(())
+        each_row(self.store, self.campaign, &self.index, sql, between, f)
     }
 
     /// Rows of `(run_id, key_id, …)` of `sql` (the campaign `?1`, run
@@ -693,23 +729,25 @@ impl Reading<'_> {
         mut value: impl FnMut(&Row<'_>, Unit, Direction) -> rusqlite::Result<V>,
     ) -> Result<Vec<Keyed<V>>> {
         let mut out = PerRun::new(runs);
-        let mut st = self.store.conn.prepare(sql)?;
-        let mut rows = st.query(params![self.campaign, between.0, between.1])?;
-        let mut last = None;
-        while let Some(r) = rows.next()? {
-            let Some(i) = self.place(r.get(0)?, &mut last) else {
-                continue;
-            };
-            let id: i64 = r.get(1)?;
-            if keep.is_some_and(|k| !k.has(id)) {
-                continue;
-            }
-            let variant = self.variant[i];
-            let Some((key, unit, direction)) = self.dictionary.key(id, variant)? else {
-                continue;
-            };
-            out.push(i, variant, key, value(r, unit, direction)?);
-        }
+        let (variants, dictionary) = (&self.variant, &mut self.dictionary);
+        each_row(
+            self.store,
+            self.campaign,
+            &self.index,
+            sql,
+            between,
+            |i, r| {
+                let id: i64 = r.get(1)?;
+                if keep.is_some_and(|k| !k.has(id)) {
+                    return Ok(());
+                }
+                let variant = variants[i];
+                if let Some((key, unit, direction)) = dictionary.key(id, variant)? {
+                    out.push(i, variant, key, value(r, unit, direction)?);
+                }
+                Ok(())
+            },
+        )?;
         Ok(out.finish())
     }
 
@@ -817,10 +855,7 @@ impl Reading<'_> {
         let (Some(first), Some(end)) = (runs.first(), runs.last()) else {
             return Ok(out);
         };
-        let mut ids = self.dictionary.ids_named(names);
-        if wanted.iter().any(|w| !w) {
-            ids = self.dictionary.of_variants(ids, wanted);
-        }
+        let ids = self.dictionary.ids_of(names, wanted);
         if ids.is_empty() {
             return Ok(out);
         }
@@ -855,60 +890,44 @@ impl Reading<'_> {
         let mut found: HashMap<(i64, usize), Option<usize>> = HashMap::new();
         let mut last: (i64, Vec<(usize, Option<usize>)>) = (i64::MIN, Vec::new());
         let (variant, dictionary) = (&self.variant, &mut self.dictionary);
-        let mut place = None;
-        let mut st = self.store.conn.prepare(&sql)?;
-        let mut rows = st.query(params![self.campaign, first.id, end.id])?;
-        while let Some(r) = rows.next()? {
-            let run: i64 = r.get(0)?;
-            let Some(i) = (match place {
-                Some((l, i)) if l == run => Some(i),
-                _ => self.index.get(run).inspect(|&i| place = Some((run, i))),
-            }) else {
-                continue;
-            };
-            let (id, v) = (r.get::<_, i64>(1)?, variant[i]);
-            if keep.as_ref().is_some_and(|k| !k.has(id)) || !wanted[v] {
-                continue;
-            }
-            if last.0 != id {
-                last = (id, Vec::new());
-            }
-            let at = match last.1.iter().find(|(x, _)| *x == v) {
-                Some(&(_, at)) => at,
-                None => {
-                    let at = match found.get(&(id, v)) {
-                        Some(&at) => at,
-                        None => {
-                            let at = dictionary.key(id, v)?.map(|(key, unit, direction)| {
-                                if per_variant.len() <= v {
-                                    per_variant.resize_with(v + 1, Vec::new);
-                                }
-                                let mine = &mut per_variant[v];
-                                match mine.iter().position(|c| c.key == key) {
-                                    Some(at) => at,
-                                    None => {
-                                        mine.push(Column {
-                                            key,
-                                            unit,
-                                            direction,
-                                            values: Vec::with_capacity(runs_of[v]),
-                                        });
-                                        mine.len() - 1
-                                    }
-                                }
-                            });
-                            found.insert((id, v), at);
-                            at
-                        }
-                    };
-                    last.1.push((v, at));
-                    at
+        let between = (first.id, end.id);
+        each_row(
+            self.store,
+            self.campaign,
+            &self.index,
+            &sql,
+            between,
+            |i, r| {
+                let (id, v) = (r.get::<_, i64>(1)?, variant[i]);
+                if keep.as_ref().is_some_and(|k| !k.has(id)) || !wanted[v] {
+                    return Ok(());
                 }
-            };
-            if let Some(at) = at {
-                per_variant[v][at].values.push((run, r.get(2)?));
-            }
-        }
+                if last.0 != id {
+                    last = (id, Vec::new());
+                }
+                let at = match last.1.iter().find(|(x, _)| *x == v) {
+                    Some(&(_, at)) => at,
+                    None => {
+                        let at = match found.get(&(id, v)) {
+                            Some(&at) => at,
+                            None => {
+                                let at = dictionary.key(id, v)?.map(|(key, unit, direction)| {
+                                    column_of(&mut per_variant, v, key, unit, direction, runs_of[v])
+                                });
+                                found.insert((id, v), at);
+                                at
+                            }
+                        };
+                        last.1.push((v, at));
+                        at
+                    }
+                };
+                if let Some(at) = at {
+                    per_variant[v][at].values.push((r.get(0)?, r.get(2)?));
+                }
+                Ok(())
+            },
+        )?;
         // Each variant's pair, named by its first run.
         let mut named = vec![false; per_variant.len()];
         for r in runs.iter().enumerate() {
@@ -928,10 +947,7 @@ impl Reading<'_> {
     fn series(&mut self, runs: &mut [RunData], drawn: Option<(&Drawn, &[bool])>) -> Result<()> {
         let mut sql = "SELECT v.run_id, v.key_id, v.interval_s, v.values_f64 FROM runs r JOIN series_values v ON v.run_id = r.id WHERE r.campaign_id = ?1 AND r.id BETWEEN ?2 AND ?3".to_string();
         if let Some((d, wanted)) = drawn {
-            let mut ids = self.dictionary.ids_named(&d.named);
-            if wanted.iter().any(|w| !w) {
-                ids = self.dictionary.of_variants(ids, wanted);
-            }
+            let ids = self.dictionary.ids_of(&d.named, wanted);
             let keys = key_filter(&ids, sought(&ids, self.per_run("series_values")?));
             // Two selects, each led by the (run, key) index.
             let whole = id_list(&d.whole);
